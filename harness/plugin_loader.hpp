@@ -1,0 +1,106 @@
+// Plugin loading: find backend plugins, open them with Boost.DLL, check the
+// ABI handshake, and wrap an instance's C table in a small C++ class.
+#pragma once
+
+#include "opbench/plugin.h"
+
+#include <boost/dll/shared_library.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace opbench {
+
+// A plugin file that passed the handshake; shares ownership of the library.
+struct LoadedPlugin {
+    std::string path;
+    const opb_backend_api *api = nullptr;
+    std::shared_ptr<boost::dll::shared_library> library; // keeps the code mapped
+
+    std::string name() const { return api->name; }
+};
+
+// A file that was refused, with one line saying why.
+struct LoadFailure {
+    std::string path;
+    std::string reason; // "lib.so: symbol opb_plugin_entry: ABI version 2.0, host 1.0"
+};
+
+// Open one file and perform the handshake.
+struct LoadResult {
+    std::optional<LoadedPlugin> plugin;
+    std::optional<LoadFailure> failure;
+};
+[[nodiscard]] LoadResult load_plugin(const std::string &path);
+
+// Directories searched, in order: every entry of OPBENCH_PLUGIN_PATH (files or
+// directories, ':'-separated), the build tree's backend directories, and the
+// installed plugin directory. Later duplicates of a backend name are refused.
+[[nodiscard]] std::vector<std::string> default_plugin_search_paths();
+
+struct PluginSet {
+    std::vector<LoadedPlugin> plugins;
+    std::vector<LoadFailure> failures;
+    const LoadedPlugin *find(const std::string &name) const;
+    std::vector<std::string> names() const;
+};
+
+// Load every plugin found under `paths` (files are tried directly;
+// directories contribute their *.so files, one level deep into subdirectories).
+[[nodiscard]] PluginSet discover_plugins(const std::vector<std::string> &paths);
+
+// Host-side accounting of what plugins report through the services struct.
+struct HostAccounting {
+    uint64_t host_current = 0, host_peak = 0;
+    uint64_t device_current = 0, device_peak = 0;
+    uint64_t alloc_calls = 0;
+    void reset_peaks() {
+        host_peak = host_current;
+        device_peak = device_current;
+        alloc_calls = 0;
+    }
+};
+
+// One live instance of a backend (create ... destroy), with errors turned into
+// messages. Not copyable.
+class BackendInstance {
+public:
+    explicit BackendInstance(const LoadedPlugin &plugin);
+    ~BackendInstance();
+    BackendInstance(const BackendInstance &) = delete;
+    BackendInstance &operator=(const BackendInstance &) = delete;
+
+    const opb_backend_api &api() const { return *api_; }
+    opb_backend *handle() const { return handle_; }
+    const std::string &name() const { return name_; }
+
+    // Empty when usable; otherwise the reason (creation failure or probe's).
+    const std::string &unusable_reason() const { return unusable_reason_; }
+    bool usable() const { return unusable_reason_.empty(); }
+
+    // The plugin's message for its last failed call, prefixed by the status.
+    std::string error_text(opb_status status) const;
+
+    HostAccounting &accounting() { return accounting_; }
+
+private:
+    static void log_cb(void *host, int32_t level, const char *message);
+    static void on_alloc_cb(void *host, uint64_t bytes, int32_t is_device);
+    static void on_free_cb(void *host, uint64_t bytes, int32_t is_device);
+    static void scope_begin_cb(void *host, const char *name);
+    static void scope_end_cb(void *host);
+
+    const opb_backend_api *api_;
+    std::string name_;
+    opb_host_services services_{};
+    opb_backend *handle_ = nullptr;
+    std::string unusable_reason_;
+    HostAccounting accounting_;
+};
+
+const char *status_name(opb_status s);
+
+} // namespace opbench

@@ -1,0 +1,79 @@
+// Suites: TOML files that describe what to measure (see suites/README.md).
+// Loading expands every case's sweep axes into concrete cases, validates them,
+// and reports errors as "file:line:column: what is wrong (valid: ...)".
+#pragma once
+
+#include "opbench/plugin.h"
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace opbench {
+
+// How one case is measured. Suite [defaults] set these; a [[case]] may
+// override any of them (and sweep them); the command line overrides both.
+struct MeasureSettings {
+    int warmup = 3;             // untimed executions before measuring
+    double min_time = 0.05;     // seconds of samples at least (per repetition)
+    double max_time = 2.0;      // seconds of samples at most (per repetition)
+    int min_samples = 10;       // samples at least, even if min_time is reached
+    double noise = 0.01;        // target: relative half-width of the median's 95% CI
+    int repetitions = 3;        // separate result entries (compare.py's U-test wants ~9)
+    std::string cache = "warm"; // "warm" or "cold"
+    int threads = 0;            // CPU threads; 0 = all cores
+};
+
+// Where something was written in a suite file.
+struct SourceLocation {
+    std::string file;
+    int line = 0;
+    int column = 0;
+    std::string str() const; // "file:line:column"
+};
+
+// One concrete measurement: an op description and how to measure it.
+struct Case {
+    std::string name;                  // from the suite ("gpt2-small.attn.qkv"); may be empty
+    opb_op_desc desc{};                // op, dtype, variant, shape; desc.threads = settings.threads
+    std::vector<std::string> backends; // backends to run it on, in order
+    MeasureSettings settings;
+    SourceLocation where;              // the [[case]] table it came from
+};
+
+struct Suite {
+    std::string name;
+    std::string description;
+    std::string path;         // as given
+    std::string content_hash; // SHA-256 hex of the file's bytes
+    std::vector<Case> cases;  // fully expanded, in file order
+};
+
+// A suite that cannot be used; what() is "file:line:column: message".
+class SuiteError : public std::runtime_error {
+public:
+    SuiteError(SourceLocation where, const std::string &message);
+    const SourceLocation &where() const { return where_; }
+    const std::string &message() const { return message_; }
+
+private:
+    SourceLocation where_;
+    std::string message_;
+};
+
+// Backend names the loader should accept; an empty list accepts any name
+// (unknown names then surface at run time as skipped with a reason).
+struct SuiteOptions {
+    std::vector<std::string> known_backends;
+};
+
+// Parse and expand a suite file. Throws SuiteError (also for an unreadable file).
+[[nodiscard]] Suite load_suite_file(const std::string &path, const SuiteOptions &options = {});
+
+// Parse and expand suite text; `source_name` is used in error locations.
+[[nodiscard]] Suite parse_suite(std::string_view text, const std::string &source_name,
+                                const SuiteOptions &options = {});
+
+} // namespace opbench

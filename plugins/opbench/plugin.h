@@ -1,0 +1,313 @@
+/*
+ * opbench plugin ABI — the only header a backend plugin must include.
+ *
+ * A plugin is a shared library that exports exactly one C symbol,
+ * OPB_PLUGIN_ENTRY_SYMBOL ("opb_plugin_entry"), of type opb_plugin_entry_fn.
+ * The host calls it once with its own ABI version and receives a pointer to
+ * a static opb_backend_api table.
+ *
+ * Versioning (checked by the host before any other call):
+ *   - every struct begins with `struct_size` (sizeof as the writer compiled it)
+ *     and `abi_version` (OPB_ABI_VERSION as the writer compiled it);
+ *   - the major version changes on any incompatible change and must match;
+ *   - the minor version grows when fields are appended; a reader never touches
+ *     a field beyond the struct_size it was given;
+ *   - fields are only ever appended, never reordered or removed.
+ *
+ * Rules of the boundary: no C++ exception and no std:: type crosses it. Every
+ * fallible call returns an opb_status; on failure the plugin makes a
+ * human-readable message available through `last_error`.
+ *
+ * Tensors are dense, row-major, in the op's dtype, and live in memory that the
+ * plugin allocated with `alloc` (host memory for CPU backends, device memory
+ * for device backends). The host moves data with `copy_in` / `copy_out`.
+ */
+#ifndef OPBENCH_PLUGIN_H
+#define OPBENCH_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- versions and the entry symbol ------------------------------------- */
+
+#define OPB_ABI_VERSION_MAJOR 1
+#define OPB_ABI_VERSION_MINOR 0
+#define OPB_ABI_VERSION ((uint32_t)((OPB_ABI_VERSION_MAJOR << 16) | OPB_ABI_VERSION_MINOR))
+#define OPB_ABI_MAJOR(v) ((uint32_t)(v) >> 16)
+#define OPB_ABI_MINOR(v) ((uint32_t)(v)&0xffffu)
+
+/* The one exported symbol. Use OPB_PLUGIN_ENTRY to define it. */
+#define OPB_PLUGIN_ENTRY_SYMBOL "opb_plugin_entry"
+
+#if defined(_WIN32)
+#define OPB_EXPORT __declspec(dllexport)
+#else
+#define OPB_EXPORT __attribute__((visibility("default")))
+#endif
+#ifdef __cplusplus
+#define OPB_EXTERN_C extern "C"
+#else
+#define OPB_EXTERN_C
+#endif
+
+/* ---- status codes -------------------------------------------------------- */
+
+typedef enum opb_status {
+    OPB_OK = 0,
+    OPB_ERR_UNSUPPORTED = 1, /* the op/dtype/shape is not offered by this backend */
+    OPB_ERR_INVALID = 2,     /* bad argument (host bug or nonsense description) */
+    OPB_ERR_OUT_OF_MEMORY = 3,
+    OPB_ERR_DEVICE = 4,      /* driver / device / library failure */
+    OPB_ERR_UNAVAILABLE = 5, /* backend not usable on this machine (see probe) */
+    OPB_ERR_INTERNAL = 6
+} opb_status;
+
+/* ---- data types and ops -------------------------------------------------- */
+
+typedef enum opb_dtype {
+    OPB_DTYPE_F32 = 0,
+    OPB_DTYPE_BF16 = 1, /* stored as uint16_t, the upper half of an IEEE f32 */
+    OPB_DTYPE_F16 = 2   /* IEEE binary16, stored as uint16_t */
+} opb_dtype;
+
+typedef enum opb_op_kind {
+    OPB_OP_MATMUL = 0,
+    OPB_OP_SOFTMAX = 1,
+    OPB_OP_LAYERNORM = 2,
+    OPB_OP_RMSNORM = 3,
+    OPB_OP_GELU = 4,
+    OPB_OP_SILU = 5,
+    OPB_OP_ADD = 6,
+    OPB_OP_ATTENTION = 7
+} opb_op_kind;
+#define OPB_OP_COUNT 8
+
+/* Variants. Each op interprets opb_op_desc.variant with its own constants;
+ * 0 is always the op's default form. */
+enum {
+    OPB_MATMUL_DEFAULT = 0, /* full precision of the dtype */
+    OPB_MATMUL_TF32 = 1,    /* f32 inputs, TF32 tensor-core math (explicit opt-in) */
+
+    OPB_GELU_ERF = 0,  /* 0.5 x (1 + erf(x / sqrt 2)) */
+    OPB_GELU_TANH = 1, /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+
+    OPB_ATTENTION_COMPOSED = 0, /* QK^T -> softmax -> .V, materialises scores */
+    OPB_ATTENTION_FUSED = 1     /* tiled, online softmax, no seq_q x seq_kv buffer */
+};
+
+/*
+ * Per-op parameters and the tensors each op takes, in execute's order.
+ * "in" tensors are read, "out" tensors are written.
+ *
+ * MATMUL     C[b] = op(A[b]) . op(B[b]) (+ bias)
+ *            in  A: [batch, M, K]  (stored [batch, K, M] when trans_a)
+ *            in  B: [batch, K, N]  (stored [batch, N, K] when trans_b)
+ *            in  bias: [N]         (only when has_bias)
+ *            out C: [batch, M, N]
+ * SOFTMAX    y = softmax(scale * x) along the last axis of x: [batch, rows, cols].
+ *            causal masks x[b, r, c] for c > r + (cols - rows) (bottom-right
+ *            aligned, as in decoding: the last row sees every column).
+ *            in x, out y (same shape)
+ * LAYERNORM  y = (x - mean) / sqrt(var + eps) * gamma + beta, per row of x: [rows, cols]
+ *            in x, in gamma: [cols], in beta: [cols], out y
+ * RMSNORM    y = x / sqrt(mean(x^2) + eps) * gamma
+ *            in x, in gamma: [cols], out y
+ * GELU, SILU elementwise on x: [rows, cols]; in x, out y
+ * ADD        y = a + b, all [rows, cols]; in a, in b, out y
+ * ATTENTION  O = softmax(scale * Q K^T (+ causal mask)) V, per (batch, head)
+ *            in Q: [batch, heads, seq_q, head_dim]
+ *            in K: [batch, heads, seq_kv, head_dim]
+ *            in V: [batch, heads, seq_kv, head_dim]
+ *            out O: [batch, heads, seq_q, head_dim]
+ *            causal uses the same bottom-right alignment as SOFTMAX.
+ *            scale 0 means 1/sqrt(head_dim).
+ */
+typedef struct opb_matmul_params {
+    int64_t batch, m, n, k;
+    int32_t trans_a, trans_b, has_bias;
+} opb_matmul_params;
+
+typedef struct opb_softmax_params {
+    int64_t batch, rows, cols;
+    float scale;
+    int32_t causal;
+} opb_softmax_params;
+
+typedef struct opb_norm_params { /* LAYERNORM, RMSNORM */
+    int64_t rows, cols;
+    float eps;
+} opb_norm_params;
+
+typedef struct opb_eltwise_params { /* GELU, SILU, ADD */
+    int64_t rows, cols;
+} opb_eltwise_params;
+
+typedef struct opb_attention_params {
+    int64_t batch, heads, seq_q, seq_kv, head_dim;
+    float scale;
+    int32_t causal;
+} opb_attention_params;
+
+typedef struct opb_op_desc {
+    uint32_t struct_size; /* sizeof(opb_op_desc) */
+    uint32_t abi_version; /* OPB_ABI_VERSION */
+    int32_t op;           /* opb_op_kind */
+    int32_t dtype;        /* opb_dtype */
+    int32_t variant;      /* per-op variant constant, 0 = default */
+    int32_t threads;      /* CPU threads to use; 0 = backend default */
+    union {
+        opb_matmul_params matmul;
+        opb_softmax_params softmax;
+        opb_norm_params norm;
+        opb_eltwise_params eltwise;
+        opb_attention_params attention;
+        uint8_t reserved[128]; /* keeps the union's size fixed as ops are added */
+    } p;
+} opb_op_desc;
+
+/* ---- host services (host -> plugin) ------------------------------------- */
+
+typedef enum opb_log_level {
+    OPB_LOG_DEBUG = 0,
+    OPB_LOG_INFO = 1,
+    OPB_LOG_WARN = 2,
+    OPB_LOG_ERROR = 3
+} opb_log_level;
+
+typedef struct opb_host_services {
+    uint32_t struct_size;
+    uint32_t abi_version;
+    void *host; /* opaque; pass back as the first argument */
+    /* Log a message through the host (never NULL). */
+    void (*log)(void *host, int32_t level, const char *message);
+    /* Allocation accounting: a plugin reports each allocation it makes of
+     * memory it owns (host or device) and each release. Never NULL. */
+    void (*on_alloc)(void *host, uint64_t bytes, int32_t is_device);
+    void (*on_free)(void *host, uint64_t bytes, int32_t is_device);
+    /* Profiling scopes: named regions inside a plugin's work (for traces).
+     * Never NULL; cheap no-ops when the host is not profiling. */
+    void (*scope_begin)(void *host, const char *name);
+    void (*scope_end)(void *host);
+} opb_host_services;
+
+/* ---- what a plugin reports about itself ---------------------------------- */
+
+typedef enum opb_device_kind {
+    OPB_DEVICE_CPU = 0,
+    OPB_DEVICE_GPU = 1
+} opb_device_kind;
+
+typedef struct opb_device_info {
+    uint32_t struct_size;
+    uint32_t abi_version;
+    int32_t kind;          /* opb_device_kind */
+    char name[128];        /* e.g. "Intel Xeon Platinum 8480+", "NVIDIA H100" */
+    uint64_t total_memory; /* bytes; 0 if unknown */
+    uint64_t free_memory;  /* bytes; 0 if unknown */
+} opb_device_info;
+
+typedef struct opb_memory_stats {
+    uint32_t struct_size;
+    uint32_t abi_version;
+    uint64_t current_bytes;   /* bytes currently held through alloc + plans */
+    uint64_t peak_bytes;      /* high-water mark since the last reset_peak */
+    uint64_t workspace_bytes; /* bytes of workspace held by live plans */
+} opb_memory_stats;
+
+/* Callback for backend-specific key/value facts (library versions,
+ * dispatched ISA, compute capability...). Strings are copied by the host. */
+typedef void (*opb_info_fn)(void *user, const char *key, const char *value);
+
+typedef struct opb_backend opb_backend; /* a plugin's instance, opaque */
+typedef struct opb_plan opb_plan;       /* a prepared op, opaque */
+
+/* ---- the backend table (plugin -> host) ---------------------------------- */
+
+typedef struct opb_backend_api {
+    uint32_t struct_size; /* sizeof(opb_backend_api) as the plugin compiled it */
+    uint32_t abi_version; /* OPB_ABI_VERSION as the plugin compiled it */
+
+    const char *name;             /* short, lowercase, unique: "naive", "onednn" */
+    const char *version;          /* the plugin's own version */
+    const char *description;      /* one line for `opbench list` */
+    const char *library_versions; /* "oneDNN 2.6.3", "cuBLAS 13.0, cuDNN 9.13"; "" if none */
+
+    /* Create an instance. Must succeed on any machine where the library
+     * loaded, even without a usable device: `probe` reports usability.
+     * Returns OPB_OK and sets *out, or an error (no message channel yet:
+     * log through `services`). */
+    opb_status (*create)(const opb_host_services *services, opb_backend **out);
+    void (*destroy)(opb_backend *b);
+
+    /* Message for the last failed call on this instance; never NULL, valid
+     * until the next call. */
+    const char *(*last_error)(opb_backend *b);
+
+    /* OPB_OK when the backend can run here; otherwise OPB_ERR_UNAVAILABLE
+     * with the reason in last_error ("no CUDA driver", ...). */
+    opb_status (*probe)(opb_backend *b);
+
+    /* Fill *out (caller sets struct_size/abi_version) for device 0. */
+    opb_status (*device_info)(opb_backend *b, opb_device_info *out);
+
+    /* OPB_OK when the op can be prepared, else OPB_ERR_UNSUPPORTED with the
+     * reason in last_error ("rmsnorm: no oneDNN 2.6 primitive"). */
+    opb_status (*supports)(opb_backend *b, const opb_op_desc *desc);
+
+    /* Memory the backend owns: host memory for CPU backends, device memory
+     * for device backends. alloc returns 64-byte aligned memory. */
+    opb_status (*alloc)(opb_backend *b, uint64_t bytes, void **out);
+    void (*free)(opb_backend *b, void *ptr);
+    opb_status (*copy_in)(opb_backend *b, void *dst, const void *host_src, uint64_t bytes);
+    opb_status (*copy_out)(opb_backend *b, void *host_dst, const void *src, uint64_t bytes);
+
+    /* Build everything execute needs (primitives, plans, workspace), outside
+     * the timed region. *workspace_bytes receives the bytes the plan holds. */
+    opb_status (*prepare)(opb_backend *b, const opb_op_desc *desc, opb_plan **out,
+                          uint64_t *workspace_bytes);
+    /* Run a prepared op. tensors[] holds the op's tensors in the documented
+     * order (inputs, then outputs); count is checked by the plugin. May be
+     * asynchronous on device backends: the host calls synchronize. */
+    opb_status (*execute)(opb_backend *b, opb_plan *plan, void *const *tensors, int32_t count);
+    void (*release)(opb_backend *b, opb_plan *plan);
+
+    /* Wait until all work submitted by execute has finished. */
+    opb_status (*synchronize)(opb_backend *b);
+
+    /* Memory statistics of memory the backend owns. */
+    opb_status (*memory_stats)(opb_backend *b, opb_memory_stats *out);
+    void (*reset_peak)(opb_backend *b);
+
+    /* (optional, NULL allowed) Device timer: start records a start mark on the
+     * backend's stream; stop records the end, waits, and returns the elapsed
+     * device time in seconds. Host default: no device time is reported. */
+    opb_status (*timer_start)(opb_backend *b);
+    opb_status (*timer_stop)(opb_backend *b, double *seconds);
+
+    /* (optional, NULL allowed) Report backend facts for the result context.
+     * Host default: only name, version and library_versions are recorded. */
+    void (*info)(opb_backend *b, opb_info_fn fn, void *user);
+
+    /* (optional, NULL allowed) Evict the device's caches (e.g. GPU L2) for
+     * cold-cache measurement. Host default: the host evicts CPU caches only. */
+    opb_status (*flush_cache)(opb_backend *b);
+} opb_backend_api;
+
+/* The entry point: returns the plugin's static table, or NULL if the plugin
+ * cannot serve a host of `host_abi_version` at all. */
+typedef const opb_backend_api *(*opb_plugin_entry_fn)(uint32_t host_abi_version);
+
+/* Defines the entry point. Usage, in exactly one source file of the plugin:
+ *   OPB_PLUGIN_ENTRY(host_version) { (void)host_version; return &my_api; }  */
+#define OPB_PLUGIN_ENTRY(host_version_param) \
+    OPB_EXTERN_C OPB_EXPORT const opb_backend_api *opb_plugin_entry(uint32_t host_version_param)
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* OPBENCH_PLUGIN_H */
