@@ -1,0 +1,409 @@
+// The naive reference kernels. See kernels.hpp for the precision rules.
+#include "kernels.hpp"
+
+#include "opbench/ops.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+namespace opbench::naive {
+namespace {
+
+// Element access with the dtype fixed at compile time, so the per-element
+// dtype switch in load_as_f32 / store_from_f32 folds away.
+template <int DT>
+inline double ld(const void *buf, int64_t i) {
+    return static_cast<double>(load_as_f32(buf, DT, i));
+}
+template <int DT>
+inline void st(void *buf, int64_t i, double v) {
+    store_from_f32(buf, DT, i, static_cast<float>(v));
+}
+
+// Call f(std::integral_constant<int, DT>) for the runtime dtype.
+template <class F>
+void with_dtype(int dtype, const char *op, F &&f) {
+    switch (dtype) {
+    case OPB_DTYPE_F32: f(std::integral_constant<int, OPB_DTYPE_F32>{}); return;
+    case OPB_DTYPE_BF16: f(std::integral_constant<int, OPB_DTYPE_BF16>{}); return;
+    case OPB_DTYPE_F16: f(std::integral_constant<int, OPB_DTYPE_F16>{}); return;
+    }
+    throw std::invalid_argument(std::string("naive ") + op + ": unknown dtype " +
+                                std::to_string(dtype) + " (valid: 0 f32, 1 bf16, 2 f16)");
+}
+
+// The scale as ops.hpp defines it, so every backend applies the same float.
+float attention_scale(const opb_attention_params &p) {
+    opb_op_desc d = make_desc(OPB_OP_ATTENTION, OPB_DTYPE_F32);
+    d.p.attention = p;
+    return effective_scale(d);
+}
+float softmax_scale(const opb_softmax_params &p) {
+    opb_op_desc d = make_desc(OPB_OP_SOFTMAX, OPB_DTYPE_F32);
+    d.p.softmax = p;
+    return effective_scale(d);
+}
+
+// ---- matmul -------------------------------------------------------------------
+
+template <int DT>
+void matmul_t(const opb_matmul_params &p, const void *a, const void *b, const void *bias,
+              void *c, double *row) {
+    const int64_t M = p.m, N = p.n, K = p.k;
+    for (int64_t bi = 0; bi < p.batch; ++bi) {
+        const int64_t a0 = bi * M * K, b0 = bi * K * N, c0 = bi * M * N;
+        // op(A)[i, k]: A is stored [K, M] when transposed.
+        auto A = [&](int64_t i, int64_t kk) {
+            return ld<DT>(a, a0 + (p.trans_a ? kk * M + i : i * K + kk));
+        };
+        for (int64_t i = 0; i < M; ++i) {
+            if (!p.trans_b) {
+                // Row i of C as a sum of rows of B: the inner loop streams a row
+                // of B (i-k-j order), which keeps this reference usable at
+                // realistic sizes.
+                std::fill(row, row + N, 0.0);
+                for (int64_t kk = 0; kk < K; ++kk) {
+                    const double aik = A(i, kk);
+                    for (int64_t j = 0; j < N; ++j) row[j] += aik * ld<DT>(b, b0 + kk * N + j);
+                }
+            } else {
+                // B stored [N, K]: column j of op(B) is contiguous, so one dot
+                // product per output element.
+                for (int64_t j = 0; j < N; ++j) {
+                    double s = 0.0;
+                    for (int64_t kk = 0; kk < K; ++kk) s += A(i, kk) * ld<DT>(b, b0 + j * K + kk);
+                    row[j] = s;
+                }
+            }
+            for (int64_t j = 0; j < N; ++j)
+                st<DT>(c, c0 + i * N + j, row[j] + (p.has_bias ? ld<DT>(bias, j) : 0.0));
+        }
+    }
+}
+
+// ---- softmax ------------------------------------------------------------------
+
+template <int DT>
+void softmax_t(const opb_softmax_params &p, const void *x, void *y) {
+    const double scale = softmax_scale(p);
+    for (int64_t bi = 0; bi < p.batch; ++bi) {
+        for (int64_t r = 0; r < p.rows; ++r) {
+            const int64_t base = (bi * p.rows + r) * p.cols;
+            const int64_t visible = p.causal ? causal_visible(r, p.rows, p.cols) : p.cols;
+            double mx = -std::numeric_limits<double>::infinity();
+            for (int64_t c = 0; c < visible; ++c) mx = std::max(mx, scale * ld<DT>(x, base + c));
+            // exp is evaluated twice (sum, then output) rather than kept in a
+            // scratch row, so the kernel needs no workspace.
+            double sum = 0.0;
+            for (int64_t c = 0; c < visible; ++c) sum += std::exp(scale * ld<DT>(x, base + c) - mx);
+            for (int64_t c = 0; c < visible; ++c)
+                st<DT>(y, base + c, std::exp(scale * ld<DT>(x, base + c) - mx) / sum);
+            for (int64_t c = visible; c < p.cols; ++c) st<DT>(y, base + c, 0.0);
+        }
+    }
+}
+
+// ---- norms --------------------------------------------------------------------
+
+template <int DT>
+void layernorm_t(const opb_norm_params &p, const void *x, const void *gamma, const void *beta,
+                 void *y) {
+    for (int64_t r = 0; r < p.rows; ++r) {
+        const int64_t base = r * p.cols;
+        double sum = 0.0;
+        for (int64_t c = 0; c < p.cols; ++c) sum += ld<DT>(x, base + c);
+        const double mean = sum / double(p.cols);
+        // Two passes (mean, then squared deviations): no cancellation from E[x^2] - E[x]^2.
+        double sq = 0.0;
+        for (int64_t c = 0; c < p.cols; ++c) {
+            const double d = ld<DT>(x, base + c) - mean;
+            sq += d * d;
+        }
+        const double inv = 1.0 / std::sqrt(sq / double(p.cols) + double(p.eps));
+        for (int64_t c = 0; c < p.cols; ++c)
+            st<DT>(y, base + c,
+                   (ld<DT>(x, base + c) - mean) * inv * ld<DT>(gamma, c) + ld<DT>(beta, c));
+    }
+}
+
+template <int DT>
+void rmsnorm_t(const opb_norm_params &p, const void *x, const void *gamma, void *y) {
+    for (int64_t r = 0; r < p.rows; ++r) {
+        const int64_t base = r * p.cols;
+        double sq = 0.0;
+        for (int64_t c = 0; c < p.cols; ++c) {
+            const double v = ld<DT>(x, base + c);
+            sq += v * v;
+        }
+        const double inv = 1.0 / std::sqrt(sq / double(p.cols) + double(p.eps));
+        for (int64_t c = 0; c < p.cols; ++c)
+            st<DT>(y, base + c, ld<DT>(x, base + c) * inv * ld<DT>(gamma, c));
+    }
+}
+
+// ---- element-wise -------------------------------------------------------------
+
+template <int DT, class F>
+void eltwise_t(const opb_eltwise_params &p, const void *x, void *y, F f) {
+    const int64_t n = p.rows * p.cols;
+    for (int64_t i = 0; i < n; ++i) st<DT>(y, i, f(ld<DT>(x, i)));
+}
+
+double gelu_erf(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
+double gelu_tanh(double x) {
+    const double k = std::sqrt(2.0 / 3.14159265358979323846);
+    return 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x)));
+}
+double silu_f(double x) { return x / (1.0 + std::exp(-x)); }
+
+// ---- attention ----------------------------------------------------------------
+
+// Offsets of the (batch, head) slice in Q/O and in K/V.
+struct HeadOffsets {
+    int64_t q, kv;
+};
+HeadOffsets head_offsets(const opb_attention_params &p, int64_t bi, int64_t h) {
+    const int64_t bh = bi * p.heads + h;
+    return {bh * p.seq_q * p.head_dim, bh * p.seq_kv * p.head_dim};
+}
+
+template <int DT>
+double dot_qk(const opb_attention_params &p, const void *q, const void *k, int64_t q_row,
+              int64_t k_row) {
+    double s = 0.0;
+    for (int64_t d = 0; d < p.head_dim; ++d)
+        s += ld<DT>(q, q_row * p.head_dim + d) * ld<DT>(k, k_row * p.head_dim + d);
+    return s;
+}
+
+template <int DT>
+void attention_composed_t(const opb_attention_params &p, const void *q, const void *k,
+                          const void *v, void *o, double *scores) {
+    const double scale = attention_scale(p);
+    const int64_t SQ = p.seq_q, SKV = p.seq_kv, D = p.head_dim;
+    for (int64_t bi = 0; bi < p.batch; ++bi) {
+        for (int64_t h = 0; h < p.heads; ++h) {
+            const HeadOffsets off = head_offsets(p, bi, h);
+            const int64_t q0 = off.q / D, kv0 = off.kv / D; // in rows
+            auto visible = [&](int64_t i) { return p.causal ? causal_visible(i, SQ, SKV) : SKV; };
+
+            // 1. S = scale * Q K^T (masked entries are never read, so not written)
+            for (int64_t i = 0; i < SQ; ++i) {
+                const int64_t n = visible(i);
+                for (int64_t j = 0; j < n; ++j)
+                    scores[i * SKV + j] = scale * dot_qk<DT>(p, q, k, q0 + i, kv0 + j);
+            }
+
+            // 2. P = softmax(S) row by row, in place
+            for (int64_t i = 0; i < SQ; ++i) {
+                double *row = scores + i * SKV;
+                const int64_t n = visible(i);
+                double mx = -std::numeric_limits<double>::infinity();
+                for (int64_t j = 0; j < n; ++j) mx = std::max(mx, row[j]);
+                double sum = 0.0;
+                for (int64_t j = 0; j < n; ++j) {
+                    row[j] = std::exp(row[j] - mx);
+                    sum += row[j];
+                }
+                for (int64_t j = 0; j < n; ++j) row[j] /= sum;
+            }
+
+            // 3. O = P V
+            for (int64_t i = 0; i < SQ; ++i) {
+                const double *row = scores + i * SKV;
+                const int64_t n = visible(i);
+                for (int64_t d = 0; d < D; ++d) {
+                    double acc = 0.0;
+                    for (int64_t j = 0; j < n; ++j) acc += row[j] * ld<DT>(v, (kv0 + j) * D + d);
+                    st<DT>(o, (q0 + i) * D + d, acc); // 0 for a row that sees no key
+                }
+            }
+        }
+    }
+}
+
+// Workspace layout of the fused kernel, in doubles.
+struct FusedLayout {
+    int64_t scores, acc, max, sum, total;
+};
+FusedLayout fused_layout(int64_t head_dim) {
+    FusedLayout l{};
+    l.scores = 0;
+    l.acc = l.scores + kFusedTileQ * kFusedTileKV;
+    l.max = l.acc + kFusedTileQ * head_dim;
+    l.sum = l.max + kFusedTileQ;
+    l.total = l.sum + kFusedTileQ;
+    return l;
+}
+
+template <int DT>
+void attention_fused_t(const opb_attention_params &p, const void *q, const void *k,
+                       const void *v, void *o, double *ws) {
+    const double scale = attention_scale(p);
+    const int64_t SQ = p.seq_q, SKV = p.seq_kv, D = p.head_dim;
+    const FusedLayout L = fused_layout(D);
+    double *S = ws + L.scores; // [kFusedTileQ][kFusedTileKV] scores of the current tile
+    double *acc = ws + L.acc;  // [kFusedTileQ][D] unnormalised output rows
+    double *m = ws + L.max;    // [kFusedTileQ] running max of each row's scores
+    double *l = ws + L.sum;    // [kFusedTileQ] running sum of exp(score - m)
+    constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+
+    for (int64_t bi = 0; bi < p.batch; ++bi) {
+        for (int64_t h = 0; h < p.heads; ++h) {
+            const HeadOffsets off = head_offsets(p, bi, h);
+            const int64_t q_base = off.q / D, kv_base = off.kv / D; // in rows
+            auto visible = [&](int64_t i) { return p.causal ? causal_visible(i, SQ, SKV) : SKV; };
+
+            for (int64_t t0 = 0; t0 < SQ; t0 += kFusedTileQ) {
+                const int64_t nq = std::min(kFusedTileQ, SQ - t0);
+                std::fill(acc, acc + nq * D, 0.0);
+                std::fill(m, m + nq, kNegInf);
+                std::fill(l, l + nq, 0.0);
+                // The tile's last row sees the most keys; blocks past it are masked for all rows.
+                const int64_t kv_end = visible(t0 + nq - 1);
+
+                for (int64_t k0 = 0; k0 < kv_end; k0 += kFusedTileKV) {
+                    const int64_t nk = std::min(kFusedTileKV, kv_end - k0);
+                    for (int64_t r = 0; r < nq; ++r) {
+                        const int64_t i = t0 + r;
+                        const int64_t n = std::clamp<int64_t>(visible(i) - k0, 0, nk);
+                        if (n == 0) continue; // this row sees none of this block
+                        double *srow = S + r * kFusedTileKV;
+                        double *arow = acc + r * D;
+                        double block_max = kNegInf;
+                        for (int64_t j = 0; j < n; ++j) {
+                            srow[j] = scale * dot_qk<DT>(p, q, k, q_base + i, kv_base + k0 + j);
+                            block_max = std::max(block_max, srow[j]);
+                        }
+                        // Online softmax: when the running max grows, everything
+                        // accumulated so far was weighted by exp(s - old max);
+                        // rescale it to the new max.
+                        const double new_max = std::max(m[r], block_max);
+                        const double correction = std::exp(m[r] - new_max); // 0 on the first block
+                        l[r] *= correction;
+                        for (int64_t d = 0; d < D; ++d) arow[d] *= correction;
+                        for (int64_t j = 0; j < n; ++j) {
+                            const double w = std::exp(srow[j] - new_max);
+                            l[r] += w;
+                            const int64_t vrow = (kv_base + k0 + j) * D;
+                            for (int64_t d = 0; d < D; ++d) arow[d] += w * ld<DT>(v, vrow + d);
+                        }
+                        m[r] = new_max;
+                    }
+                }
+                for (int64_t r = 0; r < nq; ++r) {
+                    // l == 0: the row saw no key (causal, seq_q > seq_kv): zeros, as composed.
+                    const double inv = l[r] > 0.0 ? 1.0 / l[r] : 0.0;
+                    for (int64_t d = 0; d < D; ++d)
+                        st<DT>(o, (q_base + t0 + r) * D + d, acc[r * D + d] * inv);
+                }
+            }
+        }
+    }
+}
+
+} // namespace
+
+// ---- public entry points --------------------------------------------------------
+
+uint64_t workspace_bytes(const opb_op_desc &desc) {
+    switch (desc.op) {
+    case OPB_OP_MATMUL: return uint64_t(desc.p.matmul.n) * sizeof(double);
+    case OPB_OP_ATTENTION: {
+        const auto &p = desc.p.attention;
+        if (desc.variant == OPB_ATTENTION_FUSED)
+            return uint64_t(fused_layout(p.head_dim).total) * sizeof(double);
+        return uint64_t(p.seq_q) * uint64_t(p.seq_kv) * sizeof(double);
+    }
+    default: return 0;
+    }
+}
+
+void matmul(const opb_matmul_params &p, int dtype, const void *a, const void *b,
+            const void *bias, void *c, double *workspace) {
+    with_dtype(dtype, "matmul", [&](auto dt) { matmul_t<decltype(dt)::value>(p, a, b, bias, c, workspace); });
+}
+
+void softmax(const opb_softmax_params &p, int dtype, const void *x, void *y) {
+    with_dtype(dtype, "softmax", [&](auto dt) { softmax_t<decltype(dt)::value>(p, x, y); });
+}
+
+void layernorm(const opb_norm_params &p, int dtype, const void *x, const void *gamma,
+               const void *beta, void *y) {
+    with_dtype(dtype, "layernorm", [&](auto dt) { layernorm_t<decltype(dt)::value>(p, x, gamma, beta, y); });
+}
+
+void rmsnorm(const opb_norm_params &p, int dtype, const void *x, const void *gamma, void *y) {
+    with_dtype(dtype, "rmsnorm", [&](auto dt) { rmsnorm_t<decltype(dt)::value>(p, x, gamma, y); });
+}
+
+void gelu(const opb_eltwise_params &p, int dtype, int variant, const void *x, void *y) {
+    if (variant != OPB_GELU_ERF && variant != OPB_GELU_TANH)
+        throw std::invalid_argument("naive gelu: unknown variant " + std::to_string(variant) +
+                                    " (valid: 0 erf, 1 tanh)");
+    with_dtype(dtype, "gelu", [&](auto dt) {
+        if (variant == OPB_GELU_TANH)
+            eltwise_t<decltype(dt)::value>(p, x, y, gelu_tanh);
+        else
+            eltwise_t<decltype(dt)::value>(p, x, y, gelu_erf);
+    });
+}
+
+void silu(const opb_eltwise_params &p, int dtype, const void *x, void *y) {
+    with_dtype(dtype, "silu", [&](auto dt) { eltwise_t<decltype(dt)::value>(p, x, y, silu_f); });
+}
+
+void add(const opb_eltwise_params &p, int dtype, const void *a, const void *b, void *y) {
+    with_dtype(dtype, "add", [&](auto dt) {
+        constexpr int DT = decltype(dt)::value;
+        const int64_t n = p.rows * p.cols;
+        for (int64_t i = 0; i < n; ++i) st<DT>(y, i, ld<DT>(a, i) + ld<DT>(b, i));
+    });
+}
+
+void attention_composed(const opb_attention_params &p, int dtype, const void *q, const void *k,
+                        const void *v, void *o, double *workspace) {
+    with_dtype(dtype, "attention",
+               [&](auto dt) { attention_composed_t<decltype(dt)::value>(p, q, k, v, o, workspace); });
+}
+
+void attention_fused(const opb_attention_params &p, int dtype, const void *q, const void *k,
+                     const void *v, void *o, double *workspace) {
+    with_dtype(dtype, "attention",
+               [&](auto dt) { attention_fused_t<decltype(dt)::value>(p, q, k, v, o, workspace); });
+}
+
+void run(const opb_op_desc &d, void *const *t, void *workspace) {
+    double *ws = static_cast<double *>(workspace);
+    switch (d.op) {
+    case OPB_OP_MATMUL:
+        if (d.p.matmul.has_bias)
+            matmul(d.p.matmul, d.dtype, t[0], t[1], t[2], t[3], ws);
+        else
+            matmul(d.p.matmul, d.dtype, t[0], t[1], nullptr, t[2], ws);
+        return;
+    case OPB_OP_SOFTMAX: softmax(d.p.softmax, d.dtype, t[0], t[1]); return;
+    case OPB_OP_LAYERNORM: layernorm(d.p.norm, d.dtype, t[0], t[1], t[2], t[3]); return;
+    case OPB_OP_RMSNORM: rmsnorm(d.p.norm, d.dtype, t[0], t[1], t[2]); return;
+    case OPB_OP_GELU: gelu(d.p.eltwise, d.dtype, d.variant, t[0], t[1]); return;
+    case OPB_OP_SILU: silu(d.p.eltwise, d.dtype, t[0], t[1]); return;
+    case OPB_OP_ADD: add(d.p.eltwise, d.dtype, t[0], t[1], t[2]); return;
+    case OPB_OP_ATTENTION:
+        if (d.variant == OPB_ATTENTION_FUSED)
+            attention_fused(d.p.attention, d.dtype, t[0], t[1], t[2], t[3], ws);
+        else if (d.variant == OPB_ATTENTION_COMPOSED)
+            attention_composed(d.p.attention, d.dtype, t[0], t[1], t[2], t[3], ws);
+        else
+            throw std::invalid_argument("naive attention: unknown variant " +
+                                        std::to_string(d.variant) + " (valid: 0 composed, 1 fused)");
+        return;
+    }
+    throw std::invalid_argument("naive: unknown op " + std::to_string(d.op) + " (valid: 0.." +
+                                std::to_string(OPB_OP_COUNT - 1) + ")");
+}
+
+} // namespace opbench::naive

@@ -1,0 +1,87 @@
+// The naive reference kernels: plain C++, one function per op.
+//
+// These are the correctness reference ("level 0") that every other backend is
+// verified against, so they favour being obviously right over being fast.
+//
+// Precision: every tensor element is read through ops.hpp's load_as_f32 (exact
+// for f32, bf16 and f16) and widened to double; every sum, product and
+// transcendental (exp, erf, tanh, sqrt) is evaluated in double; each output is
+// rounded once, at the store, through store_from_f32. Why double: the
+// reference must be more accurate than any backend it judges, so that a
+// verification error measures the backend, not the reference; and the result
+// then barely depends on summation order, so the composed and fused attention
+// variants agree to the last bit or two of the output dtype.
+//
+// Contract of every kernel: tensors are dense, row-major, in `dtype`, in the
+// shapes plugin.h documents; kernels never allocate (scratch memory comes from
+// `workspace`, sized by workspace_bytes, so execute does no allocation); they
+// are single-threaded; they throw std::invalid_argument on a dtype or variant
+// they do not know (the plugin glue validates first and catches at the boundary).
+#ifndef OPBENCH_NAIVE_KERNELS_HPP
+#define OPBENCH_NAIVE_KERNELS_HPP
+
+#include "opbench/plugin.h"
+
+#include <cstdint>
+
+namespace opbench::naive {
+
+// Fused attention processes the scores in tiles of kFusedTileQ query rows by
+// kFusedTileKV keys; its workspace depends on these and head_dim only.
+inline constexpr int64_t kFusedTileQ = 32;
+inline constexpr int64_t kFusedTileKV = 64;
+
+// Bytes of scratch memory the kernel for `desc` needs (0 when none). Assumes a
+// description that passed validate_desc.
+//   matmul: one row of C in double (N x 8)
+//   attention composed: the seq_q x seq_kv score matrix of one (batch, head) in double
+//   attention fused: a kFusedTileQ x kFusedTileKV score tile, a kFusedTileQ x head_dim
+//     accumulator, and the running max and sum per query row, all double
+[[nodiscard]] uint64_t workspace_bytes(const opb_op_desc &desc);
+
+// C[b] = op(A[b]) . op(B[b]) (+ bias). `bias` is read only when p.has_bias.
+// workspace: at least p.n doubles.
+void matmul(const opb_matmul_params &p, int dtype, const void *a, const void *b,
+            const void *bias, void *c, double *workspace);
+
+// y = softmax(scale * x) along the last axis, bottom-right causal mask when
+// p.causal. scale 0 means 1. A row whose every column is masked (rows > cols)
+// is written as zeros.
+void softmax(const opb_softmax_params &p, int dtype, const void *x, void *y);
+
+// Per row: (x - mean) / sqrt(var + eps) * gamma + beta, var the biased variance.
+void layernorm(const opb_norm_params &p, int dtype, const void *x, const void *gamma,
+               const void *beta, void *y);
+
+// Per row: x / sqrt(mean(x^2) + eps) * gamma.
+void rmsnorm(const opb_norm_params &p, int dtype, const void *x, const void *gamma, void *y);
+
+// variant: OPB_GELU_ERF or OPB_GELU_TANH.
+void gelu(const opb_eltwise_params &p, int dtype, int variant, const void *x, void *y);
+
+// x * sigmoid(x).
+void silu(const opb_eltwise_params &p, int dtype, const void *x, void *y);
+
+// y = a + b.
+void add(const opb_eltwise_params &p, int dtype, const void *a, const void *b, void *y);
+
+// O = softmax(scale Q K^T (+ causal mask)) V per (batch, head); scale 0 means
+// 1/sqrt(head_dim). A query row that sees no key (causal, seq_q > seq_kv) is
+// written as zeros. Composed: QK^T for the whole (batch, head) into the score
+// matrix, softmax over it, then P.V. workspace: seq_q * seq_kv doubles.
+void attention_composed(const opb_attention_params &p, int dtype, const void *q, const void *k,
+                        const void *v, void *o, double *workspace);
+
+// Same result, tiled: blocks of keys/values with an online softmax (running
+// max and sum per query row, rescaling the accumulator when the max grows).
+// Never holds more than a tile of scores. workspace: workspace_bytes(desc).
+void attention_fused(const opb_attention_params &p, int dtype, const void *q, const void *k,
+                     const void *v, void *o, double *workspace);
+
+// Run `desc` on tensors[] in op_tensors(desc) order, with a workspace of
+// workspace_bytes(desc) bytes (may be null when that is 0).
+void run(const opb_op_desc &desc, void *const *tensors, void *workspace);
+
+} // namespace opbench::naive
+
+#endif // OPBENCH_NAIVE_KERNELS_HPP
