@@ -1,0 +1,711 @@
+// CUDA backend plugin: cuBLASLt matmuls, own CUDA kernels for the row and
+// elementwise ops, composed attention from both. See README.md for what runs
+// on which library and what has (not) been verified on a GPU.
+//
+// Host code only (g++): CUDA runtime, cuBLASLt and cuDNN are plain C APIs.
+// The plugin must load and create an instance on machines with no driver and
+// no GPU, so nothing here touches the device before create() has checked it,
+// and every entry point refuses work with the recorded reason afterwards.
+#include "kernels.hpp"
+#include "planning.hpp"
+
+#include "opbench/backend_helpers.hpp"
+#include "opbench/ops.hpp"
+#include "opbench/plugin.h"
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+#include <cudnn.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+namespace opbench::cuda {
+namespace {
+
+std::string cuda_error(const char *what, cudaError_t e) {
+    return std::string(what) + ": " + cudaGetErrorName(e) + ": " + cudaGetErrorString(e);
+}
+std::string lt_error(const char *what, cublasStatus_t s) {
+    return std::string(what) + ": " + cublasLtGetStatusName(s) + ": " + cublasLtGetStatusString(s);
+}
+
+cudaDataType_t cuda_type(ElemType t) {
+    switch (t) {
+    case ElemType::BF16: return CUDA_R_16BF;
+    case ElemType::F16: return CUDA_R_16F;
+    default: return CUDA_R_32F;
+    }
+}
+cublasComputeType_t compute_type(ComputeType c) {
+    return c == ComputeType::F32_FAST_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+}
+
+// Device memory from cudaMalloc, remembered with its size so free can count it.
+struct DeviceBuffer {
+    void *ptr = nullptr;
+    uint64_t bytes = 0;
+};
+
+struct CudaBackend;
+
+// One prepared cuBLASLt matmul: descriptors, the algorithm the heuristic
+// chose, and the workspace it needs (allocated here, counted as workspace).
+struct LtGemm {
+    GemmPlan plan;
+    cublasLtMatmulDesc_t desc = nullptr;
+    cublasLtMatrixLayout_t first = nullptr, second = nullptr, d = nullptr;
+    cublasLtMatmulAlgo_t algo{};
+    DeviceBuffer workspace;
+    LtGemm() = default;
+    LtGemm(const LtGemm &) = delete;
+    LtGemm &operator=(const LtGemm &) = delete;
+    ~LtGemm() {
+        if (d) cublasLtMatrixLayoutDestroy(d);
+        if (second) cublasLtMatrixLayoutDestroy(second);
+        if (first) cublasLtMatrixLayoutDestroy(first);
+        if (desc) cublasLtMatmulDescDestroy(desc);
+    }
+};
+
+struct Plan {
+    opb_op_desc desc{};
+    Impl impl = Impl::Unsupported;
+    int tensor_count = 0;
+    std::unique_ptr<LtGemm> gemm1, gemm2; // matmul: gemm1; attention: scores, output
+    AttentionPlan attention;
+    DeviceBuffer scores, probs; // attention composed scratch (workspace)
+};
+
+struct CudaBackend : sdk::BackendBase {
+    explicit CudaBackend(const opb_host_services *s) : BackendBase(s, /*device_memory=*/true) {}
+    ~CudaBackend() override;
+
+    std::string unavailable; // why the device cannot be used; empty when usable
+    int driver_version = 0, runtime_version = 0;
+    cudaDeviceProp prop{};
+    int clock_khz = 0, memory_clock_khz = 0;
+    cudaStream_t stream = nullptr;
+    cublasLtHandle_t lt = nullptr;
+    cudaEvent_t ev_start = nullptr, ev_stop = nullptr;
+    bool timer_started = false;
+    uint64_t workspace_limit = 0;
+    DeviceBuffer flush_buffer;
+
+    std::mutex alloc_mutex;
+    std::unordered_map<void *, uint64_t> allocations;
+
+    void init();
+    opb_status device_alloc(uint64_t bytes, DeviceBuffer &out, bool is_workspace, const char *what);
+    void device_free(DeviceBuffer &buf, bool is_workspace);
+    opb_status prepare_gemm(const GemmPlan &g, LtGemm &out, const char *what);
+    opb_status run_gemm(LtGemm &g, const void *first, const void *second, void *d,
+                        const void *bias, const char *what);
+    void release_plan(Plan *p);
+};
+
+// Finds out whether the device can be used and sets up what every op shares.
+// Never fails: a reason in `unavailable` is the outcome on a GPU-less machine.
+void CudaBackend::init() {
+    cudaDriverGetVersion(&driver_version); // 0 when no driver is installed
+    cudaRuntimeGetVersion(&runtime_version);
+    int count = 0;
+    const cudaError_t ce = cudaGetDeviceCount(&count);
+    unavailable = unavailable_reason(driver_version, runtime_version, static_cast<int>(ce),
+                                     cudaGetErrorName(ce), cudaGetErrorString(ce), count);
+    if (!unavailable.empty()) {
+        cudaGetLastError(); // clear the runtime's last-error slot; nothing else will run
+        return;
+    }
+    cudaError_t e;
+    if ((e = cudaSetDevice(0)) != cudaSuccess) {
+        unavailable = cuda_error("cudaSetDevice(0)", e);
+        return;
+    }
+    if ((e = cudaGetDeviceProperties(&prop, 0)) != cudaSuccess) {
+        unavailable = cuda_error("cudaGetDeviceProperties(0)", e);
+        return;
+    }
+    // cudaDeviceProp lost its clock fields in CUDA 13: ask the attributes.
+    cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0);
+    cudaDeviceGetAttribute(&memory_clock_khz, cudaDevAttrMemoryClockRate, 0);
+    if ((e = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)) != cudaSuccess) {
+        unavailable = cuda_error("cudaStreamCreate", e);
+        return;
+    }
+    if ((e = cudaEventCreate(&ev_start)) != cudaSuccess ||
+        (e = cudaEventCreate(&ev_stop)) != cudaSuccess) {
+        unavailable = cuda_error("cudaEventCreate", e);
+        return;
+    }
+    const cublasStatus_t s = cublasLtCreate(&lt);
+    if (s != CUBLAS_STATUS_SUCCESS) {
+        lt = nullptr;
+        unavailable = lt_error("cublasLtCreate", s);
+        return;
+    }
+    workspace_limit = cublaslt_workspace_limit(prop.major);
+}
+
+CudaBackend::~CudaBackend() {
+    if (stream) cudaStreamSynchronize(stream);
+    device_free(flush_buffer, false);
+    {
+        std::lock_guard<std::mutex> lock(alloc_mutex);
+        for (auto &[p, bytes] : allocations) { // the host forgot some: free, keep the books right
+            cudaFree(p);
+            memory.freed(bytes);
+        }
+        allocations.clear();
+    }
+    if (lt) cublasLtDestroy(lt);
+    if (ev_stop) cudaEventDestroy(ev_stop);
+    if (ev_start) cudaEventDestroy(ev_start);
+    if (stream) cudaStreamDestroy(stream);
+}
+
+opb_status CudaBackend::device_alloc(uint64_t bytes, DeviceBuffer &out, bool is_workspace,
+                                     const char *what) {
+    void *p = nullptr;
+    const cudaError_t e = cudaMalloc(&p, bytes == 0 ? 1 : bytes);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return fail(e == cudaErrorMemoryAllocation ? OPB_ERR_OUT_OF_MEMORY : OPB_ERR_DEVICE,
+                    cuda_error((std::string("cudaMalloc for ") + what + " (" +
+                                std::to_string(bytes) + " bytes)")
+                                   .c_str(),
+                               e));
+    }
+    out.ptr = p;
+    out.bytes = bytes;
+    if (is_workspace)
+        memory.workspace_acquired(bytes);
+    else
+        memory.allocated(bytes);
+    return OPB_OK;
+}
+
+void CudaBackend::device_free(DeviceBuffer &buf, bool is_workspace) {
+    if (!buf.ptr) return;
+    cudaFree(buf.ptr);
+    if (is_workspace)
+        memory.workspace_released(buf.bytes);
+    else
+        memory.freed(buf.bytes);
+    buf = {};
+}
+
+opb_status CudaBackend::prepare_gemm(const GemmPlan &g, LtGemm &out, const char *what) {
+    out.plan = g;
+    cublasStatus_t s;
+    auto lt_fail = [&](const char *call) {
+        return fail(OPB_ERR_DEVICE, std::string(what) + ": " + lt_error(call, s));
+    };
+    if ((s = cublasLtMatmulDescCreate(&out.desc, compute_type(g.compute), CUDA_R_32F)) !=
+        CUBLAS_STATUS_SUCCESS)
+        return lt_fail("cublasLtMatmulDescCreate");
+    const cublasOperation_t ta = g.trans_first ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t tb = g.trans_second ? CUBLAS_OP_T : CUBLAS_OP_N;
+    cublasLtMatmulDescSetAttribute(out.desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta);
+    cublasLtMatmulDescSetAttribute(out.desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb);
+    if (g.bias) {
+        const cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
+        const cudaDataType_t bias_type = cuda_type(g.d_type);
+        const int64_t bias_stride = 0; // one bias vector shared by every batch
+        cublasLtMatmulDescSetAttribute(out.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi);
+        cublasLtMatmulDescSetAttribute(out.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type,
+                                       sizeof bias_type);
+        cublasLtMatmulDescSetAttribute(out.desc, CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE,
+                                       &bias_stride, sizeof bias_stride);
+    }
+    auto make_layout = [&](cublasLtMatrixLayout_t &l, ElemType t, const MatrixLayout &m) {
+        s = cublasLtMatrixLayoutCreate(&l, cuda_type(t), m.rows, m.cols, m.ld);
+        if (s != CUBLAS_STATUS_SUCCESS) return false;
+        if (g.batch > 1) {
+            const int32_t count = g.batch;
+            const int64_t stride = m.batch_stride;
+            cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
+                                             sizeof count);
+            cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                             &stride, sizeof stride);
+        }
+        return true;
+    };
+    if (!make_layout(out.first, g.ab_type, g.first) ||
+        !make_layout(out.second, g.ab_type, g.second) || !make_layout(out.d, g.d_type, g.d))
+        return lt_fail("cublasLtMatrixLayoutCreate");
+
+    cublasLtMatmulPreference_t pref = nullptr;
+    if ((s = cublasLtMatmulPreferenceCreate(&pref)) != CUBLAS_STATUS_SUCCESS)
+        return lt_fail("cublasLtMatmulPreferenceCreate");
+    const uint64_t limit = workspace_limit;
+    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &limit,
+                                         sizeof limit);
+    cublasLtMatmulHeuristicResult_t result{};
+    int found = 0;
+    s = cublasLtMatmulAlgoGetHeuristic(lt, out.desc, out.first, out.second, out.d, out.d, pref, 1,
+                                       &result, &found);
+    cublasLtMatmulPreferenceDestroy(pref);
+    if (s != CUBLAS_STATUS_SUCCESS || found == 0)
+        return fail(OPB_ERR_UNSUPPORTED,
+                    std::string(what) + ": cuBLASLt offers no algorithm for this shape/type" +
+                        (s != CUBLAS_STATUS_SUCCESS ? " (" + lt_error("heuristic", s) + ")" : ""));
+    out.algo = result.algo;
+    // Allocate exactly what the chosen algorithm asks for (<= limit), so the
+    // reported workspace is what this plan really holds.
+    if (result.workspaceSize > 0)
+        return device_alloc(result.workspaceSize, out.workspace, true, "cuBLASLt workspace");
+    return OPB_OK;
+}
+
+opb_status CudaBackend::run_gemm(LtGemm &g, const void *first, const void *second, void *d,
+                                 const void *bias, const char *what) {
+    if (g.plan.bias)
+        cublasLtMatmulDescSetAttribute(g.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+                                       sizeof bias);
+    const float alpha = 1.0f, beta = 0.0f;
+    const cublasStatus_t s =
+        cublasLtMatmul(lt, g.desc, &alpha, first, g.first, second, g.second, &beta, d, g.d, d, g.d,
+                       &g.algo, g.workspace.ptr, g.workspace.bytes, stream);
+    if (s != CUBLAS_STATUS_SUCCESS) return fail(OPB_ERR_DEVICE, lt_error(what, s));
+    return OPB_OK;
+}
+
+void CudaBackend::release_plan(Plan *p) {
+    if (!p) return;
+    if (p->gemm1) device_free(p->gemm1->workspace, true);
+    if (p->gemm2) device_free(p->gemm2->workspace, true);
+    device_free(p->scores, true);
+    device_free(p->probs, true);
+    delete p;
+}
+
+CudaBackend *self(opb_backend *b) { return reinterpret_cast<CudaBackend *>(b); }
+
+// ---- the C entry points ----------------------------------------------------------
+
+opb_status cuda_create(const opb_host_services *services, opb_backend **out) {
+    if (!out) return OPB_ERR_INVALID;
+    *out = nullptr;
+    try {
+        auto *b = new CudaBackend(services);
+        b->init();
+        if (!b->unavailable.empty()) b->log(OPB_LOG_INFO, "cuda backend unusable: " + b->unavailable);
+        *out = reinterpret_cast<opb_backend *>(b);
+        return OPB_OK;
+    } catch (...) {
+        if (services) services->log(services->host, OPB_LOG_ERROR, "cuda: create failed (out of memory)");
+        return OPB_ERR_OUT_OF_MEMORY;
+    }
+}
+
+void cuda_destroy(opb_backend *b) { delete self(b); }
+
+const char *cuda_last_error(opb_backend *b) { return self(b)->error.c_str(); }
+
+opb_status cuda_probe(opb_backend *b) {
+    auto *c = self(b);
+    if (!c->unavailable.empty()) return c->fail(OPB_ERR_UNAVAILABLE, c->unavailable);
+    return OPB_OK;
+}
+
+opb_status cuda_device_info(opb_backend *b, opb_device_info *out) {
+    auto *c = self(b);
+    return sdk::guarded(c, [&]() -> opb_status {
+        if (!out || out->struct_size < offsetof(opb_device_info, kind))
+            return c->fail(OPB_ERR_INVALID, "device_info: out is NULL or its struct_size too small");
+        opb_device_info info;
+        std::memset(&info, 0, sizeof info);
+        info.kind = OPB_DEVICE_GPU;
+        opb_status st = OPB_OK;
+        if (!c->unavailable.empty()) {
+            std::snprintf(info.name, sizeof info.name, "none (%s)", c->unavailable.c_str());
+            st = c->fail(OPB_ERR_UNAVAILABLE, c->unavailable);
+        } else {
+            std::snprintf(info.name, sizeof info.name, "%.127s", c->prop.name);
+            size_t free_b = 0, total_b = 0;
+            if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) {
+                info.free_memory = free_b;
+                info.total_memory = total_b;
+            } else {
+                info.total_memory = c->prop.totalGlobalMem;
+            }
+        }
+        // Never write past the caller's struct; keep its size/version header.
+        const size_t n = std::min<size_t>(out->struct_size, sizeof info);
+        const size_t head = offsetof(opb_device_info, kind);
+        std::memcpy(reinterpret_cast<char *>(out) + head, reinterpret_cast<char *>(&info) + head,
+                    n - head);
+        return st;
+    });
+}
+
+opb_status check_usable(CudaBackend *c) {
+    return c->unavailable.empty() ? OPB_OK : c->fail(OPB_ERR_UNAVAILABLE, c->unavailable);
+}
+
+opb_status check_desc(CudaBackend *c, const opb_op_desc *d, ImplChoice &choice) {
+    if (!d) return c->fail(OPB_ERR_INVALID, "op description is NULL");
+    if (d->struct_size < sizeof(opb_op_desc) || OPB_ABI_MAJOR(d->abi_version) != OPB_ABI_VERSION_MAJOR)
+        return c->fail(OPB_ERR_INVALID,
+                       "op description: struct_size " + std::to_string(d->struct_size) +
+                           " / ABI major " + std::to_string(OPB_ABI_MAJOR(d->abi_version)) +
+                           ", expected >= " + std::to_string(sizeof(opb_op_desc)) + " / " +
+                           std::to_string(OPB_ABI_VERSION_MAJOR));
+    if (auto e = validate_desc(*d); !e.empty())
+        return c->fail(OPB_ERR_INVALID, std::string(op_name(d->op)) + ": " + e);
+    choice = choose_impl(*d);
+    if (choice.impl == Impl::Unsupported) return c->fail(OPB_ERR_UNSUPPORTED, choice.reason);
+    if (auto e = check_device_limits(*d); !e.empty()) return c->fail(OPB_ERR_UNSUPPORTED, e);
+    return OPB_OK;
+}
+
+opb_status cuda_supports(opb_backend *b, const opb_op_desc *d) {
+    auto *c = self(b);
+    return sdk::guarded(c, [&]() -> opb_status {
+        if (auto st = check_usable(c); st != OPB_OK) return st;
+        ImplChoice choice;
+        return check_desc(c, d, choice);
+    });
+}
+
+opb_status cuda_alloc(opb_backend *b, uint64_t bytes, void **out) {
+    auto *c = self(b);
+    return sdk::guarded(c, [&]() -> opb_status {
+        if (!out) return c->fail(OPB_ERR_INVALID, "alloc: out is NULL");
+        *out = nullptr;
+        if (auto st = check_usable(c); st != OPB_OK) return st;
+        DeviceBuffer buf;
+        if (auto st = c->device_alloc(bytes, buf, false, "a tensor"); st != OPB_OK) return st;
+        std::lock_guard<std::mutex> lock(c->alloc_mutex);
+        c->allocations[buf.ptr] = buf.bytes;
+        *out = buf.ptr; // cudaMalloc memory is at least 256-byte aligned
+        return OPB_OK;
+    });
+}
+
+void cuda_free(opb_backend *b, void *ptr) {
+    auto *c = self(b);
+    if (!ptr) return;
+    DeviceBuffer buf;
+    {
+        std::lock_guard<std::mutex> lock(c->alloc_mutex);
+        auto it = c->allocations.find(ptr);
+        if (it == c->allocations.end()) return; // not ours: ignore rather than corrupt
+        buf = {it->first, it->second};
+        c->allocations.erase(it);
+    }
+    c->device_free(buf, false);
+}
+
+opb_status copy(CudaBackend *c, void *dst, const void *src, uint64_t bytes, cudaMemcpyKind kind,
+                const char *what) {
+    if (auto st = check_usable(c); st != OPB_OK) return st;
+    if ((!dst || !src) && bytes) return c->fail(OPB_ERR_INVALID, std::string(what) + ": NULL pointer");
+    cudaError_t e = cudaMemcpyAsync(dst, src, bytes, kind, c->stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(c->stream);
+    if (e != cudaSuccess) return c->fail(OPB_ERR_DEVICE, cuda_error(what, e));
+    return OPB_OK;
+}
+
+opb_status cuda_copy_in(opb_backend *b, void *dst, const void *src, uint64_t bytes) {
+    return copy(self(b), dst, src, bytes, cudaMemcpyHostToDevice, "copy_in (cudaMemcpyAsync H2D)");
+}
+opb_status cuda_copy_out(opb_backend *b, void *dst, const void *src, uint64_t bytes) {
+    return copy(self(b), dst, src, bytes, cudaMemcpyDeviceToHost, "copy_out (cudaMemcpyAsync D2H)");
+}
+
+opb_status cuda_prepare(opb_backend *b, const opb_op_desc *d, opb_plan **out,
+                        uint64_t *workspace_bytes) {
+    auto *c = self(b);
+    return sdk::guarded(c, [&]() -> opb_status {
+        if (!out) return c->fail(OPB_ERR_INVALID, "prepare: out is NULL");
+        *out = nullptr;
+        if (auto st = check_usable(c); st != OPB_OK) return st;
+        ImplChoice choice;
+        if (auto st = check_desc(c, d, choice); st != OPB_OK) return st;
+        // Frees the plan's device buffers on any early return or exception.
+        struct Guard {
+            CudaBackend *c;
+            Plan *p;
+            ~Guard() { c->release_plan(p); }
+        } guard{c, new Plan};
+        Plan *p = guard.p;
+        p->desc = *d;
+        p->impl = choice.impl;
+        p->tensor_count = expected_tensor_count(*d);
+        opb_status st = OPB_OK;
+        if (choice.impl == Impl::CublasLt) {
+            p->gemm1 = std::make_unique<LtGemm>();
+            st = c->prepare_gemm(plan_matmul(*d), *p->gemm1, "matmul");
+        } else if (choice.impl == Impl::ComposedGemmSoftmax) {
+            p->attention = plan_attention(*d);
+            p->gemm1 = std::make_unique<LtGemm>();
+            p->gemm2 = std::make_unique<LtGemm>();
+            st = c->prepare_gemm(p->attention.scores, *p->gemm1, "attention QK^T");
+            if (st == OPB_OK) st = c->prepare_gemm(p->attention.output, *p->gemm2, "attention PV");
+            if (st == OPB_OK)
+                st = c->device_alloc(p->attention.scores_bytes, p->scores, true, "attention scores");
+            if (st == OPB_OK && p->attention.probs_bytes)
+                st = c->device_alloc(p->attention.probs_bytes, p->probs, true,
+                                     "attention probabilities");
+        }
+        if (st != OPB_OK) return st;
+        uint64_t ws = p->scores.bytes + p->probs.bytes;
+        if (p->gemm1) ws += p->gemm1->workspace.bytes;
+        if (p->gemm2) ws += p->gemm2->workspace.bytes;
+        if (workspace_bytes) *workspace_bytes = ws;
+        guard.p = nullptr; // the host owns it now, until release
+        *out = reinterpret_cast<opb_plan *>(p);
+        return OPB_OK;
+    });
+}
+
+opb_status launched(CudaBackend *c, cudaError_t e, const opb_op_desc &d) {
+    if (e == cudaSuccess) return OPB_OK;
+    return c->fail(OPB_ERR_DEVICE,
+                   cuda_error((std::string(op_name(d.op)) + " kernel launch").c_str(), e));
+}
+
+opb_status cuda_execute(opb_backend *b, opb_plan *plan, void *const *t, int32_t count) {
+    auto *c = self(b);
+    return sdk::guarded(c, [&]() -> opb_status {
+        if (auto st = check_usable(c); st != OPB_OK) return st;
+        auto *p = reinterpret_cast<Plan *>(plan);
+        if (!p || !t) return c->fail(OPB_ERR_INVALID, "execute: plan or tensors is NULL");
+        const opb_op_desc &d = p->desc;
+        if (count != p->tensor_count)
+            return c->fail(OPB_ERR_INVALID, std::string(op_name(d.op)) + ": execute got " +
+                                                std::to_string(count) + " tensors, expected " +
+                                                std::to_string(p->tensor_count));
+        for (int i = 0; i < count; ++i)
+            if (!t[i])
+                return c->fail(OPB_ERR_INVALID, std::string(op_name(d.op)) + ": tensor " +
+                                                    std::to_string(i) + " is NULL");
+        switch (d.op) {
+        case OPB_OP_MATMUL: {
+            const bool bias = d.p.matmul.has_bias != 0;
+            void *C = t[bias ? 3 : 2];
+            // Column-major trick: first operand is B, second is A (planning.hpp).
+            return c->run_gemm(*p->gemm1, t[1], t[0], C, bias ? t[2] : nullptr, "matmul cublasLtMatmul");
+        }
+        case OPB_OP_SOFTMAX: {
+            const auto &q = d.p.softmax;
+            return launched(c,
+                            launch_softmax(t[0], d.dtype, t[1], d.dtype, q.batch, q.rows, q.cols,
+                                           effective_scale(d), q.causal != 0, c->stream),
+                            d);
+        }
+        case OPB_OP_LAYERNORM: {
+            const auto &q = d.p.norm;
+            return launched(c, launch_layernorm(t[0], t[1], t[2], t[3], d.dtype, q.rows, q.cols,
+                                                q.eps, c->stream),
+                            d);
+        }
+        case OPB_OP_RMSNORM: {
+            const auto &q = d.p.norm;
+            return launched(
+                c, launch_rmsnorm(t[0], t[1], t[2], d.dtype, q.rows, q.cols, q.eps, c->stream), d);
+        }
+        case OPB_OP_GELU: {
+            const auto &q = d.p.eltwise;
+            return launched(c, launch_gelu(t[0], t[1], d.dtype, q.rows * q.cols,
+                                           d.variant == OPB_GELU_TANH, c->stream),
+                            d);
+        }
+        case OPB_OP_SILU: {
+            const auto &q = d.p.eltwise;
+            return launched(c, launch_silu(t[0], t[1], d.dtype, q.rows * q.cols, c->stream), d);
+        }
+        case OPB_OP_ADD: {
+            const auto &q = d.p.eltwise;
+            return launched(c, launch_add(t[0], t[1], t[2], d.dtype, q.rows * q.cols, c->stream), d);
+        }
+        case OPB_OP_ATTENTION: {
+            const AttentionPlan &a = p->attention;
+            // S = Q.K^T (f32), P = softmax(scale S) (in place for f32), O = P.V.
+            if (auto st = c->run_gemm(*p->gemm1, t[1], t[0], p->scores.ptr, nullptr,
+                                      "attention QK^T cublasLtMatmul");
+                st != OPB_OK)
+                return st;
+            void *probs = a.probs_in_place ? p->scores.ptr : p->probs.ptr;
+            if (auto st = launched(c,
+                                   launch_softmax(p->scores.ptr, OPB_DTYPE_F32, probs, d.dtype,
+                                                  a.bh, a.seq_q, a.seq_kv, a.scale, a.causal,
+                                                  c->stream),
+                                   d);
+                st != OPB_OK)
+                return st;
+            return c->run_gemm(*p->gemm2, t[2], probs, t[3], nullptr, "attention PV cublasLtMatmul");
+        }
+        }
+        return c->fail(OPB_ERR_INTERNAL, "execute: plan with unknown op " + std::to_string(d.op));
+    });
+}
+
+void cuda_release(opb_backend *b, opb_plan *plan) {
+    auto *c = self(b);
+    if (!plan) return;
+    // A plan may still be in use by enqueued work: wait before freeing its buffers.
+    if (c->stream) cudaStreamSynchronize(c->stream);
+    c->release_plan(reinterpret_cast<Plan *>(plan));
+}
+
+opb_status cuda_synchronize(opb_backend *b) {
+    auto *c = self(b);
+    if (auto st = check_usable(c); st != OPB_OK) return st;
+    const cudaError_t e = cudaStreamSynchronize(c->stream);
+    if (e != cudaSuccess) return c->fail(OPB_ERR_DEVICE, cuda_error("cudaStreamSynchronize", e));
+    return OPB_OK;
+}
+
+opb_status cuda_memory_stats(opb_backend *b, opb_memory_stats *out) {
+    auto *c = self(b);
+    if (!out || out->struct_size < offsetof(opb_memory_stats, current_bytes))
+        return c->fail(OPB_ERR_INVALID, "memory_stats: out is NULL or its struct_size too small");
+    opb_memory_stats s;
+    std::memset(&s, 0, sizeof s);
+    c->memory.fill(&s);
+    const size_t head = offsetof(opb_memory_stats, current_bytes);
+    const size_t n = std::min<size_t>(out->struct_size, sizeof s);
+    std::memcpy(reinterpret_cast<char *>(out) + head, reinterpret_cast<char *>(&s) + head, n - head);
+    return OPB_OK;
+}
+
+void cuda_reset_peak(opb_backend *b) { self(b)->memory.reset_peak(); }
+
+opb_status cuda_timer_start(opb_backend *b) {
+    auto *c = self(b);
+    if (auto st = check_usable(c); st != OPB_OK) return st;
+    const cudaError_t e = cudaEventRecord(c->ev_start, c->stream);
+    if (e != cudaSuccess) return c->fail(OPB_ERR_DEVICE, cuda_error("timer_start: cudaEventRecord", e));
+    c->timer_started = true;
+    return OPB_OK;
+}
+
+opb_status cuda_timer_stop(opb_backend *b, double *seconds) {
+    auto *c = self(b);
+    if (auto st = check_usable(c); st != OPB_OK) return st;
+    if (!seconds) return c->fail(OPB_ERR_INVALID, "timer_stop: seconds is NULL");
+    if (!c->timer_started) return c->fail(OPB_ERR_INVALID, "timer_stop without timer_start");
+    c->timer_started = false;
+    cudaError_t e = cudaEventRecord(c->ev_stop, c->stream);
+    if (e == cudaSuccess) e = cudaEventSynchronize(c->ev_stop);
+    float ms = 0.0f;
+    if (e == cudaSuccess) e = cudaEventElapsedTime(&ms, c->ev_start, c->ev_stop);
+    if (e != cudaSuccess) return c->fail(OPB_ERR_DEVICE, cuda_error("timer_stop (cudaEvent)", e));
+    *seconds = static_cast<double>(ms) * 1e-3;
+    return OPB_OK;
+}
+
+opb_status cuda_flush_cache(opb_backend *b) {
+    auto *c = self(b);
+    return sdk::guarded(c, [&]() -> opb_status {
+        if (auto st = check_usable(c); st != OPB_OK) return st;
+        if (!c->flush_buffer.ptr) {
+            // Twice the L2 so that no line of earlier work survives the sweep;
+            // allocated once, counted as memory the backend holds.
+            const uint64_t bytes = std::max<uint64_t>(2ull * c->prop.l2CacheSize, 1ull << 20);
+            if (auto st = c->device_alloc(bytes, c->flush_buffer, false, "L2 flush buffer");
+                st != OPB_OK)
+                return st;
+        }
+        const cudaError_t e =
+            cudaMemsetAsync(c->flush_buffer.ptr, 0, c->flush_buffer.bytes, c->stream);
+        if (e != cudaSuccess) return c->fail(OPB_ERR_DEVICE, cuda_error("flush_cache: cudaMemsetAsync", e));
+        return OPB_OK;
+    });
+}
+
+void cuda_info(opb_backend *b, opb_info_fn fn, void *user) {
+    auto *c = self(b);
+    if (!fn) return;
+    try {
+        auto put = [&](const char *k, const std::string &v) { fn(user, k, v.c_str()); };
+        put("driver_cuda_version", c->driver_version ? cuda_version_string(c->driver_version)
+                                                      : std::string("none (no driver)"));
+        put("runtime_cuda_version", cuda_version_string(c->runtime_version));
+        put("cublaslt_version", library_version_string(cublasLtGetVersion()));
+        put("cudnn_version", library_version_string(cudnnGetVersion()));
+        put("compiled_archs", OPBENCH_CUDA_ARCHS);
+        if (!c->unavailable.empty()) {
+            put("unavailable", c->unavailable);
+            return;
+        }
+        const cudaDeviceProp &p = c->prop;
+        put("device", p.name);
+        put("compute_capability", std::to_string(p.major) + "." + std::to_string(p.minor));
+        put("sm_count", std::to_string(p.multiProcessorCount));
+        put("memory_bytes", std::to_string(p.totalGlobalMem));
+        put("l2_cache_bytes", std::to_string(p.l2CacheSize));
+        put("sm_clock_mhz", std::to_string(c->clock_khz / 1000));
+        put("memory_clock_mhz", std::to_string(c->memory_clock_khz / 1000));
+        put("memory_bus_width_bits", std::to_string(p.memoryBusWidth));
+        put("uuid", uuid_string(reinterpret_cast<const unsigned char *>(p.uuid.bytes)));
+        put("cublaslt_workspace_limit_bytes", std::to_string(c->workspace_limit));
+    } catch (...) {
+        // info is best effort; never let an exception cross the boundary
+    }
+}
+
+opb_backend_api make_api() {
+    opb_backend_api a;
+    std::memset(&a, 0, sizeof a);
+    a.struct_size = sizeof a;
+    a.abi_version = OPB_ABI_VERSION;
+    a.name = "cuda";
+    a.version = OPBENCH_CUDA_PLUGIN_VERSION;
+    a.description = "NVIDIA GPU: cuBLASLt matmul/attention GEMMs, own CUDA kernels for "
+                    "softmax/norms/activations";
+    a.library_versions = "";
+    a.create = cuda_create;
+    a.destroy = cuda_destroy;
+    a.last_error = cuda_last_error;
+    a.probe = cuda_probe;
+    a.device_info = cuda_device_info;
+    a.supports = cuda_supports;
+    a.alloc = cuda_alloc;
+    a.free = cuda_free;
+    a.copy_in = cuda_copy_in;
+    a.copy_out = cuda_copy_out;
+    a.prepare = cuda_prepare;
+    a.execute = cuda_execute;
+    a.release = cuda_release;
+    a.synchronize = cuda_synchronize;
+    a.memory_stats = cuda_memory_stats;
+    a.reset_peak = cuda_reset_peak;
+    a.timer_start = cuda_timer_start;
+    a.timer_stop = cuda_timer_stop;
+    a.info = cuda_info;
+    a.flush_cache = cuda_flush_cache;
+    return a;
+}
+
+opb_backend_api g_api = make_api();
+char g_library_versions[160];
+std::once_flag g_versions_once;
+
+} // namespace
+} // namespace opbench::cuda
+
+OPB_PLUGIN_ENTRY(host_version) {
+    using namespace opbench::cuda;
+    if (OPB_ABI_MAJOR(host_version) != OPB_ABI_VERSION_MAJOR) return nullptr;
+    // Versions come from the libraries actually loaded; both calls work
+    // without a driver or device.
+    std::call_once(g_versions_once, [] {
+        int rt = 0;
+        cudaRuntimeGetVersion(&rt);
+        std::snprintf(g_library_versions, sizeof g_library_versions,
+                      "CUDA runtime %s, cuBLASLt %s, cuDNN %s", cuda_version_string(rt).c_str(),
+                      library_version_string(cublasLtGetVersion()).c_str(),
+                      library_version_string(cudnnGetVersion()).c_str());
+        g_api.library_versions = g_library_versions;
+    });
+    return &g_api;
+}

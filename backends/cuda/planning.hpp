@@ -1,0 +1,133 @@
+// CUDA backend — host-side planning that needs no device.
+//
+// Everything here is plain C++ (no CUDA header) so it is unit-tested on
+// machines without a GPU: how a row-major opbench matmul maps onto cuBLASLt's
+// column-major layouts, the compute type per dtype/variant, workspace sizes,
+// kernel launch geometry, which library runs each op, and the wording of the
+// "why this backend cannot run here" reason.
+#ifndef OPBENCH_CUDA_PLANNING_HPP
+#define OPBENCH_CUDA_PLANNING_HPP
+
+#include "opbench/plugin.h"
+
+#include <cstdint>
+#include <string>
+
+namespace opbench::cuda {
+
+// ---- which implementation runs an op ---------------------------------------
+
+enum class Impl {
+    CublasLt,        // matmul
+    OwnKernel,       // softmax, layernorm, rmsnorm, gelu, silu, add
+    ComposedGemmSoftmax, // attention composed: cuBLASLt GEMM, own softmax kernel, cuBLASLt GEMM
+    Unsupported,
+};
+
+struct ImplChoice {
+    Impl impl = Impl::Unsupported;
+    std::string reason; // why unsupported (empty otherwise)
+};
+
+// The implementation for a description (assumed validated by validate_desc),
+// or Unsupported with the reason the host should record.
+ImplChoice choose_impl(const opb_op_desc &d);
+
+// Checks beyond ops.hpp's validate_desc that come from CUDA/cuBLASLt limits
+// (32-bit batch counts, grid sizes). Empty when fine.
+std::string check_device_limits(const opb_op_desc &d);
+
+// Tensors execute expects for the description (inputs then outputs).
+int expected_tensor_count(const opb_op_desc &d);
+
+// ---- cuBLASLt matmul mapping --------------------------------------------------
+
+// Element type of a cuBLASLt matrix / compute type, without cuBLAS headers;
+// backend.cpp maps these to cudaDataType_t / cublasComputeType_t.
+enum class ElemType { F32, BF16, F16 };
+enum class ComputeType { F32, F32_FAST_TF32 };
+
+ElemType elem_type(int dtype);
+
+struct MatrixLayout {
+    uint64_t rows = 0, cols = 0; // column-major, as cuBLASLt sees it
+    int64_t ld = 0;              // leading dimension (elements)
+    int64_t batch_stride = 0;    // elements between consecutive batch matrices
+};
+
+// One cuBLASLt call, D = op(first) . op(second) (+ bias), column-major.
+// A row-major C[M,N] = A.B is the column-major C^T[N,M] = B^T . A^T, so the
+// "first" cuBLASLt operand is the opbench B buffer and the "second" the A
+// buffer; transposes follow from the stored layouts.
+struct GemmPlan {
+    int32_t batch = 1;
+    bool trans_first = false;  // CUBLASLT_MATMUL_DESC_TRANSA
+    bool trans_second = false; // CUBLASLT_MATMUL_DESC_TRANSB
+    MatrixLayout first, second, d;
+    bool bias = false; // epilogue BIAS: vector of length d.rows (= N), shared by all batches
+    ElemType ab_type = ElemType::F32, d_type = ElemType::F32;
+    ComputeType compute = ComputeType::F32;
+};
+
+// Plan for row-major C[b] = op(A[b]) . op(B[b]) (+ bias) with the given
+// input and output element types.
+GemmPlan plan_gemm(int64_t batch, int64_t m, int64_t n, int64_t k, bool trans_a, bool trans_b,
+                   bool bias, ElemType ab, ElemType d, ComputeType compute);
+
+// The matmul plan of an OPB_OP_MATMUL description.
+GemmPlan plan_matmul(const opb_op_desc &d);
+
+// Attention composed: S = Q.K^T (scores, f32) then O = P.V (P in the op's dtype).
+struct AttentionPlan {
+    GemmPlan scores;  // [B*H, Sq, Skv] f32 from Q, K
+    GemmPlan output;  // [B*H, Sq, D] from P, V
+    int64_t bh = 0, seq_q = 0, seq_kv = 0;
+    float scale = 1.0f;
+    bool causal = false;
+    bool probs_in_place = false;  // f32: softmax overwrites the scores
+    uint64_t scores_bytes = 0;    // f32 scores
+    uint64_t probs_bytes = 0;     // probabilities in the op's dtype (0 when in place)
+};
+AttentionPlan plan_attention(const opb_op_desc &d);
+
+// Upper bound on the cuBLASLt workspace offered to the heuristic, per
+// NVIDIA's guidance: 32 MiB on Hopper (sm_90) and newer, 4 MiB before.
+uint64_t cublaslt_workspace_limit(int cc_major);
+
+// ---- launch geometry ------------------------------------------------------------
+
+struct Launch {
+    uint32_t grid = 1;
+    uint32_t block = 1;
+};
+
+// One block per row, threads striding over the columns; block a multiple of
+// the warp size, at most 512 threads (enough to keep loads coalesced without
+// idling threads on short rows).
+Launch row_launch(int64_t rows, int64_t cols);
+
+// Grid-stride elementwise launch: 256 threads, at most kMaxEltwiseBlocks blocks.
+inline constexpr uint32_t kMaxEltwiseBlocks = 1u << 16;
+Launch eltwise_launch(int64_t elements);
+
+// ---- usability and versions ------------------------------------------------------
+
+// Why the backend cannot run, from what the runtime answered. driver_version
+// is cudaDriverGetVersion's value (0: no driver), runtime_version
+// cudaRuntimeGetVersion's, count_error cudaGetDeviceCount's cudaError_t value
+// (0 = success) with its name and text, device_count the count it gave.
+// Empty when the device is usable.
+std::string unavailable_reason(int driver_version, int runtime_version, int count_error,
+                               const char *error_name, const char *error_text, int device_count);
+
+// 13000 -> "13.0" (CUDA driver/runtime encoding: 1000*major + 10*minor).
+std::string cuda_version_string(int v);
+// 130100 -> "13.1.0", 91900 -> "9.19.0" (cuBLASLt / cuDNN: major*10000 + minor*100 + patch).
+std::string library_version_string(uint64_t v);
+
+// 16 UUID bytes -> "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as nvidia-smi prints it.
+std::string uuid_string(const unsigned char bytes[16]);
+
+} // namespace opbench::cuda
+
+#endif // OPBENCH_CUDA_PLANNING_HPP
