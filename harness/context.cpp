@@ -1,1 +1,91 @@
-// (filled in by the owner of this module)
+#include "context.hpp"
+
+#include "build_config.hpp"
+#include "git_version.hpp"
+#include "machine.hpp"
+#include "results.hpp"
+
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+
+#include <chrono>
+#include <ctime>
+
+namespace opbench {
+
+nlohmann::json build_context() {
+    return {{"opbench_version", OPBENCH_VERSION},
+            {"git_commit", OPBENCH_GIT_COMMIT},
+            {"build_type", OPBENCH_BUILD_TYPE},
+            {"compiler", OPBENCH_COMPILER},
+            {"options", OPBENCH_BUILD_OPTIONS},
+            {"backends_built", OPBENCH_BUILT_BACKENDS},
+            {"plugin_abi", fmt::format("{}.{}", OPB_ABI_VERSION_MAJOR, OPB_ABI_VERSION_MINOR)}};
+}
+
+nlohmann::json backend_context(const BackendInstance &be, const LoadedPlugin *plugin) {
+    const opb_backend_api &api = be.api();
+    nlohmann::json j = {{"name", api.name},
+                        {"version", api.version ? api.version : ""},
+                        {"description", api.description ? api.description : ""},
+                        {"library_versions", api.library_versions ? api.library_versions : ""},
+                        {"usable", be.usable()},
+                        {"unusable_reason", be.unusable_reason()},
+                        {"plugin_abi", fmt::format("{}.{}", OPB_ABI_MAJOR(api.abi_version),
+                                                   OPB_ABI_MINOR(api.abi_version))}};
+    if (plugin) j["path"] = plugin->path;
+    if (be.handle()) {
+        opb_device_info dev{};
+        dev.struct_size = sizeof dev;
+        dev.abi_version = OPB_ABI_VERSION;
+        if (api.device_info(be.handle(), &dev) == OPB_OK) {
+            dev.name[sizeof dev.name - 1] = '\0';
+            j["device"] = {{"kind", dev.kind == OPB_DEVICE_GPU ? "gpu" : "cpu"},
+                           {"name", dev.name},
+                           {"total_memory", dev.total_memory},
+                           {"free_memory", dev.free_memory}};
+        }
+        if (api.info) {
+            nlohmann::json info = nlohmann::json::object();
+            api.info(
+                be.handle(),
+                [](void *user, const char *key, const char *value) {
+                    if (key) (*static_cast<nlohmann::json *>(user))[key] = value ? value : "";
+                },
+                &info);
+            j["info"] = std::move(info);
+        }
+    }
+    return j;
+}
+
+nlohmann::json opbench_context(const Suite &suite, const std::vector<Case> &cases,
+                               const std::map<std::string, std::unique_ptr<BackendInstance>> &backends,
+                               const std::map<std::string, std::string> &unavailable,
+                               const RunOptions &options, double timer_overhead_seconds) {
+    nlohmann::json j;
+    j["schema_version"] = kResultSchemaVersion;
+    char stamp[64];
+    std::time_t now = std::time(nullptr);
+    std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+    j["timestamp"] = stamp;
+    j["build"] = build_context();
+    j["machine"] = cpu_context();
+    j["suite"] = {{"name", suite.name},
+                  {"description", suite.description},
+                  {"path", suite.path},
+                  {"sha256", suite.content_hash},
+                  {"cases", cases.size()}};
+    nlohmann::json be = nlohmann::json::object();
+    for (const auto &[name, inst] : backends) be[name] = backend_context(*inst, nullptr);
+    for (const auto &[name, why] : unavailable)
+        if (!be.contains(name)) be[name] = {{"name", name}, {"usable", false}, {"unusable_reason", why}};
+    j["backends"] = std::move(be);
+    j["measurement"] = {{"reference_backend", options.reference},
+                        {"timer", "std::chrono::steady_clock around execute + synchronize"},
+                        {"timer_overhead_seconds", timer_overhead_seconds},
+                        {"benchmark_args", options.benchmark_args}};
+    return j;
+}
+
+} // namespace opbench

@@ -1,1 +1,242 @@
-int main() { return 0; }
+// opbench: the command-line program. Each subcommand is a small function;
+// the work lives in the harness modules.
+#include "build_config.hpp"
+#include "context.hpp"
+#include "git_version.hpp"
+#include "machine.hpp"
+#include "opbench/ops.hpp"
+#include "plugin_loader.hpp"
+#include "runner.hpp"
+#include "suite.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+#include <set>
+
+namespace fs = std::filesystem;
+using namespace opbench;
+
+namespace {
+
+// Exit codes: 0 all good, 1 a case failed verification or execution,
+// 2 bad input (usage, suite), 3 an environment problem (output not writable).
+constexpr int kExitFailedCases = 1;
+constexpr int kExitBadInput = 2;
+constexpr int kExitEnvironment = 3;
+
+// Names a suite may use as backends: the design's three plus every plugin
+// found, so a typo is caught while an unbuilt backend is merely skipped.
+std::vector<std::string> known_backends(const PluginSet &plugins) {
+    std::set<std::string> names = {"naive", "onednn", "cuda"};
+    for (const auto &n : plugins.names()) names.insert(n);
+    return {names.begin(), names.end()};
+}
+
+void print_refused(const PluginSet &plugins) {
+    for (const auto &f : plugins.failures) std::cerr << "opbench: refused plugin " << f.reason << "\n";
+}
+
+std::vector<std::string> split_list(const std::string &s) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    while (start <= s.size()) {
+        std::size_t end = s.find(',', start);
+        if (end == std::string::npos) end = s.size();
+        if (end > start) out.push_back(s.substr(start, end - start));
+        start = end + 1;
+    }
+    return out;
+}
+
+// suites/ of the source tree, else ./suites.
+fs::path suites_dir() {
+    fs::path src = fs::path(OPBENCH_SOURCE_ROOT) / "suites";
+    std::error_code ec;
+    if (fs::is_directory(src, ec)) return src;
+    return fs::current_path() / "suites";
+}
+
+int cmd_list(const PluginSet &plugins) {
+    std::cout << "opbench " << OPBENCH_VERSION << " (" << OPBENCH_GIT_COMMIT << "), plugin ABI "
+              << OPB_ABI_VERSION_MAJOR << "." << OPB_ABI_VERSION_MINOR << "\n\nBackends:\n";
+    if (plugins.plugins.empty()) std::cout << "  (none found; set OPBENCH_PLUGIN_PATH)\n";
+    for (const auto &p : plugins.plugins) {
+        BackendInstance be(p);
+        nlohmann::json ctx = backend_context(be, &p);
+        std::cout << fmt::format("  {:<10} {:<8} {}\n", p.name(), ctx["version"].get<std::string>(),
+                                 be.usable() ? "usable" : "NOT usable: " + be.unusable_reason());
+        std::cout << fmt::format("  {:<10} {}\n", "", ctx["description"].get<std::string>());
+        if (!ctx["library_versions"].get<std::string>().empty())
+            std::cout << fmt::format("  {:<10} libraries: {}\n", "", ctx["library_versions"].get<std::string>());
+        if (ctx.contains("device"))
+            std::cout << fmt::format("  {:<10} device: {} ({})\n", "", ctx["device"]["name"].get<std::string>(),
+                                     ctx["device"]["kind"].get<std::string>());
+        if (ctx.contains("info"))
+            for (const auto &[k, v] : ctx["info"].items())
+                std::cout << fmt::format("  {:<10} {}: {}\n", "", k, v.get<std::string>());
+        std::cout << fmt::format("  {:<10} from {}\n", "", p.path);
+    }
+    for (const auto &f : plugins.failures) std::cout << "  refused: " << f.reason << "\n";
+
+    std::cout << "\nOps (dtypes: f32, bf16, f16):\n";
+    for (int op = 0; op < OPB_OP_COUNT; ++op) {
+        auto variants = variant_names(op);
+        std::cout << fmt::format("  {:<10} variants: {}\n", op_name(op), fmt::join(variants, ", "));
+    }
+
+    std::cout << "\nSuites (" << suites_dir().string() << "):\n";
+    std::vector<fs::path> files;
+    std::error_code ec;
+    for (const auto &e : fs::directory_iterator(suites_dir(), ec))
+        if (e.path().extension() == ".toml") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    SuiteOptions so{known_backends(plugins)};
+    for (const auto &f : files) {
+        try {
+            Suite s = load_suite_file(f.string(), so);
+            std::cout << fmt::format("  {:<26} {:>4} cases  {}\n", f.filename().string(), s.cases.size(),
+                                     s.description);
+        } catch (const SuiteError &e) {
+            std::cout << fmt::format("  {:<26} INVALID: {}\n", f.filename().string(), e.what());
+        }
+    }
+    return 0;
+}
+
+int cmd_validate(const std::vector<std::string> &paths, const PluginSet &plugins) {
+    SuiteOptions so{known_backends(plugins)};
+    int rc = 0;
+    for (const auto &path : paths) {
+        try {
+            Suite s = load_suite_file(path, so);
+            std::size_t runs = 0;
+            std::set<std::string> ops;
+            for (const auto &c : s.cases) {
+                runs += c.backends.size();
+                ops.insert(std::string(op_name(c.desc.op)));
+            }
+            std::cout << fmt::format("{}: ok: suite '{}', {} cases ({} case x backend runs), ops: {}\n",
+                                     path, s.name, s.cases.size(), runs, fmt::join(ops, ", "));
+        } catch (const SuiteError &e) {
+            std::cerr << e.what() << "\n";
+            rc = kExitBadInput;
+        }
+    }
+    return rc;
+}
+
+std::string default_out_path(const Suite &s) {
+    char stamp[32];
+    std::time_t now = std::time(nullptr);
+    std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::gmtime(&now));
+    return fmt::format("results/{}-{}.json", s.name.empty() ? "suite" : s.name, stamp);
+}
+
+int cmd_machine(bool refresh) {
+    MachinePeaks peaks = refresh ? measure_and_cache_machine() : load_or_measure_machine();
+    std::cout << machine_peaks_table(peaks);
+    return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+    CLI::App app{"opbench: benchmark transformer ops on interchangeable backends.\n"
+                 "Backends are plugins found in the build tree, the install dir and OPBENCH_PLUGIN_PATH."};
+    app.require_subcommand(1);
+    app.set_version_flag("--version", std::string(OPBENCH_VERSION) + " (" + OPBENCH_GIT_COMMIT + ")");
+
+    auto *list = app.add_subcommand("list", "show backends (version, usable here or why not), ops and suites");
+
+    auto *validate = app.add_subcommand("validate", "check suite files and print how many cases each expands to");
+    std::vector<std::string> validate_paths;
+    validate->add_option("suite", validate_paths, "suite TOML file(s)")->required()->check(CLI::ExistingFile);
+
+    auto *run = app.add_subcommand("run", "run a suite: verify each case against the reference, measure, "
+                                          "write a result set.\nArguments --benchmark_* go to Google Benchmark.");
+    std::string suite_path, backends_csv, out_path;
+    RunOptions opts;
+    bool no_out = false, no_progress = false;
+    run->add_option("suite", suite_path, "suite TOML file")->required()->check(CLI::ExistingFile);
+    run->add_option("--backends", backends_csv, "comma-separated backends, replacing the suite's lists");
+    run->add_option("--out", out_path, "result set path (default results/<suite>-<UTC time>.json)");
+    run->add_flag("--no-out", no_out, "write no result set");
+    run->add_option("--reference", opts.reference, "backend whose output is the reference")->capture_default_str();
+    auto &ov = opts.overrides;
+    run->add_option_function<int>("--warmup", [&](int v) { ov.warmup = v; }, "untimed executions before measuring")
+        ->check(CLI::NonNegativeNumber);
+    run->add_option_function<double>("--min-time", [&](double v) { ov.min_time = v; }, "seconds of samples at least")
+        ->check(CLI::PositiveNumber);
+    run->add_option_function<double>("--max-time", [&](double v) { ov.max_time = v; }, "seconds of samples at most")
+        ->check(CLI::PositiveNumber);
+    run->add_option_function<int>("--min-samples", [&](int v) { ov.min_samples = v; }, "samples at least")
+        ->check(CLI::PositiveNumber);
+    run->add_option_function<double>("--noise", [&](double v) { ov.noise = v; },
+                                      "target relative half-width of the median's 95% CI (0.01 = 1%)")
+        ->check(CLI::PositiveNumber);
+    run->add_option_function<int>("--repetitions", [&](int v) { ov.repetitions = v; },
+                                  "result entries per case (compare.py's U-test wants ~9)")
+        ->check(CLI::PositiveNumber);
+    run->add_option_function<std::string>("--cache", [&](const std::string &v) { ov.cache = v; },
+                                          "cache state between samples")
+        ->check(CLI::IsMember({"warm", "cold"}));
+    run->add_option_function<int>("--threads", [&](int v) { ov.threads = v; }, "CPU threads (0 = all cores)")
+        ->check(CLI::NonNegativeNumber);
+    run->add_flag("--no-progress", no_progress, "no progress lines on a terminal");
+    run->allow_extras();
+
+    auto *machine = app.add_subcommand("machine", "measure this machine's peak FLOP/s and memory bandwidth "
+                                                  "(cached per machine; used for rooflines)");
+    bool refresh = false;
+    machine->add_flag("--refresh", refresh, "measure again even if cached");
+
+    CLI11_PARSE(app, argc, argv);
+
+    PluginSet plugins = discover_plugins(default_plugin_search_paths());
+
+    if (*list) return cmd_list(plugins);
+    if (*validate) {
+        print_refused(plugins);
+        return cmd_validate(validate_paths, plugins);
+    }
+    if (*machine) return cmd_machine(refresh);
+
+    // run
+    print_refused(plugins);
+    for (const auto &extra : run->remaining()) {
+        if (extra.rfind("--benchmark_", 0) != 0) {
+            std::cerr << "opbench run: unknown argument '" << extra
+                      << "' (opbench's options are listed by --help; Google Benchmark's start with --benchmark_)\n";
+            return kExitBadInput;
+        }
+        opts.benchmark_args.push_back(extra);
+    }
+    Suite suite;
+    try {
+        suite = load_suite_file(suite_path, SuiteOptions{known_backends(plugins)});
+    } catch (const SuiteError &e) {
+        std::cerr << e.what() << "\n";
+        return kExitBadInput;
+    }
+    if (!backends_csv.empty()) opts.backends = split_list(backends_csv);
+    opts.out_path = no_out ? "" : (out_path.empty() ? default_out_path(suite) : out_path);
+    opts.progress = !no_progress;
+
+    RunSummary summary;
+    try {
+        summary = run_suite(suite, plugins, opts);
+    } catch (const std::exception &e) {
+        std::cerr << "opbench run: " << e.what() << "\n";
+        return kExitEnvironment;
+    }
+    std::cout << fmt::format("\nopbench: {} passed, {} failed, {} skipped", summary.passed, summary.failed,
+                             summary.skipped);
+    if (!summary.out_path.empty()) std::cout << " -> " << summary.out_path;
+    std::cout << "\n";
+    return summary.failed > 0 ? kExitFailedCases : 0;
+}

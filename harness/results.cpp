@@ -1,1 +1,215 @@
-// (filled in by the owner of this module)
+#include "results.hpp"
+
+#include "opbench/ops.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <stdexcept>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace opbench {
+
+nlohmann::json shape_params(const opb_op_desc &d) {
+    nlohmann::json j = nlohmann::json::object();
+    switch (d.op) {
+    case OPB_OP_MATMUL: {
+        const auto &p = d.p.matmul;
+        j = {{"B", p.batch}, {"M", p.m},           {"N", p.n},           {"K", p.k},
+             {"trans_a", p.trans_a != 0}, {"trans_b", p.trans_b != 0}, {"bias", p.has_bias != 0}};
+        break;
+    }
+    case OPB_OP_SOFTMAX: {
+        const auto &p = d.p.softmax;
+        j = {{"B", p.batch}, {"R", p.rows}, {"C", p.cols}, {"scale", effective_scale(d)},
+             {"causal", p.causal != 0}};
+        break;
+    }
+    case OPB_OP_LAYERNORM:
+    case OPB_OP_RMSNORM:
+        j = {{"R", d.p.norm.rows}, {"C", d.p.norm.cols}, {"eps", d.p.norm.eps}};
+        break;
+    case OPB_OP_GELU:
+    case OPB_OP_SILU:
+    case OPB_OP_ADD: j = {{"R", d.p.eltwise.rows}, {"C", d.p.eltwise.cols}}; break;
+    case OPB_OP_ATTENTION: {
+        const auto &p = d.p.attention;
+        j = {{"B", p.batch},   {"H", p.heads},           {"Sq", p.seq_q},
+             {"Skv", p.seq_kv}, {"D", p.head_dim},       {"causal", p.causal != 0},
+             {"scale", effective_scale(d)}};
+        break;
+    }
+    }
+    return j;
+}
+
+std::string benchmark_name(const Case &c, const std::string &backend) {
+    const opb_op_desc &d = c.desc;
+    std::string n{op_name(d.op)};
+    switch (d.op) {
+    case OPB_OP_MATMUL: {
+        const auto &p = d.p.matmul;
+        n += fmt::format("/B:{}/M:{}/N:{}/K:{}", p.batch, p.m, p.n, p.k);
+        if (p.trans_a) n += "/tA:1";
+        if (p.trans_b) n += "/tB:1";
+        if (p.has_bias) n += "/bias:1";
+        break;
+    }
+    case OPB_OP_SOFTMAX: {
+        const auto &p = d.p.softmax;
+        n += fmt::format("/B:{}/R:{}/C:{}", p.batch, p.rows, p.cols);
+        if (p.scale != 0.0f) n += fmt::format("/scale:{}", p.scale);
+        if (p.causal) n += "/causal:1";
+        break;
+    }
+    case OPB_OP_LAYERNORM:
+    case OPB_OP_RMSNORM: n += fmt::format("/R:{}/C:{}", d.p.norm.rows, d.p.norm.cols); break;
+    case OPB_OP_GELU:
+    case OPB_OP_SILU:
+    case OPB_OP_ADD: n += fmt::format("/R:{}/C:{}", d.p.eltwise.rows, d.p.eltwise.cols); break;
+    case OPB_OP_ATTENTION: {
+        const auto &p = d.p.attention;
+        n += fmt::format("/B:{}/H:{}", p.batch, p.heads);
+        n += p.seq_q == p.seq_kv ? fmt::format("/S:{}", p.seq_q)
+                                 : fmt::format("/Sq:{}/Skv:{}", p.seq_q, p.seq_kv);
+        n += fmt::format("/D:{}/causal:{}", p.head_dim, p.causal ? 1 : 0);
+        break;
+    }
+    }
+    if (d.op == OPB_OP_ATTENTION || variant_names(d.op).size() > 1)
+        n += fmt::format("/variant:{}", variant_name(d.op, d.variant));
+    n += fmt::format("/dt:{}", dtype_name(d.dtype));
+    if (c.settings.threads > 0) n += fmt::format("/thr:{}", c.settings.threads);
+    if (c.settings.cache != "warm") n += "/cache:" + c.settings.cache;
+    n += "/be:" + backend;
+    if (!c.name.empty()) n += "/case:" + c.name;
+    return n;
+}
+
+namespace {
+
+nlohmann::json summary_json(const RepetitionRecord &r) {
+    const SampleSummary &s = r.summary;
+    return {{"samples", s.n},
+            {"calls_per_sample", r.calls_per_sample},
+            {"min", s.min},
+            {"mean", s.mean},
+            {"median", s.median},
+            {"p90", s.p90},
+            {"p99", s.p99},
+            {"max", s.max},
+            {"stddev", s.stddev},
+            {"cv", s.cv},
+            {"median_ci95", {s.median_ci_low, s.median_ci_high}},
+            {"noise", s.noise},
+            {"noise_target_met", r.target_met},
+            {"timed_out", r.timed_out},
+            {"outliers_low", s.outliers_low},
+            {"outliers_high", s.outliers_high},
+            {"cpu_time_per_call", r.cpu_seconds_per_call},
+            {"device_time_per_call",
+             r.device_seconds_per_call >= 0 ? nlohmann::json(r.device_seconds_per_call)
+                                            : nlohmann::json(nullptr)}};
+}
+
+} // namespace
+
+nlohmann::json case_fields(const CaseResult &r) {
+    const Case &c = *r.source;
+    const opb_op_desc &d = c.desc;
+    nlohmann::json j;
+    j["op"] = op_name(d.op);
+    j["backend"] = r.backend;
+    j["dtype"] = dtype_name(d.dtype);
+    j["variant"] = variant_name(d.op, d.variant);
+    j["case"] = c.name;
+    j["params"] = shape_params(d);
+    j["flops"] = op_flops(d);
+    j["bytes"] = op_bytes(d);
+    j["arithmetic_intensity"] = arithmetic_intensity(d);
+    j["status"] = r.status;
+    j["reason"] = r.reason;
+    j["reference"] = r.is_reference;
+    j["nmse"] = r.nmse >= 0 ? nlohmann::json(r.nmse) : nlohmann::json(nullptr);
+    j["nmse_threshold"] = r.nmse_threshold;
+    j["settings"] = {{"warmup", c.settings.warmup},       {"min_time", c.settings.min_time},
+                     {"max_time", c.settings.max_time},   {"min_samples", c.settings.min_samples},
+                     {"noise_target", c.settings.noise}, {"cache", c.settings.cache},
+                     {"threads", c.settings.threads}};
+    j["suite_location"] = c.where.str();
+    const MemoryFigures &m = r.memory;
+    j["memory"] = {{"workspace_bytes", m.workspace_bytes},
+                   {"plugin_peak_bytes", m.plugin_peak_bytes},
+                   {"host_accounted_peak_bytes", m.host_accounted_peak},
+                   {"device_accounted_peak_bytes", m.device_accounted_peak},
+                   {"heap_tracked", m.heap_tracked},
+                   {"heap_peak_bytes", m.heap_peak_bytes},
+                   {"allocs_per_call", m.allocs_per_call},
+                   {"alloc_bytes_per_call", m.alloc_bytes_per_call},
+                   {"rss_peak_bytes", m.rss_peak_bytes},
+                   {"rss_peak_reset", m.rss_peak_reset}};
+    return j;
+}
+
+nlohmann::json enrich_result_set(nlohmann::json gb, const std::vector<CaseResult> &results,
+                                 const nlohmann::json &opbench_context) {
+    std::map<std::string, const CaseResult *> by_name;
+    for (const auto &r : results) by_name[r.name] = &r;
+
+    gb["context"]["opbench"] = opbench_context;
+    for (auto &entry : gb["benchmarks"]) {
+        const std::string run_name = entry.value("run_name", entry.value("name", ""));
+        // Google Benchmark appends "/manual_time" to the names it reports.
+        std::string key = run_name;
+        const std::string suffix = "/manual_time";
+        if (key.size() > suffix.size() && key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0)
+            key.resize(key.size() - suffix.size());
+        auto it = by_name.find(key);
+        if (it == by_name.end()) continue;
+        const CaseResult &r = *it->second;
+        for (auto &[k, v] : case_fields(r).items()) entry[k] = v;
+        const bool is_aggregate = entry.value("run_type", "") == "aggregate";
+        if (!is_aggregate && entry.contains("repetition_index")) {
+            std::size_t idx = entry["repetition_index"].get<std::size_t>();
+            if (idx < r.repetitions.size()) entry["stats"] = summary_json(r.repetitions[idx]);
+        }
+    }
+    return gb;
+}
+
+void write_file_atomically(const std::string &path, const std::string &text) {
+    fs::path target = fs::absolute(path);
+    std::error_code ec;
+    if (!target.parent_path().empty()) fs::create_directories(target.parent_path(), ec);
+    if (ec)
+        throw std::runtime_error(fmt::format("cannot create directory {}: {}",
+                                             target.parent_path().string(), ec.message()));
+    fs::path tmp = target;
+    tmp += fmt::format(".tmp.{}", ::getpid());
+    {
+        std::FILE *f = std::fopen(tmp.c_str(), "wb");
+        if (!f) throw std::runtime_error(fmt::format("cannot write {}: {}", tmp.string(), std::strerror(errno)));
+        bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+        ok = std::fflush(f) == 0 && ok;
+        ok = ::fsync(::fileno(f)) == 0 && ok;
+        ok = std::fclose(f) == 0 && ok;
+        if (!ok) {
+            fs::remove(tmp, ec);
+            throw std::runtime_error(fmt::format("writing {} failed: {}", tmp.string(), std::strerror(errno)));
+        }
+    }
+    fs::rename(tmp, target, ec);
+    if (ec) {
+        fs::remove(tmp, ec);
+        throw std::runtime_error(fmt::format("cannot move result into {}: {}", target.string(), ec.message()));
+    }
+}
+
+} // namespace opbench

@@ -1,1 +1,669 @@
-// (filled in by the owner of this module)
+#include "runner.hpp"
+
+#include "alloc_tracker.hpp"
+#include "context.hpp"
+#include "opbench/ops.hpp"
+#include "results.hpp"
+#include "statistics.hpp"
+#include "verify.hpp"
+
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <unistd.h>
+
+namespace opbench {
+
+void SettingOverrides::apply(MeasureSettings &s) const {
+    if (warmup) s.warmup = *warmup;
+    if (min_samples) s.min_samples = *min_samples;
+    if (repetitions) s.repetitions = *repetitions;
+    if (threads) s.threads = *threads;
+    if (min_time) s.min_time = *min_time;
+    if (max_time) s.max_time = *max_time;
+    if (noise) s.noise = *noise;
+    if (cache) s.cache = *cache;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_between(Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double>(b - a).count();
+}
+
+double process_cpu_seconds() {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+
+// A failure inside a case: recorded on the case, never thrown out of the run.
+struct CaseFailure {
+    std::string status; // "failed" or "skipped"
+    std::string reason;
+};
+
+// Tensors of one case living in one backend's memory.
+class BackendTensors {
+public:
+    BackendTensors(BackendInstance &be, const HostTensors &host) : be_(be) {
+        for (const auto &buf : host.buffers) {
+            void *p = nullptr;
+            opb_status s = be.api().alloc(be.handle(), buf.size(), &p);
+            if (s != OPB_OK)
+                throw CaseFailure{"failed", fmt::format("alloc of {} bytes: {}", buf.size(),
+                                                        be.error_text(s))};
+            ptrs_.push_back(p);
+            s = be.api().copy_in(be.handle(), p, buf.data(), buf.size());
+            if (s != OPB_OK) throw CaseFailure{"failed", "copy_in: " + be.error_text(s)};
+        }
+    }
+    ~BackendTensors() {
+        for (void *p : ptrs_) be_.api().free(be_.handle(), p);
+    }
+    BackendTensors(const BackendTensors &) = delete;
+    BackendTensors &operator=(const BackendTensors &) = delete;
+
+    void *const *data() const { return ptrs_.data(); }
+    int32_t count() const { return static_cast<int32_t>(ptrs_.size()); }
+    void *at(std::size_t i) const { return ptrs_[i]; }
+
+private:
+    BackendInstance &be_;
+    std::vector<void *> ptrs_;
+};
+
+// A prepared plan, released on destruction.
+class PreparedPlan {
+public:
+    PreparedPlan(BackendInstance &be, const opb_op_desc &desc) : be_(be) {
+        opb_status s = be.api().prepare(be.handle(), &desc, &plan_, &workspace_bytes_);
+        if (s == OPB_ERR_UNSUPPORTED || s == OPB_ERR_UNAVAILABLE)
+            throw CaseFailure{"skipped", be.error_text(s)};
+        if (s != OPB_OK) throw CaseFailure{"failed", "prepare: " + be.error_text(s)};
+    }
+    ~PreparedPlan() {
+        if (plan_) be_.api().release(be_.handle(), plan_);
+    }
+    PreparedPlan(const PreparedPlan &) = delete;
+    PreparedPlan &operator=(const PreparedPlan &) = delete;
+
+    opb_plan *get() const { return plan_; }
+    uint64_t workspace_bytes() const { return workspace_bytes_; }
+
+private:
+    BackendInstance &be_;
+    opb_plan *plan_ = nullptr;
+    uint64_t workspace_bytes_ = 0;
+};
+
+void execute_once(BackendInstance &be, opb_plan *plan, const BackendTensors &t) {
+    opb_status s = be.api().execute(be.handle(), plan, t.data(), t.count());
+    if (s != OPB_OK) throw CaseFailure{"failed", "execute: " + be.error_text(s)};
+}
+
+void synchronize(BackendInstance &be) {
+    opb_status s = be.api().synchronize(be.handle());
+    if (s != OPB_OK) throw CaseFailure{"failed", "synchronize: " + be.error_text(s)};
+}
+
+// Copies every output tensor back to the host.
+std::vector<std::vector<uint8_t>> read_outputs(BackendInstance &be, const BackendTensors &t,
+                                               const HostTensors &layout) {
+    std::vector<std::vector<uint8_t>> out;
+    for (std::size_t i = 0; i < layout.buffers.size(); ++i) {
+        if (!layout.is_output[i]) continue;
+        std::vector<uint8_t> buf(layout.buffers[i].size());
+        opb_status s = be.api().copy_out(be.handle(), buf.data(), t.at(i), buf.size());
+        if (s != OPB_OK) throw CaseFailure{"failed", "copy_out: " + be.error_text(s)};
+        out.push_back(std::move(buf));
+    }
+    return out;
+}
+
+// A buffer larger than the last-level cache, written between samples of a
+// cold-cache case so that no operand is left in the CPU caches.
+class CacheEvictor {
+public:
+    CacheEvictor() {
+        // Twice the LLC when sysfs tells it; 256 MiB otherwise (larger than
+        // any current server LLC).
+        std::size_t llc = last_level_cache_bytes();
+        buffer_.assign(llc ? 2 * llc : (256u << 20), 1);
+    }
+    void evict() {
+        for (std::size_t i = 0; i < buffer_.size(); i += 64) buffer_[i] += 1;
+        benchmark::DoNotOptimize(buffer_.data());
+        benchmark::ClobberMemory();
+    }
+    std::size_t bytes() const { return buffer_.size(); }
+
+private:
+    static std::size_t last_level_cache_bytes() {
+        std::size_t best = 0;
+        for (int idx = 0; idx < 8; ++idx) {
+            std::ifstream f(fmt::format("/sys/devices/system/cpu/cpu0/cache/index{}/size", idx));
+            std::string s;
+            if (!(f >> s) || s.empty()) continue;
+            std::size_t mult = 1;
+            if (s.back() == 'K') mult = 1024;
+            if (s.back() == 'M') mult = 1024 * 1024;
+            try {
+                best = std::max<std::size_t>(best, std::stoull(s) * mult);
+            } catch (...) {
+            }
+        }
+        return best;
+    }
+    std::vector<uint8_t> buffer_;
+};
+
+} // namespace
+
+// ---- the run ------------------------------------------------------------------
+
+namespace {
+
+// One case on one backend while it is being measured: its tensors and plan
+// live here between Google Benchmark's calls for its repetitions.
+struct ActiveCase {
+    std::size_t result_index = SIZE_MAX;
+    BackendInstance *backend = nullptr;
+    std::unique_ptr<BackendTensors> tensors;
+    std::unique_ptr<PreparedPlan> plan;
+    int calls_per_sample = 1;
+    AllocCounters heap_before{};
+};
+
+class SuiteRun {
+public:
+    SuiteRun(const Suite &suite, const PluginSet &plugins, const RunOptions &options)
+        : suite_(suite), plugins_(plugins), options_(options) {
+        for (const auto &c : suite.cases) {
+            Case effective = c;
+            options.overrides.apply(effective.settings);
+            effective.desc.threads = effective.settings.threads;
+            if (!options.backends.empty()) effective.backends = options.backends;
+            cases_.push_back(std::move(effective));
+        }
+        for (std::size_t ci = 0; ci < cases_.size(); ++ci)
+            for (const auto &be : cases_[ci].backends) {
+                CaseResult r;
+                r.source = &cases_[ci];
+                r.backend = be;
+                r.name = benchmark_name(cases_[ci], be);
+                r.is_reference = be == options.reference;
+                r.nmse_threshold = tolerance_for(cases_[ci].desc).max_nmse;
+                results_.push_back(std::move(r));
+                case_of_result_.push_back(ci);
+                ran_.push_back(false);
+            }
+        timer_overhead_ = measure_timer_overhead();
+    }
+
+    RunSummary run() {
+        open_backends();
+        register_benchmarks();
+        run_benchmarks();
+        RunSummary summary;
+        for (std::size_t ri = 0; ri < results_.size(); ++ri) {
+            if (!ran_[ri]) continue; // excluded by --benchmark_filter
+            const CaseResult &r = results_[ri];
+            if (r.status == "passed") ++summary.passed;
+            else if (r.status == "failed") ++summary.failed;
+            else ++summary.skipped;
+        }
+        summary.out_path = options_.out_path;
+        return summary;
+    }
+
+    const std::vector<CaseResult> &results() const { return results_; }
+    CaseResult *find_result(const std::string &run_name) {
+        for (auto &r : results_)
+            if (r.name == run_name) return &r;
+        return nullptr;
+    }
+
+    void bench(benchmark::State &state, std::size_t ri);
+
+private:
+    void open_backends();
+    void register_benchmarks();
+    void run_benchmarks();
+    void activate(std::size_t ri);
+    void deactivate();
+    RepetitionRecord measure_repetition(const Case &c);
+    const std::vector<std::vector<uint8_t>> &reference_outputs(std::size_t ci);
+    const HostTensors &inputs(std::size_t ci);
+    void show_progress(std::size_t ri);
+
+    const Suite &suite_;
+    const PluginSet &plugins_;
+    const RunOptions &options_;
+    std::vector<Case> cases_;
+    std::vector<CaseResult> results_;
+    std::vector<std::size_t> case_of_result_;
+    std::vector<bool> ran_; // reached by Google Benchmark (not filtered out)
+
+    std::map<std::string, std::unique_ptr<BackendInstance>> backends_;
+    std::map<std::string, std::string> backend_missing_; // name -> why not available
+    std::unique_ptr<BackendInstance> reference_;          // a separate instance: its memory never counts
+    std::string reference_missing_;
+
+    // Inputs and reference outputs of the case being run, shared by its backends.
+    std::size_t cached_case_ = SIZE_MAX;
+    HostTensors cached_inputs_;
+    std::optional<std::vector<std::vector<uint8_t>>> cached_reference_;
+    std::string reference_error_;
+
+    ActiveCase active_;
+    std::unique_ptr<CacheEvictor> evictor_;
+    double timer_overhead_ = 0;
+    Clock::time_point started_ = Clock::now();
+    std::size_t progress_shown_ = SIZE_MAX;
+};
+
+void SuiteRun::open_backends() {
+    auto wanted = [&] {
+        std::vector<std::string> names;
+        for (const auto &c : cases_)
+            for (const auto &b : c.backends)
+                if (std::find(names.begin(), names.end(), b) == names.end()) names.push_back(b);
+        return names;
+    }();
+    for (const auto &name : wanted) {
+        const LoadedPlugin *p = plugins_.find(name);
+        if (!p) {
+            std::string loaded = fmt::format("{}", fmt::join(plugins_.names(), ", "));
+            backend_missing_[name] = fmt::format(
+                "backend '{}' is not available: not built or not found (loaded: {})", name,
+                loaded.empty() ? "none" : loaded);
+            continue;
+        }
+        auto inst = std::make_unique<BackendInstance>(*p);
+        if (!inst->usable())
+            backend_missing_[name] = fmt::format("backend '{}' is not usable here: {}", name,
+                                                 inst->unusable_reason());
+        backends_[name] = std::move(inst);
+    }
+    if (const LoadedPlugin *ref = plugins_.find(options_.reference)) {
+        reference_ = std::make_unique<BackendInstance>(*ref);
+        if (!reference_->usable()) {
+            reference_missing_ = reference_->unusable_reason();
+            reference_.reset();
+        }
+    } else {
+        reference_missing_ = fmt::format("reference backend '{}' is not loaded", options_.reference);
+    }
+}
+
+const HostTensors &SuiteRun::inputs(std::size_t ci) {
+    if (cached_case_ != ci) {
+        cached_case_ = ci;
+        // Seed from the case's position: stable across runs of the same suite.
+        cached_inputs_ = make_inputs(cases_[ci].desc, 0x6f7062656e6368ull + ci);
+        cached_reference_.reset();
+        reference_error_.clear();
+    }
+    return cached_inputs_;
+}
+
+const std::vector<std::vector<uint8_t>> &SuiteRun::reference_outputs(std::size_t ci) {
+    const HostTensors &host = inputs(ci);
+    if (cached_reference_) return *cached_reference_;
+    if (!reference_error_.empty()) throw CaseFailure{"failed", reference_error_};
+    try {
+        if (!reference_) throw CaseFailure{"failed", reference_missing_};
+        BackendInstance &ref = *reference_;
+        BackendTensors t(ref, host);
+        PreparedPlan plan(ref, cases_[ci].desc);
+        execute_once(ref, plan.get(), t);
+        synchronize(ref);
+        cached_reference_ = read_outputs(ref, t, host);
+    } catch (const CaseFailure &f) {
+        reference_error_ = "cannot verify: reference backend '" + options_.reference + "': " + f.reason;
+        throw CaseFailure{"failed", reference_error_};
+    }
+    return *cached_reference_;
+}
+
+void SuiteRun::deactivate() {
+    if (active_.result_index == SIZE_MAX) return;
+    CaseResult &r = results_[active_.result_index];
+    BackendInstance &be = *active_.backend;
+    if (r.status == "passed") {
+        // Memory figures cover this case's own prepare and execute calls.
+        opb_memory_stats ms{};
+        ms.struct_size = sizeof ms;
+        ms.abi_version = OPB_ABI_VERSION;
+        if (be.api().memory_stats(be.handle(), &ms) == OPB_OK) r.memory.plugin_peak_bytes = ms.peak_bytes;
+        r.memory.host_accounted_peak = be.accounting().host_peak;
+        r.memory.device_accounted_peak = be.accounting().device_peak;
+        r.memory.heap_tracked = alloc_tracking_active();
+        if (r.memory.heap_tracked) {
+            AllocCounters now = alloc_snapshot();
+            r.memory.heap_peak_bytes = now.peak > active_.heap_before.current
+                                           ? now.peak - active_.heap_before.current
+                                           : 0;
+        }
+        r.memory.rss_peak_bytes = peak_rss_bytes();
+    }
+    active_.plan.reset();
+    active_.tensors.reset();
+    active_ = ActiveCase{};
+}
+
+void SuiteRun::activate(std::size_t ri) {
+    if (active_.result_index == ri) return;
+    deactivate();
+    active_.result_index = ri;
+    ran_[ri] = true;
+    CaseResult &r = results_[ri];
+    const std::size_t ci = case_of_result_[ri];
+    const Case &c = cases_[ci];
+    show_progress(ri);
+
+    try {
+        auto missing = backend_missing_.find(r.backend);
+        if (missing != backend_missing_.end()) throw CaseFailure{"skipped", missing->second};
+        BackendInstance &be = *backends_.at(r.backend);
+        active_.backend = &be;
+
+        opb_status s = be.api().supports(be.handle(), &c.desc);
+        if (s == OPB_ERR_UNSUPPORTED || s == OPB_ERR_UNAVAILABLE)
+            throw CaseFailure{"skipped", be.error_text(s)};
+        if (s != OPB_OK) throw CaseFailure{"failed", "supports: " + be.error_text(s)};
+
+        // The reference runs first, in its own instance, before any peak is
+        // reset: its memory never shows in this case's figures.
+        const auto &reference = reference_outputs(ci);
+        const HostTensors &host = inputs(ci);
+
+        be.api().reset_peak(be.handle());
+        be.accounting().reset_peaks();
+        r.memory.rss_peak_reset = reset_peak_rss();
+        alloc_reset_peak();
+        active_.heap_before = alloc_snapshot();
+
+        active_.tensors = std::make_unique<BackendTensors>(be, host);
+        active_.plan = std::make_unique<PreparedPlan>(be, c.desc);
+        r.memory.workspace_bytes = active_.plan->workspace_bytes();
+
+        // Verify before timing: only a correct result is measured.
+        execute_once(be, active_.plan->get(), *active_.tensors);
+        synchronize(be);
+        auto outputs = read_outputs(be, *active_.tensors, host);
+        double worst = 0.0;
+        for (std::size_t i = 0; i < outputs.size(); ++i) {
+            const auto elems = int64_t(outputs[i].size() / dtype_size(c.desc.dtype));
+            worst = std::max(worst, nmse(outputs[i].data(), reference[i].data(), c.desc.dtype, elems));
+        }
+        r.nmse = worst;
+        if (!(worst <= r.nmse_threshold))
+            throw CaseFailure{"failed", fmt::format("verification failed: NMSE {:.3g} exceeds {:.3g} ({})",
+                                                    worst, r.nmse_threshold,
+                                                    tolerance_for(c.desc).why)};
+
+        // Warmup, also counting heap allocations per execute call.
+        const int warm_calls = std::max(1, c.settings.warmup);
+        AllocCounters before = alloc_snapshot();
+        for (int i = 0; i < warm_calls; ++i) {
+            execute_once(be, active_.plan->get(), *active_.tensors);
+            synchronize(be);
+        }
+        AllocCounters after = alloc_snapshot();
+        r.memory.allocs_per_call = double(after.calls - before.calls) / warm_calls;
+        r.memory.alloc_bytes_per_call = double(after.bytes - before.bytes) / warm_calls;
+
+        // Batch tiny ops so the clock's own cost stays under 1% of a sample.
+        if (c.settings.cache == "cold") {
+            active_.calls_per_sample = 1; // every call must start cold
+            if (!evictor_) evictor_ = std::make_unique<CacheEvictor>();
+        } else {
+            auto t0 = Clock::now();
+            execute_once(be, active_.plan->get(), *active_.tensors);
+            synchronize(be);
+            active_.calls_per_sample = calls_per_sample(seconds_between(t0, Clock::now()), timer_overhead_);
+        }
+    } catch (const CaseFailure &f) {
+        r.status = f.status;
+        r.reason = f.reason;
+        active_.plan.reset();
+        active_.tensors.reset();
+    }
+}
+
+RepetitionRecord SuiteRun::measure_repetition(const Case &c) {
+    BackendInstance &be = *active_.backend;
+    const auto &api = be.api();
+    const bool cold = c.settings.cache == "cold";
+    const bool device_timer = api.timer_start && api.timer_stop;
+    const int calls = active_.calls_per_sample;
+
+    NoiseCriterion criterion(c.settings.noise, c.settings.min_time, c.settings.max_time,
+                             static_cast<std::size_t>(std::max(1, c.settings.min_samples)));
+    std::vector<double> samples, device_samples;
+    double cpu_total = 0.0;
+    while (!criterion.done()) {
+        if (cold) {
+            evictor_->evict();
+            if (api.flush_cache) api.flush_cache(be.handle());
+            synchronize(be);
+        }
+        if (device_timer) api.timer_start(be.handle());
+        const double cpu0 = process_cpu_seconds();
+        const auto t0 = Clock::now();
+        for (int k = 0; k < calls; ++k) execute_once(be, active_.plan->get(), *active_.tensors);
+        synchronize(be);
+        const auto t1 = Clock::now();
+        cpu_total += process_cpu_seconds() - cpu0;
+        if (device_timer) {
+            double dev = 0;
+            if (api.timer_stop(be.handle(), &dev) == OPB_OK) device_samples.push_back(dev / calls);
+        }
+        const double sample = seconds_between(t0, t1);
+        criterion.add(sample);
+        samples.push_back(sample / calls);
+    }
+    RepetitionRecord rec;
+    rec.summary = summarize(samples);
+    rec.calls_per_sample = calls;
+    rec.target_met = criterion.target_met();
+    rec.timed_out = criterion.timed_out();
+    rec.cpu_seconds_per_call = cpu_total / (double(samples.size()) * calls);
+    if (!device_samples.empty()) rec.device_seconds_per_call = summarize(device_samples).median;
+    return rec;
+}
+
+void SuiteRun::bench(benchmark::State &state, std::size_t ri) {
+    activate(ri);
+    CaseResult &r = results_[ri];
+    const Case &c = cases_[case_of_result_[ri]];
+    if (r.status != "passed") {
+        state.SkipWithError((r.status + ": " + r.reason).c_str());
+        for (auto _ : state) {
+        }
+        return;
+    }
+    RepetitionRecord rec;
+    for (auto _ : state) {
+        try {
+            rec = measure_repetition(c);
+        } catch (const CaseFailure &f) {
+            r.status = f.status;
+            r.reason = f.reason;
+            state.SkipWithError((r.status + ": " + r.reason).c_str());
+            break;
+        }
+        state.SetIterationTime(rec.summary.median);
+    }
+    if (r.status != "passed") return;
+    r.repetitions.push_back(rec);
+
+    const double t = rec.summary.median;
+    state.counters["GFLOP/s"] = t > 0 ? op_flops(c.desc) / t * 1e-9 : 0.0;
+    state.counters["GB/s"] = t > 0 ? op_bytes(c.desc) / t * 1e-9 : 0.0;
+    state.counters["AI"] = arithmetic_intensity(c.desc);
+    state.counters["noise%"] = rec.summary.noise * 100.0;
+    state.counters["samples"] = double(rec.summary.n);
+    for (const auto &[key, value] : shape_params(c.desc).items())
+        if (value.is_number()) state.counters[key] = value.get<double>();
+}
+
+void SuiteRun::show_progress(std::size_t ri) {
+    if (!options_.progress || !isatty(STDERR_FILENO) || progress_shown_ == ri) return;
+    progress_shown_ = ri;
+    const double elapsed = seconds_between(started_, Clock::now());
+    std::string eta = "?";
+    if (ri > 0) eta = fmt::format("{:.0f}s", elapsed / double(ri) * double(results_.size() - ri));
+    std::cerr << fmt::format("\x1b[2m[{}/{}  {:.0f}s elapsed, ~{} left]  {}\x1b[0m\n", ri + 1,
+                             results_.size(), elapsed, eta, results_[ri].name);
+}
+
+// Google Benchmark measures each repetition as a single iteration whose time
+// is the median per-call time of its samples (manual time). This reporter
+// restores the per-call view before anything is printed or written: the
+// iteration count becomes the number of calls measured and the CPU time the
+// process CPU time per call. Aggregates are recomputed from those runs.
+class PerCallReporter : public benchmark::BenchmarkReporter {
+public:
+    PerCallReporter(std::unique_ptr<benchmark::BenchmarkReporter> inner, SuiteRun &run)
+        : inner_(std::move(inner)), run_(run) {}
+
+    bool ReportContext(const Context &context) override {
+        inner_->SetOutputStream(&GetOutputStream());
+        inner_->SetErrorStream(&GetErrorStream());
+        return inner_->ReportContext(context);
+    }
+
+    void ReportRuns(const std::vector<Run> &runs) override {
+        std::vector<Run> fixed = runs;
+        for (auto &run : fixed) {
+            if (run.error_occurred) continue;
+            std::string name = run.run_name.str();
+            const std::string suffix = "/manual_time";
+            if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+                name.resize(name.size() - suffix.size());
+            CaseResult *r = run_.find_result(name);
+            if (!r) continue;
+            if (run.run_type == Run::RT_Iteration) {
+                const auto idx = static_cast<std::size_t>(std::max<int64_t>(run.repetition_index, 0));
+                if (idx >= r->repetitions.size()) continue;
+                const RepetitionRecord &rec = r->repetitions[idx];
+                const double calls = double(rec.summary.n) * rec.calls_per_sample;
+                run.iterations = static_cast<benchmark::IterationCount>(calls);
+                run.real_accumulated_time = rec.summary.median * calls;
+                run.cpu_accumulated_time = rec.cpu_seconds_per_call * calls;
+            } else if (run.aggregate_unit == benchmark::kTime) {
+                fix_aggregate_cpu(run, *r);
+            }
+        }
+        inner_->ReportRuns(fixed);
+    }
+
+    void Finalize() override { inner_->Finalize(); }
+
+private:
+    // Google Benchmark computed the aggregate's CPU figure from whole-repetition
+    // CPU times; recompute it from the per-call CPU times.
+    static void fix_aggregate_cpu(Run &run, const CaseResult &r) {
+        std::vector<double> cpu;
+        for (const auto &rec : r.repetitions) cpu.push_back(rec.cpu_seconds_per_call);
+        if (cpu.empty()) return;
+        const SampleSummary s = summarize(cpu);
+        double value = run.cpu_accumulated_time;
+        if (run.aggregate_name == "mean") value = s.mean;
+        else if (run.aggregate_name == "median") value = s.median;
+        else if (run.aggregate_name == "stddev") value = s.stddev;
+        else return;
+        run.cpu_accumulated_time = value * double(run.iterations);
+    }
+
+    std::unique_ptr<benchmark::BenchmarkReporter> inner_;
+    SuiteRun &run_;
+};
+
+void SuiteRun::register_benchmarks() {
+    // Repetitions: one global flag when every case agrees; a case that differs
+    // sets its own (Google Benchmark then adds "/repeats:N" to its name).
+    for (std::size_t ri = 0; ri < results_.size(); ++ri) {
+        const Case &c = cases_[case_of_result_[ri]];
+        auto *b = benchmark::RegisterBenchmark(results_[ri].name.c_str(),
+                                               [this, ri](benchmark::State &st) { bench(st, ri); });
+        b->UseManualTime();
+        b->Unit(benchmark::kMicrosecond);
+        if (c.settings.repetitions != cases_.front().settings.repetitions)
+            b->Repetitions(c.settings.repetitions);
+    }
+}
+
+void SuiteRun::run_benchmarks() {
+    namespace fs = std::filesystem;
+    const std::string gb_json = options_.out_path.empty()
+                                    ? std::string()
+                                    : options_.out_path + fmt::format(".gb.{}.tmp", ::getpid());
+    std::vector<std::string> args = {"opbench"};
+    // min_time 0: each repetition is one iteration holding opbench's own
+    // noise-aware sampling; Google Benchmark must not repeat it to fill time.
+    args.push_back("--benchmark_min_time=0");
+    if (!cases_.empty())
+        args.push_back(fmt::format("--benchmark_repetitions={}", cases_.front().settings.repetitions));
+    for (const auto &a : options_.benchmark_args) args.push_back(a);
+    if (!gb_json.empty()) {
+        args.push_back("--benchmark_out=" + gb_json);
+        args.push_back("--benchmark_out_format=json");
+    }
+    std::vector<char *> argv;
+    for (auto &a : args) argv.push_back(a.data());
+    int argc = static_cast<int>(argv.size());
+    benchmark::Initialize(&argc, argv.data());
+    if (benchmark::ReportUnrecognizedArguments(argc, argv.data()))
+        throw std::runtime_error("unrecognised Google Benchmark arguments (see above)");
+
+    auto console = std::make_unique<benchmark::ConsoleReporter>(
+        isatty(STDOUT_FILENO) ? benchmark::ConsoleReporter::OO_Color : benchmark::ConsoleReporter::OO_None);
+    PerCallReporter display(std::move(console), *this);
+    std::unique_ptr<PerCallReporter> file;
+    if (!gb_json.empty())
+        file = std::make_unique<PerCallReporter>(std::make_unique<benchmark::JSONReporter>(), *this);
+    benchmark::RunSpecifiedBenchmarks(&display, file.get());
+    deactivate();
+    benchmark::ClearRegisteredBenchmarks();
+    benchmark::Shutdown();
+
+    // Cases a --benchmark_filter excluded never ran: they are not in the set.
+    if (gb_json.empty()) return;
+    nlohmann::json gb;
+    {
+        std::ifstream in(gb_json);
+        if (!in) throw std::runtime_error("Google Benchmark wrote no JSON to " + gb_json);
+        in >> gb;
+    }
+    std::error_code ec;
+    fs::remove(gb_json, ec);
+    nlohmann::json ctx = opbench_context(suite_, cases_, backends_, backend_missing_, options_, timer_overhead_);
+    write_file_atomically(options_.out_path, enrich_result_set(std::move(gb), results_, ctx).dump(2) + "\n");
+}
+
+} // namespace
+
+RunSummary run_suite(const Suite &suite, const PluginSet &plugins, const RunOptions &options) {
+    SuiteRun run(suite, plugins, options);
+    return run.run();
+}
+
+} // namespace opbench

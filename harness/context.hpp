@@ -1,0 +1,32 @@
+// The context of a result set: what makes its numbers comparable with
+// another's (build, backends, machine, suite, measurement settings).
+#pragma once
+
+#include "plugin_loader.hpp"
+#include "runner.hpp"
+#include "suite.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace opbench {
+
+// opbench version, git commit, build type, compiler, options, backends built.
+[[nodiscard]] nlohmann::json build_context();
+
+// One backend instance: identity, library versions, usability, device, and
+// the facts the plugin reports through its optional `info` entry.
+[[nodiscard]] nlohmann::json backend_context(const BackendInstance &be, const LoadedPlugin *plugin);
+
+// The whole `context.opbench` object of a result set.
+[[nodiscard]] nlohmann::json opbench_context(
+    const Suite &suite, const std::vector<Case> &effective_cases,
+    const std::map<std::string, std::unique_ptr<BackendInstance>> &backends,
+    const std::map<std::string, std::string> &unavailable, const RunOptions &options,
+    double timer_overhead_seconds);
+
+} // namespace opbench

@@ -1,0 +1,83 @@
+// Result sets: Google Benchmark's JSON, enriched with opbench's context and
+// per-entry fields (see results/README.md for the schema and its version).
+#pragma once
+
+#include "statistics.hpp"
+#include "suite.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace opbench {
+
+// Version of the fields opbench adds; bump on any incompatible change.
+inline constexpr int kResultSchemaVersion = 1;
+
+// The stable, filterable benchmark name of a case on a backend, e.g.
+//   matmul/B:1/M:1024/N:1024/K:1024/dt:f32/be:onednn
+//   attention/B:1/H:8/Sq:512/Skv:512/D:64/causal:1/variant:fused/dt:f32/be:naive
+// A named case appends /case:<name>. Settings that change what is measured
+// (threads when set, cold cache) appear too, so such entries never collide.
+[[nodiscard]] std::string benchmark_name(const Case &c, const std::string &backend);
+
+// The shape parameters of a description as a flat JSON object.
+[[nodiscard]] nlohmann::json shape_params(const opb_op_desc &desc);
+
+// Memory figures of one case on one backend, measured over its own prepare and
+// execute (never the reference run).
+struct MemoryFigures {
+    uint64_t workspace_bytes = 0;      // the plan's workspace (prepare's report)
+    uint64_t plugin_peak_bytes = 0;    // peak of memory the plugin owns (memory_stats)
+    uint64_t host_accounted_peak = 0;  // peak reported through host services (host memory)
+    uint64_t device_accounted_peak = 0;// peak reported through host services (device memory)
+    uint64_t heap_peak_bytes = 0;      // process heap peak over prepare + execute (interposer)
+    double allocs_per_call = 0;        // heap allocations per execute call
+    double alloc_bytes_per_call = 0;   // heap bytes allocated per execute call
+    uint64_t rss_peak_bytes = 0;       // process peak RSS during the case
+    bool heap_tracked = false;         // the interposer was active
+    bool rss_peak_reset = false;       // the RSS high-water mark was reset before the case
+};
+
+// One measured repetition (one Google Benchmark run entry).
+struct RepetitionRecord {
+    SampleSummary summary;       // per-call seconds over the samples
+    int calls_per_sample = 1;
+    bool target_met = false;     // noise target reached
+    bool timed_out = false;      // stopped at max_time before reaching it
+    double cpu_seconds_per_call = 0;
+    double device_seconds_per_call = -1; // < 0: no device timer
+};
+
+// Everything opbench knows about one case on one backend.
+struct CaseResult {
+    std::string name; // benchmark_name()
+    const Case *source = nullptr;
+    std::string backend;
+    std::string status = "passed"; // passed | failed | skipped
+    std::string reason;            // why failed or skipped
+    bool is_reference = false;     // this backend produced the reference output
+    double nmse = -1;              // < 0: not verified
+    double nmse_threshold = 0;
+    MemoryFigures memory;
+    std::vector<RepetitionRecord> repetitions;
+};
+
+// Add opbench's fields to Google Benchmark's JSON: `context.opbench` and, on
+// every benchmark entry, the fields of its CaseResult (matched by run_name;
+// repetition statistics by repetition_index).
+[[nodiscard]] nlohmann::json enrich_result_set(nlohmann::json gb,
+                                               const std::vector<CaseResult> &results,
+                                               const nlohmann::json &opbench_context);
+
+// The fields a CaseResult contributes to each of its entries.
+[[nodiscard]] nlohmann::json case_fields(const CaseResult &r);
+
+// Write `text` to `path` so that the file is either absent/old or complete:
+// a temporary file in the same directory, flushed, then renamed over `path`.
+// Creates the parent directory. Throws std::runtime_error with the reason.
+void write_file_atomically(const std::string &path, const std::string &text);
+
+} // namespace opbench
