@@ -1,1 +1,648 @@
-// (filled in by the owner of this module)
+// Suite loading: TOML (read with TOML++) -> validated, fully expanded cases.
+// The schema, key by key, is documented in suites/README.md; keep the two in step.
+#include "suite.hpp"
+
+#include "opbench/ops.hpp"
+
+#include <openssl/evp.h>
+#include <toml++/toml.h>
+
+#include <cerrno>
+#include <climits>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <utility>
+
+namespace opbench {
+
+std::string SourceLocation::str() const {
+    // Errors about the file as a whole (unreadable) have no position.
+    if (line <= 0) return file;
+    return file + ":" + std::to_string(line) + ":" + std::to_string(column);
+}
+
+SuiteError::SuiteError(SourceLocation where, const std::string &message)
+    : std::runtime_error(where.str() + ": " + message), where_(std::move(where)),
+      message_(message) {}
+
+namespace {
+
+// A sweep may not expand past this, per [[case]] and for the whole suite:
+// beyond it a typo (an extra list) is far likelier than intent.
+constexpr std::int64_t kMaxCases = 100000;
+
+// What a key's values must be.
+enum class Kind {
+    Dim,      // integer > 0
+    Flag,     // boolean
+    Scale,    // finite number; 0 = the op's default
+    PosReal,  // number > 0 (eps, min_time, max_time, noise)
+    Count,    // integer >= 0 (warmup, threads)
+    PosCount, // integer >= 1 (min_samples, repetitions)
+    Dtype,    // "f32" | "bf16" | "f16"
+    Variant,  // one of the op's variant names
+    Cache,    // "warm" | "cold"
+};
+
+struct AxisKey {
+    std::string_view name;
+    Kind kind;
+};
+
+// Every key that can be a sweep axis, in sweep order: an earlier key varies
+// more slowly than a later one (suites/README.md, "Expansion order").
+constexpr AxisKey kAxisKeys[] = {
+    {"batch", Kind::Dim},       {"heads", Kind::Dim},        {"m", Kind::Dim},
+    {"n", Kind::Dim},           {"k", Kind::Dim},            {"rows", Kind::Dim},
+    {"cols", Kind::Dim},        {"seq", Kind::Dim},          {"seq_q", Kind::Dim},
+    {"seq_kv", Kind::Dim},      {"head_dim", Kind::Dim},     {"hidden", Kind::Dim},
+    {"trans_a", Kind::Flag},    {"trans_b", Kind::Flag},     {"bias", Kind::Flag},
+    {"causal", Kind::Flag},     {"scale", Kind::Scale},      {"eps", Kind::PosReal},
+    {"variant", Kind::Variant}, {"dtype", Kind::Dtype},      {"threads", Kind::Count},
+    {"cache", Kind::Cache},     {"warmup", Kind::Count},     {"min_time", Kind::PosReal},
+    {"max_time", Kind::PosReal}, {"min_samples", Kind::PosCount}, {"noise", Kind::PosReal},
+    {"repetitions", Kind::PosCount},
+};
+
+constexpr std::string_view kSettingKeys[] = {"warmup",      "min_time", "max_time",
+                                             "min_samples", "noise",    "repetitions",
+                                             "cache",       "threads"};
+constexpr std::string_view kCacheNames[] = {"warm", "cold"};
+
+// Shape keys each op accepts, in the order the README lists them.
+std::vector<std::string_view> shape_keys(int op) {
+    switch (op) {
+    case OPB_OP_MATMUL: return {"batch", "m", "n", "k", "trans_a", "trans_b", "bias"};
+    case OPB_OP_SOFTMAX: return {"batch", "rows", "cols", "scale", "causal"};
+    case OPB_OP_LAYERNORM:
+    case OPB_OP_RMSNORM: return {"rows", "cols", "eps"};
+    case OPB_OP_GELU:
+    case OPB_OP_SILU:
+    case OPB_OP_ADD: return {"rows", "cols"};
+    case OPB_OP_ATTENTION:
+        return {"batch", "heads", "seq", "seq_q", "seq_kv", "head_dim", "hidden", "causal", "scale"};
+    }
+    return {};
+}
+
+// Keys a [[case]] table (row = false) or a row of its `shapes` (row = true) accepts.
+std::vector<std::string_view> case_keys(int op, bool row) {
+    std::vector<std::string_view> keys;
+    if (!row) keys.insert(keys.end(), {"op", "shapes"});
+    keys.push_back("name");
+    auto shape = shape_keys(op);
+    keys.insert(keys.end(), shape.begin(), shape.end());
+    keys.insert(keys.end(), {"dtype", "variant", "backends"});
+    keys.insert(keys.end(), std::begin(kSettingKeys), std::end(kSettingKeys));
+    return keys;
+}
+
+std::vector<std::string_view> defaults_keys() {
+    std::vector<std::string_view> keys = {"backends", "dtypes"};
+    keys.insert(keys.end(), std::begin(kSettingKeys), std::end(kSettingKeys));
+    return keys;
+}
+
+template <class Range> std::string join(const Range &names) {
+    std::string out;
+    for (const auto &n : names) {
+        if (!out.empty()) out += ", ";
+        out += n;
+    }
+    return out;
+}
+
+template <class Range> bool contains(const Range &names, std::string_view s) {
+    for (const auto &n : names)
+        if (n == s) return true;
+    return false;
+}
+
+std::string format_double(double v) {
+    std::ostringstream os;
+    os.precision(17);
+    os << v;
+    return os.str();
+}
+
+// "string \"big\"", "integer 0", "an array" ... for messages about a value.
+std::string describe(const toml::node &n) {
+    if (auto s = n.as_string()) return "string \"" + s->get() + "\"";
+    if (auto i = n.as_integer()) return "integer " + std::to_string(i->get());
+    if (auto f = n.as_floating_point()) return "floating-point " + format_double(f->get());
+    if (auto b = n.as_boolean()) return std::string("boolean ") + (b->get() ? "true" : "false");
+    if (n.is_array()) return "an array";
+    if (n.is_table()) return "a table";
+    return "a date/time";
+}
+
+// One value of a (possibly swept) key, checked and converted.
+struct Atom {
+    std::int64_t i = 0; // integers; enum index for dtype/variant/cache
+    double f = 0.0;     // numbers
+    bool b = false;     // flags
+    std::string shown;  // canonical text, for messages and duplicate detection
+    SourceLocation where;
+};
+
+// A key's value as written, and where its key was written.
+struct Binding {
+    const toml::node *node = nullptr;
+    SourceLocation key_where;
+};
+using Bindings = std::map<std::string, Binding, std::less<>>;
+
+struct Axis {
+    std::string_view key;
+    std::vector<Atom> values;
+};
+
+class SuiteParser {
+public:
+    SuiteParser(std::string file, const SuiteOptions &options)
+        : file_(std::move(file)), options_(options) {}
+
+    Suite parse(std::string_view text);
+
+private:
+    std::string file_;
+    const SuiteOptions &options_;
+    Bindings defaults_;
+    std::int64_t total_ = 0;
+
+    SourceLocation at(const toml::source_region &r) const {
+        return {file_, static_cast<int>(r.begin.line), static_cast<int>(r.begin.column)};
+    }
+    SourceLocation at(const toml::node &n) const { return at(n.source()); }
+    [[noreturn]] void fail(const SourceLocation &where, const std::string &message) const {
+        throw SuiteError(where, message);
+    }
+
+    std::string string_value(const toml::node &n, std::string_view key) const;
+    void check_keys(const toml::table &t, const std::vector<std::string_view> &valid,
+                    const std::string &where_text) const;
+    Atom atom(std::string_view key, Kind kind, const toml::node &n, int op) const;
+    std::vector<Atom> atoms(std::string_view key, Kind kind, const toml::node &n, int op) const;
+    std::vector<std::string> backends(const toml::node &n) const;
+
+    void parse_defaults(const toml::table &t);
+    void parse_case(const toml::table &t, std::vector<Case> &out);
+    void expand(int op, const std::string &name, const Bindings &b, const SourceLocation &where,
+                std::int64_t &case_count, const SourceLocation &case_where, std::vector<Case> &out);
+};
+
+std::string SuiteParser::string_value(const toml::node &n, std::string_view key) const {
+    auto s = n.as_string();
+    if (!s) fail(at(n), "'" + std::string(key) + "' must be a string, got " + describe(n));
+    return s->get();
+}
+
+void SuiteParser::check_keys(const toml::table &t, const std::vector<std::string_view> &valid,
+                             const std::string &where_text) const {
+    for (auto &&[k, v] : t)
+        if (!contains(valid, k.str()))
+            fail(at(k.source()), "unknown key '" + std::string(k.str()) + "' " + where_text +
+                                     " (valid: " + join(valid) + ")");
+}
+
+Atom SuiteParser::atom(std::string_view key, Kind kind, const toml::node &n, int op) const {
+    const std::string k(key);
+    Atom a;
+    a.where = at(n);
+    auto integer = [&]() -> std::int64_t {
+        auto i = n.as_integer();
+        if (!i) fail(a.where, "'" + k + "' must be an integer, got " + describe(n));
+        return i->get();
+    };
+    auto number = [&]() -> double {
+        double v;
+        if (auto i = n.as_integer()) v = static_cast<double>(i->get());
+        else if (auto f = n.as_floating_point()) v = f->get();
+        else fail(a.where, "'" + k + "' must be a number, got " + describe(n));
+        if (!std::isfinite(v)) fail(a.where, "'" + k + "' must be finite, got " + describe(n));
+        return v;
+    };
+    auto name_in = [&](const auto &valid, const std::string &what) -> std::int64_t {
+        auto s = string_value(n, key);
+        std::int64_t idx = 0;
+        for (const auto &v : valid) {
+            if (v == s) return idx;
+            ++idx;
+        }
+        fail(a.where, "unknown " + what + " '" + s + "' (valid: " + join(valid) + ")");
+    };
+    switch (kind) {
+    case Kind::Dim:
+        a.i = integer();
+        if (a.i <= 0) fail(a.where, "'" + k + "' must be > 0, got " + std::to_string(a.i));
+        a.shown = std::to_string(a.i);
+        break;
+    case Kind::Count:
+    case Kind::PosCount: {
+        a.i = integer();
+        std::int64_t lo = kind == Kind::Count ? 0 : 1;
+        if (a.i < lo || a.i > INT_MAX)
+            fail(a.where, "'" + k + "' must be between " + std::to_string(lo) + " and " +
+                              std::to_string(INT_MAX) + ", got " + std::to_string(a.i));
+        a.shown = std::to_string(a.i);
+        break;
+    }
+    case Kind::Flag: {
+        auto b = n.as_boolean();
+        if (!b) fail(a.where, "'" + k + "' must be true or false, got " + describe(n));
+        a.b = b->get();
+        a.shown = a.b ? "true" : "false";
+        break;
+    }
+    case Kind::Scale:
+        a.f = number();
+        a.shown = format_double(a.f);
+        break;
+    case Kind::PosReal:
+        a.f = number();
+        if (!(a.f > 0.0)) fail(a.where, "'" + k + "' must be > 0, got " + format_double(a.f));
+        a.shown = format_double(a.f);
+        break;
+    case Kind::Dtype:
+        a.i = name_in(kDtypeNames, "dtype");
+        a.shown = dtype_name(static_cast<int>(a.i));
+        break;
+    case Kind::Variant:
+        a.i = name_in(variant_names(op), "variant for op " + std::string(op_name(op)));
+        a.shown = variant_name(op, static_cast<int>(a.i));
+        break;
+    case Kind::Cache:
+        a.i = name_in(kCacheNames, "cache mode");
+        a.shown = kCacheNames[a.i];
+        break;
+    }
+    return a;
+}
+
+std::vector<Atom> SuiteParser::atoms(std::string_view key, Kind kind, const toml::node &n,
+                                     int op) const {
+    const auto arr = n.as_array();
+    if (!arr) return {atom(key, kind, n, op)};
+    if (arr->empty())
+        fail(at(n), "'" + std::string(key) +
+                        "' is an empty list; a sweep axis needs at least one value");
+    std::vector<Atom> out;
+    for (const toml::node &el : *arr) {
+        if (el.is_array())
+            fail(at(el), "'" + std::string(key) + "' holds a nested list; a sweep axis is a flat list");
+        Atom a = atom(key, kind, el, op);
+        for (const auto &prev : out)
+            if (prev.shown == a.shown)
+                fail(a.where, "'" + std::string(key) + "' lists " + a.shown + " twice (first at " +
+                                  prev.where.str() + ")");
+        out.push_back(std::move(a));
+    }
+    return out;
+}
+
+std::vector<std::string> SuiteParser::backends(const toml::node &n) const {
+    std::vector<const toml::node *> items;
+    if (auto arr = n.as_array()) {
+        if (arr->empty())
+            fail(at(n), "'backends' is an empty list; name at least one backend");
+        for (const toml::node &el : *arr) items.push_back(&el);
+    } else {
+        items.push_back(&n);
+    }
+    std::vector<std::string> out;
+    for (auto item : items) {
+        auto name = string_value(*item, "backends");
+        if (!options_.known_backends.empty() && !contains(options_.known_backends, name))
+            fail(at(*item), "unknown backend '" + name + "' (valid: " +
+                                join(options_.known_backends) + ")");
+        if (contains(out, name)) fail(at(*item), "backend '" + name + "' is listed twice");
+        out.push_back(std::move(name));
+    }
+    return out;
+}
+
+void SuiteParser::parse_defaults(const toml::table &t) {
+    check_keys(t, defaults_keys(), "in [defaults]");
+    for (auto &&[k, v] : t) {
+        // [defaults] says `dtypes` (plural); a case says `dtype`. Both feed the dtype axis.
+        std::string key = k.str() == "dtypes" ? "dtype" : std::string(k.str());
+        // Check now, so a bad default is reported even where every case overrides it.
+        if (key == "backends") {
+            (void)backends(v);
+        } else {
+            for (const auto &ak : kAxisKeys)
+                if (ak.name == key) (void)atoms(k.str(), ak.kind, v, -1);
+        }
+        defaults_[key] = Binding{&v, at(k.source())};
+    }
+}
+
+void SuiteParser::parse_case(const toml::table &t, std::vector<Case> &out) {
+    const SourceLocation case_where = at(t);
+    auto op_node = t.get("op");
+    if (!op_node)
+        fail(case_where, "[[case]] has no 'op' (valid ops: " + join(kOpNames) + ")");
+    const std::string op_text = string_value(*op_node, "op");
+    const auto op_opt = op_from_name(op_text);
+    if (!op_opt) fail(at(*op_node), "unknown op '" + op_text + "' (valid: " + join(kOpNames) + ")");
+    const int op = *op_opt;
+    check_keys(t, case_keys(op, false), "in [[case]] for op " + op_text);
+
+    std::string name;
+    if (auto n = t.get("name")) name = string_value(*n, "name");
+
+    // Bindings shared by every row: [defaults], then the case's own keys.
+    Bindings base = defaults_;
+    for (auto &&[k, v] : t)
+        if (k.str() != "op" && k.str() != "name" && k.str() != "shapes")
+            base[std::string(k.str())] = Binding{&v, at(k.source())};
+
+    std::int64_t case_count = 0;
+    auto shapes = t.get("shapes");
+    if (!shapes) {
+        expand(op, name, base, case_where, case_count, case_where, out);
+        return;
+    }
+    auto rows = shapes->as_array();
+    if (!rows)
+        fail(at(*shapes), "'shapes' must be a list of tables, got " + describe(*shapes));
+    if (rows->empty())
+        fail(at(*shapes), "'shapes' is an empty list; a zipped axis needs at least one row");
+    const auto row_keys = case_keys(op, true);
+    for (const toml::node &row_node : *rows) {
+        auto row = row_node.as_table();
+        if (!row)
+            fail(at(row_node), "each row of 'shapes' must be a table such as {m = 64, n = 64}, got " +
+                                   describe(row_node));
+        check_keys(*row, row_keys, "in a row of 'shapes' for op " + op_text);
+        std::string row_name = name;
+        if (auto n = row->get("name")) {
+            auto part = string_value(*n, "name");
+            row_name = row_name.empty() ? part : row_name + "." + part;
+        }
+        Bindings b = base; // a row's keys override the case's and the defaults'
+        for (auto &&[k, v] : *row)
+            if (k.str() != "name") b[std::string(k.str())] = Binding{&v, at(k.source())};
+        expand(op, row_name, b, at(row_node), case_count, case_where, out);
+    }
+}
+
+void SuiteParser::expand(int op, const std::string &name, const Bindings &b,
+                         const SourceLocation &where, std::int64_t &case_count,
+                         const SourceLocation &case_where, std::vector<Case> &out) {
+    const std::string op_text(op_name(op));
+    auto has = [&](std::string_view key) { return b.find(key) != b.end(); };
+    auto require = [&](std::string_view key) {
+        if (!has(key))
+            fail(where, "op " + op_text + " needs '" + std::string(key) +
+                            "' (in the [[case]] table or in each row of 'shapes')");
+    };
+    switch (op) {
+    case OPB_OP_MATMUL:
+        for (auto key : {"m", "n", "k"}) require(key);
+        break;
+    case OPB_OP_ATTENTION:
+        require("heads");
+        if (!has("seq") && !(has("seq_q") && has("seq_kv")))
+            fail(where, "op attention needs 'seq' (or both 'seq_q' and 'seq_kv')");
+        if (has("head_dim") && has("hidden"))
+            fail(b.find("hidden")->second.key_where,
+                 "give 'head_dim' or 'hidden', not both (head_dim is set at " +
+                     b.find("head_dim")->second.key_where.str() + ")");
+        if (!has("head_dim") && !has("hidden"))
+            fail(where, "op attention needs 'head_dim' or 'hidden' (head_dim = hidden / heads)");
+        break;
+    default:
+        for (auto key : {"rows", "cols"}) require(key);
+        break;
+    }
+
+    std::vector<std::string> backend_list;
+    if (auto it = b.find("backends"); it != b.end()) backend_list = backends(*it->second.node);
+
+    std::vector<Axis> axes;
+    std::int64_t count = 1;
+    for (const auto &ak : kAxisKeys) {
+        auto it = b.find(ak.name);
+        if (it == b.end()) continue;
+        axes.push_back({ak.name, atoms(ak.name, ak.kind, *it->second.node, op)});
+        // Saturate: only "over the limit" matters, and the product can overflow.
+        count = std::min<std::int64_t>(count * static_cast<std::int64_t>(axes.back().values.size()),
+                                       kMaxCases + 1);
+    }
+    case_count = std::min(case_count + count, kMaxCases + 1);
+    if (case_count > kMaxCases)
+        fail(case_where, "this [[case]] expands to more than " + std::to_string(kMaxCases) +
+                             " cases; split it or shorten its lists");
+    if (total_ + count > kMaxCases)
+        fail(case_where, "the suite expands to more than " + std::to_string(kMaxCases) +
+                             " cases at this [[case]]; split it into several suites");
+    total_ += count;
+
+    std::vector<std::size_t> idx(axes.size(), 0);
+    for (;;) {
+        auto get = [&](std::string_view key) -> const Atom * {
+            for (std::size_t i = 0; i < axes.size(); ++i)
+                if (axes[i].key == key) return &axes[i].values[idx[i]];
+            return nullptr;
+        };
+        auto dim = [&](std::string_view key, std::int64_t fallback) {
+            auto a = get(key);
+            return a ? a->i : fallback;
+        };
+        auto flag = [&](std::string_view key) {
+            auto a = get(key);
+            return a ? static_cast<std::int32_t>(a->b) : 0;
+        };
+        auto real = [&](std::string_view key, double fallback) {
+            auto a = get(key);
+            return a ? a->f : fallback;
+        };
+
+        Case c;
+        c.name = name;
+        c.backends = backend_list;
+        c.where = where;
+        MeasureSettings &s = c.settings;
+        s.warmup = static_cast<int>(dim("warmup", s.warmup));
+        s.min_time = real("min_time", s.min_time);
+        s.max_time = real("max_time", s.max_time);
+        s.min_samples = static_cast<int>(dim("min_samples", s.min_samples));
+        s.noise = real("noise", s.noise);
+        s.repetitions = static_cast<int>(dim("repetitions", s.repetitions));
+        if (auto a = get("cache")) s.cache = a->shown;
+        s.threads = static_cast<int>(dim("threads", s.threads));
+        if (s.max_time < s.min_time) {
+            auto a = get("max_time") ? get("max_time") : get("min_time");
+            fail(a->where, "max_time (" + format_double(s.max_time) + " s) is less than min_time (" +
+                               format_double(s.min_time) + " s)");
+        }
+
+        c.desc = make_desc(op, static_cast<int>(dim("dtype", OPB_DTYPE_F32)),
+                           static_cast<int>(dim("variant", 0)));
+        c.desc.threads = s.threads;
+        switch (op) {
+        case OPB_OP_MATMUL: {
+            auto &p = c.desc.p.matmul;
+            p.batch = dim("batch", 1);
+            p.m = dim("m", 0);
+            p.n = dim("n", 0);
+            p.k = dim("k", 0);
+            p.trans_a = flag("trans_a");
+            p.trans_b = flag("trans_b");
+            p.has_bias = flag("bias");
+            break;
+        }
+        case OPB_OP_SOFTMAX: {
+            auto &p = c.desc.p.softmax;
+            p.batch = dim("batch", 1);
+            p.rows = dim("rows", 0);
+            p.cols = dim("cols", 0);
+            p.scale = static_cast<float>(real("scale", 0.0));
+            p.causal = flag("causal");
+            break;
+        }
+        case OPB_OP_LAYERNORM:
+        case OPB_OP_RMSNORM: {
+            auto &p = c.desc.p.norm;
+            p.rows = dim("rows", 0);
+            p.cols = dim("cols", 0);
+            // PyTorch's LayerNorm default; Llama's RMSNorm value.
+            p.eps = static_cast<float>(real("eps", op == OPB_OP_LAYERNORM ? 1e-5 : 1e-6));
+            break;
+        }
+        case OPB_OP_GELU:
+        case OPB_OP_SILU:
+        case OPB_OP_ADD: {
+            auto &p = c.desc.p.eltwise;
+            p.rows = dim("rows", 0);
+            p.cols = dim("cols", 0);
+            break;
+        }
+        case OPB_OP_ATTENTION: {
+            auto &p = c.desc.p.attention;
+            p.batch = dim("batch", 1);
+            p.heads = dim("heads", 0);
+            // seq sets both lengths; seq_q / seq_kv, where given, win (decoding: seq_q = 1).
+            p.seq_q = dim("seq_q", dim("seq", 0));
+            p.seq_kv = dim("seq_kv", dim("seq", 0));
+            if (auto hidden = get("hidden")) {
+                if (hidden->i % p.heads != 0)
+                    fail(hidden->where, "hidden " + hidden->shown + " is not divisible by heads " +
+                                            std::to_string(p.heads) + " (head_dim = hidden / heads)");
+                p.head_dim = hidden->i / p.heads;
+            } else {
+                p.head_dim = dim("head_dim", 0);
+            }
+            p.scale = static_cast<float>(real("scale", 0.0));
+            p.causal = flag("causal");
+            break;
+        }
+        }
+        // float conversion can turn a huge finite scale/eps into inf; ops.hpp has the last word.
+        if (auto e = validate_desc(c.desc); !e.empty()) fail(where, "invalid " + op_text + ": " + e);
+        for (const auto &t : op_tensors(c.desc)) {
+            double elems = 1.0;
+            for (auto d : t.shape) elems *= static_cast<double>(d);
+            if (elems > 9007199254740992.0) // 2^53: byte counts must stay exact
+                fail(where, op_text + " tensor " + t.name + " would hold " + format_double(elems) +
+                                " elements, more than 2^53");
+        }
+        out.push_back(std::move(c));
+
+        // Odometer: the last axis varies fastest.
+        std::size_t i = axes.size();
+        while (i > 0) {
+            --i;
+            if (++idx[i] < axes[i].values.size()) break;
+            idx[i] = 0;
+            if (i == 0) return;
+        }
+        if (axes.empty()) return;
+    }
+}
+
+Suite SuiteParser::parse(std::string_view text) {
+    toml::table root;
+    try {
+        root = toml::parse(text, std::string_view(file_));
+    } catch (const toml::parse_error &e) {
+        fail(at(e.source()), "TOML syntax error: " + std::string(e.description()));
+    }
+    const SourceLocation file_start{file_, 1, 1};
+    check_keys(root, {"suite", "defaults", "case"}, "at the top level");
+
+    Suite suite;
+    auto meta_node = root.get("suite");
+    if (!meta_node) fail(file_start, "missing [suite] table (it needs at least name = \"...\")");
+    auto meta = meta_node->as_table();
+    if (!meta) fail(at(*meta_node), "'suite' must be a table, got " + describe(*meta_node));
+    check_keys(*meta, {"name", "description"}, "in [suite]");
+    auto name = meta->get("name");
+    if (!name) fail(at(*meta), "[suite] has no 'name'");
+    suite.name = string_value(*name, "name");
+    if (suite.name.empty()) fail(at(*name), "[suite] 'name' must not be empty");
+    if (auto d = meta->get("description")) suite.description = string_value(*d, "description");
+
+    if (auto d = root.get("defaults")) {
+        auto t = d->as_table();
+        if (!t) fail(at(*d), "'defaults' must be a table, got " + describe(*d));
+        parse_defaults(*t);
+    }
+
+    auto cases = root.get("case");
+    if (!cases) fail(file_start, "the suite has no [[case]] tables, so nothing to measure");
+    auto arr = cases->as_array();
+    if (!arr)
+        fail(at(*cases), "'case' must be an array of tables (write [[case]], not [case]), got " +
+                             describe(*cases));
+    if (arr->empty()) fail(at(*cases), "the suite has no cases: 'case' is an empty list");
+    for (const toml::node &n : *arr) {
+        auto t = n.as_table();
+        if (!t) fail(at(n), "each entry of 'case' must be a table, got " + describe(n));
+        parse_case(*t, suite.cases);
+    }
+    return suite;
+}
+
+std::string sha256_hex(std::string_view bytes, const std::string &file) {
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int len = 0;
+    if (EVP_Digest(bytes.data(), bytes.size(), md, &len, EVP_sha256(), nullptr) != 1)
+        throw SuiteError({file, 0, 0}, "OpenSSL EVP_Digest(SHA-256) failed");
+    static constexpr char hex[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(2 * len);
+    for (unsigned int i = 0; i < len; ++i) {
+        out += hex[md[i] >> 4];
+        out += hex[md[i] & 15];
+    }
+    return out;
+}
+
+} // namespace
+
+Suite parse_suite(std::string_view text, const std::string &source_name,
+                  const SuiteOptions &options) {
+    Suite suite = SuiteParser(source_name, options).parse(text);
+    suite.path = source_name;
+    suite.content_hash = sha256_hex(text, source_name);
+    return suite;
+}
+
+Suite load_suite_file(const std::string &path, const SuiteOptions &options) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        throw SuiteError({path, 0, 0},
+                         std::string("cannot open suite file: ") + std::strerror(errno));
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (in.bad()) throw SuiteError({path, 0, 0}, "error while reading the suite file");
+    return parse_suite(text, path, options);
+}
+
+} // namespace opbench

@@ -1,0 +1,725 @@
+// Tests for harness/suite.cpp: parsing, defaults and overrides, sweep
+// expansion (cartesian and zipped), every error kind with its position, and
+// the suites shipped in suites/.
+#include "suite.hpp"
+
+#include "build_config.hpp"
+#include "opbench/ops.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <stdexcept>
+#include <string>
+
+namespace opbench {
+namespace {
+
+// The error parse_suite raises for `text`; fails the test when it accepts it.
+SuiteError error_of(std::string_view text, const SuiteOptions &options = {}) {
+    try {
+        (void)parse_suite(text, "t.toml", options);
+    } catch (const SuiteError &e) {
+        return e;
+    }
+    throw std::logic_error("parse_suite accepted a suite that should be refused:\n" +
+                           std::string(text));
+}
+
+void expect_at(const SuiteError &e, int line, int column) {
+    EXPECT_EQ(e.where().file, "t.toml") << e.what();
+    EXPECT_EQ(e.where().line, line) << e.what();
+    EXPECT_EQ(e.where().column, column) << e.what();
+    EXPECT_EQ(std::string(e.what()),
+              "t.toml:" + std::to_string(line) + ":" + std::to_string(column) + ": " + e.message());
+}
+
+bool has(const std::string &text, const std::string &part) {
+    return text.find(part) != std::string::npos;
+}
+
+// ---- valid suites -------------------------------------------------------------
+
+TEST(SuiteParse, MetadataDefaultsAndPerCaseOverrides) {
+    const char *text = R"([suite]
+name = "demo"
+description = "what it is for"
+
+[defaults]
+backends = ["naive", "onednn"]
+dtypes = "bf16"
+warmup = 5
+min_time = 0.2
+max_time = 3
+min_samples = 7
+noise = 0.02
+repetitions = 9
+cache = "cold"
+threads = 4
+
+[[case]]
+op = "matmul"
+m = 8
+n = 16
+k = 32
+
+[[case]]
+op = "add"
+name = "residual"
+rows = 4
+cols = 8
+dtype = "f16"
+backends = "cuda"
+warmup = 0
+cache = "warm"
+threads = 1
+)";
+    Suite s = parse_suite(text, "t.toml");
+    EXPECT_EQ(s.name, "demo");
+    EXPECT_EQ(s.description, "what it is for");
+    EXPECT_EQ(s.path, "t.toml");
+    ASSERT_EQ(s.cases.size(), 2u);
+
+    const Case &mm = s.cases[0];
+    EXPECT_EQ(mm.name, "");
+    EXPECT_EQ(mm.desc.op, OPB_OP_MATMUL);
+    EXPECT_EQ(mm.desc.dtype, OPB_DTYPE_BF16);
+    EXPECT_EQ(mm.desc.struct_size, sizeof(opb_op_desc));
+    EXPECT_EQ(mm.desc.p.matmul.batch, 1); // default
+    EXPECT_EQ(mm.desc.p.matmul.m, 8);
+    EXPECT_EQ(mm.desc.p.matmul.n, 16);
+    EXPECT_EQ(mm.desc.p.matmul.k, 32);
+    EXPECT_EQ(mm.desc.p.matmul.trans_a, 0);
+    EXPECT_EQ(mm.desc.p.matmul.trans_b, 0);
+    EXPECT_EQ(mm.desc.p.matmul.has_bias, 0);
+    EXPECT_EQ(mm.backends, (std::vector<std::string>{"naive", "onednn"}));
+    EXPECT_EQ(mm.settings.warmup, 5);
+    EXPECT_DOUBLE_EQ(mm.settings.min_time, 0.2);
+    EXPECT_DOUBLE_EQ(mm.settings.max_time, 3.0);
+    EXPECT_EQ(mm.settings.min_samples, 7);
+    EXPECT_DOUBLE_EQ(mm.settings.noise, 0.02);
+    EXPECT_EQ(mm.settings.repetitions, 9);
+    EXPECT_EQ(mm.settings.cache, "cold");
+    EXPECT_EQ(mm.settings.threads, 4);
+    EXPECT_EQ(mm.desc.threads, 4);
+    EXPECT_EQ(mm.where.line, 17);
+    EXPECT_EQ(mm.where.column, 1);
+
+    const Case &add = s.cases[1];
+    EXPECT_EQ(add.name, "residual");
+    EXPECT_EQ(add.desc.op, OPB_OP_ADD);
+    EXPECT_EQ(add.desc.dtype, OPB_DTYPE_F16);
+    EXPECT_EQ(add.desc.p.eltwise.rows, 4);
+    EXPECT_EQ(add.desc.p.eltwise.cols, 8);
+    EXPECT_EQ(add.backends, (std::vector<std::string>{"cuda"}));
+    EXPECT_EQ(add.settings.warmup, 0);
+    EXPECT_EQ(add.settings.cache, "warm");
+    EXPECT_EQ(add.settings.threads, 1);
+    EXPECT_EQ(add.desc.threads, 1);
+    EXPECT_EQ(add.settings.repetitions, 9); // inherited
+    EXPECT_EQ(add.where.line, 23);
+}
+
+TEST(SuiteParse, BuiltInDefaultsWhenTheSuiteGivesNone) {
+    Suite s = parse_suite(R"([suite]
+name = "d"
+[[case]]
+op = "layernorm"
+rows = 2
+cols = 3
+[[case]]
+op = "rmsnorm"
+rows = 2
+cols = 3
+[[case]]
+op = "attention"
+heads = 2
+seq = 8
+head_dim = 4
+[[case]]
+op = "softmax"
+rows = 2
+cols = 3
+)",
+                          "t.toml");
+    ASSERT_EQ(s.cases.size(), 4u);
+    const MeasureSettings builtin;
+    for (const auto &c : s.cases) {
+        EXPECT_EQ(c.desc.dtype, OPB_DTYPE_F32);
+        EXPECT_EQ(c.desc.variant, 0);
+        EXPECT_TRUE(c.backends.empty());
+        EXPECT_EQ(c.settings.warmup, builtin.warmup);
+        EXPECT_EQ(c.settings.repetitions, builtin.repetitions);
+        EXPECT_EQ(c.settings.cache, builtin.cache);
+        EXPECT_EQ(c.desc.threads, 0);
+    }
+    EXPECT_FLOAT_EQ(s.cases[0].desc.p.norm.eps, 1e-5f);
+    EXPECT_FLOAT_EQ(s.cases[1].desc.p.norm.eps, 1e-6f);
+    const auto &att = s.cases[2].desc.p.attention;
+    EXPECT_EQ(att.batch, 1);
+    EXPECT_EQ(att.seq_q, 8);
+    EXPECT_EQ(att.seq_kv, 8);
+    EXPECT_EQ(att.scale, 0.0f); // 0 = the op's default, 1/sqrt(head_dim)
+    EXPECT_EQ(att.causal, 0);
+    EXPECT_EQ(s.cases[3].desc.p.softmax.batch, 1);
+    EXPECT_EQ(s.cases[3].desc.p.softmax.scale, 0.0f);
+}
+
+TEST(SuiteParse, AttentionSeqHiddenVariantAndScale) {
+    Suite s = parse_suite(R"([suite]
+name = "a"
+[[case]]
+op = "attention"
+batch = 2
+heads = 12
+hidden = 768
+seq = 1024
+seq_q = 1
+causal = true
+scale = 0.125
+variant = "fused"
+dtype = "bf16"
+)",
+                          "t.toml");
+    ASSERT_EQ(s.cases.size(), 1u);
+    const auto &d = s.cases[0].desc;
+    EXPECT_EQ(d.op, OPB_OP_ATTENTION);
+    EXPECT_EQ(d.variant, OPB_ATTENTION_FUSED);
+    EXPECT_EQ(d.dtype, OPB_DTYPE_BF16);
+    EXPECT_EQ(d.p.attention.batch, 2);
+    EXPECT_EQ(d.p.attention.heads, 12);
+    EXPECT_EQ(d.p.attention.head_dim, 64); // hidden / heads
+    EXPECT_EQ(d.p.attention.seq_q, 1);     // seq_q wins over seq
+    EXPECT_EQ(d.p.attention.seq_kv, 1024); // from seq
+    EXPECT_EQ(d.p.attention.causal, 1);
+    EXPECT_FLOAT_EQ(d.p.attention.scale, 0.125f);
+}
+
+TEST(SuiteParse, MatmulFlagsGeluVariantSoftmaxOptions) {
+    Suite s = parse_suite(R"([suite]
+name = "f"
+[[case]]
+op = "matmul"
+batch = 3
+m = 4
+n = 5
+k = 6
+trans_a = true
+trans_b = true
+bias = true
+variant = "tf32"
+[[case]]
+op = "gelu"
+rows = 2
+cols = 2
+variant = "tanh"
+[[case]]
+op = "softmax"
+batch = 2
+rows = 3
+cols = 5
+scale = 2
+causal = true
+[[case]]
+op = "layernorm"
+rows = 1
+cols = 1
+eps = 1e-3
+)",
+                          "t.toml");
+    ASSERT_EQ(s.cases.size(), 4u);
+    const auto &mm = s.cases[0].desc;
+    EXPECT_EQ(mm.p.matmul.batch, 3);
+    EXPECT_EQ(mm.p.matmul.trans_a, 1);
+    EXPECT_EQ(mm.p.matmul.trans_b, 1);
+    EXPECT_EQ(mm.p.matmul.has_bias, 1);
+    EXPECT_EQ(mm.variant, OPB_MATMUL_TF32);
+    EXPECT_EQ(s.cases[1].desc.variant, OPB_GELU_TANH);
+    EXPECT_EQ(s.cases[2].desc.p.softmax.batch, 2);
+    EXPECT_FLOAT_EQ(s.cases[2].desc.p.softmax.scale, 2.0f); // an integer is accepted as a number
+    EXPECT_EQ(s.cases[2].desc.p.softmax.causal, 1);
+    EXPECT_FLOAT_EQ(s.cases[3].desc.p.norm.eps, 1e-3f);
+}
+
+TEST(SuiteParse, ContentHashIsSha256OfTheBytes) {
+    // Known answer computed with `printf '...' | sha256sum`.
+    const std::string text = "[suite]\nname = \"h\"\n[[case]]\nop = \"silu\"\nrows = 1\ncols = 1\n";
+    Suite s = parse_suite(text, "t.toml");
+    EXPECT_EQ(s.content_hash, "b6536117d0c020ada657c6936571902ee1b88ae08e9c3104000f7fa17e1cee1a");
+    // A comment changes the bytes, so the hash, though not the cases.
+    Suite s2 = parse_suite(text + "# note\n", "t.toml");
+    EXPECT_NE(s2.content_hash, s.content_hash);
+    EXPECT_EQ(s2.cases.size(), s.cases.size());
+}
+
+TEST(SuiteLoadFile, ReadsTheFileAndHashesItsBytes) {
+    const auto path = std::filesystem::temp_directory_path() / "opbench_suite_test_load.toml";
+    const std::string text = "[suite]\nname = \"h\"\n[[case]]\nop = \"silu\"\nrows = 1\ncols = 1\n";
+    {
+        std::ofstream out(path, std::ios::binary);
+        out << text;
+    }
+    Suite s = load_suite_file(path.string());
+    std::filesystem::remove(path);
+    EXPECT_EQ(s.path, path.string());
+    EXPECT_EQ(s.content_hash, parse_suite(text, "x").content_hash);
+    ASSERT_EQ(s.cases.size(), 1u);
+    EXPECT_EQ(s.cases[0].where.file, path.string());
+}
+
+// ---- expansion ----------------------------------------------------------------
+
+TEST(SuiteExpansion, CartesianCountAndOrderFollowTheDocumentedKeyOrder) {
+    // Keys written in a different order from the canonical one: the order of
+    // expansion must not depend on how the file is laid out.
+    Suite s = parse_suite(R"([suite]
+name = "x"
+[[case]]
+dtype = ["f32", "bf16"]
+op = "matmul"
+n = [32, 48, 96]
+m = [64, 128]
+k = 16
+)",
+                          "t.toml");
+    ASSERT_EQ(s.cases.size(), 12u);
+    std::size_t i = 0;
+    for (int64_t m : {64, 128})
+        for (int64_t n : {32, 48, 96})
+            for (int dt : {OPB_DTYPE_F32, OPB_DTYPE_BF16}) {
+                const auto &d = s.cases[i++].desc;
+                EXPECT_EQ(d.p.matmul.m, m) << "case " << i - 1;
+                EXPECT_EQ(d.p.matmul.n, n) << "case " << i - 1;
+                EXPECT_EQ(d.dtype, dt) << "case " << i - 1;
+                EXPECT_EQ(d.p.matmul.k, 16);
+            }
+}
+
+TEST(SuiteExpansion, DefaultsListsAndSettingsListsAreAxesToo) {
+    Suite s = parse_suite(R"([suite]
+name = "x"
+[defaults]
+dtypes = ["f32", "f16"]
+[[case]]
+op = "attention"
+heads = 2
+head_dim = 8
+seq = [16, 32]
+causal = [false, true]
+variant = ["composed", "fused"]
+threads = [1, 2]
+)",
+                          "t.toml");
+    ASSERT_EQ(s.cases.size(), 2u * 2 * 2 * 2 * 2);
+    // seq slowest, then causal, variant, dtype, threads fastest.
+    std::size_t i = 0;
+    for (int64_t seq : {16, 32})
+        for (int causal : {0, 1})
+            for (int variant : {OPB_ATTENTION_COMPOSED, OPB_ATTENTION_FUSED})
+                for (int dt : {OPB_DTYPE_F32, OPB_DTYPE_F16})
+                    for (int threads : {1, 2}) {
+                        const Case &c = s.cases[i++];
+                        EXPECT_EQ(c.desc.p.attention.seq_q, seq);
+                        EXPECT_EQ(c.desc.p.attention.causal, causal);
+                        EXPECT_EQ(c.desc.variant, variant);
+                        EXPECT_EQ(c.desc.dtype, dt);
+                        EXPECT_EQ(c.settings.threads, threads);
+                        EXPECT_EQ(c.desc.threads, threads);
+                    }
+}
+
+TEST(SuiteExpansion, ZippedShapesRowsNamesAndRemainingSweeps) {
+    Suite s = parse_suite(R"([suite]
+name = "z"
+[[case]]
+op = "matmul"
+name = "gpt2"
+m = 1024
+bias = true
+dtype = ["f32", "bf16"]
+shapes = [
+  {name = "attn.qkv", n = 2304, k = 768},
+  {name = "mlp.fc", n = 3072, k = 768, bias = false},
+  {n = 7, k = 5, m = [1, 2]},
+]
+)",
+                          "t.toml");
+    // rows vary slowest; row 3 sweeps m itself.
+    ASSERT_EQ(s.cases.size(), 2u + 2u + 4u);
+    EXPECT_EQ(s.cases[0].name, "gpt2.attn.qkv");
+    EXPECT_EQ(s.cases[0].desc.dtype, OPB_DTYPE_F32);
+    EXPECT_EQ(s.cases[1].name, "gpt2.attn.qkv");
+    EXPECT_EQ(s.cases[1].desc.dtype, OPB_DTYPE_BF16);
+    EXPECT_EQ(s.cases[0].desc.p.matmul.m, 1024);
+    EXPECT_EQ(s.cases[0].desc.p.matmul.n, 2304);
+    EXPECT_EQ(s.cases[0].desc.p.matmul.k, 768);
+    EXPECT_EQ(s.cases[0].desc.p.matmul.has_bias, 1);
+    EXPECT_EQ(s.cases[0].where.line, 10); // the row, not the [[case]] header
+    EXPECT_EQ(s.cases[0].where.column, 3);
+    EXPECT_EQ(s.cases[2].name, "gpt2.mlp.fc");
+    EXPECT_EQ(s.cases[2].desc.p.matmul.has_bias, 0); // the row overrides the case
+    EXPECT_EQ(s.cases[4].name, "gpt2"); // a row without a name keeps the case's
+    EXPECT_EQ(s.cases[4].desc.p.matmul.m, 1);
+    EXPECT_EQ(s.cases[4].desc.dtype, OPB_DTYPE_F32);
+    EXPECT_EQ(s.cases[5].desc.p.matmul.m, 1);
+    EXPECT_EQ(s.cases[5].desc.dtype, OPB_DTYPE_BF16);
+    EXPECT_EQ(s.cases[6].desc.p.matmul.m, 2);
+    EXPECT_EQ(s.cases[7].desc.p.matmul.m, 2);
+    EXPECT_EQ(s.cases[7].desc.p.matmul.n, 7);
+}
+
+TEST(SuiteExpansion, ZippedShapesAsArrayOfTablesAndWithoutCaseName) {
+    Suite s = parse_suite(R"([suite]
+name = "z"
+[[case]]
+op = "add"
+[[case.shapes]]
+name = "small"
+rows = 2
+cols = 2
+[[case.shapes]]
+name = "big"
+rows = 8
+cols = 8
+)",
+                          "t.toml");
+    ASSERT_EQ(s.cases.size(), 2u);
+    EXPECT_EQ(s.cases[0].name, "small");
+    EXPECT_EQ(s.cases[1].name, "big");
+    EXPECT_EQ(s.cases[1].desc.p.eltwise.rows, 8);
+}
+
+// ---- errors: each names its line and column ---------------------------------------
+
+TEST(SuiteErrors, TomlSyntaxErrorCarriesTomlPlusPlusPosition) {
+    auto e = error_of("[suite]\nname = \"x\"\n[[case]]\nop = \"add\"\nrows = [1,,2]\n");
+    expect_at(e, 5, 11);
+    EXPECT_TRUE(has(e.message(), "TOML syntax error")) << e.what();
+}
+
+TEST(SuiteErrors, UnknownOpListsValidOps) {
+    auto e = error_of("[suite]\nname = \"x\"\n[[case]]\nop = \"matmull\"\nm = 1\n");
+    expect_at(e, 4, 6);
+    EXPECT_TRUE(has(e.message(), "unknown op 'matmull'")) << e.what();
+    EXPECT_TRUE(has(e.message(),
+                    "valid: matmul, softmax, layernorm, rmsnorm, gelu, silu, add, attention"))
+        << e.what();
+}
+
+TEST(SuiteErrors, MissingOpListsValidOps) {
+    auto e = error_of("[suite]\nname = \"x\"\n[[case]]\nrows = 1\n");
+    expect_at(e, 3, 1);
+    EXPECT_TRUE(has(e.message(), "no 'op'")) << e.what();
+    EXPECT_TRUE(has(e.message(), "matmul, softmax")) << e.what();
+}
+
+TEST(SuiteErrors, UnknownKeyForOpListsValidKeys) {
+    // `heads` is an attention key, not a matmul one.
+    auto e = error_of("[suite]\nname = \"x\"\n[[case]]\nop = \"matmul\"\nm = 1\n  heads = 2\n");
+    expect_at(e, 6, 3);
+    EXPECT_TRUE(has(e.message(), "unknown key 'heads'")) << e.what();
+    EXPECT_TRUE(has(e.message(), "for op matmul")) << e.what();
+    EXPECT_TRUE(has(e.message(), "batch, m, n, k, trans_a, trans_b, bias")) << e.what();
+    EXPECT_TRUE(has(e.message(), "repetitions")) << e.what();
+}
+
+TEST(SuiteErrors, UnknownKeyInAShapesRowListsValidKeys) {
+    auto e = error_of(
+        "[suite]\nname = \"x\"\n[[case]]\nop = \"add\"\nshapes = [{rows = 1, cols = 1, op = \"silu\"}]\n");
+    expect_at(e, 5, 32);
+    EXPECT_TRUE(has(e.message(), "unknown key 'op'")) << e.what();
+    EXPECT_TRUE(has(e.message(), "valid: name, rows, cols")) << e.what();
+}
+
+TEST(SuiteErrors, UnknownKeyInDefaultsAndSuiteAndTopLevel) {
+    auto d = error_of("[suite]\nname = \"x\"\n[defaults]\ndtype = \"f32\"\n");
+    expect_at(d, 4, 1);
+    EXPECT_TRUE(has(d.message(), "valid: backends, dtypes, warmup")) << d.what();
+
+    auto s = error_of("[suite]\nname = \"x\"\nauthor = \"me\"\n");
+    expect_at(s, 3, 1);
+    EXPECT_TRUE(has(s.message(), "valid: name, description")) << s.what();
+
+    auto t = error_of("[suite]\nname = \"x\"\n[cases]\n");
+    expect_at(t, 3, 2);
+    EXPECT_TRUE(has(t.message(), "valid: suite, defaults, case")) << t.what();
+}
+
+TEST(SuiteErrors, UnknownDtypeListsValidDtypes) {
+    auto e = error_of(
+        "[suite]\nname = \"x\"\n[[case]]\nop = \"add\"\nrows = 1\ncols = 1\ndtype = [\"f32\", \"fp16\"]\n");
+    expect_at(e, 7, 17);
+    EXPECT_TRUE(has(e.message(), "unknown dtype 'fp16' (valid: f32, bf16, f16)")) << e.what();
+}
+
+TEST(SuiteErrors, UnknownDtypeInDefaultsIsReportedEvenWhenEveryCaseOverrides) {
+    auto e = error_of("[suite]\nname = \"x\"\n[defaults]\ndtypes = [\"f64\"]\n[[case]]\nop = "
+                      "\"add\"\nrows = 1\ncols = 1\ndtype = \"f32\"\n");
+    expect_at(e, 4, 11);
+    EXPECT_TRUE(has(e.message(), "valid: f32, bf16, f16")) << e.what();
+}
+
+TEST(SuiteErrors, UnknownVariantListsTheOpsVariants) {
+    auto e = error_of("[suite]\nname = \"x\"\n[[case]]\nop = \"attention\"\nheads = 1\nseq = "
+                      "4\nhead_dim = 4\nvariant = \"flash\"\n");
+    expect_at(e, 8, 11);
+    EXPECT_TRUE(has(e.message(), "unknown variant for op attention 'flash'")) << e.what();
+    EXPECT_TRUE(has(e.message(), "valid: composed, fused")) << e.what();
+
+    auto g = error_of(
+        "[suite]\nname = \"x\"\n[[case]]\nop = \"gelu\"\nrows = 1\ncols = 1\nvariant = \"fast\"\n");
+    expect_at(g, 7, 11);
+    EXPECT_TRUE(has(g.message(), "valid: erf, tanh")) << g.what();
+}
+
+TEST(SuiteErrors, UnknownCacheModeListsValidModes) {
+    auto e = error_of("[suite]\nname = \"x\"\n[defaults]\ncache = \"hot\"\n");
+    expect_at(e, 4, 9);
+    EXPECT_TRUE(has(e.message(), "unknown cache mode 'hot' (valid: warm, cold)")) << e.what();
+}
+
+TEST(SuiteErrors, UnknownBackendListsKnownOnesOnlyWhenTheyAreGiven) {
+    const char *text = "[suite]\nname = \"x\"\n[defaults]\nbackends = [\"naive\", \"cudnn\"]\n"
+                       "[[case]]\nop = \"add\"\nrows = 1\ncols = 1\n";
+    SuiteOptions known;
+    known.known_backends = {"naive", "onednn", "cuda"};
+    auto e = error_of(text, known);
+    expect_at(e, 4, 22);
+    EXPECT_TRUE(has(e.message(), "unknown backend 'cudnn' (valid: naive, onednn, cuda)"))
+        << e.what();
+    // With no known list, any name passes (the runner reports it as skipped).
+    Suite s = parse_suite(text, "t.toml");
+    EXPECT_EQ(s.cases.at(0).backends, (std::vector<std::string>{"naive", "cudnn"}));
+}
+
+TEST(SuiteErrors, WrongValueTypesNameTheExpectedType) {
+    auto str = error_of("[suite]\nname = \"x\"\n[[case]]\nop = \"matmul\"\nm = \"big\"\nn = 1\nk = 1\n");
+    expect_at(str, 5, 5);
+    EXPECT_TRUE(has(str.message(), "'m' must be an integer, got string \"big\"")) << str.what();
+
+    auto flt = error_of("[suite]\nname = \"x\"\n[[case]]\nop = \"matmul\"\nm = 1\nn = 2.0\nk = 1\n");
+    expect_at(flt, 6, 5);
+    EXPECT_TRUE(has(flt.message(), "must be an integer, got floating-point 2")) << flt.what();
+
+    auto flag = error_of(
+        "[suite]\nname = \"x\"\n[[case]]\nop = \"matmul\"\nm = 1\nn = 1\nk = 1\ntrans_b = 1\n");
+    expect_at(flag, 8, 11);
+    EXPECT_TRUE(has(flag.message(), "'trans_b' must be true or false, got integer 1"))
+        << flag.what();
+
+    auto num = error_of("[suite]\nname = \"x\"\n[defaults]\nmin_time = \"1s\"\n");
+    expect_at(num, 4, 12);
+    EXPECT_TRUE(has(num.message(), "'min_time' must be a number")) << num.what();
+
+    auto name = error_of("[suite]\nname = 3\n");
+    expect_at(name, 2, 8);
+    EXPECT_TRUE(has(name.message(), "'name' must be a string")) << name.what();
+
+    auto single = error_of("[suite]\nname = \"x\"\n[case]\nop = \"add\"\n");
+    expect_at(single, 3, 1);
+    EXPECT_TRUE(has(single.message(), "write [[case]]")) << single.what();
+
+    auto nested = error_of(
+        "[suite]\nname = \"x\"\n[[case]]\nop = \"add\"\nrows = [[1, 2]]\ncols = 1\n");
+    expect_at(nested, 5, 9);
+    EXPECT_TRUE(has(nested.message(), "nested list")) << nested.what();
+}
+
+TEST(SuiteErrors, ZeroAndNegativeDimsAreRefused) {
+    auto zero = error_of("[suite]\nname = \"x\"\n[[case]]\nop = \"add\"\nrows = [4, 0]\ncols = 1\n");
+    expect_at(zero, 5, 12);
+    EXPECT_TRUE(has(zero.message(), "'rows' must be > 0, got 0")) << zero.what();
+
+    auto neg = error_of(
+        "[suite]\nname = \"x\"\n[[case]]\nop = \"attention\"\nheads = -2\nseq = 4\nhead_dim = 4\n");
+    expect_at(neg, 5, 9);
+    EXPECT_TRUE(has(neg.message(), "'heads' must be > 0, got -2")) << neg.what();
+
+    auto eps = error_of(
+        "[suite]\nname = \"x\"\n[[case]]\nop = \"rmsnorm\"\nrows = 1\ncols = 1\neps = 0.0\n");
+    expect_at(eps, 7, 7);
+    EXPECT_TRUE(has(eps.message(), "'eps' must be > 0")) << eps.what();
+
+    auto reps = error_of("[suite]\nname = \"x\"\n[defaults]\nrepetitions = 0\n");
+    expect_at(reps, 4, 15);
+    EXPECT_TRUE(has(reps.message(), "'repetitions' must be between 1 and")) << reps.what();
+}
+
+TEST(SuiteErrors, HiddenNotDividingHeadsIsRefusedAtTheHiddenValue) {
+    auto e = error_of("[suite]\nname = \"x\"\n[[case]]\nop = \"attention\"\nheads = 12\nseq = "
+                      "8\nhidden = [768, 1000]\n");
+    expect_at(e, 7, 16);
+    EXPECT_TRUE(has(e.message(), "hidden 1000 is not divisible by heads 12")) << e.what();
+}
+
+TEST(SuiteErrors, HeadDimAndHiddenTogetherAreRefused) {
+    auto e = error_of("[suite]\nname = \"x\"\n[[case]]\nop = \"attention\"\nheads = 2\nseq = "
+                      "8\nhead_dim = 4\nhidden = 8\n");
+    expect_at(e, 8, 1);
+    EXPECT_TRUE(has(e.message(), "not both")) << e.what();
+    EXPECT_TRUE(has(e.message(), "t.toml:7:1")) << e.what();
+}
+
+TEST(SuiteErrors, MissingRequiredShapeKeyNamesIt) {
+    auto e = error_of("[suite]\nname = \"x\"\n[[case]]\nop = \"matmul\"\nm = 1\nk = 1\n");
+    expect_at(e, 3, 1);
+    EXPECT_TRUE(has(e.message(), "op matmul needs 'n'")) << e.what();
+
+    auto row = error_of(
+        "[suite]\nname = \"x\"\n[[case]]\nop = \"add\"\nrows = 1\nshapes = [{cols = 1}, {}]\n");
+    expect_at(row, 6, 23); // the row that lacks it
+    EXPECT_TRUE(has(row.message(), "op add needs 'cols'")) << row.what();
+}
+
+TEST(SuiteErrors, EmptyListAxisIsRefused) {
+    auto e = error_of("[suite]\nname = \"x\"\n[[case]]\nop = \"add\"\nrows = 1\ncols = []\n");
+    expect_at(e, 6, 8);
+    EXPECT_TRUE(has(e.message(), "'cols' is an empty list")) << e.what();
+
+    auto shapes = error_of("[suite]\nname = \"x\"\n[[case]]\nop = \"add\"\nshapes = []\n");
+    expect_at(shapes, 5, 10);
+    EXPECT_TRUE(has(shapes.message(), "'shapes' is an empty list")) << shapes.what();
+
+    auto be = error_of("[suite]\nname = \"x\"\n[defaults]\nbackends = []\n");
+    expect_at(be, 4, 12);
+    EXPECT_TRUE(has(be.message(), "'backends' is an empty list")) << be.what();
+}
+
+TEST(SuiteErrors, DuplicateSweepValueIsRefused) {
+    auto e = error_of("[suite]\nname = \"x\"\n[[case]]\nop = \"add\"\nrows = [1, 2, 1]\ncols = 1\n");
+    expect_at(e, 5, 15);
+    EXPECT_TRUE(has(e.message(), "lists 1 twice (first at t.toml:5:9)")) << e.what();
+}
+
+TEST(SuiteErrors, SweepOverTheCaseLimitIsRefusedAtItsTable) {
+    // 50 * 50 * 50 = 125000 > 100000.
+    std::string list = "[";
+    for (int i = 1; i <= 50; ++i) list += std::to_string(i) + (i < 50 ? ", " : "]");
+    auto e = error_of("[suite]\nname = \"x\"\n[[case]]\nop = \"matmul\"\nm = " + list +
+                      "\nn = " + list + "\nk = " + list + "\n");
+    expect_at(e, 3, 1);
+    EXPECT_TRUE(has(e.message(), "more than 100000 cases")) << e.what();
+}
+
+TEST(SuiteErrors, SuiteOverTheCaseLimitIsRefusedAtTheCaseThatCrossesIt) {
+    // 60000 each: every case is within the limit, the suite is not.
+    std::string list = "[";
+    for (int i = 1; i <= 300; ++i) list += std::to_string(i) + (i < 300 ? ", " : "]");
+    std::string c = "[[case]]\nop = \"add\"\nrows = " + list + "\ncols = " + list + "\n";
+    // 300 * 300 = 90000 per case.
+    auto e = error_of("[suite]\nname = \"x\"\n" + c + c);
+    expect_at(e, 7, 1);
+    EXPECT_TRUE(has(e.message(), "the suite expands to more than 100000 cases")) << e.what();
+}
+
+TEST(SuiteErrors, SuiteWithoutCasesIsRefused) {
+    auto e = error_of("[suite]\nname = \"x\"\n[defaults]\nwarmup = 1\n");
+    expect_at(e, 1, 1);
+    EXPECT_TRUE(has(e.message(), "no [[case]]")) << e.what();
+
+    auto empty = error_of("case = []\n[suite]\nname = \"x\"\n");
+    expect_at(empty, 1, 8);
+    EXPECT_TRUE(has(empty.message(), "no cases")) << empty.what();
+}
+
+TEST(SuiteErrors, MissingSuiteTableOrName) {
+    auto none = error_of("[[case]]\nop = \"add\"\nrows = 1\ncols = 1\n");
+    expect_at(none, 1, 1);
+    EXPECT_TRUE(has(none.message(), "missing [suite]")) << none.what();
+
+    auto noname = error_of("# a comment\n[suite]\ndescription = \"d\"\n");
+    expect_at(noname, 2, 1);
+    EXPECT_TRUE(has(noname.message(), "[suite] has no 'name'")) << noname.what();
+}
+
+TEST(SuiteErrors, MaxTimeBelowMinTimeIsRefusedAtMaxTime) {
+    auto e = error_of("[suite]\nname = \"x\"\n[defaults]\nmin_time = 1.0\n[[case]]\nop = "
+                      "\"add\"\nrows = 1\ncols = 1\nmax_time = 0.5\n");
+    expect_at(e, 9, 12);
+    EXPECT_TRUE(has(e.message(), "max_time (0.5 s) is less than min_time (1 s)")) << e.what();
+}
+
+TEST(SuiteErrors, UnreadableFileNamesThePath) {
+    const std::string path = "/nonexistent-dir/opbench/none.toml";
+    try {
+        (void)load_suite_file(path);
+        FAIL() << "load_suite_file accepted a missing file";
+    } catch (const SuiteError &e) {
+        EXPECT_EQ(e.where().file, path);
+        EXPECT_EQ(e.where().line, 0);
+        EXPECT_TRUE(has(e.what(), path + ": cannot open suite file")) << e.what();
+    }
+}
+
+// ---- shipped suites -----------------------------------------------------------------
+
+const std::filesystem::path kSuitesDir = std::filesystem::path(OPBENCH_SOURCE_ROOT) / "suites";
+const SuiteOptions kAllBackends{{"naive", "onednn", "cuda"}};
+
+TEST(ShippedSuites, EverySuiteInSuitesDirLoads) {
+    std::set<std::string> found;
+    for (const auto &entry : std::filesystem::directory_iterator(kSuitesDir)) {
+        if (entry.path().extension() != ".toml") continue;
+        found.insert(entry.path().filename().string());
+        SCOPED_TRACE(entry.path().string());
+        Suite s = load_suite_file(entry.path().string(), kAllBackends);
+        EXPECT_EQ(s.name, entry.path().stem().string());
+        EXPECT_FALSE(s.description.empty());
+        EXPECT_FALSE(s.cases.empty());
+        EXPECT_EQ(s.content_hash.size(), 64u);
+        for (const auto &c : s.cases) EXPECT_EQ(validate_desc(c.desc), "");
+    }
+    for (auto name : {"quick.toml", "gemm.toml", "attention.toml", "norms.toml",
+                      "transformer-shapes.toml"})
+        EXPECT_TRUE(found.count(name)) << name << " is missing from " << kSuitesDir;
+}
+
+TEST(ShippedSuites, QuickCoversEveryOpBothAttentionVariantsAndBothGeluForms) {
+    Suite s = load_suite_file((kSuitesDir / "quick.toml").string(), kAllBackends);
+    std::set<int> ops;
+    std::set<int> attention_variants, gelu_variants;
+    for (const auto &c : s.cases) {
+        ops.insert(c.desc.op);
+        if (c.desc.op == OPB_OP_ATTENTION) attention_variants.insert(c.desc.variant);
+        if (c.desc.op == OPB_OP_GELU) gelu_variants.insert(c.desc.variant);
+        // CI runs it on the naive backend: every case stays tiny.
+        EXPECT_LT(op_flops(c.desc), 5e7) << c.name << " at " << c.where.str();
+        EXPECT_LE(c.settings.repetitions, 3) << c.where.str();
+        EXPECT_EQ(c.backends, (std::vector<std::string>{"naive", "onednn", "cuda"}));
+    }
+    for (int op = 0; op < OPB_OP_COUNT; ++op)
+        EXPECT_TRUE(ops.count(op)) << "quick.toml lacks op " << op_name(op);
+    EXPECT_EQ(attention_variants, (std::set<int>{OPB_ATTENTION_COMPOSED, OPB_ATTENTION_FUSED}));
+    EXPECT_EQ(gelu_variants, (std::set<int>{OPB_GELU_ERF, OPB_GELU_TANH}));
+}
+
+TEST(ShippedSuites, TransformerShapesNamesCasesAfterWhereTheyOccur) {
+    Suite s = load_suite_file((kSuitesDir / "transformer-shapes.toml").string(), kAllBackends);
+    auto find = [&](const std::string &name) -> const Case * {
+        for (const auto &c : s.cases)
+            if (c.name == name) return &c;
+        return nullptr;
+    };
+    const Case *qkv = find("gpt2-small.attn.qkv");
+    ASSERT_NE(qkv, nullptr);
+    EXPECT_EQ(qkv->desc.op, OPB_OP_MATMUL);
+    EXPECT_EQ(qkv->desc.p.matmul.n, 3 * 768);
+    EXPECT_EQ(qkv->desc.p.matmul.k, 768);
+    const Case *att = find("llama-7b.attn");
+    ASSERT_NE(att, nullptr);
+    EXPECT_EQ(att->desc.op, OPB_OP_ATTENTION);
+    EXPECT_EQ(att->desc.p.attention.heads, 32);
+    EXPECT_EQ(att->desc.p.attention.head_dim, 128);
+    EXPECT_EQ(att->desc.p.attention.causal, 1);
+    EXPECT_NE(find("bert-base.attn"), nullptr);
+    for (const auto &c : s.cases) {
+        EXPECT_FALSE(c.name.empty()) << c.where.str();
+        EXPECT_EQ(c.backends, (std::vector<std::string>{"naive", "onednn", "cuda"}));
+    }
+}
+
+} // namespace
+} // namespace opbench
