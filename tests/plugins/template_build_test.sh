@@ -1,0 +1,82 @@
+#!/bin/sh
+# Builds plugins/template out of tree against an installed opbench SDK, the
+# way a plugin author would: install the main project into a fresh prefix,
+# point PKG_CONFIG_PATH at it, configure and build the template as its own
+# Meson project, and check the module exports opb_plugin_entry.
+#
+# usage: template_build_test.sh SOURCE_ROOT BUILD_ROOT
+#   SOURCE_ROOT  the opbench source tree
+#   BUILD_ROOT   a build directory; the scratch tree is made (and removed) inside it
+# Exit status: 0 pass, 1 fail, 77 skip (a tool this needs is not installed).
+set -eu
+
+if [ $# -ne 2 ]; then
+    echo "usage: $0 SOURCE_ROOT BUILD_ROOT" >&2
+    exit 2
+fi
+src=$(cd "$1" && pwd)
+build=$(cd "$2" && pwd)
+
+for tool in meson ninja pkg-config nm; do
+    if ! command -v "$tool" >/dev/null 2>&1; then
+        echo "SKIP: $tool is not installed" >&2
+        exit 77
+    fi
+done
+
+fail() {
+    echo "FAIL: $*" >&2
+    exit 1
+}
+
+work=$(mktemp -d "$build/template-build-test.XXXXXX")
+trap 'rm -rf "$work"' EXIT INT TERM
+prefix="$work/prefix"
+
+# 1. Install the SDK of the main project into $prefix. The SDK is headers plus
+#    opbench-plugin.pc (both tagged 'devel'), so nothing needs compiling; the
+#    prefix is given at setup so the .pc points into $prefix.
+echo "== installing the opbench SDK into $prefix"
+meson setup "$work/opbench" "$src" --prefix "$prefix" -Dtests=false \
+    -Donednn=disabled -Dcuda=disabled >"$work/opbench-setup.log" 2>&1 ||
+    { cat "$work/opbench-setup.log" >&2; fail "configuring opbench ($src) failed"; }
+meson install -C "$work/opbench" --no-rebuild --tags devel >"$work/opbench-install.log" 2>&1 ||
+    { cat "$work/opbench-install.log" >&2; fail "meson install of opbench into $prefix failed"; }
+
+for h in plugin.h ops.hpp backend_helpers.hpp; do
+    [ -f "$prefix/include/opbench/$h" ] || fail "meson install did not install include/opbench/$h"
+done
+pc=$(find "$prefix" -name opbench-plugin.pc | head -n 1)
+[ -n "$pc" ] || fail "meson install did not install opbench-plugin.pc under $prefix"
+pcdir=$(dirname "$pc")
+cflags=$(PKG_CONFIG_PATH="$pcdir" pkg-config --cflags opbench-plugin) ||
+    fail "pkg-config cannot read $pc"
+case " $cflags " in
+*" -I$prefix/include "*) ;;
+*) fail "pkg-config --cflags opbench-plugin gives '$cflags', expected -I$prefix/include" ;;
+esac
+plugindir=$(PKG_CONFIG_PATH="$pcdir" pkg-config --variable=plugindir opbench-plugin)
+case "$plugindir" in
+"$prefix"/*) ;;
+*) fail "opbench-plugin.pc plugindir is '$plugindir', expected a directory under $prefix" ;;
+esac
+
+# 2. Build and install the template against it, as a separate project.
+echo "== building plugins/template against $pc"
+PKG_CONFIG_PATH="$pcdir" meson setup "$work/template" "$src/plugins/template" \
+    >"$work/template-setup.log" 2>&1 ||
+    { cat "$work/template-setup.log" >&2; fail "configuring plugins/template against the installed SDK failed"; }
+ninja -C "$work/template" >"$work/template-build.log" 2>&1 ||
+    { cat "$work/template-build.log" >&2; fail "building plugins/template failed"; }
+meson install -C "$work/template" --no-rebuild >"$work/template-install.log" 2>&1 ||
+    { cat "$work/template-install.log" >&2; fail "installing plugins/template failed"; }
+
+so="$plugindir/opbench-backend-template.so"
+[ -f "$so" ] || fail "the template did not install $so (the SDK's plugindir)"
+
+# 3. The module exports the entry point, and nothing else.
+exported=$(nm -D --defined-only "$so" | awk '{print $NF}')
+echo "$exported" | grep -qx opb_plugin_entry || fail "$so does not export opb_plugin_entry (nm -D: $exported)"
+[ "$exported" = opb_plugin_entry ] || fail "$so exports more than opb_plugin_entry: $exported"
+
+echo "PASS: plugins/template builds against the installed SDK and exports opb_plugin_entry"
