@@ -1,0 +1,398 @@
+// GPU tests of the CUDA plugin: every op against a float64 reference on small
+// inputs, memory accounting, event timing, cache flush.
+// Usage: cuda_gpu_test <path/to/opbench-backend-cuda.so>
+//
+// Without a usable GPU (no driver, no device, driver too old) it prints the
+// plugin's reason and exits 77, which Meson reports as SKIP: none of these
+// tests can be counted as passed on a machine without a GPU.
+#include "plugin_handle.hpp"
+
+#include "opbench/ops.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace opbench;
+using opbench::test::PluginHandle;
+using opbench::test::RecordingHost;
+using opbench::test::recording_services;
+
+PluginHandle *g_plugin = nullptr;
+
+// ---- float64 references (independent of the plugin and of planning.cpp) ------
+
+using Vec = std::vector<double>;
+
+Vec reference(const opb_op_desc &d, const std::vector<Vec> &in) {
+    switch (d.op) {
+    case OPB_OP_MATMUL: {
+        const auto &p = d.p.matmul;
+        Vec c(p.batch * p.m * p.n);
+        for (int64_t b = 0; b < p.batch; ++b)
+            for (int64_t i = 0; i < p.m; ++i)
+                for (int64_t j = 0; j < p.n; ++j) {
+                    double s = p.has_bias ? in[2][j] : 0.0;
+                    for (int64_t k = 0; k < p.k; ++k) {
+                        const double a = p.trans_a ? in[0][(b * p.k + k) * p.m + i] : in[0][(b * p.m + i) * p.k + k];
+                        const double bb = p.trans_b ? in[1][(b * p.n + j) * p.k + k] : in[1][(b * p.k + k) * p.n + j];
+                        s += a * bb;
+                    }
+                    c[(b * p.m + i) * p.n + j] = s;
+                }
+        return c;
+    }
+    case OPB_OP_SOFTMAX: {
+        const auto &p = d.p.softmax;
+        const double scale = effective_scale(d);
+        Vec y(in[0].size(), 0.0);
+        for (int64_t row = 0; row < p.batch * p.rows; ++row) {
+            const int64_t r = row % p.rows;
+            const int64_t vis = p.causal ? causal_visible(r, p.rows, p.cols) : p.cols;
+            double mx = -INFINITY, sum = 0;
+            for (int64_t c = 0; c < vis; ++c) mx = std::max(mx, scale * in[0][row * p.cols + c]);
+            for (int64_t c = 0; c < vis; ++c) sum += std::exp(scale * in[0][row * p.cols + c] - mx);
+            for (int64_t c = 0; c < vis; ++c)
+                y[row * p.cols + c] = std::exp(scale * in[0][row * p.cols + c] - mx) / sum;
+        }
+        return y;
+    }
+    case OPB_OP_LAYERNORM:
+    case OPB_OP_RMSNORM: {
+        const auto &p = d.p.norm;
+        Vec y(in[0].size());
+        for (int64_t r = 0; r < p.rows; ++r) {
+            const double *x = &in[0][r * p.cols];
+            double mean = 0, var = 0;
+            if (d.op == OPB_OP_LAYERNORM) {
+                for (int64_t c = 0; c < p.cols; ++c) mean += x[c];
+                mean /= p.cols;
+            }
+            for (int64_t c = 0; c < p.cols; ++c) var += (x[c] - mean) * (x[c] - mean);
+            const double inv = 1.0 / std::sqrt(var / p.cols + p.eps);
+            for (int64_t c = 0; c < p.cols; ++c)
+                y[r * p.cols + c] = (x[c] - mean) * inv * in[1][c] +
+                                    (d.op == OPB_OP_LAYERNORM ? in[2][c] : 0.0);
+        }
+        return y;
+    }
+    case OPB_OP_GELU: {
+        Vec y(in[0].size());
+        for (size_t i = 0; i < y.size(); ++i) {
+            const double x = in[0][i];
+            y[i] = d.variant == OPB_GELU_TANH
+                       ? 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)))
+                       : 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+        }
+        return y;
+    }
+    case OPB_OP_SILU: {
+        Vec y(in[0].size());
+        for (size_t i = 0; i < y.size(); ++i) y[i] = in[0][i] / (1 + std::exp(-in[0][i]));
+        return y;
+    }
+    case OPB_OP_ADD: {
+        Vec y(in[0].size());
+        for (size_t i = 0; i < y.size(); ++i) y[i] = in[0][i] + in[1][i];
+        return y;
+    }
+    case OPB_OP_ATTENTION: {
+        const auto &p = d.p.attention;
+        const double scale = effective_scale(d);
+        Vec o(p.batch * p.heads * p.seq_q * p.head_dim, 0.0);
+        for (int64_t bh = 0; bh < p.batch * p.heads; ++bh)
+            for (int64_t i = 0; i < p.seq_q; ++i) {
+                const int64_t vis = p.causal ? causal_visible(i, p.seq_q, p.seq_kv) : p.seq_kv;
+                Vec w(vis);
+                double mx = -INFINITY, sum = 0;
+                for (int64_t j = 0; j < vis; ++j) {
+                    double s = 0;
+                    for (int64_t e = 0; e < p.head_dim; ++e)
+                        s += in[0][(bh * p.seq_q + i) * p.head_dim + e] * in[1][(bh * p.seq_kv + j) * p.head_dim + e];
+                    mx = std::max(mx, w[j] = s * scale);
+                }
+                for (auto &x : w) sum += (x = std::exp(x - mx));
+                for (int64_t e = 0; e < p.head_dim; ++e) {
+                    double acc = 0;
+                    for (int64_t j = 0; j < vis; ++j) acc += w[j] / sum * in[2][(bh * p.seq_kv + j) * p.head_dim + e];
+                    o[(bh * p.seq_q + i) * p.head_dim + e] = acc;
+                }
+            }
+        return o;
+    }
+    }
+    return {};
+}
+
+// Largest acceptable normalised mean squared error per dtype/variant: the
+// precision of the storage type (inputs are exact in it; outputs are rounded).
+double nmse_limit(const opb_op_desc &d) {
+    if (d.dtype == OPB_DTYPE_BF16) return 1e-4;
+    if (d.dtype == OPB_DTYPE_F16) return 1e-5;
+    if (d.op == OPB_OP_MATMUL && d.variant == OPB_MATMUL_TF32) return 1e-5;
+    return 1e-9;
+}
+
+class CudaGpu : public ::testing::Test {
+protected:
+    void SetUp() override {
+        api = g_plugin->api;
+        services = recording_services(&host);
+        ASSERT_EQ(api->create(&services, &b), OPB_OK);
+        ASSERT_EQ(api->probe(b), OPB_OK) << api->last_error(b);
+    }
+    void TearDown() override {
+        if (b) api->destroy(b);
+    }
+
+    // Runs the op with random inputs; returns the NMSE against the reference.
+    double run_and_compare(const opb_op_desc &d) {
+        const auto specs = op_tensors(d);
+        std::mt19937 rng(1234);
+        std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+        std::vector<Vec> in;
+        std::vector<void *> dev;
+        const size_t es = dtype_size(d.dtype);
+        for (const auto &t : specs) {
+            void *p = nullptr;
+            EXPECT_EQ(api->alloc(b, t.elements() * es, &p), OPB_OK) << api->last_error(b);
+            dev.push_back(p);
+            if (t.is_output) continue;
+            std::vector<unsigned char> host(t.elements() * es);
+            Vec v(t.elements());
+            for (int64_t i = 0; i < t.elements(); ++i) {
+                // gamma near 1 keeps norms well conditioned
+                float x = (t.name == "gamma") ? 1.0f + 0.25f * u(rng) : u(rng);
+                store_from_f32(host.data(), d.dtype, i, x);
+                v[i] = load_as_f32(host.data(), d.dtype, i); // the value the GPU sees
+            }
+            EXPECT_EQ(api->copy_in(b, p, host.data(), host.size()), OPB_OK) << api->last_error(b);
+            in.push_back(std::move(v));
+        }
+        opb_plan *plan = nullptr;
+        uint64_t ws = 0;
+        double nmse = INFINITY;
+        if (api->prepare(b, &d, &plan, &ws) != OPB_OK) {
+            ADD_FAILURE() << "prepare: " << api->last_error(b);
+        } else {
+            EXPECT_EQ(api->execute(b, plan, dev.data(), static_cast<int32_t>(dev.size())), OPB_OK)
+                << api->last_error(b);
+            EXPECT_EQ(api->synchronize(b), OPB_OK) << api->last_error(b);
+            const auto &out = specs.back();
+            std::vector<unsigned char> host(out.elements() * es);
+            EXPECT_EQ(api->copy_out(b, host.data(), dev.back(), host.size()), OPB_OK);
+            const Vec ref = reference(d, in);
+            double err = 0, norm = 0;
+            for (int64_t i = 0; i < out.elements(); ++i) {
+                const double got = load_as_f32(host.data(), d.dtype, i);
+                err += (got - ref[i]) * (got - ref[i]);
+                norm += ref[i] * ref[i];
+            }
+            nmse = err / std::max(norm, 1e-30);
+            api->release(b, plan);
+        }
+        for (void *p : dev) api->free(b, p);
+        return nmse;
+    }
+
+    void check(const opb_op_desc &d, const std::string &what) {
+        ASSERT_EQ(api->supports(b, &d), OPB_OK) << what << ": " << api->last_error(b);
+        const double nmse = run_and_compare(d);
+        EXPECT_LE(nmse, nmse_limit(d)) << what << " dtype " << dtype_name(d.dtype);
+    }
+
+    RecordingHost host;
+    opb_host_services services{};
+    const opb_backend_api *api = nullptr;
+    opb_backend *b = nullptr;
+};
+
+TEST_F(CudaGpu, MatmulAllDtypesTransposesBatchesBiasMatchFloat64) {
+    struct C { int64_t batch, m, n, k; int ta, tb, bias; };
+    for (int dt = 0; dt < 3; ++dt)
+        for (C c : {C{1, 17, 33, 40, 0, 0, 0}, C{3, 16, 24, 32, 1, 0, 0}, C{2, 16, 8, 24, 0, 1, 1},
+                    C{2, 8, 16, 8, 1, 1, 1}}) {
+            auto d = make_desc(OPB_OP_MATMUL, dt);
+            d.p.matmul = {c.batch, c.m, c.n, c.k, c.ta, c.tb, c.bias};
+            check(d, "matmul");
+        }
+    auto d = make_desc(OPB_OP_MATMUL, OPB_DTYPE_F32, OPB_MATMUL_TF32);
+    d.p.matmul = {2, 32, 32, 64, 0, 1, 1};
+    check(d, "matmul tf32");
+}
+
+TEST_F(CudaGpu, SoftmaxScaleAndBottomRightCausalMatchFloat64) {
+    for (int dt = 0; dt < 3; ++dt)
+        for (auto [rows, cols, causal] : {std::tuple{5, 7, 0}, {4, 9, 1}, {9, 4, 1}, {3, 1000, 1}}) {
+            auto d = make_desc(OPB_OP_SOFTMAX, dt);
+            d.p.softmax = {2, rows, cols, 0.7f, causal};
+            check(d, "softmax");
+        }
+}
+
+TEST_F(CudaGpu, LayernormAndRmsnormMatchFloat64) {
+    for (int dt = 0; dt < 3; ++dt)
+        for (auto [rows, cols] : {std::pair{3, 7}, {5, 768}, {2, 1500}}) {
+            auto d = make_desc(OPB_OP_LAYERNORM, dt);
+            d.p.norm = {rows, cols, 1e-5f};
+            check(d, "layernorm");
+            d.op = OPB_OP_RMSNORM;
+            check(d, "rmsnorm");
+        }
+}
+
+TEST_F(CudaGpu, GeluBothFormsSiluAndAddMatchFloat64) {
+    for (int dt = 0; dt < 3; ++dt) {
+        for (int v : {OPB_GELU_ERF, OPB_GELU_TANH}) {
+            auto d = make_desc(OPB_OP_GELU, dt, v);
+            d.p.eltwise = {7, 129};
+            check(d, "gelu");
+        }
+        auto d = make_desc(OPB_OP_SILU, dt);
+        d.p.eltwise = {7, 129};
+        check(d, "silu");
+        d.op = OPB_OP_ADD;
+        check(d, "add");
+    }
+}
+
+TEST_F(CudaGpu, ComposedAttentionWithAndWithoutCausalMatchesFloat64) {
+    for (int dt = 0; dt < 3; ++dt)
+        for (auto [sq, skv, causal] : {std::tuple{8, 8, 0}, {8, 8, 1}, {4, 12, 1}, {12, 4, 1}}) {
+            auto d = make_desc(OPB_OP_ATTENTION, dt, OPB_ATTENTION_COMPOSED);
+            d.p.attention = {2, 3, sq, skv, 16, 0.0f, causal};
+            check(d, "attention composed");
+        }
+}
+
+TEST_F(CudaGpu, FusedAttentionIsUnsupportedWithAReason) {
+    for (int dt = 0; dt < 3; ++dt) {
+        auto d = make_desc(OPB_OP_ATTENTION, dt, OPB_ATTENTION_FUSED);
+        d.p.attention = {1, 2, 8, 8, 16, 0.0f, 0};
+        EXPECT_EQ(api->supports(b, &d), OPB_ERR_UNSUPPORTED);
+        EXPECT_NE(std::string(api->last_error(b)).find("fused"), std::string::npos);
+    }
+}
+
+TEST_F(CudaGpu, MemoryAccountingCountsTensorsAndWorkspaceAndReturnsToZero) {
+    opb_memory_stats s{};
+    s.struct_size = sizeof s;
+    s.abi_version = OPB_ABI_VERSION;
+    ASSERT_EQ(api->memory_stats(b, &s), OPB_OK);
+    const uint64_t base = s.current_bytes;
+    void *p = nullptr;
+    ASSERT_EQ(api->alloc(b, 1 << 20, &p), OPB_OK);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u);
+    ASSERT_EQ(api->memory_stats(b, &s), OPB_OK);
+    EXPECT_EQ(s.current_bytes, base + (1 << 20));
+    EXPECT_EQ(host.device_bytes, static_cast<int64_t>(s.current_bytes));
+
+    auto d = make_desc(OPB_OP_ATTENTION, OPB_DTYPE_BF16, OPB_ATTENTION_COMPOSED);
+    d.p.attention = {2, 4, 64, 96, 32, 0.0f, 1};
+    opb_plan *plan = nullptr;
+    uint64_t ws = 0;
+    ASSERT_EQ(api->prepare(b, &d, &plan, &ws), OPB_OK) << api->last_error(b);
+    // At least the f32 scores and the bf16 probabilities.
+    EXPECT_GE(ws, uint64_t{2} * 4 * 64 * 96 * (4 + 2));
+    ASSERT_EQ(api->memory_stats(b, &s), OPB_OK);
+    EXPECT_EQ(s.workspace_bytes, ws);
+    EXPECT_EQ(s.current_bytes, base + (1 << 20) + ws);
+    api->release(b, plan);
+    api->free(b, p);
+    ASSERT_EQ(api->memory_stats(b, &s), OPB_OK);
+    EXPECT_EQ(s.current_bytes, base);
+    EXPECT_EQ(s.workspace_bytes, 0u);
+    EXPECT_GE(s.peak_bytes, base + (1 << 20) + ws);
+    api->reset_peak(b);
+    ASSERT_EQ(api->memory_stats(b, &s), OPB_OK);
+    EXPECT_EQ(s.peak_bytes, s.current_bytes);
+    EXPECT_EQ(host.device_bytes, static_cast<int64_t>(base));
+}
+
+TEST_F(CudaGpu, EventTimerMeasuresEnqueuedWork) {
+    auto d = make_desc(OPB_OP_MATMUL, OPB_DTYPE_F32);
+    d.p.matmul = {4, 256, 256, 256, 0, 0, 0};
+    std::vector<void *> t(3);
+    for (int i = 0; i < 3; ++i) ASSERT_EQ(api->alloc(b, 4 * 256 * 256 * 4, &t[i]), OPB_OK);
+    opb_plan *plan = nullptr;
+    uint64_t ws = 0;
+    ASSERT_EQ(api->prepare(b, &d, &plan, &ws), OPB_OK) << api->last_error(b);
+    double secs = -1;
+    EXPECT_EQ(api->timer_stop(b, &secs), OPB_ERR_INVALID); // stop without start is refused
+    ASSERT_EQ(api->timer_start(b), OPB_OK);
+    for (int i = 0; i < 5; ++i) ASSERT_EQ(api->execute(b, plan, t.data(), 3), OPB_OK);
+    ASSERT_EQ(api->timer_stop(b, &secs), OPB_OK) << api->last_error(b);
+    EXPECT_GT(secs, 0.0);
+    EXPECT_TRUE(std::isfinite(secs));
+    EXPECT_EQ(api->flush_cache(b), OPB_OK) << api->last_error(b);
+    EXPECT_EQ(api->synchronize(b), OPB_OK);
+    api->release(b, plan);
+    for (void *p : t) api->free(b, p);
+}
+
+TEST_F(CudaGpu, DeviceInfoAndInfoReportTheDevice) {
+    opb_device_info info{};
+    info.struct_size = sizeof info;
+    info.abi_version = OPB_ABI_VERSION;
+    ASSERT_EQ(api->device_info(b, &info), OPB_OK);
+    EXPECT_EQ(info.kind, OPB_DEVICE_GPU);
+    EXPECT_GT(std::strlen(info.name), 0u);
+    EXPECT_GT(info.total_memory, 0u);
+    EXPECT_LE(info.free_memory, info.total_memory);
+    std::string keys;
+    api->info(b, [](void *u, const char *k, const char *v) {
+        *static_cast<std::string *>(u) += std::string(k) + "=" + v + "\n";
+    }, &keys);
+    for (const char *k : {"device=", "compute_capability=", "sm_count=", "uuid=GPU-", "sm_clock_mhz="})
+        EXPECT_NE(keys.find(k), std::string::npos) << k << " missing in\n" << keys;
+}
+
+TEST_F(CudaGpu, ExecuteRefusesAWrongTensorCount) {
+    auto d = make_desc(OPB_OP_ADD, OPB_DTYPE_F32);
+    d.p.eltwise = {2, 2};
+    opb_plan *plan = nullptr;
+    uint64_t ws = 0;
+    ASSERT_EQ(api->prepare(b, &d, &plan, &ws), OPB_OK);
+    void *t[2] = {nullptr, nullptr};
+    EXPECT_EQ(api->execute(b, plan, t, 2), OPB_ERR_INVALID);
+    EXPECT_NE(std::string(api->last_error(b)).find("expected 3"), std::string::npos);
+    api->release(b, plan);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+    ::testing::InitGoogleTest(&argc, argv);
+    if (argc < 2) {
+        std::fprintf(stderr, "usage: %s <path to opbench-backend-cuda.so>\n", argv[0]);
+        return 2;
+    }
+    PluginHandle plugin(argv[1]);
+    if (!plugin.error.empty()) {
+        std::fprintf(stderr, "cannot load the plugin: %s\n", plugin.error.c_str());
+        return 1; // a load failure is a failure, not a skip
+    }
+    RecordingHost host;
+    const opb_host_services s = recording_services(&host);
+    opb_backend *b = nullptr;
+    if (plugin.api->create(&s, &b) != OPB_OK) {
+        std::fprintf(stderr, "create failed: %s\n", host.last_log.c_str());
+        return 1;
+    }
+    if (plugin.api->probe(b) != OPB_OK) {
+        std::printf("SKIP: no usable GPU, GPU tests not run: %s\n", plugin.api->last_error(b));
+        plugin.api->destroy(b);
+        return 77;
+    }
+    plugin.api->destroy(b);
+    g_plugin = &plugin;
+    return RUN_ALL_TESTS();
+}
