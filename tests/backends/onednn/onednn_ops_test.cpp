@@ -1,0 +1,293 @@
+// Each op of the oneDNN backend, through the plugin's C table, against a
+// float64 computation written here on small inputs.
+//
+// Tolerances, per element: |y - ref| <= atol + rtol * |ref|.
+//  - f32: rtol = atol = 1e-5. oneDNN's JIT exp/erf/tanh are polynomial
+//    approximations good to a few ulp, and matmul reorders its f32
+//    accumulation; both stay far below 1e-5 on these sizes (K <= 96).
+//  - bf16: rtol = atol = 8e-3. Inputs are rounded to bf16 before the reference
+//    sees them, so the error is the bf16 rounding of the output (2^-8 = 3.9e-3
+//    relative, at most 1 ulp) plus f32 accumulation; 8e-3 allows 2 ulp.
+//    Attention also rounds the probabilities to bf16 before P.V: 1.5e-2.
+//  - f16 (where oneDNN 2.6 has kernels on this CPU): 2^-11 rounding, 2e-3.
+#include "onednn_test_util.hpp"
+
+#include <cmath>
+#include <limits>
+
+namespace opbench::test {
+namespace {
+
+struct Tol {
+    double rtol, atol;
+};
+
+Tol tolerance(int dtype, bool attention = false) {
+    switch (dtype) {
+    case OPB_DTYPE_BF16: return attention ? Tol{1.5e-2, 1.5e-2} : Tol{8e-3, 8e-3};
+    case OPB_DTYPE_F16: return attention ? Tol{4e-3, 4e-3} : Tol{2e-3, 2e-3};
+    default: return {1e-5, 1e-5};
+    }
+}
+
+void expect_close(const std::vector<float> &got, const std::vector<double> &ref, Tol tol,
+                  const std::string &what) {
+    ASSERT_EQ(got.size(), ref.size()) << what;
+    int bad = 0;
+    for (std::size_t i = 0; i < ref.size(); ++i) {
+        const double err = std::abs(double(got[i]) - ref[i]);
+        if (!(err <= tol.atol + tol.rtol * std::abs(ref[i])) && ++bad <= 5)
+            ADD_FAILURE() << what << ": element " << i << " got " << got[i] << ", expected "
+                          << ref[i] << " (error " << err << ")";
+    }
+    EXPECT_EQ(bad, 0) << what << ": " << bad << " of " << ref.size() << " elements out of tolerance";
+}
+
+std::string label(const opb_op_desc &d) {
+    return std::string(op_name(d.op)) + "/" + std::string(variant_name(d.op, d.variant)) + "/" +
+           std::string(dtype_name(d.dtype));
+}
+
+// ---- float64 references ---------------------------------------------------
+
+std::vector<double> ref_matmul(const opb_matmul_params &p, const std::vector<float> &a,
+                               const std::vector<float> &b, const std::vector<float> *bias) {
+    std::vector<double> c(std::size_t(p.batch * p.m * p.n));
+    for (int64_t bt = 0; bt < p.batch; ++bt)
+        for (int64_t i = 0; i < p.m; ++i)
+            for (int64_t j = 0; j < p.n; ++j) {
+                double s = bias ? (*bias)[std::size_t(j)] : 0.0;
+                for (int64_t k = 0; k < p.k; ++k) {
+                    const double av = p.trans_a ? a[std::size_t((bt * p.k + k) * p.m + i)]
+                                                : a[std::size_t((bt * p.m + i) * p.k + k)];
+                    const double bv = p.trans_b ? b[std::size_t((bt * p.n + j) * p.k + k)]
+                                                : b[std::size_t((bt * p.k + k) * p.n + j)];
+                    s += av * bv;
+                }
+                c[std::size_t((bt * p.m + i) * p.n + j)] = s;
+            }
+    return c;
+}
+
+// Softmax of scale * x over rows of `cols`, bottom-right causal when asked.
+std::vector<double> ref_softmax_rows(const std::vector<double> &x, int64_t batch, int64_t rows,
+                                     int64_t cols, double scale, bool causal) {
+    std::vector<double> y(x.size(), 0.0);
+    for (int64_t bt = 0; bt < batch; ++bt)
+        for (int64_t r = 0; r < rows; ++r) {
+            const int64_t vis = causal ? causal_visible(r, rows, cols) : cols;
+            const double *in = &x[std::size_t((bt * rows + r) * cols)];
+            double *out = &y[std::size_t((bt * rows + r) * cols)];
+            double mx = -std::numeric_limits<double>::infinity();
+            for (int64_t c = 0; c < vis; ++c) mx = std::max(mx, scale * in[c]);
+            double sum = 0;
+            for (int64_t c = 0; c < vis; ++c) sum += (out[c] = std::exp(scale * in[c] - mx));
+            for (int64_t c = 0; c < vis; ++c) out[c] /= sum;
+        }
+    return y;
+}
+
+std::vector<double> to_double(const std::vector<float> &v) { return {v.begin(), v.end()}; }
+
+// ---- tests ------------------------------------------------------------------
+
+class OnednnOpsTest : public OnednnPluginTest, public ::testing::WithParamInterface<int> {
+protected:
+    int dtype() const { return GetParam(); }
+    // f16 runs only where oneDNN 2.6 has kernels for it on this CPU; where it
+    // has none, supports() must say so, naming the dtype.
+    bool offered(const opb_op_desc &d) {
+        const opb_status st = api->supports(be, &d);
+        if (st == OPB_OK) return true;
+        EXPECT_EQ(d.dtype, OPB_DTYPE_F16) << label(d) << " unsupported: " << error();
+        EXPECT_EQ(st, OPB_ERR_UNSUPPORTED) << error();
+        EXPECT_NE(error().find("f16"), std::string::npos) << error();
+        return false;
+    }
+};
+
+TEST_P(OnednnOpsTest, MatmulMatchesFloat64AcrossTransposesAndBias) {
+    for (int ta = 0; ta < 2; ++ta)
+        for (int tb = 0; tb < 2; ++tb)
+            for (int bias = 0; bias < 2; ++bias) {
+                auto d = make_desc(OPB_OP_MATMUL, dtype());
+                d.p.matmul = {2, 5, 7, 9, ta, tb, bias};
+                if (!offered(d)) return;
+                const auto &p = d.p.matmul;
+                auto a = random(p.batch * p.m * p.k, -1, 1, dtype(), 1);
+                auto b = random(p.batch * p.k * p.n, -1, 1, dtype(), 2);
+                auto bv = random(p.n, -1, 1, dtype(), 3);
+                std::vector<std::vector<float>> in{a, b};
+                if (bias) in.push_back(bv);
+                expect_close(run(d, in), ref_matmul(p, a, b, bias ? &bv : nullptr),
+                             tolerance(dtype()),
+                             label(d) + " ta=" + std::to_string(ta) + " tb=" + std::to_string(tb) +
+                                 " bias=" + std::to_string(bias));
+            }
+}
+
+TEST_P(OnednnOpsTest, MatmulMatchesFloat64OnBlockedKernelSizes) {
+    // Large enough for oneDNN's blocked (brgemm / gemm) kernels with tails.
+    auto d = make_desc(OPB_OP_MATMUL, dtype());
+    d.p.matmul = {1, 67, 49, 96, 0, 1, 1};
+    if (!offered(d)) return;
+    const auto &p = d.p.matmul;
+    auto a = random(p.m * p.k, -1, 1, dtype(), 4);
+    auto b = random(p.k * p.n, -1, 1, dtype(), 5);
+    auto bv = random(p.n, -1, 1, dtype(), 6);
+    // Sums of 96 products: f32 tolerance scaled by the accumulation length.
+    Tol tol = tolerance(dtype());
+    if (dtype() == OPB_DTYPE_F32) tol = {1e-5, 1e-4};
+    expect_close(run(d, {a, b, bv}), ref_matmul(p, a, b, &bv), tol, label(d));
+}
+
+TEST_P(OnednnOpsTest, SoftmaxMatchesFloat64WithScaleAndCausalMask) {
+    struct Case {
+        int64_t batch, rows, cols;
+        float scale;
+        int causal;
+    };
+    for (const Case c : {Case{2, 3, 10, 0.0f, 0}, Case{2, 3, 10, 0.5f, 0}, Case{2, 4, 4, 1.0f, 1},
+                         Case{1, 3, 9, 0.25f, 1}, Case{3, 1, 33, 2.0f, 1}}) {
+        auto d = make_desc(OPB_OP_SOFTMAX, dtype());
+        d.p.softmax = {c.batch, c.rows, c.cols, c.scale, c.causal};
+        if (!offered(d)) return;
+        auto x = random(c.batch * c.rows * c.cols, -4, 4, dtype(), 7);
+        const auto ref =
+            ref_softmax_rows(to_double(x), c.batch, c.rows, c.cols, effective_scale(d), c.causal);
+        expect_close(run(d, {x}), ref, tolerance(dtype()),
+                     label(d) + " rows=" + std::to_string(c.rows) + " cols=" +
+                         std::to_string(c.cols) + " scale=" + std::to_string(c.scale) +
+                         " causal=" + std::to_string(c.causal));
+    }
+}
+
+TEST_P(OnednnOpsTest, LayernormMatchesFloat64) {
+    auto d = make_desc(OPB_OP_LAYERNORM, dtype());
+    d.p.norm = {5, 33, 1e-5f};
+    if (!offered(d)) return;
+    const auto &p = d.p.norm;
+    auto x = random(p.rows * p.cols, -3, 5, dtype(), 8);
+    auto gamma = random(p.cols, 0.5f, 1.5f, dtype(), 9);
+    auto beta = random(p.cols, -0.5f, 0.5f, dtype(), 10);
+    std::vector<double> ref(x.size());
+    for (int64_t r = 0; r < p.rows; ++r) {
+        double mean = 0, var = 0;
+        for (int64_t c = 0; c < p.cols; ++c) mean += x[std::size_t(r * p.cols + c)];
+        mean /= double(p.cols);
+        for (int64_t c = 0; c < p.cols; ++c) {
+            const double t = x[std::size_t(r * p.cols + c)] - mean;
+            var += t * t;
+        }
+        var /= double(p.cols);
+        for (int64_t c = 0; c < p.cols; ++c)
+            ref[std::size_t(r * p.cols + c)] =
+                (x[std::size_t(r * p.cols + c)] - mean) / std::sqrt(var + double(p.eps)) *
+                    gamma[std::size_t(c)] +
+                beta[std::size_t(c)];
+    }
+    expect_close(run(d, {x, gamma, beta}), ref, tolerance(dtype()), label(d));
+}
+
+TEST_P(OnednnOpsTest, RmsnormMatchesFloat64) {
+    auto d = make_desc(OPB_OP_RMSNORM, dtype());
+    d.p.norm = {6, 40, 1e-6f};
+    if (!offered(d)) return;
+    const auto &p = d.p.norm;
+    auto x = random(p.rows * p.cols, -3, 5, dtype(), 11);
+    auto gamma = random(p.cols, 0.5f, 1.5f, dtype(), 12);
+    std::vector<double> ref(x.size());
+    for (int64_t r = 0; r < p.rows; ++r) {
+        double ms = 0;
+        for (int64_t c = 0; c < p.cols; ++c)
+            ms += double(x[std::size_t(r * p.cols + c)]) * x[std::size_t(r * p.cols + c)];
+        ms /= double(p.cols);
+        for (int64_t c = 0; c < p.cols; ++c)
+            ref[std::size_t(r * p.cols + c)] = x[std::size_t(r * p.cols + c)] /
+                                               std::sqrt(ms + double(p.eps)) * gamma[std::size_t(c)];
+    }
+    expect_close(run(d, {x, gamma}), ref, tolerance(dtype()), label(d));
+}
+
+TEST_P(OnednnOpsTest, GeluErfTanhAndSiluMatchFloat64) {
+    for (int op : {OPB_OP_GELU, OPB_OP_SILU})
+        for (int variant : {0, 1}) {
+            if (op == OPB_OP_SILU && variant == 1) continue;
+            auto d = make_desc(op, dtype(), variant);
+            d.p.eltwise = {4, 37};
+            if (!offered(d)) return;
+            auto x = random(4 * 37, -6, 6, dtype(), 13);
+            std::vector<double> ref(x.size());
+            for (std::size_t i = 0; i < x.size(); ++i) {
+                const double v = x[i];
+                if (op == OPB_OP_SILU)
+                    ref[i] = v / (1.0 + std::exp(-v));
+                else if (variant == OPB_GELU_ERF)
+                    ref[i] = 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
+                else
+                    ref[i] = 0.5 * v *
+                             (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v)));
+            }
+            expect_close(run(d, {x}), ref, tolerance(dtype()), label(d));
+        }
+}
+
+TEST_P(OnednnOpsTest, AddMatchesFloat64) {
+    auto d = make_desc(OPB_OP_ADD, dtype());
+    d.p.eltwise = {3, 41};
+    if (!offered(d)) return;
+    auto a = random(3 * 41, -2, 2, dtype(), 14);
+    auto b = random(3 * 41, -2, 2, dtype(), 15);
+    std::vector<double> ref(a.size());
+    for (std::size_t i = 0; i < a.size(); ++i) ref[i] = double(a[i]) + b[i];
+    expect_close(run(d, {a, b}), ref, tolerance(dtype()), label(d));
+}
+
+TEST_P(OnednnOpsTest, ComposedAttentionMatchesFloat64WithAndWithoutCausal) {
+    struct Case {
+        int64_t batch, heads, sq, skv, dim;
+        float scale;
+        int causal;
+    };
+    for (const Case c : {Case{1, 2, 5, 7, 8, 0.0f, 0}, Case{2, 1, 6, 6, 16, 0.0f, 1},
+                         Case{1, 2, 3, 9, 8, 0.3f, 1}}) {
+        auto d = make_desc(OPB_OP_ATTENTION, dtype(), OPB_ATTENTION_COMPOSED);
+        d.p.attention = {c.batch, c.heads, c.sq, c.skv, c.dim, c.scale, c.causal};
+        if (!offered(d)) return;
+        const int64_t bh = c.batch * c.heads;
+        auto q = random(bh * c.sq * c.dim, -1, 1, dtype(), 16);
+        auto k = random(bh * c.skv * c.dim, -1, 1, dtype(), 17);
+        auto v = random(bh * c.skv * c.dim, -1, 1, dtype(), 18);
+        std::vector<double> s(std::size_t(bh * c.sq * c.skv));
+        for (int64_t h = 0; h < bh; ++h)
+            for (int64_t i = 0; i < c.sq; ++i)
+                for (int64_t j = 0; j < c.skv; ++j) {
+                    double acc = 0;
+                    for (int64_t e = 0; e < c.dim; ++e)
+                        acc += double(q[std::size_t((h * c.sq + i) * c.dim + e)]) *
+                               k[std::size_t((h * c.skv + j) * c.dim + e)];
+                    s[std::size_t((h * c.sq + i) * c.skv + j)] = acc;
+                }
+        auto pr = ref_softmax_rows(s, bh, c.sq, c.skv, effective_scale(d), c.causal);
+        std::vector<double> o(std::size_t(bh * c.sq * c.dim), 0.0);
+        for (int64_t h = 0; h < bh; ++h)
+            for (int64_t i = 0; i < c.sq; ++i)
+                for (int64_t e = 0; e < c.dim; ++e) {
+                    double acc = 0;
+                    for (int64_t j = 0; j < c.skv; ++j)
+                        acc += pr[std::size_t((h * c.sq + i) * c.skv + j)] *
+                               v[std::size_t((h * c.skv + j) * c.dim + e)];
+                    o[std::size_t((h * c.sq + i) * c.dim + e)] = acc;
+                }
+        expect_close(run(d, {q, k, v}), o, tolerance(dtype(), true),
+                     label(d) + " sq=" + std::to_string(c.sq) + " skv=" + std::to_string(c.skv) +
+                         " causal=" + std::to_string(c.causal));
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, OnednnOpsTest,
+                         ::testing::Values(OPB_DTYPE_F32, OPB_DTYPE_BF16, OPB_DTYPE_F16),
+                         [](const auto &info) { return std::string(dtype_name(info.param)); });
+
+} // namespace
+} // namespace opbench::test
