@@ -68,6 +68,11 @@ struct MatmulCase {
     bool ta, tb, bias;
 };
 
+void PrintTo(const MatmulCase &c, std::ostream *os) {
+    *os << "batch " << c.batch << " M " << c.m << " N " << c.n << " K " << c.k << " trans_a "
+        << c.ta << " trans_b " << c.tb << " bias " << c.bias;
+}
+
 class GemmMapping : public ::testing::TestWithParam<MatmulCase> {};
 
 TEST_P(GemmMapping, RowMajorMatmulEqualsColumnMajorPlan) {
