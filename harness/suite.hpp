@@ -38,8 +38,8 @@ struct SourceLocation {
 struct Case {
     std::string name;                  // from the suite ("gpt2-small.attn.qkv"); may be empty
     opb_op_desc desc{};                // op, dtype, variant, shape; desc.threads = settings.threads
-    std::vector<std::string> backends; // backends to run it on, in order; empty = the suite
-                                       // names none, so the runner picks (every loaded one)
+    std::vector<std::string> backends; // backends to run it on, in order (never empty: a
+                                       // suite naming none gets naive, onednn, cuda)
     MeasureSettings settings;
     SourceLocation where;              // the [[case]] table it came from (for a zipped
                                        // case: its row of `shapes`)
