@@ -189,7 +189,10 @@ std::string unavailable_reason(int driver_version, int runtime_version, int coun
     if (driver_version == 0)
         return "no CUDA driver: the runtime found no installed driver (libcuda.so.1); cudaGetDeviceCount: " +
                (err.empty() ? std::string("no error reported") : err);
-    if (driver_version < runtime_version)
+    // An older driver is only fatal when the runtime refused it: within a
+    // major version, CUDA's minor-version compatibility lets e.g. a 13.0
+    // driver run a 13.1 runtime.
+    if (driver_version < runtime_version && count_error != 0)
         return "driver older than runtime: the driver supports CUDA " +
                cuda_version_string(driver_version) + ", this plugin's runtime is CUDA " +
                cuda_version_string(runtime_version) + " (update the NVIDIA driver)";

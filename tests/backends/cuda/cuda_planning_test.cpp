@@ -295,6 +295,8 @@ TEST(UnavailableReason, NamesMissingDriverOldDriverAndMissingDevice) {
     r = unavailable_reason(13000, 13000, 999, "cudaErrorUnknown", "unknown error", 0);
     EXPECT_NE(r.find("cudaErrorUnknown"), std::string::npos) << r;
     EXPECT_EQ(unavailable_reason(13010, 13000, 0, "cudaSuccess", "no error", 2), "");
+    // Minor-version compatibility: an older driver the runtime accepts is usable.
+    EXPECT_EQ(unavailable_reason(13000, 13010, 0, "cudaSuccess", "no error", 1), "");
 }
 
 TEST(Versions, CudaAndLibraryEncodingsAreDecoded) {
