@@ -642,6 +642,21 @@ TEST(SuiteErrors, MaxTimeBelowMinTimeIsRefusedAtMaxTime) {
     EXPECT_TRUE(has(e.message(), "max_time (0.5 s) is less than min_time (1 s)")) << e.what();
 }
 
+TEST(SuiteErrors, ValuesThatOverflowTheDescriptionAreRefusedByValidateDesc) {
+    // Finite as a TOML double, infinite as the description's float.
+    auto e = error_of(
+        "[suite]\nname = \"x\"\n[[case]]\nop = \"softmax\"\nrows = 1\ncols = 1\nscale = 1e39\n");
+    expect_at(e, 3, 1);
+    EXPECT_TRUE(has(e.message(), "invalid softmax: scale must be finite")) << e.what();
+}
+
+TEST(SuiteErrors, TensorsBeyond2To53ElementsAreRefused) {
+    auto e = error_of("[suite]\nname = \"x\"\n[[case]]\nop = \"matmul\"\nm = 134217728\nn = "
+                      "1\nk = 134217728\n");
+    expect_at(e, 3, 1);
+    EXPECT_TRUE(has(e.message(), "matmul tensor A would hold")) << e.what();
+}
+
 TEST(SuiteErrors, UnreadableFileNamesThePath) {
     const std::string path = "/nonexistent-dir/opbench/none.toml";
     try {
