@@ -1,0 +1,154 @@
+// Machine characterisation (issue 5, "Machine characterisation and
+// rooflines"): what this CPU can do at best, measured with real kernels, and
+// where a measured case sits against it.
+//
+//   cpu_context()       what the machine is (model, ISA, cores, memory, LLC,
+//                       frequency scaling, kernel, load) for result contexts;
+//   measure_machine()   peak f32 / bf16 FMA throughput and STREAM triad / copy
+//                       bandwidth on 1 thread and on all allowed cores;
+//   load_or_measure()   the same, cached per machine on disk;
+//   classify()          a case's % of peak and its roofline bound.
+//
+// The kernels are compiled with per-function target attributes and chosen by
+// cpuid at run time, so the build needs no -march flag.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace opbench {
+
+// Version of the JSON written by to_json(MachinePeaks) and the cache file.
+// A cache file with another version is ignored and re-measured.
+inline constexpr int kMachinePeaksSchemaVersion = 1;
+
+// Peaks at one thread count. Rates are per second for the whole group of
+// threads. 0 means "not measured" (see MachinePeaks::notes).
+struct ThreadPeaks {
+  int threads = 0;
+  double f32_gflops = 0;   // fused multiply-add, 2 flops per lane
+  double bf16_gflops = 0;  // AVX512-BF16 vdpbf16ps, 2 flops per bf16 pair; 0 without the ISA
+  double triad_gbps = 0;   // a[i] = b[i] + s * c[i], doubles, 24 bytes per element
+  double copy_gbps = 0;    // a[i] = b[i], doubles, 16 bytes per element
+};
+
+struct MachinePeaks {
+  std::string cpu_model;
+  int cores = 0;           // logical CPUs this process may run on (the "all cores" count)
+  ThreadPeaks one_thread;  // threads == 1
+  ThreadPeaks all_threads; // threads == cores
+  std::string fma_isa;     // kernel used for f32: "avx512f", "avx2+fma" or "scalar"
+  bool has_bf16 = false;   // AVX512-BF16 present and measured
+  std::string notes;       // e.g. why bf16 is 0
+  std::string measured_at; // UTC, ISO 8601
+  double measure_seconds = 0;  // wall time measure_machine() took
+  std::string method;      // short description of the kernels and rules
+
+  // Peaks for `threads` threads: one_thread for threads <= 1, all_threads for
+  // threads >= cores, linear interpolation between them otherwise.
+  [[nodiscard]] ThreadPeaks at_threads(int threads) const;
+};
+
+void to_json(nlohmann::json& j, const ThreadPeaks& p);
+void from_json(const nlohmann::json& j, ThreadPeaks& p);
+// Includes "schema_version". from_json throws nlohmann::json::exception for a
+// missing or mistyped field and std::runtime_error for another schema version.
+void to_json(nlohmann::json& j, const MachinePeaks& p);
+void from_json(const nlohmann::json& j, MachinePeaks& p);
+
+// Knobs for measure_machine(); the defaults take ~2-4 s on 2 cores.
+struct MeasureOptions {
+  // Time spent on each figure (kernel x thread count), split into trials.
+  double seconds_per_figure = 0.25;
+  // Compute trials are short so that even on a loaded machine some of them run
+  // with every thread on its CPU at once; the best trial is the figure.
+  double compute_trial_seconds = 0.002;
+  int min_trials = 5;
+  // Bytes per bandwidth array; 0 = 4x the last-level cache, at least 64 MiB,
+  // at most 512 MiB (STREAM's rule is >= 4x the LLC). One trial is one pass.
+  std::size_t bandwidth_array_bytes = 0;
+};
+
+// Runs the kernels. Threads are std::threads pinned one per CPU of the
+// process's affinity mask; each figure is the best of its trials.
+[[nodiscard]] MachinePeaks measure_machine(const MeasureOptions& options = {});
+
+// --- cache ------------------------------------------------------------------
+
+// $OPBENCH_CACHE_DIR, else $XDG_CACHE_HOME/opbench, else $HOME/.cache/opbench,
+// else /tmp/opbench-cache.
+[[nodiscard]] std::filesystem::path machine_cache_dir();
+// <dir>/machine-<16 hex digits of FNV-1a of "cpu_model|cores">.json
+[[nodiscard]] std::filesystem::path machine_cache_path(const std::filesystem::path& dir,
+                                                       const std::string& cpu_model, int cores);
+// The cached peaks at `path`, or nullopt when the file is missing, unreadable,
+// not valid JSON or of another schema version.
+[[nodiscard]] std::optional<MachinePeaks> load_machine_peaks(const std::filesystem::path& path);
+// Writes atomically (a temporary file in the same directory, then rename), so a
+// reader never sees half a file. Creates the directory. Throws
+// std::runtime_error naming the path on failure.
+void save_machine_peaks(const MachinePeaks& peaks, const std::filesystem::path& path);
+
+struct CachedMachinePeaks {
+  MachinePeaks peaks;
+  std::filesystem::path path;  // cache file read or written
+  bool from_cache = false;
+  std::string warning;         // non-empty when the cache could not be written
+};
+// The cached figures for this machine (same CPU model and core count) unless
+// `remeasure`; otherwise measures and writes the cache. A failed write is
+// reported in `warning`, not thrown: the figures are still good.
+[[nodiscard]] CachedMachinePeaks load_or_measure(bool remeasure = false,
+                                                 const std::filesystem::path& dir = machine_cache_dir(),
+                                                 const MeasureOptions& options = {});
+
+// --- roofline ---------------------------------------------------------------
+
+enum class PeakKind { f32, bf16 };
+
+struct Roofline {
+  double pct_peak_compute = 0;    // 100 * achieved FLOP/s / peak FLOP/s
+  double pct_peak_bandwidth = 0;  // 100 * achieved bytes/s / peak triad bytes/s
+  double arithmetic_intensity = 0;  // flops / bytes (+inf when bytes == 0)
+  double ridge_point = 0;           // peak FLOP/s / peak bytes/s at that thread count
+  std::string bound;  // "compute-bound", "memory-bound", "overhead-bound" or "unknown"
+};
+
+// The rule, in order:
+//   "unknown"        seconds_per_call is not a positive finite number, or the
+//                    peaks for that thread count are missing (0);
+//   "overhead-bound" fixed_cost_seconds > 0 and seconds_per_call <
+//                    5 * fixed_cost_seconds (the call is mostly fixed cost:
+//                    timer, dispatch, synchronisation), or flops == bytes == 0;
+//   "compute-bound"  arithmetic intensity >= the ridge point;
+//   "memory-bound"   otherwise.
+// Peaks are at_threads(threads); bandwidth is the triad figure; kind bf16 uses
+// the bf16 peak where measured, else f32.
+[[nodiscard]] Roofline classify(double flops, double bytes, double seconds_per_call,
+                                const MachinePeaks& peaks, int threads,
+                                double fixed_cost_seconds, PeakKind kind = PeakKind::f32);
+
+// --- context ----------------------------------------------------------------
+
+// What the machine is, for result contexts; every field present, "unknown"
+// (or null for numbers) where the system does not say:
+//   cpu_model, isa {avx2, fma, avx512f, avx512_bf16, avx512_fp16, amx_tile,
+//   amx_bf16, amx_int8: bool}, logical_cores, allowed_cores, physical_cores,
+//   memory_total_bytes, llc_bytes, frequency_governor, cpu_scaling_enabled
+//   (true / false / null: governor other than "performance", as Google
+//   Benchmark decides), turbo_boost (true / false / "unknown"), kernel,
+//   load_average [1, 5, 15 min].
+[[nodiscard]] nlohmann::json cpu_context();
+
+// Size of the largest cache level in bytes from sysfs; 0 when unknown.
+[[nodiscard]] std::uint64_t llc_bytes();
+// "model name" from /proc/cpuinfo; "unknown" when absent.
+[[nodiscard]] std::string cpu_model_name();
+// Number of CPUs in this process's affinity mask (>= 1).
+[[nodiscard]] int allowed_cpu_count();
+
+}  // namespace opbench
