@@ -358,9 +358,14 @@ const opb_backend_api kApi = {
 
 } // namespace
 
+// "All cores" (threads = 0) is OpenMP's team size as the process started:
+// the number of cores, or OMP_NUM_THREADS when the user set it. Read once, at
+// load, because prepare/execute change the calling thread's team size.
+const int kProcessDefaultThreads = omp_get_max_threads();
+
 Backend::Backend(const opb_host_services *s)
     : BackendBase(s, false), engine(dnnl::engine::kind::cpu, 0), stream(engine),
-      default_threads(omp_get_max_threads()) {}
+      default_threads(kProcessDefaultThreads) {}
 
 Backend::~Backend() = default;
 
