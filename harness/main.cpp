@@ -138,8 +138,20 @@ std::string default_out_path(const Suite &s) {
 }
 
 int cmd_machine(bool refresh) {
-    MachinePeaks peaks = refresh ? measure_and_cache_machine() : load_or_measure_machine();
-    std::cout << machine_peaks_table(peaks);
+    CachedMachinePeaks c = load_or_measure(refresh);
+    const MachinePeaks &p = c.peaks;
+    std::cout << fmt::format("{} ({} cores), {} {}\n", p.cpu_model, p.cores,
+                             c.from_cache ? "cached figures from" : "measured now, cached in", c.path.string());
+    std::cout << fmt::format("measured {} in {:.1f} s; f32 kernel: {}\n\n", p.measured_at, p.measure_seconds,
+                             p.fma_isa);
+    std::cout << fmt::format("{:>8} {:>14} {:>14} {:>12} {:>12}\n", "threads", "f32 GFLOP/s", "bf16 GFLOP/s",
+                             "triad GB/s", "copy GB/s");
+    for (const ThreadPeaks &t : {p.one_thread, p.all_threads})
+        std::cout << fmt::format("{:>8} {:>14.1f} {:>14} {:>12.1f} {:>12.1f}\n", t.threads, t.f32_gflops,
+                                 p.has_bf16 ? fmt::format("{:.1f}", t.bf16_gflops) : std::string("-"),
+                                 t.triad_gbps, t.copy_gbps);
+    if (!p.notes.empty()) std::cout << "\nnotes: " << p.notes << "\n";
+    if (!c.warning.empty()) std::cerr << "opbench machine: warning: " << c.warning << "\n";
     return 0;
 }
 

@@ -140,8 +140,9 @@ std::vector<std::string> default_plugin_search_paths() {
     }
     // Running from a build tree: <build>/harness/opbench finds <build>/backends/*/.
     std::error_code ec;
-    fs::path exe = boost::dll::program_location(ec).string();
-    if (!ec) {
+    boost::dll::fs::error_code bec;
+    fs::path exe = boost::dll::program_location(bec).string();
+    if (!bec) {
         fs::path build_backends = exe.parent_path().parent_path() / "backends";
         if (fs::is_directory(build_backends, ec)) paths.push_back(build_backends.string());
     }

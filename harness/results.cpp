@@ -159,6 +159,7 @@ nlohmann::json case_fields(const CaseResult &r) {
 }
 
 nlohmann::json enrich_result_set(nlohmann::json gb, const std::vector<CaseResult> &results,
+                                 const std::vector<const CaseResult *> &unmeasured,
                                  const nlohmann::json &opbench_context) {
     std::map<std::string, const CaseResult *> by_name;
     for (const auto &r : results) by_name[r.name] = &r;
@@ -174,12 +175,31 @@ nlohmann::json enrich_result_set(nlohmann::json gb, const std::vector<CaseResult
         auto it = by_name.find(key);
         if (it == by_name.end()) continue;
         const CaseResult &r = *it->second;
-        for (auto &[k, v] : case_fields(r).items()) entry[k] = v;
+        const nlohmann::json fields = case_fields(r);
+        for (const auto &[k, v] : fields.items()) entry[k] = v;
         const bool is_aggregate = entry.value("run_type", "") == "aggregate";
         if (!is_aggregate && entry.contains("repetition_index")) {
             std::size_t idx = entry["repetition_index"].get<std::size_t>();
             if (idx < r.repetitions.size()) entry["stats"] = summary_json(r.repetitions[idx]);
         }
+    }
+    for (const CaseResult *r : unmeasured) {
+        const std::string name = r->name + "/manual_time";
+        nlohmann::json entry = {{"name", name},
+                                {"run_name", name},
+                                {"run_type", "iteration"},
+                                {"repetitions", 1},
+                                {"repetition_index", 0},
+                                {"threads", 1},
+                                {"iterations", 0},
+                                {"real_time", 0},
+                                {"cpu_time", 0},
+                                {"time_unit", "us"},
+                                {"error_occurred", true},
+                                {"error_message", r->status + ": " + r->reason}};
+        const nlohmann::json fields = case_fields(*r);
+        for (const auto &[k, v] : fields.items()) entry[k] = v;
+        gb["benchmarks"].push_back(std::move(entry));
     }
     return gb;
 }

@@ -67,9 +67,12 @@ struct CaseResult {
 
 // Add opbench's fields to Google Benchmark's JSON: `context.opbench` and, on
 // every benchmark entry, the fields of its CaseResult (matched by run_name;
-// repetition statistics by repetition_index).
+// repetition statistics by repetition_index). `unmeasured` cases (skipped
+// before running, so unknown to Google Benchmark) get an entry each, in
+// Google Benchmark's form with error_occurred set.
 [[nodiscard]] nlohmann::json enrich_result_set(nlohmann::json gb,
                                                const std::vector<CaseResult> &results,
+                                               const std::vector<const CaseResult *> &unmeasured,
                                                const nlohmann::json &opbench_context);
 
 // The fields a CaseResult contributes to each of its entries.

@@ -20,6 +20,8 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
 #include <unistd.h>
@@ -172,6 +174,42 @@ private:
     std::vector<uint8_t> buffer_;
 };
 
+// Google Benchmark's --benchmark_filter, applied to cases that are never
+// registered (skipped before running) so the filter means the same for them:
+// an extended regex searched in the name; a leading '-' negates it.
+class NameFilter {
+public:
+    static std::optional<NameFilter> from_args(const std::vector<std::string> &args) {
+        std::optional<NameFilter> f;
+        const std::string flag = "--benchmark_filter=";
+        for (const auto &a : args)
+            if (a.rfind(flag, 0) == 0) f = NameFilter(a.substr(flag.size()));
+        return f;
+    }
+    bool matches(const std::string &name) const {
+        if (pattern_.empty() || pattern_ == "all") return true;
+        return std::regex_search(name, regex_) != negated_;
+    }
+
+private:
+    explicit NameFilter(std::string pattern) {
+        negated_ = !pattern.empty() && pattern[0] == '-';
+        pattern_ = negated_ ? pattern.substr(1) : pattern;
+        regex_ = std::regex(pattern_, std::regex::extended);
+    }
+    std::string pattern_;
+    bool negated_ = false;
+    std::regex regex_;
+};
+
+std::string noise_label(const RepetitionRecord &rec) {
+    std::string label = std::isfinite(rec.summary.noise)
+                            ? fmt::format("noise {:.2f}%", rec.summary.noise * 100.0)
+                            : fmt::format("noise n/a ({} samples)", rec.summary.n);
+    if (rec.timed_out) label += ", max_time reached";
+    return label;
+}
+
 } // namespace
 
 // ---- the run ------------------------------------------------------------------
@@ -243,6 +281,8 @@ public:
 private:
     void open_backends();
     void register_benchmarks();
+    std::optional<CaseFailure> skip_before_running(std::size_t ri);
+    void report_not_registered() const;
     void run_benchmarks();
     void activate(std::size_t ri);
     void deactivate();
@@ -258,6 +298,7 @@ private:
     std::vector<CaseResult> results_;
     std::vector<std::size_t> case_of_result_;
     std::vector<bool> ran_; // reached by Google Benchmark (not filtered out)
+    std::vector<std::size_t> not_registered_; // skipped before running, in order
 
     std::map<std::string, std::unique_ptr<BackendInstance>> backends_;
     std::map<std::string, std::string> backend_missing_; // name -> why not available
@@ -514,14 +555,17 @@ void SuiteRun::bench(benchmark::State &state, std::size_t ri) {
     if (r.status != "passed") return;
     r.repetitions.push_back(rec);
 
-    const double t = rec.summary.median;
-    state.counters["GFLOP/s"] = t > 0 ? op_flops(c.desc) / t * 1e-9 : 0.0;
-    state.counters["GB/s"] = t > 0 ? op_bytes(c.desc) / t * 1e-9 : 0.0;
+    // Rates divide by the iteration's manual time: the median time per call.
+    state.counters["FLOP/s"] = benchmark::Counter(op_flops(c.desc), benchmark::Counter::kIsRate);
+    state.counters["bytes/s"] = benchmark::Counter(op_bytes(c.desc), benchmark::Counter::kIsRate);
     state.counters["AI"] = arithmetic_intensity(c.desc);
-    state.counters["noise%"] = rec.summary.noise * 100.0;
     state.counters["samples"] = double(rec.summary.n);
-    for (const auto &[key, value] : shape_params(c.desc).items())
+    const nlohmann::json params = shape_params(c.desc);
+    for (const auto &[key, value] : params.items())
         if (value.is_number()) state.counters[key] = value.get<double>();
+    // The noise goes into the label: it is infinite when too few samples
+    // exist for a confidence interval, and JSON has no infinity.
+    state.SetLabel(noise_label(rec));
 }
 
 void SuiteRun::show_progress(std::size_t ri) {
@@ -597,17 +641,54 @@ private:
     SuiteRun &run_;
 };
 
+// Skips known before anything runs: the backend is missing, unusable here,
+// or does not support the case. Such cases are not registered with Google
+// Benchmark; they are reported after the run and written into the result set.
+std::optional<CaseFailure> SuiteRun::skip_before_running(std::size_t ri) {
+    const CaseResult &r = results_[ri];
+    auto missing = backend_missing_.find(r.backend);
+    if (missing != backend_missing_.end()) return CaseFailure{"skipped", missing->second};
+    BackendInstance &be = *backends_.at(r.backend);
+    opb_status s = be.api().supports(be.handle(), &cases_[case_of_result_[ri]].desc);
+    if (s == OPB_ERR_UNSUPPORTED || s == OPB_ERR_UNAVAILABLE) return CaseFailure{"skipped", be.error_text(s)};
+    if (s != OPB_OK) return CaseFailure{"failed", "supports: " + be.error_text(s)};
+    return std::nullopt;
+}
+
 void SuiteRun::register_benchmarks() {
-    // Repetitions: one global flag when every case agrees; a case that differs
-    // sets its own (Google Benchmark then adds "/repeats:N" to its name).
+    const std::optional<NameFilter> filter = NameFilter::from_args(options_.benchmark_args);
     for (std::size_t ri = 0; ri < results_.size(); ++ri) {
+        CaseResult &r = results_[ri];
+        if (filter && !filter->matches(r.name + "/manual_time")) continue;
+        if (auto skip = skip_before_running(ri)) {
+            r.status = skip->status;
+            r.reason = skip->reason;
+            ran_[ri] = true;
+            not_registered_.push_back(ri);
+            continue;
+        }
+        // Repetitions: one global flag when every case agrees; a case that
+        // differs sets its own (Google Benchmark then adds "/repeats:N").
         const Case &c = cases_[case_of_result_[ri]];
-        auto *b = benchmark::RegisterBenchmark(results_[ri].name.c_str(),
+        auto *b = benchmark::RegisterBenchmark(r.name.c_str(),
                                                [this, ri](benchmark::State &st) { bench(st, ri); });
         b->UseManualTime();
         b->Unit(benchmark::kMicrosecond);
         if (c.settings.repetitions != cases_.front().settings.repetitions)
             b->Repetitions(c.settings.repetitions);
+    }
+}
+
+void SuiteRun::report_not_registered() const {
+    if (not_registered_.empty()) return;
+    // Grouped by reason: one backend's reason usually covers many cases.
+    std::map<std::string, std::vector<std::string>> by_reason;
+    for (std::size_t ri : not_registered_)
+        by_reason[results_[ri].status + ": " + results_[ri].reason].push_back(results_[ri].name);
+    std::cout << fmt::format("\nNot measured ({} case x backend):\n", not_registered_.size());
+    for (const auto &[reason, names] : by_reason) {
+        std::cout << "  " << reason << "\n";
+        for (const auto &n : names) std::cout << "      " << n << "\n";
     }
 }
 
@@ -642,6 +723,7 @@ void SuiteRun::run_benchmarks() {
         file = std::make_unique<PerCallReporter>(std::make_unique<benchmark::JSONReporter>(), *this);
     benchmark::RunSpecifiedBenchmarks(&display, file.get());
     deactivate();
+    report_not_registered();
     benchmark::ClearRegisteredBenchmarks();
     benchmark::Shutdown();
 
@@ -656,7 +738,10 @@ void SuiteRun::run_benchmarks() {
     std::error_code ec;
     fs::remove(gb_json, ec);
     nlohmann::json ctx = opbench_context(suite_, cases_, backends_, backend_missing_, options_, timer_overhead_);
-    write_file_atomically(options_.out_path, enrich_result_set(std::move(gb), results_, ctx).dump(2) + "\n");
+    std::vector<const CaseResult *> unmeasured;
+    for (std::size_t ri : not_registered_) unmeasured.push_back(&results_[ri]);
+    write_file_atomically(options_.out_path,
+                          enrich_result_set(std::move(gb), results_, unmeasured, ctx).dump(2) + "\n");
 }
 
 } // namespace

@@ -1,0 +1,47 @@
+// The plugin ABI's layout: fields are only ever appended, so the offsets of
+// ABI 1.0's fields and the fixed size of the op description may never change.
+// A failure here means a change broke every plugin already built.
+#include "opbench/plugin.h"
+
+#include <gtest/gtest.h>
+
+#include <cstddef>
+
+extern "C" int header_alone_c(void);
+int header_alone_plugin_h();
+int header_alone_ops_hpp();
+int header_alone_backend_helpers_hpp();
+
+TEST(SdkHeaders, EachHeaderCompiledAloneAndLinks) {
+    EXPECT_EQ(header_alone_c(), static_cast<int>(sizeof(opb_backend_api)));
+    EXPECT_EQ(header_alone_plugin_h() + header_alone_ops_hpp() + header_alone_backend_helpers_hpp(), 0);
+}
+
+TEST(AbiLayout, EveryStructStartsWithSizeThenVersion) {
+    EXPECT_EQ(offsetof(opb_backend_api, struct_size), 0u);
+    EXPECT_EQ(offsetof(opb_backend_api, abi_version), 4u);
+    EXPECT_EQ(offsetof(opb_op_desc, struct_size), 0u);
+    EXPECT_EQ(offsetof(opb_op_desc, abi_version), 4u);
+    EXPECT_EQ(offsetof(opb_host_services, struct_size), 0u);
+    EXPECT_EQ(offsetof(opb_device_info, abi_version), 4u);
+    EXPECT_EQ(offsetof(opb_memory_stats, abi_version), 4u);
+}
+
+TEST(AbiLayout, BackendTableOffsetsOfVersion1_0) {
+    // 8 bytes of header, 4 strings, then 22 function pointers in order.
+    EXPECT_EQ(offsetof(opb_backend_api, name), 8u);
+    EXPECT_EQ(offsetof(opb_backend_api, create), 40u);
+    EXPECT_EQ(offsetof(opb_backend_api, prepare), 40u + 10 * sizeof(void *));
+    EXPECT_EQ(offsetof(opb_backend_api, flush_cache), 40u + 21 * sizeof(void *));
+    EXPECT_EQ(sizeof(opb_backend_api), 40u + 22 * sizeof(void *));
+}
+
+TEST(AbiLayout, OpDescriptionHasAFixedSizeUnion) {
+    EXPECT_EQ(offsetof(opb_op_desc, p), 24u);
+    EXPECT_EQ(sizeof(opb_op_desc), 24u + 128u);
+}
+
+TEST(AbiVersion, MacrosAgree) {
+    EXPECT_EQ(OPB_ABI_MAJOR(OPB_ABI_VERSION), static_cast<uint32_t>(OPB_ABI_VERSION_MAJOR));
+    EXPECT_EQ(OPB_ABI_MINOR(OPB_ABI_VERSION), static_cast<uint32_t>(OPB_ABI_VERSION_MINOR));
+}
