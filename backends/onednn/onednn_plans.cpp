@@ -68,11 +68,14 @@ auto make_pd(const char *what, const opb_op_desc &d, Make &&make) -> decltype(ma
         return make();
     } catch (const dnnl::error &e) {
         if (e.status == dnnl_unimplemented)
+        {
+            const dnnl_version_t *v = dnnl_version();
             throw Unsupported(std::string(what) + " " + std::string(dtype_name(d.dtype)) +
-                              ": oneDNN " + std::to_string(DNNL_VERSION_MAJOR) + "." +
-                              std::to_string(DNNL_VERSION_MINOR) +
+                              ": oneDNN " + std::to_string(v->major) + "." +
+                              std::to_string(v->minor) + "." + std::to_string(v->patch) +
                               " has no implementation on this CPU (effective ISA " +
                               isa_name(dnnl::get_effective_cpu_isa()) + ")");
+        }
         throw std::runtime_error(std::string(what) + ": oneDNN error: " + e.what());
     }
 }
