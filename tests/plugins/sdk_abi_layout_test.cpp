@@ -28,12 +28,12 @@ TEST(AbiLayout, EveryStructStartsWithSizeThenVersion) {
 }
 
 TEST(AbiLayout, BackendTableOffsetsOfVersion1_0) {
-    // 8 bytes of header, 4 strings, then 22 function pointers in order.
+    // 8 bytes of header, 4 strings, then 20 function pointers in order.
     EXPECT_EQ(offsetof(opb_backend_api, name), 8u);
     EXPECT_EQ(offsetof(opb_backend_api, create), 40u);
     EXPECT_EQ(offsetof(opb_backend_api, prepare), 40u + 10 * sizeof(void *));
-    EXPECT_EQ(offsetof(opb_backend_api, flush_cache), 40u + 21 * sizeof(void *));
-    EXPECT_EQ(sizeof(opb_backend_api), 40u + 22 * sizeof(void *));
+    EXPECT_EQ(offsetof(opb_backend_api, flush_cache), 40u + 19 * sizeof(void *));
+    EXPECT_EQ(sizeof(opb_backend_api), 40u + 20 * sizeof(void *));
 }
 
 TEST(AbiLayout, OpDescriptionHasAFixedSizeUnion) {
