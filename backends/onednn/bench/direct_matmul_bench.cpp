@@ -11,6 +11,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 #include <omp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <cstdint>
@@ -71,12 +72,22 @@ void run_matmul(benchmark::State &state, Shape s, memory::data_type dt, int thre
     if (s.linear) args.insert({DNNL_ARG_BIAS, bias});
     prim.execute(strm, args); // first run outside the timing (page faults, caches)
     strm.wait();
+    std::vector<double> samples;
+    samples.reserve(1 << 16);
     for (auto _ : state) {
         auto t0 = std::chrono::steady_clock::now();
         prim.execute(strm, args);
         strm.wait();
         auto t1 = std::chrono::steady_clock::now();
-        state.SetIterationTime(std::chrono::duration<double>(t1 - t0).count());
+        const double sec = std::chrono::duration<double>(t1 - t0).count();
+        state.SetIterationTime(sec);
+        samples.push_back(sec); // after t1: not timed
+    }
+    // Google Benchmark reports the mean; opbench reports the median of its
+    // samples, so the median is recorded too, for a like-for-like comparison.
+    if (!samples.empty()) {
+        std::nth_element(samples.begin(), samples.begin() + samples.size() / 2, samples.end());
+        state.counters["median_s"] = samples[samples.size() / 2];
     }
     // The same FLOP convention as opbench (ops.hpp): 2MNK, + MN for the bias.
     const double flops = 2.0 * double(s.m) * double(s.n) * double(s.k) +
