@@ -200,6 +200,8 @@ int main(int argc, char **argv) {
     run->add_option_function<int>("--threads", [&](int v) { ov.threads = v; }, "CPU threads (0 = all cores)")
         ->check(CLI::NonNegativeNumber);
     run->add_flag("--no-progress", no_progress, "no progress lines on a terminal");
+    std::string cpus_csv;
+    run->add_option("--cpus", cpus_csv, "pin opbench and its backends' threads to these CPUs (e.g. 0 or 0,1)");
     run->allow_extras();
 
     auto *machine = app.add_subcommand("machine", "measure this machine's peak FLOP/s and memory bandwidth "
@@ -208,6 +210,20 @@ int main(int argc, char **argv) {
     machine->add_flag("--refresh", refresh, "measure again even if cached");
 
     CLI11_PARSE(app, argc, argv);
+
+    // Pinning must precede plugin loading: OpenMP runtimes read the mask at load.
+    if (*run && !cpus_csv.empty()) {
+        try {
+            for (const auto &c : split_list(cpus_csv)) opts.cpus.push_back(std::stoi(c));
+            pin_process_to_cpus(opts.cpus);
+        } catch (const std::invalid_argument &) {
+            std::cerr << "opbench run: --cpus takes a comma-separated list of CPU numbers, got '" << cpus_csv << "'\n";
+            return kExitBadInput;
+        } catch (const std::exception &e) {
+            std::cerr << "opbench run: --cpus: " << e.what() << "\n";
+            return kExitBadInput;
+        }
+    }
 
     PluginSet plugins = discover_plugins(default_plugin_search_paths());
 

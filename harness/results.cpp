@@ -144,6 +144,16 @@ nlohmann::json case_fields(const CaseResult &r) {
                      {"noise_target", c.settings.noise}, {"cache", c.settings.cache},
                      {"threads", c.settings.threads}};
     j["suite_location"] = c.where.str();
+    if (r.roofline) {
+        const Roofline &rl = *r.roofline;
+        auto finite_or_null = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
+        j["roofline"] = {{"bound", rl.bound},
+                         {"pct_peak_compute", finite_or_null(rl.pct_peak_compute)},
+                         {"pct_peak_bandwidth", finite_or_null(rl.pct_peak_bandwidth)},
+                         {"ridge_point", finite_or_null(rl.ridge_point)}};
+    } else {
+        j["roofline"] = nullptr;
+    }
     const MemoryFigures &m = r.memory;
     j["memory"] = {{"workspace_bytes", m.workspace_bytes},
                    {"plugin_peak_bytes", m.plugin_peak_bytes},

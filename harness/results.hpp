@@ -2,12 +2,14 @@
 // per-entry fields (see results/README.md for the schema and its version).
 #pragma once
 
+#include "machine.hpp"
 #include "statistics.hpp"
 #include "suite.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,6 +65,7 @@ struct CaseResult {
     double nmse_threshold = 0;
     MemoryFigures memory;
     std::vector<RepetitionRecord> repetitions;
+    std::optional<Roofline> roofline; // at the median of the repetitions' medians
 };
 
 // Add opbench's fields to Google Benchmark's JSON: `context.opbench` and, on

@@ -1,7 +1,9 @@
 #include "runner.hpp"
 
 #include "alloc_tracker.hpp"
+#include "build_config.hpp"
 #include "context.hpp"
+#include "machine.hpp"
 #include "opbench/ops.hpp"
 #include "results.hpp"
 #include "statistics.hpp"
@@ -13,6 +15,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -24,6 +27,7 @@
 #include <regex>
 #include <sstream>
 #include <stdexcept>
+#include <sched.h>
 #include <unistd.h>
 
 namespace opbench {
@@ -254,7 +258,12 @@ public:
     }
 
     RunSummary run() {
+        warnings_ = measurement_warnings();
+        for (const auto &w : warnings_) std::cerr << "***WARNING*** " << w << "\n";
+        machine_ = load_or_measure();
+        if (!machine_.warning.empty()) std::cerr << "opbench: " << machine_.warning << "\n";
         open_backends();
+        measure_call_overheads();
         register_benchmarks();
         run_benchmarks();
         RunSummary summary;
@@ -280,6 +289,8 @@ public:
 
 private:
     void open_backends();
+    void measure_call_overheads();
+    Roofline roofline_of(const Case &c, const std::string &backend, double seconds_per_call) const;
     void register_benchmarks();
     std::optional<CaseFailure> skip_before_running(std::size_t ri);
     void report_not_registered() const;
@@ -313,6 +324,9 @@ private:
 
     ActiveCase active_;
     std::unique_ptr<CacheEvictor> evictor_;
+    CachedMachinePeaks machine_;                      // for rooflines
+    std::map<std::string, double> call_overhead_;     // backend -> fixed cost of one call, seconds
+    std::vector<std::string> warnings_;
     double timer_overhead_ = 0;
     Clock::time_point started_ = Clock::now();
     std::size_t progress_shown_ = SIZE_MAX;
@@ -350,6 +364,40 @@ void SuiteRun::open_backends() {
     } else {
         reference_missing_ = fmt::format("reference backend '{}' is not loaded", options_.reference);
     }
+}
+
+// The fixed cost of one call on each usable backend: the median time of the
+// smallest op there is (a 1x1 f32 add) through execute + synchronize. A case
+// whose time per call is within a few times this is overhead-bound.
+void SuiteRun::measure_call_overheads() {
+    opb_op_desc tiny = make_desc(OPB_OP_ADD, OPB_DTYPE_F32);
+    tiny.p.eltwise.rows = 1;
+    tiny.p.eltwise.cols = 1;
+    for (auto &[name, inst] : backends_) {
+        if (!inst->usable() || inst->api().supports(inst->handle(), &tiny) != OPB_OK) continue;
+        try {
+            BackendTensors t(*inst, make_inputs(tiny, 1));
+            PreparedPlan plan(*inst, tiny);
+            std::vector<double> samples;
+            for (int i = 0; i < 220; ++i) {
+                const auto t0 = Clock::now();
+                execute_once(*inst, plan.get(), t);
+                synchronize(*inst);
+                if (i >= 20) samples.push_back(seconds_between(t0, Clock::now())); // first 20 warm up
+            }
+            call_overhead_[name] = summarize(samples).median;
+        } catch (const CaseFailure &) {
+            // No figure: rooflines for this backend then omit the overhead rule.
+        }
+    }
+}
+
+Roofline SuiteRun::roofline_of(const Case &c, const std::string &backend, double seconds_per_call) const {
+    auto it = call_overhead_.find(backend);
+    const double fixed = it != call_overhead_.end() ? it->second : 0.0;
+    const int threads = c.settings.threads > 0 ? c.settings.threads : machine_.peaks.cores;
+    const PeakKind kind = c.desc.dtype == OPB_DTYPE_F32 ? PeakKind::f32 : PeakKind::bf16;
+    return classify(op_flops(c.desc), op_bytes(c.desc), seconds_per_call, machine_.peaks, threads, fixed, kind);
 }
 
 const HostTensors &SuiteRun::inputs(std::size_t ci) {
@@ -402,6 +450,11 @@ void SuiteRun::deactivate() {
                                            : 0;
         }
         r.memory.rss_peak_bytes = peak_rss_bytes();
+        if (!r.repetitions.empty()) {
+            std::vector<double> medians;
+            for (const auto &rec : r.repetitions) medians.push_back(rec.summary.median);
+            r.roofline = roofline_of(*r.source, r.backend, summarize(medians).median);
+        }
     }
     active_.plan.reset();
     active_.tensors.reset();
@@ -565,7 +618,7 @@ void SuiteRun::bench(benchmark::State &state, std::size_t ri) {
         if (value.is_number()) state.counters[key] = value.get<double>();
     // The noise goes into the label: it is infinite when too few samples
     // exist for a confidence interval, and JSON has no infinity.
-    state.SetLabel(noise_label(rec));
+    state.SetLabel(noise_label(rec) + ", " + roofline_of(c, r.backend, rec.summary.median).bound);
 }
 
 void SuiteRun::show_progress(std::size_t ri) {
@@ -738,6 +791,11 @@ void SuiteRun::run_benchmarks() {
     std::error_code ec;
     fs::remove(gb_json, ec);
     nlohmann::json ctx = opbench_context(suite_, cases_, backends_, backend_missing_, options_, timer_overhead_);
+    ctx["machine_peaks"] = machine_.peaks;
+    ctx["machine_peaks_cache"] = machine_.path.string();
+    ctx["measurement"]["call_overhead_seconds"] = call_overhead_;
+    ctx["measurement"]["cpus"] = options_.cpus;
+    ctx["warnings"] = warnings_;
     std::vector<const CaseResult *> unmeasured;
     for (std::size_t ri : not_registered_) unmeasured.push_back(&results_[ri]);
     write_file_atomically(options_.out_path,
@@ -745,6 +803,41 @@ void SuiteRun::run_benchmarks() {
 }
 
 } // namespace
+
+void pin_process_to_cpus(const std::vector<int> &cpus) {
+    if (cpus.empty()) return;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int c : cpus) {
+        if (c < 0 || c >= CPU_SETSIZE) throw std::runtime_error(fmt::format("CPU {} is out of range", c));
+        CPU_SET(c, &set);
+    }
+    if (sched_setaffinity(0, sizeof set, &set) != 0)
+        throw std::runtime_error(fmt::format("cannot pin to CPUs {}: {} (allowed: see `taskset -p {}`)",
+                                             fmt::join(cpus, ","), std::strerror(errno), ::getpid()));
+}
+
+std::vector<std::string> measurement_warnings() {
+    std::vector<std::string> w;
+    const std::string build_type = OPBENCH_BUILD_TYPE;
+    if (build_type != "release" && build_type != "plain")
+        w.push_back("opbench was built as '" + build_type + "': harness overhead may be higher "
+                    "(meson setup --buildtype=release)");
+    const nlohmann::json cpu = cpu_context();
+    if (cpu.value("cpu_scaling_enabled", nlohmann::json(nullptr)) == nlohmann::json(true))
+        w.push_back("CPU frequency scaling is enabled (governor '" +
+                    cpu.value("frequency_governor", std::string("unknown")) + "'): timings may vary");
+    if (cpu.contains("load_average") && cpu["load_average"].is_array() && !cpu["load_average"].empty() &&
+        cpu["load_average"][0].is_number()) {
+        const double load = cpu["load_average"][0].get<double>();
+        const int cores = allowed_cpu_count();
+        if (load > 0.5 * cores)
+            w.push_back(fmt::format("the machine is loaded (1-minute load average {:.2f} on {} cores): "
+                                    "timings will be noisy",
+                                    load, cores));
+    }
+    return w;
+}
 
 RunSummary run_suite(const Suite &suite, const PluginSet &plugins, const RunOptions &options) {
     SuiteRun run(suite, plugins, options);

@@ -26,12 +26,22 @@ struct RunOptions {
     SettingOverrides overrides;
     std::vector<std::string> benchmark_args; // passed to Google Benchmark (--benchmark_*)
     bool progress = true;                    // on a terminal only
+    std::vector<int> cpus;                   // CPUs the process was pinned to (empty: not pinned)
 };
 
 struct RunSummary {
     int passed = 0, failed = 0, skipped = 0;
     std::string out_path; // written result set, if any
 };
+
+// Pins the whole process (and every thread it starts later) to `cpus`.
+// Call before plugins are loaded: OpenMP runtimes read the mask when they load.
+// Throws std::runtime_error naming the CPUs when the kernel refuses.
+void pin_process_to_cpus(const std::vector<int> &cpus);
+
+// Things that spoil numbers, in the spirit of Google Benchmark's warnings:
+// a non-release build, CPU frequency scaling, a loaded machine.
+[[nodiscard]] std::vector<std::string> measurement_warnings();
 
 // Runs the suite; throws std::runtime_error for problems that stop the whole
 // run (bad Google Benchmark flags, unwritable output). Failed and skipped
