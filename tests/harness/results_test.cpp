@@ -1,0 +1,141 @@
+// results.cpp: benchmark names, the fields added to Google Benchmark's JSON
+// (a round trip through text), and atomic writing.
+#include "results.hpp"
+
+#include "opbench/ops.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using namespace opbench;
+
+namespace {
+Case matmul_case() {
+    Case c;
+    c.desc = make_desc(OPB_OP_MATMUL, OPB_DTYPE_F32);
+    c.desc.p.matmul = {1, 1024, 1024, 1024, 0, 0, 0};
+    c.backends = {"onednn"};
+    c.where = {"suites/gemm.toml", 12, 1};
+    return c;
+}
+Case attention_case() {
+    Case c;
+    c.desc = make_desc(OPB_OP_ATTENTION, OPB_DTYPE_F32, OPB_ATTENTION_FUSED);
+    c.desc.p.attention = {1, 8, 512, 512, 64, 0.0f, 1};
+    return c;
+}
+fs::path temp_dir() {
+    fs::path d = fs::temp_directory_path() / ("opbench-results-" + std::to_string(::getpid()));
+    fs::create_directories(d);
+    return d;
+}
+} // namespace
+
+TEST(BenchmarkName, IsStableAndFilterable) {
+    EXPECT_EQ(benchmark_name(matmul_case(), "onednn"),
+              "matmul/B:1/M:1024/N:1024/K:1024/variant:default/dt:f32/be:onednn");
+    EXPECT_EQ(benchmark_name(attention_case(), "naive"),
+              "attention/B:1/H:8/S:512/D:64/causal:1/variant:fused/dt:f32/be:naive");
+}
+
+TEST(BenchmarkName, SettingsThatChangeTheMeasurementAndTheCaseNameAppear) {
+    Case c = matmul_case();
+    c.settings.threads = 1;
+    c.settings.cache = "cold";
+    c.name = "gpt2-small.mlp.up";
+    EXPECT_EQ(benchmark_name(c, "onednn"),
+              "matmul/B:1/M:1024/N:1024/K:1024/variant:default/dt:f32/thr:1/cache:cold/be:onednn/case:gpt2-small.mlp.up");
+    Case a = attention_case();
+    a.desc.p.attention.seq_q = 1;
+    EXPECT_NE(benchmark_name(a, "naive").find("/Sq:1/Skv:512/"), std::string::npos);
+}
+
+TEST(EnrichResultSet, AddsContextAndCaseFieldsAndSurvivesATextRoundTrip) {
+    Case c = matmul_case();
+    CaseResult r;
+    r.source = &c;
+    r.backend = "onednn";
+    r.name = benchmark_name(c, "onednn");
+    r.nmse = 1e-12;
+    r.nmse_threshold = 1e-8;
+    RepetitionRecord rec;
+    rec.summary.n = 40;
+    rec.summary.median = 0.002;
+    rec.calls_per_sample = 1;
+    rec.target_met = true;
+    r.repetitions = {rec};
+    r.memory.workspace_bytes = 4096;
+
+    Case skipped_case = attention_case();
+    CaseResult skipped;
+    skipped.source = &skipped_case;
+    skipped.backend = "onednn";
+    skipped.name = benchmark_name(skipped_case, "onednn");
+    skipped.status = "skipped";
+    skipped.reason = "no fused attention primitive";
+
+    nlohmann::json gb = {{"context", {{"num_cpus", 2}}},
+                         {"benchmarks",
+                          {{{"name", r.name + "/manual_time"},
+                            {"run_name", r.name + "/manual_time"},
+                            {"run_type", "iteration"},
+                            {"repetition_index", 0},
+                            {"real_time", 2000.0}}}}};
+    std::vector<CaseResult> all = {r, skipped};
+    nlohmann::json out = enrich_result_set(gb, all, {&all[1]}, {{"schema_version", kResultSchemaVersion}});
+    nlohmann::json back = nlohmann::json::parse(out.dump());
+
+    EXPECT_EQ(back["context"]["num_cpus"], 2);
+    EXPECT_EQ(back["context"]["opbench"]["schema_version"], kResultSchemaVersion);
+    ASSERT_EQ(back["benchmarks"].size(), 2u);
+    const auto &e = back["benchmarks"][0];
+    EXPECT_EQ(e["real_time"], 2000.0) << "Google Benchmark's fields are kept";
+    EXPECT_EQ(e["op"], "matmul");
+    EXPECT_EQ(e["backend"], "onednn");
+    EXPECT_EQ(e["status"], "passed");
+    EXPECT_EQ(e["nmse"], 1e-12);
+    EXPECT_EQ(e["flops"], 2.0 * 1024 * 1024 * 1024);
+    EXPECT_EQ(e["params"]["M"], 1024);
+    EXPECT_EQ(e["memory"]["workspace_bytes"], 4096);
+    EXPECT_EQ(e["stats"]["samples"], 40);
+    EXPECT_EQ(e["suite_location"], "suites/gemm.toml:12:1");
+    const auto &s = back["benchmarks"][1];
+    EXPECT_EQ(s["status"], "skipped");
+    EXPECT_EQ(s["reason"], "no fused attention primitive");
+    EXPECT_EQ(s["error_occurred"], true);
+    EXPECT_EQ(s["error_message"], "skipped: no fused attention primitive");
+    EXPECT_TRUE(s["nmse"].is_null());
+}
+
+TEST(WriteFileAtomically, WritesCompletelyAndLeavesNoTemporaryFile) {
+    fs::path dir = temp_dir() / "nested";
+    fs::path file = dir / "set.json";
+    write_file_atomically(file.string(), "{\"a\": 1}\n");
+    std::ifstream in(file);
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    EXPECT_EQ(text, "{\"a\": 1}\n");
+    std::size_t entries = 0;
+    for ([[maybe_unused]] const auto &e : fs::directory_iterator(dir)) ++entries;
+    EXPECT_EQ(entries, 1u);
+    fs::remove_all(dir.parent_path());
+}
+
+TEST(WriteFileAtomically, AFailedWriteKeepsThePreviousFile) {
+    fs::path dir = temp_dir();
+    fs::path file = dir / "set.json";
+    write_file_atomically(file.string(), "old");
+    // A directory where the temporary file must go makes the write fail,
+    // even for root.
+    fs::path blocker = file;
+    blocker += ".tmp." + std::to_string(::getpid());
+    fs::create_directory(blocker);
+    EXPECT_THROW(write_file_atomically(file.string(), "new"), std::runtime_error);
+    std::ifstream in(file);
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    EXPECT_EQ(text, "old");
+    fs::remove_all(dir);
+}

@@ -1,0 +1,120 @@
+// ops.hpp: each op's tensors, FLOP and byte formulas, causal masking counts,
+// description validation, names, and the bf16/f16 conversions.
+#include "opbench/ops.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+using namespace opbench;
+
+namespace {
+opb_op_desc matmul(int64_t b, int64_t m, int64_t n, int64_t k, bool bias = false, bool ta = false,
+                   bool tb = false) {
+    opb_op_desc d = make_desc(OPB_OP_MATMUL, OPB_DTYPE_F32);
+    d.p.matmul = {b, m, n, k, ta, tb, bias};
+    return d;
+}
+opb_op_desc attention(int64_t b, int64_t h, int64_t sq, int64_t skv, int64_t dh, bool causal, int dtype = 0) {
+    opb_op_desc d = make_desc(OPB_OP_ATTENTION, dtype, OPB_ATTENTION_FUSED);
+    d.p.attention = {b, h, sq, skv, dh, 0.0f, causal};
+    return d;
+}
+} // namespace
+
+TEST(OpFlops, MatmulIsTwoMnkPerBatchPlusBias) {
+    EXPECT_EQ(op_flops(matmul(1, 1024, 1024, 1024)), 2.0 * 1024 * 1024 * 1024);
+    EXPECT_EQ(op_flops(matmul(3, 4, 5, 6, true)), 3 * (2.0 * 4 * 5 * 6 + 4 * 5));
+}
+
+TEST(OpBytes, MatmulMovesEachTensorOnceInItsDtype) {
+    opb_op_desc d = matmul(2, 4, 5, 6, true);
+    EXPECT_EQ(op_bytes(d), 4.0 * (2 * 4 * 6 + 2 * 6 * 5 + 5 + 2 * 4 * 5));
+    d.dtype = OPB_DTYPE_BF16;
+    EXPECT_EQ(op_bytes(d), 2.0 * (2 * 4 * 6 + 2 * 6 * 5 + 5 + 2 * 4 * 5));
+    EXPECT_DOUBLE_EQ(arithmetic_intensity(d), op_flops(d) / op_bytes(d));
+}
+
+TEST(OpTensors, TransposesChangeTheStoredShapesNotTheOutput) {
+    auto t = op_tensors(matmul(2, 3, 4, 5, false, true, true));
+    ASSERT_EQ(t.size(), 3u);
+    EXPECT_EQ(t[0].shape, (std::vector<int64_t>{2, 5, 3}));
+    EXPECT_EQ(t[1].shape, (std::vector<int64_t>{2, 4, 5}));
+    EXPECT_EQ(t[2].shape, (std::vector<int64_t>{2, 3, 4}));
+    EXPECT_TRUE(t[2].is_output);
+}
+
+TEST(CausalMask, BottomRightAlignedCounts) {
+    // square: row r sees r + 1 columns
+    EXPECT_EQ(causal_visible(0, 4, 4), 1);
+    EXPECT_EQ(causal_visible(3, 4, 4), 4);
+    EXPECT_EQ(visible_pairs(4, 4, true), 10);
+    // decoding: one query row sees every key
+    EXPECT_EQ(causal_visible(0, 1, 96), 96);
+    // more queries than keys: the first rows see nothing
+    EXPECT_EQ(causal_visible(0, 4, 2), 0);
+    EXPECT_EQ(causal_visible(3, 4, 2), 2);
+    EXPECT_EQ(visible_pairs(4, 4, false), 16);
+}
+
+TEST(OpFlops, AttentionCountsOnlyUnmaskedScores) {
+    const double full = op_flops(attention(2, 3, 8, 8, 16, false));
+    EXPECT_EQ(full, 2.0 * 3 * 64 * (4.0 * 16 + 6));
+    EXPECT_EQ(op_flops(attention(2, 3, 8, 8, 16, true)), 2.0 * 3 * 36 * (4.0 * 16 + 6));
+    // bytes: Q, K, V read and O written, whatever the variant
+    EXPECT_EQ(op_bytes(attention(1, 1, 8, 8, 16, false)), 4.0 * 4 * 8 * 16);
+}
+
+TEST(OpFlops, ElementwiseAndNormsPerElementCounts) {
+    opb_op_desc g = make_desc(OPB_OP_GELU, OPB_DTYPE_F32, OPB_GELU_TANH);
+    g.p.eltwise = {10, 20};
+    EXPECT_EQ(op_flops(g), 9.0 * 200);
+    g.variant = OPB_GELU_ERF;
+    EXPECT_EQ(op_flops(g), 5.0 * 200);
+    opb_op_desc ln = make_desc(OPB_OP_LAYERNORM, OPB_DTYPE_F32);
+    ln.p.norm = {10, 20, 1e-5f};
+    EXPECT_EQ(op_flops(ln), 7.0 * 200);
+    EXPECT_EQ(op_bytes(ln), 4.0 * (2 * 200 + 2 * 20));
+}
+
+TEST(ValidateDesc, RefusesNonsenseWithTheFieldName) {
+    EXPECT_EQ(validate_desc(matmul(1, 8, 8, 8)), "");
+    EXPECT_NE(validate_desc(matmul(1, 0, 8, 8)).find("M must be > 0"), std::string::npos);
+    opb_op_desc a = attention(1, 1, 4, 4, 0, false);
+    EXPECT_NE(validate_desc(a).find("head_dim"), std::string::npos);
+    opb_op_desc v = matmul(1, 8, 8, 8);
+    v.variant = 7;
+    EXPECT_NE(validate_desc(v).find("unknown variant"), std::string::npos);
+    opb_op_desc n = make_desc(OPB_OP_RMSNORM, OPB_DTYPE_F32);
+    n.p.norm = {4, 4, 0.0f};
+    EXPECT_NE(validate_desc(n).find("eps"), std::string::npos);
+}
+
+TEST(Names, RoundTripForEveryOpDtypeAndVariant) {
+    for (int op = 0; op < OPB_OP_COUNT; ++op) {
+        EXPECT_EQ(op_from_name(op_name(op)), op);
+        for (std::size_t v = 0; v < variant_names(op).size(); ++v)
+            EXPECT_EQ(variant_from_name(op, variant_name(op, int(v))), int(v));
+    }
+    for (int dt = 0; dt < 3; ++dt) EXPECT_EQ(dtype_from_name(dtype_name(dt)), dt);
+    EXPECT_FALSE(op_from_name("conv2d").has_value());
+}
+
+TEST(Conversions, Bf16RoundsToNearestEven) {
+    EXPECT_EQ(f32_to_bf16(1.0f), 0x3f80);
+    EXPECT_EQ(bf16_to_f32(0x3f80), 1.0f);
+    // 1 + 2^-8 is halfway between two bf16 values: ties to even (down)
+    EXPECT_EQ(f32_to_bf16(1.0f + std::ldexp(1.0f, -8)), 0x3f80);
+    // 1 + 3 * 2^-8 is halfway too: ties to even (up)
+    EXPECT_EQ(f32_to_bf16(1.0f + 3 * std::ldexp(1.0f, -8)), 0x3f82);
+    EXPECT_TRUE(std::isnan(bf16_to_f32(f32_to_bf16(std::numeric_limits<float>::quiet_NaN()))));
+}
+
+TEST(Conversions, F16RoundTripsExactValuesAndHandlesRangeEdges) {
+    for (float v : {0.0f, 1.0f, -2.5f, 65504.0f, 0.000061035156f /* min normal */, 5.9604645e-08f /* min subnormal */})
+        EXPECT_EQ(f16_to_f32(f32_to_f16(v)), v) << v;
+    EXPECT_TRUE(std::isinf(f16_to_f32(f32_to_f16(70000.0f))));
+    EXPECT_EQ(f16_to_f32(f32_to_f16(1e-9f)), 0.0f);
+    EXPECT_EQ(f32_to_f16(1.0f + std::ldexp(1.0f, -11)), 0x3c00); // tie to even
+}
