@@ -487,6 +487,10 @@ void SuiteRun::activate(std::size_t ri) {
         const auto &reference = reference_outputs(ci);
         const HostTensors &host = inputs(ci);
 
+        // The cold-cache evictor's buffer lives for the whole run: made before
+        // the peaks are reset, it is never counted as this case's memory.
+        if (c.settings.cache == "cold" && !evictor_) evictor_ = std::make_unique<CacheEvictor>();
+
         be.api().reset_peak(be.handle());
         be.accounting().reset_peaks();
         r.memory.rss_peak_reset = reset_peak_rss();
@@ -526,7 +530,6 @@ void SuiteRun::activate(std::size_t ri) {
         // Batch tiny ops so the clock's own cost stays under 1% of a sample.
         if (c.settings.cache == "cold") {
             active_.calls_per_sample = 1; // every call must start cold
-            if (!evictor_) evictor_ = std::make_unique<CacheEvictor>();
         } else {
             auto t0 = Clock::now();
             execute_once(be, active_.plan->get(), *active_.tensors);
@@ -575,10 +578,11 @@ RepetitionRecord SuiteRun::measure_repetition(const Case &c) {
     }
     RepetitionRecord rec;
     rec.summary = summarize(samples);
+    rec.sample_times = std::move(samples);
     rec.calls_per_sample = calls;
     rec.target_met = criterion.target_met();
     rec.timed_out = criterion.timed_out();
-    rec.cpu_seconds_per_call = cpu_total / (double(samples.size()) * calls);
+    rec.cpu_seconds_per_call = cpu_total / (double(rec.summary.n) * calls);
     if (!device_samples.empty()) rec.device_seconds_per_call = summarize(device_samples).median;
     return rec;
 }
