@@ -1,0 +1,262 @@
+#!/usr/bin/python3
+"""Measurement proof for opbench (issue 5, "Proof"): benchmarks, not tests.
+
+Each subcommand runs the real opbench program (and, where it compares with
+one, the hand-written direct loops of direct_kernels.cpp), then prints a
+table. docs/measurement.md explains the method of each and holds a run's
+figures. Registered with Meson's benchmark() (tests/bench/meson.build):
+
+    meson test -C build --benchmark --suite proof -v
+    /usr/bin/python3 tests/bench/opbench_bench.py --opbench build/harness/opbench \
+        --direct build/tests/bench/direct_kernels --source-root . call-path
+
+Subcommands: call-path, accuracy, repeatability, cost, attention-memory.
+Standard library only.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ARGS = None
+
+
+def here(*parts):
+    return os.path.join(ARGS.source_root, *parts)
+
+
+def run_opbench(suite, extra=()):
+    """Runs `opbench run`; returns (result set, wall seconds)."""
+    with tempfile.TemporaryDirectory(prefix="opbench-bench-") as tmp:
+        out = os.path.join(tmp, "r.json")
+        cmd = [ARGS.opbench, "run", suite, "--no-progress", "--out", out, *extra]
+        t0 = time.monotonic()
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wall = time.monotonic() - t0
+        if proc.returncode != 0:
+            sys.stderr.write(proc.stdout + proc.stderr)
+            raise SystemExit(f"opbench failed ({proc.returncode}): {' '.join(cmd)}")
+        with open(out) as f:
+            return json.load(f), wall
+
+
+def run_direct(*args):
+    """Runs direct_kernels; returns its median seconds per call, or None (not built)."""
+    proc = subprocess.run([ARGS.direct, *map(str, args)], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True)
+    if proc.returncode == 77:
+        return None
+    if proc.returncode != 0:
+        raise SystemExit(f"direct_kernels {args} failed: {proc.stderr}")
+    fields = dict(kv.split("=") for kv in proc.stdout.split())
+    return float(fields["median_s"])
+
+
+def backends_built(result):
+    return result["context"]["opbench"]["build"]["backends_built"]
+
+
+def cases(result):
+    """name -> {'medians': [per-repetition median s], 'noise': [...], entry fields}."""
+    out = {}
+    for b in result["benchmarks"]:
+        if b.get("run_type") != "iteration" or b.get("status") != "passed":
+            continue
+        name = b["run_name"].removesuffix("/manual_time")
+        c = out.setdefault(name, {"medians": [], "noise": [], "met": [], "entry": b})
+        c["medians"].append(b["stats"]["median"])
+        c["noise"].append(b["stats"]["noise"])
+        c["met"].append(b["stats"]["noise_target_met"])
+    for c in out.values():
+        c["median"] = statistics.median(c["medians"])
+    return out
+
+
+def us(seconds):
+    return f"{seconds * 1e6:10.3f}"
+
+
+def table(header, rows):
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
+    line = lambda r: "  ".join(str(x).rjust(w) for x, w in zip(r, widths))
+    print(line(header))
+    print("  ".join("-" * w for w in widths))
+    for r in rows:
+        print(line(r))
+
+
+def one_by_backend(cs):
+    return {c["entry"]["backend"]: c for c in cs.values()}
+
+
+def loadavg():
+    return " ".join(open("/proc/loadavg").read().split()[:3])
+
+
+# ---- call path -------------------------------------------------------------
+
+def call_path():
+    quick = here("suites", "quick.toml")
+    res, _ = run_opbench(here("tests", "bench", "call_path.toml"))
+    built = [b for b in ("naive", "onednn") if b in backends_built(res)]
+    overhead = res["context"]["opbench"]["measurement"]["timer_overhead_seconds"]
+    one = cases(res)
+    q, _ = run_opbench(quick, ["--backends", ",".join(built), "--repetitions", "1"])
+    qc = cases(q)
+    direct = run_direct("naive-add", 1, 1, 1.0)
+    plugin = run_direct("naive-plugin-add", 1, 1, 1.0)
+    print(f"timer overhead (one pair of steady_clock::now()): {overhead * 1e9:.1f} ns")
+    print(f"direct loop, naive::add 1x1 kernel (no plugin, no harness): {direct * 1e9:.1f} ns/call")
+    print(f"direct loop, naive plugin's execute+synchronize, 1x1 add (no harness): {plugin * 1e9:.1f} ns/call")
+    if "naive" in one_by_backend(one):
+        o = one_by_backend(one)["naive"]["median"]
+        print(f"opbench, naive 1x1 add: {o * 1e9:.1f} ns/call -> harness's share {(o - plugin) * 1e9:.1f} ns,"
+              f" plugin glue's {(plugin - direct) * 1e9:.1f} ns, kernel's {direct * 1e9:.1f} ns\n")
+    rows = []
+    for be in built:
+        mine = [c for n, c in one.items() if c["entry"]["backend"] == be]
+        if not mine:
+            continue
+        c1 = mine[0]
+        smallest_name, smallest = min(((n, c) for n, c in qc.items() if c["entry"]["backend"] == be),
+                                      key=lambda nc: nc[1]["median"])
+        rows.append([be, f"{c1['median'] * 1e9:.1f}", str(c1["entry"]["stats"]["calls_per_sample"]),
+                     smallest_name.split("/be:")[0], f"{smallest['median'] * 1e9:.1f}",
+                     f"{100 * c1['median'] / smallest['median']:.2f}%"])
+    table(["backend", "1x1 add ns/call", "calls/sample", "smallest quick.toml case",
+           "its ns/call", "1x1 / smallest"], rows)
+    nb = one_by_backend(one)
+    if "naive" in nb:
+        small = min(c["median"] for c in qc.values() if c["entry"]["backend"] == "naive")
+        print(f"\nharness's share alone (opbench 1x1 - plugin direct 1x1) / smallest naive quick case:"
+              f" {100 * (nb['naive']['median'] - plugin) / small:.2f}%")
+    print("\nThe 1x1 add is the whole per-call cost of the path (harness loop, C table call,"
+          "\nthe plugin's checks, a 1-element kernel); naive's direct loop shows the kernel's share.")
+
+
+# ---- accuracy --------------------------------------------------------------
+
+def accuracy(rounds=3):
+    suite = here("tests", "bench", "accuracy.toml")
+    direct_args = {
+        "naive.add": ("naive-add", 32, 128),
+        "naive.matmul": ("naive-matmul", 128, 128, 128),
+        "onednn.matmul": ("onednn-matmul", 512, 512, 512),
+    }
+    per = {k: {"opbench": [], "direct": []} for k in direct_args}
+    built = None
+    for r in range(rounds):
+        # Interleaved, so that drift of the machine hits both sides alike.
+        for name, a in direct_args.items():
+            if built is not None and name.startswith("onednn") and "onednn" not in built:
+                continue
+            d = run_direct(*a, 1.0)
+            if d is not None:
+                per[name]["direct"].append(d)
+        res, _ = run_opbench(suite)
+        built = backends_built(res)
+        for n, c in cases(res).items():
+            per[c["entry"]["case"]]["opbench"].append(c["median"])
+    rows = []
+    for name, v in per.items():
+        if not v["opbench"] or not v["direct"]:
+            rows.append([name, "-", "-", "-", "not built"])
+            continue
+        o, d = statistics.median(v["opbench"]), statistics.median(v["direct"])
+        rounds_txt = " ".join(f"{100 * (a / b - 1):+.1f}" for a, b in zip(v["opbench"], v["direct"]))
+        rows.append([name, us(o), us(d), f"{100 * (o / d - 1):+.2f}%", rounds_txt])
+    table(["case", "opbench us", "direct us", "gap", "per round gap %"], rows)
+    print(f"\n{rounds} rounds, direct loop then opbench each round; figures are medians over rounds"
+          "\n(opbench: median of its 3 repetition medians; direct: median per call over 1 s).")
+
+
+# ---- repeatability ---------------------------------------------------------
+
+def repeatability(runs=3):
+    quick = here("suites", "quick.toml")
+    results = [run_opbench(quick, ["--backends", "naive,onednn"])[0] for _ in range(runs)]
+    per = [cases(r) for r in results]
+    rows, within, total = [], 0, 0
+    for name in per[0]:
+        if not all(name in p for p in per):
+            continue
+        meds = [p[name]["median"] for p in per]
+        noise = max(max(p[name]["noise"]) for p in per)
+        met = all(all(p[name]["met"]) for p in per)
+        center = statistics.median(meds)
+        dev = max(abs(m - center) / center for m in meds)
+        ok = dev <= noise
+        within += ok
+        total += 1
+        rows.append([name.replace("/dt:f32", "").replace("/manual_time", ""),
+                     " ".join(f"{m * 1e6:.3f}" for m in meds), f"{100 * dev:.2f}%",
+                     f"{100 * noise:.2f}%", "yes" if met else "no", "yes" if ok else "NO"])
+    table(["case", "medians of 3 runs (us)", "max dev", "reported noise", "target met", "within"], rows)
+    print(f"\n{within} of {total} cases: every run's median within the largest noise the runs reported"
+          "\n(max dev: largest |run median - median of runs| / median of runs).")
+
+
+# ---- cost ------------------------------------------------------------------
+
+def cost():
+    quick = here("suites", "quick.toml")
+    modes = [
+        ("opbench defaults (quick.toml: noise 1%, min 0.1 s, max 0.5 s, 3 reps)", []),
+        ("Google Benchmark defaults (0.5 s, 1 rep, no noise target)",
+         ["--repetitions", "1", "--min-time", "0.5", "--max-time", "0.5", "--noise", "1e9",
+          "--warmup", "0", "--min-samples", "1"]),
+        ("Google Benchmark 0.5 s, 3 reps (quick.toml's repetitions)",
+         ["--repetitions", "3", "--min-time", "0.5", "--max-time", "0.5", "--noise", "1e9",
+          "--warmup", "0", "--min-samples", "1"]),
+    ]
+    rows = []
+    for label, extra in modes:
+        res, wall = run_opbench(quick, ["--backends", "naive,onednn", *extra])
+        cs = cases(res)
+        noise = statistics.median(max(c["noise"]) for c in cs.values())
+        rows.append([label, f"{wall:.1f}", str(len(cs)), f"{100 * noise:.2f}%"])
+    table(["mode", "wall s", "cases", "median noise"], rows)
+
+
+# ---- attention memory ------------------------------------------------------
+
+def attention_memory():
+    res, _ = run_opbench(here("tests", "bench", "attention_memory.toml"))
+    rows = []
+    mib = lambda b: f"{b / 2**20:.2f}"
+    for name, c in cases(res).items():
+        e = c["entry"]
+        m = e["memory"]
+        rows.append([e["variant"], e["params"]["Sq"],
+                     mib(m["workspace_bytes"]), mib(m["plugin_peak_bytes"]), mib(m["heap_peak_bytes"]),
+                     mib(m["rss_peak_bytes"]), f"{c['median']:.3f}"])
+    rows.sort(key=lambda r: (r[0], int(r[1])))
+    table(["variant", "seq", "workspace MiB", "plugin peak MiB", "heap peak MiB", "RSS peak MiB",
+           "s/call"], rows)
+    print("\nnaive, f32, batch 1, heads 1, head_dim 64. workspace / plugin peak / heap peak are the"
+          "\ncase's own (heap: above the case's starting level); RSS peak is the process high-water"
+          "\nmark, reset at the case's start (so it includes the process's baseline).")
+
+
+def main():
+    global ARGS
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--opbench", required=True)
+    p.add_argument("--direct", required=True)
+    p.add_argument("--source-root", required=True)
+    p.add_argument("what", choices=["call-path", "accuracy", "repeatability", "cost", "attention-memory"])
+    ARGS = p.parse_args()
+    t0 = time.monotonic()
+    print(f"(load average at start: {loadavg()}; {os.cpu_count()} CPUs)")
+    {"call-path": call_path, "accuracy": accuracy, "repeatability": repeatability, "cost": cost,
+     "attention-memory": attention_memory}[ARGS.what]()
+    print(f"\n({ARGS.what}: {time.monotonic() - t0:.0f} s on {os.uname().nodename};"
+          f" load average at end: {loadavg()})")
+
+
+if __name__ == "__main__":
+    main()
