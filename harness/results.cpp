@@ -116,7 +116,8 @@ nlohmann::json summary_json(const RepetitionRecord &r) {
             {"cpu_time_per_call", r.cpu_seconds_per_call},
             {"device_time_per_call",
              r.device_seconds_per_call >= 0 ? nlohmann::json(r.device_seconds_per_call)
-                                            : nlohmann::json(nullptr)}};
+                                            : nlohmann::json(nullptr)},
+            {"sample_times", r.sample_times}};
 }
 
 } // namespace

@@ -51,6 +51,7 @@ struct RepetitionRecord {
     bool timed_out = false;      // stopped at max_time before reaching it
     double cpu_seconds_per_call = 0;
     double device_seconds_per_call = -1; // < 0: no device timer
+    std::vector<double> sample_times;    // every sample's time per call, in order taken
 };
 
 // Everything opbench knows about one case on one backend.

@@ -76,7 +76,10 @@ TEST(DiscoverPlugins, LoadsTheGoodOnesAndRefusesEachBadOneOnce) {
     PluginSet set = discover_plugins({FAKE_PLUGIN_DIR});
     EXPECT_NE(set.find("fake"), nullptr);
     EXPECT_NE(set.find("fake_newer"), nullptr);
-    EXPECT_EQ(set.plugins.size(), 2u);
+    // Other test plugins share the directory; count the fakes only.
+    std::size_t fakes = 0;
+    for (const auto &p : set.plugins) fakes += p.name().rfind("fake", 0) == 0;
+    EXPECT_EQ(fakes, 2u);
     // wrong major, short, null table, null entry, no entry, not ELF
     EXPECT_EQ(set.failures.size(), 6u);
     for (const auto &f : set.failures) EXPECT_FALSE(f.reason.empty());
