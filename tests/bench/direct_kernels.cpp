@@ -6,7 +6,8 @@
 //   direct_kernels naive-plugin-add ROWS COLS SECONDS   (the naive plugin's C table,
 //                                   as the harness calls it: execute + synchronize)
 //   direct_kernels naive-matmul M N K SECONDS
-//   direct_kernels onednn-matmul M N K SECONDS     (when built with oneDNN)
+//   direct_kernels onednn-matmul M N K SECONDS [THREADS]   (when built with oneDNN;
+//                                   THREADS 0 or absent: OpenMP's default, as opbench's threads = 0)
 //
 // Method: inputs in [-1, 1), three untimed calls, then samples of k calls
 // each (k chosen so that a sample lasts at least 200 us, making the clock's
@@ -17,6 +18,7 @@
 
 #ifdef OPBENCH_BENCH_ONEDNN
 #include <oneapi/dnnl/dnnl.hpp>
+#include <omp.h>
 #endif
 
 #include <algorithm>
@@ -137,8 +139,9 @@ int naive_plugin_add(int64_t rows, int64_t cols, double seconds) {
 // The same configuration as the onednn plugin's f32 matmul plan: [1, M, K] x
 // [1, K, N] -> [1, M, N], plain row-major, user scratchpad, primitive built
 // once, execute + stream wait per call, OpenMP's default thread count.
-int onednn_matmul(int64_t m, int64_t n, int64_t k, double seconds) {
+int onednn_matmul(int64_t m, int64_t n, int64_t k, double seconds, int threads) {
     using dnnl::memory;
+    if (threads > 0) omp_set_num_threads(threads);
     dnnl::engine eng(dnnl::engine::kind::cpu, 0);
     dnnl::stream strm(eng);
     const auto f32 = memory::data_type::f32;
@@ -186,9 +189,9 @@ int main(int argc, char **argv) {
         return naive_plugin_add(num(2), num(3), std::atof(argv[4]));
     if (what == "naive-matmul" && argc == 6)
         return naive_matmul(num(2), num(3), num(4), std::atof(argv[5]));
-    if (what == "onednn-matmul" && argc == 6) {
+    if (what == "onednn-matmul" && (argc == 6 || argc == 7)) {
 #ifdef OPBENCH_BENCH_ONEDNN
-        return onednn_matmul(num(2), num(3), num(4), std::atof(argv[5]));
+        return onednn_matmul(num(2), num(3), num(4), std::atof(argv[5]), argc == 7 ? int(num(6)) : 0);
 #else
         std::fprintf(stderr, "built without oneDNN\n");
         return 77;

@@ -23,6 +23,7 @@ import tempfile
 import time
 
 ARGS = None
+CRASHES_AT_EXIT = []  # opbench runs that died at exit after writing their result set
 
 
 def here(*parts):
@@ -38,8 +39,16 @@ def run_opbench(suite, extra=()):
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         wall = time.monotonic() - t0
         if proc.returncode != 0:
-            sys.stderr.write(proc.stdout + proc.stderr)
-            raise SystemExit(f"opbench failed ({proc.returncode}): {' '.join(cmd)}")
+            # Known harness bug (reported, not ours to fix here): with the
+            # onednn plugin loaded, opbench sometimes dies of SIGSEGV at exit,
+            # after its result set is complete (a worker thread running in a
+            # library being unmapped). Such a run is used, and counted aloud.
+            done = "opbench: " in proc.stdout and os.path.exists(out)
+            if proc.returncode == -11 and done:
+                CRASHES_AT_EXIT.append(" ".join(cmd))
+            else:
+                sys.stderr.write(proc.stdout + proc.stderr)
+                raise SystemExit(f"opbench failed ({proc.returncode}): {' '.join(cmd)}")
         with open(out) as f:
             return json.load(f), wall
 
@@ -140,38 +149,71 @@ def call_path():
 
 # ---- accuracy --------------------------------------------------------------
 
-def accuracy(rounds=3):
-    suite = here("tests", "bench", "accuracy.toml")
+ACCURACY_CASES = {
+    # name: (backend, op and shape lines of the [[case]])
+    "naive.add": ("naive", 'op = "add"\nrows = 32\ncols = 128'),
+    "naive.matmul": ("naive", 'op = "matmul"\nm = 128\nn = 128\nk = 128'),
+    "onednn.matmul.t1": ("onednn", 'op = "matmul"\nm = 512\nn = 512\nk = 512\nthreads = 1'),
+    "onednn.matmul": ("onednn", 'op = "matmul"\nm = 512\nn = 512\nk = 512'),
+}
+
+
+def accuracy_suite(tmp, name):
+    """A one-case suite (one per case rather than --benchmark_filter on a shared
+    suite: a backend opened but never run is then never loaded at all)."""
+    backend, body = ACCURACY_CASES[name]
+    path = os.path.join(tmp, name + ".toml")
+    with open(path, "w") as f:
+        f.write(f'[suite]\nname = "bench-accuracy"\n\n[defaults]\nbackends = ["{backend}"]\n'
+                f'dtypes = ["f32"]\nwarmup = 3\nmin_time = 0.3\nmax_time = 2.0\nrepetitions = 3\n\n'
+                f'[[case]]\nname = "{name}"\n{body}\n')
+    return path
+
+
+def accuracy(rounds=5):
+    tmp = tempfile.mkdtemp(prefix="opbench-accuracy-")
+    # case -> [(what the direct loop runs, direct_kernels arguments)]
     direct_args = {
-        "naive.add": ("naive-add", 32, 128),
-        "naive.matmul": ("naive-matmul", 128, 128, 128),
-        "onednn.matmul": ("onednn-matmul", 512, 512, 512),
+        "naive.add": [("kernel", ("naive-add", 32, 128, 1.0)),
+                      ("plugin", ("naive-plugin-add", 32, 128, 1.0))],
+        "naive.matmul": [("kernel", ("naive-matmul", 128, 128, 128, 1.0))],
+        "onednn.matmul.t1": [("primitive", ("onednn-matmul", 512, 512, 512, 1.0, 1))],
+        "onednn.matmul": [("primitive", ("onednn-matmul", 512, 512, 512, 1.0, 0))],
     }
-    per = {k: {"opbench": [], "direct": []} for k in direct_args}
+    gaps = {(k, lbl): [] for k, v in direct_args.items() for lbl, _ in v}
+    times = {key: ([], []) for key in gaps}
     built = None
     for r in range(rounds):
-        # Interleaved, so that drift of the machine hits both sides alike.
-        for name, a in direct_args.items():
-            if built is not None and name.startswith("onednn") and "onednn" not in built:
+        # Each comparison back to back (direct loop, then opbench on that case
+        # alone), so that the machine's drift hits both sides alike.
+        for name, pairs in direct_args.items():
+            if built is not None and ACCURACY_CASES[name][0] not in built:
                 continue
-            d = run_direct(*a, 1.0)
-            if d is not None:
-                per[name]["direct"].append(d)
-        res, _ = run_opbench(suite)
-        built = backends_built(res)
-        for n, c in cases(res).items():
-            per[c["entry"]["case"]]["opbench"].append(c["median"])
+            for lbl, a in pairs:
+                d = run_direct(*a)
+                if d is None:
+                    continue
+                res, _ = run_opbench(accuracy_suite(tmp, name))
+                built = backends_built(res)
+                found = [c for c in cases(res).values() if c["entry"]["case"] == name]
+                if not found:
+                    continue
+                o = found[0]["median"]
+                gaps[(name, lbl)].append(o / d - 1)
+                times[(name, lbl)][0].append(o)
+                times[(name, lbl)][1].append(d)
     rows = []
-    for name, v in per.items():
-        if not v["opbench"] or not v["direct"]:
-            rows.append([name, "-", "-", "-", "not built"])
+    for (name, lbl), g in gaps.items():
+        if not g:
+            rows.append([name, lbl, "-", "-", "-", "not built"])
             continue
-        o, d = statistics.median(v["opbench"]), statistics.median(v["direct"])
-        rounds_txt = " ".join(f"{100 * (a / b - 1):+.1f}" for a, b in zip(v["opbench"], v["direct"]))
-        rows.append([name, us(o), us(d), f"{100 * (o / d - 1):+.2f}%", rounds_txt])
-    table(["case", "opbench us", "direct us", "gap", "per round gap %"], rows)
-    print(f"\n{rounds} rounds, direct loop then opbench each round; figures are medians over rounds"
-          "\n(opbench: median of its 3 repetition medians; direct: median per call over 1 s).")
+        o, d = (statistics.median(x) for x in times[(name, lbl)])
+        rows.append([name, lbl, us(o), us(d), f"{100 * statistics.median(g):+.2f}%",
+                     " ".join(f"{100 * x:+.1f}" for x in g)])
+    table(["case", "direct loop of", "opbench us", "direct us", "median gap", "per round gap %"], rows)
+    print(f"\n{rounds} rounds; in each, every comparison runs back to back: the direct loop (median per"
+          "\ncall over 1 s), then opbench on that case alone (median of its 3 repetition medians)."
+          "\nTimes are medians over rounds; the gap is the median of the per-round gaps.")
 
 
 # ---- repeatability ---------------------------------------------------------
@@ -254,6 +296,9 @@ def main():
     print(f"(load average at start: {loadavg()}; {os.cpu_count()} CPUs)")
     {"call-path": call_path, "accuracy": accuracy, "repeatability": repeatability, "cost": cost,
      "attention-memory": attention_memory}[ARGS.what]()
+    if CRASHES_AT_EXIT:
+        print(f"\nWARNING: {len(CRASHES_AT_EXIT)} opbench run(s) died of SIGSEGV at exit after writing"
+              " a complete result set (known harness bug); their results were used.")
     print(f"\n({ARGS.what}: {time.monotonic() - t0:.0f} s on {os.uname().nodename};"
           f" load average at end: {loadavg()})")
 
