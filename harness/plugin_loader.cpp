@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdlib>
+#include <dlfcn.h>
 #include <filesystem>
 #include <iostream>
 #include <set>
@@ -121,6 +122,11 @@ LoadResult load_plugin(const std::string &path) {
         if (!m.present(*api))
             return refuse(fmt::format("symbol {}: mandatory entry '{}' is NULL",
                                       OPB_PLUGIN_ENTRY_SYMBOL, m.name));
+
+    // An accepted plugin is never unmapped, even when its last handle closes:
+    // the libraries it wraps keep threads (OpenMP workers) and exit handlers
+    // that point into its code, and unmapping under them crashes at exit.
+    ::dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
 
     result.plugin = LoadedPlugin{path, api, std::move(lib)};
     return result;

@@ -39,10 +39,10 @@ def run_opbench(suite, extra=()):
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         wall = time.monotonic() - t0
         if proc.returncode != 0:
-            # Known harness bug (reported, not ours to fix here): with the
-            # onednn plugin loaded, opbench sometimes dies of SIGSEGV at exit,
-            # after its result set is complete (a worker thread running in a
-            # library being unmapped). Such a run is used, and counted aloud.
+            # A SIGSEGV at exit after a complete result set was seen with the
+            # onednn plugin loaded (OpenMP workers in a library being
+            # unmapped); the loader now keeps accepted plugins mapped
+            # (RTLD_NODELETE). Should it recur, the run is used and counted aloud.
             done = "opbench: " in proc.stdout and os.path.exists(out)
             if proc.returncode == -11 and done:
                 CRASHES_AT_EXIT.append(" ".join(cmd))
