@@ -16,6 +16,7 @@
 #include <fstream>
 #include <new>
 #include <string>
+#include <vector>
 
 #ifndef OPBENCH_NAIVE_VERSION
 #error "OPBENCH_NAIVE_VERSION must be defined by the build (the project version)"
@@ -33,6 +34,7 @@ struct Plan {
     opb_op_desc desc;
     void *workspace = nullptr;
     uint64_t workspace_bytes = 0;
+    std::vector<TensorSpec> tensors; // op_tensors(desc), built once: execute allocates nothing
 };
 
 Backend *self(opb_backend *b) { return reinterpret_cast<Backend *>(b); }
@@ -184,6 +186,7 @@ opb_status prepare(opb_backend *bh, const opb_op_desc *desc, opb_plan **out,
         plan->desc = *desc;
         plan->desc.struct_size = sizeof(opb_op_desc); // our copy holds exactly our layout
         plan->workspace_bytes = naive::workspace_bytes(*desc);
+        plan->tensors = op_tensors(*desc);
         if (plan->workspace_bytes > 0) {
             const uint64_t rounded = (plan->workspace_bytes + 63) / 64 * 64;
             plan->workspace = std::aligned_alloc(64, rounded);
@@ -208,9 +211,9 @@ opb_status execute(opb_backend *bh, opb_plan *ph, void *const *tensors, int32_t 
     return sdk::guarded(b, [&] {
         if (!ph) return b->fail(OPB_ERR_INVALID, "naive: execute: plan is NULL");
         const Plan &plan = *reinterpret_cast<Plan *>(ph);
-        const auto specs = op_tensors(plan.desc);
-        const std::string op(op_name(plan.desc.op));
+        const auto &specs = plan.tensors;
         if (count != static_cast<int32_t>(specs.size()) || !tensors) {
+            const std::string op(op_name(plan.desc.op));
             std::string names;
             for (const auto &t : specs) names += (names.empty() ? "" : ", ") + t.name;
             return b->fail(OPB_ERR_INVALID, "naive: execute " + op + ": expected " +
@@ -220,7 +223,7 @@ opb_status execute(opb_backend *bh, opb_plan *ph, void *const *tensors, int32_t 
         }
         for (size_t i = 0; i < specs.size(); ++i)
             if (!tensors[i])
-                return b->fail(OPB_ERR_INVALID, "naive: execute " + op + ": tensor " +
+                return b->fail(OPB_ERR_INVALID, "naive: execute " + std::string(op_name(plan.desc.op)) + ": tensor " +
                                                     std::to_string(i) + " (" + specs[i].name +
                                                     ") is NULL");
         run(plan.desc, tensors, plan.workspace);
