@@ -1,5 +1,6 @@
 // CUDA backend plugin: cuBLASLt matmuls, own CUDA kernels for the row and
-// elementwise ops, composed attention from both. See README.md for what runs
+// elementwise ops, composed attention from both, fused attention through
+// cuDNN 9's backend-API SDPA (flash attention) graph. See README.md for what runs
 // on which library and what has (not) been verified on a GPU.
 //
 // Host code only (g++): CUDA runtime, cuBLASLt and cuDNN are plain C APIs.
@@ -24,6 +25,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace opbench::cuda {
 namespace {
@@ -54,6 +56,62 @@ struct DeviceBuffer {
 
 struct CudaBackend;
 
+std::string cudnn_error(const std::string &step, cudnnStatus_t s) {
+    char detail[512] = {0};
+    cudnnGetLastErrorString(detail, sizeof detail); // cuDNN's own account of the last failure
+    std::string e = step + ": " + cudnnGetErrorString(s);
+    if (detail[0]) e += " (" + std::string(detail) + ")";
+    return e;
+}
+
+cudnnDataType_t cudnn_type(SdpaType t) {
+    switch (t) {
+    case SdpaType::Half: return CUDNN_DATA_HALF;
+    case SdpaType::BFloat16: return CUDNN_DATA_BFLOAT16;
+    case SdpaType::Int32: return CUDNN_DATA_INT32;
+    case SdpaType::Boolean: return CUDNN_DATA_BOOLEAN;
+    default: return CUDNN_DATA_FLOAT;
+    }
+}
+
+cudnnPointwiseMode_t cudnn_pw(SdpaPw m) {
+    switch (m) {
+    case SdpaPw::Mul: return CUDNN_POINTWISE_MUL;
+    case SdpaPw::Add: return CUDNN_POINTWISE_ADD;
+    case SdpaPw::Sub: return CUDNN_POINTWISE_SUB;
+    case SdpaPw::Exp: return CUDNN_POINTWISE_EXP;
+    case SdpaPw::Log: return CUDNN_POINTWISE_LOG;
+    case SdpaPw::Div: return CUDNN_POINTWISE_DIV;
+    case SdpaPw::GenIndex: return CUDNN_POINTWISE_GEN_INDEX;
+    case SdpaPw::CmpGe: return CUDNN_POINTWISE_CMP_GE;
+    case SdpaPw::BinarySelect: return CUDNN_POINTWISE_BINARY_SELECT;
+    }
+    return CUDNN_POINTWISE_IDENTITY;
+}
+
+// Attributes cuDNN 9.x marks deprecated but that every cuDNN 9 release
+// accepts (and early 9.x releases require): the handle of an operation graph
+// and of an execution plan. Named by value so the deprecation warning does
+// not hide real ones.
+constexpr auto kOpGraphHandleAttr = static_cast<cudnnBackendAttributeName_t>(800);
+constexpr auto kPlanHandleAttr = static_cast<cudnnBackendAttributeName_t>(400);
+
+// A prepared cuDNN SDPA graph: every backend descriptor it created (destroyed
+// in reverse order), the finalized execution plan and its workspace size.
+struct CudnnSdpa {
+    SdpaGraph graph;
+    std::vector<cudnnBackendDescriptor_t> owned;
+    cudnnBackendDescriptor_t plan = nullptr;
+    int64_t workspace_size = 0;
+    CudnnSdpa() = default;
+    CudnnSdpa(const CudnnSdpa &) = delete;
+    CudnnSdpa &operator=(const CudnnSdpa &) = delete;
+    ~CudnnSdpa() {
+        if (plan) cudnnBackendDestroyDescriptor(plan);
+        for (auto it = owned.rbegin(); it != owned.rend(); ++it) cudnnBackendDestroyDescriptor(*it);
+    }
+};
+
 // One prepared cuBLASLt matmul: descriptors, the algorithm the heuristic
 // chose, and the workspace it needs (allocated here, counted as workspace).
 struct LtGemm {
@@ -80,6 +138,8 @@ struct Plan {
     std::unique_ptr<LtGemm> gemm1, gemm2; // matmul: gemm1; attention: scores, output
     AttentionPlan attention;
     DeviceBuffer scores, probs; // attention composed scratch (workspace)
+    std::unique_ptr<CudnnSdpa> sdpa; // attention fused
+    DeviceBuffer sdpa_stats, sdpa_workspace; // attention fused (workspace)
 };
 
 struct CudaBackend : sdk::BackendBase {
@@ -92,6 +152,8 @@ struct CudaBackend : sdk::BackendBase {
     int clock_khz = 0, memory_clock_khz = 0;
     cudaStream_t stream = nullptr;
     cublasLtHandle_t lt = nullptr;
+    cudnnHandle_t cudnn = nullptr;
+    std::string cudnn_unavailable; // why there is no cuDNN handle (fused attention only)
     cudaEvent_t ev_start = nullptr, ev_stop = nullptr;
     bool timer_started = false;
     uint64_t workspace_limit = 0;
@@ -106,6 +168,8 @@ struct CudaBackend : sdk::BackendBase {
     opb_status prepare_gemm(const GemmPlan &g, LtGemm &out, const char *what);
     opb_status run_gemm(LtGemm &g, const void *first, const void *second, void *d,
                         const void *bias, const char *what);
+    opb_status prepare_sdpa(const opb_op_desc &d, Plan &p);
+    opb_status run_sdpa(Plan &p, void *const *t);
     void release_plan(Plan *p);
 };
 
@@ -150,6 +214,17 @@ void CudaBackend::init() {
         return;
     }
     workspace_limit = cublaslt_workspace_limit(prop.major);
+    // cuDNN serves fused attention only: without a handle that variant is
+    // unsupported (with this reason) and everything else still runs.
+    cudnnStatus_t ds = cudnnCreate(&cudnn);
+    if (ds != CUDNN_STATUS_SUCCESS) {
+        cudnn = nullptr;
+        cudnn_unavailable = cudnn_error("cudnnCreate", ds);
+    } else if ((ds = cudnnSetStream(cudnn, stream)) != CUDNN_STATUS_SUCCESS) {
+        cudnn_unavailable = cudnn_error("cudnnSetStream", ds);
+        cudnnDestroy(cudnn);
+        cudnn = nullptr;
+    }
 }
 
 CudaBackend::~CudaBackend() {
@@ -163,6 +238,7 @@ CudaBackend::~CudaBackend() {
         }
         allocations.clear();
     }
+    if (cudnn) cudnnDestroy(cudnn);
     if (lt) cublasLtDestroy(lt);
     if (ev_stop) cudaEventDestroy(ev_stop);
     if (ev_start) cudaEventDestroy(ev_start);
@@ -276,8 +352,278 @@ opb_status CudaBackend::run_gemm(LtGemm &g, const void *first, const void *secon
     return OPB_OK;
 }
 
+// Builds the SDPA operation graph of planning.hpp with cuDNN backend
+// descriptors, asks the heuristics for engine configurations, finalizes the
+// first one that this GPU/cuDNN accepts as an execution plan and allocates its
+// workspace and the softmax-stats output. Any cuDNN refusal is
+// OPB_ERR_UNSUPPORTED naming the step and cuDNN's status, so the harness
+// records a skipped case rather than a failure.
+opb_status CudaBackend::prepare_sdpa(const opb_op_desc &d, Plan &p) {
+    p.sdpa = std::make_unique<CudnnSdpa>();
+    CudnnSdpa &S = *p.sdpa;
+    S.graph = plan_sdpa(d);
+    const SdpaGraph &g = S.graph;
+    std::string failed; // set by the helpers on the first failure
+    auto check = [&](cudnnStatus_t s, const std::string &step) {
+        if (s == CUDNN_STATUS_SUCCESS) return true;
+        if (failed.empty()) failed = cudnn_error(step, s);
+        return false;
+    };
+    auto create = [&](cudnnBackendDescriptorType_t type, const std::string &what) {
+        cudnnBackendDescriptor_t desc = nullptr;
+        if (!check(cudnnBackendCreateDescriptor(type, &desc), "create " + what + " descriptor"))
+            return static_cast<cudnnBackendDescriptor_t>(nullptr);
+        S.owned.push_back(desc);
+        return desc;
+    };
+    auto set = [&](cudnnBackendDescriptor_t desc, cudnnBackendAttributeName_t attr,
+                   cudnnBackendAttributeType_t type, int64_t count, const void *value,
+                   const std::string &what) {
+        return check(cudnnBackendSetAttribute(desc, attr, type, count, value),
+                     "set attribute " + std::to_string(static_cast<int>(attr)) + " of " + what);
+    };
+    auto unsupported = [&]() {
+        return fail(OPB_ERR_UNSUPPORTED, "attention fused (cuDNN SDPA graph): " + failed);
+    };
+
+    // Tensors.
+    std::unordered_map<int64_t, cudnnBackendDescriptor_t> tensors;
+    for (const SdpaTensor &t : g.tensors) {
+        const std::string what = std::string("tensor '") + t.name + "' (uid " + std::to_string(t.uid) + ")";
+        cudnnBackendDescriptor_t desc = create(CUDNN_BACKEND_TENSOR_DESCRIPTOR, what);
+        if (!desc) return unsupported();
+        const cudnnDataType_t dt = cudnn_type(t.type);
+        const int64_t alignment = 16;
+        const bool is_virtual = t.is_virtual, by_value = t.by_value;
+        if (!set(desc, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &dt, what) ||
+            !set(desc, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, t.dims, what) ||
+            !set(desc, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, t.strides, what) ||
+            !set(desc, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &t.uid, what) ||
+            !set(desc, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &alignment, what) ||
+            !set(desc, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &is_virtual, what) ||
+            (by_value &&
+             !set(desc, CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, 1, &by_value, what)) ||
+            !check(cudnnBackendFinalize(desc), "finalize " + what))
+            return unsupported();
+        tensors[t.uid] = desc;
+    }
+    auto tensor = [&](int64_t uid) { return tensors.at(uid); };
+
+    // Operations, in graph order.
+    std::vector<cudnnBackendDescriptor_t> ops;
+    for (const SdpaOp &o : g.ops) {
+        const std::string what = std::string("operation '") + o.name + "'";
+        const cudnnDataType_t compute = cudnn_type(o.compute);
+        cudnnBackendDescriptor_t op = nullptr;
+        if (o.kind == SdpaOpKind::Matmul) {
+            cudnnBackendDescriptor_t mm = create(CUDNN_BACKEND_MATMUL_DESCRIPTOR, what);
+            if (!mm || !set(mm, CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &compute, what) ||
+                !check(cudnnBackendFinalize(mm), "finalize matmul descriptor of " + what))
+                return unsupported();
+            op = create(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR, what);
+            cudnnBackendDescriptor_t a = tensor(o.x), b = tensor(o.b), c = tensor(o.y);
+            if (!op ||
+                !set(op, CUDNN_ATTR_OPERATION_MATMUL_ADESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &a, what) ||
+                !set(op, CUDNN_ATTR_OPERATION_MATMUL_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &b, what) ||
+                !set(op, CUDNN_ATTR_OPERATION_MATMUL_CDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &c, what) ||
+                !set(op, CUDNN_ATTR_OPERATION_MATMUL_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &mm, what))
+                return unsupported();
+        } else if (o.kind == SdpaOpKind::Pointwise) {
+            cudnnBackendDescriptor_t pw = create(CUDNN_BACKEND_POINTWISE_DESCRIPTOR, what);
+            const cudnnPointwiseMode_t mode = cudnn_pw(o.pw);
+            if (!pw || !set(pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode, what) ||
+                !set(pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &compute, what) ||
+                (o.axis >= 0 &&
+                 !set(pw, CUDNN_ATTR_POINTWISE_AXIS, CUDNN_TYPE_INT64, 1, &o.axis, what)) ||
+                !check(cudnnBackendFinalize(pw), "finalize pointwise descriptor of " + what))
+                return unsupported();
+            op = create(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, what);
+            cudnnBackendDescriptor_t x = tensor(o.x), y = tensor(o.y);
+            if (!op ||
+                !set(op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+                     &pw, what) ||
+                !set(op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x, what))
+                return unsupported();
+            if (o.b) {
+                cudnnBackendDescriptor_t b = tensor(o.b);
+                if (!set(op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &b,
+                         what))
+                    return unsupported();
+            }
+            if (o.t) {
+                cudnnBackendDescriptor_t tt = tensor(o.t);
+                if (!set(op, CUDNN_ATTR_OPERATION_POINTWISE_TDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &tt,
+                         what))
+                    return unsupported();
+            }
+            if (!set(op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y, what))
+                return unsupported();
+        } else {
+            cudnnBackendDescriptor_t rd = create(CUDNN_BACKEND_REDUCTION_DESCRIPTOR, what);
+            const cudnnReduceTensorOp_t r =
+                o.reduce == SdpaReduce::Max ? CUDNN_REDUCE_TENSOR_MAX : CUDNN_REDUCE_TENSOR_ADD;
+            if (!rd ||
+                !set(rd, CUDNN_ATTR_REDUCTION_OPERATOR, CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, 1, &r, what) ||
+                !set(rd, CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &compute, what) ||
+                !check(cudnnBackendFinalize(rd), "finalize reduction descriptor of " + what))
+                return unsupported();
+            op = create(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR, what);
+            cudnnBackendDescriptor_t x = tensor(o.x), y = tensor(o.y);
+            if (!op ||
+                !set(op, CUDNN_ATTR_OPERATION_REDUCTION_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x, what) ||
+                !set(op, CUDNN_ATTR_OPERATION_REDUCTION_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y, what) ||
+                !set(op, CUDNN_ATTR_OPERATION_REDUCTION_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &rd, what))
+                return unsupported();
+        }
+        if (!check(cudnnBackendFinalize(op), "finalize " + what)) return unsupported();
+        ops.push_back(op);
+    }
+
+    // Operation graph, heuristics, execution plan.
+    cudnnBackendDescriptor_t graph = create(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, "operation graph");
+    if (!graph || !set(graph, kOpGraphHandleAttr, CUDNN_TYPE_HANDLE, 1, &cudnn, "operation graph") ||
+        !set(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+             static_cast<int64_t>(ops.size()), ops.data(), "operation graph") ||
+        !check(cudnnBackendFinalize(graph), "finalize operation graph"))
+        return unsupported();
+    cudnnBackendDescriptor_t heur = create(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, "engine heuristics");
+    const cudnnBackendHeurMode_t mode = CUDNN_HEUR_MODE_A;
+    if (!heur ||
+        !set(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &graph,
+             "engine heuristics") ||
+        !set(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode, "engine heuristics") ||
+        !check(cudnnBackendFinalize(heur), "finalize engine heuristics"))
+        return unsupported();
+    int64_t count = 0;
+    if (!check(cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                        CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, nullptr),
+               "count engine heuristic results"))
+        return unsupported();
+    if (count <= 0)
+        return fail(OPB_ERR_UNSUPPORTED,
+                    "attention fused (cuDNN SDPA graph): the engine heuristics offer no engine "
+                    "configuration for this graph on " + std::string(prop.name) + " (sm_" +
+                        std::to_string(prop.major) + std::to_string(prop.minor) + ", cuDNN " +
+                        library_version_string(cudnnGetVersion()) + ")");
+    std::vector<cudnnBackendDescriptor_t> cfgs;
+    for (int64_t i = 0; i < count; ++i) {
+        cudnnBackendDescriptor_t cfg = create(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, "engine configuration");
+        if (!cfg) return unsupported();
+        cfgs.push_back(cfg);
+    }
+    int64_t got = 0;
+    if (!check(cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                        CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &got, cfgs.data()),
+               "get engine heuristic results"))
+        return unsupported();
+    // The first configuration (heuristics order) that finalizes as a plan.
+    std::string tried;
+    for (int64_t i = 0; i < got && !S.plan; ++i) {
+        cudnnBackendDescriptor_t plan = nullptr;
+        cudnnStatus_t st = cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &plan);
+        if (st == CUDNN_STATUS_SUCCESS)
+            st = cudnnBackendSetAttribute(plan, kPlanHandleAttr, CUDNN_TYPE_HANDLE, 1, &cudnn);
+        if (st == CUDNN_STATUS_SUCCESS)
+            st = cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
+                                          CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfgs[i]);
+        if (st == CUDNN_STATUS_SUCCESS) st = cudnnBackendFinalize(plan);
+        if (st == CUDNN_STATUS_SUCCESS) {
+            S.plan = plan;
+        } else {
+            if (tried.empty()) tried = cudnn_error("engine configuration 0 of " + std::to_string(got), st);
+            if (plan) cudnnBackendDestroyDescriptor(plan);
+        }
+    }
+    if (!S.plan)
+        return fail(OPB_ERR_UNSUPPORTED,
+                    "attention fused (cuDNN SDPA graph): none of the " + std::to_string(got) +
+                        " engine configurations finalizes as an execution plan on " + prop.name +
+                        "; first: " + tried);
+    int64_t n = 0;
+    if (!check(cudnnBackendGetAttribute(S.plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
+                                        CUDNN_TYPE_INT64, 1, &n, &S.workspace_size),
+               "get execution plan workspace size"))
+        return unsupported();
+    if (S.workspace_size < 0)
+        return fail(OPB_ERR_INTERNAL, "attention fused: cuDNN reports a negative workspace size " +
+                                          std::to_string(S.workspace_size));
+    if (auto st = device_alloc(g.stats_bytes, p.sdpa_stats, true, "attention fused softmax stats");
+        st != OPB_OK)
+        return st;
+    if (S.workspace_size > 0)
+        return device_alloc(static_cast<uint64_t>(S.workspace_size), p.sdpa_workspace, true,
+                            "cuDNN SDPA workspace");
+    return OPB_OK;
+}
+
+// Binds Q, K, V, O, the stats buffer and the by-value scalars to their uids
+// and runs the plan on the backend's stream.
+opb_status CudaBackend::run_sdpa(Plan &p, void *const *t) {
+    const CudnnSdpa &S = *p.sdpa;
+    const SdpaGraph &g = S.graph;
+    cudnnStatus_t st = cudnnSetStream(cudnn, stream);
+    if (st != CUDNN_STATUS_SUCCESS)
+        return fail(OPB_ERR_DEVICE, "attention fused: " + cudnn_error("cudnnSetStream", st));
+    std::vector<int64_t> uids = g.bound_uids();
+    std::vector<void *> ptrs;
+    for (int64_t uid : uids) {
+        switch (uid) {
+        case kSdpaQ: ptrs.push_back(t[0]); break;
+        case kSdpaK: ptrs.push_back(t[1]); break;
+        case kSdpaV: ptrs.push_back(t[2]); break;
+        case kSdpaO: ptrs.push_back(t[3]); break;
+        case kSdpaStats: ptrs.push_back(p.sdpa_stats.ptr); break;
+        case kSdpaScale: ptrs.push_back(const_cast<float *>(&g.scale)); break;
+        case kSdpaMaskFill: ptrs.push_back(const_cast<float *>(&g.mask_fill)); break;
+        case kSdpaSeqKv: ptrs.push_back(const_cast<int32_t *>(&g.seq_kv)); break;
+        case kSdpaSeqQ: ptrs.push_back(const_cast<int32_t *>(&g.seq_q)); break;
+        default:
+            return fail(OPB_ERR_INTERNAL,
+                        "attention fused: no data for bound tensor uid " + std::to_string(uid));
+        }
+    }
+    struct Pack {
+        cudnnBackendDescriptor_t d = nullptr;
+        ~Pack() {
+            if (d) cudnnBackendDestroyDescriptor(d);
+        }
+    } pack;
+    void *ws = p.sdpa_workspace.ptr;
+    const char *step = "create variant pack";
+    st = cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack.d);
+    if (st == CUDNN_STATUS_SUCCESS) {
+        step = "set variant pack unique ids";
+        st = cudnnBackendSetAttribute(pack.d, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64,
+                                      static_cast<int64_t>(uids.size()), uids.data());
+    }
+    if (st == CUDNN_STATUS_SUCCESS) {
+        step = "set variant pack data pointers";
+        st = cudnnBackendSetAttribute(pack.d, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS,
+                                      CUDNN_TYPE_VOID_PTR, static_cast<int64_t>(ptrs.size()),
+                                      ptrs.data());
+    }
+    if (st == CUDNN_STATUS_SUCCESS) {
+        step = "set variant pack workspace";
+        st = cudnnBackendSetAttribute(pack.d, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR,
+                                      1, &ws);
+    }
+    if (st == CUDNN_STATUS_SUCCESS) {
+        step = "finalize variant pack";
+        st = cudnnBackendFinalize(pack.d);
+    }
+    if (st == CUDNN_STATUS_SUCCESS) {
+        step = "cudnnBackendExecute";
+        st = cudnnBackendExecute(cudnn, S.plan, pack.d);
+    }
+    if (st != CUDNN_STATUS_SUCCESS)
+        return fail(OPB_ERR_DEVICE, "attention fused: " + cudnn_error(step, st));
+    return OPB_OK;
+}
+
 void CudaBackend::release_plan(Plan *p) {
     if (!p) return;
+    device_free(p->sdpa_stats, true);
+    device_free(p->sdpa_workspace, true);
     if (p->gemm1) device_free(p->gemm1->workspace, true);
     if (p->gemm2) device_free(p->gemm2->workspace, true);
     device_free(p->scores, true);
@@ -361,6 +707,15 @@ opb_status check_desc(CudaBackend *c, const opb_op_desc *d, ImplChoice &choice) 
         return c->fail(OPB_ERR_INVALID, std::string(op_name(d->op)) + ": " + e);
     choice = choose_impl(*d);
     if (choice.impl == Impl::Unsupported) return c->fail(OPB_ERR_UNSUPPORTED, choice.reason);
+    if (choice.impl == Impl::CudnnSdpa) {
+        const std::string dt(dtype_name(d->dtype));
+        if (!c->cudnn)
+            return c->fail(OPB_ERR_UNSUPPORTED,
+                           "attention fused (" + dt + "): no cuDNN handle: " + c->cudnn_unavailable);
+        const SdpaEnv env{cudnnGetVersion(), c->prop.major, c->prop.minor};
+        if (auto why = sdpa_unsupported_reason(*d, env); !why.empty())
+            return c->fail(OPB_ERR_UNSUPPORTED, "attention fused (" + dt + "): " + why);
+    }
     if (auto e = check_device_limits(*d); !e.empty()) return c->fail(OPB_ERR_UNSUPPORTED, e);
     return OPB_OK;
 }
@@ -454,9 +809,12 @@ opb_status cuda_prepare(opb_backend *b, const opb_op_desc *d, opb_plan **out,
             if (st == OPB_OK && p->attention.probs_bytes)
                 st = c->device_alloc(p->attention.probs_bytes, p->probs, true,
                                      "attention probabilities");
+        } else if (choice.impl == Impl::CudnnSdpa) {
+            st = c->prepare_sdpa(*d, *p);
         }
         if (st != OPB_OK) return st;
-        uint64_t ws = p->scores.bytes + p->probs.bytes;
+        uint64_t ws = p->scores.bytes + p->probs.bytes + p->sdpa_stats.bytes +
+                      p->sdpa_workspace.bytes;
         if (p->gemm1) ws += p->gemm1->workspace.bytes;
         if (p->gemm2) ws += p->gemm2->workspace.bytes;
         if (workspace_bytes) *workspace_bytes = ws;
@@ -527,6 +885,7 @@ opb_status cuda_execute(opb_backend *b, opb_plan *plan, void *const *t, int32_t 
             return launched(c, launch_add(t[0], t[1], t[2], d.dtype, q.rows * q.cols, c->stream), d);
         }
         case OPB_OP_ATTENTION: {
+            if (p->impl == Impl::CudnnSdpa) return c->run_sdpa(*p, t);
             const AttentionPlan &a = p->attention;
             // S = Q.K^T (f32), P = softmax(scale S) (in place for f32), O = P.V.
             if (auto st = c->run_gemm(*p->gemm1, t[1], t[0], p->scores.ptr, nullptr,
@@ -661,7 +1020,7 @@ opb_backend_api make_api() {
     a.name = "cuda";
     a.version = OPBENCH_CUDA_PLUGIN_VERSION;
     a.description = "NVIDIA GPU: cuBLASLt matmul/attention GEMMs, own CUDA kernels for "
-                    "softmax/norms/activations";
+                    "softmax/norms/activations, cuDNN SDPA graph for fused attention";
     a.library_versions = "";
     a.create = cuda_create;
     a.destroy = cuda_destroy;

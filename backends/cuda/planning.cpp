@@ -29,13 +29,10 @@ ImplChoice choose_impl(const opb_op_desc &d) {
         return {Impl::OwnKernel, {}};
     case OPB_OP_ATTENTION:
         if (d.variant == OPB_ATTENTION_COMPOSED) return {Impl::ComposedGemmSoftmax, {}};
-        if (d.dtype == OPB_DTYPE_F32)
+        if (auto why = sdpa_unsupported_reason(d, SdpaEnv{}); !why.empty())
             return {Impl::Unsupported,
-                    "attention fused: cuDNN's flash attention (SDPA) takes bf16/f16 only, not f32"};
-        return {Impl::Unsupported,
-                "attention fused (" + std::string(dtype_name(d.dtype)) +
-                    "): the cuDNN 9 SDPA graph is not implemented in this plugin yet (it could not be "
-                    "written and verified without a GPU); use variant composed"};
+                    "attention fused (" + std::string(dtype_name(d.dtype)) + "): " + why};
+        return {Impl::CudnnSdpa, {}};
     }
     return {Impl::Unsupported, "unknown op " + std::to_string(d.op)};
 }
@@ -62,6 +59,7 @@ std::string check_device_limits(const opb_op_desc &d) {
         break;
     case OPB_OP_ATTENTION: {
         const auto &p = d.p.attention;
+        if (d.variant == OPB_ATTENTION_FUSED) break; // cuDNN's limits: sdpa_unsupported_reason
         if (p.batch * p.heads > i32max)
             return too_big("attention batch*heads (cuBLASLt batch count)", p.batch * p.heads, i32max);
         if (p.batch * p.heads * p.seq_q > i32max)
@@ -146,6 +144,222 @@ AttentionPlan plan_attention(const opb_op_desc &d) {
     a.probs_in_place = d.dtype == OPB_DTYPE_F32;
     a.probs_bytes = a.probs_in_place ? 0 : elems * dtype_size(d.dtype);
     return a;
+}
+
+// ---- attention fused: cuDNN SDPA graph ------------------------------------------
+
+const char *sdpa_type_name(SdpaType t) {
+    switch (t) {
+    case SdpaType::Half: return "half";
+    case SdpaType::BFloat16: return "bfloat16";
+    case SdpaType::Float: return "float";
+    case SdpaType::Int32: return "int32";
+    case SdpaType::Boolean: return "boolean";
+    }
+    return "?";
+}
+
+const char *sdpa_pw_name(SdpaPw m) {
+    switch (m) {
+    case SdpaPw::Mul: return "MUL";
+    case SdpaPw::Add: return "ADD";
+    case SdpaPw::Sub: return "SUB";
+    case SdpaPw::Exp: return "EXP";
+    case SdpaPw::Log: return "LOG";
+    case SdpaPw::Div: return "DIV";
+    case SdpaPw::GenIndex: return "GEN_INDEX";
+    case SdpaPw::CmpGe: return "CMP_GE";
+    case SdpaPw::BinarySelect: return "BINARY_SELECT";
+    }
+    return "?";
+}
+
+const SdpaTensor *SdpaGraph::find(int64_t uid) const {
+    for (const auto &t : tensors)
+        if (t.uid == uid) return &t;
+    return nullptr;
+}
+
+std::vector<int64_t> SdpaGraph::bound_uids() const {
+    std::vector<int64_t> u;
+    for (const auto &t : tensors)
+        if (!t.is_virtual) u.push_back(t.uid);
+    return u;
+}
+
+std::string sdpa_unsupported_reason(const opb_op_desc &d, const SdpaEnv &env) {
+    const auto &p = d.p.attention;
+    if (d.dtype != OPB_DTYPE_BF16 && d.dtype != OPB_DTYPE_F16)
+        return "cuDNN's flash attention (SDPA) takes bf16/f16 only, not " +
+               std::string(dtype_name(d.dtype));
+    if (p.head_dim % 8 != 0)
+        return "head_dim " + std::to_string(p.head_dim) +
+               " is not a multiple of 8 (cuDNN flash attention requirement)";
+    if (p.head_dim > 256)
+        return "head_dim " + std::to_string(p.head_dim) +
+               " exceeds 256, the largest cuDNN flash attention supports for bf16/f16";
+    constexpr int64_t i32max = std::numeric_limits<int32_t>::max();
+    if (p.seq_q > i32max || p.seq_kv > i32max)
+        return "seq_q " + std::to_string(p.seq_q) + " / seq_kv " + std::to_string(p.seq_kv) +
+               " exceed int32 (the graph's row/column indices are int32)";
+    const bool shift = p.causal && p.seq_q != p.seq_kv;
+    if (p.causal && p.seq_q > p.seq_kv)
+        return "causal with seq_q " + std::to_string(p.seq_q) + " > seq_kv " +
+               std::to_string(p.seq_kv) +
+               ": cuDNN's bottom-right causal mask requires seq_q <= seq_kv (the first " +
+               std::to_string(p.seq_q - p.seq_kv) + " query rows would see no key)";
+    if (env.cudnn_version != 0) {
+        const uint64_t v = env.cudnn_version;
+        if (v < 90000)
+            return "cuDNN " + library_version_string(v) +
+                   " is loaded; this plugin builds the SDPA graph for cuDNN 9";
+        if (v == 91000 || v == 91001)
+            return "cuDNN " + library_version_string(v) +
+                   " has known bugs in bf16/f16 SDPA forward (fixed in 9.10.2)";
+        if (shift && v < 90600 && (p.seq_q % 64 != 0 || p.seq_kv % 64 != 0))
+            return "causal with seq_q != seq_kv (bottom-right) needs seq_q and seq_kv multiples of "
+                   "64 before cuDNN 9.6; loaded cuDNN is " +
+                   library_version_string(v);
+    }
+    if (env.cc_major != 0) {
+        const std::string sm = "sm_" + std::to_string(env.cc_major) + std::to_string(env.cc_minor);
+        if (env.cc_major < 8)
+            return "cuDNN flash attention needs sm_80 (Ampere) or newer; this GPU is " + sm;
+        const uint64_t v = env.cudnn_version;
+        if (p.head_dim > 128 && v != 0 &&
+            ((env.cc_major == 8 && v < 91000) || (env.cc_major == 10 && v < 90900)))
+            return "head_dim " + std::to_string(p.head_dim) + " > 128 on " + sm + " needs cuDNN " +
+                   (env.cc_major == 8 ? "9.10" : "9.9") + " or newer; loaded cuDNN is " +
+                   library_version_string(v);
+    }
+    return {};
+}
+
+namespace {
+SdpaTensor sdpa_tensor(int64_t uid, const char *name, SdpaType type, const int64_t (&dims)[4],
+                       const int64_t (&strides)[4], bool is_virtual, bool by_value = false) {
+    SdpaTensor t;
+    t.uid = uid;
+    t.name = name;
+    t.type = type;
+    for (int i = 0; i < 4; ++i) {
+        t.dims[i] = dims[i];
+        t.strides[i] = strides[i];
+    }
+    t.is_virtual = is_virtual;
+    t.by_value = by_value;
+    return t;
+}
+} // namespace
+
+SdpaGraph plan_sdpa(const opb_op_desc &d) {
+    const auto &p = d.p.attention;
+    const int64_t B = p.batch, H = p.heads, Sq = p.seq_q, Skv = p.seq_kv, D = p.head_dim;
+    const SdpaType io = d.dtype == OPB_DTYPE_BF16 ? SdpaType::BFloat16 : SdpaType::Half;
+    SdpaGraph g;
+    g.scale = effective_scale(d);
+    g.causal = p.causal != 0;
+    g.bottom_right_shift = g.causal && Sq != Skv;
+    g.seq_q = static_cast<int32_t>(Sq);
+    g.seq_kv = static_cast<int32_t>(Skv);
+    g.mask_fill = std::numeric_limits<float>::lowest();
+    g.stats_bytes = static_cast<uint64_t>(B * H * Sq) * 4;
+
+    // Row-major opbench layouts (plugin.h): Q, O [B,H,Sq,D]; K, V [B,H,Skv,D].
+    // K^T is the K buffer seen as [B,H,D,Skv]: swap the last two strides.
+    const int64_t one[4] = {1, 1, 1, 1};
+    g.tensors.push_back(sdpa_tensor(kSdpaQ, "Q", io, {B, H, Sq, D}, {H * Sq * D, Sq * D, D, 1}, false));
+    g.tensors.push_back(
+        sdpa_tensor(kSdpaK, "K^T", io, {B, H, D, Skv}, {H * Skv * D, Skv * D, 1, D}, false));
+    g.tensors.push_back(
+        sdpa_tensor(kSdpaV, "V", io, {B, H, Skv, D}, {H * Skv * D, Skv * D, D, 1}, false));
+    g.tensors.push_back(sdpa_tensor(kSdpaO, "O", io, {B, H, Sq, D}, {H * Sq * D, Sq * D, D, 1}, false));
+    g.tensors.push_back(
+        sdpa_tensor(kSdpaStats, "stats", SdpaType::Float, {B, H, Sq, 1}, {H * Sq, Sq, 1, 1}, false));
+    g.tensors.push_back(sdpa_tensor(kSdpaScale, "scale", SdpaType::Float, one, one, false, true));
+
+    int64_t next = kSdpaFirstVirtualUid;
+    const int64_t sdims[4] = {B, H, Sq, Skv}, sstr[4] = {H * Sq * Skv, Sq * Skv, Skv, 1};
+    const int64_t rdims[4] = {B, H, Sq, 1}, rstr[4] = {H * Sq, Sq, 1, 1};
+    auto scores = [&](const char *name, SdpaType t = SdpaType::Float) {
+        g.tensors.push_back(sdpa_tensor(next, name, t, sdims, sstr, true));
+        return next++;
+    };
+    auto rowwise = [&](const char *name) {
+        g.tensors.push_back(sdpa_tensor(next, name, SdpaType::Float, rdims, rstr, true));
+        return next++;
+    };
+    auto matmul = [&](const char *name, int64_t a, int64_t b, int64_t c) {
+        SdpaOp o;
+        o.kind = SdpaOpKind::Matmul;
+        o.name = name;
+        o.x = a, o.b = b, o.y = c;
+        g.ops.push_back(o);
+    };
+    auto pw = [&](const char *name, SdpaPw m, int64_t x, int64_t b, int64_t y,
+                  SdpaType compute = SdpaType::Float, int64_t t = 0, int64_t axis = -1) {
+        SdpaOp o;
+        o.kind = SdpaOpKind::Pointwise;
+        o.name = name;
+        o.pw = m;
+        o.compute = compute;
+        o.x = x, o.b = b, o.t = t, o.y = y, o.axis = axis;
+        g.ops.push_back(o);
+    };
+    auto reduce = [&](const char *name, SdpaReduce r, int64_t x, int64_t y) {
+        SdpaOp o;
+        o.kind = SdpaOpKind::Reduction;
+        o.name = name;
+        o.reduce = r;
+        o.x = x, o.y = y;
+        g.ops.push_back(o);
+    };
+
+    const int64_t s = scores("S = Q.K^T");
+    matmul("bmm1 Q.K^T", kSdpaQ, kSdpaK, s);
+    int64_t cur = scores("S * scale");
+    pw("scale", SdpaPw::Mul, s, kSdpaScale, cur);
+
+    if (g.causal) {
+        g.tensors.push_back(
+            sdpa_tensor(kSdpaMaskFill, "mask fill", SdpaType::Float, one, one, false, true));
+        int64_t row = scores("row index", SdpaType::Int32);
+        pw("gen row index", SdpaPw::GenIndex, cur, 0, row, SdpaType::Float, 0, 2);
+        const int64_t col = scores("column index", SdpaType::Int32);
+        pw("gen column index", SdpaPw::GenIndex, cur, 0, col, SdpaType::Float, 0, 3);
+        if (g.bottom_right_shift) {
+            g.tensors.push_back(
+                sdpa_tensor(kSdpaSeqKv, "seq_kv", SdpaType::Int32, one, one, false, true));
+            g.tensors.push_back(
+                sdpa_tensor(kSdpaSeqQ, "seq_q", SdpaType::Int32, one, one, false, true));
+            const int64_t r1 = scores("row + seq_kv", SdpaType::Int32);
+            pw("row + seq_kv", SdpaPw::Add, row, kSdpaSeqKv, r1, SdpaType::Int32);
+            const int64_t r2 = scores("row + seq_kv - seq_q", SdpaType::Int32);
+            pw("row + seq_kv - seq_q", SdpaPw::Sub, r1, kSdpaSeqQ, r2, SdpaType::Int32);
+            row = r2;
+        }
+        const int64_t keep = scores("row >= column", SdpaType::Boolean);
+        pw("row >= column", SdpaPw::CmpGe, row, col, keep, SdpaType::Boolean);
+        const int64_t masked = scores("masked S");
+        pw("causal select", SdpaPw::BinarySelect, cur, kSdpaMaskFill, masked, SdpaType::Float, keep);
+        cur = masked;
+    }
+
+    const int64_t mx = rowwise("row max");
+    reduce("softmax max", SdpaReduce::Max, cur, mx);
+    const int64_t sub = scores("S - max");
+    pw("softmax sub", SdpaPw::Sub, cur, mx, sub);
+    const int64_t e = scores("exp(S - max)");
+    pw("softmax exp", SdpaPw::Exp, sub, 0, e);
+    const int64_t z = rowwise("row sum");
+    reduce("softmax sum", SdpaReduce::Add, e, z);
+    const int64_t lz = rowwise("log(sum)");
+    pw("softmax log", SdpaPw::Log, z, 0, lz);
+    pw("softmax stats", SdpaPw::Add, mx, lz, kSdpaStats);
+    const int64_t prob = scores("P");
+    pw("softmax div", SdpaPw::Div, e, z, prob);
+    matmul("bmm2 P.V", prob, kSdpaV, kSdpaO);
+    return g;
 }
 
 uint64_t cublaslt_workspace_limit(int cc_major) {

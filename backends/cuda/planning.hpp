@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace opbench::cuda {
 
@@ -21,6 +22,7 @@ enum class Impl {
     CublasLt,        // matmul
     OwnKernel,       // softmax, layernorm, rmsnorm, gelu, silu, add
     ComposedGemmSoftmax, // attention composed: cuBLASLt GEMM, own softmax kernel, cuBLASLt GEMM
+    CudnnSdpa,       // attention fused: cuDNN 9 backend-API SDPA (flash attention) graph
     Unsupported,
 };
 
@@ -93,6 +95,97 @@ AttentionPlan plan_attention(const opb_op_desc &d);
 // Upper bound on the cuBLASLt workspace offered to the heuristic, per
 // NVIDIA's guidance: 32 MiB on Hopper (sm_90) and newer, 4 MiB before.
 uint64_t cublaslt_workspace_limit(int cc_major);
+
+// ---- attention fused: the cuDNN SDPA operation graph ----------------------------
+//
+// The graph cuDNN's fused flash-attention engine recognises (the pattern
+// cudnn_frontend lowers its SDPA node to for cuDNN 9), described here without
+// cuDNN headers so it is unit-tested (and executed by a host interpreter in
+// cuda_planning_test); backend.cpp turns each entry into backend descriptors.
+//
+//   S = Q . K^T                         matmul, f32 accumulate, S virtual f32
+//   S = S * scale                       pointwise MUL, scale a by-value f32
+//   causal only:
+//     r = gen_index(S, axis 2)          query row, int32
+//     c = gen_index(S, axis 3)          key column, int32
+//     r = r + seq_kv - seq_q            only when seq_q != seq_kv: bottom-right alignment
+//     m = r >= c                        boolean
+//     S = m ? S : lowest float          pointwise BINARY_SELECT
+//   softmax: M = max(S), E = exp(S - M), Z = sum(E), stats = M + log Z, P = E / Z
+//   O = P . V                           matmul, f32 accumulate, O in the op's dtype
+
+// cuDNN data types of the graph's tensors (mapped to cudnnDataType_t in backend.cpp).
+enum class SdpaType { Half, BFloat16, Float, Int32, Boolean };
+const char *sdpa_type_name(SdpaType t);
+
+struct SdpaTensor {
+    int64_t uid = 0;
+    const char *name = "";
+    SdpaType type = SdpaType::Float;
+    int64_t dims[4] = {1, 1, 1, 1};
+    int64_t strides[4] = {1, 1, 1, 1}; // elements
+    bool is_virtual = false;           // lives only inside the fused kernel
+    bool by_value = false;             // a host scalar passed through the variant pack
+};
+
+enum class SdpaOpKind { Matmul, Pointwise, Reduction };
+enum class SdpaPw { Mul, Add, Sub, Exp, Log, Div, GenIndex, CmpGe, BinarySelect };
+enum class SdpaReduce { Max, Add };
+const char *sdpa_pw_name(SdpaPw m);
+
+// One backend operation. Matmul: C(y) = A(x) . B(b). Pointwise: y = f(x[, b][, t]).
+// Reduction: y = reduce(x) over the dimensions where y has extent 1.
+// Operands are tensor uids; 0 = none.
+struct SdpaOp {
+    SdpaOpKind kind = SdpaOpKind::Pointwise;
+    const char *name = "";
+    SdpaPw pw = SdpaPw::Mul;
+    SdpaReduce reduce = SdpaReduce::Max;
+    SdpaType compute = SdpaType::Float; // matmul/reduction compute type, pointwise math precision
+    int64_t axis = -1;                  // GEN_INDEX only
+    int64_t x = 0, b = 0, t = 0, y = 0;
+};
+
+// Fixed uids of the tensors execute binds (the rest are virtual, kSdpaFirstVirtualUid and up).
+enum : int64_t {
+    kSdpaQ = 1, kSdpaK = 2, kSdpaV = 3, kSdpaO = 4, kSdpaStats = 5, kSdpaScale = 6,
+    kSdpaMaskFill = 7, kSdpaSeqKv = 8, kSdpaSeqQ = 9, kSdpaFirstVirtualUid = 100
+};
+
+struct SdpaGraph {
+    std::vector<SdpaTensor> tensors; // in creation order
+    std::vector<SdpaOp> ops;         // in graph order (producers before consumers)
+    float scale = 1.0f;              // value of the by-value kSdpaScale
+    float mask_fill = 0.0f;          // value of kSdpaMaskFill (lowest float), causal only
+    int32_t seq_q = 0, seq_kv = 0;   // values of kSdpaSeqQ / kSdpaSeqKv, bottom-right shift only
+    bool causal = false;
+    bool bottom_right_shift = false; // causal and seq_q != seq_kv
+    uint64_t stats_bytes = 0;        // f32 [batch, heads, seq_q, 1], held by the plan as workspace
+
+    const SdpaTensor *find(int64_t uid) const;
+    // The non-virtual tensors (device buffers and by-value scalars) the variant pack binds.
+    std::vector<int64_t> bound_uids() const;
+};
+
+// The graph for a fused bf16/f16 attention description (assumed supported).
+SdpaGraph plan_sdpa(const opb_op_desc &d);
+
+// What a device adds to the support decision: the loaded cuDNN's version
+// (cudnnGetVersion, e.g. 91900) and the GPU's compute capability. 0 = unknown
+// (host-only decisions: choose_impl).
+struct SdpaEnv {
+    uint64_t cudnn_version = 0;
+    int cc_major = 0, cc_minor = 0;
+};
+
+// Empty when cuDNN's SDPA graph can run the description (fused attention),
+// otherwise why not: dtype (bf16/f16 only), head_dim (multiple of 8, at most
+// 256; 128 on Ampere before cuDNN 9.10 and on Blackwell before 9.9), causal
+// with seq_q > seq_kv (rows that see no key: the bottom-right mask is not
+// defined there for cuDNN), bottom-right shift on cuDNN < 9.6 unless both
+// lengths are multiples of 64, int32 sequence lengths, GPUs before sm_80,
+// cuDNN 9.10.0/9.10.1 (known SDPA bugs).
+std::string sdpa_unsupported_reason(const opb_op_desc &d, const SdpaEnv &env);
 
 // ---- launch geometry ------------------------------------------------------------
 

@@ -12,6 +12,8 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
+#include <set>
 #include <random>
 #include <vector>
 
@@ -204,13 +206,18 @@ TEST(ChooseImpl, EachOpGoesToItsLibraryAndUnsupportedCasesSayWhy) {
             EXPECT_EQ(choose_impl(make_desc(op, dt)).impl, Impl::OwnKernel) << op_name(op);
         EXPECT_EQ(choose_impl(make_desc(OPB_OP_ATTENTION, dt, OPB_ATTENTION_COMPOSED)).impl,
                   Impl::ComposedGemmSoftmax);
-        const ImplChoice fused = choose_impl(make_desc(OPB_OP_ATTENTION, dt, OPB_ATTENTION_FUSED));
-        EXPECT_EQ(fused.impl, Impl::Unsupported);
-        EXPECT_NE(fused.reason.find("fused"), std::string::npos) << fused.reason;
+        auto fd = make_desc(OPB_OP_ATTENTION, dt, OPB_ATTENTION_FUSED);
+        fd.p.attention = {1, 2, 64, 64, 64, 0.0f, 1};
+        const ImplChoice fused = choose_impl(fd);
+        if (dt == OPB_DTYPE_F32) {
+            EXPECT_EQ(fused.impl, Impl::Unsupported);
+            EXPECT_NE(fused.reason.find("fused"), std::string::npos) << fused.reason;
+            EXPECT_NE(fused.reason.find("f32"), std::string::npos) << fused.reason;
+        } else {
+            EXPECT_EQ(fused.impl, Impl::CudnnSdpa) << fused.reason;
+            EXPECT_TRUE(fused.reason.empty());
+        }
     }
-    EXPECT_NE(choose_impl(make_desc(OPB_OP_ATTENTION, OPB_DTYPE_F32, OPB_ATTENTION_FUSED))
-                  .reason.find("f32"),
-              std::string::npos);
     EXPECT_EQ(choose_impl(make_desc(OPB_OP_MATMUL, OPB_DTYPE_F32, OPB_MATMUL_TF32)).impl,
               Impl::CublasLt);
     const ImplChoice tf32_bf16 = choose_impl(make_desc(OPB_OP_MATMUL, OPB_DTYPE_BF16, OPB_MATMUL_TF32));
@@ -314,3 +321,360 @@ TEST(Versions, UuidPrintedLikeNvidiaSmi) {
 }
 
 } // namespace
+
+// ---- attention fused: the cuDNN SDPA graph -------------------------------------
+//
+// The graph is executed on the host by an interpreter that follows the cuDNN
+// backend semantics of each operation (batched matmul over the first two
+// dimensions, pointwise with broadcasting of extent-1 dimensions, GEN_INDEX
+// along an axis, BINARY_SELECT y = t ? x : b, reductions over the dimensions
+// where the output has extent 1), reading and writing the non-virtual tensors
+// through their strides from row-major opbench buffers, and compared with a
+// direct float64 attention (bottom-right causal, plugin.h).
+
+namespace {
+
+struct Dense {
+    int64_t dims[4] = {1, 1, 1, 1};
+    std::vector<double> v;
+    double at(const int64_t c[4]) const { // broadcasting read
+        int64_t i = 0;
+        for (int k = 0; k < 4; ++k) i = i * dims[k] + (dims[k] == 1 ? 0 : c[k]);
+        return v[i];
+    }
+};
+
+template <class F> void for_each_coord(const int64_t dims[4], F f) {
+    int64_t c[4];
+    for (c[0] = 0; c[0] < dims[0]; ++c[0])
+        for (c[1] = 0; c[1] < dims[1]; ++c[1])
+            for (c[2] = 0; c[2] < dims[2]; ++c[2])
+                for (c[3] = 0; c[3] < dims[3]; ++c[3]) f(c);
+}
+
+int64_t strided(const SdpaTensor &t, const int64_t c[4]) {
+    int64_t o = 0;
+    for (int k = 0; k < 4; ++k) o += c[k] * t.strides[k];
+    return o;
+}
+
+// Runs the graph; `buffers` holds the row-major device buffers by uid (Q, K, V
+// in; O and stats are created here).
+void run_sdpa_graph(const SdpaGraph &g, std::map<int64_t, std::vector<double>> &buffers) {
+    std::map<int64_t, Dense> val;
+    std::set<int64_t> produced;
+    auto input = [&](int64_t uid) -> const Dense & {
+        const SdpaTensor *t = g.find(uid);
+        EXPECT_NE(t, nullptr) << "uid " << uid << " is not a tensor of the graph";
+        if (val.count(uid)) return val[uid];
+        Dense d;
+        std::copy(t->dims, t->dims + 4, d.dims);
+        EXPECT_FALSE(t->is_virtual) << t->name << " is read before any operation produced it";
+        if (t->by_value) {
+            EXPECT_EQ(d.dims[0] * d.dims[1] * d.dims[2] * d.dims[3], 1) << t->name;
+            double x = 0;
+            switch (uid) {
+            case kSdpaScale: x = g.scale; break;
+            case kSdpaMaskFill: x = g.mask_fill; break;
+            case kSdpaSeqKv: x = g.seq_kv; break;
+            case kSdpaSeqQ: x = g.seq_q; break;
+            default: ADD_FAILURE() << "unknown by-value tensor " << t->name;
+            }
+            d.v = {x};
+        } else {
+            const auto &buf = buffers.at(uid);
+            for_each_coord(d.dims, [&](const int64_t c[4]) {
+                const int64_t o = strided(*t, c);
+                EXPECT_LT(o, static_cast<int64_t>(buf.size())) << t->name;
+                d.v.push_back(buf[o]);
+            });
+        }
+        return val[uid] = d;
+    };
+    for (const SdpaOp &op : g.ops) {
+        const SdpaTensor *yt = g.find(op.y);
+        ASSERT_NE(yt, nullptr) << op.name;
+        EXPECT_TRUE(produced.insert(op.y).second) << yt->name << " produced twice";
+        Dense y;
+        std::copy(yt->dims, yt->dims + 4, y.dims);
+        y.v.assign(y.dims[0] * y.dims[1] * y.dims[2] * y.dims[3], 0.0);
+        const Dense &x = input(op.x);
+        auto check_bcast = [&](const Dense &a, const char *what) {
+            for (int k = 0; k < 4; ++k)
+                EXPECT_TRUE(a.dims[k] == y.dims[k] || a.dims[k] == 1)
+                    << op.name << ": " << what << " dim " << k << " = " << a.dims[k] << " vs output "
+                    << y.dims[k];
+        };
+        if (op.kind == SdpaOpKind::Matmul) {
+            const Dense &b = input(op.b);
+            EXPECT_EQ(x.dims[3], b.dims[2]) << op.name << ": inner dimensions";
+            EXPECT_EQ(x.dims[2], y.dims[2]) << op.name;
+            EXPECT_EQ(b.dims[3], y.dims[3]) << op.name;
+            int64_t i = 0;
+            for_each_coord(y.dims, [&](const int64_t c[4]) {
+                double s = 0;
+                for (int64_t k = 0; k < x.dims[3]; ++k) {
+                    const int64_t ca[4] = {c[0], c[1], c[2], k}, cb[4] = {c[0], c[1], k, c[3]};
+                    s += x.at(ca) * b.at(cb);
+                }
+                y.v[i++] = s;
+            });
+        } else if (op.kind == SdpaOpKind::Pointwise) {
+            check_bcast(x, "x");
+            const Dense *b = op.b ? &input(op.b) : nullptr;
+            const Dense *t = op.t ? &input(op.t) : nullptr;
+            if (b) check_bcast(*b, "b");
+            if (t) check_bcast(*t, "t");
+            int64_t i = 0;
+            for_each_coord(y.dims, [&](const int64_t c[4]) {
+                const double xv = x.at(c), bv = b ? b->at(c) : 0.0;
+                double r = 0;
+                switch (op.pw) {
+                case SdpaPw::Mul: r = xv * bv; break;
+                case SdpaPw::Add: r = xv + bv; break;
+                case SdpaPw::Sub: r = xv - bv; break;
+                case SdpaPw::Div: r = xv / bv; break;
+                case SdpaPw::Exp: r = std::exp(xv); break;
+                case SdpaPw::Log: r = std::log(xv); break;
+                case SdpaPw::GenIndex: r = static_cast<double>(c[op.axis]); break;
+                case SdpaPw::CmpGe: r = xv >= bv ? 1.0 : 0.0; break;
+                case SdpaPw::BinarySelect: r = t->at(c) != 0.0 ? xv : bv; break;
+                }
+                y.v[i++] = r;
+            });
+        } else {
+            for (int k = 0; k < 4; ++k)
+                EXPECT_TRUE(y.dims[k] == x.dims[k] || y.dims[k] == 1) << op.name << " dim " << k;
+            const bool mx = op.reduce == SdpaReduce::Max;
+            std::fill(y.v.begin(), y.v.end(), mx ? -INFINITY : 0.0);
+            int64_t i = 0;
+            for_each_coord(x.dims, [&](const int64_t c[4]) {
+                int64_t o = 0;
+                for (int k = 0; k < 4; ++k) o = o * y.dims[k] + (y.dims[k] == 1 ? 0 : c[k]);
+                y.v[o] = mx ? std::max(y.v[o], x.v[i]) : y.v[o] + x.v[i];
+                ++i;
+            });
+        }
+        if (!yt->is_virtual) {
+            auto &buf = buffers[op.y];
+            int64_t span = 1;
+            for (int k = 0; k < 4; ++k) span += (yt->dims[k] - 1) * yt->strides[k];
+            buf.assign(span, NAN);
+            int64_t i = 0;
+            for_each_coord(y.dims, [&](const int64_t c[4]) { buf[strided(*yt, c)] = y.v[i++]; });
+        }
+        val[op.y] = std::move(y);
+    }
+}
+
+struct SdpaCase {
+    int64_t b, h, sq, skv, d;
+    float scale;
+    int causal;
+};
+
+// Direct float64 attention and softmax stats (max + log sum exp of the visible scores).
+void reference_attention(const SdpaCase &c, const std::vector<double> &q, const std::vector<double> &k,
+                         const std::vector<double> &v, std::vector<double> &o, std::vector<double> &stats,
+                         double scale) {
+    o.assign(c.b * c.h * c.sq * c.d, 0.0);
+    stats.assign(c.b * c.h * c.sq, 0.0);
+    for (int64_t bh = 0; bh < c.b * c.h; ++bh)
+        for (int64_t i = 0; i < c.sq; ++i) {
+            const int64_t vis = c.causal ? causal_visible(i, c.sq, c.skv) : c.skv;
+            std::vector<double> w(vis);
+            double mx = -INFINITY, z = 0;
+            for (int64_t j = 0; j < vis; ++j) {
+                double s = 0;
+                for (int64_t e = 0; e < c.d; ++e)
+                    s += q[(bh * c.sq + i) * c.d + e] * k[(bh * c.skv + j) * c.d + e];
+                mx = std::max(mx, w[j] = s * scale);
+            }
+            for (auto &x : w) z += (x = std::exp(x - mx));
+            stats[bh * c.sq + i] = mx + std::log(z);
+            for (int64_t e = 0; e < c.d; ++e) {
+                double acc = 0;
+                for (int64_t j = 0; j < vis; ++j) acc += w[j] / z * v[(bh * c.skv + j) * c.d + e];
+                o[(bh * c.sq + i) * c.d + e] = acc;
+            }
+        }
+}
+
+opb_op_desc sdpa_desc(const SdpaCase &c, int dtype = OPB_DTYPE_BF16) {
+    auto d = make_desc(OPB_OP_ATTENTION, dtype, OPB_ATTENTION_FUSED);
+    d.p.attention = {c.b, c.h, c.sq, c.skv, c.d, c.scale, c.causal};
+    return d;
+}
+
+// Max abs difference between the graph's O/stats and the reference.
+double sdpa_graph_error(const SdpaCase &c, const SdpaGraph &g) {
+    const auto d = sdpa_desc(c);
+    std::map<int64_t, std::vector<double>> buf;
+    buf[kSdpaQ] = random_vec(c.b * c.h * c.sq * c.d, 11);
+    buf[kSdpaK] = random_vec(c.b * c.h * c.skv * c.d, 12);
+    buf[kSdpaV] = random_vec(c.b * c.h * c.skv * c.d, 13);
+    std::vector<double> o, st;
+    reference_attention(c, buf[kSdpaQ], buf[kSdpaK], buf[kSdpaV], o, st, effective_scale(d));
+    run_sdpa_graph(g, buf);
+    double err = 0;
+    EXPECT_EQ(buf[kSdpaO].size(), o.size());
+    EXPECT_EQ(buf[kSdpaStats].size(), st.size());
+    if (buf[kSdpaO].size() != o.size() || buf[kSdpaStats].size() != st.size()) return INFINITY;
+    for (size_t i = 0; i < o.size(); ++i) err = std::max(err, std::abs(buf[kSdpaO][i] - o[i]));
+    for (size_t i = 0; i < st.size(); ++i) err = std::max(err, std::abs(buf[kSdpaStats][i] - st[i]));
+    return err;
+}
+
+} // namespace
+
+class SdpaGraphRun : public ::testing::TestWithParam<SdpaCase> {};
+
+TEST_P(SdpaGraphRun, InterpretedGraphEqualsFloat64AttentionAndStats) {
+    const SdpaCase c = GetParam();
+    const SdpaGraph g = plan_sdpa(sdpa_desc(c));
+    EXPECT_LT(sdpa_graph_error(c, g), 1e-12);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, SdpaGraphRun,
+    ::testing::Values(SdpaCase{2, 3, 5, 5, 8, 0.0f, 0}, SdpaCase{2, 3, 5, 5, 8, 0.0f, 1},
+                      SdpaCase{1, 2, 3, 7, 16, 0.0f, 1},  // bottom-right shift
+                      SdpaCase{2, 1, 4, 9, 8, 0.3f, 1},   // shift, explicit scale
+                      SdpaCase{1, 2, 7, 3, 8, 0.0f, 0},   // seq_q > seq_kv, no mask
+                      SdpaCase{1, 1, 1, 6, 8, 0.0f, 1})); // decode: one row sees every key
+
+TEST(SdpaGraph, WithoutTheBottomRightShiftCausalSeqQBelowSeqKvIsWrong) {
+    // Rewire the comparison to the unshifted (top-left) row index: the
+    // interpreter must then disagree with the reference, so the shift matters.
+    const SdpaCase c{1, 2, 3, 7, 8, 0.0f, 1};
+    SdpaGraph g = plan_sdpa(sdpa_desc(c));
+    int64_t raw_row = 0;
+    for (const auto &op : g.ops)
+        if (op.kind == SdpaOpKind::Pointwise && op.pw == SdpaPw::GenIndex && op.axis == 2) raw_row = op.y;
+    ASSERT_NE(raw_row, 0);
+    bool rewired = false;
+    for (auto &op : g.ops)
+        if (op.kind == SdpaOpKind::Pointwise && op.pw == SdpaPw::CmpGe) op.x = raw_row, rewired = true;
+    ASSERT_TRUE(rewired);
+    EXPECT_GT(sdpa_graph_error(c, g), 1e-3);
+}
+
+TEST(SdpaGraph, TensorsDimsStridesUidsAndBinding) {
+    const SdpaCase c{2, 3, 5, 7, 16, 0.0f, 1};
+    const SdpaGraph g = plan_sdpa(sdpa_desc(c, OPB_DTYPE_F16));
+    std::set<int64_t> uids;
+    for (const auto &t : g.tensors) {
+        EXPECT_TRUE(uids.insert(t.uid).second) << "duplicate uid " << t.uid << " (" << t.name << ")";
+        EXPECT_EQ(t.is_virtual, t.uid >= kSdpaFirstVirtualUid) << t.name;
+        EXPECT_FALSE(t.is_virtual && t.by_value) << t.name;
+    }
+    auto expect = [&](int64_t uid, SdpaType type, std::vector<int64_t> dims, std::vector<int64_t> strides) {
+        const SdpaTensor *t = g.find(uid);
+        ASSERT_NE(t, nullptr) << uid;
+        EXPECT_EQ(t->type, type) << t->name;
+        EXPECT_EQ(std::vector<int64_t>(t->dims, t->dims + 4), dims) << t->name;
+        EXPECT_EQ(std::vector<int64_t>(t->strides, t->strides + 4), strides) << t->name;
+    };
+    expect(kSdpaQ, SdpaType::Half, {2, 3, 5, 16}, {3 * 5 * 16, 5 * 16, 16, 1});
+    expect(kSdpaK, SdpaType::Half, {2, 3, 16, 7}, {3 * 7 * 16, 7 * 16, 1, 16}); // K^T view of row-major K
+    expect(kSdpaV, SdpaType::Half, {2, 3, 7, 16}, {3 * 7 * 16, 7 * 16, 16, 1});
+    expect(kSdpaO, SdpaType::Half, {2, 3, 5, 16}, {3 * 5 * 16, 5 * 16, 16, 1});
+    expect(kSdpaStats, SdpaType::Float, {2, 3, 5, 1}, {15, 5, 1, 1});
+    expect(kSdpaScale, SdpaType::Float, {1, 1, 1, 1}, {1, 1, 1, 1});
+    expect(kSdpaSeqKv, SdpaType::Int32, {1, 1, 1, 1}, {1, 1, 1, 1});
+    EXPECT_EQ(g.bound_uids(), (std::vector<int64_t>{kSdpaQ, kSdpaK, kSdpaV, kSdpaO, kSdpaStats,
+                                                    kSdpaScale, kSdpaMaskFill, kSdpaSeqKv, kSdpaSeqQ}));
+    EXPECT_EQ(g.stats_bytes, 2u * 3 * 5 * 4);
+    EXPECT_FLOAT_EQ(g.scale, 0.25f); // 1/sqrt(16)
+    EXPECT_EQ(g.seq_q, 5);
+    EXPECT_EQ(g.seq_kv, 7);
+    EXPECT_EQ(g.mask_fill, std::numeric_limits<float>::lowest());
+    EXPECT_EQ(plan_sdpa(sdpa_desc(c, OPB_DTYPE_BF16)).find(kSdpaQ)->type, SdpaType::BFloat16);
+
+    // Without the causal mask only Q, K, V, O, stats and the scale are bound.
+    const SdpaGraph plain = plan_sdpa(sdpa_desc({2, 3, 5, 7, 16, 0.5f, 0}));
+    EXPECT_EQ(plain.bound_uids(),
+              (std::vector<int64_t>{kSdpaQ, kSdpaK, kSdpaV, kSdpaO, kSdpaStats, kSdpaScale}));
+    EXPECT_FLOAT_EQ(plain.scale, 0.5f);
+    // seq_q == seq_kv: top-left is bottom-right, no shift tensors.
+    const SdpaGraph square = plan_sdpa(sdpa_desc({1, 1, 6, 6, 8, 0.0f, 1}));
+    EXPECT_FALSE(square.bottom_right_shift);
+    EXPECT_EQ(square.find(kSdpaSeqQ), nullptr);
+}
+
+TEST(SdpaGraph, OperationsInOrderWithTheirOperands) {
+    const SdpaGraph g = plan_sdpa(sdpa_desc({1, 2, 3, 7, 8, 0.0f, 1}));
+    std::vector<std::string> got;
+    for (const auto &op : g.ops) {
+        std::string s = op.kind == SdpaOpKind::Matmul      ? "matmul"
+                        : op.kind == SdpaOpKind::Reduction ? (op.reduce == SdpaReduce::Max ? "reduce MAX" : "reduce ADD")
+                                                           : std::string("pw ") + sdpa_pw_name(op.pw);
+        s += std::string("/") + sdpa_type_name(op.compute);
+        if (op.axis >= 0) s += "/axis" + std::to_string(op.axis);
+        got.push_back(s);
+        // Operands exist and are produced before use (or bound).
+        std::set<int64_t> ready;
+        for (const auto &t : g.tensors)
+            if (!t.is_virtual) ready.insert(t.uid);
+        for (const auto &prev : g.ops) {
+            if (&prev == &op) break;
+            ready.insert(prev.y);
+        }
+        for (int64_t u : {op.x, op.b, op.t})
+            if (u) EXPECT_TRUE(ready.count(u)) << op.name << " reads uid " << u << " before it exists";
+    }
+    const std::vector<std::string> want = {
+        "matmul/float",           "pw MUL/float",           "pw GEN_INDEX/float/axis2",
+        "pw GEN_INDEX/float/axis3", "pw ADD/int32",         "pw SUB/int32",
+        "pw CMP_GE/boolean",      "pw BINARY_SELECT/float", "reduce MAX/float",
+        "pw SUB/float",           "pw EXP/float",           "reduce ADD/float",
+        "pw LOG/float",           "pw ADD/float",           "pw DIV/float",
+        "matmul/float"};
+    EXPECT_EQ(got, want);
+    EXPECT_EQ(g.ops.front().x, kSdpaQ);
+    EXPECT_EQ(g.ops.front().b, kSdpaK);
+    EXPECT_EQ(g.ops[1].b, kSdpaScale);
+    EXPECT_EQ(g.ops[4].b, kSdpaSeqKv);
+    EXPECT_EQ(g.ops[5].b, kSdpaSeqQ);
+    EXPECT_EQ(g.ops[7].b, kSdpaMaskFill);
+    EXPECT_EQ(g.ops[7].t, g.ops[6].y); // the boolean mask selects
+    EXPECT_EQ(g.ops[13].y, kSdpaStats);
+    EXPECT_EQ(g.ops.back().b, kSdpaV);
+    EXPECT_EQ(g.ops.back().y, kSdpaO);
+    EXPECT_EQ(g.find(g.ops.back().x)->type, SdpaType::Float); // P stays f32 into bmm2
+    // No mask: matmul, scale, the 7 softmax operations, matmul.
+    EXPECT_EQ(plan_sdpa(sdpa_desc({1, 2, 3, 7, 8, 0.0f, 0})).ops.size(), 10u);
+    EXPECT_EQ(plan_sdpa(sdpa_desc({1, 2, 7, 7, 8, 0.0f, 1})).ops.size(), 14u);
+}
+
+TEST(SdpaSupport, ConfigurationsCuDnnCannotRunSayWhy) {
+    auto reason = [](SdpaCase c, int dtype, SdpaEnv env = {}) {
+        return sdpa_unsupported_reason(sdpa_desc(c, dtype), env);
+    };
+    const SdpaEnv h100{91900, 9, 0}, a100_old{90500, 8, 0}, a100{91900, 8, 0};
+    EXPECT_EQ(reason({2, 8, 128, 128, 64, 0.0f, 1}, OPB_DTYPE_BF16, h100), "");
+    EXPECT_EQ(reason({2, 8, 64, 256, 128, 0.0f, 1}, OPB_DTYPE_F16, h100), "");
+    EXPECT_NE(reason({1, 1, 8, 8, 64, 0.0f, 0}, OPB_DTYPE_F32).find("bf16/f16 only"), std::string::npos);
+    EXPECT_NE(reason({1, 1, 8, 8, 60, 0.0f, 0}, OPB_DTYPE_BF16).find("multiple of 8"), std::string::npos);
+    EXPECT_NE(reason({1, 1, 8, 8, 264, 0.0f, 0}, OPB_DTYPE_BF16).find("exceeds 256"), std::string::npos);
+    const std::string tall = reason({1, 1, 9, 4, 64, 0.0f, 1}, OPB_DTYPE_BF16);
+    EXPECT_NE(tall.find("seq_q 9 > seq_kv 4"), std::string::npos) << tall;
+    EXPECT_EQ(reason({1, 1, 9, 4, 64, 0.0f, 0}, OPB_DTYPE_BF16), ""); // fine without the mask
+    EXPECT_NE(reason({1, 1, 8, 8, 64, 0.0f, 0}, OPB_DTYPE_BF16, {91900, 7, 5}).find("sm_75"),
+              std::string::npos);
+    EXPECT_NE(reason({1, 1, 8, 8, 192, 0.0f, 0}, OPB_DTYPE_BF16, a100_old).find("> 128 on sm_80"),
+              std::string::npos);
+    EXPECT_EQ(reason({1, 1, 8, 8, 192, 0.0f, 0}, OPB_DTYPE_BF16, a100), "");
+    EXPECT_NE(reason({1, 1, 8, 8, 64, 0.0f, 0}, OPB_DTYPE_BF16, {91000, 9, 0}).find("9.10.0"),
+              std::string::npos);
+    EXPECT_NE(reason({1, 1, 8, 24, 64, 0.0f, 1}, OPB_DTYPE_BF16, {90500, 9, 0}).find("multiples of 64"),
+              std::string::npos);
+    EXPECT_EQ(reason({1, 1, 64, 128, 64, 0.0f, 1}, OPB_DTYPE_BF16, {90500, 9, 0}), "");
+    EXPECT_EQ(reason({1, 1, 8, 24, 64, 0.0f, 1}, OPB_DTYPE_BF16, h100), "");
+    auto big = sdpa_desc({1, 1, int64_t{1} << 31, 8, 64, 0.0f, 0});
+    EXPECT_NE(sdpa_unsupported_reason(big, {}).find("int32"), std::string::npos);
+    // choose_impl carries the reason with the variant and dtype.
+    const ImplChoice ch = choose_impl(sdpa_desc({1, 1, 8, 8, 60, 0.0f, 0}, OPB_DTYPE_F16));
+    EXPECT_EQ(ch.impl, Impl::Unsupported);
+    EXPECT_NE(ch.reason.find("attention fused (f16)"), std::string::npos) << ch.reason;
+}
