@@ -1,5 +1,7 @@
 #include "results.hpp"
 
+#include "report.hpp"
+
 #include "opbench/ops.hpp"
 
 #include <fmt/format.h>
@@ -177,13 +179,8 @@ nlohmann::json enrich_result_set(nlohmann::json gb, const std::vector<CaseResult
 
     gb["context"]["opbench"] = opbench_context;
     for (auto &entry : gb["benchmarks"]) {
-        const std::string run_name = entry.value("run_name", entry.value("name", ""));
         // Google Benchmark appends "/manual_time" to the names it reports.
-        std::string key = run_name;
-        const std::string suffix = "/manual_time";
-        if (key.size() > suffix.size() && key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0)
-            key.resize(key.size() - suffix.size());
-        auto it = by_name.find(key);
+        auto it = by_name.find(strip_manual_time(entry.value("run_name", entry.value("name", ""))));
         if (it == by_name.end()) continue;
         const CaseResult &r = *it->second;
         const nlohmann::json fields = case_fields(r);

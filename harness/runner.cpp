@@ -5,6 +5,7 @@
 #include "context.hpp"
 #include "machine.hpp"
 #include "opbench/ops.hpp"
+#include "report.hpp"
 #include "results.hpp"
 #include "statistics.hpp"
 #include "verify.hpp"
@@ -635,69 +636,6 @@ void SuiteRun::show_progress(std::size_t ri) {
                              results_.size(), elapsed, eta, results_[ri].name);
 }
 
-// Google Benchmark measures each repetition as a single iteration whose time
-// is the median per-call time of its samples (manual time). This reporter
-// restores the per-call view before anything is printed or written: the
-// iteration count becomes the number of calls measured and the CPU time the
-// process CPU time per call. Aggregates are recomputed from those runs.
-class PerCallReporter : public benchmark::BenchmarkReporter {
-public:
-    PerCallReporter(std::unique_ptr<benchmark::BenchmarkReporter> inner, SuiteRun &run)
-        : inner_(std::move(inner)), run_(run) {}
-
-    bool ReportContext(const Context &context) override {
-        inner_->SetOutputStream(&GetOutputStream());
-        inner_->SetErrorStream(&GetErrorStream());
-        return inner_->ReportContext(context);
-    }
-
-    void ReportRuns(const std::vector<Run> &runs) override {
-        std::vector<Run> fixed = runs;
-        for (auto &run : fixed) {
-            if (run.error_occurred) continue;
-            std::string name = run.run_name.str();
-            const std::string suffix = "/manual_time";
-            if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
-                name.resize(name.size() - suffix.size());
-            CaseResult *r = run_.find_result(name);
-            if (!r) continue;
-            if (run.run_type == Run::RT_Iteration) {
-                const auto idx = static_cast<std::size_t>(std::max<int64_t>(run.repetition_index, 0));
-                if (idx >= r->repetitions.size()) continue;
-                const RepetitionRecord &rec = r->repetitions[idx];
-                const double calls = double(rec.summary.n) * rec.calls_per_sample;
-                run.iterations = static_cast<benchmark::IterationCount>(calls);
-                run.real_accumulated_time = rec.summary.median * calls;
-                run.cpu_accumulated_time = rec.cpu_seconds_per_call * calls;
-            } else if (run.aggregate_unit == benchmark::kTime) {
-                fix_aggregate_cpu(run, *r);
-            }
-        }
-        inner_->ReportRuns(fixed);
-    }
-
-    void Finalize() override { inner_->Finalize(); }
-
-private:
-    // Google Benchmark computed the aggregate's CPU figure from whole-repetition
-    // CPU times; recompute it from the per-call CPU times.
-    static void fix_aggregate_cpu(Run &run, const CaseResult &r) {
-        std::vector<double> cpu;
-        for (const auto &rec : r.repetitions) cpu.push_back(rec.cpu_seconds_per_call);
-        if (cpu.empty()) return;
-        const SampleSummary s = summarize(cpu);
-        double value = run.cpu_accumulated_time;
-        if (run.aggregate_name == "mean") value = s.mean;
-        else if (run.aggregate_name == "median") value = s.median;
-        else if (run.aggregate_name == "stddev") value = s.stddev;
-        else return;
-        run.cpu_accumulated_time = value * double(run.iterations);
-    }
-
-    std::unique_ptr<benchmark::BenchmarkReporter> inner_;
-    SuiteRun &run_;
-};
-
 // Skips known before anything runs: the backend is missing, unusable here,
 // or does not support the case. Such cases are not registered with Google
 // Benchmark; they are reported after the run and written into the result set.
@@ -774,10 +712,11 @@ void SuiteRun::run_benchmarks() {
 
     auto console = std::make_unique<benchmark::ConsoleReporter>(
         isatty(STDOUT_FILENO) ? benchmark::ConsoleReporter::OO_Color : benchmark::ConsoleReporter::OO_None);
-    PerCallReporter display(std::move(console), *this);
+    auto lookup = [this](const std::string &name) -> const CaseResult * { return find_result(name); };
+    PerCallReporter display(std::move(console), lookup);
     std::unique_ptr<PerCallReporter> file;
     if (!gb_json.empty())
-        file = std::make_unique<PerCallReporter>(std::make_unique<benchmark::JSONReporter>(), *this);
+        file = std::make_unique<PerCallReporter>(std::make_unique<benchmark::JSONReporter>(), lookup);
     benchmark::RunSpecifiedBenchmarks(&display, file.get());
     deactivate();
     report_not_registered();
