@@ -2,6 +2,8 @@
 // classification and the CPU context; see machine.hpp.
 #include "machine.hpp"
 
+#include "atomic_file.hpp"
+
 #include <immintrin.h>
 #include <pthread.h>
 #include <sched.h>
@@ -529,31 +531,7 @@ std::optional<MachinePeaks> load_machine_peaks(const std::filesystem::path& path
 }
 
 void save_machine_peaks(const MachinePeaks& peaks, const std::filesystem::path& path) {
-  std::error_code ec;
-  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
-  if (ec)
-    throw std::runtime_error("cannot create " + path.parent_path().string() + ": " + ec.message());
-  // Unique per process so concurrent writers never share a temporary file.
-  const std::filesystem::path tmp =
-      path.string() + ".tmp." + std::to_string(::getpid()) + "." +
-      std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
-  const std::string text = nlohmann::json(peaks).dump(2) + "\n";
-  std::FILE* f = std::fopen(tmp.c_str(), "w");
-  if (!f) throw std::runtime_error("cannot write " + tmp.string());
-  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size() &&
-                       std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
-  const bool closed = std::fclose(f) == 0;
-  if (!written || !closed) {
-    std::filesystem::remove(tmp, ec);
-    throw std::runtime_error("cannot write " + tmp.string());
-  }
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
-    throw std::runtime_error("cannot rename " + tmp.string() + " to " + path.string() + ": " +
-                             ec.message());
-  }
+  write_file_atomically(path.string(), nlohmann::json(peaks).dump(2) + "\n");
 }
 
 CachedMachinePeaks load_or_measure(bool remeasure, const std::filesystem::path& dir,

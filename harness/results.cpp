@@ -212,32 +212,4 @@ nlohmann::json enrich_result_set(nlohmann::json gb, const std::vector<CaseResult
     return gb;
 }
 
-void write_file_atomically(const std::string &path, const std::string &text) {
-    fs::path target = fs::absolute(path);
-    std::error_code ec;
-    if (!target.parent_path().empty()) fs::create_directories(target.parent_path(), ec);
-    if (ec)
-        throw std::runtime_error(fmt::format("cannot create directory {}: {}",
-                                             target.parent_path().string(), ec.message()));
-    fs::path tmp = target;
-    tmp += fmt::format(".tmp.{}", ::getpid());
-    {
-        std::FILE *f = std::fopen(tmp.c_str(), "wb");
-        if (!f) throw std::runtime_error(fmt::format("cannot write {}: {}", tmp.string(), std::strerror(errno)));
-        bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-        ok = std::fflush(f) == 0 && ok;
-        ok = ::fsync(::fileno(f)) == 0 && ok;
-        ok = std::fclose(f) == 0 && ok;
-        if (!ok) {
-            fs::remove(tmp, ec);
-            throw std::runtime_error(fmt::format("writing {} failed: {}", tmp.string(), std::strerror(errno)));
-        }
-    }
-    fs::rename(tmp, target, ec);
-    if (ec) {
-        fs::remove(tmp, ec);
-        throw std::runtime_error(fmt::format("cannot move result into {}: {}", target.string(), ec.message()));
-    }
-}
-
 } // namespace opbench

@@ -2,6 +2,7 @@
 // per-entry fields (see results/README.md for the schema and its version).
 #pragma once
 
+#include "atomic_file.hpp"
 #include "machine.hpp"
 #include "statistics.hpp"
 #include "suite.hpp"
@@ -81,10 +82,5 @@ struct CaseResult {
 
 // The fields a CaseResult contributes to each of its entries.
 [[nodiscard]] nlohmann::json case_fields(const CaseResult &r);
-
-// Write `text` to `path` so that the file is either absent/old or complete:
-// a temporary file in the same directory, flushed, then renamed over `path`.
-// Creates the parent directory. Throws std::runtime_error with the reason.
-void write_file_atomically(const std::string &path, const std::string &text);
 
 } // namespace opbench

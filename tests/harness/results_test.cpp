@@ -1,5 +1,5 @@
-// results.cpp: benchmark names, the fields added to Google Benchmark's JSON
-// (a round trip through text), and atomic writing.
+// results.cpp: benchmark names and the fields added to Google Benchmark's
+// JSON (a round trip through text); atomic_file.cpp: atomic writing.
 #include "results.hpp"
 
 #include "opbench/ops.hpp"
@@ -124,18 +124,19 @@ TEST(WriteFileAtomically, WritesCompletelyAndLeavesNoTemporaryFile) {
     fs::remove_all(dir.parent_path());
 }
 
-TEST(WriteFileAtomically, AFailedWriteKeepsThePreviousFile) {
+TEST(WriteFileAtomically, AFailedWriteChangesNothingAndLeavesNoTemporaryFile) {
+    // The target is a non-empty directory, so the final rename fails (even
+    // for root) after the temporary file was written.
     fs::path dir = temp_dir();
-    fs::path file = dir / "set.json";
-    write_file_atomically(file.string(), "old");
-    // A directory where the temporary file must go makes the write fail,
-    // even for root.
-    fs::path blocker = file;
-    blocker += ".tmp." + std::to_string(::getpid());
-    fs::create_directory(blocker);
-    EXPECT_THROW(write_file_atomically(file.string(), "new"), std::runtime_error);
-    std::ifstream in(file);
+    fs::path target = dir / "set.json";
+    fs::create_directory(target);
+    std::ofstream(target / "inside") << "old";
+    EXPECT_THROW(write_file_atomically(target.string(), "new"), std::runtime_error);
+    std::ifstream in(target / "inside");
     std::string text((std::istreambuf_iterator<char>(in)), {});
     EXPECT_EQ(text, "old");
+    std::size_t entries = 0;
+    for ([[maybe_unused]] const auto &e : fs::directory_iterator(dir)) ++entries;
+    EXPECT_EQ(entries, 1u) << "the temporary file was removed";
     fs::remove_all(dir);
 }
