@@ -6,6 +6,7 @@
 #include "machine.hpp"
 #include "opbench/ops.hpp"
 #include "plugin_loader.hpp"
+#include "results.hpp"
 #include "runner.hpp"
 #include "suite.hpp"
 
@@ -114,6 +115,7 @@ int cmd_validate(const std::vector<std::string> &paths, const PluginSet &plugins
     for (const auto &path : paths) {
         try {
             Suite s = load_suite_file(path, so);
+            check_unique_names(s.cases);
             std::size_t runs = 0;
             std::set<std::string> ops;
             for (const auto &c : s.cases) {
@@ -258,6 +260,9 @@ int main(int argc, char **argv) {
     RunSummary summary;
     try {
         summary = run_suite(suite, plugins, opts);
+    } catch (const SuiteError &e) {
+        std::cerr << e.what() << "\n";
+        return kExitBadInput;
     } catch (const std::exception &e) {
         std::cerr << "opbench run: " << e.what() << "\n";
         return kExitEnvironment;

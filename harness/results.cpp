@@ -95,6 +95,18 @@ std::string benchmark_name(const Case &c, const std::string &backend) {
     return n;
 }
 
+void check_unique_names(const std::vector<Case> &cases) {
+    std::map<std::string, const Case *> seen;
+    for (const auto &c : cases)
+        for (const auto &be : c.backends) {
+            auto [it, inserted] = seen.emplace(benchmark_name(c, be), &c);
+            if (!inserted)
+                throw SuiteError(c.where, fmt::format("this case measures the same as the case at {} ({}); "
+                                                      "give one of them a distinct `name`",
+                                                      it->second->where.str(), it->first));
+        }
+}
+
 namespace {
 
 nlohmann::json summary_json(const RepetitionRecord &r) {

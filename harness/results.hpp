@@ -26,6 +26,10 @@ inline constexpr int kResultSchemaVersion = 1;
 // (threads when set, cold cache) appear too, so such entries never collide.
 [[nodiscard]] std::string benchmark_name(const Case &c, const std::string &backend);
 
+// Throws SuiteError at the later of two cases that would get the same
+// benchmark name on the same backend (their results could not be told apart).
+void check_unique_names(const std::vector<Case> &cases);
+
 // The shape parameters of a description as a flat JSON object.
 [[nodiscard]] nlohmann::json shape_params(const opb_op_desc &desc);
 

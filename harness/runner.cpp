@@ -20,13 +20,11 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <optional>
 #include <regex>
-#include <sstream>
 #include <stdexcept>
 #include <sched.h>
 #include <unistd.h>
@@ -243,6 +241,7 @@ public:
             if (!options.backends.empty()) effective.backends = options.backends;
             cases_.push_back(std::move(effective));
         }
+        check_unique_names(cases_); // after overrides: --backends can change the lists
         for (std::size_t ci = 0; ci < cases_.size(); ++ci)
             for (const auto &be : cases_[ci].backends) {
                 CaseResult r;
@@ -251,6 +250,7 @@ public:
                 r.name = benchmark_name(cases_[ci], be);
                 r.is_reference = be == options.reference;
                 r.nmse_threshold = tolerance_for(cases_[ci].desc).max_nmse;
+                result_by_name_[r.name] = results_.size();
                 results_.push_back(std::move(r));
                 case_of_result_.push_back(ci);
                 ran_.push_back(false);
@@ -279,11 +279,9 @@ public:
         return summary;
     }
 
-    const std::vector<CaseResult> &results() const { return results_; }
-    CaseResult *find_result(const std::string &run_name) {
-        for (auto &r : results_)
-            if (r.name == run_name) return &r;
-        return nullptr;
+    const CaseResult *find_result(const std::string &name) const {
+        auto it = result_by_name_.find(name);
+        return it == result_by_name_.end() ? nullptr : &results_[it->second];
     }
 
     void bench(benchmark::State &state, std::size_t ri);
@@ -309,6 +307,7 @@ private:
     std::vector<Case> cases_;
     std::vector<CaseResult> results_;
     std::vector<std::size_t> case_of_result_;
+    std::map<std::string, std::size_t> result_by_name_;
     std::vector<bool> ran_; // reached by Google Benchmark (not filtered out)
     std::vector<std::size_t> not_registered_; // skipped before running, in order
 

@@ -140,3 +140,18 @@ TEST(WriteFileAtomically, AFailedWriteChangesNothingAndLeavesNoTemporaryFile) {
     EXPECT_EQ(entries, 1u) << "the temporary file was removed";
     fs::remove_all(dir);
 }
+
+TEST(CheckUniqueNames, RefusesTwoCasesThatMeasureTheSameThingAtTheLaterOne) {
+    Case a = matmul_case(), b = matmul_case();
+    b.where = {"suites/gemm.toml", 20, 1};
+    EXPECT_NO_THROW(check_unique_names({a}));
+    try {
+        check_unique_names({a, b});
+        FAIL() << "duplicate not refused";
+    } catch (const SuiteError &e) {
+        EXPECT_EQ(e.where().line, 20);
+        EXPECT_NE(std::string(e.what()).find("suites/gemm.toml:12:1"), std::string::npos) << e.what();
+    }
+    b.name = "another";
+    EXPECT_NO_THROW(check_unique_names({a, b}));
+}
