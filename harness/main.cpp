@@ -17,6 +17,7 @@
 #include <ctime>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <set>
 
 namespace fs = std::filesystem;
@@ -40,6 +41,12 @@ std::vector<std::string> known_backends(const PluginSet &plugins) {
 
 void print_refused(const PluginSet &plugins) {
     for (const auto &f : plugins.failures) std::cerr << "opbench: refused plugin " << f.reason << "\n";
+}
+
+// The value of `arg` when it starts with `prefix` ("--flag=").
+std::optional<std::string> flag_value(const std::string &arg, const std::string &prefix) {
+    if (arg.rfind(prefix, 0) != 0) return std::nullopt;
+    return arg.substr(prefix.size());
 }
 
 std::vector<std::string> split_list(const std::string &s) {
@@ -239,6 +246,24 @@ int main(int argc, char **argv) {
     // run
     print_refused(plugins);
     for (const auto &extra : run->remaining()) {
+        // Google Benchmark's min time and repetitions mean opbench's own
+        // settings: each repetition is one adaptive measurement by opbench.
+        try {
+            if (auto v = flag_value(extra, "--benchmark_min_time=")) {
+                opts.overrides.min_time = std::stod(*v);
+                if (!(*opts.overrides.min_time > 0)) throw std::invalid_argument("not > 0");
+                continue;
+            }
+            if (auto v = flag_value(extra, "--benchmark_repetitions=")) {
+                opts.overrides.repetitions = std::stoi(*v);
+                if (*opts.overrides.repetitions < 1) throw std::invalid_argument("not >= 1");
+                continue;
+            }
+        } catch (const std::exception &) {
+            std::cerr << "opbench run: bad value in '" << extra
+                      << "' (min time: seconds > 0; repetitions: an integer >= 1)\n";
+            return kExitBadInput;
+        }
         if (extra.rfind("--benchmark_", 0) != 0) {
             std::cerr << "opbench run: unknown argument '" << extra
                       << "' (opbench's options are listed by --help; Google Benchmark's start with --benchmark_)\n";
