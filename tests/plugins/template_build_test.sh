@@ -79,4 +79,11 @@ exported=$(nm -D --defined-only "$so" | awk '{print $NF}')
 echo "$exported" | grep -qx opb_plugin_entry || fail "$so does not export opb_plugin_entry (nm -D: $exported)"
 [ "$exported" = opb_plugin_entry ] || fail "$so exports more than opb_plugin_entry: $exported"
 
-echo "PASS: plugins/template builds against the installed SDK and exports opb_plugin_entry"
+# 4. opbench finds it through OPBENCH_PLUGIN_PATH and lists it as usable.
+listing=$(OPBENCH_PLUGIN_PATH="$so" "$build/harness/opbench" list 2>&1) ||
+    fail "opbench list failed: $listing"
+echo "$listing" | grep -Eq '^  template +[^ ]+ +usable' ||
+    fail "opbench list does not show the template backend as usable:
+$listing"
+
+echo "PASS: plugins/template builds against the installed SDK, exports only opb_plugin_entry, and opbench lists it"
