@@ -688,9 +688,12 @@ void SuiteRun::report_not_registered() const {
 
 void SuiteRun::run_benchmarks() {
     namespace fs = std::filesystem;
-    const std::string gb_json = options_.out_path.empty()
-                                    ? std::string()
-                                    : options_.out_path + fmt::format(".gb.{}.tmp", ::getpid());
+    // Google Benchmark's own JSON goes to a scratch file (never beside the
+    // result set); it is read back, enriched, and written atomically.
+    const std::string gb_json =
+        options_.out_path.empty()
+            ? std::string()
+            : (fs::temp_directory_path() / fmt::format("opbench-gb-{}.json", ::getpid())).string();
     std::vector<std::string> args = {"opbench"};
     // min_time 0: each repetition is one iteration holding opbench's own
     // noise-aware sampling; Google Benchmark must not repeat it to fill time.
