@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""Joins an opbench result set (backend onednn) with the direct oneDNN loop's
-Google Benchmark JSON and prints the side-by-side table in Markdown.
+"""Joins opbench result sets (backend onednn) with the direct oneDNN loop's
+Google Benchmark JSON files and prints the side-by-side table in Markdown.
 
-  side_by_side.py OPBENCH.json DIRECT.json [--all-threads N]
+  side_by_side.py FILE.json... [--all-threads N]
+
+Each file is recognised by its content (an opbench result set has
+context.opbench). Several files per side (interleaved runs) are pooled.
 
 Rows are matched on M, N, K, trans_b/bias, dtype and threads (opbench's
 threads = 0 means all cores: N, default os.cpu_count()). Each side's figure is
@@ -49,13 +52,17 @@ def direct_rows(path):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("opbench")
-    ap.add_argument("direct")
+    ap.add_argument("files", nargs="+")
     ap.add_argument("--all-threads", type=int, default=os.cpu_count())
     a = ap.parse_args()
-    ob, dr = opbench_rows(a.opbench, a.all_threads), direct_rows(a.direct)
-    print("| problem | dtype | threads | opbench median (ms) | direct median (ms) | gap | GFLOP/s (opbench) |")
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
+    ob, dr = {}, {}
+    for f in a.files:
+        is_opbench = "opbench" in json.load(open(f)).get("context", {})
+        rows = opbench_rows(f, a.all_threads) if is_opbench else direct_rows(f)
+        for k, v in rows.items():
+            (ob if is_opbench else dr).setdefault(k, []).extend(v)
+    print("| problem | dtype | threads | opbench median (ms) | direct median (ms) | gap | GFLOP/s (opbench) | runs |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     worst = 0.0
     for key in sorted(ob, key=lambda k: (k[4], k[5], not k[3] and -1, k[0], k[1], k[2])):
         if key not in dr:
@@ -67,7 +74,7 @@ def main():
         worst = max(worst, abs(gap))
         flops = 2.0 * m * n * k + (m * n if linear else 0)
         what = f"{m}x{n}x{k}" + (" linear (B^T, bias)" if linear else "")
-        print(f"| {what} | {dt} | {th} | {o*1e3:.3f} | {d*1e3:.3f} | {gap:+.1f}% | {flops/o*1e-9:.1f} |")
+        print(f"| {what} | {dt} | {th} | {o*1e3:.3f} | {d*1e3:.3f} | {gap:+.1f}% | {flops/o*1e-9:.1f} | {len(ob[key])}+{len(dr[key])} |")
     print(f"\nlargest |gap|: {worst:.1f}%")
 
 
