@@ -278,7 +278,22 @@ int main(int argc, char **argv) {
         std::cerr << e.what() << "\n";
         return kExitBadInput;
     }
-    if (!backends_csv.empty()) opts.backends = split_list(backends_csv);
+    if (!backends_csv.empty()) {
+        opts.backends = split_list(backends_csv);
+        const auto known = known_backends(plugins);
+        for (const auto &b : opts.backends)
+            if (std::find(known.begin(), known.end(), b) == known.end()) {
+                std::cerr << fmt::format("opbench run: --backends: unknown backend '{}' (known: {})\n", b,
+                                         fmt::join(known, ", "));
+                return kExitBadInput;
+            }
+    }
+    if (!plugins.find(opts.reference)) {
+        std::cerr << fmt::format("opbench run: the reference backend '{}' is not loaded (loaded: {}); every case "
+                                 "is verified against it: build it (-Dnaive=enabled) or choose --reference\n",
+                                 opts.reference, fmt::join(plugins.names(), ", "));
+        return kExitBadInput;
+    }
     opts.out_path = no_out ? "" : (out_path.empty() ? default_out_path(suite) : out_path);
     opts.progress = !no_progress;
 

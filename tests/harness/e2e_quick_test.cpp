@@ -244,7 +244,7 @@ TEST(OpbenchCli, ABadSuiteIsRefusedWithLineAndColumnBeforeAnythingRuns) {
     fs::remove_all(dir);
 }
 
-TEST(OpbenchCli, BenchmarkFilterSelectsEntriesAndUnknownArgumentsAreRefused) {
+TEST(OpbenchCli, BenchmarkFilterSelectsEntriesAndBadArgumentsAreRefused) {
     fs::path dir = temp_dir();
     const std::string out = (dir / "f.json").string();
     Output o = run(kOpbench + " run " + kSuites + "/quick.toml --no-progress --min-time 0.002 --max-time 0.01" +
@@ -260,6 +260,12 @@ TEST(OpbenchCli, BenchmarkFilterSelectsEntriesAndUnknownArgumentsAreRefused) {
     Output bad = run(kOpbench + " run " + kSuites + "/quick.toml --no-such-option");
     EXPECT_EQ(bad.exit_code, 2) << bad.text;
     EXPECT_NE(bad.text.find("--no-such-option"), std::string::npos) << bad.text;
+    Output typo = run(kOpbench + " run " + kSuites + "/quick.toml --backends naive,onedn");
+    EXPECT_EQ(typo.exit_code, 2) << typo.text;
+    EXPECT_NE(typo.text.find("unknown backend 'onedn' (known: "), std::string::npos) << typo.text;
+    Output no_ref = run(kOpbench + " run " + kSuites + "/quick.toml --reference nope");
+    EXPECT_EQ(no_ref.exit_code, 2) << no_ref.text;
+    EXPECT_NE(no_ref.text.find("reference backend 'nope' is not loaded"), std::string::npos) << no_ref.text;
     fs::remove_all(dir);
 }
 
