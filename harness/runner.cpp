@@ -555,7 +555,18 @@ RepetitionRecord SuiteRun::measure_repetition(const Case &c) {
                              static_cast<std::size_t>(std::max(1, c.settings.min_samples)));
     std::vector<double> samples, device_samples;
     double cpu_total = 0.0;
+    // max_time bounds the samples' own time. The untimed work around them
+    // (cache eviction above all: milliseconds per sample against a
+    // microsecond op) is bounded too, by a wall-clock cap of twice max_time,
+    // so a cold-cache repetition of a tiny op cannot run for minutes.
+    const auto wall_start = Clock::now();
+    const double wall_cap = 2.0 * c.settings.max_time;
+    bool wall_capped = false;
     while (!criterion.done()) {
+        if (seconds_between(wall_start, Clock::now()) > wall_cap) {
+            wall_capped = true;
+            break;
+        }
         if (cold) {
             evictor_->evict();
             if (api.flush_cache) api.flush_cache(be.handle());
@@ -581,7 +592,7 @@ RepetitionRecord SuiteRun::measure_repetition(const Case &c) {
     rec.sample_times = std::move(samples);
     rec.calls_per_sample = calls;
     rec.target_met = criterion.target_met();
-    rec.timed_out = criterion.timed_out();
+    rec.timed_out = criterion.timed_out() || (wall_capped && !rec.target_met);
     rec.cpu_seconds_per_call = cpu_total / (double(rec.summary.n) * calls);
     if (!device_samples.empty()) rec.device_seconds_per_call = summarize(device_samples).median;
     return rec;
