@@ -262,6 +262,10 @@ public:
         warnings_ = measurement_warnings();
         for (const auto &w : warnings_) std::cerr << "***WARNING*** " << w << "\n";
         machine_ = load_or_measure();
+        if (!machine_.from_cache)
+            std::cerr << fmt::format("opbench: measured this machine's peaks for the rooflines in {:.1f} s "
+                                     "(once; cached in {})\n",
+                                     machine_.peaks.measure_seconds, machine_.path.string());
         if (!machine_.warning.empty()) std::cerr << "opbench: " << machine_.warning << "\n";
         open_backends();
         measure_call_overheads();
