@@ -145,8 +145,9 @@ TEST_F(QuickSuiteRun, EveryPassedEntryIsVerifiedAndConsistent) {
         EXPECT_LE(st["median"].get<double>(), st["p90"].get<double>()) << name;
         EXPECT_LE(st["p90"].get<double>(), st["max"].get<double>()) << name;
         // max_time is the hard cap: fewer than min_samples only when it ran out.
-        if (!st["timed_out"].get<bool>())
+        if (!st["timed_out"].get<bool>()) {
             EXPECT_GE(st["samples"].get<int>(), e["settings"]["min_samples"].get<int>()) << name;
+        }
         EXPECT_TRUE(st["noise_target_met"].get<bool>() || st["timed_out"].get<bool>()) << name;
         // Rates follow from the op's work and the median time.
         const double t = st["median"].get<double>();

@@ -621,7 +621,9 @@ TEST(SdpaGraph, OperationsInOrderWithTheirOperands) {
             ready.insert(prev.y);
         }
         for (int64_t u : {op.x, op.b, op.t})
-            if (u) EXPECT_TRUE(ready.count(u)) << op.name << " reads uid " << u << " before it exists";
+            if (u) {
+                EXPECT_TRUE(ready.count(u)) << op.name << " reads uid " << u << " before it exists";
+            }
     }
     const std::vector<std::string> want = {
         "matmul/float",           "pw MUL/float",           "pw GEN_INDEX/float/axis2",
