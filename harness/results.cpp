@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -159,6 +160,23 @@ nlohmann::json case_fields(const CaseResult &r) {
                      {"noise_target", c.settings.noise}, {"cache", c.settings.cache},
                      {"threads", c.settings.threads}};
     j["suite_location"] = c.where.str();
+    // Within-repetition noise says how precisely each repetition's median is
+    // known; the spread of the repetitions' medians says how much the case
+    // moved between them (load, frequency, placement), which is what a
+    // comparison between runs must allow for.
+    if (r.repetitions.size() >= 2) {
+        double lo = r.repetitions.front().summary.median, hi = lo;
+        std::vector<double> medians;
+        for (const auto &rec : r.repetitions) {
+            lo = std::min(lo, rec.summary.median);
+            hi = std::max(hi, rec.summary.median);
+            medians.push_back(rec.summary.median);
+        }
+        const double center = summarize(medians).median;
+        j["repetition_spread"] = center > 0 ? (hi - lo) / 2.0 / center : 0.0;
+    } else {
+        j["repetition_spread"] = nullptr;
+    }
     if (r.roofline) {
         const Roofline &rl = *r.roofline;
         auto finite_or_null = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };

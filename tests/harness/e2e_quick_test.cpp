@@ -149,6 +149,8 @@ TEST_F(QuickSuiteRun, EveryPassedEntryIsVerifiedAndConsistent) {
             EXPECT_GE(st["samples"].get<int>(), e["settings"]["min_samples"].get<int>()) << name;
         }
         EXPECT_TRUE(st["noise_target_met"].get<bool>() || st["timed_out"].get<bool>()) << name;
+        ASSERT_TRUE(e["repetition_spread"].is_number()) << name << ": 2 repetitions have a spread";
+        EXPECT_GE(e["repetition_spread"].get<double>(), 0.0) << name;
         // Rates follow from the op's work and the median time.
         const double t = st["median"].get<double>();
         EXPECT_NEAR(e["FLOP/s"].get<double>(), e["flops"].get<double>() / t, 1e-6 * e["FLOP/s"].get<double>())

@@ -155,3 +155,18 @@ TEST(CheckUniqueNames, RefusesTwoCasesThatMeasureTheSameThingAtTheLaterOne) {
     b.name = "another";
     EXPECT_NO_THROW(check_unique_names({a, b}));
 }
+
+TEST(CaseFields, RepetitionSpreadIsTheHalfRangeOfRepetitionMediansOverTheirMedian) {
+    Case c = matmul_case();
+    CaseResult r;
+    r.source = &c;
+    r.backend = "onednn";
+    RepetitionRecord a, b, d;
+    a.summary.median = 1.0;
+    b.summary.median = 1.2;
+    d.summary.median = 1.1;
+    r.repetitions = {a};
+    EXPECT_TRUE(case_fields(r)["repetition_spread"].is_null()) << "one repetition has no spread";
+    r.repetitions = {a, b, d};
+    EXPECT_NEAR(case_fields(r)["repetition_spread"].get<double>(), 0.1 / 1.1, 1e-12);
+}
