@@ -21,7 +21,7 @@ struct MeasureSettings {
     double max_time = 2.0;      // seconds of samples at most (per repetition)
     int min_samples = 10;       // samples at least, even if min_time is reached
     double noise = 0.01;        // target: relative half-width of the median's 95% CI
-    int repetitions = 3;        // separate result entries (compare.py's U-test wants ~9)
+    int repetitions = 9;        // separate result entries (compare.py's U-test wants ~9)
     std::string cache = "warm"; // "warm" or "cold"
     int threads = 0;            // CPU threads; 0 = all cores
 };

@@ -702,7 +702,8 @@ TEST(ShippedSuites, QuickCoversEveryOpBothAttentionVariantsAndBothGeluForms) {
         if (c.desc.op == OPB_OP_GELU) gelu_variants.insert(c.desc.variant);
         // CI runs it on the naive backend: every case stays tiny.
         EXPECT_LT(op_flops(c.desc), 5e7) << c.name << " at " << c.where.str();
-        EXPECT_LE(c.settings.repetitions, 3) << c.where.str();
+        // Worst-case sampling time of a case on one backend stays small.
+        EXPECT_LE(c.settings.repetitions * c.settings.max_time, 1.5) << c.where.str();
         EXPECT_EQ(c.backends, (std::vector<std::string>{"naive", "onednn", "cuda"}));
     }
     for (int op = 0; op < OPB_OP_COUNT; ++op)
