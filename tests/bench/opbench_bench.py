@@ -20,6 +20,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import tomllib
 import time
 
 ARGS = None
@@ -256,14 +257,15 @@ def repeatability(runs=3):
 
 def cost():
     quick = here("suites", "quick.toml")
+    with open(quick, "rb") as f:
+        d = tomllib.load(f)["defaults"]
+    reps = d["repetitions"]
+    fixed = ["--min-time", "0.5", "--max-time", "0.5", "--noise", "1e9", "--warmup", "0", "--min-samples", "1"]
     modes = [
-        ("opbench defaults (quick.toml: noise 1%, min 0.1 s, max 0.5 s, 3 reps)", []),
-        ("Google Benchmark defaults (0.5 s, 1 rep, no noise target)",
-         ["--repetitions", "1", "--min-time", "0.5", "--max-time", "0.5", "--noise", "1e9",
-          "--warmup", "0", "--min-samples", "1"]),
-        ("Google Benchmark 0.5 s, 3 reps (quick.toml's repetitions)",
-         ["--repetitions", "3", "--min-time", "0.5", "--max-time", "0.5", "--noise", "1e9",
-          "--warmup", "0", "--min-samples", "1"]),
+        (f"opbench defaults (quick.toml: noise {100 * d.get('noise', 0.01):g}%, min {d['min_time']} s, "
+         f"max {d['max_time']} s, {reps} reps)", []),
+        ("Google Benchmark defaults (0.5 s, 1 rep, no noise target)", ["--repetitions", "1", *fixed]),
+        (f"Google Benchmark 0.5 s, {reps} reps (quick.toml's repetitions)", ["--repetitions", str(reps), *fixed]),
     ]
     rows = []
     for label, extra in modes:
