@@ -9,6 +9,7 @@
 #include "results.hpp"
 #include "statistics.hpp"
 #include "verify.hpp"
+#include "writers/json_writer.hpp"
 
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
@@ -758,8 +759,9 @@ void SuiteRun::run_benchmarks() {
     ctx["warnings"] = warnings_;
     std::vector<const CaseResult *> unmeasured;
     for (std::size_t ri : not_registered_) unmeasured.push_back(&results_[ri]);
-    write_file_atomically(options_.out_path,
-                          enrich_result_set(std::move(gb), results_, unmeasured, ctx).dump(2) + "\n");
+    Document doc;
+    doc.data = enrich_result_set(std::move(gb), results_, unmeasured, ctx);
+    write_file_atomically(options_.out_path, write_json(doc));
 }
 
 } // namespace

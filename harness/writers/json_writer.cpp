@@ -1,0 +1,7 @@
+#include "json_writer.hpp"
+
+namespace opbench {
+
+std::string write_json(const Document &doc) { return doc.data.dump(2) + "\n"; }
+
+} // namespace opbench
