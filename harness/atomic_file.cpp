@@ -1,14 +1,11 @@
 #include "atomic_file.hpp"
 
+#include "scratch_file.hpp"
+
 #include <fmt/format.h>
 
-#include <atomic>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <stdexcept>
-#include <unistd.h>
 
 namespace fs = std::filesystem;
 
@@ -21,27 +18,11 @@ void write_file_atomically(const std::string &path, const std::string &text) {
     if (ec)
         throw std::runtime_error(fmt::format("cannot create directory {}: {}",
                                              target.parent_path().string(), ec.message()));
-    // Unique per process and call, so concurrent writers never share one.
-    static std::atomic<unsigned> counter{0};
-    fs::path tmp = target;
-    tmp += fmt::format(".tmp.{}.{}", ::getpid(), counter++);
-    {
-        std::FILE *f = std::fopen(tmp.c_str(), "wb");
-        if (!f) throw std::runtime_error(fmt::format("cannot write {}: {}", tmp.string(), std::strerror(errno)));
-        bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-        ok = std::fflush(f) == 0 && ok;
-        ok = ::fsync(::fileno(f)) == 0 && ok;
-        ok = std::fclose(f) == 0 && ok;
-        if (!ok) {
-            fs::remove(tmp, ec);
-            throw std::runtime_error(fmt::format("writing {} failed: {}", tmp.string(), std::strerror(errno)));
-        }
-    }
-    fs::rename(tmp, target, ec);
-    if (ec) {
-        fs::remove(tmp, ec);
-        throw std::runtime_error(fmt::format("cannot move result into {}: {}", target.string(), ec.message()));
-    }
+    // A scratch file beside the target (rename is atomic within one file
+    // system), with an unpredictable name; removed on every failure path.
+    ScratchFile tmp(target.parent_path().string(), "." + target.filename().string() + ".tmp.");
+    tmp.write_and_close(text);
+    tmp.publish(target.string());
 }
 
 } // namespace opbench

@@ -6,7 +6,7 @@
 namespace opbench {
 
 // Write `text` to `path` through a temporary file in the same directory
-// (unique per process and call), flushed to disk, then renamed over `path`.
+// (mkstemp: an unpredictable name), flushed to disk, then renamed over `path`.
 // Creates the parent directory. Throws std::runtime_error naming the path and
 // the reason; on failure `path` is untouched and no temporary file remains.
 void write_file_atomically(const std::string &path, const std::string &text);

@@ -1,0 +1,37 @@
+// SIGINT / SIGTERM / SIGPIPE during a run.
+//
+// install_interrupt_handling() blocks SIGINT and SIGTERM in every thread and
+// hands them to one watcher thread (sigwait), so no signal ever lands inside
+// plugin code or the allocator, and the reaction is ordinary C++:
+//   - first signal: interrupt_requested() turns true and the on-first action
+//     runs (the runner's: abandon the case in progress by killing its worker);
+//     the runner then stops starting cases, writes the result set of what
+//     finished marked "complete": false, and exits 128 + signal (130, 143);
+//   - second signal: the on-second action runs (write the partial result set
+//     from the journal) and the process exits at once with 128 + signal.
+// SIGPIPE is ignored: a closed stdout (`opbench run ... | head`) must not end
+// the run; the result set is still written.
+#pragma once
+
+#include <functional>
+
+namespace opbench {
+
+// Call first thing in main(), before any thread exists (threads inherit the
+// signal mask; a thread started earlier could receive SIGINT itself).
+// Idempotent.
+void install_interrupt_handling();
+
+[[nodiscard]] bool interrupt_requested() noexcept;
+// SIGINT or SIGTERM once interrupted, else 0.
+[[nodiscard]] int interrupt_signal() noexcept;
+// 128 + the signal (130 for SIGINT, 143 for SIGTERM); 0 when not interrupted.
+[[nodiscard]] int interrupt_exit_status() noexcept;
+
+// Actions run on the watcher thread. Setting one replaces the previous;
+// an empty function clears it. The on-second action should not take long:
+// the user asked to stop at once.
+void on_first_interrupt(std::function<void()> action);
+void on_second_interrupt(std::function<void()> action);
+
+} // namespace opbench

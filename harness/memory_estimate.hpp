@@ -1,0 +1,53 @@
+// Will a case fit? An estimate of the memory one case on one backend needs,
+// from the op's tensors, and the memory this machine (or --mem-limit) has for
+// it. A case that cannot fit is skipped with "needs X GiB, Y GiB available"
+// before it starts, instead of being killed by the kernel's OOM killer
+// half-way through a run.
+#pragma once
+
+#include "opbench/plugin.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace opbench {
+
+// Bytes one case on one backend holds at its peak, by what holds them. The
+// figures follow the run's recipe: host copies of every tensor (inputs made
+// once, outputs zeroed), the backend's copies, the reference backend's copies
+// and its outputs read back, the backend's outputs read back for the
+// comparison, and each plan's workspace.
+struct MemoryEstimate {
+    uint64_t tensors = 0;   // host copies + the backend's copies + outputs read back
+    uint64_t reference = 0; // the reference instance's copies + its outputs read back + its workspace
+    uint64_t workspace = 0; // the measured backend's workspace (an upper bound over known backends)
+    // Saturates at UINT64_MAX (an absurd shape must not wrap around to "fits").
+    [[nodiscard]] uint64_t total() const;
+};
+
+// The op's intermediate storage the estimate assumes for one plan: what the
+// largest-intermediate backend keeps (attention composed: the whole
+// batch x heads x seq_q x seq_kv score matrix in f32, scores and
+// probabilities; the others: a row or a tile, counted as 0).
+[[nodiscard]] uint64_t workspace_bound(const opb_op_desc &desc);
+
+[[nodiscard]] MemoryEstimate estimate_case_memory(const opb_op_desc &desc);
+
+// Memory a case may use: the least of MemAvailable (/proc/meminfo), the
+// cgroup's memory.max - memory.current (a container's limit), and
+// --mem-limit when given. `source` says which one bounds it.
+struct MemoryBudget {
+    uint64_t bytes = 0;
+    std::string source; // "MemAvailable", "cgroup memory.max", "--mem-limit"
+};
+[[nodiscard]] MemoryBudget available_memory(std::optional<uint64_t> mem_limit);
+
+// Empty when the case fits; else "needs 12.50 GiB, 7.25 GiB available (MemAvailable)".
+[[nodiscard]] std::optional<std::string> memory_skip_reason(const MemoryEstimate &need, const MemoryBudget &have);
+
+// "16G", "512M", "1.5GiB", "2048" (bytes): bytes; nullopt when unreadable.
+[[nodiscard]] std::optional<uint64_t> parse_memory_size(std::string_view text);
+
+} // namespace opbench

@@ -1,0 +1,83 @@
+// Tests of harness/memory_estimate: a case's memory from its tensors, the
+// budget from the machine or --mem-limit, and the skip reason.
+#include "memory_estimate.hpp"
+
+#include "opbench/ops.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace opbench;
+
+namespace {
+
+opb_op_desc matmul(int64_t m, int64_t n, int64_t k, int dtype = OPB_DTYPE_F32) {
+    opb_op_desc d = make_desc(OPB_OP_MATMUL, dtype);
+    d.p.matmul = {1, m, n, k, 0, 0, 0};
+    return d;
+}
+
+TEST(MemoryEstimate, CountsEveryCopyOfTheTensors) {
+    // A, B, C of 1024 x 1024 f32: 4 MiB each; C is the output.
+    const MemoryEstimate e = estimate_case_memory(matmul(1024, 1024, 1024));
+    const uint64_t mib4 = 4ull << 20;
+    EXPECT_EQ(e.tensors, 3 * mib4 /*host*/ + 3 * mib4 /*backend*/ + mib4 /*read back*/);
+    EXPECT_EQ(e.reference, 3 * mib4 + mib4);
+    EXPECT_EQ(e.workspace, 0u);
+    EXPECT_EQ(e.total(), 11 * mib4);
+    // bf16 halves every figure.
+    EXPECT_EQ(estimate_case_memory(matmul(1024, 1024, 1024, OPB_DTYPE_BF16)).total(), 11 * mib4 / 2);
+}
+
+TEST(MemoryEstimate, ComposedAttentionHoldsItsScoreMatrix) {
+    opb_op_desc d = make_desc(OPB_OP_ATTENTION, OPB_DTYPE_F32, OPB_ATTENTION_COMPOSED);
+    d.p.attention = {2, 4, 512, 1024, 64, 0.0f, 0};
+    const uint64_t scores = 2ull * 4 * 512 * 1024 * 4;
+    EXPECT_EQ(workspace_bound(d), 2 * scores);
+    EXPECT_EQ(estimate_case_memory(d).workspace, 2 * scores);
+    d.variant = OPB_ATTENTION_FUSED;
+    EXPECT_EQ(workspace_bound(d), 0u) << "fused attention keeps no score matrix";
+}
+
+TEST(MemoryEstimate, AbsurdShapesSaturateInsteadOfWrapping) {
+    const int64_t huge = int64_t(1) << 40;
+    const MemoryEstimate e = estimate_case_memory(matmul(huge, huge, huge));
+    EXPECT_EQ(e.total(), UINT64_MAX);
+    EXPECT_TRUE(memory_skip_reason(e, MemoryBudget{1ull << 40, "MemAvailable"}).has_value());
+}
+
+TEST(MemoryEstimate, SkipReasonSaysWhatIsNeededAndWhatIsThere) {
+    MemoryEstimate e;
+    e.tensors = 12ull << 30;
+    e.reference = 1ull << 29;
+    const auto reason = memory_skip_reason(e, MemoryBudget{7ull << 30, "--mem-limit"});
+    ASSERT_TRUE(reason.has_value());
+    EXPECT_EQ(reason->rfind("needs 12.50 GiB, 7.00 GiB available (--mem-limit)", 0), 0u) << *reason;
+    EXPECT_FALSE(memory_skip_reason(e, MemoryBudget{13ull << 30, "MemAvailable"}).has_value());
+}
+
+TEST(MemoryEstimate, TheBudgetIsTheSmallestLimit) {
+    const MemoryBudget machine = available_memory(std::nullopt);
+    EXPECT_GT(machine.bytes, 0u);
+    EXPECT_NE(machine.source, "--mem-limit");
+    const MemoryBudget limited = available_memory(1ull << 20);
+    EXPECT_EQ(limited.bytes, 1ull << 20);
+    EXPECT_EQ(limited.source, "--mem-limit");
+    const MemoryBudget loose = available_memory(UINT64_MAX - 1);
+    EXPECT_EQ(loose.bytes, machine.bytes) << "a limit above the machine's memory does not raise it";
+}
+
+TEST(MemoryEstimate, ParsesSizesWithUnits) {
+    EXPECT_EQ(parse_memory_size("16G"), 16ull << 30);
+    EXPECT_EQ(parse_memory_size("512M"), 512ull << 20);
+    EXPECT_EQ(parse_memory_size("1.5GiB"), 3ull << 29);
+    EXPECT_EQ(parse_memory_size("64kb"), 64ull << 10);
+    EXPECT_EQ(parse_memory_size("2048"), 2048u);
+    EXPECT_EQ(parse_memory_size(""), std::nullopt);
+    EXPECT_EQ(parse_memory_size("-1G"), std::nullopt);
+    EXPECT_EQ(parse_memory_size("0"), std::nullopt);
+    EXPECT_EQ(parse_memory_size("12 parsecs"), std::nullopt);
+    EXPECT_EQ(parse_memory_size("1.2.3G"), std::nullopt);
+    EXPECT_EQ(parse_memory_size("99999999999T"), std::nullopt);
+}
+
+} // namespace
