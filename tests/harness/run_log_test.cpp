@@ -1,0 +1,107 @@
+// Tests of harness/run_log: a result set can be made at any moment from what
+// finished, in planned order; the journal mirrors every record, so a resumed
+// run starts from exactly what the interrupted one had.
+#include "run_log.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+using namespace opbench;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+class RunLogTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        char tmpl[] = "/tmp/opbench-runlog-test-XXXXXX";
+        ASSERT_NE(::mkdtemp(tmpl), nullptr);
+        dir_ = tmpl;
+        journal_ = (fs::path(dir_) / "r.json.journal").string();
+    }
+    void TearDown() override { fs::remove_all(dir_); }
+    std::string dir_, journal_;
+};
+
+std::vector<json> entries_of(const std::string &name, int reps) {
+    std::vector<json> e;
+    for (int i = 0; i < reps; ++i) e.push_back(json{{"name", name + "/manual_time"}, {"repetition_index", i}});
+    return e;
+}
+
+TEST_F(RunLogTest, MakesAResultSetOfWhatFinishedInPlannedOrder) {
+    RunLog log(json{{"suite", "quick.toml"}}, std::nullopt);
+    log.set_gb_context(json{{"num_cpus", 2}});
+    log.set_opbench_context(json{{"schema_version", 1}});
+    log.add_case(2, "c", "failed", entries_of("c", 1));
+    log.add_case(0, "a", "passed", entries_of("a", 2));
+    json rs = log.result_set(false);
+    EXPECT_EQ(rs["context"]["num_cpus"], 2);
+    EXPECT_EQ(rs["context"]["opbench"]["schema_version"], 1);
+    EXPECT_EQ(rs["context"]["opbench"]["complete"], false);
+    EXPECT_FALSE(rs["context"]["opbench"].contains("journal")) << "no journal without --out";
+    ASSERT_EQ(rs["benchmarks"].size(), 3u);
+    EXPECT_EQ(rs["benchmarks"][0]["name"], "a/manual_time");
+    EXPECT_EQ(rs["benchmarks"][2]["name"], "c/manual_time");
+    EXPECT_EQ(log.result_set(true)["context"]["opbench"]["complete"], true);
+    EXPECT_EQ(log.counts(), (std::map<std::string, int>{{"failed", 1}, {"passed", 1}}));
+    EXPECT_TRUE(log.has_case("a"));
+    EXPECT_FALSE(log.has_case("b"));
+}
+
+TEST_F(RunLogTest, AResumedLogHoldsWhatTheJournalHad) {
+    json before;
+    {
+        RunLog log(json{{"suite", "quick.toml"}, {"out", "r.json"}}, journal_);
+        log.set_gb_context(json{{"num_cpus", 2}});
+        log.set_opbench_context(json{{"schema_version", 1}});
+        log.add_case(0, "a", "passed", entries_of("a", 2));
+        log.add_case(1, "b", "skipped", entries_of("b", 1));
+        before = log.result_set(false);
+        EXPECT_EQ(before["context"]["opbench"]["journal"], journal_);
+    } // the process ends here (interrupted): the journal stays
+    ASSERT_TRUE(fs::exists(journal_));
+
+    std::unique_ptr<RunLog> log = RunLog::resume(journal_);
+    EXPECT_EQ(log->header()["suite"], "quick.toml");
+    EXPECT_EQ(log->resumptions(), 1);
+    json restored = log->result_set(false);
+    EXPECT_EQ(restored["benchmarks"], before["benchmarks"]);
+    EXPECT_EQ(restored["context"]["num_cpus"], 2);
+    EXPECT_EQ(restored["context"]["opbench"]["resumed_at"].size(), 1u);
+
+    log->add_case(2, "c", "passed", entries_of("c", 1));
+    json done = log->result_set(true);
+    EXPECT_EQ(done["benchmarks"].size(), 4u);
+    EXPECT_FALSE(done["context"]["opbench"].contains("journal"));
+    log->finish();
+    EXPECT_FALSE(fs::exists(journal_)) << "the journal goes once the complete set is written";
+}
+
+TEST_F(RunLogTest, ACaseRecordedTwiceKeepsTheLaterRecord) {
+    RunLog log(json::object(), journal_);
+    log.add_case(0, "a", "failed", entries_of("a", 1));
+    log.add_case(0, "a", "passed", entries_of("a", 3));
+    EXPECT_EQ(log.result_set(true)["benchmarks"].size(), 3u);
+    EXPECT_EQ(RunLog::resume(journal_)->counts(), (std::map<std::string, int>{{"passed", 1}}));
+}
+
+TEST_F(RunLogTest, EveryRecordIsInTheJournalWhenAddReturns) {
+    RunLog log(json{{"suite", "s"}}, journal_);
+    log.add_case(0, "a", "passed", entries_of("a", 1));
+    // Another process (a resume after a SIGKILL) would see it now.
+    JournalContents c = read_journal(journal_);
+    ASSERT_EQ(c.entries.size(), 1u);
+    EXPECT_EQ(c.entries[0]["case"], "a");
+}
+
+TEST_F(RunLogTest, AJournalFromAnotherRunIsNotOverwritten) {
+    { RunLog first(json{{"suite", "s"}}, journal_); }
+    EXPECT_THROW(RunLog(json{{"suite", "s"}}, journal_), JournalError);
+}
+
+} // namespace
