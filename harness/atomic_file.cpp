@@ -20,7 +20,10 @@ void write_file_atomically(const std::string &path, const std::string &text) {
                                              target.parent_path().string(), ec.message()));
     // A scratch file beside the target (rename is atomic within one file
     // system), with an unpredictable name; removed on every failure path.
-    ScratchFile tmp(target.parent_path().string(), "." + target.filename().string() + ".tmp.");
+    std::string prefix = ".";
+    prefix += target.filename().string();
+    prefix += ".tmp.";
+    ScratchFile tmp(target.parent_path().string(), prefix);
     tmp.write_and_close(text);
     tmp.publish(target.string());
 }

@@ -34,7 +34,10 @@ void JsonCapture::ReportRuns(const std::vector<Run> &runs) {
     std::string piece = take_new_text();
     const std::size_t start = piece.find('{');
     if (start == std::string::npos) return;
-    nlohmann::json entries = nlohmann::json::parse("[" + piece.substr(start) + "]", nullptr, false);
+    std::string array = "[";
+    array.append(piece, start, std::string::npos);
+    array += ']';
+    nlohmann::json entries = nlohmann::json::parse(array, nullptr, false);
     if (entries.is_discarded()) throw std::runtime_error("Google Benchmark's JSON for a run could not be read");
     for (auto &e : entries) {
         const std::string name = e.value("run_name", e.value("name", std::string()));
