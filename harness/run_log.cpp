@@ -4,7 +4,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
+#include <fstream>
 
 namespace opbench {
 
@@ -117,6 +120,23 @@ nlohmann::json RunLog::result_set(bool complete) const {
     for (const FinishedCase *c : order)
         for (const auto &e : c->entries) doc["benchmarks"].push_back(e);
     return doc;
+}
+
+std::string journal_to_resume(const std::string &file) {
+    if (looks_like_journal(file)) return file;
+    std::ifstream in(file);
+    if (!in) throw JournalError(fmt::format("{}: cannot open: {}", file, std::strerror(errno)));
+    const nlohmann::json rs = nlohmann::json::parse(in, nullptr, false);
+    if (rs.is_discarded() || !rs.is_object() || !rs.contains("context") || !rs["context"].contains("opbench"))
+        throw JournalError(fmt::format("{}: neither an opbench result set nor a journal", file));
+    const nlohmann::json &ob = rs["context"]["opbench"];
+    if (ob.value("complete", true))
+        throw JournalError(fmt::format("{}: the run is complete; there is nothing to resume", file));
+    const std::string journal = ob.value("journal", std::string());
+    if (journal.empty() || !looks_like_journal(journal))
+        throw JournalError(fmt::format("{}: its journal {} is gone; the finished cases cannot be continued",
+                                       file, journal.empty() ? std::string("(none named)") : journal));
+    return journal;
 }
 
 void RunLog::finish() {

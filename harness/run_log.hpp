@@ -79,4 +79,10 @@ private:
     std::vector<std::string> resumed_at_;
 };
 
+// The journal that `opbench run --resume FILE` continues: FILE itself when
+// it is a journal, else the one an incomplete result set names
+// (context.opbench.journal). Throws JournalError saying why there is none
+// (a complete result set, a missing journal, a file that is neither).
+[[nodiscard]] std::string journal_to_resume(const std::string &file);
+
 } // namespace opbench

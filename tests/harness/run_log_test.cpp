@@ -104,4 +104,25 @@ TEST_F(RunLogTest, AJournalFromAnotherRunIsNotOverwritten) {
     EXPECT_THROW(RunLog(json{{"suite", "s"}}, journal_), JournalError);
 }
 
+TEST_F(RunLogTest, ResumeFindsTheJournalFromAnIncompleteResultSet) {
+    const std::string out = (fs::path(dir_) / "r.json").string();
+    RunLog log(json{{"suite", "s"}}, journal_);
+    std::ofstream(out) << log.result_set(false).dump();
+    EXPECT_EQ(journal_to_resume(out), journal_);
+    EXPECT_EQ(journal_to_resume(journal_), journal_) << "the journal itself is accepted too";
+
+    std::ofstream(out) << log.result_set(true).dump();
+    try {
+        (void)journal_to_resume(out);
+        FAIL() << "a complete result set was resumed";
+    } catch (const JournalError &e) {
+        EXPECT_NE(std::string(e.what()).find("complete"), std::string::npos) << e.what();
+    }
+    std::ofstream(out) << log.result_set(false).dump();
+    log.finish(); // the journal is gone
+    EXPECT_THROW((void)journal_to_resume(out), JournalError);
+    std::ofstream(out) << "[1, 2]";
+    EXPECT_THROW((void)journal_to_resume(out), JournalError);
+}
+
 } // namespace

@@ -1,0 +1,380 @@
+#include "case_host.hpp"
+
+#include "backend_work.hpp"
+#include "memory_figures.hpp"
+#include "recipe.hpp"
+#include "reference_cache.hpp"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <stdexcept>
+
+namespace opbench {
+
+std::string_view isolation_name(Isolation i) { return i == Isolation::process ? "process" : "none"; }
+
+std::optional<Isolation> isolation_from_name(std::string_view name) {
+    if (name == "process") return Isolation::process;
+    if (name == "none") return Isolation::none;
+    return std::nullopt;
+}
+
+std::string_view case_phase_of(std::string_view recipe_phase) {
+    if (recipe_phase == phase::prepare) return case_phase::prepare;
+    if (recipe_phase == phase::check) return case_phase::verify;
+    if (recipe_phase == phase::warmup || recipe_phase == phase::choose_batch || recipe_phase == phase::sample ||
+        recipe_phase == phase::summarise)
+        return case_phase::execute;
+    return recipe_phase;
+}
+
+double case_timeout_seconds(const MeasureSettings &s) {
+    if (s.timeout > 0) return s.timeout;
+    return 60.0 + 10.0 * double(std::max(1, s.repetitions)) * s.max_time;
+}
+
+// ---- plain data <-> JSON ---------------------------------------------------------
+
+namespace {
+
+std::string to_hex(const void *data, std::size_t n) {
+    static const char *digits = "0123456789abcdef";
+    std::string s;
+    s.reserve(2 * n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto b = static_cast<const unsigned char *>(data)[i];
+        s += digits[b >> 4];
+        s += digits[b & 15];
+    }
+    return s;
+}
+
+void from_hex(const std::string &s, void *data, std::size_t n) {
+    if (s.size() != 2 * n) throw std::invalid_argument("case description of the wrong size");
+    auto nibble = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
+    for (std::size_t i = 0; i < n; ++i)
+        static_cast<unsigned char *>(data)[i] = static_cast<unsigned char>(nibble(s[2 * i]) << 4 | nibble(s[2 * i + 1]));
+}
+
+} // namespace
+
+void to_json(nlohmann::json &j, const CaseJob &job) {
+    nlohmann::json settings;
+    for (const SettingInfo &s : measurement_settings()) settings[std::string(s.key)] = s.get(job.settings);
+    // Both ends are the same program: the description travels as its bytes.
+    j = {{"case_index", job.case_index}, {"name", job.name},     {"backend", job.backend},
+         {"desc", to_hex(&job.desc, sizeof job.desc)},           {"settings", settings},
+         {"nmse_threshold", job.nmse_threshold},                 {"timer_overhead", job.timer_overhead}};
+}
+
+void from_json(const nlohmann::json &j, CaseJob &job) {
+    job.case_index = j.at("case_index").get<std::size_t>();
+    job.name = j.at("name").get<std::string>();
+    job.backend = j.at("backend").get<std::string>();
+    from_hex(j.at("desc").get<std::string>(), &job.desc, sizeof job.desc);
+    for (const SettingInfo &s : measurement_settings())
+        if (j.at("settings").contains(std::string(s.key)))
+            s.set(job.settings, j["settings"][std::string(s.key)].get<double>());
+    job.nmse_threshold = j.at("nmse_threshold").get<double>();
+    job.timer_overhead = j.at("timer_overhead").get<double>();
+}
+
+void to_json(nlohmann::json &j, const MemoryFigures &m) {
+    j = {{"workspace_bytes", m.workspace_bytes},
+         {"plugin_peak_bytes", m.plugin_peak_bytes},
+         {"host_accounted_peak", m.host_accounted_peak},
+         {"device_accounted_peak", m.device_accounted_peak},
+         {"heap_peak_bytes", m.heap_peak_bytes},
+         {"allocs_per_call", m.allocs_per_call},
+         {"alloc_bytes_per_call", m.alloc_bytes_per_call},
+         {"rss_peak_bytes", m.rss_peak_bytes},
+         {"heap_tracked", m.heap_tracked},
+         {"rss_peak_reset", m.rss_peak_reset}};
+}
+
+void from_json(const nlohmann::json &j, MemoryFigures &m) {
+    j.at("workspace_bytes").get_to(m.workspace_bytes);
+    j.at("plugin_peak_bytes").get_to(m.plugin_peak_bytes);
+    j.at("host_accounted_peak").get_to(m.host_accounted_peak);
+    j.at("device_accounted_peak").get_to(m.device_accounted_peak);
+    j.at("heap_peak_bytes").get_to(m.heap_peak_bytes);
+    j.at("allocs_per_call").get_to(m.allocs_per_call);
+    j.at("alloc_bytes_per_call").get_to(m.alloc_bytes_per_call);
+    j.at("rss_peak_bytes").get_to(m.rss_peak_bytes);
+    j.at("heap_tracked").get_to(m.heap_tracked);
+    j.at("rss_peak_reset").get_to(m.rss_peak_reset);
+}
+
+void to_json(nlohmann::json &j, const Activation &a) {
+    j = {{"status", case_status_name(a.status)},
+         {"reason", a.reason},
+         {"nmse", std::isfinite(a.nmse) ? nlohmann::json(a.nmse) : nlohmann::json(nullptr)},
+         {"preparation", a.preparation},
+         {"workspace_bytes", a.workspace_bytes}};
+}
+
+void from_json(const nlohmann::json &j, Activation &a) {
+    a.status = case_status_from_name(j.at("status").get<std::string>()).value_or(CaseStatus::failed);
+    a.reason = j.at("reason").get<std::string>();
+    // A NaN NMSE (NaN in the output) travels as null.
+    a.nmse = j.at("nmse").is_null() ? std::numeric_limits<double>::quiet_NaN() : j["nmse"].get<double>();
+    a.preparation = j.at("preparation").get<PreparationRecord>();
+    a.workspace_bytes = j.at("workspace_bytes").get<uint64_t>();
+}
+
+// ---- in this process ----------------------------------------------------------------
+
+namespace {
+
+// Passes the recipe's hooks on to the memory observer, and tells `on_phase`
+// each phase as it begins (before the memory observer's snapshot, so the
+// report's own allocation is not the case's).
+class PhaseObserver final : public RecipeObserver {
+public:
+    PhaseObserver(RecipeObserver &inner, std::function<void(std::string_view)> &on_phase, std::string &current)
+        : inner_(inner), on_phase_(on_phase), current_(current) {}
+    void on_phase_begin(std::string_view p) override {
+        current_ = std::string(case_phase_of(p));
+        if (on_phase_) on_phase_(current_);
+        inner_.on_phase_begin(p);
+    }
+    void on_phase_end(std::string_view p) override { inner_.on_phase_end(p); }
+    void on_sample_begin(std::size_t i, int calls) override { inner_.on_sample_begin(i, calls); }
+    void on_sample_end(std::size_t i, double s) override { inner_.on_sample_end(i, s); }
+
+private:
+    RecipeObserver &inner_;
+    std::function<void(std::string_view)> &on_phase_;
+    std::string &current_;
+};
+
+class InProcessHost final : public CaseHost {
+public:
+    InProcessHost(BackendSessions &sessions, const std::string &reference,
+                  std::function<void(std::string_view)> on_phase, bool catch_exceptions)
+        : sessions_(sessions), reference_(sessions.reference.get(), reference, sessions.reference_missing),
+          on_phase_(std::move(on_phase)), catch_exceptions_(catch_exceptions) {}
+
+    Activation activate(const CaseJob &job) override {
+        release();
+        job_ = job;
+        Activation a;
+        try {
+            BackendInstance *be = sessions_.usable(job_.backend);
+            if (!be) {
+                auto it = sessions_.missing.find(job_.backend);
+                throw MeasureFailure{CaseStatus::skipped, it != sessions_.missing.end()
+                                                              ? it->second
+                                                              : fmt::format("backend '{}' is not open", job_.backend)};
+            }
+            enter(case_phase::reference);
+            const HostBuffers &reference = reference_.outputs(job_.case_index, job_.desc);
+            if (job_.settings.cache == CacheState::cold && !evictor_) evictor_ = std::make_unique<CacheEvictor>();
+            figures_ = MemoryFigures{};
+            work_ = std::make_unique<BackendWork>(*be, job_.desc, reference_.inputs(job_.case_index, job_.desc),
+                                                  evictor_.get());
+            memory_ = std::make_unique<MemoryObserver>(*be, figures_);
+            observer_ = std::make_unique<PhaseObserver>(*memory_, on_phase_, phase_);
+            recipe_ = std::make_unique<Recipe>(*work_, job_.settings,
+                                               RecipeOptions{&steady_measure_clock(), observer_.get(), job_.timer_overhead});
+            a.preparation = recipe_->prepare([&](MeasuredWork &) {
+                CheckVerdict verdict = check_against_reference(*work_, reference, job_.desc, job_.nmse_threshold);
+                a.nmse = verdict.error; // recorded for a failed check too
+                return verdict;
+            });
+            a.workspace_bytes = work_->workspace_bytes();
+            preparation_ = a.preparation;
+        } catch (const MeasureFailure &f) {
+            a.status = f.status;
+            a.reason = f.reason;
+            if (work_) a.workspace_bytes = work_->workspace_bytes();
+            release();
+        } catch (const std::exception &e) {
+            if (!catch_exceptions_) throw;
+            a.status = CaseStatus::failed;
+            a.reason = fmt::format("exception: {} in {}", e.what(), phase_);
+            release();
+        }
+        return a;
+    }
+
+    RepetitionRecord measure_repetition() override {
+        if (!recipe_) throw MeasureFailure{CaseStatus::failed, "no active case (it failed to prepare)"};
+        try {
+            return recipe_->measure_repetition();
+        } catch (const MeasureFailure &) {
+            throw;
+        } catch (const std::exception &e) {
+            if (!catch_exceptions_) throw;
+            throw MeasureFailure{CaseStatus::failed, fmt::format("exception: {} in {}", e.what(), phase_)};
+        }
+    }
+
+    MemoryFigures finish() override {
+        MemoryFigures out;
+        if (work_ && memory_) {
+            enter(case_phase::finish);
+            memory_->finish(preparation_, work_->workspace_bytes());
+            out = figures_;
+        }
+        release();
+        return out;
+    }
+
+private:
+    void enter(std::string_view p) {
+        phase_ = std::string(p);
+        if (on_phase_) on_phase_(phase_);
+    }
+    void release() {
+        recipe_.reset();
+        observer_.reset();
+        memory_.reset();
+        if (work_) work_->release();
+        work_.reset();
+    }
+
+    BackendSessions &sessions_;
+    ReferenceCache reference_;
+    std::function<void(std::string_view)> on_phase_;
+    bool catch_exceptions_;
+    std::string phase_;
+    CaseJob job_; // outlives work_, which refers to its description
+    std::unique_ptr<CacheEvictor> evictor_;
+    MemoryFigures figures_;
+    PreparationRecord preparation_;
+    std::unique_ptr<BackendWork> work_;
+    std::unique_ptr<MemoryObserver> memory_;
+    std::unique_ptr<PhaseObserver> observer_;
+    std::unique_ptr<Recipe> recipe_;
+};
+
+// ---- in worker processes -------------------------------------------------------------
+
+class WorkerHost final : public CaseHost {
+public:
+    WorkerHost(std::vector<std::string> command, std::string reference)
+        : command_(std::move(command)), reference_(std::move(reference)) {}
+
+    Activation activate(const CaseJob &job) override {
+        job_ = job;
+        timeout_ = case_timeout_seconds(job.settings);
+        started_ = std::chrono::steady_clock::now();
+        interrupted_ = false;
+        {
+            std::lock_guard lock(mutex_);
+            auto &w = workers_[job.backend];
+            if (!w) {
+                std::vector<std::string> argv = command_;
+                argv.push_back(job.backend);
+                argv.push_back(reference_);
+                w = std::make_unique<WorkerProcess>(std::move(argv));
+            }
+            active_ = w.get();
+        }
+        WorkerOutcome o = call(nlohmann::json{{"op", "activate"}, {"job", job}});
+        if (o.ok) return o.reply.get<Activation>();
+        Activation a;
+        a.status = CaseStatus::failed;
+        a.reason = reason_of(o);
+        return a;
+    }
+
+    RepetitionRecord measure_repetition() override {
+        WorkerOutcome o = call(nlohmann::json{{"op", "repetition"}});
+        if (!o.ok) throw MeasureFailure{CaseStatus::failed, reason_of(o)};
+        if (o.reply.contains("failure"))
+            throw MeasureFailure{
+                case_status_from_name(o.reply["failure"].at("status").get<std::string>()).value_or(CaseStatus::failed),
+                o.reply["failure"].at("reason").get<std::string>()};
+        return o.reply.at("record").get<RepetitionRecord>();
+    }
+
+    MemoryFigures finish() override {
+        WorkerOutcome o = call(nlohmann::json{{"op", "finish"}});
+        if (!o.ok) throw MeasureFailure{CaseStatus::failed, reason_of(o)};
+        return o.reply.get<MemoryFigures>();
+    }
+
+    void interrupt() override {
+        interrupted_ = true;
+        std::lock_guard lock(mutex_);
+        if (active_) active_->interrupt();
+    }
+    bool interrupted() const override { return interrupted_; }
+
+private:
+    WorkerOutcome call(const nlohmann::json &request) {
+        const double used = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+        // At least a moment for each request, so a case that used up its
+        // time still gets a clean "timed out" from the worker layer.
+        WorkerOutcome o = active_->call(request, std::max(0.001, timeout_ - used));
+        if (o.interrupted) interrupted_ = true;
+        return o;
+    }
+
+    // The worker layer's cause, with the case's timeout (not the rest of it
+    // that the last request had) and the backend and case it cost.
+    std::string reason_of(const WorkerOutcome &o) const {
+        std::string cause = o.failure;
+        if (cause.rfind("timed out", 0) == 0)
+            cause = fmt::format("timed out after {:g} s in {}", timeout_, o.phase.empty() ? "start-up" : o.phase);
+        return fmt::format("{} (backend '{}', case {})", cause, job_.backend, job_.name);
+    }
+
+    std::vector<std::string> command_;
+    std::string reference_;
+    std::mutex mutex_; // guards workers_ and active_ against interrupt()
+    std::map<std::string, std::unique_ptr<WorkerProcess>> workers_;
+    WorkerProcess *active_ = nullptr;
+    CaseJob job_;
+    double timeout_ = 0;
+    std::chrono::steady_clock::time_point started_;
+    std::atomic<bool> interrupted_{false};
+};
+
+} // namespace
+
+std::unique_ptr<CaseHost> make_in_process_host(BackendSessions &sessions, const std::string &reference,
+                                               std::function<void(std::string_view)> on_phase) {
+    return std::make_unique<InProcessHost>(sessions, reference, std::move(on_phase), /*catch_exceptions=*/true);
+}
+
+std::unique_ptr<CaseHost> make_worker_host(std::vector<std::string> worker_command, std::string reference) {
+    return std::make_unique<WorkerHost>(std::move(worker_command), std::move(reference));
+}
+
+int serve_case_worker(const PluginSet &plugins, const std::string &backend, const std::string &reference) {
+    PhaseReporter *reporter = nullptr;
+    std::unique_ptr<BackendSessions> sessions;
+    std::unique_ptr<CaseHost> host;
+    auto on_phase = [&](std::string_view p) {
+        if (reporter) reporter->enter(p);
+    };
+    return serve_worker([&](const nlohmann::json &request, PhaseReporter &phase) -> nlohmann::json {
+        reporter = &phase;
+        if (!sessions) {
+            phase.enter(case_phase::create);
+            sessions = std::make_unique<BackendSessions>(open_backend_sessions(plugins, {backend}, reference));
+            // Exceptions are not caught here: a plugin that threw may be in
+            // any state, so the worker reports the fault and is replaced.
+            host = std::make_unique<InProcessHost>(*sessions, reference, on_phase, /*catch_exceptions=*/false);
+        }
+        const std::string op = request.at("op").get<std::string>();
+        if (op == "activate") return nlohmann::json(host->activate(request.at("job").get<CaseJob>()));
+        if (op == "repetition") {
+            try {
+                return nlohmann::json{{"record", host->measure_repetition()}};
+            } catch (const MeasureFailure &f) {
+                return nlohmann::json{{"failure", {{"status", case_status_name(f.status)}, {"reason", f.reason}}}};
+            }
+        }
+        if (op == "finish") return nlohmann::json(host->finish());
+        throw std::invalid_argument("case worker: unknown request '" + op + "'");
+    });
+}
+
+} // namespace opbench

@@ -1,0 +1,122 @@
+// Where one case x backend is measured: in a worker process per backend
+// (--isolate process, the default) or in opbench's own process
+// (--isolate none, for debugging a plugin under gdb).
+//
+// The runner talks to a CaseHost in three steps per case x backend, which
+// mirror the recipe (recipe.hpp): activate (reference, prepare, check, warm
+// up, choose batch), measure_repetition (once per Google Benchmark
+// repetition), finish (memory figures, release). Everything that crosses
+// the host is plain data (records.hpp, MemoryFigures), so the worker host
+// sends it over a pipe as JSON (worker.hpp) and a plugin's crash, abort,
+// exit(), exception or hang costs that case x backend only:
+//   "crashed: SIGSEGV in execute", "exited with status 0 during execute",
+//   "exception: <what> in prepare", "timed out after 60 s in execute".
+#pragma once
+
+#include "backend_sessions.hpp"
+#include "records.hpp"
+#include "results.hpp"
+#include "settings.hpp"
+#include "worker.hpp"
+
+#include "opbench/plugin.h"
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace opbench {
+
+enum class Isolation { process, none };
+[[nodiscard]] std::string_view isolation_name(Isolation i);
+[[nodiscard]] std::optional<Isolation> isolation_from_name(std::string_view name);
+
+// Phases a failure is reported in. The recipe's steps map onto them:
+// prepare -> prepare, check -> verify, warm-up / batch / samples -> execute.
+namespace case_phase {
+inline constexpr std::string_view create = "create";       // the worker opens its backend
+inline constexpr std::string_view reference = "reference"; // the reference backend's run
+inline constexpr std::string_view prepare = "prepare";
+inline constexpr std::string_view verify = "verify";
+inline constexpr std::string_view execute = "execute";
+inline constexpr std::string_view finish = "finish";       // memory figures, release
+} // namespace case_phase
+[[nodiscard]] std::string_view case_phase_of(std::string_view recipe_phase);
+
+// The seconds a case x backend may take before its worker is killed:
+// settings.timeout when set, else 60 s + 10 x repetitions x max_time
+// (a repetition stops at max_time, or at twice it for untimed work, so this
+// leaves five times the longest regular run plus a minute for the
+// reference, prepare and warm-up).
+[[nodiscard]] double case_timeout_seconds(const MeasureSettings &settings);
+
+// One case x backend as the runner asks for it.
+struct CaseJob {
+    std::size_t case_index = 0; // seeds the inputs; keys the reference cache
+    std::string name;           // benchmark name, for messages
+    std::string backend;
+    opb_op_desc desc{};
+    MeasureSettings settings;
+    double nmse_threshold = 0;
+    double timer_overhead = 0; // the recipe's batch choice
+};
+void to_json(nlohmann::json &j, const CaseJob &job);
+void from_json(const nlohmann::json &j, CaseJob &job);
+void to_json(nlohmann::json &j, const MemoryFigures &m);
+void from_json(const nlohmann::json &j, MemoryFigures &m);
+
+// What activating a case gave: passed, or failed / skipped with the reason.
+struct Activation {
+    CaseStatus status = CaseStatus::passed;
+    std::string reason;
+    double nmse = -1; // < 0: not verified
+    PreparationRecord preparation;
+    uint64_t workspace_bytes = 0;
+};
+void to_json(nlohmann::json &j, const Activation &a);
+void from_json(const nlohmann::json &j, Activation &a);
+
+class CaseHost {
+public:
+    virtual ~CaseHost() = default;
+    // Runs the reference, then prepare -> check -> warm up -> choose batch
+    // of `job`; the case stays active for measure_repetition().
+    [[nodiscard]] virtual Activation activate(const CaseJob &job) = 0;
+    // One repetition of the active case. Throws MeasureFailure.
+    [[nodiscard]] virtual RepetitionRecord measure_repetition() = 0;
+    // Memory figures of the active case (when it passed) and its release.
+    [[nodiscard]] virtual MemoryFigures finish() = 0;
+    // Abandons the case in progress as soon as possible; callable from
+    // another thread (the signal watcher). In-process: a no-op.
+    virtual void interrupt() {}
+    // The case in progress was abandoned through interrupt().
+    [[nodiscard]] virtual bool interrupted() const { return false; }
+};
+
+// --isolate none: runs in this process on `sessions`' instances. A plugin
+// fault here ends opbench; C++ exceptions (bad_alloc included) fail the case.
+// `on_phase`, when set, hears each phase as it begins (the worker reports
+// them to its parent through it).
+[[nodiscard]] std::unique_ptr<CaseHost> make_in_process_host(
+    BackendSessions &sessions, const std::string &reference,
+    std::function<void(std::string_view)> on_phase = nullptr);
+
+// --isolate process: one worker per backend, started as
+// `<worker_command...> <backend> <reference>` (normally /proc/self/exe
+// __worker) on its first case and again after a failure.
+[[nodiscard]] std::unique_ptr<CaseHost> make_worker_host(std::vector<std::string> worker_command,
+                                                         std::string reference);
+
+// The worker's side: opens `backend` and the reference backend from
+// `plugins` and serves the host's requests until the parent closes the pipe.
+// Returns the exit status (main() of `opbench __worker`).
+[[nodiscard]] int serve_case_worker(const PluginSet &plugins, const std::string &backend,
+                                    const std::string &reference);
+
+} // namespace opbench
