@@ -1,0 +1,318 @@
+// Isolation, journal and interruption through the real `opbench run`
+// (issue 9): each fault of a plugin costs exactly its own case x backend,
+// the good cases' results survive, and the exit status says a case failed;
+// Ctrl-C leaves a valid result set marked incomplete that --resume finishes.
+//
+// The faulty plugin is tests/plugins/fault_plugin.cpp (OPBENCH_FAULT picks
+// the fault, on rows = 13 only); the suite is isolation.toml.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+struct Outcome {
+    int status = -1; // exit status; 128 + signal when killed by one
+    std::string output;
+    double seconds = 0;
+};
+
+// Starts opbench with `args` and `env` (NAME=value); stdout and stderr go to
+// `log`. `stdout_closed`: its stdout is a pipe nobody reads (| head).
+pid_t start(const std::vector<std::string> &args, const std::vector<std::string> &env, const std::string &log,
+            bool stdout_closed = false) {
+    int pipefd[2] = {-1, -1};
+    if (stdout_closed && ::pipe(pipefd) != 0) return -1;
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (stdout_closed) {
+            ::close(pipefd[0]); // the reader is gone before anything is written
+            ::dup2(pipefd[1], STDOUT_FILENO);
+        } else {
+            ::dup2(fd, STDOUT_FILENO);
+        }
+        ::dup2(fd, STDERR_FILENO);
+        for (const auto &e : env) ::putenv(const_cast<char *>(e.c_str()));
+        std::vector<char *> argv;
+        std::string exe = OPBENCH_EXE;
+        argv.push_back(exe.data());
+        std::vector<std::string> copy = args;
+        for (auto &a : copy) argv.push_back(a.data());
+        argv.push_back(nullptr);
+        ::execv(exe.c_str(), argv.data());
+        ::_exit(127);
+    }
+    if (stdout_closed) {
+        ::close(pipefd[0]);
+        ::close(pipefd[1]);
+    }
+    return pid;
+}
+
+int wait_for(pid_t pid, double limit_seconds) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit_seconds);
+    int st = 0;
+    while (::waitpid(pid, &st, WNOHANG) == 0) {
+        if (std::chrono::steady_clock::now() > deadline) {
+            ::kill(pid, SIGKILL);
+            ::waitpid(pid, &st, 0);
+            return -2; // the test's own limit: opbench hung
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+std::string slurp(const std::string &path) {
+    std::ifstream in(path);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+class IsolationTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        char tmpl[] = "/tmp/opbench-isolation-test-XXXXXX";
+        ASSERT_NE(::mkdtemp(tmpl), nullptr);
+        dir_ = tmpl;
+        out_ = (fs::path(dir_) / "r.json").string();
+    }
+    void TearDown() override { fs::remove_all(dir_); }
+
+    Outcome run(std::vector<std::string> args, std::vector<std::string> env = {}, double limit = 120) {
+        env.push_back(std::string("OPBENCH_PLUGIN_PATH=") + FAULT_PLUGIN);
+        const std::string log = (fs::path(dir_) / "log.txt").string();
+        const auto t0 = std::chrono::steady_clock::now();
+        Outcome r;
+        r.status = wait_for(start(args, env, log), limit);
+        r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        r.output = slurp(log);
+        return r;
+    }
+    Outcome run_fault(const std::string &fault, std::vector<std::string> extra = {}, const std::string &phase = "") {
+        std::vector<std::string> args = {"run", ISOLATION_SUITE, "--out", out_, "--no-progress"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        std::vector<std::string> env = {"OPBENCH_FAULT=" + fault};
+        if (!phase.empty()) env.push_back("OPBENCH_FAULT_PHASE=" + phase);
+        return run(args, env);
+    }
+    json result_set() const {
+        std::ifstream in(out_);
+        return json::parse(in);
+    }
+    // Status and reason of each case x backend (its first entry).
+    std::map<std::string, std::pair<std::string, std::string>> outcomes() const {
+        std::map<std::string, std::pair<std::string, std::string>> m;
+        const json rs = result_set(); // kept alive for the loop
+        for (const auto &e : rs["benchmarks"]) {
+            const std::string name = e.value("run_name", std::string());
+            if (!m.count(name)) m[name] = {e.value("status", std::string()), e.value("reason", std::string())};
+        }
+        return m;
+    }
+    // Nothing but the result set is left in its directory (no journal, no scratch).
+    std::vector<std::string> leftovers() const {
+        std::vector<std::string> names;
+        for (const auto &f : fs::directory_iterator(dir_))
+            if (f.path().filename() != "r.json" && f.path().filename() != "log.txt")
+                names.push_back(f.path().filename().string());
+        return names;
+    }
+    std::string dir_, out_;
+};
+
+const std::string kBad = "add/R:13/C:16/dt:f32/be:fault/manual_time";
+
+struct Fault {
+    const char *fault, *phase, *reason;
+};
+
+class EachFault : public IsolationTest, public ::testing::WithParamInterface<Fault> {};
+
+TEST_P(EachFault, CostsExactlyItsOwnCase) {
+    const Fault f = GetParam();
+    const Outcome r = run_fault(f.fault, {}, f.phase);
+    ASSERT_EQ(r.status, 1) << "a failed case exits 1\n" << r.output;
+    const auto got = outcomes();
+    ASSERT_EQ(got.size(), 6u) << r.output;
+    for (const auto &[name, outcome] : got) {
+        if (name == kBad) continue;
+        EXPECT_EQ(outcome.first, "passed") << name << ": " << outcome.second;
+    }
+    ASSERT_TRUE(got.count(kBad));
+    EXPECT_EQ(got.at(kBad).first, "failed");
+    const std::string want = std::string(f.reason) + " (backend 'fault', case add/R:13/C:16/dt:f32/be:fault)";
+    EXPECT_EQ(got.at(kBad).second, want);
+    // The passed cases carry their measurements.
+    const json rs = result_set();
+    for (const auto &e : rs["benchmarks"])
+        if (e.value("status", "") == "passed" && e.value("run_type", "") == "iteration") {
+            EXPECT_GT(e["real_time"].get<double>(), 0.0) << e["name"];
+        }
+    EXPECT_EQ(rs["context"]["opbench"]["complete"], true);
+    EXPECT_EQ(rs["context"]["opbench"]["measurement"]["isolation"], "process");
+    EXPECT_TRUE(leftovers().empty()) << leftovers().front();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Plugin, EachFault,
+    ::testing::Values(Fault{"segv", "execute", "crashed: SIGSEGV in execute"},
+                      Fault{"abort", "execute", "crashed: SIGABRT in execute"},
+                      Fault{"exit0", "execute", "exited with status 0 during execute"},
+                      Fault{"throw", "execute", "exception: fault plugin: thrown through the C boundary in execute"},
+                      Fault{"bad_alloc", "execute", "exception: std::bad_alloc in execute"},
+                      Fault{"segv", "prepare", "crashed: SIGSEGV in prepare"},
+                      Fault{"exit0", "verify", "exited with status 0 during verify"}),
+    [](const auto &info) { return std::string(info.param.fault) + "_in_" + info.param.phase; });
+
+TEST_F(IsolationTest, AHangIsCutAtTheCaseTimeout) {
+    const Outcome r = run_fault("hang", {"--case-timeout", "1"});
+    ASSERT_EQ(r.status, 1) << r.output;
+    EXPECT_LT(r.seconds, 60) << "one hung case costs its timeout, not the run";
+    const auto got = outcomes();
+    EXPECT_EQ(got.at(kBad).second, "timed out after 1 s in execute (backend 'fault', case add/R:13/C:16/dt:f32/be:fault)");
+    int passed = 0;
+    for (const auto &[name, o] : got) passed += o.first == "passed";
+    EXPECT_EQ(passed, 5);
+    const json rs = result_set();
+    for (const auto &e : rs["benchmarks"])
+        if (e.value("run_name", "") == kBad) {
+            EXPECT_EQ(e["settings"]["timeout"], 1.0) << "the timeout is recorded";
+        }
+}
+
+TEST_F(IsolationTest, WithoutIsolationAThrowFailsItsCaseAndTheRunGoesOn) {
+    const Outcome r = run_fault("throw", {"--isolate", "none"});
+    ASSERT_EQ(r.status, 1) << r.output;
+    const auto got = outcomes();
+    EXPECT_EQ(got.at(kBad).first, "failed");
+    EXPECT_EQ(got.at(kBad).second.rfind("exception: fault plugin: thrown through the C boundary in execute", 0), 0u)
+        << got.at(kBad).second;
+    EXPECT_EQ(result_set()["context"]["opbench"]["measurement"]["isolation"], "none");
+}
+
+TEST_F(IsolationTest, ACaseThatCannotFitIsSkippedBeforeItStarts) {
+    const Outcome r = run_fault("", {"--mem-limit", "1K"});
+    ASSERT_EQ(r.status, 0) << r.output;
+    ASSERT_EQ(outcomes().size(), 6u);
+    for (const auto &[name, o] : outcomes()) {
+        EXPECT_EQ(o.first, "skipped") << name;
+        EXPECT_EQ(o.second.rfind("needs 0.00 GiB, 0.00 GiB available (--mem-limit)", 0), 0u) << o.second;
+    }
+}
+
+TEST_F(IsolationTest, AClosedStdoutDoesNotLoseTheRun) {
+    const std::string log = (fs::path(dir_) / "log.txt").string();
+    const pid_t pid = start({"run", ISOLATION_SUITE, "--out", out_, "--no-progress", "--backends", "naive"},
+                            {std::string("OPBENCH_PLUGIN_PATH=") + FAULT_PLUGIN}, log, /*stdout_closed=*/true);
+    EXPECT_EQ(wait_for(pid, 120), 0) << slurp(log);
+    EXPECT_EQ(result_set()["context"]["opbench"]["complete"], true);
+    EXPECT_EQ(outcomes().size(), 3u);
+}
+
+// Waits until the journal holds `cases` finished case x backend.
+bool journal_has(const std::string &journal, std::size_t cases, double limit) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit);
+    while (std::chrono::steady_clock::now() < deadline) {
+        std::ifstream in(journal);
+        std::string line;
+        std::size_t n = 0;
+        while (std::getline(in, line)) n += line.rfind("{\"case\"", 0) == 0;
+        if (n >= cases) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+}
+
+class Interrupt : public IsolationTest, public ::testing::WithParamInterface<std::pair<int, int>> {};
+
+TEST_P(Interrupt, LeavesAnIncompleteResultSetThatResumeFinishes) {
+    const auto [sig, expected_status] = GetParam();
+    const std::string log = (fs::path(dir_) / "log.txt").string();
+    const std::vector<std::string> args = {"run", QUICK_SUITE, "--backends", "naive", "--out", out_, "--no-progress"};
+    const pid_t pid = start(args, {}, log);
+    ASSERT_TRUE(journal_has(out_ + ".journal", 2, 120)) << slurp(log);
+    ::kill(pid, sig);
+    ASSERT_EQ(wait_for(pid, 120), expected_status) << slurp(log);
+
+    const json partial = result_set();
+    EXPECT_EQ(partial["context"]["opbench"]["complete"], false);
+    EXPECT_EQ(partial["context"]["opbench"]["journal"], fs::absolute(out_ + ".journal").string());
+    std::set<std::string> before;
+    for (const auto &e : partial["benchmarks"]) {
+        before.insert(e["run_name"].get<std::string>());
+        EXPECT_EQ(e["status"], "passed") << e["run_name"] << ": abandoned cases stay out of the set";
+    }
+    EXPECT_GE(before.size(), 2u);
+    EXPECT_LT(before.size(), 18u);
+    EXPECT_NE(slurp(log).find("--resume"), std::string::npos) << "the console says how to finish it";
+
+    const Outcome resumed = run({"run", "--resume", out_, "--no-progress"});
+    ASSERT_EQ(resumed.status, 0) << resumed.output;
+    const json done = result_set();
+    EXPECT_EQ(done["context"]["opbench"]["complete"], true);
+    EXPECT_EQ(done["context"]["opbench"]["resumed_at"].size(), 1u);
+    std::map<std::string, int> reps;
+    for (const auto &e : done["benchmarks"])
+        if (e.value("run_type", "") == "iteration") ++reps[e["run_name"].get<std::string>()];
+    EXPECT_EQ(reps.size(), 18u) << "every case of quick.toml on naive, once";
+    for (const auto &[name, n] : reps) EXPECT_EQ(n, 9) << name << ": its repetitions, none twice";
+    // The cases that had finished were kept, not run again: same entries.
+    for (const auto &e : partial["benchmarks"]) {
+        bool found = false;
+        for (const auto &d : done["benchmarks"]) found = found || d == e;
+        EXPECT_TRUE(found) << e["name"];
+    }
+    EXPECT_TRUE(leftovers().empty()) << "the journal goes with the complete set: " << leftovers().front();
+}
+
+INSTANTIATE_TEST_SUITE_P(Signals, Interrupt,
+                         ::testing::Values(std::pair{SIGINT, 130}, std::pair{SIGTERM, 143}),
+                         [](const auto &info) { return info.param.first == SIGINT ? "SIGINT" : "SIGTERM"; });
+
+TEST_F(IsolationTest, ASecondCtrlCStopsAtOnceAndStillWritesTheSet) {
+    const std::string log = (fs::path(dir_) / "log.txt").string();
+    // A hang that the first Ctrl-C would wait on in process (--isolate none):
+    // only the second one can end it.
+    const pid_t pid = start({"run", ISOLATION_SUITE, "--out", out_, "--no-progress", "--isolate", "none"},
+                            {std::string("OPBENCH_PLUGIN_PATH=") + FAULT_PLUGIN, "OPBENCH_FAULT=hang"}, log);
+    ASSERT_TRUE(journal_has(out_ + ".journal", 3, 120)) << slurp(log);
+    std::this_thread::sleep_for(std::chrono::milliseconds(500)); // now inside the hang
+    ::kill(pid, SIGINT);
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    ::kill(pid, SIGINT);
+    ASSERT_EQ(wait_for(pid, 30), 130) << slurp(log);
+    const json partial = result_set();
+    EXPECT_EQ(partial["context"]["opbench"]["complete"], false);
+    std::set<std::string> names;
+    for (const auto &e : partial["benchmarks"]) names.insert(e["run_name"].get<std::string>());
+    EXPECT_EQ(names.size(), 3u) << "the three cases before the hang";
+}
+
+TEST_F(IsolationTest, ResumeRefusesWhatItCannotContinue) {
+    std::ofstream(out_) << R"({"context": {"opbench": {"complete": true}}, "benchmarks": []})";
+    Outcome r = run({"run", "--resume", out_});
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.output.find("nothing to resume"), std::string::npos) << r.output;
+    r = run({"run", "--resume", out_, ISOLATION_SUITE});
+    EXPECT_EQ(r.status, 2) << r.output;
+}
+
+} // namespace
