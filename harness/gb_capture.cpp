@@ -75,4 +75,11 @@ void TeeReporter::Finalize() {
     for (auto *r : reporters_) r->Finalize();
 }
 
+void FilterReporter::ReportRuns(const std::vector<Run> &runs) {
+    std::vector<Run> kept;
+    for (const Run &r : runs)
+        if (keep_(r)) kept.push_back(r);
+    if (!kept.empty()) inner_.ReportRuns(kept);
+}
+
 } // namespace opbench

@@ -57,4 +57,19 @@ private:
     std::vector<benchmark::BenchmarkReporter *> reporters_;
 };
 
+// Passes on the runs `keep` accepts (the console leaves out the cases an
+// interrupt abandoned: Google Benchmark still "runs" each of them once).
+class FilterReporter : public benchmark::BenchmarkReporter {
+public:
+    FilterReporter(benchmark::BenchmarkReporter &inner, std::function<bool(const Run &)> keep)
+        : inner_(inner), keep_(std::move(keep)) {}
+    bool ReportContext(const Context &context) override { return inner_.ReportContext(context); }
+    void ReportRuns(const std::vector<Run> &runs) override;
+    void Finalize() override { inner_.Finalize(); }
+
+private:
+    benchmark::BenchmarkReporter &inner_;
+    std::function<bool(const Run &)> keep_;
+};
+
 } // namespace opbench

@@ -10,7 +10,8 @@ figures. Registered with Meson's benchmark() (tests/bench/meson.build):
     /usr/bin/python3 tests/bench/opbench_bench.py --opbench build/harness/opbench \
         --direct build/tests/bench/direct_kernels --source-root . call-path
 
-Subcommands: call-path, accuracy, repeatability, cost, attention-memory.
+Subcommands: call-path, accuracy, repeatability, cost, attention-memory,
+isolation.
 Standard library only.
 """
 import argparse
@@ -296,13 +297,57 @@ def attention_memory():
           "\nmark, reset at the case's start (so it includes the process's baseline).")
 
 
+# ---- isolation ---------------------------------------------------------------
+
+def isolation():
+    """The worker process's cost: the same suites with --isolate process and
+    --isolate none, alternated (ABAB...) so a slow spell of the machine hits
+    both; per case the median of the per-run medians, and their ratio."""
+    rounds = 3
+    suites = [(here("tests", "bench", "call_path.toml"), []),
+              (here("suites", "quick.toml"), ["--repetitions", "3"])]
+    first, _ = run_opbench(suites[0][0], ["--isolate", "none"])
+    built = [b for b in ("naive", "onednn") if b in backends_built(first)]
+    medians = {"process": {}, "none": {}}
+    walls = {"process": [], "none": []}
+    for _ in range(rounds):
+        for mode in ("process", "none"):
+            wall = 0.0
+            for suite, extra in suites:
+                res, w = run_opbench(suite, ["--isolate", mode, "--backends", ",".join(built), *extra])
+                wall += w
+                for name, c in cases(res).items():
+                    medians[mode].setdefault(name, []).append(c["median"])
+            walls[mode].append(wall)
+    rows, ratios = [], []
+    for name in sorted(medians["process"]):
+        if name not in medians["none"]:
+            continue
+        p, n = statistics.median(medians["process"][name]), statistics.median(medians["none"][name])
+        spread = lambda xs: (max(xs) - min(xs)) / statistics.median(xs)
+        ratios.append(p / n)
+        rows.append([name.split("/be:")[0][:60], name.split("/be:")[1].split("/")[0], us(n), us(p),
+                     f"{p / n:.3f}", f"{100 * spread(medians['none'][name]):.1f}%",
+                     f"{100 * spread(medians['process'][name]):.1f}%"])
+    table(["case", "backend", "none us", "process us", "process/none", "spread none", "spread process"], rows)
+    print(f"
+median of the ratios process/none over {len(ratios)} case x backend: {statistics.median(ratios):.3f}"
+          f" (min {min(ratios):.3f}, max {max(ratios):.3f}); {rounds} alternated rounds of each mode")
+    print(f"wall time of the two suites: none {statistics.median(walls['none']):.1f} s, process "
+          f"{statistics.median(walls['process']):.1f} s (medians of {rounds})")
+    print("spread: (max - min) / median of one case's per-run medians within a mode: the run-to-run noise"
+          "
+that a process/none ratio must be read against.")
+
+
 def main():
     global ARGS
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--opbench", required=True)
     p.add_argument("--direct", required=True)
     p.add_argument("--source-root", required=True)
-    p.add_argument("what", choices=["call-path", "accuracy", "repeatability", "cost", "attention-memory"])
+    p.add_argument("what", choices=["call-path", "accuracy", "repeatability", "cost", "attention-memory",
+                                    "isolation"])
     p.add_argument("--interleave", action="store_true",
                    help="repeatability: spread each case's repetitions over the run "
                         "(--benchmark_enable_random_interleaving=true)")
@@ -310,7 +355,7 @@ def main():
     t0 = time.monotonic()
     print(f"(load average at start: {loadavg()}; {os.cpu_count()} CPUs)")
     {"call-path": call_path, "accuracy": accuracy, "repeatability": repeatability, "cost": cost,
-     "attention-memory": attention_memory}[ARGS.what]()
+     "attention-memory": attention_memory, "isolation": isolation}[ARGS.what]()
     if CRASHES_AT_EXIT:
         print(f"\nWARNING: {len(CRASHES_AT_EXIT)} opbench run(s) died of SIGSEGV at exit after writing"
               " a complete result set (known harness bug); their results were used.")

@@ -63,4 +63,29 @@ TEST(JsonCapture, HandsOnTheContextAndEachBenchmarksEntriesAsTheyFinish) {
     EXPECT_EQ(pieces[1][0]["error_message"], "failed: crashed: SIGSEGV in execute");
 }
 
+TEST(FilterReporter, PassesOnOnlyTheRunsItKeeps) {
+    std::vector<std::vector<json>> seen;
+    JsonCapture capture(nullptr, [&](std::vector<json> e) { seen.push_back(std::move(e)); });
+    FilterReporter filter(capture, [](const benchmark::BenchmarkReporter::Run &r) {
+        return !(r.error_occurred && r.error_message == "interrupted");
+    });
+    benchmark::RegisterBenchmark("kept", [](benchmark::State &st) {
+        for (auto _ : st) st.SetIterationTime(1e-6);
+    })->UseManualTime()->Iterations(1);
+    benchmark::RegisterBenchmark("abandoned", [](benchmark::State &st) {
+        st.SkipWithError("interrupted");
+        for (auto _ : st) {
+        }
+    })->UseManualTime()->Iterations(1);
+    std::vector<std::string> args = {"gb_capture_test", "--benchmark_repetitions=1"};
+    std::vector<char *> argv;
+    for (auto &a : args) argv.push_back(a.data());
+    int argc = static_cast<int>(argv.size());
+    benchmark::Initialize(&argc, argv.data());
+    benchmark::RunSpecifiedBenchmarks(&filter);
+    benchmark::ClearRegisteredBenchmarks();
+    ASSERT_EQ(seen.size(), 1u);
+    EXPECT_EQ(seen[0][0]["run_name"], "kept/iterations:1/manual_time");
+}
+
 } // namespace
