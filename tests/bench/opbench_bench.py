@@ -330,14 +330,12 @@ def isolation():
                      f"{p / n:.3f}", f"{100 * spread(medians['none'][name]):.1f}%",
                      f"{100 * spread(medians['process'][name]):.1f}%"])
     table(["case", "backend", "none us", "process us", "process/none", "spread none", "spread process"], rows)
-    print(f"
-median of the ratios process/none over {len(ratios)} case x backend: {statistics.median(ratios):.3f}"
+    print(f"\nmedian of the ratios process/none over {len(ratios)} case x backend: {statistics.median(ratios):.3f}"
           f" (min {min(ratios):.3f}, max {max(ratios):.3f}); {rounds} alternated rounds of each mode")
     print(f"wall time of the two suites: none {statistics.median(walls['none']):.1f} s, process "
           f"{statistics.median(walls['process']):.1f} s (medians of {rounds})")
     print("spread: (max - min) / median of one case's per-run medians within a mode: the run-to-run noise"
-          "
-that a process/none ratio must be read against.")
+          "\nthat a process/none ratio must be read against.")
 
 
 def main():
