@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
@@ -256,8 +257,8 @@ private:
 
 class WorkerHost final : public CaseHost {
 public:
-    WorkerHost(std::vector<std::string> command, std::string reference)
-        : command_(std::move(command)), reference_(std::move(reference)) {}
+    WorkerHost(std::vector<std::string> command, std::string reference, std::map<std::string, std::string> paths)
+        : command_(std::move(command)), reference_(std::move(reference)), paths_(std::move(paths)) {}
 
     Activation activate(const CaseJob &job) override {
         job_ = job;
@@ -269,8 +270,11 @@ public:
             auto &w = workers_[job.backend];
             if (!w) {
                 std::vector<std::string> argv = command_;
-                argv.push_back(job.backend);
-                argv.push_back(reference_);
+                for (const std::string &name : {job.backend, reference_}) {
+                    argv.push_back(name);
+                    auto it = paths_.find(name);
+                    argv.push_back(it == paths_.end() ? std::string() : it->second); // "": not loaded
+                }
                 w = std::make_unique<WorkerProcess>(std::move(argv));
             }
             active_ = w.get();
@@ -327,6 +331,7 @@ private:
 
     std::vector<std::string> command_;
     std::string reference_;
+    std::map<std::string, std::string> paths_;
     std::mutex mutex_; // guards workers_ and active_ against interrupt()
     std::map<std::string, std::unique_ptr<WorkerProcess>> workers_;
     WorkerProcess *active_ = nullptr;
@@ -343,8 +348,24 @@ std::unique_ptr<CaseHost> make_in_process_host(BackendSessions &sessions, const 
     return std::make_unique<InProcessHost>(sessions, reference, std::move(on_phase), /*catch_exceptions=*/true);
 }
 
-std::unique_ptr<CaseHost> make_worker_host(std::vector<std::string> worker_command, std::string reference) {
-    return std::make_unique<WorkerHost>(std::move(worker_command), std::move(reference));
+std::unique_ptr<CaseHost> make_worker_host(std::vector<std::string> worker_command, std::string reference,
+                                           std::map<std::string, std::string> plugin_paths) {
+    return std::make_unique<WorkerHost>(std::move(worker_command), std::move(reference), std::move(plugin_paths));
+}
+
+int case_worker_main(int argc, char **argv) {
+    if (argc != 6) {
+        std::fprintf(stderr, "opbench __worker: started by opbench itself, not by hand\n");
+        return 2;
+    }
+    PluginSet plugins;
+    for (const char *path : {argv[3], argv[5]}) {
+        if (!*path) continue;
+        LoadResult loaded = load_plugin(path);
+        if (loaded.plugin && !plugins.find(loaded.plugin->name())) plugins.plugins.push_back(*loaded.plugin);
+        if (loaded.failure) plugins.failures.push_back(*loaded.failure);
+    }
+    return serve_case_worker(plugins, argv[2], argv[4]);
 }
 
 int serve_case_worker(const PluginSet &plugins, const std::string &backend, const std::string &reference) {

@@ -107,16 +107,22 @@ public:
     BackendSessions &sessions, const std::string &reference,
     std::function<void(std::string_view)> on_phase = nullptr);
 
-// --isolate process: one worker per backend, started as
-// `<worker_command...> <backend> <reference>` (normally /proc/self/exe
-// __worker) on its first case and again after a failure.
+// --isolate process: one worker per backend, started on its first case and
+// again after a failure as
+//   <worker_command...> BACKEND BACKEND_PLUGIN REFERENCE REFERENCE_PLUGIN
+// (normally /proc/self/exe __worker ...): the worker loads just those two
+// plugin files. `plugin_paths`: backend name -> its plugin file.
 [[nodiscard]] std::unique_ptr<CaseHost> make_worker_host(std::vector<std::string> worker_command,
-                                                         std::string reference);
+                                                         std::string reference,
+                                                         std::map<std::string, std::string> plugin_paths);
 
 // The worker's side: opens `backend` and the reference backend from
 // `plugins` and serves the host's requests until the parent closes the pipe.
-// Returns the exit status (main() of `opbench __worker`).
+// Returns the exit status.
 [[nodiscard]] int serve_case_worker(const PluginSet &plugins, const std::string &backend,
                                     const std::string &reference);
+
+// main() of `opbench __worker BACKEND BACKEND_PLUGIN REFERENCE REFERENCE_PLUGIN`.
+[[nodiscard]] int case_worker_main(int argc, char **argv);
 
 } // namespace opbench
