@@ -2,6 +2,7 @@
 // unchanged, the recipe's phases map onto the reported ones, and the case
 // timeout follows the settings.
 #include "case_host.hpp"
+#include "recipe.hpp"
 
 #include "opbench/ops.hpp"
 
