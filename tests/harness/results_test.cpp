@@ -45,7 +45,7 @@ TEST(BenchmarkName, IsStableAndFilterable) {
 TEST(BenchmarkName, SettingsThatChangeTheMeasurementAndTheCaseNameAppear) {
     Case c = matmul_case();
     c.settings.threads = 1;
-    c.settings.cache = "cold";
+    c.settings.cache = CacheState::cold;
     c.name = "gpt2-small.mlp.up";
     EXPECT_EQ(benchmark_name(c, "onednn"),
               "matmul/B:1/M:1024/N:1024/K:1024/variant:default/dt:f32/thr:1/cache:cold/be:onednn/case:gpt2-small.mlp.up");
@@ -75,7 +75,7 @@ TEST(EnrichResultSet, AddsContextAndCaseFieldsAndSurvivesATextRoundTrip) {
     skipped.source = &skipped_case;
     skipped.backend = "onednn";
     skipped.name = benchmark_name(skipped_case, "onednn");
-    skipped.status = "skipped";
+    skipped.status = CaseStatus::skipped;
     skipped.reason = "no fused attention primitive";
 
     nlohmann::json gb = {{"context", {{"num_cpus", 2}}},

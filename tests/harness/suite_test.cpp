@@ -102,7 +102,7 @@ threads = 1
     EXPECT_EQ(mm.settings.min_samples, 7);
     EXPECT_DOUBLE_EQ(mm.settings.noise, 0.02);
     EXPECT_EQ(mm.settings.repetitions, 9);
-    EXPECT_EQ(mm.settings.cache, "cold");
+    EXPECT_EQ(mm.settings.cache, CacheState::cold);
     EXPECT_EQ(mm.settings.threads, 4);
     EXPECT_EQ(mm.desc.threads, 4);
     EXPECT_EQ(mm.where.line, 17);
@@ -116,7 +116,7 @@ threads = 1
     EXPECT_EQ(add.desc.p.eltwise.cols, 8);
     EXPECT_EQ(add.backends, (std::vector<std::string>{"cuda"}));
     EXPECT_EQ(add.settings.warmup, 0);
-    EXPECT_EQ(add.settings.cache, "warm");
+    EXPECT_EQ(add.settings.cache, CacheState::warm);
     EXPECT_EQ(add.settings.threads, 1);
     EXPECT_EQ(add.desc.threads, 1);
     EXPECT_EQ(add.settings.repetitions, 9); // inherited
