@@ -34,6 +34,8 @@ std::vector<Case> effective_cases(const Suite &suite, const RunOptions &options)
     for (const auto &c : suite.cases) {
         Case effective = c;
         options.overrides.apply(effective.settings);
+        if (auto why = check_settings(effective.settings))
+            throw SuiteError(c.where, *why + " (after the command-line overrides)");
         effective.desc.threads = resolve_threads(effective.settings.threads);
         if (!options.backends.empty()) effective.backends = options.backends;
         cases.push_back(std::move(effective));

@@ -61,7 +61,11 @@ constexpr std::array kSettings = {
 
 #undef OPB_SETTING_FIELD
 
-std::string number_text(double v) { return fmt::format("{:g}", v); }
+// Whole numbers in full ("1000000"), others in %g form: never 300 digits.
+std::string number_text(double v) {
+    if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e15) return fmt::format("{}", static_cast<long long>(v));
+    return fmt::format("{:g}", v);
+}
 
 } // namespace
 
