@@ -194,7 +194,8 @@ int main(int argc, char **argv) {
     // One option per measurement setting, from the table (settings.hpp).
     // Values are checked against the table's range; a bad one exits 2.
     for (const SettingInfo &info : measurement_settings()) {
-        const std::string help = fmt::format("{} ({}; suite key `{}`)", info.help, range_text(info), info.key);
+        const std::string help = fmt::format("{} ({}; built-in default {}; suite key `{}`)", info.help, range_text(info),
+                                             default_text(info), info.key);
         auto store = [&opts, &info](double v) {
             if (auto why = check_setting(info, v)) throw CLI::ValidationError(std::string(info.cli_flag), *why);
             opts.overrides.set(info, v);

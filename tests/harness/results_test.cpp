@@ -103,6 +103,14 @@ TEST(EnrichResultSet, AddsContextAndCaseFieldsAndSurvivesATextRoundTrip) {
     EXPECT_EQ(e["memory"]["workspace_bytes"], 4096);
     EXPECT_EQ(e["stats"]["samples"], 40);
     EXPECT_EQ(e["suite_location"], "suites/gemm.toml:12:1");
+    // The settings keep their result-set names (from the settings table) and values.
+    const auto &st = e["settings"];
+    EXPECT_EQ(st["cache"], "warm");
+    EXPECT_EQ(st["threads"], 0);
+    EXPECT_TRUE(st.contains("noise_target") && !st.contains("noise")) << st.dump();
+    EXPECT_FALSE(st.contains("repetitions")) << "repetitions are the entries themselves";
+    for (const char *k : {"warmup", "min_time", "max_time", "min_samples", "threads_resolved"})
+        EXPECT_TRUE(st.contains(k)) << k;
     const auto &s = back["benchmarks"][1];
     EXPECT_EQ(s["status"], "skipped");
     EXPECT_EQ(s["reason"], "no fused attention primitive");
