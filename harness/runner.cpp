@@ -375,9 +375,7 @@ void SuiteRun::open_backends() {
 // smallest op there is (a 1x1 f32 add) through execute + synchronize. A case
 // whose time per call is within a few times this is overhead-bound.
 void SuiteRun::measure_call_overheads() {
-    opb_op_desc tiny = make_desc(OPB_OP_ADD, OPB_DTYPE_F32);
-    tiny.p.eltwise.rows = 1;
-    tiny.p.eltwise.cols = 1;
+    const opb_op_desc tiny = call_overhead_desc();
     for (auto &[name, inst] : backends_) {
         if (!inst->usable() || inst->api().supports(inst->handle(), &tiny) != OPB_OK) continue;
         try {
