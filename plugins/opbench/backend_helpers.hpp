@@ -144,15 +144,28 @@ inline constexpr std::size_t kOpDescSize_1_0 =
 // The header every struct starts with.
 inline constexpr std::size_t kStructHeaderSize = 2 * sizeof(uint32_t);
 
+// The least struct_size a plugin accepts for each struct the host passes: it
+// must hold the first field the plugin reads or fills (for a description,
+// all of ABI 1.0's). Fields beyond a caller's struct_size are left alone.
+constexpr std::size_t min_struct_size(const opb_op_desc *) { return kOpDescSize_1_0; }
+constexpr std::size_t min_struct_size(const opb_device_info *) {
+    return offsetof(opb_device_info, kind) + sizeof(int32_t);
+}
+constexpr std::size_t min_struct_size(const opb_memory_stats *) {
+    return offsetof(opb_memory_stats, current_bytes) + sizeof(uint64_t);
+}
+
 inline std::string abi_text(uint32_t v) {
     return std::to_string(OPB_ABI_MAJOR(v)) + "." + std::to_string(OPB_ABI_MINOR(v));
 }
 
 // OPB_OK when `s` is not NULL, speaks this plugin's ABI major and holds at
-// least `needed` bytes; otherwise OPB_ERR_INVALID with "<backend>: <what>...".
+// least `needed` bytes (default: min_struct_size); otherwise OPB_ERR_INVALID
+// with "<backend>: <what>...".
 template <class T>
 [[nodiscard]] opb_status check_struct(BackendBase *b, std::string_view backend, const char *what,
-                                      const T *s, std::size_t needed = kStructHeaderSize) {
+                                      const T *s,
+                                      std::size_t needed = min_struct_size(static_cast<const T *>(nullptr))) {
     const std::string where = std::string(backend) + ": " + what;
     if (!s) return b->fail(OPB_ERR_INVALID, where + " is NULL");
     if (OPB_ABI_MAJOR(s->abi_version) != OPB_ABI_VERSION_MAJOR)
@@ -195,7 +208,7 @@ template <class T> void write_struct(T *out, const T &filled) {
 // unsupported_op, a malformed description by OPB_ERR_INVALID.
 [[nodiscard]] inline opb_status read_op_desc(BackendBase *b, std::string_view backend,
                                              const opb_op_desc *in, opb_op_desc &out) {
-    if (opb_status s = check_struct(b, backend, "opb_op_desc", in, kOpDescSize_1_0); s != OPB_OK)
+    if (opb_status s = check_struct(b, backend, "opb_op_desc", in); s != OPB_OK)
         return s;
     std::memset(&out, 0, sizeof out);
     std::memcpy(&out, in, in->struct_size < sizeof out ? in->struct_size : sizeof out);
