@@ -1,13 +1,21 @@
 // opbench: the command-line program. Each subcommand is a small function;
 // the work lives in the harness modules.
 #include "build_config.hpp"
+#include "case_host.hpp"
+#include "interrupt.hpp"
+#include "journal.hpp"
+#include "memory_estimate.hpp"
+#include "run_log.hpp"
 #include "context.hpp"
 #include "git_version.hpp"
 #include "machine.hpp"
 #include "opbench/ops.hpp"
 #include "plugin_loader.hpp"
 #include "results.hpp"
+#include "run_environment.hpp"
 #include "runner.hpp"
+#include "settings.hpp"
+#include "writers/writer.hpp"
 #include "suite.hpp"
 
 #include <CLI/CLI.hpp>
@@ -92,9 +100,9 @@ int cmd_list(const PluginSet &plugins) {
     for (const auto &f : plugins.failures) std::cout << "  refused: " << f.reason << "\n";
 
     std::cout << "\nOps (dtypes: f32, bf16, f16):\n";
-    for (int op = 0; op < OPB_OP_COUNT; ++op) {
-        auto variants = variant_names(op);
-        std::cout << fmt::format("  {:<10} variants: {}\n", op_name(op), fmt::join(variants, ", "));
+    for (const OpInfo &row : kOps) {
+        auto variants = variant_names(row.op);
+        std::cout << fmt::format("  {:<10} variants: {}\n", row.name, fmt::join(variants, ", "));
     }
 
     std::cout << "\nSuites (" << suites_dir().string() << "):\n";
@@ -143,7 +151,7 @@ std::string default_out_path(const Suite &s) {
     char stamp[32];
     std::time_t now = std::time(nullptr);
     std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::gmtime(&now));
-    return fmt::format("results/{}-{}.json", s.name.empty() ? "suite" : s.name, stamp);
+    return fmt::format("results/{}-{}{}", s.name.empty() ? "suite" : s.name, stamp, find_writer("json")->extension);
 }
 
 int cmd_machine(bool refresh) {
@@ -164,9 +172,26 @@ int cmd_machine(bool refresh) {
     return 0;
 }
 
-} // namespace
 
-int main(int argc, char **argv) {
+// The arguments of `run` that --resume replays: everything after `run`
+// except where the result set goes (the journal says that) and --resume.
+std::vector<std::string> replayable_run_args(int argc, char **argv) {
+    std::vector<std::string> out;
+    int i = 1;
+    while (i < argc && std::string_view(argv[i]) != "run") ++i;
+    for (++i; i < argc; ++i) {
+        const std::string_view a = argv[i];
+        if (a == "--out" || a == "--resume") {
+            ++i; // and its value
+            continue;
+        }
+        if (a.rfind("--out=", 0) == 0 || a.rfind("--resume=", 0) == 0 || a == "--no-out") continue;
+        out.emplace_back(a);
+    }
+    return out;
+}
+
+int run_cli(int argc, char **argv, const std::string &resume_journal) {
     CLI::App app{"opbench: benchmark transformer ops on interchangeable backends.\n"
                  "Backends are plugins found in the build tree, the install dir and OPBENCH_PLUGIN_PATH."};
     app.require_subcommand(1);
@@ -183,31 +208,46 @@ int main(int argc, char **argv) {
     std::string suite_path, backends_csv, out_path;
     RunOptions opts;
     bool no_out = false, no_progress = false;
-    run->add_option("suite", suite_path, "suite TOML file")->required()->check(CLI::ExistingFile);
+    run->add_option("suite", suite_path, "suite TOML file (not with --resume)")->check(CLI::ExistingFile);
+    std::string resume_from, isolate = "process", mem_limit_text;
+    run->add_option("--resume", resume_from,
+                    "continue an interrupted run: its result set (\"complete\": false) or its .journal; the "
+                    "finished cases are kept, the rest run with the same arguments");
+    run->add_option("--isolate", isolate,
+                    "where cases run: 'process' (a worker process per backend: a plugin's crash, exit or hang "
+                    "costs only its case) or 'none' (in opbench itself, for a debugger)")
+        ->check(CLI::IsMember({"process", "none"}))
+        ->capture_default_str();
+    run->add_option("--mem-limit", mem_limit_text,
+                    "memory a case may need at most, e.g. 8G or 512M (default: what the machine has available); "
+                    "a case estimated above it is skipped, never started");
     run->add_option("--backends", backends_csv, "comma-separated backends, replacing the suite's lists");
     run->add_option("--out", out_path, "result set path (default results/<suite>-<UTC time>.json)");
     run->add_flag("--no-out", no_out, "write no result set");
     run->add_option("--reference", opts.reference, "backend whose output is the reference")->capture_default_str();
-    auto &ov = opts.overrides;
-    run->add_option_function<int>("--warmup", [&](int v) { ov.warmup = v; }, "untimed executions before measuring")
-        ->check(CLI::NonNegativeNumber);
-    run->add_option_function<double>("--min-time", [&](double v) { ov.min_time = v; }, "seconds of samples at least")
-        ->check(CLI::PositiveNumber);
-    run->add_option_function<double>("--max-time", [&](double v) { ov.max_time = v; }, "seconds of samples at most")
-        ->check(CLI::PositiveNumber);
-    run->add_option_function<int>("--min-samples", [&](int v) { ov.min_samples = v; }, "samples at least")
-        ->check(CLI::PositiveNumber);
-    run->add_option_function<double>("--noise", [&](double v) { ov.noise = v; },
-                                      "target relative half-width of the median's 95% CI (0.01 = 1%)")
-        ->check(CLI::PositiveNumber);
-    run->add_option_function<int>("--repetitions", [&](int v) { ov.repetitions = v; },
-                                  "result entries per case (compare.py's U-test wants ~9)")
-        ->check(CLI::PositiveNumber);
-    run->add_option_function<std::string>("--cache", [&](const std::string &v) { ov.cache = v; },
-                                          "cache state between samples")
-        ->check(CLI::IsMember({"warm", "cold"}));
-    run->add_option_function<int>("--threads", [&](int v) { ov.threads = v; }, "CPU threads (0 = all cores)")
-        ->check(CLI::NonNegativeNumber);
+    // One option per measurement setting, from the table (settings.hpp).
+    // Values are checked against the table's range; a bad one exits 2.
+    for (const SettingInfo &info : measurement_settings()) {
+        const std::string help = fmt::format("{} ({}; built-in default {}; suite key `{}`)", info.help, range_text(info),
+                                             default_text(info), info.key);
+        auto store = [&opts, &info](double v) {
+            if (auto why = check_setting(info, v)) throw CLI::ValidationError(std::string(info.cli_flag), *why);
+            opts.overrides.set(info, v);
+        };
+        if (info.type == SettingType::cache)
+            run->add_option_function<std::string>(
+                   std::string(info.cli_flag),
+                   [store](const std::string &v) { store(v == "cold" ? 1.0 : 0.0); }, help)
+                ->check(CLI::IsMember({"warm", "cold"}))
+                ->type_name(std::string(info.value_name));
+        else if (info.type == SettingType::integer)
+            run->add_option_function<long long>(std::string(info.cli_flag), [store](long long v) { store(double(v)); },
+                                                help)
+                ->type_name(std::string(info.value_name));
+        else
+            run->add_option_function<double>(std::string(info.cli_flag), store, help)
+                ->type_name(std::string(info.value_name));
+    }
     run->add_flag("--no-progress", no_progress, "no progress lines on a terminal");
     std::string cpus_csv;
     run->add_option("--cpus", cpus_csv, "pin opbench and its backends' threads to these CPUs (e.g. 0 or 0,1)");
@@ -218,7 +258,12 @@ int main(int argc, char **argv) {
     bool refresh = false;
     machine->add_flag("--refresh", refresh, "measure again even if cached");
 
-    CLI11_PARSE(app, argc, argv);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError &e) {
+        // --help and --version exit 0; every bad input exits 2.
+        return app.exit(e) == 0 ? 0 : kExitBadInput;
+    }
 
     // Pinning must precede plugin loading: OpenMP runtimes read the mask at load.
     if (*run && !cpus_csv.empty()) {
@@ -244,24 +289,77 @@ int main(int argc, char **argv) {
     if (*machine) return cmd_machine(refresh);
 
     // run
+    if (!resume_from.empty()) {
+        if (!resume_journal.empty() || !suite_path.empty()) {
+            std::cerr << "opbench run: --resume takes the interrupted run's arguments from its journal: give no "
+                         "suite file or other options with it\n";
+            return kExitBadInput;
+        }
+        try {
+            const std::string journal = fs::absolute(journal_to_resume(resume_from)).string();
+            const JournalContents done = read_journal(journal);
+            const nlohmann::json &h = done.header;
+            std::vector<std::string> args = {argv[0], "run"};
+            for (const auto &a : h.at("args")) args.push_back(a.get<std::string>());
+            args.push_back("--out");
+            args.push_back(h.at("out").get<std::string>());
+            // Relative paths in the arguments meant the first run's directory.
+            std::error_code ec;
+            fs::current_path(h.at("cwd").get<std::string>(), ec);
+            if (ec)
+                throw JournalError(fmt::format("{}: cannot return to the run's directory {}: {}", journal,
+                                               h.at("cwd").get<std::string>(), ec.message()));
+            const auto finished = std::count_if(done.entries.begin(), done.entries.end(),
+                                                [](const nlohmann::json &e) { return e.contains("case"); });
+            std::cerr << fmt::format("opbench: resuming {} ({} case x backend finished) from {}\n",
+                                     h.at("out").get<std::string>(), finished, journal);
+            std::vector<char *> replay;
+            for (auto &a : args) replay.push_back(a.data());
+            return run_cli(static_cast<int>(replay.size()), replay.data(), journal);
+        } catch (const JournalError &e) {
+            std::cerr << "opbench run: --resume: " << e.what() << "\n";
+            return kExitBadInput;
+        } catch (const nlohmann::json::exception &e) {
+            std::cerr << "opbench run: --resume: the journal's first line lacks what a resume needs (" << e.what()
+                      << ")\n";
+            return kExitBadInput;
+        }
+    }
+    if (suite_path.empty()) {
+        std::cerr << "opbench run: a suite file is required (or --resume FILE)\n";
+        return kExitBadInput;
+    }
+    opts.isolation = *isolation_from_name(isolate);
+    if (!mem_limit_text.empty()) {
+        opts.mem_limit = parse_memory_size(mem_limit_text);
+        if (!opts.mem_limit) {
+            std::cerr << "opbench run: --mem-limit: '" << mem_limit_text
+                      << "' is not a size (a number with K, M, G or T, e.g. 8G)\n";
+            return kExitBadInput;
+        }
+    }
+    opts.command_args = replayable_run_args(argc, argv);
+    opts.resume_journal = resume_journal;
     print_refused(plugins);
     for (const auto &extra : run->remaining()) {
         // Google Benchmark's min time and repetitions mean opbench's own
         // settings: each repetition is one adaptive measurement by opbench.
         try {
-            if (auto v = flag_value(extra, "--benchmark_min_time=")) {
-                opts.overrides.min_time = std::stod(*v);
-                if (!(*opts.overrides.min_time > 0)) throw std::invalid_argument("not > 0");
-                continue;
-            }
-            if (auto v = flag_value(extra, "--benchmark_repetitions=")) {
-                opts.overrides.repetitions = std::stoi(*v);
-                if (*opts.overrides.repetitions < 1) throw std::invalid_argument("not >= 1");
-                continue;
-            }
-        } catch (const std::exception &) {
-            std::cerr << "opbench run: bad value in '" << extra
-                      << "' (min time: seconds > 0; repetitions: an integer >= 1)\n";
+            bool taken = false;
+            for (auto [flag, key] : {std::pair{"--benchmark_min_time=", "min_time"},
+                                     std::pair{"--benchmark_repetitions=", "repetitions"}})
+                if (auto v = flag_value(extra, flag)) {
+                    const SettingInfo &info = *find_setting(key);
+                    const double value = std::stod(*v);
+                    if (auto why = check_setting(info, value)) throw std::invalid_argument(*why);
+                    opts.overrides.set(info, value);
+                    taken = true;
+                }
+            if (taken) continue;
+        } catch (const std::exception &e) {
+            std::cerr << "opbench run: bad value in '" << extra << "': " << e.what() << " (min time: "
+                      << range_text(*find_setting("min_time")) << "; repetitions: "
+                      << range_text(*find_setting("repetitions")) << ")\n";
             return kExitBadInput;
         }
         if (extra.rfind("--benchmark_", 0) != 0) {
@@ -303,6 +401,9 @@ int main(int argc, char **argv) {
     } catch (const SuiteError &e) {
         std::cerr << e.what() << "\n";
         return kExitBadInput;
+    } catch (const JournalError &e) {
+        std::cerr << "opbench run: " << e.what() << "\n";
+        return kExitBadInput;
     } catch (const std::exception &e) {
         std::cerr << "opbench run: " << e.what() << "\n";
         return kExitEnvironment;
@@ -310,6 +411,20 @@ int main(int argc, char **argv) {
     std::cout << fmt::format("\nopbench: {} passed, {} failed, {} skipped", summary.passed, summary.failed,
                              summary.skipped);
     if (!summary.out_path.empty()) std::cout << " -> " << summary.out_path;
+    if (!summary.complete)
+        std::cout << fmt::format(" (incomplete: interrupted; `opbench run --resume {}` finishes it)",
+                                 summary.out_path.empty() ? std::string("<result set>") : summary.out_path);
     std::cout << "\n";
+    if (!summary.complete) return interrupt_exit_status();
     return summary.failed > 0 ? kExitFailedCases : 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+    // The hidden worker mode (case_host.hpp): opbench starts itself this way
+    // to run one backend's cases in a process of their own.
+    if (argc > 1 && std::string_view(argv[1]) == "__worker") return case_worker_main(argc, argv);
+    install_interrupt_handling(); // before any thread exists: signals go to one watcher thread
+    return run_cli(argc, argv, "");
 }
