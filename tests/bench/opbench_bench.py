@@ -302,7 +302,10 @@ def attention_memory():
 def isolation():
     """The worker process's cost: the same suites with --isolate process and
     --isolate none, alternated (ABAB...) so a slow spell of the machine hits
-    both; per case the median of the per-run medians, and their ratio."""
+    both; per case the median of the per-run medians, and their ratio.
+    One thread per op: on a shared machine an OpenMP team of two waits for a
+    descheduled member (medians of 1 us or 20 ms for the same oneDNN case, in
+    either mode), which would swamp what is compared here."""
     rounds = 3
     suites = [(here("tests", "bench", "call_path.toml"), []),
               (here("suites", "quick.toml"), ["--repetitions", "3"])]
@@ -314,7 +317,8 @@ def isolation():
         for mode in ("process", "none"):
             wall = 0.0
             for suite, extra in suites:
-                res, w = run_opbench(suite, ["--isolate", mode, "--backends", ",".join(built), *extra])
+                res, w = run_opbench(suite, ["--isolate", mode, "--backends", ",".join(built), "--threads", "1",
+                                             *extra])
                 wall += w
                 for name, c in cases(res).items():
                     medians[mode].setdefault(name, []).append(c["median"])
