@@ -1,7 +1,12 @@
 #include "verify.hpp"
 
+#include "opbench/fast_checks.hpp"
 #include "opbench/ops.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -16,7 +21,9 @@ HostTensors make_inputs(const opb_op_desc &desc, uint64_t seed) {
     const std::size_t elem = dtype_size(desc.dtype);
     for (const auto &spec : op_tensors(desc)) {
         std::vector<uint8_t> buf(static_cast<std::size_t>(spec.elements()) * elem, 0);
-        if (!spec.is_output) {
+        if (spec.is_output) {
+            fill_sentinel(buf.data(), desc.dtype, spec.elements());
+        } else {
             // Norm scales near 1 so the output is not dominated by tiny gammas.
             const bool is_gamma = spec.name == "gamma";
             for (int64_t i = 0; i < spec.elements(); ++i) {
@@ -44,7 +51,8 @@ double nmse(const void *out, const void *ref, int dtype, int64_t count) {
     return norm > 0.0 ? err / norm : err / double(count);
 }
 
-Tolerance tolerance_for(const opb_op_desc &desc) {
+namespace {
+Tolerance nmse_tolerance(const opb_op_desc &desc) {
     // Differences between correct implementations come from summation order
     // (matmul, norms, softmax sums) and from where intermediates are rounded.
     // An f32 result carries ~2^-24 relative error per element (NMSE ~1e-14);
@@ -66,6 +74,164 @@ Tolerance tolerance_for(const opb_op_desc &desc) {
     default:
         return {1e-8, "f32: summation order and transcendental approximations only"};
     }
+}
+} // namespace
+
+Tolerance tolerance_for(const opb_op_desc &desc) {
+    Tolerance t = nmse_tolerance(desc);
+    const bool rounded_intermediates = desc.op == OPB_OP_ATTENTION || desc.op == OPB_OP_SOFTMAX;
+    const bool tf32 = desc.op == OPB_OP_MATMUL && desc.variant == OPB_MATMUL_TF32;
+    const PointwiseRule rule = pointwise_tolerance(desc.dtype, rounded_intermediates, tf32);
+    t.max_pointwise = rule.max_error;
+    t.pointwise_why = rule.why;
+    return t;
+}
+
+} // namespace opbench
+
+// ---- sentinel ------------------------------------------------------------------
+
+namespace opbench {
+
+uint32_t sentinel_bits(int dtype) {
+    switch (dtype) {
+    case OPB_DTYPE_BF16: return 0x7fdbu;
+    case OPB_DTYPE_F16: return 0x7edbu;
+    default: return 0x7fdbdbdbu;
+    }
+}
+
+void fill_sentinel(void *buf, int dtype, int64_t count) {
+    const uint32_t bits = sentinel_bits(dtype);
+    if (dtype == OPB_DTYPE_F32) {
+        std::fill_n(static_cast<uint32_t *>(buf), count, bits);
+    } else {
+        std::fill_n(static_cast<uint16_t *>(buf), count, static_cast<uint16_t>(bits));
+    }
+}
+
+bool is_sentinel(const void *buf, int dtype, int64_t i) {
+    if (dtype == OPB_DTYPE_F32) return static_cast<const uint32_t *>(buf)[i] == sentinel_bits(dtype);
+    return static_cast<const uint16_t *>(buf)[i] == sentinel_bits(dtype);
+}
+
+// ---- comparison ------------------------------------------------------------------
+
+Comparison compare_outputs(const void *out, const void *ref, int dtype, int64_t count) {
+    Comparison c;
+    if (count == 0) return c;
+    // Pass 1: NMSE sums and the reference's scale; sentinels and non-finite values.
+    double err = 0.0, norm = 0.0;
+    for (int64_t i = 0; i < count; ++i) {
+        const double r = load_as_f32(ref, dtype, i);
+        norm += r * r;
+        if (is_sentinel(out, dtype, i)) {
+            if (c.unwritten++ == 0) c.first_unwritten = i;
+            continue;
+        }
+        const double o = load_as_f32(out, dtype, i);
+        if (!std::isfinite(o) && std::isfinite(r)) {
+            if (c.nonfinite++ == 0) c.first_nonfinite = i;
+            continue;
+        }
+        err += (o - r) * (o - r);
+    }
+    if (c.unwritten || c.nonfinite) {
+        c.nmse = INFINITY;
+        c.worst_error = INFINITY;
+        c.worst_index = c.unwritten ? c.first_unwritten : c.first_nonfinite;
+        c.worst_out = load_as_f32(out, dtype, c.worst_index);
+        c.worst_ref = load_as_f32(ref, dtype, c.worst_index);
+        return c;
+    }
+    c.nmse = norm > 0.0 ? err / norm : err / double(count);
+    // Pass 2: point-wise error, judged on the output's scale near zero.
+    const double scale = std::sqrt(norm / double(count));
+    for (int64_t i = 0; i < count; ++i) {
+        const double o = load_as_f32(out, dtype, i), r = load_as_f32(ref, dtype, i);
+        if (o == r) continue; // also both infinite alike
+        const double denom = std::fabs(r) + scale;
+        const double e = denom > 0.0 ? std::fabs(o - r) / denom : std::fabs(o - r);
+        if (!(e <= c.worst_error)) { // NaN in the reference counts as worst
+            c.worst_error = std::isnan(e) ? INFINITY : e;
+            c.worst_index = i;
+            c.worst_out = o;
+            c.worst_ref = r;
+        }
+    }
+    if (c.worst_index < 0) c.worst_index = 0; // identical: any place is the worst
+    return c;
+}
+
+std::string element_name(const std::string &tensor, const std::vector<int64_t> &shape, int64_t flat) {
+    std::vector<int64_t> at(shape.size());
+    for (std::size_t d = shape.size(); d-- > 0;) {
+        at[d] = shape[d] > 0 ? flat % shape[d] : 0;
+        flat = shape[d] > 0 ? flat / shape[d] : 0;
+    }
+    return fmt::format("{}[{}]", tensor, fmt::join(at, ", "));
+}
+
+std::string judge(const Comparison &c, const Limits &limits, const std::string &tensor,
+                  const std::vector<int64_t> &shape) {
+    if (c.unwritten)
+        return fmt::format("verification failed: {} of {} still holds the sentinel the output was filled with "
+                           "({} such elements): the backend never wrote it",
+                           element_name(tensor, shape, c.first_unwritten), tensor, c.unwritten);
+    if (c.nonfinite)
+        return fmt::format("verification failed: {} is {} where the reference is {} ({} non-finite elements)",
+                           element_name(tensor, shape, c.first_nonfinite), c.worst_out, c.worst_ref,
+                           c.nonfinite);
+    if (!(c.nmse <= limits.max_nmse))
+        return fmt::format("verification failed: NMSE {:.3g} exceeds {:.3g} ({})", c.nmse, limits.max_nmse,
+                           limits.why);
+    if (!(c.worst_error <= limits.max_pointwise))
+        return fmt::format("verification failed: {} is {:.6g}, the reference {:.6g}: point-wise error {:.3g} "
+                           "exceeds {:.3g} ({}; NMSE {:.3g} was within {:.3g})",
+                           element_name(tensor, shape, c.worst_index), c.worst_out, c.worst_ref, c.worst_error,
+                           limits.max_pointwise, limits.why, c.nmse, limits.max_nmse);
+    return {};
+}
+
+// ---- the entry's record ---------------------------------------------------------
+
+std::string_view verify_mode_name(VerifyMode m) {
+    switch (m) {
+    case VerifyMode::full: return "full";
+    case VerifyMode::fast: return "fast";
+    case VerifyMode::off: return "off";
+    }
+    return "?";
+}
+
+std::optional<VerifyMode> verify_mode_from_name(std::string_view s) {
+    for (VerifyMode m : {VerifyMode::full, VerifyMode::fast, VerifyMode::off})
+        if (verify_mode_name(m) == s) return m;
+    return std::nullopt;
+}
+
+nlohmann::json to_json(const Verification &v) {
+    nlohmann::json j;
+    j["mode"] = verify_mode_name(v.mode);
+    j["verified"] = v.verified;
+    j["method"] = v.method;
+    if (v.mode == VerifyMode::off) return j;
+    if (!v.reference.empty()) j["reference"] = v.reference;
+    j["checked"] = v.checked;
+    j["total"] = v.total;
+    j["unit"] = v.unit;
+    if (v.vectors) j["vectors"] = v.vectors;
+    if (v.method != "reference") j["seed"] = v.seed;
+    // JSON has no infinity: a non-finite figure is written as null.
+    auto number = [](double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); };
+    if (v.nmse) j["nmse"] = number(*v.nmse);
+    if (v.max_nmse) j["max_nmse"] = number(*v.max_nmse);
+    if (v.pointwise_error) j["pointwise_error"] = number(*v.pointwise_error);
+    if (v.pointwise_tolerance) j["pointwise_tolerance"] = number(*v.pointwise_tolerance);
+    j["worst_ratio"] = number(v.worst_ratio);
+    j["worst_index"] = v.worst_index;
+    if (!v.failure.empty()) j["failure"] = v.failure;
+    return j;
 }
 
 } // namespace opbench
