@@ -123,7 +123,7 @@ bool is_sentinel(const void *buf, int dtype, int64_t i) {
 
 // ---- comparison ------------------------------------------------------------------
 
-Comparison compare_outputs(const void *out, const void *ref, int dtype, int64_t count) {
+Comparison compare_outputs(const void *out, const void *ref, int dtype, int64_t count, int64_t row) {
     Comparison c;
     if (count == 0) return c;
     // Pass 1: NMSE sums and the reference's scale; sentinels and non-finite values.
@@ -151,18 +151,27 @@ Comparison compare_outputs(const void *out, const void *ref, int dtype, int64_t 
         return c;
     }
     c.nmse = norm > 0.0 ? err / norm : err / double(count);
-    // Pass 2: point-wise error, judged on the output's scale near zero.
-    const double scale = std::sqrt(norm / double(count));
-    for (int64_t i = 0; i < count; ++i) {
-        const double o = load_as_f32(out, dtype, i), r = load_as_f32(ref, dtype, i);
-        if (o == r) continue; // also both infinite alike
-        const double denom = std::fabs(r) + scale;
-        const double e = denom > 0.0 ? std::fabs(o - r) / denom : std::fabs(o - r);
-        if (!(e <= c.worst_error)) { // NaN in the reference counts as worst
-            c.worst_error = std::isnan(e) ? INFINITY : e;
-            c.worst_index = i;
-            c.worst_out = o;
-            c.worst_ref = r;
+    // Pass 2: point-wise error, judged on the row's scale near zero.
+    const double floor = kRowScaleFloor * std::sqrt(norm / double(count));
+    if (row <= 0 || count % row != 0) row = count;
+    for (int64_t r0 = 0; r0 < count; r0 += row) {
+        double row_sq = 0.0;
+        for (int64_t i = r0; i < r0 + row; ++i) {
+            const double r = load_as_f32(ref, dtype, i);
+            row_sq += r * r;
+        }
+        const double scale = std::max(std::sqrt(row_sq / double(row)), floor);
+        for (int64_t i = r0; i < r0 + row; ++i) {
+            const double o = load_as_f32(out, dtype, i), r = load_as_f32(ref, dtype, i);
+            if (o == r) continue; // also both infinite alike
+            const double denom = std::fabs(r) + scale;
+            const double e = denom > 0.0 ? std::fabs(o - r) / denom : std::fabs(o - r);
+            if (!(e <= c.worst_error)) { // NaN in the reference counts as worst
+                c.worst_error = std::isnan(e) ? INFINITY : e;
+                c.worst_index = i;
+                c.worst_out = o;
+                c.worst_ref = r;
+            }
         }
     }
     if (c.worst_index < 0) c.worst_index = 0; // identical: any place is the worst

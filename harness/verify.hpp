@@ -55,7 +55,7 @@ void fill_sentinel(void *buf, int dtype, int64_t count);
 // Everything one comparison found, over `count` elements.
 struct Comparison {
     double nmse = 0.0;             // as nmse() above
-    double worst_error = 0.0;      // largest point-wise error, |out - ref| / (|ref| + rms(ref))
+    double worst_error = 0.0;      // largest point-wise error, |out - ref| / (|ref| + rms(ref's row))
     int64_t worst_index = -1;      // where (flat index), -1 when count is 0
     double worst_out = 0.0, worst_ref = 0.0;
     int64_t unwritten = 0;         // elements still holding the sentinel
@@ -63,7 +63,9 @@ struct Comparison {
     int64_t nonfinite = 0;         // NaN or Inf (sentinels not counted) where ref is finite
     int64_t first_nonfinite = -1;
 };
-[[nodiscard]] Comparison compare_outputs(const void *out, const void *ref, int dtype, int64_t count);
+// `row` is the length of the output's last axis: each element's error is
+// judged on its row's scale (fast_checks.hpp, pointwise_tolerance).
+[[nodiscard]] Comparison compare_outputs(const void *out, const void *ref, int dtype, int64_t count, int64_t row);
 
 // The verdict on one output tensor: empty when it passes, else one line that
 // says what and where (tensor[index...] by its shape), and the limit broken.

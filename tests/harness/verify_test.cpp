@@ -91,7 +91,7 @@ TEST(Sentinel, IsANanNoConversionProducesInEveryDtype) {
 
 TEST(CompareOutputs, EqualOutputsHaveNoError) {
     std::vector<float> ref = {1, -2, 3, 0};
-    Comparison c = compare_outputs(ref.data(), ref.data(), OPB_DTYPE_F32, 4);
+    Comparison c = compare_outputs(ref.data(), ref.data(), OPB_DTYPE_F32, 4, 4);
     EXPECT_EQ(c.nmse, 0.0);
     EXPECT_EQ(c.worst_error, 0.0);
     EXPECT_EQ(c.unwritten, 0);
@@ -109,7 +109,7 @@ TEST(CompareOutputs, OneWrongElementOfA4096SquareBf16OutputFailsPointWise) {
     out = ref;
     const int64_t wrong = 12345678;
     out[wrong] = f32_to_bf16(bf16_to_f32(ref[wrong]) + 20.0f); // off by one rms
-    Comparison c = compare_outputs(out.data(), ref.data(), OPB_DTYPE_BF16, n);
+    Comparison c = compare_outputs(out.data(), ref.data(), OPB_DTYPE_BF16, n, 4096);
     opb_op_desc d = make_desc(OPB_OP_MATMUL, OPB_DTYPE_BF16);
     d.p.matmul = {1, 4096, 4096, 4096, 0, 0, 0};
     const Tolerance t = tolerance_for(d);
@@ -136,7 +136,7 @@ TEST(CompareOutputs, RoundingToTheDtypePassesPointWise) {
             const float one_ulp = std::ldexp(1.0f, dt == OPB_DTYPE_BF16 ? -7 : -10);
             store_from_f32(ref.data(), dt, i, exact[i] * (1.0f + one_ulp * float(i % 2)));
         }
-        Comparison c = compare_outputs(out.data(), ref.data(), dt, 1000);
+        Comparison c = compare_outputs(out.data(), ref.data(), dt, 1000, 100);
         const Tolerance t = tolerance_for(d);
         EXPECT_TRUE(judge(c, {t.max_nmse, t.max_pointwise, t.pointwise_why}, "y", {1000}).empty())
             << dtype_name(dt) << " worst " << c.worst_error << " limit " << t.max_pointwise;
@@ -146,7 +146,7 @@ TEST(CompareOutputs, RoundingToTheDtypePassesPointWise) {
 TEST(CompareOutputs, AnUnwrittenElementFailsAndIsNamed) {
     std::vector<uint16_t> ref(6, f32_to_bf16(1.0f)), out = ref;
     fill_sentinel(out.data() + 4, OPB_DTYPE_BF16, 2);
-    Comparison c = compare_outputs(out.data(), ref.data(), OPB_DTYPE_BF16, 6);
+    Comparison c = compare_outputs(out.data(), ref.data(), OPB_DTYPE_BF16, 6, 3);
     EXPECT_EQ(c.unwritten, 2);
     EXPECT_EQ(c.first_unwritten, 4);
     EXPECT_TRUE(std::isinf(c.nmse));
@@ -158,13 +158,13 @@ TEST(CompareOutputs, AnUnwrittenElementFailsAndIsNamed) {
 TEST(CompareOutputs, NanOrInfFailsEvenWhenEverythingElseIsExact) {
     std::vector<float> ref(1000, 1.0f), out = ref;
     out[999] = INFINITY;
-    Comparison c = compare_outputs(out.data(), ref.data(), OPB_DTYPE_F32, 1000);
+    Comparison c = compare_outputs(out.data(), ref.data(), OPB_DTYPE_F32, 1000, 1000);
     EXPECT_EQ(c.nonfinite, 1);
     EXPECT_EQ(c.first_nonfinite, 999);
     std::string verdict = judge(c, {1e300, 1e300, "loose"}, "y", {1000});
     EXPECT_NE(verdict.find("y[999] is inf"), std::string::npos) << verdict;
     out[999] = NAN;
-    EXPECT_FALSE(judge(compare_outputs(out.data(), ref.data(), OPB_DTYPE_F32, 1000), {1e300, 1e300, "x"}, "y",
+    EXPECT_FALSE(judge(compare_outputs(out.data(), ref.data(), OPB_DTYPE_F32, 1000, 1000), {1e300, 1e300, "x"}, "y",
                        {1000})
                      .empty());
 }
@@ -174,7 +174,7 @@ TEST(CompareOutputs, NearZeroElementsAreJudgedOnTheOutputsScale) {
     // summation noise, not a relative error of 100%.
     std::vector<float> ref = {1.0f, -1.0f, 1e-6f, 1.0f}, out = ref;
     out[2] = 2e-6f;
-    Comparison c = compare_outputs(out.data(), ref.data(), OPB_DTYPE_F32, 4);
+    Comparison c = compare_outputs(out.data(), ref.data(), OPB_DTYPE_F32, 4, 4);
     EXPECT_LT(c.worst_error, 2e-6);
 }
 
@@ -214,4 +214,15 @@ TEST(VerificationJson, FastRecordsMethodSeedAndCoverage) {
     EXPECT_FALSE(j.contains("nmse"));
     v.nmse = INFINITY;
     EXPECT_TRUE(to_json(v)["nmse"].is_null()) << "JSON has no infinity";
+}
+
+// Under a causal mask the first rows of attention are large and the last
+// small: a 20% error in a small row must not hide behind the large ones.
+TEST(CompareOutputs, EachRowIsJudgedOnItsOwnScale) {
+    std::vector<float> ref = {1.0f, -1.0f, 1.0f, -1.0f, 0.01f, -0.02f, 0.01f, 0.02f}, out = ref;
+    out[5] = 0.8f * ref[5];
+    const double per_row = compare_outputs(out.data(), ref.data(), OPB_DTYPE_F32, 8, 4).worst_error;
+    const double whole = compare_outputs(out.data(), ref.data(), OPB_DTYPE_F32, 8, 8).worst_error;
+    EXPECT_GT(per_row, 0.05);
+    EXPECT_LT(whole, 0.01) << "one scale for the whole output dilutes it";
 }
