@@ -152,6 +152,18 @@ void ReferenceCache::store(const ReferenceKey &key, const HostTensors &inputs,
     }
 }
 
+Outputs ReferenceCache::load_or_compute(const ReferenceKey &key, const HostTensors &inputs,
+                                        const std::function<Outputs()> &compute, std::string &source) {
+    if (auto cached = load(key, inputs)) {
+        source = "cache";
+        return std::move(*cached);
+    }
+    Outputs computed = compute();
+    store(key, inputs, computed);
+    source = "computed";
+    return computed;
+}
+
 void ReferenceCache::evict_to_fit(const fs::path &keep) {
     struct Entry {
         fs::path path;

@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,6 +65,12 @@ public:
     // max_bytes by itself is not stored.
     void store(const ReferenceKey &key, const HostTensors &inputs,
                const std::vector<std::vector<uint8_t>> &outputs);
+
+    // The outputs for `key`: loaded when a stored file passes every check,
+    // else computed by `compute` and stored. `source` is set to "cache" or
+    // "computed". Exceptions from `compute` pass through; nothing is stored then.
+    [[nodiscard]] Outputs load_or_compute(const ReferenceKey &key, const HostTensors &inputs,
+                                          const std::function<Outputs()> &compute, std::string &source);
 
     struct Counters {
         int hits = 0, misses = 0, rejected = 0, stored = 0, evicted = 0, errors = 0;

@@ -199,12 +199,12 @@ std::string judge(const Comparison &c, const Limits &limits, const std::string &
                            c.nonfinite);
     if (!(c.nmse <= limits.max_nmse))
         return fmt::format("verification failed: NMSE {:.3g} exceeds {:.3g} ({})", c.nmse, limits.max_nmse,
-                           limits.why);
+                           limits.nmse_why);
     if (!(c.worst_error <= limits.max_pointwise))
         return fmt::format("verification failed: {} is {:.6g}, the reference {:.6g}: point-wise error {:.3g} "
                            "exceeds {:.3g} ({}; NMSE {:.3g} was within {:.3g})",
                            element_name(tensor, shape, c.worst_index), c.worst_out, c.worst_ref, c.worst_error,
-                           limits.max_pointwise, limits.why, c.nmse, limits.max_nmse);
+                           limits.max_pointwise, limits.pointwise_why, c.nmse, limits.max_nmse);
     return {};
 }
 
@@ -247,6 +247,121 @@ nlohmann::json to_json(const Verification &v) {
     j["worst_index"] = v.worst_index;
     if (!v.failure.empty()) j["failure"] = v.failure;
     return j;
+}
+
+} // namespace opbench
+
+// ---- verify_outputs ---------------------------------------------------------------
+
+namespace opbench {
+
+namespace {
+
+// The output specs of an op, in execute's order.
+std::vector<TensorSpec> output_specs(const opb_op_desc &desc) {
+    std::vector<TensorSpec> out;
+    for (auto &spec : op_tensors(desc))
+        if (spec.is_output) out.push_back(std::move(spec));
+    return out;
+}
+
+// The first element still holding the sentinel, as "y[2, 3] (5 such elements)"; "" when none.
+std::string find_unwritten(const Outputs &outputs, const std::vector<TensorSpec> &specs, int dtype) {
+    for (std::size_t t = 0; t < outputs.size() && t < specs.size(); ++t) {
+        const int64_t n = int64_t(outputs[t].size() / dtype_size(dtype));
+        int64_t count = 0, first = -1;
+        for (int64_t i = 0; i < n; ++i)
+            if (is_sentinel(outputs[t].data(), dtype, i) && count++ == 0) first = i;
+        if (count)
+            return fmt::format("{} ({} such elements)", element_name(specs[t].name, specs[t].shape, first), count);
+    }
+    return {};
+}
+
+void fast_path(const VerifyRequest &rq, const std::vector<TensorSpec> &specs, Verification &v) {
+    v.seed = rq.seed;
+    if (std::string where = find_unwritten(*rq.outputs, specs, rq.desc->dtype); !where.empty()) {
+        v.method = "sentinel";
+        v.failure = "verification failed: " + where +
+                    " still holds the sentinel the output was filled with: the backend never wrote it";
+        return;
+    }
+    // Host copies in execute's order: inputs from `host`, outputs the backend's.
+    std::vector<const void *> tensors;
+    std::size_t next_output = 0;
+    for (std::size_t i = 0; i < rq.host->buffers.size(); ++i)
+        tensors.push_back(rq.host->is_output[i] ? (*rq.outputs)[next_output++].data()
+                                                : rq.host->buffers[i].data());
+    FastCheckArgs args;
+    args.desc = rq.desc;
+    args.tensors = tensors.data();
+    args.count = int32_t(tensors.size());
+    args.seed = rq.seed;
+    args.pointwise_max_error = rq.tolerance.max_pointwise;
+    const FastCheckResult r = rq.fast_check(args);
+    v.method = r.method;
+    v.unit = r.unit;
+    v.checked = r.checked;
+    v.total = r.total;
+    v.vectors = r.vectors;
+    v.worst_ratio = r.worst_ratio;
+    v.worst_index = r.worst_index;
+    if (r.method == "sampled-rows") v.pointwise_tolerance = rq.tolerance.max_pointwise;
+    if (!r.passed) v.failure = "verification failed (" + r.method + "): " + r.detail;
+}
+
+void reference_path(const VerifyRequest &rq, const std::vector<TensorSpec> &specs, Verification &v) {
+    v.method = "reference";
+    v.unit = "elements";
+    std::string source;
+    const Outputs &ref = rq.reference(source);
+    v.reference = source;
+    if (std::string where = find_unwritten(ref, specs, rq.desc->dtype); !where.empty()) {
+        v.failure = "cannot verify: the reference backend never wrote " + where;
+        return;
+    }
+    const int dt = rq.desc->dtype;
+    const Limits limits{rq.tolerance.max_nmse, rq.tolerance.why, rq.tolerance.max_pointwise,
+                        rq.tolerance.pointwise_why};
+    double worst_nmse = 0.0, worst_pointwise = 0.0;
+    int64_t offset = 0;
+    for (std::size_t t = 0; t < rq.outputs->size(); ++t) {
+        const int64_t n = int64_t((*rq.outputs)[t].size() / dtype_size(dt));
+        const int64_t row = specs[t].shape.empty() ? n : specs[t].shape.back();
+        const Comparison c = compare_outputs((*rq.outputs)[t].data(), ref[t].data(), dt, n, row);
+        worst_nmse = std::max(worst_nmse, c.nmse);
+        v.total += n;
+        if (!(c.worst_error <= worst_pointwise) || t == 0) {
+            worst_pointwise = c.worst_error;
+            v.worst_index = offset + c.worst_index;
+        }
+        offset += n;
+        if (v.failure.empty()) v.failure = judge(c, limits, specs[t].name, specs[t].shape);
+    }
+    v.checked = v.total;
+    v.nmse = worst_nmse;
+    v.max_nmse = rq.tolerance.max_nmse;
+    v.pointwise_error = worst_pointwise;
+    v.pointwise_tolerance = rq.tolerance.max_pointwise;
+    v.worst_ratio = rq.tolerance.max_pointwise > 0 ? worst_pointwise / rq.tolerance.max_pointwise : worst_pointwise;
+}
+
+} // namespace
+
+Verification verify_outputs(const VerifyRequest &rq) {
+    Verification v;
+    v.mode = rq.mode;
+    if (rq.mode == VerifyMode::off) {
+        v.method = "none";
+        return v;
+    }
+    const auto specs = output_specs(*rq.desc);
+    if (rq.mode == VerifyMode::fast && rq.fast_check)
+        fast_path(rq, specs, v);
+    else
+        reference_path(rq, specs, v);
+    v.verified = v.failure.empty();
+    return v;
 }
 
 } // namespace opbench

@@ -2,11 +2,13 @@
 // output with the reference backend's (normalised mean squared error).
 #pragma once
 
+#include "opbench/fast_checks.hpp"
 #include "opbench/plugin.h"
 
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -71,8 +73,9 @@ struct Comparison {
 // says what and where (tensor[index...] by its shape), and the limit broken.
 struct Limits {
     double max_nmse;
+    std::string nmse_why; // where the limits come from (dtype, op)
     double max_pointwise;
-    std::string why; // where the limits come from (dtype, op)
+    std::string pointwise_why;
 };
 [[nodiscard]] std::string judge(const Comparison &c, const Limits &limits, const std::string &tensor,
                                 const std::vector<int64_t> &shape);
@@ -108,5 +111,34 @@ struct Verification {
 
 // The entry's `verification` object (see results/README.md).
 [[nodiscard]] nlohmann::json to_json(const Verification &v);
+
+// ---- checking one case's outputs ------------------------------------------------
+
+using Outputs = std::vector<std::vector<uint8_t>>; // output tensors in execute's order, raw bytes
+
+// What the check of one case × backend needs. The op enters only through its
+// description, its tolerance and its (nullable) fast check: the harness knows
+// no op by name.
+struct VerifyRequest {
+    VerifyMode mode = VerifyMode::fast;
+    const opb_op_desc *desc = nullptr;
+    const HostTensors *host = nullptr; // the inputs every backend saw
+    const Outputs *outputs = nullptr;  // what the backend wrote
+    FastCheckFn fast_check = nullptr;  // the op's fast check; null: compared with the reference in fast mode too
+    uint64_t seed = 0;                 // the fast check's randomness, recorded
+    Tolerance tolerance{};
+    // The reference outputs, with where they came from ("computed", "cache").
+    // Called only when a reference is needed; may throw (the caller's error).
+    std::function<const Outputs &(std::string &source)> reference;
+};
+
+// Runs the check the mode and the op call for:
+//   off                  nothing: unverified, method "none";
+//   fast, op has a hook  every output scanned for the sentinel, then the hook
+//                        (NaN/Inf, its own tolerance); the reference never runs;
+//   full, or no hook     the reference's outputs (never sentinel-filled) and
+//                        compare_outputs + judge per output tensor.
+// The result's `failure` is empty when verified.
+[[nodiscard]] Verification verify_outputs(const VerifyRequest &request);
 
 } // namespace opbench

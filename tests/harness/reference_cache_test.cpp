@@ -196,3 +196,27 @@ TEST(ReferenceCache, DefaultDirFollowsTheMachineCacheDir) {
     if (old) ::setenv("OPBENCH_CACHE_DIR", saved.c_str(), 1);
     else ::unsetenv("OPBENCH_CACHE_DIR");
 }
+
+TEST(ReferenceCache, LoadOrComputeComputesOnceThenServesTheCache) {
+    TempDir tmp;
+    const opb_op_desc d = add_desc(64);
+    HostTensors in = make_inputs(d, 1);
+    int computed = 0;
+    auto compute = [&] {
+        ++computed;
+        return outputs_of(in);
+    };
+    std::string source;
+    ReferenceCache first_run(tmp.path, 1 << 20);
+    EXPECT_EQ(first_run.load_or_compute(key_for(d), in, compute, source), outputs_of(in));
+    EXPECT_EQ(source, "computed");
+    ReferenceCache second_run(tmp.path, 1 << 20);
+    EXPECT_EQ(second_run.load_or_compute(key_for(d), in, compute, source), outputs_of(in));
+    EXPECT_EQ(source, "cache");
+    EXPECT_EQ(computed, 1);
+    // A failing computation stores nothing.
+    EXPECT_THROW((void)second_run.load_or_compute(key_for(d, 9), in, []() -> Outputs { throw std::runtime_error("x"); },
+                                                  source),
+                 std::runtime_error);
+    EXPECT_EQ(ref_files(tmp.path), 1);
+}

@@ -116,7 +116,7 @@ TEST(CompareOutputs, OneWrongElementOfA4096SquareBf16OutputFailsPointWise) {
     EXPECT_LT(c.nmse, t.max_nmse) << "NMSE alone lets it pass";
     EXPECT_EQ(c.worst_index, wrong);
     EXPECT_GT(c.worst_error, t.max_pointwise);
-    std::string verdict = judge(c, {t.max_nmse, t.max_pointwise, t.pointwise_why}, "C", {1, 4096, 4096});
+    std::string verdict = judge(c, {t.max_nmse, t.why, t.max_pointwise, t.pointwise_why}, "C", {1, 4096, 4096});
     EXPECT_NE(verdict.find("C[0, 3014, 334]"), std::string::npos) << verdict; // 12345678 = 3014 * 4096 + 334
     EXPECT_NE(verdict.find("point-wise error"), std::string::npos) << verdict;
 }
@@ -138,7 +138,7 @@ TEST(CompareOutputs, RoundingToTheDtypePassesPointWise) {
         }
         Comparison c = compare_outputs(out.data(), ref.data(), dt, 1000, 100);
         const Tolerance t = tolerance_for(d);
-        EXPECT_TRUE(judge(c, {t.max_nmse, t.max_pointwise, t.pointwise_why}, "y", {1000}).empty())
+        EXPECT_TRUE(judge(c, {t.max_nmse, t.why, t.max_pointwise, t.pointwise_why}, "y", {1000}).empty())
             << dtype_name(dt) << " worst " << c.worst_error << " limit " << t.max_pointwise;
     }
 }
@@ -150,7 +150,7 @@ TEST(CompareOutputs, AnUnwrittenElementFailsAndIsNamed) {
     EXPECT_EQ(c.unwritten, 2);
     EXPECT_EQ(c.first_unwritten, 4);
     EXPECT_TRUE(std::isinf(c.nmse));
-    std::string verdict = judge(c, {1.0, 1.0, "any"}, "y", {2, 3});
+    std::string verdict = judge(c, {1.0, "any", 1.0, "any"}, "y", {2, 3});
     EXPECT_NE(verdict.find("y[1, 1]"), std::string::npos) << verdict;
     EXPECT_NE(verdict.find("never wrote"), std::string::npos) << verdict;
 }
@@ -161,10 +161,10 @@ TEST(CompareOutputs, NanOrInfFailsEvenWhenEverythingElseIsExact) {
     Comparison c = compare_outputs(out.data(), ref.data(), OPB_DTYPE_F32, 1000, 1000);
     EXPECT_EQ(c.nonfinite, 1);
     EXPECT_EQ(c.first_nonfinite, 999);
-    std::string verdict = judge(c, {1e300, 1e300, "loose"}, "y", {1000});
+    std::string verdict = judge(c, {1e300, "loose", 1e300, "loose"}, "y", {1000});
     EXPECT_NE(verdict.find("y[999] is inf"), std::string::npos) << verdict;
     out[999] = NAN;
-    EXPECT_FALSE(judge(compare_outputs(out.data(), ref.data(), OPB_DTYPE_F32, 1000, 1000), {1e300, 1e300, "x"}, "y",
+    EXPECT_FALSE(judge(compare_outputs(out.data(), ref.data(), OPB_DTYPE_F32, 1000, 1000), {1e300, "x", 1e300, "x"}, "y",
                        {1000})
                      .empty());
 }
@@ -225,4 +225,131 @@ TEST(CompareOutputs, EachRowIsJudgedOnItsOwnScale) {
     const double whole = compare_outputs(out.data(), ref.data(), OPB_DTYPE_F32, 8, 8).worst_error;
     EXPECT_GT(per_row, 0.05);
     EXPECT_LT(whole, 0.01) << "one scale for the whole output dilutes it";
+}
+
+// ---- verify_outputs: which check runs in which mode -------------------------------
+
+namespace {
+
+struct MatmulCase {
+    opb_op_desc desc;
+    HostTensors host;
+    Outputs right; // the exact product, rounded to the dtype
+};
+
+MatmulCase small_matmul() {
+    MatmulCase c;
+    c.desc = make_desc(OPB_OP_MATMUL, OPB_DTYPE_F32);
+    c.desc.p.matmul = {1, 8, 6, 5, 0, 0, 0};
+    c.host = make_inputs(c.desc, 3);
+    std::vector<uint8_t> out(8 * 6 * 4);
+    for (int i = 0; i < 8; ++i)
+        for (int j = 0; j < 6; ++j) {
+            double s = 0.0;
+            for (int k = 0; k < 5; ++k)
+                s += double(load_as_f32(c.host.buffers[0].data(), OPB_DTYPE_F32, i * 5 + k)) *
+                     load_as_f32(c.host.buffers[1].data(), OPB_DTYPE_F32, k * 6 + j);
+            store_from_f32(out.data(), OPB_DTYPE_F32, i * 6 + j, float(s));
+        }
+    c.right = {out};
+    return c;
+}
+
+VerifyRequest request(const MatmulCase &c, const Outputs &outputs, VerifyMode mode, int *reference_calls) {
+    VerifyRequest rq;
+    rq.mode = mode;
+    rq.desc = &c.desc;
+    rq.host = &c.host;
+    rq.outputs = &outputs;
+    rq.fast_check = freivalds_matmul;
+    rq.seed = 77;
+    rq.tolerance = tolerance_for(c.desc);
+    rq.reference = [&c, reference_calls](std::string &source) -> const Outputs & {
+        ++*reference_calls;
+        source = "computed";
+        return c.right;
+    };
+    return rq;
+}
+
+} // namespace
+
+TEST(VerifyOutputs, OffChecksNothingAndIsNotVerified) {
+    MatmulCase c = small_matmul();
+    int calls = 0;
+    Verification v = verify_outputs(request(c, c.right, VerifyMode::off, &calls));
+    EXPECT_FALSE(v.verified);
+    EXPECT_EQ(v.method, "none");
+    EXPECT_EQ(calls, 0);
+}
+
+TEST(VerifyOutputs, FastUsesTheOpsCheckAndNeverTheReference) {
+    MatmulCase c = small_matmul();
+    int calls = 0;
+    Verification v = verify_outputs(request(c, c.right, VerifyMode::fast, &calls));
+    EXPECT_TRUE(v.verified) << v.failure;
+    EXPECT_EQ(v.method, "freivalds");
+    EXPECT_EQ(v.seed, 77u);
+    EXPECT_EQ(v.checked, 48);
+    EXPECT_EQ(calls, 0);
+    EXPECT_FALSE(v.nmse.has_value());
+
+    Outputs wrong = c.right;
+    store_from_f32(wrong[0].data(), OPB_DTYPE_F32, 13, 5.0f);
+    v = verify_outputs(request(c, wrong, VerifyMode::fast, &calls));
+    EXPECT_FALSE(v.verified);
+    EXPECT_NE(v.failure.find("freivalds"), std::string::npos) << v.failure;
+    EXPECT_EQ(calls, 0);
+}
+
+TEST(VerifyOutputs, FastFindsAnUnwrittenElementBeforeTheOpsCheck) {
+    MatmulCase c = small_matmul();
+    Outputs unwritten = c.right;
+    fill_sentinel(unwritten[0].data() + 4 * 20, OPB_DTYPE_F32, 1);
+    int calls = 0;
+    Verification v = verify_outputs(request(c, unwritten, VerifyMode::fast, &calls));
+    EXPECT_FALSE(v.verified);
+    EXPECT_EQ(v.method, "sentinel");
+    EXPECT_NE(v.failure.find("C[0, 3, 2]"), std::string::npos) << v.failure;
+}
+
+TEST(VerifyOutputs, FastWithoutAHookAndFullCompareWithTheReference) {
+    MatmulCase c = small_matmul();
+    int calls = 0;
+    VerifyRequest rq = request(c, c.right, VerifyMode::fast, &calls);
+    rq.fast_check = nullptr;
+    Verification v = verify_outputs(rq);
+    EXPECT_TRUE(v.verified) << v.failure;
+    EXPECT_EQ(v.method, "reference");
+    EXPECT_EQ(v.reference, "computed");
+    EXPECT_EQ(calls, 1);
+    ASSERT_TRUE(v.nmse.has_value());
+    EXPECT_EQ(*v.nmse, 0.0);
+
+    v = verify_outputs(request(c, c.right, VerifyMode::full, &calls));
+    EXPECT_EQ(v.method, "reference");
+    EXPECT_EQ(calls, 2);
+    EXPECT_TRUE(v.verified);
+}
+
+TEST(VerifyOutputs, FullNamesTheWrongElementPointWise) {
+    MatmulCase c = small_matmul();
+    Outputs wrong = c.right;
+    const float v13 = load_as_f32(wrong[0].data(), OPB_DTYPE_F32, 13);
+    store_from_f32(wrong[0].data(), OPB_DTYPE_F32, 13, v13 * 1.001f);
+    int calls = 0;
+    Verification v = verify_outputs(request(c, wrong, VerifyMode::full, &calls));
+    EXPECT_FALSE(v.verified);
+    EXPECT_EQ(v.worst_index, 13);
+    EXPECT_NE(v.failure.find("C[0, 2, 1]"), std::string::npos) << v.failure;
+}
+
+TEST(VerifyOutputs, AReferenceThatNeverWroteCannotVerify) {
+    MatmulCase c = small_matmul();
+    c.right[0] = c.host.buffers[2]; // still the sentinel fill
+    int calls = 0;
+    Outputs out = small_matmul().right;
+    Verification v = verify_outputs(request(c, out, VerifyMode::full, &calls));
+    EXPECT_FALSE(v.verified);
+    EXPECT_NE(v.failure.find("reference backend never wrote"), std::string::npos) << v.failure;
 }
