@@ -230,80 +230,75 @@ FastCheckResult freivalds_t(const FastCheckArgs &a) {
     const double u_in = d.variant == OPB_MATMUL_TF32 ? std::ldexp(1.0, -10) : 0.0;
     const double g = u_acc + u_in; // accumulation bound per unit of ||a_i||·||b_j||
 
-    std::vector<double> norm_a(M), norm_b2(N), var(M), y(K), t(M), cr(M), rv(N);
+    // All vectors at once, so A, B and C are each read twice at most:
+    // R[j * V + v] is entry j of vector v; Y = op(B)·R; T = op(A)·Y + bias·R.
+    constexpr int V = kFreivaldsVectors;
+    std::vector<double> norm_a2(M), norm_b2(N), R(N * V), Y(K * V), T(M * V);
     Stream rng{a.seed};
     for (int64_t bi = 0; bi < p.batch; ++bi) {
         const int64_t a0 = bi * M * K, b0 = bi * K * N, c0 = bi * M * N;
         // op(A)[i, k] and op(B)[k, j] where the layouts are stored.
         auto a_at = [&](int64_t i, int64_t k) { return ld<DT>(A, a0 + (p.trans_a ? k * M + i : i * K + k)); };
         auto b_at = [&](int64_t k, int64_t j) { return ld<DT>(B, b0 + (p.trans_b ? j * K + k : k * N + j)); };
+        for (auto &x : R) x = rng.sign();
 
-        // Row norms of op(A), squared column norms of op(B), in storage order.
-        std::fill(norm_a.begin(), norm_a.end(), 0.0);
+        // Row norms of op(A) with T = op(A)·Y, column norms of op(B) with Y = op(B)·R;
+        // loops in storage order.
+        std::fill(norm_a2.begin(), norm_a2.end(), 0.0);
         std::fill(norm_b2.begin(), norm_b2.end(), 0.0);
-        if (p.trans_a) {
-            for (int64_t k = 0; k < K; ++k)
-                for (int64_t i = 0; i < M; ++i) norm_a[i] += a_at(i, k) * a_at(i, k);
-        } else {
-            for (int64_t i = 0; i < M; ++i)
-                for (int64_t k = 0; k < K; ++k) norm_a[i] += a_at(i, k) * a_at(i, k);
-        }
-        for (auto &v : norm_a) v = std::sqrt(v);
+        std::fill(Y.begin(), Y.end(), 0.0);
         if (p.trans_b) {
             for (int64_t j = 0; j < N; ++j)
-                for (int64_t k = 0; k < K; ++k) norm_b2[j] += b_at(k, j) * b_at(k, j);
+                for (int64_t k = 0; k < K; ++k) {
+                    const double b = b_at(k, j);
+                    norm_b2[j] += b * b;
+                    for (int v = 0; v < V; ++v) Y[k * V + v] += b * R[j * V + v];
+                }
         } else {
             for (int64_t k = 0; k < K; ++k)
-                for (int64_t j = 0; j < N; ++j) norm_b2[j] += b_at(k, j) * b_at(k, j);
+                for (int64_t j = 0; j < N; ++j) {
+                    const double b = b_at(k, j);
+                    norm_b2[j] += b * b;
+                    for (int v = 0; v < V; ++v) Y[k * V + v] += b * R[j * V + v];
+                }
         }
         double sum_norm_b2 = 0.0;
-        for (double v : norm_b2) sum_norm_b2 += v;
-
-        // Variance bound of each row's residual.
-        for (int64_t i = 0; i < M; ++i) {
-            double rounding = 0.0;
-            for (int64_t j = 0; j < N; ++j) {
-                const double h = half_ulp(load_as_f32(C, DT, c0 + i * N + j), d.dtype);
-                rounding += h * h;
-            }
-            var[i] = rounding / 3.0 + g * g * norm_a[i] * norm_a[i] * sum_norm_b2;
+        for (double x : norm_b2) sum_norm_b2 += x;
+        double bias_r[V] = {};
+        if (bias)
+            for (int64_t j = 0; j < N; ++j)
+                for (int v = 0; v < V; ++v) bias_r[v] += ld<DT>(bias, j) * R[j * V + v];
+        for (int64_t i = 0; i < M; ++i)
+            for (int v = 0; v < V; ++v) T[i * V + v] = bias_r[v];
+        if (p.trans_a) {
+            for (int64_t k = 0; k < K; ++k)
+                for (int64_t i = 0; i < M; ++i) {
+                    const double x = a_at(i, k);
+                    norm_a2[i] += x * x;
+                    for (int v = 0; v < V; ++v) T[i * V + v] += x * Y[k * V + v];
+                }
+        } else {
+            for (int64_t i = 0; i < M; ++i)
+                for (int64_t k = 0; k < K; ++k) {
+                    const double x = a_at(i, k);
+                    norm_a2[i] += x * x;
+                    for (int v = 0; v < V; ++v) T[i * V + v] += x * Y[k * V + v];
+                }
         }
 
-        for (int v = 0; v < kFreivaldsVectors; ++v) {
-            for (auto &x : rv) x = rng.sign();
-            // y = op(B)·r
-            std::fill(y.begin(), y.end(), 0.0);
-            if (p.trans_b) {
-                for (int64_t j = 0; j < N; ++j)
-                    for (int64_t k = 0; k < K; ++k) y[k] += b_at(k, j) * rv[j];
-            } else {
-                for (int64_t k = 0; k < K; ++k) {
-                    double s = 0.0;
-                    for (int64_t j = 0; j < N; ++j) s += b_at(k, j) * rv[j];
-                    y[k] = s;
-                }
+        // One pass over C: C·R, and each row's variance bound.
+        for (int64_t i = 0; i < M; ++i) {
+            double rounding = 0.0, cr[V] = {};
+            for (int64_t j = 0; j < N; ++j) {
+                const float c = load_as_f32(C, DT, c0 + i * N + j);
+                const double h = half_ulp(c, d.dtype);
+                rounding += h * h;
+                for (int v = 0; v < V; ++v) cr[v] += double(c) * R[j * V + v];
             }
-            // t = op(A)·y + bias·r
-            double bias_r = 0.0;
-            if (bias)
-                for (int64_t j = 0; j < N; ++j) bias_r += ld<DT>(bias, j) * rv[j];
-            std::fill(t.begin(), t.end(), bias_r);
-            if (p.trans_a) {
-                for (int64_t k = 0; k < K; ++k)
-                    for (int64_t i = 0; i < M; ++i) t[i] += a_at(i, k) * y[k];
-            } else {
-                for (int64_t i = 0; i < M; ++i) {
-                    double s = 0.0;
-                    for (int64_t k = 0; k < K; ++k) s += a_at(i, k) * y[k];
-                    t[i] += s;
-                }
-            }
-            // C·r, and each row's residual against its tolerance.
-            for (int64_t i = 0; i < M; ++i) {
-                double s = 0.0;
-                for (int64_t j = 0; j < N; ++j) s += ld<DT>(C, c0 + i * N + j) * rv[j];
-                const double tol = kFreivaldsSigmas * std::sqrt(var[i]);
-                const double resid = std::fabs(s - t[i]);
+            const double var = rounding / 3.0 + g * g * norm_a2[i] * sum_norm_b2;
+            const double tol = kFreivaldsSigmas * std::sqrt(var);
+            for (int v = 0; v < V; ++v) {
+                const double resid = std::fabs(cr[v] - T[i * V + v]);
                 // A zero tolerance (all-zero inputs) accepts only an exact match.
                 const double ratio = tol > 0.0 ? resid / tol : (resid > 0.0 ? INFINITY : 0.0);
                 if (ratio > r.worst_ratio) {
@@ -313,9 +308,8 @@ FastCheckResult freivalds_t(const FastCheckArgs &a) {
                 if (ratio > 1.0 && r.passed) {
                     r.passed = false;
                     r.detail = "row " + describe_index({p.batch, M}, bi * M + i) + " of " + out_spec.name +
-                               ": C·r differs from A·(B·r) by " + number(resid) + ", tolerance " +
-                               number(tol) + " (random vector " + std::to_string(v) +
-                               "): an element of that row is wrong";
+                               ": C·r differs from A·(B·r) by " + number(resid) + ", tolerance " + number(tol) +
+                               " (random vector " + std::to_string(v) + "): an element of that row is wrong";
                 }
             }
         }
