@@ -1,4 +1,4 @@
-// The reference cache: full-mode reference outputs kept on disk, so a re-run
+// The reference store: full-mode reference outputs kept on disk, so a re-run
 // of a suite does not recompute them (the naive f64 reference takes minutes
 // on large matmuls).
 //
@@ -45,11 +45,11 @@ struct ReferenceKey {
 // SHA-256 of the buffers in order, each preceded by its length (hex).
 [[nodiscard]] std::string sha256_of(const std::vector<const std::vector<uint8_t> *> &buffers);
 
-class ReferenceCache {
+class ReferenceStore {
 public:
     static constexpr uint64_t kDefaultMaxBytes = 4ull << 30; // 4 GiB
 
-    ReferenceCache(std::filesystem::path dir, uint64_t max_bytes);
+    ReferenceStore(std::filesystem::path dir, uint64_t max_bytes);
 
     // <machine cache dir>/references.
     [[nodiscard]] static std::filesystem::path default_dir();

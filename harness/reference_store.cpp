@@ -1,4 +1,4 @@
-#include "reference_cache.hpp"
+#include "reference_store.hpp"
 
 #include "atomic_file.hpp"
 #include "machine.hpp"
@@ -62,9 +62,9 @@ std::string ReferenceKey::text() const {
 
 std::string ReferenceKey::file_name() const { return sha256_text(text()).substr(0, 40) + ".ref"; }
 
-ReferenceCache::ReferenceCache(fs::path dir, uint64_t max_bytes) : dir_(std::move(dir)), max_bytes_(max_bytes) {}
+ReferenceStore::ReferenceStore(fs::path dir, uint64_t max_bytes) : dir_(std::move(dir)), max_bytes_(max_bytes) {}
 
-fs::path ReferenceCache::default_dir() { return machine_cache_dir() / "references"; }
+fs::path ReferenceStore::default_dir() { return machine_cache_dir() / "references"; }
 
 namespace {
 std::vector<const std::vector<uint8_t> *> input_buffers(const HostTensors &t) {
@@ -75,7 +75,7 @@ std::vector<const std::vector<uint8_t> *> input_buffers(const HostTensors &t) {
 }
 } // namespace
 
-std::optional<std::vector<std::vector<uint8_t>>> ReferenceCache::load(const ReferenceKey &key,
+std::optional<std::vector<std::vector<uint8_t>>> ReferenceStore::load(const ReferenceKey &key,
                                                                       const HostTensors &inputs) {
     const fs::path path = dir_ / key.file_name();
     std::ifstream in(path, std::ios::binary);
@@ -86,7 +86,7 @@ std::optional<std::vector<std::vector<uint8_t>>> ReferenceCache::load(const Refe
     auto reject = [&](const std::string &why) -> std::optional<std::vector<std::vector<uint8_t>>> {
         ++counters_.rejected;
         ++counters_.misses;
-        last_problem_ = fmt::format("reference cache: dropped {}: {}", path.string(), why);
+        last_problem_ = fmt::format("reference store: dropped {}: {}", path.string(), why);
         in.close();
         std::error_code ec;
         fs::remove(path, ec);
@@ -123,7 +123,7 @@ std::optional<std::vector<std::vector<uint8_t>>> ReferenceCache::load(const Refe
     }
 }
 
-void ReferenceCache::store(const ReferenceKey &key, const HostTensors &inputs,
+void ReferenceStore::store(const ReferenceKey &key, const HostTensors &inputs,
                            const std::vector<std::vector<uint8_t>> &outputs) {
     try {
         uint64_t bytes = 0;
@@ -148,11 +148,11 @@ void ReferenceCache::store(const ReferenceKey &key, const HostTensors &inputs,
         evict_to_fit(path);
     } catch (const std::exception &e) {
         ++counters_.errors;
-        last_problem_ = fmt::format("reference cache: cannot store in {}: {}", dir_.string(), e.what());
+        last_problem_ = fmt::format("reference store: cannot store in {}: {}", dir_.string(), e.what());
     }
 }
 
-Outputs ReferenceCache::load_or_compute(const ReferenceKey &key, const HostTensors &inputs,
+Outputs ReferenceStore::load_or_compute(const ReferenceKey &key, const HostTensors &inputs,
                                         const std::function<Outputs()> &compute, std::string &source) {
     if (auto cached = load(key, inputs)) {
         source = "cache";
@@ -164,7 +164,7 @@ Outputs ReferenceCache::load_or_compute(const ReferenceKey &key, const HostTenso
     return computed;
 }
 
-void ReferenceCache::evict_to_fit(const fs::path &keep) {
+void ReferenceStore::evict_to_fit(const fs::path &keep) {
     struct Entry {
         fs::path path;
         fs::file_time_type used;

@@ -1,8 +1,8 @@
-// reference_cache.cpp: stored references come back bit for bit, keyed by
+// reference_store.cpp: stored references come back bit for bit, keyed by
 // description, seed and backend version; a file that does not match its
 // inputs, its own hash or its key is dropped; the directory stays under its
 // size bound, least recently used first.
-#include "reference_cache.hpp"
+#include "reference_store.hpp"
 
 #include "opbench/ops.hpp"
 
@@ -25,7 +25,7 @@ struct TempDir {
     fs::path path;
     TempDir() {
         path = fs::temp_directory_path() /
-               ("opbench-refcache-test-" + std::to_string(::getpid()) + "-" +
+               ("opbench-refstore-test-" + std::to_string(::getpid()) + "-" +
                 ::testing::UnitTest::GetInstance()->current_test_info()->name());
         fs::remove_all(path);
         fs::create_directories(path);
@@ -66,9 +66,9 @@ int ref_files(const fs::path &dir) {
 
 } // namespace
 
-TEST(ReferenceCache, StoredOutputsComeBackBitForBit) {
+TEST(ReferenceStore, StoredOutputsComeBackBitForBit) {
     TempDir tmp;
-    ReferenceCache cache(tmp.path, 1 << 20);
+    ReferenceStore cache(tmp.path, 1 << 20);
     const opb_op_desc d = add_desc(64);
     HostTensors in = make_inputs(d, 1);
     EXPECT_FALSE(cache.load(key_for(d), in).has_value());
@@ -81,13 +81,13 @@ TEST(ReferenceCache, StoredOutputsComeBackBitForBit) {
     EXPECT_EQ(*back, out);
     EXPECT_EQ(cache.counters().hits, 1);
     // A second cache object on the same directory (the next run) finds it too.
-    ReferenceCache next_run(tmp.path, 1 << 20);
+    ReferenceStore next_run(tmp.path, 1 << 20);
     EXPECT_TRUE(next_run.load(key_for(d), in).has_value());
     // No temporary files are left behind.
     for (const auto &e : fs::directory_iterator(tmp.path)) EXPECT_EQ(e.path().extension(), ".ref") << e.path();
 }
 
-TEST(ReferenceCache, KeyCoversDescriptionSeedAndBackendVersionButNotThreads) {
+TEST(ReferenceStore, KeyCoversDescriptionSeedAndBackendVersionButNotThreads) {
     const opb_op_desc d = add_desc(64);
     opb_op_desc threaded = d;
     threaded.threads = 7;
@@ -100,9 +100,9 @@ TEST(ReferenceCache, KeyCoversDescriptionSeedAndBackendVersionButNotThreads) {
     EXPECT_NE(key_for(d).file_name(), key_for(bf16).file_name());
 }
 
-TEST(ReferenceCache, OtherInputsUnderTheSameKeyAreRejectedAndTheFileDropped) {
+TEST(ReferenceStore, OtherInputsUnderTheSameKeyAreRejectedAndTheFileDropped) {
     TempDir tmp;
-    ReferenceCache cache(tmp.path, 1 << 20);
+    ReferenceStore cache(tmp.path, 1 << 20);
     const opb_op_desc d = add_desc(64);
     HostTensors in = make_inputs(d, 1);
     cache.store(key_for(d), in, outputs_of(in));
@@ -114,9 +114,9 @@ TEST(ReferenceCache, OtherInputsUnderTheSameKeyAreRejectedAndTheFileDropped) {
     EXPECT_EQ(ref_files(tmp.path), 0);
 }
 
-TEST(ReferenceCache, AFlippedOutputByteOrATruncatedFileIsRejected) {
+TEST(ReferenceStore, AFlippedOutputByteOrATruncatedFileIsRejected) {
     TempDir tmp;
-    ReferenceCache cache(tmp.path, 1 << 20);
+    ReferenceStore cache(tmp.path, 1 << 20);
     const opb_op_desc d = add_desc(64);
     HostTensors in = make_inputs(d, 1);
     const fs::path file = tmp.path / key_for(d).file_name();
@@ -141,10 +141,10 @@ TEST(ReferenceCache, AFlippedOutputByteOrATruncatedFileIsRejected) {
     EXPECT_FALSE(fs::exists(file));
 }
 
-TEST(ReferenceCache, KeepsUnderItsBoundDroppingTheLeastRecentlyUsed) {
+TEST(ReferenceStore, KeepsUnderItsBoundDroppingTheLeastRecentlyUsed) {
     TempDir tmp;
     // Each entry is 4 x 256 f32 = 4 KiB of outputs plus a header: three fit in 14 KiB, four do not.
-    ReferenceCache cache(tmp.path, 14 * 1024);
+    ReferenceStore cache(tmp.path, 14 * 1024);
     std::vector<opb_op_desc> descs = {add_desc(256), add_desc(256), add_desc(256), add_desc(256)};
     std::vector<HostTensors> ins;
     for (int i = 0; i < 4; ++i) ins.push_back(make_inputs(descs[i], uint64_t(i)));
@@ -165,9 +165,9 @@ TEST(ReferenceCache, KeepsUnderItsBoundDroppingTheLeastRecentlyUsed) {
     EXPECT_TRUE(cache.load(key_for(descs[3], 3), ins[3]).has_value());
 }
 
-TEST(ReferenceCache, AnEntryLargerThanTheBoundIsNotStored) {
+TEST(ReferenceStore, AnEntryLargerThanTheBoundIsNotStored) {
     TempDir tmp;
-    ReferenceCache cache(tmp.path, 100);
+    ReferenceStore cache(tmp.path, 100);
     const opb_op_desc d = add_desc(64);
     HostTensors in = make_inputs(d, 1);
     cache.store(key_for(d), in, outputs_of(in));
@@ -175,11 +175,11 @@ TEST(ReferenceCache, AnEntryLargerThanTheBoundIsNotStored) {
     EXPECT_EQ(ref_files(tmp.path), 0);
 }
 
-TEST(ReferenceCache, AnUnwritableDirectoryIsAProblemNotAnException) {
+TEST(ReferenceStore, AnUnwritableDirectoryIsAProblemNotAnException) {
     TempDir tmp;
     const fs::path blocked = tmp.path / "file-not-dir";
     std::ofstream(blocked) << "x";
-    ReferenceCache cache(blocked / "references", 1 << 20);
+    ReferenceStore cache(blocked / "references", 1 << 20);
     const opb_op_desc d = add_desc(64);
     HostTensors in = make_inputs(d, 1);
     EXPECT_NO_THROW(cache.store(key_for(d), in, outputs_of(in)));
@@ -188,16 +188,16 @@ TEST(ReferenceCache, AnUnwritableDirectoryIsAProblemNotAnException) {
     EXPECT_FALSE(cache.load(key_for(d), in).has_value());
 }
 
-TEST(ReferenceCache, DefaultDirFollowsTheMachineCacheDir) {
+TEST(ReferenceStore, DefaultDirFollowsTheMachineCacheDir) {
     const char *old = std::getenv("OPBENCH_CACHE_DIR");
     const std::string saved = old ? old : "";
     ::setenv("OPBENCH_CACHE_DIR", "/some/where", 1);
-    EXPECT_EQ(ReferenceCache::default_dir(), fs::path("/some/where/references"));
+    EXPECT_EQ(ReferenceStore::default_dir(), fs::path("/some/where/references"));
     if (old) ::setenv("OPBENCH_CACHE_DIR", saved.c_str(), 1);
     else ::unsetenv("OPBENCH_CACHE_DIR");
 }
 
-TEST(ReferenceCache, LoadOrComputeComputesOnceThenServesTheCache) {
+TEST(ReferenceStore, LoadOrComputeComputesOnceThenServesTheCache) {
     TempDir tmp;
     const opb_op_desc d = add_desc(64);
     HostTensors in = make_inputs(d, 1);
@@ -207,10 +207,10 @@ TEST(ReferenceCache, LoadOrComputeComputesOnceThenServesTheCache) {
         return outputs_of(in);
     };
     std::string source;
-    ReferenceCache first_run(tmp.path, 1 << 20);
+    ReferenceStore first_run(tmp.path, 1 << 20);
     EXPECT_EQ(first_run.load_or_compute(key_for(d), in, compute, source), outputs_of(in));
     EXPECT_EQ(source, "computed");
-    ReferenceCache second_run(tmp.path, 1 << 20);
+    ReferenceStore second_run(tmp.path, 1 << 20);
     EXPECT_EQ(second_run.load_or_compute(key_for(d), in, compute, source), outputs_of(in));
     EXPECT_EQ(source, "cache");
     EXPECT_EQ(computed, 1);
