@@ -1,6 +1,5 @@
 #include "verify.hpp"
 
-#include "opbench/fast_checks.hpp"
 #include "opbench/ops.hpp"
 
 #include <fmt/format.h>
@@ -51,46 +50,10 @@ double nmse(const void *out, const void *ref, int dtype, int64_t count) {
     return norm > 0.0 ? err / norm : err / double(count);
 }
 
-namespace {
-Tolerance nmse_tolerance(const opb_op_desc &desc) {
-    // Differences between correct implementations come from summation order
-    // (matmul, norms, softmax sums) and from where intermediates are rounded.
-    // An f32 result carries ~2^-24 relative error per element (NMSE ~1e-14);
-    // long reductions and exp/erf approximations add a few orders.
-    if (desc.op == OPB_OP_MATMUL && desc.variant == OPB_MATMUL_TF32)
-        return {1e-5, "tf32 rounds inputs to a 10-bit mantissa (~1e-3 relative)"};
-    switch (desc.dtype) {
-    case OPB_DTYPE_BF16:
-        // bf16 keeps 8 mantissa bits: rounding the output alone gives NMSE
-        // ~1e-5; implementations that round intermediates (attention scores,
-        // softmax probabilities) to bf16 add up to ~1e-4.
-        return desc.op == OPB_OP_ATTENTION || desc.op == OPB_OP_SOFTMAX
-                   ? Tolerance{2e-3, "bf16 (8-bit mantissa), intermediates may be bf16"}
-                   : Tolerance{5e-4, "bf16 (8-bit mantissa) output rounding"};
-    case OPB_DTYPE_F16:
-        return desc.op == OPB_OP_ATTENTION || desc.op == OPB_OP_SOFTMAX
-                   ? Tolerance{1e-4, "f16 (11-bit mantissa), intermediates may be f16"}
-                   : Tolerance{2e-5, "f16 (11-bit mantissa) output rounding"};
-    default:
-        return {1e-8, "f32: summation order and transcendental approximations only"};
-    }
-}
-} // namespace
-
+// Per op, dtype and variant, with the reasons: each op's row in the SDK's kOps.
 Tolerance tolerance_for(const opb_op_desc &desc) {
-    Tolerance t = nmse_tolerance(desc);
-    const bool rounded_intermediates = desc.op == OPB_OP_ATTENTION || desc.op == OPB_OP_SOFTMAX;
-    const bool tf32 = desc.op == OPB_OP_MATMUL && desc.variant == OPB_MATMUL_TF32;
-    const PointwiseRule rule = pointwise_tolerance(desc.dtype, rounded_intermediates, tf32);
-    t.max_pointwise = rule.max_error;
-    t.pointwise_why = rule.why;
-    // An f32 matmul's summation-order error grows like sqrt(K) (onednn at
-    // K = 4096 reached 2.9e-6 here).
-    if (desc.op == OPB_OP_MATMUL && desc.dtype == OPB_DTYPE_F32 && !tf32 && desc.p.matmul.k > 1024) {
-        t.max_pointwise *= std::sqrt(double(desc.p.matmul.k) / 1024.0);
-        t.pointwise_why = "f32: summation order, growing like sqrt(K)";
-    }
-    return t;
+    if (const OpInfo *row = op_info(desc.op)) return row->tolerance(desc);
+    return op_rows::dtype_tolerance(desc.dtype, false);
 }
 
 } // namespace opbench

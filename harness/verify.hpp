@@ -2,7 +2,7 @@
 // output with the reference backend's (normalised mean squared error).
 #pragma once
 
-#include "opbench/fast_checks.hpp"
+#include "opbench/ops.hpp"
 #include "opbench/plugin.h"
 
 #include <nlohmann/json.hpp>
@@ -33,13 +33,8 @@ struct HostTensors {
 [[nodiscard]] double nmse(const void *out, const void *ref, int dtype, int64_t count);
 
 // The largest NMSE and point-wise error (see Comparison) accepted for an op
-// at its dtype and variant, and why.
-struct Tolerance {
-    double max_nmse;
-    const char *why;
-    double max_pointwise = 0.0;
-    const char *pointwise_why = "";
-};
+// at its dtype and variant, and why (Tolerance and the values live in the
+// SDK's op table, opbench/ops.hpp).
 [[nodiscard]] Tolerance tolerance_for(const opb_op_desc &desc);
 
 // ---- sentinel: outputs a backend never wrote ----------------------------------

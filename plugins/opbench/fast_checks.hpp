@@ -18,6 +18,8 @@
 //
 // Both check every output element for NaN and Inf.
 //
+// The op table (ops.hpp, kOps) points to these: a row's fast_check. ops.hpp
+// includes this header at its end, so either header may be included first.
 // Header-only; the C/C++ standard library, plugin.h and ops.hpp only.
 #ifndef OPBENCH_FAST_CHECKS_HPP
 #define OPBENCH_FAST_CHECKS_HPP
@@ -35,36 +37,6 @@
 #include <vector>
 
 namespace opbench {
-
-// ---- point-wise tolerance --------------------------------------------------------
-//
-// The point-wise error of one element is |out - ref| / (|ref| + s), where s is
-// the root mean square of the reference's row (its last axis), floored at
-// kRowScaleFloor of the whole output's: relative for elements of ordinary
-// size, and judged on the row's own scale where cancellation makes an element
-// small (there, summation-order differences are absolute, not relative). The bound below is the largest such error accepted, in the
-// spirit of benchdnn's per-dtype thresholds: a few units of the dtype's
-// rounding (2^-8 bf16, 2^-11 f16, 2^-24 f32), more where implementations may
-// round intermediates (attention's scores and probabilities, softmax's exp).
-inline constexpr double kRowScaleFloor = 1e-3;
-
-struct PointwiseRule {
-    double max_error;
-    const char *why;
-};
-inline PointwiseRule pointwise_tolerance(int dtype, bool rounded_intermediates, bool tf32_inputs) {
-    if (tf32_inputs) return {1e-2, "tf32 rounds inputs to 11 significant bits"};
-    switch (dtype) {
-    case OPB_DTYPE_BF16:
-        return rounded_intermediates ? PointwiseRule{0.0625, "bf16 output, bf16 intermediates (16 units of 2^-8)"}
-                                     : PointwiseRule{0.0156, "bf16 output rounding (4 units of 2^-8)"};
-    case OPB_DTYPE_F16:
-        return rounded_intermediates ? PointwiseRule{0.0078, "f16 output, f16 intermediates (16 units of 2^-11)"}
-                                     : PointwiseRule{0.002, "f16 output rounding (4 units of 2^-11)"};
-    default:
-        return {1e-5, "f32: summation order and transcendental approximations"};
-    }
-}
 
 // ---- what a check reports --------------------------------------------------------
 
@@ -85,10 +57,8 @@ struct FastCheckArgs {
     const void *const *tensors = nullptr; // host copies in execute's order
     int32_t count = 0;
     uint64_t seed = 0;
-    double pointwise_max_error = 0.0; // PointwiseRule::max_error of the op's row
+    double pointwise_max_error = 0.0; // the row's Tolerance::max_pointwise
 };
-
-using FastCheckFn = FastCheckResult (*)(const FastCheckArgs &);
 
 namespace fastcheck_detail {
 
