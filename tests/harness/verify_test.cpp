@@ -1,4 +1,5 @@
-// verify.cpp: deterministic inputs, the NMSE measure, and tolerances.
+// verify.cpp: deterministic inputs, the sentinel, NMSE and point-wise comparison,
+// tolerances, and the verification record.
 #include "verify.hpp"
 
 #include "opbench/ops.hpp"
@@ -6,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 #include <vector>
 
 using namespace opbench;
@@ -18,12 +20,13 @@ opb_op_desc layernorm(int dtype) {
 }
 } // namespace
 
-TEST(MakeInputs, SameSeedSameBitsAndOutputsZeroed) {
+TEST(MakeInputs, SameSeedSameBitsAndOutputsHoldTheSentinel) {
     HostTensors a = make_inputs(layernorm(OPB_DTYPE_F32), 7), b = make_inputs(layernorm(OPB_DTYPE_F32), 7);
     ASSERT_EQ(a.buffers.size(), 4u);
     EXPECT_EQ(a.buffers, b.buffers);
     EXPECT_TRUE(a.is_output[3]);
-    for (auto byte : a.buffers[3]) EXPECT_EQ(byte, 0);
+    for (int64_t i = 0; i < 32; ++i) EXPECT_TRUE(is_sentinel(a.buffers[3].data(), OPB_DTYPE_F32, i)) << i;
+    for (int64_t i = 0; i < 32; ++i) EXPECT_FALSE(is_sentinel(a.buffers[0].data(), OPB_DTYPE_F32, i)) << i;
     HostTensors c = make_inputs(layernorm(OPB_DTYPE_F32), 8);
     EXPECT_NE(a.buffers[0], c.buffers[0]);
 }
@@ -68,4 +71,285 @@ TEST(Tolerance, LooserForNarrowerTypes) {
     }
     EXPECT_LT(nmse(rounded.data(), ref.data(), OPB_DTYPE_F32, 32), bf16);
     EXPECT_GT(nmse(rounded.data(), ref.data(), OPB_DTYPE_F32, 32), f32) << "f32's threshold would catch it";
+}
+
+TEST(Sentinel, IsANanNoConversionProducesInEveryDtype) {
+    for (int dt : {OPB_DTYPE_F32, OPB_DTYPE_BF16, OPB_DTYPE_F16}) {
+        std::vector<uint8_t> buf(4 * dtype_size(dt));
+        fill_sentinel(buf.data(), dt, 4);
+        for (int64_t i = 0; i < 4; ++i) {
+            EXPECT_TRUE(is_sentinel(buf.data(), dt, i));
+            EXPECT_TRUE(std::isnan(load_as_f32(buf.data(), dt, i)));
+        }
+        // A NaN computed by a backend (the canonical quiet NaN) is not the sentinel.
+        store_from_f32(buf.data(), dt, 1, NAN);
+        EXPECT_FALSE(is_sentinel(buf.data(), dt, 1)) << dtype_name(dt);
+        store_from_f32(buf.data(), dt, 2, 0.0f);
+        EXPECT_FALSE(is_sentinel(buf.data(), dt, 2));
+    }
+}
+
+TEST(CompareOutputs, EqualOutputsHaveNoError) {
+    std::vector<float> ref = {1, -2, 3, 0};
+    Comparison c = compare_outputs(ref.data(), ref.data(), OPB_DTYPE_F32, 4, 4);
+    EXPECT_EQ(c.nmse, 0.0);
+    EXPECT_EQ(c.worst_error, 0.0);
+    EXPECT_EQ(c.unwritten, 0);
+    EXPECT_EQ(c.nonfinite, 0);
+}
+
+// One wrong element of a large bf16 output: NMSE averages it away, the
+// point-wise check does not.
+TEST(CompareOutputs, OneWrongElementOfA4096SquareBf16OutputFailsPointWise) {
+    const int64_t n = 4096 * 4096;
+    std::vector<uint16_t> ref(n), out;
+    std::mt19937_64 rng(1);
+    std::normal_distribution<float> dist(0.0f, 20.0f); // a K=4096 matmul's output scale
+    for (auto &v : ref) v = f32_to_bf16(dist(rng));
+    out = ref;
+    const int64_t wrong = 12345678;
+    out[wrong] = f32_to_bf16(bf16_to_f32(ref[wrong]) + 20.0f); // off by one rms
+    Comparison c = compare_outputs(out.data(), ref.data(), OPB_DTYPE_BF16, n, 4096);
+    opb_op_desc d = make_desc(OPB_OP_MATMUL, OPB_DTYPE_BF16);
+    d.p.matmul = {1, 4096, 4096, 4096, 0, 0, 0};
+    const Tolerance t = tolerance_for(d);
+    EXPECT_LT(c.nmse, t.max_nmse) << "NMSE alone lets it pass";
+    EXPECT_EQ(c.worst_index, wrong);
+    EXPECT_GT(c.worst_error, t.max_pointwise);
+    std::string verdict = judge(c, {t.max_nmse, t.why, t.max_pointwise, t.pointwise_why}, "C", {1, 4096, 4096});
+    EXPECT_NE(verdict.find("C[0, 3014, 334]"), std::string::npos) << verdict; // 12345678 = 3014 * 4096 + 334
+    EXPECT_NE(verdict.find("point-wise error"), std::string::npos) << verdict;
+}
+
+TEST(CompareOutputs, RoundingToTheDtypePassesPointWise) {
+    for (int dt : {OPB_DTYPE_BF16, OPB_DTYPE_F16}) {
+        opb_op_desc d = layernorm(dt);
+        std::vector<float> exact(1000);
+        std::mt19937_64 rng(2);
+        std::uniform_real_distribution<float> dist(-3.0f, 3.0f);
+        for (auto &v : exact) v = dist(rng);
+        // out: rounded once; ref: every other element one ulp of the dtype
+        // away first (another summation order before the rounding).
+        std::vector<uint16_t> out(1000), ref(1000);
+        for (int i = 0; i < 1000; ++i) {
+            store_from_f32(out.data(), dt, i, exact[i]);
+            const float one_ulp = std::ldexp(1.0f, dt == OPB_DTYPE_BF16 ? -7 : -10);
+            store_from_f32(ref.data(), dt, i, exact[i] * (1.0f + one_ulp * float(i % 2)));
+        }
+        Comparison c = compare_outputs(out.data(), ref.data(), dt, 1000, 100);
+        const Tolerance t = tolerance_for(d);
+        EXPECT_TRUE(judge(c, {t.max_nmse, t.why, t.max_pointwise, t.pointwise_why}, "y", {1000}).empty())
+            << dtype_name(dt) << " worst " << c.worst_error << " limit " << t.max_pointwise;
+    }
+}
+
+TEST(CompareOutputs, AnUnwrittenElementFailsAndIsNamed) {
+    std::vector<uint16_t> ref(6, f32_to_bf16(1.0f)), out = ref;
+    fill_sentinel(out.data() + 4, OPB_DTYPE_BF16, 2);
+    Comparison c = compare_outputs(out.data(), ref.data(), OPB_DTYPE_BF16, 6, 3);
+    EXPECT_EQ(c.unwritten, 2);
+    EXPECT_EQ(c.first_unwritten, 4);
+    EXPECT_TRUE(std::isinf(c.nmse));
+    std::string verdict = judge(c, {1.0, "any", 1.0, "any"}, "y", {2, 3});
+    EXPECT_NE(verdict.find("y[1, 1]"), std::string::npos) << verdict;
+    EXPECT_NE(verdict.find("never wrote"), std::string::npos) << verdict;
+}
+
+TEST(CompareOutputs, NanOrInfFailsEvenWhenEverythingElseIsExact) {
+    std::vector<float> ref(1000, 1.0f), out = ref;
+    out[999] = INFINITY;
+    Comparison c = compare_outputs(out.data(), ref.data(), OPB_DTYPE_F32, 1000, 1000);
+    EXPECT_EQ(c.nonfinite, 1);
+    EXPECT_EQ(c.first_nonfinite, 999);
+    std::string verdict = judge(c, {1e300, "loose", 1e300, "loose"}, "y", {1000});
+    EXPECT_NE(verdict.find("y[999] is inf"), std::string::npos) << verdict;
+    out[999] = NAN;
+    EXPECT_FALSE(judge(compare_outputs(out.data(), ref.data(), OPB_DTYPE_F32, 1000, 1000), {1e300, "x", 1e300, "x"}, "y",
+                       {1000})
+                     .empty());
+}
+
+TEST(CompareOutputs, NearZeroElementsAreJudgedOnTheOutputsScale) {
+    // ref 1e-6 next to values of order 1: an absolute error of 1e-6 there is
+    // summation noise, not a relative error of 100%.
+    std::vector<float> ref = {1.0f, -1.0f, 1e-6f, 1.0f}, out = ref;
+    out[2] = 2e-6f;
+    Comparison c = compare_outputs(out.data(), ref.data(), OPB_DTYPE_F32, 4, 4);
+    EXPECT_LT(c.worst_error, 2e-6);
+}
+
+TEST(VerifyMode, NamesRoundTripAndUnknownIsRefused) {
+    for (VerifyMode m : {VerifyMode::full, VerifyMode::fast, VerifyMode::off})
+        EXPECT_EQ(verify_mode_from_name(verify_mode_name(m)), m);
+    EXPECT_FALSE(verify_mode_from_name("quick").has_value());
+}
+
+TEST(VerificationJson, OffIsUnverifiedAndCarriesNoFigures) {
+    Verification v;
+    v.mode = VerifyMode::off;
+    v.method = "none";
+    nlohmann::json j = to_json(v);
+    EXPECT_EQ(j["mode"], "off");
+    EXPECT_EQ(j["verified"], false);
+    EXPECT_FALSE(j.contains("nmse"));
+    EXPECT_FALSE(j.contains("checked"));
+}
+
+TEST(VerificationJson, FastRecordsMethodSeedAndCoverage) {
+    Verification v;
+    v.mode = VerifyMode::fast;
+    v.verified = true;
+    v.method = "freivalds";
+    v.unit = "elements";
+    v.checked = v.total = 64;
+    v.vectors = 4;
+    v.seed = 42;
+    v.worst_ratio = 0.25;
+    v.worst_index = 8;
+    nlohmann::json j = to_json(v);
+    EXPECT_EQ(j["method"], "freivalds");
+    EXPECT_EQ(j["seed"], 42);
+    EXPECT_EQ(j["checked"], 64);
+    EXPECT_EQ(j["vectors"], 4);
+    EXPECT_FALSE(j.contains("nmse"));
+    v.nmse = INFINITY;
+    EXPECT_TRUE(to_json(v)["nmse"].is_null()) << "JSON has no infinity";
+}
+
+// Under a causal mask the first rows of attention are large and the last
+// small: a 20% error in a small row must not hide behind the large ones.
+TEST(CompareOutputs, EachRowIsJudgedOnItsOwnScale) {
+    std::vector<float> ref = {1.0f, -1.0f, 1.0f, -1.0f, 0.01f, -0.02f, 0.01f, 0.02f}, out = ref;
+    out[5] = 0.8f * ref[5];
+    const double per_row = compare_outputs(out.data(), ref.data(), OPB_DTYPE_F32, 8, 4).worst_error;
+    const double whole = compare_outputs(out.data(), ref.data(), OPB_DTYPE_F32, 8, 8).worst_error;
+    EXPECT_GT(per_row, 0.05);
+    EXPECT_LT(whole, 0.01) << "one scale for the whole output dilutes it";
+}
+
+// ---- verify_outputs: which check runs in which mode -------------------------------
+
+namespace {
+
+struct MatmulCase {
+    opb_op_desc desc;
+    HostTensors host;
+    Outputs right; // the exact product, rounded to the dtype
+};
+
+MatmulCase small_matmul() {
+    MatmulCase c;
+    c.desc = make_desc(OPB_OP_MATMUL, OPB_DTYPE_F32);
+    c.desc.p.matmul = {1, 8, 6, 5, 0, 0, 0};
+    c.host = make_inputs(c.desc, 3);
+    std::vector<uint8_t> out(8 * 6 * 4);
+    for (int i = 0; i < 8; ++i)
+        for (int j = 0; j < 6; ++j) {
+            double s = 0.0;
+            for (int k = 0; k < 5; ++k)
+                s += double(load_as_f32(c.host.buffers[0].data(), OPB_DTYPE_F32, i * 5 + k)) *
+                     load_as_f32(c.host.buffers[1].data(), OPB_DTYPE_F32, k * 6 + j);
+            store_from_f32(out.data(), OPB_DTYPE_F32, i * 6 + j, float(s));
+        }
+    c.right = {out};
+    return c;
+}
+
+VerifyRequest request(const MatmulCase &c, const Outputs &outputs, VerifyMode mode, int *reference_calls) {
+    VerifyRequest rq;
+    rq.mode = mode;
+    rq.desc = &c.desc;
+    rq.host = &c.host;
+    rq.outputs = &outputs;
+    rq.fast_check = freivalds_matmul;
+    rq.seed = 77;
+    rq.tolerance = tolerance_for(c.desc);
+    rq.reference = [&c, reference_calls](std::string &source) -> const Outputs & {
+        ++*reference_calls;
+        source = "computed";
+        return c.right;
+    };
+    return rq;
+}
+
+} // namespace
+
+TEST(VerifyOutputs, OffChecksNothingAndIsNotVerified) {
+    MatmulCase c = small_matmul();
+    int calls = 0;
+    Verification v = verify_outputs(request(c, c.right, VerifyMode::off, &calls));
+    EXPECT_FALSE(v.verified);
+    EXPECT_EQ(v.method, "none");
+    EXPECT_EQ(calls, 0);
+}
+
+TEST(VerifyOutputs, FastUsesTheOpsCheckAndNeverTheReference) {
+    MatmulCase c = small_matmul();
+    int calls = 0;
+    Verification v = verify_outputs(request(c, c.right, VerifyMode::fast, &calls));
+    EXPECT_TRUE(v.verified) << v.failure;
+    EXPECT_EQ(v.method, "freivalds");
+    EXPECT_EQ(v.seed, 77u);
+    EXPECT_EQ(v.checked, 48);
+    EXPECT_EQ(calls, 0);
+    EXPECT_FALSE(v.nmse.has_value());
+
+    Outputs wrong = c.right;
+    store_from_f32(wrong[0].data(), OPB_DTYPE_F32, 13, 5.0f);
+    v = verify_outputs(request(c, wrong, VerifyMode::fast, &calls));
+    EXPECT_FALSE(v.verified);
+    EXPECT_NE(v.failure.find("freivalds"), std::string::npos) << v.failure;
+    EXPECT_EQ(calls, 0);
+}
+
+TEST(VerifyOutputs, FastFindsAnUnwrittenElementBeforeTheOpsCheck) {
+    MatmulCase c = small_matmul();
+    Outputs unwritten = c.right;
+    fill_sentinel(unwritten[0].data() + 4 * 20, OPB_DTYPE_F32, 1);
+    int calls = 0;
+    Verification v = verify_outputs(request(c, unwritten, VerifyMode::fast, &calls));
+    EXPECT_FALSE(v.verified);
+    EXPECT_EQ(v.method, "sentinel");
+    EXPECT_NE(v.failure.find("C[0, 3, 2]"), std::string::npos) << v.failure;
+}
+
+TEST(VerifyOutputs, FastWithoutAHookAndFullCompareWithTheReference) {
+    MatmulCase c = small_matmul();
+    int calls = 0;
+    VerifyRequest rq = request(c, c.right, VerifyMode::fast, &calls);
+    rq.fast_check = nullptr;
+    Verification v = verify_outputs(rq);
+    EXPECT_TRUE(v.verified) << v.failure;
+    EXPECT_EQ(v.method, "reference");
+    EXPECT_EQ(v.reference, "computed");
+    EXPECT_EQ(calls, 1);
+    ASSERT_TRUE(v.nmse.has_value());
+    EXPECT_EQ(*v.nmse, 0.0);
+
+    v = verify_outputs(request(c, c.right, VerifyMode::full, &calls));
+    EXPECT_EQ(v.method, "reference");
+    EXPECT_EQ(calls, 2);
+    EXPECT_TRUE(v.verified);
+}
+
+TEST(VerifyOutputs, FullNamesTheWrongElementPointWise) {
+    MatmulCase c = small_matmul();
+    Outputs wrong = c.right;
+    const float v13 = load_as_f32(wrong[0].data(), OPB_DTYPE_F32, 13);
+    store_from_f32(wrong[0].data(), OPB_DTYPE_F32, 13, v13 * 1.001f);
+    int calls = 0;
+    Verification v = verify_outputs(request(c, wrong, VerifyMode::full, &calls));
+    EXPECT_FALSE(v.verified);
+    EXPECT_EQ(v.worst_index, 13);
+    EXPECT_NE(v.failure.find("C[0, 2, 1]"), std::string::npos) << v.failure;
+}
+
+TEST(VerifyOutputs, AReferenceThatNeverWroteCannotVerify) {
+    MatmulCase c = small_matmul();
+    c.right[0] = c.host.buffers[2]; // still the sentinel fill
+    int calls = 0;
+    Outputs out = small_matmul().right;
+    Verification v = verify_outputs(request(c, out, VerifyMode::full, &calls));
+    EXPECT_FALSE(v.verified);
+    EXPECT_NE(v.failure.find("reference backend never wrote"), std::string::npos) << v.failure;
 }

@@ -136,7 +136,14 @@ TEST(OpTable, RowsAreInEnumOrderWithUniqueNamesAndKeys) {
         ASSERT_NE(row.flops, nullptr);
         ASSERT_NE(row.validate, nullptr);
         ASSERT_NE(row.tolerance, nullptr);
-        EXPECT_EQ(row.fast_verify, nullptr) << "no fast verification is wired in yet";
+        // Ops whose reference costs far more than reading the output have a
+        // fast check (fast_checks.hpp); the linear ones compare in full.
+        if (row.op == OPB_OP_MATMUL) EXPECT_EQ(row.fast_check, &opbench::freivalds_matmul);
+        else if (row.op == OPB_OP_ATTENTION) EXPECT_EQ(row.fast_check, &opbench::sampled_attention);
+        else EXPECT_EQ(row.fast_check, nullptr) << row.name;
+        const opbench::Tolerance t = row.tolerance(opbench::make_desc(row.op, OPB_DTYPE_BF16));
+        EXPECT_GT(t.max_pointwise, 0.0) << row.name;
+        EXPECT_STRNE(t.pointwise_why, "") << row.name;
         std::set<std::string> keys, labels, fields;
         for (const auto &p : row.params) {
             EXPECT_TRUE(keys.insert(p.key).second) << row.name << " key " << p.key;

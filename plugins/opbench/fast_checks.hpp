@@ -1,0 +1,467 @@
+// opbench SDK — fast verification: checks of an op's output that cost far
+// less than recomputing it, for ops whose reference is expensive (matmul and
+// attention are O(n^3)-like; a naive f64 reference dominates a run's wall time).
+//
+// Each check reads host copies of the op's tensors (execute's order, as
+// ops.hpp op_tensors lists them), works in f64 and takes a seed, so the same
+// seed gives the same verdict on every machine. The harness records method,
+// seed and what was covered in the result entry.
+//
+//   freivalds_matmul      C·r against A·(B·r) (+ bias·r) for a few random ±1
+//                         vectors r per batch: O(M·N + K·N + M·K) instead of
+//                         O(M·N·K). Every output element takes part; one wrong
+//                         element in row i changes (C·r)_i by exactly its error.
+//   sampled_attention     the exact f64 reference on a seeded sample of query
+//                         rows (always the first and the last of each head),
+//                         compared point by point; every row of O is also
+//                         checked to lie in the hull of the V rows it can see.
+//
+// Both check every output element for NaN and Inf.
+//
+// The op table (ops.hpp, kOps) points to these: a row's fast_check. ops.hpp
+// includes this header at its end, so either header may be included first.
+// Header-only; the C/C++ standard library, plugin.h and ops.hpp only.
+#ifndef OPBENCH_FAST_CHECKS_HPP
+#define OPBENCH_FAST_CHECKS_HPP
+
+#include "ops.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace opbench {
+
+// ---- what a check reports --------------------------------------------------------
+
+struct FastCheckResult {
+    bool passed = true;
+    std::string method;       // "freivalds", "sampled-rows"
+    std::string unit;         // what checked/total count: "elements", "rows"
+    int64_t checked = 0;      // output units the check covered
+    int64_t total = 0;        // output units there are
+    int vectors = 0;          // random vectors per batch (freivalds)
+    double worst_ratio = 0.0; // largest error / its tolerance; above 1 fails
+    int64_t worst_index = -1; // flat index into the output of the worst place (a row's first element for a row)
+    std::string detail;       // on failure: what was wrong, and where
+};
+
+struct FastCheckArgs {
+    const opb_op_desc *desc = nullptr;
+    const void *const *tensors = nullptr; // host copies in execute's order
+    int32_t count = 0;
+    uint64_t seed = 0;
+    double pointwise_max_error = 0.0; // the row's Tolerance::max_pointwise
+};
+
+namespace fastcheck_detail {
+
+// Significand bits of a dtype, counting the implicit one.
+inline int significand_bits(int dtype) {
+    return dtype == OPB_DTYPE_BF16 ? 8 : dtype == OPB_DTYPE_F16 ? 11 : 24;
+}
+
+// Half the spacing of the dtype's numbers around x: the largest error with
+// which a correctly rounded value can be stored as x. x is the stored value
+// as f32 (exact for every dtype); below the smallest normal the spacing is
+// the subnormal one. Read from the exponent bits: this runs once per output
+// element.
+inline double half_ulp(float x, int dtype) {
+    const int p = significand_bits(dtype);
+    const int min_exp = dtype == OPB_DTYPE_F16 ? -14 : -126; // smallest normal exponent
+    uint32_t u;
+    std::memcpy(&u, &x, 4);
+    const int e = std::max(int((u >> 23) & 0xffu) - 127, min_exp);
+    const uint64_t bits = uint64_t(e - p + 1023) << 52; // 2^(e - p) as a double
+    double h;
+    std::memcpy(&h, &bits, 8);
+    return h;
+}
+
+// SplitMix64: a seeded, platform-independent stream for choosing vectors and
+// rows (std::uniform_int_distribution is not the same on every library).
+struct Stream {
+    uint64_t state;
+    uint64_t next() {
+        uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        return z ^ (z >> 31);
+    }
+    double sign() { return (next() >> 63) ? 1.0 : -1.0; }
+    int64_t below(int64_t n) { return static_cast<int64_t>(next() % static_cast<uint64_t>(n)); }
+};
+
+inline std::string describe_index(const std::vector<int64_t> &shape, int64_t flat) {
+    std::vector<int64_t> at(shape.size());
+    for (std::size_t d = shape.size(); d-- > 0;) {
+        at[d] = flat % shape[d];
+        flat /= shape[d];
+    }
+    std::string s = "[";
+    for (std::size_t d = 0; d < at.size(); ++d) s += (d ? ", " : "") + std::to_string(at[d]);
+    return s + "]";
+}
+
+inline std::string number(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.4g", v);
+    return buf;
+}
+
+// Element loads with the dtype fixed at compile time (the checks' inner loops).
+template <int DT>
+inline double ld(const void *buf, int64_t i) {
+    return static_cast<double>(load_as_f32(buf, DT, i));
+}
+
+template <class F>
+FastCheckResult with_dtype(int dtype, F &&f) {
+    switch (dtype) {
+    case OPB_DTYPE_BF16: return f(std::integral_constant<int, OPB_DTYPE_BF16>{});
+    case OPB_DTYPE_F16: return f(std::integral_constant<int, OPB_DTYPE_F16>{});
+    default: return f(std::integral_constant<int, OPB_DTYPE_F32>{});
+    }
+}
+
+inline bool wrong_tensor_count(const FastCheckArgs &a, FastCheckResult &r) {
+    const auto specs = op_tensors(*a.desc);
+    if (a.tensors && a.count == static_cast<int32_t>(specs.size())) return false;
+    r.passed = false;
+    r.detail = "fast check got " + std::to_string(a.count) + " tensors, " +
+               std::string(op_name(a.desc->op)) + " has " + std::to_string(specs.size());
+    return true;
+}
+
+// Fails `r` at the first NaN or Inf of an output; true when one was found.
+template <int DT>
+bool find_nonfinite(const void *out, int64_t n, const TensorSpec &spec, FastCheckResult &r) {
+    for (int64_t i = 0; i < n; ++i) {
+        const double v = ld<DT>(out, i);
+        if (std::isfinite(v)) continue;
+        r.passed = false;
+        r.worst_index = i;
+        r.worst_ratio = std::numeric_limits<double>::infinity();
+        r.detail = spec.name + describe_index(spec.shape, i) + " is " + number(v);
+        return true;
+    }
+    return false;
+}
+
+} // namespace fastcheck_detail
+
+// ---- matmul: Freivalds ----------------------------------------------------------
+//
+// For each batch and each of kVectors random ±1 vectors r, with every sum in f64:
+//     d = C·r − (op(A)·(op(B)·r) + (bias·r)·1)
+// For a correct C, d_i is the sum over j of r_j·e_ij, e_ij being C's own error
+// at (i, j). That error has two sources, each bounded per element:
+//   * storing the output in the dtype: at most half an ulp of C_ij, a
+//     rounding error spread evenly, whose variance is at most half_ulp² / 3;
+//   * the backend's accumulation: taken as u_acc·sqrt(K)·Σ_k |a_ik b_kj|
+//     (f32 accumulation, u_acc = 2^-24, errors that grow like sqrt(K)), plus
+//     2^-10·Σ|ab| when tf32 rounds the inputs; Σ_k |a_ik b_kj| is bounded by
+//     ||a_i||·||b_j|| (Cauchy–Schwarz), so the row's bound costs O(M + N).
+// Random signs make d_i a sum of independent terms: the row's tolerance is
+// kSigmas standard deviations of that sum. One wrong element of error δ adds
+// exactly ±δ to d_i for every r, so it is caught whenever |δ| exceeds its row's
+// tolerance (about 0.75 rms(C) for bf16 at 4096×4096×4096, far less for f32;
+// docs/measurement.md has the measured figures).
+inline constexpr int kFreivaldsVectors = 4;
+inline constexpr double kFreivaldsSigmas = 7.0;
+
+namespace fastcheck_detail {
+
+template <int DT>
+FastCheckResult freivalds_t(const FastCheckArgs &a) {
+    const opb_op_desc &d = *a.desc;
+    const auto &p = d.p.matmul;
+    const int64_t M = p.m, N = p.n, K = p.k;
+    const auto specs = op_tensors(d);
+    const TensorSpec &out_spec = specs.back();
+    const void *A = a.tensors[0], *B = a.tensors[1];
+    const void *bias = p.has_bias ? a.tensors[2] : nullptr;
+    const void *C = a.tensors[a.count - 1];
+
+    FastCheckResult r;
+    r.method = "freivalds";
+    r.unit = "elements";
+    r.vectors = kFreivaldsVectors;
+    r.total = p.batch * M * N;
+    if (find_nonfinite<DT>(C, r.total, out_spec, r)) return r;
+
+    const double u_acc = std::ldexp(1.0, -24) * std::sqrt(double(K));
+    const double u_in = d.variant == OPB_MATMUL_TF32 ? std::ldexp(1.0, -10) : 0.0;
+    const double g = u_acc + u_in; // accumulation bound per unit of ||a_i||·||b_j||
+
+    // All vectors at once, so A, B and C are each read twice at most:
+    // R[j * V + v] is entry j of vector v; Y = op(B)·R; T = op(A)·Y + bias·R.
+    constexpr int V = kFreivaldsVectors;
+    std::vector<double> norm_a2(M), norm_b2(N), R(N * V), Y(K * V), T(M * V);
+    Stream rng{a.seed};
+    for (int64_t bi = 0; bi < p.batch; ++bi) {
+        const int64_t a0 = bi * M * K, b0 = bi * K * N, c0 = bi * M * N;
+        // op(A)[i, k] and op(B)[k, j] where the layouts are stored.
+        auto a_at = [&](int64_t i, int64_t k) { return ld<DT>(A, a0 + (p.trans_a ? k * M + i : i * K + k)); };
+        auto b_at = [&](int64_t k, int64_t j) { return ld<DT>(B, b0 + (p.trans_b ? j * K + k : k * N + j)); };
+        for (auto &x : R) x = rng.sign();
+
+        // Row norms of op(A) with T = op(A)·Y, column norms of op(B) with Y = op(B)·R;
+        // loops in storage order.
+        std::fill(norm_a2.begin(), norm_a2.end(), 0.0);
+        std::fill(norm_b2.begin(), norm_b2.end(), 0.0);
+        std::fill(Y.begin(), Y.end(), 0.0);
+        if (p.trans_b) {
+            for (int64_t j = 0; j < N; ++j)
+                for (int64_t k = 0; k < K; ++k) {
+                    const double b = b_at(k, j);
+                    norm_b2[j] += b * b;
+                    for (int v = 0; v < V; ++v) Y[k * V + v] += b * R[j * V + v];
+                }
+        } else {
+            for (int64_t k = 0; k < K; ++k)
+                for (int64_t j = 0; j < N; ++j) {
+                    const double b = b_at(k, j);
+                    norm_b2[j] += b * b;
+                    for (int v = 0; v < V; ++v) Y[k * V + v] += b * R[j * V + v];
+                }
+        }
+        double sum_norm_b2 = 0.0;
+        for (double x : norm_b2) sum_norm_b2 += x;
+        double bias_r[V] = {};
+        if (bias)
+            for (int64_t j = 0; j < N; ++j)
+                for (int v = 0; v < V; ++v) bias_r[v] += ld<DT>(bias, j) * R[j * V + v];
+        for (int64_t i = 0; i < M; ++i)
+            for (int v = 0; v < V; ++v) T[i * V + v] = bias_r[v];
+        if (p.trans_a) {
+            for (int64_t k = 0; k < K; ++k)
+                for (int64_t i = 0; i < M; ++i) {
+                    const double x = a_at(i, k);
+                    norm_a2[i] += x * x;
+                    for (int v = 0; v < V; ++v) T[i * V + v] += x * Y[k * V + v];
+                }
+        } else {
+            for (int64_t i = 0; i < M; ++i)
+                for (int64_t k = 0; k < K; ++k) {
+                    const double x = a_at(i, k);
+                    norm_a2[i] += x * x;
+                    for (int v = 0; v < V; ++v) T[i * V + v] += x * Y[k * V + v];
+                }
+        }
+
+        // One pass over C: C·R, and each row's variance bound.
+        for (int64_t i = 0; i < M; ++i) {
+            double rounding = 0.0, cr[V] = {};
+            for (int64_t j = 0; j < N; ++j) {
+                const float c = load_as_f32(C, DT, c0 + i * N + j);
+                const double h = half_ulp(c, d.dtype);
+                rounding += h * h;
+                for (int v = 0; v < V; ++v) cr[v] += double(c) * R[j * V + v];
+            }
+            const double var = rounding / 3.0 + g * g * norm_a2[i] * sum_norm_b2;
+            const double tol = kFreivaldsSigmas * std::sqrt(var);
+            for (int v = 0; v < V; ++v) {
+                const double resid = std::fabs(cr[v] - T[i * V + v]);
+                // A zero tolerance (all-zero inputs) accepts only an exact match.
+                const double ratio = tol > 0.0 ? resid / tol : (resid > 0.0 ? INFINITY : 0.0);
+                if (ratio > r.worst_ratio) {
+                    r.worst_ratio = ratio;
+                    r.worst_index = c0 + i * N;
+                }
+                if (ratio > 1.0 && r.passed) {
+                    r.passed = false;
+                    r.detail = "row " + describe_index({p.batch, M}, bi * M + i) + " of " + out_spec.name +
+                               ": C·r differs from A·(B·r) by " + number(resid) + ", tolerance " + number(tol) +
+                               " (random vector " + std::to_string(v) + "): an element of that row is wrong";
+                }
+            }
+        }
+    }
+    r.checked = r.total;
+    return r;
+}
+
+} // namespace fastcheck_detail
+
+inline FastCheckResult freivalds_matmul(const FastCheckArgs &a) {
+    FastCheckResult r;
+    r.method = "freivalds";
+    if (fastcheck_detail::wrong_tensor_count(a, r)) return r;
+    return fastcheck_detail::with_dtype(a.desc->dtype,
+                                        [&](auto dt) { return fastcheck_detail::freivalds_t<decltype(dt)::value>(a); });
+}
+
+// ---- attention: sampled exact rows + hull bound --------------------------------
+//
+// Rows checked exactly per (batch, head): the first and the last query row
+// (the causal mask's two extremes) and kSampledRandomRows more drawn from the
+// seed; all of them when the head has no more rows than that. Each checked
+// row is the f64 reference (scores in f64, softmax in f64, P·V in f64) with
+// the bottom-right causal alignment of plugin.h; a row that sees no key must
+// be zeros. Errors are point-wise against args.pointwise_max_error, each row
+// on its own scale (see below): under a causal mask the first rows average
+// few V rows and are large, the last average many and are small.
+//
+// Every row, checked or not, must lie within the hull of the V rows it sees:
+// a softmax-weighted average of them stays between their per-column minimum
+// and maximum (widened by the point-wise tolerance). That costs O(S·D) per
+// head and catches gross corruption of unchecked rows; a subtly wrong
+// unchecked row is caught only when it is sampled.
+inline constexpr int kSampledRandomRows = 6;
+
+namespace fastcheck_detail {
+
+// The query rows of one head checked exactly: sorted, distinct.
+inline std::vector<int64_t> sampled_rows(int64_t seq_q, Stream &rng) {
+    std::vector<int64_t> rows;
+    if (seq_q <= 2 + kSampledRandomRows) {
+        for (int64_t i = 0; i < seq_q; ++i) rows.push_back(i);
+        return rows;
+    }
+    rows = {0, seq_q - 1};
+    while (static_cast<int>(rows.size()) < 2 + kSampledRandomRows) {
+        const int64_t i = 1 + rng.below(seq_q - 2);
+        if (std::find(rows.begin(), rows.end(), i) == rows.end()) rows.push_back(i);
+    }
+    std::sort(rows.begin(), rows.end());
+    return rows;
+}
+
+} // namespace fastcheck_detail
+
+// The rows of O that sampled_attention checks exactly for this seed, as flat
+// row indices ((batch * heads + head) * seq_q + query row), ascending.
+inline std::vector<int64_t> attention_checked_rows(const opb_op_desc &d, uint64_t seed) {
+    const auto &p = d.p.attention;
+    fastcheck_detail::Stream rng{seed};
+    std::vector<int64_t> all;
+    for (int64_t bh = 0; bh < p.batch * p.heads; ++bh)
+        for (int64_t i : fastcheck_detail::sampled_rows(p.seq_q, rng)) all.push_back(bh * p.seq_q + i);
+    return all;
+}
+
+namespace fastcheck_detail {
+
+template <int DT>
+FastCheckResult attention_t(const FastCheckArgs &a) {
+    const opb_op_desc &d = *a.desc;
+    const auto &p = d.p.attention;
+    const int64_t SQ = p.seq_q, SKV = p.seq_kv, D = p.head_dim;
+    const auto specs = op_tensors(d);
+    const TensorSpec &out_spec = specs.back();
+    const void *Q = a.tensors[0], *Kt = a.tensors[1], *V = a.tensors[2], *O = a.tensors[3];
+    const double scale = effective_scale(d);
+    auto visible = [&](int64_t i) { return p.causal ? causal_visible(i, SQ, SKV) : SKV; };
+
+    FastCheckResult r;
+    r.method = "sampled-rows";
+    r.unit = "rows";
+    r.total = p.batch * p.heads * SQ;
+    if (find_nonfinite<DT>(O, r.total * D, out_spec, r)) return r;
+
+    // 1. Reference rows for the sample, in f64.
+    struct Row {
+        int64_t first;           // flat index of the row's first element in O
+        std::vector<double> ref; // D values
+    };
+    std::vector<Row> rows;
+    std::vector<double> scores(SKV);
+    double sum_sq = 0.0;
+    for (int64_t flat_row : attention_checked_rows(d, a.seed)) {
+        const int64_t bh = flat_row / SQ, i = flat_row % SQ;
+        const int64_t q0 = bh * SQ, kv0 = bh * SKV; // in rows
+        Row row{flat_row * D, std::vector<double>(D, 0.0)};
+        const int64_t n = visible(i);
+        double mx = -std::numeric_limits<double>::infinity();
+        for (int64_t j = 0; j < n; ++j) {
+            double dot = 0.0;
+            for (int64_t k = 0; k < D; ++k) dot += ld<DT>(Q, (q0 + i) * D + k) * ld<DT>(Kt, (kv0 + j) * D + k);
+            scores[j] = double(scale) * dot;
+            mx = std::max(mx, scores[j]);
+        }
+        double sum = 0.0;
+        for (int64_t j = 0; j < n; ++j) sum += (scores[j] = std::exp(scores[j] - mx));
+        for (int64_t j = 0; j < n; ++j)
+            for (int64_t k = 0; k < D; ++k) row.ref[k] += scores[j] / sum * ld<DT>(V, (kv0 + j) * D + k);
+        for (double v : row.ref) sum_sq += v * v;
+        rows.push_back(std::move(row));
+    }
+    const double s = std::sqrt(sum_sq / double(rows.size() * D));
+    r.checked = static_cast<int64_t>(rows.size());
+
+    // 2. Point-wise comparison of the sampled rows.
+    for (const Row &row : rows) {
+        double row_sq = 0.0;
+        for (double v : row.ref) row_sq += v * v;
+        const double row_scale = std::max(std::sqrt(row_sq / double(D)), kRowScaleFloor * s);
+        for (int64_t k = 0; k < D; ++k) {
+            const double out = ld<DT>(O, row.first + k), ref = row.ref[k];
+            const double denom = std::fabs(ref) + row_scale;
+            const double err = denom > 0.0 ? std::fabs(out - ref) / denom : std::fabs(out - ref);
+            const double ratio = a.pointwise_max_error > 0.0 ? err / a.pointwise_max_error : (err > 0 ? INFINITY : 0);
+            if (ratio > r.worst_ratio) {
+                r.worst_ratio = ratio;
+                r.worst_index = row.first + k;
+            }
+            if (ratio > 1.0 && r.passed) {
+                r.passed = false;
+                r.detail = out_spec.name + describe_index(out_spec.shape, row.first + k) + " is " + number(out) +
+                           ", the f64 reference gives " + number(ref) + " (point-wise error " + number(err) +
+                           " > " + number(a.pointwise_max_error) + ")";
+            }
+        }
+    }
+
+    // 3. Every row within the hull of the V rows it sees. Visible keys form a
+    // prefix [0, n), so prefix minima and maxima serve every row of a head.
+    std::vector<double> lo(SKV * D), hi(SKV * D);
+    for (int64_t bh = 0; bh < p.batch * p.heads && r.passed; ++bh) {
+        const int64_t q0 = bh * SQ, kv0 = bh * SKV;
+        for (int64_t j = 0; j < SKV; ++j)
+            for (int64_t k = 0; k < D; ++k) {
+                const double v = ld<DT>(V, (kv0 + j) * D + k);
+                lo[j * D + k] = j ? std::min(lo[(j - 1) * D + k], v) : v;
+                hi[j * D + k] = j ? std::max(hi[(j - 1) * D + k], v) : v;
+            }
+        for (int64_t i = 0; i < SQ && r.passed; ++i) {
+            const int64_t n = visible(i);
+            for (int64_t k = 0; k < D; ++k) {
+                const double out = ld<DT>(O, (q0 + i) * D + k);
+                const double low = n ? lo[(n - 1) * D + k] : 0.0, high = n ? hi[(n - 1) * D + k] : 0.0;
+                const double slack = a.pointwise_max_error * (std::max(std::fabs(low), std::fabs(high)) + s);
+                if (out >= low - slack && out <= high + slack) continue;
+                r.passed = false;
+                r.worst_ratio = std::max(r.worst_ratio, 1.0 + std::min(std::fabs(out - low), std::fabs(out - high)) /
+                                                                  std::max(slack, 1e-300));
+                r.worst_index = (q0 + i) * D + k;
+                r.detail = out_spec.name + describe_index(out_spec.shape, (q0 + i) * D + k) + " is " + number(out) +
+                           (n ? ", outside [" + number(low) + ", " + number(high) + "], the range of the " +
+                                    std::to_string(n) + " V rows it can see"
+                              : ", but its row sees no key and must be 0");
+                break;
+            }
+        }
+    }
+    return r;
+}
+
+} // namespace fastcheck_detail
+
+inline FastCheckResult sampled_attention(const FastCheckArgs &a) {
+    FastCheckResult r;
+    r.method = "sampled-rows";
+    if (fastcheck_detail::wrong_tensor_count(a, r)) return r;
+    return fastcheck_detail::with_dtype(a.desc->dtype,
+                                        [&](auto dt) { return fastcheck_detail::attention_t<decltype(dt)::value>(a); });
+}
+
+} // namespace opbench
+
+#endif // OPBENCH_FAST_CHECKS_HPP

@@ -1,0 +1,376 @@
+// fast_checks.hpp: Freivalds for matmul and sampled rows for attention pass
+// correct outputs computed the way backends compute them (f32 accumulation,
+// output rounded to the dtype) and catch single wrong elements and rows.
+#include "opbench/fast_checks.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <set>
+#include <vector>
+
+using namespace opbench;
+
+namespace {
+
+using Bytes = std::vector<uint8_t>;
+
+struct Case {
+    opb_op_desc desc;
+    std::vector<Bytes> tensors; // execute's order
+
+    std::vector<const void *> pointers() const {
+        std::vector<const void *> p;
+        for (const auto &t : tensors) p.push_back(t.data());
+        return p;
+    }
+    Bytes &out() { return tensors.back(); }
+    const Bytes &out() const { return tensors.back(); }
+    int64_t out_elements() const { return int64_t(tensors.back().size() / dtype_size(desc.dtype)); }
+};
+
+// Inputs uniform in [-1, 1), as the harness makes them.
+Case make_case(const opb_op_desc &d, uint64_t seed) {
+    Case c{d, {}};
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    for (const auto &spec : op_tensors(d)) {
+        Bytes b(size_t(spec.elements()) * dtype_size(d.dtype), 0);
+        if (!spec.is_output)
+            for (int64_t i = 0; i < spec.elements(); ++i) store_from_f32(b.data(), d.dtype, i, dist(rng));
+        c.tensors.push_back(std::move(b));
+    }
+    return c;
+}
+
+opb_op_desc matmul_desc(int dtype, int64_t batch, int64_t m, int64_t n, int64_t k, bool ta = false,
+                        bool tb = false, bool bias = false) {
+    opb_op_desc d = make_desc(OPB_OP_MATMUL, dtype);
+    d.p.matmul = {batch, m, n, k, ta, tb, bias};
+    return d;
+}
+
+// C as a CPU backend computes it: products summed in f32, in k order (the
+// least accurate order a real backend uses), bias added, rounded to the dtype.
+void compute_matmul_f32(Case &c, bool skip_bias = false, bool ignore_trans_b = false) {
+    const auto &p = c.desc.p.matmul;
+    const int dt = c.desc.dtype;
+    const void *A = c.tensors[0].data(), *B = c.tensors[1].data();
+    const void *bias = p.has_bias ? c.tensors[2].data() : nullptr;
+    void *C = c.out().data();
+    const bool tb = p.trans_b && !ignore_trans_b;
+    std::vector<float> row(p.n);
+    for (int64_t b = 0; b < p.batch; ++b)
+        for (int64_t i = 0; i < p.m; ++i) {
+            std::fill(row.begin(), row.end(), 0.0f);
+            for (int64_t k = 0; k < p.k; ++k) {
+                const float a = load_as_f32(A, dt, b * p.m * p.k + (p.trans_a ? k * p.m + i : i * p.k + k));
+                for (int64_t j = 0; j < p.n; ++j)
+                    row[j] += a * load_as_f32(B, dt, b * p.k * p.n + (tb ? j * p.k + k : k * p.n + j));
+            }
+            for (int64_t j = 0; j < p.n; ++j)
+                store_from_f32(C, dt, (b * p.m + i) * p.n + j,
+                               row[j] + (bias && !skip_bias ? load_as_f32(bias, dt, j) : 0.0f));
+        }
+}
+
+double rms(const Case &c) {
+    double s = 0.0;
+    for (int64_t i = 0; i < c.out_elements(); ++i) {
+        const double v = load_as_f32(c.out().data(), c.desc.dtype, i);
+        s += v * v;
+    }
+    return std::sqrt(s / double(c.out_elements()));
+}
+
+FastCheckResult freivalds(const Case &c, uint64_t seed) {
+    auto ptrs = c.pointers();
+    FastCheckArgs a;
+    a.desc = &c.desc;
+    a.tensors = ptrs.data();
+    a.count = int32_t(ptrs.size());
+    a.seed = seed;
+    return freivalds_matmul(a);
+}
+
+// Adds delta to element i of the output (in the output's dtype).
+void corrupt(Case &c, int64_t i, double delta) {
+    void *o = c.out().data();
+    store_from_f32(o, c.desc.dtype, i, float(load_as_f32(o, c.desc.dtype, i) + delta));
+}
+
+} // namespace
+
+TEST(HalfUlp, IsHalfTheDtypeSpacing) {
+    using fastcheck_detail::half_ulp;
+    EXPECT_EQ(half_ulp(1.0f, OPB_DTYPE_F32), std::ldexp(1.0, -24));
+    EXPECT_EQ(half_ulp(1.5f, OPB_DTYPE_BF16), std::ldexp(1.0, -8));
+    EXPECT_EQ(half_ulp(-3.0f, OPB_DTYPE_F16), std::ldexp(1.0, -10));
+    EXPECT_EQ(half_ulp(0.0f, OPB_DTYPE_F16), std::ldexp(1.0, -25)); // subnormal spacing 2^-24
+    EXPECT_EQ(half_ulp(0.0f, OPB_DTYPE_F32), std::ldexp(1.0, -150));
+}
+
+TEST(Freivalds, PassesCorrectOutputsInEveryLayoutAndDtype) {
+    struct Layout {
+        int64_t batch, m, n, k;
+        bool ta, tb, bias;
+    };
+    const Layout layouts[] = {{1, 64, 48, 96, false, false, false}, {3, 17, 33, 65, true, false, true},
+                              {2, 40, 24, 128, false, true, true},   {2, 31, 29, 300, true, true, false},
+                              {1, 1, 256, 512, false, true, false}};
+    for (int dt : {OPB_DTYPE_F32, OPB_DTYPE_BF16, OPB_DTYPE_F16})
+        for (const auto &l : layouts) {
+            Case c = make_case(matmul_desc(dt, l.batch, l.m, l.n, l.k, l.ta, l.tb, l.bias), 11);
+            compute_matmul_f32(c);
+            for (uint64_t seed = 0; seed < 20; ++seed) {
+                FastCheckResult r = freivalds(c, seed);
+                ASSERT_TRUE(r.passed) << dtype_name(dt) << " " << l.m << "x" << l.n << "x" << l.k << ": " << r.detail;
+                EXPECT_EQ(r.method, "freivalds");
+                EXPECT_EQ(r.checked, l.batch * l.m * l.n);
+                EXPECT_EQ(r.checked, r.total);
+                EXPECT_EQ(r.vectors, kFreivaldsVectors);
+                EXPECT_LE(r.worst_ratio, 1.0);
+                EXPECT_GT(r.worst_ratio, 0.0) << "rounding leaves some residual";
+            }
+        }
+}
+
+TEST(Freivalds, SameSeedSameVerdictDifferentSeedDifferentVectors) {
+    Case c = make_case(matmul_desc(OPB_DTYPE_BF16, 1, 32, 32, 32), 3);
+    compute_matmul_f32(c);
+    EXPECT_EQ(freivalds(c, 5).worst_ratio, freivalds(c, 5).worst_ratio);
+    EXPECT_NE(freivalds(c, 5).worst_ratio, freivalds(c, 6).worst_ratio);
+}
+
+// The power figure of issue 10 at unit-test size: one wrong element anywhere,
+// off by the output's rms, caught in every one of 100 seeded trials (the
+// 4096x4096 figure is tests/bench's freivalds-power benchmark).
+TEST(Freivalds, CatchesOneWrongElementAnywhereInEveryTrial) {
+    for (int dt : {OPB_DTYPE_F32, OPB_DTYPE_BF16}) {
+        Case good = make_case(matmul_desc(dt, 2, 256, 384, 512, false, true, true), 21);
+        compute_matmul_f32(good);
+        const double size = rms(good);
+        std::mt19937_64 where(1234);
+        for (int trial = 0; trial < 100; ++trial) {
+            Case bad = good;
+            const int64_t i = int64_t(where() % uint64_t(bad.out_elements()));
+            corrupt(bad, i, (trial % 2 ? 1.0 : -1.0) * size);
+            FastCheckResult r = freivalds(bad, uint64_t(trial));
+            ASSERT_FALSE(r.passed) << dtype_name(dt) << " trial " << trial << " element " << i;
+            EXPECT_GT(r.worst_ratio, 1.0);
+            // The worst row is the corrupted one: its first element's index.
+            EXPECT_EQ(r.worst_index, i - i % good.desc.p.matmul.n);
+            EXPECT_NE(r.detail.find("an element of that row is wrong"), std::string::npos) << r.detail;
+        }
+    }
+}
+
+TEST(Freivalds, CatchesAMissingBiasAndAnIgnoredTranspose) {
+    Case no_bias = make_case(matmul_desc(OPB_DTYPE_F32, 1, 64, 64, 64, false, false, true), 4);
+    compute_matmul_f32(no_bias, /*skip_bias=*/true);
+    EXPECT_FALSE(freivalds(no_bias, 1).passed);
+    Case no_trans = make_case(matmul_desc(OPB_DTYPE_BF16, 1, 64, 64, 64, false, true, false), 4);
+    compute_matmul_f32(no_trans, false, /*ignore_trans_b=*/true);
+    EXPECT_FALSE(freivalds(no_trans, 1).passed);
+}
+
+TEST(Freivalds, NanOrInfAnywhereFailsAndIsLocated) {
+    Case c = make_case(matmul_desc(OPB_DTYPE_BF16, 2, 8, 8, 8), 5);
+    compute_matmul_f32(c);
+    Case nan = c, inf = c;
+    store_from_f32(nan.out().data(), OPB_DTYPE_BF16, 77, NAN);
+    store_from_f32(inf.out().data(), OPB_DTYPE_BF16, 5, INFINITY);
+    FastCheckResult r = freivalds(nan, 0);
+    EXPECT_FALSE(r.passed);
+    EXPECT_EQ(r.worst_index, 77);
+    EXPECT_NE(r.detail.find("C[1, 1, 5] is nan"), std::string::npos) << r.detail;
+    EXPECT_FALSE(freivalds(inf, 0).passed);
+}
+
+TEST(Freivalds, WrongTensorCountIsAFailureNotACrash) {
+    Case c = make_case(matmul_desc(OPB_DTYPE_F32, 1, 4, 4, 4), 1);
+    auto ptrs = c.pointers();
+    FastCheckArgs a;
+    a.desc = &c.desc;
+    a.tensors = ptrs.data();
+    a.count = 2;
+    FastCheckResult r = freivalds_matmul(a);
+    EXPECT_FALSE(r.passed);
+    EXPECT_NE(r.detail.find("has 3"), std::string::npos) << r.detail;
+}
+
+// ---- attention ----------------------------------------------------------------
+
+namespace {
+
+opb_op_desc attention_desc(int dtype, int64_t b, int64_t h, int64_t sq, int64_t skv, int64_t d, bool causal) {
+    opb_op_desc desc = make_desc(OPB_OP_ATTENTION, dtype, OPB_ATTENTION_FUSED);
+    desc.p.attention = {b, h, sq, skv, d, 0.0f, causal};
+    return desc;
+}
+
+// O as a backend computes it: f32 scores and softmax, probabilities rounded
+// to the dtype (as bf16 kernels do), f32 accumulation, output rounded.
+void compute_attention_f32(Case &c) {
+    const auto &p = c.desc.p.attention;
+    const int dt = c.desc.dtype;
+    const float scale = effective_scale(c.desc);
+    const void *Q = c.tensors[0].data(), *K = c.tensors[1].data(), *V = c.tensors[2].data();
+    void *O = c.out().data();
+    std::vector<float> s(p.seq_kv);
+    for (int64_t bh = 0; bh < p.batch * p.heads; ++bh)
+        for (int64_t i = 0; i < p.seq_q; ++i) {
+            const int64_t n = p.causal ? causal_visible(i, p.seq_q, p.seq_kv) : p.seq_kv;
+            float mx = -INFINITY, sum = 0.0f;
+            for (int64_t j = 0; j < n; ++j) {
+                float dot = 0.0f;
+                for (int64_t k = 0; k < p.head_dim; ++k)
+                    dot += load_as_f32(Q, dt, (bh * p.seq_q + i) * p.head_dim + k) *
+                           load_as_f32(K, dt, (bh * p.seq_kv + j) * p.head_dim + k);
+                s[j] = scale * dot;
+                mx = std::max(mx, s[j]);
+            }
+            for (int64_t j = 0; j < n; ++j) sum += (s[j] = std::exp(s[j] - mx));
+            for (int64_t k = 0; k < p.head_dim; ++k) {
+                float acc = 0.0f;
+                for (int64_t j = 0; j < n; ++j) {
+                    float prob = s[j] / sum;
+                    if (dt == OPB_DTYPE_BF16) prob = bf16_to_f32(f32_to_bf16(prob));
+                    if (dt == OPB_DTYPE_F16) prob = f16_to_f32(f32_to_f16(prob));
+                    acc += prob * load_as_f32(V, dt, (bh * p.seq_kv + j) * p.head_dim + k);
+                }
+                store_from_f32(O, dt, (bh * p.seq_q + i) * p.head_dim + k, acc);
+            }
+        }
+}
+
+FastCheckResult sampled(const Case &c, uint64_t seed) {
+    auto ptrs = c.pointers();
+    FastCheckArgs a;
+    a.desc = &c.desc;
+    a.tensors = ptrs.data();
+    a.count = int32_t(ptrs.size());
+    a.seed = seed;
+    a.pointwise_max_error = pointwise_tolerance(c.desc.dtype, true, false).max_error;
+    return sampled_attention(a);
+}
+
+} // namespace
+
+TEST(SampledAttention, ChecksFirstLastAndSeededRowsOfEveryHead) {
+    opb_op_desc d = attention_desc(OPB_DTYPE_F32, 2, 3, 100, 100, 16, true);
+    auto rows = attention_checked_rows(d, 9);
+    EXPECT_EQ(rows.size(), size_t(2 * 3 * (2 + kSampledRandomRows)));
+    for (int64_t bh = 0; bh < 6; ++bh) {
+        EXPECT_TRUE(std::count(rows.begin(), rows.end(), bh * 100)) << "first row of head " << bh;
+        EXPECT_TRUE(std::count(rows.begin(), rows.end(), bh * 100 + 99)) << "last row of head " << bh;
+    }
+    EXPECT_TRUE(std::is_sorted(rows.begin(), rows.end()));
+    EXPECT_EQ(std::set<int64_t>(rows.begin(), rows.end()).size(), rows.size());
+    EXPECT_EQ(rows, attention_checked_rows(d, 9));
+    EXPECT_NE(rows, attention_checked_rows(d, 10));
+    // A short head is checked whole.
+    EXPECT_EQ(attention_checked_rows(attention_desc(OPB_DTYPE_F32, 1, 2, 5, 9, 8, false), 1).size(), 10u);
+}
+
+TEST(SampledAttention, PassesCorrectOutputsCausalOrNotAndRowsThatSeeNoKey) {
+    struct Shape {
+        int64_t b, h, sq, skv, d;
+        bool causal;
+    };
+    // seq_q > seq_kv with causal: the first rows see no key and must be 0.
+    const Shape shapes[] = {{1, 2, 64, 64, 32, true}, {2, 2, 40, 96, 16, true}, {1, 3, 50, 20, 8, true},
+                            {2, 1, 33, 77, 64, false}, {1, 1, 1, 128, 64, true}};
+    for (int dt : {OPB_DTYPE_F32, OPB_DTYPE_BF16, OPB_DTYPE_F16})
+        for (const auto &s : shapes) {
+            Case c = make_case(attention_desc(dt, s.b, s.h, s.sq, s.skv, s.d, s.causal), 2);
+            compute_attention_f32(c);
+            for (uint64_t seed = 0; seed < 5; ++seed) {
+                FastCheckResult r = sampled(c, seed);
+                ASSERT_TRUE(r.passed) << dtype_name(dt) << " sq " << s.sq << " skv " << s.skv << ": " << r.detail;
+                EXPECT_EQ(r.method, "sampled-rows");
+                EXPECT_EQ(r.unit, "rows");
+                EXPECT_EQ(r.total, s.b * s.h * s.sq);
+                EXPECT_EQ(r.checked, int64_t(attention_checked_rows(c.desc, seed).size()));
+            }
+        }
+}
+
+// A subtly wrong row (every element off by 20%, still inside the hull of V)
+// is caught exactly when it is among the checked rows; a grossly wrong row
+// (far outside the values of V) is caught wherever it is.
+TEST(SampledAttention, CatchesAWrongRowWheneverItIsChecked) {
+    for (int dt : {OPB_DTYPE_F32, OPB_DTYPE_BF16}) {
+        Case good = make_case(attention_desc(dt, 1, 2, 24, 24, 16, true), 8);
+        compute_attention_f32(good);
+        const auto &p = good.desc.p.attention;
+        std::mt19937_64 where(99);
+        int checked_and_caught = 0, unchecked = 0;
+        for (int trial = 0; trial < 100; ++trial) {
+            const int64_t row = int64_t(where() % uint64_t(p.batch * p.heads * p.seq_q));
+            const uint64_t seed = uint64_t(trial);
+            auto rows = attention_checked_rows(good.desc, seed);
+            const bool is_checked = std::count(rows.begin(), rows.end(), row) > 0;
+
+            Case subtle = good;
+            for (int64_t k = 0; k < p.head_dim; ++k) {
+                const int64_t i = row * p.head_dim + k;
+                store_from_f32(subtle.out().data(), dt, i, 0.8f * load_as_f32(subtle.out().data(), dt, i));
+            }
+            FastCheckResult r = sampled(subtle, seed);
+            if (is_checked) {
+                EXPECT_FALSE(r.passed) << "trial " << trial << " row " << row;
+                checked_and_caught += !r.passed;
+            } else {
+                ++unchecked;
+            }
+
+            Case gross = good;
+            corrupt(gross, row * p.head_dim + int64_t(where() % uint64_t(p.head_dim)), 50.0);
+            EXPECT_FALSE(sampled(gross, seed).passed) << "trial " << trial << " row " << row;
+        }
+        EXPECT_GT(checked_and_caught, 10) << "the sample covers a third of this small case's rows";
+        EXPECT_GT(unchecked, 10);
+    }
+}
+
+TEST(SampledAttention, ARowThatSeesNoKeyMustBeZero) {
+    Case c = make_case(attention_desc(OPB_DTYPE_F32, 1, 1, 40, 10, 8, true), 3);
+    compute_attention_f32(c);
+    // Row 5 of 40 sees no key (bottom-right alignment: row r sees r - 30 + 1).
+    ASSERT_EQ(causal_visible(5, 40, 10), 0);
+    corrupt(c, 5 * 8 + 2, 0.25);
+    // A seed whose sample leaves row 5 out: the hull check alone must see it.
+    uint64_t seed = 0;
+    auto checks_row_5 = [&](uint64_t s) {
+        const auto rows = attention_checked_rows(c.desc, s);
+        return std::count(rows.begin(), rows.end(), 5) > 0;
+    };
+    while (checks_row_5(seed)) ++seed;
+    FastCheckResult r = sampled(c, seed);
+    EXPECT_FALSE(r.passed);
+    EXPECT_NE(r.detail.find("sees no key"), std::string::npos) << r.detail;
+}
+
+TEST(SampledAttention, NanAnywhereFails) {
+    Case c = make_case(attention_desc(OPB_DTYPE_BF16, 1, 2, 64, 64, 8, false), 3);
+    compute_attention_f32(c);
+    store_from_f32(c.out().data(), OPB_DTYPE_BF16, 700, NAN);
+    FastCheckResult r = sampled(c, 0);
+    EXPECT_FALSE(r.passed);
+    EXPECT_EQ(r.worst_index, 700);
+}
+
+TEST(PointwiseTolerance, LooserForNarrowerTypesAndRoundedIntermediates) {
+    EXPECT_LT(pointwise_tolerance(OPB_DTYPE_F32, false, false).max_error,
+              pointwise_tolerance(OPB_DTYPE_F16, false, false).max_error);
+    EXPECT_LT(pointwise_tolerance(OPB_DTYPE_F16, false, false).max_error,
+              pointwise_tolerance(OPB_DTYPE_BF16, false, false).max_error);
+    EXPECT_LT(pointwise_tolerance(OPB_DTYPE_BF16, false, false).max_error,
+              pointwise_tolerance(OPB_DTYPE_BF16, true, false).max_error);
+    // One bf16 rounding (half an ulp, at most 2^-8 relative) passes.
+    EXPECT_GT(pointwise_tolerance(OPB_DTYPE_BF16, false, false).max_error, std::ldexp(1.0, -8));
+}
