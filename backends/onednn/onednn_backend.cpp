@@ -119,7 +119,7 @@ Plan *instantiate(Backend *b, const Recipe &r, int threads) {
     plan->bound.assign(r.tensor_count, nullptr);
     plan->memories.reserve(64);
     for (const auto &s : r.steps) {
-        Plan::Step step{dnnl::primitive(s.pd.get()), {}};
+        Plan::Step step{dnnl::primitive(s.pd.get()), {}, s.scope.empty() ? s.what : s.scope};
         for (const auto &[arg, ref] : s.args) {
             void *handle = ref.kind == MemRef::Buffer ? bufs.at(ref.index) : DNNL_MEMORY_NONE;
             dnnl::memory m(ref.md, b->engine, handle);
@@ -244,6 +244,7 @@ opb_status api_prepare(opb_backend *bb, const opb_op_desc *in, opb_plan **out,
         Plan *plan = nullptr;
         try {
             plan = instantiate(b, make_recipe(*b, *d), threads);
+            plan->op_scope = op_name(d->op).data(); // a view of a string literal
         } catch (const Unsupported &e) {
             return b->fail(OPB_ERR_UNSUPPORTED, e.what());
         }
@@ -274,8 +275,10 @@ opb_status api_execute(opb_backend *bb, opb_plan *pp, void *const *tensors, int3
             plan->bound[i] = tensors[i];
         }
         apply_threads(plan->threads);
+        OPB_SCOPE(b->scopes, plan->op_scope);
         for (std::size_t s = 0; s < plan->steps.size(); ++s) {
             const auto &step = plan->steps[s];
+            OPB_SCOPE(b->scopes, step.scope.c_str());
             const dnnl_status_t rc =
                 dnnl_primitive_execute(step.prim.get(), b->stream.get(),
                                        static_cast<int>(step.args.size()), step.args.data());
@@ -364,7 +367,7 @@ const opb_backend_api kApi = {
 const int kProcessDefaultThreads = omp_get_max_threads();
 
 Backend::Backend(const opb_host_services *s)
-    : BackendBase(s, false), engine(dnnl::engine::kind::cpu, 0), stream(engine),
+    : BackendBase(s, false), engine(dnnl::engine::kind::cpu, 0), stream(engine), scopes(s),
       default_threads(kProcessDefaultThreads) {}
 
 Backend::~Backend() = default;
