@@ -196,6 +196,10 @@ Bottleneck analyse(const EntryFigures &e, const BottleneckThresholds &t) {
         b.description = fmt::format("{} of peak bandwidth at {:.3g} FLOP/byte, below the ridge at {:.3g} "
                                     "({})",
                                     pct(u), ai, ridge, roofs);
+        // The roof is DRAM's (STREAM triad); a small working set beats it from cache.
+        if (u_bw > 1.0)
+            b.description += fmt::format(": {:.3g} GB/s, faster than memory, so its data stays in cache",
+                                         e.bytes / s / 1e9);
         b.suggestion = u >= t.roof_medium_below
                            ? fmt::format("near the bandwidth roof: only moving fewer bytes helps; {}",
                                          fewer_bytes(e))

@@ -7,6 +7,7 @@
 #include "opbench/ops.hpp"
 #include "plugin_loader.hpp"
 #include "results.hpp"
+#include "analyze.hpp"
 #include "runner.hpp"
 #include "suite.hpp"
 
@@ -218,7 +219,15 @@ int main(int argc, char **argv) {
     bool refresh = false;
     machine->add_flag("--refresh", refresh, "measure again even if cached");
 
+    auto *analyze = app.add_subcommand("analyze", "rank a result set's bottlenecks (kind, severity, suggestion; "
+                                                  "attention's components when profiled); loads no plugin");
+    std::string analyze_path;
+    std::size_t analyze_top = 20;
+    analyze->add_option("result_set", analyze_path, "result set JSON written by `opbench run`")->required();
+    analyze->add_option("--top", analyze_top, "show this many cases")->capture_default_str()->check(CLI::PositiveNumber);
+
     CLI11_PARSE(app, argc, argv);
+    if (*analyze) return cmd_analyze(analyze_path, analyze_top, std::cout, std::cerr);
 
     // Pinning must precede plugin loading: OpenMP runtimes read the mask at load.
     if (*run && !cpus_csv.empty()) {
