@@ -1052,6 +1052,14 @@ void cuda_info(opb_backend *b, opb_info_fn fn, void *user) {
         put("sm_clock_mhz", std::to_string(c->clock_khz / 1000));
         put("memory_clock_mhz", std::to_string(c->memory_clock_khz / 1000));
         put("memory_bus_width_bits", std::to_string(p.memoryBusWidth));
+        // The device's own roofs for the host's bottleneck analysis (never the CPU's).
+        const DevicePeaks peaks = theoretical_peaks(p.major, p.minor, p.multiProcessorCount, c->clock_khz,
+                                                    c->memory_clock_khz, p.memoryBusWidth);
+        if (peaks.f32_gflops > 0 && peaks.bandwidth_gbps > 0) {
+            put("peak_f32_gflops", std::to_string(peaks.f32_gflops));
+            put("peak_bandwidth_gbps", std::to_string(peaks.bandwidth_gbps));
+            put("peak_source", "theoretical: SMs x FP32 lanes x 2 x clock; 2 x memory clock x bus width");
+        }
         put("uuid", uuid_string(reinterpret_cast<const unsigned char *>(p.uuid.bytes)));
         put("cublaslt_workspace_limit_bytes", std::to_string(c->workspace_limit));
     } catch (...) {

@@ -325,6 +325,8 @@ void api_info(opb_backend *bb, opb_info_fn fn, void *user) {
         fn(user, "onednn_isa", isa_name(dnnl::get_effective_cpu_isa()));
         fn(user, "onednn_cpu_runtime", runtime_name(v->cpu_runtime));
         fn(user, "onednn_default_threads", std::to_string(b->default_threads).c_str());
+        // The generic key the host's bottleneck analysis reads (threads used when a case sets none).
+        fn(user, "default_threads", std::to_string(b->default_threads).c_str());
         fn(user, "onednn_verbose", "set ONEDNN_VERBOSE=1 to print each primitive's implementation");
         return OPB_OK;
     });
