@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <map>
@@ -348,15 +349,21 @@ std::string render_text_table(const Table &table) {
     for (std::size_t c = 0; c < table.columns.size(); ++c) width[c] = table.columns[c].size();
     for (const auto &row : table.rows)
         for (std::size_t c = 0; c < row.size() && c < width.size(); ++c) width[c] = std::max(width[c], row[c].size());
+    // Text columns (names, kinds) read left-aligned, figures right-aligned: a
+    // column is text when none of its cells starts with a digit.
+    std::vector<bool> left(width.size(), true);
+    for (const auto &row : table.rows)
+        for (std::size_t c = 0; c < row.size() && c < left.size(); ++c)
+            if (!row[c].empty() && std::isdigit(static_cast<unsigned char>(row[c].front()))) left[c] = false;
+    if (!left.empty()) left[0] = true;
     std::string out;
     if (!table.title.empty()) out += table.title + "\n";
     auto line = [&](const std::vector<std::string> &cells) {
         std::string l;
         for (std::size_t c = 0; c < width.size(); ++c) {
             const std::string &cell = c < cells.size() ? cells[c] : std::string();
-            // The first column (names) reads left-aligned; figures right-aligned.
-            if (c == 0) l += fmt::format("{:<{}}", cell, width[c]);
-            else l += fmt::format("  {:>{}}", cell, width[c]);
+            if (c > 0) l += "  ";
+            l += left[c] ? fmt::format("{:<{}}", cell, width[c]) : fmt::format("{:>{}}", cell, width[c]);
         }
         while (!l.empty() && l.back() == ' ') l.pop_back();
         out += l + "\n";

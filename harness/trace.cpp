@@ -146,7 +146,9 @@ nlohmann::json chrome_trace(const Profiler &profiler, const TraceInfo &info) {
         const Span &s = spans[i];
         nlohmann::json args = s.args >= 0 ? profiler.args(s.args) : nlohmann::json::object();
         if (!args.is_object()) args = {{"value", args}};
-        if (s.kind != SpanKind::device) {
+        // Heap figures only where there were allocations: viewers such as
+        // speedscope show args in the frame's name.
+        if (s.kind != SpanKind::device && s.allocs > 0) {
             args["allocs"] = s.allocs;
             args["alloc_bytes"] = s.alloc_bytes;
         }

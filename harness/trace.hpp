@@ -62,7 +62,8 @@ struct TraceInfo {
 // The trace of every closed span and memory sample in `profiler`:
 //   traceEvents: "M" process_name / thread_name / *_sort_index metadata,
 //                "X" complete events {name, cat (host|plugin|device), ph, ts,
-//                dur (microseconds since the profiler began), pid, tid, args},
+//                dur (microseconds since the profiler began), pid, tid, args
+//                (the span's own, plus allocs / alloc_bytes when it allocated)},
 //                "C" counter events "memory" {heap_bytes[, device_bytes]};
 //   displayTimeUnit "ns"; otherData: info.metadata.
 // The harness is pid 1 (one tid per OS thread); device spans are pid 2.
