@@ -129,35 +129,63 @@ EntryFigures figures_from_entry(const nlohmann::json &entry, const nlohmann::jso
     return f;
 }
 
+namespace {
+
+// Measured repetition entries grouped by case x backend, in the set's order
+// (J: nlohmann::json or const nlohmann::json).
+template <class J>
+std::vector<std::pair<std::string, std::vector<J *>>> measured_groups(J &set) {
+    std::vector<std::pair<std::string, std::vector<J *>>> groups;
+    std::map<std::string, std::size_t> index;
+    for (auto &e : set["benchmarks"]) {
+        if (!e.is_object() || e.value("run_type", "iteration") == "aggregate") continue;
+        if (e.value("error_occurred", false) || e.value("status", "passed") != "passed") continue;
+        const std::string name = strip_manual_time(e.value("run_name", e.value("name", "")));
+        auto [it, inserted] = index.emplace(name, groups.size());
+        if (inserted) groups.push_back({name, {}});
+        groups[it->second].second.push_back(&e);
+    }
+    return groups;
+}
+
+template <class J>
+std::optional<double> median_seconds(const std::vector<J *> &entries) {
+    std::vector<double> medians;
+    for (const auto *e : entries)
+        if (auto s = entry_seconds(*e)) medians.push_back(*s);
+    if (medians.empty()) return std::nullopt;
+    return median_of(medians);
+}
+
+} // namespace
+
+void add_bottlenecks(nlohmann::json &set) {
+    if (!set.is_object() || !set.contains("benchmarks") || !set["benchmarks"].is_array()) return;
+    const nlohmann::json ctx = member(member(set, "context"), "opbench");
+    for (auto &[name, entries] : measured_groups(set)) {
+        const auto seconds = median_seconds(entries);
+        if (!seconds) continue;
+        const nlohmann::json verdict = to_json(analyse(figures_from_entry(*entries.front(), ctx, *seconds)));
+        for (auto *e : entries) (*e)["bottleneck"] = verdict;
+    }
+}
+
 std::vector<AnalyzedEntry> analyse_result_set(const nlohmann::json &set, const std::string &source) {
     if (!set.is_object() || !set.contains("benchmarks") || !set["benchmarks"].is_array())
         throw AnalyzeError(fmt::format("{}: not a result set: no \"benchmarks\" array (expected the JSON "
                                        "`opbench run` writes)",
                                        source));
     const nlohmann::json &ctx = member(member(set, "context"), "opbench");
-    // Repetitions of one case x backend share a run name.
-    std::vector<std::string> order;
-    std::map<std::string, std::vector<const nlohmann::json *>> reps;
-    for (const auto &e : set["benchmarks"]) {
-        if (!e.is_object() || e.value("run_type", "iteration") == "aggregate") continue;
-        if (e.value("error_occurred", false) || e.value("status", "passed") != "passed") continue;
-        const std::string name = strip_manual_time(e.value("run_name", e.value("name", "")));
-        if (!reps.count(name)) order.push_back(name);
-        reps[name].push_back(&e);
-    }
     std::vector<AnalyzedEntry> out;
-    for (const auto &name : order) {
-        const auto &entries = reps[name];
-        std::vector<double> medians;
-        for (const auto *e : entries)
-            if (auto s = entry_seconds(*e)) medians.push_back(*s);
-        if (medians.empty()) continue;
+    for (const auto &[name, entries] : measured_groups(set)) {
+        const auto seconds = median_seconds(entries);
+        if (!seconds) continue;
         const nlohmann::json &first = *entries.front();
         AnalyzedEntry a;
         a.name = name;
         a.op = first.value("op", "");
         a.backend = first.value("backend", "");
-        a.seconds = median_of(medians);
+        a.seconds = *seconds;
         const nlohmann::json &given = member(first, "bottleneck");
         if (given.is_object() && given.contains("kind")) {
             a.from_run = true;

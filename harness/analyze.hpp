@@ -56,6 +56,12 @@ struct AnalyzedEntry {
 // is not a result set; `source` names it in messages.
 [[nodiscard]] std::vector<AnalyzedEntry> analyse_result_set(const nlohmann::json &set, const std::string &source);
 
+// Writes `bottleneck` into every measured entry of a result set (the same
+// verdict on each repetition of a case x backend: the median of their
+// medians decides), from the entry's figures and context.opbench. What
+// `opbench run` calls on the set it is about to write.
+void add_bottlenecks(nlohmann::json &set);
+
 // The ranking table and one detail table (description, suggestion,
 // components) per entry.
 [[nodiscard]] std::vector<Table> analysis_tables(const std::vector<AnalyzedEntry> &entries, std::size_t limit);

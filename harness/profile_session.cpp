@@ -3,6 +3,8 @@
 
 #include "alloc_tracker.hpp"
 
+#include <map>
+
 namespace opbench {
 
 nlohmann::json ProfileOptions::context() const {
@@ -125,5 +127,20 @@ Table ProfileSession::top_scopes(std::size_t limit) const {
 }
 
 nlohmann::json ProfileSession::trace(const TraceInfo &info) const { return chrome_trace(profiler_, info); }
+
+void attach_profiles(nlohmann::json &set, const std::vector<CaseProfile> &cases) {
+    if (!set.is_object() || !set.contains("benchmarks") || !set["benchmarks"].is_array()) return;
+    std::map<std::string, const CaseProfile *> by_name;
+    for (const auto &c : cases) by_name[c.name] = &c;
+    const std::string suffix = "/manual_time";
+    for (auto &e : set["benchmarks"]) {
+        if (!e.is_object() || e.value("run_type", "iteration") == "aggregate") continue;
+        std::string name = e.value("run_name", e.value("name", ""));
+        if (name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+            name.resize(name.size() - suffix.size());
+        auto it = by_name.find(name);
+        if (it != by_name.end()) e["profile"] = profile_json(it->second->tree);
+    }
+}
 
 } // namespace opbench

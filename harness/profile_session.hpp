@@ -103,4 +103,9 @@ private:
     int64_t sample_begin_ns_ = 0;
 };
 
+// Writes each case's `profile` array (profile_json of its tree) into every
+// entry of the result set whose run name (less "/manual_time") is the case's
+// name: the same array on each of its repetitions.
+void attach_profiles(nlohmann::json &set, const std::vector<CaseProfile> &cases);
+
 } // namespace opbench

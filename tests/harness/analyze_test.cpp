@@ -163,3 +163,31 @@ TEST(Analyze, BadInputExits2WithTheReason) {
 
 } // namespace
 } // namespace opbench
+
+namespace opbench {
+namespace {
+
+TEST(AddBottlenecks, EveryMeasuredEntryOfACaseGetsTheSameVerdict) {
+    nlohmann::json set = result_set();
+    set["benchmarks"][5].erase("bottleneck"); // the attention entry: computed like the others now
+    add_bottlenecks(set);
+    int with = 0;
+    for (const auto &e : set["benchmarks"]) {
+        if (e.value("run_type", "") == "aggregate" || e.value("status", "") == "failed") {
+            EXPECT_FALSE(e.contains("bottleneck")) << e.dump();
+            continue;
+        }
+        ASSERT_TRUE(e.contains("bottleneck")) << e.dump();
+        for (const char *k : {"kind", "severity", "utilisation", "headroom", "description", "suggestion"})
+            EXPECT_TRUE(e["bottleneck"].contains(k)) << k;
+        ++with;
+    }
+    EXPECT_EQ(with, 5);
+    EXPECT_EQ(set["benchmarks"][0]["bottleneck"], set["benchmarks"][2]["bottleneck"]);
+    EXPECT_EQ(set["benchmarks"][0]["bottleneck"]["kind"], "memory-bound");
+    // analyze then reads the run's verdicts.
+    EXPECT_TRUE(analyse_result_set(set, "s").front().from_run);
+}
+
+} // namespace
+} // namespace opbench

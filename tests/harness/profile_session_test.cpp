@@ -144,3 +144,26 @@ TEST(ProfileSession, TraceHasCaseParametersAndContextSaysWhatWasRecorded) {
 
 } // namespace
 } // namespace opbench
+
+namespace opbench {
+namespace {
+
+TEST(AttachProfiles, EachRepetitionOfTheCaseGetsItsArray) {
+    ProfileSession s(options("wait=0,warmup=0,active=1,repeat=1"));
+    FakeBackend be;
+    (void)run_case(s, be, "attention/x/be:fake", 2);
+    nlohmann::json set = {{"benchmarks",
+                           {{{"run_name", "attention/x/be:fake/manual_time"}, {"run_type", "iteration"}},
+                            {{"run_name", "attention/x/be:fake/manual_time"}, {"run_type", "iteration"}},
+                            {{"run_name", "attention/x/be:fake/manual_time"}, {"run_type", "aggregate"}},
+                            {{"run_name", "other/manual_time"}, {"run_type", "iteration"}}}}};
+    attach_profiles(set, s.cases());
+    EXPECT_TRUE(set["benchmarks"][0]["profile"].is_array());
+    EXPECT_EQ(set["benchmarks"][0]["profile"], set["benchmarks"][1]["profile"]);
+    EXPECT_FALSE(set["benchmarks"][2].contains("profile"));
+    EXPECT_FALSE(set["benchmarks"][3].contains("profile"));
+    EXPECT_EQ(set["benchmarks"][0]["profile"][0]["scope"], "case");
+}
+
+} // namespace
+} // namespace opbench
