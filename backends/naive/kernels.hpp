@@ -83,6 +83,9 @@ void attention_composed(const opb_attention_params &p, int dtype, const void *q,
 void attention_fused(const opb_attention_params &p, int dtype, const void *q, const void *k,
                      const void *v, void *o, double *workspace);
 
+// Whether there is a kernel for `op` (one per row of the SDK's op table, kOps).
+[[nodiscard]] bool has_kernel(int op);
+
 // Run `desc` on tensors[] in op_tensors(desc) order, with a workspace of
 // workspace_bytes(desc) bytes (may be null when that is 0).
 // `scopes` receives the steps of ops that have them (composed attention).
