@@ -218,6 +218,18 @@ int main(int argc, char **argv) {
     run->add_flag("--no-progress", no_progress, "no progress lines on a terminal");
     std::string cpus_csv;
     run->add_option("--cpus", cpus_csv, "pin opbench and its backends' threads to these CPUs (e.g. 0 or 0,1)");
+    run->add_flag("--profile", opts.profile.hot_path,
+                  "record where the time goes (docs/profiling.md): hot-path table per case x backend, top "
+                  "scopes, `profile` arrays; recorded samples are left out of the timings");
+    run->add_option("--trace", opts.profile.trace_path,
+                    "write a Chrome trace (Perfetto, chrome://tracing, speedscope) of the recorded samples")
+        ->type_name("FILE");
+    std::string trace_schedule;
+    run->add_option("--trace-schedule", trace_schedule,
+                    "which samples of each case x backend --profile/--trace record, as the PyTorch profiler: "
+                    "wait=N,warmup=N,active=N,repeat=N[,skip_first=N] (default " +
+                        to_string(TraceSchedule{}) + ")")
+        ->type_name("SPEC");
     run->allow_extras();
 
     auto *machine = app.add_subcommand("machine", "measure this machine's peak FLOP/s and memory bandwidth "
@@ -318,6 +330,18 @@ int main(int argc, char **argv) {
     }
     opts.out_path = no_out ? "" : (out_path.empty() ? default_out_path(suite) : out_path);
     opts.progress = !no_progress;
+    if (!trace_schedule.empty()) {
+        if (!opts.profile.enabled()) {
+            std::cerr << "opbench run: --trace-schedule chooses what --profile or --trace records; give one of them\n";
+            return kExitBadInput;
+        }
+        try {
+            opts.profile.schedule = parse_trace_schedule(trace_schedule);
+        } catch (const ScheduleError &e) {
+            std::cerr << "opbench run: " << e.what() << "\n";
+            return kExitBadInput;
+        }
+    }
 
     RunSummary summary;
     try {

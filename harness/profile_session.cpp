@@ -123,7 +123,7 @@ void ProfileSession::call_end() {
 Table ProfileSession::top_scopes(std::size_t limit) const {
     std::vector<BackendTree> trees;
     for (const auto &c : cases_) trees.push_back({c.backend, &c.tree});
-    return top_scopes_table(trees, limit);
+    return top_scopes_table(trees, limit, "sample");
 }
 
 nlohmann::json ProfileSession::trace(const TraceInfo &info) const { return chrome_trace(profiler_, info); }

@@ -311,7 +311,23 @@ nlohmann::json profile_json(const ScopeTree &tree) {
     return out;
 }
 
-Table top_scopes_table(const std::vector<BackendTree> &trees, std::size_t limit) {
+namespace {
+
+// `path` has a component equal to `name`.
+bool path_has(const std::string &path, std::string_view name) {
+    std::size_t start = 0;
+    while (start <= path.size()) {
+        std::size_t end = path.find('/', start);
+        if (end == std::string::npos) end = path.size();
+        if (std::string_view(path).substr(start, end - start) == name) return true;
+        start = end + 1;
+    }
+    return false;
+}
+
+} // namespace
+
+Table top_scopes_table(const std::vector<BackendTree> &trees, std::size_t limit, std::string_view within) {
     struct Sum {
         uint64_t calls = 0;
         double self_s = 0, total_s = 0;
@@ -321,6 +337,7 @@ Table top_scopes_table(const std::vector<BackendTree> &trees, std::size_t limit)
     double all_self = 0;
     for (const auto &bt : trees)
         for (const auto &n : bt.tree->nodes) {
+            if (!within.empty() && !path_has(n.path, within)) continue;
             Sum &s = sums[{bt.backend, n.name}];
             s.calls += n.calls;
             s.self_s += n.self_s;
@@ -331,7 +348,8 @@ Table top_scopes_table(const std::vector<BackendTree> &trees, std::size_t limit)
     std::vector<std::pair<std::pair<std::string, std::string>, Sum>> rows(sums.begin(), sums.end());
     std::stable_sort(rows.begin(), rows.end(), [](const auto &a, const auto &b) { return a.second.self_s > b.second.self_s; });
     Table t;
-    t.title = "Top scopes (self time across the run)";
+    t.title = within.empty() ? "Top scopes (self time across the run)"
+                             : fmt::format("Top scopes (self time in the recorded {}s, across the run)", within);
     t.columns = {"backend", "scope", "kind", "calls", "self", "% of self", "total"};
     for (std::size_t i = 0; i < rows.size() && i < limit; ++i) {
         const auto &[key, s] = rows[i];

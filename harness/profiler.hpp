@@ -165,7 +165,11 @@ struct BackendTree {
     std::string backend;
     const ScopeTree *tree;
 };
-[[nodiscard]] Table top_scopes_table(const std::vector<BackendTree> &trees, std::size_t limit = 15);
+// `within`: only nodes at or below a node of that name (the recorded
+// samples: "sample"), so the containers around them do not crowd the table;
+// empty: every node.
+[[nodiscard]] Table top_scopes_table(const std::vector<BackendTree> &trees, std::size_t limit = 15,
+                                     std::string_view within = {});
 
 // "12.3 us", "4.56 ms": three significant digits.
 [[nodiscard]] std::string format_seconds(double s);

@@ -1,5 +1,6 @@
 #include "result_set.hpp"
 
+#include "analyze.hpp"
 #include "atomic_file.hpp"
 #include "context.hpp"
 
@@ -18,8 +19,12 @@ Document assemble_result_set(nlohmann::json gb, const std::vector<CaseResult> &r
     ctx["measurement"]["call_overhead_seconds"] = c.call_overhead_seconds;
     ctx["measurement"]["cpus"] = c.cpus;
     ctx["warnings"] = c.warnings;
+    // A profiling run says so: its timings are not to be mixed with plain runs'.
+    ctx["profiling"] = c.profiling ? c.profiling->options().context() : nlohmann::json{{"enabled", false}};
     Document doc;
     doc.data = enrich_result_set(std::move(gb), results, unmeasured, ctx);
+    add_bottlenecks(doc.data);
+    if (c.profiling && c.profiling->options().hot_path) attach_profiles(doc.data, c.profiling->cases());
     return doc;
 }
 

@@ -5,6 +5,7 @@
 
 #include "backend_sessions.hpp"
 #include "machine.hpp"
+#include "profile_session.hpp"
 #include "results.hpp"
 #include "writers/writer.hpp"
 
@@ -26,6 +27,7 @@ struct RunContext {
     std::map<std::string, double> call_overhead_seconds;
     std::vector<int> cpus;
     std::vector<std::string> warnings;
+    const ProfileSession *profiling = nullptr; // set when the run profiled (--profile, --trace)
 };
 
 // The result set as a Document (data = Google Benchmark JSON + opbench fields).

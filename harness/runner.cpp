@@ -5,9 +5,13 @@
 #include "call_overhead.hpp"
 #include "gbench_args.hpp"
 #include "memory_figures.hpp"
+#include "profile_observer.hpp"
 #include "recipe.hpp"
 #include "reference_cache.hpp"
 #include "report.hpp"
+#include "atomic_file.hpp"
+#include "build_config.hpp"
+#include "writers/chrome_trace_writer.hpp"
 #include "result_set.hpp"
 #include "run_environment.hpp"
 #include "statistics.hpp"
@@ -76,6 +80,10 @@ struct ActiveCase {
     std::unique_ptr<MemoryObserver> memory;
     std::unique_ptr<Recipe> recipe;
     PreparationRecord preparation;
+    // Profiling runs only: the work and observer the recipe sees instead.
+    std::unique_ptr<ProfiledWork> profiled_work;
+    std::unique_ptr<ProfilingObserver> profiling;
+    bool profile_open = false; // a case span is open in the session
 };
 
 // Walks cases x backends: each case x backend is one Google Benchmark
@@ -107,6 +115,8 @@ private:
     void deactivate();
     void report_not_registered() const;
     void show_progress(std::size_t ri);
+    void start_profiling();
+    void finish_profiling();
 
     const Suite &suite_;
     const PluginSet &plugins_;
@@ -119,6 +129,7 @@ private:
     std::vector<std::size_t> not_registered_; // skipped before running, in order
 
     BackendSessions sessions_;
+    std::unique_ptr<ProfileSession> profile_; // --profile / --trace only
     std::unique_ptr<ReferenceCache> reference_;
     std::unique_ptr<CacheEvictor> evictor_;
     ActiveCase active_;
@@ -141,6 +152,7 @@ RunSummary SuiteRun::run() {
     if (!machine_.warning.empty()) std::cerr << "opbench: " << machine_.warning << "\n";
     open_backends();
     call_overhead_ = measure_call_overheads(sessions_);
+    start_profiling(); // after the call-overhead probe: it is not part of the profile
     register_benchmarks();
     run_benchmarks();
     RunSummary summary;
@@ -207,8 +219,29 @@ void SuiteRun::activate(std::size_t ri) {
         if (c.settings.cache == CacheState::cold && !evictor_) evictor_ = std::make_unique<CacheEvictor>();
         active_.work = std::make_unique<BackendWork>(be, c.desc, reference_->inputs(ci, c.desc), evictor_.get());
         active_.memory = std::make_unique<MemoryObserver>(be, r.memory);
+        MeasuredWork *measured = active_.work.get();
+        RecipeObserver *observer = active_.memory.get();
+        if (profile_) {
+            profile_->case_begin(
+                r.name, r.backend,
+                {{"case", c.name}, {"op", op_name(c.desc.op)}, {"backend", r.backend},
+                 {"dtype", dtype_name(c.desc.dtype)}, {"variant", variant_name(c.desc.op, c.desc.variant)},
+                 {"threads", c.desc.threads}, {"params", shape_params(c.desc)}},
+                [&be](bool on) { be.set_scope_recording(on); },
+                [&be]() -> std::optional<uint64_t> {
+                    const HostAccounting &a = be.accounting();
+                    if (a.device_current == 0 && a.device_peak == 0) return std::nullopt; // a CPU backend
+                    return a.device_current;
+                });
+            active_.profile_open = true;
+            active_.profiled_work = std::make_unique<ProfiledWork>(*active_.work, *profile_);
+            active_.profiling =
+                std::make_unique<ProfilingObserver>(*profile_, active_.memory.get(), active_.profiled_work.get());
+            measured = active_.profiled_work.get();
+            observer = active_.profiling.get();
+        }
         active_.recipe = std::make_unique<Recipe>(
-            *active_.work, c.settings, RecipeOptions{&steady_measure_clock(), active_.memory.get(), timer_overhead_});
+            *measured, c.settings, RecipeOptions{&steady_measure_clock(), observer, timer_overhead_});
         const BackendWork &work = *active_.work;
         active_.preparation = active_.recipe->prepare([&](MeasuredWork &) {
             CheckVerdict verdict = check_against_reference(work, reference, c.desc, r.nmse_threshold);
@@ -219,7 +252,9 @@ void SuiteRun::activate(std::size_t ri) {
         r.status = f.status;
         r.reason = f.reason;
         if (active_.work) r.memory.workspace_bytes = active_.work->workspace_bytes();
+        const bool profile_open = active_.profile_open;
         active_ = ActiveCase{ri};
+        active_.profile_open = profile_open; // the case span closes in deactivate
     }
 }
 
@@ -234,7 +269,52 @@ void SuiteRun::deactivate() {
             r.roofline = roofline_of(*r.source, r.backend, summarize(medians).median);
         }
     }
+    if (profile_ && active_.profile_open) (void)profile_->case_end();
     active_ = ActiveCase{};
+}
+
+// Profiling runs: the session records through every backend instance that
+// runs cases (never the reference's, whose work is not the case's).
+void SuiteRun::start_profiling() {
+    if (!options_.profile.enabled()) return;
+    profile_ = std::make_unique<ProfileSession>(options_.profile);
+    for (auto &[name, inst] : sessions_.backends) inst->attach_profiler(&profile_->profiler());
+    profile_->run_begin(
+        {{"suite", suite_.name}, {"path", suite_.path}, {"schedule", to_string(options_.profile.schedule)}});
+}
+
+// Prints the hot paths (--profile) and writes the trace (--trace).
+void SuiteRun::finish_profiling() {
+    if (!profile_) return;
+    profile_->run_end();
+    for (auto &[name, inst] : sessions_.backends) inst->attach_profiler(nullptr);
+    const ProfileOptions &o = profile_->options();
+    if (o.hot_path) {
+        std::cout << fmt::format("\nHot paths: the samples the schedule recorded ({}), per case x backend; "
+                                 "they are not in the timings above\n",
+                                 to_string(o.schedule));
+        for (const CaseProfile &c : profile_->cases()) {
+            if (c.recorded_samples == 0) continue; // failed or skipped before sampling
+            std::cout << "\n" << render_text_table(hot_path_table(c.tree, c.name));
+        }
+        std::cout << "\n" << render_text_table(profile_->top_scopes());
+    }
+    if (!o.trace_path.empty()) {
+        TraceInfo info;
+        info.process_name = fmt::format("opbench run {}", suite_.name);
+        info.device_name = "device (backend timer)";
+        info.metadata = {{"suite", suite_.name},
+                         {"suite_path", suite_.path},
+                         {"schedule", to_string(o.schedule)},
+                         {"opbench_version", OPBENCH_VERSION}};
+        Document doc;
+        doc.data = profile_->trace(info);
+        const std::size_t events = doc.data["traceEvents"].size();
+        write_file_atomically(o.trace_path, write_chrome_trace(doc));
+        std::cout << fmt::format("\nopbench: trace of {} events -> {} (open in ui.perfetto.dev, chrome://tracing "
+                                 "or speedscope)\n",
+                                 events, o.trace_path);
+    }
 }
 
 void SuiteRun::bench(benchmark::State &state, std::size_t ri) {
@@ -354,13 +434,14 @@ void SuiteRun::run_benchmarks() {
     benchmark::RunSpecifiedBenchmarks(&display, file.get());
     deactivate();
     report_not_registered();
+    finish_profiling();
     benchmark::ClearRegisteredBenchmarks();
     benchmark::Shutdown();
 
     // Cases a --benchmark_filter excluded never ran: they are not in the set.
     if (gb_json.empty()) return;
     RunContext ctx{&suite_,   &cases_,        &sessions_,     options_.reference, options_.benchmark_args,
-                   timer_overhead_, &machine_, call_overhead_, options_.cpus,      warnings_};
+                   timer_overhead_, &machine_, call_overhead_, options_.cpus,      warnings_, profile_.get()};
     std::vector<const CaseResult *> unmeasured;
     for (std::size_t ri : not_registered_) unmeasured.push_back(&results_[ri]);
     write_result_set(gb_json, options_.out_path, options_.out_format, results_, unmeasured, ctx);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "plugin_loader.hpp"
+#include "profile_session.hpp"
 #include "results.hpp"
 #include "settings.hpp"
 #include "suite.hpp"
@@ -23,6 +24,7 @@ struct RunOptions {
     std::vector<std::string> benchmark_args; // passed to Google Benchmark (--benchmark_*)
     bool progress = true;                    // on a terminal only
     std::vector<int> cpus;                   // CPUs the process was pinned to (empty: not pinned)
+    ProfileOptions profile;                  // --profile, --trace, --trace-schedule
 };
 
 struct RunSummary {

@@ -23,7 +23,7 @@ namespace opbench {
 
 struct TraceSchedule {
     int skip_first = 0;
-    int wait = 0;
+    int wait = 1; // the first sample after choosing the batch is often an outlier
     int warmup = 1;
     int active = 3;
     int repeat = 1;

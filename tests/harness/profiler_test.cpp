@@ -219,3 +219,21 @@ TEST(Profiler, FormatSeconds) {
 
 } // namespace
 } // namespace opbench
+
+namespace opbench {
+namespace {
+
+TEST(Profiler, TopScopesWithinOnlyCountsNodesUnderThatName) {
+    Profiler p;
+    record_case(p); // case > sample > execute > qk, softmax
+    const ScopeTree tree = build_scope_tree(p, 0, p.mark());
+    const Table all = top_scopes_table({{"b", &tree}});
+    const Table within = top_scopes_table({{"b", &tree}}, 15, "sample");
+    EXPECT_EQ(all.rows.size(), 5u);
+    ASSERT_EQ(within.rows.size(), 4u); // sample, execute, qk, softmax: not the case
+    for (const auto &row : within.rows) EXPECT_NE(row[1], "case");
+    EXPECT_NE(within.title.find("recorded samples"), std::string::npos);
+}
+
+} // namespace
+} // namespace opbench
