@@ -155,9 +155,10 @@ private:
 class InProcessHost final : public CaseHost {
 public:
     InProcessHost(BackendSessions &sessions, const std::string &reference,
-                  std::function<void(std::string_view)> on_phase, bool catch_exceptions)
+                  std::function<void(std::string_view)> on_phase, bool catch_exceptions,
+                  CaseInstrumentation *instrumentation = nullptr)
         : sessions_(sessions), reference_(sessions.reference.get(), reference, sessions.reference_missing),
-          on_phase_(std::move(on_phase)), catch_exceptions_(catch_exceptions) {}
+          on_phase_(std::move(on_phase)), catch_exceptions_(catch_exceptions), instrumentation_(instrumentation) {}
 
     Activation activate(const CaseJob &job) override {
         release();
@@ -179,8 +180,16 @@ public:
                                                   evictor_.get());
             memory_ = std::make_unique<MemoryObserver>(*be, figures_);
             observer_ = std::make_unique<PhaseObserver>(*memory_, on_phase_, phase_);
-            recipe_ = std::make_unique<Recipe>(*work_, job_.settings,
-                                               RecipeOptions{&steady_measure_clock(), observer_.get(), job_.timer_overhead});
+            MeasuredWork *measured = work_.get();
+            RecipeObserver *observer = observer_.get();
+            if (instrumentation_) {
+                instrumentation_->case_begin(job_, *be);
+                instrumented_ = true;
+                measured = &instrumentation_->wrap_work(*work_);
+                observer = &instrumentation_->wrap_observer(*observer_);
+            }
+            recipe_ = std::make_unique<Recipe>(*measured, job_.settings,
+                                               RecipeOptions{&steady_measure_clock(), observer, job_.timer_overhead});
             a.preparation = recipe_->prepare([&](MeasuredWork &) {
                 CheckVerdict verdict = check_against_reference(*work_, reference, job_.desc, job_.nmse_threshold);
                 a.nmse = verdict.error; // recorded for a failed check too
@@ -232,6 +241,8 @@ private:
     }
     void release() {
         recipe_.reset();
+        if (instrumented_) instrumentation_->case_end();
+        instrumented_ = false;
         observer_.reset();
         memory_.reset();
         if (work_) work_->release();
@@ -251,6 +262,8 @@ private:
     std::unique_ptr<MemoryObserver> memory_;
     std::unique_ptr<PhaseObserver> observer_;
     std::unique_ptr<Recipe> recipe_;
+    CaseInstrumentation *instrumentation_;
+    bool instrumented_ = false; // a case began in instrumentation_ and has not ended
 };
 
 // ---- in worker processes -------------------------------------------------------------
@@ -344,8 +357,10 @@ private:
 } // namespace
 
 std::unique_ptr<CaseHost> make_in_process_host(BackendSessions &sessions, const std::string &reference,
-                                               std::function<void(std::string_view)> on_phase) {
-    return std::make_unique<InProcessHost>(sessions, reference, std::move(on_phase), /*catch_exceptions=*/true);
+                                               std::function<void(std::string_view)> on_phase,
+                                               CaseInstrumentation *instrumentation) {
+    return std::make_unique<InProcessHost>(sessions, reference, std::move(on_phase), /*catch_exceptions=*/true,
+                                           instrumentation);
 }
 
 std::unique_ptr<CaseHost> make_worker_host(std::vector<std::string> worker_command, std::string reference,

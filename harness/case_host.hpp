@@ -14,6 +14,7 @@
 #pragma once
 
 #include "backend_sessions.hpp"
+#include "recipe.hpp"
 #include "records.hpp"
 #include "results.hpp"
 #include "settings.hpp"
@@ -99,13 +100,25 @@ public:
     [[nodiscard]] virtual bool interrupted() const { return false; }
 };
 
+// Instruments cases measured in this process (profiling: --profile, --trace):
+// hears a case begin and end, and wraps the work and the observer the recipe
+// sees. Only the in-process host takes one: what it records stays here.
+class CaseInstrumentation {
+public:
+    virtual ~CaseInstrumentation() = default;
+    virtual void case_begin(const CaseJob &job, BackendInstance &backend) = 0;
+    [[nodiscard]] virtual MeasuredWork &wrap_work(MeasuredWork &work) = 0;
+    [[nodiscard]] virtual RecipeObserver &wrap_observer(RecipeObserver &observer) = 0;
+    virtual void case_end() = 0;
+};
+
 // --isolate none: runs in this process on `sessions`' instances. A plugin
 // fault here ends opbench; C++ exceptions (bad_alloc included) fail the case.
 // `on_phase`, when set, hears each phase as it begins (the worker reports
 // them to its parent through it).
 [[nodiscard]] std::unique_ptr<CaseHost> make_in_process_host(
     BackendSessions &sessions, const std::string &reference,
-    std::function<void(std::string_view)> on_phase = nullptr);
+    std::function<void(std::string_view)> on_phase = nullptr, CaseInstrumentation *instrumentation = nullptr);
 
 // --isolate process: one worker per backend, started on its first case and
 // again after a failure as

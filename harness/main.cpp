@@ -12,6 +12,7 @@
 #include "opbench/ops.hpp"
 #include "plugin_loader.hpp"
 #include "results.hpp"
+#include "analyze.hpp"
 #include "run_environment.hpp"
 #include "runner.hpp"
 #include "settings.hpp"
@@ -251,6 +252,18 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
     run->add_flag("--no-progress", no_progress, "no progress lines on a terminal");
     std::string cpus_csv;
     run->add_option("--cpus", cpus_csv, "pin opbench and its backends' threads to these CPUs (e.g. 0 or 0,1)");
+    run->add_flag("--profile", opts.profile.hot_path,
+                  "record where the time goes (docs/profiling.md): hot-path table per case x backend, top "
+                  "scopes, `profile` arrays; recorded samples are left out of the timings");
+    run->add_option("--trace", opts.profile.trace_path,
+                    "write a Chrome trace (Perfetto, chrome://tracing, speedscope) of the recorded samples")
+        ->type_name("FILE");
+    std::string trace_schedule;
+    run->add_option("--trace-schedule", trace_schedule,
+                    "which samples of each case x backend --profile/--trace record, as the PyTorch profiler: "
+                    "wait=N,warmup=N,active=N,repeat=N[,skip_first=N] (default " +
+                        to_string(TraceSchedule{}) + ")")
+        ->type_name("SPEC");
     run->allow_extras();
 
     auto *machine = app.add_subcommand("machine", "measure this machine's peak FLOP/s and memory bandwidth "
@@ -258,12 +271,20 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
     bool refresh = false;
     machine->add_flag("--refresh", refresh, "measure again even if cached");
 
+    auto *analyze = app.add_subcommand("analyze", "rank a result set's bottlenecks (kind, severity, suggestion; "
+                                                  "attention's components when profiled); loads no plugin");
+    std::string analyze_path;
+    std::size_t analyze_top = 20;
+    analyze->add_option("result_set", analyze_path, "result set JSON written by `opbench run`")->required();
+    analyze->add_option("--top", analyze_top, "show this many cases")->capture_default_str()->check(CLI::PositiveNumber);
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError &e) {
         // --help and --version exit 0; every bad input exits 2.
         return app.exit(e) == 0 ? 0 : kExitBadInput;
     }
+    if (*analyze) return cmd_analyze(analyze_path, analyze_top, std::cout, std::cerr);
 
     // Pinning must precede plugin loading: OpenMP runtimes read the mask at load.
     if (*run && !cpus_csv.empty()) {
@@ -394,6 +415,18 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
     }
     opts.out_path = no_out ? "" : (out_path.empty() ? default_out_path(suite) : out_path);
     opts.progress = !no_progress;
+    if (!trace_schedule.empty()) {
+        if (!opts.profile.enabled()) {
+            std::cerr << "opbench run: --trace-schedule chooses what --profile or --trace records; give one of them\n";
+            return kExitBadInput;
+        }
+        try {
+            opts.profile.schedule = parse_trace_schedule(trace_schedule);
+        } catch (const ScheduleError &e) {
+            std::cerr << "opbench run: " << e.what() << "\n";
+            return kExitBadInput;
+        }
+    }
 
     RunSummary summary;
     try {

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "build_config.hpp"
+#include "profiler.hpp"
 
 namespace fs = std::filesystem;
 
@@ -219,6 +220,7 @@ BackendInstance::BackendInstance(const LoadedPlugin &plugin) : api_(plugin.api),
     services_.on_free = &on_free_cb;
     services_.scope_begin = &scope_begin_cb;
     services_.scope_end = &scope_end_cb;
+    services_.profiling = &profiling_;
 
     opb_status s = api_->create(&services_, &handle_);
     if (s != OPB_OK || handle_ == nullptr) {
@@ -267,8 +269,15 @@ void BackendInstance::on_free_cb(void *host, uint64_t bytes, int32_t is_device) 
     cur = bytes > cur ? 0 : cur - bytes;
 }
 
-// Profiling scopes are accepted and ignored until a trace writer exists.
-void BackendInstance::scope_begin_cb(void *, const char *) {}
-void BackendInstance::scope_end_cb(void *) {}
+// Plugin scopes: recorded while the switch is on. A plugin that ignores the
+// switch (ABI 1.0 SDK) calls these anyway; then they return at once.
+void BackendInstance::scope_begin_cb(void *host, const char *name) {
+    auto *self = static_cast<BackendInstance *>(host);
+    if (self->profiling_ && self->profiler_) self->profiler_->begin(name ? name : "(null)", SpanKind::plugin);
+}
+void BackendInstance::scope_end_cb(void *host) {
+    auto *self = static_cast<BackendInstance *>(host);
+    if (self->profiling_ && self->profiler_) self->profiler_->end();
+}
 
 } // namespace opbench

@@ -14,6 +14,8 @@
 
 namespace opbench {
 
+class Profiler;
+
 // A plugin file that passed the handshake; shares ownership of the library.
 struct LoadedPlugin {
     std::string path;
@@ -86,6 +88,16 @@ public:
 
     HostAccounting &accounting() { return accounting_; }
 
+    // Plugin scopes go to `profiler` (nullptr: nowhere) while recording is
+    // on. Recording flips the switch plugins read (opb_host_services.profiling),
+    // so change it only between calls into the plugin.
+    void attach_profiler(Profiler *profiler) {
+        profiler_ = profiler;
+        if (!profiler) profiling_ = 0;
+    }
+    void set_scope_recording(bool on) { profiling_ = (on && profiler_) ? 1u : 0u; }
+    [[nodiscard]] bool scope_recording() const { return profiling_ != 0; }
+
 private:
     static void log_cb(void *host, int32_t level, const char *message);
     static void on_alloc_cb(void *host, uint64_t bytes, int32_t is_device);
@@ -99,6 +111,8 @@ private:
     opb_backend *handle_ = nullptr;
     std::string unusable_reason_;
     HostAccounting accounting_;
+    Profiler *profiler_ = nullptr;
+    uint32_t profiling_ = 0; // the word opb_host_services.profiling points at
 };
 
 const char *status_name(opb_status s);

@@ -109,23 +109,30 @@ RepetitionRecord Recipe::measure_repetition() {
         do {
             if (cold) work_.flush_cache();
             if (obs) obs->on_sample_begin(samples.size(), calls);
+            // An extra sample never leaves a repetition without a counted
+            // one: past the stopping rule, the next sample counts regardless.
+            const bool extra = obs && obs->sample_is_extra() && !(samples.empty() && criterion.done());
             if (device_timer) work_.device_timer_start();
             const double cpu0 = clock.cpu_now();
             const double t0 = clock.now();
             for (int k = 0; k < calls; ++k) work_.execute();
             work_.synchronize();
             const double t1 = clock.now();
-            cpu_total += clock.cpu_now() - cpu0;
-            if (device_timer) {
-                const double dev = work_.device_timer_stop();
-                if (dev >= 0) device_samples.push_back(dev / calls);
-            }
+            const double cpu1 = clock.cpu_now();
+            const double dev = device_timer ? work_.device_timer_stop() : -1;
             const double sample = std::max(0.0, t1 - t0);
+            if (extra) { // a profiler's recorded sample: in no statistic
+                obs->on_sample_end(samples.size(), sample / calls);
+                criterion.note_wall_time(clock.now() - wall_start);
+                continue;
+            }
+            cpu_total += cpu1 - cpu0;
+            if (dev >= 0) device_samples.push_back(dev / calls);
             criterion.add(sample);
             samples.push_back(sample / calls);
             if (obs) obs->on_sample_end(samples.size() - 1, samples.back());
             criterion.note_wall_time(clock.now() - wall_start);
-        } while (!criterion.done());
+        } while (!criterion.done() || samples.empty());
     });
 
     return in_phase(phase::summarise, [&] {

@@ -80,6 +80,11 @@ public:
     // Around each timed sample of `calls` executions (outside the clock reads).
     virtual void on_sample_begin(std::size_t /*index*/, int /*calls*/) {}
     virtual void on_sample_end(std::size_t /*index*/, double /*seconds_per_call*/) {}
+    // Asked after on_sample_begin: true makes the sample extra, timed like the
+    // others but kept out of the stopping rule and every statistic (a
+    // profiler's recorded sample, whose spans cost time). An extra sample's
+    // on_sample_end gets the index the next counted sample will have.
+    [[nodiscard]] virtual bool sample_is_extra() const { return false; }
 };
 
 struct RecipeOptions {

@@ -1,5 +1,6 @@
 #include "result_set.hpp"
 
+#include "analyze.hpp"
 #include "atomic_file.hpp"
 #include "context.hpp"
 
@@ -17,6 +18,8 @@ nlohmann::json run_context_json(const RunContext &c) {
     ctx["measurement"]["call_overhead_seconds"] = c.call_overhead_seconds;
     ctx["measurement"]["cpus"] = c.cpus;
     ctx["warnings"] = c.warnings;
+    // A profiling run says so: its timings are not to be mixed with plain runs'.
+    ctx["profiling"] = c.profiling ? c.profiling->options().context() : nlohmann::json{{"enabled", false}};
     return ctx;
 }
 
@@ -36,7 +39,13 @@ Document assemble_result_set(nlohmann::json gb, const std::vector<CaseResult> &r
                              const std::vector<const CaseResult *> &unmeasured, const RunContext &c) {
     Document doc;
     doc.data = enrich_result_set(std::move(gb), results, unmeasured, run_context_json(c));
+    add_run_analysis(doc.data, c.profiling);
     return doc;
+}
+
+void add_run_analysis(nlohmann::json &result_set, const ProfileSession *profiling) {
+    add_bottlenecks(result_set);
+    if (profiling && profiling->options().hot_path) attach_profiles(result_set, profiling->cases());
 }
 
 void write_result_set(const std::string &gb_json_path, const std::string &out_path, const std::string &format,

@@ -5,6 +5,7 @@
 
 #include "backend_sessions.hpp"
 #include "machine.hpp"
+#include "profile_session.hpp"
 #include "results.hpp"
 #include "writers/writer.hpp"
 
@@ -26,6 +27,7 @@ struct RunContext {
     std::map<std::string, double> call_overhead_seconds;
     std::vector<int> cpus;
     std::vector<std::string> warnings;
+    const ProfileSession *profiling = nullptr; // set when the run profiled (--profile, --trace)
 };
 
 // context.opbench of the run (without "complete", which the run log adds).
@@ -36,6 +38,10 @@ struct RunContext {
 // the one entry of a case that never ran (skipped or failed before running).
 [[nodiscard]] std::vector<nlohmann::json> case_entries(std::vector<nlohmann::json> gb_entries,
                                                        const CaseResult &result);
+
+// Fields derived from the whole set once its entries are in: each entry's
+// bottleneck, and (profiling runs) each entry's profile array.
+void add_run_analysis(nlohmann::json &result_set, const ProfileSession *profiling);
 
 // The result set as a Document (data = Google Benchmark JSON + opbench fields).
 [[nodiscard]] Document assemble_result_set(nlohmann::json gb, const std::vector<CaseResult> &results,

@@ -1,5 +1,9 @@
 #include "runner.hpp"
 
+#include "atomic_file.hpp"
+#include "build_config.hpp"
+#include "profile_observer.hpp"
+#include "writers/chrome_trace_writer.hpp"
 #include "backend_sessions.hpp"
 #include "backend_work.hpp"
 #include "case_host.hpp"
@@ -122,6 +126,9 @@ private:
     void log_case(std::size_t ri, std::vector<nlohmann::json> gb_entries);
     void on_gb_entries(std::vector<nlohmann::json> entries);
     void write_result_set(bool complete);
+    void open_host();
+    void start_profiling();
+    void finish_profiling();
 
     const Suite &suite_;
     const PluginSet &plugins_;
@@ -135,6 +142,8 @@ private:
 
     BackendSessions sessions_;
     std::unique_ptr<CaseHost> host_; // where cases run: a worker per backend, or here
+    std::unique_ptr<ProfileSession> profile_;                 // --profile / --trace only
+    std::unique_ptr<ProfileInstrumentation> instrumentation_; // its hooks in the in-process host
     ActiveCase active_;
     std::vector<bool> interrupted_;  // abandoned by an interrupt: not in the result set
     std::unique_ptr<RunLog> log_;    // finished cases, mirrored into the journal
@@ -158,9 +167,12 @@ RunSummary SuiteRun::run() {
     if (!machine_.warning.empty()) std::cerr << "opbench: " << machine_.warning << "\n";
     open_backends();
     call_overhead_ = measure_call_overheads(sessions_);
+    start_profiling(); // after the call-overhead probe: it is not part of the profile
+    open_host();
     open_log();
     register_benchmarks();
     run_benchmarks();
+    finish_profiling();
     const bool complete = !interrupt_requested();
     write_result_set(complete);
     RunSummary summary;
@@ -202,9 +214,9 @@ void SuiteRun::open_log() {
         log_ = std::make_unique<RunLog>(header, journal);
     }
     RunContext ctx{&suite_,   &cases_,        &sessions_,     options_.reference, options_.benchmark_args,
-                   timer_overhead_, &machine_, call_overhead_, options_.cpus,      warnings_};
+                   timer_overhead_, &machine_, call_overhead_, options_.cpus,      warnings_, profile_.get()};
     nlohmann::json opbench = run_context_json(ctx);
-    opbench["measurement"]["isolation"] = isolation_name(options_.isolation);
+    opbench["measurement"]["isolation"] = isolation_name(profile_ ? Isolation::none : options_.isolation);
     log_->set_opbench_context(std::move(opbench));
 
     // First Ctrl-C: abandon the case in progress (its worker is killed; in
@@ -242,6 +254,7 @@ void SuiteRun::write_result_set(bool complete) {
     if (!writer) throw std::runtime_error("no output writer '" + options_.out_format + "' (known: " + writer_names() + ")");
     Document doc;
     doc.data = log_->result_set(complete);
+    add_run_analysis(doc.data, profile_.get());
     write_file_atomically(options_.out_path, writer->write(doc));
     if (complete) log_->finish(); // the journal is no longer needed
 }
@@ -252,14 +265,24 @@ void SuiteRun::open_backends() {
         for (const auto &b : c.backends)
             if (std::find(wanted.begin(), wanted.end(), b) == wanted.end()) wanted.push_back(b);
     sessions_ = open_backend_sessions(plugins_, wanted, options_.reference);
-    if (options_.isolation == Isolation::process)
-    {
+}
+
+// Where cases run. A profiling run measures in this process: its scopes,
+// spans and hot paths are recorded here, not in a worker.
+void SuiteRun::open_host() {
+    if (profile_) {
+        if (options_.isolation == Isolation::process)
+            std::cerr << "opbench: --profile / --trace run the cases in this process (as --isolate none): "
+                         "a plugin crash ends this run\n";
+        instrumentation_ = std::make_unique<ProfileInstrumentation>(*profile_);
+        host_ = make_in_process_host(sessions_, options_.reference, nullptr, instrumentation_.get());
+    } else if (options_.isolation == Isolation::process) {
         std::map<std::string, std::string> paths;
         for (const auto &p : plugins_.plugins) paths[p.name()] = p.path;
         host_ = make_worker_host({"/proc/self/exe", "__worker"}, options_.reference, std::move(paths));
-    }
-    else
+    } else {
         host_ = make_in_process_host(sessions_, options_.reference);
+    }
 }
 
 Roofline SuiteRun::roofline_of(const Case &c, const std::string &backend, double seconds_per_call) const {
@@ -343,6 +366,50 @@ void SuiteRun::deactivate() {
         }
     }
     active_ = ActiveCase{};
+}
+
+// Profiling runs: the session records through every backend instance that
+// runs cases (never the reference's, whose work is not the case's).
+void SuiteRun::start_profiling() {
+    if (!options_.profile.enabled()) return;
+    profile_ = std::make_unique<ProfileSession>(options_.profile);
+    for (auto &[name, inst] : sessions_.backends) inst->attach_profiler(&profile_->profiler());
+    profile_->run_begin(
+        {{"suite", suite_.name}, {"path", suite_.path}, {"schedule", to_string(options_.profile.schedule)}});
+}
+
+// Prints the hot paths (--profile) and writes the trace (--trace).
+void SuiteRun::finish_profiling() {
+    if (!profile_) return;
+    profile_->run_end();
+    for (auto &[name, inst] : sessions_.backends) inst->attach_profiler(nullptr);
+    const ProfileOptions &o = profile_->options();
+    if (o.hot_path) {
+        std::cout << fmt::format("\nHot paths: the samples the schedule recorded ({}), per case x backend; "
+                                 "they are not in the timings above\n",
+                                 to_string(o.schedule));
+        for (const CaseProfile &c : profile_->cases()) {
+            if (c.recorded_samples == 0) continue; // failed or skipped before sampling
+            std::cout << "\n" << render_text_table(hot_path_table(c.tree, c.name));
+        }
+        std::cout << "\n" << render_text_table(profile_->top_scopes());
+    }
+    if (!o.trace_path.empty()) {
+        TraceInfo info;
+        info.process_name = fmt::format("opbench run {}", suite_.name);
+        info.device_name = "device (backend timer)";
+        info.metadata = {{"suite", suite_.name},
+                         {"suite_path", suite_.path},
+                         {"schedule", to_string(o.schedule)},
+                         {"opbench_version", OPBENCH_VERSION}};
+        Document doc;
+        doc.data = profile_->trace(info);
+        const std::size_t events = doc.data["traceEvents"].size();
+        write_file_atomically(o.trace_path, write_chrome_trace(doc));
+        std::cout << fmt::format("\nopbench: trace of {} events -> {} (open in ui.perfetto.dev, chrome://tracing "
+                                 "or speedscope)\n",
+                                 events, o.trace_path);
+    }
 }
 
 void SuiteRun::bench(benchmark::State &state, std::size_t ri) {

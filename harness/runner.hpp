@@ -5,6 +5,7 @@
 
 #include "case_host.hpp"
 #include "plugin_loader.hpp"
+#include "profile_session.hpp"
 #include "results.hpp"
 #include "settings.hpp"
 #include "suite.hpp"
@@ -30,6 +31,7 @@ struct RunOptions {
     // kept in the journal so that --resume can run the same command again.
     std::vector<std::string> command_args;
     std::string resume_journal; // continue this journal (--resume) instead of starting one
+    ProfileOptions profile;     // --profile, --trace, --trace-schedule (cases then run in this process)
 };
 
 struct RunSummary {

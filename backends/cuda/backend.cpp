@@ -13,6 +13,7 @@
 #include "opbench/backend_helpers.hpp"
 #include "opbench/ops.hpp"
 #include "opbench/plugin.h"
+#include "opbench/scope.hpp"
 
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
@@ -143,8 +144,11 @@ struct Plan {
 };
 
 struct CudaBackend : sdk::BackendBase {
-    explicit CudaBackend(const opb_host_services *s) : BackendBase(s, /*device_memory=*/true) {}
+    explicit CudaBackend(const opb_host_services *s)
+        : BackendBase(s, /*device_memory=*/true), scopes(s) {}
     ~CudaBackend() override;
+
+    sdk::ScopeHost scopes; // profiling scopes: composed attention's steps (StepScope)
 
     std::string unavailable; // why the device cannot be used; empty when usable
     int driver_version = 0, runtime_version = 0;
@@ -822,6 +826,40 @@ opb_status launched(CudaBackend *c, cudaError_t e, const opb_op_desc &d) {
                    cuda_error((std::string(op_name(d.op)) + " kernel launch").c_str(), e));
 }
 
+// A profiling scope around one step of an op. Kernels run asynchronously, so
+// while the host records, the scope waits for the stream before it ends: its
+// time is then the step's device time plus one launch and one synchronisation
+// (profiled samples serialise the steps; the host keeps them out of the
+// published timings). While the host does not record it costs one branch;
+// with -Dprofiling_scopes=false it is compiled out.
+class StepScope {
+public:
+    StepScope(const CudaBackend &c, const char *name) noexcept
+#if OPB_PROFILING_SCOPES
+        : c_(c.scopes.recording() ? &c : nullptr) {
+        if (c_) c_->scopes.begin(name);
+    }
+    ~StepScope() {
+        if (c_) {
+            cudaStreamSynchronize(c_->stream); // errors surface at the host's synchronize
+            c_->scopes.end();
+        }
+    }
+#else
+    {
+        (void)c;
+        (void)name;
+    }
+#endif
+    StepScope(const StepScope &) = delete;
+    StepScope &operator=(const StepScope &) = delete;
+
+private:
+#if OPB_PROFILING_SCOPES
+    const CudaBackend *c_;
+#endif
+};
+
 opb_status cuda_execute(opb_backend *b, opb_plan *plan, void *const *t, int32_t count) {
     auto *c = self(b);
     return sdk::guarded(c, [&]() -> opb_status {
@@ -880,18 +918,27 @@ opb_status cuda_execute(opb_backend *b, opb_plan *plan, void *const *t, int32_t 
             if (p->impl == Impl::CudnnSdpa) return c->run_sdpa(*p, t);
             const AttentionPlan &a = p->attention;
             // S = Q.K^T (f32), P = softmax(scale S) (in place for f32), O = P.V.
-            if (auto st = c->run_gemm(*p->gemm1, t[1], t[0], p->scores.ptr, nullptr,
-                                      "attention QK^T cublasLtMatmul");
-                st != OPB_OK)
-                return st;
+            // Scopes qk / softmax / pv; the causal mask is applied inside the
+            // softmax kernel, so there is no separate mask step here.
+            {
+                StepScope scope(*c, "qk");
+                if (auto st = c->run_gemm(*p->gemm1, t[1], t[0], p->scores.ptr, nullptr,
+                                          "attention QK^T cublasLtMatmul");
+                    st != OPB_OK)
+                    return st;
+            }
             void *probs = a.probs_in_place ? p->scores.ptr : p->probs.ptr;
-            if (auto st = launched(c,
-                                   launch_softmax(p->scores.ptr, OPB_DTYPE_F32, probs, d.dtype,
-                                                  a.bh, a.seq_q, a.seq_kv, a.scale, a.causal,
-                                                  c->stream),
-                                   d);
-                st != OPB_OK)
-                return st;
+            {
+                StepScope scope(*c, "softmax");
+                if (auto st = launched(c,
+                                       launch_softmax(p->scores.ptr, OPB_DTYPE_F32, probs, d.dtype,
+                                                      a.bh, a.seq_q, a.seq_kv, a.scale, a.causal,
+                                                      c->stream),
+                                       d);
+                    st != OPB_OK)
+                    return st;
+            }
+            StepScope scope(*c, "pv");
             return c->run_gemm(*p->gemm2, t[2], probs, t[3], nullptr, "attention PV cublasLtMatmul");
         }
         }
@@ -994,6 +1041,14 @@ void cuda_info(opb_backend *b, opb_info_fn fn, void *user) {
         put("sm_clock_mhz", std::to_string(c->clock_khz / 1000));
         put("memory_clock_mhz", std::to_string(c->memory_clock_khz / 1000));
         put("memory_bus_width_bits", std::to_string(p.memoryBusWidth));
+        // The device's own roofs for the host's bottleneck analysis (never the CPU's).
+        const DevicePeaks peaks = theoretical_peaks(p.major, p.minor, p.multiProcessorCount, c->clock_khz,
+                                                    c->memory_clock_khz, p.memoryBusWidth);
+        if (peaks.f32_gflops > 0 && peaks.bandwidth_gbps > 0) {
+            put("peak_f32_gflops", std::to_string(peaks.f32_gflops));
+            put("peak_bandwidth_gbps", std::to_string(peaks.bandwidth_gbps));
+            put("peak_source", "theoretical: SMs x FP32 lanes x 2 x clock; 2 x memory clock x bus width");
+        }
         put("uuid", uuid_string(reinterpret_cast<const unsigned char *>(p.uuid.bytes)));
         put("cublaslt_workspace_limit_bytes", std::to_string(c->workspace_limit));
     } catch (...) {

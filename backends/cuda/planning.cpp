@@ -427,4 +427,26 @@ std::string uuid_string(const unsigned char b[16]) {
     return s;
 }
 
+int fp32_lanes_per_sm(int major, int minor) {
+    switch (major) {
+    case 6: return minor == 0 ? 64 : 128;      // P100: 64; Pascal consumer: 128
+    case 7: return 64;                         // Volta, Turing
+    case 8: return minor == 0 ? 64 : 128;      // A100: 64; GA10x, Ada: 128
+    case 9: return 128;                        // Hopper
+    case 10: case 11: case 12: return 128;     // Blackwell
+    default: return 0;
+    }
+}
+
+DevicePeaks theoretical_peaks(int major, int minor, int sm_count, int sm_clock_khz, int memory_clock_khz,
+                              int bus_width_bits) {
+    DevicePeaks p;
+    const int lanes = fp32_lanes_per_sm(major, minor);
+    if (lanes > 0 && sm_count > 0 && sm_clock_khz > 0)
+        p.f32_gflops = double(sm_count) * lanes * 2.0 * double(sm_clock_khz) * 1e3 / 1e9;
+    if (memory_clock_khz > 0 && bus_width_bits > 0)
+        p.bandwidth_gbps = 2.0 * double(memory_clock_khz) * 1e3 * (double(bus_width_bits) / 8.0) / 1e9;
+    return p;
+}
+
 } // namespace opbench::cuda

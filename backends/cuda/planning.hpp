@@ -222,6 +222,22 @@ std::string library_version_string(uint64_t v);
 // 16 UUID bytes -> "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as nvidia-smi prints it.
 std::string uuid_string(const unsigned char bytes[16]);
 
+// ---- device peaks for the host's roofline ----------------------------------
+
+// FP32 FMA lanes per SM for a compute capability; 0 when not known.
+int fp32_lanes_per_sm(int cc_major, int cc_minor);
+
+// Theoretical peaks from the device's properties, reported in info()
+// (peak_f32_gflops, peak_bandwidth_gbps) so the host judges a GPU case
+// against the GPU's roofs: FP32 = SMs x lanes x 2 (FMA) x SM clock; DRAM =
+// 2 (double data rate) x memory clock x bus width / 8. 0 where unknown.
+struct DevicePeaks {
+    double f32_gflops = 0;
+    double bandwidth_gbps = 0;
+};
+DevicePeaks theoretical_peaks(int cc_major, int cc_minor, int sm_count, int sm_clock_khz,
+                              int memory_clock_khz, int bus_width_bits);
+
 } // namespace opbench::cuda
 
 #endif // OPBENCH_CUDA_PLANNING_HPP

@@ -182,44 +182,67 @@ double dot_qk(const opb_attention_params &p, const void *q, const void *k, int64
 
 template <int DT>
 void attention_composed_t(const opb_attention_params &p, const void *q, const void *k,
-                          const void *v, void *o, double *scores) {
+                          const void *v, void *o, double *scores, const sdk::ScopeHost &scopes) {
     const double scale = attention_scale(p);
     const int64_t SQ = p.seq_q, SKV = p.seq_kv, D = p.head_dim;
+    constexpr double kMasked = -std::numeric_limits<double>::infinity();
     for (int64_t bi = 0; bi < p.batch; ++bi) {
         for (int64_t h = 0; h < p.heads; ++h) {
             const HeadOffsets off = head_offsets(p, bi, h);
             const int64_t q0 = off.q / D, kv0 = off.kv / D; // in rows
             auto visible = [&](int64_t i) { return p.causal ? causal_visible(i, SQ, SKV) : SKV; };
 
-            // 1. S = scale * Q K^T (masked entries are never read, so not written)
-            for (int64_t i = 0; i < SQ; ++i) {
-                const int64_t n = visible(i);
-                for (int64_t j = 0; j < n; ++j)
-                    scores[i * SKV + j] = scale * dot_qk<DT>(p, q, k, q0 + i, kv0 + j);
-            }
-
-            // 2. P = softmax(S) row by row, in place
-            for (int64_t i = 0; i < SQ; ++i) {
-                double *row = scores + i * SKV;
-                const int64_t n = visible(i);
-                double mx = -std::numeric_limits<double>::infinity();
-                for (int64_t j = 0; j < n; ++j) mx = std::max(mx, row[j]);
-                double sum = 0.0;
-                for (int64_t j = 0; j < n; ++j) {
-                    row[j] = std::exp(row[j] - mx);
-                    sum += row[j];
+            // 1. S = scale * Q K^T for the visible pairs (the masked ones are
+            //    never computed: FLOPs count visible pairs only)
+            {
+                OPB_SCOPE(scopes, "qk");
+                for (int64_t i = 0; i < SQ; ++i) {
+                    const int64_t n = visible(i);
+                    for (int64_t j = 0; j < n; ++j)
+                        scores[i * SKV + j] = scale * dot_qk<DT>(p, q, k, q0 + i, kv0 + j);
                 }
-                for (int64_t j = 0; j < n; ++j) row[j] /= sum;
             }
 
-            // 3. O = P V
-            for (int64_t i = 0; i < SQ; ++i) {
-                const double *row = scores + i * SKV;
-                const int64_t n = visible(i);
-                for (int64_t d = 0; d < D; ++d) {
-                    double acc = 0.0;
-                    for (int64_t j = 0; j < n; ++j) acc += row[j] * ld<DT>(v, (kv0 + j) * D + d);
-                    st<DT>(o, (q0 + i) * D + d, acc); // 0 for a row that sees no key
+            // 2. S += mask: -inf into the masked pairs, so that softmax reads
+            //    a complete score matrix, as composed attention does
+            if (p.causal) {
+                OPB_SCOPE(scopes, "mask");
+                for (int64_t i = 0; i < SQ; ++i)
+                    std::fill(scores + i * SKV + visible(i), scores + (i + 1) * SKV, kMasked);
+            }
+
+            // 3. P = softmax(S) over each whole row, in place; exp(-inf) is 0.
+            //    A row with no visible key stays all zeros.
+            {
+                OPB_SCOPE(scopes, "softmax");
+                for (int64_t i = 0; i < SQ; ++i) {
+                    double *row = scores + i * SKV;
+                    double mx = kMasked;
+                    for (int64_t j = 0; j < SKV; ++j) mx = std::max(mx, row[j]);
+                    if (mx == kMasked) {
+                        std::fill(row, row + SKV, 0.0);
+                        continue;
+                    }
+                    double sum = 0.0;
+                    for (int64_t j = 0; j < SKV; ++j) {
+                        row[j] = std::exp(row[j] - mx);
+                        sum += row[j];
+                    }
+                    for (int64_t j = 0; j < SKV; ++j) row[j] /= sum;
+                }
+            }
+
+            // 4. O = P V over the visible columns (the masked ones are 0)
+            {
+                OPB_SCOPE(scopes, "pv");
+                for (int64_t i = 0; i < SQ; ++i) {
+                    const double *row = scores + i * SKV;
+                    const int64_t n = visible(i);
+                    for (int64_t d = 0; d < D; ++d) {
+                        double acc = 0.0;
+                        for (int64_t j = 0; j < n; ++j) acc += row[j] * ld<DT>(v, (kv0 + j) * D + d);
+                        st<DT>(o, (q0 + i) * D + d, acc); // 0 for a row that sees no key
+                    }
                 }
             }
         }
@@ -353,9 +376,10 @@ void add(const opb_eltwise_params &p, int dtype, const void *a, const void *b, v
 }
 
 void attention_composed(const opb_attention_params &p, int dtype, const void *q, const void *k,
-                        const void *v, void *o, double *workspace) {
-    with_dtype(dtype, "attention",
-               [&](auto dt) { attention_composed_t<decltype(dt)::value>(p, q, k, v, o, workspace); });
+                        const void *v, void *o, double *workspace, const sdk::ScopeHost &scopes) {
+    with_dtype(dtype, "attention", [&](auto dt) {
+        attention_composed_t<decltype(dt)::value>(p, q, k, v, o, workspace, scopes);
+    });
 }
 
 void attention_fused(const opb_attention_params &p, int dtype, const void *q, const void *k,
@@ -370,7 +394,7 @@ namespace {
 
 struct KernelRow {
     int op; // opb_op_kind, = the row's index, as in kOps
-    void (*run)(const opb_op_desc &d, void *const *t, double *workspace);
+    void (*run)(const opb_op_desc &d, void *const *t, double *workspace, const sdk::ScopeHost &scopes);
     uint64_t (*workspace_bytes)(const opb_op_desc &d); // nullptr: none
 };
 
@@ -378,39 +402,39 @@ uint64_t no_workspace(const opb_op_desc &) { return 0; }
 
 constexpr KernelRow kKernels[] = {
     {OPB_OP_MATMUL,
-     [](const opb_op_desc &d, void *const *t, double *ws) {
+     [](const opb_op_desc &d, void *const *t, double *ws, const sdk::ScopeHost &) {
          if (d.p.matmul.has_bias) matmul(d.p.matmul, d.dtype, t[0], t[1], t[2], t[3], ws);
          else matmul(d.p.matmul, d.dtype, t[0], t[1], nullptr, t[2], ws);
      },
      [](const opb_op_desc &d) { return uint64_t(d.p.matmul.n) * sizeof(double); }},
     {OPB_OP_SOFTMAX,
-     [](const opb_op_desc &d, void *const *t, double *) { softmax(d.p.softmax, d.dtype, t[0], t[1]); },
+     [](const opb_op_desc &d, void *const *t, double *, const sdk::ScopeHost &) { softmax(d.p.softmax, d.dtype, t[0], t[1]); },
      no_workspace},
     {OPB_OP_LAYERNORM,
-     [](const opb_op_desc &d, void *const *t, double *) {
+     [](const opb_op_desc &d, void *const *t, double *, const sdk::ScopeHost &) {
          layernorm(d.p.norm, d.dtype, t[0], t[1], t[2], t[3]);
      },
      no_workspace},
     {OPB_OP_RMSNORM,
-     [](const opb_op_desc &d, void *const *t, double *) { rmsnorm(d.p.norm, d.dtype, t[0], t[1], t[2]); },
+     [](const opb_op_desc &d, void *const *t, double *, const sdk::ScopeHost &) { rmsnorm(d.p.norm, d.dtype, t[0], t[1], t[2]); },
      no_workspace},
     {OPB_OP_GELU,
-     [](const opb_op_desc &d, void *const *t, double *) {
+     [](const opb_op_desc &d, void *const *t, double *, const sdk::ScopeHost &) {
          gelu(d.p.eltwise, d.dtype, d.variant, t[0], t[1]);
      },
      no_workspace},
     {OPB_OP_SILU,
-     [](const opb_op_desc &d, void *const *t, double *) { silu(d.p.eltwise, d.dtype, t[0], t[1]); },
+     [](const opb_op_desc &d, void *const *t, double *, const sdk::ScopeHost &) { silu(d.p.eltwise, d.dtype, t[0], t[1]); },
      no_workspace},
     {OPB_OP_ADD,
-     [](const opb_op_desc &d, void *const *t, double *) { add(d.p.eltwise, d.dtype, t[0], t[1], t[2]); },
+     [](const opb_op_desc &d, void *const *t, double *, const sdk::ScopeHost &) { add(d.p.eltwise, d.dtype, t[0], t[1], t[2]); },
      no_workspace},
     {OPB_OP_ATTENTION,
-     [](const opb_op_desc &d, void *const *t, double *ws) {
+     [](const opb_op_desc &d, void *const *t, double *ws, const sdk::ScopeHost &scopes) {
          if (d.variant == OPB_ATTENTION_FUSED)
              attention_fused(d.p.attention, d.dtype, t[0], t[1], t[2], t[3], ws);
          else if (d.variant == OPB_ATTENTION_COMPOSED)
-             attention_composed(d.p.attention, d.dtype, t[0], t[1], t[2], t[3], ws);
+             attention_composed(d.p.attention, d.dtype, t[0], t[1], t[2], t[3], ws, scopes);
          else
              throw std::invalid_argument("naive attention: unknown variant " +
                                          std::to_string(d.variant) + " (valid: 0 composed, 1 fused)");
@@ -438,10 +462,10 @@ uint64_t workspace_bytes(const opb_op_desc &desc) {
     return has_kernel(desc.op) ? kKernels[desc.op].workspace_bytes(desc) : 0;
 }
 
-void run(const opb_op_desc &d, void *const *t, void *workspace) {
+void run(const opb_op_desc &d, void *const *t, void *workspace, const sdk::ScopeHost &scopes) {
     if (!has_kernel(d.op))
         throw std::invalid_argument("naive: no kernel for op " + std::to_string(d.op));
-    kKernels[d.op].run(d, t, static_cast<double *>(workspace));
+    kKernels[d.op].run(d, t, static_cast<double *>(workspace), scopes);
 }
 
 } // namespace opbench::naive

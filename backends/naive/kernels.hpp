@@ -21,6 +21,7 @@
 #define OPBENCH_NAIVE_KERNELS_HPP
 
 #include "opbench/plugin.h"
+#include "opbench/scope.hpp"
 
 #include <cstdint>
 
@@ -67,10 +68,14 @@ void add(const opb_eltwise_params &p, int dtype, const void *a, const void *b, v
 
 // O = softmax(scale Q K^T (+ causal mask)) V per (batch, head); scale 0 means
 // 1/sqrt(head_dim). A query row that sees no key (causal, seq_q > seq_kv) is
-// written as zeros. Composed: QK^T for the whole (batch, head) into the score
-// matrix, softmax over it, then P.V. workspace: seq_q * seq_kv doubles.
+// written as zeros. Composed, per (batch, head), in four steps that `scopes`
+// marks for profiling: qk (scale * Q K^T for the visible pairs into the score
+// matrix), mask (causal only: -inf into the masked pairs, so the matrix is
+// complete), softmax (each whole row), pv (P.V over the visible columns).
+// workspace: seq_q * seq_kv doubles.
 void attention_composed(const opb_attention_params &p, int dtype, const void *q, const void *k,
-                        const void *v, void *o, double *workspace);
+                        const void *v, void *o, double *workspace,
+                        const sdk::ScopeHost &scopes = sdk::ScopeHost());
 
 // Same result, tiled: blocks of keys/values with an online softmax (running
 // max and sum per query row, rescaling the accumulator when the max grows).
@@ -83,7 +88,9 @@ void attention_fused(const opb_attention_params &p, int dtype, const void *q, co
 
 // Run `desc` on tensors[] in op_tensors(desc) order, with a workspace of
 // workspace_bytes(desc) bytes (may be null when that is 0).
-void run(const opb_op_desc &desc, void *const *tensors, void *workspace);
+// `scopes` receives the steps of ops that have them (composed attention).
+void run(const opb_op_desc &desc, void *const *tensors, void *workspace,
+         const sdk::ScopeHost &scopes = sdk::ScopeHost());
 
 } // namespace opbench::naive
 

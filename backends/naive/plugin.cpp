@@ -27,8 +27,10 @@ namespace opbench::naive {
 namespace {
 
 struct Backend : sdk::BackendBase {
-    explicit Backend(const opb_host_services *s) : BackendBase(s, /*device_memory=*/false) {}
+    explicit Backend(const opb_host_services *s)
+        : BackendBase(s, /*device_memory=*/false), scopes(s) {}
     sdk::AlignedHostAllocator allocator;
+    sdk::ScopeHost scopes; // profiling scopes: the op, and composed attention's steps
 };
 
 struct Plan {
@@ -193,7 +195,9 @@ opb_status execute(opb_backend *bh, opb_plan *ph, void *const *tensors, int32_t 
                 return b->fail(OPB_ERR_INVALID, "naive: execute " + std::string(op_name(plan.desc.op)) + ": tensor " +
                                                     std::to_string(i) + " (" + specs[i].name +
                                                     ") is NULL");
-        run(plan.desc, tensors, plan.workspace);
+        // op_name's views are of string literals: null-terminated.
+        OPB_SCOPE(b->scopes, op_name(plan.desc.op).data());
+        run(plan.desc, tensors, plan.workspace, b->scopes);
         return OPB_OK;
     });
 }

@@ -94,7 +94,7 @@ Plan *instantiate(Backend *b, const Recipe &r, int threads) {
     plan->bound.assign(r.tensor_count, nullptr);
     plan->memories.reserve(64);
     for (const auto &s : r.steps) {
-        Plan::Step step{dnnl::primitive(s.pd.get()), {}};
+        Plan::Step step{dnnl::primitive(s.pd.get()), {}, s.scope.empty() ? s.what : s.scope};
         for (const auto &[arg, ref] : s.args) {
             void *handle = ref.kind == MemRef::Buffer ? bufs.at(ref.index) : DNNL_MEMORY_NONE;
             dnnl::memory m(ref.md, b->engine, handle);
@@ -219,6 +219,7 @@ opb_status api_prepare(opb_backend *bb, const opb_op_desc *in, opb_plan **out,
         Plan *plan = nullptr;
         try {
             plan = instantiate(b, make_recipe(*b, *d), threads);
+            plan->op_scope = op_name(d->op).data(); // a view of a string literal
         } catch (const Unsupported &e) {
             return b->fail(OPB_ERR_UNSUPPORTED, e.what());
         } catch (const UnknownOp &e) {
@@ -251,8 +252,10 @@ opb_status api_execute(opb_backend *bb, opb_plan *pp, void *const *tensors, int3
             plan->bound[i] = tensors[i];
         }
         apply_threads(plan->threads);
+        OPB_SCOPE(b->scopes, plan->op_scope);
         for (std::size_t s = 0; s < plan->steps.size(); ++s) {
             const auto &step = plan->steps[s];
+            OPB_SCOPE(b->scopes, step.scope.c_str());
             const dnnl_status_t rc =
                 dnnl_primitive_execute(step.prim.get(), b->stream.get(),
                                        static_cast<int>(step.args.size()), step.args.data());
@@ -301,6 +304,8 @@ void api_info(opb_backend *bb, opb_info_fn fn, void *user) {
         fn(user, "onednn_isa", isa_name(dnnl::get_effective_cpu_isa()));
         fn(user, "onednn_cpu_runtime", runtime_name(v->cpu_runtime));
         fn(user, "onednn_default_threads", std::to_string(b->default_threads).c_str());
+        // The generic key the host's bottleneck analysis reads (threads used when a case sets none).
+        fn(user, "default_threads", std::to_string(b->default_threads).c_str());
         fn(user, "onednn_verbose", "set ONEDNN_VERBOSE=1 to print each primitive's implementation");
         return OPB_OK;
     });
@@ -343,7 +348,7 @@ const opb_backend_api kApi = {
 const int kProcessDefaultThreads = omp_get_max_threads();
 
 Backend::Backend(const opb_host_services *s)
-    : BackendBase(s, false), engine(dnnl::engine::kind::cpu, 0), stream(engine),
+    : BackendBase(s, false), engine(dnnl::engine::kind::cpu, 0), stream(engine), scopes(s),
       default_threads(kProcessDefaultThreads) {}
 
 Backend::~Backend() = default;

@@ -7,6 +7,7 @@
 #include <opbench/backend_helpers.hpp>
 #include <opbench/ops.hpp>
 #include <opbench/plugin.h>
+#include <opbench/scope.hpp>
 
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -29,6 +30,7 @@ struct StepSpec {
     std::string what; // for messages: "matmul Q.K^T", "softmax", ...
     dnnl::primitive_desc_base pd;
     std::vector<std::pair<int, MemRef>> args; // DNNL_ARG_* -> memory
+    std::string scope = {}; // profiling scope of this step; empty: `what`
 };
 
 struct BufferSpec {
@@ -51,6 +53,7 @@ struct Plan {
     struct Step {
         dnnl::primitive prim;
         std::vector<dnnl_exec_arg_t> args; // prebuilt: execute allocates nothing
+        std::string scope;                 // profiling scope (OPB_SCOPE) around the step
     };
     std::vector<Step> steps;
     std::vector<dnnl::memory> memories;               // keeps args' handles alive
@@ -60,6 +63,7 @@ struct Plan {
     uint64_t workspace_bytes = 0;
     int threads = 1;
     std::string impl; // implementation names oneDNN chose, for the log
+    const char *op_scope = "op"; // profiling scope around all steps: the op's name
 };
 
 struct Backend : sdk::BackendBase {
@@ -69,6 +73,7 @@ struct Backend : sdk::BackendBase {
     dnnl::engine engine;
     dnnl::stream stream;
     sdk::AlignedHostAllocator host;
+    sdk::ScopeHost scopes;   // profiling scopes: the op, and each step
     int default_threads = 1; // OpenMP's default team size at create()
 
     int threads_for(const opb_op_desc &d) const {

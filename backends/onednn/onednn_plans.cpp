@@ -403,10 +403,13 @@ Recipe attention_recipe(const Backend &b, const opb_op_desc &d) {
         return dnnl::matmul::primitive_desc(dnnl::matmul::desc(p_md, v_md, o_md),
                                             user_scratchpad(), b.engine);
     });
+    // Scopes qk / mask / softmax / pv: the same names as every backend's
+    // composed attention, for the profile's component breakdown.
     StepSpec qk{"Q.K^T", qk_pd,
                 {{DNNL_ARG_SRC, tensor(0, q_md)},
                  {DNNL_ARG_WEIGHTS, tensor(1, kt_md)},
-                 {DNNL_ARG_DST, buffer(s_buf, s_md)}}};
+                 {DNNL_ARG_DST, buffer(s_buf, s_md)}},
+                "qk"};
     r.steps.push_back(std::move(qk));
     if (p.causal) {
         const int m_buf = add_buffer(r, "causal mask", m_md.get_size(),
@@ -419,14 +422,17 @@ Recipe attention_recipe(const Backend &b, const opb_op_desc &d) {
         r.steps.push_back({"causal mask", mpd,
                            {{DNNL_ARG_SRC_0, buffer(s_buf, s_md)},
                             {DNNL_ARG_SRC_1, buffer(m_buf, m_md)},
-                            {DNNL_ARG_DST, buffer(s_buf, s_md)}}});
+                            {DNNL_ARG_DST, buffer(s_buf, s_md)}},
+                           "mask"});
     }
     r.steps.push_back({"softmax", sm_pd,
-                       {{DNNL_ARG_SRC, buffer(s_buf, s_md)}, {DNNL_ARG_DST, buffer(p_buf, p_md)}}});
+                       {{DNNL_ARG_SRC, buffer(s_buf, s_md)}, {DNNL_ARG_DST, buffer(p_buf, p_md)}},
+                       "softmax"});
     r.steps.push_back({"P.V", pv_pd,
                        {{DNNL_ARG_SRC, buffer(p_buf, p_md)},
                         {DNNL_ARG_WEIGHTS, tensor(2, v_md)},
-                        {DNNL_ARG_DST, tensor(3, o_md)}}});
+                        {DNNL_ARG_DST, tensor(3, o_md)}},
+                       "pv"});
     return r;
 }
 

@@ -1,6 +1,7 @@
 // The table of output formats. A new format: its file here, one row below.
 #include "writer.hpp"
 
+#include "chrome_trace_writer.hpp"
 #include "json_writer.hpp"
 
 #include <array>
@@ -11,6 +12,9 @@ namespace {
 
 constexpr std::array kWriters = {
     Writer{"json", ".json", "the data as JSON (result sets: Google Benchmark JSON + opbench fields)", write_json},
+    Writer{"chrome-trace", ".trace.json",
+           "Chrome Trace Event JSON (opbench run --trace): Perfetto, chrome://tracing, speedscope",
+           write_chrome_trace},
 };
 
 } // namespace

@@ -35,7 +35,7 @@ extern "C" {
 /* ---- versions and the entry symbol ------------------------------------- */
 
 #define OPB_ABI_VERSION_MAJOR 1
-#define OPB_ABI_VERSION_MINOR 0
+#define OPB_ABI_VERSION_MINOR 1
 #define OPB_ABI_VERSION ((uint32_t)((OPB_ABI_VERSION_MAJOR << 16) | OPB_ABI_VERSION_MINOR))
 #define OPB_ABI_MAJOR(v) ((uint32_t)(v) >> 16)
 #define OPB_ABI_MINOR(v) ((uint32_t)(v)&0xffffu)
@@ -193,6 +193,13 @@ typedef struct opb_host_services {
      * Never NULL; cheap no-ops when the host is not profiling. */
     void (*scope_begin)(void *host, const char *name);
     void (*scope_end)(void *host);
+    /* ABI 1.1: the host's profiling switch, a word the host owns for the life
+     * of the instance: nonzero while the host records scopes. A plugin reads
+     * it before calling scope_begin / scope_end (plugins/opbench/scope.hpp
+     * does), so a scope costs one load and one branch when profiling is off.
+     * The host changes it only between calls into the plugin. From an ABI 1.0
+     * host (struct_size too small) it is absent: call the scope functions. */
+    const uint32_t *profiling;
 } opb_host_services;
 
 /* ---- what a plugin reports about itself ---------------------------------- */

@@ -104,7 +104,7 @@ void no_scope_end(void *) {}
 int naive_plugin_add(int64_t rows, int64_t cols, double seconds) {
     const opb_backend_api *api = opb_plugin_entry(OPB_ABI_VERSION);
     opb_host_services services{sizeof(opb_host_services), OPB_ABI_VERSION, nullptr, no_log,
-                               no_alloc, no_alloc, no_scope_begin, no_scope_end};
+                               no_alloc, no_alloc, no_scope_begin, no_scope_end, nullptr};
     opb_backend *be = nullptr;
     if (api->create(&services, &be) != OPB_OK) return 1;
     opb_op_desc d{};

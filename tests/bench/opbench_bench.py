@@ -11,7 +11,8 @@ figures. Registered with Meson's benchmark() (tests/bench/meson.build):
         --direct build/tests/bench/direct_kernels --source-root . call-path
 
 Subcommands: call-path, accuracy, repeatability, cost, attention-memory,
-isolation.
+isolation, scopes-off (needs a second build: meson setup build-noscopes -Dprofiling_scopes=false,
+then --opbench-noscopes build-noscopes/harness/opbench).
 Standard library only.
 """
 import argparse
@@ -32,11 +33,11 @@ def here(*parts):
     return os.path.join(ARGS.source_root, *parts)
 
 
-def run_opbench(suite, extra=()):
+def run_opbench(suite, extra=(), opbench=None):
     """Runs `opbench run`; returns (result set, wall seconds)."""
     with tempfile.TemporaryDirectory(prefix="opbench-bench-") as tmp:
         out = os.path.join(tmp, "r.json")
-        cmd = [ARGS.opbench, "run", suite, "--no-progress", "--out", out, *extra]
+        cmd = [opbench or ARGS.opbench, "run", suite, "--no-progress", "--out", out, *extra]
         t0 = time.monotonic()
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         wall = time.monotonic() - t0
@@ -342,6 +343,48 @@ def isolation():
           "\nthat a process/none ratio must be read against.")
 
 
+# ---- profiling scopes when off ---------------------------------------------
+
+def scopes_off():
+    """The 1 x 1 add of call_path.toml on two builds, run alternately: this one
+    (scopes compiled in and off: one branch per scope) and --opbench-noscopes
+    (built with -Dprofiling_scopes=false: no scope code at all). The naive add
+    passes one scope (the op's), onednn's two (the op's and its one step's).
+    --threads 1: on a loaded machine an OpenMP team of two waits whole
+    scheduler slices at its barrier (milliseconds against a microsecond call),
+    which would bury a nanosecond difference; one thread keeps the call path."""
+    if not ARGS.opbench_noscopes:
+        raise SystemExit("scopes-off needs --opbench-noscopes: an opbench built with -Dprofiling_scopes=false")
+    suite = here("tests", "bench", "call_path.toml")
+    builds = {"scopes in (off)": ARGS.opbench, "compiled out": ARGS.opbench_noscopes}
+    per_round = {label: {} for label in builds}  # label -> backend -> [round medians]
+    for r in range(ARGS.rounds):
+        # Alternate which build goes first, so a drift in load favours neither.
+        order = list(builds.items()) if r % 2 == 0 else list(builds.items())[::-1]
+        for label, exe in order:
+            res, _ = run_opbench(suite, ["--threads", "1"], opbench=exe)
+            for be, c in one_by_backend(cases(res)).items():
+                per_round[label].setdefault(be, []).append(c["median"])
+    rows = []
+    for be in sorted(per_round["compiled out"]):
+        on = per_round["scopes in (off)"].get(be, [])
+        off = per_round["compiled out"][be]
+        if not on:
+            continue
+        m_on, m_off = statistics.median(on), statistics.median(off)
+        spread = (max(off) - min(off)) / 2
+        rows.append([be, f"{m_on * 1e9:.1f}", f"{m_off * 1e9:.1f}", f"{(m_on - m_off) * 1e9:+.1f}",
+                     f"{100 * (m_on - m_off) / m_off:+.2f}%", f"{spread * 1e9:.1f}",
+                     "yes" if abs(m_on - m_off) <= spread else "no"])
+    print(f"{ARGS.rounds} rounds, each build once per round, alternating which goes first;"
+          " per build the median of the rounds' medians (ns per call)")
+    table(["backend", "scopes in, off", "compiled out", "difference", "relative",
+           "half-range (compiled out)", "within noise"], rows)
+    for label in builds:
+        for be, v in sorted(per_round[label].items()):
+            print(f"  {label:16s} {be:7s} rounds: " + ", ".join(f"{x * 1e9:.1f}" for x in v))
+
+
 def main():
     global ARGS
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -349,7 +392,9 @@ def main():
     p.add_argument("--direct", required=True)
     p.add_argument("--source-root", required=True)
     p.add_argument("what", choices=["call-path", "accuracy", "repeatability", "cost", "attention-memory",
-                                    "isolation"])
+                                    "isolation", "scopes-off"])
+    p.add_argument("--opbench-noscopes", help="scopes-off: opbench built with -Dprofiling_scopes=false")
+    p.add_argument("--rounds", type=int, default=5, help="scopes-off: rounds of the two builds")
     p.add_argument("--interleave", action="store_true",
                    help="repeatability: spread each case's repetitions over the run "
                         "(--benchmark_enable_random_interleaving=true)")
@@ -357,7 +402,7 @@ def main():
     t0 = time.monotonic()
     print(f"(load average at start: {loadavg()}; {os.cpu_count()} CPUs)")
     {"call-path": call_path, "accuracy": accuracy, "repeatability": repeatability, "cost": cost,
-     "attention-memory": attention_memory, "isolation": isolation}[ARGS.what]()
+     "attention-memory": attention_memory, "isolation": isolation, "scopes-off": scopes_off}[ARGS.what]()
     if CRASHES_AT_EXIT:
         print(f"\nWARNING: {len(CRASHES_AT_EXIT)} opbench run(s) died of SIGSEGV at exit after writing"
               " a complete result set (known harness bug); their results were used.")

@@ -33,8 +33,8 @@ public:
         ++executes;
         // Alternating costs give the samples a spread (a real CI).
         const double jitter = (executes % 2 ? 1.0 : -1.0) * jitter_fraction * call_seconds_;
-        clock_.t += call_seconds_ + jitter;
-        clock_.cpu += call_seconds_;
+        clock_.t += (call_seconds_ + jitter) * slowdown;
+        clock_.cpu += call_seconds_ * slowdown;
     }
     void synchronize() override { ++syncs; }
     void flush_cache() override {
@@ -48,6 +48,7 @@ public:
     int prepares = 0, executes = 0, syncs = 0, flushes = 0;
     bool fail_prepare = false, device_timer = false;
     double flush_seconds = 0, jitter_fraction = 0, device_t0 = 0;
+    double slowdown = 1; // a profiled sample's calls cost more
 
 private:
     FakeClock &clock_;
@@ -258,4 +259,50 @@ TEST(Records, StatusNamesAreTheResultSetStrings) {
     EXPECT_EQ(case_status_name(CaseStatus::skipped), "skipped");
     EXPECT_EQ(case_status_from_name("skipped"), CaseStatus::skipped);
     EXPECT_FALSE(case_status_from_name("ok"));
+}
+
+// A profiler's recorded samples (sample_is_extra) are timed but kept out of
+// the stopping rule and every statistic, however slow they are.
+struct ExtraSamples final : RecipeObserver {
+    FakeWork &work;
+    std::size_t extra_from, extra_count, seen = 0, ends = 0, extra_ends = 0;
+    bool current = false;
+    ExtraSamples(FakeWork &w, std::size_t from, std::size_t count) : work(w), extra_from(from), extra_count(count) {}
+    void on_sample_begin(std::size_t, int) override {
+        current = seen >= extra_from && seen < extra_from + extra_count;
+        work.slowdown = current ? 5.0 : 1.0;
+        ++seen;
+    }
+    void on_sample_end(std::size_t, double) override {
+        ++ends;
+        extra_ends += current;
+        work.slowdown = 1.0;
+    }
+    bool sample_is_extra() const override { return current; }
+};
+
+TEST(Recipe, ExtraSamplesAreInNoStatistic) {
+    FakeClock clock;
+    FakeWork work(clock, 1e-3);
+    ExtraSamples obs(work, 1, 3);
+    Recipe recipe(work, quick(), {&clock, &obs, 0.0});
+    (void)recipe.prepare(pass);
+    const RepetitionRecord r = recipe.measure_repetition();
+    EXPECT_EQ(r.summary.n, 10u) << "the same counted samples as without extras";
+    EXPECT_EQ(obs.ends, 13u);
+    EXPECT_EQ(obs.extra_ends, 3u);
+    EXPECT_DOUBLE_EQ(r.summary.max, 1e-3) << "no 5 ms sample in the statistics";
+    EXPECT_DOUBLE_EQ(r.cpu_seconds_per_call, 1e-3);
+    for (double t : r.sample_times) EXPECT_DOUBLE_EQ(t, 1e-3);
+}
+
+TEST(Recipe, EverySampleExtraStillEndsWithOneCounted) {
+    FakeClock clock;
+    FakeWork work(clock, 1e-3);
+    ExtraSamples obs(work, 0, 1000000);
+    Recipe recipe(work, quick(), {&clock, &obs, 0.0});
+    (void)recipe.prepare(pass);
+    const RepetitionRecord r = recipe.measure_repetition();
+    EXPECT_EQ(r.summary.n, 1u) << "past the wall cap, the next sample counts";
+    EXPECT_TRUE(r.timed_out);
 }

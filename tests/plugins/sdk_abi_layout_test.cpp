@@ -11,10 +11,13 @@ extern "C" int header_alone_c(void);
 int header_alone_plugin_h();
 int header_alone_ops_hpp();
 int header_alone_backend_helpers_hpp();
+int header_alone_scope_hpp();
 
 TEST(SdkHeaders, EachHeaderCompiledAloneAndLinks) {
     EXPECT_EQ(header_alone_c(), static_cast<int>(sizeof(opb_backend_api)));
-    EXPECT_EQ(header_alone_plugin_h() + header_alone_ops_hpp() + header_alone_backend_helpers_hpp(), 0);
+    EXPECT_EQ(header_alone_plugin_h() + header_alone_ops_hpp() + header_alone_backend_helpers_hpp() +
+                  header_alone_scope_hpp(),
+              0);
 }
 
 TEST(AbiLayout, EveryStructStartsWithSizeThenVersion) {
@@ -34,6 +37,14 @@ TEST(AbiLayout, BackendTableOffsetsOfVersion1_0) {
     EXPECT_EQ(offsetof(opb_backend_api, prepare), 40u + 10 * sizeof(void *));
     EXPECT_EQ(offsetof(opb_backend_api, flush_cache), 40u + 19 * sizeof(void *));
     EXPECT_EQ(sizeof(opb_backend_api), 40u + 20 * sizeof(void *));
+}
+
+TEST(AbiLayout, HostServicesOffsetsOfVersion1_0And1_1) {
+    // 1.0: header, host pointer, 5 function pointers; 1.1 appends `profiling`.
+    EXPECT_EQ(offsetof(opb_host_services, host), 8u);
+    EXPECT_EQ(offsetof(opb_host_services, scope_end), 8u + 5 * sizeof(void *));
+    EXPECT_EQ(offsetof(opb_host_services, profiling), 8u + 6 * sizeof(void *));
+    EXPECT_EQ(sizeof(opb_host_services), 8u + 7 * sizeof(void *));
 }
 
 TEST(AbiLayout, OpDescriptionHasAFixedSizeUnion) {

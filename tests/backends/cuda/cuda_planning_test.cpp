@@ -690,3 +690,24 @@ TEST(ChooseImpl, EveryOpOfTheTableHasAnImplAndOthersAreUnknown) {
     }
     EXPECT_EQ(choose_impl(make_desc(OPB_OP_COUNT, OPB_DTYPE_F32)).impl, Impl::UnknownOp);
 }
+
+namespace opbench::cuda {
+namespace {
+
+TEST(DevicePeaks, TheoreticalPeaksOfKnownGpus) {
+    // H100 SXM: 132 SMs x 128 lanes x 2 x 1.98 GHz; HBM3 2619 MHz x 5120 bits.
+    const DevicePeaks h100 = theoretical_peaks(9, 0, 132, 1980000, 2619000, 5120);
+    EXPECT_NEAR(h100.f32_gflops, 66908.16, 0.01);
+    EXPECT_NEAR(h100.bandwidth_gbps, 3352.32, 0.01);
+    // A100: 64 lanes per SM.
+    const DevicePeaks a100 = theoretical_peaks(8, 0, 108, 1410000, 1215000, 5120);
+    EXPECT_NEAR(a100.f32_gflops, 19491.84, 0.01);
+    EXPECT_NEAR(a100.bandwidth_gbps, 1555.2, 0.01);
+    EXPECT_EQ(fp32_lanes_per_sm(8, 6), 128);
+    // Unknown architecture or missing clocks: 0, so the host reports no device roofline.
+    EXPECT_EQ(theoretical_peaks(99, 0, 10, 1000000, 1000000, 64).f32_gflops, 0.0);
+    EXPECT_EQ(theoretical_peaks(9, 0, 132, 1980000, 0, 5120).bandwidth_gbps, 0.0);
+}
+
+} // namespace
+} // namespace opbench::cuda

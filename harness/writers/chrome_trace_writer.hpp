@@ -1,0 +1,14 @@
+// Chrome Trace Event JSON (harness/trace.hpp builds the document's data):
+// one event per line, so a trace reads and diffs as text and still parses as
+// one JSON object in Perfetto, chrome://tracing and speedscope.
+#pragma once
+
+#include "writer.hpp"
+
+namespace opbench {
+
+// doc.data: {"traceEvents": [...], ...}; the other members are written after
+// the events, compactly.
+[[nodiscard]] std::string write_chrome_trace(const Document &doc);
+
+} // namespace opbench

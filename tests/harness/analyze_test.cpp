@@ -1,0 +1,193 @@
+// harness/analyze.{hpp,cpp}: reading a result set (entries grouped per case
+// x backend, failed ones left out), verdicts computed from the figures or
+// taken from the run, ranking by time x headroom, attention's component
+// breakdown, and the command's exit status on bad input.
+#include "analyze.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace opbench {
+namespace {
+
+nlohmann::json context() {
+    MachinePeaks m;
+    m.cores = 2;
+    m.one_thread = {1, 100.0, 200.0, 20.0, 25.0};
+    m.all_threads = {2, 200.0, 400.0, 30.0, 35.0};
+    return {{"machine_peaks", m},
+            {"measurement", {{"call_overhead_seconds", {{"naive", 1e-7}, {"onednn", 2e-6}}}}},
+            {"backends",
+             {{"naive", {{"device", {{"kind", "cpu"}}}, {"info", {{"threads", "1"}}}}},
+              {"onednn", {{"device", {{"kind", "cpu"}}}, {"info", {{"default_threads", "2"}}}}}}}};
+}
+
+nlohmann::json entry(const std::string &name, const std::string &op, const std::string &backend, double median,
+                     double flops, double bytes) {
+    return {{"name", name + "/manual_time"}, {"run_name", name + "/manual_time"}, {"run_type", "iteration"},
+            {"op", op}, {"backend", backend}, {"dtype", "f32"}, {"variant", "default"}, {"status", "passed"},
+            {"flops", flops}, {"bytes", bytes}, {"settings", {{"threads", 0}}},
+            {"memory", {{"allocs_per_call", 0.0}, {"alloc_bytes_per_call", 0.0}}},
+            {"stats", {{"median", median}, {"device_time_per_call", nullptr}}}};
+}
+
+// qk 4 s, mask 1 s, softmax 3 s, pv 1.5 s under an `attention` scope of 10 s.
+nlohmann::json attention_profile() {
+    auto node = [](const char *scope, const char *path, const char *parent, double total, double self) {
+        return nlohmann::json{{"scope", scope}, {"path", path}, {"parent", parent ? nlohmann::json(parent) : nlohmann::json()},
+                              {"kind", "plugin"}, {"calls", 1}, {"total_s", total}, {"self_s", self}};
+    };
+    return {node("sample", "sample", nullptr, 10.5, 0.5),
+            node("attention", "sample/attention", "sample", 10.0, 0.5),
+            node("qk", "sample/attention/qk", "sample/attention", 4.0, 4.0),
+            node("mask", "sample/attention/mask", "sample/attention", 1.0, 1.0),
+            node("softmax", "sample/attention/softmax", "sample/attention", 3.0, 3.0),
+            node("pv", "sample/attention/pv", "sample/attention", 1.5, 1.5)};
+}
+
+nlohmann::json result_set() {
+    nlohmann::json set = {{"context", {{"opbench", context()}}}, {"benchmarks", nlohmann::json::array()}};
+    auto &b = set["benchmarks"];
+    // A big add on naive (1 thread): 3 repetitions, median of medians 1 ms: 12 GB/s of 20.
+    for (double m : {1.2e-3, 1e-3, 0.9e-3}) b.push_back(entry("add/big/be:naive", "add", "naive", m, 1e6, 12e6));
+    b.push_back({{"name", "add/big/be:naive_median"}, {"run_name", "add/big/be:naive/manual_time"},
+                 {"run_type", "aggregate"}, {"real_time", 5.0}, {"time_unit", "s"}});
+    // A tiny add on onednn: 3 us against a 2 us fixed cost.
+    b.push_back(entry("add/tiny/be:onednn", "add", "onednn", 3e-6, 1e3, 12e3));
+    // Attention with a profile and a verdict written by the run.
+    nlohmann::json att = entry("attention/x/be:naive", "attention", "naive", 0.5, 1e9, 1e6);
+    att["profile"] = attention_profile();
+    att["bottleneck"] = {{"kind", "unoptimised"}, {"severity", "high"}, {"utilisation", 0.02}, {"headroom", 0.98},
+                         {"description", "from the run"}, {"suggestion", "use onednn"}};
+    b.push_back(att);
+    // A failed case is not analysed.
+    nlohmann::json failed = entry("softmax/bad/be:naive", "softmax", "naive", 1.0, 1, 1);
+    failed["status"] = "failed";
+    failed["error_occurred"] = true;
+    b.push_back(failed);
+    return set;
+}
+
+TEST(Analyze, GroupsRepetitionsRanksAndLeavesFailedOut) {
+    const auto entries = analyse_result_set(result_set(), "set.json");
+    ASSERT_EQ(entries.size(), 3u);
+    // Impact: attention 0.5 x 0.98, add 1 ms x 0.4 headroom... largest first.
+    EXPECT_EQ(entries[0].name, "attention/x/be:naive");
+    EXPECT_EQ(entries[1].name, "add/big/be:naive");
+    EXPECT_EQ(entries[2].name, "add/tiny/be:onednn");
+    EXPECT_DOUBLE_EQ(entries[1].seconds, 1e-3); // median of 1.2, 1.0, 0.9 ms; the aggregate is ignored
+}
+
+TEST(Analyze, VerdictsFromFiguresAndFromTheRun) {
+    const auto entries = analyse_result_set(result_set(), "set.json");
+    EXPECT_TRUE(entries[0].from_run);
+    EXPECT_EQ(entries[0].bottleneck.description, "from the run");
+    EXPECT_FALSE(entries[1].from_run);
+    EXPECT_EQ(entries[1].bottleneck.kind, "memory-bound");
+    EXPECT_NEAR(entries[1].bottleneck.utilisation, 0.6, 1e-9); // naive: judged against 1 thread
+    EXPECT_NE(entries[1].bottleneck.description.find("CPU, 1 thread"), std::string::npos);
+    EXPECT_EQ(entries[2].bottleneck.kind, "overhead");
+}
+
+TEST(Analyze, FiguresFromEntryUseTheBackendsThreadsAndOverhead) {
+    const nlohmann::json ctx = context();
+    const EntryFigures f = figures_from_entry(entry("a", "add", "onednn", 1e-3, 1, 1), ctx, 1e-3);
+    EXPECT_EQ(f.threads, 2);
+    EXPECT_DOUBLE_EQ(f.call_overhead_s, 2e-6);
+    ASSERT_TRUE(f.peaks);
+    EXPECT_DOUBLE_EQ(f.peaks->bytes_per_s, 30e9);
+    EXPECT_FALSE(f.is_gpu);
+}
+
+TEST(Analyze, AttentionBreakdownSharesAddUpWithTheParentsSelfTime) {
+    const auto c = attention_breakdown(attention_profile());
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->parent, "sample/attention");
+    ASSERT_EQ(c->shares.size(), 4u);
+    EXPECT_EQ(c->shares[0].first, "qk");
+    EXPECT_DOUBLE_EQ(c->shares[0].second, 0.4);
+    EXPECT_EQ(c->dominant, "qk");
+    double sum = c->other;
+    for (const auto &[name, share] : c->shares) sum += share;
+    EXPECT_NEAR(sum, 1.0, 1e-12);
+    EXPECT_FALSE(attention_breakdown(nlohmann::json::array()));
+    EXPECT_FALSE(attention_breakdown(nlohmann::json::object()));
+}
+
+TEST(Analyze, TablesNameKindSeveritySuggestionAndComponents) {
+    const auto tables = analysis_tables(analyse_result_set(result_set(), "set.json"), 10);
+    ASSERT_EQ(tables.size(), 2u);
+    EXPECT_EQ(tables[0].rows.size(), 3u);
+    EXPECT_EQ(tables[0].rows[1][2], "memory-bound");
+    EXPECT_EQ(tables[0].rows[1][3], "low"); // 60% of the roof: the low band starts there
+    bool components = false;
+    for (const auto &row : tables[1].rows)
+        if (row[1] == "components") {
+            components = true;
+            EXPECT_NE(row[2].find("qk 40.0%"), std::string::npos) << row[2];
+            EXPECT_NE(row[2].find("dominant: qk"), std::string::npos) << row[2];
+        }
+    EXPECT_TRUE(components);
+}
+
+TEST(Analyze, BadInputExits2WithTheReason) {
+    std::ostringstream out, err;
+    EXPECT_EQ(cmd_analyze("/nonexistent/set.json", 5, out, err), 2);
+    EXPECT_NE(err.str().find("cannot read /nonexistent/set.json"), std::string::npos);
+
+    const auto dir = std::filesystem::temp_directory_path();
+    const auto not_json = dir / "opbench-analyze-test-not-json.json";
+    std::ofstream(not_json) << "{ nope";
+    err.str("");
+    EXPECT_EQ(cmd_analyze(not_json.string(), 5, out, err), 2);
+    EXPECT_NE(err.str().find("not JSON"), std::string::npos);
+
+    const auto no_set = dir / "opbench-analyze-test-no-set.json";
+    std::ofstream(no_set) << "{\"a\": 1}";
+    err.str("");
+    EXPECT_EQ(cmd_analyze(no_set.string(), 5, out, err), 2);
+    EXPECT_NE(err.str().find("not a result set"), std::string::npos);
+
+    const auto good = dir / "opbench-analyze-test-good.json";
+    std::ofstream(good) << result_set().dump();
+    out.str("");
+    EXPECT_EQ(cmd_analyze(good.string(), 5, out, err), 0);
+    EXPECT_NE(out.str().find("#1 attention/x/be:naive"), std::string::npos) << out.str();
+    EXPECT_NE(out.str().find("suggestion:"), std::string::npos);
+    for (const auto &p : {not_json, no_set, good}) std::filesystem::remove(p);
+}
+
+} // namespace
+} // namespace opbench
+
+namespace opbench {
+namespace {
+
+TEST(AddBottlenecks, EveryMeasuredEntryOfACaseGetsTheSameVerdict) {
+    nlohmann::json set = result_set();
+    set["benchmarks"][5].erase("bottleneck"); // the attention entry: computed like the others now
+    add_bottlenecks(set);
+    int with = 0;
+    for (const auto &e : set["benchmarks"]) {
+        if (e.value("run_type", "") == "aggregate" || e.value("status", "") == "failed") {
+            EXPECT_FALSE(e.contains("bottleneck")) << e.dump();
+            continue;
+        }
+        ASSERT_TRUE(e.contains("bottleneck")) << e.dump();
+        for (const char *k : {"kind", "severity", "utilisation", "headroom", "description", "suggestion"})
+            EXPECT_TRUE(e["bottleneck"].contains(k)) << k;
+        ++with;
+    }
+    EXPECT_EQ(with, 5);
+    EXPECT_EQ(set["benchmarks"][0]["bottleneck"], set["benchmarks"][2]["bottleneck"]);
+    EXPECT_EQ(set["benchmarks"][0]["bottleneck"]["kind"], "memory-bound");
+    // analyze then reads the run's verdicts.
+    EXPECT_TRUE(analyse_result_set(set, "s").front().from_run);
+}
+
+} // namespace
+} // namespace opbench

@@ -1,0 +1,195 @@
+// harness/bottleneck.{hpp,cpp}: the roofs an entry is judged against (the
+// threads it really uses; a GPU's own peaks, never the CPU's), and each kind
+// of verdict with its severity thresholds. Synthetic figures only.
+#include "bottleneck.hpp"
+
+#include <gtest/gtest.h>
+
+namespace opbench {
+namespace {
+
+MachinePeaks two_core_machine() {
+    MachinePeaks m;
+    m.cores = 2;
+    m.one_thread = {1, 100.0, 200.0, 20.0, 25.0};  // GFLOP/s f32, bf16, GB/s triad, copy
+    m.all_threads = {2, 200.0, 400.0, 30.0, 35.0};
+    return m;
+}
+
+TEST(ThreadsUsed, BackendFixedCountWinsThenCaseThenDefaultThenCores) {
+    const nlohmann::json naive = {{"threads", "1"}};
+    const nlohmann::json onednn = {{"default_threads", "2"}};
+    const nlohmann::json none = nlohmann::json::object();
+    EXPECT_EQ(threads_used(0, naive, 2), 1);
+    EXPECT_EQ(threads_used(2, naive, 2), 1); // naive ignores the case's setting
+    EXPECT_EQ(threads_used(0, onednn, 2), 2);
+    EXPECT_EQ(threads_used(1, onednn, 2), 1);
+    EXPECT_EQ(threads_used(0, none, 16), 16);
+    EXPECT_EQ(threads_used(0, nlohmann::json(nullptr), 0), 1);
+    EXPECT_EQ(threads_used(0, {{"threads", "many"}}, 4), 4); // not a number: ignored
+}
+
+TEST(PeaksFor, CpuUsesThePeaksOfTheThreadsUsed) {
+    const MachinePeaks m = two_core_machine();
+    const auto one = peaks_for(false, 1, m, std::nullopt, PeakKind::f32);
+    ASSERT_TRUE(one);
+    EXPECT_DOUBLE_EQ(one->flops_per_s, 100e9);
+    EXPECT_DOUBLE_EQ(one->bytes_per_s, 20e9);
+    EXPECT_EQ(one->source, "CPU, 1 thread");
+    const auto all = peaks_for(false, 2, m, std::nullopt, PeakKind::bf16);
+    ASSERT_TRUE(all);
+    EXPECT_DOUBLE_EQ(all->flops_per_s, 400e9);
+    EXPECT_EQ(all->source, "CPU, 2 threads");
+    EXPECT_FALSE(peaks_for(false, 1, MachinePeaks{}, std::nullopt, PeakKind::f32));
+}
+
+TEST(PeaksFor, GpuNeverGetsCpuPeaks) {
+    const MachinePeaks m = two_core_machine();
+    EXPECT_FALSE(peaks_for(true, 2, m, std::nullopt, PeakKind::f32));
+    const RoofPeaks dev{60e12, 3e12, "device: theoretical"};
+    const auto p = peaks_for(true, 2, m, dev, PeakKind::f32);
+    ASSERT_TRUE(p);
+    EXPECT_DOUBLE_EQ(p->flops_per_s, 60e12);
+    EXPECT_DOUBLE_EQ(p->bytes_per_s, 3e12);
+}
+
+TEST(DevicePeaks, FromBackendInfoStringsOrNumbers) {
+    const nlohmann::json info = {{"peak_f32_gflops", "60000"}, {"peak_bf16_gflops", 990000.0},
+                                 {"peak_bandwidth_gbps", "3350.4"}, {"peak_source", "theoretical"}};
+    const auto f32 = device_peaks_from_info(info, PeakKind::f32);
+    ASSERT_TRUE(f32);
+    EXPECT_DOUBLE_EQ(f32->flops_per_s, 60000e9);
+    EXPECT_DOUBLE_EQ(f32->bytes_per_s, 3350.4e9);
+    EXPECT_EQ(f32->source, "device: theoretical");
+    EXPECT_DOUBLE_EQ(device_peaks_from_info(info, PeakKind::bf16)->flops_per_s, 990000e9);
+    EXPECT_FALSE(device_peaks_from_info({{"peak_f32_gflops", "1"}}, PeakKind::f32));
+    EXPECT_FALSE(device_peaks_from_info({{"peak_f32_gflops", "0"}, {"peak_bandwidth_gbps", "1"}}, PeakKind::f32));
+}
+
+EntryFigures elementwise_add(double seconds) {
+    EntryFigures e;
+    e.op = "add";
+    e.backend = "naive";
+    e.seconds = seconds;
+    e.flops = 1e6;
+    e.bytes = 12e6;
+    return e;
+}
+
+TEST(Analyse, SingleThreadedCaseIsJudgedAgainstTheOneThreadRoof) {
+    const MachinePeaks m = two_core_machine();
+    EntryFigures e = elementwise_add(1e-3); // 12 GB/s
+    e.peaks = peaks_for(false, 1, m, std::nullopt, PeakKind::f32);
+    const Bottleneck one = analyse(e);
+    EXPECT_EQ(one.kind, "memory-bound");
+    EXPECT_NEAR(one.utilisation, 0.6, 1e-12); // 12 of 20 GB/s
+    EXPECT_EQ(one.severity, "low");
+    EXPECT_NE(one.suggestion.find("fewer bytes"), std::string::npos);
+    // Judged against both cores it would look worse: 12 of 30 GB/s.
+    e.peaks = peaks_for(false, 2, m, std::nullopt, PeakKind::f32);
+    const Bottleneck all = analyse(e);
+    EXPECT_NEAR(all.utilisation, 0.4, 1e-12);
+    EXPECT_EQ(all.severity, "medium");
+    EXPECT_NEAR(all.headroom, 0.6, 1e-12);
+    EXPECT_NEAR(all.impact(e.seconds), 0.6e-3, 1e-15);
+}
+
+TEST(Analyse, SeverityThresholdsOfTheRoofs) {
+    const MachinePeaks m = two_core_machine();
+    EntryFigures e = elementwise_add(0);
+    e.peaks = peaks_for(false, 1, m, std::nullopt, PeakKind::f32);
+    auto at = [&](double utilisation) {
+        e.seconds = e.bytes / (utilisation * 20e9);
+        return analyse(e);
+    };
+    EXPECT_EQ(at(0.65).severity, "low");
+    EXPECT_EQ(at(0.59).severity, "medium");
+    EXPECT_EQ(at(0.29).severity, "high");
+    EXPECT_EQ(at(0.29).kind, "memory-bound");
+    EXPECT_EQ(at(0.09).kind, "unoptimised");
+    EXPECT_EQ(at(0.09).severity, "high");
+    EXPECT_NE(at(0.09).suggestion.find("optimised backend"), std::string::npos);
+}
+
+TEST(Analyse, ComputeBoundAboveTheRidge) {
+    EntryFigures e;
+    e.op = "matmul";
+    e.backend = "onednn";
+    e.threads = 2;
+    e.flops = 2e9;
+    e.bytes = 12e6; // 167 FLOP/byte, ridge 200/30 = 6.7
+    e.seconds = 2e9 / (0.8 * 200e9);
+    e.peaks = peaks_for(false, 2, two_core_machine(), std::nullopt, PeakKind::f32);
+    const Bottleneck b = analyse(e);
+    EXPECT_EQ(b.kind, "compute-bound");
+    EXPECT_NEAR(b.utilisation, 0.8, 1e-12);
+    EXPECT_EQ(b.severity, "low");
+}
+
+TEST(Analyse, OverheadWhenTheCallIsMostlyFixedCost) {
+    EntryFigures e = elementwise_add(2e-6);
+    e.peaks = peaks_for(false, 1, two_core_machine(), std::nullopt, PeakKind::f32);
+    e.call_overhead_s = 1e-6;
+    Bottleneck b = analyse(e);
+    EXPECT_EQ(b.kind, "overhead");
+    EXPECT_EQ(b.severity, "high"); // half the call
+    EXPECT_NEAR(b.headroom, 0.5, 1e-12);
+    e.seconds = 4e-6; // a quarter
+    b = analyse(e);
+    EXPECT_EQ(b.kind, "overhead");
+    EXPECT_EQ(b.severity, "medium");
+    e.seconds = 6e-6; // beyond 5x the fixed cost: the roofline decides
+    EXPECT_NE(analyse(e).kind, "overhead");
+}
+
+TEST(Analyse, SyncBoundWhenTheDeviceIsMostlyIdle) {
+    EntryFigures e = elementwise_add(100e-6);
+    e.is_gpu = true;
+    e.backend = "cuda";
+    e.peaks = RoofPeaks{60e12, 3e12, "device"};
+    e.device_seconds = 10e-6;
+    Bottleneck b = analyse(e);
+    EXPECT_EQ(b.kind, "sync-bound");
+    EXPECT_EQ(b.severity, "high");
+    EXPECT_NEAR(b.utilisation, 0.1, 1e-12);
+    e.device_seconds = 90e-6; // busy: the roofline decides (12e6 B in 100 us = 4% of 3 TB/s)
+    b = analyse(e);
+    EXPECT_EQ(b.kind, "unoptimised");
+    EXPECT_EQ(b.description.find("CPU"), std::string::npos);
+}
+
+TEST(Analyse, GpuWithoutDevicePeaksHasNoRooflineVerdict) {
+    EntryFigures e = elementwise_add(1e-3);
+    e.is_gpu = true;
+    e.backend = "cuda";
+    e.peaks = peaks_for(true, 2, two_core_machine(), std::nullopt, PeakKind::f32);
+    const Bottleneck b = analyse(e);
+    EXPECT_EQ(b.kind, "unknown");
+    EXPECT_NE(b.description.find("CPU peaks do not apply"), std::string::npos);
+}
+
+TEST(Analyse, AllocationChurnFromTheEstimatedCost) {
+    EntryFigures e = elementwise_add(50e-6);
+    e.peaks = peaks_for(false, 1, two_core_machine(), std::nullopt, PeakKind::f32);
+    e.allocs = 100; // 100 x 100 ns = 10 us of 50 us: 20%
+    Bottleneck b = analyse(e);
+    EXPECT_EQ(b.kind, "allocation-churn");
+    EXPECT_EQ(b.severity, "medium");
+    EXPECT_NEAR(b.headroom, 0.2, 1e-9);
+    e.alloc_bytes = 400e3; // + 400 kB / 20 GB/s = 20 us: 60%
+    b = analyse(e);
+    EXPECT_EQ(b.severity, "high");
+    e.allocs = 1;
+    e.alloc_bytes = 0; // 100 ns of 50 us: not worth a verdict
+    EXPECT_NE(analyse(e).kind, "allocation-churn");
+}
+
+TEST(Analyse, NoTimeIsUnknown) {
+    EXPECT_EQ(analyse(EntryFigures{}).kind, "unknown");
+    const nlohmann::json j = to_json(analyse(elementwise_add(0)));
+    for (const char *k : {"kind", "severity", "utilisation", "headroom", "description", "suggestion"})
+        EXPECT_TRUE(j.contains(k)) << k;
+}
+
+} // namespace
+} // namespace opbench
