@@ -6,6 +6,7 @@
 #include "machine.hpp"
 #include "opbench/ops.hpp"
 #include "plugin_loader.hpp"
+#include "reader_commands.hpp"
 #include "results.hpp"
 #include "runner.hpp"
 #include "suite.hpp"
@@ -218,7 +219,12 @@ int main(int argc, char **argv) {
     bool refresh = false;
     machine->add_flag("--refresh", refresh, "measure again even if cached");
 
+    // compare, report, history, merge, archive: they read result sets and
+    // return before any plugin is loaded.
+    ReaderCommands readers(app);
+
     CLI11_PARSE(app, argc, argv);
+    if (std::optional<int> rc = readers.run()) return *rc;
 
     // Pinning must precede plugin loading: OpenMP runtimes read the mask at load.
     if (*run && !cpus_csv.empty()) {

@@ -2,6 +2,7 @@
 #include "writer.hpp"
 
 #include "json_writer.hpp"
+#include "table_writers.hpp"
 
 #include <array>
 
@@ -11,6 +12,9 @@ namespace {
 
 constexpr std::array kWriters = {
     Writer{"json", ".json", "the data as JSON (result sets: Google Benchmark JSON + opbench fields)", write_json},
+    Writer{"console", ".txt", "aligned text tables, for a terminal", write_console},
+    Writer{"markdown", ".md", "GitHub Markdown tables (PR comments, $GITHUB_STEP_SUMMARY)", write_markdown},
+    Writer{"csv", ".csv", "RFC 4180 CSV, one block per table separated by an empty line", write_csv},
 };
 
 } // namespace
