@@ -68,7 +68,9 @@ std::string percent_of_peak(const CaseRecord &c) {
     const double flop = json_num(c.roofline, "pct_peak_compute");
     const double bw = json_num(c.roofline, "pct_peak_bandwidth");
     const std::string b = bound_of(c);
-    auto fmt_pct = [](double v, const char *what) { return fmt::format("{:.2g}% {}", v, what); };
+    auto fmt_pct = [](double v, const char *what) {
+        return v < 10 ? fmt::format("{:.2g}% {}", v, what) : fmt::format("{:.0f}% {}", v, what);
+    };
     if (b == "compute" && std::isfinite(flop)) return fmt_pct(flop, "flop");
     if (b == "memory" && std::isfinite(bw)) return fmt_pct(bw, "bw");
     if (std::isfinite(flop) && (!std::isfinite(bw) || flop >= bw)) return fmt_pct(flop, "flop");

@@ -111,11 +111,16 @@ std::string time_section(const std::vector<ResultSet> &sets) {
     std::map<std::string, std::size_t> row_of;
     std::map<std::string, std::size_t> series_of;
     std::vector<std::string> unmeasured;
+    // Rows are what a case computes, so runs that differ in threads share them.
+    const bool with_settings = needs_settings_in_key(sets);
+    auto row_key = [&](const CaseRecord &c) {
+        CaseRecord k = c;
+        k.backend.clear();
+        return with_settings ? k.match_key_with_settings() : k.match_key();
+    };
     for (std::size_t si = 0; si < sets.size(); ++si)
         for (const auto &c : sets[si].cases) {
-            CaseRecord k = c;
-            k.backend.clear();
-            const std::string rk = k.match_key_with_settings();
+            const std::string rk = row_key(c);
             if (!row_of.count(rk)) {
                 row_of[rk] = chart.categories.size();
                 chart.categories.push_back(c.label());
@@ -132,9 +137,7 @@ std::string time_section(const std::vector<ResultSet> &sets) {
     }
     for (std::size_t si = 0; si < sets.size(); ++si)
         for (const auto &c : sets[si].cases) {
-            CaseRecord k = c;
-            k.backend.clear();
-            const std::size_t r = row_of[k.match_key_with_settings()];
+            const std::size_t r = row_of[row_key(c)];
             BarSeries &s = chart.series[series_of[series_name(sets, si, c.backend)]];
             const Shown t = shown_time(c);
             if (t.ok) {

@@ -71,8 +71,10 @@ std::vector<std::string> split(const std::string &s, char sep) {
     return parts;
 }
 
+// Segments a label leaves out: how it was measured, and the default variant.
 bool is_setting_segment(const std::string &seg) {
-    return seg.rfind("thr:", 0) == 0 || seg.rfind("cache:", 0) == 0 || seg.rfind("be:", 0) == 0;
+    return seg.rfind("thr:", 0) == 0 || seg.rfind("cache:", 0) == 0 || seg.rfind("be:", 0) == 0 ||
+           seg == "variant:default";
 }
 
 } // namespace

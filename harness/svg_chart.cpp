@@ -17,6 +17,7 @@ const char *color(int i) { return kPalette[static_cast<std::size_t>(i) % std::si
 struct Axis {
     double lo = 0, hi = 1;
     bool log = false;
+    bool binary = false; // log ticks at powers of two (bytes)
     // Position in [0, 1] of value v.
     [[nodiscard]] double frac(double v) const {
         if (log) return (std::log10(v) - std::log10(lo)) / (std::log10(hi) - std::log10(lo));
@@ -24,6 +25,13 @@ struct Axis {
     }
     [[nodiscard]] std::vector<double> ticks() const {
         std::vector<double> t;
+        if (log && binary) {
+            // Powers of two, every k-th, so about six ticks: 1 KiB, 4 KiB, 16 KiB...
+            const double e_lo = std::ceil(std::log2(lo)), e_hi = std::floor(std::log2(hi));
+            const double k = std::max(1.0, std::round((e_hi - e_lo) / 6));
+            for (double e = std::ceil(e_lo / k) * k; e <= e_hi; e += k) t.push_back(std::pow(2.0, e));
+            return t;
+        }
         if (log) {
             for (double e = std::floor(std::log10(lo)); e <= std::ceil(std::log10(hi)); e += 1) {
                 const double v = std::pow(10.0, e);
@@ -109,7 +117,7 @@ std::string tick_label(double v, AxisUnit unit) {
             x /= 1024;
             ++i;
         }
-        return fmt::format("{:.3g} {}", x, units[i]);
+        return i == 0 ? fmt::format("{:.0f} B", x) : fmt::format("{:.3g} {}", x, units[i]);
     }
     const double a = std::fabs(v);
     if (a >= 1e9) return fmt::format("{:g}G", v / 1e9);
@@ -119,11 +127,14 @@ std::string tick_label(double v, AxisUnit unit) {
 }
 
 std::string render_bar_chart(const BarChart &c) {
-    const double left = 330, right = 30, top = 40, row_gap = 6;
+    // Room for the longest category label (about 6.2 px a character at 11 px).
+    std::size_t longest = 0;
+    for (const auto &cat : c.categories) longest = std::max(longest, cat.size());
+    const double left = std::clamp(12 + 6.2 * double(longest), 120.0, 620.0), right = 30, top = 40, row_gap = 6;
     const double bar_h = 9;
     const double group_h = bar_h * double(std::max<std::size_t>(c.series.size(), 1)) + row_gap;
     const double plot_h = group_h * double(c.categories.size());
-    const double width = 980, plot_w = width - left - right;
+    const double width = left + 650, plot_w = width - left - right;
     const double legend_h = 22;
     const double height = top + plot_h + 40 + legend_h;
     std::vector<double> all;
@@ -175,7 +186,11 @@ std::string render_bar_chart(const BarChart &c) {
 }
 
 std::string render_xy_chart(const XyChart &c) {
-    const double width = 720, height = 440, left = 80, right = 190, top = 40, bottom = 50;
+    // Room right of the plot for the longest series name in the legend.
+    std::size_t longest = 0;
+    for (const auto &s : c.series) longest = std::max(longest, s.name.size());
+    const double right = std::clamp(44 + 6.2 * double(longest), 120.0, 420.0);
+    const double width = 540 + right, height = 440, left = 80, top = 40, bottom = 50;
     const double pw = width - left - right, ph = height - top - bottom;
     std::vector<double> xs, ys;
     for (const auto &s : c.series)
@@ -183,7 +198,9 @@ std::string render_xy_chart(const XyChart &c) {
             xs.push_back(p.x);
             ys.push_back(p.y);
         }
-    const Axis ax = make_axis(xs, c.log_x, false), ay = make_axis(ys, c.log_y, true);
+    Axis ax = make_axis(xs, c.log_x, false), ay = make_axis(ys, c.log_y, true);
+    ax.binary = c.x_unit == AxisUnit::bytes;
+    ay.binary = c.y_unit == AxisUnit::bytes;
     auto X = [&](double v) { return left + std::clamp(ax.frac(v), -0.02, 1.02) * pw; };
     auto Y = [&](double v) { return top + ph - std::clamp(ay.frac(v), -0.02, 1.02) * ph; };
     std::string o = fmt::format(

@@ -23,18 +23,20 @@ std::string pad(const std::string &s, std::size_t w, bool right) {
 } // namespace
 
 bool numeric_column(const Table &t, std::size_t col) {
-    bool any = false;
+    // Numeric when most filled cells are numbers: a status word ("skipped")
+    // among times does not make a column text.
+    std::size_t numbers = 0, words = 0;
     for (const auto &row : t.rows) {
         if (col >= row.size()) continue;
         const std::string &cell = row[col];
         if (cell.empty() || cell == "-") continue;
         const unsigned char first = static_cast<unsigned char>(cell[0]);
-        if (!(std::isdigit(first) || ((first == '+' || first == '-' || first == '.') && cell.size() > 1 &&
-                                       (std::isdigit(static_cast<unsigned char>(cell[1])) || cell[1] == '.'))))
-            return false;
-        any = true;
+        const bool number = std::isdigit(first) ||
+                            ((first == '+' || first == '-' || first == '.') && cell.size() > 1 &&
+                             (std::isdigit(static_cast<unsigned char>(cell[1])) || cell[1] == '.'));
+        ++(number ? numbers : words);
     }
-    return any;
+    return numbers > 0 && numbers >= words;
 }
 
 std::string write_console(const Document &doc) {
