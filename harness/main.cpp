@@ -223,7 +223,12 @@ int main(int argc, char **argv) {
     // return before any plugin is loaded.
     ReaderCommands readers(app);
 
-    CLI11_PARSE(app, argc, argv);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError &e) {
+        // --help and --version exit 0; a usage error is bad input (2).
+        return app.exit(e) == 0 ? 0 : kExitBadInput;
+    }
     if (std::optional<int> rc = readers.run()) return *rc;
 
     // Pinning must precede plugin loading: OpenMP runtimes read the mask at load.
