@@ -158,11 +158,19 @@ std::vector<ArchiveEntry> archive_entries(const fs::path &dir) { return read_ind
 
 std::optional<ArchiveEntry> archive_latest(const fs::path &dir, const std::string &machine_id,
                                            const std::string &suite, const std::string &build_type,
-                                           const std::string &before) {
+                                           const std::string &not_after, const std::string &itself) {
     std::optional<ArchiveEntry> best;
+    std::optional<std::string> itself_text;
     for (const auto &e : read_index(dir)) { // oldest first: the last match wins
         if (e.machine_id != machine_id || e.suite != suite || e.build_type != build_type) continue;
-        if (!before.empty() && !(e.timestamp < before)) continue;
+        if (!not_after.empty() && e.timestamp > not_after) continue;
+        // Timestamps have whole seconds: a set of the same second may be the
+        // new set itself, archived already.
+        if (!itself.empty() && e.timestamp == not_after) {
+            if (!itself_text) itself_text = read_text(itself);
+            std::error_code ec;
+            if (fs::exists(dir / e.path, ec) && read_text(dir / e.path) == *itself_text) continue;
+        }
         best = e;
     }
     return best;

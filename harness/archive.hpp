@@ -37,12 +37,15 @@ ArchiveEntry archive_store(const std::filesystem::path &dir, const ResultSet &se
 // is an empty archive; a corrupt index throws ArchiveError.
 [[nodiscard]] std::vector<ArchiveEntry> archive_entries(const std::filesystem::path &dir);
 
-// The newest archived set with this machine id, suite and build type that
-// is older than `before` (an ISO 8601 UTC timestamp; empty: any).
+// The newest archived set with this machine id, suite and build type
+// measured no later than `not_after` (an ISO 8601 UTC timestamp; empty: any)
+// that is not the set `itself` (a path: an archived copy with the same bytes
+// is skipped, so a set already archived never becomes its own baseline).
 [[nodiscard]] std::optional<ArchiveEntry> archive_latest(const std::filesystem::path &dir,
                                                          const std::string &machine_id, const std::string &suite,
                                                          const std::string &build_type,
-                                                         const std::string &before = "");
+                                                         const std::string &not_after = "",
+                                                         const std::string &itself = "");
 
 // The file name a set gets: "<UTC time>-<commit>.json", e.g.
 // "20261122T145051Z-cf5d3abd267e.json".

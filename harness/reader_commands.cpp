@@ -191,10 +191,10 @@ int ReaderCommands::Options::run_compare() {
             throw std::invalid_argument(fmt::format("--baseline-from takes exactly one NEW.json (got {})", sets.size()));
         const ResultSet next = read_result_set(sets[0]);
         auto base = archive_latest(baseline_from, next.machine_id(), next.suite_name(), next.build_type(),
-                                   next.timestamp());
+                                   next.timestamp(), sets[0]);
         if (!base) {
             const std::string what =
-                fmt::format("{}: no archived set of suite '{}' on machine {} ({} build) older than {}", baseline_from,
+                fmt::format("{}: no archived set of suite '{}' on machine {} ({} build) other than {} and not newer", baseline_from,
                             next.suite_name(), next.machine_id(), next.build_type(), sets[0]);
             if (allow_no_baseline) {
                 std::cerr << "opbench compare: " << what << "; nothing to compare (--allow-no-baseline)\n";

@@ -64,9 +64,17 @@ TEST(Archive, LatestPicksTheNewestOlderSetOfTheSameMachineSuiteAndBuildType) {
     auto best = archive_latest(dir.path, now.machine_id(), "quick", "release", now.timestamp());
     ASSERT_TRUE(best);
     EXPECT_EQ(best->commit, "c2");
-    // Not older than itself.
-    best = archive_latest(dir.path, now.machine_id(), "quick", "release", "2026-11-20T10:00:00Z");
+    // Nothing measured after it; never itself, even within the same second.
+    best = archive_latest(dir.path, now.machine_id(), "quick", "release", "2026-11-19T10:00:00Z");
     EXPECT_FALSE(best);
+    const std::string first = (in.path / "1.json").string();
+    best = archive_latest(dir.path, now.machine_id(), "quick", "release", "2026-11-20T10:00:00Z", first);
+    EXPECT_FALSE(best);
+    const std::string same_second =
+        write_fake_set(in.path, "1b.json", run_at("2026-11-20T10:00:00Z", "c1-other", 1e-5));
+    best = archive_latest(dir.path, now.machine_id(), "quick", "release", "2026-11-20T10:00:00Z", same_second);
+    ASSERT_TRUE(best);
+    EXPECT_EQ(best->commit, "c1");
     EXPECT_FALSE(archive_latest(dir.path, now.machine_id(), "attention", "release"));
     EXPECT_FALSE(archive_latest(dir.path / "empty", now.machine_id(), "quick", "release"));
 }
