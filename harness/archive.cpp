@@ -223,7 +223,7 @@ Document archive_history(const fs::path &dir, const HistoryOptions &o) {
     t.title = fmt::format("History of suite '{}' on {} ({} runs, oldest first)", o.suite, machine, runs.size());
     t.columns = {"case [backend]"};
     for (const auto &r : runs)
-        t.columns.push_back(fmt::format("{} {}", r.timestamp.substr(0, 16), r.commit.substr(0, 12)));
+        t.columns.push_back(fmt::format("{} {}", r.timestamp.substr(0, 19), r.commit.substr(0, 12)));
     t.columns.push_back("last / first");
     nlohmann::json data = {{"suite", o.suite}, {"machine_id", machine}, {"runs", nlohmann::json::array()},
                            {"cases", nlohmann::json::array()}};

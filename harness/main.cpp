@@ -5,6 +5,7 @@
 #include "git_version.hpp"
 #include "machine.hpp"
 #include "opbench/ops.hpp"
+#include "archive.hpp"
 #include "plugin_loader.hpp"
 #include "reader_commands.hpp"
 #include "results.hpp"
@@ -191,6 +192,11 @@ int main(int argc, char **argv) {
     run->add_option("--backends", backends_csv, "comma-separated backends, replacing the suite's lists");
     run->add_option("--out", out_path, "result set path (default results/<suite>-<UTC time>.json)");
     run->add_flag("--no-out", no_out, "write no result set");
+    std::string archive_dir, shard_text;
+    run->add_option("--archive", archive_dir,
+                    "also store the result set in this archive: DIR/<machine>/<suite>/<UTC time>-<commit>.json");
+    run->add_option("--shard", shard_text, "run shard i of n of the suite's cases (1/4 .. 4/4; merge with opbench merge)");
+    run->add_flag("--verbose", opts.verbose, "Google Benchmark's line per repetition instead of one line per case");
     run->add_option("--reference", opts.reference, "backend whose output is the reference")->capture_default_str();
     // One option per measurement setting, from the table (settings.hpp).
     // Values are checked against the table's range; a bad one exits 2.
@@ -313,6 +319,19 @@ int main(int argc, char **argv) {
                                  opts.reference, fmt::join(plugins.names(), ", "));
         return kExitBadInput;
     }
+    if (!shard_text.empty()) {
+        try {
+            opts.shard = parse_shard(shard_text);
+            suite.cases = shard_cases(suite.cases, *opts.shard);
+        } catch (const std::invalid_argument &e) {
+            std::cerr << "opbench run: " << e.what() << "\n";
+            return kExitBadInput;
+        }
+    }
+    if (no_out && !archive_dir.empty()) {
+        std::cerr << "opbench run: --archive stores the result set, so it cannot go with --no-out\n";
+        return kExitBadInput;
+    }
     opts.out_path = no_out ? "" : (out_path.empty() ? default_out_path(suite) : out_path);
     opts.progress = !no_progress;
 
@@ -330,5 +349,14 @@ int main(int argc, char **argv) {
                              summary.skipped);
     if (!summary.out_path.empty()) std::cout << " -> " << summary.out_path;
     std::cout << "\n";
+    if (!archive_dir.empty()) {
+        try {
+            const ArchiveEntry e = archive_store(archive_dir, read_result_set(summary.out_path));
+            std::cout << "opbench: archived -> " << (fs::path(archive_dir) / e.path).string() << "\n";
+        } catch (const std::exception &e) {
+            std::cerr << "opbench run: --archive: " << e.what() << "\n";
+            return kExitEnvironment;
+        }
+    }
     return summary.failed > 0 ? kExitFailedCases : 0;
 }

@@ -18,6 +18,7 @@ Document assemble_result_set(nlohmann::json gb, const std::vector<CaseResult> &r
     ctx["measurement"]["call_overhead_seconds"] = c.call_overhead_seconds;
     ctx["measurement"]["cpus"] = c.cpus;
     ctx["warnings"] = c.warnings;
+    if (c.shard) ctx["shard"] = {{"index", c.shard->index}, {"count", c.shard->count}};
     Document doc;
     doc.data = enrich_result_set(std::move(gb), results, unmeasured, ctx);
     return doc;

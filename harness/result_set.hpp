@@ -6,6 +6,7 @@
 #include "backend_sessions.hpp"
 #include "machine.hpp"
 #include "results.hpp"
+#include "shard.hpp"
 #include "writers/writer.hpp"
 
 #include <map>
@@ -26,6 +27,7 @@ struct RunContext {
     std::map<std::string, double> call_overhead_seconds;
     std::vector<int> cpus;
     std::vector<std::string> warnings;
+    std::optional<Shard> shard; // this set holds one shard of the suite
 };
 
 // The result set as a Document (data = Google Benchmark JSON + opbench fields).

@@ -6,6 +6,7 @@
 #include "plugin_loader.hpp"
 #include "results.hpp"
 #include "settings.hpp"
+#include "shard.hpp"
 #include "suite.hpp"
 
 #include <optional>
@@ -23,6 +24,8 @@ struct RunOptions {
     std::vector<std::string> benchmark_args; // passed to Google Benchmark (--benchmark_*)
     bool progress = true;                    // on a terminal only
     std::vector<int> cpus;                   // CPUs the process was pinned to (empty: not pinned)
+    bool verbose = false;                    // Google Benchmark's per-repetition lines instead of one per case
+    std::optional<Shard> shard;              // the suite's cases were cut to this shard (recorded in the set)
 };
 
 struct RunSummary {
