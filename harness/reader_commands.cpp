@@ -104,7 +104,7 @@ ReaderCommands::ReaderCommands(CLI::App &app) : o_(std::make_unique<Options>()) 
                   "archive directory: the base is its newest set of NEW's machine, suite and build type");
     c->add_flag("--allow-no-baseline", o.allow_no_baseline,
                 "with --baseline-from: exit 0 with a note when the archive has no baseline yet");
-    c->add_flag("--strict", o.strict, "refuse (exit 2) when measurement settings differ (the commit may)");
+    c->add_flag("--strict", o.strict, "refuse (exit 2) when measurement settings differ (commit and host may)");
     c->add_option("--threshold", o.threshold, "smallest change of the median that counts (5% or 0.05)")
         ->capture_default_str();
     c->add_option("--alpha", o.alpha, "significance level of the Mann-Whitney U test")->capture_default_str();
@@ -114,7 +114,7 @@ ReaderCommands::ReaderCommands(CLI::App &app) : o_(std::make_unique<Options>()) 
         ->check(CLI::IsMember({"backend", "machine"}));
     c->add_option("--baseline", o.baseline, "with --by backend: the level speed-ups are against")
         ->capture_default_str();
-    c->add_option("--format", o.format, "console, markdown, csv or json")->capture_default_str();
+    c->add_option("--format", o.format, "output format: " + writer_names())->capture_default_str();
     c->add_option("--output,-o", o.output, "write to this file instead of stdout");
     c->add_flag("--fail-on-regression", o.fail_on_regression, "exit 1 when any case is slower beyond the threshold");
 
@@ -133,7 +133,7 @@ ReaderCommands::ReaderCommands(CLI::App &app) : o_(std::make_unique<Options>()) 
     h->add_option("--machine", o.history_machine, "machine id (default: the newest run's)");
     h->add_option("--last", o.history_last, "at most this many runs, the newest")->capture_default_str()->check(
         CLI::PositiveNumber);
-    h->add_option("--format", o.history_format, "console, markdown, csv or json")->capture_default_str();
+    h->add_option("--format", o.history_format, "output format: " + writer_names())->capture_default_str();
     h->add_option("--output,-o", o.history_output, "write to this file instead of stdout");
     h->add_flag("--accept-unmet-noise", o.accept_unmet, "show repetitions that did not meet their noise target");
 
