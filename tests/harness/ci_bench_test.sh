@@ -47,6 +47,14 @@ suite=$src/tests/harness/ci_gate.toml
 "$opbench" run "$suite" --no-progress --out "$work/fourth.json" --archive "$work/archive" > "$work/4.log" 2>&1 ||
   { cat "$work/4.log"; fail "run --archive failed"; }
 grep -q "opbench: archived -> $work/archive/" "$work/4.log" || { cat "$work/4.log"; fail "run --archive did not archive"; }
+# The run's console: one line per case x backend and a table per backend;
+# Google Benchmark's per-repetition lines only with --verbose.
+grep -q "^case x backend .* vs naive  status" "$work/4.log" || { cat "$work/4.log"; fail "no header of the per-case lines"; }
+[ "$(grep -c "^add/.*/be:slowdown.* passed" "$work/4.log")" -eq 2 ] || { cat "$work/4.log"; fail "not one line per case"; }
+grep -q "^Per backend" "$work/4.log" || fail "no per-backend table"
+! grep -q "manual_time" "$work/4.log" || fail "Google Benchmark's lines without --verbose"
+"$opbench" run "$suite" --no-progress --no-out --verbose > "$work/verbose.log" 2>&1 || fail "run --verbose failed"
+[ "$(grep -c "manual_time " "$work/verbose.log")" -ge 18 ] || { cat "$work/verbose.log"; fail "--verbose lacks the per-repetition lines"; }
 [ "$(find "$work/archive" -name '*.json' ! -name index.json | wc -l)" -eq 3 ] || fail "run --archive: not 3 sets"
 "$opbench" history "$work/archive" --suite ci-gate --case slowdown > "$work/history.log" ||
   { cat "$work/history.log"; fail "history failed"; }
