@@ -1,23 +1,25 @@
 // opbench: the command-line program. Each subcommand is a small function;
 // the work lives in the harness modules.
+#include "analyze.hpp"
+#include "archive.hpp"
 #include "build_config.hpp"
 #include "case_host.hpp"
-#include "interrupt.hpp"
-#include "journal.hpp"
-#include "memory_estimate.hpp"
-#include "run_log.hpp"
 #include "context.hpp"
 #include "git_version.hpp"
+#include "interrupt.hpp"
+#include "journal.hpp"
 #include "machine.hpp"
-#include "opbench/ops.hpp"
+#include "memory_estimate.hpp"
 #include "plugin_loader.hpp"
+#include "reader_commands.hpp"
 #include "results.hpp"
-#include "analyze.hpp"
 #include "run_environment.hpp"
+#include "run_log.hpp"
 #include "runner.hpp"
 #include "settings.hpp"
-#include "writers/writer.hpp"
 #include "suite.hpp"
+#include "writers/writer.hpp"
+#include "opbench/ops.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -225,6 +227,11 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
     run->add_option("--backends", backends_csv, "comma-separated backends, replacing the suite's lists");
     run->add_option("--out", out_path, "result set path (default results/<suite>-<UTC time>.json)");
     run->add_flag("--no-out", no_out, "write no result set");
+    std::string archive_dir, shard_text;
+    run->add_option("--archive", archive_dir,
+                    "also store the result set in this archive: DIR/<machine>/<suite>/<UTC time>-<commit>.json");
+    run->add_option("--shard", shard_text, "run shard i of n of the suite's cases (1/4 .. 4/4; merge with opbench merge)");
+    run->add_flag("--verbose", opts.verbose, "Google Benchmark's line per repetition instead of one line per case");
     run->add_option("--reference", opts.reference, "backend whose output is the reference")->capture_default_str();
     // One option per measurement setting, from the table (settings.hpp).
     // Values are checked against the table's range; a bad one exits 2.
@@ -278,13 +285,18 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
     analyze->add_option("result_set", analyze_path, "result set JSON written by `opbench run`")->required();
     analyze->add_option("--top", analyze_top, "show this many cases")->capture_default_str()->check(CLI::PositiveNumber);
 
+    // compare, report, history, merge, archive: they read result sets and
+    // return before any plugin is loaded.
+    ReaderCommands readers(app);
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError &e) {
-        // --help and --version exit 0; every bad input exits 2.
+        // --help and --version exit 0; a usage error is bad input (2).
         return app.exit(e) == 0 ? 0 : kExitBadInput;
     }
     if (*analyze) return cmd_analyze(analyze_path, analyze_top, std::cout, std::cerr);
+    if (std::optional<int> rc = readers.run()) return *rc;
 
     // Pinning must precede plugin loading: OpenMP runtimes read the mask at load.
     if (*run && !cpus_csv.empty()) {
@@ -413,6 +425,19 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
                                  opts.reference, fmt::join(plugins.names(), ", "));
         return kExitBadInput;
     }
+    if (!shard_text.empty()) {
+        try {
+            opts.shard = parse_shard(shard_text);
+            suite.cases = shard_cases(suite.cases, *opts.shard);
+        } catch (const std::invalid_argument &e) {
+            std::cerr << "opbench run: " << e.what() << "\n";
+            return kExitBadInput;
+        }
+    }
+    if (no_out && !archive_dir.empty()) {
+        std::cerr << "opbench run: --archive stores the result set, so it cannot go with --no-out\n";
+        return kExitBadInput;
+    }
     opts.out_path = no_out ? "" : (out_path.empty() ? default_out_path(suite) : out_path);
     opts.progress = !no_progress;
     if (!trace_schedule.empty()) {
@@ -449,6 +474,15 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
                                  summary.out_path.empty() ? std::string("<result set>") : summary.out_path);
     std::cout << "\n";
     if (!summary.complete) return interrupt_exit_status();
+    if (!archive_dir.empty()) {
+        try {
+            const ArchiveEntry e = archive_store(archive_dir, read_result_set(summary.out_path));
+            std::cout << "opbench: archived -> " << (fs::path(archive_dir) / e.path).string() << "\n";
+        } catch (const std::exception &e) {
+            std::cerr << "opbench run: --archive: " << e.what() << "\n";
+            return kExitEnvironment;
+        }
+    }
     return summary.failed > 0 ? kExitFailedCases : 0;
 }
 

@@ -15,6 +15,8 @@
 // selects, so a long run stays small.
 #pragma once
 
+#include "units.hpp"
+
 #include "writers/writer.hpp"
 
 #include <nlohmann/json.hpp>
@@ -171,8 +173,6 @@ struct BackendTree {
 [[nodiscard]] Table top_scopes_table(const std::vector<BackendTree> &trees, std::size_t limit = 15,
                                      std::string_view within = {});
 
-// "12.3 us", "4.56 ms": three significant digits.
-[[nodiscard]] std::string format_seconds(double s);
 
 // Plain-text rendering of a Table, columns aligned, for the console.
 [[nodiscard]] std::string render_text_table(const Table &table);

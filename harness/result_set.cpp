@@ -20,6 +20,7 @@ nlohmann::json run_context_json(const RunContext &c) {
     ctx["warnings"] = c.warnings;
     // A profiling run says so: its timings are not to be mixed with plain runs'.
     ctx["profiling"] = c.profiling ? c.profiling->options().context() : nlohmann::json{{"enabled", false}};
+    if (c.shard) ctx["shard"] = {{"index", c.shard->index}, {"count", c.shard->count}};
     return ctx;
 }
 

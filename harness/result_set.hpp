@@ -7,6 +7,7 @@
 #include "machine.hpp"
 #include "profile_session.hpp"
 #include "results.hpp"
+#include "shard.hpp"
 #include "writers/writer.hpp"
 
 #include <map>
@@ -28,6 +29,7 @@ struct RunContext {
     std::vector<int> cpus;
     std::vector<std::string> warnings;
     const ProfileSession *profiling = nullptr; // set when the run profiled (--profile, --trace)
+    std::optional<Shard> shard; // this set holds one shard of the suite
 };
 
 // context.opbench of the run (without "complete", which the run log adds).

@@ -19,10 +19,12 @@
 #include "reference_cache.hpp"
 #include "report.hpp"
 #include "result_set.hpp"
+#include "run_console.hpp"
 #include "run_environment.hpp"
 #include "statistics.hpp"
 #include "verify.hpp"
 #include "writers/writer.hpp"
+#include "writers/table_writers.hpp"
 
 #include "opbench/ops.hpp"
 
@@ -129,6 +131,9 @@ private:
     void open_host();
     void start_profiling();
     void finish_profiling();
+    std::unique_ptr<benchmark::BenchmarkReporter> display_reporter();
+    std::optional<Roofline> roofline_at_median(const CaseResult &r) const;
+    const CaseResult *reference_of(const CaseResult &r) const;
 
     const Suite &suite_;
     const PluginSet &plugins_;
@@ -214,7 +219,7 @@ void SuiteRun::open_log() {
         log_ = std::make_unique<RunLog>(header, journal);
     }
     RunContext ctx{&suite_,   &cases_,        &sessions_,     options_.reference, options_.benchmark_args,
-                   timer_overhead_, &machine_, call_overhead_, options_.cpus,      warnings_, profile_.get()};
+                   timer_overhead_, &machine_, call_overhead_, options_.cpus,      warnings_, profile_.get(), options_.shard};
     nlohmann::json opbench = run_context_json(ctx);
     opbench["measurement"]["isolation"] = isolation_name(profile_ ? Isolation::none : options_.isolation);
     log_->set_opbench_context(std::move(opbench));
@@ -503,6 +508,40 @@ void SuiteRun::register_benchmarks() {
     }
 }
 
+// One aligned line per case x backend (run_console.hpp); Google Benchmark's
+// per-repetition lines, made per call, with --verbose.
+std::unique_ptr<benchmark::BenchmarkReporter> SuiteRun::display_reporter() {
+    auto lookup = [this](const std::string &name) -> const CaseResult * {
+        auto it = result_by_name_.find(name);
+        return it == result_by_name_.end() ? nullptr : &results_[it->second];
+    };
+    const bool terminal = isatty(STDOUT_FILENO);
+    if (options_.verbose)
+        return std::make_unique<PerCallReporter>(
+            std::make_unique<benchmark::ConsoleReporter>(terminal ? benchmark::ConsoleReporter::OO_Color
+                                                                  : benchmark::ConsoleReporter::OO_None),
+            lookup);
+    std::vector<std::string> names;
+    for (const auto &r : results_) names.push_back(r.name);
+    RunConsoleHooks hooks{lookup, [this](const CaseResult &r) { return roofline_at_median(r); },
+                          [this](const CaseResult &r) { return reference_of(r); }};
+    return std::make_unique<RunConsoleReporter>(std::move(hooks), names, options_.reference, terminal);
+}
+
+std::optional<Roofline> SuiteRun::roofline_at_median(const CaseResult &r) const {
+    if (r.status != CaseStatus::passed || r.repetitions.empty()) return std::nullopt;
+    std::vector<double> medians;
+    for (const auto &rec : r.repetitions) medians.push_back(rec.summary.median);
+    return roofline_of(*r.source, r.backend, summarize(medians).median);
+}
+
+const CaseResult *SuiteRun::reference_of(const CaseResult &r) const {
+    if (r.is_reference) return nullptr;
+    for (const auto &other : results_)
+        if (other.source == r.source && other.backend == options_.reference) return &other;
+    return nullptr;
+}
+
 void SuiteRun::report_not_registered() const {
     if (not_registered_.empty()) return;
     // Grouped by reason: one backend's reason usually covers many cases.
@@ -530,13 +569,11 @@ void SuiteRun::run_benchmarks() {
     if (benchmark::ReportUnrecognizedArguments(argc, argv.data()))
         throw std::runtime_error("unrecognised Google Benchmark arguments (see above)");
 
-    auto console = std::make_unique<benchmark::ConsoleReporter>(
-        isatty(STDOUT_FILENO) ? benchmark::ConsoleReporter::OO_Color : benchmark::ConsoleReporter::OO_None);
     auto lookup = [this](const std::string &name) -> const CaseResult * {
         auto it = result_by_name_.find(name);
         return it == result_by_name_.end() ? nullptr : &results_[it->second];
     };
-    PerCallReporter display(std::move(console), lookup);
+    std::unique_ptr<benchmark::BenchmarkReporter> display = display_reporter();
     auto capture = std::make_unique<JsonCapture>([this](nlohmann::json c) { log_->set_gb_context(std::move(c)); },
                                                  [this](std::vector<nlohmann::json> e) { on_gb_entries(std::move(e)); });
     capture_ = capture.get();
@@ -544,7 +581,7 @@ void SuiteRun::run_benchmarks() {
     // The console leaves out the cases an interrupt abandoned (the rest
     // still pass through Google Benchmark, as errors; the one in progress
     // may have measured some repetitions): they are not in the result set.
-    FilterReporter shown(display, [this](const benchmark::BenchmarkReporter::Run &run) {
+    FilterReporter shown(*display, [this](const benchmark::BenchmarkReporter::Run &run) {
         auto it = result_by_name_.find(strip_manual_time(run.run_name.str()));
         return it == result_by_name_.end() || !interrupted_[it->second];
     });
@@ -553,6 +590,15 @@ void SuiteRun::run_benchmarks() {
     capture_ = nullptr;
     deactivate();
     report_not_registered();
+    {
+        std::vector<CaseResult> ran;
+        for (std::size_t ri = 0; ri < results_.size(); ++ri)
+            if (ran_[ri]) ran.push_back(results_[ri]);
+        Document summary;
+        summary.tables.push_back(backend_summary(
+            ran, options_.reference, [this](const CaseResult &r) { return roofline_at_median(r); }));
+        std::cout << "\n" << write_console(summary);
+    }
     benchmark::ClearRegisteredBenchmarks();
     benchmark::Shutdown();
 }

@@ -8,6 +8,7 @@
 #include "profile_session.hpp"
 #include "results.hpp"
 #include "settings.hpp"
+#include "shard.hpp"
 #include "suite.hpp"
 
 #include <optional>
@@ -32,6 +33,8 @@ struct RunOptions {
     std::vector<std::string> command_args;
     std::string resume_journal; // continue this journal (--resume) instead of starting one
     ProfileOptions profile;     // --profile, --trace, --trace-schedule (cases then run in this process)
+    bool verbose = false;                    // Google Benchmark's per-repetition lines instead of one per case
+    std::optional<Shard> shard;              // the suite's cases were cut to this shard (recorded in the set)
 };
 
 struct RunSummary {

@@ -13,6 +13,8 @@ packages=(
   libbenchmark-dev libbenchmark-tools libgtest-dev
   libcli11-dev libfmt-dev nlohmann-json3-dev libssl-dev
   libdnnl-dev python3 python3-scipy
+  chromium   # renders opbench report's HTML in tests/harness/report_html_chromium_test.py
+  cmark-gfm  # GitHub's Markdown renderer: tests/harness/compare_markdown_test.sh
 )
 
 missing=()

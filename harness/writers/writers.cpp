@@ -3,6 +3,7 @@
 
 #include "chrome_trace_writer.hpp"
 #include "json_writer.hpp"
+#include "table_writers.hpp"
 
 #include <array>
 
@@ -15,6 +16,9 @@ constexpr std::array kWriters = {
     Writer{"chrome-trace", ".trace.json",
            "Chrome Trace Event JSON (opbench run --trace): Perfetto, chrome://tracing, speedscope",
            write_chrome_trace},
+    Writer{"console", ".txt", "aligned text tables, for a terminal", write_console},
+    Writer{"markdown", ".md", "GitHub Markdown tables (PR comments, $GITHUB_STEP_SUMMARY)", write_markdown},
+    Writer{"csv", ".csv", "RFC 4180 CSV, one block per table separated by an empty line", write_csv},
 };
 
 } // namespace

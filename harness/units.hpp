@@ -1,0 +1,12 @@
+// Human-readable units for tables and reports.
+#pragma once
+
+#include <string>
+
+namespace opbench {
+
+// Seconds in the largest unit that keeps three significant digits in front:
+// "356 ns", "43.3 us", "12.3 ms", "2.5 s"; "0" for zero, "-" for no figure.
+[[nodiscard]] std::string format_seconds(double seconds);
+
+} // namespace opbench

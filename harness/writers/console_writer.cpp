@@ -1,0 +1,75 @@
+#include "table_writers.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace opbench {
+
+namespace {
+
+// Display width: UTF-8 continuation bytes take no column.
+std::size_t width(const std::string &s) {
+    std::size_t w = 0;
+    for (unsigned char c : s)
+        if ((c & 0xC0) != 0x80) ++w;
+    return w;
+}
+
+std::string pad(const std::string &s, std::size_t w, bool right) {
+    const std::size_t fill = w > width(s) ? w - width(s) : 0;
+    return right ? std::string(fill, ' ') + s : s + std::string(fill, ' ');
+}
+
+} // namespace
+
+bool numeric_column(const Table &t, std::size_t col) {
+    // Numeric when most filled cells are numbers: a status word ("skipped")
+    // among times does not make a column text.
+    std::size_t numbers = 0, words = 0;
+    for (const auto &row : t.rows) {
+        if (col >= row.size()) continue;
+        const std::string &cell = row[col];
+        if (cell.empty() || cell == "-") continue;
+        const unsigned char first = static_cast<unsigned char>(cell[0]);
+        const bool number = std::isdigit(first) ||
+                            ((first == '+' || first == '-' || first == '.') && cell.size() > 1 &&
+                             (std::isdigit(static_cast<unsigned char>(cell[1])) || cell[1] == '.'));
+        ++(number ? numbers : words);
+    }
+    return numbers > 0 && numbers >= words;
+}
+
+std::string write_console(const Document &doc) {
+    std::string out;
+    for (const Table &t : doc.tables) {
+        if (!out.empty()) out += "\n";
+        if (!t.title.empty()) out += t.title + "\n";
+        std::vector<std::size_t> w(t.columns.size(), 0);
+        std::vector<bool> right(t.columns.size(), false);
+        for (std::size_t c = 0; c < t.columns.size(); ++c) {
+            w[c] = width(t.columns[c]);
+            for (const auto &row : t.rows)
+                if (c < row.size()) w[c] = std::max(w[c], width(row[c]));
+            right[c] = numeric_column(t, c);
+        }
+        auto line = [&](const std::vector<std::string> &cells) {
+            std::string l = " ";
+            for (std::size_t c = 0; c < t.columns.size(); ++c) {
+                const std::string cell = c < cells.size() ? cells[c] : "";
+                l += " " + pad(cell, w[c], right[c]);
+            }
+            while (!l.empty() && l.back() == ' ') l.pop_back();
+            return l + "\n";
+        };
+        out += line(t.columns);
+        std::vector<std::string> rule;
+        for (std::size_t c = 0; c < t.columns.size(); ++c) rule.push_back(std::string(w[c], '-'));
+        out += line(rule);
+        for (const auto &row : t.rows) out += line(row);
+        if (t.rows.empty()) out += "  (none)\n";
+        for (const auto &n : t.notes) out += "  " + n + "\n";
+    }
+    return out;
+}
+
+} // namespace opbench

@@ -1,0 +1,42 @@
+#include "table_writers.hpp"
+
+namespace opbench {
+
+namespace {
+
+// A cell may not break the row: escape pipes, turn newlines into <br>.
+std::string cell(const std::string &s) {
+    std::string out;
+    for (char c : s) {
+        if (c == '|') out += "\\|";
+        else if (c == '\n') out += "<br>";
+        else out += c;
+    }
+    return out.empty() ? " " : out;
+}
+
+} // namespace
+
+std::string write_markdown(const Document &doc) {
+    std::string out;
+    for (const Table &t : doc.tables) {
+        if (!out.empty()) out += "\n";
+        if (!t.title.empty()) out += "### " + cell(t.title) + "\n\n";
+        out += "|";
+        for (const auto &c : t.columns) out += " " + cell(c) + " |";
+        out += "\n|";
+        for (std::size_t c = 0; c < t.columns.size(); ++c) out += numeric_column(t, c) ? " ---: |" : " --- |";
+        out += "\n";
+        for (const auto &row : t.rows) {
+            out += "|";
+            for (std::size_t c = 0; c < t.columns.size(); ++c) out += " " + cell(c < row.size() ? row[c] : "") + " |";
+            out += "\n";
+        }
+        if (!t.notes.empty()) out += "\n";
+        for (const auto &n : t.notes) out += cell(n) + "\n\n";
+        if (!t.notes.empty()) out.pop_back();
+    }
+    return out;
+}
+
+} // namespace opbench

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# The CI benchmark gate, runnable anywhere (.github/workflows/bench.yml runs
+# it too):
+#   1. run a suite                              -> OUT (a result set)
+#   2. compare OUT with the newest archived set of the same machine, suite and
+#      build type; a case slower beyond the threshold fails the gate; the
+#      comparison goes to the summary as Markdown (and to the console)
+#   3. archive OUT when the gate passed (so a regression never becomes the
+#      next baseline; --archive-always archives anyway)
+#
+# usage: scripts/ci-bench.sh [options] [-- opbench run options...]
+#   --opbench PATH      the opbench program (default build/harness/opbench)
+#   --suite FILE        the suite (default suites/quick.toml)
+#   --archive DIR       the archive of earlier sets (default results/archive)
+#   --out FILE          the new result set (default results/ci-<UTC time>.json)
+#   --summary FILE      append the Markdown comparison here too
+#                       ($GITHUB_STEP_SUMMARY is used when set)
+#   --compare-args "A"  extra options for opbench compare (e.g. "--threshold 10%")
+#   --no-archive        never archive
+#   --archive-always    archive even when the gate fails
+# Exit: 0 gate passed (or no baseline yet), 1 a case slower beyond the
+# threshold or a case failed verification, 2 bad input, 3 environment.
+set -euo pipefail
+
+opbench=build/harness/opbench
+suite=suites/quick.toml
+archive=results/archive
+out=""
+summary=""
+compare_args=""
+archive_mode=on-pass
+run_args=()
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --opbench) opbench=$2; shift 2 ;;
+    --suite) suite=$2; shift 2 ;;
+    --archive) archive=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --summary) summary=$2; shift 2 ;;
+    --compare-args) compare_args=$2; shift 2 ;;
+    --no-archive) archive_mode=never; shift ;;
+    --archive-always) archive_mode=always; shift ;;
+    --) shift; run_args=("$@"); break ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    *) echo "ci-bench: unknown option '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+[ -x "$opbench" ] || { echo "ci-bench: no opbench program at $opbench (build first, or pass --opbench)" >&2; exit 3; }
+[ -n "$out" ] || out="results/ci-$(date -u +%Y%m%dT%H%M%SZ).json"
+
+echo "::group::opbench run $suite" 2>/dev/null || true
+set +e
+"$opbench" run "$suite" --no-progress --out "$out" "${run_args[@]}"
+run_rc=$?
+set -e
+echo "::endgroup::" 2>/dev/null || true
+if [ $run_rc -ne 0 ] && [ $run_rc -ne 1 ]; then
+  echo "ci-bench: opbench run failed (exit $run_rc)" >&2
+  exit $run_rc
+fi
+
+# shellcheck disable=SC2086 # compare_args is a list of options
+set +e
+markdown=$("$opbench" compare --baseline-from "$archive" --allow-no-baseline --fail-on-regression \
+           --format markdown $compare_args "$out")
+gate_rc=$?
+set -e
+if [ $gate_rc -ne 0 ] && [ $gate_rc -ne 1 ]; then
+  echo "ci-bench: opbench compare failed (exit $gate_rc)" >&2
+  exit $gate_rc
+fi
+[ -n "$markdown" ] || markdown="No baseline in $archive for this machine, suite and build type yet: nothing to compare."
+report="## opbench: $(basename "$suite") on $(hostname)
+
+$markdown
+"
+printf '%s\n' "$report"
+for target in "$summary" "${GITHUB_STEP_SUMMARY:-}"; do
+  [ -n "$target" ] && printf '%s\n' "$report" >> "$target"
+done
+
+if [ "$archive_mode" = always ] || { [ "$archive_mode" = on-pass ] && [ $gate_rc -eq 0 ] && [ $run_rc -eq 0 ]; }; then
+  "$opbench" archive "$archive" "$out"
+else
+  echo "ci-bench: not archived ($out): gate exit $gate_rc, run exit $run_rc, archive mode $archive_mode"
+fi
+
+if [ $gate_rc -ne 0 ]; then
+  echo "ci-bench: REGRESSION: a case is slower than the baseline beyond the threshold" >&2
+  exit 1
+fi
+if [ $run_rc -ne 0 ]; then
+  echo "ci-bench: a case failed verification or execution (see the run's output)" >&2
+  exit 1
+fi
+echo "ci-bench: gate passed"

@@ -1,0 +1,126 @@
+#include "archive.hpp"
+
+#include "result_set_fixture.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <regex>
+#include <thread>
+
+using namespace opbench;
+using namespace opbench::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+FakeSet run_at(const std::string &timestamp, const std::string &commit, double naive_seconds) {
+    FakeSet s;
+    s.timestamp = timestamp;
+    s.commit = commit;
+    FakeCase c;
+    c.medians = reps(naive_seconds);
+    FakeCase o = c;
+    o.backend = "onednn";
+    o.medians = reps(naive_seconds / 4);
+    s.cases = {c, o};
+    return s;
+}
+
+} // namespace
+
+TEST(Archive, StoresUnderMachineSuiteTimeCommitAndIndexesIt) {
+    TempDir in, dir;
+    const std::string p = write_fake_set(in.path, "q.json", run_at("2026-11-22T14:50:51Z", "abc123", 1e-5));
+    const ResultSet set = read_result_set(p);
+    const ArchiveEntry e = archive_store(dir.path, set);
+    EXPECT_EQ(e.path, set.machine_id() + "/quick/20261122T145051Z-abc123.json");
+    EXPECT_TRUE(fs::exists(dir.path / e.path));
+    // Byte for byte: compare.py and everything else read the archived copy.
+    std::ifstream a(p), b(dir.path / e.path);
+    EXPECT_EQ(std::string(std::istreambuf_iterator<char>(a), {}), std::string(std::istreambuf_iterator<char>(b), {}));
+    const auto entries = archive_entries(dir.path);
+    ASSERT_EQ(entries.size(), 1u);
+    EXPECT_EQ(entries[0].suite, "quick");
+    EXPECT_EQ(entries[0].commit, "abc123");
+    EXPECT_EQ(entries[0].cases, 2u);
+    // Storing the same set again keeps both files.
+    const ArchiveEntry e2 = archive_store(dir.path, set);
+    EXPECT_NE(e2.path, e.path);
+    EXPECT_EQ(archive_entries(dir.path).size(), 2u);
+}
+
+TEST(Archive, LatestPicksTheNewestOlderSetOfTheSameMachineSuiteAndBuildType) {
+    TempDir in, dir;
+    archive_store(dir.path, read_result_set(write_fake_set(in.path, "1.json", run_at("2026-11-20T10:00:00Z", "c1", 1e-5))));
+    archive_store(dir.path, read_result_set(write_fake_set(in.path, "2.json", run_at("2026-11-21T10:00:00Z", "c2", 1e-5))));
+    FakeSet debug = run_at("2026-11-21T12:00:00Z", "c3", 1e-5);
+    debug.build_type = "debug";
+    archive_store(dir.path, read_result_set(write_fake_set(in.path, "3.json", debug)));
+    FakeSet other = run_at("2026-11-21T13:00:00Z", "c4", 1e-5);
+    other.cpu_model = "Intel Xeon";
+    archive_store(dir.path, read_result_set(write_fake_set(in.path, "4.json", other)));
+    const ResultSet now = read_result_set(write_fake_set(in.path, "now.json", run_at("2026-11-22T10:00:00Z", "c5", 1e-5)));
+    auto best = archive_latest(dir.path, now.machine_id(), "quick", "release", now.timestamp());
+    ASSERT_TRUE(best);
+    EXPECT_EQ(best->commit, "c2");
+    // Nothing measured after it; never itself, even within the same second.
+    best = archive_latest(dir.path, now.machine_id(), "quick", "release", "2026-11-19T10:00:00Z");
+    EXPECT_FALSE(best);
+    const std::string first = (in.path / "1.json").string();
+    best = archive_latest(dir.path, now.machine_id(), "quick", "release", "2026-11-20T10:00:00Z", first);
+    EXPECT_FALSE(best);
+    const std::string same_second =
+        write_fake_set(in.path, "1b.json", run_at("2026-11-20T10:00:00Z", "c1-other", 1e-5));
+    best = archive_latest(dir.path, now.machine_id(), "quick", "release", "2026-11-20T10:00:00Z", same_second);
+    ASSERT_TRUE(best);
+    EXPECT_EQ(best->commit, "c1");
+    EXPECT_FALSE(archive_latest(dir.path, now.machine_id(), "attention", "release"));
+    EXPECT_FALSE(archive_latest(dir.path / "empty", now.machine_id(), "quick", "release"));
+}
+
+TEST(Archive, HistoryShowsEachCaseAcrossRuns) {
+    TempDir in, dir;
+    const double times[] = {1e-5, 1.1e-5, 2e-5};
+    const char *stamps[] = {"2026-11-20T10:00:00Z", "2026-11-21T10:00:00Z", "2026-11-22T10:00:00Z"};
+    for (int i = 0; i < 3; ++i)
+        archive_store(dir.path, read_result_set(write_fake_set(in.path, std::to_string(i) + ".json",
+                                                               run_at(stamps[i], "c" + std::to_string(i), times[i]))));
+    HistoryOptions o;
+    o.suite = "quick";
+    o.case_regex = "naive";
+    const Document d = archive_history(dir.path, o);
+    ASSERT_EQ(d.tables.size(), 1u);
+    const Table &t = d.tables[0];
+    ASSERT_EQ(t.rows.size(), 1u); // only the naive case matches
+    EXPECT_EQ(t.columns.size(), 1u + 3u + 1u);
+    EXPECT_EQ(t.rows[0][1], "10 us");
+    EXPECT_EQ(t.rows[0][3], "20 us");
+    EXPECT_EQ(t.rows[0][4], "2.000");
+    EXPECT_EQ(d.data["cases"][0]["median_seconds"].size(), 3u);
+    o.last = 2;
+    EXPECT_EQ(archive_history(dir.path, o).tables[0].rows[0][1], "11 us");
+    o.suite = "nope";
+    EXPECT_THROW((void)archive_history(dir.path, o), ArchiveError);
+    o.suite = "quick";
+    o.case_regex = "(";
+    EXPECT_THROW((void)archive_history(dir.path, o), std::regex_error);
+}
+
+TEST(Archive, ConcurrentStoresKeepEveryRow) {
+    TempDir in, dir;
+    std::vector<std::string> paths;
+    for (int i = 0; i < 8; ++i)
+        paths.push_back(write_fake_set(in.path, std::to_string(i) + ".json",
+                                       run_at("2026-11-22T10:00:0" + std::to_string(i) + "Z", "c", 1e-5)));
+    std::vector<std::thread> threads;
+    for (const auto &p : paths) threads.emplace_back([&, p] { archive_store(dir.path, read_result_set(p)); });
+    for (auto &t : threads) t.join();
+    EXPECT_EQ(archive_entries(dir.path).size(), 8u);
+}
+
+TEST(Archive, CorruptIndexIsAnError) {
+    TempDir dir;
+    std::ofstream(dir.path / "index.json") << "{ not json";
+    EXPECT_THROW((void)archive_entries(dir.path), ArchiveError);
+}

@@ -1,0 +1,208 @@
+#include "compare.hpp"
+
+#include "result_set_fixture.hpp"
+#include "writers/table_writers.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace opbench;
+using namespace opbench::test;
+
+namespace {
+
+ResultSet make(const FakeSet &s, const std::string &name) { return parse_result_set(fake_set_json(s).dump(), name); }
+
+FakeCase timed(const std::string &backend, double center, double spread = 0.005) {
+    FakeCase c;
+    c.backend = backend;
+    c.medians = reps(center, 9, spread);
+    return c;
+}
+
+const CaseComparison *find(const PairComparison &p, const std::string &backend) {
+    for (const auto &c : p.cases)
+        if (c.backend == backend) return &c;
+    return nullptr;
+}
+
+} // namespace
+
+TEST(Compare, VerdictRule) {
+    CompareOptions o; // 5%, alpha 0.05
+    EXPECT_EQ(verdict_for(1.02, 0.001, o), "same");   // significant but under the threshold
+    EXPECT_EQ(verdict_for(1.20, 0.001, o), "slower");
+    EXPECT_EQ(verdict_for(0.80, 0.001, o), "faster");
+    EXPECT_EQ(verdict_for(1.20, 0.3, o), "noisy");    // large but not significant
+    EXPECT_EQ(verdict_for(1.20, NAN, o), "noisy");    // no test possible
+    o.threshold = 0.25;
+    EXPECT_EQ(verdict_for(1.20, 0.001, o), "same");
+}
+
+TEST(Compare, IdenticalRunsAreSameAndSkippedEntriesGetNoRatio) {
+    FakeSet a;
+    FakeCase skipped;
+    skipped.backend = "onednn";
+    skipped.op = "attention";
+    skipped.variant = "fused";
+    skipped.status = "skipped";
+    skipped.reason = "no fused primitive";
+    a.cases = {timed("naive", 1e-5), skipped};
+    FakeSet b = a;
+    b.commit = "fedcba987654";
+    const Comparison c = compare_sets({make(a, "a"), make(b, "b")}, {});
+    ASSERT_EQ(c.pairs.size(), 1u);
+    const PairComparison &p = c.pairs[0];
+    ASSERT_EQ(p.cases.size(), 2u);
+    EXPECT_EQ(find(p, "naive")->verdict, "same");
+    EXPECT_DOUBLE_EQ(find(p, "naive")->ratio, 1.0);
+    const CaseComparison *s = find(p, "onednn");
+    EXPECT_FALSE(s->compared);
+    EXPECT_EQ(s->verdict, "skipped");
+    EXPECT_EQ(s->reason, "no fused primitive");
+    EXPECT_EQ(s->ratio, 0.0);
+    EXPECT_FALSE(c.has_regression());
+    // Only the commit differs, which --strict tolerates.
+    ASSERT_EQ(c.differing.size(), 1u);
+    EXPECT_EQ(c.differing[0].setting, "commit");
+    EXPECT_FALSE(c.differing[0].strict);
+}
+
+TEST(Compare, ASlowdownIsSlowerAndARegression) {
+    FakeSet a, b;
+    a.cases = {timed("naive", 1e-5), timed("onednn", 2e-6)};
+    b.cases = {timed("naive", 3e-5), timed("onednn", 2e-6)};
+    const Comparison c = compare_sets({make(a, "a"), make(b, "b")}, {});
+    const CaseComparison *n = find(c.pairs[0], "naive");
+    EXPECT_EQ(n->verdict, "slower");
+    EXPECT_NEAR(n->ratio, 3.0, 1e-9);
+    EXPECT_LT(n->p_value, 0.001);
+    EXPECT_EQ(n->test, "repetitions 9 vs 9");
+    EXPECT_EQ(find(c.pairs[0], "onednn")->verdict, "same");
+    EXPECT_TRUE(c.has_regression());
+    // Geomeans: all, per backend, per op.
+    const auto &g = c.pairs[0].geomeans;
+    ASSERT_GE(g.size(), 4u);
+    EXPECT_EQ(g[0].group, "all");
+    EXPECT_NEAR(g[0].ratio, std::sqrt(3.0), 1e-9);
+    bool found = false;
+    for (const auto &x : g)
+        if (x.group == "backend naive") {
+            found = true;
+            EXPECT_NEAR(x.ratio, 3.0, 1e-9);
+        }
+    EXPECT_TRUE(found);
+}
+
+TEST(Compare, OverlappingRepetitionsAreNoisyNotSlower) {
+    FakeSet a, b;
+    a.cases = {timed("naive", 1e-5, 0.6)};
+    b.cases = {timed("naive", 1.1e-5, 0.6)};
+    // Reorder b's repetitions so the U test sees interleaved values.
+    const Comparison c = compare_sets({make(a, "a"), make(b, "b")}, {});
+    EXPECT_EQ(c.pairs[0].cases[0].verdict, "noisy");
+}
+
+TEST(Compare, TimedOutEntriesGetNoRatioUnlessAccepted) {
+    FakeSet a, b;
+    FakeCase t = timed("naive", 1e-5);
+    t.target_met.assign(9, false);
+    a.cases = {t};
+    b.cases = {timed("naive", 1e-5)};
+    Comparison c = compare_sets({make(a, "a"), make(b, "b")}, {});
+    EXPECT_FALSE(c.pairs[0].cases[0].compared);
+    EXPECT_EQ(c.pairs[0].cases[0].verdict, "timed_out");
+    EXPECT_NE(c.pairs[0].cases[0].reason.find("base timed_out"), std::string::npos);
+    CompareOptions accept;
+    accept.accept_unmet_noise = true;
+    c = compare_sets({make(a, "a"), make(b, "b")}, accept);
+    EXPECT_TRUE(c.pairs[0].cases[0].compared);
+    EXPECT_EQ(c.pairs[0].cases[0].verdict, "same");
+}
+
+TEST(Compare, RunsDifferingOnlyInThreadsMatchAndTheHeaderSaysSo) {
+    FakeSet a, b;
+    a.cases = {timed("naive", 1e-5)};
+    FakeCase one = timed("naive", 1e-5);
+    one.threads = 1;
+    b.cases = {one};
+    const Comparison c = compare_sets({make(a, "a"), make(b, "b")}, {});
+    ASSERT_EQ(c.pairs[0].cases.size(), 1u);
+    EXPECT_TRUE(c.pairs[0].cases[0].compared);
+    ASSERT_EQ(c.differing.size(), 1u);
+    EXPECT_EQ(c.differing[0].setting, "threads");
+    EXPECT_EQ(c.differing[0].values, (std::vector<std::string>{"all cores", "1"}));
+    EXPECT_TRUE(c.differing[0].strict);
+}
+
+TEST(Compare, ASetThatSweepsThreadsMatchesOnThreads) {
+    FakeSet a;
+    FakeCase t1 = timed("naive", 2e-5), t2 = timed("naive", 1e-5);
+    t1.threads = 1;
+    t2.threads = 2;
+    a.cases = {t1, t2};
+    const std::vector<ResultSet> sets{make(a, "a"), make(a, "b")};
+    EXPECT_TRUE(needs_settings_in_key(sets));
+    const Comparison c = compare_sets(sets, {});
+    ASSERT_EQ(c.pairs[0].cases.size(), 2u);
+    for (const auto &x : c.pairs[0].cases) EXPECT_DOUBLE_EQ(x.ratio, 1.0);
+}
+
+TEST(Compare, CasesInOneSetOnlyAreListedAsMissing) {
+    FakeSet a, b;
+    FakeCase other = timed("naive", 1e-5);
+    other.op = "silu";
+    a.cases = {timed("naive", 1e-5), other};
+    b.cases = {timed("naive", 1e-5)};
+    const Comparison c = compare_sets({make(a, "a"), make(b, "b")}, {});
+    ASSERT_EQ(c.pairs[0].cases.size(), 2u);
+    EXPECT_EQ(c.pairs[0].cases[1].verdict, "missing");
+    EXPECT_EQ(c.pairs[0].cases[1].reason, "only in a");
+}
+
+TEST(Compare, SeveralNewSetsEachAgainstTheBase) {
+    FakeSet a, b, d;
+    a.cases = {timed("naive", 1e-5)};
+    b.cases = {timed("naive", 2e-5)};
+    d.cases = {timed("naive", 0.5e-5)};
+    const Comparison c = compare_sets({make(a, "a"), make(b, "b"), make(d, "d")}, {});
+    ASSERT_EQ(c.pairs.size(), 2u);
+    EXPECT_EQ(c.pairs[0].cases[0].verdict, "slower");
+    EXPECT_EQ(c.pairs[1].cases[0].verdict, "faster");
+}
+
+TEST(Compare, SettingsHeaderListsTheDifferences) {
+    FakeSet a, b;
+    a.cases = b.cases = {timed("naive", 1e-5)};
+    b.build_type = "debug";
+    b.onednn_isa = "avx2";
+    b.suite_sha = "0000";
+    const auto d = differing_settings({make(a, "a"), make(b, "b")});
+    std::vector<std::string> names;
+    for (const auto &x : d) names.push_back(x.setting);
+    EXPECT_NE(std::find(names.begin(), names.end(), "build type"), names.end());
+    EXPECT_NE(std::find(names.begin(), names.end(), "oneDNN ISA"), names.end());
+    EXPECT_NE(std::find(names.begin(), names.end(), "suite hash"), names.end());
+    EXPECT_EQ(std::find(names.begin(), names.end(), "threads"), names.end());
+}
+
+TEST(Compare, DocumentHasTablesAndData) {
+    FakeSet a, b;
+    FakeCase sk;
+    sk.backend = "onednn";
+    sk.status = "skipped";
+    sk.reason = "why";
+    a.cases = {timed("naive", 1e-5), sk};
+    b.cases = {timed("naive", 3e-5), sk};
+    const Document doc = comparison_document(compare_sets({make(a, "a"), make(b, "b")}, {}));
+    ASSERT_GE(doc.tables.size(), 3u);
+    EXPECT_EQ(doc.tables[0].title, "a -> b");
+    EXPECT_EQ(doc.tables[0].rows.size(), 1u);
+    EXPECT_EQ(doc.tables[0].rows[0].back(), "slower");
+    EXPECT_EQ(doc.tables[1].title, "a -> b: no ratio");
+    EXPECT_EQ(doc.tables[1].rows[0][2], "skipped");
+    EXPECT_TRUE(doc.data["regression"].get<bool>());
+    const auto &cases = doc.data["comparisons"][0]["cases"];
+    EXPECT_NEAR(cases[0]["ratio"].get<double>(), 3.0, 1e-9);
+    EXPECT_FALSE(cases[1].contains("ratio"));
+    EXPECT_EQ(cases[1]["verdict"], "skipped");
+}

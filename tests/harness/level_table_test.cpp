@@ -1,0 +1,101 @@
+#include "level_table.hpp"
+
+#include "result_set_fixture.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace opbench;
+using namespace opbench::test;
+
+namespace {
+ResultSet make(const FakeSet &s, const std::string &name) { return parse_result_set(fake_set_json(s).dump(), name); }
+} // namespace
+
+TEST(LevelTable, ByBackendGivesSpeedUpsAgainstTheBaseline) {
+    FakeSet s;
+    FakeCase naive, onednn, skipped;
+    naive.medians = reps(1e-5);
+    onednn = naive;
+    onednn.backend = "onednn";
+    onednn.medians = reps(2.5e-6);
+    onednn.bound = "compute-bound";
+    onednn.pct_compute = 42.0;
+    skipped.op = "silu";
+    skipped.backend = "onednn";
+    skipped.status = "skipped";
+    skipped.reason = "not built";
+    FakeCase silu_naive = naive;
+    silu_naive.op = "silu";
+    s.cases = {naive, onednn, silu_naive, skipped};
+    const Document d = by_backend({make(s, "q")}, {});
+    ASSERT_EQ(d.tables.size(), 1u);
+    const Table &t = d.tables[0];
+    EXPECT_EQ(t.columns[1], "naive time");
+    EXPECT_EQ(t.columns[5], "onednn time");
+    ASSERT_EQ(t.rows.size(), 2u);
+    EXPECT_EQ(t.rows[0][2], "1x");
+    EXPECT_EQ(t.rows[0][6], "4x");
+    EXPECT_EQ(t.rows[0][7], "42% flop");
+    EXPECT_EQ(t.rows[0][8], "compute");
+    EXPECT_EQ(t.rows[1][5], "skipped"); // no time, no speed-up
+    EXPECT_EQ(t.rows[1][6], "-");
+    EXPECT_NEAR(d.data["geomean_speedup"]["onednn"]["speedup"].get<double>(), 4.0, 1e-9);
+    bool reason_noted = false;
+    for (const auto &n : t.notes)
+        if (n.find("not built") != std::string::npos) reason_noted = true;
+    EXPECT_TRUE(reason_noted);
+}
+
+TEST(LevelTable, BackendsFromSeveralSetsShareRows) {
+    FakeSet a, b;
+    FakeCase n;
+    n.medians = reps(1e-5);
+    FakeCase o = n;
+    o.backend = "onednn";
+    o.medians = reps(5e-6);
+    a.cases = {n};
+    b.cases = {o};
+    const Document d = by_backend({make(a, "a"), make(b, "b")}, {});
+    ASSERT_EQ(d.tables[0].rows.size(), 1u);
+    EXPECT_EQ(d.tables[0].rows[0][6], "2x");
+}
+
+TEST(LevelTable, UnknownBaselineIsRefused) {
+    FakeSet s;
+    s.cases = {FakeCase{}};
+    LevelOptions o;
+    o.baseline = "cuda";
+    EXPECT_THROW((void)by_backend({make(s, "q")}, o), std::invalid_argument);
+}
+
+TEST(LevelTable, ByMachineShowsEachMachinesOwnPeaks) {
+    FakeSet a, b;
+    FakeCase c;
+    c.medians = reps(1e-5);
+    c.pct_bandwidth = 10;
+    a.cases = {c};
+    b.cpu_model = "Intel Xeon";
+    b.cores = 56;
+    c.medians = reps(2e-6);
+    c.pct_bandwidth = 20;
+    b.cases = {c};
+    const Document d = by_machine({make(a, "epyc"), make(b, "xeon")}, {});
+    ASSERT_EQ(d.tables.size(), 2u);
+    EXPECT_EQ(d.tables[0].rows.size(), 2u); // one row of peaks per machine
+    const auto &row = d.tables[1].rows.at(0);
+    EXPECT_EQ(row[3], "10% bw");
+    EXPECT_EQ(row[8], "20% bw");
+    EXPECT_EQ(row[10], "5x");
+}
+
+TEST(LevelTable, PercentOfPeakFollowsTheBound) {
+    CaseRecord c;
+    c.roofline = {{"bound", "memory-bound"}, {"pct_peak_compute", 1.0}, {"pct_peak_bandwidth", 61.0}};
+    EXPECT_EQ(percent_of_peak(c), "61% bw");
+    c.roofline["bound"] = "overhead-bound";
+    c.roofline["pct_peak_compute"] = 3.0;
+    c.roofline["pct_peak_bandwidth"] = 0.5;
+    EXPECT_EQ(percent_of_peak(c), "3% flop");
+    c.roofline = nullptr;
+    EXPECT_EQ(percent_of_peak(c), "-");
+}

@@ -1,0 +1,194 @@
+// The reader subcommands as a user runs them: opbench compare / history /
+// archive / merge / report on synthetic result sets, their exit codes and
+// every output format (CSV read back with Python's csv module).
+#include "result_set_fixture.hpp"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <sys/wait.h>
+
+using namespace opbench::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Outcome {
+    int rc = -1;
+    std::string out; // stdout and stderr
+};
+
+Outcome run_opbench(const std::string &args) {
+    Outcome r;
+    const std::string cmd = std::string(OPBENCH_EXE) + " " + args + " 2>&1";
+    FILE *p = popen(cmd.c_str(), "r");
+    std::array<char, 4096> buf{};
+    while (std::size_t n = fread(buf.data(), 1, buf.size(), p)) r.out.append(buf.data(), n);
+    const int status = pclose(p);
+    r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return r;
+}
+
+FakeSet quick_run(const std::string &timestamp, double naive_seconds, int threads = 0) {
+    FakeSet s;
+    s.timestamp = timestamp;
+    FakeCase n;
+    n.medians = reps(naive_seconds);
+    n.threads = threads;
+    FakeCase o = n;
+    o.backend = "onednn";
+    o.medians = reps(naive_seconds / 8);
+    FakeCase sk = n;
+    sk.op = "attention";
+    sk.variant = "fused";
+    sk.backend = "onednn";
+    sk.status = "skipped";
+    sk.reason = "no fused primitive";
+    s.cases = {n, o, sk};
+    return s;
+}
+
+class ReaderCommands : public ::testing::Test {
+protected:
+    TempDir dir;
+    std::string base, same, slow, thr1;
+    void SetUp() override {
+        base = write_fake_set(dir.path, "base.json", quick_run("2026-11-20T10:00:00Z", 1e-5));
+        same = write_fake_set(dir.path, "same.json", quick_run("2026-11-21T10:00:00Z", 1e-5));
+        slow = write_fake_set(dir.path, "slow.json", quick_run("2026-11-22T10:00:00Z", 3e-5));
+        thr1 = write_fake_set(dir.path, "thr1.json", quick_run("2026-11-22T11:00:00Z", 1e-5, 1));
+    }
+};
+
+} // namespace
+
+TEST_F(ReaderCommands, TwoAlikeRunsAreSameAndSkippedHasNoRatio) {
+    const Outcome r = run_opbench("compare " + base + " " + same + " --fail-on-regression");
+    EXPECT_EQ(r.rc, 0) << r.out;
+    EXPECT_NE(r.out.find("2 same, 0 faster, 0 slower, 0 noisy; 1 without a ratio"), std::string::npos) << r.out;
+    const auto no_ratio = r.out.find("base -> same: no ratio");
+    ASSERT_NE(no_ratio, std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("skipped", no_ratio), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("no fused primitive", no_ratio), std::string::npos) << r.out;
+}
+
+TEST_F(ReaderCommands, ASlowdownFailsTheGate) {
+    Outcome r = run_opbench("compare " + base + " " + slow);
+    EXPECT_EQ(r.rc, 0) << r.out; // without --fail-on-regression: a report only
+    EXPECT_NE(r.out.find("slower"), std::string::npos);
+    r = run_opbench("compare " + base + " " + slow + " --fail-on-regression");
+    EXPECT_EQ(r.rc, 1) << r.out;
+    EXPECT_NE(r.out.find("2 case(s) slower beyond 5%"), std::string::npos) << r.out;
+    // A threshold above the change lets it pass.
+    r = run_opbench("compare " + base + " " + slow + " --fail-on-regression --threshold 250%");
+    EXPECT_EQ(r.rc, 0) << r.out;
+}
+
+TEST_F(ReaderCommands, StrictRefusesDifferentThreadsButMatchesThemOtherwise) {
+    Outcome r = run_opbench("compare " + base + " " + thr1);
+    EXPECT_EQ(r.rc, 0) << r.out;
+    EXPECT_NE(r.out.find("Settings that differ"), std::string::npos);
+    EXPECT_NE(r.out.find("2 same"), std::string::npos) << r.out;
+    r = run_opbench("compare --strict " + base + " " + thr1);
+    EXPECT_EQ(r.rc, 2) << r.out;
+    EXPECT_NE(r.out.find("--strict: the sets differ in threads (all cores vs 1)"), std::string::npos) << r.out;
+    // Only the commit or the time differs: --strict compares.
+    EXPECT_EQ(run_opbench("compare --strict " + base + " " + same).rc, 0);
+}
+
+TEST_F(ReaderCommands, CsvLoadsWithPythonsCsvModule) {
+    const std::string csv = (dir.path / "cmp.csv").string();
+    ASSERT_EQ(run_opbench("compare " + base + " " + slow + " --format csv -o " + csv).rc, 0);
+    const std::string py = "/usr/bin/python3 -c \"import csv,sys; rows=list(csv.reader(open(sys.argv[1], newline='')));"
+                           "h=rows[0]; assert h[:3]==['case','backend','base'], h; body=rows[1:rows.index([])];"
+                           "assert len(body)==2 and all(len(r)==len(h) for r in body), body;"
+                           "assert {r[h.index('verdict')] for r in body}=={'slower'};"
+                           "print('csv ok', len(rows))\" " + csv;
+    FILE *p = popen((py + " 2>&1").c_str(), "r");
+    std::array<char, 4096> buf{};
+    std::string out(buf.data(), fread(buf.data(), 1, buf.size(), p));
+    EXPECT_EQ(pclose(p), 0) << out;
+    EXPECT_NE(out.find("csv ok"), std::string::npos) << out;
+}
+
+TEST_F(ReaderCommands, MarkdownIsAPipeTableAndJsonParses) {
+    Outcome r = run_opbench("compare " + base + " " + slow + " --format markdown");
+    ASSERT_EQ(r.rc, 0);
+    EXPECT_NE(r.out.find("### base -> slow\n\n| case | backend | base | new | ratio | change | p | test | verdict |\n"
+                         "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |\n"),
+              std::string::npos)
+        << r.out;
+    r = run_opbench("compare " + base + " " + slow + " --format json");
+    ASSERT_EQ(r.rc, 0);
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_TRUE(j["regression"].get<bool>());
+    EXPECT_EQ(j["comparisons"][0]["counts"]["slower"], 2);
+}
+
+TEST_F(ReaderCommands, ByBackendPrintsTheLevelTable) {
+    const Outcome r = run_opbench("compare --by backend " + base);
+    ASSERT_EQ(r.rc, 0) << r.out;
+    EXPECT_NE(r.out.find("naive time"), std::string::npos);
+    EXPECT_NE(r.out.find("onednn speed-up"), std::string::npos);
+    EXPECT_NE(r.out.find("8x"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("Geomean speed-up against naive: onednn 8x over 1 cases."), std::string::npos) << r.out;
+    EXPECT_EQ(run_opbench("compare --by backend --baseline cuda " + base).rc, 2);
+}
+
+TEST_F(ReaderCommands, BadInputExitsTwoWithAMessage) {
+    std::ofstream(dir.path / "broken.json") << "{\"benchmarks\": [\n,]}";
+    Outcome r = run_opbench("compare " + base + " " + (dir.path / "broken.json").string());
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_NE(r.out.find("broken.json:2:1: not valid JSON"), std::string::npos) << r.out;
+    r = run_opbench("compare " + base);
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_NE(r.out.find("compare needs BASE.json and NEW.json"), std::string::npos) << r.out;
+    r = run_opbench("compare " + base + " " + same + " --threshold 7");
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_NE(r.out.find("--threshold 7: give a fraction below 1 (0.05) or a percentage (5%)"), std::string::npos);
+    EXPECT_EQ(run_opbench("compare " + base + " " + same + " --format yaml").rc, 2);
+    EXPECT_EQ(run_opbench("compare " + base + " /nonexistent.json").rc, 2); // CLI11's ExistingFile check
+}
+
+TEST_F(ReaderCommands, ArchiveHistoryAndBaselineFromEndToEnd) {
+    const std::string archive = (dir.path / "archive").string();
+    // No baseline yet: an error, or a note with --allow-no-baseline (CI's first run).
+    Outcome r = run_opbench("compare --baseline-from " + archive + " " + same);
+    EXPECT_EQ(r.rc, 2) << r.out;
+    r = run_opbench("compare --baseline-from " + archive + " --allow-no-baseline " + same);
+    EXPECT_EQ(r.rc, 0) << r.out;
+    EXPECT_NE(r.out.find("nothing to compare"), std::string::npos);
+
+    r = run_opbench("archive " + archive + " " + base + " " + same);
+    ASSERT_EQ(r.rc, 0) << r.out;
+    EXPECT_TRUE(fs::exists(fs::path(archive) / "index.json"));
+    // The newest older set of this machine, suite and build type is `same`.
+    r = run_opbench("compare --baseline-from " + archive + " " + slow + " --fail-on-regression");
+    EXPECT_EQ(r.rc, 1) << r.out;
+    EXPECT_NE(r.out.find("20261121T100000Z"), std::string::npos) << r.out; // picked `same`
+    EXPECT_EQ(run_opbench("archive " + archive + " " + slow).rc, 0);
+    r = run_opbench("history " + archive + " --suite quick --case naive");
+    ASSERT_EQ(r.rc, 0) << r.out;
+    EXPECT_NE(r.out.find("History of suite 'quick'"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("add/C:128/R:32/dt:f32 [naive]"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("30 us        3.000"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("[onednn]"), std::string::npos) << r.out; // filtered out
+    EXPECT_EQ(run_opbench("history " + archive + " --suite nope").rc, 2);
+    // The report charts the history.
+    const std::string html = (dir.path / "r.html").string();
+    ASSERT_EQ(run_opbench("report " + slow + " -o " + html + " --history " + archive).rc, 0);
+    std::ifstream in(html);
+    const std::string text(std::istreambuf_iterator<char>(in), {});
+    EXPECT_NE(text.find("data-chart=\"history\""), std::string::npos);
+}
+
+TEST_F(ReaderCommands, MergeRefusesOtherSuites) {
+    FakeSet other = quick_run("2026-11-22T10:00:00Z", 1e-5);
+    other.suite = "norms";
+    const std::string o = write_fake_set(dir.path, "other.json", other);
+    const Outcome r = run_opbench("merge " + base + " " + o + " -o " + (dir.path / "all.json").string());
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_NE(r.out.find("only shards of one suite merge"), std::string::npos) << r.out;
+}

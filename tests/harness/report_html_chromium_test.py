@@ -1,0 +1,130 @@
+#!/usr/bin/python3
+"""opbench report in a real browser: headless Chromium renders report.html,
+its DOM (--dump-dom) must hold the expected charts, and its screenshot must
+not be blank. Skipped (exit 77, which meson shows as SKIP) when Chromium is
+not installed: scripts/install-deps.sh installs it.
+
+usage: report_html_chromium_test.py OPBENCH SUITE WORKDIR
+"""
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import zlib
+
+SKIP = 77
+
+
+def chromium():
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def run_browser(browser, args, timeout=120):
+    cmd = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+           "--no-first-run", "--disable-dev-shm-usage"] + args
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+
+
+def png_pixels(path):
+    """(width, height, channels, rows of bytes) of an 8-bit RGB/RGBA PNG."""
+    data = open(path, "rb").read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    pos, idat, width = 8, b"", 0
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            width, height, depth, color = struct.unpack(">IIBB", body[:10])
+            assert depth == 8 and color in (2, 6), f"unexpected PNG format depth {depth} colour {color}"
+            channels = 3 if color == 2 else 4
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    raw = zlib.decompress(idat)
+    stride = width * channels
+    rows, prev = [], bytearray(stride)
+    for y in range(height):
+        f = raw[y * (stride + 1)]
+        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        if f == 1:
+            for i in range(channels, stride):
+                line[i] = (line[i] + line[i - channels]) & 0xFF
+        elif f == 2:
+            line = bytearray((a + b) & 0xFF for a, b in zip(line, prev))
+        elif f == 3:
+            for i in range(stride):
+                left = line[i - channels] if i >= channels else 0
+                line[i] = (line[i] + ((left + prev[i]) >> 1)) & 0xFF
+        elif f == 4:
+            for i in range(stride):
+                a = line[i - channels] if i >= channels else 0
+                b = prev[i]
+                c = prev[i - channels] if i >= channels else 0
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                pred = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
+                line[i] = (line[i] + pred) & 0xFF
+        rows.append(bytes(line))
+        prev = line
+    return width, height, channels, rows
+
+
+def main():
+    opbench, suite, work = sys.argv[1:4]
+    browser = chromium()
+    if not browser:
+        print("SKIP: Chromium is not installed (apt-get install -y chromium; scripts/install-deps.sh does)")
+        return SKIP
+    os.makedirs(work, exist_ok=True)
+    result = os.path.join(work, "sweep.json")
+    report = os.path.join(work, "report.html")
+    # A real (tiny) run: attention composed and fused over seq, on naive.
+    run = subprocess.run([opbench, "run", suite, "--backends", "naive", "--no-progress", "--out", result],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    rep = subprocess.run([opbench, "report", result, "-o", report], capture_output=True, text=True)
+    assert rep.returncode == 0, rep.stderr
+    html = open(report, encoding="utf-8").read()
+    assert "http" not in html and "<script" not in html and "<link" not in html, "report is not self-contained"
+
+    dom = run_browser(browser, ["--dump-dom", "file://" + os.path.abspath(report)])
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    charts = re.findall(r'<svg class="chart" data-chart="([a-z-]+)"', dom.stdout)
+    print("charts in the DOM:", charts)
+    for kind in ("time-by-case", "roofline", "sweep-time", "sweep-memory"):
+        assert kind in charts, f"no {kind} chart in the rendered DOM"
+    bars = dom.stdout.count('<rect class="bar"')
+    points = dom.stdout.count('<circle class="point"')
+    print(f"bars {bars}, points {points}")
+    assert bars >= 6 and points >= 12, "too few bars or points"
+
+    shot = os.path.join(work, "report.png")
+    r = run_browser(browser, ["--window-size=1000,1400", "--screenshot=" + shot, "file://" + os.path.abspath(report)])
+    assert r.returncode == 0 and os.path.exists(shot), r.stderr[-2000:]
+    width, height, channels, rows = png_pixels(shot)
+    non_white = 0
+    colours = set()
+    for row in rows[::4]:
+        for x in range(0, width * channels, channels * 4):
+            px = row[x:x + 3]
+            if px != b"\xff\xff\xff":
+                non_white += 1
+                colours.add(px)
+    sampled = (height // 4 + 1) * (width // 4 + 1)
+    print(f"screenshot {width}x{height}: {non_white} of ~{sampled} sampled pixels not white, {len(colours)} colours")
+    assert non_white > sampled * 0.02, "the screenshot is (nearly) blank"
+    # The palette's first two colours: bars and points were painted.
+    has = lambda rgb: any(abs(c[0] - rgb[0]) + abs(c[1] - rgb[1]) + abs(c[2] - rgb[2]) < 30 for c in colours)
+    assert has((0x00, 0x72, 0xB2)), "no blue (first series) pixel in the screenshot"
+    print("ok:", report, shot)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

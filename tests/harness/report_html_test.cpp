@@ -1,0 +1,101 @@
+#include "report_html.hpp"
+
+#include "result_set_fixture.hpp"
+#include "svg_chart.hpp"
+
+#include <gtest/gtest.h>
+
+#include <regex>
+
+using namespace opbench;
+using namespace opbench::test;
+
+namespace {
+
+ResultSet make(const FakeSet &s, const std::string &name) { return parse_result_set(fake_set_json(s).dump(), name); }
+
+std::size_t count(const std::string &hay, const std::string &needle) {
+    std::size_t n = 0;
+    for (auto pos = hay.find(needle); pos != std::string::npos; pos = hay.find(needle, pos + 1)) ++n;
+    return n;
+}
+
+// attention over seq 64, 128, 256: composed and fused on naive.
+FakeSet attention_sweep() {
+    FakeSet s;
+    s.suite = "attention-sweep";
+    for (const char *variant : {"composed", "fused"})
+        for (int seq : {64, 128, 256}) {
+            FakeCase c;
+            c.op = "attention";
+            c.variant = variant;
+            c.name = "prefill";
+            c.params = {{"B", 1}, {"H", 2}, {"Sq", seq}, {"Skv", seq}, {"D", 32}, {"causal", false}, {"scale", 0.17}};
+            c.medians = reps(1e-6 * seq * seq / 100);
+            c.flops = 4.0 * seq * seq * 32 * 2;
+            c.bytes = 4.0 * seq * 32 * 4 * 2;
+            c.plugin_peak_bytes = std::string(variant) == "composed" ? uint64_t(seq) * seq * 8 : 65536;
+            s.cases.push_back(c);
+        }
+    return s;
+}
+
+} // namespace
+
+TEST(ReportHtml, FindsTheSeqSweepOnceWithBothVariants) {
+    const std::vector<ResultSet> sets{make(attention_sweep(), "a")};
+    const auto sweeps = find_sweeps(sets);
+    ASSERT_EQ(sweeps.size(), 1u); // Sq and Skv move together: one axis
+    EXPECT_EQ(sweeps[0].axis, "Skv");
+    EXPECT_EQ(sweeps[0].axis_label, "Skv=Sq");
+    EXPECT_EQ(sweeps[0].cases.size(), 6u);
+    EXPECT_EQ(sweeps[0].fixed, "B:1 D:32 H:2 causal:false");
+}
+
+TEST(ReportHtml, NoSweepInUnrelatedCases) {
+    FakeSet s;
+    FakeCase a, b;
+    b.op = "silu";
+    s.cases = {a, b};
+    EXPECT_TRUE(find_sweeps({make(s, "q")}).empty());
+}
+
+TEST(ReportHtml, SelfContainedWithEveryChart) {
+    FakeSet skipped = attention_sweep();
+    FakeCase sk = skipped.cases[0];
+    sk.backend = "onednn";
+    sk.variant = "fused";
+    sk.status = "skipped";
+    sk.reason = "no fused <primitive>";
+    skipped.cases.push_back(sk);
+    const std::string html = render_report_html({make(skipped, "run-1")}, {});
+    EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+    // No network reference of any kind: no URL, no script, no external style.
+    EXPECT_EQ(html.find("http"), std::string::npos);
+    EXPECT_EQ(html.find("<script"), std::string::npos);
+    EXPECT_EQ(html.find("<link"), std::string::npos);
+    EXPECT_EQ(count(html, "data-chart=\"time-by-case\""), 1u);
+    EXPECT_EQ(count(html, "data-chart=\"roofline\""), 1u);
+    EXPECT_EQ(count(html, "data-chart=\"sweep-time\""), 1u);
+    EXPECT_EQ(count(html, "data-chart=\"sweep-memory\""), 1u);
+    EXPECT_EQ(count(html, "<rect class=\"bar\""), 6u);  // six measured cases
+    EXPECT_GE(count(html, "<circle class=\"point\""), 6u + 12u); // roofline + sweeps
+    EXPECT_NE(html.find("no fused &lt;primitive&gt;"), std::string::npos); // escaped, listed
+    EXPECT_NE(html.find("id=\"contexts\""), std::string::npos);
+}
+
+TEST(ReportHtml, TwoSetsSideBySideHighlightDifferences) {
+    FakeSet a = attention_sweep(), b = attention_sweep();
+    b.commit = "other";
+    const std::string html = render_report_html({make(a, "a"), make(b, "b")}, {});
+    EXPECT_EQ(count(html, "data-chart=\"roofline\""), 2u);
+    EXPECT_NE(html.find("<tr class=\"differs\"><td>commit</td>"), std::string::npos);
+    EXPECT_NE(html.find("a: naive"), std::string::npos); // series named by set and backend
+}
+
+TEST(SvgChart, TickLabels) {
+    EXPECT_EQ(tick_label(1e-5, AxisUnit::seconds), "10 us");
+    EXPECT_EQ(tick_label(1048576, AxisUnit::bytes), "1 MiB");
+    EXPECT_EQ(tick_label(1000, AxisUnit::number), "1k");
+    EXPECT_EQ(html_escape("<a & 'b'>"), "&lt;a &amp; &#39;b&#39;&gt;");
+}

@@ -1,0 +1,65 @@
+#include "writers/table_writers.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace opbench;
+
+namespace {
+Document sample() {
+    Document d;
+    Table t;
+    t.title = "a -> b";
+    t.columns = {"case", "ratio", "verdict"};
+    t.rows = {{"matmul/M:64", "1.023", "same"}, {"add, \"big\" | odd", "0.5", "faster"}};
+    t.notes = {"2 cases"};
+    d.tables.push_back(t);
+    Table g;
+    g.columns = {"group", "ratio"};
+    g.rows = {{"all", "0.7"}};
+    d.tables.push_back(g);
+    return d;
+}
+} // namespace
+
+TEST(TableWriters, CsvQuotesAndSeparatesTables) {
+    EXPECT_EQ(write_csv(sample()), "case,ratio,verdict\r\n"
+                                   "matmul/M:64,1.023,same\r\n"
+                                   "\"add, \"\"big\"\" | odd\",0.5,faster\r\n"
+                                   "\r\n"
+                                   "group,ratio\r\n"
+                                   "all,0.7\r\n");
+}
+
+TEST(TableWriters, MarkdownEscapesPipesAndRightAlignsNumbers) {
+    const std::string md = write_markdown(sample());
+    EXPECT_NE(md.find("### a -> b\n\n| case | ratio | verdict |\n| --- | ---: | --- |\n"), std::string::npos) << md;
+    EXPECT_NE(md.find("| add, \"big\" \\| odd | 0.5 | faster |"), std::string::npos) << md;
+    EXPECT_NE(md.find("\n2 cases\n"), std::string::npos) << md;
+}
+
+TEST(TableWriters, ConsoleAlignsColumns) {
+    const std::string out = write_console(sample());
+    EXPECT_NE(out.find("a -> b\n"
+                       "  case             ratio verdict\n"
+                       "  ---------------- ----- -------\n"
+                       "  matmul/M:64      1.023 same\n"
+                       "  add, \"big\" | odd   0.5 faster\n"
+                       "  2 cases\n\n"
+                       "  group ratio\n"),
+              std::string::npos)
+        << out;
+}
+
+TEST(TableWriters, NumericColumnDetection) {
+    Table t;
+    t.columns = {"a", "b", "c"};
+    t.rows = {{"+3.4%", "12.5 us", "x"}, {"-", "-1.2", "1"}, {"skipped", "3 ms", "y"}};
+    EXPECT_TRUE(numeric_column(t, 0));  // one number, one word: a tie counts as numeric
+    EXPECT_TRUE(numeric_column(t, 1));
+    EXPECT_FALSE(numeric_column(t, 2)); // one number, two words
+}
+
+TEST(TableWriters, EveryFormatIsInTheTable) {
+    for (const char *f : {"json", "console", "markdown", "csv"}) EXPECT_NE(find_writer(f), nullptr) << f;
+    EXPECT_EQ(find_writer("xml"), nullptr);
+}
