@@ -203,9 +203,13 @@ Bottleneck analyse(const EntryFigures &e, const BottleneckThresholds &t) {
         b.suggestion = u >= t.roof_medium_below
                            ? fmt::format("near the bandwidth roof: only moving fewer bytes helps; {}",
                                          fewer_bytes(e))
-                           : fmt::format("stream the data contiguously with wide loads and use {} thread{} "
-                                         "in parallel; then {}",
-                                         e.threads, e.threads == 1 ? "" : "s", fewer_bytes(e));
+                           : e.threads == 1
+                               ? fmt::format("stream the data contiguously with wide (SIMD) loads; it runs on one "
+                                             "thread, and more threads raise this roof; then {}",
+                                             fewer_bytes(e))
+                               : fmt::format("stream the data contiguously with wide (SIMD) loads, split evenly "
+                                             "over the {} threads; then {}",
+                                             e.threads, fewer_bytes(e));
     } else {
         b.kind = "compute-bound";
         b.description = fmt::format("{} of peak FLOP/s at {:.3g} FLOP/byte, above the ridge at {:.3g} ({})",
