@@ -2,6 +2,8 @@
 
 #include "backend_sessions.hpp"
 #include "backend_work.hpp"
+#include "bottleneck.hpp"
+#include "context.hpp"
 #include "call_overhead.hpp"
 #include "gbench_args.hpp"
 #include "memory_figures.hpp"
@@ -135,6 +137,7 @@ private:
     ActiveCase active_;
     CachedMachinePeaks machine_;
     std::map<std::string, double> call_overhead_;
+    std::map<std::string, nlohmann::json> backend_contexts_; // device kind and info, for rooflines
     std::vector<std::string> warnings_;
     double timer_overhead_ = 0;
     std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
@@ -174,16 +177,21 @@ void SuiteRun::open_backends() {
         for (const auto &b : c.backends)
             if (std::find(wanted.begin(), wanted.end(), b) == wanted.end()) wanted.push_back(b);
     sessions_ = open_backend_sessions(plugins_, wanted, options_.reference);
+    for (const auto &[name, inst] : sessions_.backends) backend_contexts_[name] = backend_context(*inst, nullptr);
     reference_ = std::make_unique<ReferenceCache>(sessions_.reference.get(), options_.reference,
                                                   sessions_.reference_missing);
 }
 
+// Judged against the threads the backend really uses (naive: one), or a GPU
+// backend's own peaks (bottleneck.hpp roofline_for).
 Roofline SuiteRun::roofline_of(const Case &c, const std::string &backend, double seconds_per_call) const {
     auto it = call_overhead_.find(backend);
     const double fixed = it != call_overhead_.end() ? it->second : 0.0;
     const PeakKind kind = c.desc.dtype == OPB_DTYPE_F32 ? PeakKind::f32 : PeakKind::bf16;
-    return classify(op_flops(c.desc), op_bytes(c.desc), seconds_per_call, machine_.peaks, c.desc.threads, fixed,
-                    kind);
+    auto be = backend_contexts_.find(backend);
+    return roofline_for(op_flops(c.desc), op_bytes(c.desc), seconds_per_call,
+                        be != backend_contexts_.end() ? be->second : nlohmann::json(), c.desc.threads,
+                        machine_.peaks, fixed, kind);
 }
 
 // Skips known before anything runs: the backend is missing, unusable here,
