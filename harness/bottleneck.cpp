@@ -93,6 +93,30 @@ std::optional<RoofPeaks> peaks_for(bool is_gpu, int threads, const MachinePeaks 
                      fmt::format("CPU, {} thread{}", n, n == 1 ? "" : "s")};
 }
 
+Roofline roofline_for(double flops, double bytes, double seconds_per_call, const nlohmann::json &backend,
+                      int case_threads, const MachinePeaks &machine, double fixed_cost_seconds, PeakKind kind) {
+    const nlohmann::json info = backend.is_object() && backend.contains("info") ? backend["info"] : nlohmann::json();
+    const bool gpu = backend.is_object() && backend.contains("device") && backend["device"].is_object() &&
+                     backend["device"].value("kind", "") == "gpu";
+    if (gpu) {
+        const auto dev = device_peaks_from_info(info, kind);
+        if (!dev) {
+            Roofline r;
+            r.bound = "unknown"; // CPU peaks say nothing about a GPU
+            return r;
+        }
+        // The device as a one-"thread" machine: classify() then reads its roofs.
+        MachinePeaks device;
+        device.cores = 1;
+        device.one_thread = {1, dev->flops_per_s / 1e9, dev->flops_per_s / 1e9, dev->bytes_per_s / 1e9,
+                             dev->bytes_per_s / 1e9};
+        device.all_threads = device.one_thread;
+        return classify(flops, bytes, seconds_per_call, device, 1, fixed_cost_seconds, kind);
+    }
+    return classify(flops, bytes, seconds_per_call, machine, threads_used(case_threads, info, machine.cores),
+                    fixed_cost_seconds, kind);
+}
+
 Bottleneck analyse(const EntryFigures &e, const BottleneckThresholds &t) {
     Bottleneck b;
     if (!(e.seconds > 0) || !std::isfinite(e.seconds)) {
@@ -203,9 +227,13 @@ Bottleneck analyse(const EntryFigures &e, const BottleneckThresholds &t) {
         b.suggestion = u >= t.roof_medium_below
                            ? fmt::format("near the bandwidth roof: only moving fewer bytes helps; {}",
                                          fewer_bytes(e))
-                           : fmt::format("stream the data contiguously with wide loads and use {} thread{} "
-                                         "in parallel; then {}",
-                                         e.threads, e.threads == 1 ? "" : "s", fewer_bytes(e));
+                           : e.threads == 1
+                               ? fmt::format("stream the data contiguously with wide (SIMD) loads; it runs on one "
+                                             "thread, and more threads raise this roof; then {}",
+                                             fewer_bytes(e))
+                               : fmt::format("stream the data contiguously with wide (SIMD) loads, split evenly "
+                                             "over the {} threads; then {}",
+                                             e.threads, fewer_bytes(e));
     } else {
         b.kind = "compute-bound";
         b.description = fmt::format("{} of peak FLOP/s at {:.3g} FLOP/byte, above the ridge at {:.3g} ({})",

@@ -45,6 +45,15 @@ struct RoofPeaks {
 [[nodiscard]] std::optional<RoofPeaks> peaks_for(bool is_gpu, int threads, const MachinePeaks &machine,
                                                  const std::optional<RoofPeaks> &device, PeakKind kind);
 
+// The result entry's `roofline` for a case on a backend, judged like
+// analyse(): a CPU backend against the machine's peaks at threads_used();
+// a GPU backend against its own device peaks, or "unknown" without them.
+// `backend` is the backend's context (context.hpp backend_context: "device",
+// "info").
+[[nodiscard]] Roofline roofline_for(double flops, double bytes, double seconds_per_call,
+                                    const nlohmann::json &backend, int case_threads, const MachinePeaks &machine,
+                                    double fixed_cost_seconds, PeakKind kind);
+
 // What analyse() looks at, all per call of the op.
 struct EntryFigures {
     std::string op;                  // "attention", "add", ... (shapes the suggestion)

@@ -1,30 +1,32 @@
 #include "runner.hpp"
 
 #include "atomic_file.hpp"
-#include "build_config.hpp"
-#include "profile_observer.hpp"
-#include "writers/chrome_trace_writer.hpp"
 #include "backend_sessions.hpp"
 #include "backend_work.hpp"
+#include "bottleneck.hpp"
+#include "build_config.hpp"
+#include "call_overhead.hpp"
 #include "case_host.hpp"
+#include "context.hpp"
 #include "gb_capture.hpp"
+#include "gbench_args.hpp"
 #include "interrupt.hpp"
 #include "journal.hpp"
 #include "memory_estimate.hpp"
-#include "run_log.hpp"
-#include "call_overhead.hpp"
-#include "gbench_args.hpp"
 #include "memory_figures.hpp"
+#include "profile_observer.hpp"
 #include "recipe.hpp"
 #include "reference_cache.hpp"
 #include "report.hpp"
 #include "result_set.hpp"
 #include "run_console.hpp"
 #include "run_environment.hpp"
+#include "run_log.hpp"
 #include "statistics.hpp"
 #include "verify.hpp"
-#include "writers/writer.hpp"
+#include "writers/chrome_trace_writer.hpp"
 #include "writers/table_writers.hpp"
+#include "writers/writer.hpp"
 
 #include "opbench/ops.hpp"
 
@@ -155,6 +157,7 @@ private:
     JsonCapture *capture_ = nullptr; // Google Benchmark's JSON, per benchmark
     CachedMachinePeaks machine_;
     std::map<std::string, double> call_overhead_;
+    std::map<std::string, nlohmann::json> backend_contexts_; // device kind and info, for rooflines
     std::vector<std::string> warnings_;
     double timer_overhead_ = 0;
     std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
@@ -270,6 +273,7 @@ void SuiteRun::open_backends() {
         for (const auto &b : c.backends)
             if (std::find(wanted.begin(), wanted.end(), b) == wanted.end()) wanted.push_back(b);
     sessions_ = open_backend_sessions(plugins_, wanted, options_.reference);
+    for (const auto &[name, inst] : sessions_.backends) backend_contexts_[name] = backend_context(*inst, nullptr);
 }
 
 // Where cases run. A profiling run measures in this process: its scopes,
@@ -290,12 +294,16 @@ void SuiteRun::open_host() {
     }
 }
 
+// Judged against the threads the backend really uses (naive: one), or a GPU
+// backend's own peaks (bottleneck.hpp roofline_for).
 Roofline SuiteRun::roofline_of(const Case &c, const std::string &backend, double seconds_per_call) const {
     auto it = call_overhead_.find(backend);
     const double fixed = it != call_overhead_.end() ? it->second : 0.0;
     const PeakKind kind = c.desc.dtype == OPB_DTYPE_F32 ? PeakKind::f32 : PeakKind::bf16;
-    return classify(op_flops(c.desc), op_bytes(c.desc), seconds_per_call, machine_.peaks, c.desc.threads, fixed,
-                    kind);
+    auto be = backend_contexts_.find(backend);
+    return roofline_for(op_flops(c.desc), op_bytes(c.desc), seconds_per_call,
+                        be != backend_contexts_.end() ? be->second : nlohmann::json(), c.desc.threads,
+                        machine_.peaks, fixed, kind);
 }
 
 // Skips known before anything runs: the backend is missing, unusable here,

@@ -1,11 +1,16 @@
 #include "chrome_trace_writer.hpp"
 
+#include <stdexcept>
+
 namespace opbench {
 
 std::string write_chrome_trace(const Document &doc) {
+    // Only a trace has events: a result set in this format would be an empty trace.
+    if (!doc.data.is_object() || !doc.data.contains("traceEvents") || !doc.data["traceEvents"].is_array())
+        throw std::invalid_argument("the chrome-trace format writes traces (opbench run --trace FILE), and this "
+                                    "document has no traceEvents array; use the json format");
     std::string out = "{\"traceEvents\":[\n";
-    const nlohmann::json empty = nlohmann::json::array();
-    const nlohmann::json &events = doc.data.contains("traceEvents") ? doc.data["traceEvents"] : empty;
+    const nlohmann::json &events = doc.data["traceEvents"];
     for (std::size_t i = 0; i < events.size(); ++i) {
         out += events[i].dump();
         out += i + 1 < events.size() ? ",\n" : "\n";

@@ -8,7 +8,8 @@
 namespace opbench {
 
 // doc.data: {"traceEvents": [...], ...}; the other members are written after
-// the events, compactly.
+// the events, compactly. Throws std::invalid_argument for a document without
+// a traceEvents array (a result set is not a trace).
 [[nodiscard]] std::string write_chrome_trace(const Document &doc);
 
 } // namespace opbench

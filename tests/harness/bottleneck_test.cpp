@@ -193,3 +193,26 @@ TEST(Analyse, NoTimeIsUnknown) {
 
 } // namespace
 } // namespace opbench
+
+namespace opbench {
+namespace {
+
+TEST(RooflineFor, NaiveAgainstOneThreadGpuAgainstItsOwnPeaksOrNone) {
+    const MachinePeaks m = two_core_machine();
+    const nlohmann::json naive = {{"device", {{"kind", "cpu"}}}, {"info", {{"threads", "1"}}}};
+    // 12e6 bytes in 1 ms: 12 GB/s = 60% of one thread's 20, 40% of both cores' 30.
+    EXPECT_NEAR(roofline_for(1e6, 12e6, 1e-3, naive, 2, m, 0, PeakKind::f32).pct_peak_bandwidth, 60.0, 1e-9);
+    const nlohmann::json onednn = {{"device", {{"kind", "cpu"}}}, {"info", {{"default_threads", "2"}}}};
+    EXPECT_NEAR(roofline_for(1e6, 12e6, 1e-3, onednn, 2, m, 0, PeakKind::f32).pct_peak_bandwidth, 40.0, 1e-9);
+    const nlohmann::json gpu = {{"device", {{"kind", "gpu"}}}, {"info", nlohmann::json::object()}};
+    EXPECT_EQ(roofline_for(1e6, 12e6, 1e-3, gpu, 2, m, 0, PeakKind::f32).bound, "unknown");
+    const nlohmann::json gpu_peaks = {{"device", {{"kind", "gpu"}}},
+                                      {"info", {{"peak_f32_gflops", "1000"}, {"peak_bandwidth_gbps", "100"}}}};
+    const Roofline r = roofline_for(1e6, 12e6, 1e-3, gpu_peaks, 2, m, 0, PeakKind::f32);
+    EXPECT_NEAR(r.pct_peak_bandwidth, 12.0, 1e-9);
+    EXPECT_NEAR(r.ridge_point, 10.0, 1e-12);
+    EXPECT_EQ(r.bound, "memory-bound");
+}
+
+} // namespace
+} // namespace opbench

@@ -223,6 +223,10 @@ TEST(ChromeTrace, WriterPutsOneEventPerLineAndParsesBack) {
     std::size_t lines = 0;
     for (char c : text) lines += c == '\n';
     EXPECT_GE(lines, doc.data["traceEvents"].size());
+    // A result set is not a trace: refused, not written as an empty one.
+    Document set;
+    set.data = {{"benchmarks", nlohmann::json::array()}};
+    EXPECT_THROW((void)w->write(set), std::invalid_argument);
 }
 
 } // namespace
