@@ -1,21 +1,17 @@
 #include "runner.hpp"
 
 #include "backend_sessions.hpp"
-#include "backend_work.hpp"
+#include "call_overhead.hpp"
 #include "case_host.hpp"
 #include "gb_capture.hpp"
+#include "gbench_args.hpp"
 #include "interrupt.hpp"
 #include "journal.hpp"
 #include "memory_estimate.hpp"
-#include "run_log.hpp"
-#include "call_overhead.hpp"
-#include "gbench_args.hpp"
-#include "memory_figures.hpp"
-#include "recipe.hpp"
-#include "reference_cache.hpp"
 #include "report.hpp"
 #include "result_set.hpp"
 #include "run_environment.hpp"
+#include "run_log.hpp"
 #include "statistics.hpp"
 #include "verify.hpp"
 #include "writers/writer.hpp"
@@ -187,9 +183,9 @@ void SuiteRun::open_log() {
         log_ = RunLog::resume(options_.resume_journal);
         const std::string was = log_->header().value("suite_sha256", std::string());
         if (was != suite_.content_hash)
-            throw JournalError(fmt::format("{}: the suite changed since the interrupted run (SHA-256 {} then, {} now); "
-                                         "its finished cases would not match: run it afresh",
-                                         suite_.path, was, suite_.content_hash));
+            throw JournalError(fmt::format("{}: the suite changed since the interrupted run (SHA-256 {} then, "
+                                           "{} now); its finished cases would not match: run it afresh",
+                                           suite_.path, was, suite_.content_hash));
     } else {
         std::error_code ec;
         const nlohmann::json header = {
@@ -239,7 +235,8 @@ void SuiteRun::on_gb_entries(std::vector<nlohmann::json> entries) {
 void SuiteRun::write_result_set(bool complete) {
     if (options_.out_path.empty()) return;
     const Writer *writer = find_writer(options_.out_format);
-    if (!writer) throw std::runtime_error("no output writer '" + options_.out_format + "' (known: " + writer_names() + ")");
+    if (!writer)
+        throw std::runtime_error("no output writer '" + options_.out_format + "' (known: " + writer_names() + ")");
     Document doc;
     doc.data = log_->result_set(complete);
     write_file_atomically(options_.out_path, writer->write(doc));
@@ -252,14 +249,15 @@ void SuiteRun::open_backends() {
         for (const auto &b : c.backends)
             if (std::find(wanted.begin(), wanted.end(), b) == wanted.end()) wanted.push_back(b);
     sessions_ = open_backend_sessions(plugins_, wanted, options_.reference);
-    if (options_.isolation == Isolation::process)
-    {
+    // Cases run in a worker process per backend (the parent keeps its own
+    // instances for the context, `supports` and the call-overhead probe).
+    if (options_.isolation == Isolation::process) {
         std::map<std::string, std::string> paths;
         for (const auto &p : plugins_.plugins) paths[p.name()] = p.path;
         host_ = make_worker_host({"/proc/self/exe", "__worker"}, options_.reference, std::move(paths));
-    }
-    else
+    } else {
         host_ = make_in_process_host(sessions_, options_.reference);
+    }
 }
 
 Roofline SuiteRun::roofline_of(const Case &c, const std::string &backend, double seconds_per_call) const {
