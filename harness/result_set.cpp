@@ -1,11 +1,6 @@
 #include "result_set.hpp"
 
-#include "atomic_file.hpp"
 #include "context.hpp"
-
-#include <filesystem>
-#include <fstream>
-#include <stdexcept>
 
 namespace opbench {
 
@@ -30,29 +25,6 @@ std::vector<nlohmann::json> case_entries(std::vector<nlohmann::json> gb_entries,
     std::vector<nlohmann::json> out;
     for (auto &e : enriched["benchmarks"]) out.push_back(std::move(e));
     return out;
-}
-
-Document assemble_result_set(nlohmann::json gb, const std::vector<CaseResult> &results,
-                             const std::vector<const CaseResult *> &unmeasured, const RunContext &c) {
-    Document doc;
-    doc.data = enrich_result_set(std::move(gb), results, unmeasured, run_context_json(c));
-    return doc;
-}
-
-void write_result_set(const std::string &gb_json_path, const std::string &out_path, const std::string &format,
-                      const std::vector<CaseResult> &results, const std::vector<const CaseResult *> &unmeasured,
-                      const RunContext &context) {
-    const Writer *writer = find_writer(format);
-    if (!writer) throw std::runtime_error("no output writer '" + format + "' (known: " + writer_names() + ")");
-    nlohmann::json gb;
-    {
-        std::ifstream in(gb_json_path);
-        if (!in) throw std::runtime_error("Google Benchmark wrote no JSON to " + gb_json_path);
-        in >> gb;
-    }
-    std::error_code ec;
-    std::filesystem::remove(gb_json_path, ec);
-    write_file_atomically(out_path, writer->write(assemble_result_set(std::move(gb), results, unmeasured, context)));
 }
 
 } // namespace opbench
