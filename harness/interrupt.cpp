@@ -29,15 +29,21 @@ void watch(sigset_t set) {
         if (sigwait(&set, &sig) != 0) continue;
         int expected = 0;
         if (g_signal.compare_exchange_strong(expected, sig)) {
-            say(fmt::format("\nopbench: {}: stopping; the result set will hold the cases that finished, marked "
-                            "incomplete (--resume finishes it). {} again stops at once.\n",
-                            name_of(sig), sig == SIGINT ? "Ctrl-C" : "The signal"));
             std::function<void()> action;
             {
                 std::lock_guard lock(g_mutex);
                 action = g_on_first;
             }
-            if (action) action();
+            if (!action) {
+                // Nothing to finish (no run in progress: start-up, `opbench
+                // machine`, ...): stop as the default disposition would.
+                remove_all_scratch_files();
+                ::_exit(128 + sig);
+            }
+            say(fmt::format("\nopbench: {}: stopping; the result set will hold the cases that finished, marked "
+                            "incomplete (--resume finishes it). {} again stops at once.\n",
+                            name_of(sig), sig == SIGINT ? "Ctrl-C" : "The signal"));
+            action();
             continue;
         }
         say(fmt::format("\nopbench: {} again: stopping now.\n", name_of(sig)));

@@ -3,6 +3,8 @@
 // install_interrupt_handling() blocks SIGINT and SIGTERM in every thread and
 // hands them to one watcher thread (sigwait), so no signal ever lands inside
 // plugin code or the allocator, and the reaction is ordinary C++:
+//   - first signal with no on-first action set (no run in progress): the
+//     process exits at once with 128 + signal, as it would by default;
 //   - first signal: interrupt_requested() turns true and the on-first action
 //     runs (the runner's: abandon the case in progress by killing its worker);
 //     the runner then stops starting cases, writes the result set of what

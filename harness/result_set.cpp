@@ -1,12 +1,7 @@
 #include "result_set.hpp"
 
 #include "analyze.hpp"
-#include "atomic_file.hpp"
 #include "context.hpp"
-
-#include <filesystem>
-#include <fstream>
-#include <stdexcept>
 
 namespace opbench {
 
@@ -36,33 +31,9 @@ std::vector<nlohmann::json> case_entries(std::vector<nlohmann::json> gb_entries,
     return out;
 }
 
-Document assemble_result_set(nlohmann::json gb, const std::vector<CaseResult> &results,
-                             const std::vector<const CaseResult *> &unmeasured, const RunContext &c) {
-    Document doc;
-    doc.data = enrich_result_set(std::move(gb), results, unmeasured, run_context_json(c));
-    add_run_analysis(doc.data, c.profiling);
-    return doc;
-}
-
 void add_run_analysis(nlohmann::json &result_set, const ProfileSession *profiling) {
     add_bottlenecks(result_set);
     if (profiling && profiling->options().hot_path) attach_profiles(result_set, profiling->cases());
-}
-
-void write_result_set(const std::string &gb_json_path, const std::string &out_path, const std::string &format,
-                      const std::vector<CaseResult> &results, const std::vector<const CaseResult *> &unmeasured,
-                      const RunContext &context) {
-    const Writer *writer = find_writer(format);
-    if (!writer) throw std::runtime_error("no output writer '" + format + "' (known: " + writer_names() + ")");
-    nlohmann::json gb;
-    {
-        std::ifstream in(gb_json_path);
-        if (!in) throw std::runtime_error("Google Benchmark wrote no JSON to " + gb_json_path);
-        in >> gb;
-    }
-    std::error_code ec;
-    std::filesystem::remove(gb_json_path, ec);
-    write_file_atomically(out_path, writer->write(assemble_result_set(std::move(gb), results, unmeasured, context)));
 }
 
 } // namespace opbench

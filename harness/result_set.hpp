@@ -1,6 +1,8 @@
-// Assembling a result set: Google Benchmark's JSON read back, enriched with
-// opbench's context and per-case fields (results.hpp), written through the
-// writer table (writers/writer.hpp) atomically.
+// The pieces of a result set: context.opbench of the run, and each case's
+// entries (Google Benchmark's, as captured in memory by gb_capture.hpp, with
+// opbench's per-case fields from results.hpp). The run log (run_log.hpp)
+// puts them together, complete or not, and the runner writes the set
+// through the writer table (writers/writer.hpp) atomically.
 #pragma once
 
 #include "backend_sessions.hpp"
@@ -44,18 +46,5 @@ struct RunContext {
 // Fields derived from the whole set once its entries are in: each entry's
 // bottleneck, and (profiling runs) each entry's profile array.
 void add_run_analysis(nlohmann::json &result_set, const ProfileSession *profiling);
-
-// The result set as a Document (data = Google Benchmark JSON + opbench fields).
-[[nodiscard]] Document assemble_result_set(nlohmann::json gb, const std::vector<CaseResult> &results,
-                                           const std::vector<const CaseResult *> &unmeasured,
-                                           const RunContext &context);
-
-// Reads Google Benchmark's JSON from `gb_json_path` (then removes it),
-// assembles the result set and writes it to `out_path` with the writer named
-// `format`. Throws std::runtime_error when the JSON is missing or the file
-// cannot be written.
-void write_result_set(const std::string &gb_json_path, const std::string &out_path, const std::string &format,
-                      const std::vector<CaseResult> &results, const std::vector<const CaseResult *> &unmeasured,
-                      const RunContext &context);
 
 } // namespace opbench

@@ -207,9 +207,9 @@ void SuiteRun::open_log() {
         log_ = RunLog::resume(options_.resume_journal);
         const std::string was = log_->header().value("suite_sha256", std::string());
         if (was != suite_.content_hash)
-            throw JournalError(fmt::format("{}: the suite changed since the interrupted run (SHA-256 {} then, {} now); "
-                                         "its finished cases would not match: run it afresh",
-                                         suite_.path, was, suite_.content_hash));
+            throw JournalError(fmt::format("{}: the suite changed since the interrupted run (SHA-256 {} then, "
+                                           "{} now); its finished cases would not match: run it afresh",
+                                           suite_.path, was, suite_.content_hash));
     } else {
         std::error_code ec;
         const nlohmann::json header = {
@@ -259,7 +259,8 @@ void SuiteRun::on_gb_entries(std::vector<nlohmann::json> entries) {
 void SuiteRun::write_result_set(bool complete) {
     if (options_.out_path.empty()) return;
     const Writer *writer = find_writer(options_.out_format);
-    if (!writer) throw std::runtime_error("no output writer '" + options_.out_format + "' (known: " + writer_names() + ")");
+    if (!writer)
+        throw std::runtime_error("no output writer '" + options_.out_format + "' (known: " + writer_names() + ")");
     Document doc;
     doc.data = log_->result_set(complete);
     add_run_analysis(doc.data, profile_.get());
@@ -276,8 +277,10 @@ void SuiteRun::open_backends() {
     for (const auto &[name, inst] : sessions_.backends) backend_contexts_[name] = backend_context(*inst, nullptr);
 }
 
-// Where cases run. A profiling run measures in this process: its scopes,
-// spans and hot paths are recorded here, not in a worker.
+// Where cases run: a worker process per backend (the parent keeps its own
+// instances for the context, `supports` and the call-overhead probe), or this
+// process. A profiling run measures here: its scopes, spans and hot paths are
+// recorded in this process, not in a worker.
 void SuiteRun::open_host() {
     if (profile_) {
         if (options_.isolation == Isolation::process)

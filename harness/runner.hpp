@@ -1,6 +1,8 @@
 // Running a suite: every case on every backend, each measured by the recipe
-// (recipe.hpp) and handed to Google Benchmark for naming and reporting; the
-// result set is written through result_set.hpp.
+// (recipe.hpp) in a worker process per backend or in opbench itself
+// (case_host.hpp) and handed to Google Benchmark for naming and reporting.
+// Each finished case goes to the run log and its journal (run_log.hpp); the
+// result set is made from the log, complete or (interrupted) not.
 #pragma once
 
 #include "case_host.hpp"

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <fcntl.h>
 #include <poll.h>
@@ -310,7 +311,10 @@ int serve_worker(const WorkerHandler &handler) {
         }
         if (!fault.empty()) {
             (void)send_line(kReplyFd, nlohmann::json{{"fault", fault}, {"phase", phase.current()}});
-            return kFaultExit; // a plugin that threw may be in any state: start afresh
+            // A plugin that threw may be in any state: no destructors, no
+            // atexit handlers of its libraries; the parent starts afresh.
+            std::fflush(nullptr);
+            ::_exit(kFaultExit);
         }
         if (!send_line(kReplyFd, nlohmann::json{{"reply", std::move(reply)}})) return 1;
         phase.reset(); // the parent starts each request with no phase, too

@@ -109,8 +109,9 @@ private:
 };
 
 // The worker's request handler: returns the reply. An exception it throws is
-// reported to the parent as a fault of the request, and the worker then exits
-// (a plugin that threw may be left in any state).
+// reported to the parent as a fault of the request, and the worker then ends
+// with _exit (a plugin that threw may be left in any state: none of its
+// destructors or atexit handlers run).
 using WorkerHandler = std::function<nlohmann::json(const nlohmann::json &request, PhaseReporter &phase)>;
 
 // The child's main loop: reads requests from kRequestFd until it closes,

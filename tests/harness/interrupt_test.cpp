@@ -51,6 +51,7 @@ TEST_F(InterruptTest, SecondSignalRunsTheSecondActionAndExitsAtOnce) {
     EXPECT_EXIT(
         {
             install_interrupt_handling();
+            on_first_interrupt([] {}); // a run is in progress: the first signal only asks it to stop
             on_second_interrupt([] { std::fputs("partial result set written\n", stderr); });
             ::kill(::getpid(), SIGTERM);
             wait_until([] { return interrupt_requested(); });
@@ -59,6 +60,18 @@ TEST_F(InterruptTest, SecondSignalRunsTheSecondActionAndExitsAtOnce) {
             std::_Exit(1);
         },
         ::testing::ExitedWithCode(143), "partial result set written");
+}
+
+TEST_F(InterruptTest, WithNothingToFinishTheFirstSignalEndsTheProcess) {
+    // `opbench machine`, start-up: Ctrl-C must stop them as it always did.
+    EXPECT_EXIT(
+        {
+            install_interrupt_handling();
+            ::kill(::getpid(), SIGINT);
+            std::this_thread::sleep_for(std::chrono::seconds(20)); // never reached
+            std::_Exit(1);
+        },
+        ::testing::ExitedWithCode(130), "");
 }
 
 TEST_F(InterruptTest, SignalsNeverReachOtherThreads) {
