@@ -181,7 +181,7 @@ int main(int argc, char **argv) {
     std::vector<std::string> validate_paths;
     validate->add_option("suite", validate_paths, "suite TOML file(s)")->required()->check(CLI::ExistingFile);
 
-    auto *run = app.add_subcommand("run", "run a suite: verify each case against the reference, measure, "
+    auto *run = app.add_subcommand("run", "run a suite: verify each case (--verify), measure, "
                                           "write a result set.\nArguments --benchmark_* go to Google Benchmark.");
     std::string suite_path, backends_csv, out_path;
     RunOptions opts;
@@ -214,6 +214,17 @@ int main(int argc, char **argv) {
             run->add_option_function<double>(std::string(info.cli_flag), store, help)
                 ->type_name(std::string(info.value_name));
     }
+    std::string verify_mode = "fast";
+    run->add_option("--verify", verify_mode,
+                    "how each case's output is checked before it is timed: full (against the reference backend "
+                    "on the whole case; references kept in the cache dir), fast (matmul: Freivalds' check, "
+                    "attention: exact rows on a sample, other ops in full; the reference never runs for matmul "
+                    "and attention), off (nothing checked: entries are marked unverified)")
+        ->check(CLI::IsMember({"full", "fast", "off"}))
+        ->capture_default_str();
+    bool no_reference_cache = false;
+    run->add_flag("--no-reference-cache", no_reference_cache,
+                  "--verify full: compute every reference, neither reading nor writing the on-disk cache");
     run->add_flag("--no-progress", no_progress, "no progress lines on a terminal");
     std::string cpus_csv;
     run->add_option("--cpus", cpus_csv, "pin opbench and its backends' threads to these CPUs (e.g. 0 or 0,1)");
@@ -309,6 +320,8 @@ int main(int argc, char **argv) {
     }
     opts.out_path = no_out ? "" : (out_path.empty() ? default_out_path(suite) : out_path);
     opts.progress = !no_progress;
+    opts.verify = *verify_mode_from_name(verify_mode); // CLI11 checked the name
+    opts.reference_store = !no_reference_cache;
 
     RunSummary summary;
     try {
@@ -320,8 +333,7 @@ int main(int argc, char **argv) {
         std::cerr << "opbench run: " << e.what() << "\n";
         return kExitEnvironment;
     }
-    std::cout << fmt::format("\nopbench: {} passed, {} failed, {} skipped", summary.passed, summary.failed,
-                             summary.skipped);
+    std::cout << "\n" << summary_line(summary);
     if (!summary.out_path.empty()) std::cout << " -> " << summary.out_path;
     std::cout << "\n";
     return summary.failed > 0 ? kExitFailedCases : 0;

@@ -5,8 +5,10 @@
 #include "call_overhead.hpp"
 #include "gbench_args.hpp"
 #include "memory_figures.hpp"
+#include "phase_timer.hpp"
 #include "recipe.hpp"
 #include "reference_cache.hpp"
+#include "reference_store.hpp"
 #include "report.hpp"
 #include "result_set.hpp"
 #include "run_environment.hpp"
@@ -61,6 +63,10 @@ std::vector<CaseResult> planned_results(const std::vector<Case> &cases, const st
 
 namespace {
 
+// The fast checks' randomness for case number `ci`: fixed by the case's
+// position like its inputs, so a run repeats exactly; recorded in the entry.
+uint64_t fast_check_seed(std::size_t ci) { return ReferenceCache::input_seed(ci) ^ 0x9e3779b97f4a7c15ull; }
+
 std::string noise_label(const RepetitionRecord &rec) {
     std::string label = std::isfinite(rec.summary.noise)
                             ? fmt::format("noise {:.2f}%", rec.summary.noise * 100.0)
@@ -74,6 +80,7 @@ struct ActiveCase {
     std::size_t result_index = SIZE_MAX;
     std::unique_ptr<BackendWork> work;
     std::unique_ptr<MemoryObserver> memory;
+    std::unique_ptr<PhaseTimer> phases; // times the recipe's phases, then memory sees them
     std::unique_ptr<Recipe> recipe;
     PreparationRecord preparation;
 };
@@ -120,6 +127,7 @@ private:
 
     BackendSessions sessions_;
     std::unique_ptr<ReferenceCache> reference_;
+    std::unique_ptr<ReferenceStore> store_; // full mode: references kept across runs
     std::unique_ptr<CacheEvictor> evictor_;
     ActiveCase active_;
     CachedMachinePeaks machine_;
@@ -146,6 +154,11 @@ RunSummary SuiteRun::run() {
     RunSummary summary;
     for (std::size_t ri = 0; ri < results_.size(); ++ri) {
         if (!ran_[ri]) continue; // excluded by --benchmark_filter
+        const CaseResult &r = results_[ri];
+        summary.prepare_seconds += r.prepare_seconds;
+        summary.verify_seconds += r.verify_seconds;
+        summary.measure_seconds += r.measure_seconds;
+        if (r.status == CaseStatus::passed && !r.verification.verified) ++summary.unverified;
         switch (results_[ri].status) {
         case CaseStatus::passed: ++summary.passed; break;
         case CaseStatus::failed: ++summary.failed; break;
@@ -153,6 +166,9 @@ RunSummary SuiteRun::run() {
         }
     }
     summary.out_path = options_.out_path;
+    summary.verify = options_.verify;
+    summary.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+    if (store_ && !store_->last_problem().empty()) std::cerr << "opbench: " << store_->last_problem() << "\n";
     return summary;
 }
 
@@ -164,6 +180,18 @@ void SuiteRun::open_backends() {
     sessions_ = open_backend_sessions(plugins_, wanted, options_.reference);
     reference_ = std::make_unique<ReferenceCache>(sessions_.reference.get(), options_.reference,
                                                   sessions_.reference_missing);
+    // Full mode keeps its references on disk: a re-run computes none again.
+    // The key names the reference build exactly (version, libraries, the
+    // plugin file's hash), so a rebuilt reference never serves old outputs.
+    const LoadedPlugin *ref = plugins_.find(options_.reference);
+    if (options_.verify == VerifyMode::full && options_.reference_store && ref && sessions_.reference) {
+        store_ = std::make_unique<ReferenceStore>(
+            options_.reference_store_dir.empty() ? ReferenceStore::default_dir()
+                                                 : std::filesystem::path(options_.reference_store_dir),
+            ReferenceStore::kDefaultMaxBytes);
+        reference_->use_store(store_.get(), fmt::format("{} | {} | plugin sha256 {}", ref->api->version,
+                                                        ref->api->library_versions, file_sha256(ref->path)));
+    }
 }
 
 Roofline SuiteRun::roofline_of(const Case &c, const std::string &backend, double seconds_per_call) const {
@@ -201,31 +229,74 @@ void SuiteRun::activate(std::size_t ri) {
     try {
         if (auto skip = skip_before_running(ri)) throw *skip;
         BackendInstance &be = *sessions_.backends.at(r.backend);
+        // The check the mode calls for: fast mode runs the reference only
+        // for ops without a fast check (the linear ones, checked in full).
+        const OpInfo *row = op_info(c.desc.op);
+        const FastCheckFn fast_check = row ? row->fast_check : nullptr;
+        const VerifyMode mode = options_.verify;
+        const bool needs_reference = mode == VerifyMode::full || (mode == VerifyMode::fast && !fast_check);
         // The reference runs first, in its own instance, and the evictor's
         // buffer is made once: neither shows in this case's memory figures.
-        const HostBuffers &reference = reference_->outputs(ci, c.desc);
+        const auto reference_start = std::chrono::steady_clock::now();
+        const HostBuffers *reference = needs_reference ? &reference_->outputs(ci, c.desc) : nullptr;
+        r.verify_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - reference_start).count();
+        const HostTensors &host = reference_->inputs(ci, c.desc);
         if (c.settings.cache == CacheState::cold && !evictor_) evictor_ = std::make_unique<CacheEvictor>();
-        active_.work = std::make_unique<BackendWork>(be, c.desc, reference_->inputs(ci, c.desc), evictor_.get());
+        active_.work = std::make_unique<BackendWork>(be, c.desc, host, evictor_.get());
         active_.memory = std::make_unique<MemoryObserver>(be, r.memory);
+        active_.phases = std::make_unique<PhaseTimer>(active_.memory.get());
         active_.recipe = std::make_unique<Recipe>(
-            *active_.work, c.settings, RecipeOptions{&steady_measure_clock(), active_.memory.get(), timer_overhead_});
+            *active_.work, c.settings, RecipeOptions{&steady_measure_clock(), active_.phases.get(), timer_overhead_});
         const BackendWork &work = *active_.work;
-        active_.preparation = active_.recipe->prepare([&](MeasuredWork &) {
-            CheckVerdict verdict = check_against_reference(work, reference, c.desc, r.nmse_threshold);
-            r.nmse = verdict.error; // recorded for a failed check too
-            return verdict;
-        });
+        r.checked = true;
+        r.verification = Verification{};
+        r.verification.mode = mode;
+        Verifier verifier;
+        if (mode == VerifyMode::off) {
+            r.verification.method = "none";
+        } else {
+            verifier = [&, reference, fast_check, ci](MeasuredWork &) {
+                const HostBuffers outputs = work.outputs();
+                VerifyRequest rq;
+                rq.mode = mode;
+                rq.desc = &c.desc;
+                rq.host = &host;
+                rq.outputs = &outputs;
+                rq.fast_check = fast_check;
+                rq.seed = fast_check_seed(ci);
+                rq.tolerance = tolerance_for(c.desc);
+                rq.reference = [this, reference](std::string &source) -> const HostBuffers & {
+                    source = reference_->source();
+                    return *reference;
+                };
+                r.verification = verify_outputs(rq);
+                if (r.verification.nmse) r.nmse = *r.verification.nmse; // recorded for a failed check too
+                return CheckVerdict{r.verification.verified, r.verification.nmse.value_or(-1.0),
+                                    r.verification.failure};
+            };
+        }
+        try {
+            active_.preparation = active_.recipe->prepare(verifier);
+        } catch (const MeasureFailure &) {
+            r.prepare_seconds = active_.phases->seconds(phase::prepare);
+            r.verify_seconds += active_.phases->seconds(phase::check);
+            throw;
+        }
+        r.prepare_seconds = active_.phases->seconds(phase::prepare);
+        r.verify_seconds += active_.phases->seconds(phase::check);
     } catch (const MeasureFailure &f) {
         r.status = f.status;
         r.reason = f.reason;
         if (active_.work) r.memory.workspace_bytes = active_.work->workspace_bytes();
-        active_ = ActiveCase{ri};
+        active_ = ActiveCase{};
+        active_.result_index = ri;
     }
 }
 
 void SuiteRun::deactivate() {
     if (active_.result_index == SIZE_MAX) return;
     CaseResult &r = results_[active_.result_index];
+    if (active_.phases) r.measure_seconds = active_.phases->seconds(phase::sample);
     if (r.status == CaseStatus::passed && active_.work) {
         active_.memory->finish(active_.preparation, active_.work->workspace_bytes());
         if (!r.repetitions.empty()) {
@@ -273,7 +344,9 @@ void SuiteRun::bench(benchmark::State &state, std::size_t ri) {
         if (value.is_number()) state.counters[key] = value.get<double>();
     // The noise goes into the label: it is infinite when too few samples
     // exist for a confidence interval, and JSON has no infinity.
-    state.SetLabel(noise_label(rec) + ", " + roofline_of(c, r.backend, rec.summary.median).bound);
+    // An unverified entry says so on every console line (and in JSON: "verified": false).
+    state.SetLabel((r.verification.mode == VerifyMode::off ? std::string("UNVERIFIED, ") : std::string()) +
+                   noise_label(rec) + ", " + roofline_of(c, r.backend, rec.summary.median).bound);
 }
 
 void SuiteRun::show_progress(std::size_t ri) {
@@ -371,6 +444,21 @@ void SuiteRun::run_benchmarks() {
 RunSummary run_suite(const Suite &suite, const PluginSet &plugins, const RunOptions &options) {
     SuiteRun run(suite, plugins, options);
     return run.run();
+}
+
+} // namespace opbench
+
+namespace opbench {
+
+std::string summary_line(const RunSummary &s) {
+    std::string line = fmt::format("opbench: {} passed, {} failed, {} skipped", s.passed, s.failed, s.skipped);
+    if (s.unverified) line += fmt::format(" ({} passed UNVERIFIED: --verify off)", s.unverified);
+    auto share = [&](double part) { return s.wall_seconds > 0 ? 100.0 * part / s.wall_seconds : 0.0; };
+    line += fmt::format(" in {:.1f} s: measuring {:.1f} s ({:.0f}%), verifying {:.1f} s ({:.0f}%, {}), "
+                        "preparing {:.1f} s",
+                        s.wall_seconds, s.measure_seconds, share(s.measure_seconds), s.verify_seconds,
+                        share(s.verify_seconds), verify_mode_name(s.verify), s.prepare_seconds);
+    return line;
 }
 
 } // namespace opbench
