@@ -248,14 +248,15 @@ void SuiteRun::activate(std::size_t ri) {
         active_.recipe = std::make_unique<Recipe>(
             *active_.work, c.settings, RecipeOptions{&steady_measure_clock(), active_.phases.get(), timer_overhead_});
         const BackendWork &work = *active_.work;
-        r.checked = true;
         r.verification = Verification{};
         r.verification.mode = mode;
         Verifier verifier;
         if (mode == VerifyMode::off) {
             r.verification.method = "none";
+            r.checked = true; // recorded as off: unverified
         } else {
             verifier = [&, reference, fast_check, ci](MeasuredWork &) {
+                r.checked = true;
                 const HostBuffers outputs = work.outputs();
                 VerifyRequest rq;
                 rq.mode = mode;
