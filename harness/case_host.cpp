@@ -2,8 +2,12 @@
 
 #include "backend_work.hpp"
 #include "memory_figures.hpp"
+#include "phase_timer.hpp"
 #include "recipe.hpp"
 #include "reference_cache.hpp"
+#include "reference_store.hpp"
+
+#include "opbench/ops.hpp"
 
 #include <fmt/format.h>
 
@@ -68,7 +72,9 @@ void to_json(nlohmann::json &j, const CaseJob &job) {
     // Both ends are the same program: the description travels as its bytes.
     j = {{"case_index", job.case_index}, {"name", job.name},     {"backend", job.backend},
          {"desc", to_hex(&job.desc, sizeof job.desc)},           {"settings", settings},
-         {"nmse_threshold", job.nmse_threshold},                 {"timer_overhead", job.timer_overhead}};
+         {"nmse_threshold", job.nmse_threshold},                 {"timer_overhead", job.timer_overhead},
+         {"verify", verify_mode_name(job.verify)},               {"check_seed", job.check_seed},
+         {"reference_store_dir", job.reference_store_dir},       {"reference_store_key", job.reference_store_key}};
 }
 
 void from_json(const nlohmann::json &j, CaseJob &job) {
@@ -81,6 +87,10 @@ void from_json(const nlohmann::json &j, CaseJob &job) {
             s.set(job.settings, j["settings"][std::string(s.key)].get<double>());
     job.nmse_threshold = j.at("nmse_threshold").get<double>();
     job.timer_overhead = j.at("timer_overhead").get<double>();
+    job.verify = verify_mode_from_name(j.at("verify").get<std::string>()).value_or(VerifyMode::full);
+    job.check_seed = j.at("check_seed").get<uint64_t>();
+    job.reference_store_dir = j.at("reference_store_dir").get<std::string>();
+    job.reference_store_key = j.at("reference_store_key").get<std::string>();
 }
 
 void to_json(nlohmann::json &j, const MemoryFigures &m) {
@@ -114,7 +124,12 @@ void to_json(nlohmann::json &j, const Activation &a) {
          {"reason", a.reason},
          {"nmse", std::isfinite(a.nmse) ? nlohmann::json(a.nmse) : nlohmann::json(nullptr)},
          {"preparation", a.preparation},
-         {"workspace_bytes", a.workspace_bytes}};
+         {"workspace_bytes", a.workspace_bytes},
+         {"checked", a.checked},
+         {"verification", to_json(a.verification)},
+         {"prepare_seconds", a.prepare_seconds},
+         {"verify_seconds", a.verify_seconds},
+         {"reference_problem", a.reference_problem}};
 }
 
 void from_json(const nlohmann::json &j, Activation &a) {
@@ -124,6 +139,11 @@ void from_json(const nlohmann::json &j, Activation &a) {
     a.nmse = j.at("nmse").is_null() ? std::numeric_limits<double>::quiet_NaN() : j["nmse"].get<double>();
     a.preparation = j.at("preparation").get<PreparationRecord>();
     a.workspace_bytes = j.at("workspace_bytes").get<uint64_t>();
+    a.checked = j.at("checked").get<bool>();
+    a.verification = verification_from_json(j.at("verification"));
+    a.prepare_seconds = j.at("prepare_seconds").get<double>();
+    a.verify_seconds = j.at("verify_seconds").get<double>();
+    a.reference_problem = j.at("reference_problem").get<std::string>();
 }
 
 // ---- in this process ----------------------------------------------------------------
@@ -172,16 +192,30 @@ public:
                                                               ? it->second
                                                               : fmt::format("backend '{}' is not open", job_.backend)};
             }
+            // The check the mode calls for: fast mode runs the reference only
+            // for ops without a fast check (the linear ones, checked in full).
+            const OpInfo *row = op_info(job_.desc.op);
+            const FastCheckFn fast_check = row ? row->fast_check : nullptr;
+            const VerifyMode mode = job_.verify;
+            const bool needs_reference = mode == VerifyMode::full || (mode == VerifyMode::fast && !fast_check);
+            use_reference_store(job_);
+            // The reference runs first, in its own instance, and the evictor's
+            // buffer is made once: neither shows in this case's memory figures.
             enter(case_phase::reference);
-            const HostBuffers &reference = reference_.outputs(job_.case_index, job_.desc);
+            const auto reference_start = std::chrono::steady_clock::now();
+            const HostBuffers *reference = needs_reference ? &reference_.outputs(job_.case_index, job_.desc) : nullptr;
+            a.verify_seconds =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - reference_start).count();
+            if (store_ && !store_->last_problem().empty()) a.reference_problem = store_->last_problem();
+            const HostTensors &host = reference_.inputs(job_.case_index, job_.desc);
             if (job_.settings.cache == CacheState::cold && !evictor_) evictor_ = std::make_unique<CacheEvictor>();
             figures_ = MemoryFigures{};
-            work_ = std::make_unique<BackendWork>(*be, job_.desc, reference_.inputs(job_.case_index, job_.desc),
-                                                  evictor_.get());
+            work_ = std::make_unique<BackendWork>(*be, job_.desc, host, evictor_.get());
             memory_ = std::make_unique<MemoryObserver>(*be, figures_);
             observer_ = std::make_unique<PhaseObserver>(*memory_, on_phase_, phase_);
+            phases_ = std::make_unique<PhaseTimer>(observer_.get());
             MeasuredWork *measured = work_.get();
-            RecipeObserver *observer = observer_.get();
+            RecipeObserver *observer = phases_.get();
             if (instrumentation_) {
                 instrumentation_->case_begin(job_, *be);
                 instrumented_ = true;
@@ -190,11 +224,40 @@ public:
             }
             recipe_ = std::make_unique<Recipe>(*measured, job_.settings,
                                                RecipeOptions{&steady_measure_clock(), observer, job_.timer_overhead});
-            a.preparation = recipe_->prepare([&](MeasuredWork &) {
-                CheckVerdict verdict = check_against_reference(*work_, reference, job_.desc, job_.nmse_threshold);
-                a.nmse = verdict.error; // recorded for a failed check too
-                return verdict;
-            });
+            a.verification.mode = mode;
+            Verifier verifier;
+            if (mode == VerifyMode::off) {
+                a.verification.method = "none";
+                a.checked = true; // recorded as off: unverified
+            } else {
+                verifier = [&, reference, fast_check, mode](MeasuredWork &) {
+                    a.checked = true;
+                    const HostBuffers outputs = work_->outputs();
+                    VerifyRequest rq;
+                    rq.mode = mode;
+                    rq.desc = &job_.desc;
+                    rq.host = &host;
+                    rq.outputs = &outputs;
+                    rq.fast_check = fast_check;
+                    rq.seed = job_.check_seed;
+                    rq.tolerance = tolerance_for(job_.desc);
+                    rq.reference = [this, reference](std::string &source) -> const HostBuffers & {
+                        source = reference_.source();
+                        return *reference;
+                    };
+                    a.verification = verify_outputs(rq);
+                    if (a.verification.nmse) a.nmse = *a.verification.nmse; // recorded for a failed check too
+                    return CheckVerdict{a.verification.verified, a.verification.nmse.value_or(-1.0),
+                                        a.verification.failure};
+                };
+            }
+            try {
+                a.preparation = recipe_->prepare(verifier);
+            } catch (const MeasureFailure &) {
+                record_phase_times(a);
+                throw;
+            }
+            record_phase_times(a);
             a.workspace_bytes = work_->workspace_bytes();
             preparation_ = a.preparation;
         } catch (const MeasureFailure &f) {
@@ -235,6 +298,16 @@ public:
     }
 
 private:
+    // Full mode: references kept on disk across runs, when the run asks.
+    void use_reference_store(const CaseJob &job) {
+        if (job.verify != VerifyMode::full || job.reference_store_dir.empty() || store_) return;
+        store_ = std::make_unique<ReferenceStore>(job.reference_store_dir, ReferenceStore::kDefaultMaxBytes);
+        reference_.use_store(store_.get(), job.reference_store_key);
+    }
+    void record_phase_times(Activation &a) const {
+        a.prepare_seconds = phases_->seconds(phase::prepare);
+        a.verify_seconds += phases_->seconds(phase::check);
+    }
     void enter(std::string_view p) {
         phase_ = std::string(p);
         if (on_phase_) on_phase_(phase_);
@@ -243,6 +316,7 @@ private:
         recipe_.reset();
         if (instrumented_) instrumentation_->case_end();
         instrumented_ = false;
+        phases_.reset();
         observer_.reset();
         memory_.reset();
         if (work_) work_->release();
@@ -261,6 +335,8 @@ private:
     std::unique_ptr<BackendWork> work_;
     std::unique_ptr<MemoryObserver> memory_;
     std::unique_ptr<PhaseObserver> observer_;
+    std::unique_ptr<PhaseTimer> phases_; // prepare and check times (the run's summary line)
+    std::unique_ptr<ReferenceStore> store_; // full mode's references on disk
     std::unique_ptr<Recipe> recipe_;
     CaseInstrumentation *instrumentation_;
     bool instrumented_ = false; // a case began in instrumentation_ and has not ended

@@ -18,6 +18,7 @@
 #include "records.hpp"
 #include "results.hpp"
 #include "settings.hpp"
+#include "verify.hpp"
 #include "worker.hpp"
 
 #include "opbench/plugin.h"
@@ -66,6 +67,10 @@ struct CaseJob {
     MeasureSettings settings;
     double nmse_threshold = 0;
     double timer_overhead = 0; // the recipe's batch choice
+    VerifyMode verify = VerifyMode::fast;
+    uint64_t check_seed = 0;           // the fast checks' randomness, recorded
+    std::string reference_store_dir;   // full mode: references kept on disk here ("" = none)
+    std::string reference_store_key;   // names the reference build exactly
 };
 void to_json(nlohmann::json &j, const CaseJob &job);
 void from_json(const nlohmann::json &j, CaseJob &job);
@@ -79,6 +84,10 @@ struct Activation {
     double nmse = -1; // < 0: not verified
     PreparationRecord preparation;
     uint64_t workspace_bytes = 0;
+    bool checked = false;      // reached the check step: `verification` says how it went
+    Verification verification; // mode, method, what was checked
+    double prepare_seconds = 0, verify_seconds = 0; // reference + check for the latter
+    std::string reference_problem; // the reference store could not be used (the run goes on)
 };
 void to_json(nlohmann::json &j, const Activation &a);
 void from_json(const nlohmann::json &j, Activation &a);

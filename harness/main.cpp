@@ -206,7 +206,7 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
     std::vector<std::string> validate_paths;
     validate->add_option("suite", validate_paths, "suite TOML file(s)")->required()->check(CLI::ExistingFile);
 
-    auto *run = app.add_subcommand("run", "run a suite: verify each case against the reference, measure, "
+    auto *run = app.add_subcommand("run", "run a suite: verify each case (--verify), measure, "
                                           "write a result set.\nArguments --benchmark_* go to Google Benchmark.");
     std::string suite_path, backends_csv, out_path;
     RunOptions opts;
@@ -256,6 +256,17 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
             run->add_option_function<double>(std::string(info.cli_flag), store, help)
                 ->type_name(std::string(info.value_name));
     }
+    std::string verify_mode = "fast";
+    run->add_option("--verify", verify_mode,
+                    "how each case's output is checked before it is timed: full (against the reference backend "
+                    "on the whole case; references kept in the cache dir), fast (matmul: Freivalds' check, "
+                    "attention: exact rows on a sample, other ops in full; the reference never runs for matmul "
+                    "and attention), off (nothing checked: entries are marked unverified)")
+        ->check(CLI::IsMember({"full", "fast", "off"}))
+        ->capture_default_str();
+    bool no_reference_cache = false;
+    run->add_flag("--no-reference-cache", no_reference_cache,
+                  "--verify full: compute every reference, neither reading nor writing the on-disk cache");
     run->add_flag("--no-progress", no_progress, "no progress lines on a terminal");
     std::string cpus_csv;
     run->add_option("--cpus", cpus_csv, "pin opbench and its backends' threads to these CPUs (e.g. 0 or 0,1)");
@@ -452,6 +463,8 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
             return kExitBadInput;
         }
     }
+    opts.verify = *verify_mode_from_name(verify_mode); // CLI11 checked the name
+    opts.reference_store = !no_reference_cache;
 
     RunSummary summary;
     try {
@@ -466,8 +479,7 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
         std::cerr << "opbench run: " << e.what() << "\n";
         return kExitEnvironment;
     }
-    std::cout << fmt::format("\nopbench: {} passed, {} failed, {} skipped", summary.passed, summary.failed,
-                             summary.skipped);
+    std::cout << "\n" << summary_line(summary);
     if (!summary.out_path.empty()) std::cout << " -> " << summary.out_path;
     if (!summary.complete)
         std::cout << fmt::format(" (incomplete: interrupted; `opbench run --resume {}` finishes it)",

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <stdexcept>
 
@@ -49,6 +50,13 @@ std::string sha256_of(const std::vector<const std::vector<uint8_t> *> &buffers) 
     unsigned len = 0;
     if (EVP_DigestFinal_ex(ctx.get(), md, &len) != 1) throw std::runtime_error("OpenSSL: SHA-256 final failed");
     return hex(md, len);
+}
+
+std::string file_sha256(const std::string &path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return "unreadable";
+    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return sha256_of({&bytes});
 }
 
 std::string ReferenceKey::text() const {

@@ -42,6 +42,9 @@ struct ReferenceKey {
     [[nodiscard]] std::string file_name() const;
 };
 
+// SHA-256 of a file's bytes (hex); "unreadable" when it cannot be read.
+[[nodiscard]] std::string file_sha256(const std::string &path);
+
 // SHA-256 of the buffers in order, each preceded by its length (hex).
 [[nodiscard]] std::string sha256_of(const std::vector<const std::vector<uint8_t> *> &buffers);
 

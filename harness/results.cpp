@@ -141,6 +141,14 @@ nlohmann::json case_fields(const CaseResult &r) {
     j["reference"] = r.is_reference;
     j["nmse"] = r.nmse >= 0 ? nlohmann::json(r.nmse) : nlohmann::json(nullptr);
     j["nmse_threshold"] = r.nmse_threshold;
+    // How the output was checked; "verified" is false for --verify off (and
+    // for anything that did not pass a check), so an unchecked entry can
+    // never read as a checked one.
+    j["verification"] = r.checked ? to_json(r.verification) : nlohmann::json(nullptr);
+    j["verified"] = r.checked && r.verification.verified;
+    j["prepare_seconds"] = r.prepare_seconds;
+    j["verify_seconds"] = r.verify_seconds;
+    j["measure_seconds"] = r.measure_seconds;
     // Every setting with a result key, named and valued as the table says.
     nlohmann::json settings = nlohmann::json::object();
     for (const SettingInfo &info : measurement_settings()) {

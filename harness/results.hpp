@@ -7,6 +7,7 @@
 #include "records.hpp"
 #include "statistics.hpp"
 #include "suite.hpp"
+#include "verify.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -59,8 +60,13 @@ struct CaseResult {
     CaseStatus status = CaseStatus::passed;
     std::string reason;            // why failed or skipped
     bool is_reference = false;     // this backend produced the reference output
-    double nmse = -1;              // < 0: not verified
+    double nmse = -1;              // < 0: not compared with the reference
     double nmse_threshold = 0;
+    bool checked = false;          // reached the check step: `verification` says how it went
+    Verification verification;
+    double prepare_seconds = 0;    // the recipe's prepare step (tensors, plan)
+    double verify_seconds = 0;     // reference (computed or loaded) + the check step
+    double measure_seconds = 0;    // the sampling loops of all repetitions
     MemoryFigures memory;
     std::vector<RepetitionRecord> repetitions;
     std::optional<Roofline> roofline; // at the median of the repetitions' medians

@@ -17,6 +17,7 @@
 #include "profile_observer.hpp"
 #include "recipe.hpp"
 #include "reference_cache.hpp"
+#include "reference_store.hpp"
 #include "report.hpp"
 #include "result_set.hpp"
 #include "run_console.hpp"
@@ -75,6 +76,10 @@ std::vector<CaseResult> planned_results(const std::vector<Case> &cases, const st
 }
 
 namespace {
+
+// The fast checks' randomness for case number `ci`: fixed by the case's
+// position like its inputs, so a run repeats exactly; recorded in the entry.
+uint64_t fast_check_seed(std::size_t ci) { return ReferenceCache::input_seed(ci) ^ 0x9e3779b97f4a7c15ull; }
 
 std::string noise_label(const RepetitionRecord &rec) {
     std::string label = std::isfinite(rec.summary.noise)
@@ -149,6 +154,7 @@ private:
 
     BackendSessions sessions_;
     std::unique_ptr<CaseHost> host_; // where cases run: a worker per backend, or here
+    std::string reference_store_dir_, reference_store_key_; // full mode's reference store (empty: none)
     std::unique_ptr<ProfileSession> profile_;                 // --profile / --trace only
     std::unique_ptr<ProfileInstrumentation> instrumentation_; // its hooks in the in-process host
     ActiveCase active_;
@@ -189,7 +195,17 @@ RunSummary SuiteRun::run() {
     summary.failed = counts.count("failed") ? counts.at("failed") : 0;
     summary.skipped = counts.count("skipped") ? counts.at("skipped") : 0;
     summary.complete = complete;
+    for (std::size_t ri = 0; ri < results_.size(); ++ri) {
+        if (!ran_[ri]) continue; // excluded by --benchmark_filter
+        const CaseResult &r = results_[ri];
+        summary.prepare_seconds += r.prepare_seconds;
+        summary.verify_seconds += r.verify_seconds;
+        summary.measure_seconds += r.measure_seconds;
+        if (r.status == CaseStatus::passed && !r.verification.verified) ++summary.unverified;
+    }
     summary.out_path = options_.out_path;
+    summary.verify = options_.verify;
+    summary.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
     return summary;
 }
 
@@ -275,6 +291,16 @@ void SuiteRun::open_backends() {
             if (std::find(wanted.begin(), wanted.end(), b) == wanted.end()) wanted.push_back(b);
     sessions_ = open_backend_sessions(plugins_, wanted, options_.reference);
     for (const auto &[name, inst] : sessions_.backends) backend_contexts_[name] = backend_context(*inst, nullptr);
+    // Full mode keeps its references on disk: a re-run computes none again.
+    // The key names the reference build exactly (version, libraries, the
+    // plugin file's hash), so a rebuilt reference never serves old outputs.
+    const LoadedPlugin *ref = plugins_.find(options_.reference);
+    if (options_.verify == VerifyMode::full && options_.reference_store && ref && sessions_.reference) {
+        reference_store_dir_ = options_.reference_store_dir.empty() ? ReferenceStore::default_dir().string()
+                                                                    : options_.reference_store_dir;
+        reference_store_key_ = fmt::format("{} | {} | plugin sha256 {}", ref->api->version,
+                                           ref->api->library_versions, file_sha256(ref->path));
+    }
 }
 
 // Where cases run: a worker process per backend (the parent keeps its own
@@ -352,12 +378,21 @@ void SuiteRun::activate(std::size_t ri) {
     job.settings = c.settings;
     job.nmse_threshold = r.nmse_threshold;
     job.timer_overhead = timer_overhead_;
+    job.verify = options_.verify;
+    job.check_seed = fast_check_seed(ci);
+    job.reference_store_dir = reference_store_dir_;
+    job.reference_store_key = reference_store_key_;
     const Activation a = host_->activate(job);
     if (host_->interrupted()) interrupted_[ri] = true;
     r.status = a.status;
     r.reason = a.reason;
     r.nmse = a.nmse;
     r.memory.workspace_bytes = a.workspace_bytes;
+    r.checked = a.checked;
+    r.verification = a.verification;
+    r.prepare_seconds = a.prepare_seconds;
+    r.verify_seconds = a.verify_seconds;
+    if (!a.reference_problem.empty()) std::cerr << "opbench: " << a.reference_problem << "\n";
     active_.prepared = a.status == CaseStatus::passed;
 }
 
@@ -457,7 +492,11 @@ void SuiteRun::bench(benchmark::State &state, std::size_t ri) {
     RepetitionRecord rec;
     for (auto _ : state) {
         try {
+            // The sampling's share of the run's time (the summary line),
+            // seen from here: a worker's reply is a few microseconds more.
+            const auto t0 = std::chrono::steady_clock::now();
             rec = host_->measure_repetition();
+            r.measure_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         } catch (const MeasureFailure &f) {
             r.status = f.status;
             r.reason = f.reason;
@@ -480,7 +519,9 @@ void SuiteRun::bench(benchmark::State &state, std::size_t ri) {
         if (value.is_number()) state.counters[key] = value.get<double>();
     // The noise goes into the label: it is infinite when too few samples
     // exist for a confidence interval, and JSON has no infinity.
-    state.SetLabel(noise_label(rec) + ", " + roofline_of(c, r.backend, rec.summary.median).bound);
+    // An unverified entry says so on every console line (and in JSON: "verified": false).
+    state.SetLabel((r.verification.mode == VerifyMode::off ? std::string("UNVERIFIED, ") : std::string()) +
+                   noise_label(rec) + ", " + roofline_of(c, r.backend, rec.summary.median).bound);
 }
 
 void SuiteRun::show_progress(std::size_t ri) {
@@ -619,6 +660,21 @@ void SuiteRun::run_benchmarks() {
 RunSummary run_suite(const Suite &suite, const PluginSet &plugins, const RunOptions &options) {
     SuiteRun run(suite, plugins, options);
     return run.run();
+}
+
+} // namespace opbench
+
+namespace opbench {
+
+std::string summary_line(const RunSummary &s) {
+    std::string line = fmt::format("opbench: {} passed, {} failed, {} skipped", s.passed, s.failed, s.skipped);
+    if (s.unverified) line += fmt::format(" ({} passed UNVERIFIED: --verify off)", s.unverified);
+    auto share = [&](double part) { return s.wall_seconds > 0 ? 100.0 * part / s.wall_seconds : 0.0; };
+    line += fmt::format(" in {:.1f} s: measuring {:.1f} s ({:.0f}%), verifying {:.1f} s ({:.0f}%, {}), "
+                        "preparing {:.1f} s",
+                        s.wall_seconds, s.measure_seconds, share(s.measure_seconds), s.verify_seconds,
+                        share(s.verify_seconds), verify_mode_name(s.verify), s.prepare_seconds);
+    return line;
 }
 
 } // namespace opbench

@@ -12,6 +12,7 @@
 #include "settings.hpp"
 #include "shard.hpp"
 #include "suite.hpp"
+#include "verify.hpp"
 
 #include <optional>
 #include <string>
@@ -37,13 +38,25 @@ struct RunOptions {
     ProfileOptions profile;     // --profile, --trace, --trace-schedule (cases then run in this process)
     bool verbose = false;                    // Google Benchmark's per-repetition lines instead of one per case
     std::optional<Shard> shard;              // the suite's cases were cut to this shard (recorded in the set)
+    VerifyMode verify = VerifyMode::fast;    // --verify: full | fast | off (verify.hpp)
+    bool reference_store = true;             // full mode: keep references on disk (--no-reference-cache)
+    std::string reference_store_dir;         // empty: ReferenceStore::default_dir()
 };
 
 struct RunSummary {
     int passed = 0, failed = 0, skipped = 0; // resumed runs: the earlier sessions' cases included
     bool complete = true;                    // false: interrupted (SIGINT/SIGTERM)
+    int unverified = 0;   // passed entries whose outputs were not checked (--verify off)
     std::string out_path; // written result set, if any
+    VerifyMode verify = VerifyMode::fast;
+    // Where the run's time went: the whole run, and summed over its cases
+    // the sampling loops, the checks (reference included), the prepares.
+    double wall_seconds = 0, measure_seconds = 0, verify_seconds = 0, prepare_seconds = 0;
 };
+
+// The run's summary line: counts, then wall time and where it went, e.g.
+//   "opbench: 12 passed, 0 failed, 0 skipped in 95.2 s: measuring 71.3 s (75%), verifying 3.1 s (fast), ..."
+[[nodiscard]] std::string summary_line(const RunSummary &s);
 
 // The suite's cases as this run measures them: command-line overrides
 // applied, threads resolved into desc.threads, --backends applied. Throws

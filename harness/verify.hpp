@@ -106,6 +106,9 @@ struct Verification {
 
 // The entry's `verification` object (see results/README.md).
 [[nodiscard]] nlohmann::json to_json(const Verification &v);
+// Back from to_json (a worker sends its verification to the run this way);
+// a figure written as null (not finite) reads back as infinity.
+[[nodiscard]] Verification verification_from_json(const nlohmann::json &j);
 
 // ---- checking one case's outputs ------------------------------------------------
 

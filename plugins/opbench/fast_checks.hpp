@@ -171,7 +171,7 @@ bool find_nonfinite(const void *out, int64_t n, const TensorSpec &spec, FastChec
 // Random signs make d_i a sum of independent terms: the row's tolerance is
 // kSigmas standard deviations of that sum. One wrong element of error δ adds
 // exactly ±δ to d_i for every r, so it is caught whenever |δ| exceeds its row's
-// tolerance (about 0.75 rms(C) for bf16 at 4096×4096×4096, far less for f32;
+// tolerance (about 0.7 rms(C) for bf16 at 4096×4096×4096, far less for f32;
 // docs/measurement.md has the measured figures).
 inline constexpr int kFreivaldsVectors = 4;
 inline constexpr double kFreivaldsSigmas = 7.0;

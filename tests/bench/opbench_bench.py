@@ -12,7 +12,8 @@ figures. Registered with Meson's benchmark() (tests/bench/meson.build):
 
 Subcommands: call-path, accuracy, repeatability, cost, attention-memory,
 isolation, scopes-off (needs a second build: meson setup build-noscopes -Dprofiling_scopes=false,
-then --opbench-noscopes build-noscopes/harness/opbench).
+then --opbench-noscopes build-noscopes/harness/opbench), time-to-result, fast-power (issue 10:
+verification's cost and power).
 Standard library only.
 """
 import argparse
@@ -33,15 +34,21 @@ def here(*parts):
     return os.path.join(ARGS.source_root, *parts)
 
 
-def run_opbench(suite, extra=(), opbench=None):
-    """Runs `opbench run`; returns (result set, wall seconds)."""
+def run_opbench(suite, extra=(), env=None, failed_cases_ok=False, keep_output=None, opbench=None):
+    """Runs `opbench run`; returns (result set, wall seconds).
+
+    failed_cases_ok: exit status 1 (some cases failed) is expected, not an error.
+    keep_output: a list that receives (stdout, stderr)."""
     with tempfile.TemporaryDirectory(prefix="opbench-bench-") as tmp:
         out = os.path.join(tmp, "r.json")
         cmd = [opbench or ARGS.opbench, "run", suite, "--no-progress", "--out", out, *extra]
         t0 = time.monotonic()
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env=None if env is None else {**os.environ, **env})
         wall = time.monotonic() - t0
-        if proc.returncode != 0:
+        if keep_output is not None:
+            keep_output.append((proc.stdout, proc.stderr))
+        if proc.returncode != 0 and not (failed_cases_ok and proc.returncode == 1):
             # A SIGSEGV at exit after a complete result set was seen with the
             # onednn plugin loaded (OpenMP workers in a library being
             # unmapped); the loader now keeps accepted plugins mapped
@@ -297,6 +304,118 @@ def attention_memory():
           "\ncase's own (heap: above the case's starting level); RSS peak is the process high-water"
           "\nmark, reset at the case's start (so it includes the process's baseline).")
 
+# ---- time to result (issue 10) ---------------------------------------------
+
+def sample_seconds(result):
+    """Seconds spent inside timed samples: every sample's time per call x its calls."""
+    total = 0.0
+    for b in result["benchmarks"]:
+        if b.get("run_type") == "iteration" and b.get("status") == "passed" and "stats" in b:
+            st = b["stats"]
+            total += sum(st["sample_times"]) * st["calls_per_sample"]
+    return total
+
+
+def entry_seconds(result, field):
+    """Sum of a per-case field (verify_seconds, ...) over cases (once per case, not per repetition)."""
+    seen, total = set(), 0.0
+    for b in result["benchmarks"]:
+        if b.get("run_type") != "iteration":
+            continue
+        name = b["run_name"].removesuffix("/manual_time")
+        if name not in seen:
+            seen.add(name)
+            total += b.get(field) or 0.0
+    return total
+
+
+def time_to_result():
+    """Wall time against summed sample time, fast vs full (vs full again: the reference cache)."""
+    suites = ARGS.suite or [here("suites", "gemm.toml"), here("suites", "transformer-shapes.toml")]
+    extra = ARGS.opbench_args.split() if ARGS.opbench_args else []
+    backends = ["--backends", ARGS.backends]
+    rows, medians = [], {}
+    with tempfile.TemporaryDirectory(prefix="opbench-refcache-") as cache:
+        env = {"OPBENCH_CACHE_DIR": cache}
+        # The machine's peaks are cached per machine: copy them so no run pays for them.
+        real = os.environ.get("OPBENCH_CACHE_DIR") or os.path.join(
+            os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "opbench")
+        if os.path.isdir(real):
+            for f in os.listdir(real):
+                if f.startswith("machine-"):
+                    with open(os.path.join(real, f), "rb") as src, open(os.path.join(cache, f), "wb") as dst:
+                        dst.write(src.read())
+        for suite in suites:
+            for mode, label in [("fast", "fast (default)"), ("full", "full, cold cache"), ("full", "full, cached")]:
+                if ARGS.modes and mode not in ARGS.modes.split(","):
+                    continue
+                res, wall = run_opbench(suite, [*backends, "--verify", mode, *extra], env=env)
+                cs = cases(res)
+                measured = sample_seconds(res)
+                verify = entry_seconds(res, "verify_seconds")
+                methods = sorted({(b.get("verification") or {}).get("method", "-") for b in res["benchmarks"]
+                                  if b.get("run_type") == "iteration" and b.get("status") == "passed"})
+                unverified = sum(1 for b in res["benchmarks"] if b.get("run_type") == "iteration"
+                                 and b.get("status") == "passed" and not b.get("verified"))
+                failed = sum(1 for b in res["benchmarks"] if b.get("status") == "failed")
+                rows.append([os.path.basename(suite), label, str(len(cs)), f"{wall:.1f}", f"{measured:.1f}",
+                             f"{100 * measured / wall:.0f}%", f"{verify:.1f}", "+".join(methods),
+                             str(unverified), str(failed)])
+                medians[(suite, label)] = {n: c["median"] for n, c in cs.items()}
+    table(["suite", "verify", "cases", "wall s", "in samples s", "measuring", "verify s", "methods",
+           "unverified", "failed"], rows)
+    # Medians of the same cases, fast against full: verification must not change them.
+    for suite in suites:
+        a, b = medians.get((suite, "fast (default)")), medians.get((suite, "full, cold cache"))
+        if not a or not b:
+            continue
+        ratios = sorted(a[n] / b[n] for n in a if n in b and b[n] > 0)
+        if ratios:
+            print(f"\n{os.path.basename(suite)}: median time per call, fast / full, over {len(ratios)} cases: "
+                  f"min {ratios[0]:.3f}, median {statistics.median(ratios):.3f}, max {ratios[-1]:.3f}")
+    print(f"\nbackends {ARGS.backends}; extra opbench arguments: {' '.join(extra) or '(none)'}")
+
+
+# ---- fast mode's power, end to end (issue 10) -------------------------------
+
+def fast_power():
+    """The corrupt test backend makes one element / one row wrong at a seeded place; how often is it caught?"""
+    suite = here("tests", "bench", "fast_power.toml")
+    plugin_dir = ARGS.corrupt_plugin_dir
+    rows = []
+    for mode in ["element", "row"]:
+        for verify in ["fast", "full"]:
+            caught, trials, by_op, checked = 0, 0, {}, {}
+            for seed in range(ARGS.seeds):
+                env = {"OPBENCH_PLUGIN_PATH": plugin_dir, "OPBENCH_CORRUPT": mode,
+                       "OPBENCH_CORRUPT_SEED": str(seed)}
+                res, _ = run_opbench(suite, ["--backends", "corrupt", "--verify", verify], env=env,
+                                     failed_cases_ok=True)
+                for b in res["benchmarks"]:
+                    if b.get("run_type") != "iteration" and not b.get("error_occurred"):
+                        continue
+                    if b.get("backend") != "corrupt" or b.get("status") == "skipped":
+                        continue
+                    key = (b["op"], b["dtype"])
+                    name = b["run_name"]
+                    if (seed, name) in checked:
+                        continue
+                    checked[(seed, name)] = True
+                    hit = b.get("status") == "failed" and "verification failed" in (b.get("reason") or "")
+                    t = by_op.setdefault(key, [0, 0, None])
+                    t[0] += hit
+                    t[1] += 1
+                    v = b.get("verification") or {}
+                    if v.get("unit") == "rows":
+                        t[2] = f"{v['checked']}/{v['total']} rows"
+                    elif v.get("method"):
+                        t[2] = v.get("method")
+            for (op, dtype), (hit, n, cover) in sorted(by_op.items()):
+                rows.append([mode, verify, op, dtype, str(n), str(hit), f"{100 * hit / n:.0f}%", cover or "-"])
+    table(["error", "verify", "op", "dtype", "trials", "caught", "rate", "coverage"], rows)
+    print(f"\n{ARGS.seeds} seeds; element: one output element moved by the output's rms; "
+          "row: one output row (last axis) scaled by 0.8.")
+
 
 # ---- isolation ---------------------------------------------------------------
 
@@ -392,9 +511,19 @@ def main():
     p.add_argument("--direct", required=True)
     p.add_argument("--source-root", required=True)
     p.add_argument("what", choices=["call-path", "accuracy", "repeatability", "cost", "attention-memory",
-                                    "isolation", "scopes-off"])
+                                    "isolation", "scopes-off", "time-to-result", "fast-power"])
     p.add_argument("--opbench-noscopes", help="scopes-off: opbench built with -Dprofiling_scopes=false")
     p.add_argument("--rounds", type=int, default=5, help="scopes-off: rounds of the two builds")
+    p.add_argument("--suite", action="append",
+                   help="time-to-result: a suite to run (repeatable; default gemm and transformer-shapes)")
+    p.add_argument("--backends", default="onednn", help="time-to-result: --backends for opbench")
+    p.add_argument("--modes", default="", help="time-to-result: only these --verify modes (fast,full)")
+    p.add_argument("--opbench-args", default="",
+                   help="time-to-result: extra opbench arguments, e.g. '--repetitions 1 "
+                        "--benchmark_filter=linear'")
+    p.add_argument("--corrupt-plugin-dir", default="",
+                   help="fast-power: directory of opbench-backend-corrupt.so (build/tests/plugins)")
+    p.add_argument("--seeds", type=int, default=50, help="fast-power: seeds (trials per case)")
     p.add_argument("--interleave", action="store_true",
                    help="repeatability: spread each case's repetitions over the run "
                         "(--benchmark_enable_random_interleaving=true)")
@@ -402,7 +531,8 @@ def main():
     t0 = time.monotonic()
     print(f"(load average at start: {loadavg()}; {os.cpu_count()} CPUs)")
     {"call-path": call_path, "accuracy": accuracy, "repeatability": repeatability, "cost": cost,
-     "attention-memory": attention_memory, "isolation": isolation, "scopes-off": scopes_off}[ARGS.what]()
+     "attention-memory": attention_memory, "isolation": isolation, "scopes-off": scopes_off,
+     "time-to-result": time_to_result, "fast-power": fast_power}[ARGS.what]()
     if CRASHES_AT_EXIT:
         print(f"\nWARNING: {len(CRASHES_AT_EXIT)} opbench run(s) died of SIGSEGV at exit after writing"
               " a complete result set (known harness bug); their results were used.")

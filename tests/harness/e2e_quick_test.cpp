@@ -125,12 +125,31 @@ TEST_F(QuickSuiteRun, EveryPassedEntryIsVerifiedAndConsistent) {
         if (e["run_type"] != "iteration" || e["status"] != "passed") continue;
         ++checked;
         const std::string name = e["name"];
-        // Verified against the reference before being timed.
-        ASSERT_TRUE(e["nmse"].is_number()) << name;
-        EXPECT_LE(e["nmse"].get<double>(), e["nmse_threshold"].get<double>()) << name;
+        // Verified before being timed, in the default mode (fast): matmul by
+        // Freivalds' check, attention by sampled exact rows, every other op
+        // against the reference in full.
+        EXPECT_TRUE(e["verified"].get<bool>()) << name;
+        const json &v = e["verification"];
+        ASSERT_TRUE(v.is_object()) << name;
+        EXPECT_EQ(v["mode"], "fast") << name;
+        EXPECT_TRUE(v["verified"].get<bool>()) << name;
+        EXPECT_LE(v["worst_ratio"].get<double>(), 1.0) << name;
+        EXPECT_GE(e["verify_seconds"].get<double>(), 0.0) << name;
+        EXPECT_GT(e["measure_seconds"].get<double>(), 0.0) << name;
+        const std::string expected_method =
+            e["op"] == "matmul" ? "freivalds" : e["op"] == "attention" ? "sampled-rows" : "reference";
+        EXPECT_EQ(v["method"], expected_method) << name;
+        if (expected_method == "reference") {
+            ASSERT_TRUE(e["nmse"].is_number()) << name;
+            EXPECT_LE(e["nmse"].get<double>(), e["nmse_threshold"].get<double>()) << name;
+            EXPECT_EQ(v["checked"], v["total"]) << name;
+        } else {
+            EXPECT_TRUE(e["nmse"].is_null()) << name << ": the reference never ran";
+            EXPECT_GT(v["checked"].get<int64_t>(), 0) << name;
+        }
         if (e["backend"] == "naive") {
             EXPECT_TRUE(e["reference"].get<bool>()) << name;
-            EXPECT_EQ(e["nmse"].get<double>(), 0.0) << name;
+            if (expected_method == "reference") EXPECT_EQ(e["nmse"].get<double>(), 0.0) << name;
         }
         // The reported time is the median of the samples, per call, in us.
         const json &st = e["stats"];

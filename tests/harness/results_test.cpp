@@ -178,3 +178,35 @@ TEST(CaseFields, RepetitionSpreadIsTheHalfRangeOfRepetitionMediansOverTheirMedia
     r.repetitions = {a, b, d};
     EXPECT_NEAR(case_fields(r)["repetition_spread"].get<double>(), 0.1 / 1.1, 1e-12);
 }
+
+TEST(CaseFields, VerificationAndWhereTheTimeWent) {
+    Case c = matmul_case();
+    CaseResult r;
+    r.source = &c;
+    r.backend = "onednn";
+    // Never reached the check (skipped): no verification object, not verified.
+    nlohmann::json j = case_fields(r);
+    EXPECT_TRUE(j["verification"].is_null());
+    EXPECT_FALSE(j["verified"].get<bool>());
+    // Checked by Freivalds.
+    r.checked = true;
+    r.verification.mode = VerifyMode::fast;
+    r.verification.verified = true;
+    r.verification.method = "freivalds";
+    r.prepare_seconds = 0.5;
+    r.verify_seconds = 0.25;
+    r.measure_seconds = 3.0;
+    j = case_fields(r);
+    EXPECT_TRUE(j["verified"].get<bool>());
+    EXPECT_EQ(j["verification"]["method"], "freivalds");
+    EXPECT_EQ(j["prepare_seconds"], 0.5);
+    EXPECT_EQ(j["verify_seconds"], 0.25);
+    EXPECT_EQ(j["measure_seconds"], 3.0);
+    // Off: never reads as verified.
+    r.verification = Verification{};
+    r.verification.mode = VerifyMode::off;
+    r.verification.method = "none";
+    j = case_fields(r);
+    EXPECT_FALSE(j["verified"].get<bool>());
+    EXPECT_EQ(j["verification"]["mode"], "off");
+}

@@ -60,3 +60,24 @@ TEST(Runner, PlannedResultsOnePerCaseAndBackendInOrder) {
     EXPECT_GT(results[0].nmse_threshold, 0);
     EXPECT_NE(results[2].name, results[0].name);
 }
+
+TEST(SummaryLine, GivesWallTimeAndWhereItWent) {
+    RunSummary s;
+    s.passed = 3;
+    s.failed = 1;
+    s.skipped = 2;
+    s.wall_seconds = 100.0;
+    s.measure_seconds = 75.0;
+    s.verify_seconds = 5.0;
+    s.prepare_seconds = 1.5;
+    s.verify = VerifyMode::fast;
+    const std::string line = summary_line(s);
+    EXPECT_NE(line.find("3 passed, 1 failed, 2 skipped in 100.0 s"), std::string::npos) << line;
+    EXPECT_NE(line.find("measuring 75.0 s (75%)"), std::string::npos) << line;
+    EXPECT_NE(line.find("verifying 5.0 s (5%, fast)"), std::string::npos) << line;
+    EXPECT_NE(line.find("preparing 1.5 s"), std::string::npos) << line;
+    EXPECT_EQ(line.find("UNVERIFIED"), std::string::npos) << line;
+    s.unverified = 3;
+    s.verify = VerifyMode::off;
+    EXPECT_NE(summary_line(s).find("3 passed UNVERIFIED"), std::string::npos) << summary_line(s);
+}

@@ -353,3 +353,25 @@ TEST(VerifyOutputs, AReferenceThatNeverWroteCannotVerify) {
     EXPECT_FALSE(v.verified);
     EXPECT_NE(v.failure.find("reference backend never wrote"), std::string::npos) << v.failure;
 }
+
+TEST(MakeInputs, UniformOverMinusOneToOne) {
+    opb_op_desc d = make_desc(OPB_OP_ADD, OPB_DTYPE_F32);
+    d.p.eltwise = {100, 1000};
+    HostTensors h = make_inputs(d, 5);
+    double lo = 1, hi = -1, sum = 0;
+    int below_half = 0;
+    for (int64_t i = 0; i < 100000; ++i) {
+        const double v = load_as_f32(h.buffers[0].data(), OPB_DTYPE_F32, i);
+        ASSERT_GE(v, -1.0);
+        ASSERT_LT(v, 1.0);
+        lo = std::min(lo, v);
+        hi = std::max(hi, v);
+        sum += v;
+        below_half += v < -0.5;
+    }
+    EXPECT_LT(lo, -0.999);
+    EXPECT_GT(hi, 0.999);
+    EXPECT_NEAR(sum / 100000, 0.0, 0.01);
+    EXPECT_NEAR(below_half / 100000.0, 0.25, 0.01);
+    EXPECT_NE(h.buffers[0], h.buffers[1]) << "a and b differ";
+}
