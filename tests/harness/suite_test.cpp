@@ -618,7 +618,7 @@ TEST(SuiteErrors, SuiteOverTheCaseLimitIsRefusedAtTheCaseThatCrossesIt) {
 TEST(SuiteErrors, SuiteWithoutCasesIsRefused) {
     auto e = error_of("[suite]\nname = \"x\"\n[defaults]\nwarmup = 1\n");
     expect_at(e, 1, 1);
-    EXPECT_TRUE(has(e.message(), "no [[case]]")) << e.what();
+    EXPECT_TRUE(has(e.message(), "no [[case]] or [[workload]] tables")) << e.what();
 
     auto empty = error_of("case = []\n[suite]\nname = \"x\"\n");
     expect_at(empty, 1, 8);
