@@ -31,8 +31,12 @@ int64_t DecoderPhaseWork::tokens_per_unit() const {
 
 void DecoderPhaseWork::prepare() {
     run_.prepare();
-    for (int s = 0; s < run_.steps(); ++s) run_.run_step(s);
-    run_.synchronize();
+    // Decode reads the prompt's cache rows: the prefill writes them. (Prefill
+    // writes its own rows; decode steps write theirs in order in execute.)
+    if (phase_ == Phase::decode) {
+        run_.run_step(0);
+        run_.synchronize();
+    }
     // Room for many calls' step times, so recording them allocates nothing
     // inside a timed call (the harness counts allocations per call).
     step_seconds_.reserve(kStepTimesKept);
@@ -92,6 +96,20 @@ LayerComparison compare_layer_outputs(const std::vector<std::vector<std::vector<
         }
     if (worst.worst_nmse < 0) worst.worst_nmse = 0;
     return worst;
+}
+
+LayerComparison check_phase(DecoderPhaseWork &work,
+                            const std::vector<std::vector<std::vector<float>>> &reference) {
+    DecoderRun &run = work.run();
+    // Outputs indexed by step as in `reference`; steps outside the phase stay empty on both sides.
+    std::vector<std::vector<std::vector<float>>> got(reference.size()), want(reference.size());
+    for (int s : work.steps()) {
+        run.run_step(s);
+        run.synchronize();
+        got[std::size_t(s)] = run.layer_outputs(s);
+        if (std::size_t(s) < reference.size()) want[std::size_t(s)] = reference[std::size_t(s)];
+    }
+    return compare_layer_outputs(got, want);
 }
 
 WorkloadTolerance decoder_tolerance(const DecoderConfig &c) {

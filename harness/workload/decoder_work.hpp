@@ -6,8 +6,9 @@
 //            sequence), each step synchronized and timed on its own: a real
 //            decoding loop waits for each token before the next, and the
 //            per-step times give ms per token p50 / p99.
-// prepare() runs every step once untimed, so the KV cache holds the prompt's
-// rows before the first decode call (decoder.hpp: steps may be re-run).
+// prepare() runs the prefill untimed before a decode phase, so the KV cache
+// holds the prompt's rows before the first decode call (decoder.hpp: steps
+// may be re-run).
 #pragma once
 
 #include "decoder.hpp"
@@ -29,7 +30,7 @@ class DecoderPhaseWork {
 public:
     DecoderPhaseWork(DecoderRun &run, Phase phase) : run_(run), phase_(phase) {}
 
-    void prepare();     // DecoderRun::prepare, then every step once (fills the cache)
+    void prepare();     // DecoderRun::prepare (+ the prefill, for decode)
     void execute();     // one unit (see above); records step times
     void synchronize() { run_.synchronize(); }
 
@@ -65,8 +66,9 @@ private:
 };
 
 // Every layer's output of every step (outputs[step][layer]), running all
-// steps in order; what the check compares with the reference backend's.
+// steps in order: the reference backend's side of the check.
 [[nodiscard]] std::vector<std::vector<std::vector<float>>> capture_layer_outputs(DecoderRun &run);
+
 
 // The worst NMSE over every (step, layer) output and where it was.
 struct LayerComparison {
@@ -77,6 +79,12 @@ struct LayerComparison {
 [[nodiscard]] LayerComparison compare_layer_outputs(
     const std::vector<std::vector<std::vector<float>>> &got,
     const std::vector<std::vector<std::vector<float>>> &want);
+
+// The check of one phase, after prepare(): runs the phase's steps in order
+// and compares every layer's output of each with the same steps of
+// `reference` (capture_layer_outputs on the reference backend).
+[[nodiscard]] LayerComparison check_phase(DecoderPhaseWork &work,
+                                          const std::vector<std::vector<std::vector<float>>> &reference);
 
 // The largest NMSE a decoder layer output may show against the reference, and why.
 struct WorkloadTolerance {

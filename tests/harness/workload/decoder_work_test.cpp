@@ -136,6 +136,25 @@ TEST(DecoderPhaseWork, RepeatedCallsLeaveTheOutputsUnchanged) {
     EXPECT_EQ(run.layer_outputs(4), first[4]);
 }
 
+TEST(DecoderPhaseWork, CheckComparesThePhasesStepsOnly) {
+    auto ref_be = open_backend(NAIVE_PLUGIN), be = open_backend(NAIVE_PLUGIN);
+    ASSERT_TRUE(ref_be && be);
+    DecoderRun ref(*ref_be, small()), run(*be, small());
+    auto reference = capture_layer_outputs(ref);
+    DecoderPhaseWork decode(run, Phase::decode);
+    decode.prepare();
+    EXPECT_EQ(check_phase(decode, reference).worst_nmse, 0.0); // same backend: bit-identical
+    reference[0][0][0] += 100.0f; // a prefill output: not the decode phase's business
+    EXPECT_EQ(check_phase(decode, reference).worst_nmse, 0.0);
+    reference[3][1][2] += 100.0f; // decode step 3, layer 1
+    const LayerComparison c = check_phase(decode, reference);
+    EXPECT_GT(c.worst_nmse, 1.0);
+    EXPECT_EQ(c.where(), "decode step 3, layer 1");
+    DecoderPhaseWork prefill(run, Phase::prefill);
+    prefill.prepare();
+    EXPECT_EQ(check_phase(prefill, reference).where(), "prefill, layer 0");
+}
+
 #ifdef ONEDNN_PLUGIN
 // The check's tolerance against what onednn actually shows at a GPT-2-like
 // and a Llama-like shape (printed, so the tolerance's comment can cite it).
