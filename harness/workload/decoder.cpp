@@ -265,9 +265,11 @@ DecoderRun::StepProgram DecoderRun::build_step(int step) {
     };
 
     StepProgram prog;
+    int64_t layer = -1;
     auto call = [&](Component comp, const opb_op_desc &desc, std::initializer_list<void *> tensors) {
         Call k;
         k.component = comp;
+        k.layer = int(layer);
         k.plan = plan_for(desc);
         k.first_tensor = prog.tensors.size();
         k.tensor_count = static_cast<int32_t>(tensors.size());
@@ -310,6 +312,7 @@ DecoderRun::StepProgram DecoderRun::build_step(int step) {
     prog.calls.push_back(embed);
 
     for (int64_t l = 0; l < c.layers; ++l) {
+        layer = l;
         const LayerBuffers &w = bs.layers[std::size_t(l)];
         void *x = bs.hidden[std::size_t(l)];
         void *out = bs.hidden[std::size_t(l + 1)];
@@ -499,9 +502,26 @@ void DecoderRun::issue(const Call &k, const StepProgram &p) {
                                                     k.plan ? "execute" : "copy_in", be_.error_text(s))};
 }
 
-void DecoderRun::run_step(int step) {
+void DecoderRun::run_step(int step, ComponentObserver *observer) {
     const StepProgram &p = programs_.at(std::size_t(step));
-    for (const Call &k : p.calls) issue(k, p);
+    if (!observer) {
+        for (const Call &k : p.calls) issue(k, p);
+        return;
+    }
+    std::size_t i = 0;
+    while (i < p.calls.size()) {
+        const Component comp = p.calls[i].component;
+        const int layer = p.calls[i].layer;
+        observer->begin(comp, layer);
+        try {
+            for (; i < p.calls.size() && p.calls[i].component == comp && p.calls[i].layer == layer; ++i)
+                issue(p.calls[i], p);
+        } catch (...) {
+            observer->end(comp, layer);
+            throw;
+        }
+        observer->end(comp, layer);
+    }
 }
 
 void DecoderRun::run_step_by_component(int step, ComponentSeconds &seconds) {
@@ -510,8 +530,10 @@ void DecoderRun::run_step_by_component(int step, ComponentSeconds &seconds) {
     std::size_t i = 0;
     while (i < p.calls.size()) {
         const Component comp = p.calls[i].component;
+        const int layer = p.calls[i].layer;
         const auto t0 = Clock::now();
-        for (; i < p.calls.size() && p.calls[i].component == comp; ++i) issue(p.calls[i], p);
+        for (; i < p.calls.size() && p.calls[i].component == comp && p.calls[i].layer == layer; ++i)
+            issue(p.calls[i], p);
         synchronize();
         seconds[static_cast<std::size_t>(comp)] += std::chrono::duration<double>(Clock::now() - t0).count();
     }

@@ -75,6 +75,16 @@ inline constexpr int kComponentCount = 12;
 [[nodiscard]] std::string_view component_name(Component c);
 using ComponentSeconds = std::array<double, kComponentCount>;
 
+// Sees each component's run of plugin calls begin and end (a profiler's
+// scopes: the component spans nest the plugin's own scopes). Called on the
+// thread that runs the step; no synchronize is added.
+class ComponentObserver {
+public:
+    virtual ~ComponentObserver() = default;
+    virtual void begin(Component c, int layer) = 0;
+    virtual void end(Component c, int layer) = 0;
+};
+
 // Host copies of the weights and inputs, as float, already rounded to the
 // workload's dtype: exactly the values the backend receives. Layouts:
 //   wq, wk, wv, w_up, w_gate, w_down: [out, in] (nn.Linear; used with trans_b)
@@ -123,7 +133,8 @@ public:
     [[nodiscard]] std::size_t calls_in_step(int step) const;
 
     // Issues the step's calls; does not synchronize. Throws WorkloadFailure.
-    void run_step(int step);
+    // With an observer, each component's calls are bracketed by begin/end.
+    void run_step(int step, ComponentObserver *observer = nullptr);
     // The same calls, with a synchronize and a clock read at every component
     // boundary; adds each component's seconds to `seconds`.
     void run_step_by_component(int step, ComponentSeconds &seconds);
@@ -147,6 +158,7 @@ public:
 private:
     struct Call {
         Component component;
+        int layer = -1;             // -1: before the first layer (embed)
         opb_plan *plan = nullptr;   // null: a copy_in
         std::size_t first_tensor = 0;
         int32_t tensor_count = 0;

@@ -338,6 +338,34 @@ TEST(DecoderNaive, ComponentTimingRunsTheSameCalls) {
     EXPECT_GT(secs[std::size_t(Component::mlp_mul)], 0.0); // swiglu's composed multiply ran
 }
 
+TEST(DecoderNaive, ObserverSeesEveryComponentOfEveryLayerInOrder) {
+    struct Recorder : ComponentObserver {
+        std::vector<std::string> seen;
+        int open = 0;
+        void begin(Component c, int layer) override {
+            EXPECT_EQ(open++, 0); // never nested
+            seen.push_back(std::string(component_name(c)) + "@" + std::to_string(layer));
+        }
+        void end(Component, int) override { --open; }
+    } rec;
+    auto be = naive();
+    ASSERT_TRUE(be);
+    DecoderConfig c = llama_like();
+    c.layers = 2;
+    DecoderRun run(*be, c);
+    auto plain = run_all(run);
+    run.run_step(1, &rec);
+    run.synchronize();
+    EXPECT_EQ(run.layer_outputs(1), plain[1]);
+    std::vector<std::string> want = {"embed@-1"};
+    for (int l = 0; l < 2; ++l)
+        for (const char *n : {"attn_norm", "qkv", "attention", "attn_out", "attn_residual", "mlp_norm",
+                              "mlp_in", "mlp_act", "mlp_mul", "mlp_down", "mlp_residual"})
+            want.push_back(std::string(n) + "@" + std::to_string(l));
+    EXPECT_EQ(rec.seen, want);
+    EXPECT_EQ(rec.open, 0);
+}
+
 TEST(DecoderNaive, FootprintAndCallCounts) {
     auto be = naive();
     ASSERT_TRUE(be);
