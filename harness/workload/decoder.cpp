@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <tuple>
 
 namespace opbench::workload {
 
@@ -216,11 +217,12 @@ void DecoderRun::upload(void *dst, const std::vector<float> &values) {
     if (s != OPB_OK) throw WorkloadFailure{"failed", "decoder: copy_in of weights: " + be_.error_text(s)};
 }
 
-opb_plan *DecoderRun::plan_for(const opb_op_desc &desc) {
+std::pair<const opb_op_desc *, opb_plan *> DecoderRun::plan_for(const opb_op_desc &desc) {
     std::string key(reinterpret_cast<const char *>(&desc), sizeof desc);
     auto [it, inserted] = plans_.try_emplace(key, desc, nullptr);
-    if (!prepared_ && !buf_) return nullptr; // describing only
-    if (it->second.second) return it->second.second;
+    const opb_op_desc *stored = &it->second.first;
+    if (!prepared_ && !buf_) return {stored, nullptr}; // describing only
+    if (it->second.second) return {stored, it->second.second};
     uint64_t workspace = 0;
     opb_status s = be_.api().prepare(be_.handle(), &desc, &it->second.second, &workspace);
     if (s == OPB_ERR_UNSUPPORTED || s == OPB_ERR_UNAVAILABLE)
@@ -229,7 +231,7 @@ opb_plan *DecoderRun::plan_for(const opb_op_desc &desc) {
         throw WorkloadFailure{"failed", describe_op(desc) + ": prepare: " + be_.error_text(s)};
     footprint_.workspace += workspace;
     ++footprint_.plans;
-    return it->second.second;
+    return {stored, it->second.second};
 }
 
 int64_t DecoderRun::tokens_in_step(int step) const {
@@ -238,6 +240,20 @@ int64_t DecoderRun::tokens_in_step(int step) const {
 
 std::size_t DecoderRun::calls_in_step(int step) const {
     return step < static_cast<int>(programs_.size()) ? programs_[step].calls.size() : 0;
+}
+
+double DecoderRun::flops_in_step(int step) const {
+    double total = 0;
+    for (const Call &k : programs_.at(std::size_t(step)).calls)
+        if (k.desc) total += op_flops(*k.desc);
+    return total;
+}
+
+double DecoderRun::bytes_in_step(int step) const {
+    double total = 0;
+    for (const Call &k : programs_.at(std::size_t(step)).calls)
+        if (k.desc) total += op_bytes(*k.desc);
+    return total;
 }
 
 uint64_t DecoderRun::kv_bytes_per_token() const {
@@ -270,7 +286,7 @@ DecoderRun::StepProgram DecoderRun::build_step(int step) {
         Call k;
         k.component = comp;
         k.layer = int(layer);
-        k.plan = plan_for(desc);
+        std::tie(k.desc, k.plan) = plan_for(desc);
         k.first_tensor = prog.tensors.size();
         k.tensor_count = static_cast<int32_t>(tensors.size());
         prog.tensors.insert(prog.tensors.end(), tensors.begin(), tensors.end());
@@ -492,14 +508,14 @@ void DecoderRun::prepare() {
 
 void DecoderRun::issue(const Call &k, const StepProgram &p) {
     opb_status s;
-    if (k.plan) {
+    if (k.desc) {
         s = be_.api().execute(be_.handle(), k.plan, p.tensors.data() + k.first_tensor, k.tensor_count);
     } else {
         s = be_.api().copy_in(be_.handle(), k.dst, k.host_src, k.bytes);
     }
     if (s != OPB_OK)
         throw WorkloadFailure{"failed", fmt::format("decoder {}: {}: {}", component_name(k.component),
-                                                    k.plan ? "execute" : "copy_in", be_.error_text(s))};
+                                                    k.desc ? "execute" : "copy_in", be_.error_text(s))};
 }
 
 void DecoderRun::run_step(int step, ComponentObserver *observer) {

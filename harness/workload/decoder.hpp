@@ -131,6 +131,10 @@ public:
     [[nodiscard]] int64_t tokens_in_step(int step) const;
     // Plugin calls (execute and copy_in) a step issues.
     [[nodiscard]] std::size_t calls_in_step(int step) const;
+    // Work of a step: the sum of op_flops / op_bytes (ops.hpp) over its
+    // execute calls, so GFLOP/s of a workload is comparable with its ops'.
+    [[nodiscard]] double flops_in_step(int step) const;
+    [[nodiscard]] double bytes_in_step(int step) const;
 
     // Issues the step's calls; does not synchronize. Throws WorkloadFailure.
     // With an observer, each component's calls are bracketed by begin/end.
@@ -160,6 +164,7 @@ private:
         Component component;
         int layer = -1;             // -1: before the first layer (embed)
         opb_plan *plan = nullptr;   // null: a copy_in
+        const opb_op_desc *desc = nullptr; // into plans_ (stable: a std::map node)
         std::size_t first_tensor = 0;
         int32_t tensor_count = 0;
         const void *host_src = nullptr; // copy_in
@@ -176,7 +181,7 @@ private:
     void upload(void *dst, const std::vector<float> &values);
     // Prepared plan for `desc` (one per distinct description); before
     // prepare() it only records the description and returns null.
-    opb_plan *plan_for(const opb_op_desc &desc);
+    std::pair<const opb_op_desc *, opb_plan *> plan_for(const opb_op_desc &desc);
     StepProgram build_step(int step);
     void issue(const Call &c, const StepProgram &p);
 

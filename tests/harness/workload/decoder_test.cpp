@@ -385,6 +385,19 @@ TEST(DecoderNaive, FootprintAndCallCounts) {
     EXPECT_EQ(run.calls_in_step(1), 1 + 2 * (1 + 1 + 2 * B * H + B * H + 1 + 1 + 1 + 1 + 1 + 1 + 1));
     EXPECT_EQ(run.calls_in_step(0), 1 + 2 * (1 + H + 2 * B * H + B * H + 2 + (H - 1) + 1 + 1 + 1 + 1 + 1 + 1));
     EXPECT_EQ(run.tokens_in_step(0), 6);
+    // Work of a decode step: the matmuls' 2MNK dominate; check the total
+    // against op_flops of the same descriptions written out here.
+    auto mm = [](double m, double n, double k, bool bias) { return 2 * m * n * k + (bias ? m * n : 0); };
+    const double S = 1, L = 3, T = 2; // decode step 1: one token per sequence, 3 cache rows before it
+    const double Dh = 4;
+    double per_layer = 7 * T * d                                        // layernorm
+                       + mm(T, d, d, true)                              // Q
+                       + 2 * B * H * mm(S, Dh, d, true)                 // K, V
+                       + B * H * (L + S) * (4 * Dh + 6)                 // attention, all visible
+                       + mm(T, d, d, true) + T * d                      // out proj, residual
+                       + 7 * T * d + mm(T, F, d, true) + 9 * T * F      // norm, up, gelu tanh
+                       + mm(T, d, F, true) + T * d;                     // down, residual
+    EXPECT_DOUBLE_EQ(run.flops_in_step(1), 2 * per_layer);
     EXPECT_EQ(run.tokens_in_step(3), 2);
 }
 
