@@ -7,7 +7,10 @@
 #include "opbench/ops.hpp"
 #include "plugin_loader.hpp"
 #include "results.hpp"
+#include "run_environment.hpp"
 #include "runner.hpp"
+#include "settings.hpp"
+#include "writers/writer.hpp"
 #include "suite.hpp"
 
 #include <CLI/CLI.hpp>
@@ -143,7 +146,7 @@ std::string default_out_path(const Suite &s) {
     char stamp[32];
     std::time_t now = std::time(nullptr);
     std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::gmtime(&now));
-    return fmt::format("results/{}-{}.json", s.name.empty() ? "suite" : s.name, stamp);
+    return fmt::format("results/{}-{}{}", s.name.empty() ? "suite" : s.name, stamp, find_writer("json")->extension);
 }
 
 int cmd_machine(bool refresh) {
@@ -188,26 +191,29 @@ int main(int argc, char **argv) {
     run->add_option("--out", out_path, "result set path (default results/<suite>-<UTC time>.json)");
     run->add_flag("--no-out", no_out, "write no result set");
     run->add_option("--reference", opts.reference, "backend whose output is the reference")->capture_default_str();
-    auto &ov = opts.overrides;
-    run->add_option_function<int>("--warmup", [&](int v) { ov.warmup = v; }, "untimed executions before measuring")
-        ->check(CLI::NonNegativeNumber);
-    run->add_option_function<double>("--min-time", [&](double v) { ov.min_time = v; }, "seconds of samples at least")
-        ->check(CLI::PositiveNumber);
-    run->add_option_function<double>("--max-time", [&](double v) { ov.max_time = v; }, "seconds of samples at most")
-        ->check(CLI::PositiveNumber);
-    run->add_option_function<int>("--min-samples", [&](int v) { ov.min_samples = v; }, "samples at least")
-        ->check(CLI::PositiveNumber);
-    run->add_option_function<double>("--noise", [&](double v) { ov.noise = v; },
-                                      "target relative half-width of the median's 95% CI (0.01 = 1%)")
-        ->check(CLI::PositiveNumber);
-    run->add_option_function<int>("--repetitions", [&](int v) { ov.repetitions = v; },
-                                  "result entries per case (compare.py's U-test wants ~9)")
-        ->check(CLI::PositiveNumber);
-    run->add_option_function<std::string>("--cache", [&](const std::string &v) { ov.cache = v; },
-                                          "cache state between samples")
-        ->check(CLI::IsMember({"warm", "cold"}));
-    run->add_option_function<int>("--threads", [&](int v) { ov.threads = v; }, "CPU threads (0 = all cores)")
-        ->check(CLI::NonNegativeNumber);
+    // One option per measurement setting, from the table (settings.hpp).
+    // Values are checked against the table's range; a bad one exits 2.
+    for (const SettingInfo &info : measurement_settings()) {
+        const std::string help = fmt::format("{} ({}; built-in default {}; suite key `{}`)", info.help, range_text(info),
+                                             default_text(info), info.key);
+        auto store = [&opts, &info](double v) {
+            if (auto why = check_setting(info, v)) throw CLI::ValidationError(std::string(info.cli_flag), *why);
+            opts.overrides.set(info, v);
+        };
+        if (info.type == SettingType::cache)
+            run->add_option_function<std::string>(
+                   std::string(info.cli_flag),
+                   [store](const std::string &v) { store(v == "cold" ? 1.0 : 0.0); }, help)
+                ->check(CLI::IsMember({"warm", "cold"}))
+                ->type_name(std::string(info.value_name));
+        else if (info.type == SettingType::integer)
+            run->add_option_function<long long>(std::string(info.cli_flag), [store](long long v) { store(double(v)); },
+                                                help)
+                ->type_name(std::string(info.value_name));
+        else
+            run->add_option_function<double>(std::string(info.cli_flag), store, help)
+                ->type_name(std::string(info.value_name));
+    }
     run->add_flag("--no-progress", no_progress, "no progress lines on a terminal");
     std::string cpus_csv;
     run->add_option("--cpus", cpus_csv, "pin opbench and its backends' threads to these CPUs (e.g. 0 or 0,1)");
@@ -218,7 +224,12 @@ int main(int argc, char **argv) {
     bool refresh = false;
     machine->add_flag("--refresh", refresh, "measure again even if cached");
 
-    CLI11_PARSE(app, argc, argv);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError &e) {
+        // --help and --version exit 0; every bad input exits 2.
+        return app.exit(e) == 0 ? 0 : kExitBadInput;
+    }
 
     // Pinning must precede plugin loading: OpenMP runtimes read the mask at load.
     if (*run && !cpus_csv.empty()) {
@@ -249,19 +260,21 @@ int main(int argc, char **argv) {
         // Google Benchmark's min time and repetitions mean opbench's own
         // settings: each repetition is one adaptive measurement by opbench.
         try {
-            if (auto v = flag_value(extra, "--benchmark_min_time=")) {
-                opts.overrides.min_time = std::stod(*v);
-                if (!(*opts.overrides.min_time > 0)) throw std::invalid_argument("not > 0");
-                continue;
-            }
-            if (auto v = flag_value(extra, "--benchmark_repetitions=")) {
-                opts.overrides.repetitions = std::stoi(*v);
-                if (*opts.overrides.repetitions < 1) throw std::invalid_argument("not >= 1");
-                continue;
-            }
-        } catch (const std::exception &) {
-            std::cerr << "opbench run: bad value in '" << extra
-                      << "' (min time: seconds > 0; repetitions: an integer >= 1)\n";
+            bool taken = false;
+            for (auto [flag, key] : {std::pair{"--benchmark_min_time=", "min_time"},
+                                     std::pair{"--benchmark_repetitions=", "repetitions"}})
+                if (auto v = flag_value(extra, flag)) {
+                    const SettingInfo &info = *find_setting(key);
+                    const double value = std::stod(*v);
+                    if (auto why = check_setting(info, value)) throw std::invalid_argument(*why);
+                    opts.overrides.set(info, value);
+                    taken = true;
+                }
+            if (taken) continue;
+        } catch (const std::exception &e) {
+            std::cerr << "opbench run: bad value in '" << extra << "': " << e.what() << " (min time: "
+                      << range_text(*find_setting("min_time")) << "; repetitions: "
+                      << range_text(*find_setting("repetitions")) << ")\n";
             return kExitBadInput;
         }
         if (extra.rfind("--benchmark_", 0) != 0) {

@@ -1,6 +1,6 @@
 #include "results.hpp"
 
-#include "report.hpp"
+#include "settings.hpp"
 
 #include "opbench/ops.hpp"
 
@@ -19,6 +19,14 @@
 namespace fs = std::filesystem;
 
 namespace opbench {
+
+std::string strip_manual_time(std::string name) {
+    const std::string suffix = "/manual_time";
+    if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+        name.resize(name.size() - suffix.size());
+    return name;
+}
+
 
 nlohmann::json shape_params(const opb_op_desc &d) {
     nlohmann::json j = nlohmann::json::object();
@@ -90,7 +98,7 @@ std::string benchmark_name(const Case &c, const std::string &backend) {
         n += fmt::format("/variant:{}", variant_name(d.op, d.variant));
     n += fmt::format("/dt:{}", dtype_name(d.dtype));
     if (c.settings.threads > 0) n += fmt::format("/thr:{}", c.settings.threads);
-    if (c.settings.cache != "warm") n += "/cache:" + c.settings.cache;
+    if (c.settings.cache != CacheState::warm) n += "/cache:" + std::string(cache_state_name(c.settings.cache));
     n += "/be:" + backend;
     if (!c.name.empty()) n += "/case:" + c.name;
     return n;
@@ -150,15 +158,22 @@ nlohmann::json case_fields(const CaseResult &r) {
     j["flops"] = op_flops(d);
     j["bytes"] = op_bytes(d);
     j["arithmetic_intensity"] = arithmetic_intensity(d);
-    j["status"] = r.status;
+    j["status"] = case_status_name(r.status);
     j["reason"] = r.reason;
     j["reference"] = r.is_reference;
     j["nmse"] = r.nmse >= 0 ? nlohmann::json(r.nmse) : nlohmann::json(nullptr);
     j["nmse_threshold"] = r.nmse_threshold;
-    j["settings"] = {{"warmup", c.settings.warmup},       {"min_time", c.settings.min_time},
-                     {"max_time", c.settings.max_time},   {"min_samples", c.settings.min_samples},
-                     {"noise_target", c.settings.noise}, {"cache", c.settings.cache},
-                     {"threads", c.settings.threads}};
+    // Every setting with a result key, named and valued as the table says.
+    nlohmann::json settings = nlohmann::json::object();
+    for (const SettingInfo &info : measurement_settings()) {
+        if (info.result_key.empty()) continue;
+        const double v = info.get(c.settings);
+        if (info.type == SettingType::cache) settings[std::string(info.result_key)] = value_text(info, v);
+        else if (info.type == SettingType::integer) settings[std::string(info.result_key)] = static_cast<int64_t>(v);
+        else settings[std::string(info.result_key)] = v;
+    }
+    settings["threads_resolved"] = c.desc.threads;
+    j["settings"] = std::move(settings);
     j["suite_location"] = c.where.str();
     // Within-repetition noise says how precisely each repetition's median is
     // known; the spread of the repetitions' medians says how much the case
@@ -234,7 +249,7 @@ nlohmann::json enrich_result_set(nlohmann::json gb, const std::vector<CaseResult
                                 {"cpu_time", 0},
                                 {"time_unit", "us"},
                                 {"error_occurred", true},
-                                {"error_message", r->status + ": " + r->reason}};
+                                {"error_message", std::string(case_status_name(r->status)) + ": " + r->reason}};
         const nlohmann::json fields = case_fields(*r);
         for (const auto &[k, v] : fields.items()) entry[k] = v;
         gb["benchmarks"].push_back(std::move(entry));

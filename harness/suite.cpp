@@ -47,33 +47,43 @@ enum class Kind {
     PosCount, // integer >= 1 (min_samples, repetitions)
     Dtype,    // "f32" | "bf16" | "f16"
     Variant,  // one of the op's variant names
-    Cache,    // "warm" | "cold"
+    Setting,  // a measurement setting: type and range from its row in settings.hpp
 };
 
 struct AxisKey {
     std::string_view name;
     Kind kind;
+    const SettingInfo *setting = nullptr; // Kind::Setting only
 };
 
-// Every key that can be a sweep axis, in sweep order: an earlier key varies
-// more slowly than a later one (suites/README.md, "Expansion order").
-constexpr AxisKey kAxisKeys[] = {
+// Every op key that can be a sweep axis, in sweep order: an earlier key varies
+// more slowly than a later one (suites/README.md, "Expansion order"). The
+// measurement settings follow, in the table's sweep order (axis_keys()).
+constexpr AxisKey kOpAxisKeys[] = {
     {"batch", Kind::Dim},       {"heads", Kind::Dim},        {"m", Kind::Dim},
     {"n", Kind::Dim},           {"k", Kind::Dim},            {"rows", Kind::Dim},
     {"cols", Kind::Dim},        {"seq", Kind::Dim},          {"seq_q", Kind::Dim},
     {"seq_kv", Kind::Dim},      {"head_dim", Kind::Dim},     {"hidden", Kind::Dim},
     {"trans_a", Kind::Flag},    {"trans_b", Kind::Flag},     {"bias", Kind::Flag},
     {"causal", Kind::Flag},     {"scale", Kind::Scale},      {"eps", Kind::PosReal},
-    {"variant", Kind::Variant}, {"dtype", Kind::Dtype},      {"threads", Kind::Count},
-    {"cache", Kind::Cache},     {"warmup", Kind::Count},     {"min_time", Kind::PosReal},
-    {"max_time", Kind::PosReal}, {"min_samples", Kind::PosCount}, {"noise", Kind::PosReal},
-    {"repetitions", Kind::PosCount},
+    {"variant", Kind::Variant}, {"dtype", Kind::Dtype},
 };
 
-constexpr std::string_view kSettingKeys[] = {"warmup",      "min_time", "max_time",
-                                             "min_samples", "noise",    "repetitions",
-                                             "cache",       "threads"};
-constexpr std::string_view kCacheNames[] = {"warm", "cold"};
+const std::vector<AxisKey> &axis_keys() {
+    static const std::vector<AxisKey> keys = [] {
+        std::vector<AxisKey> k(std::begin(kOpAxisKeys), std::end(kOpAxisKeys));
+        for (const SettingInfo *s : settings_in_sweep_order()) k.push_back({s->key, Kind::Setting, s});
+        return k;
+    }();
+    return keys;
+}
+
+// The measurement keys, in the table's order (for "valid: ..." lists).
+std::vector<std::string_view> setting_keys() {
+    std::vector<std::string_view> keys;
+    for (const SettingInfo &s : measurement_settings()) keys.push_back(s.key);
+    return keys;
+}
 
 // Shape keys each op accepts, in the order the README lists them.
 std::vector<std::string_view> shape_keys(int op) {
@@ -99,13 +109,15 @@ std::vector<std::string_view> case_keys(int op, bool row) {
     auto shape = shape_keys(op);
     keys.insert(keys.end(), shape.begin(), shape.end());
     keys.insert(keys.end(), {"dtype", "variant", "backends"});
-    keys.insert(keys.end(), std::begin(kSettingKeys), std::end(kSettingKeys));
+    const auto settings = setting_keys();
+    keys.insert(keys.end(), settings.begin(), settings.end());
     return keys;
 }
 
 std::vector<std::string_view> defaults_keys() {
     std::vector<std::string_view> keys = {"backends", "dtypes"};
-    keys.insert(keys.end(), std::begin(kSettingKeys), std::end(kSettingKeys));
+    const auto settings = setting_keys();
+    keys.insert(keys.end(), settings.begin(), settings.end());
     return keys;
 }
 
@@ -187,8 +199,8 @@ private:
     std::string string_value(const toml::node &n, std::string_view key) const;
     void check_keys(const toml::table &t, const std::vector<std::string_view> &valid,
                     const std::string &where_text) const;
-    Atom atom(std::string_view key, Kind kind, const toml::node &n, int op) const;
-    std::vector<Atom> atoms(std::string_view key, Kind kind, const toml::node &n, int op) const;
+    Atom atom(const AxisKey &key, const toml::node &n, int op) const;
+    std::vector<Atom> atoms(const AxisKey &key, const toml::node &n, int op) const;
     std::vector<std::string> backends(const toml::node &n) const;
 
     void parse_defaults(const toml::table &t);
@@ -211,7 +223,9 @@ void SuiteParser::check_keys(const toml::table &t, const std::vector<std::string
                                      " (valid: " + join(valid) + ")");
 }
 
-Atom SuiteParser::atom(std::string_view key, Kind kind, const toml::node &n, int op) const {
+Atom SuiteParser::atom(const AxisKey &axis, const toml::node &n, int op) const {
+    const std::string_view key = axis.name;
+    const Kind kind = axis.kind;
     const std::string k(key);
     Atom a;
     a.where = at(n);
@@ -277,18 +291,29 @@ Atom SuiteParser::atom(std::string_view key, Kind kind, const toml::node &n, int
         a.i = name_in(variant_names(op), "variant for op " + std::string(op_name(op)));
         a.shown = variant_name(op, static_cast<int>(a.i));
         break;
-    case Kind::Cache:
-        a.i = name_in(kCacheNames, "cache mode");
-        a.shown = kCacheNames[a.i];
+    case Kind::Setting: {
+        const SettingInfo &info = *axis.setting;
+        if (info.type == SettingType::cache) {
+            constexpr std::string_view names[] = {"warm", "cold"};
+            a.f = double(name_in(names, "cache mode"));
+        } else if (info.type == SettingType::integer) {
+            a.f = double(integer());
+        } else {
+            a.f = number();
+        }
+        if (auto why = check_setting(info, a.f)) fail(a.where, *why);
+        a.i = static_cast<std::int64_t>(a.f);
+        a.shown = value_text(info, a.f);
         break;
+    }
     }
     return a;
 }
 
-std::vector<Atom> SuiteParser::atoms(std::string_view key, Kind kind, const toml::node &n,
-                                     int op) const {
+std::vector<Atom> SuiteParser::atoms(const AxisKey &axis, const toml::node &n, int op) const {
+    const std::string_view key = axis.name;
     const auto arr = n.as_array();
-    if (!arr) return {atom(key, kind, n, op)};
+    if (!arr) return {atom(axis, n, op)};
     if (arr->empty())
         fail(at(n), "'" + std::string(key) +
                         "' is an empty list; a sweep axis needs at least one value");
@@ -296,7 +321,7 @@ std::vector<Atom> SuiteParser::atoms(std::string_view key, Kind kind, const toml
     for (const toml::node &el : *arr) {
         if (el.is_array())
             fail(at(el), "'" + std::string(key) + "' holds a nested list; a sweep axis is a flat list");
-        Atom a = atom(key, kind, el, op);
+        Atom a = atom(axis, el, op);
         for (const auto &prev : out)
             if (prev.shown == a.shown)
                 fail(a.where, "'" + std::string(key) + "' lists " + a.shown + " twice (first at " +
@@ -336,8 +361,8 @@ void SuiteParser::parse_defaults(const toml::table &t) {
         if (key == "backends") {
             (void)backends(v);
         } else {
-            for (const auto &ak : kAxisKeys)
-                if (ak.name == key) (void)atoms(k.str(), ak.kind, v, -1);
+            for (const auto &ak : axis_keys())
+                if (ak.name == key) (void)atoms(ak, v, -1);
         }
         defaults_[key] = Binding{&v, at(k.source())};
     }
@@ -430,10 +455,10 @@ void SuiteParser::expand(int op, const std::string &name, const Bindings &b,
 
     std::vector<Axis> axes;
     std::int64_t count = 1;
-    for (const auto &ak : kAxisKeys) {
+    for (const auto &ak : axis_keys()) {
         auto it = b.find(ak.name);
         if (it == b.end()) continue;
-        axes.push_back({ak.name, atoms(ak.name, ak.kind, *it->second.node, op)});
+        axes.push_back({ak.name, atoms(ak, *it->second.node, op)});
         // Saturate: only "over the limit" matters, and the product can overflow.
         count = std::min<std::int64_t>(count * static_cast<std::int64_t>(axes.back().values.size()),
                                        kMaxCases + 1);
@@ -472,23 +497,16 @@ void SuiteParser::expand(int op, const std::string &name, const Bindings &b,
         c.backends = backend_list;
         c.where = where;
         MeasureSettings &s = c.settings;
-        s.warmup = static_cast<int>(dim("warmup", s.warmup));
-        s.min_time = real("min_time", s.min_time);
-        s.max_time = real("max_time", s.max_time);
-        s.min_samples = static_cast<int>(dim("min_samples", s.min_samples));
-        s.noise = real("noise", s.noise);
-        s.repetitions = static_cast<int>(dim("repetitions", s.repetitions));
-        if (auto a = get("cache")) s.cache = a->shown;
-        s.threads = static_cast<int>(dim("threads", s.threads));
-        if (s.max_time < s.min_time) {
+        for (const SettingInfo &info : measurement_settings())
+            if (auto a = get(info.key)) info.set(s, a->f);
+        if (auto why = check_settings(s)) {
             auto a = get("max_time") ? get("max_time") : get("min_time");
-            fail(a->where, "max_time (" + format_double(s.max_time) + " s) is less than min_time (" +
-                               format_double(s.min_time) + " s)");
+            fail(a->where, *why);
         }
 
         c.desc = make_desc(op, static_cast<int>(dim("dtype", OPB_DTYPE_F32)),
                            static_cast<int>(dim("variant", 0)));
-        c.desc.threads = s.threads;
+        c.desc.threads = resolve_threads(s.threads);
         switch (op) {
         case OPB_OP_MATMUL: {
             auto &p = c.desc.p.matmul;

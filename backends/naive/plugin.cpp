@@ -7,6 +7,7 @@
 #include "kernels.hpp"
 
 #include "opbench/backend_helpers.hpp"
+#include "opbench/host_cpu.hpp"
 #include "opbench/ops.hpp"
 
 #include <unistd.h>
@@ -76,18 +77,7 @@ opb_status check_desc(Backend *b, const opb_op_desc *desc) {
     return OPB_OK;
 }
 
-std::string cpu_model_name() {
-    std::ifstream in("/proc/cpuinfo");
-    std::string line;
-    while (std::getline(in, line)) {
-        if (line.rfind("model name", 0) != 0) continue;
-        auto colon = line.find(':');
-        if (colon == std::string::npos) continue;
-        auto start = line.find_first_not_of(" \t", colon + 1);
-        return start == std::string::npos ? std::string() : line.substr(start);
-    }
-    return {};
-}
+std::string cpu_model_name() { return opbench::host::cpu_model_name(); }
 
 // ---- the entries ------------------------------------------------------------------
 

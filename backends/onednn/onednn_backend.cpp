@@ -2,6 +2,7 @@
 // onednn_plans.cpp. Every entry runs inside sdk::guarded so no exception
 // crosses the C boundary.
 #include "onednn_backend.hpp"
+#include "opbench/host_cpu.hpp"
 
 #include <omp.h>
 #include <unistd.h>
@@ -27,18 +28,8 @@ const char *runtime_name(unsigned rt) {
 }
 
 std::string cpu_model_name() {
-    std::ifstream in("/proc/cpuinfo");
-    std::string line;
-    while (std::getline(in, line))
-        if (line.rfind("model name", 0) == 0) {
-            auto colon = line.find(':');
-            if (colon != std::string::npos) {
-                auto v = line.substr(colon + 1);
-                v.erase(0, v.find_first_not_of(' '));
-                return v;
-            }
-        }
-    return "unknown CPU";
+    std::string name = opbench::host::cpu_model_name();
+    return name.empty() ? "unknown CPU" : name;
 }
 
 // Reads a host-supplied description, tolerating a shorter (older minor) struct.
