@@ -20,6 +20,7 @@ Document assemble_result_set(nlohmann::json gb, const std::vector<CaseResult> &r
     ctx["warnings"] = c.warnings;
     Document doc;
     doc.data = enrich_result_set(std::move(gb), results, unmeasured, ctx);
+    if (c.add_entries) c.add_entries(doc.data);
     return doc;
 }
 

@@ -8,6 +8,7 @@
 #include "results.hpp"
 #include "writers/writer.hpp"
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -26,6 +27,9 @@ struct RunContext {
     std::map<std::string, double> call_overhead_seconds;
     std::vector<int> cpus;
     std::vector<std::string> warnings;
+    // Adds entries of measured units other than op cases (workloads) to the
+    // enriched JSON; may be empty.
+    std::function<void(nlohmann::json &)> add_entries;
 };
 
 // The result set as a Document (data = Google Benchmark JSON + opbench fields).

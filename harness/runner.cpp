@@ -12,6 +12,7 @@
 #include "run_environment.hpp"
 #include "statistics.hpp"
 #include "verify.hpp"
+#include "workload/workload_runner.hpp"
 
 #include "opbench/ops.hpp"
 
@@ -84,7 +85,8 @@ class SuiteRun {
 public:
     SuiteRun(const Suite &suite, const PluginSet &plugins, const RunOptions &options)
         : suite_(suite), plugins_(plugins), options_(options), cases_(effective_cases(suite, options)),
-          results_(planned_results(cases_, options.reference)) {
+          results_(planned_results(cases_, options.reference)),
+          workload_cases_(workload::effective_workloads(suite, options)) {
         for (std::size_t ci = 0, ri = 0; ci < cases_.size(); ++ci)
             for (std::size_t b = 0; b < cases_[ci].backends.size(); ++b, ++ri) {
                 case_of_result_.push_back(ci);
@@ -107,6 +109,7 @@ private:
     void deactivate();
     void report_not_registered() const;
     void show_progress(std::size_t ri);
+    int global_repetitions() const;
 
     const Suite &suite_;
     const PluginSet &plugins_;
@@ -117,6 +120,8 @@ private:
     std::map<std::string, std::size_t> result_by_name_;
     std::vector<bool> ran_;                   // reached by Google Benchmark (not filtered out)
     std::vector<std::size_t> not_registered_; // skipped before running, in order
+    std::vector<WorkloadCase> workload_cases_;   // [[workload]]s after the command line
+    std::unique_ptr<workload::WorkloadRunner> workloads_;
 
     BackendSessions sessions_;
     std::unique_ptr<ReferenceCache> reference_;
@@ -141,6 +146,14 @@ RunSummary SuiteRun::run() {
     if (!machine_.warning.empty()) std::cerr << "opbench: " << machine_.warning << "\n";
     open_backends();
     call_overhead_ = measure_call_overheads(sessions_);
+    workloads_ = std::make_unique<workload::WorkloadRunner>(
+        workload_cases_, sessions_, options_.reference, timer_overhead_,
+        [this](double flops, double bytes, int dtype, int threads, const std::string &backend, double seconds) {
+            auto it = call_overhead_.find(backend);
+            return classify(flops, bytes, seconds, machine_.peaks, threads,
+                            it != call_overhead_.end() ? it->second : 0.0,
+                            dtype == OPB_DTYPE_F32 ? PeakKind::f32 : PeakKind::bf16);
+        });
     register_benchmarks();
     run_benchmarks();
     RunSummary summary;
@@ -152,6 +165,7 @@ RunSummary SuiteRun::run() {
         case CaseStatus::skipped: ++summary.skipped; break;
         }
     }
+    workloads_->count(summary);
     summary.out_path = options_.out_path;
     return summary;
 }
@@ -160,6 +174,9 @@ void SuiteRun::open_backends() {
     std::vector<std::string> wanted;
     for (const auto &c : cases_)
         for (const auto &b : c.backends)
+            if (std::find(wanted.begin(), wanted.end(), b) == wanted.end()) wanted.push_back(b);
+    for (const auto &w : workload_cases_)
+        for (const auto &b : w.backends)
             if (std::find(wanted.begin(), wanted.end(), b) == wanted.end()) wanted.push_back(b);
     sessions_ = open_backend_sessions(plugins_, wanted, options_.reference);
     reference_ = std::make_unique<ReferenceCache>(sessions_.reference.get(), options_.reference,
@@ -306,8 +323,18 @@ void SuiteRun::register_benchmarks() {
         auto *b = benchmark::RegisterBenchmark(r.name.c_str(), [this, ri](benchmark::State &st) { bench(st, ri); });
         b->UseManualTime();
         b->Unit(benchmark::kMicrosecond);
-        if (c.settings.repetitions != cases_.front().settings.repetitions) b->Repetitions(c.settings.repetitions);
+        if (c.settings.repetitions != global_repetitions()) b->Repetitions(c.settings.repetitions);
     }
+    // Workloads after the op cases; the last op case is released before the
+    // first workload runs, so its memory never shows in a workload's figures.
+    workloads_->register_benchmarks(filter, global_repetitions(), [this] { deactivate(); });
+}
+
+// The --benchmark_repetitions every entry gets unless it sets its own.
+int SuiteRun::global_repetitions() const {
+    if (!cases_.empty()) return cases_.front().settings.repetitions;
+    if (!workload_cases_.empty()) return workload_cases_.front().settings.repetitions;
+    return 0;
 }
 
 void SuiteRun::report_not_registered() const {
@@ -333,7 +360,7 @@ void SuiteRun::run_benchmarks() {
             ? std::string()
             : (fs::temp_directory_path() / fmt::format("opbench-gb-{}.json", ::getpid())).string();
     std::vector<std::string> args =
-        gbench_argv(cases_.empty() ? 0 : cases_.front().settings.repetitions, options_.benchmark_args, gb_json);
+        gbench_argv(global_repetitions(), options_.benchmark_args, gb_json);
     std::vector<char *> argv;
     for (auto &a : args) argv.push_back(a.data());
     int argc = static_cast<int>(argv.size());
@@ -345,7 +372,7 @@ void SuiteRun::run_benchmarks() {
         isatty(STDOUT_FILENO) ? benchmark::ConsoleReporter::OO_Color : benchmark::ConsoleReporter::OO_None);
     auto lookup = [this](const std::string &name) -> const CaseResult * {
         auto it = result_by_name_.find(name);
-        return it == result_by_name_.end() ? nullptr : &results_[it->second];
+        return it == result_by_name_.end() ? workloads_->find(name) : &results_[it->second];
     };
     PerCallReporter display(std::move(console), lookup);
     std::unique_ptr<PerCallReporter> file;
@@ -353,14 +380,17 @@ void SuiteRun::run_benchmarks() {
         file = std::make_unique<PerCallReporter>(std::make_unique<benchmark::JSONReporter>(), lookup);
     benchmark::RunSpecifiedBenchmarks(&display, file.get());
     deactivate();
+    workloads_->finish();
     report_not_registered();
+    workloads_->report_not_registered();
     benchmark::ClearRegisteredBenchmarks();
     benchmark::Shutdown();
 
     // Cases a --benchmark_filter excluded never ran: they are not in the set.
     if (gb_json.empty()) return;
     RunContext ctx{&suite_,   &cases_,        &sessions_,     options_.reference, options_.benchmark_args,
-                   timer_overhead_, &machine_, call_overhead_, options_.cpus,      warnings_};
+                   timer_overhead_, &machine_, call_overhead_, options_.cpus,      warnings_,
+                   [this](nlohmann::json &gb) { workloads_->add_entries(gb); }};
     std::vector<const CaseResult *> unmeasured;
     for (std::size_t ri : not_registered_) unmeasured.push_back(&results_[ri]);
     write_result_set(gb_json, options_.out_path, options_.out_format, results_, unmeasured, ctx);

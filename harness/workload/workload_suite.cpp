@@ -14,17 +14,19 @@ namespace opbench::workload {
 namespace {
 
 constexpr std::string_view kDecoderKeys[] = {
-    "kind",  "name",  "hidden", "heads", "ffn",       "layers", "batch",  "prompt",   "generate",
-    "norm",  "mlp",   "gelu",   "bias",  "attention", "dtype",  "eps",    "seed",     "phases",
-    "backends", "warmup", "min_time", "max_time", "min_samples", "noise", "repetitions", "cache",
-    "threads"};
-constexpr std::string_view kSettingKeys[] = {"warmup", "min_time",    "max_time", "min_samples",
-                                             "noise",  "repetitions", "cache",    "threads"};
+    "kind", "name", "hidden", "heads",     "ffn",   "layers", "batch", "prompt",  "generate",
+    "norm", "mlp",  "gelu",   "bias",      "attention", "dtype", "eps", "seed", "phases", "backends"};
+
+// The decoder's keys, then every measurement key (settings table).
+std::vector<std::string_view> valid_keys() {
+    std::vector<std::string_view> keys(std::begin(kDecoderKeys), std::end(kDecoderKeys));
+    for (const SettingInfo &s : measurement_settings()) keys.push_back(s.key);
+    return keys;
+}
 constexpr std::string_view kKinds[] = {"decoder"};
 constexpr std::string_view kPhaseNames[] = {"prefill", "decode"};
 constexpr std::string_view kGeluNames[] = {"erf", "tanh"}; // index = OPB_GELU_* constant
 constexpr std::string_view kAttentionNames[] = {"composed", "fused"};
-constexpr std::string_view kCacheNames[] = {"warm", "cold"};
 
 template <class Range> std::string join(const Range &names) {
     std::string out;
@@ -105,17 +107,27 @@ public:
         }
         return out;
     }
-    // A measurement key into `s`; false when `key` is not one.
+    // A measurement key (the settings table, settings.hpp) into `s`; false
+    // when `key` is not one.
     bool setting(std::string_view key, const toml::node &n, MeasureSettings &s) const {
-        if (key == "warmup") s.warmup = int(integer(key, n, 0));
-        else if (key == "min_time") s.min_time = positive(key, n);
-        else if (key == "max_time") s.max_time = positive(key, n);
-        else if (key == "min_samples") s.min_samples = int(integer(key, n, 1));
-        else if (key == "noise") s.noise = positive(key, n);
-        else if (key == "repetitions") s.repetitions = int(integer(key, n, 1));
-        else if (key == "cache") s.cache = std::string(kCacheNames[choice(key, n, kCacheNames)]);
-        else if (key == "threads") s.threads = int(integer(key, n, 0));
-        else return false;
+        const SettingInfo *info = find_setting(key);
+        if (!info) return false;
+        const toml::node &v = one(key, n);
+        double x = 0;
+        if (info->type == SettingType::cache) {
+            auto str = v.as_string();
+            auto state = str ? cache_state_from_name(str->get()) : std::nullopt;
+            if (!state) fail(at(n), fmt::format("'{}' must be {}", key, range_text(*info)));
+            x = double(*state);
+        } else if (auto i = v.as_integer()) {
+            x = double(i->get());
+        } else if (auto f = v.as_floating_point(); f && info->type != SettingType::integer) {
+            x = f->get();
+        } else {
+            fail(at(n), fmt::format("'{}' must be {}", key, range_text(*info)));
+        }
+        if (auto why = check_setting(*info, x)) fail(at(n), *why);
+        info->set(s, x);
         return true;
     }
 
@@ -123,10 +135,11 @@ public:
         WorkloadCase w;
         w.where = at(t);
         w.backends = {"naive", "onednn", "cuda"};
+        const auto keys = valid_keys();
         for (auto &&[k, v] : t)
-            if (std::find(std::begin(kDecoderKeys), std::end(kDecoderKeys), k.str()) == std::end(kDecoderKeys))
+            if (std::find(keys.begin(), keys.end(), k.str()) == keys.end())
                 fail(at(k.source()), fmt::format("unknown key '{}' in [[workload]] (valid: {})", k.str(),
-                                                 join(kDecoderKeys)));
+                                                 join(keys)));
         if (auto kind = t.get("kind")) w.kind = std::string(kKinds[choice("kind", *kind, kKinds)]);
         auto name = t.get("name");
         if (!name) fail(w.where, "[[workload]] has no 'name' (it names the result entries, e.g. \"gpt2-small.layer\")");
@@ -170,9 +183,7 @@ public:
         if (c.hidden % c.heads != 0)
             fail(at(*t.get("hidden")), fmt::format("'hidden' {} is not divisible by 'heads' {} "
                                                    "(head_dim = hidden / heads)", c.hidden, c.heads));
-        if (w.settings.max_time < w.settings.min_time)
-            fail(w.where, fmt::format("max_time ({} s) is less than min_time ({} s)", w.settings.max_time,
-                                      w.settings.min_time));
+        if (auto why = check_settings(w.settings)) fail(w.where, *why);
 
         if (auto p = t.get("phases")) {
             auto arr = p->as_array();
