@@ -60,10 +60,17 @@ void DecoderPhaseWork::execute() {
 }
 
 ComponentSeconds DecoderPhaseWork::time_components(int passes) {
-    ComponentSeconds secs{};
-    for (int p = 0; p < passes; ++p)
+    std::vector<ComponentSeconds> per_pass(std::size_t(std::max(1, passes)), ComponentSeconds{});
+    for (auto &secs : per_pass)
         for (int s : steps()) run_.run_step_by_component(s, secs);
-    return secs;
+    ComponentSeconds median{};
+    for (std::size_t c = 0; c < median.size(); ++c) {
+        std::vector<double> v;
+        for (const auto &secs : per_pass) v.push_back(secs[c]);
+        std::sort(v.begin(), v.end());
+        median[c] = percentile_sorted(v, 0.5);
+    }
+    return median;
 }
 
 std::vector<std::vector<std::vector<float>>> capture_layer_outputs(DecoderRun &run) {
@@ -150,7 +157,7 @@ DecoderFigures decoder_figures(const DecoderMeasurements &m) {
     }
     double total = 0;
     for (double s : m.components) total += s;
-    const double tokens = double(m.tokens_per_call) * std::max(1, m.component_passes);
+    const double tokens = double(m.tokens_per_call);
     for (int i = 0; i < kComponentCount; ++i) {
         const double s = m.components[std::size_t(i)];
         if (!(s > 0)) continue;

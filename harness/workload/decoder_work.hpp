@@ -53,7 +53,9 @@ public:
     [[nodiscard]] std::vector<int> steps() const;
 
     // The phase's steps with a synchronize at every component boundary,
-    // `passes` times; seconds per component summed over the passes.
+    // `passes` times; per component, the median over the passes of its
+    // seconds in one pass (one call's worth). The median keeps a pass that a
+    // shared machine stalled from skewing the shares.
     [[nodiscard]] ComponentSeconds time_components(int passes);
 
     DecoderRun &run() { return run_; }
@@ -103,8 +105,7 @@ struct DecoderMeasurements {
     uint64_t weight_bytes = 0, kv_cache_bytes = 0, kv_bytes_per_token = 0;
     double heap_allocs_per_call = 0;   // process heap allocations per call (the interposer)
     double backend_allocs_per_call = 0; // allocations reported through on_alloc per call
-    ComponentSeconds components{};     // from time_components
-    int component_passes = 0;
+    ComponentSeconds components{};     // from time_components: seconds per call, by component
 };
 
 // tokens/s (median), ms per token p50 / p99, memory and allocations per token,

@@ -277,11 +277,14 @@ void WorkloadRunner::deactivate() {
         m.heap_allocs_per_call = r.core.memory.allocs_per_call;
         m.backend_allocs_per_call = double(a.observer->backend_allocs_after - a.observer->backend_allocs_before) /
                                     double(std::max(1, a.preparation.warmup_calls));
-        // Component shares: one more pass with a synchronize at every
-        // component boundary, after the timed repetitions (not in them).
+        // Component shares: extra passes with a synchronize at every
+        // component boundary, after the timed repetitions (not in them): up
+        // to 5, within about max_time at the measured time per call.
         try {
-            m.components = a.phase->time_components(1);
-            m.component_passes = 1;
+            const double per_call = m.call_seconds.empty() ? 0.0 : summarize(m.call_seconds).median;
+            const int passes =
+                per_call > 0 ? std::clamp(int(r.source->settings.max_time / per_call), 1, 5) : 1;
+            m.components = a.phase->time_components(passes);
         } catch (const WorkloadFailure &f) {
             r.core.status = CaseStatus::failed;
             r.core.reason = "component timing: " + f.reason;

@@ -51,7 +51,6 @@ TEST(DecoderFigures, FromMeasurements) {
     m.backend_allocs_per_call = 0;
     m.components[std::size_t(Component::qkv)] = 3.0;
     m.components[std::size_t(Component::attention)] = 1.0;
-    m.component_passes = 2;
     const DecoderFigures f = decoder_figures(m);
     EXPECT_DOUBLE_EQ(f.tokens_per_second, 50.0);
     EXPECT_NEAR(f.ms_per_token_p50, 25.0, 1e-9); // linear interpolation between 20 and 30
@@ -63,7 +62,7 @@ TEST(DecoderFigures, FromMeasurements) {
     ASSERT_EQ(f.components.size(), 2u); // zero components are left out
     EXPECT_EQ(f.components[0].component, "qkv");
     EXPECT_DOUBLE_EQ(f.components[0].share, 0.75);
-    EXPECT_DOUBLE_EQ(f.components[0].seconds_per_token, 3.0 / 20.0); // 2 passes x 10 tokens
+    EXPECT_DOUBLE_EQ(f.components[0].seconds_per_token, 3.0 / 10.0); // per call of 10 tokens
     EXPECT_EQ(f.components[1].component, "attention");
     const auto j = figures_json(f);
     EXPECT_DOUBLE_EQ(j.at("tokens_per_second").get<double>(), 50.0);
@@ -118,7 +117,7 @@ TEST(DecoderPhaseWork, DecodeCallRunsEveryStepAndTimesEach) {
     EXPECT_EQ(prefill.tokens_per_unit(), 5);
     prefill.execute();
     EXPECT_TRUE(prefill.step_seconds().empty());
-    const ComponentSeconds secs = prefill.time_components(2);
+    const ComponentSeconds secs = prefill.time_components(3);
     EXPECT_GT(secs[std::size_t(Component::attention)], 0.0);
     EXPECT_GT(secs[std::size_t(Component::attn_out)], 0.0);
     EXPECT_EQ(secs[std::size_t(Component::mlp_mul)], 0.0); // gelu MLP: no composed multiply
