@@ -9,9 +9,7 @@ namespace opbench {
 
 std::map<std::string, double> measure_call_overheads(const BackendSessions &sessions) {
     using Clock = std::chrono::steady_clock;
-    opb_op_desc tiny = make_desc(OPB_OP_ADD, OPB_DTYPE_F32);
-    tiny.p.eltwise.rows = 1;
-    tiny.p.eltwise.cols = 1;
+    const opb_op_desc tiny = call_overhead_desc();
     std::map<std::string, double> overhead;
     for (const auto &[name, inst] : sessions.backends) {
         if (!inst->usable() || inst->api().supports(inst->handle(), &tiny) != OPB_OK) continue;

@@ -95,9 +95,9 @@ int cmd_list(const PluginSet &plugins) {
     for (const auto &f : plugins.failures) std::cout << "  refused: " << f.reason << "\n";
 
     std::cout << "\nOps (dtypes: f32, bf16, f16):\n";
-    for (int op = 0; op < OPB_OP_COUNT; ++op) {
-        auto variants = variant_names(op);
-        std::cout << fmt::format("  {:<10} variants: {}\n", op_name(op), fmt::join(variants, ", "));
+    for (const OpInfo &row : kOps) {
+        auto variants = variant_names(row.op);
+        std::cout << fmt::format("  {:<10} variants: {}\n", row.name, fmt::join(variants, ", "));
     }
 
     std::cout << "\nSuites (" << suites_dir().string() << "):\n";

@@ -27,74 +27,52 @@ std::string strip_manual_time(std::string name) {
     return name;
 }
 
+namespace {
+
+// A parameter's value as a result field: integers, booleans or numbers by its kind.
+nlohmann::json param_json(const ParamInfo &p, double v) {
+    switch (p.kind) {
+    case ParamKind::Dim: return static_cast<std::int64_t>(v);
+    case ParamKind::Flag: return v != 0.0;
+    case ParamKind::Scale:
+    case ParamKind::PosReal: break;
+    }
+    return v;
+}
+
+// A parameter's value in a benchmark name: integers as written, flags as 0/1,
+// numbers as the float the description holds (shortest form).
+std::string param_text(const ParamInfo &p, double v) {
+    switch (p.kind) {
+    case ParamKind::Dim: return fmt::format("{}", static_cast<std::int64_t>(v));
+    case ParamKind::Flag: return v != 0.0 ? "1" : "0";
+    case ParamKind::Scale:
+    case ParamKind::PosReal: break;
+    }
+    return fmt::format("{}", static_cast<float>(v));
+}
+
+} // namespace
 
 nlohmann::json shape_params(const opb_op_desc &d) {
     nlohmann::json j = nlohmann::json::object();
-    switch (d.op) {
-    case OPB_OP_MATMUL: {
-        const auto &p = d.p.matmul;
-        j = {{"B", p.batch}, {"M", p.m},           {"N", p.n},           {"K", p.k},
-             {"trans_a", p.trans_a != 0}, {"trans_b", p.trans_b != 0}, {"bias", p.has_bias != 0}};
-        break;
-    }
-    case OPB_OP_SOFTMAX: {
-        const auto &p = d.p.softmax;
-        j = {{"B", p.batch}, {"R", p.rows}, {"C", p.cols}, {"scale", effective_scale(d)},
-             {"causal", p.causal != 0}};
-        break;
-    }
-    case OPB_OP_LAYERNORM:
-    case OPB_OP_RMSNORM:
-        j = {{"R", d.p.norm.rows}, {"C", d.p.norm.cols}, {"eps", d.p.norm.eps}};
-        break;
-    case OPB_OP_GELU:
-    case OPB_OP_SILU:
-    case OPB_OP_ADD: j = {{"R", d.p.eltwise.rows}, {"C", d.p.eltwise.cols}}; break;
-    case OPB_OP_ATTENTION: {
-        const auto &p = d.p.attention;
-        j = {{"B", p.batch},   {"H", p.heads},           {"Sq", p.seq_q},
-             {"Skv", p.seq_kv}, {"D", p.head_dim},       {"causal", p.causal != 0},
-             {"scale", effective_scale(d)}};
-        break;
-    }
-    }
+    if (const OpInfo *row = op_info(d.op))
+        for (const auto &p : row->params)
+            if (p.field) j[p.field] = param_json(p, p.value(d));
     return j;
 }
 
 std::string benchmark_name(const Case &c, const std::string &backend) {
     const opb_op_desc &d = c.desc;
     std::string n{op_name(d.op)};
-    switch (d.op) {
-    case OPB_OP_MATMUL: {
-        const auto &p = d.p.matmul;
-        n += fmt::format("/B:{}/M:{}/N:{}/K:{}", p.batch, p.m, p.n, p.k);
-        if (p.trans_a) n += "/tA:1";
-        if (p.trans_b) n += "/tB:1";
-        if (p.has_bias) n += "/bias:1";
-        break;
-    }
-    case OPB_OP_SOFTMAX: {
-        const auto &p = d.p.softmax;
-        n += fmt::format("/B:{}/R:{}/C:{}", p.batch, p.rows, p.cols);
-        if (p.scale != 0.0f) n += fmt::format("/scale:{}", p.scale);
-        if (p.causal) n += "/causal:1";
-        break;
-    }
-    case OPB_OP_LAYERNORM:
-    case OPB_OP_RMSNORM: n += fmt::format("/R:{}/C:{}", d.p.norm.rows, d.p.norm.cols); break;
-    case OPB_OP_GELU:
-    case OPB_OP_SILU:
-    case OPB_OP_ADD: n += fmt::format("/R:{}/C:{}", d.p.eltwise.rows, d.p.eltwise.cols); break;
-    case OPB_OP_ATTENTION: {
-        const auto &p = d.p.attention;
-        n += fmt::format("/B:{}/H:{}", p.batch, p.heads);
-        n += p.seq_q == p.seq_kv ? fmt::format("/S:{}", p.seq_q)
-                                 : fmt::format("/Sq:{}/Skv:{}", p.seq_q, p.seq_kv);
-        n += fmt::format("/D:{}/causal:{}", p.head_dim, p.causal ? 1 : 0);
-        break;
-    }
-    }
-    if (d.op == OPB_OP_ATTENTION || variant_names(d.op).size() > 1)
+    if (const OpInfo *row = op_info(d.op))
+        for (const auto &p : row->params) {
+            if (!p.label || p.name_rule == NameRule::Never) continue;
+            const double v = p.name_value ? p.name_value(d) : p.value(d);
+            if (p.name_rule == NameRule::IfNonzero && v == 0.0) continue;
+            n += fmt::format("/{}:{}", p.label, param_text(p, v));
+        }
+    if (variant_names(d.op).size() > 1)
         n += fmt::format("/variant:{}", variant_name(d.op, d.variant));
     n += fmt::format("/dt:{}", dtype_name(d.dtype));
     if (c.settings.threads > 0) n += fmt::format("/thr:{}", c.settings.threads);

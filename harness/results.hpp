@@ -22,7 +22,9 @@ inline constexpr int kResultSchemaVersion = 1;
 
 // The stable, filterable benchmark name of a case on a backend, e.g.
 //   matmul/B:1/M:1024/N:1024/K:1024/dt:f32/be:onednn
-//   attention/B:1/H:8/Sq:512/Skv:512/D:64/causal:1/variant:fused/dt:f32/be:naive
+//   attention/B:1/H:8/Sq:1/Skv:512/D:64/causal:1/variant:fused/dt:f32/be:naive
+// The shape part (labels, and which parameters show) comes from the op's row
+// in the SDK's op table (opbench/ops.hpp, ParamInfo::label / name_rule).
 // A named case appends /case:<name>. Settings that change what is measured
 // (threads when set, cold cache) appear too, so such entries never collide.
 [[nodiscard]] std::string benchmark_name(const Case &c, const std::string &backend);

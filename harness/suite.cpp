@@ -56,28 +56,19 @@ struct AxisKey {
     const SettingInfo *setting = nullptr; // Kind::Setting only
 };
 
-// Every op key that can be a sweep axis, in sweep order: an earlier key varies
-// more slowly than a later one (suites/README.md, "Expansion order"). The
-// measurement settings follow, in the table's sweep order (axis_keys()).
-constexpr AxisKey kOpAxisKeys[] = {
-    {"batch", Kind::Dim},       {"heads", Kind::Dim},        {"m", Kind::Dim},
-    {"n", Kind::Dim},           {"k", Kind::Dim},            {"rows", Kind::Dim},
-    {"cols", Kind::Dim},        {"seq", Kind::Dim},          {"seq_q", Kind::Dim},
-    {"seq_kv", Kind::Dim},      {"head_dim", Kind::Dim},     {"hidden", Kind::Dim},
-    {"trans_a", Kind::Flag},    {"trans_b", Kind::Flag},     {"bias", Kind::Flag},
-    {"causal", Kind::Flag},     {"scale", Kind::Scale},      {"eps", Kind::PosReal},
-    {"variant", Kind::Variant}, {"dtype", Kind::Dtype},
-};
-
+// Keys besides the op's own parameters that can be a sweep axis, in sweep
+// order: they vary faster than every op parameter (whose order is
+// kParamSweepOrder in the SDK), and an earlier key varies more slowly than a
+// later one (suites/README.md, "Expansion order"). The measurement settings
+// come last, in the settings table's sweep order.
 const std::vector<AxisKey> &axis_keys() {
     static const std::vector<AxisKey> keys = [] {
-        std::vector<AxisKey> k(std::begin(kOpAxisKeys), std::end(kOpAxisKeys));
+        std::vector<AxisKey> k = {{"variant", Kind::Variant}, {"dtype", Kind::Dtype}};
         for (const SettingInfo *s : settings_in_sweep_order()) k.push_back({s->key, Kind::Setting, s});
         return k;
     }();
     return keys;
 }
-
 // The measurement keys, in the table's order (for "valid: ..." lists).
 std::vector<std::string_view> setting_keys() {
     std::vector<std::string_view> keys;
@@ -85,20 +76,48 @@ std::vector<std::string_view> setting_keys() {
     return keys;
 }
 
-// Shape keys each op accepts, in the order the README lists them.
-std::vector<std::string_view> shape_keys(int op) {
-    switch (op) {
-    case OPB_OP_MATMUL: return {"batch", "m", "n", "k", "trans_a", "trans_b", "bias"};
-    case OPB_OP_SOFTMAX: return {"batch", "rows", "cols", "scale", "causal"};
-    case OPB_OP_LAYERNORM:
-    case OPB_OP_RMSNORM: return {"rows", "cols", "eps"};
-    case OPB_OP_GELU:
-    case OPB_OP_SILU:
-    case OPB_OP_ADD: return {"rows", "cols"};
-    case OPB_OP_ATTENTION:
-        return {"batch", "heads", "seq", "seq_q", "seq_kv", "head_dim", "hidden", "causal", "scale"};
+template <class Range> std::string join(const Range &names) {
+    std::string out;
+    for (const auto &n : names) {
+        if (!out.empty()) out += ", ";
+        out += n;
     }
-    return {};
+    return out;
+}
+
+template <class Range> bool contains(const Range &names, std::string_view s) {
+    for (const auto &n : names)
+        if (n == s) return true;
+    return false;
+}
+
+// How the suite checks values of an op parameter of kind `k`.
+Kind param_kind(ParamKind k) {
+    switch (k) {
+    case ParamKind::Dim: return Kind::Dim;
+    case ParamKind::Flag: return Kind::Flag;
+    case ParamKind::Scale: return Kind::Scale;
+    case ParamKind::PosReal: return Kind::PosReal;
+    }
+    return Kind::Dim;
+}
+
+// Shape keys each op accepts: its row's parameters, in the order the README lists them.
+std::vector<std::string_view> shape_keys(int op) {
+    std::vector<std::string_view> keys;
+    if (const OpInfo *row = op_info(op))
+        for (const auto &p : row->params) keys.push_back(p.key);
+    return keys;
+}
+
+// The op's parameters in sweep order (kParamSweepOrder, then any key it lacks).
+std::vector<const ParamInfo *> params_in_sweep_order(const OpInfo &row) {
+    std::vector<const ParamInfo *> out;
+    for (auto key : kParamSweepOrder)
+        if (auto p = param_info(row, key)) out.push_back(p);
+    for (const auto &p : row.params)
+        if (!contains(kParamSweepOrder, std::string_view(p.key))) out.push_back(&p);
+    return out;
 }
 
 // Keys a [[case]] table (row = false) or a row of its `shapes` (row = true) accepts.
@@ -119,21 +138,6 @@ std::vector<std::string_view> defaults_keys() {
     const auto settings = setting_keys();
     keys.insert(keys.end(), settings.begin(), settings.end());
     return keys;
-}
-
-template <class Range> std::string join(const Range &names) {
-    std::string out;
-    for (const auto &n : names) {
-        if (!out.empty()) out += ", ";
-        out += n;
-    }
-    return out;
-}
-
-template <class Range> bool contains(const Range &names, std::string_view s) {
-    for (const auto &n : names)
-        if (n == s) return true;
-    return false;
 }
 
 std::string format_double(double v) {
@@ -428,24 +432,18 @@ void SuiteParser::expand(int op, const std::string &name, const Bindings &b,
             fail(where, "op " + op_text + " needs '" + std::string(key) +
                             "' (in the [[case]] table or in each row of 'shapes')");
     };
-    switch (op) {
-    case OPB_OP_MATMUL:
-        for (auto key : {"m", "n", "k"}) require(key);
-        break;
-    case OPB_OP_ATTENTION:
-        require("heads");
-        if (!has("seq") && !(has("seq_q") && has("seq_kv")))
-            fail(where, "op attention needs 'seq' (or both 'seq_q' and 'seq_kv')");
-        if (has("head_dim") && has("hidden"))
-            fail(b.find("hidden")->second.key_where,
-                 "give 'head_dim' or 'hidden', not both (head_dim is set at " +
-                     b.find("head_dim")->second.key_where.str() + ")");
-        if (!has("head_dim") && !has("hidden"))
-            fail(where, "op attention needs 'head_dim' or 'hidden' (head_dim = hidden / heads)");
-        break;
-    default:
-        for (auto key : {"rows", "cols"}) require(key);
-        break;
+    const OpInfo &row = *op_info(op);
+    for (const auto &p : row.params)
+        if (p.required) require(p.key);
+    if (row.check_keys)
+        if (auto e = row.check_keys([&](std::string_view key) { return has(key); }); !e.empty())
+            fail(where, e);
+    for (const auto &p : row.params) {
+        if (!p.conflicts_with || !has(p.key) || !has(p.conflicts_with)) continue;
+        const std::string other(p.conflicts_with);
+        fail(b.find(p.key)->second.key_where,
+             "give '" + other + "' or '" + p.key + "', not both (" + other + " is set at " +
+                 b.find(other)->second.key_where.str() + ")");
     }
 
     // A suite that names no backends means the design's three; unbuilt ones are
@@ -455,7 +453,11 @@ void SuiteParser::expand(int op, const std::string &name, const Bindings &b,
 
     std::vector<Axis> axes;
     std::int64_t count = 1;
-    for (const auto &ak : axis_keys()) {
+    std::vector<AxisKey> keys;
+    for (const ParamInfo *p : params_in_sweep_order(row))
+        keys.push_back({p->key, param_kind(p->kind)});
+    keys.insert(keys.end(), opbench::axis_keys().begin(), opbench::axis_keys().end());
+    for (const auto &ak : keys) {
         auto it = b.find(ak.name);
         if (it == b.end()) continue;
         axes.push_back({ak.name, atoms(ak, *it->second.node, op)});
@@ -483,10 +485,6 @@ void SuiteParser::expand(int op, const std::string &name, const Bindings &b,
             auto a = get(key);
             return a ? a->i : fallback;
         };
-        auto flag = [&](std::string_view key) {
-            auto a = get(key);
-            return a ? static_cast<std::int32_t>(a->b) : 0;
-        };
         auto real = [&](std::string_view key, double fallback) {
             auto a = get(key);
             return a ? a->f : fallback;
@@ -507,63 +505,14 @@ void SuiteParser::expand(int op, const std::string &name, const Bindings &b,
         c.desc = make_desc(op, static_cast<int>(dim("dtype", OPB_DTYPE_F32)),
                            static_cast<int>(dim("variant", 0)));
         c.desc.threads = resolve_threads(s.threads);
-        switch (op) {
-        case OPB_OP_MATMUL: {
-            auto &p = c.desc.p.matmul;
-            p.batch = dim("batch", 1);
-            p.m = dim("m", 0);
-            p.n = dim("n", 0);
-            p.k = dim("k", 0);
-            p.trans_a = flag("trans_a");
-            p.trans_b = flag("trans_b");
-            p.has_bias = flag("bias");
-            break;
-        }
-        case OPB_OP_SOFTMAX: {
-            auto &p = c.desc.p.softmax;
-            p.batch = dim("batch", 1);
-            p.rows = dim("rows", 0);
-            p.cols = dim("cols", 0);
-            p.scale = static_cast<float>(real("scale", 0.0));
-            p.causal = flag("causal");
-            break;
-        }
-        case OPB_OP_LAYERNORM:
-        case OPB_OP_RMSNORM: {
-            auto &p = c.desc.p.norm;
-            p.rows = dim("rows", 0);
-            p.cols = dim("cols", 0);
-            // PyTorch's LayerNorm default; Llama's RMSNorm value.
-            p.eps = static_cast<float>(real("eps", op == OPB_OP_LAYERNORM ? 1e-5 : 1e-6));
-            break;
-        }
-        case OPB_OP_GELU:
-        case OPB_OP_SILU:
-        case OPB_OP_ADD: {
-            auto &p = c.desc.p.eltwise;
-            p.rows = dim("rows", 0);
-            p.cols = dim("cols", 0);
-            break;
-        }
-        case OPB_OP_ATTENTION: {
-            auto &p = c.desc.p.attention;
-            p.batch = dim("batch", 1);
-            p.heads = dim("heads", 0);
-            // seq sets both lengths; seq_q / seq_kv, where given, win (decoding: seq_q = 1).
-            p.seq_q = dim("seq_q", dim("seq", 0));
-            p.seq_kv = dim("seq_kv", dim("seq", 0));
-            if (auto hidden = get("hidden")) {
-                if (hidden->i % p.heads != 0)
-                    fail(hidden->where, "hidden " + hidden->shown + " is not divisible by heads " +
-                                            std::to_string(p.heads) + " (head_dim = hidden / heads)");
-                p.head_dim = hidden->i / p.heads;
-            } else {
-                p.head_dim = dim("head_dim", 0);
-            }
-            p.scale = static_cast<float>(real("scale", 0.0));
-            p.causal = flag("causal");
-            break;
-        }
+        // The row's parameters, in row order: a write may read earlier ones.
+        for (const auto &p : row.params) {
+            const Atom *a = get(p.key);
+            if (!a && !p.has_default) continue;
+            ParamValue v;
+            if (a) v = {a->i, a->f, a->b};
+            else v = {static_cast<std::int64_t>(p.default_value), p.default_value, p.default_value != 0.0};
+            if (auto e = p.write(c.desc, v); !e.empty()) fail(a ? a->where : where, e);
         }
         // float conversion can turn a huge finite scale/eps into inf; ops.hpp has the last word.
         if (auto e = validate_desc(c.desc); !e.empty()) fail(where, "invalid " + op_text + ": " + e);
