@@ -1,6 +1,8 @@
 // harness/workload/workload_suite.cpp: [[workload]] tables in a suite.
 #include "suite.hpp"
 
+#include "build_config.hpp"
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -133,6 +135,31 @@ TEST(WorkloadSuite, KnownBackendsAreChecked) {
         ADD_FAILURE() << "accepted an unknown backend";
     } catch (const SuiteError &e) {
         EXPECT_TRUE(has(e.what(), "w.toml:8:13: unknown backend 'tpu' (valid: naive)")) << e.what();
+    }
+}
+
+// suites/decoder.toml: what its README and the issue promise.
+TEST(WorkloadSuite, ShippedDecoderSuite) {
+    const Suite s = load_suite_file(std::string(OPBENCH_SOURCE_ROOT) + "/suites/decoder.toml");
+    ASSERT_EQ(s.workloads.size(), 3u);
+    const auto &gpt2 = s.workloads[0].decoder;
+    EXPECT_EQ(s.workloads[0].name, "gpt2-small.layer");
+    EXPECT_EQ(gpt2.hidden, 768);
+    EXPECT_EQ(gpt2.heads, 12);
+    EXPECT_EQ(gpt2.ffn_width(), 3072);
+    const auto &llama = s.workloads[1].decoder;
+    EXPECT_EQ(llama.hidden, 4096);
+    EXPECT_EQ(llama.heads, 32);
+    EXPECT_EQ(llama.ffn_width(), 11008);
+    EXPECT_EQ(llama.mlp, workload::MlpKind::swiglu);
+    EXPECT_EQ(llama.norm, workload::NormKind::rmsnorm);
+    const auto &tiny = s.workloads[2].decoder;
+    EXPECT_EQ(tiny.layers, 4);
+    EXPECT_EQ(tiny.hidden, 256);
+    EXPECT_EQ(tiny.generate, 50);
+    for (const auto &w : s.workloads) {
+        EXPECT_EQ(w.decoder.batch, 1) << w.name;
+        EXPECT_EQ(w.phases.size(), 2u) << w.name; // prefill and decode
     }
 }
 
