@@ -21,9 +21,9 @@
 //   * a decode step (one token) keeps heads side by side ([tokens, hidden]),
 //     so Q is one matmul and the output projection one matmul;
 //   * prefill keeps heads apart ([heads, tokens, head_dim]); the output
-//     projection is then one matmul per head (a batched matmul over heads)
-//     into per-head partial sums, reduced with a chain of adds that also
-//     adds the residual;
+//     projection is then one matmul per head (head 0 with the bias, heads
+//     1.. as one batched matmul) into per-head partial sums, reduced with a
+//     chain of out-of-place adds; the residual add follows;
 //   * swiglu's silu(gate) * up is a batched 1x1 matmul (batch = tokens x ffn).
 // Every plan any step needs is prepared in prepare(), outside timing; a step
 // issues execute calls only (and one copy_in: the step's token embeddings, as
