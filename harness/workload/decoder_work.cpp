@@ -44,13 +44,13 @@ void DecoderPhaseWork::prepare() {
 
 void DecoderPhaseWork::execute() {
     if (phase_ == Phase::prefill) {
-        run_.run_step(0);
+        run_.run_step(0, observer_);
         return;
     }
     using Clock = std::chrono::steady_clock;
     for (int s = 1; s < run_.steps(); ++s) {
         const auto t0 = Clock::now();
-        run_.run_step(s);
+        run_.run_step(s, observer_);
         run_.synchronize();
         if (step_seconds_.size() < kStepTimesKept)
             step_seconds_.push_back(std::chrono::duration<double>(Clock::now() - t0).count());

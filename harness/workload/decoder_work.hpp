@@ -51,6 +51,9 @@ public:
     }
     // Steps this phase runs, in order.
     [[nodiscard]] std::vector<int> steps() const;
+    // Brackets each component x layer of every call (a profiler's spans;
+    // null: none). The hook for per-component shares from profiling scopes.
+    void set_component_observer(ComponentObserver *observer) { observer_ = observer; }
 
     // The phase's steps with a synchronize at every component boundary,
     // `passes` times; per component, the median over the passes of its
@@ -65,6 +68,7 @@ private:
     Phase phase_;
     std::vector<double> step_seconds_;
     std::size_t step_seconds_dropped_ = 0;
+    ComponentObserver *observer_ = nullptr;
 };
 
 // Every layer's output of every step (outputs[step][layer]), running all

@@ -123,6 +123,29 @@ TEST(DecoderPhaseWork, DecodeCallRunsEveryStepAndTimesEach) {
     EXPECT_EQ(secs[std::size_t(Component::mlp_mul)], 0.0); // gelu MLP: no composed multiply
 }
 
+TEST(DecoderPhaseWork, ComponentObserverSeesEveryStepOfACall) {
+    struct Counter : ComponentObserver {
+        int attention = 0, embeds = 0;
+        void begin(Component c, int) override {
+            attention += c == Component::attention;
+            embeds += c == Component::embed;
+        }
+        void end(Component, int) override {}
+    } counter;
+    auto be = open_backend(NAIVE_PLUGIN);
+    ASSERT_TRUE(be);
+    DecoderRun run(*be, small()); // 2 layers, 4 decode steps
+    DecoderPhaseWork decode(run, Phase::decode);
+    decode.prepare();
+    decode.set_component_observer(&counter);
+    decode.execute();
+    EXPECT_EQ(counter.embeds, 4);        // one per step
+    EXPECT_EQ(counter.attention, 4 * 2); // one per step and layer
+    decode.set_component_observer(nullptr);
+    decode.execute();
+    EXPECT_EQ(counter.embeds, 4);
+}
+
 TEST(DecoderPhaseWork, RepeatedCallsLeaveTheOutputsUnchanged) {
     auto be = open_backend(NAIVE_PLUGIN);
     ASSERT_TRUE(be);
