@@ -383,6 +383,7 @@ void SuiteRun::run_benchmarks() {
     workloads_->finish();
     report_not_registered();
     workloads_->report_not_registered();
+    workloads_->report_figures(std::cout);
     benchmark::ClearRegisteredBenchmarks();
     benchmark::Shutdown();
 

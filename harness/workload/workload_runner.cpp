@@ -422,6 +422,32 @@ void WorkloadRunner::add_entries(nlohmann::json &gb) const {
     }
 }
 
+void WorkloadRunner::report_figures(std::ostream &out) const {
+    bool any = false;
+    for (std::size_t i = 0; i < results_.size(); ++i)
+        any = any || (ran_[i] && results_[i].figures && results_[i].core.status == CaseStatus::passed);
+    if (!any) return;
+    out << "\nWorkloads (tokens/s at the median call; ms per token over every unit timed; "
+           "memory/token = (peak - weights) / context tokens):\n";
+    out << fmt::format("  {:<44} {:>11} {:>9} {:>9} {:>10} {:>11} {:>10} {:>10}  {}\n", "workload / phase / backend",
+                       "tokens/s", "ms p50", "ms p99", "peak MiB", "mem/token", "KV/token", "allocs/tok",
+                       "largest component");
+    for (std::size_t i = 0; i < results_.size(); ++i) {
+        const WorkloadResult &r = results_[i];
+        if (!ran_[i] || !r.figures || r.core.status != CaseStatus::passed) continue;
+        const DecoderFigures &f = *r.figures;
+        std::string top = "-";
+        double best = -1;
+        for (const auto &c : f.components)
+            if (c.share > best) best = c.share, top = fmt::format("{} {:.0f}%", c.component, 100 * c.share);
+        out << fmt::format("  {:<44} {:>11.4g} {:>9.4g} {:>9.4g} {:>10.1f} {:>9.1f}Ki {:>9}B {:>10.4g}  {}\n",
+                           fmt::format("{} / {} / {}", r.source->name, phase_name(r.phase), r.core.backend),
+                           f.tokens_per_second, f.ms_per_token_p50, f.ms_per_token_p99,
+                           double(f.peak_bytes) / (1024.0 * 1024.0), f.memory_per_token_bytes / 1024.0,
+                           f.kv_cache_bytes_per_token, f.allocs_per_token, top);
+    }
+}
+
 void WorkloadRunner::report_not_registered() const {
     if (not_registered_.empty()) return;
     std::cout << fmt::format("\nWorkloads not measured ({} workload x phase x backend):\n", not_registered_.size());

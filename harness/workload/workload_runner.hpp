@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include <functional>
+#include <iosfwd>
 #include <map>
 #include <memory>
 #include <optional>
@@ -88,6 +89,8 @@ public:
     void add_entries(nlohmann::json &gb) const;
     // Names of entries skipped before running, with the reason (console).
     void report_not_registered() const;
+    // The whole-model figures of every measured entry, one line each (console).
+    void report_figures(std::ostream &out) const;
 
 private:
     struct Active;

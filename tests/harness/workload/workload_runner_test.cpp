@@ -123,6 +123,10 @@ TEST(WorkloadRunner, EntriesCarryTheDecoderFigures) {
         EXPECT_NEAR(d["tokens_per_second"].get<double>() * (*e)["stats"]["median"].get<double>(),
                     (*e)["params"]["tokens_per_call"].get<double>(), 0.5 * (*e)["params"]["tokens_per_call"].get<double>());
     }
+    // The console's summary names every measured entry with its tokens/s.
+    EXPECT_NE(out.console.find("Workloads (tokens/s"), std::string::npos) << out.console;
+    EXPECT_NE(out.console.find("small / prefill / naive"), std::string::npos) << out.console;
+    EXPECT_NE(out.console.find("small / decode / naive"), std::string::npos) << out.console;
     // Google Benchmark's own aggregates stay, so compare.py reads the set.
     bool has_median = false;
     for (const auto &b : out.set["benchmarks"])
