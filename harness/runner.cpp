@@ -209,6 +209,7 @@ std::optional<MeasureFailure> SuiteRun::skip_before_running(std::size_t ri) {
 void SuiteRun::activate(std::size_t ri) {
     if (active_.result_index == ri) return;
     deactivate();
+    workloads_->finish(); // interleaved runs: a workload's memory must not count here
     active_.result_index = ri;
     ran_[ri] = true;
     CaseResult &r = results_[ri];
@@ -325,8 +326,8 @@ void SuiteRun::register_benchmarks() {
         b->Unit(benchmark::kMicrosecond);
         if (c.settings.repetitions != global_repetitions()) b->Repetitions(c.settings.repetitions);
     }
-    // Workloads after the op cases; the last op case is released before the
-    // first workload runs, so its memory never shows in a workload's figures.
+    // Workloads after the op cases; the active op case is released before a
+    // workload entry starts, so its memory never shows in a workload's figures.
     workloads_->register_benchmarks(filter, global_repetitions(), [this] { deactivate(); });
 }
 

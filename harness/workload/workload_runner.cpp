@@ -301,10 +301,7 @@ void WorkloadRunner::deactivate() {
 }
 
 void WorkloadRunner::bench(benchmark::State &state, std::size_t i) {
-    if (!started_) {
-        started_ = true;
-        if (before_first_) before_first_();
-    }
+    if (release_others_ && !(active_ && active_->index == i)) release_others_();
     activate(i);
     WorkloadResult &r = results_[i];
     auto fail = [&] {
@@ -348,8 +345,8 @@ void WorkloadRunner::bench(benchmark::State &state, std::size_t i) {
 }
 
 void WorkloadRunner::register_benchmarks(const std::optional<NameFilter> &filter, int global_repetitions,
-                                         std::function<void()> before_first) {
-    before_first_ = std::move(before_first);
+                                         std::function<void()> release_others) {
+    release_others_ = std::move(release_others);
     for (std::size_t i = 0; i < results_.size(); ++i) {
         WorkloadResult &r = results_[i];
         if (filter && !filter->matches(r.core.name + "/manual_time")) continue;

@@ -72,12 +72,14 @@ public:
 
     // Registers one benchmark per workload x phase x backend that `filter`
     // keeps; those that cannot run (backend missing, op unsupported) are
-    // recorded as skipped instead. `before_first` runs once, when Google
-    // Benchmark reaches the first workload (the runner releases its last op
-    // case there, so its memory is not counted here).
+    // recorded as skipped instead. `release_others` runs whenever a workload
+    // entry becomes active (the runner releases its active op case there, so
+    // its memory is not counted here; interleaved repetitions switch often).
     void register_benchmarks(const std::optional<NameFilter> &filter, int global_repetitions,
-                             std::function<void()> before_first);
-    // After Google Benchmark returns: finishes the active entry.
+                             std::function<void()> release_others);
+    // Finishes and releases the active entry (figures, memory); the runner
+    // calls it before an op case becomes active and after Google Benchmark
+    // returns. No effect when none is active.
     void finish();
 
     [[nodiscard]] const CaseResult *find(const std::string &name) const;
@@ -109,8 +111,7 @@ private:
     std::vector<std::size_t> workload_of_;
     std::vector<bool> ran_;
     std::vector<std::size_t> not_registered_;
-    std::function<void()> before_first_;
-    bool started_ = false;
+    std::function<void()> release_others_;
     std::unique_ptr<CacheEvictor> evictor_;
     std::unique_ptr<Active> active_;
     // The reference's layer outputs of one workload (all its entries run together).

@@ -159,5 +159,51 @@ TEST(WorkloadRunner, FilterSelectsWorkloadEntries) {
     EXPECT_EQ(iterations, 2); // 2 repetitions
 }
 
+// Op cases and workloads in one run, their repetitions interleaved: neither
+// side's memory may show in the other's figures.
+TEST(WorkloadRunner, InterleavedWithOpCasesKeepsMemoryApart) {
+    const char *suite = R"(
+[suite]
+name = "mixed"
+[defaults]
+backends = ["naive"]
+warmup = 1
+min_time = 0.01
+max_time = 0.1
+min_samples = 3
+repetitions = 2
+threads = 1
+[[case]]
+op = "add"
+rows = 64
+cols = 64
+[[workload]]
+name = "w256"
+hidden = 256
+heads = 4
+prompt = 4
+generate = 2
+)";
+    const RunOutput out = run_opbench(suite, "--benchmark_enable_random_interleaving=true");
+    ASSERT_EQ(out.rc, 0) << out.console;
+    const uint64_t add_tensors = 3 * 64 * 64 * 4;
+    int add_entries = 0, workload_entries = 0;
+    for (const auto &b : out.set["benchmarks"]) {
+        if (b.value("run_type", "") != "iteration") continue;
+        const uint64_t peak = b["memory"]["plugin_peak_bytes"].get<uint64_t>();
+        if (b["op"] == "add") {
+            ++add_entries;
+            EXPECT_LT(peak, 2 * add_tensors) << "the workload's buffers were live during the add case";
+        } else {
+            ++workload_entries;
+            // 12 hidden^2 weights in f32 at least, and not a byte of the add case's tensors more than once
+            EXPECT_GT(peak, uint64_t(12) * 256 * 256 * 4);
+            EXPECT_EQ(b["status"], "passed");
+        }
+    }
+    EXPECT_EQ(add_entries, 2);
+    EXPECT_EQ(workload_entries, 4); // 2 phases x 2 repetitions
+}
+
 } // namespace
 } // namespace opbench::workload
