@@ -118,8 +118,10 @@ int cmd_list(const PluginSet &plugins) {
     for (const auto &f : files) {
         try {
             Suite s = load_suite_file(f.string(), so);
-            std::cout << fmt::format("  {:<26} {:>4} cases  {}\n", f.filename().string(), s.cases.size(),
-                                     s.description);
+            const std::string workloads =
+                s.workloads.empty() ? "" : fmt::format(", {} workloads", s.workloads.size());
+            std::cout << fmt::format("  {:<26} {:>4} cases{}  {}\n", f.filename().string(), s.cases.size(),
+                                     workloads, s.description);
         } catch (const SuiteError &e) {
             std::cout << fmt::format("  {:<26} INVALID: {}\n", f.filename().string(), e.what());
         }
@@ -142,6 +144,12 @@ int cmd_validate(const std::vector<std::string> &paths, const PluginSet &plugins
             }
             std::cout << fmt::format("{}: ok: suite '{}', {} cases ({} case x backend runs), ops: {}\n",
                                      path, s.name, s.cases.size(), runs, fmt::join(ops, ", "));
+            // Workloads: one entry per phase x backend.
+            for (const auto &w : s.workloads)
+                std::cout << fmt::format("  workload {} '{}': hidden {}, layers {}, prompt {}, generate {}; "
+                                         "phases {}, {} phase x backend runs\n",
+                                         w.kind, w.name, w.decoder.hidden, w.decoder.layers, w.decoder.prompt,
+                                         w.decoder.generate, w.phases.size(), w.phases.size() * w.backends.size());
         } catch (const SuiteError &e) {
             std::cerr << e.what() << "\n";
             rc = kExitBadInput;

@@ -94,8 +94,6 @@ void check_unique_names(const std::vector<Case> &cases) {
         }
 }
 
-namespace {
-
 nlohmann::json summary_json(const RepetitionRecord &r) {
     const SampleSummary &s = r.summary;
     return {{"samples", s.n},
@@ -121,8 +119,6 @@ nlohmann::json summary_json(const RepetitionRecord &r) {
             {"sample_times", r.sample_times}};
 }
 
-} // namespace
-
 nlohmann::json case_fields(const CaseResult &r) {
     const Case &c = *r.source;
     const opb_op_desc &d = c.desc;
@@ -136,6 +132,14 @@ nlohmann::json case_fields(const CaseResult &r) {
     j["flops"] = op_flops(d);
     j["bytes"] = op_bytes(d);
     j["arithmetic_intensity"] = arithmetic_intensity(d);
+    const nlohmann::json measurement = measurement_fields(r, c.settings, c.desc.threads, c.where);
+    for (const auto &[k, v] : measurement.items()) j[k] = v;
+    return j;
+}
+
+nlohmann::json measurement_fields(const CaseResult &r, const MeasureSettings &measured_with, int threads_resolved,
+                                  const SourceLocation &where) {
+    nlohmann::json j;
     j["status"] = case_status_name(r.status);
     j["reason"] = r.reason;
     j["reference"] = r.is_reference;
@@ -153,14 +157,14 @@ nlohmann::json case_fields(const CaseResult &r) {
     nlohmann::json settings = nlohmann::json::object();
     for (const SettingInfo &info : measurement_settings()) {
         if (info.result_key.empty()) continue;
-        const double v = info.get(c.settings);
+        const double v = info.get(measured_with);
         if (info.type == SettingType::cache) settings[std::string(info.result_key)] = value_text(info, v);
         else if (info.type == SettingType::integer) settings[std::string(info.result_key)] = static_cast<int64_t>(v);
         else settings[std::string(info.result_key)] = v;
     }
-    settings["threads_resolved"] = c.desc.threads;
+    settings["threads_resolved"] = threads_resolved;
     j["settings"] = std::move(settings);
-    j["suite_location"] = c.where.str();
+    j["suite_location"] = where.str();
     // Within-repetition noise says how precisely each repetition's median is
     // known; the spread of the repetitions' medians says how much the case
     // moved between them (load, frequency, placement), which is what a

@@ -88,4 +88,14 @@ struct CaseResult {
 // The fields a CaseResult contributes to each of its entries.
 [[nodiscard]] nlohmann::json case_fields(const CaseResult &r);
 
+// The part of those fields that is about the measurement, not the op:
+// status, reason, reference, nmse, settings, suite_location,
+// repetition_spread, roofline, memory. Shared with workload entries
+// (harness/workload/workload_runner.cpp).
+[[nodiscard]] nlohmann::json measurement_fields(const CaseResult &r, const MeasureSettings &measured_with,
+                                                int threads_resolved, const SourceLocation &where);
+
+// One repetition's statistics, the `stats` object of an iteration entry.
+[[nodiscard]] nlohmann::json summary_json(const RepetitionRecord &r);
+
 } // namespace opbench

@@ -28,6 +28,7 @@
 #include "writers/chrome_trace_writer.hpp"
 #include "writers/table_writers.hpp"
 #include "writers/writer.hpp"
+#include "workload/workload_runner.hpp"
 
 #include "opbench/ops.hpp"
 
@@ -102,7 +103,8 @@ class SuiteRun {
 public:
     SuiteRun(const Suite &suite, const PluginSet &plugins, const RunOptions &options)
         : suite_(suite), plugins_(plugins), options_(options), cases_(effective_cases(suite, options)),
-          results_(planned_results(cases_, options.reference)) {
+          results_(planned_results(cases_, options.reference)),
+          workload_cases_(workload::effective_workloads(suite, options)) {
         for (std::size_t ci = 0, ri = 0; ci < cases_.size(); ++ci)
             for (std::size_t b = 0; b < cases_[ci].backends.size(); ++b, ++ri) {
                 case_of_result_.push_back(ci);
@@ -141,6 +143,8 @@ private:
     std::unique_ptr<benchmark::BenchmarkReporter> display_reporter();
     std::optional<Roofline> roofline_at_median(const CaseResult &r) const;
     const CaseResult *reference_of(const CaseResult &r) const;
+    void log_workload(std::size_t wi, std::vector<nlohmann::json> gb_entries);
+    int global_repetitions() const;
 
     const Suite &suite_;
     const PluginSet &plugins_;
@@ -151,6 +155,8 @@ private:
     std::map<std::string, std::size_t> result_by_name_;
     std::vector<bool> ran_;                   // reached by Google Benchmark (not filtered out)
     std::vector<std::size_t> not_registered_; // skipped before running, in order
+    std::vector<WorkloadCase> workload_cases_;   // [[workload]]s after the command line
+    std::unique_ptr<workload::WorkloadRunner> workloads_;
 
     BackendSessions sessions_;
     std::unique_ptr<CaseHost> host_; // where cases run: a worker per backend, or here
@@ -181,6 +187,17 @@ RunSummary SuiteRun::run() {
     if (!machine_.warning.empty()) std::cerr << "opbench: " << machine_.warning << "\n";
     open_backends();
     call_overhead_ = measure_call_overheads(sessions_);
+    // Workloads run in this process on the parent's own backend instances
+    // (never in a worker, never profiled): docs/decoder.md.
+    workloads_ = std::make_unique<workload::WorkloadRunner>(
+        workload_cases_, sessions_, options_.reference, timer_overhead_,
+        [this](double flops, double bytes, int dtype, int threads, const std::string &backend, double seconds) {
+            auto it = call_overhead_.find(backend);
+            auto be = backend_contexts_.find(backend);
+            return roofline_for(flops, bytes, seconds, be != backend_contexts_.end() ? be->second : nlohmann::json(),
+                                threads, machine_.peaks, it != call_overhead_.end() ? it->second : 0.0,
+                                dtype == OPB_DTYPE_F32 ? PeakKind::f32 : PeakKind::bf16);
+        });
     start_profiling(); // after the call-overhead probe: it is not part of the profile
     open_host();
     open_log();
@@ -190,7 +207,7 @@ RunSummary SuiteRun::run() {
     const bool complete = !interrupt_requested();
     write_result_set(complete);
     RunSummary summary;
-    const auto counts = log_->counts(); // resumed: the earlier sessions' cases too
+    const auto counts = log_->counts(); // resumed: the earlier sessions' cases too; workloads too
     summary.passed = counts.count("passed") ? counts.at("passed") : 0;
     summary.failed = counts.count("failed") ? counts.at("failed") : 0;
     summary.skipped = counts.count("skipped") ? counts.at("skipped") : 0;
@@ -241,6 +258,7 @@ void SuiteRun::open_log() {
                    timer_overhead_, &machine_, call_overhead_, options_.cpus,      warnings_, profile_.get(), options_.shard};
     nlohmann::json opbench = run_context_json(ctx);
     opbench["measurement"]["isolation"] = isolation_name(profile_ ? Isolation::none : options_.isolation);
+    if (!workload_cases_.empty()) opbench["suite"]["workloads"] = workload_cases_.size();
     log_->set_opbench_context(std::move(opbench));
 
     // First Ctrl-C: abandon the case in progress (its worker is killed; in
@@ -262,12 +280,27 @@ void SuiteRun::log_case(std::size_t ri, std::vector<nlohmann::json> gb_entries) 
                    case_entries(std::move(gb_entries), results_[ri]));
 }
 
+// A finished workload entry goes into the log like a case (journaled, in
+// the result set, counted), placed after every op case.
+void SuiteRun::log_workload(std::size_t wi, std::vector<nlohmann::json> gb_entries) {
+    const auto &r = workloads_->results()[wi];
+    if (workloads_->interrupted(wi) || log_->has_case(r.core.name)) return;
+    log_->add_case(results_.size() + wi, r.core.name, std::string(case_status_name(r.core.status)),
+                   workloads_->entries_of(wi, std::move(gb_entries)));
+}
+
 // Google Benchmark's entries of one benchmark, as it reports them.
 void SuiteRun::on_gb_entries(std::vector<nlohmann::json> entries) {
     if (entries.empty()) return;
     const std::string name = strip_manual_time(entries.front().value("run_name", std::string()));
     auto it = result_by_name_.find(name);
-    if (it == result_by_name_.end()) return;
+    if (it == result_by_name_.end()) {
+        if (auto wi = workloads_->index_of(name)) {
+            workloads_->finish(); // its figures and memory first
+            log_workload(*wi, std::move(entries));
+        }
+        return;
+    }
     if (active_.result_index == it->second) deactivate(); // memory figures and roofline first
     log_case(it->second, std::move(entries));
 }
@@ -288,6 +321,9 @@ void SuiteRun::open_backends() {
     std::vector<std::string> wanted;
     for (const auto &c : cases_)
         for (const auto &b : c.backends)
+            if (std::find(wanted.begin(), wanted.end(), b) == wanted.end()) wanted.push_back(b);
+    for (const auto &w : workload_cases_)
+        for (const auto &b : w.backends)
             if (std::find(wanted.begin(), wanted.end(), b) == wanted.end()) wanted.push_back(b);
     sessions_ = open_backend_sessions(plugins_, wanted, options_.reference);
     for (const auto &[name, inst] : sessions_.backends) backend_contexts_[name] = backend_context(*inst, nullptr);
@@ -358,6 +394,7 @@ std::optional<MeasureFailure> SuiteRun::skip_before_running(std::size_t ri) {
 void SuiteRun::activate(std::size_t ri) {
     if (active_.result_index == ri) return;
     deactivate();
+    workloads_->finish(); // interleaved runs: a workload's memory must not count here
     if (capture_) capture_->flush(); // the previous case's entries go to the journal now
     active_ = ActiveCase{ri, false};
     ran_[ri] = true;
@@ -556,8 +593,26 @@ void SuiteRun::register_benchmarks() {
         auto *b = benchmark::RegisterBenchmark(r.name.c_str(), [this, ri](benchmark::State &st) { bench(st, ri); });
         b->UseManualTime();
         b->Unit(benchmark::kMicrosecond);
-        if (c.settings.repetitions != cases_.front().settings.repetitions) b->Repetitions(c.settings.repetitions);
+        if (c.settings.repetitions != global_repetitions()) b->Repetitions(c.settings.repetitions);
     }
+    // Workloads after the op cases; the active op case is released before a
+    // workload entry starts, so its memory never shows in a workload's figures.
+    // Entries skipped before running go into the log at once, as op cases do.
+    workloads_->register_benchmarks(
+        filter, global_repetitions(),
+        [this] {
+            deactivate();
+            if (capture_) capture_->flush(); // the previous entry's results go to the journal now
+        },
+        [this](const std::string &name) { return log_->has_case(name); });
+    for (std::size_t wi : workloads_->not_registered()) log_workload(wi, {});
+}
+
+// The --benchmark_repetitions every entry gets unless it sets its own.
+int SuiteRun::global_repetitions() const {
+    if (!cases_.empty()) return cases_.front().settings.repetitions;
+    if (!workload_cases_.empty()) return workload_cases_.front().settings.repetitions;
+    return 0;
 }
 
 // One aligned line per case x backend (run_console.hpp); Google Benchmark's
@@ -613,7 +668,7 @@ void SuiteRun::run_benchmarks() {
     // time (gb_capture.hpp): each finished case goes to the run log and its
     // journal at once, and the result set is made from the log.
     std::vector<std::string> args =
-        gbench_argv(cases_.empty() ? 0 : cases_.front().settings.repetitions, options_.benchmark_args, "");
+        gbench_argv(global_repetitions(), options_.benchmark_args, "");
     std::vector<char *> argv;
     for (auto &a : args) argv.push_back(a.data());
     int argc = static_cast<int>(argv.size());
@@ -623,7 +678,7 @@ void SuiteRun::run_benchmarks() {
 
     auto lookup = [this](const std::string &name) -> const CaseResult * {
         auto it = result_by_name_.find(name);
-        return it == result_by_name_.end() ? nullptr : &results_[it->second];
+        return it == result_by_name_.end() ? workloads_->find(name) : &results_[it->second];
     };
     std::unique_ptr<benchmark::BenchmarkReporter> display = display_reporter();
     auto capture = std::make_unique<JsonCapture>([this](nlohmann::json c) { log_->set_gb_context(std::move(c)); },
@@ -641,6 +696,7 @@ void SuiteRun::run_benchmarks() {
     benchmark::RunSpecifiedBenchmarks(&both);
     capture_ = nullptr;
     deactivate();
+    workloads_->finish();
     report_not_registered();
     {
         std::vector<CaseResult> ran;
@@ -651,6 +707,8 @@ void SuiteRun::run_benchmarks() {
             ran, options_.reference, [this](const CaseResult &r) { return roofline_at_median(r); }));
         std::cout << "\n" << write_console(summary);
     }
+    workloads_->report_not_registered();
+    workloads_->report_figures(std::cout);
     benchmark::ClearRegisteredBenchmarks();
     benchmark::Shutdown();
 }

@@ -3,6 +3,7 @@
 #include "suite.hpp"
 
 #include "opbench/ops.hpp"
+#include "workload/workload_suite.hpp"
 
 #include <openssl/evp.h>
 #include <toml++/toml.h>
@@ -544,7 +545,7 @@ Suite SuiteParser::parse(std::string_view text) {
         fail(at(e.source()), "TOML syntax error: " + std::string(e.description()));
     }
     const SourceLocation file_start{file_, 1, 1};
-    check_keys(root, {"suite", "defaults", "case"}, "at the top level");
+    check_keys(root, {"suite", "defaults", "case", "workload"}, "at the top level");
 
     Suite suite;
     auto meta_node = root.get("suite");
@@ -564,8 +565,12 @@ Suite SuiteParser::parse(std::string_view text) {
         parse_defaults(*t);
     }
 
+    if (auto w = root.get("workload"))
+        workload::parse_workloads(*w, root.get("defaults") ? root.get("defaults")->as_table() : nullptr,
+                                  file_, options_, suite.workloads);
     auto cases = root.get("case");
-    if (!cases) fail(file_start, "the suite has no [[case]] tables, so nothing to measure");
+    if (!cases && !suite.workloads.empty()) return suite; // a suite of workloads only
+    if (!cases) fail(file_start, "the suite has no [[case]] or [[workload]] tables, so nothing to measure");
     auto arr = cases->as_array();
     if (!arr)
         fail(at(*cases), "'case' must be an array of tables (write [[case]], not [case]), got " +

@@ -6,6 +6,7 @@
 #include "settings.hpp"
 
 #include "opbench/plugin.h"
+#include "workload/decoder_config.hpp"
 
 #include <cstdint>
 #include <stdexcept>
@@ -34,12 +35,26 @@ struct Case {
                                        // case: its row of `shapes`)
 };
 
+// A measured unit of several plugin calls: a [[workload]] table
+// (harness/workload/workload_suite.cpp). kind "decoder" is the only kind.
+struct WorkloadCase {
+    enum class Phase { prefill, decode };
+    std::string name;                  // required in the suite ("gpt2-small.layer")
+    std::string kind = "decoder";
+    workload::DecoderConfig decoder;
+    std::vector<Phase> phases;         // each phase is measured as its own entry
+    std::vector<std::string> backends;
+    MeasureSettings settings;
+    SourceLocation where;
+};
+
 struct Suite {
     std::string name;
     std::string description;
     std::string path;         // as given
     std::string content_hash; // SHA-256 hex of the file's bytes
     std::vector<Case> cases;  // fully expanded, in file order
+    std::vector<WorkloadCase> workloads; // [[workload]] tables, in file order
 };
 
 // A suite that cannot be used; what() is "file:line:column: message".

@@ -1,0 +1,578 @@
+#include "decoder.hpp"
+
+#include "plugin_loader.hpp"
+
+#include "opbench/ops.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <tuple>
+
+namespace opbench::workload {
+
+// ---- configuration ------------------------------------------------------------
+
+std::string_view norm_name(NormKind k) { return kNormNames[static_cast<int>(k)]; }
+std::string_view mlp_name(MlpKind k) { return kMlpNames[static_cast<int>(k)]; }
+
+std::string DecoderConfig::validate() const {
+    auto positive = [](const char *name, int64_t v) {
+        return v > 0 ? std::string() : fmt::format("'{}' must be > 0, got {}", name, v);
+    };
+    for (auto [name, v] : {std::pair{"hidden", hidden}, {"heads", heads}, {"layers", layers},
+                           {"batch", batch}, {"prompt", prompt}})
+        if (auto e = positive(name, v); !e.empty()) return e;
+    if (hidden % heads != 0)
+        return fmt::format("'hidden' {} is not divisible by 'heads' {} (head_dim = hidden / heads)",
+                           hidden, heads);
+    if (ffn < 0) return fmt::format("'ffn' must be > 0 (or left out for 4 x hidden), got {}", ffn);
+    if (generate < 0) return fmt::format("'generate' must be >= 0, got {}", generate);
+    if (!(eps > 0.0f) || !std::isfinite(eps)) return "'eps' must be a finite number > 0";
+    if (threads < 0) return "'threads' must be >= 0 (0 = backend default)";
+    return {};
+}
+
+std::string_view component_name(Component c) {
+    static constexpr std::string_view names[kComponentCount] = {
+        "embed",    "attn_norm", "qkv",     "attention", "attn_out", "attn_residual",
+        "mlp_norm", "mlp_in",    "mlp_act", "mlp_mul",   "mlp_down", "mlp_residual"};
+    return names[static_cast<int>(c)];
+}
+
+std::string describe_op(const opb_op_desc &d) {
+    std::string s(op_name(d.op));
+    switch (d.op) {
+    case OPB_OP_MATMUL: {
+        const auto &p = d.p.matmul;
+        if (p.batch != 1) s += fmt::format(" batch={}", p.batch);
+        s += fmt::format(" M={} N={} K={}", p.m, p.n, p.k);
+        if (p.trans_b) s += " trans_b";
+        if (p.has_bias) s += " bias";
+        break;
+    }
+    case OPB_OP_LAYERNORM:
+    case OPB_OP_RMSNORM: s += fmt::format(" rows={} cols={}", d.p.norm.rows, d.p.norm.cols); break;
+    case OPB_OP_GELU:
+    case OPB_OP_SILU:
+    case OPB_OP_ADD: s += fmt::format(" rows={} cols={}", d.p.eltwise.rows, d.p.eltwise.cols); break;
+    case OPB_OP_ATTENTION: {
+        const auto &p = d.p.attention;
+        s += fmt::format(" seq_q={} seq_kv={} head_dim={}{}", p.seq_q, p.seq_kv, p.head_dim,
+                         p.causal ? " causal" : "");
+        break;
+    }
+    default: break;
+    }
+    if (d.variant != 0) s += fmt::format(" variant={}", variant_name(d.op, d.variant));
+    return s + fmt::format(" {}", dtype_name(d.dtype));
+}
+
+// ---- weights ------------------------------------------------------------------
+
+namespace {
+
+uint64_t splitmix64(uint64_t x) {
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+float round_to_dtype(float v, int dtype) {
+    if (dtype == OPB_DTYPE_F32) return v;
+    float slot = 0.0f; // room for any dtype; only its first two bytes are used here
+    store_from_f32(&slot, dtype, 0, v);
+    return load_as_f32(&slot, dtype, 0);
+}
+
+// offset + scale * U(-1, 1), rounded to the dtype. Each tensor has its own
+// stream, so changing one tensor's size leaves the others' values alone.
+// Element i is a hash of (seed, i) (splitmix64): a Llama-7B-sized layer has
+// 2e8 weights, and this is several times faster than a Mersenne twister.
+std::vector<float> random_tensor(uint64_t seed, int64_t n, float scale, float offset, int dtype) {
+    std::vector<float> v(static_cast<std::size_t>(n));
+    const uint64_t base = splitmix64(seed);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        // The top 24 bits as a uniform in [-1, 1): exact in a float.
+        const float u = float(splitmix64(base + i) >> 40) * (2.0f / 16777216.0f) - 1.0f;
+        v[i] = round_to_dtype(offset + scale * u, dtype);
+    }
+    return v;
+}
+
+LayerWeights make_layer_weights(const DecoderConfig &c, int64_t layer) {
+    const int64_t d = c.hidden, f = c.ffn_width();
+    int id = 0;
+    auto seed = [&] { return splitmix64(c.seed ^ splitmix64(uint64_t(layer) * 64 + uint64_t(++id))); };
+    // U(-a, a) with a = sqrt(3 / fan_in) has variance 1 / fan_in: a projection
+    // keeps its input's scale, so attention scores are O(1), not saturated.
+    auto weight = [&](int64_t rows, int64_t fan_in) {
+        return random_tensor(seed(), rows * fan_in, std::sqrt(3.0f / float(fan_in)), 0.0f, c.dtype);
+    };
+    auto small = [&](int64_t n, bool present) {
+        auto s = seed(); // drawn either way: presence of one tensor never shifts another's values
+        return present ? random_tensor(s, n, 0.1f, 0.0f, c.dtype) : std::vector<float>{};
+    };
+    auto gamma = [&](int64_t n) { return random_tensor(seed(), n, 0.1f, 1.0f, c.dtype); };
+    const bool ln = c.norm == NormKind::layernorm;
+    const bool gated = c.mlp == MlpKind::swiglu;
+    LayerWeights w;
+    w.norm1_gamma = gamma(d);
+    w.norm1_beta = small(d, ln);
+    w.wq = weight(d, d);
+    w.wk = weight(d, d);
+    w.wv = weight(d, d);
+    w.bq = small(d, c.bias);
+    w.bk = small(d, c.bias);
+    w.bv = small(d, c.bias);
+    w.wo = weight(d, d); // [in, out]: fan_in = d either way
+    w.bo = small(d, c.bias);
+    w.norm2_gamma = gamma(d);
+    w.norm2_beta = small(d, ln);
+    w.w_up = weight(f, d);
+    w.b_up = small(f, c.bias);
+    {
+        auto s = seed();
+        if (gated) w.w_gate = random_tensor(s, f * d, std::sqrt(3.0f / float(d)), 0.0f, c.dtype);
+    }
+    w.b_gate = small(f, c.bias && gated);
+    w.w_down = weight(d, f);
+    w.b_down = small(d, c.bias);
+    return w;
+}
+
+std::vector<float> make_embeddings(const DecoderConfig &c) {
+    return random_tensor(splitmix64(c.seed ^ 0xe3bedull), c.batch * c.context() * c.hidden, 1.0f,
+                         0.0f, c.dtype);
+}
+
+} // namespace
+
+DecoderWeights make_decoder_weights(const DecoderConfig &config) {
+    DecoderWeights w;
+    for (int64_t l = 0; l < config.layers; ++l) w.layers.push_back(make_layer_weights(config, l));
+    w.embeddings = make_embeddings(config);
+    return w;
+}
+
+// ---- backend buffers --------------------------------------------------------------
+
+namespace {
+
+struct LayerBuffers {
+    void *norm1_gamma = nullptr, *norm1_beta = nullptr;
+    void *wq = nullptr, *wk = nullptr, *wv = nullptr, *bq = nullptr, *bk = nullptr, *bv = nullptr;
+    void *wo = nullptr, *bo = nullptr;
+    void *norm2_gamma = nullptr, *norm2_beta = nullptr;
+    void *w_up = nullptr, *b_up = nullptr, *w_gate = nullptr, *b_gate = nullptr;
+    void *w_down = nullptr, *b_down = nullptr;
+    void *k_cache = nullptr, *v_cache = nullptr; // [batch, heads, context, head_dim]
+};
+
+} // namespace
+
+// Pointers into backend memory. Activations are sized for the largest step
+// (prefill: tokens = batch x prompt) and reused by every layer and step.
+struct DecoderRun::BufferSet {
+    std::vector<LayerBuffers> layers;
+    std::vector<void *> hidden; // [layers + 1]: hidden[0] = embeddings, hidden[l + 1] = layer l's output
+    void *normed = nullptr;     // [tokens, hidden]
+    void *q = nullptr, *o = nullptr; // prefill [heads, tokens, head_dim]; decode [tokens, hidden]
+    void *partial = nullptr;    // prefill [heads, tokens, hidden]: per-head output projections
+    void *acc[2] = {nullptr, nullptr}; // [tokens, hidden]: the head reduction's running sum
+    void *attn_res = nullptr;   // [tokens, hidden]
+    void *up = nullptr, *gate = nullptr, *act = nullptr, *prod = nullptr; // [tokens, ffn]
+    void *mlp_out = nullptr;    // [tokens, hidden]
+};
+
+DecoderRun::DecoderRun(BackendInstance &backend, const DecoderConfig &config)
+    : be_(backend), config_(config), elem_(dtype_size(config.dtype)) {
+    if (auto e = config_.validate(); !e.empty()) throw WorkloadFailure{"failed", "decoder: " + e};
+}
+
+DecoderRun::~DecoderRun() {
+    for (auto &[key, entry] : plans_)
+        if (entry.second) be_.api().release(be_.handle(), entry.second);
+    for (void *p : allocations_) be_.api().free(be_.handle(), p);
+}
+
+void *DecoderRun::alloc(uint64_t bytes, uint64_t &counter) {
+    void *p = nullptr;
+    opb_status s = be_.api().alloc(be_.handle(), bytes, &p);
+    if (s != OPB_OK)
+        throw WorkloadFailure{"failed", fmt::format("decoder: alloc of {} bytes: {}", bytes, be_.error_text(s))};
+    allocations_.push_back(p);
+    counter += bytes;
+    return p;
+}
+
+void DecoderRun::upload(void *dst, const std::vector<float> &values) {
+    std::vector<uint8_t> bytes(values.size() * elem_);
+    for (std::size_t i = 0; i < values.size(); ++i)
+        store_from_f32(bytes.data(), config_.dtype, int64_t(i), values[i]);
+    opb_status s = be_.api().copy_in(be_.handle(), dst, bytes.data(), bytes.size());
+    if (s != OPB_OK) throw WorkloadFailure{"failed", "decoder: copy_in of weights: " + be_.error_text(s)};
+}
+
+std::pair<const opb_op_desc *, opb_plan *> DecoderRun::plan_for(const opb_op_desc &desc) {
+    std::string key(reinterpret_cast<const char *>(&desc), sizeof desc);
+    auto [it, inserted] = plans_.try_emplace(key, desc, nullptr);
+    const opb_op_desc *stored = &it->second.first;
+    if (!prepared_ && !buf_) return {stored, nullptr}; // describing only
+    if (it->second.second) return {stored, it->second.second};
+    uint64_t workspace = 0;
+    opb_status s = be_.api().prepare(be_.handle(), &desc, &it->second.second, &workspace);
+    if (s == OPB_ERR_UNSUPPORTED || s == OPB_ERR_UNAVAILABLE)
+        throw WorkloadFailure{"skipped", describe_op(desc) + ": " + be_.error_text(s)};
+    if (s != OPB_OK)
+        throw WorkloadFailure{"failed", describe_op(desc) + ": prepare: " + be_.error_text(s)};
+    footprint_.workspace += workspace;
+    ++footprint_.plans;
+    return {stored, it->second.second};
+}
+
+int64_t DecoderRun::tokens_in_step(int step) const {
+    return config_.batch * (step == 0 ? config_.prompt : 1);
+}
+
+std::size_t DecoderRun::calls_in_step(int step) const {
+    return step < static_cast<int>(programs_.size()) ? programs_[step].calls.size() : 0;
+}
+
+double DecoderRun::flops_in_step(int step) const {
+    double total = 0;
+    for (const Call &k : programs_.at(std::size_t(step)).calls)
+        if (k.desc) total += op_flops(*k.desc);
+    return total;
+}
+
+double DecoderRun::bytes_in_step(int step) const {
+    double total = 0;
+    for (const Call &k : programs_.at(std::size_t(step)).calls)
+        if (k.desc) total += op_bytes(*k.desc);
+    return total;
+}
+
+uint64_t DecoderRun::kv_bytes_per_token() const {
+    return 2ull * uint64_t(config_.layers) * uint64_t(config_.hidden) * elem_;
+}
+
+DecoderRun::StepProgram DecoderRun::build_step(int step) {
+    const DecoderConfig &c = config_;
+    const int64_t B = c.batch, H = c.heads, Dh = c.head_dim(), d = c.hidden, F = c.ffn_width();
+    const int64_t C = c.context();
+    const int64_t S = step == 0 ? c.prompt : 1;         // new tokens per sequence
+    const int64_t L = step == 0 ? 0 : c.prompt + step - 1; // cache rows before this step
+    const int64_t T = B * S;                             // tokens in the step
+    const bool decode = S == 1;                          // heads side by side (see decoder.hpp)
+
+    BufferSet none; // describing only: every pointer null
+    if (!buf_) {
+        none.layers.resize(std::size_t(c.layers));
+        none.hidden.resize(std::size_t(c.layers + 1));
+    }
+    const BufferSet &bs = buf_ ? *buf_ : none;
+    // Element offset into a buffer; stays null while only describing.
+    auto at = [&](void *base, int64_t elems) -> void * {
+        return base ? static_cast<char *>(base) + elems * int64_t(elem_) : nullptr;
+    };
+
+    StepProgram prog;
+    int64_t layer = -1;
+    auto call = [&](Component comp, const opb_op_desc &desc, std::initializer_list<void *> tensors) {
+        Call k;
+        k.component = comp;
+        k.layer = int(layer);
+        std::tie(k.desc, k.plan) = plan_for(desc);
+        k.first_tensor = prog.tensors.size();
+        k.tensor_count = static_cast<int32_t>(tensors.size());
+        prog.tensors.insert(prog.tensors.end(), tensors.begin(), tensors.end());
+        prog.calls.push_back(k);
+    };
+    auto base_desc = [&](int op, int variant = 0) {
+        opb_op_desc desc = make_desc(op, c.dtype, variant);
+        desc.threads = c.threads;
+        return desc;
+    };
+    auto matmul = [&](int64_t batch, int64_t m, int64_t n, int64_t k, bool trans_b, bool bias) {
+        opb_op_desc desc = base_desc(OPB_OP_MATMUL);
+        desc.p.matmul = {batch, m, n, k, 0, trans_b ? 1 : 0, bias ? 1 : 0};
+        return desc;
+    };
+    auto rows_cols = [&](int op, int64_t rows, int64_t cols, int variant = 0) {
+        opb_op_desc desc = base_desc(op, variant);
+        desc.p.eltwise = {rows, cols};
+        return desc;
+    };
+    auto norm = [&](Component comp, void *x, void *gamma, void *beta, void *y) {
+        const bool ln = c.norm == NormKind::layernorm;
+        opb_op_desc desc = base_desc(ln ? OPB_OP_LAYERNORM : OPB_OP_RMSNORM);
+        desc.p.norm = {T, d, c.eps};
+        if (ln) call(comp, desc, {x, gamma, beta, y});
+        else call(comp, desc, {x, gamma, y});
+    };
+    // A matmul with an optional bias tensor between B and C, as plugin.h orders them.
+    auto linear = [&](Component comp, const opb_op_desc &desc, void *a, void *b, void *bias, void *out) {
+        if (desc.p.matmul.has_bias) call(comp, desc, {a, b, bias, out});
+        else call(comp, desc, {a, b, out});
+    };
+
+    Call embed;
+    embed.component = Component::embed;
+    embed.dst = bs.hidden[0];
+    embed.bytes = uint64_t(T * d) * elem_;
+    embed.host_src = step < static_cast<int>(step_inputs_.size()) ? step_inputs_[step].data() : nullptr;
+    prog.calls.push_back(embed);
+
+    for (int64_t l = 0; l < c.layers; ++l) {
+        layer = l;
+        const LayerBuffers &w = bs.layers[std::size_t(l)];
+        void *x = bs.hidden[std::size_t(l)];
+        void *out = bs.hidden[std::size_t(l + 1)];
+
+        norm(Component::attn_norm, x, w.norm1_gamma, w.norm1_beta, bs.normed);
+
+        // Q: decode, one matmul -> [tokens, hidden] (each head's row dense);
+        // prefill, one matmul per head -> [heads, tokens, head_dim]. Head h's
+        // weights are rows h*Dh.. of the [out, in] matrix: dense.
+        if (decode) {
+            linear(Component::qkv, matmul(1, T, d, d, true, c.bias), bs.normed, w.wq, w.bq, bs.q);
+        } else {
+            for (int64_t h = 0; h < H; ++h)
+                linear(Component::qkv, matmul(1, T, Dh, d, true, c.bias), bs.normed, at(w.wq, h * Dh * d),
+                       at(w.bq, h * Dh), at(bs.q, h * T * Dh));
+        }
+        // K, V: per sequence and head, written as rows L..L+S of the cache slab.
+        for (int64_t b = 0; b < B; ++b)
+            for (int64_t h = 0; h < H; ++h) {
+                const int64_t slab_row = ((b * H + h) * C + L) * Dh;
+                linear(Component::qkv, matmul(1, S, Dh, d, true, c.bias), at(bs.normed, b * S * d),
+                       at(w.wk, h * Dh * d), at(w.bk, h * Dh), at(w.k_cache, slab_row));
+                linear(Component::qkv, matmul(1, S, Dh, d, true, c.bias), at(bs.normed, b * S * d),
+                       at(w.wv, h * Dh * d), at(w.bv, h * Dh), at(w.v_cache, slab_row));
+            }
+
+        // Attention per sequence and head: S queries against the L + S cache rows.
+        {
+            opb_op_desc desc = base_desc(OPB_OP_ATTENTION, c.attention_variant);
+            desc.p.attention = {1, 1, S, L + S, Dh, 0.0f, 1};
+            for (int64_t b = 0; b < B; ++b)
+                for (int64_t h = 0; h < H; ++h) {
+                    const int64_t qo = decode ? b * d + h * Dh : (h * B + b) * S * Dh;
+                    const int64_t slab = (b * H + h) * C * Dh;
+                    call(Component::attention, desc,
+                         {at(bs.q, qo), at(w.k_cache, slab), at(w.v_cache, slab), at(bs.o, qo)});
+                }
+        }
+
+        // Output projection, then the residual.
+        void *attn = nullptr;
+        if (decode) {
+            linear(Component::attn_out, matmul(1, T, d, d, false, c.bias), bs.o, w.wo, w.bo, bs.partial);
+            attn = bs.partial;
+        } else {
+            // Head h's output times rows h*Dh.. of Wo ([in, out]: dense): head 0
+            // carries the bias, heads 1.. are one batched matmul.
+            linear(Component::attn_out, matmul(1, T, d, Dh, false, c.bias), bs.o, w.wo, w.bo, bs.partial);
+            if (H > 1)
+                call(Component::attn_out, matmul(H - 1, T, d, Dh, false, false),
+                     {at(bs.o, T * Dh), at(w.wo, Dh * d), at(bs.partial, T * d)});
+            // Sum of the per-head partials, out of place (no add runs in place).
+            attn = bs.partial;
+            for (int64_t h = 1; h < H; ++h) {
+                void *dst = bs.acc[h % 2];
+                call(Component::attn_out, rows_cols(OPB_OP_ADD, T, d), {attn, at(bs.partial, h * T * d), dst});
+                attn = dst;
+            }
+        }
+        call(Component::attn_residual, rows_cols(OPB_OP_ADD, T, d), {x, attn, bs.attn_res});
+
+        // MLP.
+        norm(Component::mlp_norm, bs.attn_res, w.norm2_gamma, w.norm2_beta, bs.normed);
+        linear(Component::mlp_in, matmul(1, T, F, d, true, c.bias), bs.normed, w.w_up, w.b_up, bs.up);
+        void *hidden_act = bs.act;
+        switch (c.mlp) {
+        case MlpKind::gelu:
+            call(Component::mlp_act, rows_cols(OPB_OP_GELU, T, F, c.gelu_variant), {bs.up, bs.act});
+            break;
+        case MlpKind::silu:
+            call(Component::mlp_act, rows_cols(OPB_OP_SILU, T, F), {bs.up, bs.act});
+            break;
+        case MlpKind::swiglu:
+            linear(Component::mlp_in, matmul(1, T, F, d, true, c.bias), bs.normed, w.w_gate, w.b_gate, bs.gate);
+            call(Component::mlp_act, rows_cols(OPB_OP_SILU, T, F), {bs.gate, bs.act});
+            // silu(gate) * up: T*F independent 1x1 products.
+            call(Component::mlp_mul, matmul(T * F, 1, 1, 1, false, false), {bs.act, bs.up, bs.prod});
+            hidden_act = bs.prod;
+            break;
+        }
+        linear(Component::mlp_down, matmul(1, T, d, F, true, c.bias), hidden_act, w.w_down, w.b_down, bs.mlp_out);
+        call(Component::mlp_residual, rows_cols(OPB_OP_ADD, T, d), {bs.attn_res, bs.mlp_out, out});
+    }
+    return prog;
+}
+
+std::optional<WorkloadFailure> DecoderRun::unsupported() {
+    if (plans_.empty())
+        for (int s = 0; s < steps(); ++s) (void)build_step(s);
+    for (const auto &[key, entry] : plans_) {
+        opb_status s = be_.api().supports(be_.handle(), &entry.first);
+        if (s == OPB_ERR_UNSUPPORTED || s == OPB_ERR_UNAVAILABLE)
+            return WorkloadFailure{"skipped", "needs " + describe_op(entry.first) + ": " + be_.error_text(s)};
+        if (s != OPB_OK)
+            return WorkloadFailure{"failed", "supports(" + describe_op(entry.first) + "): " + be_.error_text(s)};
+    }
+    return std::nullopt;
+}
+
+void DecoderRun::prepare() {
+    if (prepared_) return;
+    const DecoderConfig &c = config_;
+    const int64_t B = c.batch, d = c.hidden, F = c.ffn_width(), H = c.heads, C = c.context();
+    const int64_t T = B * c.prompt; // the largest step
+    auto bytes = [&](int64_t elems) { return uint64_t(elems) * elem_; };
+
+    auto bs = std::make_unique<BufferSet>();
+    // Weights, one layer at a time: the host copy of a Llama-7B-sized layer is
+    // 0.8 GB in f32, so it is not kept once the backend has it.
+    for (int64_t l = 0; l < c.layers; ++l) {
+        const LayerWeights w = make_layer_weights(c, l);
+        LayerBuffers lb;
+        auto put = [&](void *&dst, const std::vector<float> &v) {
+            if (v.empty()) return;
+            dst = alloc(bytes(int64_t(v.size())), footprint_.weights);
+            upload(dst, v);
+        };
+        put(lb.norm1_gamma, w.norm1_gamma);
+        put(lb.norm1_beta, w.norm1_beta);
+        put(lb.wq, w.wq);
+        put(lb.wk, w.wk);
+        put(lb.wv, w.wv);
+        put(lb.bq, w.bq);
+        put(lb.bk, w.bk);
+        put(lb.bv, w.bv);
+        put(lb.wo, w.wo);
+        put(lb.bo, w.bo);
+        put(lb.norm2_gamma, w.norm2_gamma);
+        put(lb.norm2_beta, w.norm2_beta);
+        put(lb.w_up, w.w_up);
+        put(lb.b_up, w.b_up);
+        put(lb.w_gate, w.w_gate);
+        put(lb.b_gate, w.b_gate);
+        put(lb.w_down, w.w_down);
+        put(lb.b_down, w.b_down);
+        lb.k_cache = alloc(bytes(B * H * C * c.head_dim()), footprint_.kv_cache);
+        lb.v_cache = alloc(bytes(B * H * C * c.head_dim()), footprint_.kv_cache);
+        bs->layers.push_back(lb);
+    }
+    uint64_t &act = footprint_.activations;
+    for (int64_t l = 0; l <= c.layers; ++l) bs->hidden.push_back(alloc(bytes(T * d), act));
+    bs->normed = alloc(bytes(T * d), act);
+    bs->q = alloc(bytes(T * d), act);
+    bs->o = alloc(bytes(T * d), act);
+    bs->partial = alloc(bytes(H * T * d), act);
+    bs->acc[0] = alloc(bytes(T * d), act);
+    bs->acc[1] = alloc(bytes(T * d), act);
+    bs->attn_res = alloc(bytes(T * d), act);
+    bs->up = alloc(bytes(T * F), act);
+    bs->act = alloc(bytes(T * F), act);
+    if (c.mlp == MlpKind::swiglu) {
+        bs->gate = alloc(bytes(T * F), act);
+        bs->prod = alloc(bytes(T * F), act);
+    }
+    bs->mlp_out = alloc(bytes(T * d), act);
+    buf_ = std::move(bs);
+
+    // Each step's token embeddings, in the dtype, laid out as hidden[0] wants
+    // them ([batch, new tokens, hidden]).
+    const std::vector<float> emb = make_embeddings(c);
+    step_inputs_.clear();
+    for (int s = 0; s < steps(); ++s) {
+        const int64_t S = s == 0 ? c.prompt : 1, first = s == 0 ? 0 : c.prompt + s - 1;
+        std::vector<uint8_t> in(std::size_t(bytes(B * S * d)));
+        int64_t i = 0;
+        for (int64_t b = 0; b < B; ++b)
+            for (int64_t p = first; p < first + S; ++p)
+                for (int64_t j = 0; j < d; ++j)
+                    store_from_f32(in.data(), c.dtype, i++, emb[std::size_t((b * C + p) * d + j)]);
+        step_inputs_.push_back(std::move(in));
+    }
+
+    programs_.clear();
+    for (int s = 0; s < steps(); ++s) programs_.push_back(build_step(s));
+    prepared_ = true;
+}
+
+void DecoderRun::issue(const Call &k, const StepProgram &p) {
+    opb_status s;
+    if (k.desc) {
+        s = be_.api().execute(be_.handle(), k.plan, p.tensors.data() + k.first_tensor, k.tensor_count);
+    } else {
+        s = be_.api().copy_in(be_.handle(), k.dst, k.host_src, k.bytes);
+    }
+    if (s != OPB_OK)
+        throw WorkloadFailure{"failed", fmt::format("decoder {}: {}: {}", component_name(k.component),
+                                                    k.desc ? "execute" : "copy_in", be_.error_text(s))};
+}
+
+void DecoderRun::run_step(int step, ComponentObserver *observer) {
+    const StepProgram &p = programs_.at(std::size_t(step));
+    if (!observer) {
+        for (const Call &k : p.calls) issue(k, p);
+        return;
+    }
+    std::size_t i = 0;
+    while (i < p.calls.size()) {
+        const Component comp = p.calls[i].component;
+        const int layer = p.calls[i].layer;
+        observer->begin(comp, layer);
+        try {
+            for (; i < p.calls.size() && p.calls[i].component == comp && p.calls[i].layer == layer; ++i)
+                issue(p.calls[i], p);
+        } catch (...) {
+            observer->end(comp, layer);
+            throw;
+        }
+        observer->end(comp, layer);
+    }
+}
+
+void DecoderRun::run_step_by_component(int step, ComponentSeconds &seconds) {
+    using Clock = std::chrono::steady_clock;
+    const StepProgram &p = programs_.at(std::size_t(step));
+    std::size_t i = 0;
+    while (i < p.calls.size()) {
+        const Component comp = p.calls[i].component;
+        const int layer = p.calls[i].layer;
+        const auto t0 = Clock::now();
+        for (; i < p.calls.size() && p.calls[i].component == comp && p.calls[i].layer == layer; ++i)
+            issue(p.calls[i], p);
+        synchronize();
+        seconds[static_cast<std::size_t>(comp)] += std::chrono::duration<double>(Clock::now() - t0).count();
+    }
+}
+
+void DecoderRun::synchronize() {
+    opb_status s = be_.api().synchronize(be_.handle());
+    if (s != OPB_OK) throw WorkloadFailure{"failed", "decoder: synchronize: " + be_.error_text(s)};
+}
+
+std::vector<std::vector<float>> DecoderRun::layer_outputs(int step) const {
+    const int64_t n = tokens_in_step(step) * config_.hidden;
+    std::vector<std::vector<float>> out;
+    std::vector<uint8_t> raw(std::size_t(n) * elem_);
+    for (int64_t l = 0; l < config_.layers; ++l) {
+        opb_status s = be_.api().copy_out(be_.handle(), raw.data(), buf_->hidden[std::size_t(l + 1)], raw.size());
+        if (s != OPB_OK)
+            throw WorkloadFailure{"failed", fmt::format("decoder: copy_out of layer {}: {}", l, be_.error_text(s))};
+        std::vector<float> v(static_cast<std::size_t>(n));
+        for (int64_t i = 0; i < n; ++i) v[std::size_t(i)] = load_as_f32(raw.data(), config_.dtype, i);
+        out.push_back(std::move(v));
+    }
+    return out;
+}
+
+} // namespace opbench::workload

@@ -1,0 +1,209 @@
+// harness/workload/workload_runner.cpp: [[workload]]s through the real
+// `opbench run`, their result entries checked field by field.
+#include "workload/workload_runner.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace opbench::workload {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(WorkloadBenchmarkName, NamesPhaseDtypeThreadsCacheBackend) {
+    WorkloadCase w;
+    w.name = "gpt2.layer";
+    w.decoder.dtype = OPB_DTYPE_BF16;
+    EXPECT_EQ(workload_benchmark_name(w, Phase::prefill, "naive"), "decoder/gpt2.layer/phase:prefill/dt:bf16/be:naive");
+    w.settings.threads = 1;
+    w.settings.cache = CacheState::cold;
+    EXPECT_EQ(workload_benchmark_name(w, Phase::decode, "onednn"),
+              "decoder/gpt2.layer/phase:decode/dt:bf16/thr:1/cache:cold/be:onednn");
+}
+
+struct RunOutput {
+    int rc = -1;
+    std::string console;
+    nlohmann::json set;
+};
+
+RunOutput run_opbench(const std::string &suite_text, const std::string &extra) {
+    const fs::path dir = fs::temp_directory_path() / ("opbench-workload-test-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const fs::path suite = dir / "w.toml", out = dir / "w.json", console = dir / "console.txt";
+    std::ofstream(suite) << suite_text;
+    const std::string cmd = std::string(OPBENCH_EXE) + " run " + suite.string() + " --out " + out.string() + " " +
+                            extra + " > " + console.string() + " 2>&1";
+    RunOutput r;
+    const int status = std::system(cmd.c_str());
+    r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    std::ifstream c(console);
+    r.console.assign(std::istreambuf_iterator<char>(c), {});
+    if (std::ifstream in(out); in) in >> r.set;
+    fs::remove_all(dir);
+    return r;
+}
+
+const char *kSuite = R"(
+[suite]
+name = "w"
+[defaults]
+warmup = 1
+min_time = 0.01
+max_time = 0.2
+min_samples = 3
+repetitions = 2
+threads = 1
+[[workload]]
+name = "small"
+hidden = 32
+heads = 2
+layers = 2
+prompt = 4
+generate = 3
+[[workload]]
+name = "small-fused"
+hidden = 32
+heads = 2
+prompt = 4
+generate = 2
+attention = "fused"
+)";
+
+const nlohmann::json *iteration(const nlohmann::json &set, const std::string &name) {
+    for (const auto &b : set["benchmarks"])
+        if (b.value("run_name", "") == name + "/manual_time" && b.value("run_type", "") == "iteration") return &b;
+    return nullptr;
+}
+
+TEST(WorkloadRunner, EntriesCarryTheDecoderFigures) {
+    std::string backends = "naive";
+#ifdef ONEDNN_PLUGIN
+    backends += ",onednn";
+#endif
+    const RunOutput out = run_opbench(kSuite, "--backends " + backends);
+    ASSERT_EQ(out.rc, 0) << out.console;
+    ASSERT_TRUE(out.set.contains("benchmarks")) << out.console;
+    EXPECT_EQ(out.set["context"]["opbench"]["suite"]["workloads"], 2);
+
+    for (const char *phase : {"prefill", "decode"}) {
+        const std::string name = std::string("decoder/small/phase:") + phase + "/dt:f32/thr:1/be:naive";
+        const nlohmann::json *e = iteration(out.set, name);
+        ASSERT_NE(e, nullptr) << name << "\n" << out.console;
+        EXPECT_EQ((*e)["status"], "passed");
+        EXPECT_EQ((*e)["op"], "decoder");
+        EXPECT_EQ((*e)["phase"], phase);
+        EXPECT_EQ((*e)["case"], "small");
+        EXPECT_EQ((*e)["reference"], true);
+        EXPECT_EQ((*e)["nmse"], 0.0); // the reference against itself
+        EXPECT_EQ((*e)["params"]["tokens_per_call"], std::string(phase) == "prefill" ? 4 : 3);
+        EXPECT_EQ((*e)["params"]["layers"], 2);
+        EXPECT_GT((*e)["flops"].get<double>(), 0.0);
+        EXPECT_EQ((*e)["settings"]["threads_resolved"], 1);
+        EXPECT_EQ((*e)["stats"]["samples"].get<int>() >= 3, true);
+        const nlohmann::json &d = (*e)["decoder"];
+        ASSERT_TRUE(d.is_object()) << e->dump(2);
+        EXPECT_GT(d["tokens_per_second"].get<double>(), 0.0);
+        EXPECT_GT(d["ms_per_token_p50"].get<double>(), 0.0);
+        EXPECT_GE(d["ms_per_token_p99"].get<double>(), d["ms_per_token_p50"].get<double>());
+        EXPECT_EQ(d["kv_cache_bytes_per_token"], 2 * 2 * 32 * 4); // K and V, 2 layers, hidden 32, f32
+        EXPECT_GT(d["peak_memory_bytes"].get<double>(), 0.0);
+        EXPECT_GT(d["memory_per_token_bytes"].get<double>(), 0.0);
+        EXPECT_TRUE(d["allocs_per_token"].is_number());
+        double shares = 0;
+        for (const auto &c : d["components"]) shares += c["share"].get<double>();
+        EXPECT_NEAR(shares, 1.0, 1e-9);
+        // tokens/s is the median call: tokens_per_call / median seconds.
+        EXPECT_NEAR(d["tokens_per_second"].get<double>() * (*e)["stats"]["median"].get<double>(),
+                    (*e)["params"]["tokens_per_call"].get<double>(), 0.5 * (*e)["params"]["tokens_per_call"].get<double>());
+    }
+    // The console's summary names every measured entry with its tokens/s.
+    EXPECT_NE(out.console.find("Workloads (tokens/s"), std::string::npos) << out.console;
+    EXPECT_NE(out.console.find("small / prefill / naive"), std::string::npos) << out.console;
+    EXPECT_NE(out.console.find("small / decode / naive"), std::string::npos) << out.console;
+    // Google Benchmark's own aggregates stay, so compare.py reads the set.
+    bool has_median = false;
+    for (const auto &b : out.set["benchmarks"])
+        if (b.value("run_name", "") == "decoder/small/phase:decode/dt:f32/thr:1/be:naive/manual_time" &&
+            b.value("aggregate_name", "") == "median")
+            has_median = true;
+    EXPECT_TRUE(has_median);
+#ifdef ONEDNN_PLUGIN
+    const nlohmann::json *one = iteration(out.set, "decoder/small/phase:decode/dt:f32/thr:1/be:onednn");
+    ASSERT_NE(one, nullptr);
+    EXPECT_EQ((*one)["status"], "passed");
+    EXPECT_LT((*one)["nmse"].get<double>(), (*one)["nmse_threshold"].get<double>());
+    const nlohmann::json *fused = iteration(out.set, "decoder/small-fused/phase:prefill/dt:f32/thr:1/be:onednn");
+    ASSERT_NE(fused, nullptr);
+    EXPECT_EQ((*fused)["status"], "skipped");
+    EXPECT_NE((*fused)["reason"].get<std::string>().find("variant=fused"), std::string::npos) << (*fused)["reason"];
+    EXPECT_NE(out.console.find("Workloads not measured"), std::string::npos);
+#endif
+}
+
+TEST(WorkloadRunner, FilterSelectsWorkloadEntries) {
+    const RunOutput out = run_opbench(kSuite, "--backends naive --benchmark_filter=small-fused/phase:decode");
+    ASSERT_EQ(out.rc, 0) << out.console;
+    int iterations = 0;
+    for (const auto &b : out.set["benchmarks"])
+        if (b.value("run_type", "") == "iteration") {
+            ++iterations;
+            EXPECT_EQ(b["run_name"], "decoder/small-fused/phase:decode/dt:f32/thr:1/be:naive/manual_time");
+        }
+    EXPECT_EQ(iterations, 2); // 2 repetitions
+}
+
+// Op cases and workloads in one run, their repetitions interleaved: neither
+// side's memory may show in the other's figures.
+TEST(WorkloadRunner, InterleavedWithOpCasesKeepsMemoryApart) {
+    const char *suite = R"(
+[suite]
+name = "mixed"
+[defaults]
+backends = ["naive"]
+warmup = 1
+min_time = 0.01
+max_time = 0.1
+min_samples = 3
+repetitions = 2
+threads = 1
+[[case]]
+op = "add"
+rows = 64
+cols = 64
+[[workload]]
+name = "w256"
+hidden = 256
+heads = 4
+prompt = 4
+generate = 2
+)";
+    const RunOutput out = run_opbench(suite, "--benchmark_enable_random_interleaving=true");
+    ASSERT_EQ(out.rc, 0) << out.console;
+    const uint64_t add_tensors = 3 * 64 * 64 * 4;
+    int add_entries = 0, workload_entries = 0;
+    for (const auto &b : out.set["benchmarks"]) {
+        if (b.value("run_type", "") != "iteration") continue;
+        const uint64_t peak = b["memory"]["plugin_peak_bytes"].get<uint64_t>();
+        if (b["op"] == "add") {
+            ++add_entries;
+            EXPECT_LT(peak, 2 * add_tensors) << "the workload's buffers were live during the add case";
+        } else {
+            ++workload_entries;
+            // 12 hidden^2 weights in f32 at least, and not a byte of the add case's tensors more than once
+            EXPECT_GT(peak, uint64_t(12) * 256 * 256 * 4);
+            EXPECT_EQ(b["status"], "passed");
+        }
+    }
+    EXPECT_EQ(add_entries, 2);
+    EXPECT_EQ(workload_entries, 4); // 2 phases x 2 repetitions
+}
+
+} // namespace
+} // namespace opbench::workload

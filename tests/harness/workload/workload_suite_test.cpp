@@ -1,0 +1,167 @@
+// harness/workload/workload_suite.cpp: [[workload]] tables in a suite.
+#include "suite.hpp"
+
+#include "build_config.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace opbench {
+namespace {
+
+Suite parse(const std::string &text) { return parse_suite(text, "w.toml"); }
+
+// The SuiteError's "file:line:column: message" for `text`; fails the test when it parses.
+std::string error_of(const std::string &text) {
+    try {
+        (void)parse(text);
+    } catch (const SuiteError &e) {
+        return e.what();
+    }
+    ADD_FAILURE() << "parsed without an error:\n" << text;
+    return {};
+}
+
+bool has(const std::string &s, const std::string &part) { return s.find(part) != std::string::npos; }
+
+const char *kHead = "[suite]\nname = \"w\"\n";
+
+TEST(WorkloadSuite, DecoderTableWithDefaults) {
+    const Suite s = parse(std::string(kHead) + R"(
+[defaults]
+backends = ["naive", "onednn"]
+warmup = 1
+repetitions = 3
+dtypes = ["f32", "bf16"]   # a case sweep; workloads take their own dtype
+
+[[workload]]
+kind = "decoder"
+name = "llama.layer"
+hidden = 64
+heads = 4
+ffn = 96
+prompt = 8
+generate = 4
+norm = "rmsnorm"
+mlp = "swiglu"
+bias = false
+dtype = "bf16"
+threads = 1
+repetitions = 5
+)");
+    EXPECT_TRUE(s.cases.empty());
+    ASSERT_EQ(s.workloads.size(), 1u);
+    const WorkloadCase &w = s.workloads[0];
+    EXPECT_EQ(w.name, "llama.layer");
+    EXPECT_EQ(w.kind, "decoder");
+    EXPECT_EQ(w.backends, (std::vector<std::string>{"naive", "onednn"}));
+    EXPECT_EQ(w.settings.warmup, 1);      // from [defaults]
+    EXPECT_EQ(w.settings.repetitions, 5); // the table's own wins
+    EXPECT_EQ(w.settings.threads, 1);
+    EXPECT_EQ(w.decoder.threads, 1);      // copied into every op
+    EXPECT_EQ(w.decoder.hidden, 64);
+    EXPECT_EQ(w.decoder.head_dim(), 16);
+    EXPECT_EQ(w.decoder.ffn_width(), 96);
+    EXPECT_EQ(w.decoder.layers, 1);
+    EXPECT_EQ(w.decoder.batch, 1);
+    EXPECT_EQ(w.decoder.norm, workload::NormKind::rmsnorm);
+    EXPECT_EQ(w.decoder.mlp, workload::MlpKind::swiglu);
+    EXPECT_FALSE(w.decoder.bias);
+    EXPECT_EQ(w.decoder.dtype, OPB_DTYPE_BF16);
+    EXPECT_FLOAT_EQ(w.decoder.eps, 1e-6f); // rmsnorm's default
+    EXPECT_EQ(w.phases, (std::vector<WorkloadCase::Phase>{WorkloadCase::Phase::prefill,
+                                                          WorkloadCase::Phase::decode}));
+    EXPECT_EQ(w.where.line, 10);
+}
+
+TEST(WorkloadSuite, DefaultsOfAMinimalTable) {
+    const Suite s = parse(std::string(kHead) + "[[workload]]\nname = \"g\"\nhidden = 32\nheads = 2\nprompt = 4\n");
+    ASSERT_EQ(s.workloads.size(), 1u);
+    const auto &c = s.workloads[0].decoder;
+    EXPECT_EQ(c.ffn_width(), 128);
+    EXPECT_EQ(c.norm, workload::NormKind::layernorm);
+    EXPECT_EQ(c.mlp, workload::MlpKind::gelu);
+    EXPECT_EQ(c.gelu_variant, OPB_GELU_TANH);
+    EXPECT_TRUE(c.bias);
+    EXPECT_FLOAT_EQ(c.eps, 1e-5f);
+    EXPECT_EQ(s.workloads[0].phases, std::vector<WorkloadCase::Phase>{WorkloadCase::Phase::prefill});
+    EXPECT_EQ(s.workloads[0].backends, (std::vector<std::string>{"naive", "onednn", "cuda"}));
+}
+
+TEST(WorkloadSuite, CasesAndWorkloadsTogether) {
+    const Suite s = parse(std::string(kHead) +
+                          "[[case]]\nop = \"add\"\nrows = 2\ncols = 2\n"
+                          "[[workload]]\nname = \"g\"\nhidden = 32\nheads = 2\nprompt = 4\n");
+    EXPECT_EQ(s.cases.size(), 1u);
+    EXPECT_EQ(s.workloads.size(), 1u);
+}
+
+TEST(WorkloadSuite, ErrorsSayWhereAndWhatIsValid) {
+    const std::string base = std::string(kHead) + "[[workload]]\nname = \"g\"\nheads = 2\nprompt = 4\n";
+    std::string e = error_of(base + "hidden = 30\nhiden = 3\n");
+    EXPECT_TRUE(has(e, "w.toml:8:1: unknown key 'hiden' in [[workload]] (valid: kind, name, hidden")) << e;
+    e = error_of(base + "hidden = [32, 64]\n");
+    EXPECT_TRUE(has(e, "w.toml:7:10: 'hidden' takes one value")) << e;
+    e = error_of(base + "hidden = 31\n");
+    EXPECT_TRUE(has(e, "w.toml:7:10: 'hidden' 31 is not divisible by 'heads' 2")) << e;
+    e = error_of(base + "hidden = 32\nmlp = \"relu\"\n");
+    EXPECT_TRUE(has(e, "w.toml:8:7: unknown mlp 'relu' (valid: gelu, silu, swiglu)")) << e;
+    e = error_of(base + "hidden = 32\nphases = [\"decode\"]\n");
+    EXPECT_TRUE(has(e, "w.toml:8:11: phase \"decode\" needs 'generate' >= 1")) << e;
+    e = error_of(base + "hidden = 32\nkind = \"encoder\"\n");
+    EXPECT_TRUE(has(e, "unknown kind 'encoder' (valid: decoder)")) << e;
+    e = error_of(std::string(kHead) + "[[workload]]\nhidden = 32\nheads = 2\nprompt = 4\n");
+    EXPECT_TRUE(has(e, "w.toml:3:1: [[workload]] has no 'name'")) << e;
+    e = error_of(std::string(kHead) + "[[workload]]\nname = \"g\"\nheads = 2\nprompt = 4\n");
+    EXPECT_TRUE(has(e, "[[workload]] 'g' needs 'hidden'")) << e;
+    e = error_of(base + "hidden = 32\n" + "[[workload]]\nname = \"g\"\nhidden = 32\nheads = 2\nprompt = 4\n");
+    EXPECT_TRUE(has(e, "w.toml:8:1: workload name 'g' is used twice (first at w.toml:3:1)")) << e;
+    e = error_of(base + "hidden = 32\nmin_time = 2\nmax_time = 1\n");
+    EXPECT_TRUE(has(e, "max_time (1 s) is less than min_time (2 s)")) << e;
+    e = error_of(std::string(kHead) + "[workload]\nname = \"g\"\n");
+    EXPECT_TRUE(has(e, "'workload' must be an array of tables")) << e;
+    e = error_of(kHead);
+    EXPECT_TRUE(has(e, "no [[case]] or [[workload]] tables")) << e;
+}
+
+TEST(WorkloadSuite, KnownBackendsAreChecked) {
+    SuiteOptions opt;
+    opt.known_backends = {"naive"};
+    try {
+        (void)parse_suite(std::string(kHead) +
+                              "[[workload]]\nname = \"g\"\nhidden = 32\nheads = 2\nprompt = 4\nbackends = [\"tpu\"]\n",
+                          "w.toml", opt);
+        ADD_FAILURE() << "accepted an unknown backend";
+    } catch (const SuiteError &e) {
+        EXPECT_TRUE(has(e.what(), "w.toml:8:13: unknown backend 'tpu' (valid: naive)")) << e.what();
+    }
+}
+
+// suites/decoder.toml: what its README and the issue promise.
+TEST(WorkloadSuite, ShippedDecoderSuite) {
+    const Suite s = load_suite_file(std::string(OPBENCH_SOURCE_ROOT) + "/suites/decoder.toml");
+    ASSERT_EQ(s.workloads.size(), 3u);
+    const auto &gpt2 = s.workloads[0].decoder;
+    EXPECT_EQ(s.workloads[0].name, "gpt2-small.layer");
+    EXPECT_EQ(gpt2.hidden, 768);
+    EXPECT_EQ(gpt2.heads, 12);
+    EXPECT_EQ(gpt2.ffn_width(), 3072);
+    const auto &llama = s.workloads[1].decoder;
+    EXPECT_EQ(llama.hidden, 4096);
+    EXPECT_EQ(llama.heads, 32);
+    EXPECT_EQ(llama.ffn_width(), 11008);
+    EXPECT_EQ(llama.mlp, workload::MlpKind::swiglu);
+    EXPECT_EQ(llama.norm, workload::NormKind::rmsnorm);
+    const auto &tiny = s.workloads[2].decoder;
+    EXPECT_EQ(tiny.layers, 4);
+    EXPECT_EQ(tiny.hidden, 256);
+    EXPECT_EQ(tiny.generate, 50);
+    for (const auto &w : s.workloads) {
+        EXPECT_EQ(w.decoder.batch, 1) << w.name;
+        EXPECT_EQ(w.phases.size(), 2u) << w.name; // prefill and decode
+    }
+}
+
+} // namespace
+} // namespace opbench
