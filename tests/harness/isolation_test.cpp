@@ -51,6 +51,10 @@ pid_t start(const std::vector<std::string> &args, const std::vector<std::string>
         }
         ::dup2(fd, STDERR_FILENO);
         for (const auto &e : env) ::putenv(const_cast<char *>(e.c_str()));
+        // Under AddressSanitizer a plugin's SIGSEGV would be reported and
+        // turned into exit status 1; the worker must die of the signal.
+        const char *asan = std::getenv("ASAN_OPTIONS");
+        ::setenv("ASAN_OPTIONS", (std::string(asan ? asan : "") + ":handle_segv=0").c_str(), 1);
         std::vector<char *> argv;
         std::string exe = OPBENCH_EXE;
         argv.push_back(exe.data());
