@@ -78,6 +78,13 @@ struct SettingRow {
     Extractor get;
 };
 
+// A profiling run (--profile, --trace) times extra work into its recorded
+// samples' surroundings: its figures are never compared with a plain run's.
+std::string profiling(const ResultSet &s) {
+    const nlohmann::json &on = at_path(s.context, {"opbench", "profiling", "enabled"});
+    return on.is_boolean() && on.get<bool>() ? "on" : "off";
+}
+
 const std::vector<SettingRow> &setting_rows() {
     static const std::vector<SettingRow> rows = {
         {"machine", true, [](const ResultSet &s) { return s.machine_id(); }},
@@ -95,6 +102,9 @@ const std::vector<SettingRow> &setting_rows() {
         {"library versions", true, library_versions},
         {"oneDNN ISA", true,
          [](const ResultSet &s) { return text(at_path(s.context, {"opbench", "backends", "onednn", "info", "onednn_isa"})); }},
+        {"profiling", true, profiling},
+        {"isolation", true,
+         [](const ResultSet &s) { return text(at_path(s.context, {"opbench", "measurement", "isolation"})); }},
         {"reference", true,
          [](const ResultSet &s) { return text(at_path(s.context, {"opbench", "measurement", "reference_backend"})); }},
         {"suite", true, [](const ResultSet &s) { return s.suite_name(); }},

@@ -222,6 +222,13 @@ int ReaderCommands::Options::run_compare() {
         return emit(by_machine(loaded, lo), format, output, "compare");
     }
     const Comparison cmp = compare_sets(loaded, co);
+    for (const auto &d : cmp.differing)
+        if (d.setting == "profiling") {
+            std::cerr << fmt::format("opbench compare: a profiling run (--profile / --trace) cannot be compared with "
+                                     "a plain one (profiling: {}): compare runs made the same way\n",
+                                     fmt::join(d.values, " vs "));
+            return kExitBadInput;
+        }
     if (strict) {
         std::vector<std::string> refused;
         for (const auto &d : cmp.differing)

@@ -192,3 +192,23 @@ TEST_F(ReaderCommands, MergeRefusesOtherSuites) {
     EXPECT_EQ(r.rc, 2);
     EXPECT_NE(r.out.find("only shards of one suite merge"), std::string::npos) << r.out;
 }
+
+// A profiling run's timings are never compared with a plain run's (issue 12):
+// compare refuses the pair, with or without --strict, and says why.
+TEST_F(ReaderCommands, RefusesToMixAProfilingRunWithAPlainOne) {
+    nlohmann::json set;
+    {
+        std::ifstream in(same);
+        in >> set;
+    }
+    set["context"]["opbench"]["profiling"] = {{"enabled", true}, {"hot_path", true}};
+    const std::string profiled = (fs::path(dir.path) / "profiled.json").string();
+    std::ofstream(profiled) << set.dump(2);
+    const Outcome r = run_opbench("compare " + base + " " + profiled);
+    EXPECT_EQ(r.rc, 2) << r.out;
+    EXPECT_NE(r.out.find("a profiling run (--profile / --trace) cannot be compared with a plain one (profiling: off vs on)"),
+              std::string::npos)
+        << r.out;
+    // Two profiling runs compare as usual.
+    EXPECT_EQ(run_opbench("compare " + profiled + " " + profiled).rc, 0);
+}
