@@ -21,6 +21,11 @@ void write_file_atomically(const std::string &path, const std::string &text) {
     if (ec)
         throw std::runtime_error(fmt::format("cannot create directory {}: {}",
                                              target.parent_path().string(), ec.message()));
+    // Never replace what is not a regular file (a device, a directory): as
+    // root, renaming over /dev/null would turn the device into this file.
+    if (fs::exists(target, ec) && !fs::is_regular_file(target, ec))
+        throw std::runtime_error(fmt::format("will not write over {}: it is not a regular file{}", target.string(),
+                                             fs::is_directory(target, ec) ? " but a directory" : ""));
     // Unique per process and call, so concurrent writers never share one.
     static std::atomic<unsigned> counter{0};
     fs::path tmp = target;
@@ -39,8 +44,9 @@ void write_file_atomically(const std::string &path, const std::string &text) {
     }
     fs::rename(tmp, target, ec);
     if (ec) {
+        const std::string why = ec.message();
         fs::remove(tmp, ec);
-        throw std::runtime_error(fmt::format("cannot move result into {}: {}", target.string(), ec.message()));
+        throw std::runtime_error(fmt::format("cannot move the result into {}: {}", target.string(), why));
     }
 }
 

@@ -1,10 +1,13 @@
 // opbench: the command-line program. Each subcommand is a small function;
 // the work lives in the harness modules.
+#include "benchmark_flags.hpp"
 #include "build_config.hpp"
 #include "context.hpp"
+#include "cpu_list.hpp"
 #include "git_version.hpp"
 #include "machine.hpp"
 #include "opbench/ops.hpp"
+#include "output_path.hpp"
 #include "plugin_loader.hpp"
 #include "results.hpp"
 #include "runner.hpp"
@@ -14,6 +17,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cmath>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
@@ -32,21 +39,16 @@ constexpr int kExitBadInput = 2;
 constexpr int kExitEnvironment = 3;
 
 // Names a suite may use as backends: the design's three plus every plugin
-// found, so a typo is caught while an unbuilt backend is merely skipped.
+// found or refused by name, so a typo is caught while an unbuilt or refused
+// backend is merely skipped (with the loader's reason).
 std::vector<std::string> known_backends(const PluginSet &plugins) {
     std::set<std::string> names = {"naive", "onednn", "cuda"};
-    for (const auto &n : plugins.names()) names.insert(n);
+    for (const auto &n : plugins.names_with_refused()) names.insert(n);
     return {names.begin(), names.end()};
 }
 
 void print_refused(const PluginSet &plugins) {
     for (const auto &f : plugins.failures) std::cerr << "opbench: refused plugin " << f.reason << "\n";
-}
-
-// The value of `arg` when it starts with `prefix` ("--flag=").
-std::optional<std::string> flag_value(const std::string &arg, const std::string &prefix) {
-    if (arg.rfind(prefix, 0) != 0) return std::nullopt;
-    return arg.substr(prefix.size());
 }
 
 std::vector<std::string> split_list(const std::string &s) {
@@ -90,6 +92,8 @@ int cmd_list(const PluginSet &plugins) {
         std::cout << fmt::format("  {:<10} from {}\n", "", p.path);
     }
     for (const auto &f : plugins.failures) std::cout << "  refused: " << f.reason << "\n";
+    for (const auto &f : plugins.ignored)
+        std::cout << "  ignored: " << f << " (plugin directories load only opbench-backend-*.so files)\n";
 
     std::cout << "\nOps (dtypes: f32, bf16, f16):\n";
     for (int op = 0; op < OPB_OP_COUNT; ++op) {
@@ -139,13 +143,6 @@ int cmd_validate(const std::vector<std::string> &paths, const PluginSet &plugins
     return rc;
 }
 
-std::string default_out_path(const Suite &s) {
-    char stamp[32];
-    std::time_t now = std::time(nullptr);
-    std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::gmtime(&now));
-    return fmt::format("results/{}-{}.json", s.name.empty() ? "suite" : s.name, stamp);
-}
-
 int cmd_machine(bool refresh) {
     CachedMachinePeaks c = load_or_measure(refresh);
     const MachinePeaks &p = c.peaks;
@@ -164,6 +161,35 @@ int cmd_machine(bool refresh) {
     return 0;
 }
 
+// Checks for numeric options whose messages show the value as given and the
+// valid range in short form (CLI11's own print DBL_MAX in 309 digits).
+CLI::Validator positive_number_check() {
+    return CLI::Validator(
+        [](std::string &v) -> std::string {
+            char *end = nullptr;
+            errno = 0;
+            const double d = std::strtod(v.c_str(), &end);
+            if (v.empty() || end != v.c_str() + v.size() || errno == ERANGE || !std::isfinite(d) || !(d > 0))
+                return fmt::format("'{}' is not a finite number > 0", v.size() > 24 ? v.substr(0, 24) + "..." : v);
+            return "";
+        },
+        "NUMBER > 0");
+}
+
+CLI::Validator count_check(long long lowest) {
+    return CLI::Validator(
+        [lowest](std::string &v) -> std::string {
+            char *end = nullptr;
+            errno = 0;
+            const long long n = std::strtoll(v.c_str(), &end, 10);
+            if (v.empty() || end != v.c_str() + v.size() || errno == ERANGE || n < lowest || n > INT_MAX)
+                return fmt::format("'{}' is not an integer from {} to {}",
+                                   v.size() > 24 ? v.substr(0, 24) + "..." : v, lowest, INT_MAX);
+            return "";
+        },
+        fmt::format("INT >= {}", lowest));
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -172,45 +198,58 @@ int main(int argc, char **argv) {
     app.require_subcommand(1);
     app.set_version_flag("--version", std::string(OPBENCH_VERSION) + " (" + OPBENCH_GIT_COMMIT + ")");
 
+    bool allow_insecure_plugins = false;
+    auto add_trust_flag = [&](CLI::App *sub) {
+        sub->add_flag("--allow-insecure-plugins", allow_insecure_plugins,
+                      "load plugin files even where others may write them (file or directory mode o+w)");
+    };
     auto *list = app.add_subcommand("list", "show backends (version, usable here or why not), ops and suites");
+    add_trust_flag(list);
 
     auto *validate = app.add_subcommand("validate", "check suite files and print how many cases each expands to");
     std::vector<std::string> validate_paths;
-    validate->add_option("suite", validate_paths, "suite TOML file(s)")->required()->check(CLI::ExistingFile);
+    validate->add_option("suite", validate_paths, "suite TOML file(s)")->required();
+    add_trust_flag(validate);
 
     auto *run = app.add_subcommand("run", "run a suite: verify each case against the reference, measure, "
                                           "write a result set.\nArguments --benchmark_* go to Google Benchmark.");
     std::string suite_path, backends_csv, out_path;
     RunOptions opts;
-    bool no_out = false, no_progress = false;
-    run->add_option("suite", suite_path, "suite TOML file")->required()->check(CLI::ExistingFile);
-    run->add_option("--backends", backends_csv, "comma-separated backends, replacing the suite's lists");
-    run->add_option("--out", out_path, "result set path (default results/<suite>-<UTC time>.json)");
-    run->add_flag("--no-out", no_out, "write no result set");
+    bool no_out = false, no_progress = false, force = false;
+    run->add_option("suite", suite_path, "suite TOML file")->required();
+    auto *backends_opt =
+        run->add_option("--backends", backends_csv, "comma-separated backends, replacing the suite's lists");
+    auto *out_opt = run->add_option("--out", out_path,
+                                    "result set path (default results/<suite>-<UTC time>.json); an existing "
+                                    "file is refused unless --force");
+    run->add_flag("--no-out", no_out, "write no result set")->excludes(out_opt);
+    run->add_flag("--force", force, "replace an existing --out file (a regular file only)");
+    add_trust_flag(run);
     run->add_option("--reference", opts.reference, "backend whose output is the reference")->capture_default_str();
     auto &ov = opts.overrides;
     run->add_option_function<int>("--warmup", [&](int v) { ov.warmup = v; }, "untimed executions before measuring")
-        ->check(CLI::NonNegativeNumber);
+        ->check(count_check(0));
     run->add_option_function<double>("--min-time", [&](double v) { ov.min_time = v; }, "seconds of samples at least")
-        ->check(CLI::PositiveNumber);
+        ->check(positive_number_check());
     run->add_option_function<double>("--max-time", [&](double v) { ov.max_time = v; }, "seconds of samples at most")
-        ->check(CLI::PositiveNumber);
+        ->check(positive_number_check());
     run->add_option_function<int>("--min-samples", [&](int v) { ov.min_samples = v; }, "samples at least")
-        ->check(CLI::PositiveNumber);
+        ->check(count_check(1));
     run->add_option_function<double>("--noise", [&](double v) { ov.noise = v; },
                                       "target relative half-width of the median's 95% CI (0.01 = 1%)")
-        ->check(CLI::PositiveNumber);
+        ->check(positive_number_check());
     run->add_option_function<int>("--repetitions", [&](int v) { ov.repetitions = v; },
                                   "result entries per case (compare.py's U-test wants ~9)")
-        ->check(CLI::PositiveNumber);
+        ->check(count_check(1));
     run->add_option_function<std::string>("--cache", [&](const std::string &v) { ov.cache = v; },
                                           "cache state between samples")
         ->check(CLI::IsMember({"warm", "cold"}));
     run->add_option_function<int>("--threads", [&](int v) { ov.threads = v; }, "CPU threads (0 = all cores)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(count_check(0));
     run->add_flag("--no-progress", no_progress, "no progress lines on a terminal");
     std::string cpus_csv;
-    run->add_option("--cpus", cpus_csv, "pin opbench and its backends' threads to these CPUs (e.g. 0 or 0,1)");
+    run->add_option("--cpus", cpus_csv,
+                    "pin opbench and its backends' threads to these CPUs, as taskset -c writes them (0-3,6)");
     run->allow_extras();
 
     auto *machine = app.add_subcommand("machine", "measure this machine's peak FLOP/s and memory bandwidth "
@@ -218,23 +257,32 @@ int main(int argc, char **argv) {
     bool refresh = false;
     machine->add_flag("--refresh", refresh, "measure again even if cached");
 
-    CLI11_PARSE(app, argc, argv);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError &e) {
+        // --help and --version print and succeed; every usage error is bad input (2),
+        // not CLI11's own codes (105, 106, ...).
+        const int cli_rc = app.exit(e);
+        return cli_rc == 0 ? 0 : kExitBadInput;
+    }
 
     // Pinning must precede plugin loading: OpenMP runtimes read the mask at load.
-    if (*run && !cpus_csv.empty()) {
+    if (*run && run->count("--cpus") > 0) {
         try {
-            for (const auto &c : split_list(cpus_csv)) opts.cpus.push_back(std::stoi(c));
-            pin_process_to_cpus(opts.cpus);
-        } catch (const std::invalid_argument &) {
-            std::cerr << "opbench run: --cpus takes a comma-separated list of CPU numbers, got '" << cpus_csv << "'\n";
+            opts.cpus = parse_cpu_list(cpus_csv);
+        } catch (const std::invalid_argument &e) {
+            std::cerr << "opbench run: --cpus: " << e.what() << "\n";
             return kExitBadInput;
+        }
+        try {
+            pin_process_to_cpus(opts.cpus);
         } catch (const std::exception &e) {
             std::cerr << "opbench run: --cpus: " << e.what() << "\n";
             return kExitBadInput;
         }
     }
 
-    PluginSet plugins = discover_plugins(default_plugin_search_paths());
+    PluginSet plugins = discover_plugins(default_plugin_search_paths(), DiscoverOptions{allow_insecure_plugins});
 
     if (*list) return cmd_list(plugins);
     if (*validate) {
@@ -245,31 +293,22 @@ int main(int argc, char **argv) {
 
     // run
     print_refused(plugins);
-    for (const auto &extra : run->remaining()) {
-        // Google Benchmark's min time and repetitions mean opbench's own
-        // settings: each repetition is one adaptive measurement by opbench.
-        try {
-            if (auto v = flag_value(extra, "--benchmark_min_time=")) {
-                opts.overrides.min_time = std::stod(*v);
-                if (!(*opts.overrides.min_time > 0)) throw std::invalid_argument("not > 0");
-                continue;
-            }
-            if (auto v = flag_value(extra, "--benchmark_repetitions=")) {
-                opts.overrides.repetitions = std::stoi(*v);
-                if (*opts.overrides.repetitions < 1) throw std::invalid_argument("not >= 1");
-                continue;
-            }
-        } catch (const std::exception &) {
-            std::cerr << "opbench run: bad value in '" << extra
-                      << "' (min time: seconds > 0; repetitions: an integer >= 1)\n";
-            return kExitBadInput;
-        }
+    for (const auto &extra : run->remaining())
         if (extra.rfind("--benchmark_", 0) != 0) {
             std::cerr << "opbench run: unknown argument '" << extra
                       << "' (opbench's options are listed by --help; Google Benchmark's start with --benchmark_)\n";
             return kExitBadInput;
         }
-        opts.benchmark_args.push_back(extra);
+    try {
+        // Google Benchmark's min time and repetitions mean opbench's own
+        // settings: each repetition is one adaptive measurement by opbench.
+        BenchmarkFlags flags = sort_benchmark_flags(run->remaining());
+        if (flags.min_time) opts.overrides.min_time = flags.min_time;
+        if (flags.repetitions) opts.overrides.repetitions = flags.repetitions;
+        opts.benchmark_args = std::move(flags.pass_through);
+    } catch (const BenchmarkFlagError &e) {
+        std::cerr << "opbench run: " << e.what() << "\n";
+        return kExitBadInput;
     }
     Suite suite;
     try {
@@ -278,9 +317,15 @@ int main(int argc, char **argv) {
         std::cerr << e.what() << "\n";
         return kExitBadInput;
     }
-    if (!backends_csv.empty()) {
+    if (backends_opt->count() > 0) {
         opts.backends = split_list(backends_csv);
         const auto known = known_backends(plugins);
+        if (opts.backends.empty()) {
+            std::cerr << fmt::format("opbench run: --backends names no backend (known: {}); leave it out to run "
+                                     "each case's own list\n",
+                                     fmt::join(known, ", "));
+            return kExitBadInput;
+        }
         for (const auto &b : opts.backends)
             if (std::find(known.begin(), known.end(), b) == known.end()) {
                 std::cerr << fmt::format("opbench run: --backends: unknown backend '{}' (known: {})\n", b,
@@ -294,7 +339,21 @@ int main(int argc, char **argv) {
                                  opts.reference, fmt::join(plugins.names(), ", "));
         return kExitBadInput;
     }
-    opts.out_path = no_out ? "" : (out_path.empty() ? default_out_path(suite) : out_path);
+    // Checked and reserved before the first case runs, so no run ends in "cannot write".
+    ResultPath result_path;
+    if (!no_out) {
+        if (out_opt->count() > 0 && out_path.empty()) {
+            std::cerr << "opbench run: --out is empty; give a file name, or --no-out\n";
+            return kExitBadInput;
+        }
+        try {
+            result_path = reserve_result_path(OutputRequest{out_path, force, suite_path}, suite.name);
+        } catch (const OutputPathError &e) {
+            std::cerr << "opbench run: " << e.what() << "\n";
+            return kExitBadInput;
+        }
+        opts.out_path = result_path.path();
+    }
     opts.progress = !no_progress;
 
     RunSummary summary;

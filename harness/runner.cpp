@@ -348,10 +348,7 @@ void SuiteRun::open_backends() {
     for (const auto &name : wanted) {
         const LoadedPlugin *p = plugins_.find(name);
         if (!p) {
-            std::string loaded = fmt::format("{}", fmt::join(plugins_.names(), ", "));
-            backend_missing_[name] = fmt::format(
-                "backend '{}' is not available: not built or not found (loaded: {})", name,
-                loaded.empty() ? "none" : loaded);
+            backend_missing_[name] = plugins_.why_unavailable(name); // refused by the loader, or absent
             continue;
         }
         auto inst = std::make_unique<BackendInstance>(*p);
