@@ -216,8 +216,9 @@ nlohmann::json enrich_result_set(nlohmann::json gb, const std::vector<CaseResult
         const nlohmann::json fields = case_fields(r);
         for (const auto &[k, v] : fields.items()) entry[k] = v;
         const bool is_aggregate = entry.value("run_type", "") == "aggregate";
-        if (!is_aggregate && entry.contains("repetition_index")) {
-            std::size_t idx = entry["repetition_index"].get<std::size_t>();
+        // An unsigned integer only: nlohmann casts a float to size_t without a range check.
+        if (!is_aggregate && entry.contains("repetition_index") && entry["repetition_index"].is_number_unsigned()) {
+            const auto idx = entry["repetition_index"].get<std::uint64_t>();
             if (idx < r.repetitions.size()) entry["stats"] = summary_json(r.repetitions[idx]);
         }
     }
