@@ -5,6 +5,8 @@
 # Optional backends are picked up when their packages are present:
 #   libdnnl-dev (oneDNN backend) is installed too; the CUDA toolkit is not a
 #   Debian package here and is used from /usr/local/cuda when present.
+# clang (clang++ 14) with libclang-rt-14-dev (which holds libFuzzer's runtime,
+# libclang_rt.fuzzer) builds the fuzz targets; ASan/UBSan come with g++.
 set -euo pipefail
 
 packages=(
@@ -13,6 +15,7 @@ packages=(
   libbenchmark-dev libbenchmark-tools libgtest-dev
   libcli11-dev libfmt-dev nlohmann-json3-dev libssl-dev
   libdnnl-dev python3 python3-scipy
+  clang libclang-rt-14-dev      # the libFuzzer targets (scripts/fuzz.sh): clang++, -fsanitize=fuzzer
 )
 
 missing=()
