@@ -76,7 +76,7 @@ BenchmarkFlags sort_benchmark_flags(const std::vector<std::string> &args) {
             int n = 0;
             auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
             if (v.empty() || ec != std::errc() || end != v.data() + v.size() || n < 1)
-                refuse(arg, "--benchmark_repetitions=N takes an integer from 1 to 2147483647 (it sets --repetitions)");
+                refuse(arg, "--benchmark_repetitions=N takes a positive integer (it sets --repetitions)");
             out.repetitions = n;
             continue;
         }

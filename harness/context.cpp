@@ -62,7 +62,8 @@ nlohmann::json backend_context(const BackendInstance &be, const LoadedPlugin *pl
 nlohmann::json opbench_context(const Suite &suite, const std::vector<Case> &cases,
                                const std::map<std::string, std::unique_ptr<BackendInstance>> &backends,
                                const std::map<std::string, std::string> &unavailable,
-                               const RunOptions &options, double timer_overhead_seconds) {
+                               const std::string &reference_backend,
+                               const std::vector<std::string> &benchmark_args, double timer_overhead_seconds) {
     nlohmann::json j;
     j["schema_version"] = kResultSchemaVersion;
     char stamp[64];
@@ -81,10 +82,10 @@ nlohmann::json opbench_context(const Suite &suite, const std::vector<Case> &case
     for (const auto &[name, why] : unavailable)
         if (!be.contains(name)) be[name] = {{"name", name}, {"usable", false}, {"unusable_reason", why}};
     j["backends"] = std::move(be);
-    j["measurement"] = {{"reference_backend", options.reference},
+    j["measurement"] = {{"reference_backend", reference_backend},
                         {"timer", "std::chrono::steady_clock around execute + synchronize"},
                         {"timer_overhead_seconds", timer_overhead_seconds},
-                        {"benchmark_args", options.benchmark_args}};
+                        {"benchmark_args", benchmark_args}};
     return j;
 }
 

@@ -3,7 +3,6 @@
 #pragma once
 
 #include "plugin_loader.hpp"
-#include "runner.hpp"
 #include "suite.hpp"
 
 #include <nlohmann/json.hpp>
@@ -26,7 +25,7 @@ namespace opbench {
 [[nodiscard]] nlohmann::json opbench_context(
     const Suite &suite, const std::vector<Case> &effective_cases,
     const std::map<std::string, std::unique_ptr<BackendInstance>> &backends,
-    const std::map<std::string, std::string> &unavailable, const RunOptions &options,
-    double timer_overhead_seconds);
+    const std::map<std::string, std::string> &unavailable, const std::string &reference_backend,
+    const std::vector<std::string> &benchmark_args, double timer_overhead_seconds);
 
 } // namespace opbench

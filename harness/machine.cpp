@@ -30,6 +30,8 @@
 #include <thread>
 #include <vector>
 
+#include "opbench/host_cpu.hpp"
+
 namespace opbench {
 
 namespace detail {
@@ -66,20 +68,6 @@ std::set<std::string> cpuinfo_flags() {
   std::set<std::string> flags;
   for (std::string w; words >> w;) flags.insert(w);
   return flags;
-}
-
-// sysfs cache sizes look like "32K", "1024K", "32768K" or "2M".
-std::uint64_t parse_cache_size(const std::string& s) {
-  if (s.empty()) return 0;
-  char* end = nullptr;
-  const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
-  if (end == s.c_str()) return 0;
-  switch (*end) {
-    case 'K': return v << 10;
-    case 'M': return v << 20;
-    case 'G': return v << 30;
-    default: return v;
-  }
 }
 
 std::vector<int> allowed_cpus() {
@@ -602,28 +590,10 @@ Roofline classify(double flops, double bytes, double seconds_per_call, const Mac
 
 // --- context -------------------------------------------------------------------------
 
-std::uint64_t llc_bytes() {
-  std::uint64_t best_size = 0;
-  int best_level = -1;
-  const std::filesystem::path base = "/sys/devices/system/cpu/cpu0/cache";
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(base, ec)) {
-    const auto name = entry.path().filename().string();
-    if (name.rfind("index", 0) != 0) continue;
-    const std::string type = detail::read_first_line(entry.path() / "type");
-    if (type == "Instruction") continue;
-    const int level = std::atoi(detail::read_first_line(entry.path() / "level").c_str());
-    const std::uint64_t size = detail::parse_cache_size(detail::read_first_line(entry.path() / "size"));
-    if (level > best_level || (level == best_level && size > best_size)) {
-      best_level = level;
-      best_size = size;
-    }
-  }
-  return best_size;
-}
+std::uint64_t llc_bytes() { return host::last_level_cache_bytes(); }
 
 std::string cpu_model_name() {
-  std::string m = detail::cpuinfo_field("model name");
+  std::string m = host::cpu_model_name();
   return m.empty() ? "unknown" : m;
 }
 

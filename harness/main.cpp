@@ -10,7 +10,10 @@
 #include "output_path.hpp"
 #include "plugin_loader.hpp"
 #include "results.hpp"
+#include "run_environment.hpp"
 #include "runner.hpp"
+#include "settings.hpp"
+#include "writers/writer.hpp"
 #include "suite.hpp"
 
 #include <CLI/CLI.hpp>
@@ -96,9 +99,9 @@ int cmd_list(const PluginSet &plugins) {
         std::cout << "  ignored: " << f << " (plugin directories load only opbench-backend-*.so files)\n";
 
     std::cout << "\nOps (dtypes: f32, bf16, f16):\n";
-    for (int op = 0; op < OPB_OP_COUNT; ++op) {
-        auto variants = variant_names(op);
-        std::cout << fmt::format("  {:<10} variants: {}\n", op_name(op), fmt::join(variants, ", "));
+    for (const OpInfo &row : kOps) {
+        auto variants = variant_names(row.op);
+        std::cout << fmt::format("  {:<10} variants: {}\n", row.name, fmt::join(variants, ", "));
     }
 
     std::cout << "\nSuites (" << suites_dir().string() << "):\n";
@@ -161,35 +164,6 @@ int cmd_machine(bool refresh) {
     return 0;
 }
 
-// Checks for numeric options whose messages show the value as given and the
-// valid range in short form (CLI11's own print DBL_MAX in 309 digits).
-CLI::Validator positive_number_check() {
-    return CLI::Validator(
-        [](std::string &v) -> std::string {
-            char *end = nullptr;
-            errno = 0;
-            const double d = std::strtod(v.c_str(), &end);
-            if (v.empty() || end != v.c_str() + v.size() || errno == ERANGE || !std::isfinite(d) || !(d > 0))
-                return fmt::format("'{}' is not a finite number > 0", v.size() > 24 ? v.substr(0, 24) + "..." : v);
-            return "";
-        },
-        "NUMBER > 0");
-}
-
-CLI::Validator count_check(long long lowest) {
-    return CLI::Validator(
-        [lowest](std::string &v) -> std::string {
-            char *end = nullptr;
-            errno = 0;
-            const long long n = std::strtoll(v.c_str(), &end, 10);
-            if (v.empty() || end != v.c_str() + v.size() || errno == ERANGE || n < lowest || n > INT_MAX)
-                return fmt::format("'{}' is not an integer from {} to {}",
-                                   v.size() > 24 ? v.substr(0, 24) + "..." : v, lowest, INT_MAX);
-            return "";
-        },
-        fmt::format("INT >= {}", lowest));
-}
-
 } // namespace
 
 int main(int argc, char **argv) {
@@ -226,26 +200,29 @@ int main(int argc, char **argv) {
     run->add_flag("--force", force, "replace an existing --out file (a regular file only)");
     add_trust_flag(run);
     run->add_option("--reference", opts.reference, "backend whose output is the reference")->capture_default_str();
-    auto &ov = opts.overrides;
-    run->add_option_function<int>("--warmup", [&](int v) { ov.warmup = v; }, "untimed executions before measuring")
-        ->check(count_check(0));
-    run->add_option_function<double>("--min-time", [&](double v) { ov.min_time = v; }, "seconds of samples at least")
-        ->check(positive_number_check());
-    run->add_option_function<double>("--max-time", [&](double v) { ov.max_time = v; }, "seconds of samples at most")
-        ->check(positive_number_check());
-    run->add_option_function<int>("--min-samples", [&](int v) { ov.min_samples = v; }, "samples at least")
-        ->check(count_check(1));
-    run->add_option_function<double>("--noise", [&](double v) { ov.noise = v; },
-                                      "target relative half-width of the median's 95% CI (0.01 = 1%)")
-        ->check(positive_number_check());
-    run->add_option_function<int>("--repetitions", [&](int v) { ov.repetitions = v; },
-                                  "result entries per case (compare.py's U-test wants ~9)")
-        ->check(count_check(1));
-    run->add_option_function<std::string>("--cache", [&](const std::string &v) { ov.cache = v; },
-                                          "cache state between samples")
-        ->check(CLI::IsMember({"warm", "cold"}));
-    run->add_option_function<int>("--threads", [&](int v) { ov.threads = v; }, "CPU threads (0 = all cores)")
-        ->check(count_check(0));
+    // One option per measurement setting, from the table (settings.hpp).
+    // Values are checked against the table's range; a bad one exits 2.
+    for (const SettingInfo &info : measurement_settings()) {
+        const std::string help = fmt::format("{} ({}; built-in default {}; suite key `{}`)", info.help, range_text(info),
+                                             default_text(info), info.key);
+        auto store = [&opts, &info](double v) {
+            if (auto why = check_setting(info, v)) throw CLI::ValidationError(std::string(info.cli_flag), *why);
+            opts.overrides.set(info, v);
+        };
+        if (info.type == SettingType::cache)
+            run->add_option_function<std::string>(
+                   std::string(info.cli_flag),
+                   [store](const std::string &v) { store(v == "cold" ? 1.0 : 0.0); }, help)
+                ->check(CLI::IsMember({"warm", "cold"}))
+                ->type_name(std::string(info.value_name));
+        else if (info.type == SettingType::integer)
+            run->add_option_function<long long>(std::string(info.cli_flag), [store](long long v) { store(double(v)); },
+                                                help)
+                ->type_name(std::string(info.value_name));
+        else
+            run->add_option_function<double>(std::string(info.cli_flag), store, help)
+                ->type_name(std::string(info.value_name));
+    }
     run->add_flag("--no-progress", no_progress, "no progress lines on a terminal");
     std::string cpus_csv;
     run->add_option("--cpus", cpus_csv,
@@ -260,10 +237,8 @@ int main(int argc, char **argv) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError &e) {
-        // --help and --version print and succeed; every usage error is bad input (2),
-        // not CLI11's own codes (105, 106, ...).
-        const int cli_rc = app.exit(e);
-        return cli_rc == 0 ? 0 : kExitBadInput;
+        // --help and --version exit 0; every bad input exits 2.
+        return app.exit(e) == 0 ? 0 : kExitBadInput;
     }
 
     // Pinning must precede plugin loading: OpenMP runtimes read the mask at load.
@@ -303,8 +278,16 @@ int main(int argc, char **argv) {
         // Google Benchmark's min time and repetitions mean opbench's own
         // settings: each repetition is one adaptive measurement by opbench.
         BenchmarkFlags flags = sort_benchmark_flags(run->remaining());
-        if (flags.min_time) opts.overrides.min_time = flags.min_time;
-        if (flags.repetitions) opts.overrides.repetitions = flags.repetitions;
+        for (auto [value, key] : {std::pair{flags.min_time, "min_time"},
+                                  std::pair{flags.repetitions ? std::optional<double>(*flags.repetitions)
+                                                              : std::nullopt,
+                                            "repetitions"}}) {
+            if (!value) continue;
+            const SettingInfo &info = *find_setting(key);
+            if (auto why = check_setting(info, *value))
+                throw BenchmarkFlagError(fmt::format("--benchmark_{}: {} ({})", key, *why, range_text(info)));
+            opts.overrides.set(info, *value);
+        }
         opts.benchmark_args = std::move(flags.pass_through);
     } catch (const BenchmarkFlagError &e) {
         std::cerr << "opbench run: " << e.what() << "\n";

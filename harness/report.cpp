@@ -6,13 +6,6 @@
 
 namespace opbench {
 
-std::string strip_manual_time(std::string name) {
-    const std::string suffix = "/manual_time";
-    if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
-        name.resize(name.size() - suffix.size());
-    return name;
-}
-
 PerCallReporter::PerCallReporter(std::unique_ptr<benchmark::BenchmarkReporter> inner, CaseLookup lookup)
     : inner_(std::move(inner)), lookup_(std::move(lookup)) {}
 

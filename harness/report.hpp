@@ -34,7 +34,4 @@ private:
     CaseLookup lookup_;
 };
 
-// A benchmark's run name without Google Benchmark's "/manual_time" suffix.
-[[nodiscard]] std::string strip_manual_time(std::string name);
-
 } // namespace opbench

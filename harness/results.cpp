@@ -1,6 +1,6 @@
 #include "results.hpp"
 
-#include "report.hpp"
+#include "settings.hpp"
 
 #include "opbench/ops.hpp"
 
@@ -20,77 +20,63 @@ namespace fs = std::filesystem;
 
 namespace opbench {
 
+std::string strip_manual_time(std::string name) {
+    const std::string suffix = "/manual_time";
+    if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+        name.resize(name.size() - suffix.size());
+    return name;
+}
+
+namespace {
+
+// A parameter's value as a result field: integers, booleans or numbers by its kind.
+nlohmann::json param_json(const ParamInfo &p, double v) {
+    switch (p.kind) {
+    case ParamKind::Dim: return static_cast<std::int64_t>(v);
+    case ParamKind::Flag: return v != 0.0;
+    case ParamKind::Scale:
+    case ParamKind::PosReal: break;
+    }
+    return v;
+}
+
+// A parameter's value in a benchmark name: integers as written, flags as 0/1,
+// numbers as the float the description holds (shortest form).
+std::string param_text(const ParamInfo &p, double v) {
+    switch (p.kind) {
+    case ParamKind::Dim: return fmt::format("{}", static_cast<std::int64_t>(v));
+    case ParamKind::Flag: return v != 0.0 ? "1" : "0";
+    case ParamKind::Scale:
+    case ParamKind::PosReal: break;
+    }
+    return fmt::format("{}", static_cast<float>(v));
+}
+
+} // namespace
+
 nlohmann::json shape_params(const opb_op_desc &d) {
     nlohmann::json j = nlohmann::json::object();
-    switch (d.op) {
-    case OPB_OP_MATMUL: {
-        const auto &p = d.p.matmul;
-        j = {{"B", p.batch}, {"M", p.m},           {"N", p.n},           {"K", p.k},
-             {"trans_a", p.trans_a != 0}, {"trans_b", p.trans_b != 0}, {"bias", p.has_bias != 0}};
-        break;
-    }
-    case OPB_OP_SOFTMAX: {
-        const auto &p = d.p.softmax;
-        j = {{"B", p.batch}, {"R", p.rows}, {"C", p.cols}, {"scale", effective_scale(d)},
-             {"causal", p.causal != 0}};
-        break;
-    }
-    case OPB_OP_LAYERNORM:
-    case OPB_OP_RMSNORM:
-        j = {{"R", d.p.norm.rows}, {"C", d.p.norm.cols}, {"eps", d.p.norm.eps}};
-        break;
-    case OPB_OP_GELU:
-    case OPB_OP_SILU:
-    case OPB_OP_ADD: j = {{"R", d.p.eltwise.rows}, {"C", d.p.eltwise.cols}}; break;
-    case OPB_OP_ATTENTION: {
-        const auto &p = d.p.attention;
-        j = {{"B", p.batch},   {"H", p.heads},           {"Sq", p.seq_q},
-             {"Skv", p.seq_kv}, {"D", p.head_dim},       {"causal", p.causal != 0},
-             {"scale", effective_scale(d)}};
-        break;
-    }
-    }
+    if (const OpInfo *row = op_info(d.op))
+        for (const auto &p : row->params)
+            if (p.field) j[p.field] = param_json(p, p.value(d));
     return j;
 }
 
 std::string benchmark_name(const Case &c, const std::string &backend) {
     const opb_op_desc &d = c.desc;
     std::string n{op_name(d.op)};
-    switch (d.op) {
-    case OPB_OP_MATMUL: {
-        const auto &p = d.p.matmul;
-        n += fmt::format("/B:{}/M:{}/N:{}/K:{}", p.batch, p.m, p.n, p.k);
-        if (p.trans_a) n += "/tA:1";
-        if (p.trans_b) n += "/tB:1";
-        if (p.has_bias) n += "/bias:1";
-        break;
-    }
-    case OPB_OP_SOFTMAX: {
-        const auto &p = d.p.softmax;
-        n += fmt::format("/B:{}/R:{}/C:{}", p.batch, p.rows, p.cols);
-        if (p.scale != 0.0f) n += fmt::format("/scale:{}", p.scale);
-        if (p.causal) n += "/causal:1";
-        break;
-    }
-    case OPB_OP_LAYERNORM:
-    case OPB_OP_RMSNORM: n += fmt::format("/R:{}/C:{}", d.p.norm.rows, d.p.norm.cols); break;
-    case OPB_OP_GELU:
-    case OPB_OP_SILU:
-    case OPB_OP_ADD: n += fmt::format("/R:{}/C:{}", d.p.eltwise.rows, d.p.eltwise.cols); break;
-    case OPB_OP_ATTENTION: {
-        const auto &p = d.p.attention;
-        n += fmt::format("/B:{}/H:{}", p.batch, p.heads);
-        n += p.seq_q == p.seq_kv ? fmt::format("/S:{}", p.seq_q)
-                                 : fmt::format("/Sq:{}/Skv:{}", p.seq_q, p.seq_kv);
-        n += fmt::format("/D:{}/causal:{}", p.head_dim, p.causal ? 1 : 0);
-        break;
-    }
-    }
-    if (d.op == OPB_OP_ATTENTION || variant_names(d.op).size() > 1)
+    if (const OpInfo *row = op_info(d.op))
+        for (const auto &p : row->params) {
+            if (!p.label || p.name_rule == NameRule::Never) continue;
+            const double v = p.name_value ? p.name_value(d) : p.value(d);
+            if (p.name_rule == NameRule::IfNonzero && v == 0.0) continue;
+            n += fmt::format("/{}:{}", p.label, param_text(p, v));
+        }
+    if (variant_names(d.op).size() > 1)
         n += fmt::format("/variant:{}", variant_name(d.op, d.variant));
     n += fmt::format("/dt:{}", dtype_name(d.dtype));
     if (c.settings.threads > 0) n += fmt::format("/thr:{}", c.settings.threads);
-    if (c.settings.cache != "warm") n += "/cache:" + c.settings.cache;
+    if (c.settings.cache != CacheState::warm) n += "/cache:" + std::string(cache_state_name(c.settings.cache));
     n += "/be:" + backend;
     if (!c.name.empty()) n += "/case:" + c.name;
     return n;
@@ -150,15 +136,22 @@ nlohmann::json case_fields(const CaseResult &r) {
     j["flops"] = op_flops(d);
     j["bytes"] = op_bytes(d);
     j["arithmetic_intensity"] = arithmetic_intensity(d);
-    j["status"] = r.status;
+    j["status"] = case_status_name(r.status);
     j["reason"] = r.reason;
     j["reference"] = r.is_reference;
     j["nmse"] = r.nmse >= 0 ? nlohmann::json(r.nmse) : nlohmann::json(nullptr);
     j["nmse_threshold"] = r.nmse_threshold;
-    j["settings"] = {{"warmup", c.settings.warmup},       {"min_time", c.settings.min_time},
-                     {"max_time", c.settings.max_time},   {"min_samples", c.settings.min_samples},
-                     {"noise_target", c.settings.noise}, {"cache", c.settings.cache},
-                     {"threads", c.settings.threads}};
+    // Every setting with a result key, named and valued as the table says.
+    nlohmann::json settings = nlohmann::json::object();
+    for (const SettingInfo &info : measurement_settings()) {
+        if (info.result_key.empty()) continue;
+        const double v = info.get(c.settings);
+        if (info.type == SettingType::cache) settings[std::string(info.result_key)] = value_text(info, v);
+        else if (info.type == SettingType::integer) settings[std::string(info.result_key)] = static_cast<int64_t>(v);
+        else settings[std::string(info.result_key)] = v;
+    }
+    settings["threads_resolved"] = c.desc.threads;
+    j["settings"] = std::move(settings);
     j["suite_location"] = c.where.str();
     // Within-repetition noise says how precisely each repetition's median is
     // known; the spread of the repetitions' medians says how much the case
@@ -238,7 +231,7 @@ nlohmann::json enrich_result_set(nlohmann::json gb, const std::vector<CaseResult
                                 {"cpu_time", 0},
                                 {"time_unit", "us"},
                                 {"error_occurred", true},
-                                {"error_message", r->status + ": " + r->reason}};
+                                {"error_message", std::string(case_status_name(r->status)) + ": " + r->reason}};
         const nlohmann::json fields = case_fields(*r);
         for (const auto &[k, v] : fields.items()) entry[k] = v;
         gb["benchmarks"].push_back(std::move(entry));

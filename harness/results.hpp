@@ -4,6 +4,7 @@
 
 #include "atomic_file.hpp"
 #include "machine.hpp"
+#include "records.hpp"
 #include "statistics.hpp"
 #include "suite.hpp"
 
@@ -21,7 +22,9 @@ inline constexpr int kResultSchemaVersion = 1;
 
 // The stable, filterable benchmark name of a case on a backend, e.g.
 //   matmul/B:1/M:1024/N:1024/K:1024/dt:f32/be:onednn
-//   attention/B:1/H:8/Sq:512/Skv:512/D:64/causal:1/variant:fused/dt:f32/be:naive
+//   attention/B:1/H:8/Sq:1/Skv:512/D:64/causal:1/variant:fused/dt:f32/be:naive
+// The shape part (labels, and which parameters show) comes from the op's row
+// in the SDK's op table (opbench/ops.hpp, ParamInfo::label / name_rule).
 // A named case appends /case:<name>. Settings that change what is measured
 // (threads when set, cold cache) appear too, so such entries never collide.
 [[nodiscard]] std::string benchmark_name(const Case &c, const std::string &backend);
@@ -48,23 +51,12 @@ struct MemoryFigures {
     bool rss_peak_reset = false;       // the RSS high-water mark was reset before the case
 };
 
-// One measured repetition (one Google Benchmark run entry).
-struct RepetitionRecord {
-    SampleSummary summary;       // per-call seconds over the samples
-    int calls_per_sample = 1;
-    bool target_met = false;     // noise target reached
-    bool timed_out = false;      // stopped at max_time before reaching it
-    double cpu_seconds_per_call = 0;
-    double device_seconds_per_call = -1; // < 0: no device timer
-    std::vector<double> sample_times;    // every sample's time per call, in order taken
-};
-
 // Everything opbench knows about one case on one backend.
 struct CaseResult {
     std::string name; // benchmark_name()
     const Case *source = nullptr;
     std::string backend;
-    std::string status = "passed"; // passed | failed | skipped
+    CaseStatus status = CaseStatus::passed;
     std::string reason;            // why failed or skipped
     bool is_reference = false;     // this backend produced the reference output
     double nmse = -1;              // < 0: not verified
@@ -83,6 +75,9 @@ struct CaseResult {
                                                const std::vector<CaseResult> &results,
                                                const std::vector<const CaseResult *> &unmeasured,
                                                const nlohmann::json &opbench_context);
+
+// A benchmark's run name without Google Benchmark's "/manual_time" suffix.
+[[nodiscard]] std::string strip_manual_time(std::string name);
 
 // The fields a CaseResult contributes to each of its entries.
 [[nodiscard]] nlohmann::json case_fields(const CaseResult &r);

@@ -1,8 +1,11 @@
-// Running a suite: every case on every backend, verified against the
-// reference, measured through Google Benchmark, written as a result set.
+// Running a suite: every case on every backend, each measured by the recipe
+// (recipe.hpp) and handed to Google Benchmark for naming and reporting; the
+// result set is written through result_set.hpp.
 #pragma once
 
 #include "plugin_loader.hpp"
+#include "results.hpp"
+#include "settings.hpp"
 #include "suite.hpp"
 
 #include <optional>
@@ -11,18 +14,11 @@
 
 namespace opbench {
 
-// Command-line overrides of what the suite says; unset fields keep the suite's.
-struct SettingOverrides {
-    std::optional<int> warmup, min_samples, repetitions, threads;
-    std::optional<double> min_time, max_time, noise;
-    std::optional<std::string> cache;
-    void apply(MeasureSettings &s) const;
-};
-
 struct RunOptions {
     std::vector<std::string> backends;  // replaces every case's list when non-empty
     std::string reference = "naive";    // backend whose output is the reference
     std::string out_path;               // result set; empty: none written
+    std::string out_format = "json";    // writer of the result set (writers/writer.hpp)
     SettingOverrides overrides;
     std::vector<std::string> benchmark_args; // passed to Google Benchmark (--benchmark_*)
     bool progress = true;                    // on a terminal only
@@ -34,19 +30,17 @@ struct RunSummary {
     std::string out_path; // written result set, if any
 };
 
-// Pins the whole process (and every thread it starts later) to `cpus`.
-// Call before plugins are loaded: OpenMP runtimes read the mask when they load.
-// Throws std::runtime_error naming the CPUs when the kernel refuses.
-void pin_process_to_cpus(const std::vector<int> &cpus);
+// The suite's cases as this run measures them: command-line overrides
+// applied, threads resolved into desc.threads, --backends applied. Throws
+// SuiteError when two would get the same benchmark name.
+[[nodiscard]] std::vector<Case> effective_cases(const Suite &suite, const RunOptions &options);
 
-// Things that spoil numbers, in the spirit of Google Benchmark's warnings:
-// a non-release build, CPU frequency scaling, a loaded machine.
-[[nodiscard]] std::vector<std::string> measurement_warnings();
+// One CaseResult per case x backend, in run order, unmeasured.
+[[nodiscard]] std::vector<CaseResult> planned_results(const std::vector<Case> &cases, const std::string &reference);
 
 // Runs the suite; throws std::runtime_error for problems that stop the whole
 // run (bad Google Benchmark flags, unwritable output). Failed and skipped
 // cases are data in the summary and the result set, not exceptions.
-[[nodiscard]] RunSummary run_suite(const Suite &suite, const PluginSet &plugins,
-                                   const RunOptions &options);
+[[nodiscard]] RunSummary run_suite(const Suite &suite, const PluginSet &plugins, const RunOptions &options);
 
 } // namespace opbench

@@ -167,11 +167,12 @@ SampleSummary summarize(std::span<const double> samples) {
 // --- NoiseCriterion ---------------------------------------------------------
 
 NoiseCriterion::NoiseCriterion(double target, double min_time, double max_time,
-                               std::size_t min_samples)
+                               std::size_t min_samples, double wall_cap)
     : target_(target),
       min_time_(min_time),
       max_time_(max_time),
       min_samples_(min_samples),
+      wall_cap_(wall_cap < 0 ? kWallCapFactor * max_time : wall_cap),
       noise_(kInf) {
   if (!std::isfinite(target) || target <= 0)
     throw std::invalid_argument("noise target must be a positive number, got " +
@@ -203,7 +204,9 @@ bool NoiseCriterion::target_met() const {
   return samples_.size() >= min_samples_ && elapsed_ >= min_time_ && noise_ <= target_;
 }
 
-bool NoiseCriterion::timed_out() const { return !target_met() && elapsed_ >= max_time_; }
+bool NoiseCriterion::timed_out() const {
+  return !target_met() && (elapsed_ >= max_time_ || wall_capped());
+}
 
 // --- timer overhead and batching --------------------------------------------
 

@@ -91,14 +91,22 @@ struct TukeyFences {
 //
 // Time is the sum of the sample times (elapsed()), not wall time, so the rule
 // does not depend on how much untimed work (cache flushes, syncs) surrounds
-// the samples. add() is amortised O(log n): the CI is recomputed when the
+// the samples. That untimed work (cache eviction above all: milliseconds per
+// sample against a microsecond op) is bounded separately by a wall-clock cap,
+// by default kWallCapFactor * max_time: the caller reports the wall time
+// since the repetition began through note_wall_time(), and the rule gives up
+// (timed_out()) once it passes the cap, so a cold-cache repetition of a tiny
+// op cannot run for minutes. add() is amortised O(log n): the CI is recomputed when the
 // sample count has grown by 1/16 since the last computation (and on every
 // sample while n < 32), so noise() may trail the newest samples by that much.
 class NoiseCriterion {
  public:
   // Throws std::invalid_argument unless target > 0, 0 <= min_time <=
   // max_time, and all are finite.
-  NoiseCriterion(double target, double min_time, double max_time, std::size_t min_samples);
+  // wall_cap < 0: kWallCapFactor * max_time.
+  NoiseCriterion(double target, double min_time, double max_time, std::size_t min_samples,
+                 double wall_cap = -1);
+  static constexpr double kWallCapFactor = 2.0;
 
   // One sample, in seconds. Throws std::invalid_argument for a negative or
   // non-finite sample (a timing bug upstream, never data).
@@ -108,8 +116,14 @@ class NoiseCriterion {
   [[nodiscard]] bool done() const { return target_met() || timed_out(); }
   // noise() <= target with enough samples and time.
   [[nodiscard]] bool target_met() const;
-  // max_time reached without meeting the target.
+  // Wall-clock seconds since the repetition began (samples and the untimed
+  // work around them).
+  void note_wall_time(double seconds) { wall_ = seconds; }
+  // max_time of samples, or the wall-clock cap, reached without meeting the target.
   [[nodiscard]] bool timed_out() const;
+  // The wall-clock cap was reached (whether or not the target was met).
+  [[nodiscard]] bool wall_capped() const { return wall_ >= wall_cap_; }
+  [[nodiscard]] double wall_cap() const { return wall_cap_; }
   // Noise as of the last recomputation (+infinity before the first one).
   [[nodiscard]] double noise() const { return noise_; }
   // Sum of the samples, seconds.
@@ -131,6 +145,8 @@ class NoiseCriterion {
   std::vector<double> samples_;
   std::vector<double> sorted_;  // scratch, reused between recomputations
   double elapsed_ = 0;
+  double wall_cap_;
+  double wall_ = 0;
   double noise_;
   std::size_t next_recompute_ = 1;
 };

@@ -54,65 +54,32 @@ enum class Kind {
     PosCount, // integer >= 1 (min_samples, repetitions)
     Dtype,    // "f32" | "bf16" | "f16"
     Variant,  // one of the op's variant names
-    Cache,    // "warm" | "cold"
+    Setting,  // a measurement setting: type and range from its row in settings.hpp
 };
 
 struct AxisKey {
     std::string_view name;
     Kind kind;
+    const SettingInfo *setting = nullptr; // Kind::Setting only
 };
 
-// Every key that can be a sweep axis, in sweep order: an earlier key varies
-// more slowly than a later one (suites/README.md, "Expansion order").
-constexpr AxisKey kAxisKeys[] = {
-    {"batch", Kind::Dim},       {"heads", Kind::Dim},        {"m", Kind::Dim},
-    {"n", Kind::Dim},           {"k", Kind::Dim},            {"rows", Kind::Dim},
-    {"cols", Kind::Dim},        {"seq", Kind::Dim},          {"seq_q", Kind::Dim},
-    {"seq_kv", Kind::Dim},      {"head_dim", Kind::Dim},     {"hidden", Kind::Dim},
-    {"trans_a", Kind::Flag},    {"trans_b", Kind::Flag},     {"bias", Kind::Flag},
-    {"causal", Kind::Flag},     {"scale", Kind::Scale},      {"eps", Kind::PosReal},
-    {"variant", Kind::Variant}, {"dtype", Kind::Dtype},      {"threads", Kind::Count},
-    {"cache", Kind::Cache},     {"warmup", Kind::Count},     {"min_time", Kind::PosReal},
-    {"max_time", Kind::PosReal}, {"min_samples", Kind::PosCount}, {"noise", Kind::PosReal},
-    {"repetitions", Kind::PosCount},
-};
-
-constexpr std::string_view kSettingKeys[] = {"warmup",      "min_time", "max_time",
-                                             "min_samples", "noise",    "repetitions",
-                                             "cache",       "threads"};
-constexpr std::string_view kCacheNames[] = {"warm", "cold"};
-
-// Shape keys each op accepts, in the order the README lists them.
-std::vector<std::string_view> shape_keys(int op) {
-    switch (op) {
-    case OPB_OP_MATMUL: return {"batch", "m", "n", "k", "trans_a", "trans_b", "bias"};
-    case OPB_OP_SOFTMAX: return {"batch", "rows", "cols", "scale", "causal"};
-    case OPB_OP_LAYERNORM:
-    case OPB_OP_RMSNORM: return {"rows", "cols", "eps"};
-    case OPB_OP_GELU:
-    case OPB_OP_SILU:
-    case OPB_OP_ADD: return {"rows", "cols"};
-    case OPB_OP_ATTENTION:
-        return {"batch", "heads", "seq", "seq_q", "seq_kv", "head_dim", "hidden", "causal", "scale"};
-    }
-    return {};
-}
-
-// Keys a [[case]] table (row = false) or a row of its `shapes` (row = true) accepts.
-std::vector<std::string_view> case_keys(int op, bool row) {
-    std::vector<std::string_view> keys;
-    if (!row) keys.insert(keys.end(), {"op", "shapes"});
-    keys.push_back("name");
-    auto shape = shape_keys(op);
-    keys.insert(keys.end(), shape.begin(), shape.end());
-    keys.insert(keys.end(), {"dtype", "variant", "backends"});
-    keys.insert(keys.end(), std::begin(kSettingKeys), std::end(kSettingKeys));
+// Keys besides the op's own parameters that can be a sweep axis, in sweep
+// order: they vary faster than every op parameter (whose order is
+// kParamSweepOrder in the SDK), and an earlier key varies more slowly than a
+// later one (suites/README.md, "Expansion order"). The measurement settings
+// come last, in the settings table's sweep order.
+const std::vector<AxisKey> &axis_keys() {
+    static const std::vector<AxisKey> keys = [] {
+        std::vector<AxisKey> k = {{"variant", Kind::Variant}, {"dtype", Kind::Dtype}};
+        for (const SettingInfo *s : settings_in_sweep_order()) k.push_back({s->key, Kind::Setting, s});
+        return k;
+    }();
     return keys;
 }
-
-std::vector<std::string_view> defaults_keys() {
-    std::vector<std::string_view> keys = {"backends", "dtypes"};
-    keys.insert(keys.end(), std::begin(kSettingKeys), std::end(kSettingKeys));
+// The measurement keys, in the table's order (for "valid: ..." lists).
+std::vector<std::string_view> setting_keys() {
+    std::vector<std::string_view> keys;
+    for (const SettingInfo &s : measurement_settings()) keys.push_back(s.key);
     return keys;
 }
 
@@ -129,6 +96,55 @@ template <class Range> bool contains(const Range &names, std::string_view s) {
     for (const auto &n : names)
         if (n == s) return true;
     return false;
+}
+
+// How the suite checks values of an op parameter of kind `k`.
+Kind param_kind(ParamKind k) {
+    switch (k) {
+    case ParamKind::Dim: return Kind::Dim;
+    case ParamKind::Flag: return Kind::Flag;
+    case ParamKind::Scale: return Kind::Scale;
+    case ParamKind::PosReal: return Kind::PosReal;
+    }
+    return Kind::Dim;
+}
+
+// Shape keys each op accepts: its row's parameters, in the order the README lists them.
+std::vector<std::string_view> shape_keys(int op) {
+    std::vector<std::string_view> keys;
+    if (const OpInfo *row = op_info(op))
+        for (const auto &p : row->params) keys.push_back(p.key);
+    return keys;
+}
+
+// The op's parameters in sweep order (kParamSweepOrder, then any key it lacks).
+std::vector<const ParamInfo *> params_in_sweep_order(const OpInfo &row) {
+    std::vector<const ParamInfo *> out;
+    for (auto key : kParamSweepOrder)
+        if (auto p = param_info(row, key)) out.push_back(p);
+    for (const auto &p : row.params)
+        if (!contains(kParamSweepOrder, std::string_view(p.key))) out.push_back(&p);
+    return out;
+}
+
+// Keys a [[case]] table (row = false) or a row of its `shapes` (row = true) accepts.
+std::vector<std::string_view> case_keys(int op, bool row) {
+    std::vector<std::string_view> keys;
+    if (!row) keys.insert(keys.end(), {"op", "shapes"});
+    keys.push_back("name");
+    auto shape = shape_keys(op);
+    keys.insert(keys.end(), shape.begin(), shape.end());
+    keys.insert(keys.end(), {"dtype", "variant", "backends"});
+    const auto settings = setting_keys();
+    keys.insert(keys.end(), settings.begin(), settings.end());
+    return keys;
+}
+
+std::vector<std::string_view> defaults_keys() {
+    std::vector<std::string_view> keys = {"backends", "dtypes"};
+    const auto settings = setting_keys();
+    keys.insert(keys.end(), settings.begin(), settings.end());
+    return keys;
 }
 
 std::string format_double(double v) {
@@ -196,8 +212,8 @@ private:
     std::string name_value(const toml::node &n, std::string_view key) const;
     void check_keys(const toml::table &t, const std::vector<std::string_view> &valid,
                     const std::string &where_text) const;
-    Atom atom(std::string_view key, Kind kind, const toml::node &n, int op) const;
-    std::vector<Atom> atoms(std::string_view key, Kind kind, const toml::node &n, int op) const;
+    Atom atom(const AxisKey &key, const toml::node &n, int op) const;
+    std::vector<Atom> atoms(const AxisKey &key, const toml::node &n, int op) const;
     std::vector<std::string> backends(const toml::node &n) const;
 
     void parse_defaults(const toml::table &t);
@@ -235,7 +251,9 @@ void SuiteParser::check_keys(const toml::table &t, const std::vector<std::string
                                      " (valid: " + join(valid) + ")");
 }
 
-Atom SuiteParser::atom(std::string_view key, Kind kind, const toml::node &n, int op) const {
+Atom SuiteParser::atom(const AxisKey &axis, const toml::node &n, int op) const {
+    const std::string_view key = axis.name;
+    const Kind kind = axis.kind;
     const std::string k(key);
     Atom a;
     a.where = at(n);
@@ -301,18 +319,29 @@ Atom SuiteParser::atom(std::string_view key, Kind kind, const toml::node &n, int
         a.i = name_in(variant_names(op), "variant for op " + std::string(op_name(op)));
         a.shown = variant_name(op, static_cast<int>(a.i));
         break;
-    case Kind::Cache:
-        a.i = name_in(kCacheNames, "cache mode");
-        a.shown = kCacheNames[a.i];
+    case Kind::Setting: {
+        const SettingInfo &info = *axis.setting;
+        if (info.type == SettingType::cache) {
+            constexpr std::string_view names[] = {"warm", "cold"};
+            a.f = double(name_in(names, "cache mode"));
+        } else if (info.type == SettingType::integer) {
+            a.f = double(integer());
+        } else {
+            a.f = number();
+        }
+        if (auto why = check_setting(info, a.f)) fail(a.where, *why);
+        a.i = static_cast<std::int64_t>(a.f);
+        a.shown = value_text(info, a.f);
         break;
+    }
     }
     return a;
 }
 
-std::vector<Atom> SuiteParser::atoms(std::string_view key, Kind kind, const toml::node &n,
-                                     int op) const {
+std::vector<Atom> SuiteParser::atoms(const AxisKey &axis, const toml::node &n, int op) const {
+    const std::string_view key = axis.name;
     const auto arr = n.as_array();
-    if (!arr) return {atom(key, kind, n, op)};
+    if (!arr) return {atom(axis, n, op)};
     if (arr->empty())
         fail(at(n), "'" + std::string(key) +
                         "' is an empty list; a sweep axis needs at least one value");
@@ -325,7 +354,7 @@ std::vector<Atom> SuiteParser::atoms(std::string_view key, Kind kind, const toml
     for (const toml::node &el : *arr) {
         if (el.is_array())
             fail(at(el), "'" + std::string(key) + "' holds a nested list; a sweep axis is a flat list");
-        out.push_back(atom(key, kind, el, op));
+        out.push_back(atom(axis, el, op));
         const Atom &a = out.back();
         auto [it, inserted] = first_at.emplace(a.shown, out.size() - 1);
         if (!inserted)
@@ -366,8 +395,8 @@ void SuiteParser::parse_defaults(const toml::table &t) {
         if (key == "backends") {
             (void)backends(v);
         } else {
-            for (const auto &ak : kAxisKeys)
-                if (ak.name == key) (void)atoms(k.str(), ak.kind, v, -1);
+            for (const auto &ak : axis_keys())
+                if (ak.name == key) (void)atoms(ak, v, -1);
         }
         defaults_[key] = Binding{&v, at(k.source())};
     }
@@ -433,24 +462,18 @@ void SuiteParser::expand(int op, const std::string &name, const Bindings &b,
             fail(where, "op " + op_text + " needs '" + std::string(key) +
                             "' (in the [[case]] table or in each row of 'shapes')");
     };
-    switch (op) {
-    case OPB_OP_MATMUL:
-        for (auto key : {"m", "n", "k"}) require(key);
-        break;
-    case OPB_OP_ATTENTION:
-        require("heads");
-        if (!has("seq") && !(has("seq_q") && has("seq_kv")))
-            fail(where, "op attention needs 'seq' (or both 'seq_q' and 'seq_kv')");
-        if (has("head_dim") && has("hidden"))
-            fail(b.find("hidden")->second.key_where,
-                 "give 'head_dim' or 'hidden', not both (head_dim is set at " +
-                     b.find("head_dim")->second.key_where.str() + ")");
-        if (!has("head_dim") && !has("hidden"))
-            fail(where, "op attention needs 'head_dim' or 'hidden' (head_dim = hidden / heads)");
-        break;
-    default:
-        for (auto key : {"rows", "cols"}) require(key);
-        break;
+    const OpInfo &row = *op_info(op);
+    for (const auto &p : row.params)
+        if (p.required) require(p.key);
+    if (row.check_keys)
+        if (auto e = row.check_keys([&](std::string_view key) { return has(key); }); !e.empty())
+            fail(where, e);
+    for (const auto &p : row.params) {
+        if (!p.conflicts_with || !has(p.key) || !has(p.conflicts_with)) continue;
+        const std::string other(p.conflicts_with);
+        fail(b.find(p.key)->second.key_where,
+             "give '" + other + "' or '" + p.key + "', not both (" + other + " is set at " +
+                 b.find(other)->second.key_where.str() + ")");
     }
 
     // A suite that names no backends means the design's three; unbuilt ones are
@@ -460,10 +483,14 @@ void SuiteParser::expand(int op, const std::string &name, const Bindings &b,
 
     std::vector<Axis> axes;
     std::int64_t count = 1;
-    for (const auto &ak : kAxisKeys) {
+    std::vector<AxisKey> keys;
+    for (const ParamInfo *p : params_in_sweep_order(row))
+        keys.push_back({p->key, param_kind(p->kind)});
+    keys.insert(keys.end(), opbench::axis_keys().begin(), opbench::axis_keys().end());
+    for (const auto &ak : keys) {
         auto it = b.find(ak.name);
         if (it == b.end()) continue;
-        axes.push_back({ak.name, atoms(ak.name, ak.kind, *it->second.node, op)});
+        axes.push_back({ak.name, atoms(ak, *it->second.node, op)});
         // Saturate: only "over the limit" matters, and the product can overflow.
         count = std::min<std::int64_t>(count * static_cast<std::int64_t>(axes.back().values.size()),
                                        kMaxCases + 1);
@@ -488,10 +515,6 @@ void SuiteParser::expand(int op, const std::string &name, const Bindings &b,
             auto a = get(key);
             return a ? a->i : fallback;
         };
-        auto flag = [&](std::string_view key) {
-            auto a = get(key);
-            return a ? static_cast<std::int32_t>(a->b) : 0;
-        };
         auto real = [&](std::string_view key, double fallback) {
             auto a = get(key);
             return a ? a->f : fallback;
@@ -502,80 +525,24 @@ void SuiteParser::expand(int op, const std::string &name, const Bindings &b,
         c.backends = backend_list;
         c.where = where;
         MeasureSettings &s = c.settings;
-        s.warmup = static_cast<int>(dim("warmup", s.warmup));
-        s.min_time = real("min_time", s.min_time);
-        s.max_time = real("max_time", s.max_time);
-        s.min_samples = static_cast<int>(dim("min_samples", s.min_samples));
-        s.noise = real("noise", s.noise);
-        s.repetitions = static_cast<int>(dim("repetitions", s.repetitions));
-        if (auto a = get("cache")) s.cache = a->shown;
-        s.threads = static_cast<int>(dim("threads", s.threads));
-        if (s.max_time < s.min_time) {
+        for (const SettingInfo &info : measurement_settings())
+            if (auto a = get(info.key)) info.set(s, a->f);
+        if (auto why = check_settings(s)) {
             auto a = get("max_time") ? get("max_time") : get("min_time");
-            fail(a->where, "max_time (" + format_double(s.max_time) + " s) is less than min_time (" +
-                               format_double(s.min_time) + " s)");
+            fail(a->where, *why);
         }
 
         c.desc = make_desc(op, static_cast<int>(dim("dtype", OPB_DTYPE_F32)),
                            static_cast<int>(dim("variant", 0)));
-        c.desc.threads = s.threads;
-        switch (op) {
-        case OPB_OP_MATMUL: {
-            auto &p = c.desc.p.matmul;
-            p.batch = dim("batch", 1);
-            p.m = dim("m", 0);
-            p.n = dim("n", 0);
-            p.k = dim("k", 0);
-            p.trans_a = flag("trans_a");
-            p.trans_b = flag("trans_b");
-            p.has_bias = flag("bias");
-            break;
-        }
-        case OPB_OP_SOFTMAX: {
-            auto &p = c.desc.p.softmax;
-            p.batch = dim("batch", 1);
-            p.rows = dim("rows", 0);
-            p.cols = dim("cols", 0);
-            p.scale = static_cast<float>(real("scale", 0.0));
-            p.causal = flag("causal");
-            break;
-        }
-        case OPB_OP_LAYERNORM:
-        case OPB_OP_RMSNORM: {
-            auto &p = c.desc.p.norm;
-            p.rows = dim("rows", 0);
-            p.cols = dim("cols", 0);
-            // PyTorch's LayerNorm default; Llama's RMSNorm value.
-            p.eps = static_cast<float>(real("eps", op == OPB_OP_LAYERNORM ? 1e-5 : 1e-6));
-            break;
-        }
-        case OPB_OP_GELU:
-        case OPB_OP_SILU:
-        case OPB_OP_ADD: {
-            auto &p = c.desc.p.eltwise;
-            p.rows = dim("rows", 0);
-            p.cols = dim("cols", 0);
-            break;
-        }
-        case OPB_OP_ATTENTION: {
-            auto &p = c.desc.p.attention;
-            p.batch = dim("batch", 1);
-            p.heads = dim("heads", 0);
-            // seq sets both lengths; seq_q / seq_kv, where given, win (decoding: seq_q = 1).
-            p.seq_q = dim("seq_q", dim("seq", 0));
-            p.seq_kv = dim("seq_kv", dim("seq", 0));
-            if (auto hidden = get("hidden")) {
-                if (hidden->i % p.heads != 0)
-                    fail(hidden->where, "hidden " + hidden->shown + " is not divisible by heads " +
-                                            std::to_string(p.heads) + " (head_dim = hidden / heads)");
-                p.head_dim = hidden->i / p.heads;
-            } else {
-                p.head_dim = dim("head_dim", 0);
-            }
-            p.scale = static_cast<float>(real("scale", 0.0));
-            p.causal = flag("causal");
-            break;
-        }
+        c.desc.threads = resolve_threads(s.threads);
+        // The row's parameters, in row order: a write may read earlier ones.
+        for (const auto &p : row.params) {
+            const Atom *a = get(p.key);
+            if (!a && !p.has_default) continue;
+            ParamValue v;
+            if (a) v = {a->i, a->f, a->b};
+            else v = {static_cast<std::int64_t>(p.default_value), p.default_value, p.default_value != 0.0};
+            if (auto e = p.write(c.desc, v); !e.empty()) fail(a ? a->where : where, e);
         }
         // float conversion can turn a huge finite scale/eps into inf; ops.hpp has the last word.
         if (auto e = validate_desc(c.desc); !e.empty()) fail(where, "invalid " + op_text + ": " + e);

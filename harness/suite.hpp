@@ -3,6 +3,8 @@
 // and reports errors as "file:line:column: what is wrong (valid: ...)".
 #pragma once
 
+#include "settings.hpp"
+
 #include "opbench/plugin.h"
 
 #include <cstdint>
@@ -12,19 +14,6 @@
 #include <vector>
 
 namespace opbench {
-
-// How one case is measured. Suite [defaults] set these; a [[case]] may
-// override any of them (and sweep them); the command line overrides both.
-struct MeasureSettings {
-    int warmup = 3;             // untimed executions before measuring
-    double min_time = 0.05;     // seconds of samples at least (per repetition)
-    double max_time = 2.0;      // seconds of samples at most (per repetition)
-    int min_samples = 10;       // samples at least, even if min_time is reached
-    double noise = 0.01;        // target: relative half-width of the median's 95% CI
-    int repetitions = 9;        // separate result entries (compare.py's U-test wants ~9)
-    std::string cache = "warm"; // "warm" or "cold"
-    int threads = 0;            // CPU threads; 0 = all cores
-};
 
 // Where something was written in a suite file.
 struct SourceLocation {
@@ -37,7 +26,7 @@ struct SourceLocation {
 // One concrete measurement: an op description and how to measure it.
 struct Case {
     std::string name;                  // from the suite ("gpt2-small.attn.qkv"); may be empty
-    opb_op_desc desc{};                // op, dtype, variant, shape; desc.threads = settings.threads
+    opb_op_desc desc{};                // op, dtype, variant, shape; desc.threads = resolve_threads(settings.threads)
     std::vector<std::string> backends; // backends to run it on, in order (never empty: a
                                        // suite naming none gets naive, onednn, cuda)
     MeasureSettings settings;

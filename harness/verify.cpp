@@ -44,28 +44,10 @@ double nmse(const void *out, const void *ref, int dtype, int64_t count) {
     return norm > 0.0 ? err / norm : err / double(count);
 }
 
+// Per op, dtype and variant, with the reasons: each op's row in the SDK's kOps.
 Tolerance tolerance_for(const opb_op_desc &desc) {
-    // Differences between correct implementations come from summation order
-    // (matmul, norms, softmax sums) and from where intermediates are rounded.
-    // An f32 result carries ~2^-24 relative error per element (NMSE ~1e-14);
-    // long reductions and exp/erf approximations add a few orders.
-    if (desc.op == OPB_OP_MATMUL && desc.variant == OPB_MATMUL_TF32)
-        return {1e-5, "tf32 rounds inputs to a 10-bit mantissa (~1e-3 relative)"};
-    switch (desc.dtype) {
-    case OPB_DTYPE_BF16:
-        // bf16 keeps 8 mantissa bits: rounding the output alone gives NMSE
-        // ~1e-5; implementations that round intermediates (attention scores,
-        // softmax probabilities) to bf16 add up to ~1e-4.
-        return desc.op == OPB_OP_ATTENTION || desc.op == OPB_OP_SOFTMAX
-                   ? Tolerance{2e-3, "bf16 (8-bit mantissa), intermediates may be bf16"}
-                   : Tolerance{5e-4, "bf16 (8-bit mantissa) output rounding"};
-    case OPB_DTYPE_F16:
-        return desc.op == OPB_OP_ATTENTION || desc.op == OPB_OP_SOFTMAX
-                   ? Tolerance{1e-4, "f16 (11-bit mantissa), intermediates may be f16"}
-                   : Tolerance{2e-5, "f16 (11-bit mantissa) output rounding"};
-    default:
-        return {1e-8, "f32: summation order and transcendental approximations only"};
-    }
+    if (const OpInfo *row = op_info(desc.op)) return row->tolerance(desc);
+    return op_rows::dtype_tolerance(desc.dtype, false);
 }
 
 } // namespace opbench

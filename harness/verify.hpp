@@ -2,6 +2,7 @@
 // output with the reference backend's (normalised mean squared error).
 #pragma once
 
+#include "opbench/ops.hpp"
 #include "opbench/plugin.h"
 
 #include <cstdint>
@@ -25,11 +26,8 @@ struct HostTensors {
 // when ref is all zeros, the plain mean squared error.
 [[nodiscard]] double nmse(const void *out, const void *ref, int dtype, int64_t count);
 
-// The largest NMSE accepted for an op at its dtype and variant, and why.
-struct Tolerance {
-    double max_nmse;
-    const char *why;
-};
+// The largest NMSE accepted for an op at its dtype and variant, and why
+// (Tolerance and the values live in the SDK's op table, opbench/ops.hpp).
 [[nodiscard]] Tolerance tolerance_for(const opb_op_desc &desc);
 
 } // namespace opbench

@@ -663,8 +663,7 @@ opb_status cuda_probe(opb_backend *b) {
 opb_status cuda_device_info(opb_backend *b, opb_device_info *out) {
     auto *c = self(b);
     return sdk::guarded(c, [&]() -> opb_status {
-        if (!out || out->struct_size < offsetof(opb_device_info, kind))
-            return c->fail(OPB_ERR_INVALID, "device_info: out is NULL or its struct_size too small");
+        if (auto st = sdk::check_struct(c, "cuda", "opb_device_info", out); st != OPB_OK) return st;
         opb_device_info info;
         std::memset(&info, 0, sizeof info);
         info.kind = OPB_DEVICE_GPU;
@@ -682,11 +681,7 @@ opb_status cuda_device_info(opb_backend *b, opb_device_info *out) {
                 info.total_memory = c->prop.totalGlobalMem;
             }
         }
-        // Never write past the caller's struct; keep its size/version header.
-        const size_t n = std::min<size_t>(out->struct_size, sizeof info);
-        const size_t head = offsetof(opb_device_info, kind);
-        std::memcpy(reinterpret_cast<char *>(out) + head, reinterpret_cast<char *>(&info) + head,
-                    n - head);
+        sdk::write_struct(out, info); // never past the caller's struct_size; header kept
         return st;
     });
 }
@@ -695,17 +690,14 @@ opb_status check_usable(CudaBackend *c) {
     return c->unavailable.empty() ? OPB_OK : c->fail(OPB_ERR_UNAVAILABLE, c->unavailable);
 }
 
-opb_status check_desc(CudaBackend *c, const opb_op_desc *d, ImplChoice &choice) {
-    if (!d) return c->fail(OPB_ERR_INVALID, "op description is NULL");
-    if (d->struct_size < sizeof(opb_op_desc) || OPB_ABI_MAJOR(d->abi_version) != OPB_ABI_VERSION_MAJOR)
-        return c->fail(OPB_ERR_INVALID,
-                       "op description: struct_size " + std::to_string(d->struct_size) +
-                           " / ABI major " + std::to_string(OPB_ABI_MAJOR(d->abi_version)) +
-                           ", expected >= " + std::to_string(sizeof(opb_op_desc)) + " / " +
-                           std::to_string(OPB_ABI_VERSION_MAJOR));
-    if (auto e = validate_desc(*d); !e.empty())
-        return c->fail(OPB_ERR_INVALID, std::string(op_name(d->op)) + ": " + e);
+opb_status check_desc(CudaBackend *c, const opb_op_desc *in, ImplChoice &choice) {
+    // The copy is checked; the host's struct holds at least ABI 1.0's layout
+    // once read_op_desc accepts it, so callers read *in after this.
+    opb_op_desc desc;
+    if (auto st = sdk::read_op_desc(c, "cuda", in, desc); st != OPB_OK) return st;
+    const opb_op_desc *d = &desc;
     choice = choose_impl(*d);
+    if (choice.impl == Impl::UnknownOp) return sdk::unsupported_op(c, "cuda", d->op);
     if (choice.impl == Impl::Unsupported) return c->fail(OPB_ERR_UNSUPPORTED, choice.reason);
     if (choice.impl == Impl::CudnnSdpa) {
         const std::string dt(dtype_name(d->dtype));
@@ -925,14 +917,11 @@ opb_status cuda_synchronize(opb_backend *b) {
 
 opb_status cuda_memory_stats(opb_backend *b, opb_memory_stats *out) {
     auto *c = self(b);
-    if (!out || out->struct_size < offsetof(opb_memory_stats, current_bytes))
-        return c->fail(OPB_ERR_INVALID, "memory_stats: out is NULL or its struct_size too small");
+    if (auto st = sdk::check_struct(c, "cuda", "opb_memory_stats", out); st != OPB_OK) return st;
     opb_memory_stats s;
     std::memset(&s, 0, sizeof s);
     c->memory.fill(&s);
-    const size_t head = offsetof(opb_memory_stats, current_bytes);
-    const size_t n = std::min<size_t>(out->struct_size, sizeof s);
-    std::memcpy(reinterpret_cast<char *>(out) + head, reinterpret_cast<char *>(&s) + head, n - head);
+    sdk::write_struct(out, s);
     return OPB_OK;
 }
 

@@ -34,7 +34,7 @@ ImplChoice choose_impl(const opb_op_desc &d) {
                     "attention fused (" + std::string(dtype_name(d.dtype)) + "): " + why};
         return {Impl::CudnnSdpa, {}};
     }
-    return {Impl::Unsupported, "unknown op " + std::to_string(d.op)};
+    return {Impl::UnknownOp, "no implementation of op " + std::to_string(d.op)};
 }
 
 std::string check_device_limits(const opb_op_desc &d) {

@@ -24,6 +24,7 @@ enum class Impl {
     ComposedGemmSoftmax, // attention composed: cuBLASLt GEMM, own softmax kernel, cuBLASLt GEMM
     CudnnSdpa,       // attention fused: cuDNN 9 backend-API SDPA (flash attention) graph
     Unsupported,
+    UnknownOp, // an op this backend has no code for: sdk::unsupported_op answers it (a skip)
 };
 
 struct ImplChoice {

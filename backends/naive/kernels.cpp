@@ -310,19 +310,6 @@ void attention_fused_t(const opb_attention_params &p, const void *q, const void 
 
 // ---- public entry points --------------------------------------------------------
 
-uint64_t workspace_bytes(const opb_op_desc &desc) {
-    switch (desc.op) {
-    case OPB_OP_MATMUL: return uint64_t(desc.p.matmul.n) * sizeof(double);
-    case OPB_OP_ATTENTION: {
-        const auto &p = desc.p.attention;
-        if (desc.variant == OPB_ATTENTION_FUSED)
-            return uint64_t(fused_layout(p.head_dim).total) * sizeof(double);
-        return uint64_t(p.seq_q) * uint64_t(p.seq_kv) * sizeof(double);
-    }
-    default: return 0;
-    }
-}
-
 void matmul(const opb_matmul_params &p, int dtype, const void *a, const void *b,
             const void *bias, void *c, double *workspace) {
     with_dtype(dtype, "matmul", [&](auto dt) { matmul_t<decltype(dt)::value>(p, a, b, bias, c, workspace); });
@@ -377,33 +364,84 @@ void attention_fused(const opb_attention_params &p, int dtype, const void *q, co
                [&](auto dt) { attention_fused_t<decltype(dt)::value>(p, q, k, v, o, workspace); });
 }
 
+// ---- dispatch: one row per row of the SDK's op table --------------------------------
+
+namespace {
+
+struct KernelRow {
+    int op; // opb_op_kind, = the row's index, as in kOps
+    void (*run)(const opb_op_desc &d, void *const *t, double *workspace);
+    uint64_t (*workspace_bytes)(const opb_op_desc &d); // nullptr: none
+};
+
+uint64_t no_workspace(const opb_op_desc &) { return 0; }
+
+constexpr KernelRow kKernels[] = {
+    {OPB_OP_MATMUL,
+     [](const opb_op_desc &d, void *const *t, double *ws) {
+         if (d.p.matmul.has_bias) matmul(d.p.matmul, d.dtype, t[0], t[1], t[2], t[3], ws);
+         else matmul(d.p.matmul, d.dtype, t[0], t[1], nullptr, t[2], ws);
+     },
+     [](const opb_op_desc &d) { return uint64_t(d.p.matmul.n) * sizeof(double); }},
+    {OPB_OP_SOFTMAX,
+     [](const opb_op_desc &d, void *const *t, double *) { softmax(d.p.softmax, d.dtype, t[0], t[1]); },
+     no_workspace},
+    {OPB_OP_LAYERNORM,
+     [](const opb_op_desc &d, void *const *t, double *) {
+         layernorm(d.p.norm, d.dtype, t[0], t[1], t[2], t[3]);
+     },
+     no_workspace},
+    {OPB_OP_RMSNORM,
+     [](const opb_op_desc &d, void *const *t, double *) { rmsnorm(d.p.norm, d.dtype, t[0], t[1], t[2]); },
+     no_workspace},
+    {OPB_OP_GELU,
+     [](const opb_op_desc &d, void *const *t, double *) {
+         gelu(d.p.eltwise, d.dtype, d.variant, t[0], t[1]);
+     },
+     no_workspace},
+    {OPB_OP_SILU,
+     [](const opb_op_desc &d, void *const *t, double *) { silu(d.p.eltwise, d.dtype, t[0], t[1]); },
+     no_workspace},
+    {OPB_OP_ADD,
+     [](const opb_op_desc &d, void *const *t, double *) { add(d.p.eltwise, d.dtype, t[0], t[1], t[2]); },
+     no_workspace},
+    {OPB_OP_ATTENTION,
+     [](const opb_op_desc &d, void *const *t, double *ws) {
+         if (d.variant == OPB_ATTENTION_FUSED)
+             attention_fused(d.p.attention, d.dtype, t[0], t[1], t[2], t[3], ws);
+         else if (d.variant == OPB_ATTENTION_COMPOSED)
+             attention_composed(d.p.attention, d.dtype, t[0], t[1], t[2], t[3], ws);
+         else
+             throw std::invalid_argument("naive attention: unknown variant " +
+                                         std::to_string(d.variant) + " (valid: 0 composed, 1 fused)");
+     },
+     [](const opb_op_desc &d) {
+         const auto &p = d.p.attention;
+         if (d.variant == OPB_ATTENTION_FUSED)
+             return uint64_t(fused_layout(p.head_dim).total) * sizeof(double);
+         return uint64_t(p.seq_q) * uint64_t(p.seq_kv) * sizeof(double);
+     }},
+};
+// The reference runs every op: a new row in kOps needs its kernel here.
+static_assert(std::size(kKernels) == std::size(kOps), "naive: one kernel per row of kOps");
+static_assert([] {
+    for (std::size_t i = 0; i < std::size(kKernels); ++i)
+        if (kKernels[i].op != static_cast<int>(i)) return false;
+    return true;
+}(), "naive: kKernels rows in opb_op_kind order");
+
+} // namespace
+
+bool has_kernel(int op) { return op >= 0 && op < static_cast<int>(std::size(kKernels)); }
+
+uint64_t workspace_bytes(const opb_op_desc &desc) {
+    return has_kernel(desc.op) ? kKernels[desc.op].workspace_bytes(desc) : 0;
+}
+
 void run(const opb_op_desc &d, void *const *t, void *workspace) {
-    double *ws = static_cast<double *>(workspace);
-    switch (d.op) {
-    case OPB_OP_MATMUL:
-        if (d.p.matmul.has_bias)
-            matmul(d.p.matmul, d.dtype, t[0], t[1], t[2], t[3], ws);
-        else
-            matmul(d.p.matmul, d.dtype, t[0], t[1], nullptr, t[2], ws);
-        return;
-    case OPB_OP_SOFTMAX: softmax(d.p.softmax, d.dtype, t[0], t[1]); return;
-    case OPB_OP_LAYERNORM: layernorm(d.p.norm, d.dtype, t[0], t[1], t[2], t[3]); return;
-    case OPB_OP_RMSNORM: rmsnorm(d.p.norm, d.dtype, t[0], t[1], t[2]); return;
-    case OPB_OP_GELU: gelu(d.p.eltwise, d.dtype, d.variant, t[0], t[1]); return;
-    case OPB_OP_SILU: silu(d.p.eltwise, d.dtype, t[0], t[1]); return;
-    case OPB_OP_ADD: add(d.p.eltwise, d.dtype, t[0], t[1], t[2]); return;
-    case OPB_OP_ATTENTION:
-        if (d.variant == OPB_ATTENTION_FUSED)
-            attention_fused(d.p.attention, d.dtype, t[0], t[1], t[2], t[3], ws);
-        else if (d.variant == OPB_ATTENTION_COMPOSED)
-            attention_composed(d.p.attention, d.dtype, t[0], t[1], t[2], t[3], ws);
-        else
-            throw std::invalid_argument("naive attention: unknown variant " +
-                                        std::to_string(d.variant) + " (valid: 0 composed, 1 fused)");
-        return;
-    }
-    throw std::invalid_argument("naive: unknown op " + std::to_string(d.op) + " (valid: 0.." +
-                                std::to_string(OPB_OP_COUNT - 1) + ")");
+    if (!has_kernel(d.op))
+        throw std::invalid_argument("naive: no kernel for op " + std::to_string(d.op));
+    kKernels[d.op].run(d, t, static_cast<double *>(workspace));
 }
 
 } // namespace opbench::naive

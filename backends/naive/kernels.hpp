@@ -78,6 +78,9 @@ void attention_composed(const opb_attention_params &p, int dtype, const void *q,
 void attention_fused(const opb_attention_params &p, int dtype, const void *q, const void *k,
                      const void *v, void *o, double *workspace);
 
+// Whether there is a kernel for `op` (one per row of the SDK's op table, kOps).
+[[nodiscard]] bool has_kernel(int op);
+
 // Run `desc` on tensors[] in op_tensors(desc) order, with a workspace of
 // workspace_bytes(desc) bytes (may be null when that is 0).
 void run(const opb_op_desc &desc, void *const *tensors, void *workspace);

@@ -7,6 +7,7 @@
 #include "kernels.hpp"
 
 #include "opbench/backend_helpers.hpp"
+#include "opbench/host_cpu.hpp"
 #include "opbench/ops.hpp"
 
 #include <unistd.h>
@@ -39,55 +40,19 @@ struct Plan {
 
 Backend *self(opb_backend *b) { return reinterpret_cast<Backend *>(b); }
 
-std::string abi_text(uint32_t v) {
-    return std::to_string(OPB_ABI_MAJOR(v)) + "." + std::to_string(OPB_ABI_MINOR(v));
-}
-
-// Checks a caller-filled struct header: same ABI major, and at least as large
-// as the first version of the struct (this plugin was built against ABI 1.0's
-// layout, so every field it writes must lie inside struct_size).
-opb_status check_header(Backend *b, const char *what, uint32_t struct_size, uint32_t abi,
-                        size_t needed) {
-    if (OPB_ABI_MAJOR(abi) != OPB_ABI_VERSION_MAJOR)
-        return b->fail(OPB_ERR_INVALID, std::string("naive: ") + what + ".abi_version is " +
-                                            abi_text(abi) + ", this plugin speaks " +
-                                            abi_text(OPB_ABI_VERSION) + " (majors must match)");
-    if (struct_size < needed)
-        return b->fail(OPB_ERR_INVALID, std::string("naive: ") + what + ".struct_size is " +
-                                            std::to_string(struct_size) + ", expected at least " +
-                                            std::to_string(needed));
-    return OPB_OK;
-}
-
-// OPB_OK when `desc` is well-formed and something this backend runs.
-opb_status check_desc(Backend *b, const opb_op_desc *desc) {
-    if (!desc) return b->fail(OPB_ERR_INVALID, "naive: op description is NULL");
-    if (opb_status s = check_header(b, "opb_op_desc", desc->struct_size, desc->abi_version,
-                                    sizeof(opb_op_desc));
-        s != OPB_OK)
-        return s;
-    if (std::string e = validate_desc(*desc); !e.empty())
-        return b->fail(OPB_ERR_INVALID,
-                       "naive: " + std::string(op_name(desc->op)) + ": " + e);
-    if (desc->op == OPB_OP_MATMUL && desc->variant == OPB_MATMUL_TF32)
+// Reads the host's description into `out` (sdk::read_op_desc checks the
+// header and the description) and says whether this backend runs it.
+opb_status check_desc(Backend *b, const opb_op_desc *desc, opb_op_desc &out) {
+    if (opb_status s = sdk::read_op_desc(b, "naive", desc, out); s != OPB_OK) return s;
+    if (!has_kernel(out.op)) return sdk::unsupported_op(b, "naive", out.op);
+    if (out.op == OPB_OP_MATMUL && out.variant == OPB_MATMUL_TF32)
         return b->fail(OPB_ERR_UNSUPPORTED,
                        "naive: matmul variant tf32: tf32 is a GPU tensor-core mode; "
                        "the reference computes in full precision (variant default)");
     return OPB_OK;
 }
 
-std::string cpu_model_name() {
-    std::ifstream in("/proc/cpuinfo");
-    std::string line;
-    while (std::getline(in, line)) {
-        if (line.rfind("model name", 0) != 0) continue;
-        auto colon = line.find(':');
-        if (colon == std::string::npos) continue;
-        auto start = line.find_first_not_of(" \t", colon + 1);
-        return start == std::string::npos ? std::string() : line.substr(start);
-    }
-    return {};
-}
+std::string cpu_model_name() { return opbench::host::cpu_model_name(); }
 
 // ---- the entries ------------------------------------------------------------------
 
@@ -115,20 +80,19 @@ opb_status device_info(opb_backend *bh, opb_device_info *out) {
     if (!bh) return OPB_ERR_INVALID;
     Backend *b = self(bh);
     return sdk::guarded(b, [&] {
-        if (!out) return b->fail(OPB_ERR_INVALID, "naive: device_info: out is NULL");
-        if (opb_status s = check_header(b, "opb_device_info", out->struct_size, out->abi_version,
-                                        sizeof(opb_device_info));
-            s != OPB_OK)
+        if (opb_status s = sdk::check_struct(b, "naive", "opb_device_info", out); s != OPB_OK)
             return s;
-        out->kind = OPB_DEVICE_CPU;
+        opb_device_info info;
+        std::memset(&info, 0, sizeof info);
+        info.kind = OPB_DEVICE_CPU;
         std::string name = cpu_model_name();
         if (name.empty()) name = "unknown CPU (no model name in /proc/cpuinfo)";
-        std::memset(out->name, 0, sizeof out->name);
-        std::strncpy(out->name, name.c_str(), sizeof out->name - 1);
+        std::strncpy(info.name, name.c_str(), sizeof info.name - 1);
         const long pages = sysconf(_SC_PHYS_PAGES), avail = sysconf(_SC_AVPHYS_PAGES),
                    page = sysconf(_SC_PAGE_SIZE);
-        out->total_memory = pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : 0;
-        out->free_memory = avail > 0 && page > 0 ? uint64_t(avail) * uint64_t(page) : 0;
+        info.total_memory = pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : 0;
+        info.free_memory = avail > 0 && page > 0 ? uint64_t(avail) * uint64_t(page) : 0;
+        sdk::write_struct(out, info);
         return OPB_OK;
     });
 }
@@ -136,7 +100,10 @@ opb_status device_info(opb_backend *bh, opb_device_info *out) {
 opb_status supports(opb_backend *bh, const opb_op_desc *desc) {
     if (!bh) return OPB_ERR_INVALID;
     Backend *b = self(bh);
-    return sdk::guarded(b, [&] { return check_desc(b, desc); });
+    return sdk::guarded(b, [&] {
+        opb_op_desc d;
+        return check_desc(b, desc, d);
+    });
 }
 
 opb_status alloc(opb_backend *bh, uint64_t bytes, void **out) {
@@ -181,12 +148,12 @@ opb_status prepare(opb_backend *bh, const opb_op_desc *desc, opb_plan **out,
     return sdk::guarded(b, [&] {
         if (!out) return b->fail(OPB_ERR_INVALID, "naive: prepare: out is NULL");
         *out = nullptr;
-        if (opb_status s = check_desc(b, desc); s != OPB_OK) return s;
+        opb_op_desc d;
+        if (opb_status s = check_desc(b, desc, d); s != OPB_OK) return s;
         auto *plan = new Plan{};
-        plan->desc = *desc;
-        plan->desc.struct_size = sizeof(opb_op_desc); // our copy holds exactly our layout
-        plan->workspace_bytes = naive::workspace_bytes(*desc);
-        plan->tensors = op_tensors(*desc);
+        plan->desc = d;
+        plan->workspace_bytes = naive::workspace_bytes(d);
+        plan->tensors = op_tensors(d);
         if (plan->workspace_bytes > 0) {
             const uint64_t rounded = (plan->workspace_bytes + 63) / 64 * 64;
             plan->workspace = std::aligned_alloc(64, rounded);
@@ -194,7 +161,7 @@ opb_status prepare(opb_backend *bh, const opb_op_desc *desc, opb_plan **out,
                 const uint64_t wanted = plan->workspace_bytes;
                 delete plan;
                 return b->fail(OPB_ERR_OUT_OF_MEMORY,
-                               "naive: prepare " + std::string(op_name(desc->op)) + ": " +
+                               "naive: prepare " + std::string(op_name(d.op)) + ": " +
                                    std::to_string(wanted) + " bytes of workspace not available");
             }
             b->memory.workspace_acquired(plan->workspace_bytes);
@@ -247,12 +214,12 @@ opb_status synchronize(opb_backend *b) { return b ? OPB_OK : OPB_ERR_INVALID; }
 opb_status memory_stats(opb_backend *bh, opb_memory_stats *out) {
     if (!bh) return OPB_ERR_INVALID;
     Backend *b = self(bh);
-    if (!out) return b->fail(OPB_ERR_INVALID, "naive: memory_stats: out is NULL");
-    if (opb_status s = check_header(b, "opb_memory_stats", out->struct_size, out->abi_version,
-                                    sizeof(opb_memory_stats));
-        s != OPB_OK)
+    if (opb_status s = sdk::check_struct(b, "naive", "opb_memory_stats", out); s != OPB_OK)
         return s;
-    b->memory.fill(out);
+    opb_memory_stats stats;
+    std::memset(&stats, 0, sizeof stats);
+    b->memory.fill(&stats);
+    sdk::write_struct(out, stats);
     return OPB_OK;
 }
 

@@ -2,6 +2,7 @@
 // onednn_plans.cpp. Every entry runs inside sdk::guarded so no exception
 // crosses the C boundary.
 #include "onednn_backend.hpp"
+#include "opbench/host_cpu.hpp"
 
 #include <omp.h>
 #include <unistd.h>
@@ -27,41 +28,15 @@ const char *runtime_name(unsigned rt) {
 }
 
 std::string cpu_model_name() {
-    std::ifstream in("/proc/cpuinfo");
-    std::string line;
-    while (std::getline(in, line))
-        if (line.rfind("model name", 0) == 0) {
-            auto colon = line.find(':');
-            if (colon != std::string::npos) {
-                auto v = line.substr(colon + 1);
-                v.erase(0, v.find_first_not_of(' '));
-                return v;
-            }
-        }
-    return "unknown CPU";
+    std::string name = opbench::host::cpu_model_name();
+    return name.empty() ? "unknown CPU" : name;
 }
 
-// Reads a host-supplied description, tolerating a shorter (older minor) struct.
+// Reads a host-supplied description (sdk::read_op_desc: header, copy, validation).
 std::optional<opb_op_desc> read_desc(Backend *b, const opb_op_desc *in, opb_status &st) {
-    if (!in) {
-        st = b->fail(OPB_ERR_INVALID, "onednn: op description is NULL");
-        return std::nullopt;
-    }
-    if (OPB_ABI_MAJOR(in->abi_version) != OPB_ABI_VERSION_MAJOR) {
-        st = b->fail(OPB_ERR_INVALID, "onednn: op description has ABI major " +
-                                          std::to_string(OPB_ABI_MAJOR(in->abi_version)) +
-                                          ", this plugin speaks " +
-                                          std::to_string(OPB_ABI_VERSION_MAJOR));
-        return std::nullopt;
-    }
     opb_op_desc d;
-    std::memset(&d, 0, sizeof d);
-    std::memcpy(&d, in, std::min<std::size_t>(in->struct_size, sizeof d));
-    if (auto e = validate_desc(d); !e.empty()) {
-        st = b->fail(OPB_ERR_INVALID, "onednn: invalid " + std::string(op_name(d.op)) +
-                                          " description: " + e);
-        return std::nullopt;
-    }
+    st = sdk::read_op_desc(b, "onednn", in, d);
+    if (st != OPB_OK) return std::nullopt;
     return d;
 }
 
@@ -170,18 +145,16 @@ opb_status api_probe(opb_backend *b) {
 opb_status api_device_info(opb_backend *bb, opb_device_info *out) {
     auto *b = self(bb);
     return guarded(b, [&] {
-        if (!out || out->struct_size < offsetof(opb_device_info, name))
-            return b->fail(OPB_ERR_INVALID, "onednn: device_info needs an opb_device_info");
+        if (opb_status s = sdk::check_struct(b, "onednn", "opb_device_info", out); s != OPB_OK)
+            return s;
         opb_device_info info;
         std::memset(&info, 0, sizeof info);
-        info.struct_size = out->struct_size;
-        info.abi_version = out->abi_version;
         info.kind = OPB_DEVICE_CPU;
         std::snprintf(info.name, sizeof info.name, "%s", cpu_model_name().c_str());
         const long page = sysconf(_SC_PAGESIZE);
         info.total_memory = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(page);
         info.free_memory = uint64_t(sysconf(_SC_AVPHYS_PAGES)) * uint64_t(page);
-        std::memcpy(out, &info, std::min<std::size_t>(out->struct_size, sizeof info));
+        sdk::write_struct(out, info);
         return OPB_OK;
     });
 }
@@ -196,6 +169,8 @@ opb_status api_supports(opb_backend *bb, const opb_op_desc *in) {
             (void)make_recipe(*b, *d);
         } catch (const Unsupported &e) {
             return b->fail(OPB_ERR_UNSUPPORTED, e.what());
+        } catch (const UnknownOp &e) {
+            return sdk::unsupported_op(b, "onednn", e.op);
         }
         return OPB_OK;
     });
@@ -246,6 +221,8 @@ opb_status api_prepare(opb_backend *bb, const opb_op_desc *in, opb_plan **out,
             plan = instantiate(b, make_recipe(*b, *d), threads);
         } catch (const Unsupported &e) {
             return b->fail(OPB_ERR_UNSUPPORTED, e.what());
+        } catch (const UnknownOp &e) {
+            return sdk::unsupported_op(b, "onednn", e.op);
         }
         b->log(OPB_LOG_DEBUG, "onednn: " + std::string(op_name(d->op)) + " " +
                                   std::string(dtype_name(d->dtype)) + " threads=" +
@@ -302,10 +279,12 @@ opb_status api_synchronize(opb_backend *bb) {
 
 opb_status api_memory_stats(opb_backend *bb, opb_memory_stats *out) {
     auto *b = self(bb);
-    if (!out || out->struct_size < sizeof(opb_memory_stats))
-        return b->fail(OPB_ERR_INVALID, "onednn: memory_stats needs an opb_memory_stats of " +
-                                            std::to_string(sizeof(opb_memory_stats)) + " bytes");
-    b->memory.fill(out);
+    if (opb_status s = sdk::check_struct(b, "onednn", "opb_memory_stats", out); s != OPB_OK)
+        return s;
+    opb_memory_stats stats;
+    std::memset(&stats, 0, sizeof stats);
+    b->memory.fill(&stats);
+    sdk::write_struct(out, stats);
     return OPB_OK;
 }
 

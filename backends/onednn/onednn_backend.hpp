@@ -86,6 +86,11 @@ void apply_threads(int threads);
 struct Unsupported : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
+// Thrown by make_recipe for an op it has no recipe for (an op newer than this
+// backend): the boundary answers it with sdk::unsupported_op, a skip.
+struct UnknownOp {
+    int op;
+};
 Recipe make_recipe(const Backend &b, const opb_op_desc &d);
 
 // Effective ISA name, e.g. "avx512_core_bf16".

@@ -443,7 +443,7 @@ Recipe make_recipe(const Backend &b, const opb_op_desc &d) {
     case OPB_OP_ADD: return add_recipe(b, d);
     case OPB_OP_ATTENTION: return attention_recipe(b, d);
     }
-    throw std::invalid_argument("unknown op " + std::to_string(d.op));
+    throw UnknownOp{d.op};
 }
 
 } // namespace opbench::onednn

@@ -3,19 +3,25 @@
 // Optional: a plugin may implement plugin.h directly. These helpers cover
 // what every backend otherwise writes again: the last-error string, memory
 // accounting (current / peak / workspace, reported to the host), aligned host
-// allocations, and turning C++ exceptions into status codes at the boundary.
-// Standard library only.
+// allocations, turning C++ exceptions into status codes at the boundary,
+// checking the struct headers the host passes (check_struct, write_struct,
+// read_op_desc), and answering for ops a backend does not run
+// (unsupported_op). Standard library only.
 #ifndef OPBENCH_BACKEND_HELPERS_HPP
 #define OPBENCH_BACKEND_HELPERS_HPP
 
+#include "ops.hpp"
 #include "plugin.h"
 
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <cstdlib>
 #include <exception>
 #include <mutex>
 #include <new>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 namespace opbench::sdk {
@@ -123,6 +129,95 @@ opb_status guarded(BackendBase *b, Body &&body) noexcept {
     } catch (...) {
         return b->fail(OPB_ERR_INTERNAL, "unknown C++ exception");
     }
+}
+
+// ---- struct headers ------------------------------------------------------------
+//
+// Every struct in plugin.h begins with struct_size and abi_version. A plugin
+// accepts any minor of its major and never touches a byte beyond the
+// struct_size it was given; these helpers are that rule, written once.
+
+// The size of ABI 1.0's opb_op_desc: later minors only append after the union,
+// so every host of major 1 sends at least this much.
+inline constexpr std::size_t kOpDescSize_1_0 =
+    offsetof(opb_op_desc, p) + sizeof(static_cast<opb_op_desc *>(nullptr)->p);
+// The header every struct starts with.
+inline constexpr std::size_t kStructHeaderSize = 2 * sizeof(uint32_t);
+
+// The least struct_size a plugin accepts for each struct the host passes: it
+// must hold the first field the plugin reads or fills (for a description,
+// all of ABI 1.0's). Fields beyond a caller's struct_size are left alone.
+constexpr std::size_t min_struct_size(const opb_op_desc *) { return kOpDescSize_1_0; }
+constexpr std::size_t min_struct_size(const opb_device_info *) {
+    return offsetof(opb_device_info, kind) + sizeof(int32_t);
+}
+constexpr std::size_t min_struct_size(const opb_memory_stats *) {
+    return offsetof(opb_memory_stats, current_bytes) + sizeof(uint64_t);
+}
+
+inline std::string abi_text(uint32_t v) {
+    return std::to_string(OPB_ABI_MAJOR(v)) + "." + std::to_string(OPB_ABI_MINOR(v));
+}
+
+// OPB_OK when `s` is not NULL, speaks this plugin's ABI major and holds at
+// least `needed` bytes (default: min_struct_size); otherwise OPB_ERR_INVALID
+// with "<backend>: <what>...".
+template <class T>
+[[nodiscard]] opb_status check_struct(BackendBase *b, std::string_view backend, const char *what,
+                                      const T *s,
+                                      std::size_t needed = min_struct_size(static_cast<const T *>(nullptr))) {
+    const std::string where = std::string(backend) + ": " + what;
+    if (!s) return b->fail(OPB_ERR_INVALID, where + " is NULL");
+    if (OPB_ABI_MAJOR(s->abi_version) != OPB_ABI_VERSION_MAJOR)
+        return b->fail(OPB_ERR_INVALID, where + ".abi_version is " + abi_text(s->abi_version) +
+                                            ", this plugin speaks " + abi_text(OPB_ABI_VERSION) +
+                                            " (majors must match)");
+    if (s->struct_size < needed)
+        return b->fail(OPB_ERR_INVALID, where + ".struct_size is " + std::to_string(s->struct_size) +
+                                            ", expected at least " + std::to_string(needed));
+    return OPB_OK;
+}
+
+// Copies `filled` into the caller's `out`, leaving out's header as the caller
+// wrote it and no byte beyond out->struct_size touched. `out` passed check_struct.
+template <class T> void write_struct(T *out, const T &filled) {
+    const std::size_t size = out->struct_size < sizeof(T) ? out->struct_size : sizeof(T);
+    if (size <= kStructHeaderSize) return;
+    std::memcpy(reinterpret_cast<char *>(out) + kStructHeaderSize,
+                reinterpret_cast<const char *>(&filled) + kStructHeaderSize, size - kStructHeaderSize);
+}
+
+// OPB_ERR_UNSUPPORTED for an op this backend does not run, with the reason:
+// the host then records the case as skipped, never as failed. Use it for ops
+// the backend has no code for, including ops newer than the SDK it was built
+// with. `offers` (optional) names what it does run.
+[[nodiscard]] inline opb_status unsupported_op(BackendBase *b, std::string_view backend, int op,
+                                               std::string_view offers = {}) {
+    const OpInfo *row = op_info(op);
+    std::string what = row ? std::string(row->name)
+                           : "op " + std::to_string(op) + " (unknown to this plugin's SDK, ABI " +
+                                 abi_text(OPB_ABI_VERSION) + ")";
+    std::string message = std::string(backend) + ": " + what + ": not offered by this backend";
+    if (!offers.empty()) message += " (it offers " + std::string(offers) + ")";
+    return b->fail(OPB_ERR_UNSUPPORTED, message);
+}
+
+// Reads the host's op description into `out`: the header checked (at least
+// ABI 1.0's size), the struct copied (a field this SDK has and the host's
+// struct lacks reads as 0), an op this SDK does not know answered by
+// unsupported_op, a malformed description by OPB_ERR_INVALID.
+[[nodiscard]] inline opb_status read_op_desc(BackendBase *b, std::string_view backend,
+                                             const opb_op_desc *in, opb_op_desc &out) {
+    if (opb_status s = check_struct(b, backend, "opb_op_desc", in); s != OPB_OK)
+        return s;
+    std::memset(&out, 0, sizeof out);
+    std::memcpy(&out, in, in->struct_size < sizeof out ? in->struct_size : sizeof out);
+    out.struct_size = sizeof out; // the copy holds exactly this SDK's layout
+    if (!op_info(out.op)) return unsupported_op(b, backend, out.op);
+    if (std::string e = validate_desc(out); !e.empty())
+        return b->fail(OPB_ERR_INVALID, std::string(backend) + ": invalid " +
+                                            std::string(op_name(out.op)) + " description: " + e);
+    return OPB_OK;
 }
 
 } // namespace opbench::sdk

@@ -1,7 +1,8 @@
 // opbench SDK — C++ helpers shared by the harness and plugin authors.
 //
-// The one place where each op's tensors, FLOP count and byte count are
-// defined, plus names for ops, dtypes and variants, description validation,
+// The op table (kOps: one OpInfo row per op, holding its name, variants,
+// parameters, tensors, FLOP count, validation and verification tolerance),
+// thin functions over it (op_name, op_tensors, op_flops, validate_desc, ...),
 // and bf16/f16 conversions. Header-only; depends on the standard library and
 // plugin.h only.
 #ifndef OPBENCH_OPS_HPP
@@ -9,33 +10,27 @@
 
 #include "plugin.h"
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
+#include <initializer_list>
 #include <optional>
 #include <string>
+#include <span>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace opbench {
 
-// ---- names ----------------------------------------------------------------
-
-inline constexpr std::string_view kOpNames[OPB_OP_COUNT] = {
-    "matmul", "softmax", "layernorm", "rmsnorm", "gelu", "silu", "add", "attention"};
+// ---- dtypes -----------------------------------------------------------------
 
 inline constexpr std::string_view kDtypeNames[] = {"f32", "bf16", "f16"};
 
-inline std::string_view op_name(int op) {
-    return (op >= 0 && op < OPB_OP_COUNT) ? kOpNames[op] : std::string_view("?");
-}
 inline std::string_view dtype_name(int dt) {
     return (dt >= 0 && dt < 3) ? kDtypeNames[dt] : std::string_view("?");
-}
-inline std::optional<int> op_from_name(std::string_view s) {
-    for (int i = 0; i < OPB_OP_COUNT; ++i)
-        if (kOpNames[i] == s) return i;
-    return std::nullopt;
 }
 inline std::optional<int> dtype_from_name(std::string_view s) {
     for (int i = 0; i < 3; ++i)
@@ -44,27 +39,6 @@ inline std::optional<int> dtype_from_name(std::string_view s) {
 }
 
 inline std::size_t dtype_size(int dt) { return dt == OPB_DTYPE_F32 ? 4 : 2; }
-
-// Variant names per op; index = variant constant. Ops with one form: {"default"}.
-inline std::vector<std::string_view> variant_names(int op) {
-    switch (op) {
-    case OPB_OP_MATMUL: return {"default", "tf32"};
-    case OPB_OP_GELU: return {"erf", "tanh"};
-    case OPB_OP_ATTENTION: return {"composed", "fused"};
-    default: return {"default"};
-    }
-}
-inline std::string_view variant_name(int op, int variant) {
-    auto names = variant_names(op);
-    return (variant >= 0 && variant < static_cast<int>(names.size())) ? names[variant]
-                                                                      : std::string_view("?");
-}
-inline std::optional<int> variant_from_name(int op, std::string_view s) {
-    auto names = variant_names(op);
-    for (std::size_t i = 0; i < names.size(); ++i)
-        if (names[i] == s) return static_cast<int>(i);
-    return std::nullopt;
-}
 
 // ---- descriptions -----------------------------------------------------------
 
@@ -106,59 +80,6 @@ inline int64_t visible_pairs(int64_t rows, int64_t cols, bool causal) {
     return n;
 }
 
-// Empty when the description is well-formed; otherwise what is wrong.
-inline std::string validate_desc(const opb_op_desc &d) {
-    auto positive = [](const char *name, int64_t v) -> std::string {
-        return v > 0 ? std::string() : std::string(name) + " must be > 0, got " + std::to_string(v);
-    };
-    if (d.op < 0 || d.op >= OPB_OP_COUNT) return "unknown op " + std::to_string(d.op);
-    if (d.dtype < 0 || d.dtype > 2) return "unknown dtype " + std::to_string(d.dtype);
-    if (d.variant < 0 || d.variant >= static_cast<int>(variant_names(d.op).size()))
-        return "unknown variant " + std::to_string(d.variant) + " for " + std::string(op_name(d.op));
-    if (d.threads < 0) return "threads must be >= 0 (0 = backend default)";
-    std::string e;
-    switch (d.op) {
-    case OPB_OP_MATMUL: {
-        const auto &p = d.p.matmul;
-        for (auto [n, v] : {std::pair{"batch", p.batch}, {"M", p.m}, {"N", p.n}, {"K", p.k}})
-            if (!(e = positive(n, v)).empty()) return e;
-        break;
-    }
-    case OPB_OP_SOFTMAX: {
-        const auto &p = d.p.softmax;
-        for (auto [n, v] : {std::pair{"batch", p.batch}, {"rows", p.rows}, {"cols", p.cols}})
-            if (!(e = positive(n, v)).empty()) return e;
-        if (!std::isfinite(p.scale)) return "scale must be finite";
-        break;
-    }
-    case OPB_OP_LAYERNORM:
-    case OPB_OP_RMSNORM: {
-        const auto &p = d.p.norm;
-        for (auto [n, v] : {std::pair{"rows", p.rows}, {"cols", p.cols}})
-            if (!(e = positive(n, v)).empty()) return e;
-        if (!(p.eps > 0.0f) || !std::isfinite(p.eps)) return "eps must be > 0";
-        break;
-    }
-    case OPB_OP_GELU:
-    case OPB_OP_SILU:
-    case OPB_OP_ADD: {
-        const auto &p = d.p.eltwise;
-        for (auto [n, v] : {std::pair{"rows", p.rows}, {"cols", p.cols}})
-            if (!(e = positive(n, v)).empty()) return e;
-        break;
-    }
-    case OPB_OP_ATTENTION: {
-        const auto &p = d.p.attention;
-        for (auto [n, v] : {std::pair{"batch", p.batch}, {"heads", p.heads}, {"seq_q", p.seq_q},
-                            {"seq_kv", p.seq_kv}, {"head_dim", p.head_dim}})
-            if (!(e = positive(n, v)).empty()) return e;
-        if (!std::isfinite(p.scale)) return "scale must be finite";
-        break;
-    }
-    }
-    return {};
-}
-
 // ---- tensors of an op -------------------------------------------------------
 
 struct TensorSpec {
@@ -172,57 +93,521 @@ struct TensorSpec {
     }
 };
 
-// The op's tensors in execute's order (inputs, then outputs), as plugin.h documents.
-inline std::vector<TensorSpec> op_tensors(const opb_op_desc &d) {
-    switch (d.op) {
-    case OPB_OP_MATMUL: {
-        const auto &p = d.p.matmul;
-        std::vector<TensorSpec> t;
-        t.push_back({"A", p.trans_a ? std::vector<int64_t>{p.batch, p.k, p.m}
-                                    : std::vector<int64_t>{p.batch, p.m, p.k}});
-        t.push_back({"B", p.trans_b ? std::vector<int64_t>{p.batch, p.n, p.k}
-                                    : std::vector<int64_t>{p.batch, p.k, p.n}});
-        if (p.has_bias) t.push_back({"bias", {p.n}});
-        t.push_back({"C", {p.batch, p.m, p.n}, true});
-        return t;
+// The same, without allocating: what a backend's execute may use.
+inline constexpr int kMaxTensorRank = 4;
+inline constexpr int kMaxOpTensors = 8;
+struct TensorShape {
+    const char *name = "";
+    int rank = 0;
+    int64_t dims[kMaxTensorRank] = {};
+    bool is_output = false;
+    int64_t elements() const {
+        int64_t n = 1;
+        for (int i = 0; i < rank; ++i) n *= dims[i];
+        return n;
     }
-    case OPB_OP_SOFTMAX: {
-        const auto &p = d.p.softmax;
-        return {{"x", {p.batch, p.rows, p.cols}}, {"y", {p.batch, p.rows, p.cols}, true}};
+};
+struct TensorList {
+    TensorShape items[kMaxOpTensors];
+    int count = 0;
+    void add(const char *name, std::initializer_list<int64_t> shape, bool is_output = false) {
+        TensorShape &t = items[count++];
+        t.name = name;
+        t.is_output = is_output;
+        for (int64_t s : shape) t.dims[t.rank++] = s;
     }
-    case OPB_OP_LAYERNORM: {
-        const auto &p = d.p.norm;
-        return {{"x", {p.rows, p.cols}}, {"gamma", {p.cols}}, {"beta", {p.cols}},
-                {"y", {p.rows, p.cols}, true}};
+    const TensorShape *begin() const { return items; }
+    const TensorShape *end() const { return items + count; }
+};
+
+// ---- the op table -------------------------------------------------------------
+//
+// Each op is one OpInfo row in kOps (index = opb_op_kind). The harness (suite
+// parser, benchmark names, result fields, verification) and the naive backend
+// read these rows and know no op by name. Adding an op: its enum value and
+// parameter struct in plugin.h (inside the union), a row here, a naive kernel
+// in backends/naive/kernels.cpp, and tests (README.md, "Adding an op").
+
+// What a parameter's suite values must be.
+enum class ParamKind {
+    Dim,     // integer > 0
+    Flag,    // boolean
+    Scale,   // finite number; 0 = the op's default
+    PosReal, // number > 0
+};
+
+// One checked suite value of a parameter; the member of its kind is set.
+struct ParamValue {
+    int64_t i = 0; // Dim
+    double f = 0;  // Scale, PosReal
+    bool b = false; // Flag
+};
+
+// When a parameter shows in a benchmark name ("/M:64").
+enum class NameRule {
+    Never,
+    Always,
+    IfNonzero, // flags when true, numbers when not 0
+};
+
+struct ParamInfo {
+    const char *key; // suite key: "m"
+    ParamKind kind;
+    bool required;   // a case must give it (rules across keys: OpInfo::check_keys)
+    bool has_default;     // when not given, default_value is written; otherwise the field stays 0
+    double default_value; // a Flag's default is 0 or 1
+    const char *conflicts_with; // a key that may not be given with this one; nullptr
+    // Writes a value into the description; returns "" or what is wrong with it.
+    // Parameters are written in row order, so a write may read earlier ones
+    // (hidden reads heads).
+    std::string (*write)(opb_op_desc &d, const ParamValue &v);
+    const char *label;  // benchmark-name label: "M" gives "/M:64"; nullptr = never named
+    NameRule name_rule;
+    const char *field;  // key in a result's "params" object; nullptr = not a field
+    // The value as the description holds it (flags 0/1), for names and fields.
+    double (*value)(const opb_op_desc &d);
+    // The value for the name when it differs from value(); nullptr = value().
+    double (*name_value)(const opb_op_desc &d);
+};
+
+struct VariantInfo {
+    const char *name; // suite and result name: "tf32"
+    int value;        // the variant constant in plugin.h (= its index in the row)
+};
+
+// The largest NMSE verification accepts against the reference, and why.
+struct Tolerance {
+    double max_nmse;
+    const char *why;
+};
+
+// Optional fast verification (e.g. Freivalds' check for matmul): judges a
+// backend's output from host copies of all tensors, in execute's order
+// (inputs, then the backend's outputs), without the full reference. Returns an
+// error in NMSE units to compare with the row's tolerance, or a negative value
+// when it cannot judge this description (the harness then uses the reference).
+using FastVerifyFn = double (*)(const opb_op_desc &d, const void *const *host_tensors,
+                                uint64_t seed);
+
+// Tells whether the case gave a key (used by OpInfo::check_keys).
+using KeyGiven = std::function<bool(std::string_view key)>;
+
+struct OpInfo {
+    int op;           // opb_op_kind: the row's index in kOps
+    const char *name; // "matmul"
+    std::span<const VariantInfo> variants; // index = variant constant; [0] is the default
+    // Parameters in the order the suite README lists them; benchmark names
+    // show them in this order. Sweep order: kParamSweepOrder.
+    std::span<const ParamInfo> params;
+    // Rules across keys beyond ParamInfo::required; "" when the given keys
+    // are enough, else the message. nullptr: none.
+    std::string (*check_keys)(const KeyGiven &given);
+    // The tensors in execute's order (inputs, then outputs), as plugin.h
+    // documents; allocates nothing.
+    void (*tensors)(const opb_op_desc &d, TensorList &out);
+    double (*flops)(const opb_op_desc &d); // conventions: "work and traffic" below
+    // The op's own parameters: "" when well-formed, else what is wrong.
+    // (validate_desc checks op, dtype, variant and threads first.)
+    std::string (*validate)(const opb_op_desc &d);
+    Tolerance (*tolerance)(const opb_op_desc &d);
+    FastVerifyFn fast_verify; // nullptr: verification always uses the reference
+};
+
+// Parameter keys in sweep order: an earlier key varies more slowly than a
+// later one (suites/README.md, "Expansion order"). A key missing here sweeps
+// after all of these, in its row's order.
+inline constexpr std::string_view kParamSweepOrder[] = {
+    "batch",  "heads",    "m",      "n",       "k",       "rows",
+    "cols",   "seq",      "seq_q",  "seq_kv",  "head_dim", "hidden",
+    "trans_a", "trans_b", "bias",   "causal",  "scale",   "eps"};
+
+namespace op_rows {
+
+// Tolerances. Differences between correct implementations come from summation
+// order (matmul, norms, softmax sums) and from where intermediates are rounded.
+// An f32 result carries ~2^-24 relative error per element (NMSE ~1e-14); long
+// reductions and exp/erf approximations add a few orders.
+// `rounded_intermediates`: implementations may round intermediates (attention
+// scores, softmax probabilities) to the low-precision dtype.
+inline Tolerance dtype_tolerance(int dtype, bool rounded_intermediates) {
+    switch (dtype) {
+    case OPB_DTYPE_BF16:
+        // bf16 keeps 8 mantissa bits: rounding the output alone gives NMSE
+        // ~1e-5; rounded intermediates add up to ~1e-4.
+        return rounded_intermediates
+                   ? Tolerance{2e-3, "bf16 (8-bit mantissa), intermediates may be bf16"}
+                   : Tolerance{5e-4, "bf16 (8-bit mantissa) output rounding"};
+    case OPB_DTYPE_F16:
+        return rounded_intermediates
+                   ? Tolerance{1e-4, "f16 (11-bit mantissa), intermediates may be f16"}
+                   : Tolerance{2e-5, "f16 (11-bit mantissa) output rounding"};
+    default: return {1e-8, "f32: summation order and transcendental approximations only"};
     }
-    case OPB_OP_RMSNORM: {
-        const auto &p = d.p.norm;
-        return {{"x", {p.rows, p.cols}}, {"gamma", {p.cols}}, {"y", {p.rows, p.cols}, true}};
-    }
-    case OPB_OP_GELU:
-    case OPB_OP_SILU: {
-        const auto &p = d.p.eltwise;
-        return {{"x", {p.rows, p.cols}}, {"y", {p.rows, p.cols}, true}};
-    }
-    case OPB_OP_ADD: {
-        const auto &p = d.p.eltwise;
-        return {{"a", {p.rows, p.cols}}, {"b", {p.rows, p.cols}}, {"y", {p.rows, p.cols}, true}};
-    }
-    case OPB_OP_ATTENTION: {
-        const auto &p = d.p.attention;
-        return {{"Q", {p.batch, p.heads, p.seq_q, p.head_dim}},
-                {"K", {p.batch, p.heads, p.seq_kv, p.head_dim}},
-                {"V", {p.batch, p.heads, p.seq_kv, p.head_dim}},
-                {"O", {p.batch, p.heads, p.seq_q, p.head_dim}, true}};
-    }
-    }
+}
+inline Tolerance output_rounding(const opb_op_desc &d) { return dtype_tolerance(d.dtype, false); }
+inline Tolerance rounded_intermediates(const opb_op_desc &d) {
+    return dtype_tolerance(d.dtype, true);
+}
+
+inline std::string positive(const char *name, int64_t v) {
+    return v > 0 ? std::string() : std::string(name) + " must be > 0, got " + std::to_string(v);
+}
+inline std::string positives(std::initializer_list<std::pair<const char *, int64_t>> dims) {
+    for (auto [n, v] : dims)
+        if (auto e = positive(n, v); !e.empty()) return e;
     return {};
 }
 
-// ---- work and traffic ---------------------------------------------------------
+// Shorthands for rows: a parameter written straight into one description field.
+#define OPB_ROW_DIM(FIELD) \
+    [](opb_op_desc &d, const ParamValue &v) { d.p.FIELD = v.i; return std::string(); }, \
+    [](const opb_op_desc &d) { return double(d.p.FIELD); }
+#define OPB_ROW_FLAG(FIELD) \
+    [](opb_op_desc &d, const ParamValue &v) { d.p.FIELD = v.b ? 1 : 0; return std::string(); }, \
+    [](const opb_op_desc &d) { return d.p.FIELD ? 1.0 : 0.0; }
+#define OPB_ROW_REAL(FIELD) \
+    [](opb_op_desc &d, const ParamValue &v) { d.p.FIELD = static_cast<float>(v.f); return std::string(); }, \
+    [](const opb_op_desc &d) { return double(d.p.FIELD); }
+
+// Each ParamInfo below reads: {key, kind, required, has_default, default,
+// conflicts_with, write, label, name_rule, field, value, name_value}; the
+// OPB_ROW_* shorthands expand to `write` (and `value`, written after `field`
+// through the helpers below).
+struct P {
+    const char *key;
+    ParamKind kind;
+    bool required;
+    bool has_default;
+    double default_value;
+    const char *conflicts_with;
+    std::string (*write)(opb_op_desc &, const ParamValue &);
+    double (*value)(const opb_op_desc &);
+    const char *label;
+    NameRule name_rule;
+    const char *field;
+    double (*name_value)(const opb_op_desc &) = nullptr;
+    constexpr operator ParamInfo() const {
+        return {key, kind, required, has_default, default_value, conflicts_with, write,
+                label, name_rule, field, value, name_value};
+    }
+};
+
+// ---- matmul
+inline constexpr VariantInfo kMatmulVariants[] = {{"default", OPB_MATMUL_DEFAULT},
+                                                  {"tf32", OPB_MATMUL_TF32}};
+inline constexpr ParamInfo kMatmulParams[] = {
+    P{"batch", ParamKind::Dim, false, true, 1, nullptr, OPB_ROW_DIM(matmul.batch), "B", NameRule::Always, "B"},
+    P{"m", ParamKind::Dim, true, false, 0, nullptr, OPB_ROW_DIM(matmul.m), "M", NameRule::Always, "M"},
+    P{"n", ParamKind::Dim, true, false, 0, nullptr, OPB_ROW_DIM(matmul.n), "N", NameRule::Always, "N"},
+    P{"k", ParamKind::Dim, true, false, 0, nullptr, OPB_ROW_DIM(matmul.k), "K", NameRule::Always, "K"},
+    P{"trans_a", ParamKind::Flag, false, true, 0, nullptr, OPB_ROW_FLAG(matmul.trans_a), "tA", NameRule::IfNonzero, "trans_a"},
+    P{"trans_b", ParamKind::Flag, false, true, 0, nullptr, OPB_ROW_FLAG(matmul.trans_b), "tB", NameRule::IfNonzero, "trans_b"},
+    P{"bias", ParamKind::Flag, false, true, 0, nullptr, OPB_ROW_FLAG(matmul.has_bias), "bias", NameRule::IfNonzero, "bias"},
+};
+inline void matmul_tensors(const opb_op_desc &d, TensorList &t) {
+    const auto &p = d.p.matmul;
+    if (p.trans_a) t.add("A", {p.batch, p.k, p.m});
+    else t.add("A", {p.batch, p.m, p.k});
+    if (p.trans_b) t.add("B", {p.batch, p.n, p.k});
+    else t.add("B", {p.batch, p.k, p.n});
+    if (p.has_bias) t.add("bias", {p.n});
+    t.add("C", {p.batch, p.m, p.n}, true);
+}
+inline double matmul_flops(const opb_op_desc &d) {
+    const auto &p = d.p.matmul;
+    double mnk = double(p.batch) * p.m * p.n * p.k;
+    return 2.0 * mnk + (p.has_bias ? double(p.batch) * p.m * p.n : 0.0);
+}
+inline std::string matmul_validate(const opb_op_desc &d) {
+    const auto &p = d.p.matmul;
+    return positives({{"batch", p.batch}, {"M", p.m}, {"N", p.n}, {"K", p.k}});
+}
+inline Tolerance matmul_tolerance(const opb_op_desc &d) {
+    if (d.variant == OPB_MATMUL_TF32)
+        return {1e-5, "tf32 rounds inputs to a 10-bit mantissa (~1e-3 relative)"};
+    return output_rounding(d);
+}
+
+// ---- softmax
+inline constexpr VariantInfo kDefaultVariant[] = {{"default", 0}};
+inline constexpr ParamInfo kSoftmaxParams[] = {
+    P{"batch", ParamKind::Dim, false, true, 1, nullptr, OPB_ROW_DIM(softmax.batch), "B", NameRule::Always, "B"},
+    P{"rows", ParamKind::Dim, true, false, 0, nullptr, OPB_ROW_DIM(softmax.rows), "R", NameRule::Always, "R"},
+    P{"cols", ParamKind::Dim, true, false, 0, nullptr, OPB_ROW_DIM(softmax.cols), "C", NameRule::Always, "C"},
+    // The field is the scale applied; the name shows the scale written, when one was.
+    P{"scale", ParamKind::Scale, false, true, 0, nullptr,
+      [](opb_op_desc &d, const ParamValue &v) { d.p.softmax.scale = static_cast<float>(v.f); return std::string(); },
+      [](const opb_op_desc &d) { return double(effective_scale(d)); }, "scale", NameRule::IfNonzero, "scale",
+      [](const opb_op_desc &d) { return double(d.p.softmax.scale); }},
+    P{"causal", ParamKind::Flag, false, true, 0, nullptr, OPB_ROW_FLAG(softmax.causal), "causal", NameRule::IfNonzero, "causal"},
+};
+inline void softmax_tensors(const opb_op_desc &d, TensorList &t) {
+    const auto &p = d.p.softmax;
+    t.add("x", {p.batch, p.rows, p.cols});
+    t.add("y", {p.batch, p.rows, p.cols}, true);
+}
+inline double softmax_flops(const opb_op_desc &d) {
+    // per kept element: scale, max, subtract, exp, sum, divide
+    const auto &p = d.p.softmax;
+    return 6.0 * double(p.batch) * double(visible_pairs(p.rows, p.cols, p.causal));
+}
+inline std::string softmax_validate(const opb_op_desc &d) {
+    const auto &p = d.p.softmax;
+    if (auto e = positives({{"batch", p.batch}, {"rows", p.rows}, {"cols", p.cols}}); !e.empty())
+        return e;
+    return std::isfinite(p.scale) ? std::string() : std::string("scale must be finite");
+}
+
+// ---- layernorm, rmsnorm (PyTorch's LayerNorm eps; Llama's RMSNorm eps)
+inline constexpr ParamInfo kLayernormParams[] = {
+    P{"rows", ParamKind::Dim, true, false, 0, nullptr, OPB_ROW_DIM(norm.rows), "R", NameRule::Always, "R"},
+    P{"cols", ParamKind::Dim, true, false, 0, nullptr, OPB_ROW_DIM(norm.cols), "C", NameRule::Always, "C"},
+    P{"eps", ParamKind::PosReal, false, true, 1e-5, nullptr, OPB_ROW_REAL(norm.eps), nullptr, NameRule::Never, "eps"},
+};
+inline constexpr ParamInfo kRmsnormParams[] = {
+    kLayernormParams[0], kLayernormParams[1],
+    P{"eps", ParamKind::PosReal, false, true, 1e-6, nullptr, OPB_ROW_REAL(norm.eps), nullptr, NameRule::Never, "eps"},
+};
+inline void layernorm_tensors(const opb_op_desc &d, TensorList &t) {
+    const auto &p = d.p.norm;
+    t.add("x", {p.rows, p.cols});
+    t.add("gamma", {p.cols});
+    t.add("beta", {p.cols});
+    t.add("y", {p.rows, p.cols}, true);
+}
+inline void rmsnorm_tensors(const opb_op_desc &d, TensorList &t) {
+    const auto &p = d.p.norm;
+    t.add("x", {p.rows, p.cols});
+    t.add("gamma", {p.cols});
+    t.add("y", {p.rows, p.cols}, true);
+}
+inline double layernorm_flops(const opb_op_desc &d) {
+    // per element: sum, subtract mean, square, sum, normalise (mul), gamma (mul), beta (add)
+    return 7.0 * double(d.p.norm.rows) * d.p.norm.cols;
+}
+inline double rmsnorm_flops(const opb_op_desc &d) {
+    // per element: square, sum, normalise (mul), gamma (mul)
+    return 4.0 * double(d.p.norm.rows) * d.p.norm.cols;
+}
+inline std::string norm_validate(const opb_op_desc &d) {
+    const auto &p = d.p.norm;
+    if (auto e = positives({{"rows", p.rows}, {"cols", p.cols}}); !e.empty()) return e;
+    return (p.eps > 0.0f) && std::isfinite(p.eps) ? std::string() : std::string("eps must be > 0");
+}
+
+// ---- gelu, silu, add
+inline constexpr VariantInfo kGeluVariants[] = {{"erf", OPB_GELU_ERF}, {"tanh", OPB_GELU_TANH}};
+inline constexpr ParamInfo kEltwiseParams[] = {
+    P{"rows", ParamKind::Dim, true, false, 0, nullptr, OPB_ROW_DIM(eltwise.rows), "R", NameRule::Always, "R"},
+    P{"cols", ParamKind::Dim, true, false, 0, nullptr, OPB_ROW_DIM(eltwise.cols), "C", NameRule::Always, "C"},
+};
+inline void unary_tensors(const opb_op_desc &d, TensorList &t) {
+    const auto &p = d.p.eltwise;
+    t.add("x", {p.rows, p.cols});
+    t.add("y", {p.rows, p.cols}, true);
+}
+inline void add_tensors(const opb_op_desc &d, TensorList &t) {
+    const auto &p = d.p.eltwise;
+    t.add("a", {p.rows, p.cols});
+    t.add("b", {p.rows, p.cols});
+    t.add("y", {p.rows, p.cols}, true);
+}
+inline double gelu_flops(const opb_op_desc &d) {
+    // erf: divide, erf, add, 2 mul = 5; tanh: cube (2), fma (2), scale, tanh, add, 2 mul = 9
+    return (d.variant == OPB_GELU_TANH ? 9.0 : 5.0) * double(d.p.eltwise.rows) * d.p.eltwise.cols;
+}
+inline double silu_flops(const opb_op_desc &d) {
+    // negate, exp, add, divide
+    return 4.0 * double(d.p.eltwise.rows) * d.p.eltwise.cols;
+}
+inline double add_flops(const opb_op_desc &d) { return double(d.p.eltwise.rows) * d.p.eltwise.cols; }
+inline std::string eltwise_validate(const opb_op_desc &d) {
+    return positives({{"rows", d.p.eltwise.rows}, {"cols", d.p.eltwise.cols}});
+}
+
+// ---- attention
+inline constexpr VariantInfo kAttentionVariants[] = {{"composed", OPB_ATTENTION_COMPOSED},
+                                                     {"fused", OPB_ATTENTION_FUSED}};
+// seq sets both lengths; seq_q / seq_kv, written after it, win (decoding: seq_q = 1).
+// Names show S when the lengths are equal, else Sq and Skv.
+inline constexpr ParamInfo kAttentionParams[] = {
+    P{"batch", ParamKind::Dim, false, true, 1, nullptr, OPB_ROW_DIM(attention.batch), "B", NameRule::Always, "B"},
+    P{"heads", ParamKind::Dim, true, false, 0, nullptr, OPB_ROW_DIM(attention.heads), "H", NameRule::Always, "H"},
+    P{"seq", ParamKind::Dim, false, false, 0, nullptr,
+      [](opb_op_desc &d, const ParamValue &v) { d.p.attention.seq_q = d.p.attention.seq_kv = v.i; return std::string(); },
+      [](const opb_op_desc &d) { return double(d.p.attention.seq_q); }, "S", NameRule::IfNonzero, nullptr,
+      [](const opb_op_desc &d) { const auto &p = d.p.attention; return p.seq_q == p.seq_kv ? double(p.seq_q) : 0.0; }},
+    P{"seq_q", ParamKind::Dim, false, false, 0, nullptr, OPB_ROW_DIM(attention.seq_q), "Sq", NameRule::IfNonzero, "Sq",
+      [](const opb_op_desc &d) { const auto &p = d.p.attention; return p.seq_q != p.seq_kv ? double(p.seq_q) : 0.0; }},
+    P{"seq_kv", ParamKind::Dim, false, false, 0, nullptr, OPB_ROW_DIM(attention.seq_kv), "Skv", NameRule::IfNonzero, "Skv",
+      [](const opb_op_desc &d) { const auto &p = d.p.attention; return p.seq_q != p.seq_kv ? double(p.seq_kv) : 0.0; }},
+    P{"head_dim", ParamKind::Dim, false, false, 0, nullptr, OPB_ROW_DIM(attention.head_dim), "D", NameRule::Always, "D"},
+    P{"hidden", ParamKind::Dim, false, false, 0, "head_dim",
+      [](opb_op_desc &d, const ParamValue &v) {
+          auto &p = d.p.attention;
+          if (v.i % p.heads != 0)
+              return "hidden " + std::to_string(v.i) + " is not divisible by heads " +
+                     std::to_string(p.heads) + " (head_dim = hidden / heads)";
+          p.head_dim = v.i / p.heads;
+          return std::string();
+      },
+      [](const opb_op_desc &d) { return double(d.p.attention.head_dim * d.p.attention.heads); }, nullptr,
+      NameRule::Never, nullptr},
+    P{"causal", ParamKind::Flag, false, true, 0, nullptr, OPB_ROW_FLAG(attention.causal), "causal", NameRule::Always, "causal"},
+    P{"scale", ParamKind::Scale, false, true, 0, nullptr,
+      [](opb_op_desc &d, const ParamValue &v) { d.p.attention.scale = static_cast<float>(v.f); return std::string(); },
+      [](const opb_op_desc &d) { return double(effective_scale(d)); }, nullptr, NameRule::Never, "scale"},
+};
+inline std::string attention_check_keys(const KeyGiven &given) {
+    if (!given("seq") && !(given("seq_q") && given("seq_kv")))
+        return "op attention needs 'seq' (or both 'seq_q' and 'seq_kv')";
+    if (!given("head_dim") && !given("hidden"))
+        return "op attention needs 'head_dim' or 'hidden' (head_dim = hidden / heads)";
+    return {};
+}
+inline void attention_tensors(const opb_op_desc &d, TensorList &t) {
+    const auto &p = d.p.attention;
+    t.add("Q", {p.batch, p.heads, p.seq_q, p.head_dim});
+    t.add("K", {p.batch, p.heads, p.seq_kv, p.head_dim});
+    t.add("V", {p.batch, p.heads, p.seq_kv, p.head_dim});
+    t.add("O", {p.batch, p.heads, p.seq_q, p.head_dim}, true);
+}
+inline double attention_flops(const opb_op_desc &d) {
+    // per kept score: QK^T dot (2D), softmax (6), P.V (2D)
+    const auto &p = d.p.attention;
+    double pairs = double(visible_pairs(p.seq_q, p.seq_kv, p.causal));
+    return double(p.batch) * p.heads * pairs * (4.0 * p.head_dim + 6.0);
+}
+inline std::string attention_validate(const opb_op_desc &d) {
+    const auto &p = d.p.attention;
+    if (auto e = positives({{"batch", p.batch}, {"heads", p.heads}, {"seq_q", p.seq_q},
+                            {"seq_kv", p.seq_kv}, {"head_dim", p.head_dim}});
+        !e.empty())
+        return e;
+    return std::isfinite(p.scale) ? std::string() : std::string("scale must be finite");
+}
+
+#undef OPB_ROW_DIM
+#undef OPB_ROW_FLAG
+#undef OPB_ROW_REAL
+
+} // namespace op_rows
+
+// The table: one row per op, index = opb_op_kind.
+// Fields: op, name, variants, params, check_keys, tensors, flops, validate,
+// tolerance, fast_verify.
+inline constexpr OpInfo kOps[] = {
+    {OPB_OP_MATMUL, "matmul", op_rows::kMatmulVariants, op_rows::kMatmulParams, nullptr,
+     op_rows::matmul_tensors, op_rows::matmul_flops, op_rows::matmul_validate,
+     op_rows::matmul_tolerance, nullptr},
+    {OPB_OP_SOFTMAX, "softmax", op_rows::kDefaultVariant, op_rows::kSoftmaxParams, nullptr,
+     op_rows::softmax_tensors, op_rows::softmax_flops, op_rows::softmax_validate,
+     op_rows::rounded_intermediates, nullptr},
+    {OPB_OP_LAYERNORM, "layernorm", op_rows::kDefaultVariant, op_rows::kLayernormParams, nullptr,
+     op_rows::layernorm_tensors, op_rows::layernorm_flops, op_rows::norm_validate,
+     op_rows::output_rounding, nullptr},
+    {OPB_OP_RMSNORM, "rmsnorm", op_rows::kDefaultVariant, op_rows::kRmsnormParams, nullptr,
+     op_rows::rmsnorm_tensors, op_rows::rmsnorm_flops, op_rows::norm_validate,
+     op_rows::output_rounding, nullptr},
+    {OPB_OP_GELU, "gelu", op_rows::kGeluVariants, op_rows::kEltwiseParams, nullptr,
+     op_rows::unary_tensors, op_rows::gelu_flops, op_rows::eltwise_validate,
+     op_rows::output_rounding, nullptr},
+    {OPB_OP_SILU, "silu", op_rows::kDefaultVariant, op_rows::kEltwiseParams, nullptr,
+     op_rows::unary_tensors, op_rows::silu_flops, op_rows::eltwise_validate,
+     op_rows::output_rounding, nullptr},
+    {OPB_OP_ADD, "add", op_rows::kDefaultVariant, op_rows::kEltwiseParams, nullptr,
+     op_rows::add_tensors, op_rows::add_flops, op_rows::eltwise_validate,
+     op_rows::output_rounding, nullptr},
+    {OPB_OP_ATTENTION, "attention", op_rows::kAttentionVariants, op_rows::kAttentionParams,
+     op_rows::attention_check_keys, op_rows::attention_tensors, op_rows::attention_flops,
+     op_rows::attention_validate, op_rows::rounded_intermediates, nullptr},
+};
+static_assert(std::size(kOps) == OPB_OP_COUNT, "one kOps row per opb_op_kind");
+static_assert([] {
+    for (int i = 0; i < OPB_OP_COUNT; ++i) {
+        if (kOps[i].op != i) return false;
+        for (std::size_t v = 0; v < kOps[i].variants.size(); ++v)
+            if (kOps[i].variants[v].value != static_cast<int>(v)) return false;
+    }
+    return true;
+}(), "kOps rows are in opb_op_kind order, and each row's variants in constant order");
+
+// The row of `op`, or nullptr for an op this SDK does not know.
+inline const OpInfo *op_info(int op) {
+    return (op >= 0 && op < OPB_OP_COUNT) ? &kOps[op] : nullptr;
+}
+// The row's parameter `key`, or nullptr.
+inline const ParamInfo *param_info(const OpInfo &row, std::string_view key) {
+    for (const auto &p : row.params)
+        if (key == p.key) return &p;
+    return nullptr;
+}
+
+// The smallest op there is, a 1x1 f32 add: what the harness runs to measure
+// a backend's fixed cost per call.
+inline opb_op_desc call_overhead_desc() {
+    opb_op_desc d = make_desc(OPB_OP_ADD, OPB_DTYPE_F32);
+    d.p.eltwise.rows = 1;
+    d.p.eltwise.cols = 1;
+    return d;
+}
+
+// ---- names (thin wrappers over kOps) -------------------------------------------
+
+inline constexpr auto kOpNames = [] {
+    std::array<std::string_view, OPB_OP_COUNT> names{};
+    for (int i = 0; i < OPB_OP_COUNT; ++i) names[i] = kOps[i].name;
+    return names;
+}();
+
+inline std::string_view op_name(int op) {
+    const OpInfo *row = op_info(op);
+    return row ? std::string_view(row->name) : std::string_view("?");
+}
+inline std::optional<int> op_from_name(std::string_view s) {
+    for (const auto &row : kOps)
+        if (s == row.name) return row.op;
+    return std::nullopt;
+}
+
+// Variant names per op; index = variant constant. Ops with one form: {"default"}.
+inline std::vector<std::string_view> variant_names(int op) {
+    const OpInfo *row = op_info(op);
+    if (!row) return {"default"};
+    std::vector<std::string_view> names;
+    for (const auto &v : row->variants) names.push_back(v.name);
+    return names;
+}
+inline std::string_view variant_name(int op, int variant) {
+    const OpInfo *row = op_info(op);
+    if (!row || variant < 0 || variant >= static_cast<int>(row->variants.size()))
+        return row || variant != 0 ? std::string_view("?") : std::string_view("default");
+    return row->variants[variant].name;
+}
+inline std::optional<int> variant_from_name(int op, std::string_view s) {
+    auto names = variant_names(op);
+    for (std::size_t i = 0; i < names.size(); ++i)
+        if (names[i] == s) return static_cast<int>(i);
+    return std::nullopt;
+}
+
+// ---- validation ---------------------------------------------------------------
+
+// Empty when the description is well-formed; otherwise what is wrong.
+inline std::string validate_desc(const opb_op_desc &d) {
+    const OpInfo *row = op_info(d.op);
+    if (!row) return "unknown op " + std::to_string(d.op);
+    if (d.dtype < 0 || d.dtype > 2) return "unknown dtype " + std::to_string(d.dtype);
+    if (d.variant < 0 || d.variant >= static_cast<int>(row->variants.size()))
+        return "unknown variant " + std::to_string(d.variant) + " for " + row->name;
+    if (d.threads < 0) return "threads must be >= 0 (0 = backend default)";
+    return row->validate(d);
+}
+
+// ---- tensors, work and traffic (wrappers over kOps) -------------------------------
 //
 // FLOPs count multiply and add separately; exp, erf, tanh, sqrt and division
-// count as one each; the per-element counts are written beside each op below.
+// count as one each; the per-element counts are written beside each op's row.
 // They are conventions, stated once, so that GFLOP/s figures are comparable
 // across backends: every backend is credited with the same work for the same
 // description. Masked (causal) elements are not counted.
@@ -232,46 +617,29 @@ inline std::vector<TensorSpec> op_tensors(const opb_op_desc &d) {
 // Q, K, V and O only, for both variants, so that its arithmetic intensity is a
 // property of the op and a composed run shows up as lower GB/s efficiency.
 
+// The op's tensors in execute's order without allocating (empty for an unknown op).
+inline TensorList op_tensor_list(const opb_op_desc &d) {
+    TensorList t;
+    if (const OpInfo *row = op_info(d.op)) row->tensors(d, t);
+    return t;
+}
+
+// The op's tensors in execute's order (inputs, then outputs), as plugin.h documents.
+inline std::vector<TensorSpec> op_tensors(const opb_op_desc &d) {
+    std::vector<TensorSpec> out;
+    for (const auto &t : op_tensor_list(d))
+        out.push_back({t.name, std::vector<int64_t>(t.dims, t.dims + t.rank), t.is_output});
+    return out;
+}
+
 inline double op_flops(const opb_op_desc &d) {
-    switch (d.op) {
-    case OPB_OP_MATMUL: {
-        const auto &p = d.p.matmul;
-        double mnk = double(p.batch) * p.m * p.n * p.k;
-        return 2.0 * mnk + (p.has_bias ? double(p.batch) * p.m * p.n : 0.0);
-    }
-    case OPB_OP_SOFTMAX: {
-        // per kept element: scale, max, subtract, exp, sum, divide
-        const auto &p = d.p.softmax;
-        return 6.0 * double(p.batch) * double(visible_pairs(p.rows, p.cols, p.causal));
-    }
-    case OPB_OP_LAYERNORM:
-        // per element: sum, subtract mean, square, sum, normalise (mul), gamma (mul), beta (add)
-        return 7.0 * double(d.p.norm.rows) * d.p.norm.cols;
-    case OPB_OP_RMSNORM:
-        // per element: square, sum, normalise (mul), gamma (mul)
-        return 4.0 * double(d.p.norm.rows) * d.p.norm.cols;
-    case OPB_OP_GELU:
-        // erf: divide, erf, add, 2 mul = 5; tanh: cube (2), fma (2), scale, tanh, add, 2 mul = 9
-        return (d.variant == OPB_GELU_TANH ? 9.0 : 5.0) * double(d.p.eltwise.rows) *
-               d.p.eltwise.cols;
-    case OPB_OP_SILU:
-        // negate, exp, add, divide
-        return 4.0 * double(d.p.eltwise.rows) * d.p.eltwise.cols;
-    case OPB_OP_ADD:
-        return double(d.p.eltwise.rows) * d.p.eltwise.cols;
-    case OPB_OP_ATTENTION: {
-        // per kept score: QK^T dot (2D), softmax (6), P.V (2D)
-        const auto &p = d.p.attention;
-        double pairs = double(visible_pairs(p.seq_q, p.seq_kv, p.causal));
-        return double(p.batch) * p.heads * pairs * (4.0 * p.head_dim + 6.0);
-    }
-    }
-    return 0.0;
+    const OpInfo *row = op_info(d.op);
+    return row ? row->flops(d) : 0.0;
 }
 
 inline double op_bytes(const opb_op_desc &d) {
     double total = 0.0;
-    for (const auto &t : op_tensors(d)) total += double(t.elements());
+    for (const auto &t : op_tensor_list(d)) total += double(t.elements());
     return total * double(dtype_size(d.dtype));
 }
 

@@ -158,7 +158,8 @@ typedef struct opb_op_desc {
     int32_t op;           /* opb_op_kind */
     int32_t dtype;        /* opb_dtype */
     int32_t variant;      /* per-op variant constant, 0 = default */
-    int32_t threads;      /* CPU threads to use; 0 = backend default */
+    int32_t threads;      /* CPU threads to use; opbench always passes >= 1 (its `threads = 0` is
+                             resolved to the CPUs it may run on); 0 = backend default */
     union {
         opb_matmul_params matmul;
         opb_softmax_params softmax;

@@ -2,13 +2,14 @@
 //
 // It runs two real ops on the host, add and silu in f32, and reports every
 // other op or dtype as unsupported with the reason, which opbench records as a
-// skipped case. Replace `run_add` / `run_silu` and `why_unsupported` with your
+// skipped case. Replace `run_add` / `run_silu` and `check` with your
 // library's calls; the rest (memory, plans, errors) is what every backend needs.
 //
 // Rules this file follows (see README.md): the only exported symbol is
 // opb_plugin_entry; no C++ exception and no std:: type crosses the boundary
 // (every entry runs inside sdk::guarded); errors are a status plus a message
-// kept for last_error.
+// kept for last_error; execute allocates nothing (opbench measures
+// allocs_per_call, and the template's test asserts it is 0).
 #include "opbench/backend_helpers.hpp"
 #include "opbench/ops.hpp"
 #include "opbench/plugin.h"
@@ -38,6 +39,7 @@ Backend *self(opb_backend *b) { return reinterpret_cast<Backend *>(b); }
 // workspace) here; this one needs only the description.
 struct Plan {
     opb_op_desc desc;
+    int32_t tensor_count; // counted here, not in execute: execute allocates nothing
 };
 
 // ---- the ops ----------------------------------------------------------------------
@@ -52,32 +54,18 @@ void run_silu(const opb_eltwise_params &p, const float *x, float *y) {
     for (int64_t i = 0; i < n; ++i) y[i] = x[i] / (1.0f + std::exp(-x[i]));
 }
 
-// Empty when this backend runs `d` (already validated); otherwise why not.
-std::string why_unsupported(const opb_op_desc &d) {
+// Well-formed (INVALID otherwise) and offered (UNSUPPORTED otherwise, so the
+// host records a skip); `d` receives the checked copy of the description.
+opb_status check(Backend *b, const opb_op_desc *in, opb_op_desc &d) {
+    // Header (ABI major, struct_size), validation, ops this SDK does not know.
+    if (opb_status s = opbench::sdk::read_op_desc(b, "template", in, d); s != OPB_OK) return s;
     if (d.op != OPB_OP_ADD && d.op != OPB_OP_SILU)
-        return std::string(opbench::op_name(d.op)) +
-               ": not implemented by the template backend (it offers add and silu)";
+        return opbench::sdk::unsupported_op(b, "template", d.op, "add and silu");
     if (d.dtype != OPB_DTYPE_F32)
-        return std::string(opbench::op_name(d.op)) + " " +
-               std::string(opbench::dtype_name(d.dtype)) +
-               ": not implemented by the template backend (it offers f32)";
-    return {};
-}
-
-// Well-formed (status INVALID otherwise) and offered (UNSUPPORTED otherwise).
-opb_status check(Backend *b, const opb_op_desc *d) {
-    if (!d) return b->fail(OPB_ERR_INVALID, "template: op description is NULL");
-    if (OPB_ABI_MAJOR(d->abi_version) != OPB_ABI_VERSION_MAJOR || d->struct_size < sizeof *d)
-        return b->fail(OPB_ERR_INVALID,
-                       "template: op description has struct_size " +
-                           std::to_string(d->struct_size) + " and ABI major " +
-                           std::to_string(OPB_ABI_MAJOR(d->abi_version)) + "; expected at least " +
-                           std::to_string(sizeof *d) + " and major " +
-                           std::to_string(OPB_ABI_VERSION_MAJOR));
-    if (std::string e = opbench::validate_desc(*d); !e.empty())
-        return b->fail(OPB_ERR_INVALID, "template: " + std::string(opbench::op_name(d->op)) + ": " + e);
-    if (std::string e = why_unsupported(*d); !e.empty())
-        return b->fail(OPB_ERR_UNSUPPORTED, "template: " + e);
+        return b->fail(OPB_ERR_UNSUPPORTED, "template: " + std::string(opbench::op_name(d.op)) +
+                                                " " + std::string(opbench::dtype_name(d.dtype)) +
+                                                ": not implemented by the template backend "
+                                                "(it offers f32)");
     return OPB_OK;
 }
 
@@ -106,21 +94,26 @@ opb_status probe(opb_backend *) { return OPB_OK; }
 opb_status device_info(opb_backend *bh, opb_device_info *out) {
     Backend *b = self(bh);
     return guarded(b, [&] {
-        if (!out || OPB_ABI_MAJOR(out->abi_version) != OPB_ABI_VERSION_MAJOR ||
-            out->struct_size < sizeof *out)
-            return b->fail(OPB_ERR_INVALID, "template: device_info: NULL or incompatible struct");
-        out->kind = OPB_DEVICE_CPU;
-        std::memset(out->name, 0, sizeof out->name);
-        std::strncpy(out->name, "host CPU", sizeof out->name - 1);
-        out->total_memory = 0; // unknown: 0 is the documented answer
-        out->free_memory = 0;
+        // NULL, another ABI major or a too-short header: INVALID, said once in the SDK.
+        if (opb_status s = opbench::sdk::check_struct(b, "template", "opb_device_info", out);
+            s != OPB_OK)
+            return s;
+        opb_device_info info{};
+        info.kind = OPB_DEVICE_CPU;
+        std::strncpy(info.name, "host CPU", sizeof info.name - 1);
+        info.total_memory = 0; // unknown: 0 is the documented answer
+        info.free_memory = 0;
+        opbench::sdk::write_struct(out, info); // never past the caller's struct_size
         return OPB_OK;
     });
 }
 
 opb_status supports(opb_backend *bh, const opb_op_desc *desc) {
     Backend *b = self(bh);
-    return guarded(b, [&] { return check(b, desc); });
+    return guarded(b, [&] {
+        opb_op_desc d;
+        return check(b, desc, d);
+    });
 }
 
 opb_status alloc(opb_backend *bh, uint64_t bytes, void **out) {
@@ -152,9 +145,9 @@ opb_status prepare(opb_backend *bh, const opb_op_desc *desc, opb_plan **out, uin
     return guarded(b, [&] {
         if (!out) return b->fail(OPB_ERR_INVALID, "template: prepare: out is NULL");
         *out = nullptr;
-        if (opb_status s = check(b, desc); s != OPB_OK) return s;
-        auto *plan = new Plan{*desc}; // a copy: the host may reuse its description
-        plan->desc.struct_size = sizeof plan->desc;
+        opb_op_desc d; // a copy: the host may reuse its description
+        if (opb_status s = check(b, desc, d); s != OPB_OK) return s;
+        auto *plan = new Plan{d, opbench::op_tensor_list(d).count};
         if (ws) *ws = 0; // no workspace; report and count it (memory.workspace_acquired) if any
         *out = reinterpret_cast<opb_plan *>(plan);
         return OPB_OK;
@@ -166,8 +159,9 @@ opb_status execute(opb_backend *bh, opb_plan *ph, void *const *t, int32_t count)
     Backend *b = self(bh);
     return guarded(b, [&] {
         if (!ph || !t) return b->fail(OPB_ERR_INVALID, "template: execute: NULL plan or tensors");
-        const opb_op_desc &d = reinterpret_cast<Plan *>(ph)->desc;
-        const int32_t expected = static_cast<int32_t>(opbench::op_tensors(d).size());
+        const Plan &plan = *reinterpret_cast<Plan *>(ph);
+        const opb_op_desc &d = plan.desc;
+        const int32_t expected = plan.tensor_count;
         if (count != expected)
             return b->fail(OPB_ERR_INVALID, "template: execute " + std::string(opbench::op_name(d.op)) +
                                                 ": expected " + std::to_string(expected) +
@@ -188,10 +182,12 @@ opb_status synchronize(opb_backend *) { return OPB_OK; }
 
 opb_status memory_stats(opb_backend *bh, opb_memory_stats *out) {
     Backend *b = self(bh);
-    if (!out || OPB_ABI_MAJOR(out->abi_version) != OPB_ABI_VERSION_MAJOR ||
-        out->struct_size < sizeof *out)
-        return b->fail(OPB_ERR_INVALID, "template: memory_stats: NULL or incompatible struct");
-    b->memory.fill(out);
+    if (opb_status s = opbench::sdk::check_struct(b, "template", "opb_memory_stats", out);
+        s != OPB_OK)
+        return s;
+    opb_memory_stats stats{};
+    b->memory.fill(&stats);
+    opbench::sdk::write_struct(out, stats);
     return OPB_OK;
 }
 

@@ -45,7 +45,7 @@ TEST(BenchmarkName, IsStableAndFilterable) {
 TEST(BenchmarkName, SettingsThatChangeTheMeasurementAndTheCaseNameAppear) {
     Case c = matmul_case();
     c.settings.threads = 1;
-    c.settings.cache = "cold";
+    c.settings.cache = CacheState::cold;
     c.name = "gpt2-small.mlp.up";
     EXPECT_EQ(benchmark_name(c, "onednn"),
               "matmul/B:1/M:1024/N:1024/K:1024/variant:default/dt:f32/thr:1/cache:cold/be:onednn/case:gpt2-small.mlp.up");
@@ -75,7 +75,7 @@ TEST(EnrichResultSet, AddsContextAndCaseFieldsAndSurvivesATextRoundTrip) {
     skipped.source = &skipped_case;
     skipped.backend = "onednn";
     skipped.name = benchmark_name(skipped_case, "onednn");
-    skipped.status = "skipped";
+    skipped.status = CaseStatus::skipped;
     skipped.reason = "no fused attention primitive";
 
     nlohmann::json gb = {{"context", {{"num_cpus", 2}}},
@@ -103,6 +103,14 @@ TEST(EnrichResultSet, AddsContextAndCaseFieldsAndSurvivesATextRoundTrip) {
     EXPECT_EQ(e["memory"]["workspace_bytes"], 4096);
     EXPECT_EQ(e["stats"]["samples"], 40);
     EXPECT_EQ(e["suite_location"], "suites/gemm.toml:12:1");
+    // The settings keep their result-set names (from the settings table) and values.
+    const auto &st = e["settings"];
+    EXPECT_EQ(st["cache"], "warm");
+    EXPECT_EQ(st["threads"], 0);
+    EXPECT_TRUE(st.contains("noise_target") && !st.contains("noise")) << st.dump();
+    EXPECT_FALSE(st.contains("repetitions")) << "repetitions are the entries themselves";
+    for (const char *k : {"warmup", "min_time", "max_time", "min_samples", "threads_resolved"})
+        EXPECT_TRUE(st.contains(k)) << k;
     const auto &s = back["benchmarks"][1];
     EXPECT_EQ(s["status"], "skipped");
     EXPECT_EQ(s["reason"], "no fused attention primitive");

@@ -245,3 +245,18 @@ TEST(TimerOverhead, IsPositiveAndFinite) {
 
 }  // namespace
 }  // namespace opbench
+
+TEST(NoiseCriterion, WallClockCapEndsARepetitionAsTimedOut) {
+  opbench::NoiseCriterion c(0.01, 0.1, 1.0, 10);
+  EXPECT_DOUBLE_EQ(c.wall_cap(), opbench::NoiseCriterion::kWallCapFactor * 1.0);
+  c.add(1e-3);
+  c.note_wall_time(1.5);
+  EXPECT_FALSE(c.done()) << "under the cap: keep sampling";
+  c.note_wall_time(2.0);
+  EXPECT_TRUE(c.wall_capped());
+  EXPECT_TRUE(c.timed_out());
+  EXPECT_TRUE(c.done());
+  opbench::NoiseCriterion explicit_cap(0.01, 0.1, 1.0, 10, 5.0);
+  explicit_cap.note_wall_time(4.0);
+  EXPECT_FALSE(explicit_cap.done());
+}

@@ -104,7 +104,7 @@ threads = 1
     EXPECT_EQ(mm.settings.min_samples, 7);
     EXPECT_DOUBLE_EQ(mm.settings.noise, 0.02);
     EXPECT_EQ(mm.settings.repetitions, 9);
-    EXPECT_EQ(mm.settings.cache, "cold");
+    EXPECT_EQ(mm.settings.cache, CacheState::cold);
     EXPECT_EQ(mm.settings.threads, 4);
     EXPECT_EQ(mm.desc.threads, 4);
     EXPECT_EQ(mm.where.line, 17);
@@ -118,7 +118,7 @@ threads = 1
     EXPECT_EQ(add.desc.p.eltwise.cols, 8);
     EXPECT_EQ(add.backends, (std::vector<std::string>{"cuda"}));
     EXPECT_EQ(add.settings.warmup, 0);
-    EXPECT_EQ(add.settings.cache, "warm");
+    EXPECT_EQ(add.settings.cache, CacheState::warm);
     EXPECT_EQ(add.settings.threads, 1);
     EXPECT_EQ(add.desc.threads, 1);
     EXPECT_EQ(add.settings.repetitions, 9); // inherited
@@ -156,7 +156,8 @@ cols = 3
         EXPECT_EQ(c.settings.warmup, builtin.warmup);
         EXPECT_EQ(c.settings.repetitions, builtin.repetitions);
         EXPECT_EQ(c.settings.cache, builtin.cache);
-        EXPECT_EQ(c.desc.threads, 0);
+        EXPECT_EQ(c.settings.threads, 0);
+        EXPECT_EQ(c.desc.threads, resolve_threads(0)) << "0 reaches backends resolved to the affinity mask";
     }
     EXPECT_FLOAT_EQ(s.cases[0].desc.p.norm.eps, 1e-5f);
     EXPECT_FLOAT_EQ(s.cases[1].desc.p.norm.eps, 1e-6f);
@@ -825,3 +826,30 @@ TEST(ShippedSuites, TransformerShapesNamesCasesAfterWhereTheyOccur) {
 
 } // namespace
 } // namespace opbench
+
+// Settings out of their table's range fail at their location, in short words.
+TEST(SuiteErrors, SettingRangesFromTheTable) {
+    using namespace opbench;
+    try {
+        (void)parse_suite("[suite]\nname = \"x\"\n[defaults]\nthreads = 100000\n", "t.toml");
+        FAIL() << "threads = 100000 must be refused";
+    } catch (const SuiteError &e) {
+        EXPECT_EQ(std::string(e.what()), "t.toml:4:11: 'threads' must be between 0 and 1024, got 100000");
+    }
+    try {
+        (void)parse_suite("[suite]\nname = \"x\"\n[defaults]\nmin_time = 1e-9\nmax_time = 1e-9\n", "t.toml");
+        FAIL() << "min_time below its floor must be refused";
+    } catch (const SuiteError &e) {
+        // Whichever of the two is checked first is named.
+        const std::string what = e.what();
+        EXPECT_TRUE(what.find("'min_time' must be between 0.0001 and 3600, got 1e-09") != std::string::npos ||
+                    what.find("'max_time' must be between 0.001 and 3600, got 1e-09") != std::string::npos)
+            << what;
+    }
+    try {
+        (void)parse_suite("[suite]\nname = \"x\"\n[defaults]\nnoise = 1e300\n", "t.toml");
+        FAIL();
+    } catch (const SuiteError &e) {
+        EXPECT_LT(std::string(e.what()).size(), 100u) << e.what();
+    }
+}

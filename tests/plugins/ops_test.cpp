@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <limits>
+#include <set>
+#include <string>
 
 using namespace opbench;
 
@@ -117,4 +119,64 @@ TEST(Conversions, F16RoundTripsExactValuesAndHandlesRangeEdges) {
     EXPECT_TRUE(std::isinf(f16_to_f32(f32_to_f16(70000.0f))));
     EXPECT_EQ(f16_to_f32(f32_to_f16(1e-9f)), 0.0f);
     EXPECT_EQ(f32_to_f16(1.0f + std::ldexp(1.0f, -11)), 0x3c00); // tie to even
+}
+
+// ---- the op table: invariants every row keeps ---------------------------------
+
+TEST(OpTable, RowsAreInEnumOrderWithUniqueNamesAndKeys) {
+    std::set<std::string> names;
+    for (int i = 0; i < OPB_OP_COUNT; ++i) {
+        const OpInfo &row = opbench::kOps[i];
+        EXPECT_EQ(row.op, i);
+        EXPECT_EQ(opbench::op_info(i), &row);
+        EXPECT_TRUE(names.insert(row.name).second) << row.name;
+        EXPECT_EQ(opbench::op_from_name(row.name), i);
+        ASSERT_FALSE(row.variants.empty()) << row.name;
+        ASSERT_NE(row.tensors, nullptr);
+        ASSERT_NE(row.flops, nullptr);
+        ASSERT_NE(row.validate, nullptr);
+        ASSERT_NE(row.tolerance, nullptr);
+        EXPECT_EQ(row.fast_verify, nullptr) << "no fast verification is wired in yet";
+        std::set<std::string> keys, labels, fields;
+        for (const auto &p : row.params) {
+            EXPECT_TRUE(keys.insert(p.key).second) << row.name << " key " << p.key;
+            if (p.label) EXPECT_TRUE(labels.insert(p.label).second) << row.name << " label " << p.label;
+            if (p.field) EXPECT_TRUE(fields.insert(p.field).second) << row.name << " field " << p.field;
+            EXPECT_FALSE(p.required && p.has_default) << row.name << " " << p.key;
+            ASSERT_NE(p.write, nullptr);
+            ASSERT_NE(p.value, nullptr);
+            // Today's keys all have a place in the documented sweep order.
+            bool in_order = false;
+            for (auto k : opbench::kParamSweepOrder) in_order |= k == p.key;
+            EXPECT_TRUE(in_order) << row.name << " key " << p.key << " is not in kParamSweepOrder";
+        }
+    }
+    EXPECT_EQ(opbench::op_info(-1), nullptr);
+    EXPECT_EQ(opbench::op_info(OPB_OP_COUNT), nullptr);
+    EXPECT_EQ(opbench::op_name(OPB_OP_COUNT), "?");
+}
+
+TEST(OpTable, WritesReadBackAndTensorListsMatchOpTensors) {
+    for (const OpInfo &row : opbench::kOps) {
+        opb_op_desc d = opbench::make_desc(row.op, OPB_DTYPE_F32);
+        int64_t next = 3;
+        for (const auto &p : row.params) {
+            if (p.kind != opbench::ParamKind::Dim || !p.field) continue; // aliases set other fields
+            opbench::ParamValue v;
+            v.i = next++;
+            EXPECT_EQ(p.write(d, v), "") << row.name << " " << p.key;
+            EXPECT_EQ(p.value(d), double(v.i)) << row.name << " " << p.key;
+        }
+        const auto list = opbench::op_tensor_list(d);
+        const auto specs = opbench::op_tensors(d);
+        ASSERT_EQ(std::size_t(list.count), specs.size()) << row.name;
+        ASSERT_LE(list.count, opbench::kMaxOpTensors);
+        bool has_output = false;
+        for (int i = 0; i < list.count; ++i) {
+            EXPECT_EQ(specs[i].name, list.items[i].name);
+            EXPECT_EQ(specs[i].elements(), list.items[i].elements());
+            has_output |= specs[i].is_output;
+        }
+        EXPECT_TRUE(has_output) << row.name;
+    }
 }

@@ -2,7 +2,8 @@
 # Builds plugins/template out of tree against an installed opbench SDK, the
 # way a plugin author would: install the main project into a fresh prefix,
 # point PKG_CONFIG_PATH at it, configure and build the template as its own
-# Meson project, and check the module exports opb_plugin_entry.
+# Meson project, check the module exports opb_plugin_entry, and check through
+# `opbench run` that its execute allocates nothing.
 #
 # usage: template_build_test.sh SOURCE_ROOT BUILD_ROOT
 #   SOURCE_ROOT  the opbench source tree
@@ -86,4 +87,45 @@ echo "$listing" | grep -Eq '^  template +[^ ]+ +usable' ||
     fail "opbench list does not show the template backend as usable:
 $listing"
 
-echo "PASS: plugins/template builds against the installed SDK, exports only opb_plugin_entry, and opbench lists it"
+# 5. Through a real `opbench run`, the template's execute allocates nothing:
+#    every template entry is verified (passed) with allocs_per_call == 0.
+command -v python3 >/dev/null 2>&1 || fail "python3 is needed to read the result set"
+cat >"$work/template.toml" <<'TOML'
+[suite]
+name = "template-allocations"
+[defaults]
+backends = ["template"]
+dtypes = ["f32"]
+warmup = 4
+min_time = 0.002
+max_time = 0.02
+min_samples = 6
+repetitions = 1
+[[case]]
+op = "add"
+rows = 16
+cols = 64
+[[case]]
+op = "silu"
+rows = 16
+cols = 64
+TOML
+OPBENCH_PLUGIN_PATH="$so" "$build/harness/opbench" run "$work/template.toml" --no-progress \
+    --out "$work/template.json" >"$work/template-run.log" 2>&1 ||
+    { cat "$work/template-run.log" >&2; fail "opbench run of the template failed"; }
+python3 - "$work/template.json" <<'PY' || fail "the template's execute allocates (see above)"
+import json, sys
+entries = [e for e in json.load(open(sys.argv[1]))["benchmarks"]
+           if e.get("backend") == "template" and e.get("run_type") == "iteration"]
+ops = sorted(e["op"] for e in entries)
+if ops != ["add", "silu"]:
+    sys.exit(f"expected template entries for add and silu, got {ops}")
+for e in entries:
+    m = e["memory"]
+    print(f"{e['name']}: status {e['status']}, heap_tracked {m['heap_tracked']}, "
+          f"allocs_per_call {m['allocs_per_call']}")
+    if e["status"] != "passed" or m["heap_tracked"] is not True or m["allocs_per_call"] != 0:
+        sys.exit(1)
+PY
+
+echo "PASS: plugins/template builds against the installed SDK, exports only opb_plugin_entry, opbench lists it, and its execute allocates nothing (allocs_per_call 0)"

@@ -320,6 +320,18 @@ TEST_F(CudaGpu, FusedAttentionRefusesF32AndUnsupportedShapesWithAReason) {
     EXPECT_NE(std::string(api->last_error(b)).find("seq_q 16 > seq_kv 8"), std::string::npos);
 }
 
+// An op unknown to this plugin's SDK is skipped, never failed.
+TEST_F(CudaGpu, AnOpItDoesNotKnowIsUnsupportedWithTheReason) {
+    auto d = make_desc(OPB_OP_COUNT + 3, OPB_DTYPE_F32);
+    d.p.eltwise = {4, 4};
+    EXPECT_EQ(api->supports(b, &d), OPB_ERR_UNSUPPORTED) << api->last_error(b);
+    EXPECT_NE(std::string(api->last_error(b)).find("cuda: op " + std::to_string(OPB_OP_COUNT + 3)),
+              std::string::npos)
+        << api->last_error(b);
+    opb_plan *plan = nullptr;
+    EXPECT_EQ(api->prepare(b, &d, &plan, nullptr), OPB_ERR_UNSUPPORTED) << api->last_error(b);
+}
+
 TEST_F(CudaGpu, FusedAttentionWorkspaceIsCountedAndReleased) {
     auto d = make_desc(OPB_OP_ATTENTION, OPB_DTYPE_F16, OPB_ATTENTION_FUSED);
     d.p.attention = {2, 4, 128, 128, 64, 0.0f, 1};

@@ -680,3 +680,13 @@ TEST(SdpaSupport, ConfigurationsCuDnnCannotRunSayWhy) {
     EXPECT_EQ(ch.impl, Impl::Unsupported);
     EXPECT_NE(ch.reason.find("attention fused (f16)"), std::string::npos) << ch.reason;
 }
+
+// An op the backend has no code for is UnknownOp, which the plugin answers
+// with sdk::unsupported_op (a skip); every row of the SDK's table has an impl.
+TEST(ChooseImpl, EveryOpOfTheTableHasAnImplAndOthersAreUnknown) {
+    for (const OpInfo &row : kOps) {
+        auto d = make_desc(row.op, OPB_DTYPE_F16);
+        EXPECT_NE(choose_impl(d).impl, Impl::UnknownOp) << row.name;
+    }
+    EXPECT_EQ(choose_impl(make_desc(OPB_OP_COUNT, OPB_DTYPE_F32)).impl, Impl::UnknownOp);
+}

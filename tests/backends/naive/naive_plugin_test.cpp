@@ -372,5 +372,47 @@ TEST_F(NaivePlugin, PrepareCopiesTheDescription) {
     api->release(b, plan);
 }
 
+// An op this plugin's SDK does not know (a newer host's op) is skipped, never
+// failed: UNSUPPORTED from supports and prepare, with the reason.
+TEST_F(NaivePlugin, AnOpItDoesNotKnowIsUnsupportedWithTheReason) {
+    opb_op_desc d = make_desc(OPB_OP_COUNT + 3, OPB_DTYPE_F32);
+    d.p.eltwise = {4, 4};
+    EXPECT_EQ(api->supports(b, &d), OPB_ERR_UNSUPPORTED);
+    EXPECT_NE(std::string(api->last_error(b)).find("op " + std::to_string(OPB_OP_COUNT + 3) +
+                                                    " (unknown to this plugin's SDK"),
+              std::string::npos)
+        << api->last_error(b);
+    opb_plan *plan = nullptr;
+    EXPECT_EQ(api->prepare(b, &d, &plan, nullptr), OPB_ERR_UNSUPPORTED);
+    EXPECT_EQ(plan, nullptr);
+}
+
+// Every op of the SDK's table has a naive kernel: the reference runs them all.
+TEST(NaiveKernels, DispatchCoversEveryRowOfTheOpTable) {
+    for (const OpInfo &row : kOps) EXPECT_TRUE(has_kernel(row.op)) << row.name;
+    EXPECT_FALSE(has_kernel(-1));
+    EXPECT_FALSE(has_kernel(OPB_OP_COUNT));
+}
+
+// The header checks are the SDK's (sdk::check_struct): a short description or
+// another ABI major is INVALID with the field named.
+TEST_F(NaivePlugin, ShortOrForeignStructsAreInvalidWithTheFieldNamed) {
+    opb_op_desc d = make_desc(OPB_OP_ADD, OPB_DTYPE_F32);
+    d.p.eltwise = {4, 4};
+    d.struct_size = 16;
+    EXPECT_EQ(api->supports(b, &d), OPB_ERR_INVALID);
+    EXPECT_NE(std::string(api->last_error(b)).find("naive: opb_op_desc.struct_size is 16"),
+              std::string::npos)
+        << api->last_error(b);
+    d.struct_size = sizeof d;
+    d.abi_version = (OPB_ABI_VERSION_MAJOR + 1u) << 16;
+    EXPECT_EQ(api->supports(b, &d), OPB_ERR_INVALID);
+    EXPECT_NE(std::string(api->last_error(b)).find("majors must match"), std::string::npos);
+    opb_memory_stats ms{};
+    ms.abi_version = OPB_ABI_VERSION;
+    ms.struct_size = 4;
+    EXPECT_EQ(api->memory_stats(b, &ms), OPB_ERR_INVALID);
+}
+
 } // namespace
 } // namespace opbench::naive

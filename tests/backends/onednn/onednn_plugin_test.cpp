@@ -212,5 +212,19 @@ TEST_F(OnednnPlugin, PrepareLogsTheImplementationOnednnChose) {
     api->release(be, plan);
 }
 
+// An op unknown to this plugin's SDK is skipped, never failed: UNSUPPORTED
+// with the reason (before the SDK helper, make_recipe threw and the case
+// was recorded as failed with OPB_ERR_INTERNAL).
+TEST_F(OnednnPlugin, AnOpItDoesNotKnowIsUnsupportedNotInternal) {
+    auto d = make_desc(OPB_OP_COUNT + 3, OPB_DTYPE_F32);
+    d.p.eltwise = {4, 4};
+    EXPECT_EQ(api->supports(be, &d), OPB_ERR_UNSUPPORTED) << error();
+    EXPECT_NE(error().find("onednn: op " + std::to_string(OPB_OP_COUNT + 3)), std::string::npos)
+        << error();
+    opb_plan *plan = nullptr;
+    EXPECT_EQ(api->prepare(be, &d, &plan, nullptr), OPB_ERR_UNSUPPORTED) << error();
+    EXPECT_EQ(plan, nullptr);
+}
+
 } // namespace
 } // namespace opbench::test

@@ -1,0 +1,261 @@
+// The measurement recipe driven by a fake clock and a fake backend: no
+// plugin, no Google Benchmark, no real time.
+#include "recipe.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+using namespace opbench;
+
+namespace {
+
+// Time moves only when the fake work says so.
+class FakeClock final : public MeasureClock {
+public:
+    double t = 0, cpu = 0;
+    double now() override { return t; }
+    double cpu_now() override { return cpu; }
+};
+
+// Each execute costs `call_seconds` of clock time (and of CPU time); each
+// flush costs `flush_seconds`. Counts every call.
+class FakeWork final : public MeasuredWork {
+public:
+    explicit FakeWork(FakeClock &clock, double call_seconds) : clock_(clock), call_seconds_(call_seconds) {}
+    void prepare() override {
+        ++prepares;
+        if (fail_prepare) throw MeasureFailure{CaseStatus::skipped, "fake: unsupported"};
+    }
+    void execute() override {
+        ++executes;
+        // Alternating costs give the samples a spread (a real CI).
+        const double jitter = (executes % 2 ? 1.0 : -1.0) * jitter_fraction * call_seconds_;
+        clock_.t += call_seconds_ + jitter;
+        clock_.cpu += call_seconds_;
+    }
+    void synchronize() override { ++syncs; }
+    void flush_cache() override {
+        ++flushes;
+        clock_.t += flush_seconds;
+    }
+    bool has_device_timer() const override { return device_timer; }
+    void device_timer_start() override { device_t0 = clock_.t; }
+    double device_timer_stop() override { return clock_.t - device_t0; }
+
+    int prepares = 0, executes = 0, syncs = 0, flushes = 0;
+    bool fail_prepare = false, device_timer = false;
+    double flush_seconds = 0, jitter_fraction = 0, device_t0 = 0;
+
+private:
+    FakeClock &clock_;
+    double call_seconds_;
+};
+
+struct PhaseLog final : RecipeObserver {
+    std::vector<std::string> events;
+    std::size_t samples = 0;
+    void on_phase_begin(std::string_view p) override { events.push_back("begin " + std::string(p)); }
+    void on_phase_end(std::string_view p) override { events.push_back("end " + std::string(p)); }
+    void on_sample_end(std::size_t, double) override { ++samples; }
+};
+
+MeasureSettings quick() {
+    MeasureSettings s;
+    s.warmup = 4;
+    s.min_time = 0.01;
+    s.max_time = 0.1;
+    s.min_samples = 10;
+    s.noise = 0.01;
+    s.repetitions = 3;
+    return s;
+}
+
+CheckVerdict pass(MeasuredWork &) { return {true, 1e-9, ""}; }
+
+} // namespace
+
+TEST(Recipe, PhasesRunInOrderAndObserverSeesEachOnce) {
+    FakeClock clock;
+    FakeWork work(clock, 1e-3);
+    PhaseLog log;
+    Recipe recipe(work, quick(), {&clock, &log, 0.0});
+    (void)recipe.prepare(pass);
+    (void)recipe.measure_repetition();
+    const std::vector<std::string> expected = {
+        "begin prepare",      "end prepare",      "begin check",  "end check",  "begin warmup",
+        "end warmup",         "begin choose_batch", "end choose_batch", "begin sample", "end sample",
+        "begin summarise",    "end summarise"};
+    EXPECT_EQ(log.events, expected);
+    EXPECT_EQ(work.prepares, 1);
+}
+
+TEST(Recipe, WarmupCountsAreTheSettingAndAtLeastOne) {
+    for (int warmup : {0, 1, 7}) {
+        FakeClock clock;
+        FakeWork work(clock, 1e-3);
+        MeasureSettings s = quick();
+        s.warmup = warmup;
+        Recipe recipe(work, s, {&clock, nullptr, 0.0});
+        const PreparationRecord p = recipe.prepare({}); // no check: only warm-up and the batch probe execute
+        EXPECT_EQ(p.warmup_calls, std::max(1, warmup));
+        EXPECT_EQ(work.executes, std::max(1, warmup) + 1) << "warm-up calls + one batch probe";
+    }
+}
+
+TEST(Recipe, FailedCheckStopsBeforeAnythingIsTimed) {
+    FakeClock clock;
+    FakeWork work(clock, 1e-3);
+    PhaseLog log;
+    Recipe recipe(work, quick(), {&clock, &log, 0.0});
+    try {
+        (void)recipe.prepare([](MeasuredWork &) { return CheckVerdict{false, 0.5, "fake: wrong output"}; });
+        FAIL() << "a failed check must throw";
+    } catch (const MeasureFailure &f) {
+        EXPECT_EQ(f.status, CaseStatus::failed);
+        EXPECT_EQ(f.reason, "fake: wrong output");
+    }
+    EXPECT_EQ(work.executes, 1) << "only the checked call";
+    EXPECT_EQ(log.events.back(), "end check");
+    EXPECT_THROW((void)recipe.measure_repetition(), MeasureFailure) << "nothing is timed after a failed check";
+}
+
+TEST(Recipe, PrepareFailurePassesThroughWithItsStatus) {
+    FakeClock clock;
+    FakeWork work(clock, 1e-3);
+    work.fail_prepare = true;
+    Recipe recipe(work, quick(), {&clock, nullptr, 0.0});
+    try {
+        (void)recipe.prepare(pass);
+        FAIL();
+    } catch (const MeasureFailure &f) {
+        EXPECT_EQ(f.status, CaseStatus::skipped);
+    }
+    EXPECT_EQ(work.executes, 0);
+}
+
+TEST(Recipe, BatchChosenFromTimerOverheadAndNeverWhenCold) {
+    FakeClock clock;
+    FakeWork work(clock, 1e-6);
+    // A 1 us call and a 1 us timer: 1% of a sample needs 100 calls + 1.
+    Recipe warm(work, quick(), {&clock, nullptr, 1e-6});
+    const PreparationRecord p = warm.prepare(pass);
+    EXPECT_EQ(p.calls_per_sample, calls_per_sample(1e-6, 1e-6));
+    EXPECT_GT(p.calls_per_sample, 100);
+    EXPECT_DOUBLE_EQ(p.batch_probe_seconds, 1e-6);
+
+    MeasureSettings cold = quick();
+    cold.cache = CacheState::cold;
+    FakeWork work2(clock, 1e-6);
+    Recipe cold_recipe(work2, cold, {&clock, nullptr, 1e-6});
+    EXPECT_EQ(cold_recipe.prepare(pass).calls_per_sample, 1);
+    const RepetitionRecord r = cold_recipe.measure_repetition();
+    EXPECT_EQ(work2.flushes, static_cast<int>(r.summary.n)) << "one flush before every sample";
+}
+
+TEST(Recipe, StopsWhenNoiseTargetMetWithMinimums) {
+    FakeClock clock;
+    FakeWork work(clock, 1e-3); // identical samples: zero noise
+    Recipe recipe(work, quick(), {&clock, nullptr, 0.0});
+    (void)recipe.prepare(pass);
+    const RepetitionRecord r = recipe.measure_repetition();
+    EXPECT_TRUE(r.target_met);
+    EXPECT_FALSE(r.timed_out);
+    EXPECT_EQ(r.summary.n, 10u) << "min_time 0.01 s = 10 samples of 1 ms, min_samples 10";
+    EXPECT_DOUBLE_EQ(r.summary.median, 1e-3);
+    EXPECT_DOUBLE_EQ(r.cpu_seconds_per_call, 1e-3);
+    EXPECT_EQ(r.sample_times.size(), r.summary.n);
+    EXPECT_LT(r.device_seconds_per_call, 0) << "no device timer";
+}
+
+TEST(Recipe, NoisySamplesStopAtMaxTime) {
+    FakeClock clock;
+    FakeWork work(clock, 1e-3);
+    work.jitter_fraction = 0.5; // +-50%: never within a 1% target
+    Recipe recipe(work, quick(), {&clock, nullptr, 0.0});
+    (void)recipe.prepare(pass);
+    const RepetitionRecord r = recipe.measure_repetition();
+    EXPECT_FALSE(r.target_met);
+    EXPECT_TRUE(r.timed_out);
+    EXPECT_NEAR(double(r.summary.n) * 1e-3, 0.1, 2e-3) << "about max_time of samples";
+}
+
+TEST(Recipe, WallClockCapBoundsUntimedWork) {
+    FakeClock clock;
+    FakeWork work(clock, 1e-4);
+    work.jitter_fraction = 0.5;
+    work.flush_seconds = 0.05; // each flush costs 500 calls' worth of wall time
+    MeasureSettings s = quick();
+    s.cache = CacheState::cold;
+    Recipe recipe(work, s, {&clock, nullptr, 0.0});
+    (void)recipe.prepare(pass);
+    const double t0 = clock.t;
+    const RepetitionRecord r = recipe.measure_repetition();
+    EXPECT_TRUE(r.timed_out);
+    const double wall = clock.t - t0;
+    EXPECT_GE(wall, NoiseCriterion::kWallCapFactor * s.max_time);
+    EXPECT_LT(wall, NoiseCriterion::kWallCapFactor * s.max_time + 0.06) << "stops within one sample of the cap";
+    EXPECT_LT(double(r.summary.n) * 1e-4, s.max_time) << "the cap, not max_time of samples, stopped it";
+}
+
+TEST(Recipe, AlwaysAtLeastOneSample) {
+    FakeClock clock;
+    FakeWork work(clock, 10.0); // one call longer than max_time and its cap
+    Recipe recipe(work, quick(), {&clock, nullptr, 0.0});
+    (void)recipe.prepare(pass);
+    const RepetitionRecord r = recipe.measure_repetition();
+    EXPECT_EQ(r.summary.n, 1u);
+    EXPECT_DOUBLE_EQ(r.summary.median, 10.0);
+    EXPECT_TRUE(r.timed_out);
+}
+
+TEST(Recipe, DeviceTimerPerCall) {
+    FakeClock clock;
+    FakeWork work(clock, 2e-3);
+    work.device_timer = true;
+    Recipe recipe(work, quick(), {&clock, nullptr, 0.0});
+    (void)recipe.prepare(pass);
+    EXPECT_DOUBLE_EQ(recipe.measure_repetition().device_seconds_per_call, 2e-3);
+}
+
+TEST(Recipe, RunMakesTheSettingsRepetitions) {
+    FakeClock clock;
+    FakeWork work(clock, 1e-3);
+    PhaseLog log;
+    Recipe recipe(work, quick(), {&clock, &log, 0.0});
+    const Recipe::Measurement m = recipe.run(pass);
+    EXPECT_EQ(m.repetitions.size(), 3u);
+    EXPECT_DOUBLE_EQ(m.preparation.check_error, 1e-9);
+    std::size_t n = 0;
+    for (const auto &r : m.repetitions) n += r.summary.n;
+    EXPECT_EQ(log.samples, n) << "one on_sample_end per sample";
+}
+
+TEST(Records, RepetitionRoundTripsThroughJson) {
+    FakeClock clock;
+    FakeWork work(clock, 1e-3);
+    work.jitter_fraction = 0.1;
+    Recipe recipe(work, quick(), {&clock, nullptr, 0.0});
+    const PreparationRecord p = recipe.prepare(pass);
+    const RepetitionRecord r = recipe.measure_repetition();
+    const auto text = nlohmann::json(r).dump();
+    const auto back = nlohmann::json::parse(text).get<RepetitionRecord>();
+    EXPECT_EQ(back.sample_times, r.sample_times);
+    EXPECT_EQ(back.summary.n, r.summary.n);
+    EXPECT_DOUBLE_EQ(back.summary.median, r.summary.median);
+    EXPECT_DOUBLE_EQ(back.summary.noise, r.summary.noise);
+    EXPECT_EQ(back.timed_out, r.timed_out);
+    const auto p2 = nlohmann::json::parse(nlohmann::json(p).dump()).get<PreparationRecord>();
+    EXPECT_EQ(p2.calls_per_sample, p.calls_per_sample);
+    EXPECT_EQ(p2.warmup_calls, p.warmup_calls);
+}
+
+TEST(Records, StatusNamesAreTheResultSetStrings) {
+    EXPECT_EQ(case_status_name(CaseStatus::passed), "passed");
+    EXPECT_EQ(case_status_name(CaseStatus::failed), "failed");
+    EXPECT_EQ(case_status_name(CaseStatus::skipped), "skipped");
+    EXPECT_EQ(case_status_from_name("skipped"), CaseStatus::skipped);
+    EXPECT_FALSE(case_status_from_name("ok"));
+}

@@ -1,0 +1,62 @@
+// The runner's plan of a run, without plugins or Google Benchmark.
+#include "runner.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace opbench;
+
+namespace {
+
+Suite two_cases() {
+    return parse_suite(R"([suite]
+name = "t"
+[defaults]
+backends = ["naive", "onednn"]
+[[case]]
+op = "add"
+rows = 4
+cols = [8, 16]
+threads = [0, 2]
+)",
+                       "t.toml");
+}
+
+} // namespace
+
+TEST(Runner, EffectiveCasesApplyOverridesAndResolveThreads) {
+    const Suite suite = two_cases();
+    ASSERT_EQ(suite.cases.size(), 4u);
+    RunOptions o;
+    o.overrides.set(*find_setting("warmup"), 7);
+    o.backends = {"naive"};
+    const auto cases = effective_cases(suite, o);
+    ASSERT_EQ(cases.size(), 4u);
+    for (const Case &c : cases) {
+        EXPECT_EQ(c.settings.warmup, 7);
+        EXPECT_EQ(c.backends, std::vector<std::string>{"naive"});
+        EXPECT_EQ(c.desc.threads, resolve_threads(c.settings.threads));
+        EXPECT_GE(c.desc.threads, 1) << "a backend never sees threads = 0";
+    }
+}
+
+TEST(Runner, OverridesThatContradictTheSuiteAreBadInput) {
+    RunOptions o;
+    o.overrides.set(*find_setting("min_time"), 10); // suite max_time: default 2
+    EXPECT_THROW((void)effective_cases(two_cases(), o), SuiteError);
+}
+
+TEST(Runner, PlannedResultsOnePerCaseAndBackendInOrder) {
+    RunOptions o;
+    o.reference = "naive";
+    const auto cases = effective_cases(two_cases(), o);
+    const auto results = planned_results(cases, o.reference);
+    ASSERT_EQ(results.size(), 8u);
+    EXPECT_EQ(results[0].backend, "naive");
+    EXPECT_TRUE(results[0].is_reference);
+    EXPECT_EQ(results[1].backend, "onednn");
+    EXPECT_FALSE(results[1].is_reference);
+    EXPECT_EQ(results[0].source, &cases[0]);
+    EXPECT_EQ(results[0].status, CaseStatus::passed);
+    EXPECT_GT(results[0].nmse_threshold, 0);
+    EXPECT_NE(results[2].name, results[0].name);
+}
