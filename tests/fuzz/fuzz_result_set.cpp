@@ -35,7 +35,7 @@ struct FixedRun {
             r.repetitions.resize(2);
             results.push_back(r);
         }
-        results.back().status = "skipped";
+        results.back().status = opbench::CaseStatus::skipped;
         results.back().reason = "a reason with \"quotes\" and \x01 control";
     }
 };
