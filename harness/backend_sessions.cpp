@@ -16,9 +16,7 @@ BackendSessions open_backend_sessions(const PluginSet &plugins, const std::vecto
     for (const auto &name : wanted) {
         const LoadedPlugin *p = plugins.find(name);
         if (!p) {
-            std::string loaded = fmt::format("{}", fmt::join(plugins.names(), ", "));
-            s.missing[name] = fmt::format("backend '{}' is not available: not built or not found (loaded: {})",
-                                          name, loaded.empty() ? "none" : loaded);
+            s.missing[name] = plugins.why_unavailable(name); // refused by the loader (with its reason), or absent
             continue;
         }
         auto inst = std::make_unique<BackendInstance>(*p);

@@ -14,6 +14,8 @@
 #include <atomic>
 #include <barrier>
 #include <chrono>
+#include <climits>
+#include <cstdint>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -363,8 +365,21 @@ void to_json(nlohmann::json& j, const ThreadPeaks& p) {
        {"copy_gbps", p.copy_gbps}};
 }
 
+// An int field of a cache file. nlohmann converts a floating-point value to
+// int with a plain cast, undefined beyond int's range (found by fuzzing
+// tests/fuzz/fuzz_result_set.cpp), so only JSON integers in range are taken.
+int int_field(const nlohmann::json& j, const char* key) {
+  const nlohmann::json& v = j.at(key);
+  if (v.is_number_integer()) {
+    const auto n = v.get<std::int64_t>();
+    if (v.is_number_unsigned() ? v.get<std::uint64_t>() <= INT_MAX : n >= INT_MIN && n <= INT_MAX)
+      return static_cast<int>(n);
+  }
+  throw std::runtime_error(std::string("machine peaks: '") + key + "' is not an integer in int's range");
+}
+
 void from_json(const nlohmann::json& j, ThreadPeaks& p) {
-  j.at("threads").get_to(p.threads);
+  p.threads = int_field(j, "threads");
   j.at("f32_gflops").get_to(p.f32_gflops);
   j.at("bf16_gflops").get_to(p.bf16_gflops);
   j.at("triad_gbps").get_to(p.triad_gbps);
@@ -386,12 +401,12 @@ void to_json(nlohmann::json& j, const MachinePeaks& p) {
 }
 
 void from_json(const nlohmann::json& j, MachinePeaks& p) {
-  const int version = j.at("schema_version").get<int>();
+  const int version = int_field(j, "schema_version");
   if (version != kMachinePeaksSchemaVersion)
     throw std::runtime_error("machine peaks schema version " + std::to_string(version) +
                              ", expected " + std::to_string(kMachinePeaksSchemaVersion));
   j.at("cpu_model").get_to(p.cpu_model);
-  j.at("cores").get_to(p.cores);
+  p.cores = int_field(j, "cores");
   j.at("one_thread").get_to(p.one_thread);
   j.at("all_threads").get_to(p.all_threads);
   j.at("fma_isa").get_to(p.fma_isa);

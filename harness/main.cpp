@@ -2,14 +2,17 @@
 // the work lives in the harness modules.
 #include "analyze.hpp"
 #include "archive.hpp"
+#include "benchmark_flags.hpp"
 #include "build_config.hpp"
 #include "case_host.hpp"
 #include "context.hpp"
+#include "cpu_list.hpp"
 #include "git_version.hpp"
 #include "interrupt.hpp"
 #include "journal.hpp"
 #include "machine.hpp"
 #include "memory_estimate.hpp"
+#include "output_path.hpp"
 #include "plugin_loader.hpp"
 #include "reader_commands.hpp"
 #include "results.hpp"
@@ -25,6 +28,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cmath>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
@@ -43,21 +50,16 @@ constexpr int kExitBadInput = 2;
 constexpr int kExitEnvironment = 3;
 
 // Names a suite may use as backends: the design's three plus every plugin
-// found, so a typo is caught while an unbuilt backend is merely skipped.
+// found or refused by name, so a typo is caught while an unbuilt or refused
+// backend is merely skipped (with the loader's reason).
 std::vector<std::string> known_backends(const PluginSet &plugins) {
     std::set<std::string> names = {"naive", "onednn", "cuda"};
-    for (const auto &n : plugins.names()) names.insert(n);
+    for (const auto &n : plugins.names_with_refused()) names.insert(n);
     return {names.begin(), names.end()};
 }
 
 void print_refused(const PluginSet &plugins) {
     for (const auto &f : plugins.failures) std::cerr << "opbench: refused plugin " << f.reason << "\n";
-}
-
-// The value of `arg` when it starts with `prefix` ("--flag=").
-std::optional<std::string> flag_value(const std::string &arg, const std::string &prefix) {
-    if (arg.rfind(prefix, 0) != 0) return std::nullopt;
-    return arg.substr(prefix.size());
 }
 
 std::vector<std::string> split_list(const std::string &s) {
@@ -101,6 +103,8 @@ int cmd_list(const PluginSet &plugins) {
         std::cout << fmt::format("  {:<10} from {}\n", "", p.path);
     }
     for (const auto &f : plugins.failures) std::cout << "  refused: " << f.reason << "\n";
+    for (const auto &f : plugins.ignored)
+        std::cout << "  ignored: " << f << " (plugin directories load only opbench-backend-*.so files)\n";
 
     std::cout << "\nOps (dtypes: f32, bf16, f16):\n";
     for (const OpInfo &row : kOps) {
@@ -158,13 +162,6 @@ int cmd_validate(const std::vector<std::string> &paths, const PluginSet &plugins
     return rc;
 }
 
-std::string default_out_path(const Suite &s) {
-    char stamp[32];
-    std::time_t now = std::time(nullptr);
-    std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::gmtime(&now));
-    return fmt::format("results/{}-{}{}", s.name.empty() ? "suite" : s.name, stamp, find_writer("json")->extension);
-}
-
 int cmd_machine(bool refresh) {
     CachedMachinePeaks c = load_or_measure(refresh);
     const MachinePeaks &p = c.peaks;
@@ -208,18 +205,26 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
     app.require_subcommand(1);
     app.set_version_flag("--version", std::string(OPBENCH_VERSION) + " (" + OPBENCH_GIT_COMMIT + ")");
 
+    bool allow_insecure_plugins = false;
+    auto add_trust_flag = [&](CLI::App *sub) {
+        sub->add_flag("--allow-insecure-plugins", allow_insecure_plugins,
+                      "load plugin files even where others may write them (file or directory mode o+w)");
+    };
     auto *list = app.add_subcommand("list", "show backends (version, usable here or why not), ops and suites");
+    add_trust_flag(list);
 
     auto *validate = app.add_subcommand("validate", "check suite files and print how many cases each expands to");
     std::vector<std::string> validate_paths;
-    validate->add_option("suite", validate_paths, "suite TOML file(s)")->required()->check(CLI::ExistingFile);
+    validate->add_option("suite", validate_paths, "suite TOML file(s)")->required();
+    add_trust_flag(validate);
 
     auto *run = app.add_subcommand("run", "run a suite: verify each case (--verify), measure, "
                                           "write a result set.\nArguments --benchmark_* go to Google Benchmark.");
     std::string suite_path, backends_csv, out_path;
     RunOptions opts;
-    bool no_out = false, no_progress = false;
-    run->add_option("suite", suite_path, "suite TOML file (not with --resume)")->check(CLI::ExistingFile);
+    bool no_out = false, no_progress = false, force = false;
+    // Not required here: `run --resume FILE` takes the suite from the journal.
+    run->add_option("suite", suite_path, "suite TOML file (not with --resume)");
     std::string resume_from, isolate = "process", mem_limit_text;
     run->add_option("--resume", resume_from,
                     "continue an interrupted run: its result set (\"complete\": false) or its .journal; the "
@@ -232,9 +237,14 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
     run->add_option("--mem-limit", mem_limit_text,
                     "memory a case may need at most, e.g. 8G or 512M (default: what the machine has available); "
                     "a case estimated above it is skipped, never started");
-    run->add_option("--backends", backends_csv, "comma-separated backends, replacing the suite's lists");
-    run->add_option("--out", out_path, "result set path (default results/<suite>-<UTC time>.json)");
-    run->add_flag("--no-out", no_out, "write no result set");
+    auto *backends_opt =
+        run->add_option("--backends", backends_csv, "comma-separated backends, replacing the suite's lists");
+    auto *out_opt = run->add_option("--out", out_path,
+                                    "result set path (default results/<suite>-<UTC time>.json); an existing "
+                                    "file is refused unless --force");
+    run->add_flag("--no-out", no_out, "write no result set")->excludes(out_opt);
+    run->add_flag("--force", force, "replace an existing --out file (a regular file only)");
+    add_trust_flag(run);
     std::string archive_dir, shard_text;
     run->add_option("--archive", archive_dir,
                     "also store the result set in this archive: DIR/<machine>/<suite>/<UTC time>-<commit>.json");
@@ -277,7 +287,8 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
                   "--verify full: compute every reference, neither reading nor writing the on-disk cache");
     run->add_flag("--no-progress", no_progress, "no progress lines on a terminal");
     std::string cpus_csv;
-    run->add_option("--cpus", cpus_csv, "pin opbench and its backends' threads to these CPUs (e.g. 0 or 0,1)");
+    run->add_option("--cpus", cpus_csv,
+                    "pin opbench and its backends' threads to these CPUs, as taskset -c writes them (0-3,6)");
     run->add_flag("--profile", opts.profile.hot_path,
                   "record where the time goes (docs/profiling.md): hot-path table per case x backend, top "
                   "scopes, `profile` arrays; recorded samples are left out of the timings");
@@ -318,20 +329,22 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
     if (std::optional<int> rc = readers.run()) return *rc;
 
     // Pinning must precede plugin loading: OpenMP runtimes read the mask at load.
-    if (*run && !cpus_csv.empty()) {
+    if (*run && run->count("--cpus") > 0) {
         try {
-            for (const auto &c : split_list(cpus_csv)) opts.cpus.push_back(std::stoi(c));
-            pin_process_to_cpus(opts.cpus);
-        } catch (const std::invalid_argument &) {
-            std::cerr << "opbench run: --cpus takes a comma-separated list of CPU numbers, got '" << cpus_csv << "'\n";
+            opts.cpus = parse_cpu_list(cpus_csv);
+        } catch (const std::invalid_argument &e) {
+            std::cerr << "opbench run: --cpus: " << e.what() << "\n";
             return kExitBadInput;
+        }
+        try {
+            pin_process_to_cpus(opts.cpus);
         } catch (const std::exception &e) {
             std::cerr << "opbench run: --cpus: " << e.what() << "\n";
             return kExitBadInput;
         }
     }
 
-    PluginSet plugins = discover_plugins(default_plugin_search_paths());
+    PluginSet plugins = discover_plugins(default_plugin_search_paths(), DiscoverOptions{allow_insecure_plugins});
 
     if (*list) return cmd_list(plugins);
     if (*validate) {
@@ -393,33 +406,30 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
     opts.command_args = replayable_run_args(argc, argv);
     opts.resume_journal = resume_journal;
     print_refused(plugins);
-    for (const auto &extra : run->remaining()) {
-        // Google Benchmark's min time and repetitions mean opbench's own
-        // settings: each repetition is one adaptive measurement by opbench.
-        try {
-            bool taken = false;
-            for (auto [flag, key] : {std::pair{"--benchmark_min_time=", "min_time"},
-                                     std::pair{"--benchmark_repetitions=", "repetitions"}})
-                if (auto v = flag_value(extra, flag)) {
-                    const SettingInfo &info = *find_setting(key);
-                    const double value = std::stod(*v);
-                    if (auto why = check_setting(info, value)) throw std::invalid_argument(*why);
-                    opts.overrides.set(info, value);
-                    taken = true;
-                }
-            if (taken) continue;
-        } catch (const std::exception &e) {
-            std::cerr << "opbench run: bad value in '" << extra << "': " << e.what() << " (min time: "
-                      << range_text(*find_setting("min_time")) << "; repetitions: "
-                      << range_text(*find_setting("repetitions")) << ")\n";
-            return kExitBadInput;
-        }
+    for (const auto &extra : run->remaining())
         if (extra.rfind("--benchmark_", 0) != 0) {
             std::cerr << "opbench run: unknown argument '" << extra
                       << "' (opbench's options are listed by --help; Google Benchmark's start with --benchmark_)\n";
             return kExitBadInput;
         }
-        opts.benchmark_args.push_back(extra);
+    try {
+        // Google Benchmark's min time and repetitions mean opbench's own
+        // settings: each repetition is one adaptive measurement by opbench.
+        BenchmarkFlags flags = sort_benchmark_flags(run->remaining());
+        for (auto [value, key] : {std::pair{flags.min_time, "min_time"},
+                                  std::pair{flags.repetitions ? std::optional<double>(*flags.repetitions)
+                                                              : std::nullopt,
+                                            "repetitions"}}) {
+            if (!value) continue;
+            const SettingInfo &info = *find_setting(key);
+            if (auto why = check_setting(info, *value))
+                throw BenchmarkFlagError(fmt::format("--benchmark_{}: {} ({})", key, *why, range_text(info)));
+            opts.overrides.set(info, *value);
+        }
+        opts.benchmark_args = std::move(flags.pass_through);
+    } catch (const BenchmarkFlagError &e) {
+        std::cerr << "opbench run: " << e.what() << "\n";
+        return kExitBadInput;
     }
     Suite suite;
     try {
@@ -428,9 +438,15 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
         std::cerr << e.what() << "\n";
         return kExitBadInput;
     }
-    if (!backends_csv.empty()) {
+    if (backends_opt->count() > 0) {
         opts.backends = split_list(backends_csv);
         const auto known = known_backends(plugins);
+        if (opts.backends.empty()) {
+            std::cerr << fmt::format("opbench run: --backends names no backend (known: {}); leave it out to run "
+                                     "each case's own list\n",
+                                     fmt::join(known, ", "));
+            return kExitBadInput;
+        }
         for (const auto &b : opts.backends)
             if (std::find(known.begin(), known.end(), b) == known.end()) {
                 std::cerr << fmt::format("opbench run: --backends: unknown backend '{}' (known: {})\n", b,
@@ -457,7 +473,25 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
         std::cerr << "opbench run: --archive stores the result set, so it cannot go with --no-out\n";
         return kExitBadInput;
     }
-    opts.out_path = no_out ? "" : (out_path.empty() ? default_out_path(suite) : out_path);
+    // Checked and reserved before the first case runs, so no run ends in
+    // "cannot write". The finished (or interrupted) result set is renamed over
+    // this very path; a resumed run may replace its own incomplete set.
+    ResultPath result_path;
+    if (!no_out) {
+        if (out_opt->count() > 0 && out_path.empty()) {
+            std::cerr << "opbench run: --out is empty; give a file name, or --no-out\n";
+            return kExitBadInput;
+        }
+        try {
+            OutputRequest request{out_path, force, suite_path};
+            request.resuming = !resume_journal.empty();
+            result_path = reserve_result_path(request, suite.name);
+        } catch (const OutputPathError &e) {
+            std::cerr << "opbench run: " << e.what() << "\n";
+            return kExitBadInput;
+        }
+        opts.out_path = result_path.path();
+    }
     opts.progress = !no_progress;
     if (!trace_schedule.empty()) {
         if (!opts.profile.enabled()) {

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <iostream>
 #include <set>
+#include <sys/stat.h>
 
 #include "build_config.hpp"
 #include "profiler.hpp"
@@ -86,10 +87,21 @@ std::vector<fs::path> scan_dir(const fs::path &dir, bool (*keep)(const fs::path 
 
 } // namespace
 
+// <name> of a file called opbench-backend-<name>.so, else empty.
+std::string backend_name_from_file(const std::string &path) {
+    const std::string file = fs::path(path).filename().string();
+    const std::string prefix = "opbench-backend-", suffix = ".so";
+    if (file.size() <= prefix.size() + suffix.size() || file.rfind(prefix, 0) != 0 ||
+        file.compare(file.size() - suffix.size(), suffix.size(), suffix) != 0)
+        return "";
+    return file.substr(prefix.size(), file.size() - prefix.size() - suffix.size());
+}
+
 LoadResult load_plugin(const std::string &path) {
     LoadResult result;
+    std::string backend = backend_name_from_file(path);
     auto refuse = [&](std::string why) {
-        result.failure = LoadFailure{path, fmt::format("{}: {}", path, why)};
+        result.failure = LoadFailure{path, fmt::format("{}: {}", path, why), backend};
         return result;
     };
 
@@ -107,6 +119,11 @@ LoadResult load_plugin(const std::string &path) {
     if (api == nullptr)
         return refuse(fmt::format("symbol {}: returned no table for host ABI {}",
                                   OPB_PLUGIN_ENTRY_SYMBOL, version_text(OPB_ABI_VERSION)));
+    // Under another major version the layout past the two leading fields is
+    // unknown, so the name is read only when the major version matches.
+    if (OPB_ABI_MAJOR(api->abi_version) == OPB_ABI_VERSION_MAJOR &&
+        api->struct_size >= offsetof(opb_backend_api, name) + sizeof api->name && api->name && api->name[0])
+        backend = api->name;
     if (OPB_ABI_MAJOR(api->abi_version) != OPB_ABI_VERSION_MAJOR)
         return refuse(fmt::format("symbol {}: plugin ABI version {}, host ABI version {} "
                                   "(major versions must match)",
@@ -157,13 +174,44 @@ std::vector<std::string> default_plugin_search_paths() {
     return paths;
 }
 
-PluginSet discover_plugins(const std::vector<std::string> &paths) {
+std::string plugin_trust_problem(const std::string &path) {
+    std::error_code ec;
+    // The file and directory that would really be opened, through symlinks.
+    const fs::path real = fs::canonical(path, ec);
+    if (ec) return ""; // loading reports a missing file itself
+    auto writable_by_others = [](const fs::path &p, mode_t &mode) {
+        struct stat st {};
+        if (::stat(p.c_str(), &st) != 0) return false;
+        mode = st.st_mode & 07777;
+        return (st.st_mode & S_IWOTH) != 0;
+    };
+    mode_t mode = 0;
+    if (writable_by_others(real, mode))
+        return fmt::format("{}: not loaded: the file is writable by others (mode {:04o}), so anyone could change "
+                           "the code opbench would run; chmod o-w it, or pass --allow-insecure-plugins",
+                           path, mode);
+    const fs::path dir = real.parent_path();
+    if (writable_by_others(dir, mode))
+        return fmt::format("{}: not loaded: its directory {} is writable by others (mode {:04o}), so anyone could "
+                           "replace the plugin; move it, chmod o-w the directory, or pass --allow-insecure-plugins",
+                           path, dir.string(), mode);
+    return "";
+}
+
+PluginSet discover_plugins(const std::vector<std::string> &paths, const DiscoverOptions &options) {
     PluginSet set;
     std::set<fs::path> seen;
     auto try_file = [&](const fs::path &file) {
         std::error_code ec;
         fs::path canonical = fs::weakly_canonical(file, ec);
         if (!seen.insert(ec ? file : canonical).second) return;
+        // Checked before opening: opening runs the library's constructors.
+        if (!options.allow_insecure) {
+            if (std::string why = plugin_trust_problem(file.string()); !why.empty()) {
+                set.failures.push_back({file.string(), why, backend_name_from_file(file.string())});
+                return;
+            }
+        }
         LoadResult r = load_plugin(file.string());
         if (r.failure) {
             set.failures.push_back(*r.failure);
@@ -172,7 +220,8 @@ PluginSet discover_plugins(const std::vector<std::string> &paths) {
         if (const LoadedPlugin *prior = set.find(r.plugin->name())) {
             set.failures.push_back({file.string(),
                                     fmt::format("{}: backend '{}' is already loaded from {}",
-                                                file.string(), r.plugin->name(), prior->path)});
+                                                file.string(), r.plugin->name(), prior->path),
+                                    ""}); // the name is loaded: a suite runs the first one
             return;
         }
         set.plugins.push_back(std::move(*r.plugin));
@@ -183,15 +232,16 @@ PluginSet discover_plugins(const std::vector<std::string> &paths) {
         fs::path p = entry;
         std::error_code ec;
         if (fs::is_directory(p, ec)) {
-            // Directories the user names contribute every .so (so a stray file is
-            // reported, not ignored); the build tree and install dir only backends.
-            bool user_dir = entry != install_dir && p.filename() != "backends";
-            for (const auto &f : scan_dir(p, user_dir ? is_shared_object : is_backend_file))
-                try_file(f);
+            // Only opbench-backend-*.so: a directory may also hold the
+            // libraries a plugin links, and opening one runs its code.
+            for (const auto &f : scan_dir(p, is_backend_file)) try_file(f);
+            for (const auto &f : scan_dir(p, is_shared_object))
+                if (!is_backend_file(f)) set.ignored.push_back(f.string());
         } else if (fs::exists(p, ec)) {
             try_file(p);
         } else if (entry != install_dir) {
-            set.failures.push_back({entry, fmt::format("{}: no such file or directory", entry)});
+            set.failures.push_back({entry, fmt::format("{}: no such file or directory", entry),
+                                    backend_name_from_file(entry)});
         }
     }
     return set;
@@ -207,6 +257,22 @@ std::vector<std::string> PluginSet::names() const {
     std::vector<std::string> out;
     for (const auto &p : plugins) out.push_back(p.name());
     return out;
+}
+
+std::vector<std::string> PluginSet::names_with_refused() const {
+    std::vector<std::string> out = names();
+    for (const auto &f : failures)
+        if (!f.backend.empty() && std::find(out.begin(), out.end(), f.backend) == out.end()) out.push_back(f.backend);
+    return out;
+}
+
+std::string PluginSet::why_unavailable(const std::string &name) const {
+    if (find(name)) return "";
+    for (const auto &f : failures)
+        if (f.backend == name) return fmt::format("backend '{}' was refused by the loader: {}", name, f.reason);
+    const std::string loaded = fmt::format("{}", fmt::join(names(), ", "));
+    return fmt::format("backend '{}' is not available: not built or not found (loaded: {})", name,
+                       loaded.empty() ? "none" : loaded);
 }
 
 // ---- BackendInstance ----------------------------------------------------------

@@ -29,6 +29,10 @@ struct LoadedPlugin {
 struct LoadFailure {
     std::string path;
     std::string reason; // "lib.so: symbol opb_plugin_entry: ABI version 2.0, host 1.0"
+    // The backend the file would have provided, where known: the table's name
+    // when the handshake got that far, else <name> of opbench-backend-<name>.so.
+    // A suite naming it gets skipped entries carrying `reason`.
+    std::string backend;
 };
 
 // Open one file and perform the handshake.
@@ -46,13 +50,36 @@ struct LoadResult {
 struct PluginSet {
     std::vector<LoadedPlugin> plugins;
     std::vector<LoadFailure> failures;
+    // *.so files in a searched directory that were not opened because their
+    // name does not match opbench-backend-*.so (shown by `opbench list`).
+    std::vector<std::string> ignored;
     const LoadedPlugin *find(const std::string &name) const;
     std::vector<std::string> names() const;
+    // Backends a suite may name: the loaded ones and those refused by name.
+    std::vector<std::string> names_with_refused() const;
+    // Why `name` cannot run: the loader's refusal for that backend, or "not
+    // built or not found" with the loaded names. Empty when it is loaded.
+    [[nodiscard]] std::string why_unavailable(const std::string &name) const;
 };
 
-// Load every plugin found under `paths` (files are tried directly;
-// directories contribute their *.so files, one level deep into subdirectories).
-[[nodiscard]] PluginSet discover_plugins(const std::vector<std::string> &paths);
+struct DiscoverOptions {
+    // Load files that others may write (see plugin_trust_problem).
+    bool allow_insecure = false;
+};
+
+// Why a plugin file must not be opened, or empty: the file or the directory
+// holding it is writable by others (mode o+w, sticky /tmp included), so anyone
+// could replace the code that opbench runs at `opbench list`.
+[[nodiscard]] std::string plugin_trust_problem(const std::string &path);
+
+// Load every plugin found under `paths`. The file-name rule, documented for
+// plugin authors in plugins/template/README.md ("How opbench finds a plugin"):
+// a file named in `paths` is opened whatever its name; a directory
+// contributes only its files named opbench-backend-*.so, and those of its
+// subdirectories one level deep. Files failing plugin_trust_problem are
+// refused, unopened, unless options.allow_insecure.
+[[nodiscard]] PluginSet discover_plugins(const std::vector<std::string> &paths,
+                                         const DiscoverOptions &options = {});
 
 // Host-side accounting of what plugins report through the services struct.
 struct HostAccounting {

@@ -221,8 +221,12 @@ nlohmann::json enrich_result_set(nlohmann::json gb, const std::vector<CaseResult
         const nlohmann::json fields = case_fields(r);
         for (const auto &[k, v] : fields.items()) entry[k] = v;
         const bool is_aggregate = entry.value("run_type", "") == "aggregate";
-        if (!is_aggregate && entry.contains("repetition_index")) {
-            std::size_t idx = entry["repetition_index"].get<std::size_t>();
+        // A non-negative integer only: nlohmann casts a float to an integer type
+        // without a range check (undefined beyond it; found by fuzzing).
+        const nlohmann::json *rep = entry.contains("repetition_index") ? &entry["repetition_index"] : nullptr;
+        if (!is_aggregate && rep && rep->is_number_integer() &&
+            (rep->is_number_unsigned() || rep->get<std::int64_t>() >= 0)) {
+            const auto idx = rep->get<std::uint64_t>();
             if (idx < r.repetitions.size()) entry["stats"] = summary_json(r.repetitions[idx]);
         }
     }

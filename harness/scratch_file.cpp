@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <mutex>
 #include <stdexcept>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
 
@@ -24,17 +25,23 @@ constexpr int kSlots = 64;
 struct Slot {
     std::atomic<bool> used{false};
     char path[PATH_MAX];
+    bool reservation = false; // removed only while still the empty file dev/ino
+    dev_t dev = 0;
+    ino_t ino = 0;
 };
 Slot g_slots[kSlots];
 std::once_flag g_atexit_once;
 
-int register_path(const std::string &path) {
+int register_path(const std::string &path, bool reservation = false, dev_t dev = 0, ino_t ino = 0) {
     std::call_once(g_atexit_once, [] { std::atexit(remove_all_scratch_files); });
     if (path.size() >= PATH_MAX) return -1;
     for (int i = 0; i < kSlots; ++i) {
         bool expected = false;
         if (g_slots[i].used.load() || !g_slots[i].used.compare_exchange_strong(expected, true)) continue;
         std::memcpy(g_slots[i].path, path.c_str(), path.size() + 1);
+        g_slots[i].reservation = reservation;
+        g_slots[i].dev = dev;
+        g_slots[i].ino = ino;
         return i;
     }
     return -1; // more than kSlots at once: still removed by the destructor
@@ -94,9 +101,28 @@ void ScratchFile::publish(const std::string &target) {
     path_.clear();
 }
 
+int register_reservation(const std::string &path, dev_t dev, ino_t ino) noexcept {
+    try {
+        return register_path(path, true, dev, ino);
+    } catch (...) { // call_once / atexit registration failing: the destructor still removes it
+        return -1;
+    }
+}
+
+void unregister_reservation(int slot) noexcept { unregister(slot); }
+
 void remove_all_scratch_files() noexcept {
-    for (auto &slot : g_slots)
-        if (slot.used.load()) ::unlink(slot.path);
+    for (auto &slot : g_slots) {
+        if (!slot.used.load()) continue;
+        if (slot.reservation) {
+            // lstat and unlink are async-signal-safe.
+            struct stat st {};
+            if (::lstat(slot.path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_dev != slot.dev ||
+                st.st_ino != slot.ino || st.st_size != 0)
+                continue;
+        }
+        ::unlink(slot.path);
+    }
 }
 
 int live_scratch_files() noexcept {

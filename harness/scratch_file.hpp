@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <sys/types.h>
 
 namespace opbench {
 
@@ -34,7 +35,15 @@ private:
     int slot_ = -1; // registry slot; -1 once published or removed
 };
 
-// Removes every registered scratch file now. Async-signal-safe (unlink only).
+// An empty file reserved for a result written later (output_path.hpp),
+// removed on the same exit paths as scratch files but only while it is still
+// that empty file (device and inode): once a result was renamed over it, it
+// stays. Returns the registry slot for unregister_reservation (-1: no slot
+// free; the owner's destructor still removes it).
+[[nodiscard]] int register_reservation(const std::string &path, dev_t dev, ino_t ino) noexcept;
+void unregister_reservation(int slot) noexcept;
+
+// Removes every registered scratch file now (and each reservation still empty). Async-signal-safe (unlink only).
 void remove_all_scratch_files() noexcept;
 
 // How many scratch files are registered (for tests).

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -11,6 +12,14 @@
 namespace opbench {
 
 namespace {
+
+// A number for a message: "%g", never std::to_string's fixed notation, which
+// writes 1e308 as 309 digits.
+std::string shown_number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -167,16 +176,16 @@ NoiseCriterion::NoiseCriterion(double target, double min_time, double max_time,
       noise_(kInf) {
   if (!std::isfinite(target) || target <= 0)
     throw std::invalid_argument("noise target must be a positive number, got " +
-                                std::to_string(target));
+                                shown_number(target));
   if (!std::isfinite(min_time) || !std::isfinite(max_time) || min_time < 0 || max_time < min_time)
     throw std::invalid_argument("need 0 <= min_time <= max_time (seconds), got min_time " +
-                                std::to_string(min_time) + ", max_time " + std::to_string(max_time));
+                                shown_number(min_time) + ", max_time " + shown_number(max_time));
 }
 
 void NoiseCriterion::add(double sample_seconds) {
   if (!std::isfinite(sample_seconds) || sample_seconds < 0)
     throw std::invalid_argument("a sample must be a finite, non-negative time in seconds, got " +
-                                std::to_string(sample_seconds));
+                                shown_number(sample_seconds));
   samples_.push_back(sample_seconds);
   elapsed_ += sample_seconds;
   if (samples_.size() >= next_recompute_) recompute();
@@ -228,7 +237,7 @@ int calls_per_sample(double seconds_per_call, double timer_overhead, double max_
     throw std::invalid_argument("calls_per_sample: NaN input");
   if (!(max_fraction > 0 && max_fraction < 1))
     throw std::invalid_argument("calls_per_sample: max_fraction must be in (0, 1), got " +
-                                std::to_string(max_fraction));
+                                shown_number(max_fraction));
   if (timer_overhead <= 0) return 1;
   if (seconds_per_call <= 0) return kMaxCallsPerSample;
   // Smallest k with overhead < fraction * k * t, i.e. k > overhead / (fraction * t).

@@ -2,6 +2,8 @@
 // The schema, key by key, is documented in suites/README.md; keep the two in step.
 #include "suite.hpp"
 
+#include "toml_guard.hpp"
+
 #include "opbench/ops.hpp"
 #include "workload/workload_suite.hpp"
 
@@ -11,12 +13,15 @@
 #include <cerrno>
 #include <climits>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
+#include <sys/stat.h>
 #include <utility>
 
 namespace opbench {
@@ -36,6 +41,9 @@ namespace {
 // A sweep may not expand past this, per [[case]] and for the whole suite:
 // beyond it a typo (an extra list) is far likelier than intent.
 constexpr std::int64_t kMaxCases = 100000;
+
+// Suites are hand-written; a file beyond this is a mistake (a log, a device).
+constexpr std::uintmax_t kMaxSuiteBytes = 16u << 20;
 
 // What a key's values must be.
 enum class Kind {
@@ -201,6 +209,8 @@ private:
     }
 
     std::string string_value(const toml::node &n, std::string_view key) const;
+    // A name that becomes part of a benchmark name and a file name: printable.
+    std::string name_value(const toml::node &n, std::string_view key) const;
     void check_keys(const toml::table &t, const std::vector<std::string_view> &valid,
                     const std::string &where_text) const;
     Atom atom(const AxisKey &key, const toml::node &n, int op) const;
@@ -217,6 +227,21 @@ std::string SuiteParser::string_value(const toml::node &n, std::string_view key)
     auto s = n.as_string();
     if (!s) fail(at(n), "'" + std::string(key) + "' must be a string, got " + describe(n));
     return s->get();
+}
+
+std::string SuiteParser::name_value(const toml::node &n, std::string_view key) const {
+    std::string s = string_value(n, key);
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        if (c < 0x20 || c == 0x7f) {
+            char code[8];
+            std::snprintf(code, sizeof code, "U+%04X", c);
+            fail(at(n), "'" + std::string(key) + "' holds the control character " + code + " at byte " +
+                            std::to_string(i + 1) + " of the name; names must be printable (letters, digits, "
+                            "punctuation, spaces)");
+        }
+    }
+    return s;
 }
 
 void SuiteParser::check_keys(const toml::table &t, const std::vector<std::string_view> &valid,
@@ -321,16 +346,21 @@ std::vector<Atom> SuiteParser::atoms(const AxisKey &axis, const toml::node &n, i
     if (arr->empty())
         fail(at(n), "'" + std::string(key) +
                         "' is an empty list; a sweep axis needs at least one value");
+    if (static_cast<std::int64_t>(arr->size()) > kMaxCases)
+        fail(at(n), "'" + std::string(key) + "' lists " + std::to_string(arr->size()) +
+                        " values; a sweep axis holds at most " + std::to_string(kMaxCases));
     std::vector<Atom> out;
+    out.reserve(arr->size());
+    std::map<std::string_view, std::size_t> first_at; // shown text -> index in out: O(n log n)
     for (const toml::node &el : *arr) {
         if (el.is_array())
             fail(at(el), "'" + std::string(key) + "' holds a nested list; a sweep axis is a flat list");
-        Atom a = atom(axis, el, op);
-        for (const auto &prev : out)
-            if (prev.shown == a.shown)
-                fail(a.where, "'" + std::string(key) + "' lists " + a.shown + " twice (first at " +
-                                  prev.where.str() + ")");
-        out.push_back(std::move(a));
+        out.push_back(atom(axis, el, op));
+        const Atom &a = out.back();
+        auto [it, inserted] = first_at.emplace(a.shown, out.size() - 1);
+        if (!inserted)
+            fail(a.where, "'" + std::string(key) + "' lists " + a.shown + " twice (first at " +
+                              out[it->second].where.str() + ")");
     }
     return out;
 }
@@ -345,12 +375,13 @@ std::vector<std::string> SuiteParser::backends(const toml::node &n) const {
         items.push_back(&n);
     }
     std::vector<std::string> out;
+    std::set<std::string> listed;
     for (auto item : items) {
         auto name = string_value(*item, "backends");
         if (!options_.known_backends.empty() && !contains(options_.known_backends, name))
             fail(at(*item), "unknown backend '" + name + "' (valid: " +
                                 join(options_.known_backends) + ")");
-        if (contains(out, name)) fail(at(*item), "backend '" + name + "' is listed twice");
+        if (!listed.insert(name).second) fail(at(*item), "backend '" + name + "' is listed twice");
         out.push_back(std::move(name));
     }
     return out;
@@ -384,7 +415,7 @@ void SuiteParser::parse_case(const toml::table &t, std::vector<Case> &out) {
     check_keys(t, case_keys(op, false), "in [[case]] for op " + op_text);
 
     std::string name;
-    if (auto n = t.get("name")) name = string_value(*n, "name");
+    if (auto n = t.get("name")) name = name_value(*n, "name");
 
     // Bindings shared by every row: [defaults], then the case's own keys.
     Bindings base = defaults_;
@@ -412,7 +443,7 @@ void SuiteParser::parse_case(const toml::table &t, std::vector<Case> &out) {
         check_keys(*row, row_keys, "in a row of 'shapes' for op " + op_text);
         std::string row_name = name;
         if (auto n = row->get("name")) {
-            auto part = string_value(*n, "name");
+            auto part = name_value(*n, "name");
             row_name = row_name.empty() ? part : row_name + "." + part;
         }
         Bindings b = base; // a row's keys override the case's and the defaults'
@@ -538,6 +569,9 @@ void SuiteParser::expand(int op, const std::string &name, const Bindings &b,
 }
 
 Suite SuiteParser::parse(std::string_view text) {
+    // Before TOML++ 3.3.0 can reach undefined behaviour on such text (toml_guard.hpp).
+    if (auto bad = find_non_ascii_outside_strings(text))
+        fail({file_, bad->line, bad->column}, "TOML syntax error: " + bad->message);
     toml::table root;
     try {
         root = toml::parse(text, std::string_view(file_));
@@ -555,7 +589,7 @@ Suite SuiteParser::parse(std::string_view text) {
     check_keys(*meta, {"name", "description"}, "in [suite]");
     auto name = meta->get("name");
     if (!name) fail(at(*meta), "[suite] has no 'name'");
-    suite.name = string_value(*name, "name");
+    suite.name = name_value(*name, "name");
     if (suite.name.empty()) fail(at(*name), "[suite] 'name' must not be empty");
     if (auto d = meta->get("description")) suite.description = string_value(*d, "description");
 
@@ -610,12 +644,27 @@ Suite parse_suite(std::string_view text, const std::string &source_name,
 }
 
 Suite load_suite_file(const std::string &path, const SuiteOptions &options) {
+    // Only a regular file: a FIFO would block, /dev/zero never ends.
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0)
+        throw SuiteError({path, 0, 0}, std::string("cannot open suite file: ") + std::strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        throw SuiteError({path, 0, 0}, S_ISDIR(st.st_mode)
+                                           ? "is a directory; give a suite file such as suites/quick.toml"
+                                           : "is not a regular file (a device, FIFO or socket); give a suite file");
     std::ifstream in(path, std::ios::binary);
     if (!in)
         throw SuiteError({path, 0, 0},
                          std::string("cannot open suite file: ") + std::strerror(errno));
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // In chunks, stopping past the cap, so a file that grows is caught too.
+    std::string text;
+    char chunk[1 << 16];
+    while (text.size() <= kMaxSuiteBytes && in.read(chunk, sizeof chunk).gcount() > 0)
+        text.append(chunk, static_cast<std::size_t>(in.gcount()));
     if (in.bad()) throw SuiteError({path, 0, 0}, "error while reading the suite file");
+    if (text.size() > kMaxSuiteBytes)
+        throw SuiteError({path, 0, 0}, "the suite file is larger than " + std::to_string(kMaxSuiteBytes >> 20) +
+                                           " MiB; suites are hand-written TOML (split it into several suites)");
     return parse_suite(text, path, options);
 }
 

@@ -5,6 +5,8 @@
 # Optional backends are picked up when their packages are present:
 #   libdnnl-dev (oneDNN backend) is installed too; the CUDA toolkit is not a
 #   Debian package here and is used from /usr/local/cuda when present.
+# clang (clang++ 14) with libclang-rt-14-dev (which holds libFuzzer's runtime,
+# libclang_rt.fuzzer) builds the fuzz targets; ASan/UBSan come with g++.
 set -euo pipefail
 
 packages=(
@@ -15,6 +17,7 @@ packages=(
   libdnnl-dev python3 python3-scipy
   chromium   # renders opbench report's HTML in tests/harness/report_html_chromium_test.py
   cmark-gfm  # GitHub's Markdown renderer: tests/harness/compare_markdown_test.sh
+  clang libclang-rt-14-dev      # the libFuzzer targets (scripts/fuzz.sh): clang++, -fsanitize=fuzzer
 )
 
 missing=()

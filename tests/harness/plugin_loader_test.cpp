@@ -73,17 +73,95 @@ TEST(LoadPlugin, RefusesAFileThatIsNotASharedLibrary) {
     EXPECT_NE(why.find("not a loadable shared library"), std::string::npos) << why;
 }
 
+// A scratch directory (mode 0755) removed at the end of a test.
+struct ScratchDir {
+    std::filesystem::path path;
+    explicit ScratchDir(const std::string &tag) {
+        namespace fs = std::filesystem;
+        path = fs::temp_directory_path() / ("opbench-" + tag + "-" + std::to_string(::getpid()));
+        fs::remove_all(path);
+        fs::create_directories(path);
+        fs::permissions(path, fs::perms::others_write | fs::perms::group_write, fs::perm_options::remove);
+    }
+    ~ScratchDir() { std::filesystem::remove_all(path); }
+    std::string add(const std::string &fake_file, const std::string &as) const {
+        std::filesystem::copy_file(fake(fake_file), path / as);
+        return (path / as).string();
+    }
+};
+
 TEST(DiscoverPlugins, LoadsTheGoodOnesAndRefusesEachBadOneOnce) {
-    PluginSet set = discover_plugins({FAKE_PLUGIN_DIR});
+    // A directory contributes its opbench-backend-*.so files only.
+    ScratchDir dir("discover");
+    for (const char *f : {"good", "newer-minor", "wrong-major", "short-struct", "null-table", "null-entry",
+                          "no-entry", "not-elf"})
+        dir.add(std::string("fake-") + f + ".so", std::string("opbench-backend-") + f + ".so");
+    PluginSet set = discover_plugins({dir.path.string()});
     EXPECT_NE(set.find("fake"), nullptr);
     EXPECT_NE(set.find("fake_newer"), nullptr);
-    // Other test plugins share the directory; count the fakes only.
-    std::size_t fakes = 0;
-    for (const auto &p : set.plugins) fakes += p.name().rfind("fake", 0) == 0;
-    EXPECT_EQ(fakes, 2u);
+    EXPECT_EQ(set.plugins.size(), 2u);
     // wrong major, short, null table, null entry, no entry, not ELF
     EXPECT_EQ(set.failures.size(), 6u);
     for (const auto &f : set.failures) EXPECT_FALSE(f.reason.empty());
+    EXPECT_TRUE(set.ignored.empty());
+}
+
+TEST(DiscoverPlugins, ADirectoryOpensOnlyBackendFilesAndListsTheOthers) {
+    ScratchDir dir("rule");
+    const std::string helper = dir.add("fake-good.so", "libhelper.so");
+    PluginSet set = discover_plugins({dir.path.string()});
+    EXPECT_TRUE(set.plugins.empty());
+    EXPECT_TRUE(set.failures.empty());
+    ASSERT_EQ(set.ignored.size(), 1u);
+    EXPECT_EQ(set.ignored[0], helper);
+    // Named directly, the same file is opened whatever its name.
+    EXPECT_EQ(discover_plugins({helper}).plugins.size(), 1u);
+}
+
+TEST(DiscoverPlugins, ARefusedFileKeepsTheBackendNameItWouldHaveProvided) {
+    ScratchDir dir("refused-name");
+    // Another major version: the name comes from the file name.
+    dir.add("fake-wrong-major.so", "opbench-backend-wrongabi.so");
+    // Same major, a NULL entry: the table's own name is readable.
+    PluginSet set = discover_plugins({dir.path.string(), fake("fake-null-entry.so")});
+    ASSERT_EQ(set.failures.size(), 2u);
+    EXPECT_EQ(set.failures[0].backend, "wrongabi");
+    EXPECT_EQ(set.failures[1].backend, "fake_null_entry");
+    const auto names = set.names_with_refused();
+    EXPECT_EQ(names, (std::vector<std::string>{"wrongabi", "fake_null_entry"}));
+    const std::string why = set.why_unavailable("wrongabi");
+    EXPECT_NE(why.find("backend 'wrongabi' was refused by the loader: "), std::string::npos) << why;
+    EXPECT_NE(why.find("plugin ABI version 2.0"), std::string::npos) << why;
+    EXPECT_NE(set.why_unavailable("cuda").find("not built or not found (loaded: none)"), std::string::npos);
+}
+
+TEST(PluginTrust, RefusesFilesAndDirectoriesOthersMayWriteBeforeOpeningThem) {
+    namespace fs = std::filesystem;
+    ScratchDir dir("trust");
+    const std::string good = dir.add("fake-good.so", "opbench-backend-fake.so");
+    EXPECT_EQ(plugin_trust_problem(good), "");
+
+    fs::permissions(good, fs::perms::others_write, fs::perm_options::add);
+    std::string why = plugin_trust_problem(good);
+    EXPECT_NE(why.find("the file is writable by others (mode 0"), std::string::npos) << why;
+    PluginSet refused = discover_plugins({dir.path.string()});
+    EXPECT_TRUE(refused.plugins.empty());
+    ASSERT_EQ(refused.failures.size(), 1u);
+    EXPECT_EQ(refused.failures[0].reason, why);
+    EXPECT_EQ(refused.failures[0].backend, "fake");
+    EXPECT_EQ(refused.failures[0].reason.find('\n'), std::string::npos) << "one line";
+    EXPECT_EQ(discover_plugins({dir.path.string()}, DiscoverOptions{true}).plugins.size(), 1u);
+
+    fs::permissions(good, fs::perms::others_write, fs::perm_options::remove);
+    fs::permissions(dir.path, fs::perms::others_write, fs::perm_options::add);
+    why = plugin_trust_problem(good);
+    EXPECT_NE(why.find("its directory " + dir.path.string() + " is writable by others"), std::string::npos) << why;
+    // Through a symlink in a safe place, the real directory is what counts.
+    ScratchDir safe("trust-link");
+    std::filesystem::create_symlink(good, safe.path / "opbench-backend-fake.so");
+    EXPECT_NE(plugin_trust_problem((safe.path / "opbench-backend-fake.so").string()).find("writable by others"),
+              std::string::npos);
+    fs::permissions(dir.path, fs::perms::others_write, fs::perm_options::remove);
 }
 
 TEST(DiscoverPlugins, OpensAFileNamedTwiceOnce) {

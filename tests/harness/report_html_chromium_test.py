@@ -85,7 +85,9 @@ def main():
     result = os.path.join(work, "sweep.json")
     report = os.path.join(work, "report.html")
     # A real (tiny) run: attention composed and fused over seq, on naive.
-    run = subprocess.run([opbench, "run", suite, "--backends", "naive", "--no-progress", "--out", result],
+    # --force: the work directory is kept between test runs (opbench refuses
+    # to replace an existing result set without it).
+    run = subprocess.run([opbench, "run", suite, "--backends", "naive", "--no-progress", "--force", "--out", result],
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     rep = subprocess.run([opbench, "report", result, "-o", report], capture_output=True, text=True)

@@ -125,4 +125,15 @@ TEST_F(RunLogTest, ResumeFindsTheJournalFromAnIncompleteResultSet) {
     EXPECT_THROW((void)journal_to_resume(out), JournalError);
 }
 
+// A run killed (SIGKILL) before it wrote a result set leaves its empty --out
+// reservation and the journal beside it: --resume on the result path works.
+TEST_F(RunLogTest, TheEmptyReservationOfAKilledRunResumesFromTheJournalBesideIt) {
+    const std::string out = (fs::path(dir_) / "r.json").string();
+    RunLog log(json{{"suite", "s"}}, journal_);
+    std::ofstream(out).flush();
+    EXPECT_EQ(journal_to_resume(out), journal_);
+    log.finish();
+    EXPECT_THROW((void)journal_to_resume(out), JournalError) << "no journal beside it: nothing to resume";
+}
+
 } // namespace

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <set>
 #include <string>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace opbench;
@@ -107,16 +108,35 @@ TEST_F(ScratchTest, AtomicWriteLeavesOnlyTheTarget) {
     in >> text;
     EXPECT_EQ(text, "two");
     EXPECT_EQ(files(), 1u);
-    // A directory in the way: an error with the reason, and no scratch left.
+    // A directory in the way: refused before any scratch file is made (a
+    // rename would fail, and over a device it would replace the device).
     const std::string dir_target = (fs::path(dir_) / "d").string();
     fs::create_directory(dir_target);
     try {
         write_file_atomically(dir_target, "x");
         FAIL();
     } catch (const std::runtime_error &e) {
-        EXPECT_NE(std::string(e.what()).find("Is a directory"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("not a regular file but a directory"), std::string::npos) << e.what();
     }
     EXPECT_EQ(files(), 2u);
+}
+
+// The scratch file is 0600, but the result is not: it takes the mode of the
+// file it replaces (the run's --out reservation), else the umask's.
+TEST_F(ScratchTest, AtomicWriteKeepsTheReplacedFilesMode) {
+    const std::string target = (fs::path(dir_) / "r.json").string();
+    std::ofstream(target).flush();
+    ::chmod(target.c_str(), 0640);
+    write_file_atomically(target, "one");
+    struct stat st {};
+    ASSERT_EQ(::stat(target.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0640u);
+    const std::string fresh = (fs::path(dir_) / "fresh.json").string();
+    const mode_t old_mask = ::umask(027);
+    write_file_atomically(fresh, "two");
+    ::umask(old_mask);
+    ASSERT_EQ(::stat(fresh.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0640u);
 }
 
 } // namespace

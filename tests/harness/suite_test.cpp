@@ -14,6 +14,8 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace opbench {
 namespace {
@@ -668,6 +670,90 @@ TEST(SuiteErrors, UnreadableFileNamesThePath) {
         EXPECT_EQ(e.where().line, 0);
         EXPECT_TRUE(has(e.what(), path + ": cannot open suite file")) << e.what();
     }
+}
+
+// ---- names and input limits (issue 9) -------------------------------------------------
+
+TEST(SuiteErrors, ControlCharacterInANameIsRefusedWithItsPosition) {
+    // A control character in a case name used to reach the benchmark name and
+    // break the result set's JSON after the whole run.
+    SuiteError e = error_of("[suite]\nname = \"s\"\n[[case]]\nop = \"add\"\nname = \"a\\u0001b\"\nrows = 1\ncols = 1\n");
+    expect_at(e, 5, 8);
+    EXPECT_TRUE(has(e.message(), "control character U+0001 at byte 2")) << e.what();
+
+    SuiteError row = error_of("[suite]\nname = \"s\"\n[[case]]\nop = \"add\"\nshapes = [{rows = 1, cols = 1, "
+                              "name = \"x\\ny\"}]\n");
+    expect_at(row, 5, 39);
+    EXPECT_TRUE(has(row.message(), "U+000A at byte 2")) << row.what();
+
+    SuiteError suite = error_of("[suite]\nname = \"tab\\there\"\n[[case]]\nop = \"add\"\nrows = 1\ncols = 1\n");
+    expect_at(suite, 2, 8);
+    EXPECT_TRUE(has(suite.message(), "U+0009 at byte 4")) << suite.what();
+
+    EXPECT_TRUE(has(error_of("[suite]\nname = \"s\\u007f\"\n[[case]]\nop = \"add\"\nrows = 1\ncols = 1\n").message(),
+                    "U+007F"));
+}
+
+TEST(SuiteParse, PrintablePunctuationInANameIsKept) {
+    Suite s = parse_suite("[suite]\nname = \"s\"\n[[case]]\nop = \"add\"\nname = 'q\"b\\s é'\nrows = 1\ncols = 1\n",
+                          "t.toml");
+    ASSERT_EQ(s.cases.size(), 1u);
+    EXPECT_EQ(s.cases[0].name, "q\"b\\s é");
+}
+
+// A long sweep list: the duplicate check is O(n log n), so a duplicate at
+// the end of a long list is found (with both positions) without a stall.
+TEST(SuiteErrors, ADuplicateAtTheEndOfALongSweepListNamesBothPositions) {
+    std::string list = "m = [";
+    for (int i = 1; i <= 60000; ++i) list += std::to_string(i) + ",";
+    list += "777]";
+    SuiteError e = error_of("[suite]\nname = \"s\"\n[[case]]\nop = \"matmul\"\nn = 1\nk = 1\n" + list + "\n");
+    EXPECT_TRUE(has(e.message(), "'m' lists 777 twice (first at t.toml:7:")) << e.what();
+}
+
+TEST(SuiteErrors, ASweepListLongerThanTheCaseLimitIsRefusedAtOnce) {
+    std::string list = "m = [1";
+    for (int i = 0; i < 200000; ++i) list += ",1";
+    list += "]";
+    SuiteError e = error_of("[suite]\nname = \"s\"\n[[case]]\nop = \"matmul\"\nn = 1\nk = 1\n" + list + "\n");
+    expect_at(e, 7, 5);
+    EXPECT_TRUE(has(e.message(), "'m' lists 200001 values; a sweep axis holds at most 100000")) << e.what();
+}
+
+SuiteError load_error(const std::string &path) {
+    try {
+        (void)load_suite_file(path);
+    } catch (const SuiteError &e) {
+        return e;
+    }
+    throw std::logic_error("load_suite_file accepted " + path);
+}
+
+TEST(SuiteErrors, OnlyRegularFilesAreRead) {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / ("opbench-suite-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    fs::create_symlink("/dev/zero", dir / "zero.toml"); // once read 4 GB, then aborted
+    ASSERT_EQ(::mkfifo((dir / "fifo.toml").c_str(), 0600), 0);
+    for (const fs::path &p : {fs::path("/dev/zero"), dir / "zero.toml", dir / "fifo.toml"}) {
+        SuiteError e = load_error(p.string());
+        EXPECT_TRUE(has(e.what(), p.string() + ": is not a regular file")) << e.what();
+    }
+    EXPECT_TRUE(has(load_error(dir.string()).what(), "is a directory")) << dir;
+    fs::remove_all(dir);
+}
+
+TEST(SuiteErrors, AFileOverTheSizeCapIsRefusedBeforeParsing) {
+    namespace fs = std::filesystem;
+    const fs::path path = fs::temp_directory_path() / ("opbench-big-" + std::to_string(::getpid()) + ".toml");
+    {
+        std::ofstream out(path);
+        const std::string comment = "# " + std::string(1022, 'x') + "\n";
+        for (int i = 0; i < 17 * 1024; ++i) out << comment; // 17 MiB
+    }
+    SuiteError e = load_error(path.string());
+    fs::remove(path);
+    EXPECT_TRUE(has(e.what(), "larger than 16 MiB")) << e.what();
 }
 
 // ---- shipped suites -----------------------------------------------------------------

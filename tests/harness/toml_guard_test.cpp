@@ -1,0 +1,57 @@
+// The guard in front of TOML++ 3.3.0: non-ASCII text outside strings and
+// comments is refused with its position before the parser's undefined
+// behaviour can be reached; inside strings and comments it is left alone.
+#include "toml_guard.hpp"
+
+#include "suite.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace opbench;
+
+TEST(TomlGuard, LeavesNonAsciiInStringsAndCommentsAlone) {
+    for (const char *ok : {"name = \"gpt-2 \xc3\xa9\"\n", "# caf\xc3\xa9\nx = 1\n", "x = 'caf\xc3\xa9'\n",
+                           "x = \"\"\"\ncaf\xc3\xa9\n\"\"\"\n", "x = '''\xc3\xa9'''\n", "\"\xc3\xa9\" = 1\n",
+                           "x = \"a\\\"\xc3\xa9\"\n", "x = \"\"\"a\\\"\"\"\xc3\xa9\"\"\"\n", "x = \"\"\"\"\xc3\xa9\"\"\"\"\n",
+                           "\xEF\xBB\xBFx = 1\n", "x = \"\"\"\\\n  a\xc3\xa9\"\"\"\n"})
+        EXPECT_FALSE(find_non_ascii_outside_strings(ok)) << ok;
+}
+
+TEST(TomlGuard, FindsNonAsciiOutsideStringsWithItsPosition) {
+    auto p = find_non_ascii_outside_strings("[suite]\na = 1 \xc2\xa7\n");
+    ASSERT_TRUE(p);
+    EXPECT_EQ(p->line, 2);
+    EXPECT_EQ(p->column, 7);
+    EXPECT_NE(p->message.find("outside a string or comment"), std::string::npos);
+
+    // What the fuzzer found: a mangled byte order mark, and malformed UTF-8 (toml++ #295).
+    p = find_non_ascii_outside_strings("\xef\xbb\xa3x = 1\n");
+    ASSERT_TRUE(p);
+    EXPECT_EQ(p->line, 1);
+    EXPECT_EQ(p->column, 1);
+    EXPECT_TRUE(find_non_ascii_outside_strings("\xcc\xaa"));
+    EXPECT_TRUE(find_non_ascii_outside_strings("x = \"a\"\xc3\xa9\n")) << "after a string closes";
+    EXPECT_TRUE(find_non_ascii_outside_strings("x = 'a'\n\xc3\xa9\n"));
+}
+
+TEST(TomlGuard, FindsNonAsciiRightAfterALineEndingBackslash) {
+    // toml++ #190: s = """\<newline>§"""
+    auto p = find_non_ascii_outside_strings("s = \"\"\"\\\n\xc2\xa7\"\"\"\n");
+    ASSERT_TRUE(p);
+    EXPECT_EQ(p->line, 2);
+    EXPECT_EQ(p->column, 1);
+    EXPECT_NE(p->message.find("line-ending backslash"), std::string::npos);
+}
+
+TEST(TomlGuard, TheSuiteLoaderReportsItAsASyntaxError) {
+    try {
+        (void)parse_suite("[suite]\nname = \"s\" \xef\xbc\x83\n", "t.toml");
+        FAIL() << "accepted";
+    } catch (const SuiteError &e) {
+        EXPECT_EQ(e.where().line, 2);
+        EXPECT_EQ(e.where().column, 12);
+        EXPECT_NE(std::string(e.what()).find("TOML syntax error: a non-ASCII character outside a string"),
+                  std::string::npos)
+            << e.what();
+    }
+}
