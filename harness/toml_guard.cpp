@@ -1,10 +1,62 @@
 #include "toml_guard.hpp"
 
+#include <vector>
+
 namespace opbench {
+namespace {
+
+// Where a quote opens a string. TOML++ does so only where a key or a value
+// begins; elsewhere (inside a bare number, date or word) it scans the quote
+// as part of that token and goes on to the characters after it through the
+// faulty lookup, so such a quote must not hide what follows it. Exact for
+// valid TOML; on invalid text it errs towards "not a string", and TOML++
+// stops at its first error anyway.
+class TokenStarts {
+public:
+    [[nodiscard]] bool string_may_start_here() const {
+        switch (previous_) {
+        case '\n': case '=': case '[': case ',': case '{': return true;
+        case '.': return in_key_; // a dotted key: a."b"; in a value it is a number's point
+        default: return false;
+        }
+    }
+    void saw_string() { previous_ = '"'; }
+    // Every character outside strings and comments.
+    void saw(char c) {
+        switch (c) {
+        case ' ': case '\t': case '\r': return; // whitespace keeps the previous token
+        case '\n':
+            if (nesting_.empty()) in_key_ = true; // a new line at the top level starts with a key
+            break;
+        case '=': in_key_ = false; break;
+        case '{': nesting_.push_back('{'); in_key_ = true; break;
+        case '[':
+            if (nesting_.empty() && previous_ == '\n') { nesting_.push_back('H'); in_key_ = true; } // [table]
+            else if (!nesting_.empty() && nesting_.back() == 'H' && previous_ == '[') nesting_.push_back('H'); // [[
+            else { nesting_.push_back('['); in_key_ = false; } // an array
+            break;
+        case ',': in_key_ = !nesting_.empty() && nesting_.back() == '{'; break;
+        case ']': case '}':
+            if (!nesting_.empty()) nesting_.pop_back();
+            in_key_ = false;
+            break;
+        default: break;
+        }
+        previous_ = c;
+    }
+
+private:
+    char previous_ = '\n'; // the last character outside whitespace; the text starts like a line
+    bool in_key_ = true;
+    std::vector<char> nesting_; // H: a table header's brackets, [: an array, {: an inline table
+};
+
+} // namespace
 
 std::optional<TomlTextProblem> find_non_ascii_outside_strings(std::string_view text) {
     enum class State { Normal, Comment, Basic, Literal, MultiBasic, MultiLiteral };
     State state = State::Normal;
+    TokenStarts tokens;
     int line = 1, column = 0;
     std::size_t i = 0;
     // Advances over one byte, keeping line and column (code points) current.
@@ -30,15 +82,23 @@ std::optional<TomlTextProblem> find_non_ascii_outside_strings(std::string_view t
         switch (state) {
         case State::Normal:
             if (c >= 0x80) return problem("outside a string or comment");
-            if (c == '#') state = State::Comment;
-            else if (starts("\"\"\"")) { step(); step(); state = State::MultiBasic; }
-            else if (starts("'''")) { step(); step(); state = State::MultiLiteral; }
-            else if (c == '"') state = State::Basic;
-            else if (c == '\'') state = State::Literal;
+            if (c == '#') {
+                state = State::Comment;
+            } else if ((c == '"' || c == '\'') && tokens.string_may_start_here()) {
+                if (starts("\"\"\"")) { step(); step(); state = State::MultiBasic; }
+                else if (starts("'''")) { step(); step(); state = State::MultiLiteral; }
+                else state = c == '"' ? State::Basic : State::Literal;
+                tokens.saw_string();
+            } else {
+                tokens.saw(static_cast<char>(c));
+            }
             step();
             break;
         case State::Comment:
-            if (c == '\n') state = State::Normal;
+            if (c == '\n') {
+                state = State::Normal;
+                tokens.saw('\n');
+            }
             step();
             break;
         case State::Basic:

@@ -5,11 +5,24 @@
 # directory, so the committed corpus is only read). Exits non-zero when a
 # target finds a crash, leak, undefined behaviour, timeout or out-of-memory;
 # the reproducer is left in build-fuzz/findings/<target>/.
-#   scripts/fuzz.sh [SECONDS_PER_TARGET]      (default 60)
+#   scripts/fuzz.sh [SECONDS_PER_TARGET]   a fresh random search (default 60 s)
+#   scripts/fuzz.sh --ci                   a fixed search: seed 1, RUNS inputs a target
+# The --ci form is what .ci/run gates on: the same inputs every time, so a
+# landing does not hang on what a random search happens to hit that day (run
+# it before you stop and CI sees what you saw). Searching afresh, with the
+# first form, is how new findings are made.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-seconds="${1:-60}"
+if [ "${1:-}" = --ci ]; then
+  runs="${RUNS:-200000}"
+  budget=(-seed=1 -runs="$runs")
+  what="$runs inputs from seed 1"
+else
+  seconds="${1:-60}"
+  budget=(-max_total_time="$seconds")
+  what="${seconds} s"
+fi
 if [ ! -f build-fuzz/build.ninja ]; then
   CXX=clang++ meson setup build-fuzz tests/fuzz
 fi
@@ -23,11 +36,11 @@ for target in suite result_set; do
   mkdir -p "$findings" "$scratch"
   dict=()
   [ "$target" = suite ] && dict=(-dict=tests/fuzz/toml.dict)
-  echo "fuzz.sh: fuzz_$target for ${seconds} s"
+  echo "fuzz.sh: fuzz_$target for $what"
   # -timeout: one input taking 10 s is a hang; -rss_limit_mb: a 2 GiB input-driven
   # allocation is a finding, not a machine problem.
   if ! build-fuzz/fuzz_$target "$scratch" "tests/fuzz/corpus/$target" "${dict[@]}" \
-      -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=16384 \
+      "${budget[@]}" -timeout=10 -rss_limit_mb=2048 -max_len=16384 \
       -print_final_stats=1 -artifact_prefix="$findings/" > "build-fuzz/fuzz_$target.log" 2>&1; then
     echo "fuzz.sh: fuzz_$target FOUND A PROBLEM; reproducer(s) in $findings:" >&2
     ls -l "$findings" >&2

@@ -6,6 +6,7 @@
 #include "suite.hpp"
 
 #include <gtest/gtest.h>
+#include <toml++/toml.h>
 
 using namespace opbench;
 
@@ -53,5 +54,28 @@ TEST(TomlGuard, TheSuiteLoaderReportsItAsASyntaxError) {
         EXPECT_NE(std::string(e.what()).find("TOML syntax error: a non-ASCII character outside a string"),
                   std::string::npos)
             << e.what();
+    }
+}
+
+TEST(TomlGuard, AQuoteInsideABareTokenDoesNotOpenAString) {
+    // fuzz_suite's second finding: TOML++ reads the number token `1\x02 6'''666...` on
+    // through the quotes and classifies the U+00FD after them through the faulty lookup.
+    auto p = find_non_ascii_outside_strings("[suite]\nx = 1\x02" "6'''66==\xc3\xbd==\n");
+    ASSERT_TRUE(p);
+    EXPECT_EQ(p->line, 2);
+    EXPECT_EQ(p->column, 15);
+    EXPECT_TRUE(find_non_ascii_outside_strings("x = 1.'\xc3\xa9'\n")) << "a number's point is not a dotted key";
+    EXPECT_TRUE(find_non_ascii_outside_strings("x = true\"\xc3\xa9\"\n"));
+    EXPECT_TRUE(find_non_ascii_outside_strings("x = [1\"\xc3\xa9\"]\n"));
+}
+
+TEST(TomlGuard, StringsWhereverTomlAllowsThemStayAccepted) {
+    for (const char *ok : {"a.\"\xc3\xa9\" = 1\n", "a . '\xc3\xa9' = 1\n", "[\"\xc3\xa9\"]\nx = 1\n",
+                           "[[a.'\xc3\xa9']]\nx = 1\n", "x = [\"\xc3\xa9\", '\xc3\xbc']\n",
+                           "x = [\n  \"\xc3\xa9\", # c\xc3\xa9\n  '\xc3\xbc',\n]\n",
+                           "x = { \"\xc3\xa9\" = 1, b.'\xc3\xbc' = \"\xc3\xbd\" }\n", "x = [[\"\xc3\xa9\"], ['\xc3\xbc']]\n",
+                           "# c\xc3\xa9\n\"\xc3\xa9\" = 1\n", "x = 1 # '\n\"\xc3\xa9\" = 2\n"}) {
+        EXPECT_FALSE(find_non_ascii_outside_strings(ok)) << ok;
+        EXPECT_NO_THROW((void)toml::parse(ok)) << ok << " (the cases must be valid TOML)";
     }
 }
