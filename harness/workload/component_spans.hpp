@@ -45,8 +45,9 @@ private:
 [[nodiscard]] ComponentTimes component_times(const ScopeTree &tree);
 
 // Component times when the run does not profile the entry: `calls` phase
-// calls with the spans on, into a profiler of their own. Run after the timed
-// repetitions, never inside them.
+// calls with the spans on, into a profiler of their own; the times of the
+// call of median length (the lower middle of an even count). Run after the
+// timed repetitions, never inside them.
 [[nodiscard]] ComponentTimes scoped_component_times(DecoderPhaseWork &phase, int calls);
 
 } // namespace opbench::workload

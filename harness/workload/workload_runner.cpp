@@ -505,10 +505,13 @@ void WorkloadRunner::report_figures(std::ostream &out) const {
         any = any || (ran_[i] && results_[i].figures && results_[i].core.status == CaseStatus::passed);
     if (!any) return;
     out << "\nWorkloads (tokens/s at the median call; ms per token over every unit timed; "
-           "memory/token = (peak - weights) / context tokens):\n";
-    out << fmt::format("  {:<44} {:>11} {:>9} {:>9} {:>10} {:>11} {:>10} {:>10}  {}\n", "workload / phase / backend",
-                       "tokens/s", "ms p50", "ms p99", "peak MiB", "mem/token", "KV/token", "allocs/tok",
-                       "largest component");
+           "memory/token = (peak - weights) / context tokens;\n"
+           "  components: shares of the steps' time from their spans, the run's recorded samples when it "
+           "profiles (not in tokens/s), else scoped calls after the timed ones; unscoped: step time in no "
+           "component):\n";
+    out << fmt::format("  {:<44} {:>11} {:>9} {:>9} {:>10} {:>11} {:>10} {:>10} {:>9}  {}\n",
+                       "workload / phase / backend", "tokens/s", "ms p50", "ms p99", "peak MiB", "mem/token",
+                       "KV/token", "allocs/tok", "unscoped", "largest component");
     for (std::size_t i = 0; i < results_.size(); ++i) {
         const WorkloadResult &r = results_[i];
         if (!ran_[i] || !r.figures || r.core.status != CaseStatus::passed) continue;
@@ -517,11 +520,11 @@ void WorkloadRunner::report_figures(std::ostream &out) const {
         double best = -1;
         for (const auto &c : f.components)
             if (c.share > best) best = c.share, top = fmt::format("{} {:.0f}%", c.component, 100 * c.share);
-        out << fmt::format("  {:<44} {:>11.4g} {:>9.4g} {:>9.4g} {:>10.1f} {:>9.1f}Ki {:>9}B {:>10.4g}  {}\n",
+        out << fmt::format("  {:<44} {:>11.4g} {:>9.4g} {:>9.4g} {:>10.1f} {:>9.1f}Ki {:>9}B {:>10.4g} {:>8.1f}%  {}\n",
                            fmt::format("{} / {} / {}", r.source->name, phase_name(r.phase), r.core.backend),
                            f.tokens_per_second, f.ms_per_token_p50, f.ms_per_token_p99,
                            double(f.peak_bytes) / (1024.0 * 1024.0), f.memory_per_token_bytes / 1024.0,
-                           f.kv_cache_bytes_per_token, f.allocs_per_token, top);
+                           f.kv_cache_bytes_per_token, f.allocs_per_token, 100 * f.unscoped_share, top);
     }
 }
 
