@@ -12,7 +12,7 @@
 // The spans are installed only for the calls that record them
 // (DecoderPhaseWork::set_component_observer): a profiling run's recorded
 // samples, or the scoped passes below. Every timed call runs without an
-// observer: one branch per step.
+// observer: one predictable branch per step (DecoderPhaseWork::run_one_step).
 #pragma once
 
 #include "decoder.hpp"

@@ -138,9 +138,9 @@ public:
     [[nodiscard]] double bytes_in_step(int step) const;
 
     // Issues the step's calls; does not synchronize. Throws WorkloadFailure.
-    // With an observer, each component's calls are bracketed by begin/end;
-    // without one the cost is one branch per step.
-    void run_step(int step, ComponentObserver *observer = nullptr);
+    void run_step(int step);
+    // The same, each component's calls bracketed by observer.begin/end.
+    void run_step(int step, ComponentObserver &observer);
     void synchronize();
 
     // After run_step(step) + synchronize: every layer's output for the step's

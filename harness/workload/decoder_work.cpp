@@ -47,36 +47,41 @@ namespace {
 // One step as the observer sees it, closed also when the step throws.
 class StepBracket {
 public:
-    StepBracket(ComponentObserver *observer, int step) : observer_(observer), step_(step) {
-        if (observer_) observer_->step_begin(step_);
+    StepBracket(ComponentObserver &observer, int step) : observer_(observer), step_(step) {
+        observer_.step_begin(step_);
     }
-    ~StepBracket() {
-        if (observer_) observer_->step_end(step_);
-    }
+    ~StepBracket() { observer_.step_end(step_); }
     StepBracket(const StepBracket &) = delete;
     StepBracket &operator=(const StepBracket &) = delete;
 
 private:
-    ComponentObserver *observer_;
+    ComponentObserver &observer_;
     int step_;
 };
 
 } // namespace
 
+void DecoderPhaseWork::run_one_step(int step) {
+    const bool decode = phase_ == Phase::decode; // a decode step waits for its token
+    if (!observer_) { // every timed call: this test is all the spans cost it
+        run_.run_step(step);
+        if (decode) run_.synchronize();
+        return;
+    }
+    StepBracket bracket(*observer_, step);
+    run_.run_step(step, *observer_);
+    if (decode) run_.synchronize();
+}
+
 void DecoderPhaseWork::execute() {
     if (phase_ == Phase::prefill) {
-        StepBracket step(observer_, 0);
-        run_.run_step(0, observer_);
+        run_one_step(0);
         return;
     }
     using Clock = std::chrono::steady_clock;
     for (int s = 1; s < run_.steps(); ++s) {
         const auto t0 = Clock::now();
-        {
-            StepBracket step(observer_, s); // a decode step waits for its token: the synchronize is in it
-            run_.run_step(s, observer_);
-            run_.synchronize();
-        }
+        run_one_step(s);
         if (step_seconds_.size() < kStepTimesKept)
             step_seconds_.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
         else

@@ -57,12 +57,16 @@ public:
         if (mark < step_seconds_.size()) step_seconds_.resize(mark);
     }
     // Brackets each step and each component x layer of every call (the
-    // profiler's spans, component_spans.hpp; null: none, one branch per step).
+    // profiler's spans, component_spans.hpp; null: none, one predictable
+    // branch per step).
     void set_component_observer(ComponentObserver *observer) { observer_ = observer; }
 
     DecoderRun &run() { return run_; }
 
 private:
+    // One step, with the observer when one is set; a decode step includes its synchronize.
+    void run_one_step(int step);
+
     DecoderRun &run_;
     Phase phase_;
     std::vector<double> step_seconds_;

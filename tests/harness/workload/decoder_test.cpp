@@ -338,7 +338,7 @@ TEST(DecoderNaive, ObserverSeesEveryComponentOfEveryLayerInOrder) {
     c.layers = 2;
     DecoderRun run(*be, c);
     auto plain = run_all(run);
-    run.run_step(1, &rec);
+    run.run_step(1, rec);
     run.synchronize();
     EXPECT_EQ(run.layer_outputs(1), plain[1]);
     std::vector<std::string> want = {"embed@-1"};
