@@ -127,7 +127,7 @@ struct DecoderMeasurements {
     double heap_allocs_per_call = 0;   // process heap allocations per call (the interposer)
     double backend_allocs_per_call = 0; // allocations reported through on_alloc per call
     ComponentTimes components;         // from the component spans (component_spans.hpp)
-    std::string components_from;       // which spans: the run's profile, or scoped passes
+    std::string components_from;       // which spans: "profile" (the run's recorded samples) or "scoped_calls"
 };
 
 // tokens/s (median), ms per token p50 / p99, memory and allocations per token,
