@@ -91,6 +91,27 @@ std::optional<ComponentBreakdown> attention_breakdown(const nlohmann::json &prof
     return out;
 }
 
+std::optional<ComponentBreakdown> decoder_breakdown(const nlohmann::json &entry) {
+    const nlohmann::json &d = member(entry, "decoder");
+    const nlohmann::json &components = member(d, "components");
+    if (!components.is_array() || components.empty()) return std::nullopt;
+    ComponentBreakdown out;
+    out.parent = "step";
+    double top = -1;
+    for (const auto &c : components) {
+        if (!c.is_object()) continue;
+        const std::string name = c.value("component", "");
+        const double share = c.value("share", 0.0);
+        out.shares.emplace_back(name, share);
+        if (share > top) {
+            top = share;
+            out.dominant = name;
+        }
+    }
+    out.other = d.value("components_unscoped_share", 0.0);
+    return out;
+}
+
 EntryFigures figures_from_entry(const nlohmann::json &entry, const nlohmann::json &ctx, double seconds) {
     EntryFigures f;
     f.op = entry.value("op", "");
@@ -198,6 +219,7 @@ std::vector<AnalyzedEntry> analyse_result_set(const nlohmann::json &set, const s
         } else {
             a.bottleneck = analyse(figures_from_entry(first, ctx, a.seconds));
         }
+        a.layer = decoder_breakdown(first);
         for (const auto *e : entries)
             if (e->contains("profile")) {
                 a.components = attention_breakdown((*e)["profile"]);
@@ -236,6 +258,12 @@ std::vector<Table> analysis_tables(const std::vector<AnalyzedEntry> &entries, st
         detail.rows.push_back({n, "verdict", fmt::format("{} ({}): {}", a.bottleneck.kind, a.bottleneck.severity,
                                                          a.bottleneck.description)});
         detail.rows.push_back({n, "suggestion", a.bottleneck.suggestion});
+        if (a.layer) {
+            std::string parts;
+            for (const auto &[name, share] : a.layer->shares) parts += fmt::format("{} {:.1f}%, ", name, 100.0 * share);
+            detail.rows.push_back({n, "layer", fmt::format("{}unscoped {:.1f}% (of the steps' time); dominant: {}",
+                                                           parts, 100.0 * a.layer->other, a.layer->dominant)});
+        }
         if (a.components) {
             const auto &c = *a.components;
             std::string parts;

@@ -37,6 +37,11 @@ struct ComponentBreakdown {
 // From an entry's `profile` array; nullopt when it holds none of the components.
 [[nodiscard]] std::optional<ComponentBreakdown> attention_breakdown(const nlohmann::json &profile);
 
+// A decoder workload entry's layer components (its `decoder.components`,
+// shares of the steps' time from the component spans) as a breakdown of the
+// `step`; `other` is the unscoped rest. nullopt for other entries.
+[[nodiscard]] std::optional<ComponentBreakdown> decoder_breakdown(const nlohmann::json &entry);
+
 // One case x backend of the set.
 struct AnalyzedEntry {
     std::string name; // the benchmark's run name
@@ -45,6 +50,7 @@ struct AnalyzedEntry {
     Bottleneck bottleneck;
     bool from_run = false; // the result set carried the verdict
     std::optional<ComponentBreakdown> components;
+    std::optional<ComponentBreakdown> layer; // decoder workloads: the layer's components
 };
 
 // The figures analyse() needs, from one entry and the set's context.opbench.

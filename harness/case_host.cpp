@@ -170,6 +170,7 @@ public:
     void on_phase_end(std::string_view p) override { inner_.on_phase_end(p); }
     void on_sample_begin(std::size_t i, int calls) override { inner_.on_sample_begin(i, calls); }
     void on_sample_end(std::size_t i, double s) override { inner_.on_sample_end(i, s); }
+    void on_sample_excluded(std::size_t i) override { inner_.on_sample_excluded(i); }
 
 private:
     RecipeObserver &inner_;

@@ -23,6 +23,10 @@ void PhaseTimer::on_sample_end(std::size_t index, double seconds_per_call) {
     if (next_) next_->on_sample_end(index, seconds_per_call);
 }
 
+void PhaseTimer::on_sample_excluded(std::size_t index) {
+    if (next_) next_->on_sample_excluded(index);
+}
+
 double PhaseTimer::seconds(std::string_view phase) const {
     auto it = total_.find(phase);
     return it == total_.end() ? 0.0 : it->second;

@@ -22,6 +22,7 @@ public:
     void on_phase_end(std::string_view phase) override;
     void on_sample_begin(std::size_t index, int calls) override;
     void on_sample_end(std::size_t index, double seconds_per_call) override;
+    void on_sample_excluded(std::size_t index) override;
 
     // Seconds spent in `phase` so far, over all its occurrences (0 if never).
     [[nodiscard]] double seconds(std::string_view phase) const;

@@ -55,13 +55,26 @@ void ProfilingObserver::on_sample_end(std::size_t index, double seconds_per_call
     recorded_ = false;
 }
 
+void ProfilingObserver::on_sample_excluded(std::size_t index) {
+    if (next_) next_->on_sample_excluded(index);
+}
+
 void ProfileInstrumentation::case_begin(const CaseJob &job, BackendInstance &be) {
     const opb_op_desc &d = job.desc;
+    begin(job.name, job.backend,
+          {{"op", op_name(d.op)}, {"backend", job.backend}, {"dtype", dtype_name(d.dtype)},
+           {"variant", variant_name(d.op, d.variant)}, {"threads", d.threads}, {"params", shape_params(d)}},
+          be);
+}
+
+void ProfileInstrumentation::begin(const std::string &name, const std::string &backend_name, nlohmann::json args,
+                                   BackendInstance &be, std::function<void(bool)> on_recording) {
     session_.case_begin(
-        job.name, job.backend,
-        {{"op", op_name(d.op)}, {"backend", job.backend}, {"dtype", dtype_name(d.dtype)},
-         {"variant", variant_name(d.op, d.variant)}, {"threads", d.threads}, {"params", shape_params(d)}},
-        [&be](bool on) { be.set_scope_recording(on); },
+        name, backend_name, std::move(args),
+        [&be, on_recording = std::move(on_recording)](bool on) {
+            be.set_scope_recording(on);
+            if (on_recording) on_recording(on);
+        },
         [&be]() -> std::optional<uint64_t> {
             const HostAccounting &a = be.accounting();
             if (a.device_current == 0 && a.device_peak == 0) return std::nullopt; // a CPU backend
@@ -79,10 +92,10 @@ RecipeObserver &ProfileInstrumentation::wrap_observer(RecipeObserver &observer) 
     return *observer_;
 }
 
-void ProfileInstrumentation::case_end() {
+const CaseProfile &ProfileInstrumentation::finish_case() {
     observer_.reset();
     work_.reset();
-    (void)session_.case_end();
+    return session_.case_end();
 }
 
 } // namespace opbench

@@ -15,7 +15,11 @@
 #include "profile_session.hpp"
 #include "recipe.hpp"
 
+#include <nlohmann/json.hpp>
+
+#include <functional>
 #include <memory>
+#include <string>
 
 namespace opbench {
 
@@ -50,6 +54,7 @@ public:
     void on_sample_begin(std::size_t index, int calls) override;
     void on_sample_end(std::size_t index, double seconds_per_call) override;
     [[nodiscard]] bool sample_is_extra() const override { return recorded_; }
+    void on_sample_excluded(std::size_t index) override;
 
 private:
     ProfileSession &session_;
@@ -58,17 +63,25 @@ private:
     bool recorded_ = false;
 };
 
-// The profiler's side of the in-process case host (case_host.hpp): opens a
-// case span in the session as each case begins, gives the recipe the
-// profiled work and observer, and closes the span as the case ends.
+// The profiler's side of the in-process case host (case_host.hpp) and of
+// the workload runner: opens a case span in the session as each case
+// begins, gives the recipe the profiled work and observer, and closes the
+// span as the case ends.
 class ProfileInstrumentation final : public CaseInstrumentation {
 public:
     explicit ProfileInstrumentation(ProfileSession &session) : session_(session) {}
 
     void case_begin(const CaseJob &job, BackendInstance &backend) override;
+    // Any measured unit on `backend` (a workload entry): `args` go on the
+    // case span; `on_recording` hears the plugin's scope switch flip, at
+    // each recorded sample's start and end.
+    void begin(const std::string &name, const std::string &backend_name, nlohmann::json args,
+               BackendInstance &backend, std::function<void(bool)> on_recording = nullptr);
     [[nodiscard]] MeasuredWork &wrap_work(MeasuredWork &work) override;
     [[nodiscard]] RecipeObserver &wrap_observer(RecipeObserver &observer) override;
-    void case_end() override;
+    void case_end() override { (void)finish_case(); }
+    // Ends the case; what it recorded (valid until the next case ends).
+    const CaseProfile &finish_case();
 
 private:
     ProfileSession &session_;

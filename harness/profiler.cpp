@@ -276,7 +276,8 @@ Table hot_path_table(const ScopeTree &tree, const std::string &title) {
                           format_seconds(n.max_s), share, format_count(double(n.allocs) / calls),
                           format_bytes(double(n.alloc_bytes) / calls)});
     }
-    t.notes.push_back("* a scope the plugin marked (OPB_SCOPE); the others are the harness's phases. "
+    t.notes.push_back("* a scope the plugin marked (OPB_SCOPE); the others are the harness's (its phases; a "
+                      "workload's steps and components). "
                       "self = total less the children; allocations include the children's.");
     return t;
 }

@@ -123,6 +123,7 @@ RepetitionRecord Recipe::measure_repetition() {
             const double sample = std::max(0.0, t1 - t0);
             if (extra) { // a profiler's recorded sample: in no statistic
                 obs->on_sample_end(samples.size(), sample / calls);
+                obs->on_sample_excluded(samples.size());
                 criterion.note_wall_time(clock.now() - wall_start);
                 continue;
             }

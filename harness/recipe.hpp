@@ -86,6 +86,10 @@ public:
     // profiler's recorded sample, whose spans cost time). An extra sample's
     // on_sample_end gets the index the next counted sample will have.
     [[nodiscard]] virtual bool sample_is_extra() const { return false; }
+    // Right after on_sample_end of a sample the recipe kept out of every
+    // statistic (sample_is_extra, unless the recipe had to count it): what
+    // an observer gathered for that sample alone can be dropped too.
+    virtual void on_sample_excluded(std::size_t /*index*/) {}
 };
 
 struct RecipeOptions {

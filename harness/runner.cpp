@@ -188,7 +188,7 @@ RunSummary SuiteRun::run() {
     open_backends();
     call_overhead_ = measure_call_overheads(sessions_);
     // Workloads run in this process on the parent's own backend instances
-    // (never in a worker, never profiled): docs/decoder.md.
+    // (never in a worker): docs/decoder.md.
     workloads_ = std::make_unique<workload::WorkloadRunner>(
         workload_cases_, sessions_, options_.reference, timer_overhead_,
         [this](double flops, double bytes, int dtype, int threads, const std::string &backend, double seconds) {
@@ -462,6 +462,7 @@ void SuiteRun::start_profiling() {
     if (!options_.profile.enabled()) return;
     profile_ = std::make_unique<ProfileSession>(options_.profile);
     for (auto &[name, inst] : sessions_.backends) inst->attach_profiler(&profile_->profiler());
+    workloads_->profile_with(profile_.get());
     profile_->run_begin(
         {{"suite", suite_.name}, {"path", suite_.path}, {"schedule", to_string(options_.profile.schedule)}});
 }

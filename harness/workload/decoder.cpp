@@ -6,7 +6,6 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <tuple>
@@ -496,40 +495,26 @@ void DecoderRun::issue(const Call &k, const StepProgram &p) {
                                                     k.desc ? "execute" : "copy_in", be_.error_text(s))};
 }
 
-void DecoderRun::run_step(int step, ComponentObserver *observer) {
+void DecoderRun::run_step(int step) {
     const StepProgram &p = programs_.at(std::size_t(step));
-    if (!observer) {
-        for (const Call &k : p.calls) issue(k, p);
-        return;
-    }
+    for (const Call &k : p.calls) issue(k, p);
+}
+
+void DecoderRun::run_step(int step, ComponentObserver &observer) {
+    const StepProgram &p = programs_.at(std::size_t(step));
     std::size_t i = 0;
     while (i < p.calls.size()) {
         const Component comp = p.calls[i].component;
         const int layer = p.calls[i].layer;
-        observer->begin(comp, layer);
+        observer.begin(comp, layer);
         try {
             for (; i < p.calls.size() && p.calls[i].component == comp && p.calls[i].layer == layer; ++i)
                 issue(p.calls[i], p);
         } catch (...) {
-            observer->end(comp, layer);
+            observer.end(comp, layer);
             throw;
         }
-        observer->end(comp, layer);
-    }
-}
-
-void DecoderRun::run_step_by_component(int step, ComponentSeconds &seconds) {
-    using Clock = std::chrono::steady_clock;
-    const StepProgram &p = programs_.at(std::size_t(step));
-    std::size_t i = 0;
-    while (i < p.calls.size()) {
-        const Component comp = p.calls[i].component;
-        const int layer = p.calls[i].layer;
-        const auto t0 = Clock::now();
-        for (; i < p.calls.size() && p.calls[i].component == comp && p.calls[i].layer == layer; ++i)
-            issue(p.calls[i], p);
-        synchronize();
-        seconds[static_cast<std::size_t>(comp)] += std::chrono::duration<double>(Clock::now() - t0).count();
+        observer.end(comp, layer);
     }
 }
 

@@ -34,7 +34,6 @@
 
 #include "opbench/plugin.h"
 
-#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -73,16 +72,18 @@ enum class Component {
 };
 inline constexpr int kComponentCount = 12;
 [[nodiscard]] std::string_view component_name(Component c);
-using ComponentSeconds = std::array<double, kComponentCount>;
 
 // Sees each component's run of plugin calls begin and end (a profiler's
-// scopes: the component spans nest the plugin's own scopes). Called on the
+// scopes: the component spans nest the plugin's own scopes), and each step
+// of a phase call around them (DecoderPhaseWork::execute). Called on the
 // thread that runs the step; no synchronize is added.
 class ComponentObserver {
 public:
     virtual ~ComponentObserver() = default;
     virtual void begin(Component c, int layer) = 0;
     virtual void end(Component c, int layer) = 0;
+    virtual void step_begin(int /*step*/) {}
+    virtual void step_end(int /*step*/) {}
 };
 
 // Host copies of the weights and inputs, as float, already rounded to the
@@ -137,11 +138,9 @@ public:
     [[nodiscard]] double bytes_in_step(int step) const;
 
     // Issues the step's calls; does not synchronize. Throws WorkloadFailure.
-    // With an observer, each component's calls are bracketed by begin/end.
-    void run_step(int step, ComponentObserver *observer = nullptr);
-    // The same calls, with a synchronize and a clock read at every component
-    // boundary; adds each component's seconds to `seconds`.
-    void run_step_by_component(int step, ComponentSeconds &seconds);
+    void run_step(int step);
+    // The same, each component's calls bracketed by observer.begin/end.
+    void run_step(int step, ComponentObserver &observer);
     void synchronize();
 
     // After run_step(step) + synchronize: every layer's output for the step's

@@ -42,35 +42,51 @@ void DecoderPhaseWork::prepare() {
     step_seconds_.reserve(kStepTimesKept);
 }
 
+namespace {
+
+// One step as the observer sees it, closed also when the step throws.
+class StepBracket {
+public:
+    StepBracket(ComponentObserver &observer, int step) : observer_(observer), step_(step) {
+        observer_.step_begin(step_);
+    }
+    ~StepBracket() { observer_.step_end(step_); }
+    StepBracket(const StepBracket &) = delete;
+    StepBracket &operator=(const StepBracket &) = delete;
+
+private:
+    ComponentObserver &observer_;
+    int step_;
+};
+
+} // namespace
+
+void DecoderPhaseWork::run_one_step(int step) {
+    const bool decode = phase_ == Phase::decode; // a decode step waits for its token
+    if (!observer_) { // every timed call: this test is all the spans cost it
+        run_.run_step(step);
+        if (decode) run_.synchronize();
+        return;
+    }
+    StepBracket bracket(*observer_, step);
+    run_.run_step(step, *observer_);
+    if (decode) run_.synchronize();
+}
+
 void DecoderPhaseWork::execute() {
     if (phase_ == Phase::prefill) {
-        run_.run_step(0, observer_);
+        run_one_step(0);
         return;
     }
     using Clock = std::chrono::steady_clock;
     for (int s = 1; s < run_.steps(); ++s) {
         const auto t0 = Clock::now();
-        run_.run_step(s, observer_);
-        run_.synchronize();
+        run_one_step(s);
         if (step_seconds_.size() < kStepTimesKept)
             step_seconds_.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
         else
             ++step_seconds_dropped_;
     }
-}
-
-ComponentSeconds DecoderPhaseWork::time_components(int passes) {
-    std::vector<ComponentSeconds> per_pass(std::size_t(std::max(1, passes)), ComponentSeconds{});
-    for (auto &secs : per_pass)
-        for (int s : steps()) run_.run_step_by_component(s, secs);
-    ComponentSeconds median{};
-    for (std::size_t c = 0; c < median.size(); ++c) {
-        std::vector<double> v;
-        for (const auto &secs : per_pass) v.push_back(secs[c]);
-        std::sort(v.begin(), v.end());
-        median[c] = percentile_sorted(v, 0.5);
-    }
-    return median;
 }
 
 std::vector<std::vector<std::vector<float>>> capture_layer_outputs(DecoderRun &run) {
@@ -155,15 +171,18 @@ DecoderFigures decoder_figures(const DecoderMeasurements &m) {
         f.allocs_per_token = m.heap_allocs_per_call / double(m.tokens_per_call);
         f.backend_allocs_per_token = m.backend_allocs_per_call / double(m.tokens_per_call);
     }
-    double total = 0;
-    for (double s : m.components) total += s;
-    const double tokens = double(m.tokens_per_call);
-    for (int i = 0; i < kComponentCount; ++i) {
-        const double s = m.components[std::size_t(i)];
-        if (!(s > 0)) continue;
-        f.components.push_back({std::string(component_name(Component(i))), total > 0 ? s / total : 0,
-                                tokens > 0 ? s / tokens : 0});
-    }
+    // Shares of the steps' time, so that with the unscoped rest they add up to 1.
+    const ComponentTimes &t = m.components;
+    const double tokens = double(t.steps) * double(m.tokens_per_unit);
+    auto share = [&](double s) { return t.step_seconds > 0 ? s / t.step_seconds : 0.0; };
+    auto per_token = [&](double s) { return tokens > 0 ? s / tokens : 0.0; };
+    for (const auto &p : t.parts)
+        f.components.push_back({p.component, share(p.total_s), per_token(p.total_s), share(p.self_s),
+                                per_token(p.self_s), p.spans});
+    f.unscoped_share = share(t.unscoped_seconds);
+    f.unscoped_seconds_per_token = per_token(t.unscoped_seconds);
+    f.component_steps = t.steps;
+    f.components_from = m.components_from;
     return f;
 }
 
@@ -179,8 +198,17 @@ nlohmann::json figures_json(const DecoderFigures &f) {
     j["backend_allocs_per_token"] = f.backend_allocs_per_token;
     nlohmann::json comps = nlohmann::json::array();
     for (const auto &s : f.components)
-        comps.push_back({{"component", s.component}, {"share", s.share}, {"seconds_per_token", s.seconds_per_token}});
+        comps.push_back({{"component", s.component},
+                         {"share", s.share},
+                         {"seconds_per_token", s.seconds_per_token},
+                         {"self_share", s.self_share},
+                         {"self_seconds_per_token", s.self_seconds_per_token},
+                         {"spans", s.spans}});
     j["components"] = comps;
+    j["components_unscoped_share"] = f.unscoped_share;
+    j["components_unscoped_seconds_per_token"] = f.unscoped_seconds_per_token;
+    j["components_steps"] = f.component_steps;
+    j["components_from"] = f.components_from;
     return j;
 }
 

@@ -51,19 +51,22 @@ public:
     }
     // Steps this phase runs, in order.
     [[nodiscard]] std::vector<int> steps() const;
-    // Brackets each component x layer of every call (a profiler's spans;
-    // null: none). The hook for per-component shares from profiling scopes.
+    // Drops the step times recorded since `mark` (a step_seconds().size()):
+    // a profiler's recorded sample is in no statistic, its steps neither.
+    void drop_step_seconds_since(std::size_t mark) {
+        if (mark < step_seconds_.size()) step_seconds_.resize(mark);
+    }
+    // Brackets each step and each component x layer of every call (the
+    // profiler's spans, component_spans.hpp; null: none, one predictable
+    // branch per step).
     void set_component_observer(ComponentObserver *observer) { observer_ = observer; }
-
-    // The phase's steps with a synchronize at every component boundary,
-    // `passes` times; per component, the median over the passes of its
-    // seconds in one pass (one call's worth). The median keeps a pass that a
-    // shared machine stalled from skewing the shares.
-    [[nodiscard]] ComponentSeconds time_components(int passes);
 
     DecoderRun &run() { return run_; }
 
 private:
+    // One step, with the observer when one is set; a decode step includes its synchronize.
+    void run_one_step(int step);
+
     DecoderRun &run_;
     Phase phase_;
     std::vector<double> step_seconds_;
@@ -99,6 +102,20 @@ struct WorkloadTolerance {
 };
 [[nodiscard]] WorkloadTolerance decoder_tolerance(const DecoderConfig &config);
 
+// The components' times over the steps a profile recorded (component_times
+// in component_spans.hpp reads them from the spans).
+struct ComponentTimes {
+    uint64_t steps = 0;          // step spans
+    double step_seconds = 0;     // their total
+    double unscoped_seconds = 0; // step time outside every component span (the steps' self time)
+    struct Part {
+        std::string component;
+        uint64_t spans = 0;             // steps x layers
+        double total_s = 0, self_s = 0; // self: outside the plugin's own scopes inside it
+    };
+    std::vector<Part> parts; // in the order a step runs them
+};
+
 // Measured inputs of the whole-model figures.
 struct DecoderMeasurements {
     std::vector<double> call_seconds;  // one per timed call (every sample, every repetition)
@@ -109,7 +126,8 @@ struct DecoderMeasurements {
     uint64_t weight_bytes = 0, kv_cache_bytes = 0, kv_bytes_per_token = 0;
     double heap_allocs_per_call = 0;   // process heap allocations per call (the interposer)
     double backend_allocs_per_call = 0; // allocations reported through on_alloc per call
-    ComponentSeconds components{};     // from time_components: seconds per call, by component
+    ComponentTimes components;         // from the component spans (component_spans.hpp)
+    std::string components_from;       // which spans: "profile" (the run's recorded samples) or "scoped_calls"
 };
 
 // tokens/s (median), ms per token p50 / p99, memory and allocations per token,
@@ -123,10 +141,18 @@ struct DecoderFigures {
     double allocs_per_token = 0, backend_allocs_per_token = 0;
     struct Share {
         std::string component;
-        double share = 0;           // of the components' total
+        double share = 0;             // of the steps' time (component spans' total / step spans' total)
         double seconds_per_token = 0;
+        double self_share = 0;        // the part of `share` outside the plugin's own scopes
+        double self_seconds_per_token = 0;
+        uint64_t spans = 0;
     };
-    std::vector<Share> components; // non-zero ones, in layer order
+    std::vector<Share> components; // those the steps ran, in layer order
+    // The steps' time in no component (the step loop, decode's synchronize):
+    // the shares and this add up to 1.
+    double unscoped_share = 0, unscoped_seconds_per_token = 0;
+    uint64_t component_steps = 0;  // step spans the shares come from
+    std::string components_from;   // DecoderMeasurements::components_from
 };
 [[nodiscard]] DecoderFigures decoder_figures(const DecoderMeasurements &m);
 

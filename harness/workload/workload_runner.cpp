@@ -2,8 +2,10 @@
 
 #include "interrupt.hpp"
 #include "memory_figures.hpp"
+#include "profile_observer.hpp"
 #include "settings.hpp"
 #include "statistics.hpp"
+#include "workload/component_spans.hpp"
 
 #include "opbench/ops.hpp"
 
@@ -36,6 +38,15 @@ std::vector<WorkloadCase> effective_workloads(const Suite &suite, const RunOptio
     return out;
 }
 
+namespace {
+
+nlohmann::json shape_json(const DecoderConfig &c) {
+    return {{"hidden", c.hidden}, {"heads", c.heads}, {"head_dim", c.head_dim()}, {"ffn", c.ffn_width()},
+            {"layers", c.layers}, {"batch", c.batch}, {"prompt", c.prompt},       {"generate", c.generate}};
+}
+
+} // namespace
+
 nlohmann::json workload_fields(const WorkloadResult &r) {
     const WorkloadCase &w = *r.source;
     const DecoderConfig &c = w.decoder;
@@ -46,9 +57,8 @@ nlohmann::json workload_fields(const WorkloadResult &r) {
     j["variant"] = variant_name(OPB_OP_ATTENTION, c.attention_variant);
     j["case"] = w.name;
     j["phase"] = phase_name(r.phase);
-    j["params"] = {{"hidden", c.hidden},   {"heads", c.heads},   {"head_dim", c.head_dim()},
-                   {"ffn", c.ffn_width()}, {"layers", c.layers}, {"batch", c.batch},
-                   {"prompt", c.prompt},   {"generate", c.generate}, {"tokens_per_call", r.tokens_per_call}};
+    j["params"] = shape_json(c);
+    j["params"]["tokens_per_call"] = r.tokens_per_call;
     j["workload"] = {{"kind", w.kind},
                      {"name", w.name},
                      {"norm", norm_name(c.norm)},
@@ -101,10 +111,15 @@ private:
 };
 
 // The memory figures of an op case (MemoryObserver), plus the allocations the
-// plugin reported through on_alloc during the warm-up calls.
+// plugin reported through on_alloc during the warm-up calls. The decode
+// steps of a sample kept out of the statistics (a profiler's recorded one)
+// are dropped from the step times too.
 class WorkloadObserver final : public RecipeObserver {
 public:
-    WorkloadObserver(BackendInstance &be, MemoryFigures &figures) : memory(be, figures), be_(be) {}
+    WorkloadObserver(BackendInstance &be, MemoryFigures &figures, DecoderPhaseWork &phase)
+        : memory(be, figures), be_(be), phase_(phase) {}
+    void on_sample_begin(std::size_t, int) override { sample_steps_from_ = phase_.step_seconds().size(); }
+    void on_sample_excluded(std::size_t) override { phase_.drop_step_seconds_since(sample_steps_from_); }
     void on_phase_begin(std::string_view phase) override {
         memory.on_phase_begin(phase);
         if (phase == phase::warmup) backend_allocs_before = be_.accounting().alloc_calls;
@@ -118,6 +133,8 @@ public:
 
 private:
     BackendInstance &be_;
+    DecoderPhaseWork &phase_;
+    std::size_t sample_steps_from_ = 0;
 };
 
 std::string noise_label(const RepetitionRecord &rec) {
@@ -136,6 +153,10 @@ struct WorkloadRunner::Active {
     std::unique_ptr<DecoderPhaseWork> phase;
     std::unique_ptr<DecoderMeasuredWork> work;
     std::unique_ptr<WorkloadObserver> observer;
+    // Profiling runs: the entry as a case of the run's profile, its
+    // components as spans in the recorded samples.
+    std::unique_ptr<ComponentSpans> spans;
+    std::unique_ptr<ProfileInstrumentation> profiling;
     std::unique_ptr<Recipe> recipe;
     PreparationRecord preparation;
 };
@@ -225,9 +246,28 @@ void WorkloadRunner::activate(std::size_t i) {
         a.run = std::make_unique<DecoderRun>(be, w.decoder);
         a.phase = std::make_unique<DecoderPhaseWork>(*a.run, r.phase);
         a.work = std::make_unique<DecoderMeasuredWork>(*a.phase, be, evictor_.get());
-        a.observer = std::make_unique<WorkloadObserver>(be, r.core.memory);
-        a.recipe = std::make_unique<Recipe>(*a.work, w.settings,
-                                            RecipeOptions{&steady_measure_clock(), a.observer.get(), timer_overhead_});
+        a.observer = std::make_unique<WorkloadObserver>(be, r.core.memory, *a.phase);
+        MeasuredWork *measured = a.work.get();
+        RecipeObserver *observer = a.observer.get();
+        if (profile_) {
+            // As an op case's: the component spans are installed while the
+            // plugin's scopes record (the schedule's samples), so every other
+            // call runs without them.
+            a.spans = std::make_unique<ComponentSpans>(profile_->profiler(), *a.run);
+            a.profiling = std::make_unique<ProfileInstrumentation>(*profile_);
+            nlohmann::json args = {{"op", w.kind},         {"workload", w.name},
+                                   {"phase", phase_name(r.phase)}, {"backend", r.core.backend},
+                                   {"dtype", dtype_name(w.decoder.dtype)}, {"threads", w.decoder.threads},
+                                   {"params", shape_json(w.decoder)}};
+            a.profiling->begin(r.core.name, r.core.backend, std::move(args), be,
+                               [phase = a.phase.get(), spans = a.spans.get()](bool on) {
+                                   phase->set_component_observer(on ? spans : nullptr);
+                               });
+            measured = &a.profiling->wrap_work(*measured);
+            observer = &a.profiling->wrap_observer(*observer);
+        }
+        a.recipe = std::make_unique<Recipe>(*measured, w.settings,
+                                            RecipeOptions{&steady_measure_clock(), observer, timer_overhead_});
         const WorkloadTolerance tol = decoder_tolerance(w.decoder);
         a.preparation = a.recipe->prepare([&](MeasuredWork &) {
             LayerComparison cmp;
@@ -254,6 +294,7 @@ void WorkloadRunner::activate(std::size_t i) {
     } catch (const MeasureFailure &f) {
         r.core.status = f.status;
         r.core.reason = f.reason;
+        if (active_->profiling) active_->profiling->case_end();
         active_.reset();
     }
 }
@@ -262,6 +303,12 @@ void WorkloadRunner::deactivate() {
     if (!active_) return;
     WorkloadResult &r = results_[active_->index];
     Active &a = *active_;
+    // What the run's profile recorded of this entry (profiling runs only).
+    std::optional<ComponentTimes> profiled;
+    if (a.profiling) {
+        profiled = component_times(a.profiling->finish_case().tree);
+        a.profiling.reset();
+    }
     if (r.core.status == CaseStatus::passed && a.run) {
         a.observer->memory.finish(a.preparation, a.run->footprint().workspace);
         const DecoderConfig &c = r.source->decoder;
@@ -279,14 +326,19 @@ void WorkloadRunner::deactivate() {
         m.heap_allocs_per_call = r.core.memory.allocs_per_call;
         m.backend_allocs_per_call = double(a.observer->backend_allocs_after - a.observer->backend_allocs_before) /
                                     double(std::max(1, a.preparation.warmup_calls));
-        // Component shares: extra passes with a synchronize at every
-        // component boundary, after the timed repetitions (not in them): up
-        // to 5, within about max_time at the measured time per call.
+        // Component shares from the component spans: the run's recorded
+        // samples when it profiles, else scoped calls after the timed
+        // repetitions (not in them): up to 5, within about max_time.
         try {
-            const double per_call = m.call_seconds.empty() ? 0.0 : summarize(m.call_seconds).median;
-            const int passes =
-                per_call > 0 ? std::clamp(int(r.source->settings.max_time / per_call), 1, 5) : 1;
-            m.components = a.phase->time_components(passes);
+            if (profiled && profiled->steps > 0) {
+                m.components = *profiled;
+                m.components_from = "profile";
+            } else {
+                const double per_call = m.call_seconds.empty() ? 0.0 : summarize(m.call_seconds).median;
+                const int calls = per_call > 0 ? std::clamp(int(r.source->settings.max_time / per_call), 1, 5) : 1;
+                m.components = scoped_component_times(*a.phase, calls);
+                m.components_from = "scoped_calls";
+            }
         } catch (const WorkloadFailure &f) {
             r.core.status = CaseStatus::failed;
             r.core.reason = "component timing: " + f.reason;
@@ -453,10 +505,13 @@ void WorkloadRunner::report_figures(std::ostream &out) const {
         any = any || (ran_[i] && results_[i].figures && results_[i].core.status == CaseStatus::passed);
     if (!any) return;
     out << "\nWorkloads (tokens/s at the median call; ms per token over every unit timed; "
-           "memory/token = (peak - weights) / context tokens):\n";
-    out << fmt::format("  {:<44} {:>11} {:>9} {:>9} {:>10} {:>11} {:>10} {:>10}  {}\n", "workload / phase / backend",
-                       "tokens/s", "ms p50", "ms p99", "peak MiB", "mem/token", "KV/token", "allocs/tok",
-                       "largest component");
+           "memory/token = (peak - weights) / context tokens;\n"
+           "  components: shares of the steps' time from their spans, the run's recorded samples when it "
+           "profiles (not in tokens/s), else scoped calls after the timed ones; unscoped: step time in no "
+           "component):\n";
+    out << fmt::format("  {:<44} {:>11} {:>9} {:>9} {:>10} {:>11} {:>10} {:>10} {:>9}  {}\n",
+                       "workload / phase / backend", "tokens/s", "ms p50", "ms p99", "peak MiB", "mem/token",
+                       "KV/token", "allocs/tok", "unscoped", "largest component");
     for (std::size_t i = 0; i < results_.size(); ++i) {
         const WorkloadResult &r = results_[i];
         if (!ran_[i] || !r.figures || r.core.status != CaseStatus::passed) continue;
@@ -465,11 +520,11 @@ void WorkloadRunner::report_figures(std::ostream &out) const {
         double best = -1;
         for (const auto &c : f.components)
             if (c.share > best) best = c.share, top = fmt::format("{} {:.0f}%", c.component, 100 * c.share);
-        out << fmt::format("  {:<44} {:>11.4g} {:>9.4g} {:>9.4g} {:>10.1f} {:>9.1f}Ki {:>9}B {:>10.4g}  {}\n",
+        out << fmt::format("  {:<44} {:>11.4g} {:>9.4g} {:>9.4g} {:>10.1f} {:>9.1f}Ki {:>9}B {:>10.4g} {:>8.1f}%  {}\n",
                            fmt::format("{} / {} / {}", r.source->name, phase_name(r.phase), r.core.backend),
                            f.tokens_per_second, f.ms_per_token_p50, f.ms_per_token_p99,
                            double(f.peak_bytes) / (1024.0 * 1024.0), f.memory_per_token_bytes / 1024.0,
-                           f.kv_cache_bytes_per_token, f.allocs_per_token, top);
+                           f.kv_cache_bytes_per_token, f.allocs_per_token, 100 * f.unscoped_share, top);
     }
 }
 

@@ -13,6 +13,7 @@
 #include "backend_work.hpp"
 #include "gbench_args.hpp"
 #include "machine.hpp"
+#include "profile_session.hpp"
 #include "recipe.hpp"
 #include "results.hpp"
 #include "runner.hpp"
@@ -67,6 +68,11 @@ public:
                    double timer_overhead, RooflineFn roofline);
     ~WorkloadRunner();
 
+    // Profiling runs (--profile, --trace): each entry becomes a case of the
+    // session, its steps and components spans of the recorded samples, and
+    // its component shares come from them. Null: not profiled.
+    void profile_with(ProfileSession *session) { profile_ = session; }
+
     // Backends the workloads name, in order of first mention.
     [[nodiscard]] std::vector<std::string> backends() const;
 
@@ -120,6 +126,7 @@ private:
     std::string reference_;
     double timer_overhead_;
     RooflineFn roofline_;
+    ProfileSession *profile_ = nullptr;
     std::vector<WorkloadResult> results_;
     std::vector<std::size_t> workload_of_;
     std::vector<bool> ran_;

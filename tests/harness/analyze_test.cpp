@@ -134,6 +134,35 @@ TEST(Analyze, TablesNameKindSeveritySuggestionAndComponents) {
     EXPECT_TRUE(components);
 }
 
+// A decoder workload entry: its layer's components (decoder.components, from
+// the component spans) with the unscoped rest and the dominant one.
+TEST(Analyze, DecoderEntriesShowTheirLayerComponents) {
+    nlohmann::json set = result_set();
+    nlohmann::json dec = entry("decoder/w/phase:decode/be:naive", "decoder", "naive", 2e-3, 1e6, 1e6);
+    dec["decoder"] = nlohmann::json::object();
+    dec["decoder"]["components"] = nlohmann::json::array(
+        {{{"component", "qkv"}, {"share", 0.3}}, {{"component", "mlp_in"}, {"share", 0.6}}});
+    dec["decoder"]["components_unscoped_share"] = 0.1;
+    set["benchmarks"].push_back(dec);
+    const auto entries = analyse_result_set(set, "set.json");
+    std::size_t i = 0;
+    while (i < entries.size() && entries[i].op != "decoder") ++i;
+    ASSERT_LT(i, entries.size());
+    ASSERT_TRUE(entries[i].layer);
+    EXPECT_EQ(entries[i].layer->dominant, "mlp_in");
+    EXPECT_DOUBLE_EQ(entries[i].layer->other, 0.1);
+    for (const auto &e : entries)
+        if (e.op != "decoder") EXPECT_FALSE(e.layer) << e.name;
+    bool layer_row = false;
+    const auto tables = analysis_tables(entries, 10);
+    for (const auto &row : tables[1].rows)
+        if (row[1] == "layer") {
+            layer_row = true;
+            EXPECT_EQ(row[2], "qkv 30.0%, mlp_in 60.0%, unscoped 10.0% (of the steps' time); dominant: mlp_in");
+        }
+    EXPECT_TRUE(layer_row);
+}
+
 TEST(Analyze, BadInputExits2WithTheReason) {
     std::ostringstream out, err;
     EXPECT_EQ(cmd_analyze("/nonexistent/set.json", 5, out, err), 2);

@@ -265,7 +265,7 @@ TEST(Records, StatusNamesAreTheResultSetStrings) {
 // the stopping rule and every statistic, however slow they are.
 struct ExtraSamples final : RecipeObserver {
     FakeWork &work;
-    std::size_t extra_from, extra_count, seen = 0, ends = 0, extra_ends = 0;
+    std::size_t extra_from, extra_count, seen = 0, ends = 0, extra_ends = 0, excluded = 0;
     bool current = false;
     ExtraSamples(FakeWork &w, std::size_t from, std::size_t count) : work(w), extra_from(from), extra_count(count) {}
     void on_sample_begin(std::size_t, int) override {
@@ -279,6 +279,7 @@ struct ExtraSamples final : RecipeObserver {
         work.slowdown = 1.0;
     }
     bool sample_is_extra() const override { return current; }
+    void on_sample_excluded(std::size_t) override { ++excluded; }
 };
 
 TEST(Recipe, ExtraSamplesAreInNoStatistic) {
@@ -291,6 +292,7 @@ TEST(Recipe, ExtraSamplesAreInNoStatistic) {
     EXPECT_EQ(r.summary.n, 10u) << "the same counted samples as without extras";
     EXPECT_EQ(obs.ends, 13u);
     EXPECT_EQ(obs.extra_ends, 3u);
+    EXPECT_EQ(obs.excluded, 3u) << "each extra sample is said to be excluded";
     EXPECT_DOUBLE_EQ(r.summary.max, 1e-3) << "no 5 ms sample in the statistics";
     EXPECT_DOUBLE_EQ(r.cpu_seconds_per_call, 1e-3);
     for (double t : r.sample_times) EXPECT_DOUBLE_EQ(t, 1e-3);
@@ -304,5 +306,6 @@ TEST(Recipe, EverySampleExtraStillEndsWithOneCounted) {
     (void)recipe.prepare(pass);
     const RepetitionRecord r = recipe.measure_repetition();
     EXPECT_EQ(r.summary.n, 1u) << "past the wall cap, the next sample counts";
+    EXPECT_EQ(obs.excluded, obs.ends - 1) << "the counted one is not said to be excluded";
     EXPECT_TRUE(r.timed_out);
 }

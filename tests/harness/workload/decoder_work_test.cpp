@@ -2,6 +2,8 @@
 // layer-by-layer check, and the whole-model figures.
 #include "workload/decoder_work.hpp"
 
+#include "workload/component_spans.hpp"
+
 #include "plugin_loader.hpp"
 
 #include "opbench/ops.hpp"
@@ -49,8 +51,12 @@ TEST(DecoderFigures, FromMeasurements) {
     m.kv_bytes_per_token = 16;
     m.heap_allocs_per_call = 20;
     m.backend_allocs_per_call = 0;
-    m.components[std::size_t(Component::qkv)] = 3.0;
-    m.components[std::size_t(Component::attention)] = 1.0;
+    // 4 steps of 8 s: qkv 3 s (1 s of it outside the plugin's scopes), attention 1 s, 4 s in no component
+    m.components.steps = 4;
+    m.components.step_seconds = 8.0;
+    m.components.unscoped_seconds = 4.0;
+    m.components.parts = {{"qkv", 8, 3.0, 1.0}, {"attention", 8, 1.0, 1.0}};
+    m.components_from = "profile";
     const DecoderFigures f = decoder_figures(m);
     EXPECT_DOUBLE_EQ(f.tokens_per_second, 50.0);
     EXPECT_NEAR(f.ms_per_token_p50, 25.0, 1e-9); // linear interpolation between 20 and 30
@@ -59,15 +65,23 @@ TEST(DecoderFigures, FromMeasurements) {
     EXPECT_DOUBLE_EQ(f.memory_per_token_bytes, 20.0); // (5000 - 3000) / 100
     EXPECT_EQ(f.kv_cache_bytes_per_token, 16u);
     EXPECT_DOUBLE_EQ(f.allocs_per_token, 2.0);
-    ASSERT_EQ(f.components.size(), 2u); // zero components are left out
+    ASSERT_EQ(f.components.size(), 2u);
     EXPECT_EQ(f.components[0].component, "qkv");
-    EXPECT_DOUBLE_EQ(f.components[0].share, 0.75);
-    EXPECT_DOUBLE_EQ(f.components[0].seconds_per_token, 3.0 / 10.0); // per call of 10 tokens
+    EXPECT_DOUBLE_EQ(f.components[0].share, 3.0 / 8.0); // of the steps' time
+    EXPECT_DOUBLE_EQ(f.components[0].self_share, 1.0 / 8.0);
+    EXPECT_DOUBLE_EQ(f.components[0].seconds_per_token, 3.0 / 4.0); // 4 steps of one token
+    EXPECT_EQ(f.components[0].spans, 8u);
     EXPECT_EQ(f.components[1].component, "attention");
+    EXPECT_DOUBLE_EQ(f.unscoped_share, 0.5);
+    EXPECT_DOUBLE_EQ(f.components[0].share + f.components[1].share + f.unscoped_share, 1.0);
     const auto j = figures_json(f);
     EXPECT_DOUBLE_EQ(j.at("tokens_per_second").get<double>(), 50.0);
     EXPECT_EQ(j.at("components").size(), 2u);
     EXPECT_EQ(j.at("components")[1].at("component"), "attention");
+    EXPECT_DOUBLE_EQ(j.at("components")[0].at("self_share").get<double>(), 1.0 / 8.0);
+    EXPECT_DOUBLE_EQ(j.at("components_unscoped_share").get<double>(), 0.5);
+    EXPECT_EQ(j.at("components_steps"), 4);
+    EXPECT_EQ(j.at("components_from"), "profile");
 }
 
 TEST(DecoderFigures, NothingMeasuredGivesZeros) {
@@ -117,10 +131,45 @@ TEST(DecoderPhaseWork, DecodeCallRunsEveryStepAndTimesEach) {
     EXPECT_EQ(prefill.tokens_per_unit(), 5);
     prefill.execute();
     EXPECT_TRUE(prefill.step_seconds().empty());
-    const ComponentSeconds secs = prefill.time_components(3);
-    EXPECT_GT(secs[std::size_t(Component::attention)], 0.0);
-    EXPECT_GT(secs[std::size_t(Component::attn_out)], 0.0);
-    EXPECT_EQ(secs[std::size_t(Component::mlp_mul)], 0.0); // gelu MLP: no composed multiply
+}
+
+// The shares' spans: a step span per step, in it one span per component x
+// layer named after the component, in the order the layer runs them.
+TEST(ComponentSpans, StepsHoldEveryComponentOfEveryLayer) {
+    auto be = open_backend(NAIVE_PLUGIN);
+    ASSERT_TRUE(be);
+    DecoderRun run(*be, small()); // 2 layers, gelu MLP, 4 decode steps
+    DecoderPhaseWork decode(run, Phase::decode);
+    decode.prepare();
+    const std::size_t steps_before = decode.step_seconds().size();
+    const ComponentTimes t = scoped_component_times(decode, 3);
+    EXPECT_EQ(decode.step_seconds().size(), steps_before) << "scoped calls are not timed calls";
+    EXPECT_EQ(t.steps, 4u) << "one call's steps: the call of median length";
+    std::vector<std::string> names;
+    double parts = 0;
+    for (const auto &p : t.parts) {
+        names.push_back(p.component);
+        EXPECT_EQ(p.spans, p.component == "embed" ? t.steps : t.steps * 2) << p.component;
+        EXPECT_GE(p.total_s, p.self_s);
+        EXPECT_GT(p.total_s, 0.0) << p.component;
+        parts += p.total_s;
+    }
+    const std::vector<std::string> want = {"embed",    "attn_norm", "qkv",     "attention",
+                                           "attn_out", "attn_residual", "mlp_norm", "mlp_in",
+                                           "mlp_act",  "mlp_down",  "mlp_residual"}; // no mlp_mul: gelu
+    EXPECT_EQ(names, want);
+    EXPECT_LE(parts, t.step_seconds);
+    EXPECT_NEAR(parts + t.unscoped_seconds, t.step_seconds, 1e-9 * t.step_seconds);
+    // And the figures' shares: each component's part of the steps' time.
+    DecoderMeasurements m;
+    m.components = t;
+    m.tokens_per_unit = 1;
+    const DecoderFigures f = decoder_figures(m);
+    double shares = f.unscoped_share;
+    for (const auto &s : f.components) shares += s.share;
+    EXPECT_NEAR(shares, 1.0, 1e-9);
+    // The spans are gone afterwards: a plain call sees no observer.
+    decode.execute();
 }
 
 TEST(DecoderPhaseWork, ComponentObserverSeesEveryStepOfACall) {
@@ -131,6 +180,8 @@ TEST(DecoderPhaseWork, ComponentObserverSeesEveryStepOfACall) {
             embeds += c == Component::embed;
         }
         void end(Component, int) override {}
+        int steps = 0;
+        void step_begin(int) override { ++steps; }
     } counter;
     auto be = open_backend(NAIVE_PLUGIN);
     ASSERT_TRUE(be);
@@ -141,6 +192,7 @@ TEST(DecoderPhaseWork, ComponentObserverSeesEveryStepOfACall) {
     decode.execute();
     EXPECT_EQ(counter.embeds, 4);        // one per step
     EXPECT_EQ(counter.attention, 4 * 2); // one per step and layer
+    EXPECT_EQ(counter.steps, 4);
     decode.set_component_observer(nullptr);
     decode.execute();
     EXPECT_EQ(counter.embeds, 4);

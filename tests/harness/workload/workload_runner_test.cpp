@@ -12,6 +12,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <string>
 
 namespace opbench::workload {
@@ -85,6 +87,27 @@ const nlohmann::json *iteration(const nlohmann::json &set, const std::string &na
     return nullptr;
 }
 
+const std::vector<std::string> kComponents = {"embed",    "attn_norm", "qkv",    "attention", "attn_out",
+                                              "attn_residual", "mlp_norm", "mlp_in", "mlp_act",   "mlp_mul",
+                                              "mlp_down", "mlp_residual"};
+
+// An entry's component shares: named after the decoder's components, in no
+// more than the steps' time, and with the unscoped rest they make it whole.
+void expect_shares_add_up(const nlohmann::json &d) {
+    double shares = 0;
+    for (const auto &c : d["components"]) {
+        EXPECT_NE(std::find(kComponents.begin(), kComponents.end(), c["component"].get<std::string>()),
+                  kComponents.end())
+            << c;
+        EXPECT_GE(c["share"].get<double>(), c["self_share"].get<double>()) << c;
+        shares += c["share"].get<double>();
+    }
+    EXPECT_EQ(d["components"].size(), 11u) << d; // gelu MLP: every component but mlp_mul
+    EXPECT_LE(shares, 1.0 + 1e-12);
+    EXPECT_GE(d["components_unscoped_share"].get<double>(), 0.0);
+    EXPECT_NEAR(shares + d["components_unscoped_share"].get<double>(), 1.0, 1e-9);
+}
+
 TEST(WorkloadRunner, EntriesCarryTheDecoderFigures) {
     std::string backends = "naive";
 #ifdef ONEDNN_PLUGIN
@@ -119,9 +142,11 @@ TEST(WorkloadRunner, EntriesCarryTheDecoderFigures) {
         EXPECT_GT(d["peak_memory_bytes"].get<double>(), 0.0);
         EXPECT_GT(d["memory_per_token_bytes"].get<double>(), 0.0);
         EXPECT_TRUE(d["allocs_per_token"].is_number());
-        double shares = 0;
-        for (const auto &c : d["components"]) shares += c["share"].get<double>();
-        EXPECT_NEAR(shares, 1.0, 1e-9);
+        // Shares from the component spans of scoped calls (the run does not
+        // profile): parts of the steps' time, adding up to 1 with the rest.
+        EXPECT_EQ(d["components_from"], "scoped_calls");
+        EXPECT_GT(d["components_steps"].get<int>(), 0);
+        expect_shares_add_up(d);
         // tokens/s is tokens_per_call over a median call time of the entry's
         // repetitions, so that time lies within their medians' range (one
         // repetition's median alone can be far from it on a noisy machine).
@@ -170,6 +195,77 @@ TEST(WorkloadRunner, FilterSelectsWorkloadEntries) {
             EXPECT_EQ(b["run_name"], "decoder/small-fused/phase:decode/dt:f32/thr:1/be:naive/manual_time");
         }
     EXPECT_EQ(iterations, 2); // 2 repetitions
+}
+
+// --profile and --trace on workload entries: the entry is a case of the
+// profile (hot path on the console, a `profile` array with the step and
+// component spans, spans in the trace), and its component shares are the
+// profile's component totals over its step totals.
+TEST(WorkloadRunner, ProfiledEntriesShareFromTheirComponentSpans) {
+    const fs::path trace = fs::temp_directory_path() / ("opbench-workload-trace-" + std::to_string(::getpid()) + ".json");
+    const RunOutput out = run_opbench(kSuite, "--backends naive --benchmark_filter=small/ --profile --trace " +
+                                                  trace.string() + " --trace-schedule wait=0,warmup=1,active=2");
+    ASSERT_EQ(out.rc, 0) << out.console;
+    EXPECT_NE(out.console.find("Hot paths"), std::string::npos) << out.console;
+    int step_spans = 0;
+    for (const char *phase : {"prefill", "decode"}) {
+        const int steps_per_call = std::string(phase) == "prefill" ? 1 : 3;
+        const std::string name = std::string("decoder/small/phase:") + phase + "/dt:f32/thr:1/be:naive";
+        EXPECT_NE(out.console.find(name + "\n"), std::string::npos) << "no hot path for " << name << "\n"
+                                                                      << out.console;
+        const nlohmann::json *e = iteration(out.set, name);
+        ASSERT_NE(e, nullptr) << name << "\n" << out.console;
+        EXPECT_EQ((*e)["status"], "passed");
+        ASSERT_TRUE(e->contains("profile")) << e->dump(2);
+        const nlohmann::json &d = (*e)["decoder"];
+        EXPECT_EQ(d["components_from"], "profile");
+        expect_shares_add_up(d);
+        // The shares are the profile's numbers: each component's total over
+        // the steps' total, the steps' self time the unscoped rest.
+        double step_total = 0, step_self = 0;
+        std::map<std::string, double> component_total;
+        std::set<std::string> step_paths;
+        for (const auto &n : (*e)["profile"])
+            if (n["scope"] == "step") {
+                step_total += n["total_s"].get<double>();
+                step_self += n["self_s"].get<double>();
+                step_paths.insert(n["path"].get<std::string>());
+                // active=2: two samples of whole calls (a call may be batched)
+                EXPECT_GE(n["calls"].get<int>(), 2 * steps_per_call) << n;
+                EXPECT_EQ(n["calls"].get<int>() % steps_per_call, 0) << n;
+                step_spans += n["calls"].get<int>();
+            }
+        ASSERT_EQ(step_paths.size(), 1u) << (*e)["profile"].dump(1);
+        EXPECT_NE(step_paths.begin()->find("/sample/execute/step"), std::string::npos) << *step_paths.begin();
+        for (const auto &n : (*e)["profile"])
+            if (n["parent"] == *step_paths.begin()) component_total[n["scope"].get<std::string>()] += n["total_s"].get<double>();
+        ASSERT_EQ(component_total.size(), d["components"].size());
+        for (const auto &c : d["components"]) {
+            const std::string comp = c["component"].get<std::string>();
+            ASSERT_TRUE(component_total.count(comp)) << comp;
+            EXPECT_NEAR(c["share"].get<double>(), component_total[comp] / step_total, 1e-9) << comp;
+        }
+        EXPECT_NEAR(d["components_unscoped_share"].get<double>(), step_self / step_total, 1e-9);
+        // The plugin's own scopes nest in the components (naive marks its ops).
+        bool plugin_in_attention = false;
+        for (const auto &n : (*e)["profile"])
+            plugin_in_attention = plugin_in_attention ||
+                                  (n["kind"] == "plugin" && n["parent"] == *step_paths.begin() + "/attention");
+        EXPECT_TRUE(plugin_in_attention) << (*e)["profile"].dump(1);
+    }
+    // Recorded samples are extra: the context says so, as for op cases.
+    EXPECT_EQ(out.set["context"]["opbench"]["profiling"]["recorded_samples_in_statistics"], false);
+    // The trace has the workload's steps and components as spans.
+    std::ifstream in(trace);
+    ASSERT_TRUE(in) << trace;
+    const nlohmann::json t = nlohmann::json::parse(in);
+    std::map<std::string, int> spans;
+    for (const auto &ev : t["traceEvents"])
+        if (ev.value("ph", "") == "X") ++spans[ev["name"].get<std::string>()];
+    EXPECT_EQ(spans["step"], step_spans);
+    EXPECT_GE(spans["attention"], 2 * step_spans); // 2 layers per step (and the plugin's own scope)
+    EXPECT_EQ(spans["mlp_down"], 2 * step_spans);
+    fs::remove(trace);
 }
 
 // Op cases and workloads in one run, their repetitions interleaved: neither
