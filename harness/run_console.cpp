@@ -167,7 +167,8 @@ bool RunConsoleReporter::ReportContext(const Context &) {
     for (std::size_t i = 0; i < widths_.size(); ++i)
         line += i == 0 ? fmt::format("{:<{}}  ", columns[i], widths_[i]) : fmt::format("{:>{}}  ", columns[i], widths_[i]);
     line += columns.back();
-    GetOutputStream() << line << "\n" << std::string(line.size() + 10, '-') << "\n";
+    // Printed with the first line under it: a suite of workloads only has none.
+    header_ = line + "\n" + std::string(line.size() + 10, '-') + "\n";
     return true;
 }
 
@@ -190,7 +191,8 @@ void RunConsoleReporter::ReportRuns(const std::vector<Run> &runs) {
                           : status == "passed"               ? kGreen
                                                              : kYellow;
         line += colour_ ? std::string(col) + status + kReset : status;
-        GetOutputStream() << line << "\n";
+        GetOutputStream() << header_ << line << "\n";
+        header_.clear();
     }
     GetOutputStream().flush();
 }

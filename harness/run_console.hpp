@@ -62,6 +62,7 @@ private:
     bool colour_;
     std::vector<std::size_t> widths_;
     std::set<std::string> printed_;
+    std::string header_; // the column header, until the first line is printed
 };
 
 } // namespace opbench

@@ -220,6 +220,7 @@ RunSummary SuiteRun::run() {
         summary.measure_seconds += r.measure_seconds;
         if (r.status == CaseStatus::passed && !r.verification.verified) ++summary.unverified;
     }
+    workloads_->add_measure_seconds(summary);
     summary.out_path = options_.out_path;
     summary.verify = options_.verify;
     summary.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
@@ -699,10 +700,10 @@ void SuiteRun::run_benchmarks() {
     deactivate();
     workloads_->finish();
     report_not_registered();
-    {
-        std::vector<CaseResult> ran;
-        for (std::size_t ri = 0; ri < results_.size(); ++ri)
-            if (ran_[ri]) ran.push_back(results_[ri]);
+    std::vector<CaseResult> ran;
+    for (std::size_t ri = 0; ri < results_.size(); ++ri)
+        if (ran_[ri]) ran.push_back(results_[ri]);
+    if (!ran.empty()) { // a suite of workloads only has no op-case table
         Document summary;
         summary.tables.push_back(backend_summary(
             ran, options_.reference, [this](const CaseResult &r) { return roofline_at_median(r); }));

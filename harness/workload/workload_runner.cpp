@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <iostream>
 
@@ -382,7 +383,9 @@ void WorkloadRunner::bench(benchmark::State &state, std::size_t i) {
     for (auto _ : state) {
         try {
             a.phase->clear_step_seconds();
+            const auto t0 = std::chrono::steady_clock::now();
             rec = a.recipe->measure_repetition();
+            r.core.measure_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         } catch (const MeasureFailure &f) {
             r.core.status = f.status;
             r.core.reason = f.reason;
@@ -448,6 +451,11 @@ void WorkloadRunner::count(RunSummary &summary) const {
         case CaseStatus::skipped: ++summary.skipped; break;
         }
     }
+}
+
+void WorkloadRunner::add_measure_seconds(RunSummary &summary) const {
+    for (std::size_t i = 0; i < results_.size(); ++i)
+        if (ran_[i]) summary.measure_seconds += results_[i].core.measure_seconds;
 }
 
 std::optional<std::size_t> WorkloadRunner::index_of(const std::string &name) const {

@@ -95,6 +95,8 @@ public:
     [[nodiscard]] const std::vector<WorkloadResult> &results() const { return results_; }
     // Status counts of the entries that ran or were skipped (not filtered out).
     void count(RunSummary &summary) const;
+    // Adds the entries' sampling time to the run's (its summary line).
+    void add_measure_seconds(RunSummary &summary) const;
     // The entry named `name` (without "/manual_time"), if it is a workload's.
     [[nodiscard]] std::optional<std::size_t> index_of(const std::string &name) const;
     // Entry i's result-set entries: Google Benchmark's entries for it with the
