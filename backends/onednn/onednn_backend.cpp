@@ -252,10 +252,8 @@ opb_status api_execute(opb_backend *bb, opb_plan *pp, void *const *tensors, int3
             plan->bound[i] = tensors[i];
         }
         apply_threads(plan->threads);
-        OPB_SCOPE(b->scopes, plan->op_scope);
-        for (std::size_t s = 0; s < plan->steps.size(); ++s) {
+        auto run_step = [&](std::size_t s) {
             const auto &step = plan->steps[s];
-            OPB_SCOPE(b->scopes, step.scope.c_str());
             const dnnl_status_t rc =
                 dnnl_primitive_execute(step.prim.get(), b->stream.get(),
                                        static_cast<int>(step.args.size()), step.args.data());
@@ -263,6 +261,15 @@ opb_status api_execute(opb_backend *bb, opb_plan *pp, void *const *tensors, int3
                 return b->fail(OPB_ERR_DEVICE, "onednn: execute: step " + std::to_string(s) +
                                                    " failed with oneDNN status " +
                                                    std::to_string(int(rc)));
+            return OPB_OK;
+        };
+        OPB_SCOPE(b->scopes, plan->op_scope);
+        // A plan of one step is the op itself: a scope of its own would only
+        // repeat the op's (matmul inside matmul).
+        if (plan->steps.size() == 1) return run_step(0);
+        for (std::size_t s = 0; s < plan->steps.size(); ++s) {
+            OPB_SCOPE(b->scopes, plan->steps[s].scope.c_str());
+            if (const opb_status st = run_step(s); st != OPB_OK) return st;
         }
         return OPB_OK;
     });
