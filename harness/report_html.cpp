@@ -391,7 +391,8 @@ std::string render_report_html(const std::vector<ResultSet> &sets, const ReportO
          "th,td{border:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top}\n"
          "th{background:#f0f0f0}tr.differs td{background:#fff3cd}\n"
          ".note{color:#555;font-size:12px}.pair{display:flex;flex-wrap:wrap;gap:8px}\n"
-         "svg.chart{background:#fff;border:1px solid #eee;margin:6px 0}\n"
+         // Charts shrink to the window (their viewBox keeps the proportions).
+         "svg.chart{background:#fff;border:1px solid #eee;margin:6px 0;max-width:100%;height:auto}\n"
          "</style>\n</head>\n<body>\n";
     h += "<h1>" + html_escape(title) + "</h1>\n<p>";
     h += fmt::format("{} result set{}; every figure is read from the sets (medians of the repetitions' median "
