@@ -179,6 +179,8 @@ private:
 RunSummary SuiteRun::run() {
     warnings_ = measurement_warnings();
     for (const auto &w : warnings_) std::cerr << "***WARNING*** " << w << "\n";
+    // Printed where they were found (main.cpp); recorded with the others.
+    warnings_.insert(warnings_.end(), options_.setting_warnings.begin(), options_.setting_warnings.end());
     machine_ = load_or_measure();
     if (!machine_.from_cache)
         std::cerr << fmt::format("opbench: measured this machine's peaks for the rooflines in {:.1f} s "
