@@ -385,7 +385,7 @@ public:
             started_ = std::chrono::steady_clock::now();
             WorkerOutcome o = call(nlohmann::json{{"op", op}, {"cases", descs_to_json(cases)}});
             if (!o.ok) {
-                p.fault = o.failure;
+                p.fault = cause_of(o);
                 break;
             }
             if (std::string_view(op) == "probe") {
@@ -461,13 +461,15 @@ private:
         return o;
     }
 
-    // The worker layer's cause, with the case's timeout (not the rest of it
-    // that the last request had) and the backend and case it cost.
+    // The worker layer's cause, with the whole timeout (not the rest of it
+    // that the last request had).
+    std::string cause_of(const WorkerOutcome &o) const {
+        if (o.failure.rfind("timed out", 0) != 0) return o.failure;
+        return fmt::format("timed out after {:g} s in {}", timeout_, o.phase.empty() ? "start-up" : o.phase);
+    }
+    // The cause with the backend and case it cost.
     std::string reason_of(const WorkerOutcome &o) const {
-        std::string cause = o.failure;
-        if (cause.rfind("timed out", 0) == 0)
-            cause = fmt::format("timed out after {:g} s in {}", timeout_, o.phase.empty() ? "start-up" : o.phase);
-        return fmt::format("{} (backend '{}', case {})", cause, job_.backend, job_.name);
+        return fmt::format("{} (backend '{}', case {})", cause_of(o), job_.backend, job_.name);
     }
 
     std::vector<std::string> command_;

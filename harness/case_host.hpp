@@ -43,7 +43,7 @@ enum class Isolation { process, none };
 // Phases a failure is reported in. The recipe's steps map onto them:
 // prepare -> prepare, check -> verify, warm-up / batch / samples -> execute.
 namespace case_phase {
-inline constexpr std::string_view create = "create";       // the worker opens its backend
+inline constexpr std::string_view create = "create";       // the backend's create (also "probe": backend_facts.hpp)
 inline constexpr std::string_view reference = "reference"; // the reference backend's run
 inline constexpr std::string_view prepare = "prepare";
 inline constexpr std::string_view verify = "verify";

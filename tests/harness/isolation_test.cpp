@@ -236,6 +236,20 @@ INSTANTIATE_TEST_SUITE_P(
                       BackendFault{"segv", "execute", "1", "crashed: SIGSEGV in call-overhead"}),
     [](const auto &info) { return std::string(info.param.fault) + "_in_" + info.param.phase + "_rows" + info.param.rows; });
 
+TEST_F(IsolationTest, AHangInCreateIsCutAtTheCaseTimeout) {
+    const Outcome r = run({"run", ISOLATION_SUITE, "--out", out_, "--no-progress", "--case-timeout", "1"},
+                          {"OPBENCH_FAULT=hang", "OPBENCH_FAULT_PHASE=create"});
+    ASSERT_EQ(r.status, 1) << r.output;
+    EXPECT_LT(r.seconds, 60) << "a backend that hangs in create costs the timeout, not the run";
+    int passed = 0;
+    for (const auto &[name, o] : outcomes()) {
+        passed += o.first == "passed";
+        if (name.find("/be:fault") != std::string::npos)
+            EXPECT_EQ(o.second, "timed out after 1 s in create (backend 'fault')") << name;
+    }
+    EXPECT_EQ(passed, 3);
+}
+
 TEST_F(IsolationTest, AHangIsCutAtTheCaseTimeout) {
     const Outcome r = run_fault("hang", {"--case-timeout", "1"});
     ASSERT_EQ(r.status, 1) << r.output;
