@@ -123,7 +123,7 @@ public:
     RunSummary run();
 
 private:
-    std::vector<std::string> backends_named() const;
+    std::vector<std::string> backends_named(bool with_cases = true) const;
     void open_backends();
     void probe_backends();
     [[nodiscard]] double probe_timeout() const;
@@ -335,14 +335,16 @@ void SuiteRun::write_result_set(bool complete) {
     if (complete) log_->finish(); // the journal is no longer needed
 }
 
-// Every backend the cases and workloads name, in order of first mention.
-std::vector<std::string> SuiteRun::backends_named() const {
+// Every backend the cases (unless !with_cases) and workloads name, in order
+// of first mention.
+std::vector<std::string> SuiteRun::backends_named(bool with_cases) const {
     std::vector<std::string> named;
     auto add = [&](const std::vector<std::string> &list) {
         for (const auto &b : list)
             if (std::find(named.begin(), named.end(), b) == named.end()) named.push_back(b);
     };
-    for (const auto &c : cases_) add(c.backends);
+    if (with_cases)
+        for (const auto &c : cases_) add(c.backends);
     for (const auto &w : workload_cases_) add(w.backends);
     return named;
 }
@@ -353,15 +355,8 @@ std::vector<std::string> SuiteRun::backends_named() const {
 // then every plugin call of the run happens in a worker.
 void SuiteRun::open_backends() {
     const bool cases_run_here = profile_ || options_.isolation == Isolation::none;
-    std::vector<std::string> here;
-    if (cases_run_here) {
-        here = backends_named();
-    } else {
-        for (const auto &w : workload_cases_)
-            for (const auto &b : w.backends)
-                if (std::find(here.begin(), here.end(), b) == here.end()) here.push_back(b);
-        if (here.empty()) return;
-    }
+    const std::vector<std::string> here = backends_named(/*with_cases=*/cases_run_here);
+    if (here.empty()) return;
     sessions_ = open_backend_sessions(plugins_, here, options_.reference);
 }
 
