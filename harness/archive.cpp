@@ -159,9 +159,17 @@ std::vector<ArchiveEntry> archive_entries(const fs::path &dir) { return read_ind
 std::optional<ArchiveEntry> archive_latest(const fs::path &dir, const std::string &machine_id,
                                            const std::string &suite, const std::string &build_type,
                                            const std::string &not_after, const std::string &itself) {
-    std::optional<ArchiveEntry> best;
+    std::vector<ArchiveEntry> all = archive_matching(dir, machine_id, suite, build_type, not_after, itself);
+    if (all.empty()) return std::nullopt;
+    return all.back();
+}
+
+std::vector<ArchiveEntry> archive_matching(const fs::path &dir, const std::string &machine_id,
+                                           const std::string &suite, const std::string &build_type,
+                                           const std::string &not_after, const std::string &itself) {
+    std::vector<ArchiveEntry> out;
     std::optional<std::string> itself_text;
-    for (const auto &e : read_index(dir)) { // oldest first: the last match wins
+    for (const auto &e : read_index(dir)) { // oldest first
         if (e.machine_id != machine_id || e.suite != suite || e.build_type != build_type) continue;
         if (!not_after.empty() && e.timestamp > not_after) continue;
         // Timestamps have whole seconds: a set of the same second may be the
@@ -171,9 +179,9 @@ std::optional<ArchiveEntry> archive_latest(const fs::path &dir, const std::strin
             std::error_code ec;
             if (fs::exists(dir / e.path, ec) && read_text(dir / e.path) == *itself_text) continue;
         }
-        best = e;
+        out.push_back(e);
     }
-    return best;
+    return out;
 }
 
 Document archive_history(const fs::path &dir, const HistoryOptions &o) {

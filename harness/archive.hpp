@@ -47,6 +47,14 @@ ArchiveEntry archive_store(const std::filesystem::path &dir, const ResultSet &se
                                                          const std::string &not_after = "",
                                                          const std::string &itself = "");
 
+// Every archived set archive_latest() chooses from, oldest first (the last
+// is archive_latest's): the same machine, suite and build type.
+[[nodiscard]] std::vector<ArchiveEntry> archive_matching(const std::filesystem::path &dir,
+                                                         const std::string &machine_id, const std::string &suite,
+                                                         const std::string &build_type,
+                                                         const std::string &not_after = "",
+                                                         const std::string &itself = "");
+
 // The file name a set gets: "<UTC time>-<commit>.json", e.g.
 // "20261122T145051Z-cf5d3abd267e.json".
 [[nodiscard]] std::string archive_file_name(const ResultSet &set);

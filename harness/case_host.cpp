@@ -37,6 +37,11 @@ std::string_view case_phase_of(std::string_view recipe_phase) {
     return recipe_phase;
 }
 
+int repetitions_per_process(const MeasureSettings &s) {
+    const int reps = std::max(1, s.repetitions);
+    return (reps + kProcessesPerCase - 1) / kProcessesPerCase;
+}
+
 double case_timeout_seconds(const MeasureSettings &s) {
     if (s.timeout > 0) return s.timeout;
     return 60.0 + 10.0 * double(std::max(1, s.repetitions)) * s.max_time;
@@ -403,6 +408,8 @@ public:
         timeout_ = case_timeout_seconds(job.settings);
         started_ = std::chrono::steady_clock::now();
         interrupted_ = false;
+        repetitions_in_process_ = 0;
+        process_index_ = 0;
         use_worker(job.backend);
         WorkerOutcome o = call(nlohmann::json{{"op", "activate"}, {"job", job}});
         if (o.ok) return o.reply.get<Activation>();
@@ -413,13 +420,17 @@ public:
     }
 
     RepetitionRecord measure_repetition() override {
+        if (repetitions_in_process_ == repetitions_per_process(job_.settings)) move_to_fresh_process();
+        ++repetitions_in_process_;
         WorkerOutcome o = call(nlohmann::json{{"op", "repetition"}});
         if (!o.ok) throw MeasureFailure{CaseStatus::failed, reason_of(o)};
         if (o.reply.contains("failure"))
             throw MeasureFailure{
                 case_status_from_name(o.reply["failure"].at("status").get<std::string>()).value_or(CaseStatus::failed),
                 o.reply["failure"].at("reason").get<std::string>()};
-        return o.reply.at("record").get<RepetitionRecord>();
+        auto record = o.reply.at("record").get<RepetitionRecord>();
+        record.process = process_index_;
+        return record;
     }
 
     MemoryFigures finish() override {
@@ -452,6 +463,24 @@ private:
         active_ = w.get();
     }
 
+    // The case again in a new worker: a process of its own draws its own
+    // memory layout and runtime state (case_host.hpp, repetitions_per_process).
+    // Its inputs and code are those the first process verified, so it is not
+    // checked again.
+    void move_to_fresh_process() {
+        active_->stop(); // the next request starts a new child
+        CaseJob again = job_;
+        again.verify = VerifyMode::off;
+        WorkerOutcome o = call(nlohmann::json{{"op", "activate"}, {"job", again}});
+        if (!o.ok) throw MeasureFailure{CaseStatus::failed, reason_of(o)};
+        const Activation a = o.reply.get<Activation>();
+        if (a.status != CaseStatus::passed)
+            throw MeasureFailure{a.status, fmt::format("{} (in a fresh worker, after {} repetitions)", a.reason,
+                                                       repetitions_in_process_)};
+        repetitions_in_process_ = 0;
+        ++process_index_;
+    }
+
     WorkerOutcome call(const nlohmann::json &request) {
         const double used = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
         // At least a moment for each request, so a case that used up its
@@ -480,6 +509,8 @@ private:
     WorkerProcess *active_ = nullptr;
     CaseJob job_;
     double timeout_ = 0;
+    int repetitions_in_process_ = 0; // of the active case, in the current worker
+    int process_index_ = 0;          // which of the active case's workers that is (0-based)
     std::chrono::steady_clock::time_point started_;
     std::atomic<bool> interrupted_{false};
 };

@@ -60,6 +60,17 @@ inline constexpr std::string_view finish = "finish";       // memory figures, re
 [[nodiscard]] double case_timeout_seconds(const MeasureSettings &settings);
 
 // One case x backend as the runner asks for it.
+// Under --isolate process, a case's repetitions are spread over this many
+// worker processes (9 repetitions: 3 in each). One process holds one memory
+// layout and one state of its runtimes for all its repetitions, and on this
+// project's VM a case's time moved by up to 7-15% from one process to the
+// next while staying within 1-2% inside each; repetitions drawn from several
+// processes let a comparison's U test see that movement as noise instead of
+// a change (docs/measurement.md, "Layout and process effects").
+inline constexpr int kProcessesPerCase = 3;
+// How many repetitions run in one process: ceil(repetitions / kProcessesPerCase).
+[[nodiscard]] int repetitions_per_process(const MeasureSettings &s);
+
 struct CaseJob {
     std::size_t case_index = 0; // seeds the inputs; keys the reference cache
     std::string name;           // benchmark name, for messages

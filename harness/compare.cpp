@@ -221,9 +221,38 @@ CaseComparison compare_case(const CaseRecord &base, const CaseRecord &next, cons
     }
     r.verdict = verdict_for(r.ratio, r.p_value, o);
     if (overlap && (r.verdict == "faster" || r.verdict == "slower")) r.verdict = "noisy";
+    if (auto h = o.run_to_run.find(base.match_key()); h != o.run_to_run.end() && h->second.runs >= kMinRunsForRange) {
+        r.run_to_run = h->second;
+        if ((r.verdict == "faster" || r.verdict == "slower") && std::fabs(r.ratio - 1.0) <= h->second.range) {
+            r.verdict = "noisy";
+            r.within_run_to_run = true;
+            r.test += fmt::format(", within its run-to-run range {:.1f}%", h->second.range * 100);
+        }
+    }
     if (b.excluded + n.excluded > 0)
         r.note = fmt::format("left out (noise target not met): {} base, {} new repetitions", b.excluded, n.excluded);
     return r;
+}
+
+std::map<std::string, RunToRunRange> run_to_run_ranges(const std::vector<ResultSet> &history,
+                                                       bool accept_unmet_noise) {
+    std::map<std::string, std::vector<double>> medians;
+    for (const auto &set : history)
+        for (const auto &c : set.cases) {
+            const ValidTimes v = valid_times(c, accept_unmet_noise);
+            if (v.status == "ok") medians[c.match_key()].push_back(v.median);
+        }
+    std::map<std::string, RunToRunRange> out;
+    for (const auto &[key, m] : medians) {
+        if (m.size() < kMinRunsForRange) continue;
+        std::vector<double> changes; // between consecutive runs, largest first
+        for (std::size_t i = 1; i < m.size(); ++i)
+            if (m[i - 1] > 0) changes.push_back(std::fabs(m[i] / m[i - 1] - 1.0));
+        if (changes.size() < 2) continue;
+        std::sort(changes.rbegin(), changes.rend());
+        out[key] = {m.size(), changes[1]}; // the largest one left out: it may be a real step
+    }
+    return out;
 }
 
 bool needs_settings_in_key(const std::vector<ResultSet> &sets) {
@@ -330,6 +359,11 @@ Document comparison_document(const Comparison &c) {
                 cj["p_value"] = std::isfinite(cc.p_value) ? nlohmann::json(cc.p_value) : nlohmann::json(nullptr);
                 cj["test"] = cc.test;
                 if (!cc.note.empty()) cj["note"] = cc.note;
+                if (cc.run_to_run.runs > 0) {
+                    cj["run_to_run_range"] = cc.run_to_run.range;
+                    cj["run_to_run_runs"] = cc.run_to_run.runs;
+                    cj["within_run_to_run"] = cc.within_run_to_run;
+                }
                 compared.rows.push_back({cc.label, cc.backend, format_seconds(cc.base_median),
                                          format_seconds(cc.new_median), fmt::format("{:.3f}", cc.ratio),
                                          percent(cc.ratio - 1),
@@ -358,6 +392,16 @@ Document comparison_document(const Comparison &c) {
             compared.notes.push_back(fmt::format("{} cases compared on part of their repetitions (the others did not "
                                                  "meet their noise target; --accept-unmet-noise keeps them).",
                                                  left_out));
+        std::size_t with_range = 0, within = 0;
+        for (const auto &cc : p.cases) {
+            if (cc.run_to_run.runs > 0) ++with_range;
+            if (cc.within_run_to_run) ++within;
+        }
+        if (with_range > 0)
+            compared.notes.push_back(fmt::format(
+                "{} cases have a run-to-run range from at least {} archived runs (how far their median moved between "
+                "runs of unchanged code); {} significant changes fell within it and are noisy.",
+                with_range, kMinRunsForRange, within));
         doc.tables.push_back(std::move(compared));
         if (!skipped.rows.empty()) doc.tables.push_back(std::move(skipped));
         Table geo;

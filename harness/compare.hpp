@@ -7,16 +7,39 @@
 #include "result_set_reader.hpp"
 #include "writers/writer.hpp"
 
+#include <map>
 #include <string>
 #include <vector>
 
 namespace opbench {
 
+// How far one case's median moved between earlier runs of the same suite on
+// the same machine (the archive that --baseline-from reads): the largest
+// relative change between consecutive runs, leaving out the single largest
+// (which may be a real step: an optimisation that landed). Runs of unchanged
+// code differed by that much, so a change no larger is noisy, never faster
+// or slower; this is the run-to-run drift (a neighbour's load, the host's
+// state) that no statistic within two runs can see.
+struct RunToRunRange {
+    std::size_t runs = 0; // archived runs with a valid time for the case
+    double range = 0;     // relative
+};
+// Fewer runs than this say too little about a case's range to judge by.
+inline constexpr std::size_t kMinRunsForRange = 4;
+
 struct CompareOptions {
     double threshold = 0.05;        // smallest relative change of the median that counts
     double alpha = 0.05;            // significance level of the U test
     bool accept_unmet_noise = false;// compare repetitions whose noise target was not met
+    // By CaseRecord::match_key(); empty without an archive.
+    std::map<std::string, RunToRunRange> run_to_run;
 };
+
+// Each case's run-to-run range over `history` (sets of one suite on one
+// machine, oldest first); cases with a valid time in fewer than
+// kMinRunsForRange sets get no entry.
+[[nodiscard]] std::map<std::string, RunToRunRange> run_to_run_ranges(const std::vector<ResultSet> &history,
+                                                                     bool accept_unmet_noise);
 
 // A setting with different values across the sets (one value per set).
 struct SettingDiff {
@@ -42,6 +65,8 @@ struct CaseComparison {
     std::string verdict;      // same | faster | slower | noisy; or the status when not compared
     std::string reason;       // why not compared (status and reason of the side(s) without a time)
     std::string note;         // excluded repetitions and the like
+    RunToRunRange run_to_run; // from the archive; runs == 0 when none was used
+    bool within_run_to_run = false; // a significant change within that range: noisy
 };
 
 struct Geomean {

@@ -4,6 +4,7 @@
 #include "git_version.hpp"
 #include "machine.hpp"
 #include "results.hpp"
+#include "stack_offset.hpp"
 
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
@@ -88,6 +89,9 @@ nlohmann::json opbench_context(const Suite &suite, const std::vector<Case> &case
     j["measurement"] = {{"reference_backend", reference_backend},
                         {"timer", "std::chrono::steady_clock around execute + synchronize"},
                         {"timer_overhead_seconds", timer_overhead_seconds},
+                        // Each repetition samples at its own stack offset (stack_offset.hpp).
+                        {"stack_offset", fmt::format("random per repetition: {}..{} bytes in steps of {}",
+                                                     kStackOffsetStep, kStackOffsetSpan, kStackOffsetStep)},
                         {"benchmark_args", benchmark_args}};
     return j;
 }

@@ -21,6 +21,9 @@ namespace {
 constexpr int kExitRegression = 1;
 constexpr int kExitBadInput = 2;
 constexpr int kExitEnvironment = 3;
+// How many archived runs before a new set --baseline-from reads for the
+// cases' run-to-run ranges (compare.hpp, RunToRunRange).
+constexpr std::size_t kRunToRunHistory = 10;
 
 // "5%" -> 0.05, "0.05" -> 0.05; anything else is refused.
 double parse_fraction(const std::string &flag, const std::string &v) {
@@ -101,7 +104,9 @@ ReaderCommands::ReaderCommands(CLI::App &app) : o_(std::make_unique<Options>()) 
     c->add_option("sets", o.sets, "BASE.json NEW.json [MORE.json...]: each later set against the first")
         ->check(CLI::ExistingFile);
     c->add_option("--baseline-from", o.baseline_from,
-                  "archive directory: the base is its newest set of NEW's machine, suite and build type");
+                  "archive directory: the base is its newest set of NEW's machine, suite and build type; with 4 "
+                  "or more such sets, a change within a case's run-to-run range there (the second-largest change "
+                  "between consecutive runs of its last 10) is noisy, not faster/slower");
     c->add_flag("--allow-no-baseline", o.allow_no_baseline,
                 "with --baseline-from: exit 0 with a note when the archive has no baseline yet");
     c->add_flag("--strict", o.strict, "refuse (exit 2) when measurement settings differ (commit and host may)");
@@ -190,8 +195,10 @@ int ReaderCommands::Options::run_compare() {
         if (sets.size() != 1)
             throw std::invalid_argument(fmt::format("--baseline-from takes exactly one NEW.json (got {})", sets.size()));
         const ResultSet next = read_result_set(sets[0]);
-        auto base = archive_latest(baseline_from, next.machine_id(), next.suite_name(), next.build_type(),
-                                   next.timestamp(), sets[0]);
+        const std::vector<ArchiveEntry> earlier = archive_matching(
+            baseline_from, next.machine_id(), next.suite_name(), next.build_type(), next.timestamp(), sets[0]);
+        const std::optional<ArchiveEntry> base =
+            earlier.empty() ? std::nullopt : std::optional<ArchiveEntry>(earlier.back());
         if (!base) {
             const std::string what =
                 fmt::format("{}: no archived set of suite '{}' on machine {} ({} build) other than {} and not newer", baseline_from,
@@ -207,6 +214,15 @@ int ReaderCommands::Options::run_compare() {
         std::cerr << fmt::format("opbench compare: baseline {} ({}, commit {})\n", base_path, base->timestamp,
                                  base->commit);
         paths.insert(paths.begin(), base_path);
+        // The last runs before it tell how far each case moves between runs.
+        std::vector<ResultSet> history;
+        const std::size_t first = earlier.size() > kRunToRunHistory ? earlier.size() - kRunToRunHistory : 0;
+        for (std::size_t i = first; i < earlier.size(); ++i)
+            history.push_back(read_result_set((std::filesystem::path(baseline_from) / earlier[i].path).string()));
+        co.run_to_run = run_to_run_ranges(history, accept_unmet);
+        if (history.size() >= kMinRunsForRange)
+            std::cerr << fmt::format("opbench compare: run-to-run ranges from the last {} archived runs\n",
+                                     history.size());
     }
     if (by.empty() && paths.size() < 2)
         throw std::invalid_argument("compare needs BASE.json and NEW.json (or --baseline-from DIR NEW.json)");

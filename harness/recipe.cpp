@@ -103,7 +103,7 @@ RepetitionRecord Recipe::measure_repetition() {
                              static_cast<std::size_t>(std::max(1, settings_.min_samples)));
     std::vector<double> samples, device_samples;
     double cpu_total = 0.0;
-    in_phase(phase::sample, [&] {
+    auto sample_until_done = [&] {
         const double wall_start = clock.now();
         // At least one sample, so every repetition has a median.
         do {
@@ -133,7 +133,9 @@ RepetitionRecord Recipe::measure_repetition() {
             if (obs) obs->on_sample_end(samples.size() - 1, samples.back());
             criterion.note_wall_time(clock.now() - wall_start);
         } while (!criterion.done() || samples.empty());
-    });
+    };
+    // Each repetition on a new stack layout (stack_offset.hpp).
+    call_with_stack_offset(stack_offsets_.next(), [&] { in_phase(phase::sample, sample_until_done); });
 
     return in_phase(phase::summarise, [&] {
         RepetitionRecord rec;

@@ -12,6 +12,7 @@
 
 #include "records.hpp"
 #include "settings.hpp"
+#include "stack_offset.hpp"
 #include "statistics.hpp"
 
 #include <functional>
@@ -127,6 +128,7 @@ private:
     RecipeOptions options_;
     int calls_per_sample_ = 1;
     bool prepared_ = false;
+    StackOffsets stack_offsets_; // a stack layout per repetition
 };
 
 } // namespace opbench

@@ -88,7 +88,8 @@ void to_json(nlohmann::json &j, const RepetitionRecord &r) {
          {"timed_out", r.timed_out},
          {"cpu_seconds_per_call", r.cpu_seconds_per_call},
          {"device_seconds_per_call", r.device_seconds_per_call},
-         {"sample_times", r.sample_times}};
+         {"sample_times", r.sample_times},
+         {"process", r.process}};
 }
 
 void from_json(const nlohmann::json &j, RepetitionRecord &r) {
@@ -99,6 +100,7 @@ void from_json(const nlohmann::json &j, RepetitionRecord &r) {
     r.cpu_seconds_per_call = j.at("cpu_seconds_per_call").get<double>();
     r.device_seconds_per_call = j.at("device_seconds_per_call").get<double>();
     r.sample_times = j.at("sample_times").get<std::vector<double>>();
+    r.process = j.value("process", 0);
 }
 
 } // namespace opbench

@@ -43,6 +43,7 @@ struct RepetitionRecord {
     double cpu_seconds_per_call = 0;
     double device_seconds_per_call = -1; // < 0: no device timer
     std::vector<double> sample_times;    // every sample's time per call, in order taken
+    int process = 0; // which of the case's worker processes took it (0-based; always 0 in process)
 };
 
 // Conversions. Non-finite numbers travel as null and come back as NaN

@@ -116,7 +116,8 @@ nlohmann::json summary_json(const RepetitionRecord &r) {
             {"device_time_per_call",
              r.device_seconds_per_call >= 0 ? nlohmann::json(r.device_seconds_per_call)
                                             : nlohmann::json(nullptr)},
-            {"sample_times", r.sample_times}};
+            {"sample_times", r.sample_times},
+            {"process", r.process}};
 }
 
 nlohmann::json case_fields(const CaseResult &r) {

@@ -525,10 +525,6 @@ void SuiteParser::expand(int op, const std::string &name, const Bindings &b,
             auto a = get(key);
             return a ? a->i : fallback;
         };
-        auto real = [&](std::string_view key, double fallback) {
-            auto a = get(key);
-            return a ? a->f : fallback;
-        };
 
         Case c;
         c.name = name;

@@ -206,3 +206,76 @@ TEST(Compare, DocumentHasTablesAndData) {
     EXPECT_FALSE(cases[1].contains("ratio"));
     EXPECT_EQ(cases[1]["verdict"], "skipped");
 }
+
+// The run-to-run range from archived runs (--baseline-from): a significant
+// change no larger than how far the case moved between earlier runs of
+// unchanged code is noisy; a larger one stays slower.
+TEST(Compare, AChangeWithinTheArchivedRunToRunRangeIsNoisy) {
+    std::vector<ResultSet> history;
+    int i = 0;
+    // Consecutive changes +9%, -6.4%, +3.9%: the largest left out, the range is 6.4%.
+    for (double center : {1.00e-5, 1.09e-5, 1.02e-5, 1.06e-5}) {
+        FakeSet h;
+        h.cases = {timed("naive", center), timed("onednn", 2e-6)};
+        history.push_back(make(h, "h" + std::to_string(i++)));
+    }
+    CompareOptions o;
+    o.run_to_run = run_to_run_ranges(history, false);
+    ASSERT_EQ(o.run_to_run.size(), 2u);
+    RunToRunRange naive;
+    for (const auto &[key, range] : o.run_to_run)
+        if (key.find("naive") != std::string::npos) naive = range;
+    EXPECT_EQ(naive.runs, 4u);
+    EXPECT_NEAR(naive.range, 1.0 - 1.02 / 1.09, 1e-9);
+
+    FakeSet a, b, c;
+    a.cases = {timed("naive", 1e-5), timed("onednn", 2e-6)};
+    b.cases = {timed("naive", 1.06e-5), timed("onednn", 2.4e-6)}; // +6%: within; onednn +20%: beyond its 0%
+    c.cases = {timed("naive", 1.2e-5), timed("onednn", 2e-6)};    // +20%: beyond
+    const Comparison cmp = compare_sets({make(a, "a"), make(b, "b"), make(c, "c")}, o);
+    const CaseComparison *within = find(cmp.pairs[0], "naive");
+    EXPECT_EQ(within->verdict, "noisy");
+    EXPECT_TRUE(within->within_run_to_run);
+    EXPECT_NE(within->test.find("within its run-to-run range 6.4%"), std::string::npos) << within->test;
+    EXPECT_EQ(find(cmp.pairs[0], "onednn")->verdict, "slower");
+    EXPECT_EQ(find(cmp.pairs[1], "naive")->verdict, "slower");
+    EXPECT_FALSE(find(cmp.pairs[1], "naive")->within_run_to_run);
+    // Without the archive the +6% is a change.
+    EXPECT_EQ(find(compare_sets({make(a, "a"), make(b, "b")}, {}).pairs[0], "naive")->verdict, "slower");
+    // The document says how many cases had a range and how many it made noisy.
+    const Document doc = comparison_document(cmp);
+    EXPECT_EQ(doc.data["comparisons"][0]["cases"][0]["within_run_to_run"], true);
+    bool noted = false;
+    for (const auto &t : doc.tables)
+        for (const auto &n : t.notes) noted |= n.find("2 cases have a run-to-run range") != std::string::npos;
+    EXPECT_TRUE(noted);
+}
+
+// A step in the archive (an optimisation that landed) does not widen the
+// range: a later regression back to the old time is still slower.
+TEST(Compare, OneStepInTheArchiveDoesNotHideARegression) {
+    std::vector<ResultSet> history;
+    for (double center : {2e-5, 2e-5, 1e-5, 1e-5, 1e-5}) {
+        FakeSet h;
+        h.cases = {timed("naive", center)};
+        history.push_back(make(h, "h"));
+    }
+    CompareOptions o;
+    o.run_to_run = run_to_run_ranges(history, false);
+    ASSERT_EQ(o.run_to_run.size(), 1u);
+    EXPECT_NEAR(o.run_to_run.begin()->second.range, 0.0, 1e-12);
+    FakeSet a, b;
+    a.cases = {timed("naive", 1e-5)};
+    b.cases = {timed("naive", 1.5e-5)};
+    EXPECT_EQ(compare_sets({make(a, "a"), make(b, "b")}, o).pairs[0].cases[0].verdict, "slower");
+}
+
+TEST(Compare, ThreeArchivedRunsGiveNoRange) {
+    std::vector<ResultSet> history;
+    for (double center : {1e-5, 1.5e-5, 1.2e-5}) {
+        FakeSet h;
+        h.cases = {timed("naive", center)};
+        history.push_back(make(h, "h"));
+    }
+    EXPECT_TRUE(run_to_run_ranges(history, false).empty());
+}

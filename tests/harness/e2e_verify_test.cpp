@@ -6,6 +6,8 @@
 //   * full compares with the reference, and a second run of the suite takes
 //     its references from the on-disk cache;
 //   * off marks every entry unverified, on the console and in JSON.
+#include "shell_command.hpp"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -24,21 +26,8 @@ using nlohmann::json;
 
 namespace {
 
-struct Output {
-    int exit_code = -1;
-    std::string text; // stdout and stderr together
-};
-
-Output run(const std::string &command) {
-    Output out;
-    std::FILE *p = ::popen((command + " 2>&1").c_str(), "r");
-    if (!p) return out;
-    std::array<char, 4096> buf{};
-    while (std::fgets(buf.data(), buf.size(), p)) out.text += buf.data();
-    const int status = ::pclose(p);
-    out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return out;
-}
+using opbench::test::Output;
+using opbench::test::run;
 
 // matmul (two layouts), attention and softmax: one op of each kind of check.
 constexpr const char *kSuite = R"(

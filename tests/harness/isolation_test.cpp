@@ -383,4 +383,28 @@ TEST_F(IsolationTest, ResumeRefusesWhatItCannotContinue) {
     EXPECT_EQ(r.status, 2) << r.output;
 }
 
+// A case's repetitions are spread over kProcessesPerCase = 3 worker processes
+// (case_host.hpp), each recorded in stats.process; in process they all say 0.
+TEST_F(IsolationTest, ACasesRepetitionsComeFromThreeWorkerProcesses) {
+    auto processes_of_each_case = [&] {
+        std::map<std::string, std::vector<int>> m;
+        const json rs = result_set();
+        for (const auto &e : rs["benchmarks"])
+            if (e.value("run_type", "") == "iteration") m[e["run_name"]].push_back(e["stats"]["process"].get<int>());
+        return m;
+    };
+    Outcome r = run({"run", ISOLATION_SUITE, "--out", out_, "--no-progress", "--backends", "naive", "--repetitions",
+                     "6"});
+    ASSERT_EQ(r.status, 0) << r.output;
+    auto got = processes_of_each_case();
+    ASSERT_EQ(got.size(), 3u) << r.output;
+    for (const auto &[name, processes] : got) EXPECT_EQ(processes, (std::vector<int>{0, 0, 1, 1, 2, 2})) << name;
+
+    r = run({"run", ISOLATION_SUITE, "--out", out_, "--force", "--no-progress", "--backends", "naive",
+             "--repetitions", "6", "--isolate", "none"});
+    ASSERT_EQ(r.status, 0) << r.output;
+    for (const auto &[name, processes] : processes_of_each_case())
+        EXPECT_EQ(processes, std::vector<int>(6, 0)) << name;
+}
+
 } // namespace
