@@ -4,6 +4,7 @@
 
 #include "plugin_loader.hpp"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -22,8 +23,12 @@ struct BackendSessions {
 };
 
 // Opens every backend in `wanted` (in order) and the reference backend.
+// `on_phase`, when set, hears each plugin call begin: "create", "probe" for
+// the wanted backends, "reference create", "reference probe" for the
+// reference's own instance (a worker's crash report then names it).
 [[nodiscard]] BackendSessions open_backend_sessions(const PluginSet &plugins,
                                                     const std::vector<std::string> &wanted,
-                                                    const std::string &reference);
+                                                    const std::string &reference,
+                                                    const std::function<void(std::string_view)> &on_phase = nullptr);
 
 } // namespace opbench

@@ -1,6 +1,7 @@
 #include "case_host.hpp"
 
 #include "backend_work.hpp"
+#include "call_overhead.hpp"
 #include "memory_figures.hpp"
 #include "phase_timer.hpp"
 #include "recipe.hpp"
@@ -67,6 +68,19 @@ void from_hex(const std::string &s, void *data, std::size_t n) {
     auto nibble = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
     for (std::size_t i = 0; i < n; ++i)
         static_cast<unsigned char *>(data)[i] = static_cast<unsigned char>(nibble(s[2 * i]) << 4 | nibble(s[2 * i + 1]));
+}
+
+// Descriptions cross as their bytes: both ends are the same program.
+nlohmann::json descs_to_json(const std::vector<opb_op_desc> &descs) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const opb_op_desc &d : descs) j.push_back(to_hex(&d, sizeof d));
+    return j;
+}
+
+std::vector<opb_op_desc> descs_from_json(const nlohmann::json &j) {
+    std::vector<opb_op_desc> descs(j.size());
+    for (std::size_t i = 0; i < descs.size(); ++i) from_hex(j[i].get<std::string>(), &descs[i], sizeof descs[i]);
+    return descs;
 }
 
 } // namespace
@@ -185,6 +199,17 @@ public:
                   CaseInstrumentation *instrumentation = nullptr)
         : sessions_(sessions), reference_(sessions.reference.get(), reference, sessions.reference_missing),
           on_phase_(std::move(on_phase)), catch_exceptions_(catch_exceptions), instrumentation_(instrumentation) {}
+
+    BackendProbe probe_backend(const std::string &backend, const std::vector<opb_op_desc> &cases,
+                               double /*timeout_seconds: nothing can stop a call here*/) override {
+        BackendProbe p;
+        p.facts = opbench::probe_backend(sessions_, backend, cases, on_phase_);
+        if (BackendInstance *be = sessions_.usable(backend)) {
+            enter(backend_phase::call_overhead);
+            p.call_overhead_seconds = measure_call_overhead(*be);
+        }
+        return p;
+    }
 
     Activation activate(const CaseJob &job) override {
         release();
@@ -355,6 +380,30 @@ public:
     WorkerHost(std::vector<std::string> command, std::string reference, std::map<std::string, std::string> paths)
         : command_(std::move(command)), reference_(std::move(reference)), paths_(std::move(paths)) {}
 
+    // Two requests to the backend's worker, the one its cases then run in:
+    // "probe" (create, probe, context, supports) and "call_overhead".
+    BackendProbe probe_backend(const std::string &backend, const std::vector<opb_op_desc> &cases,
+                               double timeout_seconds) override {
+        use_worker(backend);
+        BackendProbe p;
+        for (const char *op : {"probe", "call_overhead"}) {
+            timeout_ = timeout_seconds;
+            started_ = std::chrono::steady_clock::now();
+            WorkerOutcome o = call(nlohmann::json{{"op", op}, {"cases", descs_to_json(cases)}});
+            if (!o.ok) {
+                p.fault = cause_of(o);
+                break;
+            }
+            if (std::string_view(op) == "probe") {
+                p.facts = o.reply.get<BackendFacts>();
+                if (!p.facts.usable()) break;
+            } else if (!o.reply.at("seconds").is_null()) {
+                p.call_overhead_seconds = o.reply["seconds"].get<double>();
+            }
+        }
+        return p;
+    }
+
     Activation activate(const CaseJob &job) override {
         job_ = job;
         timeout_ = case_timeout_seconds(job.settings);
@@ -362,20 +411,7 @@ public:
         interrupted_ = false;
         repetitions_in_process_ = 0;
         process_index_ = 0;
-        {
-            std::lock_guard lock(mutex_);
-            auto &w = workers_[job.backend];
-            if (!w) {
-                std::vector<std::string> argv = command_;
-                for (const std::string &name : {job.backend, reference_}) {
-                    argv.push_back(name);
-                    auto it = paths_.find(name);
-                    argv.push_back(it == paths_.end() ? std::string() : it->second); // "": not loaded
-                }
-                w = std::make_unique<WorkerProcess>(std::move(argv));
-            }
-            active_ = w.get();
-        }
+        use_worker(job.backend);
         WorkerOutcome o = call(nlohmann::json{{"op", "activate"}, {"job", job}});
         if (o.ok) return o.reply.get<Activation>();
         Activation a;
@@ -412,6 +448,22 @@ public:
     bool interrupted() const override { return interrupted_; }
 
 private:
+    // Makes `backend`'s worker the active one (started on its first request).
+    void use_worker(const std::string &backend) {
+        std::lock_guard lock(mutex_);
+        auto &w = workers_[backend];
+        if (!w) {
+            std::vector<std::string> argv = command_;
+            for (const std::string &name : {backend, reference_}) {
+                argv.push_back(name);
+                auto it = paths_.find(name);
+                argv.push_back(it == paths_.end() ? std::string() : it->second); // "": not loaded
+            }
+            w = std::make_unique<WorkerProcess>(std::move(argv));
+        }
+        active_ = w.get();
+    }
+
     // The case again in a new worker: a process of its own draws its own
     // memory layout and runtime state (case_host.hpp, repetitions_per_process).
     // Its inputs and code are those the first process verified, so it is not
@@ -439,13 +491,15 @@ private:
         return o;
     }
 
-    // The worker layer's cause, with the case's timeout (not the rest of it
-    // that the last request had) and the backend and case it cost.
+    // The worker layer's cause, with the whole timeout (not the rest of it
+    // that the last request had).
+    std::string cause_of(const WorkerOutcome &o) const {
+        if (o.failure.rfind("timed out", 0) != 0) return o.failure;
+        return fmt::format("timed out after {:g} s in {}", timeout_, o.phase.empty() ? "start-up" : o.phase);
+    }
+    // The cause with the backend and case it cost.
     std::string reason_of(const WorkerOutcome &o) const {
-        std::string cause = o.failure;
-        if (cause.rfind("timed out", 0) == 0)
-            cause = fmt::format("timed out after {:g} s in {}", timeout_, o.phase.empty() ? "start-up" : o.phase);
-        return fmt::format("{} (backend '{}', case {})", cause, job_.backend, job_.name);
+        return fmt::format("{} (backend '{}', case {})", cause_of(o), job_.backend, job_.name);
     }
 
     std::vector<std::string> command_;
@@ -501,13 +555,22 @@ int serve_case_worker(const PluginSet &plugins, const std::string &backend, cons
     return serve_worker([&](const nlohmann::json &request, PhaseReporter &phase) -> nlohmann::json {
         reporter = &phase;
         if (!sessions) {
-            phase.enter(case_phase::create);
-            sessions = std::make_unique<BackendSessions>(open_backend_sessions(plugins, {backend}, reference));
+            // The instances report "create" and "probe" as each call begins.
+            sessions = std::make_unique<BackendSessions>(open_backend_sessions(plugins, {backend}, reference, on_phase));
             // Exceptions are not caught here: a plugin that threw may be in
             // any state, so the worker reports the fault and is replaced.
             host = std::make_unique<InProcessHost>(*sessions, reference, on_phase, /*catch_exceptions=*/false);
         }
         const std::string op = request.at("op").get<std::string>();
+        if (op == "probe")
+            return nlohmann::json(opbench::probe_backend(*sessions, backend, descs_from_json(request.at("cases")), on_phase));
+        if (op == "call_overhead") {
+            BackendInstance *be = sessions->usable(backend);
+            if (!be) return nlohmann::json{{"seconds", nullptr}};
+            phase.enter(backend_phase::call_overhead);
+            const std::optional<double> seconds = measure_call_overhead(*be);
+            return nlohmann::json{{"seconds", seconds ? nlohmann::json(*seconds) : nlohmann::json(nullptr)}};
+        }
         if (op == "activate") return nlohmann::json(host->activate(request.at("job").get<CaseJob>()));
         if (op == "repetition") {
             try {

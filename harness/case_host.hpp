@@ -13,6 +13,7 @@
 //   "exception: <what> in prepare", "timed out after 60 s in execute".
 #pragma once
 
+#include "backend_facts.hpp"
 #include "backend_sessions.hpp"
 #include "recipe.hpp"
 #include "records.hpp"
@@ -42,7 +43,7 @@ enum class Isolation { process, none };
 // Phases a failure is reported in. The recipe's steps map onto them:
 // prepare -> prepare, check -> verify, warm-up / batch / samples -> execute.
 namespace case_phase {
-inline constexpr std::string_view create = "create";       // the worker opens its backend
+inline constexpr std::string_view create = "create";       // the backend's create (also "probe": backend_facts.hpp)
 inline constexpr std::string_view reference = "reference"; // the reference backend's run
 inline constexpr std::string_view prepare = "prepare";
 inline constexpr std::string_view verify = "verify";
@@ -103,9 +104,24 @@ struct Activation {
 void to_json(nlohmann::json &j, const Activation &a);
 void from_json(const nlohmann::json &j, Activation &a);
 
+// What probing a backend gave (CaseHost::probe_backend): its facts and call
+// overhead, or the fault that ended the probing.
+struct BackendProbe {
+    BackendFacts facts;                          // when fault is empty
+    std::optional<double> call_overhead_seconds; // none: the backend cannot run the tiny add
+    std::string fault; // "crashed: SIGSEGV in create", "exited with status 0 during call-overhead", ...
+};
+
 class CaseHost {
 public:
     virtual ~CaseHost() = default;
+    // Before its cases: opens `backend` (create, probe), reads its context,
+    // asks supports() for each of `cases` and measures its call overhead
+    // (call_overhead.hpp). In a worker each step is a request that may take
+    // `timeout_seconds`; a fault there is returned, never thrown.
+    [[nodiscard]] virtual BackendProbe probe_backend(const std::string &backend,
+                                                     const std::vector<opb_op_desc> &cases,
+                                                     double timeout_seconds) = 0;
     // Runs the reference, then prepare -> check -> warm up -> choose batch
     // of `job`; the case stays active for measure_repetition().
     [[nodiscard]] virtual Activation activate(const CaseJob &job) = 0;
@@ -140,8 +156,8 @@ public:
     BackendSessions &sessions, const std::string &reference,
     std::function<void(std::string_view)> on_phase = nullptr, CaseInstrumentation *instrumentation = nullptr);
 
-// --isolate process: one worker per backend, started on its first case and
-// again after a failure as
+// --isolate process: one worker per backend, started when the backend is
+// probed and again after a failure as
 //   <worker_command...> BACKEND BACKEND_PLUGIN REFERENCE REFERENCE_PLUGIN
 // (normally /proc/self/exe __worker ...): the worker loads just those two
 // plugin files. `plugin_paths`: backend name -> its plugin file.

@@ -24,16 +24,19 @@ nlohmann::json build_context() {
             {"plugin_abi", fmt::format("{}.{}", OPB_ABI_VERSION_MAJOR, OPB_ABI_VERSION_MINOR)}};
 }
 
+nlohmann::json plugin_table_context(const opb_backend_api &api, const std::string &unusable_reason) {
+    return {{"name", api.name},
+            {"version", api.version ? api.version : ""},
+            {"description", api.description ? api.description : ""},
+            {"library_versions", api.library_versions ? api.library_versions : ""},
+            {"usable", unusable_reason.empty()},
+            {"unusable_reason", unusable_reason},
+            {"plugin_abi", fmt::format("{}.{}", OPB_ABI_MAJOR(api.abi_version), OPB_ABI_MINOR(api.abi_version))}};
+}
+
 nlohmann::json backend_context(const BackendInstance &be, const LoadedPlugin *plugin) {
     const opb_backend_api &api = be.api();
-    nlohmann::json j = {{"name", api.name},
-                        {"version", api.version ? api.version : ""},
-                        {"description", api.description ? api.description : ""},
-                        {"library_versions", api.library_versions ? api.library_versions : ""},
-                        {"usable", be.usable()},
-                        {"unusable_reason", be.unusable_reason()},
-                        {"plugin_abi", fmt::format("{}.{}", OPB_ABI_MAJOR(api.abi_version),
-                                                   OPB_ABI_MINOR(api.abi_version))}};
+    nlohmann::json j = plugin_table_context(api, be.unusable_reason());
     if (plugin) j["path"] = plugin->path;
     if (be.handle()) {
         opb_device_info dev{};
@@ -61,7 +64,7 @@ nlohmann::json backend_context(const BackendInstance &be, const LoadedPlugin *pl
 }
 
 nlohmann::json opbench_context(const Suite &suite, const std::vector<Case> &cases,
-                               const std::map<std::string, std::unique_ptr<BackendInstance>> &backends,
+                               const std::map<std::string, nlohmann::json> &backends,
                                const std::map<std::string, std::string> &unavailable,
                                const std::string &reference_backend,
                                const std::vector<std::string> &benchmark_args, double timer_overhead_seconds) {
@@ -79,7 +82,7 @@ nlohmann::json opbench_context(const Suite &suite, const std::vector<Case> &case
                   {"sha256", suite.content_hash},
                   {"cases", cases.size()}};
     nlohmann::json be = nlohmann::json::object();
-    for (const auto &[name, inst] : backends) be[name] = backend_context(*inst, nullptr);
+    for (const auto &[name, context] : backends) be[name] = context;
     for (const auto &[name, why] : unavailable)
         if (!be.contains(name)) be[name] = {{"name", name}, {"usable", false}, {"unusable_reason", why}};
     j["backends"] = std::move(be);

@@ -49,6 +49,19 @@ constexpr int kExitFailedCases = 1;
 constexpr int kExitBadInput = 2;
 constexpr int kExitEnvironment = 3;
 
+// A command-line value as the run uses it: a min_time below its floor is
+// raised to it, with one warning line now (and in the result set's
+// context.opbench.warnings through `warnings`).
+double floored_override(const SettingInfo &info, const std::string &flag, double v,
+                        std::vector<std::string> &warnings) {
+    const FlooredValue used = raise_to_floor(info, v);
+    if (used.warning.empty()) return v;
+    const std::string line = fmt::format("{}: warning: {}", flag, used.warning);
+    std::cerr << "opbench run: " << line << "\n";
+    add_warning(warnings, line);
+    return used.value;
+}
+
 // Names a suite may use as backends: the design's three plus every plugin
 // found or refused by name, so a typo is caught while an unbuilt or refused
 // backend is merely skipped (with the loader's reason).
@@ -139,6 +152,7 @@ int cmd_validate(const std::vector<std::string> &paths, const PluginSet &plugins
     for (const auto &path : paths) {
         try {
             Suite s = load_suite_file(path, so);
+            for (const auto &w : s.warnings) std::cerr << w << "\n"; // used, not refused: still ok
             check_unique_names(s.cases);
             std::size_t runs = 0;
             std::set<std::string> ops;
@@ -257,6 +271,7 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
         const std::string help = fmt::format("{} ({}; built-in default {}; suite key `{}`)", info.help, range_text(info),
                                              default_text(info), info.key);
         auto store = [&opts, &info](double v) {
+            v = floored_override(info, std::string(info.cli_flag), v, opts.setting_warnings);
             if (auto why = check_setting(info, v)) throw CLI::ValidationError(std::string(info.cli_flag), *why);
             opts.overrides.set(info, v);
         };
@@ -422,6 +437,7 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
                                             "repetitions"}}) {
             if (!value) continue;
             const SettingInfo &info = *find_setting(key);
+            *value = floored_override(info, fmt::format("--benchmark_{}", key), *value, opts.setting_warnings);
             if (auto why = check_setting(info, *value))
                 throw BenchmarkFlagError(fmt::format("--benchmark_{}: {} ({})", key, *why, range_text(info)));
             opts.overrides.set(info, *value);
@@ -437,6 +453,10 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
     } catch (const SuiteError &e) {
         std::cerr << e.what() << "\n";
         return kExitBadInput;
+    }
+    for (const auto &w : suite.warnings) {
+        std::cerr << w << "\n";
+        add_warning(opts.setting_warnings, w);
     }
     if (backends_opt->count() > 0) {
         opts.backends = split_list(backends_csv);

@@ -277,7 +277,8 @@ std::string PluginSet::why_unavailable(const std::string &name) const {
 
 // ---- BackendInstance ----------------------------------------------------------
 
-BackendInstance::BackendInstance(const LoadedPlugin &plugin) : api_(plugin.api), name_(plugin.name()) {
+BackendInstance::BackendInstance(const LoadedPlugin &plugin, const std::function<void(std::string_view)> &on_phase)
+    : api_(plugin.api), name_(plugin.name()) {
     services_.struct_size = sizeof services_;
     services_.abi_version = OPB_ABI_VERSION;
     services_.host = this;
@@ -288,12 +289,14 @@ BackendInstance::BackendInstance(const LoadedPlugin &plugin) : api_(plugin.api),
     services_.scope_end = &scope_end_cb;
     services_.profiling = &profiling_;
 
+    if (on_phase) on_phase("create");
     opb_status s = api_->create(&services_, &handle_);
     if (s != OPB_OK || handle_ == nullptr) {
         handle_ = nullptr;
         unusable_reason_ = fmt::format("create failed: {}", status_name(s));
         return;
     }
+    if (on_phase) on_phase("probe");
     s = api_->probe(handle_);
     if (s != OPB_OK) unusable_reason_ = error_text(s);
 }

@@ -7,9 +7,11 @@
 #include <boost/dll/shared_library.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace opbench {
@@ -97,7 +99,11 @@ struct HostAccounting {
 // messages. Not copyable.
 class BackendInstance {
 public:
-    explicit BackendInstance(const LoadedPlugin &plugin);
+    // Calls the plugin's create, then its probe. `on_phase`, when set, hears
+    // "create" and "probe" as each call begins (a worker reports them to its
+    // parent, so a crash names the call it happened in).
+    explicit BackendInstance(const LoadedPlugin &plugin,
+                             const std::function<void(std::string_view)> &on_phase = nullptr);
     ~BackendInstance();
     BackendInstance(const BackendInstance &) = delete;
     BackendInstance &operator=(const BackendInstance &) = delete;

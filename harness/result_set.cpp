@@ -6,7 +6,7 @@
 namespace opbench {
 
 nlohmann::json run_context_json(const RunContext &c) {
-    nlohmann::json ctx = opbench_context(*c.suite, *c.cases, c.sessions->backends, c.sessions->missing,
+    nlohmann::json ctx = opbench_context(*c.suite, *c.cases, *c.backends, *c.unavailable,
                                          c.reference_backend, c.benchmark_args, c.timer_overhead_seconds);
     ctx["machine_peaks"] = c.machine->peaks;
     ctx["machine_peaks_cache"] = c.machine->path.string();

@@ -22,7 +22,8 @@ namespace opbench {
 struct RunContext {
     const Suite *suite = nullptr;
     const std::vector<Case> *cases = nullptr; // after command-line overrides
-    const BackendSessions *sessions = nullptr;
+    const std::map<std::string, nlohmann::json> *backends = nullptr; // context of each backend opened
+    const std::map<std::string, std::string> *unavailable = nullptr;  // backends that could not be: why
     std::string reference_backend;
     std::vector<std::string> benchmark_args;
     double timer_overhead_seconds = 0;

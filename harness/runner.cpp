@@ -1,11 +1,11 @@
 #include "runner.hpp"
 
 #include "atomic_file.hpp"
+#include "backend_facts.hpp"
 #include "backend_sessions.hpp"
 #include "backend_work.hpp"
 #include "bottleneck.hpp"
 #include "build_config.hpp"
-#include "call_overhead.hpp"
 #include "case_host.hpp"
 #include "context.hpp"
 #include "gb_capture.hpp"
@@ -123,7 +123,13 @@ public:
     RunSummary run();
 
 private:
+    std::vector<std::string> backends_named(bool with_cases = true) const;
     void open_backends();
+    void probe_backends();
+    [[nodiscard]] double probe_timeout() const;
+    [[nodiscard]] bool reference_opens();
+    void choose_reference_store();
+    [[nodiscard]] std::optional<MeasureFailure> backend_cannot_run(const std::string &backend) const;
     Roofline roofline_of(const Case &c, const std::string &backend, double seconds_per_call) const;
     std::optional<MeasureFailure> skip_before_running(std::size_t ri);
     void register_benchmarks();
@@ -158,8 +164,15 @@ private:
     std::vector<WorkloadCase> workload_cases_;   // [[workload]]s after the command line
     std::unique_ptr<workload::WorkloadRunner> workloads_;
 
+    // Instances in this process: every backend with --isolate none or when
+    // profiling; else only those [[workload]]s name (none without workloads).
     BackendSessions sessions_;
     std::unique_ptr<CaseHost> host_; // where cases run: a worker per backend, or here
+    // Each backend the run names, as its probe found it (probe_backends), and
+    // supports() for each case x backend (by result index).
+    std::map<std::string, BackendFacts> facts_;
+    std::map<std::string, std::string> unavailable_; // backends that cannot run: why
+    std::vector<SupportAnswer> supports_;
     std::string reference_store_dir_, reference_store_key_; // full mode's reference store (empty: none)
     std::unique_ptr<ProfileSession> profile_;                 // --profile / --trace only
     std::unique_ptr<ProfileInstrumentation> instrumentation_; // its hooks in the in-process host
@@ -179,14 +192,19 @@ private:
 RunSummary SuiteRun::run() {
     warnings_ = measurement_warnings();
     for (const auto &w : warnings_) std::cerr << "***WARNING*** " << w << "\n";
+    // Printed where they were found (main.cpp); recorded with the others.
+    warnings_.insert(warnings_.end(), options_.setting_warnings.begin(), options_.setting_warnings.end());
     machine_ = load_or_measure();
     if (!machine_.from_cache)
         std::cerr << fmt::format("opbench: measured this machine's peaks for the rooflines in {:.1f} s "
                                  "(once; cached in {})\n",
                                  machine_.peaks.measure_seconds, machine_.path.string());
     if (!machine_.warning.empty()) std::cerr << "opbench: " << machine_.warning << "\n";
+    if (options_.profile.enabled()) profile_ = std::make_unique<ProfileSession>(options_.profile);
     open_backends();
-    call_overhead_ = measure_call_overheads(sessions_);
+    open_host();
+    probe_backends(); // in the workers under --isolate process: no plugin call here
+    choose_reference_store();
     // Workloads run in this process on the parent's own backend instances
     // (never in a worker): docs/decoder.md.
     workloads_ = std::make_unique<workload::WorkloadRunner>(
@@ -199,7 +217,6 @@ RunSummary SuiteRun::run() {
                                 dtype == OPB_DTYPE_F32 ? PeakKind::f32 : PeakKind::bf16);
         });
     start_profiling(); // after the call-overhead probe: it is not part of the profile
-    open_host();
     open_log();
     register_benchmarks();
     run_benchmarks();
@@ -255,8 +272,9 @@ void SuiteRun::open_log() {
         };
         log_ = std::make_unique<RunLog>(header, journal);
     }
-    RunContext ctx{&suite_,   &cases_,        &sessions_,     options_.reference, options_.benchmark_args,
-                   timer_overhead_, &machine_, call_overhead_, options_.cpus,      warnings_, profile_.get(), options_.shard};
+    RunContext ctx{&suite_,         &cases_,   &backend_contexts_, &unavailable_,  options_.reference,
+                   options_.benchmark_args, timer_overhead_, &machine_, call_overhead_, options_.cpus,
+                   warnings_,       profile_.get(), options_.shard};
     nlohmann::json opbench = run_context_json(ctx);
     opbench["measurement"]["isolation"] = isolation_name(profile_ ? Isolation::none : options_.isolation);
     if (!workload_cases_.empty()) opbench["suite"]["workloads"] = workload_cases_.size();
@@ -318,32 +336,95 @@ void SuiteRun::write_result_set(bool complete) {
     if (complete) log_->finish(); // the journal is no longer needed
 }
 
+// Every backend the cases (unless !with_cases) and workloads name, in order
+// of first mention.
+std::vector<std::string> SuiteRun::backends_named(bool with_cases) const {
+    std::vector<std::string> named;
+    auto add = [&](const std::vector<std::string> &list) {
+        for (const auto &b : list)
+            if (std::find(named.begin(), named.end(), b) == named.end()) named.push_back(b);
+    };
+    if (with_cases)
+        for (const auto &c : cases_) add(c.backends);
+    for (const auto &w : workload_cases_) add(w.backends);
+    return named;
+}
+
+// Instances in this process. Cases run here with --isolate none and when
+// profiling; workloads always do (docs/decoder.md), so under --isolate
+// process only their backends are opened here, and none without workloads:
+// then every plugin call of the run happens in a worker.
 void SuiteRun::open_backends() {
-    std::vector<std::string> wanted;
-    for (const auto &c : cases_)
-        for (const auto &b : c.backends)
-            if (std::find(wanted.begin(), wanted.end(), b) == wanted.end()) wanted.push_back(b);
-    for (const auto &w : workload_cases_)
-        for (const auto &b : w.backends)
-            if (std::find(wanted.begin(), wanted.end(), b) == wanted.end()) wanted.push_back(b);
-    sessions_ = open_backend_sessions(plugins_, wanted, options_.reference);
-    for (const auto &[name, inst] : sessions_.backends) backend_contexts_[name] = backend_context(*inst, nullptr);
-    // Full mode keeps its references on disk: a re-run computes none again.
-    // The key names the reference build exactly (version, libraries, the
-    // plugin file's hash), so a rebuilt reference never serves old outputs.
-    const LoadedPlugin *ref = plugins_.find(options_.reference);
-    if (options_.verify == VerifyMode::full && options_.reference_store && ref && sessions_.reference) {
-        reference_store_dir_ = options_.reference_store_dir.empty() ? ReferenceStore::default_dir().string()
-                                                                    : options_.reference_store_dir;
-        reference_store_key_ = fmt::format("{} | {} | plugin sha256 {}", ref->api->version,
-                                           ref->api->library_versions, file_sha256(ref->path));
+    const bool cases_run_here = profile_ || options_.isolation == Isolation::none;
+    const std::vector<std::string> here = backends_named(/*with_cases=*/cases_run_here);
+    if (here.empty()) return;
+    sessions_ = open_backend_sessions(plugins_, here, options_.reference);
+}
+
+// What each backend the run names can do, asked through the host (in the
+// backend's worker under --isolate process). A fault while asking costs that
+// backend only: its cases fail with the cause, phase and backend
+// ("crashed: SIGSEGV in create (backend 'x')"), and the run goes on.
+void SuiteRun::probe_backends() {
+    supports_.assign(results_.size(), SupportAnswer{});
+    for (const std::string &name : backends_named()) {
+        const LoadedPlugin *plugin = plugins_.find(name);
+        if (!plugin) { // refused by the loader (with its reason), or absent
+            facts_[name] = BackendFacts{CaseStatus::skipped, plugins_.why_unavailable(name), nullptr, {}};
+            unavailable_[name] = facts_[name].reason;
+            continue;
+        }
+        std::vector<std::size_t> asked; // this backend's case x backend, in order
+        std::vector<opb_op_desc> descs;
+        for (std::size_t ri = 0; ri < results_.size(); ++ri)
+            if (results_[ri].backend == name) {
+                asked.push_back(ri);
+                descs.push_back(cases_[case_of_result_[ri]].desc);
+            }
+        BackendProbe probe = host_->probe_backend(name, descs, probe_timeout());
+        BackendFacts facts =
+            probe.fault.empty() ? std::move(probe.facts) : faulted_backend(*plugin->api, name, probe.fault);
+        if (!facts.context.is_null()) backend_contexts_[name] = facts.context;
+        if (!facts.usable()) unavailable_[name] = facts.reason;
+        if (facts.usable() && facts.supports.size() == asked.size())
+            for (std::size_t k = 0; k < asked.size(); ++k) supports_[asked[k]] = facts.supports[k];
+        if (probe.call_overhead_seconds) call_overhead_[name] = *probe.call_overhead_seconds;
+        facts_[name] = std::move(facts);
     }
 }
 
-// Where cases run: a worker process per backend (the parent keeps its own
-// instances for the context, `supports` and the call-overhead probe), or this
-// process. A profiling run measures here: its scopes, spans and hot paths are
-// recorded in this process, not in a worker.
+// The seconds each step of probing a backend may take: --case-timeout when
+// given, else a minute (a GPU backend's create can take seconds).
+double SuiteRun::probe_timeout() const {
+    const std::optional<double> timeout = options_.overrides.get("timeout");
+    return timeout && *timeout > 0 ? *timeout : 60.0;
+}
+
+// Whether the reference backend opens, for the reference store: known from
+// its probe when the run names it, else asked now.
+bool SuiteRun::reference_opens() {
+    auto it = facts_.find(options_.reference);
+    if (it != facts_.end()) return it->second.usable();
+    const BackendProbe probe = host_->probe_backend(options_.reference, {}, probe_timeout());
+    return probe.fault.empty() && probe.facts.usable();
+}
+
+// Full mode keeps its references on disk: a re-run computes none again.
+// The key names the reference build exactly (version, libraries, the
+// plugin file's hash), so a rebuilt reference never serves old outputs.
+void SuiteRun::choose_reference_store() {
+    const LoadedPlugin *ref = plugins_.find(options_.reference);
+    if (options_.verify != VerifyMode::full || !options_.reference_store || !ref || !reference_opens()) return;
+    reference_store_dir_ = options_.reference_store_dir.empty() ? ReferenceStore::default_dir().string()
+                                                                : options_.reference_store_dir;
+    reference_store_key_ = fmt::format("{} | {} | plugin sha256 {}", ref->api->version, ref->api->library_versions,
+                                       file_sha256(ref->path));
+}
+
+// Where cases run: a worker process per backend, which also answers the
+// probes (probe_backends), or this process. A profiling run measures here:
+// its scopes, spans and hot paths are recorded in this process, not in a
+// worker.
 void SuiteRun::open_host() {
     if (profile_) {
         if (options_.isolation == Isolation::process)
@@ -372,17 +453,20 @@ Roofline SuiteRun::roofline_of(const Case &c, const std::string &backend, double
                         machine_.peaks, fixed, kind);
 }
 
+// Why `backend` cannot run cases (from its probe), or nothing.
+std::optional<MeasureFailure> SuiteRun::backend_cannot_run(const std::string &backend) const {
+    auto it = facts_.find(backend);
+    if (it == facts_.end()) return MeasureFailure{CaseStatus::skipped, fmt::format("backend '{}' was not probed", backend)};
+    if (!it->second.usable()) return MeasureFailure{it->second.status, it->second.reason};
+    return std::nullopt;
+}
+
 // Skips known before anything runs: the backend is missing, unusable here,
-// or does not support the case.
+// failed its probe, or does not support the case.
 std::optional<MeasureFailure> SuiteRun::skip_before_running(std::size_t ri) {
     const CaseResult &r = results_[ri];
-    auto missing = sessions_.missing.find(r.backend);
-    if (missing != sessions_.missing.end()) return MeasureFailure{CaseStatus::skipped, missing->second};
-    BackendInstance &be = *sessions_.backends.at(r.backend);
-    opb_status s = be.api().supports(be.handle(), &cases_[case_of_result_[ri]].desc);
-    if (s == OPB_ERR_UNSUPPORTED || s == OPB_ERR_UNAVAILABLE)
-        return MeasureFailure{CaseStatus::skipped, be.error_text(s)};
-    if (s != OPB_OK) return MeasureFailure{CaseStatus::failed, "supports: " + be.error_text(s)};
+    if (auto cannot = backend_cannot_run(r.backend)) return cannot;
+    if (supports_[ri].status != CaseStatus::passed) return MeasureFailure{supports_[ri].status, supports_[ri].reason};
     // Would it fit? Skipped before it starts rather than killed half-way.
     const MemoryEstimate need = estimate_case_memory(cases_[case_of_result_[ri]].desc);
     if (auto why = memory_skip_reason(need, available_memory(options_.mem_limit)))
@@ -460,8 +544,7 @@ void SuiteRun::deactivate() {
 // Profiling runs: the session records through every backend instance that
 // runs cases (never the reference's, whose work is not the case's).
 void SuiteRun::start_profiling() {
-    if (!options_.profile.enabled()) return;
-    profile_ = std::make_unique<ProfileSession>(options_.profile);
+    if (!profile_) return;
     for (auto &[name, inst] : sessions_.backends) inst->attach_profiler(&profile_->profiler());
     workloads_->profile_with(profile_.get());
     profile_->run_begin(
@@ -578,6 +661,9 @@ void SuiteRun::show_progress(std::size_t ri) {
 void SuiteRun::register_benchmarks() {
     const std::optional<NameFilter> filter = NameFilter::from_args(options_.benchmark_args);
     for (std::size_t ri = 0; ri < results_.size(); ++ri) {
+        // Interrupted while the backends were probed: nothing is recorded,
+        // so --resume runs every case.
+        if (interrupt_requested()) break;
         CaseResult &r = results_[ri];
         if (filter && !filter->matches(r.name + "/manual_time")) continue;
         if (log_->has_case(r.name)) continue; // finished before the interruption (--resume)

@@ -41,6 +41,9 @@ struct RunOptions {
     VerifyMode verify = VerifyMode::fast;    // --verify: full | fast | off (verify.hpp)
     bool reference_store = true;             // full mode: keep references on disk (--no-reference-cache)
     std::string reference_store_dir;         // empty: ReferenceStore::default_dir()
+    // Values used other than given (a min_time raised to its floor), already
+    // printed; recorded in context.opbench.warnings.
+    std::vector<std::string> setting_warnings;
 };
 
 struct RunSummary {

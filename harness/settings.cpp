@@ -38,7 +38,8 @@ constexpr std::array kSettings = {
     SettingInfo{"warmup", "warmup", "--warmup", SettingType::integer, 0, 1e6, "N",
                 "untimed executions before measuring", 2, OPB_SETTING_FIELD(warmup)},
     SettingInfo{"min_time", "min_time", "--min-time", SettingType::seconds, 1e-4, 3600, "S",
-                "seconds of samples at least, per repetition", 3, OPB_SETTING_FIELD(min_time)},
+                "seconds of samples at least, per repetition (less is raised to the floor, with a warning)", 3,
+                OPB_SETTING_FIELD(min_time), /*raised_to_floor=*/true},
     SettingInfo{"max_time", "max_time", "--max-time", SettingType::seconds, 1e-3, 3600, "S",
                 "seconds of samples at most, per repetition (>= min_time); the untimed work around "
                 "them is capped at twice this",
@@ -118,6 +119,13 @@ std::optional<std::string> check_setting(const SettingInfo &s, double v) {
         return fmt::format("'{}' must be between {} and {}, got {}", s.key, number_text(s.min),
                            number_text(s.max), number_text(v));
     return std::nullopt;
+}
+
+FlooredValue raise_to_floor(const SettingInfo &s, double v) {
+    // NaN and negative values are no request for "as short as possible":
+    // they stay for check_setting to refuse.
+    if (!s.raised_to_floor || !std::isfinite(v) || v < 0 || v >= s.min) return {v, ""};
+    return {s.min, fmt::format("'{}' {} is below its floor; using {}", s.key, number_text(v), number_text(s.min))};
 }
 
 std::optional<std::string> check_settings(const MeasureSettings &m) {

@@ -70,6 +70,10 @@ struct SettingInfo {
     int sweep_rank;              // position among settings in the sweep order (suites/README.md)
     double (*get)(const MeasureSettings &);
     void (*set)(MeasureSettings &, double);
+    // A value below `min` is raised to it, with a warning, instead of refused
+    // (min_time: a too-short request has an obvious meaning, "as short as
+    // measurable"). Values above `max` are refused as for every key.
+    bool raised_to_floor = false;
 };
 
 // Every setting, in the order messages and docs list them.
@@ -89,6 +93,16 @@ struct SettingInfo {
 // nullopt when `v` is a valid value of `s`; else why not, e.g.
 // "'threads' must be between 0 and 1024, got 100000".
 [[nodiscard]] std::optional<std::string> check_setting(const SettingInfo &s, double v);
+
+// The value the run uses for `v` of `s`: for a key raised_to_floor, a value
+// below the floor becomes the floor and `warning` says so ("'min_time' 1e-09
+// is below its floor; using 0.0001"); otherwise `v` unchanged and no warning.
+// Check the result with check_setting() as before.
+struct FlooredValue {
+    double value = 0;
+    std::string warning; // empty: nothing was raised
+};
+[[nodiscard]] FlooredValue raise_to_floor(const SettingInfo &s, double v);
 
 // Checks across keys (max_time >= min_time); nullopt when consistent.
 [[nodiscard]] std::optional<std::string> check_settings(const MeasureSettings &m);

@@ -207,6 +207,12 @@ private:
     [[noreturn]] void fail(const SourceLocation &where, const std::string &message) const {
         throw SuiteError(where, message);
     }
+    // A value used other than written (a min_time raised to its floor): the
+    // suite goes on, and its user is told once per place.
+    void warn(const SourceLocation &where, const std::string &message) const {
+        add_warning(warnings_, where.str() + ": warning: " + message);
+    }
+    mutable std::vector<std::string> warnings_; // filled by the const value readers
 
     std::string string_value(const toml::node &n, std::string_view key) const;
     // A name that becomes part of a benchmark name and a file name: printable.
@@ -330,6 +336,9 @@ Atom SuiteParser::atom(const AxisKey &axis, const toml::node &n, int op) const {
         } else {
             a.f = number();
         }
+        const FlooredValue used = raise_to_floor(info, a.f);
+        if (!used.warning.empty()) warn(a.where, used.warning);
+        a.f = used.value;
         if (auto why = check_setting(info, a.f)) fail(a.where, *why);
         a.i = static_cast<std::int64_t>(a.f);
         a.shown = value_text(info, a.f);
@@ -597,9 +606,12 @@ Suite SuiteParser::parse(std::string_view text) {
 
     if (auto w = root.get("workload"))
         workload::parse_workloads(*w, root.get("defaults") ? root.get("defaults")->as_table() : nullptr,
-                                  file_, options_, suite.workloads);
+                                  file_, options_, suite.workloads, warnings_);
     auto cases = root.get("case");
-    if (!cases && !suite.workloads.empty()) return suite; // a suite of workloads only
+    if (!cases && !suite.workloads.empty()) {
+        suite.warnings = warnings_;
+        return suite; // a suite of workloads only
+    }
     if (!cases) fail(file_start, "the suite has no [[case]] or [[workload]] tables, so nothing to measure");
     auto arr = cases->as_array();
     if (!arr)
@@ -611,6 +623,7 @@ Suite SuiteParser::parse(std::string_view text) {
         if (!t) fail(at(n), "each entry of 'case' must be a table, got " + describe(n));
         parse_case(*t, suite.cases);
     }
+    suite.warnings = warnings_;
     return suite;
 }
 
@@ -630,6 +643,10 @@ std::string sha256_hex(std::string_view bytes, const std::string &file) {
 }
 
 } // namespace
+
+void add_warning(std::vector<std::string> &warnings, const std::string &warning) {
+    if (std::find(warnings.begin(), warnings.end(), warning) == warnings.end()) warnings.push_back(warning);
+}
 
 Suite parse_suite(std::string_view text, const std::string &source_name,
                   const SuiteOptions &options) {

@@ -55,7 +55,14 @@ struct Suite {
     std::string content_hash; // SHA-256 hex of the file's bytes
     std::vector<Case> cases;  // fully expanded, in file order
     std::vector<WorkloadCase> workloads; // [[workload]] tables, in file order
+    // "file:line:col: warning: ..." for values used other than written (a
+    // min_time below its floor), each once; `run` and `validate` print them.
+    std::vector<std::string> warnings;
 };
+
+// Appends `warning` unless `warnings` holds it already (one line per place,
+// however many cases a [defaults] key reaches).
+void add_warning(std::vector<std::string> &warnings, const std::string &warning);
 
 // A suite that cannot be used; what() is "file:line:column: message".
 class SuiteError : public std::runtime_error {

@@ -36,7 +36,8 @@ template <class Range> std::string join(const Range &names) {
 
 class Parser {
 public:
-    Parser(const std::string &file, const SuiteOptions &options) : file_(file), options_(options) {}
+    Parser(const std::string &file, const SuiteOptions &options, std::vector<std::string> &warnings)
+        : file_(file), options_(options), warnings_(warnings) {}
 
     SourceLocation at(const toml::node &n) const { return at(n.source()); }
     SourceLocation at(const toml::source_region &r) const {
@@ -126,6 +127,9 @@ public:
         } else {
             fail(at(n), fmt::format("'{}' must be {}", key, range_text(*info)));
         }
+        const FlooredValue used = raise_to_floor(*info, x);
+        if (!used.warning.empty()) add_warning(warnings_, at(n).str() + ": warning: " + used.warning);
+        x = used.value;
         if (auto why = check_setting(*info, x)) fail(at(n), *why);
         info->set(s, x);
         return true;
@@ -208,13 +212,14 @@ public:
 private:
     const std::string &file_;
     const SuiteOptions &options_;
+    std::vector<std::string> &warnings_;
 };
 
 } // namespace
 
 void parse_workloads(const toml::node &workload_array, const toml::table *defaults, const std::string &file,
-                     const SuiteOptions &options, std::vector<WorkloadCase> &out) {
-    Parser p(file, options);
+                     const SuiteOptions &options, std::vector<WorkloadCase> &out, std::vector<std::string> &warnings) {
+    Parser p(file, options, warnings);
     auto arr = workload_array.as_array();
     if (!arr)
         p.fail(p.at(workload_array), "'workload' must be an array of tables (write [[workload]], not [workload])");

@@ -42,6 +42,33 @@ TEST(CaseHost, AJobCrossesTheBoundaryUnchanged) {
     EXPECT_EQ(back.timer_overhead, 2.5e-8);
 }
 
+// A backend's probe answer (backend_facts.hpp) comes back from its worker unchanged.
+TEST(CaseHost, BackendFactsRoundTrip) {
+    BackendFacts f;
+    f.context = {{"name", "x"}, {"usable", true}, {"device", {{"kind", "cpu"}}}};
+    f.supports = {{CaseStatus::passed, ""}, {CaseStatus::skipped, "x: bf16 is not supported"},
+                  {CaseStatus::failed, "supports: OPB_ERR_INTERNAL"}};
+    const BackendFacts back = json(f).get<BackendFacts>();
+    EXPECT_TRUE(back.usable());
+    EXPECT_EQ(back.context, f.context);
+    ASSERT_EQ(back.supports.size(), 3u);
+    EXPECT_EQ(back.supports[1].status, CaseStatus::skipped);
+    EXPECT_EQ(back.supports[1].reason, "x: bf16 is not supported");
+    EXPECT_EQ(back.supports[2].status, CaseStatus::failed);
+
+    opb_backend_api api{};
+    api.name = "x";
+    api.version = "2";
+    api.abi_version = OPB_ABI_VERSION;
+    const BackendFacts faulted = faulted_backend(api, "x", "crashed: SIGSEGV in create");
+    EXPECT_EQ(faulted.status, CaseStatus::failed);
+    EXPECT_EQ(faulted.reason, "crashed: SIGSEGV in create (backend 'x')");
+    EXPECT_EQ(faulted.context["usable"], false);
+    EXPECT_EQ(faulted.context["unusable_reason"], faulted.reason);
+    EXPECT_EQ(faulted.context["version"], "2") << "from the plugin's table, with no call into it";
+    EXPECT_FALSE(json(faulted).get<BackendFacts>().usable());
+}
+
 TEST(CaseHost, ActivationAndMemoryFiguresRoundTrip) {
     Activation a;
     a.status = CaseStatus::failed;

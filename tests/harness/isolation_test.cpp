@@ -186,6 +186,70 @@ INSTANTIATE_TEST_SUITE_P(
                       Fault{"exit0", "verify", "exited with status 0 during verify"}),
     [](const auto &info) { return std::string(info.param.fault) + "_in_" + info.param.phase; });
 
+// A fault while the backend is opened or probed, before any of its cases:
+// the parent makes no plugin call, so it costs that backend only. Its cases
+// fail with the cause, phase and backend; naive's pass; exit 1.
+struct BackendFault {
+    const char *fault, *phase, *rows, *reason;
+};
+
+class EachBackendFault : public IsolationTest, public ::testing::WithParamInterface<BackendFault> {};
+
+TEST_P(EachBackendFault, CostsOnlyThatBackend) {
+    const BackendFault f = GetParam();
+    std::vector<std::string> args = {"run", ISOLATION_SUITE, "--out", out_, "--no-progress"};
+    const Outcome r = run(args, {std::string("OPBENCH_FAULT=") + f.fault, std::string("OPBENCH_FAULT_PHASE=") + f.phase,
+                                 std::string("OPBENCH_FAULT_ROWS=") + f.rows});
+    ASSERT_EQ(r.status, 1) << "the faulty backend's cases failed\n" << r.output;
+    const auto got = outcomes();
+    ASSERT_EQ(got.size(), 6u) << r.output;
+    const std::string want = std::string(f.reason) + " (backend 'fault')";
+    for (const auto &[name, outcome] : got)
+        if (name.find("/be:fault") != std::string::npos) {
+            EXPECT_EQ(outcome.first, "failed") << name;
+            EXPECT_EQ(outcome.second, want) << name;
+        } else {
+            EXPECT_EQ(outcome.first, "passed") << name << ": " << outcome.second;
+        }
+    const json rs = result_set();
+    const json &context = rs["context"]["opbench"];
+    EXPECT_EQ(context["complete"], true);
+    EXPECT_EQ(context["backends"]["fault"]["usable"], false);
+    EXPECT_EQ(context["backends"]["fault"]["unusable_reason"], want);
+    EXPECT_EQ(context["backends"]["naive"]["usable"], true);
+    EXPECT_TRUE(context["measurement"]["call_overhead_seconds"].contains("naive")) << context["measurement"];
+    EXPECT_FALSE(context["measurement"]["call_overhead_seconds"].contains("fault"));
+    for (const auto &e : rs["benchmarks"])
+        if (e.value("status", "") == "passed" && e.value("run_type", "") == "iteration") {
+            EXPECT_GT(e["real_time"].get<double>(), 0.0) << e["name"];
+        }
+    EXPECT_TRUE(leftovers().empty()) << leftovers().front();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Plugin, EachBackendFault,
+    ::testing::Values(BackendFault{"segv", "create", "13", "crashed: SIGSEGV in create"},
+                      BackendFault{"exit0", "create", "13", "exited with status 0 during create"},
+                      BackendFault{"throw", "probe", "13",
+                                   "exception: fault plugin: thrown through the C boundary in probe"},
+                      // rows = 1: the call-overhead probe's 1x1 add, in its first timed execute
+                      BackendFault{"segv", "execute", "1", "crashed: SIGSEGV in call-overhead"}),
+    [](const auto &info) { return std::string(info.param.fault) + "_in_" + info.param.phase + "_rows" + info.param.rows; });
+
+TEST_F(IsolationTest, AHangInCreateIsCutAtTheCaseTimeout) {
+    const Outcome r = run({"run", ISOLATION_SUITE, "--out", out_, "--no-progress", "--case-timeout", "1"},
+                          {"OPBENCH_FAULT=hang", "OPBENCH_FAULT_PHASE=create"});
+    ASSERT_EQ(r.status, 1) << r.output;
+    EXPECT_LT(r.seconds, 60) << "a backend that hangs in create costs the timeout, not the run";
+    int passed = 0;
+    for (const auto &[name, o] : outcomes()) {
+        passed += o.first == "passed";
+        if (name.find("/be:fault") != std::string::npos)
+            EXPECT_EQ(o.second, "timed out after 1 s in create (backend 'fault')") << name;
+    }
+    EXPECT_EQ(passed, 3);
+}
+
 TEST_F(IsolationTest, AHangIsCutAtTheCaseTimeout) {
     const Outcome r = run_fault("hang", {"--case-timeout", "1"});
     ASSERT_EQ(r.status, 1) << r.output;

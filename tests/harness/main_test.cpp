@@ -96,7 +96,7 @@ TEST_F(Main, EveryBadInputExits2BeforeRunningWithAMessage) {
         {"frobnicate", "A subcommand is required"},
         {"run tiny.toml --threads x", "Could not convert: --threads = x"},
         {"run tiny.toml --threads 100000", "'threads' must be between 0 and 1024, got 100000"},
-        {"run tiny.toml --min-time 1e-9 --max-time 1e-9", "'min_time' must be between 0.0001 and 3600"},
+        {"run tiny.toml --min-time 1e-9 --max-time 1e-9", "'max_time' must be between 0.001 and 3600"},
         {"run tiny.toml --min-time 1e308 --max-time 1", "got 1e+308"},
         {"run tiny.toml --min-time 1e400", "'min_time' must be a finite number"},
         {"run tiny.toml --noise " + big, "'noise' must be a finite number"},
@@ -171,6 +171,34 @@ TEST_F(Main, ForceReplacesAnEarlierResultAndCaseNamesAreEscaped) {
     json set = json::parse(in);
     ASSERT_FALSE(set.at("benchmarks").empty());
     EXPECT_EQ(set["benchmarks"][0].at("case"), "q\"b\\\\s");
+}
+
+// A min_time below its floor is a request for "as short as measurable": it
+// is raised to the floor with one warning line, and the run finishes.
+TEST_F(Main, AMinTimeBelowItsFloorIsRaisedWithAWarning) {
+    write("short.toml", tiny_suite("short") + "min_time = 1e-9\n");
+    const std::string warning = "short.toml:14:12: warning: 'min_time' 1e-09 is below its floor; using 0.0001";
+    Outcome v = opbench("validate short.toml", dir_);
+    EXPECT_EQ(v.rc, 0) << v.output;
+    EXPECT_TRUE(has(v.output, warning + "\n")) << v.output;
+    EXPECT_TRUE(has(v.output, "short.toml: ok")) << v.output;
+
+    Outcome o = opbench("run short.toml --out s.json", dir_);
+    ASSERT_EQ(o.rc, 0) << o.output;
+    EXPECT_TRUE(has(o.output, warning)) << o.output;
+    std::ifstream in(dir_ / "s.json");
+    json set = json::parse(in);
+    ASSERT_FALSE(set.at("benchmarks").empty());
+    EXPECT_EQ(set["benchmarks"][0].at("settings").at("min_time"), 0.0001) << "the value used is recorded";
+    EXPECT_NE(set["context"]["opbench"]["warnings"].dump().find("'min_time' 1e-09 is below its floor"),
+              std::string::npos);
+
+    // The command line and Google Benchmark's spelling of it alike.
+    for (const std::string flag : {"--min-time 1e-9", "--benchmark_min_time=1e-9"}) {
+        Outcome c = opbench("run tiny.toml --no-out " + flag, dir_);
+        EXPECT_EQ(c.rc, 0) << flag << "\n" << c.output;
+        EXPECT_TRUE(has(c.output, "warning: 'min_time' 1e-09 is below its floor; using 0.0001")) << c.output;
+    }
 }
 
 TEST_F(Main, ABackendTheLoaderRefusedIsSkippedWithTheLoadersReason) {

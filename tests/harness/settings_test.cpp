@@ -44,6 +44,13 @@ TEST(Settings, RangesHaveFloorsAndCaps) {
     EXPECT_EQ(*check_setting(threads, 100000), "'threads' must be between 0 and 1024, got 100000");
     EXPECT_TRUE(check_setting(*find_setting("min_time"), 1e-9)) << "a floor keeps repetitions finite";
     EXPECT_TRUE(check_setting(*find_setting("max_time"), 1e-9));
+    // ... but a min_time below its floor is raised to it (with a warning) before the check.
+    const FlooredValue raised = raise_to_floor(*find_setting("min_time"), 1e-9);
+    EXPECT_EQ(raised.value, 1e-4);
+    EXPECT_EQ(raised.warning, "'min_time' 1e-09 is below its floor; using 0.0001");
+    EXPECT_EQ(raise_to_floor(*find_setting("min_time"), 0.5).warning, "");
+    EXPECT_EQ(raise_to_floor(*find_setting("min_time"), -1).value, -1) << "refused by check_setting";
+    EXPECT_EQ(raise_to_floor(*find_setting("max_time"), 1e-9).value, 1e-9) << "only min_time is raised";
     EXPECT_TRUE(check_setting(*find_setting("warmup"), 1.5)) << "integers only";
     EXPECT_TRUE(check_setting(*find_setting("cache"), 2));
     const auto huge = check_setting(*find_setting("noise"), 1e308);

@@ -5,8 +5,11 @@
 //
 //   OPBENCH_FAULT       segv | abort | exit0 | throw | bad_alloc | hang
 //                       (unset or empty: behaves)
-//   OPBENCH_FAULT_ROWS  the `rows` of the faulty case (default 13)
+//   OPBENCH_FAULT_ROWS  the `rows` of the faulty case (default 13); 1 is
+//                       the call-overhead probe's 1x1 add
 //   OPBENCH_FAULT_PHASE where the fault strikes (default execute):
+//                       create   in create(), whatever the shape;
+//                       probe    in probe(), whatever the shape;
 //                       prepare  in prepare();
 //                       verify   in the plan's first execute (the one whose
 //                                output is compared with the reference);
@@ -69,9 +72,11 @@ void misbehave() {
         for (;;) ::pause();
 }
 
-bool fault_here(const opb_plan *plan, const char *phase) {
-    return plan->faulty && env("OPBENCH_FAULT_PHASE", "execute") == phase && !env("OPBENCH_FAULT", "").empty();
+// The fault strikes in `phase` (of the backend, or of a plan when given).
+bool fault_in(const char *phase) {
+    return env("OPBENCH_FAULT_PHASE", "execute") == phase && !env("OPBENCH_FAULT", "").empty();
 }
+bool fault_here(const opb_plan *plan, const char *phase) { return plan->faulty && fault_in(phase); }
 
 opb_status fail(opb_backend *b, opb_status s, const char *msg) {
     std::snprintf(b->error, sizeof b->error, "%s", msg);
@@ -79,12 +84,16 @@ opb_status fail(opb_backend *b, opb_status s, const char *msg) {
 }
 
 opb_status create(const opb_host_services *, opb_backend **out) {
+    if (fault_in("create")) misbehave();
     *out = static_cast<opb_backend *>(std::calloc(1, sizeof(opb_backend)));
     return *out ? OPB_OK : OPB_ERR_OUT_OF_MEMORY;
 }
 void destroy(opb_backend *b) { std::free(b); }
 const char *last_error(opb_backend *b) { return b->error; }
-opb_status probe(opb_backend *) { return OPB_OK; }
+opb_status probe(opb_backend *) {
+    if (fault_in("probe")) misbehave();
+    return OPB_OK;
+}
 opb_status device_info(opb_backend *, opb_device_info *out) {
     out->kind = OPB_DEVICE_CPU;
     std::snprintf(out->name, sizeof out->name, "fault test device");
