@@ -57,6 +57,21 @@ std::string library_versions(const ResultSet &s) {
     return parts.empty() ? "-" : fmt::format("{}", fmt::join(parts, "; "));
 }
 
+// "interleaved" when Google Benchmark ran the repetitions of all cases in a
+// random order (--benchmark_enable_random_interleaving), else "back to back".
+std::string repetition_order(const ResultSet &s) {
+    const auto &args = at_path(s.context, {"opbench", "measurement", "benchmark_args"});
+    if (args.is_array())
+        for (const auto &a : args)
+            if (a.is_string()) {
+                const std::string v = a.get<std::string>();
+                if (v == "--benchmark_enable_random_interleaving=true" ||
+                    v == "--benchmark_enable_random_interleaving")
+                    return "interleaved";
+            }
+    return "back to back";
+}
+
 std::string cpus(const ResultSet &s) {
     const auto &m = at_path(s.context, {"opbench", "machine"});
     std::string out = fmt::format("{} allowed", text(m.value("allowed_cores", nlohmann::json())));
@@ -97,6 +112,7 @@ const std::vector<SettingRow> &setting_rows() {
         {"min time", true, [](const ResultSet &s) { return case_setting_values(s, "min_time"); }},
         {"max time", true, [](const ResultSet &s) { return case_setting_values(s, "max_time"); }},
         {"repetitions", true, repetitions},
+        {"repetition order", true, repetition_order},
         {"build type", true, [](const ResultSet &s) { return s.build_type(); }},
         {"compiler", true, [](const ResultSet &s) { return text(at_path(s.context, {"opbench", "build", "compiler"})); }},
         {"library versions", true, library_versions},
@@ -269,6 +285,8 @@ Comparison compare_sets(const std::vector<ResultSet> &sets, const CompareOptions
     out.options = o;
     out.set_names = set_names(sets);
     out.differing = differing_settings(sets);
+    out.interleaved = std::any_of(sets.begin(), sets.end(),
+                                  [](const ResultSet &s) { return repetition_order(s) == "interleaved"; });
     const bool with_settings = needs_settings_in_key(sets);
     auto key = [&](const CaseRecord &c) { return with_settings ? c.match_key_with_settings() : c.match_key(); };
     const ResultSet &base = sets.at(0);
@@ -397,6 +415,12 @@ Document comparison_document(const Comparison &c) {
             if (cc.run_to_run.runs > 0) ++with_range;
             if (cc.within_run_to_run) ++within;
         }
+        if (with_range == 0 && p.count("faster") + p.count("slower") > 0 && !c.interleaved)
+            compared.notes.push_back(
+                "Both runs took each case's repetitions back to back: a slow spell of the machine during one run "
+                "moves all of a case's repetitions at once, and reads as a change. To compare runs, use "
+                "--benchmark_enable_random_interleaving=true (each case spread over the run), or --baseline-from "
+                "an archive (each case's run-to-run range); docs/measurement.md.");
         if (with_range > 0)
             compared.notes.push_back(fmt::format(
                 "{} cases have a run-to-run range from at least {} archived runs (how far their median moved between "

@@ -87,6 +87,7 @@ struct Comparison {
     std::vector<SettingDiff> differing;
     std::vector<PairComparison> pairs; // sets[0] against each later set
     CompareOptions options;
+    bool interleaved = false; // some set ran its repetitions interleaved
     [[nodiscard]] bool has_regression() const; // some case is `slower`
 };
 

@@ -279,3 +279,36 @@ TEST(Compare, ThreeArchivedRunsGiveNoRange) {
     }
     EXPECT_TRUE(run_to_run_ranges(history, false).empty());
 }
+
+// Back-to-back repetitions move together when the machine has a slow spell:
+// a changed verdict then comes with the advice to interleave (or use an
+// archive); the order is a setting the header lists when it differs.
+TEST(Compare, BackToBackRunsWithAChangeGetTheInterleavingAdvice) {
+    FakeSet a, b;
+    a.cases = {timed("naive", 1e-5)};
+    b.cases = {timed("naive", 1.3e-5)};
+    auto has_advice = [](const Comparison &c) {
+        for (const auto &t : comparison_document(c).tables)
+            for (const auto &n : t.notes)
+                if (n.find("--benchmark_enable_random_interleaving=true") != std::string::npos) return true;
+        return false;
+    };
+    const Comparison back_to_back = compare_sets({make(a, "a"), make(b, "b")}, {});
+    EXPECT_EQ(back_to_back.pairs[0].cases[0].verdict, "slower");
+    EXPECT_TRUE(has_advice(back_to_back));
+
+    nlohmann::json interleaved = fake_set_json(b);
+    interleaved["context"]["opbench"]["measurement"]["benchmark_args"] = {"--benchmark_enable_random_interleaving=true"};
+    const Comparison mixed = compare_sets({make(a, "a"), parse_result_set(interleaved.dump(), "b")}, {});
+    EXPECT_FALSE(has_advice(mixed));
+    bool listed = false;
+    for (const auto &d : mixed.differing)
+        if (d.setting == "repetition order") {
+            listed = true;
+            EXPECT_EQ(d.values, (std::vector<std::string>{"back to back", "interleaved"}));
+        }
+    EXPECT_TRUE(listed);
+
+    FakeSet same = a;
+    EXPECT_FALSE(has_advice(compare_sets({make(a, "a"), make(same, "b")}, {}))) << "no change, no advice";
+}
