@@ -4,6 +4,8 @@
 // `opbench analyze` on the result. Also the bad inputs of the new options.
 #include "build_config.hpp"
 
+#include "shell_command.hpp"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -22,21 +24,8 @@ using nlohmann::json;
 
 namespace {
 
-struct Output {
-    int exit_code = -1;
-    std::string text; // stdout and stderr together
-};
-
-Output run(const std::string &command) {
-    Output out;
-    std::FILE *p = ::popen((command + " 2>&1").c_str(), "r");
-    if (!p) return out;
-    std::array<char, 4096> buf{};
-    while (std::fgets(buf.data(), buf.size(), p)) out.text += buf.data();
-    const int status = ::pclose(p);
-    out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return out;
-}
+using opbench::test::Output;
+using opbench::test::run;
 
 const std::string kOpbench = OPBENCH_EXE;
 
