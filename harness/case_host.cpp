@@ -384,7 +384,7 @@ public:
     // "probe" (create, probe, context, supports) and "call_overhead".
     BackendProbe probe_backend(const std::string &backend, const std::vector<opb_op_desc> &cases,
                                double timeout_seconds) override {
-        use_worker(backend);
+        use_worker(backend, 0);
         BackendProbe p;
         for (const char *op : {"probe", "call_overhead"}) {
             timeout_ = timeout_seconds;
@@ -410,8 +410,11 @@ public:
         started_ = std::chrono::steady_clock::now();
         interrupted_ = false;
         repetitions_in_process_ = 0;
-        process_index_ = 0;
-        use_worker(job.backend);
+        // A case activated again (interleaved repetitions: once per
+        // repetition) goes to the next worker of the pool, so its
+        // repetitions span the pool's processes either way.
+        process_index_ = activations_[job.name]++ % kProcessesPerCase;
+        use_worker(job.backend, process_index_);
         WorkerOutcome o = call(nlohmann::json{{"op", "activate"}, {"job", job}});
         if (o.ok) return o.reply.get<Activation>();
         Activation a;
@@ -421,7 +424,7 @@ public:
     }
 
     RepetitionRecord measure_repetition() override {
-        if (repetitions_in_process_ == repetitions_per_process(job_.settings)) move_to_fresh_process();
+        if (repetitions_in_process_ == repetitions_per_process(job_.settings)) move_to_next_process();
         ++repetitions_in_process_;
         WorkerOutcome o = call(nlohmann::json{{"op", "repetition"}});
         if (!o.ok) throw MeasureFailure{CaseStatus::failed, reason_of(o)};
@@ -448,10 +451,13 @@ public:
     bool interrupted() const override { return interrupted_; }
 
 private:
-    // Makes `backend`'s worker the active one (started on its first request).
-    void use_worker(const std::string &backend) {
+    // Makes worker `index` of `backend`'s pool the active one (started on
+    // its first request).
+    void use_worker(const std::string &backend, int index) {
         std::lock_guard lock(mutex_);
-        auto &w = workers_[backend];
+        auto &pool = workers_[backend];
+        if (pool.size() < kProcessesPerCase) pool.resize(kProcessesPerCase);
+        auto &w = pool[static_cast<std::size_t>(index)];
         if (!w) {
             std::vector<std::string> argv = command_;
             for (const std::string &name : {backend, reference_}) {
@@ -464,22 +470,23 @@ private:
         active_ = w.get();
     }
 
-    // The case again in a new worker: a process of its own draws its own
-    // memory layout and runtime state (case_host.hpp, repetitions_per_process).
+    // The case again in the pool's next worker: a process of its own has its
+    // own memory layout and runtime state (case_host.hpp, kProcessesPerCase).
     // Its inputs and code are those the first process verified, so it is not
-    // checked again.
-    void move_to_fresh_process() {
-        active_->stop(); // the next request starts a new child
+    // checked again. The worker left releases the case (its memory).
+    void move_to_next_process() {
+        (void)call(nlohmann::json{{"op", "finish"}}); // a fault here shows on that worker's next request
+        process_index_ = (process_index_ + 1) % kProcessesPerCase;
+        use_worker(job_.backend, process_index_);
         CaseJob again = job_;
         again.verify = VerifyMode::off;
         WorkerOutcome o = call(nlohmann::json{{"op", "activate"}, {"job", again}});
         if (!o.ok) throw MeasureFailure{CaseStatus::failed, reason_of(o)};
         const Activation a = o.reply.get<Activation>();
         if (a.status != CaseStatus::passed)
-            throw MeasureFailure{a.status, fmt::format("{} (in a fresh worker, after {} repetitions)", a.reason,
-                                                       repetitions_in_process_)};
+            throw MeasureFailure{a.status, fmt::format("{} (in the backend's worker {}, after {} repetitions)",
+                                                       a.reason, process_index_ + 1, repetitions_in_process_)};
         repetitions_in_process_ = 0;
-        ++process_index_;
     }
 
     WorkerOutcome call(const nlohmann::json &request) {
@@ -506,12 +513,15 @@ private:
     std::string reference_;
     std::map<std::string, std::string> paths_;
     std::mutex mutex_; // guards workers_ and active_ against interrupt()
-    std::map<std::string, std::unique_ptr<WorkerProcess>> workers_;
+    // Each backend's pool of kProcessesPerCase workers; the first also
+    // answers the probes.
+    std::map<std::string, std::vector<std::unique_ptr<WorkerProcess>>> workers_;
+    std::map<std::string, int> activations_; // per case name: how often activated
     WorkerProcess *active_ = nullptr;
     CaseJob job_;
     double timeout_ = 0;
     int repetitions_in_process_ = 0; // of the active case, in the current worker
-    int process_index_ = 0;          // which of the active case's workers that is (0-based)
+    int process_index_ = 0;          // which worker of the pool runs the active case (0-based)
     std::chrono::steady_clock::time_point started_;
     std::atomic<bool> interrupted_{false};
 };

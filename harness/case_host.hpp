@@ -60,13 +60,14 @@ inline constexpr std::string_view finish = "finish";       // memory figures, re
 [[nodiscard]] double case_timeout_seconds(const MeasureSettings &settings);
 
 // One case x backend as the runner asks for it.
-// Under --isolate process, a case's repetitions are spread over this many
-// worker processes (9 repetitions: 3 in each). One process holds one memory
-// layout and one state of its runtimes for all its repetitions, and on this
-// project's VM a case's time moved by up to 7-15% from one process to the
-// next while staying within 1-2% inside each; repetitions drawn from several
-// processes let a comparison's U test see that movement as noise instead of
-// a change (docs/measurement.md, "Layout and process effects").
+// Under --isolate process, each backend has a pool of this many worker
+// processes and a case's repetitions are spread over them (9 repetitions: 3
+// in each; interleaved repetitions rotate over them). One process holds one
+// memory layout and one state of its runtimes for all its repetitions, and
+// on this project's VM a case's time moved by up to 7-15% from one process
+// to the next while staying within 1-2% inside each; repetitions drawn from
+// several processes let a comparison's U test see that movement as noise
+// instead of a change (docs/measurement.md, "Layout and process effects").
 inline constexpr int kProcessesPerCase = 3;
 // How many repetitions run in one process: ceil(repetitions / kProcessesPerCase).
 [[nodiscard]] int repetitions_per_process(const MeasureSettings &s);

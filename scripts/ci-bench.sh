@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The CI benchmark gate, runnable anywhere (.github/workflows/bench.yml runs
 # it too):
-#   1. run a suite                              -> OUT (a result set)
+#   1. run a suite, repetitions interleaved     -> OUT (a result set)
 #   2. compare OUT with the newest archived set of the same machine, suite and
 #      build type; a case slower beyond the threshold fails the gate; the
 #      comparison goes to the summary as Markdown (and to the console)
@@ -52,7 +52,11 @@ done
 
 echo "::group::opbench run $suite" 2>/dev/null || true
 set +e
-"$opbench" run "$suite" --no-progress --out "$out" "${run_args[@]}"
+# Interleaved repetitions: each case spread over the run, so a slow spell of
+# a shared runner touches a few repetitions of many cases instead of all of
+# a few (docs/measurement.md, "Layout and process effects"). A resumable run
+# matters less here than a gate that does not fail on the runner's drift.
+"$opbench" run "$suite" --no-progress --out "$out" --benchmark_enable_random_interleaving=true "${run_args[@]}"
 run_rc=$?
 set -e
 echo "::endgroup::" 2>/dev/null || true

@@ -383,8 +383,9 @@ TEST_F(IsolationTest, ResumeRefusesWhatItCannotContinue) {
     EXPECT_EQ(r.status, 2) << r.output;
 }
 
-// A case's repetitions are spread over kProcessesPerCase = 3 worker processes
-// (case_host.hpp), each recorded in stats.process; in process they all say 0.
+// A case's repetitions are spread over the backend's pool of kProcessesPerCase
+// = 3 worker processes (case_host.hpp), back to back or interleaved, each
+// recorded in stats.process; in process they all say 0.
 TEST_F(IsolationTest, ACasesRepetitionsComeFromThreeWorkerProcesses) {
     auto processes_of_each_case = [&] {
         std::map<std::string, std::vector<int>> m;
@@ -399,6 +400,17 @@ TEST_F(IsolationTest, ACasesRepetitionsComeFromThreeWorkerProcesses) {
     auto got = processes_of_each_case();
     ASSERT_EQ(got.size(), 3u) << r.output;
     for (const auto &[name, processes] : got) EXPECT_EQ(processes, (std::vector<int>{0, 0, 1, 1, 2, 2})) << name;
+
+    // Interleaved, a case is activated again whenever another ran between its
+    // repetitions, each time in the pool's next worker: all three take part
+    // (in an order that depends on the random interleaving).
+    r = run({"run", ISOLATION_SUITE, "--out", out_, "--force", "--no-progress", "--backends", "naive",
+             "--repetitions", "6", "--benchmark_enable_random_interleaving=true"});
+    ASSERT_EQ(r.status, 0) << r.output;
+    got = processes_of_each_case();
+    ASSERT_EQ(got.size(), 3u) << r.output;
+    for (const auto &[name, processes] : got)
+        EXPECT_EQ(std::set<int>(processes.begin(), processes.end()), (std::set<int>{0, 1, 2})) << name;
 
     r = run({"run", ISOLATION_SUITE, "--out", out_, "--force", "--no-progress", "--backends", "naive",
              "--repetitions", "6", "--isolate", "none"});
