@@ -413,7 +413,7 @@ public:
         // A case activated again (interleaved repetitions: once per
         // repetition) goes to the next worker of the pool, so its
         // repetitions span the pool's processes either way.
-        process_index_ = activations_[job.name]++ % kProcessesPerCase;
+        process_index_ = next_process_of_case();
         use_worker(job.backend, process_index_);
         WorkerOutcome o = call(nlohmann::json{{"op", "activate"}, {"job", job}});
         if (o.ok) return o.reply.get<Activation>();
@@ -451,6 +451,13 @@ public:
     bool interrupted() const override { return interrupted_; }
 
 private:
+    int next_process_of_case() {
+        int &next = next_process_[job_.name];
+        const int index = next;
+        next = (next + 1) % kProcessesPerCase;
+        return index;
+    }
+
     // Makes worker `index` of `backend`'s pool the active one (started on
     // its first request).
     void use_worker(const std::string &backend, int index) {
@@ -476,7 +483,7 @@ private:
     // checked again. The worker left releases the case (its memory).
     void move_to_next_process() {
         (void)call(nlohmann::json{{"op", "finish"}}); // a fault here shows on that worker's next request
-        process_index_ = (process_index_ + 1) % kProcessesPerCase;
+        process_index_ = next_process_of_case();
         use_worker(job_.backend, process_index_);
         CaseJob again = job_;
         again.verify = VerifyMode::off;
@@ -516,7 +523,11 @@ private:
     // Each backend's pool of kProcessesPerCase workers; the first also
     // answers the probes.
     std::map<std::string, std::vector<std::unique_ptr<WorkerProcess>>> workers_;
-    std::map<std::string, int> activations_; // per case name: how often activated
+    // Per case name: the pool worker its next run of repetitions goes to.
+    // Every run of repetitions (an activation, or a move when a worker has
+    // had its share) takes the next in turn, so a case with at least
+    // kProcessesPerCase runs of repetitions uses every worker.
+    std::map<std::string, int> next_process_;
     WorkerProcess *active_ = nullptr;
     CaseJob job_;
     double timeout_ = 0;

@@ -402,8 +402,9 @@ TEST_F(IsolationTest, ACasesRepetitionsComeFromThreeWorkerProcesses) {
     for (const auto &[name, processes] : got) EXPECT_EQ(processes, (std::vector<int>{0, 0, 1, 1, 2, 2})) << name;
 
     // Interleaved, a case is activated again whenever another ran between its
-    // repetitions, each time in the pool's next worker: all three take part
-    // (in an order that depends on the random interleaving).
+    // repetitions; each run of repetitions (an activation, or a move after a
+    // worker's share of 2) takes the pool's next worker, so however the
+    // random order splits the 6 repetitions, all three workers take part.
     r = run({"run", ISOLATION_SUITE, "--out", out_, "--force", "--no-progress", "--backends", "naive",
              "--repetitions", "6", "--benchmark_enable_random_interleaving=true"});
     ASSERT_EQ(r.status, 0) << r.output;
