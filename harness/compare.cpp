@@ -1,6 +1,7 @@
 #include "compare.hpp"
 
 #include "mann_whitney.hpp"
+#include "statistics.hpp"
 
 #include <fmt/format.h>
 
@@ -237,6 +238,12 @@ CaseComparison compare_case(const CaseRecord &base, const CaseRecord &next, cons
     }
     r.verdict = verdict_for(r.ratio, r.p_value, o);
     if (overlap && (r.verdict == "faster" || r.verdict == "slower")) r.verdict = "noisy";
+    r.process_spread = std::max(process_spread(b), process_spread(n));
+    if ((r.verdict == "faster" || r.verdict == "slower") && std::fabs(r.ratio - 1.0) <= r.process_spread) {
+        r.verdict = "noisy";
+        r.within_process_spread = true;
+        r.test += fmt::format(", within its spread across worker processes {:.1f}%", r.process_spread * 100);
+    }
     if (auto h = o.run_to_run.find(base.match_key()); h != o.run_to_run.end() && h->second.runs >= kMinRunsForRange) {
         r.run_to_run = h->second;
         if ((r.verdict == "faster" || r.verdict == "slower") && std::fabs(r.ratio - 1.0) <= h->second.range) {
@@ -248,6 +255,20 @@ CaseComparison compare_case(const CaseRecord &base, const CaseRecord &next, cons
     if (b.excluded + n.excluded > 0)
         r.note = fmt::format("left out (noise target not met): {} base, {} new repetitions", b.excluded, n.excluded);
     return r;
+}
+
+double process_spread(const ValidTimes &times) {
+    std::map<int, std::vector<double>> by_process;
+    for (std::size_t i = 0; i < times.repetition_medians.size() && i < times.repetition_processes.size(); ++i)
+        by_process[times.repetition_processes[i]].push_back(times.repetition_medians[i]);
+    if (by_process.size() < 2 || !(times.median > 0)) return 0;
+    double lo = INFINITY, hi = 0;
+    for (const auto &[process, medians] : by_process) {
+        const double m = summarize(medians).median;
+        lo = std::min(lo, m);
+        hi = std::max(hi, m);
+    }
+    return (hi - lo) / times.median;
 }
 
 std::map<std::string, RunToRunRange> run_to_run_ranges(const std::vector<ResultSet> &history,
@@ -280,6 +301,20 @@ bool needs_settings_in_key(const std::vector<ResultSet> &sets) {
     return false;
 }
 
+namespace {
+// A case that only one of the two sets holds: listed, never given a ratio.
+CaseComparison only_in(const CaseRecord &c, const std::string &set_name) {
+    CaseComparison r;
+    r.label = c.label();
+    r.backend = c.backend;
+    r.op = c.op;
+    r.p_value = NAN;
+    r.verdict = "missing";
+    r.reason = fmt::format("only in {}", set_name);
+    return r;
+}
+} // namespace
+
 Comparison compare_sets(const std::vector<ResultSet> &sets, const CompareOptions &o) {
     Comparison out;
     out.options = o;
@@ -304,8 +339,7 @@ Comparison compare_sets(const std::vector<ResultSet> &sets, const CompareOptions
         for (const auto &c : base.cases) {
             auto it = in_next.find(key(c));
             if (it == in_next.end()) {
-                missing.push_back({c.label(), c.backend, c.op, false, 0, 0, 0, NAN, "", "missing",
-                                   fmt::format("only in {}", pair.base_name), ""});
+                missing.push_back(only_in(c, pair.base_name));
                 continue;
             }
             matched.insert(it->first);
@@ -313,8 +347,7 @@ Comparison compare_sets(const std::vector<ResultSet> &sets, const CompareOptions
         }
         for (const auto &c : next.cases)
             if (!matched.count(key(c)))
-                missing.push_back({c.label(), c.backend, c.op, false, 0, 0, 0, NAN, "", "missing",
-                                   fmt::format("only in {}", pair.new_name), ""});
+                missing.push_back(only_in(c, pair.new_name));
         std::stable_partition(pair.cases.begin(), pair.cases.end(), [](const CaseComparison &c) { return c.compared; });
         pair.cases.insert(pair.cases.end(), missing.begin(), missing.end());
 
@@ -377,6 +410,8 @@ Document comparison_document(const Comparison &c) {
                 cj["p_value"] = std::isfinite(cc.p_value) ? nlohmann::json(cc.p_value) : nlohmann::json(nullptr);
                 cj["test"] = cc.test;
                 if (!cc.note.empty()) cj["note"] = cc.note;
+                cj["process_spread"] = cc.process_spread;
+                cj["within_process_spread"] = cc.within_process_spread;
                 if (cc.run_to_run.runs > 0) {
                     cj["run_to_run_range"] = cc.run_to_run.range;
                     cj["run_to_run_runs"] = cc.run_to_run.runs;

@@ -67,6 +67,10 @@ struct CaseComparison {
     std::string note;         // excluded repetitions and the like
     RunToRunRange run_to_run; // from the archive; runs == 0 when none was used
     bool within_run_to_run = false; // a significant change within that range: noisy
+    // The larger of the two sides' process spreads (process_spread()); a
+    // significant change within it is noisy.
+    double process_spread = 0;
+    bool within_process_spread = false;
 };
 
 struct Geomean {
@@ -95,6 +99,13 @@ struct Comparison {
 // under the threshold "same"; over it "faster"/"slower" when significant,
 // else "noisy".
 [[nodiscard]] std::string verdict_for(double ratio, double p_value, const CompareOptions &options);
+
+// How far a case's time moved between the worker processes of one run
+// (stats.process; case_host.hpp's pool): (max - min) / median of the
+// per-process medians of its repetitions; 0 with fewer than two processes.
+// A change between two runs no larger than that is what a new process draw
+// alone produces (memory layout, runtime state), so it is noisy.
+[[nodiscard]] double process_spread(const ValidTimes &times);
 
 // Compare one case's valid times: the U test on the repetitions' medians
 // when there are enough of them to reach alpha, else on the per-sample times.

@@ -221,6 +221,8 @@ ResultSet parse_result_set(const std::string &text, const std::string &path) {
         rep.noise = num_or(stats, "noise", INFINITY); // null: no CI (too few samples)
         rep.noise_target_met = stats.value("noise_target_met", true);
         rep.timed_out = stats.value("timed_out", false);
+        if (auto p = stats.find("process"); p != stats.end() && p->is_number_integer())
+            rep.process = static_cast<int>(std::clamp<std::int64_t>(p->get<std::int64_t>(), 0, 1000));
         if (stats.contains("sample_times") && stats["sample_times"].is_array())
             for (const auto &s : stats["sample_times"])
                 if (s.is_number()) rep.sample_times.push_back(s.get<double>());
@@ -257,6 +259,7 @@ ValidTimes valid_times(const CaseRecord &c, bool accept_unmet_noise_target) {
             continue;
         }
         v.repetition_medians.push_back(r.median_seconds);
+        v.repetition_processes.push_back(r.process);
         v.samples.insert(v.samples.end(), r.sample_times.begin(), r.sample_times.end());
     }
     if (v.repetition_medians.empty()) {

@@ -29,6 +29,7 @@ struct RepetitionTime {
     bool noise_target_met = true;
     bool timed_out = false;
     std::vector<double> sample_times; // seconds per call, every sample
+    int process = 0;                  // stats.process: which of the backend's worker processes took it
 };
 
 // Everything a set says about one case on one backend.
@@ -95,6 +96,7 @@ struct ResultSet {
 // says why ("skipped: <reason>", "timed out: ...").
 struct ValidTimes {
     std::vector<double> repetition_medians; // seconds
+    std::vector<int> repetition_processes;  // the worker process of each (stats.process)
     std::vector<double> samples;            // every sample of those repetitions
     double median = 0;                      // median of repetition_medians
     std::size_t excluded = 0;               // passed repetitions left out (noise target not met)

@@ -312,3 +312,50 @@ TEST(Compare, BackToBackRunsWithAChangeGetTheInterleavingAdvice) {
     FakeSet same = a;
     EXPECT_FALSE(has_advice(compare_sets({make(a, "a"), make(same, "b")}, {}))) << "no change, no advice";
 }
+
+// A change no larger than how far the case moved between the worker
+// processes of one run (stats.process) is what a new process draw alone
+// produces: noisy. Without process indices, or beyond that spread, the U
+// test decides.
+TEST(Compare, AChangeWithinTheSpreadAcrossWorkerProcessesIsNoisy) {
+    auto with_processes = [](std::vector<double> medians) {
+        FakeCase c;
+        c.medians = std::move(medians);
+        c.processes = {0, 0, 0, 1, 1, 1, 2, 2, 2};
+        return c;
+    };
+    FakeSet base, spread_out, tight;
+    base.cases = {with_processes(reps(1e-5))};
+    // Worker 2 of the new run 7.5% slower than workers 0 and 1 (1.07 vs 1.15).
+    spread_out.cases = {with_processes({1.07e-5, 1.071e-5, 1.069e-5, 1.07e-5, 1.072e-5, 1.068e-5, 1.15e-5, 1.151e-5,
+                                        1.149e-5})};
+    tight.cases = {with_processes(reps(1.2e-5))};
+    const Comparison c = compare_sets({make(base, "base"), make(spread_out, "new"), make(tight, "tight")}, {});
+    const CaseComparison &within = c.pairs[0].cases[0];
+    EXPECT_NEAR(within.ratio, 1.07, 1e-3);
+    EXPECT_LT(within.p_value, 0.05) << "the U test alone would call it slower";
+    EXPECT_NEAR(within.process_spread, 0.08 / 1.07, 1e-3);
+    EXPECT_EQ(within.verdict, "noisy");
+    EXPECT_TRUE(within.within_process_spread);
+    EXPECT_NE(within.test.find("within its spread across worker processes 7.5%"), std::string::npos) << within.test;
+    const CaseComparison &beyond = c.pairs[1].cases[0];
+    EXPECT_EQ(beyond.verdict, "slower") << "+20% beyond a tight spread";
+    EXPECT_FALSE(beyond.within_process_spread);
+
+    // The same times without process indices (an older set, --isolate none's
+    // single process): no spread to judge by.
+    for (auto &set : {&base, &spread_out})
+        for (auto &fc : set->cases) fc.processes.clear();
+    EXPECT_EQ(compare_sets({make(base, "base"), make(spread_out, "new")}, {}).pairs[0].cases[0].verdict, "slower");
+}
+
+TEST(Compare, ProcessSpreadNeedsTwoProcesses) {
+    ValidTimes one;
+    one.repetition_medians = {1.0, 1.2, 1.4};
+    one.repetition_processes = {0, 0, 0};
+    one.median = 1.2;
+    EXPECT_EQ(process_spread(one), 0.0);
+    ValidTimes two = one;
+    two.repetition_processes = {0, 1, 1};
+    EXPECT_NEAR(process_spread(two), (1.3 - 1.0) / 1.2, 1e-12);
+}

@@ -24,6 +24,7 @@ struct FakeCase {
     std::string reason;
     std::vector<double> medians = {1e-5, 1e-5, 1e-5}; // seconds, one per repetition
     std::vector<bool> target_met;      // per repetition; empty: all met
+    std::vector<int> processes;        // per repetition: stats.process; empty: not written
     int threads = 0;
     std::string cache = "warm";
     double flops = 4096, bytes = 49152;
@@ -120,6 +121,7 @@ inline nlohmann::json fake_set_json(const FakeSet &s) {
                                 {"stats",
                                  {{"samples", samples.size()}, {"median", c.medians[i]}, {"noise", met ? 0.002 : 0.05},
                                   {"noise_target_met", met}, {"timed_out", !met}, {"sample_times", samples}}}};
+            if (i < c.processes.size()) e["stats"]["process"] = c.processes[i];
             e.update(fields);
             benchmarks.push_back(e);
         }
