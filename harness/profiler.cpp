@@ -220,16 +220,16 @@ ScopeTree build_scope_tree(const Profiler &profiler, std::size_t from, std::size
     // Depth-first order (children by first appearance) reads as a tree.
     ScopeTree tree;
     std::vector<int> new_index(flat.nodes.size(), -1);
-    std::vector<int> todo;
+    std::vector<int> to_visit; // a stack: the next node on top
     for (int i = int(flat.nodes.size()) - 1; i >= 0; --i)
-        if (flat.nodes[std::size_t(i)].parent < 0) todo.push_back(i);
-    while (!todo.empty()) {
-        const int i = todo.back();
-        todo.pop_back();
+        if (flat.nodes[std::size_t(i)].parent < 0) to_visit.push_back(i);
+    while (!to_visit.empty()) {
+        const int i = to_visit.back();
+        to_visit.pop_back();
         new_index[std::size_t(i)] = int(tree.nodes.size());
         tree.nodes.push_back(flat.nodes[std::size_t(i)]);
         const auto &kids = flat.nodes[std::size_t(i)].children;
-        for (auto k = kids.rbegin(); k != kids.rend(); ++k) todo.push_back(*k);
+        for (auto k = kids.rbegin(); k != kids.rend(); ++k) to_visit.push_back(*k);
     }
     for (auto &n : tree.nodes) {
         if (n.parent >= 0) n.parent = new_index[std::size_t(n.parent)];

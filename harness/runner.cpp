@@ -46,15 +46,19 @@
 
 namespace opbench {
 
+int apply_command_line(MeasureSettings &settings, std::vector<std::string> &backends, const SourceLocation &where,
+                       const RunOptions &options) {
+    options.overrides.apply(settings);
+    if (auto why = check_settings(settings)) throw SuiteError(where, *why + " (after the command-line overrides)");
+    if (!options.backends.empty()) backends = options.backends;
+    return resolve_threads(settings.threads);
+}
+
 std::vector<Case> effective_cases(const Suite &suite, const RunOptions &options) {
     std::vector<Case> cases;
     for (const auto &c : suite.cases) {
         Case effective = c;
-        options.overrides.apply(effective.settings);
-        if (auto why = check_settings(effective.settings))
-            throw SuiteError(c.where, *why + " (after the command-line overrides)");
-        effective.desc.threads = resolve_threads(effective.settings.threads);
-        if (!options.backends.empty()) effective.backends = options.backends;
+        effective.desc.threads = apply_command_line(effective.settings, effective.backends, c.where, options);
         cases.push_back(std::move(effective));
     }
     check_unique_names(cases); // after overrides: --backends can change the lists

@@ -61,6 +61,12 @@ struct RunSummary {
 //   "opbench: 12 passed, 0 failed, 0 skipped in 95.2 s: measuring 71.3 s (75%), verifying 3.1 s (fast), ..."
 [[nodiscard]] std::string summary_line(const RunSummary &s);
 
+// One case's or workload's settings and backend list as this run uses them:
+// the command-line overrides applied and checked (SuiteError at `where`),
+// --backends applied. Returns the resolved thread count.
+int apply_command_line(MeasureSettings &settings, std::vector<std::string> &backends, const SourceLocation &where,
+                       const RunOptions &options);
+
 // The suite's cases as this run measures them: command-line overrides
 // applied, threads resolved into desc.threads, --backends applied. Throws
 // SuiteError when two would get the same benchmark name.

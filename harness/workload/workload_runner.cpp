@@ -29,11 +29,7 @@ std::vector<WorkloadCase> effective_workloads(const Suite &suite, const RunOptio
     std::vector<WorkloadCase> out;
     for (const auto &w : suite.workloads) {
         WorkloadCase e = w;
-        options.overrides.apply(e.settings);
-        if (auto why = check_settings(e.settings))
-            throw SuiteError(w.where, *why + " (after the command-line overrides)");
-        e.decoder.threads = resolve_threads(e.settings.threads);
-        if (!options.backends.empty()) e.backends = options.backends;
+        e.decoder.threads = apply_command_line(e.settings, e.backends, w.where, options);
         out.push_back(std::move(e));
     }
     return out;
