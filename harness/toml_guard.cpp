@@ -14,6 +14,7 @@ namespace {
 class TokenStarts {
 public:
     [[nodiscard]] bool string_may_start_here() const {
+        if (in_bare_value_) return false;
         switch (previous_) {
         case '\n': case '=': case '[': case ',': case '{': return true;
         case '.': return in_key_; // a dotted key: a."b"; in a value it is a number's point
@@ -23,6 +24,15 @@ public:
     void saw_string() { previous_ = '"'; }
     // Every character outside strings and comments.
     void saw(char c) {
+        // A bare value (number, date, boolean; or garbage) runs to a value
+        // terminator for TOML++: a bracket or quote inside it is part of it.
+        if (in_bare_value_) {
+            if (c != ' ' && c != '\t' && c != '\r' && c != '\n' && c != ',' && c != ']' && c != '}') {
+                previous_ = c;
+                return;
+            }
+            in_bare_value_ = false;
+        }
         switch (c) {
         case ' ': case '\t': case '\r': return; // whitespace keeps the previous token
         case '\n':
@@ -40,7 +50,9 @@ public:
             if (!nesting_.empty()) nesting_.pop_back();
             in_key_ = false;
             break;
-        default: break;
+        default:
+            if (!in_key_) in_bare_value_ = true;
+            break;
         }
         previous_ = c;
     }
@@ -48,6 +60,7 @@ public:
 private:
     char previous_ = '\n'; // the last character outside whitespace; the text starts like a line
     bool in_key_ = true;
+    bool in_bare_value_ = false; // inside a value that is not a string, array or inline table
     std::vector<char> nesting_; // H: a table header's brackets, [: an array, {: an inline table
 };
 

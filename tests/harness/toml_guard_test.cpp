@@ -67,6 +67,10 @@ TEST(TomlGuard, AQuoteInsideABareTokenDoesNotOpenAString) {
     EXPECT_TRUE(find_non_ascii_outside_strings("x = 1.'\xc3\xa9'\n")) << "a number's point is not a dotted key";
     EXPECT_TRUE(find_non_ascii_outside_strings("x = true\"\xc3\xa9\"\n"));
     EXPECT_TRUE(find_non_ascii_outside_strings("x = [1\"\xc3\xa9\"]\n"));
+    // fuzz_suite's third finding: `0` then control characters then `["...ý..."]`
+    // is one bare token for TOML++; its bracket opens no array, its quote no string.
+    EXPECT_TRUE(find_non_ascii_outside_strings("name =0\x15\x15[\"\xc3\xbd\"]\n"));
+    EXPECT_TRUE(find_non_ascii_outside_strings("x = 1{\"\xc3\xa9\" = 1}\n"));
 }
 
 TEST(TomlGuard, StringsWhereverTomlAllowsThemStayAccepted) {
