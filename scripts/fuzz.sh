@@ -7,10 +7,10 @@
 # the reproducer is left in build-fuzz/findings/<target>/.
 #   scripts/fuzz.sh [SECONDS_PER_TARGET]   a fresh random search (default 60 s)
 #   scripts/fuzz.sh --ci                   a fixed search: seed 1, RUNS inputs a target
-# The --ci form is what .ci/run gates on: the same inputs every time, so a
-# landing does not hang on what a random search happens to hit that day (run
-# it before you stop and CI sees what you saw). Searching afresh, with the
-# first form, is how new findings are made.
+# The --ci form is what .ci/run gates on: a bounded search whose inputs are
+# the same for the same binary (a build in another directory differs: its
+# paths are compiled in, and the search follows the coverage). Searching
+# afresh, with the first form, is how new findings are made.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
