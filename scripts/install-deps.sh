@@ -1,24 +1,41 @@
 #!/usr/bin/env bash
-# Installs the Debian packages opbench builds and tests with. Idempotent:
-# installs only what is missing, and does nothing when everything is present.
-#   scripts/install-deps.sh          required packages
+# Installs the Debian packages opbench needs. Idempotent: installs only what
+# is missing, and does nothing when everything is present.
+#   scripts/install-deps.sh          what building and running opbench need
+#   scripts/install-deps.sh --test   also what only the tests use (.ci/run)
 # Optional backends are picked up when their packages are present:
 #   libdnnl-dev (oneDNN backend) is installed too; the CUDA toolkit is not a
 #   Debian package here and is used from /usr/local/cuda when present.
-# clang (clang++ 14) with libclang-rt-14-dev (which holds libFuzzer's runtime,
-# libclang_rt.fuzzer) builds the fuzz targets; ASan/UBSan come with g++.
 set -euo pipefail
 
+usage() { echo "usage: scripts/install-deps.sh [--test]" >&2; exit 2; }
+with_tests=0
+for arg in "$@"; do
+  case "$arg" in
+    --test) with_tests=1 ;;
+    -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "install-deps: unknown option '$arg'" >&2; usage ;;
+  esac
+done
+
+# Building and running: compiler and Meson, the libraries the harness links,
+# oneDNN for its backend.
 packages=(
   build-essential pkg-config git meson ninja-build
   libtomlplusplus-dev libboost-dev libboost-filesystem-dev
-  libbenchmark-dev libbenchmark-tools libgtest-dev
-  libcli11-dev libfmt-dev nlohmann-json3-dev libssl-dev
-  libdnnl-dev python3 python3-scipy
+  libbenchmark-dev libcli11-dev libfmt-dev nlohmann-json3-dev libssl-dev
+  libdnnl-dev python3
+)
+# Only the tests (meson test, .ci/run) use these.
+test_packages=(
+  libgtest-dev
+  libbenchmark-tools            # Google Benchmark's compare.py, read by the compatibility tests
+  python3-scipy python3-pandas  # compare's statistics cross-check; the Python results loader
   chromium   # renders opbench report's HTML in tests/harness/report_html_chromium_test.py
   cmark-gfm  # GitHub's Markdown renderer: tests/harness/compare_markdown_test.sh
   clang libclang-rt-14-dev      # the libFuzzer targets (scripts/fuzz.sh): clang++, -fsanitize=fuzzer
 )
+[ "$with_tests" -eq 1 ] && packages+=("${test_packages[@]}")
 
 missing=()
 for p in "${packages[@]}"; do
