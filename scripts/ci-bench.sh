@@ -13,6 +13,8 @@
 #   --suite FILE        the suite (default suites/quick.toml)
 #   --archive DIR       the archive of earlier sets (default results/archive)
 #   --out FILE          the new result set (default results/ci-<UTC time>.json)
+#   --set FILE          gate this existing result set instead of running the
+#                       suite (a set made elsewhere, e.g. by a sharded run)
 #   --summary FILE      append the Markdown comparison here too
 #                       ($GITHUB_STEP_SUMMARY is used when set)
 #   --compare-args "A"  extra options for opbench compare (e.g. "--threshold 10%")
@@ -26,6 +28,7 @@ opbench=build/harness/opbench
 suite=suites/quick.toml
 archive=results/archive
 out=""
+given_set=""
 summary=""
 compare_args=""
 archive_mode=on-pass
@@ -37,32 +40,43 @@ while [ $# -gt 0 ]; do
     --suite) suite=$2; shift 2 ;;
     --archive) archive=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
+    --set) given_set=$2; shift 2 ;;
     --summary) summary=$2; shift 2 ;;
     --compare-args) compare_args=$2; shift 2 ;;
     --no-archive) archive_mode=never; shift ;;
     --archive-always) archive_mode=always; shift ;;
     --) shift; run_args=("$@"); break ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "ci-bench: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
 
 [ -x "$opbench" ] || { echo "ci-bench: no opbench program at $opbench (build first, or pass --opbench)" >&2; exit 3; }
-[ -n "$out" ] || out="results/ci-$(date -u +%Y%m%dT%H%M%SZ).json"
-
-echo "::group::opbench run $suite" 2>/dev/null || true
-set +e
-# Interleaved repetitions: each case spread over the run, so a slow spell of
-# a shared runner touches a few repetitions of many cases instead of all of
-# a few (docs/measurement.md, "Layout and process effects"). A resumable run
-# matters less here than a gate that does not fail on the runner's drift.
-"$opbench" run "$suite" --no-progress --out "$out" --benchmark_enable_random_interleaving=true "${run_args[@]}"
-run_rc=$?
-set -e
-echo "::endgroup::" 2>/dev/null || true
-if [ $run_rc -ne 0 ] && [ $run_rc -ne 1 ]; then
-  echo "ci-bench: opbench run failed (exit $run_rc)" >&2
-  exit $run_rc
+if [ -n "$given_set" ]; then
+  [ -z "$out" ] || { echo "ci-bench: --set and --out exclude each other (--set gates a set that exists)" >&2; exit 2; }
+  [ ${#run_args[@]} -eq 0 ] || { echo "ci-bench: --set runs nothing, so it takes no opbench run options" >&2; exit 2; }
+  [ -f "$given_set" ] || { echo "ci-bench: --set $given_set: no such file" >&2; exit 2; }
+  out=$given_set
+  # As a run would exit: 1 when an entry failed verification or execution.
+  run_rc=$(python3 -c 'import json, sys
+print(int(any(b.get("status") == "failed" for b in json.load(open(sys.argv[1]))["benchmarks"])))' "$out") ||
+    { echo "ci-bench: --set $out is not a result set" >&2; exit 2; }
+else
+  [ -n "$out" ] || out="results/ci-$(date -u +%Y%m%dT%H%M%SZ).json"
+  echo "::group::opbench run $suite" 2>/dev/null || true
+  set +e
+  # Interleaved repetitions: each case spread over the run, so a slow spell of
+  # a shared runner touches a few repetitions of many cases instead of all of
+  # a few (docs/measurement.md, "Layout and process effects"). A resumable run
+  # matters less here than a gate that does not fail on the runner's drift.
+  "$opbench" run "$suite" --no-progress --out "$out" --benchmark_enable_random_interleaving=true "${run_args[@]}"
+  run_rc=$?
+  set -e
+  echo "::endgroup::" 2>/dev/null || true
+  if [ $run_rc -ne 0 ] && [ $run_rc -ne 1 ]; then
+    echo "ci-bench: opbench run failed (exit $run_rc)" >&2
+    exit $run_rc
+  fi
 fi
 
 # shellcheck disable=SC2086 # compare_args is a list of options

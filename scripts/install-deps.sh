@@ -19,18 +19,17 @@ for arg in "$@"; do
 done
 
 # Building and running: compiler and Meson, the libraries the harness links,
-# oneDNN for its backend.
+# oneDNN for its backend; GoogleTest, which `meson setup` needs for the test
+# targets; Google Benchmark's compare.py (with SciPy, which it imports), which
+# reads every result set.
 packages=(
   build-essential pkg-config git meson ninja-build
   libtomlplusplus-dev libboost-dev libboost-filesystem-dev
   libbenchmark-dev libcli11-dev libfmt-dev nlohmann-json3-dev libssl-dev
-  libdnnl-dev python3
+  libdnnl-dev python3 libgtest-dev libbenchmark-tools python3-scipy
 )
-# Only the tests (meson test, .ci/run) use these.
+# Only some tests use these; without them those tests are skipped (exit 77).
 test_packages=(
-  libgtest-dev
-  libbenchmark-tools            # Google Benchmark's compare.py, read by the compatibility tests
-  python3-scipy python3-pandas  # compare's statistics cross-check; the Python results loader
   chromium   # renders opbench report's HTML in tests/harness/report_html_chromium_test.py
   cmark-gfm  # GitHub's Markdown renderer: tests/harness/compare_markdown_test.sh
   clang libclang-rt-14-dev      # the libFuzzer targets (scripts/fuzz.sh): clang++, -fsanitize=fuzzer

@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
-# scripts/ci-bench.sh end to end on the slowdown test backend: the first run
-# has no baseline and is archived; a second run passes the gate; a run with
-# OPBENCH_TEST_SLOWDOWN=4 (4x the work per call) fails it and is not
-# archived. Then opbench run --archive, history, compare --baseline-from,
-# run --shard 1/2 and 2/2, and merge. Short (a tiny suite, milliseconds per repetition) and robust on a
-# loaded machine: the gate's threshold is 100% against a 300% slowdown.
+# scripts/ci-bench.sh end to end on the slowdown test backend. No step needs
+# two timed runs to agree, so a loaded machine cannot fail it:
+#   1. the first run has no baseline and is archived;
+#   2. unchanged code passes: the first set gated again (--set) against its
+#      archived self;
+#   3. the gate's logic on known times: a copy of the first set with the
+#      slowdown backend's times x4 (scale_times.py) fails the gate, naive
+#      stays same, nothing archived;
+#   4. a real slowdown far beyond any noise: OPBENCH_TEST_SLOWDOWN=40 (40x
+#      the work per call) against a 500% threshold fails the gate and leaves
+#      naive alone;
+# then opbench run --archive, history, compare --baseline-from, run --shard
+# 1/2 and 2/2, and merge.
 # usage: ci_bench_test.sh SOURCE_ROOT OPBENCH SLOWDOWN_PLUGIN
 set -euo pipefail
 src=$1 opbench=$2 plugin=$3
@@ -12,54 +19,74 @@ work=$(mktemp -d /tmp/opbench-ci-bench-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 export OPBENCH_PLUGIN_PATH=$plugin
 unset GITHUB_STEP_SUMMARY OPBENCH_TEST_SLOWDOWN
+# gate THRESHOLD ci-bench options...
 gate() {
+  local threshold=$1
+  shift
   "$src/scripts/ci-bench.sh" --opbench "$opbench" --suite "$src/tests/harness/ci_gate.toml" \
     --archive "$work/archive" --summary "$work/summary.md" \
-    --compare-args "--threshold 100% --accept-unmet-noise" --out "$work/$1.json"
+    --compare-args "--threshold $threshold --accept-unmet-noise" "$@"
 }
 fail() { echo "FAIL: $*" >&2; exit 1; }
+archived() { find "$work/archive" -name '*.json' ! -name index.json | wc -l; }
 
 echo "== 1: no baseline yet: passes, archived"
-gate first > "$work/1.log" 2>&1 || { cat "$work/1.log"; fail "first run did not pass"; }
+gate 100% --out "$work/first.json" > "$work/1.log" 2>&1 || { cat "$work/1.log"; fail "first run did not pass"; }
 grep -q "No baseline" "$work/1.log" || { cat "$work/1.log"; fail "first run did not say there is no baseline"; }
-[ "$(find "$work/archive" -name '*.json' ! -name index.json | wc -l)" -eq 1 ] || fail "first run not archived"
+[ "$(archived)" -eq 1 ] || fail "first run not archived"
 
-echo "== 2: same code again: the gate passes"
-gate second > "$work/2.log" 2>&1 || { cat "$work/2.log"; fail "an unchanged run failed the gate"; }
+echo "== 2: unchanged code: the same set gated again passes"
+cp "$work/first.json" "$work/unchanged.json"
+gate 100% --set "$work/unchanged.json" --no-archive > "$work/2.log" 2>&1 ||
+  { cat "$work/2.log"; fail "an unchanged set failed the gate"; }
 grep -q "| verdict |" "$work/2.log" || { cat "$work/2.log"; fail "no comparison table"; }
-! grep -q "| slower |" "$work/2.log" || fail "an unchanged run is slower"
+! grep -q "| slower |" "$work/2.log" || fail "an unchanged set is slower"
+[ "$(grep -c "| same |" "$work/2.log")" -eq 4 ] || { cat "$work/2.log"; fail "not all 4 entries same"; }
 
-echo "== 3: OPBENCH_TEST_SLOWDOWN=4: the gate fails, nothing archived"
+echo "== 3: known times, the slowdown backend x4: the gate fails, nothing archived"
+/usr/bin/python3 "$src/tests/harness/scale_times.py" "$work/first.json" "$work/slowed.json" slowdown 4
 set +e
-OPBENCH_TEST_SLOWDOWN=4 gate third > "$work/3.log" 2>&1
+gate 100% --set "$work/slowed.json" > "$work/3.log" 2>&1
 rc=$?
 set -e
 cat "$work/3.log"
-[ $rc -eq 1 ] || fail "the slowed-down run exited $rc, not 1"
-grep -q "| slowdown | .* | slower |" "$work/3.log" || fail "the slowdown backend's cases are not slower"
-! grep -q "| naive | .* | slower |" "$work/3.log" || fail "naive is slower too: the slowdown leaked"
+[ $rc -eq 1 ] || fail "the slowed-down set exited $rc, not 1"
+[ "$(grep -c "| slowdown | .* | slower |" "$work/3.log")" -eq 2 ] || fail "the slowdown backend's cases are not slower"
+[ "$(grep -c "| naive | .* | same |" "$work/3.log")" -eq 2 ] || fail "naive's unchanged times are not same"
 grep -q "REGRESSION" "$work/3.log" || fail "no REGRESSION line"
-[ "$(find "$work/archive" -name '*.json' ! -name index.json | wc -l)" -eq 2 ] || fail "the regression was archived"
+[ "$(archived)" -eq 1 ] || fail "the regression was archived"
 grep -q "| slower |" "$work/summary.md" || fail "the summary file has no slower row"
-echo "== 4: opbench run --archive, history, --baseline-from, --shard and merge"
+
+echo "== 4: OPBENCH_TEST_SLOWDOWN=40, a real run: the gate fails, naive untouched"
+set +e
+OPBENCH_TEST_SLOWDOWN=40 gate 500% --out "$work/third.json" > "$work/4.log" 2>&1
+rc=$?
+set -e
+cat "$work/4.log"
+[ $rc -eq 1 ] || fail "the slowed-down run exited $rc, not 1"
+grep -q "| slowdown | .* | slower |" "$work/4.log" || fail "the slowdown backend's cases are not slower"
+! grep -q "| naive | .* | slower |" "$work/4.log" || fail "naive is 6x slower too: the slowdown leaked"
+[ "$(archived)" -eq 1 ] || fail "the regression was archived"
+
+echo "== 5: opbench run --archive, history, --baseline-from, --shard and merge"
 unset OPBENCH_TEST_SLOWDOWN
 suite=$src/tests/harness/ci_gate.toml
-"$opbench" run "$suite" --no-progress --out "$work/fourth.json" --archive "$work/archive" > "$work/4.log" 2>&1 ||
-  { cat "$work/4.log"; fail "run --archive failed"; }
-grep -q "opbench: archived -> $work/archive/" "$work/4.log" || { cat "$work/4.log"; fail "run --archive did not archive"; }
+"$opbench" run "$suite" --no-progress --out "$work/fourth.json" --archive "$work/archive" > "$work/5.log" 2>&1 ||
+  { cat "$work/5.log"; fail "run --archive failed"; }
+grep -q "opbench: archived -> $work/archive/" "$work/5.log" || { cat "$work/5.log"; fail "run --archive did not archive"; }
 # The run's console: one line per case x backend and a table per backend;
 # Google Benchmark's per-repetition lines only with --verbose.
-grep -q "^case x backend .* vs naive  status" "$work/4.log" || { cat "$work/4.log"; fail "no header of the per-case lines"; }
-[ "$(grep -c "^add/.*/be:slowdown.* passed" "$work/4.log")" -eq 2 ] || { cat "$work/4.log"; fail "not one line per case"; }
-grep -q "^Per backend" "$work/4.log" || fail "no per-backend table"
-! grep -q "manual_time" "$work/4.log" || fail "Google Benchmark's lines without --verbose"
+grep -q "^case x backend .* vs naive  status" "$work/5.log" || { cat "$work/5.log"; fail "no header of the per-case lines"; }
+[ "$(grep -c "^add/.*/be:slowdown.* passed" "$work/5.log")" -eq 2 ] || { cat "$work/5.log"; fail "not one line per case"; }
+grep -q "^Per backend" "$work/5.log" || fail "no per-backend table"
+! grep -q "manual_time" "$work/5.log" || fail "Google Benchmark's lines without --verbose"
 "$opbench" run "$suite" --no-progress --no-out --verbose > "$work/verbose.log" 2>&1 || fail "run --verbose failed"
 [ "$(grep -c "manual_time " "$work/verbose.log")" -ge 18 ] || { cat "$work/verbose.log"; fail "--verbose lacks the per-repetition lines"; }
-[ "$(find "$work/archive" -name '*.json' ! -name index.json | wc -l)" -eq 3 ] || fail "run --archive: not 3 sets"
+[ "$(archived)" -eq 2 ] || fail "run --archive: not 2 sets"
 "$opbench" history "$work/archive" --suite ci-gate --case slowdown > "$work/history.log" ||
   { cat "$work/history.log"; fail "history failed"; }
 cat "$work/history.log"
-grep -q "(3 runs, oldest first)" "$work/history.log" || fail "history does not show the 3 archived runs"
+grep -q "(2 runs, oldest first)" "$work/history.log" || fail "history does not show the 2 archived runs"
 grep -q "\[slowdown\]" "$work/history.log" || fail "history lacks the slowdown cases"
 ! grep -q "\[naive\]" "$work/history.log" || fail "history --case did not filter"
 "$opbench" compare --baseline-from "$work/archive" "$work/fourth.json" > "$work/base.log" 2>&1 ||

@@ -7,13 +7,14 @@
 # usage: compare_markdown_test.sh SOURCE_ROOT OPBENCH SLOWDOWN_PLUGIN
 set -euo pipefail
 src=$1 opbench=$2 plugin=$3
-command -v cmark-gfm > /dev/null || { echo "SKIP: cmark-gfm not installed (apt-get install -y cmark-gfm)"; exit 77; }
+command -v cmark-gfm > /dev/null || { echo "SKIP: cmark-gfm not installed (scripts/install-deps.sh --test installs it)"; exit 77; }
 work=$(mktemp -d /tmp/opbench-markdown-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 export OPBENCH_PLUGIN_PATH=$plugin
 suite=$src/tests/harness/ci_gate.toml
 "$opbench" run "$suite" --no-progress --out "$work/a.json" > /dev/null
-OPBENCH_TEST_SLOWDOWN=4 "$opbench" run "$suite" --no-progress --out "$work/b.json" > /dev/null
+# Known times, not a second timed run: the slowdown backend exactly 4x slower.
+/usr/bin/python3 "$src/tests/harness/scale_times.py" "$work/a.json" "$work/b.json" slowdown 4
 "$opbench" compare "$work/a.json" "$work/b.json" --format markdown --threshold 100% --accept-unmet-noise > "$work/cmp.md"
 "$opbench" compare --by backend "$work/a.json" --format markdown --accept-unmet-noise > "$work/levels.md"
 for md in cmp levels; do

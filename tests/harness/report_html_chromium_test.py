@@ -79,7 +79,7 @@ def main():
     opbench, suite, work = sys.argv[1:4]
     browser = chromium()
     if not browser:
-        print("SKIP: Chromium is not installed (apt-get install -y chromium; scripts/install-deps.sh does)")
+        print("SKIP: Chromium is not installed (scripts/install-deps.sh --test installs it)")
         return SKIP
     os.makedirs(work, exist_ok=True)
     result = os.path.join(work, "sweep.json")

@@ -94,16 +94,6 @@ std::vector<double> to_double(const std::vector<float> &v) { return {v.begin(), 
 class OnednnOpsTest : public OnednnPluginTest, public ::testing::WithParamInterface<int> {
 protected:
     int dtype() const { return GetParam(); }
-    // f16 runs only where oneDNN 2.6 has kernels for it on this CPU; where it
-    // has none, supports() must say so, naming the dtype.
-    bool offered(const opb_op_desc &d) {
-        const opb_status st = api->supports(be, &d);
-        if (st == OPB_OK) return true;
-        EXPECT_EQ(d.dtype, OPB_DTYPE_F16) << label(d) << " unsupported: " << error();
-        EXPECT_EQ(st, OPB_ERR_UNSUPPORTED) << error();
-        EXPECT_NE(error().find("f16"), std::string::npos) << error();
-        return false;
-    }
 };
 
 TEST_P(OnednnOpsTest, MatmulMatchesFloat64AcrossTransposesAndBias) {

@@ -3,6 +3,8 @@
 // through the plugin's C table in any dtype.
 #pragma once
 
+#include "onednn_isa.hpp"
+
 #include <opbench/ops.hpp>
 #include <opbench/plugin.h>
 
@@ -56,6 +58,33 @@ protected:
         if (be) api->destroy(be);
     }
     std::string error() const { return api->last_error(be); }
+
+    // The ISA oneDNN dispatches to, as the backend reports it (its
+    // `onednn_isa` fact).
+    std::string isa() const { return onednn_isa_of(*api, be); }
+
+    // Whether `d` runs on this CPU, asserting that supports() says what is
+    // right for the ISA: f32 always runs; bf16 runs exactly where oneDNN
+    // has kernels for it (onednn_isa.hpp); f16 where oneDNN 2.6 has them.
+    // A refusal must name the dtype and the ISA; the test is then skipped
+    // with that reason (not passed).
+    bool offered(const opb_op_desc &d) {
+        const opb_status st = api->supports(be, &d);
+        const std::string what = std::string(op_name(d.op)) + " " + std::string(dtype_name(d.dtype));
+        if (d.dtype == OPB_DTYPE_F32) {
+            EXPECT_EQ(st, OPB_OK) << what << " refused: " << error();
+            return st == OPB_OK;
+        }
+        if (d.dtype == OPB_DTYPE_BF16)
+            EXPECT_EQ(st == OPB_OK, onednn_isa_runs_bf16(isa()))
+                << what << " on ISA " << isa() << ": supports() returned " << st << " " << error();
+        if (st == OPB_OK) return true;
+        EXPECT_EQ(st, OPB_ERR_UNSUPPORTED) << error();
+        EXPECT_NE(error().find(dtype_name(d.dtype)), std::string::npos) << error();
+        EXPECT_NE(error().find(isa()), std::string::npos) << error();
+        [&] { GTEST_SKIP() << what << " does not run on ISA " << isa() << ": " << error(); }();
+        return false;
+    }
 
     // Rounds values to what `dtype` can hold, so the float64 reference sees
     // exactly the inputs the backend sees.
