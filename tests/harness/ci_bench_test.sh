@@ -2,8 +2,8 @@
 # scripts/ci-bench.sh end to end on the slowdown test backend. No step needs
 # two timed runs to agree, so a loaded machine cannot fail it:
 #   1. the first run has no baseline and is archived;
-#   2. unchanged code passes: the first set gated again (--set) against its
-#      archived self;
+#   2. unchanged code passes: a copy of the first set, stamped a minute later
+#      (scale_times.py, factor 1), gated (--set) against its archived self;
 #   3. the gate's logic on known times: a copy of the first set with the
 #      slowdown backend's times x4 (scale_times.py) fails the gate, naive
 #      stays same, nothing archived;
@@ -36,7 +36,7 @@ grep -q "No baseline" "$work/1.log" || { cat "$work/1.log"; fail "first run did 
 [ "$(archived)" -eq 1 ] || fail "first run not archived"
 
 echo "== 2: unchanged code: the same set gated again passes"
-cp "$work/first.json" "$work/unchanged.json"
+/usr/bin/python3 "$src/tests/harness/scale_times.py" "$work/first.json" "$work/unchanged.json" slowdown 1
 gate 100% --set "$work/unchanged.json" --no-archive > "$work/2.log" 2>&1 ||
   { cat "$work/2.log"; fail "an unchanged set failed the gate"; }
 grep -q "| verdict |" "$work/2.log" || { cat "$work/2.log"; fail "no comparison table"; }

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Writes a copy of a result set with one backend's times multiplied by a
-known factor: a set with known times for testing compare and the CI gate
-without two timed runs that must agree.
+known factor (1: unchanged), stamped one minute later as a later run would
+be: a set with known times for testing compare and the CI gate without two
+timed runs that must agree.
 usage: scale_times.py IN OUT BACKEND FACTOR"""
+import datetime
 import json
 import sys
 
@@ -36,6 +38,11 @@ def main():
         if entry.get("backend") == backend and entry.get("status") == "passed":
             scale(entry, factor)
             scaled += 1
+    context = result_set["context"]
+    stamp = datetime.datetime.strptime(context["opbench"]["timestamp"], "%Y-%m-%dT%H:%M:%SZ")
+    later = stamp + datetime.timedelta(minutes=1)
+    context["opbench"]["timestamp"] = later.strftime("%Y-%m-%dT%H:%M:%SZ")
+    context["date"] = later.strftime("%Y-%m-%dT%H:%M:%S+00:00")
     if scaled == 0:
         sys.exit(f"scale_times.py: no passed entry of backend '{backend}' in {src}")
     with open(dst, "w") as f:
