@@ -1,5 +1,5 @@
 // The decoder's components as profiler spans; see component_spans.hpp.
-#include "component_spans.hpp"
+#include "workload/component_spans.hpp"
 
 #include <algorithm>
 #include <vector>

@@ -15,10 +15,10 @@
 // observer: one predictable branch per step (DecoderPhaseWork::run_one_step).
 #pragma once
 
-#include "decoder.hpp"
-#include "decoder_work.hpp"
+#include "workload/decoder.hpp"
+#include "workload/decoder_work.hpp"
 
-#include "profiler.hpp"
+#include "profile/profiler.hpp"
 
 #include <string_view>
 

@@ -1,6 +1,6 @@
-#include "decoder.hpp"
+#include "workload/decoder.hpp"
 
-#include "plugin_loader.hpp"
+#include "plugin/plugin_loader.hpp"
 
 #include "opbench/ops.hpp"
 

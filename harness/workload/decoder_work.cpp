@@ -1,7 +1,7 @@
-#include "decoder_work.hpp"
+#include "workload/decoder_work.hpp"
 
-#include "statistics.hpp"
-#include "verify.hpp"
+#include "measure/statistics.hpp"
+#include "check/verify.hpp"
 
 #include <fmt/format.h>
 

@@ -11,9 +11,9 @@
 // may be re-run).
 #pragma once
 
-#include "decoder.hpp"
+#include "workload/decoder.hpp"
 
-#include "suite.hpp"
+#include "suite/suite.hpp"
 
 #include <nlohmann/json.hpp>
 

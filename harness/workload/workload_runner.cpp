@@ -1,10 +1,10 @@
-#include "workload_runner.hpp"
+#include "workload/workload_runner.hpp"
 
-#include "interrupt.hpp"
-#include "memory_figures.hpp"
-#include "profile_observer.hpp"
-#include "settings.hpp"
-#include "statistics.hpp"
+#include "run/interrupt.hpp"
+#include "plugin/memory_figures.hpp"
+#include "profile/profile_observer.hpp"
+#include "measure/settings.hpp"
+#include "measure/statistics.hpp"
 #include "workload/component_spans.hpp"
 
 #include "opbench/ops.hpp"

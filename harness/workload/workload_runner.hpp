@@ -9,14 +9,14 @@
 // lets it add its entries to the result set.
 #pragma once
 
-#include "backend_sessions.hpp"
-#include "backend_work.hpp"
-#include "gbench_args.hpp"
-#include "machine.hpp"
-#include "profile_session.hpp"
-#include "recipe.hpp"
-#include "results.hpp"
-#include "runner.hpp"
+#include "plugin/backend_sessions.hpp"
+#include "plugin/backend_work.hpp"
+#include "run/gbench_args.hpp"
+#include "machine/machine.hpp"
+#include "profile/profile_session.hpp"
+#include "measure/recipe.hpp"
+#include "entry/results.hpp"
+#include "run/runner.hpp"
 #include "workload/decoder_work.hpp"
 
 #include <benchmark/benchmark.h>

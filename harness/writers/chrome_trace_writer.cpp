@@ -1,4 +1,4 @@
-#include "chrome_trace_writer.hpp"
+#include "writers/chrome_trace_writer.hpp"
 
 #include <stdexcept>
 

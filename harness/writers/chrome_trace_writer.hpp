@@ -1,9 +1,9 @@
-// Chrome Trace Event JSON (harness/trace.hpp builds the document's data):
+// Chrome Trace Event JSON (harness/profile/trace.hpp builds the document's data):
 // one event per line, so a trace reads and diffs as text and still parses as
 // one JSON object in Perfetto, chrome://tracing and speedscope.
 #pragma once
 
-#include "writer.hpp"
+#include "writers/writer.hpp"
 
 namespace opbench {
 

@@ -1,4 +1,6 @@
-#include "table_writers.hpp"
+#include "writers/table_writers.hpp"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
@@ -69,6 +71,40 @@ std::string write_console(const Document &doc) {
         if (t.rows.empty()) out += "  (none)\n";
         for (const auto &n : t.notes) out += "  " + n + "\n";
     }
+    return out;
+}
+
+
+std::string render_text_table(const Table &table) {
+    std::vector<std::size_t> width(table.columns.size(), 0);
+    for (std::size_t c = 0; c < table.columns.size(); ++c) width[c] = table.columns[c].size();
+    for (const auto &row : table.rows)
+        for (std::size_t c = 0; c < row.size() && c < width.size(); ++c) width[c] = std::max(width[c], row[c].size());
+    // Text columns (names, kinds) read left-aligned, figures right-aligned: a
+    // column is text when none of its cells starts with a digit.
+    std::vector<bool> left(width.size(), true);
+    for (const auto &row : table.rows)
+        for (std::size_t c = 0; c < row.size() && c < left.size(); ++c)
+            if (!row[c].empty() && std::isdigit(static_cast<unsigned char>(row[c].front()))) left[c] = false;
+    if (!left.empty()) left[0] = true;
+    std::string out;
+    if (!table.title.empty()) out += table.title + "\n";
+    auto line = [&](const std::vector<std::string> &cells) {
+        std::string l;
+        for (std::size_t c = 0; c < width.size(); ++c) {
+            const std::string &cell = c < cells.size() ? cells[c] : std::string();
+            if (c > 0) l += "  ";
+            l += left[c] ? fmt::format("{:<{}}", cell, width[c]) : fmt::format("{:>{}}", cell, width[c]);
+        }
+        while (!l.empty() && l.back() == ' ') l.pop_back();
+        out += l + "\n";
+    };
+    line(table.columns);
+    std::size_t total = 0;
+    for (std::size_t w : width) total += w + 2;
+    out += std::string(total > 2 ? total - 2 : 0, '-') + "\n";
+    for (const auto &row : table.rows) line(row);
+    for (const auto &note : table.notes) out += note + "\n";
     return out;
 }
 

@@ -1,4 +1,4 @@
-#include "json_writer.hpp"
+#include "writers/json_writer.hpp"
 
 namespace opbench {
 

@@ -2,7 +2,7 @@
 // written with it (Google Benchmark JSON that compare.py reads).
 #pragma once
 
-#include "writer.hpp"
+#include "writers/writer.hpp"
 
 namespace opbench {
 

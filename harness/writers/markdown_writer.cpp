@@ -1,4 +1,4 @@
-#include "table_writers.hpp"
+#include "writers/table_writers.hpp"
 
 namespace opbench {
 

@@ -3,7 +3,7 @@
 // Each formats Document.tables; the data is the json writer's.
 #pragma once
 
-#include "writer.hpp"
+#include "writers/writer.hpp"
 
 namespace opbench {
 

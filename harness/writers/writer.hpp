@@ -42,6 +42,10 @@ struct Writer {
 // The writer called `name`, or nullptr.
 [[nodiscard]] const Writer *find_writer(std::string_view name);
 
+// Plain-text rendering of one Table, columns aligned, for the console (the
+// hot-path, top-scopes and analyze tables).
+[[nodiscard]] std::string render_text_table(const Table &table);
+
 // "json, csv, ..." for help text and errors.
 [[nodiscard]] std::string writer_names();
 

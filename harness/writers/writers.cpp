@@ -1,9 +1,9 @@
 // The table of output formats. A new format: its file here, one row below.
-#include "writer.hpp"
+#include "writers/writer.hpp"
 
-#include "chrome_trace_writer.hpp"
-#include "json_writer.hpp"
-#include "table_writers.hpp"
+#include "writers/chrome_trace_writer.hpp"
+#include "writers/json_writer.hpp"
+#include "writers/table_writers.hpp"
 
 #include <array>
 

@@ -7,9 +7,9 @@
 // json::exception is the expected refusal for a document of the wrong
 // shape; anything else (a crash, UB, another exception) is a finding.
 // A machine-peaks cache (the other JSON opbench reads back) is tried too.
-#include "machine.hpp"
-#include "results.hpp"
-#include "suite.hpp"
+#include "machine/machine.hpp"
+#include "entry/results.hpp"
+#include "suite/suite.hpp"
 
 #include <nlohmann/json.hpp>
 

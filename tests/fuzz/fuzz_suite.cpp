@@ -3,8 +3,8 @@
 // a crash, a leak, undefined behaviour or a hang is a finding. Loaded suites
 // also go through what a run does with them first: unique benchmark names,
 // result fields and the op model's figures.
-#include "results.hpp"
-#include "suite.hpp"
+#include "entry/results.hpp"
+#include "suite/suite.hpp"
 
 #include "opbench/ops.hpp"
 

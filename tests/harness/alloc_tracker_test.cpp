@@ -1,12 +1,12 @@
-// Tests for harness/alloc_tracker.cpp (the heap interposer) and
-// harness/rss.cpp. Built twice: as alloc_tracker_test with the interposer
+// Tests for harness/measure/alloc_tracker.cpp (the heap interposer) and
+// harness/measure/rss.cpp. Built twice: as alloc_tracker_test with the interposer
 // linked in, as opbench links it, and as alloc_tracker_absent_test
 // (OPBENCH_TEST_WITHOUT_INTERPOSER) to cover the weak-symbol default path.
 //
 // Deltas are taken between two snapshots with nothing else in between: gtest
 // allocates only when it reports, so every EXPECT comes after the second
 // snapshot.
-#include "alloc_tracker.hpp"
+#include "measure/alloc_tracker.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
-// harness/analyze.{hpp,cpp}: reading a result set (entries grouped per case
+// harness/readers/analyze.{hpp,cpp}: reading a result set (entries grouped per case
 // x backend, failed ones left out), verdicts computed from the figures or
 // taken from the run, ranking by time x headroom, attention's component
 // breakdown, and the command's exit status on bad input.
-#include "analyze.hpp"
+#include "readers/analyze.hpp"
 
 #include <gtest/gtest.h>
 

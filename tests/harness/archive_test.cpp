@@ -1,4 +1,4 @@
-#include "archive.hpp"
+#include "readers/archive.hpp"
 
 #include "result_set_fixture.hpp"
 

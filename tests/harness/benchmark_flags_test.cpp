@@ -1,6 +1,6 @@
 // --benchmark_* arguments: the ones opbench honours pass, the ones it would
 // ignore in silence are refused with what to use instead.
-#include "benchmark_flags.hpp"
+#include "cli/benchmark_flags.hpp"
 
 #include <gtest/gtest.h>
 

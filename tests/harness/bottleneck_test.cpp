@@ -1,7 +1,7 @@
-// harness/bottleneck.{hpp,cpp}: the roofs an entry is judged against (the
+// harness/machine/bottleneck.{hpp,cpp}: the roofs an entry is judged against (the
 // threads it really uses; a GPU's own peaks, never the CPU's), and each kind
 // of verdict with its severity thresholds. Synthetic figures only.
-#include "bottleneck.hpp"
+#include "machine/bottleneck.hpp"
 
 #include <gtest/gtest.h>
 

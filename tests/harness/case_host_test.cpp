@@ -1,8 +1,8 @@
 // Tests of harness/case_host: what crosses the worker boundary comes back
 // unchanged, the recipe's phases map onto the reported ones, and the case
 // timeout follows the settings.
-#include "case_host.hpp"
-#include "recipe.hpp"
+#include "isolate/case_host.hpp"
+#include "measure/recipe.hpp"
 
 #include "opbench/ops.hpp"
 

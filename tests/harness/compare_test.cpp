@@ -1,4 +1,4 @@
-#include "compare.hpp"
+#include "readers/compare.hpp"
 
 #include "result_set_fixture.hpp"
 #include "writers/table_writers.hpp"

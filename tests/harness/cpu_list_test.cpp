@@ -1,5 +1,5 @@
 // --cpus: taskset(1)'s CPU list syntax, exactly; anything else refused.
-#include "cpu_list.hpp"
+#include "cli/cpu_list.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Tests of harness/gb_capture: Google Benchmark's own JSON, captured in memory
 // one benchmark at a time, as it would have written it to a file.
-#include "gb_capture.hpp"
+#include "run/gb_capture.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // Tests of harness/interrupt: the first SIGINT/SIGTERM sets a flag and runs
 // the on-first action on the watcher thread; a second one runs the on-second
 // action and exits at once with 128 + signal; SIGPIPE does not end the process.
-#include "interrupt.hpp"
+#include "run/interrupt.hpp"
 
 #include <gtest/gtest.h>
 

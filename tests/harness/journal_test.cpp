@@ -1,7 +1,7 @@
 // Tests of harness/journal: finished cases survive in a JSON-lines file that
 // a resumed run reads back, a torn last line is ignored, and a file that is
 // not a journal is refused with its path and line.
-#include "journal.hpp"
+#include "run/journal.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "level_table.hpp"
+#include "readers/level_table.hpp"
 
 #include "result_set_fixture.hpp"
 

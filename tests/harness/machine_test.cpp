@@ -1,7 +1,7 @@
-// Tests for harness/machine.cpp: the measured peaks' structure and ranges
+// Tests for harness/machine/machine.cpp: the measured peaks' structure and ranges
 // (never a time), JSON and cache round trips, roofline classification on
 // synthetic peaks, and the CPU context's fields.
-#include "machine.hpp"
+#include "machine/machine.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The U test against SciPy 1.10.1: scipy.stats.mannwhitneyu(x, y,
 // alternative="two-sided", method="exact" | "asymptotic"), computed once
 // with Debian's /usr/bin/python3 (the script is in the comment of each case).
-#include "mann_whitney.hpp"
+#include "readers/mann_whitney.hpp"
 
 #include <gtest/gtest.h>
 

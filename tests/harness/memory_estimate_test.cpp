@@ -1,6 +1,6 @@
 // Tests of harness/memory_estimate: a case's memory from its tensors, the
 // budget from the machine or --mem-limit, and the skip reason.
-#include "memory_estimate.hpp"
+#include "measure/memory_estimate.hpp"
 
 #include "opbench/ops.hpp"
 

@@ -1,4 +1,4 @@
-#include "merge.hpp"
+#include "readers/merge.hpp"
 
 #include "result_set_fixture.hpp"
 

@@ -5,9 +5,9 @@
 // tolerance comes from the row, and the naive backend's dispatch runs it.
 // A new row is covered by these tests as soon as it is added.
 #include "naive/kernels.hpp"
-#include "results.hpp"
-#include "suite.hpp"
-#include "verify.hpp"
+#include "entry/results.hpp"
+#include "suite/suite.hpp"
+#include "check/verify.hpp"
 
 #include "opbench/ops.hpp"
 

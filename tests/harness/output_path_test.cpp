@@ -1,10 +1,10 @@
 // Safe output: --out is checked and reserved before a run, never replaces a
 // device, directory, FIFO, the suite or an earlier result, and default names
 // neither collide nor leave results/.
-#include "output_path.hpp"
+#include "cli/output_path.hpp"
 
-#include "atomic_file.hpp"
-#include "scratch_file.hpp"
+#include "files/atomic_file.hpp"
+#include "files/scratch_file.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // phase_timer.cpp: the recipe's phases timed on the recipe's clock, every
 // callback passed on to the next observer.
-#include "phase_timer.hpp"
+#include "measure/phase_timer.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // The plugin loader: the ABI handshake against fake plugins (one per defect),
 // discovery over directories and OPBENCH_PLUGIN_PATH, and BackendInstance.
-#include "plugin_loader.hpp"
+#include "plugin/plugin_loader.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
-// harness/profile_session.{hpp,cpp}: the schedule picks the recorded samples
+// harness/profile/profile_session.{hpp,cpp}: the schedule picks the recorded samples
 // of each case x backend (counted from 0 per case), the plugin's scope switch
 // is on only inside them, warmup steps are dropped, a failed case's open
 // phases are closed, and the trace carries the case's parameters.
-#include "profile_session.hpp"
+#include "profile/profile_session.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,11 +1,11 @@
-// harness/profiler.{hpp,cpp}: spans nest per thread, the tree merges them by
+// harness/profile/profiler.{hpp,cpp}: spans nest per thread, the tree merges them by
 // path with self = total - children, allocations inside a span are counted
 // (the profiler's own bookkeeping is not), warmup steps can be dropped, and
 // the tables and the `profile` array carry the documented fields.
-// Built with the interposer (harness/alloc_tracker.cpp), as opbench is.
-#include "profiler.hpp"
+// Built with the interposer (harness/measure/alloc_tracker.cpp), as opbench is.
+#include "profile/profiler.hpp"
 
-#include "alloc_tracker.hpp"
+#include "measure/alloc_tracker.hpp"
 
 #include <gtest/gtest.h>
 

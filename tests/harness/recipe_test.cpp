@@ -1,6 +1,6 @@
 // The measurement recipe driven by a fake clock and a fake backend: no
 // plugin, no Google Benchmark, no real time.
-#include "recipe.hpp"
+#include "measure/recipe.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -2,7 +2,7 @@
 // description, seed and backend version; a file that does not match its
 // inputs, its own hash or its key is dropped; the directory stays under its
 // size bound, least recently used first.
-#include "reference_store.hpp"
+#include "check/reference_store.hpp"
 
 #include "opbench/ops.hpp"
 

@@ -1,7 +1,7 @@
-#include "report_html.hpp"
+#include "readers/report_html.hpp"
 
 #include "result_set_fixture.hpp"
-#include "svg_chart.hpp"
+#include "readers/svg_chart.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "result_set_reader.hpp"
+#include "readers/result_set_reader.hpp"
 
 #include "result_set_fixture.hpp"
 

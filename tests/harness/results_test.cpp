@@ -1,6 +1,6 @@
 // results.cpp: benchmark names and the fields added to Google Benchmark's
 // JSON (a round trip through text); atomic_file.cpp: atomic writing.
-#include "results.hpp"
+#include "entry/results.hpp"
 
 #include "opbench/ops.hpp"
 

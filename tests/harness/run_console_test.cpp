@@ -1,4 +1,4 @@
-#include "run_console.hpp"
+#include "run/run_console.hpp"
 
 #include "opbench/ops.hpp"
 

@@ -1,7 +1,7 @@
 // Tests of harness/run_log: a result set can be made at any moment from what
 // finished, in planned order; the journal mirrors every record, so a resumed
 // run starts from exactly what the interrupted one had.
-#include "run_log.hpp"
+#include "run/run_log.hpp"
 
 #include <gtest/gtest.h>
 

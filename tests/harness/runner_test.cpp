@@ -1,5 +1,5 @@
 // The runner's plan of a run, without plugins or Google Benchmark.
-#include "runner.hpp"
+#include "run/runner.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // Tests of harness/scratch_file: unpredictable names, and no scratch file left
 // behind on any way out (destructor, failure, exit()).
-#include "scratch_file.hpp"
-#include "atomic_file.hpp"
+#include "files/scratch_file.hpp"
+#include "files/atomic_file.hpp"
 
 #include <gtest/gtest.h>
 

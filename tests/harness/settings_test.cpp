@@ -1,5 +1,5 @@
 // The settings table: ranges, messages, overrides, and the docs listing every key.
-#include "settings.hpp"
+#include "measure/settings.hpp"
 
 #include <gtest/gtest.h>
 

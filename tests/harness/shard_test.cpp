@@ -1,4 +1,4 @@
-#include "shard.hpp"
+#include "suite/shard.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
-// The per-repetition stack offsets (harness/stack_offset.hpp): the offsets
+// The per-repetition stack offsets (harness/measure/stack_offset.hpp): the offsets
 // span a page in 16-byte steps, and call_with_stack_offset really moves the
 // frames of what it calls.
-#include "stack_offset.hpp"
+#include "measure/stack_offset.hpp"
 
 #include <gtest/gtest.h>
 

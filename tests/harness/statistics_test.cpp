@@ -1,7 +1,7 @@
-// Tests for harness/statistics.cpp: summaries and their edge cases, the
+// Tests for harness/measure/statistics.cpp: summaries and their edge cases, the
 // median CI against an independent binomial computation, Tukey outliers, the
 // NoiseCriterion stopping rule and batching arithmetic.
-#include "statistics.hpp"
+#include "measure/statistics.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
-// Tests for harness/suite.cpp: parsing, defaults and overrides, sweep
+// Tests for harness/suite/suite.cpp: parsing, defaults and overrides, sweep
 // expansion (cartesian and zipped), every error kind with its position, and
 // the suites shipped in suites/.
-#include "suite.hpp"
+#include "suite/suite.hpp"
 
 #include "build_config.hpp"
 #include "opbench/ops.hpp"

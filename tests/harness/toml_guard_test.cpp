@@ -1,9 +1,9 @@
 // The guard in front of TOML++ 3.3.0: non-ASCII text outside strings and
 // comments is refused with its position before the parser's undefined
 // behaviour can be reached; inside strings and comments it is left alone.
-#include "toml_guard.hpp"
+#include "suite/toml_guard.hpp"
 
-#include "suite.hpp"
+#include "suite/suite.hpp"
 
 #include <gtest/gtest.h>
 #include <toml++/toml.h>

@@ -1,7 +1,7 @@
-// harness/trace.{hpp,cpp} and writers/chrome_trace_writer: the schedule's
+// harness/profile/trace.{hpp,cpp} and writers/chrome_trace_writer: the schedule's
 // parsing and its step actions (the PyTorch profiler's semantics), and the
 // Chrome Trace Event format checked field by field.
-#include "trace.hpp"
+#include "profile/trace.hpp"
 
 #include "writers/chrome_trace_writer.hpp"
 #include "writers/writer.hpp"

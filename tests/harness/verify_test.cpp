@@ -1,6 +1,6 @@
 // verify.cpp: deterministic inputs, the sentinel, NMSE and point-wise comparison,
 // tolerances, and the verification record.
-#include "verify.hpp"
+#include "check/verify.hpp"
 
 #include "opbench/ops.hpp"
 

@@ -4,7 +4,7 @@
 //
 // The worker is this test program itself, started again with --test-worker:
 // its handler does what the request's "do" says, as a faulty plugin would.
-#include "worker.hpp"
+#include "isolate/worker.hpp"
 
 #include <gtest/gtest.h>
 

@@ -10,8 +10,8 @@
 // harness verifies any backend.
 #include "workload/decoder.hpp"
 
-#include "plugin_loader.hpp"
-#include "verify.hpp"
+#include "plugin/plugin_loader.hpp"
+#include "check/verify.hpp"
 
 #include "opbench/ops.hpp"
 #include "onednn_isa.hpp"

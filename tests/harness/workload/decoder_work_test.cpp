@@ -4,7 +4,7 @@
 
 #include "workload/component_spans.hpp"
 
-#include "plugin_loader.hpp"
+#include "plugin/plugin_loader.hpp"
 
 #include "opbench/ops.hpp"
 #include "onednn_isa.hpp"

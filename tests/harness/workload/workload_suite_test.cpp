@@ -1,5 +1,5 @@
-// harness/workload/workload_suite.cpp: [[workload]] tables in a suite.
-#include "suite.hpp"
+// harness/suite/workload_suite.cpp: [[workload]] tables in a suite.
+#include "suite/suite.hpp"
 
 #include "build_config.hpp"
 

@@ -1,0 +1,318 @@
+#include "cli/reader_commands.hpp"
+
+#include "readers/archive.hpp"
+#include "files/atomic_file.hpp"
+#include "readers/compare.hpp"
+#include "readers/level_table.hpp"
+#include "readers/merge.hpp"
+#include "readers/report_html.hpp"
+#include "readers/result_set_reader.hpp"
+#include "writers/writer.hpp"
+
+#include <fmt/format.h>
+
+#include <iostream>
+#include <regex>
+
+namespace opbench {
+
+namespace {
+
+constexpr int kExitRegression = 1;
+constexpr int kExitBadInput = 2;
+constexpr int kExitEnvironment = 3;
+// How many archived runs before a new set --baseline-from reads for the
+// cases' run-to-run ranges (compare.hpp, RunToRunRange).
+constexpr std::size_t kRunToRunHistory = 10;
+
+// "5%" -> 0.05, "0.05" -> 0.05; anything else is refused.
+double parse_fraction(const std::string &flag, const std::string &v) {
+    try {
+        std::size_t used = 0;
+        const double x = std::stod(v, &used);
+        const std::string rest = v.substr(used);
+        if (rest == "%" && x >= 0 && x < 1000) return x / 100.0;
+        if (rest.empty() && x >= 0 && x < 1) return x;
+    } catch (const std::exception &) {
+    }
+    throw std::invalid_argument(
+        fmt::format("{} {}: give a fraction below 1 (0.05) or a percentage (5%)", flag, v));
+}
+
+std::vector<ResultSet> read_sets(const std::vector<std::string> &paths) {
+    std::vector<ResultSet> sets;
+    for (const auto &p : paths) sets.push_back(read_result_set(p));
+    return sets;
+}
+
+// Writes `doc` in `format` to `output` (atomically) or stdout.
+int emit(const Document &doc, const std::string &format, const std::string &output, const char *cmd) {
+    const Writer *w = find_writer(format);
+    if (!w) {
+        std::cerr << fmt::format("opbench {}: --format {}: unknown (choose: {})\n", cmd, format, writer_names());
+        return kExitBadInput;
+    }
+    const std::string text = w->write(doc);
+    if (output.empty() || output == "-") {
+        std::cout << text;
+        return 0;
+    }
+    try {
+        write_file_atomically(output, text);
+    } catch (const std::exception &e) {
+        std::cerr << fmt::format("opbench {}: --output: {}\n", cmd, e.what());
+        return kExitEnvironment;
+    }
+    return 0;
+}
+
+} // namespace
+
+struct ReaderCommands::Options {
+    CLI::App *compare = nullptr, *report = nullptr, *history = nullptr, *merge = nullptr, *archive = nullptr;
+    // compare
+    std::vector<std::string> sets;
+    std::string baseline_from, threshold = "5%", alpha = "0.05", by, baseline = "naive", format = "console", output;
+    bool strict = false, fail_on_regression = false, accept_unmet = false, allow_no_baseline = false;
+    // report
+    std::vector<std::string> report_sets;
+    std::string report_out, report_title, report_history;
+    // history
+    std::string history_dir, history_suite, history_case, history_machine, history_format = "console",
+                                                                           history_output;
+    std::size_t history_last = 10;
+    // merge
+    std::vector<std::string> merge_sets;
+    std::string merge_out;
+    bool allow_mixed = false;
+    // archive
+    std::string archive_dir;
+    std::vector<std::string> archive_sets;
+
+    int run_compare();
+    int run_report();
+    int run_history();
+    int run_merge();
+    int run_archive();
+};
+
+ReaderCommands::ReaderCommands(CLI::App &app) : o_(std::make_unique<Options>()) {
+    Options &o = *o_;
+    auto *c = app.add_subcommand("compare", "compare result sets case by case (ratio of medians, U test, verdict), "
+                                            "or side by side --by backend / --by machine. Reads result sets only.");
+    o.compare = c;
+    c->add_option("sets", o.sets, "BASE.json NEW.json [MORE.json...]: each later set against the first")
+        ->check(CLI::ExistingFile);
+    c->add_option("--baseline-from", o.baseline_from,
+                  "archive directory: the base is its newest set of NEW's machine, suite and build type; with 4 "
+                  "or more such sets, a change within a case's run-to-run range there (the second-largest change "
+                  "between consecutive runs of its last 10) is noisy, not faster/slower");
+    c->add_flag("--allow-no-baseline", o.allow_no_baseline,
+                "with --baseline-from: exit 0 with a note when the archive has no baseline yet");
+    c->add_flag("--strict", o.strict, "refuse (exit 2) when measurement settings differ (commit and host may)");
+    c->add_option("--threshold", o.threshold, "smallest change of the median that counts (5% or 0.05)")
+        ->capture_default_str();
+    c->add_option("--alpha", o.alpha, "significance level of the Mann-Whitney U test")->capture_default_str();
+    c->add_flag("--accept-unmet-noise", o.accept_unmet,
+                "compare repetitions that did not meet their noise target too (timed out)");
+    c->add_option("--by", o.by, "side by side instead: backend (optimisation levels) or machine")
+        ->check(CLI::IsMember({"backend", "machine"}));
+    c->add_option("--baseline", o.baseline, "with --by backend: the level speed-ups are against")
+        ->capture_default_str();
+    c->add_option("--format", o.format, "output format: " + writer_names())->capture_default_str();
+    c->add_option("--output,-o", o.output, "write to this file instead of stdout");
+    c->add_flag("--fail-on-regression", o.fail_on_regression, "exit 1 when any case is slower beyond the threshold");
+
+    auto *r = app.add_subcommand("report", "one self-contained HTML page with SVG charts of result sets");
+    o.report = r;
+    r->add_option("sets", o.report_sets, "result sets")->required()->check(CLI::ExistingFile);
+    r->add_option("-o,--output", o.report_out, "the HTML file to write")->required();
+    r->add_option("--title", o.report_title, "page title");
+    r->add_option("--history", o.report_history, "archive directory: chart the trend of the first set's suite");
+
+    auto *h = app.add_subcommand("history", "each case's median across the archived runs of a suite on one machine");
+    o.history = h;
+    h->add_option("dir", o.history_dir, "archive directory")->required()->check(CLI::ExistingDirectory);
+    h->add_option("--suite", o.history_suite, "suite name")->required();
+    h->add_option("--case", o.history_case, "regular expression on 'case [backend]'");
+    h->add_option("--machine", o.history_machine, "machine id (default: the newest run's)");
+    h->add_option("--last", o.history_last, "at most this many runs, the newest")->capture_default_str()->check(
+        CLI::PositiveNumber);
+    h->add_option("--format", o.history_format, "output format: " + writer_names())->capture_default_str();
+    h->add_option("--output,-o", o.history_output, "write to this file instead of stdout");
+    h->add_flag("--accept-unmet-noise", o.accept_unmet, "show repetitions that did not meet their noise target");
+
+    auto *m = app.add_subcommand("merge", "merge shards of one suite into one result set");
+    o.merge = m;
+    m->add_option("sets", o.merge_sets, "result sets of one suite")->required()->check(CLI::ExistingFile);
+    m->add_option("-o,--output", o.merge_out, "the merged result set")->required();
+    m->add_flag("--allow-mixed-machines", o.allow_mixed, "merge sets from different machines");
+
+    auto *a = app.add_subcommand("archive", "store result sets in an archive: DIR/<machine>/<suite>/<time>-<commit>.json");
+    o.archive = a;
+    a->add_option("dir", o.archive_dir, "archive directory (created if missing)")->required();
+    a->add_option("sets", o.archive_sets, "result sets")->required()->check(CLI::ExistingFile);
+}
+
+ReaderCommands::~ReaderCommands() = default;
+
+std::optional<int> ReaderCommands::run() {
+    Options &o = *o_;
+    try {
+        if (*o.compare) return o.run_compare();
+        if (*o.report) return o.run_report();
+        if (*o.history) return o.run_history();
+        if (*o.merge) return o.run_merge();
+        if (*o.archive) return o.run_archive();
+    } catch (const ResultSetError &e) {
+        std::cerr << "opbench: " << e.what() << "\n";
+        return kExitBadInput;
+    } catch (const ArchiveError &e) {
+        std::cerr << "opbench: " << e.what() << "\n";
+        return kExitBadInput;
+    } catch (const MergeError &e) {
+        std::cerr << "opbench merge: " << e.what() << "\n";
+        return kExitBadInput;
+    } catch (const std::regex_error &e) {
+        std::cerr << "opbench history: --case: not a valid regular expression (" << e.what() << ")\n";
+        return kExitBadInput;
+    } catch (const std::invalid_argument &e) {
+        std::cerr << "opbench: " << e.what() << "\n";
+        return kExitBadInput;
+    }
+    return std::nullopt;
+}
+
+int ReaderCommands::Options::run_compare() {
+    CompareOptions co;
+    co.threshold = parse_fraction("--threshold", threshold);
+    co.alpha = parse_fraction("--alpha", alpha);
+    co.accept_unmet_noise = accept_unmet;
+    if (!find_writer(format))
+        throw std::invalid_argument(fmt::format("--format {}: unknown (choose: {})", format, writer_names()));
+    std::vector<std::string> paths = sets;
+    if (!baseline_from.empty()) {
+        if (sets.size() != 1)
+            throw std::invalid_argument(fmt::format("--baseline-from takes exactly one NEW.json (got {})", sets.size()));
+        const ResultSet next = read_result_set(sets[0]);
+        const std::vector<ArchiveEntry> earlier = archive_matching(
+            baseline_from, next.machine_id(), next.suite_name(), next.build_type(), next.timestamp(), sets[0]);
+        const std::optional<ArchiveEntry> base =
+            earlier.empty() ? std::nullopt : std::optional<ArchiveEntry>(earlier.back());
+        if (!base) {
+            const std::string what =
+                fmt::format("{}: no archived set of suite '{}' on machine {} ({} build) other than {} and not newer", baseline_from,
+                            next.suite_name(), next.machine_id(), next.build_type(), sets[0]);
+            if (allow_no_baseline) {
+                std::cerr << "opbench compare: " << what << "; nothing to compare (--allow-no-baseline)\n";
+                return 0;
+            }
+            std::cerr << "opbench compare: " << what << "\n";
+            return kExitBadInput;
+        }
+        const std::string base_path = (std::filesystem::path(baseline_from) / base->path).string();
+        std::cerr << fmt::format("opbench compare: baseline {} ({}, commit {})\n", base_path, base->timestamp,
+                                 base->commit);
+        paths.insert(paths.begin(), base_path);
+        // The last runs before it tell how far each case moves between runs.
+        std::vector<ResultSet> history;
+        const std::size_t first = earlier.size() > kRunToRunHistory ? earlier.size() - kRunToRunHistory : 0;
+        for (std::size_t i = first; i < earlier.size(); ++i)
+            history.push_back(read_result_set((std::filesystem::path(baseline_from) / earlier[i].path).string()));
+        co.run_to_run = run_to_run_ranges(history, accept_unmet);
+        if (history.size() >= kMinRunsForRange)
+            std::cerr << fmt::format("opbench compare: run-to-run ranges from the last {} archived runs\n",
+                                     history.size());
+    }
+    if (by.empty() && paths.size() < 2)
+        throw std::invalid_argument("compare needs BASE.json and NEW.json (or --baseline-from DIR NEW.json)");
+    if (paths.empty()) throw std::invalid_argument("compare --by needs at least one result set");
+    const std::vector<ResultSet> loaded = read_sets(paths);
+
+    if (by == "backend") {
+        LevelOptions lo{baseline, accept_unmet};
+        return emit(by_backend(loaded, lo), format, output, "compare");
+    }
+    if (by == "machine") {
+        LevelOptions lo{baseline, accept_unmet};
+        return emit(by_machine(loaded, lo), format, output, "compare");
+    }
+    const Comparison cmp = compare_sets(loaded, co);
+    for (const auto &d : cmp.differing)
+        if (d.setting == "profiling") {
+            std::cerr << fmt::format("opbench compare: a profiling run (--profile / --trace) cannot be compared with "
+                                     "a plain one (profiling: {}): compare runs made the same way\n",
+                                     fmt::join(d.values, " vs "));
+            return kExitBadInput;
+        }
+    if (strict) {
+        std::vector<std::string> refused;
+        for (const auto &d : cmp.differing)
+            if (d.strict) refused.push_back(fmt::format("{} ({})", d.setting, fmt::join(d.values, " vs ")));
+        if (!refused.empty()) {
+            std::cerr << fmt::format("opbench compare: --strict: the sets differ in {}\n", fmt::join(refused, "; "));
+            return kExitBadInput;
+        }
+    }
+    if (const int rc = emit(comparison_document(cmp), format, output, "compare"); rc != 0) return rc;
+    if (fail_on_regression && cmp.has_regression()) {
+        std::size_t slower = 0;
+        for (const auto &p : cmp.pairs) slower += p.count("slower");
+        std::cerr << fmt::format("opbench compare: {} case(s) slower beyond {:g}% (--fail-on-regression)\n", slower,
+                                 co.threshold * 100);
+        return kExitRegression;
+    }
+    return 0;
+}
+
+int ReaderCommands::Options::run_report() {
+    ReportOptions ro;
+    ro.title = report_title;
+    ro.history_dir = report_history;
+    const std::string html = render_report_html(read_sets(report_sets), ro);
+    try {
+        write_file_atomically(report_out, html);
+    } catch (const std::exception &e) {
+        std::cerr << "opbench report: " << e.what() << "\n";
+        return kExitEnvironment;
+    }
+    std::cerr << fmt::format("opbench report: {} ({} KiB)\n", report_out, html.size() / 1024);
+    return 0;
+}
+
+int ReaderCommands::Options::run_history() {
+    HistoryOptions ho;
+    ho.suite = history_suite;
+    ho.case_regex = history_case;
+    ho.machine_id = history_machine;
+    ho.last = history_last;
+    ho.accept_unmet_noise = accept_unmet;
+    if (!find_writer(history_format))
+        throw std::invalid_argument(fmt::format("--format {}: unknown (choose: {})", history_format, writer_names()));
+    return emit(archive_history(history_dir, ho), history_format, history_output, "history");
+}
+
+int ReaderCommands::Options::run_merge() {
+    MergeOptions mo;
+    mo.allow_mixed_machines = allow_mixed;
+    const nlohmann::json merged = merge_result_sets(read_sets(merge_sets), mo);
+    try {
+        write_file_atomically(merge_out, merged.dump(2) + "\n");
+    } catch (const std::exception &e) {
+        std::cerr << "opbench merge: " << e.what() << "\n";
+        return kExitEnvironment;
+    }
+    std::cerr << fmt::format("opbench merge: {} sets, {} entries -> {}\n", merge_sets.size(),
+                             merged["benchmarks"].size(), merge_out);
+    return 0;
+}
+
+int ReaderCommands::Options::run_archive() {
+    for (const auto &p : archive_sets) {
+        const ArchiveEntry e = archive_store(archive_dir, read_result_set(p));
+        std::cout << fmt::format("{} -> {}\n", p, (std::filesystem::path(archive_dir) / e.path).string());
+    }
+    return 0;
+}
+
+} // namespace opbench

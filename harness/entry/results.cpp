@@ -1,0 +1,188 @@
+#include "entry/results.hpp"
+
+#include "measure/settings.hpp"
+
+#include "opbench/ops.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <stdexcept>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace opbench {
+
+std::string strip_manual_time(std::string name) {
+    const std::string suffix = "/manual_time";
+    if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+        name.resize(name.size() - suffix.size());
+    return name;
+}
+
+nlohmann::json summary_json(const RepetitionRecord &r) {
+    const SampleSummary &s = r.summary;
+    return {{"samples", s.n},
+            {"calls_per_sample", r.calls_per_sample},
+            {"min", s.min},
+            {"mean", s.mean},
+            {"median", s.median},
+            {"p90", s.p90},
+            {"p99", s.p99},
+            {"max", s.max},
+            {"stddev", s.stddev},
+            {"cv", s.cv},
+            {"median_ci95", {s.median_ci_low, s.median_ci_high}},
+            {"noise", s.noise},
+            {"noise_target_met", r.target_met},
+            {"timed_out", r.timed_out},
+            {"outliers_low", s.outliers_low},
+            {"outliers_high", s.outliers_high},
+            {"cpu_time_per_call", r.cpu_seconds_per_call},
+            {"device_time_per_call",
+             r.device_seconds_per_call >= 0 ? nlohmann::json(r.device_seconds_per_call)
+                                            : nlohmann::json(nullptr)},
+            {"sample_times", r.sample_times},
+            {"process", r.process}};
+}
+
+nlohmann::json case_fields(const CaseResult &r) {
+    const Case &c = *r.source;
+    const opb_op_desc &d = c.desc;
+    nlohmann::json j;
+    j["op"] = op_name(d.op);
+    j["backend"] = r.backend;
+    j["dtype"] = dtype_name(d.dtype);
+    j["variant"] = variant_name(d.op, d.variant);
+    j["case"] = c.name;
+    j["params"] = shape_params(d);
+    j["flops"] = op_flops(d);
+    j["bytes"] = op_bytes(d);
+    j["arithmetic_intensity"] = arithmetic_intensity(d);
+    const nlohmann::json measurement = measurement_fields(r, c.settings, c.desc.threads, c.where);
+    for (const auto &[k, v] : measurement.items()) j[k] = v;
+    return j;
+}
+
+nlohmann::json measurement_fields(const CaseResult &r, const MeasureSettings &measured_with, int threads_resolved,
+                                  const SourceLocation &where) {
+    nlohmann::json j;
+    j["status"] = case_status_name(r.status);
+    j["reason"] = r.reason;
+    j["reference"] = r.is_reference;
+    j["nmse"] = r.nmse >= 0 ? nlohmann::json(r.nmse) : nlohmann::json(nullptr);
+    j["nmse_threshold"] = r.nmse_threshold;
+    // How the output was checked; "verified" is false for --verify off (and
+    // for anything that did not pass a check), so an unchecked entry can
+    // never read as a checked one.
+    j["verification"] = r.checked ? to_json(r.verification) : nlohmann::json(nullptr);
+    j["verified"] = r.checked && r.verification.verified;
+    j["prepare_seconds"] = r.prepare_seconds;
+    j["verify_seconds"] = r.verify_seconds;
+    j["measure_seconds"] = r.measure_seconds;
+    // Every setting with a result key, named and valued as the table says.
+    nlohmann::json settings = nlohmann::json::object();
+    for (const SettingInfo &info : measurement_settings()) {
+        if (info.result_key.empty()) continue;
+        const double v = info.get(measured_with);
+        if (info.type == SettingType::cache) settings[std::string(info.result_key)] = value_text(info, v);
+        else if (info.type == SettingType::integer) settings[std::string(info.result_key)] = static_cast<int64_t>(v);
+        else settings[std::string(info.result_key)] = v;
+    }
+    settings["threads_resolved"] = threads_resolved;
+    j["settings"] = std::move(settings);
+    j["suite_location"] = where.str();
+    // Within-repetition noise says how precisely each repetition's median is
+    // known; the spread of the repetitions' medians says how much the case
+    // moved between them (load, frequency, placement), which is what a
+    // comparison between runs must allow for.
+    if (r.repetitions.size() >= 2) {
+        double lo = r.repetitions.front().summary.median, hi = lo;
+        std::vector<double> medians;
+        for (const auto &rec : r.repetitions) {
+            lo = std::min(lo, rec.summary.median);
+            hi = std::max(hi, rec.summary.median);
+            medians.push_back(rec.summary.median);
+        }
+        const double center = summarize(medians).median;
+        j["repetition_spread"] = center > 0 ? (hi - lo) / 2.0 / center : 0.0;
+    } else {
+        j["repetition_spread"] = nullptr;
+    }
+    if (r.roofline) {
+        const Roofline &rl = *r.roofline;
+        auto finite_or_null = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
+        j["roofline"] = {{"bound", rl.bound},
+                         {"pct_peak_compute", finite_or_null(rl.pct_peak_compute)},
+                         {"pct_peak_bandwidth", finite_or_null(rl.pct_peak_bandwidth)},
+                         {"ridge_point", finite_or_null(rl.ridge_point)}};
+    } else {
+        j["roofline"] = nullptr;
+    }
+    const MemoryFigures &m = r.memory;
+    j["memory"] = {{"workspace_bytes", m.workspace_bytes},
+                   {"plugin_peak_bytes", m.plugin_peak_bytes},
+                   {"host_accounted_peak_bytes", m.host_accounted_peak},
+                   {"device_accounted_peak_bytes", m.device_accounted_peak},
+                   {"heap_tracked", m.heap_tracked},
+                   {"heap_peak_bytes", m.heap_peak_bytes},
+                   {"allocs_per_call", m.allocs_per_call},
+                   {"alloc_bytes_per_call", m.alloc_bytes_per_call},
+                   {"rss_peak_bytes", m.rss_peak_bytes},
+                   {"rss_peak_reset", m.rss_peak_reset}};
+    return j;
+}
+
+nlohmann::json enrich_result_set(nlohmann::json gb, const std::vector<CaseResult> &results,
+                                 const std::vector<const CaseResult *> &unmeasured,
+                                 const nlohmann::json &opbench_context) {
+    std::map<std::string, const CaseResult *> by_name;
+    for (const auto &r : results) by_name[r.name] = &r;
+
+    gb["context"]["opbench"] = opbench_context;
+    for (auto &entry : gb["benchmarks"]) {
+        // Google Benchmark appends "/manual_time" to the names it reports.
+        auto it = by_name.find(strip_manual_time(entry.value("run_name", entry.value("name", ""))));
+        if (it == by_name.end()) continue;
+        const CaseResult &r = *it->second;
+        const nlohmann::json fields = case_fields(r);
+        for (const auto &[k, v] : fields.items()) entry[k] = v;
+        const bool is_aggregate = entry.value("run_type", "") == "aggregate";
+        // A non-negative integer only: nlohmann casts a float to an integer type
+        // without a range check (undefined beyond it; found by fuzzing).
+        const nlohmann::json *rep = entry.contains("repetition_index") ? &entry["repetition_index"] : nullptr;
+        if (!is_aggregate && rep && rep->is_number_integer() &&
+            (rep->is_number_unsigned() || rep->get<std::int64_t>() >= 0)) {
+            const auto idx = rep->get<std::uint64_t>();
+            if (idx < r.repetitions.size()) entry["stats"] = summary_json(r.repetitions[idx]);
+        }
+    }
+    for (const CaseResult *r : unmeasured) {
+        const std::string name = r->name + "/manual_time";
+        nlohmann::json entry = {{"name", name},
+                                {"run_name", name},
+                                {"run_type", "iteration"},
+                                {"repetitions", 1},
+                                {"repetition_index", 0},
+                                {"threads", 1},
+                                {"iterations", 0},
+                                {"real_time", 0},
+                                {"cpu_time", 0},
+                                {"time_unit", "us"},
+                                {"error_occurred", true},
+                                {"error_message", std::string(case_status_name(r->status)) + ": " + r->reason}};
+        const nlohmann::json fields = case_fields(*r);
+        for (const auto &[k, v] : fields.items()) entry[k] = v;
+        gb["benchmarks"].push_back(std::move(entry));
+    }
+    return gb;
+}
+
+} // namespace opbench

@@ -1,0 +1,69 @@
+// Result sets: Google Benchmark's JSON, enriched with opbench's context and
+// per-entry fields (see results/README.md for the schema and its version).
+#pragma once
+
+#include "files/atomic_file.hpp"
+#include "suite/case_names.hpp"
+#include "writers/result_schema.hpp"
+#include "machine/machine.hpp"
+#include "measure/records.hpp"
+#include "measure/statistics.hpp"
+#include "suite/suite.hpp"
+#include "check/verify.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace opbench {
+
+// Everything opbench knows about one case on one backend.
+struct CaseResult {
+    std::string name; // benchmark_name()
+    const Case *source = nullptr;
+    std::string backend;
+    CaseStatus status = CaseStatus::passed;
+    std::string reason;            // why failed or skipped
+    bool is_reference = false;     // this backend produced the reference output
+    double nmse = -1;              // < 0: not compared with the reference
+    double nmse_threshold = 0;
+    bool checked = false;          // reached the check step: `verification` says how it went
+    Verification verification;
+    double prepare_seconds = 0;    // the recipe's prepare step (tensors, plan)
+    double verify_seconds = 0;     // reference (computed or loaded) + the check step
+    double measure_seconds = 0;    // the sampling loops of all repetitions
+    MemoryFigures memory;
+    std::vector<RepetitionRecord> repetitions;
+    std::optional<Roofline> roofline; // at the median of the repetitions' medians
+};
+
+// Add opbench's fields to Google Benchmark's JSON: `context.opbench` and, on
+// every benchmark entry, the fields of its CaseResult (matched by run_name;
+// repetition statistics by repetition_index). `unmeasured` cases (skipped
+// before running, so unknown to Google Benchmark) get an entry each, in
+// Google Benchmark's form with error_occurred set.
+[[nodiscard]] nlohmann::json enrich_result_set(nlohmann::json gb,
+                                               const std::vector<CaseResult> &results,
+                                               const std::vector<const CaseResult *> &unmeasured,
+                                               const nlohmann::json &opbench_context);
+
+// A benchmark's run name without Google Benchmark's "/manual_time" suffix.
+[[nodiscard]] std::string strip_manual_time(std::string name);
+
+// The fields a CaseResult contributes to each of its entries.
+[[nodiscard]] nlohmann::json case_fields(const CaseResult &r);
+
+// The part of those fields that is about the measurement, not the op:
+// status, reason, reference, nmse, settings, suite_location,
+// repetition_spread, roofline, memory. Shared with workload entries
+// (harness/workload/workload_runner.cpp).
+[[nodiscard]] nlohmann::json measurement_fields(const CaseResult &r, const MeasureSettings &measured_with,
+                                                int threads_resolved, const SourceLocation &where);
+
+// One repetition's statistics, the `stats` object of an iteration entry.
+[[nodiscard]] nlohmann::json summary_json(const RepetitionRecord &r);
+
+} // namespace opbench

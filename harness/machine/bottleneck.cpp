@@ -1,0 +1,259 @@
+// Bottleneck analysis; see bottleneck.hpp and docs/bottlenecks.md.
+#include "machine/bottleneck.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+
+namespace opbench {
+
+namespace {
+
+// A positive number from an info value (plugins report strings), or 0.
+double positive(const nlohmann::json &info, const char *key) {
+    if (!info.is_object() || !info.contains(key)) return 0;
+    const auto &v = info[key];
+    double x = 0;
+    if (v.is_number()) x = v.get<double>();
+    else if (v.is_string()) {
+        const std::string s = v.get<std::string>();
+        char *end = nullptr;
+        x = std::strtod(s.c_str(), &end);
+        if (end == s.c_str()) x = 0;
+    }
+    return std::isfinite(x) && x > 0 ? x : 0;
+}
+
+std::string pct(double share) { return fmt::format("{:.0f}%", 100.0 * share); }
+std::string pct1(double share) {
+    return share < 0.1 ? fmt::format("{:.1f}%", 100.0 * share) : fmt::format("{:.0f}%", 100.0 * share);
+}
+
+std::string duration(double s) {
+    if (s < 1e-6) return fmt::format("{:.0f} ns", s * 1e9);
+    if (s < 1e-3) return fmt::format("{:.3g} us", s * 1e6);
+    if (s < 1) return fmt::format("{:.3g} ms", s * 1e3);
+    return fmt::format("{:.3g} s", s);
+}
+
+std::string bytes_text(double b) {
+    if (b < 1024) return fmt::format("{:.0f} B", b);
+    if (b < 1024.0 * 1024) return fmt::format("{:.1f} KiB", b / 1024);
+    return fmt::format("{:.1f} MiB", b / 1024 / 1024);
+}
+
+bool elementwise(const std::string &op) { return op == "add" || op == "gelu" || op == "silu"; }
+
+std::string severity_of_roof(double u, const BottleneckThresholds &t) {
+    return u < t.roof_high_below ? "high" : u < t.roof_medium_below ? "medium" : "low";
+}
+
+// What helps a memory-bound op that already streams near the roof: move fewer bytes.
+std::string fewer_bytes(const EntryFigures &e) {
+    if (e.op == "attention" && e.variant == "composed")
+        return "use the fused variant, which never writes the seq_q x seq_kv scores to memory";
+    if (elementwise(e.op) || e.op == "softmax" || e.op == "layernorm" || e.op == "rmsnorm")
+        return "fuse it into the neighbouring op (one pass over the tensor instead of two) or use a "
+               "smaller dtype (bf16 halves the bytes)";
+    return "reuse data while it is in cache (blocking) or use a smaller dtype (bf16 halves the bytes)";
+}
+
+} // namespace
+
+int threads_used(int case_threads, const nlohmann::json &backend_info, int machine_cores) {
+    if (const double fixed = positive(backend_info, "threads"); fixed >= 1) return int(fixed);
+    if (case_threads > 0) return case_threads;
+    if (const double def = positive(backend_info, "default_threads"); def >= 1) return int(def);
+    return std::max(1, machine_cores);
+}
+
+std::optional<RoofPeaks> device_peaks_from_info(const nlohmann::json &backend_info, PeakKind kind) {
+    double gflops = positive(backend_info, "peak_f32_gflops");
+    if (kind == PeakKind::bf16)
+        if (const double bf16 = positive(backend_info, "peak_bf16_gflops"); bf16 > 0) gflops = bf16;
+    const double gbps = positive(backend_info, "peak_bandwidth_gbps");
+    if (gflops <= 0 || gbps <= 0) return std::nullopt;
+    std::string source = "device peaks the backend reports";
+    if (backend_info.is_object() && backend_info.contains("peak_source") && backend_info["peak_source"].is_string())
+        source = fmt::format("device: {}", backend_info["peak_source"].get<std::string>());
+    return RoofPeaks{gflops * 1e9, gbps * 1e9, source};
+}
+
+std::optional<RoofPeaks> peaks_for(bool is_gpu, int threads, const MachinePeaks &machine,
+                                   const std::optional<RoofPeaks> &device, PeakKind kind) {
+    if (is_gpu) return device; // a GPU is judged against its own roofs or none
+    const ThreadPeaks p = machine.at_threads(threads);
+    const double gflops = (kind == PeakKind::bf16 && p.bf16_gflops > 0) ? p.bf16_gflops : p.f32_gflops;
+    if (!(gflops > 0) || !(p.triad_gbps > 0)) return std::nullopt;
+    const int n = std::max(1, threads);
+    return RoofPeaks{gflops * 1e9, p.triad_gbps * 1e9,
+                     fmt::format("CPU, {} thread{}", n, n == 1 ? "" : "s")};
+}
+
+Roofline roofline_for(double flops, double bytes, double seconds_per_call, const nlohmann::json &backend,
+                      int case_threads, const MachinePeaks &machine, double fixed_cost_seconds, PeakKind kind) {
+    const nlohmann::json info = backend.is_object() && backend.contains("info") ? backend["info"] : nlohmann::json();
+    const bool gpu = backend.is_object() && backend.contains("device") && backend["device"].is_object() &&
+                     backend["device"].value("kind", "") == "gpu";
+    if (gpu) {
+        const auto dev = device_peaks_from_info(info, kind);
+        if (!dev) {
+            Roofline r;
+            r.bound = "unknown"; // CPU peaks say nothing about a GPU
+            return r;
+        }
+        // The device as a one-"thread" machine: classify() then reads its roofs.
+        MachinePeaks device;
+        device.cores = 1;
+        device.one_thread = {1, dev->flops_per_s / 1e9, dev->flops_per_s / 1e9, dev->bytes_per_s / 1e9,
+                             dev->bytes_per_s / 1e9};
+        device.all_threads = device.one_thread;
+        return classify(flops, bytes, seconds_per_call, device, 1, fixed_cost_seconds, kind);
+    }
+    return classify(flops, bytes, seconds_per_call, machine, threads_used(case_threads, info, machine.cores),
+                    fixed_cost_seconds, kind);
+}
+
+Bottleneck analyse(const EntryFigures &e, const BottleneckThresholds &t) {
+    Bottleneck b;
+    if (!(e.seconds > 0) || !std::isfinite(e.seconds)) {
+        b.kind = "unknown";
+        b.severity = "none";
+        b.description = "no time was measured";
+        b.suggestion = "none";
+        return b;
+    }
+    const double s = e.seconds;
+
+    // 1. Overhead: the call is mostly the backend's fixed cost.
+    if (e.call_overhead_s > 0 && s < t.overhead_factor * e.call_overhead_s) {
+        const double share = std::min(1.0, e.call_overhead_s / s);
+        b.kind = "overhead";
+        b.utilisation = 1.0 - share;
+        b.headroom = share;
+        b.severity = share >= t.overhead_high ? "high" : "medium";
+        b.description = fmt::format("{} per call, of which about {} ({}) is {}'s fixed cost per call "
+                                    "(the smallest op's time): too little work per call",
+                                    duration(s), duration(e.call_overhead_s), pct(share), e.backend);
+        b.suggestion = e.is_gpu ? "give each call more work (a larger batch or sequence), fuse small ops, "
+                                  "or capture the calls in a CUDA graph"
+                                : "give each call more work (a larger batch, several rows or heads per "
+                                  "call) or fuse small ops, so the fixed cost is paid once for more work";
+        return b;
+    }
+
+    // 2. Sync-bound: the device timer shows the device idle for most of the call.
+    if (e.is_gpu && e.device_seconds && *e.device_seconds > 0) {
+        const double busy = std::min(1.0, *e.device_seconds / s);
+        if (busy < t.device_busy_min) {
+            b.kind = "sync-bound";
+            b.utilisation = busy;
+            b.headroom = 1.0 - busy;
+            b.severity = busy < 0.25 ? "high" : "medium";
+            b.description = fmt::format("the device is busy {} of the {} call ({}); the rest is launch, "
+                                        "transfer and synchronisation on the host",
+                                        pct(busy), duration(s), duration(*e.device_seconds));
+            b.suggestion = "submit more work between synchronisations (several ops or iterations per "
+                           "sync, CUDA graphs) and keep host round trips out of the loop";
+            return b;
+        }
+    }
+
+    // 3. Allocation churn: heap allocations in the timed call, at an estimated cost.
+    if (e.allocs >= 1) {
+        const double bw = e.peaks ? e.peaks->bytes_per_s : 10e9;
+        const double estimate = e.allocs * t.alloc_seconds_each + e.alloc_bytes / bw;
+        const double share = std::min(1.0, estimate / s);
+        if (share >= t.alloc_share_min) {
+            b.kind = "allocation-churn";
+            b.utilisation = 1.0 - share;
+            b.headroom = share;
+            b.severity = share >= t.alloc_share_high ? "high" : "medium";
+            b.description = fmt::format("{:.3g} heap allocations ({}) per call, an estimated {} of its {}",
+                                        e.allocs, bytes_text(e.alloc_bytes), pct(share), duration(s));
+            b.suggestion = "allocate in prepare (the plan's workspace) and reuse the buffers across calls";
+            return b;
+        }
+    }
+
+    // 4. The roofline, against the roofs for the threads or the device actually used.
+    if (!e.peaks || !(e.peaks->flops_per_s > 0) || !(e.peaks->bytes_per_s > 0)) {
+        b.kind = "unknown";
+        b.severity = "none";
+        b.description = e.is_gpu ? "no roofline: the GPU backend reports no device peaks, and CPU peaks "
+                                   "do not apply to it"
+                                 : "no roofline: the machine's peaks are not known";
+        b.suggestion = e.is_gpu ? "report peak_f32_gflops and peak_bandwidth_gbps in the backend's info"
+                                : "run `opbench machine` to measure the peaks";
+        return b;
+    }
+    const RoofPeaks &p = *e.peaks;
+    const double ai = e.bytes > 0 ? e.flops / e.bytes : std::numeric_limits<double>::infinity();
+    const double ridge = p.flops_per_s / p.bytes_per_s;
+    const bool memory_side = ai < ridge;
+    const double u_bw = e.bytes / s / p.bytes_per_s, u_fl = e.flops / s / p.flops_per_s;
+    // Utilisation of the roof at this intensity: the binding one.
+    const double u = std::clamp(memory_side ? u_bw : u_fl, 0.0, 1.0);
+    b.utilisation = u;
+    b.headroom = 1.0 - u;
+    const std::string roofs = fmt::format("{}: {:.3g} GFLOP/s, {:.3g} GB/s", p.source, p.flops_per_s / 1e9,
+                                          p.bytes_per_s / 1e9);
+    if (u < t.unoptimised_below) {
+        b.kind = "unoptimised";
+        b.severity = "high";
+        b.description = fmt::format("{} of the {} roof it is bound by ({} of peak bandwidth, {} of peak "
+                                    "FLOP/s; {}): far below both roofs",
+                                    pct1(u), memory_side ? "bandwidth" : "compute", pct1(u_bw), pct1(u_fl), roofs);
+        b.suggestion = e.backend == "naive"
+                           ? "the naive backend is the scalar reference: use an optimised backend "
+                             "(onednn, cuda) for this op"
+                           : "vectorise the inner loop, block for the caches and use every thread "
+                             "the case allows; check which implementation the library picked";
+        return b;
+    }
+    b.severity = severity_of_roof(u, t);
+    if (memory_side) {
+        b.kind = "memory-bound";
+        b.description = fmt::format("{} of peak bandwidth at {:.3g} FLOP/byte, below the ridge at {:.3g} "
+                                    "({})",
+                                    pct(u), ai, ridge, roofs);
+        // The roof is DRAM's (STREAM triad); a small working set beats it from cache.
+        if (u_bw > 1.0)
+            b.description += fmt::format(": {:.3g} GB/s, faster than memory, so its data stays in cache",
+                                         e.bytes / s / 1e9);
+        b.suggestion = u >= t.roof_medium_below
+                           ? fmt::format("near the bandwidth roof: only moving fewer bytes helps; {}",
+                                         fewer_bytes(e))
+                           : e.threads == 1
+                               ? fmt::format("stream the data contiguously with wide (SIMD) loads; it runs on one "
+                                             "thread, and more threads raise this roof; then {}",
+                                             fewer_bytes(e))
+                               : fmt::format("stream the data contiguously with wide (SIMD) loads, split evenly "
+                                             "over the {} threads; then {}",
+                                             e.threads, fewer_bytes(e));
+    } else {
+        b.kind = "compute-bound";
+        b.description = fmt::format("{} of peak FLOP/s at {:.3g} FLOP/byte, above the ridge at {:.3g} ({})",
+                                    pct(u), ai, ridge, roofs);
+        b.suggestion = u >= t.roof_medium_below
+                           ? "near the compute roof: fewer FLOPs (a smaller dtype on matrix units: bf16, "
+                             "AMX / tensor cores) or more threads are what is left"
+                           : "use a tuned kernel (oneDNN / cuBLAS), register blocking and FMA-wide "
+                             "vectors, and every thread the case allows";
+    }
+    return b;
+}
+
+nlohmann::json to_json(const Bottleneck &b) {
+    return {{"kind", b.kind},
+            {"severity", b.severity},
+            {"utilisation", b.utilisation},
+            {"headroom", b.headroom},
+            {"description", b.description},
+            {"suggestion", b.suggestion}};
+}
+
+} // namespace opbench

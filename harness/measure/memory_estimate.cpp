@@ -1,0 +1,149 @@
+#include "measure/memory_estimate.hpp"
+
+#include "opbench/ops.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+namespace opbench {
+
+namespace {
+
+// a * b, saturating: a shape read from a suite can be absurd, and an estimate
+// that wrapped around would let the case through.
+uint64_t mul_sat(uint64_t a, uint64_t b) {
+    if (a != 0 && b > std::numeric_limits<uint64_t>::max() / a) return std::numeric_limits<uint64_t>::max();
+    return a * b;
+}
+uint64_t add_sat(uint64_t a, uint64_t b) {
+    return b > std::numeric_limits<uint64_t>::max() - a ? std::numeric_limits<uint64_t>::max() : a + b;
+}
+
+struct TensorBytes {
+    uint64_t all = 0, outputs = 0;
+};
+
+TensorBytes tensor_bytes(const opb_op_desc &desc) {
+    TensorBytes b;
+    for (const TensorSpec &t : op_tensors(desc)) {
+        uint64_t n = dtype_size(desc.dtype);
+        for (int64_t d : t.shape) n = mul_sat(n, d > 0 ? uint64_t(d) : 0);
+        b.all = add_sat(b.all, n);
+        if (t.is_output) b.outputs = add_sat(b.outputs, n);
+    }
+    return b;
+}
+
+// The first unsigned number in the line after `key` in a /proc-style file.
+std::optional<uint64_t> read_field(const std::string &path, const std::string &key) {
+    std::ifstream in(path);
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.rfind(key, 0) != 0) continue;
+        std::istringstream s(line.substr(key.size()));
+        uint64_t v = 0;
+        if (s >> v) return v;
+    }
+    return std::nullopt;
+}
+
+std::optional<uint64_t> read_number_file(const std::string &path) {
+    std::ifstream in(path);
+    std::string word;
+    if (!(in >> word) || word == "max") return std::nullopt;
+    uint64_t v = 0;
+    auto [p, ec] = std::from_chars(word.data(), word.data() + word.size(), v);
+    if (ec != std::errc()) return std::nullopt;
+    return v;
+}
+
+// This process's cgroup (v2) directory, if any.
+std::optional<std::string> cgroup_dir() {
+    std::ifstream in("/proc/self/cgroup");
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind("0::", 0) == 0) return "/sys/fs/cgroup" + line.substr(3);
+    return std::nullopt;
+}
+
+std::string gib(uint64_t bytes) { return fmt::format("{:.2f} GiB", double(bytes) / double(1ull << 30)); }
+
+} // namespace
+
+uint64_t MemoryEstimate::total() const { return add_sat(add_sat(tensors, reference), workspace); }
+
+uint64_t workspace_bound(const opb_op_desc &desc) {
+    if (desc.op != OPB_OP_ATTENTION || desc.variant != OPB_ATTENTION_COMPOSED) return 0;
+    const auto &p = desc.p.attention;
+    uint64_t scores = sizeof(float);
+    for (int64_t d : {p.batch, p.heads, p.seq_q, p.seq_kv}) scores = mul_sat(scores, d > 0 ? uint64_t(d) : 0);
+    return mul_sat(scores, 2);
+}
+
+MemoryEstimate estimate_case_memory(const opb_op_desc &desc) {
+    const TensorBytes t = tensor_bytes(desc);
+    const uint64_t ws = workspace_bound(desc);
+    MemoryEstimate e;
+    e.tensors = add_sat(add_sat(t.all, t.all), t.outputs);
+    e.reference = add_sat(add_sat(t.all, t.outputs), ws);
+    e.workspace = ws;
+    return e;
+}
+
+MemoryBudget available_memory(std::optional<uint64_t> mem_limit) {
+    MemoryBudget b{std::numeric_limits<uint64_t>::max(), "unknown"};
+    if (auto kib = read_field("/proc/meminfo", "MemAvailable:")) b = {mul_sat(*kib, 1024), "MemAvailable"};
+    if (auto dir = cgroup_dir()) {
+        auto max = read_number_file(*dir + "/memory.max");
+        auto cur = read_number_file(*dir + "/memory.current");
+        if (max && cur) {
+            const uint64_t left = *max > *cur ? *max - *cur : 0;
+            if (left < b.bytes) b = {left, "cgroup memory.max"};
+        }
+    }
+    if (mem_limit && *mem_limit < b.bytes) b = {*mem_limit, "--mem-limit"};
+    return b;
+}
+
+std::optional<std::string> memory_skip_reason(const MemoryEstimate &need, const MemoryBudget &have) {
+    if (need.total() <= have.bytes) return std::nullopt;
+    return fmt::format("needs {}, {} available ({}); estimate: tensors {}, reference {}, workspace {}",
+                       gib(need.total()), gib(have.bytes), have.source, gib(need.tensors), gib(need.reference),
+                       gib(need.workspace));
+}
+
+std::optional<uint64_t> parse_memory_size(std::string_view text) {
+    std::string s(text);
+    std::size_t i = 0;
+    while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.')) ++i;
+    if (i == 0) return std::nullopt;
+    double value = 0;
+    try {
+        std::size_t used = 0;
+        value = std::stod(s.substr(0, i), &used);
+        if (used != i) return std::nullopt;
+    } catch (const std::exception &) {
+        return std::nullopt;
+    }
+    std::string unit = s.substr(i);
+    for (auto &c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    double mult = 0;
+    if (unit.empty() || unit == "B") mult = 1;
+    else if (unit == "K" || unit == "KB" || unit == "KIB") mult = 1024.0;
+    else if (unit == "M" || unit == "MB" || unit == "MIB") mult = 1024.0 * 1024;
+    else if (unit == "G" || unit == "GB" || unit == "GIB") mult = 1024.0 * 1024 * 1024;
+    else if (unit == "T" || unit == "TB" || unit == "TIB") mult = 1024.0 * 1024 * 1024 * 1024;
+    else return std::nullopt;
+    const double bytes = value * mult;
+    if (!(bytes > 0) || bytes >= 1.8e19) return std::nullopt;
+    return static_cast<uint64_t>(std::round(bytes));
+}
+
+} // namespace opbench

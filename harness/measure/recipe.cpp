@@ -1,0 +1,161 @@
+#include "measure/recipe.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <utility>
+
+namespace opbench {
+
+namespace {
+
+class SteadyMeasureClock final : public MeasureClock {
+public:
+    double now() override {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    }
+    double cpu_now() override {
+        timespec ts{};
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+        return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+    }
+};
+
+} // namespace
+
+MeasureClock &steady_measure_clock() {
+    static SteadyMeasureClock clock;
+    return clock;
+}
+
+Recipe::Recipe(MeasuredWork &work, const MeasureSettings &settings, RecipeOptions options)
+    : work_(work), settings_(settings), options_(options) {
+    if (!options_.clock) options_.clock = &steady_measure_clock();
+}
+
+// Runs f between the observer's begin and end of `name`; end is called on
+// the way out of a throw too, so a tracer's spans always close.
+template <class F> auto Recipe::in_phase(std::string_view name, F &&f) {
+    RecipeObserver *obs = options_.observer;
+    if (obs) obs->on_phase_begin(name);
+    struct End {
+        RecipeObserver *obs;
+        std::string_view name;
+        ~End() {
+            if (obs) obs->on_phase_end(name);
+        }
+    } end{obs, name};
+    return f();
+}
+
+PreparationRecord Recipe::prepare(const Verifier &verify) {
+    PreparationRecord rec;
+    in_phase(phase::prepare, [&] { work_.prepare(); });
+
+    // Only a correct result is measured.
+    if (verify) {
+        const CheckVerdict verdict = in_phase(phase::check, [&] {
+            work_.execute();
+            work_.synchronize();
+            return verify(work_);
+        });
+        rec.check_error = verdict.error;
+        if (!verdict.passed) throw MeasureFailure{CaseStatus::failed, verdict.reason};
+    }
+
+    // At least one call: the first call often pays for lazy setup.
+    rec.warmup_calls = std::max(1, settings_.warmup);
+    in_phase(phase::warmup, [&] {
+        for (int i = 0; i < rec.warmup_calls; ++i) {
+            work_.execute();
+            work_.synchronize();
+        }
+    });
+
+    // Batch tiny ops so the clock's own cost stays under 1% of a sample;
+    // never in a cold-cache run, where every call must start cold.
+    in_phase(phase::choose_batch, [&] {
+        if (settings_.cache == CacheState::cold) {
+            rec.calls_per_sample = 1;
+            return;
+        }
+        MeasureClock &clock = *options_.clock;
+        const double t0 = clock.now();
+        work_.execute();
+        work_.synchronize();
+        rec.batch_probe_seconds = clock.now() - t0;
+        rec.calls_per_sample = opbench::calls_per_sample(rec.batch_probe_seconds, options_.timer_overhead);
+    });
+    calls_per_sample_ = rec.calls_per_sample;
+    prepared_ = true;
+    return rec;
+}
+
+RepetitionRecord Recipe::measure_repetition() {
+    if (!prepared_) throw MeasureFailure{CaseStatus::failed, "internal: measure_repetition before prepare"};
+    MeasureClock &clock = *options_.clock;
+    RecipeObserver *obs = options_.observer;
+    const bool cold = settings_.cache == CacheState::cold;
+    const bool device_timer = work_.has_device_timer();
+    const int calls = calls_per_sample_;
+
+    NoiseCriterion criterion(settings_.noise, settings_.min_time, settings_.max_time,
+                             static_cast<std::size_t>(std::max(1, settings_.min_samples)));
+    std::vector<double> samples, device_samples;
+    double cpu_total = 0.0;
+    auto sample_until_done = [&] {
+        const double wall_start = clock.now();
+        // At least one sample, so every repetition has a median.
+        do {
+            if (cold) work_.flush_cache();
+            if (obs) obs->on_sample_begin(samples.size(), calls);
+            // An extra sample never leaves a repetition without a counted
+            // one: past the stopping rule, the next sample counts regardless.
+            const bool extra = obs && obs->sample_is_extra() && !(samples.empty() && criterion.done());
+            if (device_timer) work_.device_timer_start();
+            const double cpu0 = clock.cpu_now();
+            const double t0 = clock.now();
+            for (int k = 0; k < calls; ++k) work_.execute();
+            work_.synchronize();
+            const double t1 = clock.now();
+            const double cpu1 = clock.cpu_now();
+            const double dev = device_timer ? work_.device_timer_stop() : -1;
+            const double sample = std::max(0.0, t1 - t0);
+            if (extra) { // a profiler's recorded sample: in no statistic
+                obs->on_sample_end(samples.size(), sample / calls);
+                obs->on_sample_excluded(samples.size());
+                criterion.note_wall_time(clock.now() - wall_start);
+                continue;
+            }
+            cpu_total += cpu1 - cpu0;
+            if (dev >= 0) device_samples.push_back(dev / calls);
+            criterion.add(sample);
+            samples.push_back(sample / calls);
+            if (obs) obs->on_sample_end(samples.size() - 1, samples.back());
+            criterion.note_wall_time(clock.now() - wall_start);
+        } while (!criterion.done() || samples.empty());
+    };
+    // Each repetition on a new stack layout (stack_offset.hpp).
+    call_with_stack_offset(stack_offsets_.next(), [&] { in_phase(phase::sample, sample_until_done); });
+
+    return in_phase(phase::summarise, [&] {
+        RepetitionRecord rec;
+        rec.summary = summarize(samples);
+        rec.sample_times = std::move(samples);
+        rec.calls_per_sample = calls;
+        rec.target_met = criterion.target_met();
+        rec.timed_out = criterion.timed_out();
+        rec.cpu_seconds_per_call = cpu_total / (double(rec.summary.n) * calls);
+        if (!device_samples.empty()) rec.device_seconds_per_call = summarize(device_samples).median;
+        return rec;
+    });
+}
+
+Recipe::Measurement Recipe::run(const Verifier &verify) {
+    Measurement m;
+    m.preparation = prepare(verify);
+    for (int i = 0; i < std::max(1, settings_.repetitions); ++i) m.repetitions.push_back(measure_repetition());
+    return m;
+}
+
+} // namespace opbench

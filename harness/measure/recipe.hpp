@@ -1,0 +1,138 @@
+// The measurement recipe, in named steps:
+//
+//   prepare -> check -> warm up -> choose batch  (Recipe::prepare, once per case)
+//   sample until the stopping rule -> summarise  (Recipe::measure_repetition, per repetition)
+//
+// It knows nothing of plugins or Google Benchmark: the thing measured is a
+// MeasuredWork, time comes from a MeasureClock, the check is a Verifier, and
+// an observer sees every phase and sample. The runner plugs a backend case in
+// (backend_work.hpp) and hands each repetition to Google Benchmark; tests plug
+// in fakes (tests/harness/recipe_test.cpp).
+#pragma once
+
+#include "measure/records.hpp"
+#include "measure/settings.hpp"
+#include "measure/stack_offset.hpp"
+#include "measure/statistics.hpp"
+
+#include <functional>
+#include <string_view>
+#include <vector>
+
+namespace opbench {
+
+// What is measured: one op on one backend today; a sequence of plugin ops
+// (a decoder layer) later. Any step may throw MeasureFailure.
+class MeasuredWork {
+public:
+    virtual ~MeasuredWork() = default;
+    // Everything untimed that must exist before the first call (memory, plans).
+    virtual void prepare() = 0;
+    // One call; it may return before the work is done (a GPU stream).
+    virtual void execute() = 0;
+    // Waits until every call issued so far is done.
+    virtual void synchronize() = 0;
+    // Leaves no operand in the caches, before each sample of a cold-cache run.
+    virtual void flush_cache() = 0;
+    // An optional device-side timer around a sample (GPU events).
+    [[nodiscard]] virtual bool has_device_timer() const { return false; }
+    virtual void device_timer_start() {}
+    // Seconds since device_timer_start(); a negative value means no figure.
+    [[nodiscard]] virtual double device_timer_stop() { return -1; }
+};
+
+// The check step's verdict. `error` goes into PreparationRecord::check_error.
+struct CheckVerdict {
+    bool passed = true;
+    double error = -1;  // e.g. the NMSE against the reference; < 0: none
+    std::string reason; // why it failed
+};
+// Called once after one execute + synchronize of the prepared work.
+using Verifier = std::function<CheckVerdict(MeasuredWork &)>;
+
+// Time sources, in seconds from an arbitrary origin.
+class MeasureClock {
+public:
+    virtual ~MeasureClock() = default;
+    [[nodiscard]] virtual double now() = 0;         // wall clock (monotonic)
+    [[nodiscard]] virtual double cpu_now() = 0;     // CPU time of the process
+};
+// std::chrono::steady_clock and CLOCK_PROCESS_CPUTIME_ID.
+[[nodiscard]] MeasureClock &steady_measure_clock();
+
+// The recipe's phases, as observers see them.
+namespace phase {
+inline constexpr std::string_view prepare = "prepare";
+inline constexpr std::string_view check = "check";
+inline constexpr std::string_view warmup = "warmup";
+inline constexpr std::string_view choose_batch = "choose_batch";
+inline constexpr std::string_view sample = "sample";
+inline constexpr std::string_view summarise = "summarise";
+} // namespace phase
+
+// Hook points for tracers, profilers, memory accounting, worker isolation.
+// Every callback runs on the measuring thread; none is timed except
+// on_sample_begin/end's surroundings (keep them cheap).
+class RecipeObserver {
+public:
+    virtual ~RecipeObserver() = default;
+    virtual void on_phase_begin(std::string_view /*phase*/) {}
+    virtual void on_phase_end(std::string_view /*phase*/) {} // also when the phase threw
+    // Around each timed sample of `calls` executions (outside the clock reads).
+    virtual void on_sample_begin(std::size_t /*index*/, int /*calls*/) {}
+    virtual void on_sample_end(std::size_t /*index*/, double /*seconds_per_call*/) {}
+    // Asked after on_sample_begin: true makes the sample extra, timed like the
+    // others but kept out of the stopping rule and every statistic (a
+    // profiler's recorded sample, whose spans cost time). An extra sample's
+    // on_sample_end gets the index the next counted sample will have.
+    [[nodiscard]] virtual bool sample_is_extra() const { return false; }
+    // Right after on_sample_end of a sample the recipe kept out of every
+    // statistic (sample_is_extra, unless the recipe had to count it): what
+    // an observer gathered for that sample alone can be dropped too.
+    virtual void on_sample_excluded(std::size_t /*index*/) {}
+};
+
+struct RecipeOptions {
+    MeasureClock *clock = &steady_measure_clock();
+    RecipeObserver *observer = nullptr; // none: no hooks called
+    // Cost of bracketing one sample with the clock (measure_timer_overhead()),
+    // for choosing the batch; 0 means no batching.
+    double timer_overhead = 0;
+};
+
+class Recipe {
+public:
+    Recipe(MeasuredWork &work, const MeasureSettings &settings, RecipeOptions options = {});
+
+    // prepare -> check (when `verify` is set) -> warm up -> choose batch.
+    // Throws MeasureFailure from the work, or with the verifier's reason
+    // when the check fails (nothing is then timed).
+    PreparationRecord prepare(const Verifier &verify);
+
+    // sample until the stopping rule (settings' NoiseCriterion, wall-clock
+    // cap included) -> summarise. Call after prepare(). Always takes at
+    // least one sample. Throws MeasureFailure from the work.
+    RepetitionRecord measure_repetition();
+
+    // prepare, then settings.repetitions repetitions: a measurement without
+    // Google Benchmark.
+    struct Measurement {
+        PreparationRecord preparation;
+        std::vector<RepetitionRecord> repetitions;
+    };
+    Measurement run(const Verifier &verify);
+
+    [[nodiscard]] int calls_per_sample() const { return calls_per_sample_; }
+
+private:
+    template <class F> auto in_phase(std::string_view name, F &&f);
+
+    MeasuredWork &work_;
+    MeasureSettings settings_;
+    RecipeOptions options_;
+    int calls_per_sample_ = 1;
+    bool prepared_ = false;
+    StackOffsets stack_offsets_; // a stack layout per repetition
+};
+
+} // namespace opbench

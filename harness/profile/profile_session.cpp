@@ -1,0 +1,146 @@
+// One run's profiling; see profile_session.hpp.
+#include "profile/profile_session.hpp"
+
+#include "measure/alloc_tracker.hpp"
+
+#include <map>
+
+namespace opbench {
+
+nlohmann::json ProfileOptions::context() const {
+    return {{"enabled", enabled()},
+            {"hot_path", hot_path},
+            {"trace", trace_path.empty() ? nlohmann::json(nullptr) : nlohmann::json(trace_path)},
+            {"schedule", to_string(schedule)},
+            {"recorded_samples_in_statistics", false},
+            {"note", "a profiling run: the samples recorded by the schedule (plugin scopes on) are left out of "
+                     "the statistics; the others ran with the scopes off (one branch each). Compare timings "
+                     "only with runs whose profiling.enabled matches."}};
+}
+
+ProfileSession::ProfileSession(ProfileOptions options) : options_(std::move(options)) {}
+
+void ProfileSession::run_begin(nlohmann::json args) {
+    profiler_.begin("run", SpanKind::host, std::move(args));
+    sample_memory();
+}
+
+void ProfileSession::run_end() {
+    sample_memory();
+    profiler_.end();
+}
+
+void ProfileSession::sample_memory() {
+    profiler_.memory(alloc_snapshot().current, device_bytes_ ? device_bytes_() : std::nullopt);
+}
+
+void ProfileSession::case_begin(const std::string &name, const std::string &backend, nlohmann::json args,
+                                std::function<void(bool)> set_scope_recording,
+                                std::function<std::optional<uint64_t>()> device_bytes) {
+    if (in_case_) (void)case_end();
+    in_case_ = true;
+    case_name_ = name;
+    case_backend_ = backend;
+    set_scope_recording_ = std::move(set_scope_recording);
+    device_bytes_ = std::move(device_bytes);
+    step_ = 0;
+    recorded_ = 0;
+    case_mark_ = profiler_.mark();
+    profiler_.begin("case", SpanKind::host, std::move(args));
+    case_depth_ = 1;
+    sample_memory();
+}
+
+const CaseProfile &ProfileSession::case_end() {
+    if (in_sample_) sample_end();
+    // A failure can leave phases open: close them so the tree and trace stay whole.
+    while (case_depth_ > 0) {
+        profiler_.end();
+        --case_depth_;
+    }
+    sample_memory();
+    if (set_scope_recording_) set_scope_recording_(false);
+    CaseProfile c;
+    c.name = case_name_;
+    c.backend = case_backend_;
+    c.tree = build_scope_tree(profiler_, case_mark_, profiler_.mark());
+    c.recorded_samples = recorded_;
+    cases_.push_back(std::move(c));
+    in_case_ = false;
+    set_scope_recording_ = nullptr;
+    device_bytes_ = nullptr;
+    return cases_.back();
+}
+
+void ProfileSession::phase_begin(std::string_view name, nlohmann::json args) {
+    profiler_.begin(name, SpanKind::host, std::move(args));
+    if (in_case_) ++case_depth_;
+}
+
+void ProfileSession::phase_end() {
+    profiler_.end();
+    if (in_case_ && case_depth_ > 1) --case_depth_;
+}
+
+bool ProfileSession::sample_begin() {
+    step_action_ = step_action(options_.schedule, step_++);
+    in_sample_ = true;
+    if (step_action_ == StepAction::none) return false;
+    sample_mark_ = profiler_.mark();
+    profiler_.begin("sample", SpanKind::host, nlohmann::json{{"step", step_ - 1}});
+    ++case_depth_;
+    sample_begin_ns_ = profiler_.now_ns();
+    if (set_scope_recording_) set_scope_recording_(true);
+    return true;
+}
+
+void ProfileSession::sample_end(std::optional<double> device_seconds) {
+    if (!in_sample_) return;
+    in_sample_ = false;
+    if (step_action_ == StepAction::none) return;
+    if (set_scope_recording_) set_scope_recording_(false);
+    profiler_.end();
+    --case_depth_;
+    if (device_seconds && *device_seconds >= 0)
+        profiler_.device_span("sample [device]", sample_begin_ns_, *device_seconds);
+    if (step_action_ == StepAction::warmup) {
+        profiler_.discard_since(sample_mark_); // recorded to pay its start-up cost, not kept
+    } else {
+        ++recorded_;
+        sample_memory();
+    }
+    step_action_ = StepAction::none;
+}
+
+void ProfileSession::call_begin(const char *what) {
+    if (sample_recording()) profiler_.begin(what, SpanKind::host);
+}
+
+void ProfileSession::call_end() {
+    if (sample_recording()) profiler_.end();
+}
+
+Table ProfileSession::top_scopes(std::size_t limit) const {
+    std::vector<BackendTree> trees;
+    for (const auto &c : cases_) trees.push_back({c.backend, &c.tree});
+    return top_scopes_table(trees, limit, "sample");
+}
+
+nlohmann::json ProfileSession::trace(const TraceInfo &info) const { return chrome_trace(profiler_, info); }
+
+void attach_profiles(nlohmann::json &set, const std::vector<CaseProfile> &cases) {
+    if (!set.is_object() || !set.contains("benchmarks") || !set["benchmarks"].is_array()) return;
+    std::map<std::string, const CaseProfile *> by_name;
+    for (const auto &c : cases) by_name[c.name] = &c;
+    const std::string suffix = "/manual_time";
+    for (auto &e : set["benchmarks"]) {
+        if (!e.is_object() || e.value("run_type", "iteration") == "aggregate") continue;
+        std::string name = e.value("run_name", e.value("name", ""));
+        if (name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+            name.resize(name.size() - suffix.size());
+        auto it = by_name.find(name);
+        if (it != by_name.end()) e["profile"] = profile_json(it->second->tree);
+    }
+}
+
+} // namespace opbench

@@ -1,0 +1,111 @@
+// One run's profiling (issue 12): `opbench run --profile` and `--trace FILE`.
+//
+// The session turns the run's events into spans in a Profiler: the run, each
+// case x backend (with its parameters), the recipe's phases, each recorded
+// sample with its execute / synchronize calls, the plugin's scopes inside
+// them, device time and live memory. The trace schedule (trace.hpp) chooses
+// the recorded samples, counting from 0 for each case x backend: a warmup
+// step is recorded and dropped, an active step kept.
+//
+// Recorded samples pay for their spans (the plugin's scopes above all), so
+// they never enter the statistics: sample_begin() says so, and the recipe
+// leaves them out of the stopping rule and the published median.
+#pragma once
+
+#include "profile/profiler.hpp"
+#include "profile/trace.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace opbench {
+
+struct ProfileOptions {
+    bool hot_path = false;  // --profile: hot-path tables and `profile` arrays
+    std::string trace_path; // --trace FILE; empty: no trace
+    TraceSchedule schedule; // --trace-schedule; also chooses what --profile records
+    [[nodiscard]] bool enabled() const { return hot_path || !trace_path.empty(); }
+    // For the result set's context: what was recorded, and that timings exclude it.
+    [[nodiscard]] nlohmann::json context() const;
+};
+
+// What one case x backend recorded.
+struct CaseProfile {
+    std::string name;    // the benchmark name
+    std::string backend;
+    ScopeTree tree;      // rooted at the "case" span
+    std::size_t recorded_samples = 0;
+};
+
+class ProfileSession {
+public:
+    explicit ProfileSession(ProfileOptions options);
+
+    [[nodiscard]] const ProfileOptions &options() const { return options_; }
+    [[nodiscard]] Profiler &profiler() { return profiler_; }
+    [[nodiscard]] const Profiler &profiler() const { return profiler_; }
+
+    void run_begin(nlohmann::json args);
+    void run_end();
+
+    // One case x backend. set_scope_recording flips the plugin's scope
+    // switch; device_bytes reads the device memory the backend reports
+    // (nullopt for CPU backends).
+    void case_begin(const std::string &name, const std::string &backend, nlohmann::json args,
+                    std::function<void(bool)> set_scope_recording,
+                    std::function<std::optional<uint64_t>()> device_bytes);
+    // Closes the case (and any phase left open by a failure) and keeps its tree.
+    const CaseProfile &case_end();
+
+    void phase_begin(std::string_view name, nlohmann::json args = nullptr);
+    void phase_end();
+
+    // True when this sample is recorded (a warmup or active step of the
+    // schedule): it must not count in the statistics.
+    [[nodiscard]] bool sample_begin();
+    // device_seconds: the device timer's figure for the sample, shown on the
+    // device track from the sample's start.
+    void sample_end(std::optional<double> device_seconds = std::nullopt);
+    [[nodiscard]] bool sample_recording() const { return in_sample_ && step_action_ != StepAction::none; }
+
+    // Around one execute / synchronize inside a recorded sample (no-ops otherwise).
+    void call_begin(const char *what);
+    void call_end();
+
+    [[nodiscard]] const std::vector<CaseProfile> &cases() const { return cases_; }
+    [[nodiscard]] Table top_scopes(std::size_t limit = 15) const;
+    // The Chrome trace of everything recorded (call after run_end()).
+    [[nodiscard]] nlohmann::json trace(const TraceInfo &info) const;
+
+private:
+    void sample_memory();
+
+    ProfileOptions options_;
+    Profiler profiler_;
+    std::vector<CaseProfile> cases_;
+
+    bool in_case_ = false;
+    std::size_t case_mark_ = 0;
+    std::size_t case_depth_ = 0; // spans this session opened inside the case, to close on failure
+    std::string case_name_, case_backend_;
+    std::function<void(bool)> set_scope_recording_;
+    std::function<std::optional<uint64_t>()> device_bytes_;
+    uint64_t step_ = 0;          // samples seen in this case x backend
+    std::size_t recorded_ = 0;   // active samples kept
+    bool in_sample_ = false;
+    StepAction step_action_ = StepAction::none;
+    std::size_t sample_mark_ = 0;
+    int64_t sample_begin_ns_ = 0;
+};
+
+// Writes each case's `profile` array (profile_json of its tree) into every
+// entry of the result set whose run name (less "/manual_time") is the case's
+// name: the same array on each of its repetitions.
+void attach_profiles(nlohmann::json &set, const std::vector<CaseProfile> &cases);
+
+} // namespace opbench

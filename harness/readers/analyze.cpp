@@ -1,0 +1,320 @@
+// `opbench analyze`; see analyze.hpp.
+#include "readers/analyze.hpp"
+
+#include "writers/units.hpp"
+#include "writers/writer.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <ostream>
+
+namespace opbench {
+
+namespace {
+
+constexpr const char *kComponents[] = {"qk", "mask", "softmax", "pv"};
+
+std::string strip_manual_time(std::string name) {
+    const std::string suffix = "/manual_time";
+    if (name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+        name.resize(name.size() - suffix.size());
+    return name;
+}
+
+double median_of(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Seconds per call of one repetition entry: opbench's stats.median, else
+// Google Benchmark's real_time in its unit.
+std::optional<double> entry_seconds(const nlohmann::json &e) {
+    if (e.contains("stats") && e["stats"].is_object() && e["stats"].contains("median") &&
+        e["stats"]["median"].is_number())
+        return e["stats"]["median"].get<double>();
+    if (!e.contains("real_time") || !e["real_time"].is_number()) return std::nullopt;
+    const std::string unit = e.value("time_unit", "ns");
+    const double scale = unit == "s" ? 1.0 : unit == "ms" ? 1e-3 : unit == "us" ? 1e-6 : 1e-9;
+    return e["real_time"].get<double>() * scale;
+}
+
+const nlohmann::json &member(const nlohmann::json &j, const char *key) {
+    static const nlohmann::json null;
+    return j.is_object() && j.contains(key) ? j[key] : null;
+}
+
+} // namespace
+
+std::optional<ComponentBreakdown> attention_breakdown(const nlohmann::json &profile) {
+    if (!profile.is_array()) return std::nullopt;
+    // Components grouped by the span that holds them; the busiest holder wins.
+    std::map<std::string, std::map<std::string, double>> by_parent;
+    for (const auto &n : profile) {
+        const std::string scope = n.value("scope", "");
+        if (std::find(std::begin(kComponents), std::end(kComponents), scope) == std::end(kComponents)) continue;
+        if (!n.contains("parent") || !n["parent"].is_string()) continue;
+        by_parent[n["parent"].get<std::string>()][scope] += n.value("total_s", 0.0);
+    }
+    if (by_parent.empty()) return std::nullopt;
+    const auto best = std::max_element(by_parent.begin(), by_parent.end(), [](const auto &a, const auto &b) {
+        double sa = 0, sb = 0;
+        for (const auto &[k, v] : a.second) sa += v;
+        for (const auto &[k, v] : b.second) sb += v;
+        return sa < sb;
+    });
+    ComponentBreakdown out;
+    out.parent = best->first;
+    double parent_self = 0;
+    for (const auto &n : profile)
+        if (n.value("path", "") == out.parent) {
+            out.parent_total_s = n.value("total_s", 0.0);
+            parent_self = n.value("self_s", 0.0);
+        }
+    if (!(out.parent_total_s > 0)) return std::nullopt;
+    double top = -1;
+    for (const char *c : kComponents) {
+        auto it = best->second.find(c);
+        if (it == best->second.end()) continue;
+        const double share = it->second / out.parent_total_s;
+        out.shares.emplace_back(c, share);
+        if (share > top) {
+            top = share;
+            out.dominant = c;
+        }
+    }
+    out.other = parent_self / out.parent_total_s;
+    return out;
+}
+
+std::optional<ComponentBreakdown> decoder_breakdown(const nlohmann::json &entry) {
+    const nlohmann::json &d = member(entry, "decoder");
+    const nlohmann::json &components = member(d, "components");
+    if (!components.is_array() || components.empty()) return std::nullopt;
+    ComponentBreakdown out;
+    out.parent = "step";
+    double top = -1;
+    for (const auto &c : components) {
+        if (!c.is_object()) continue;
+        const std::string name = c.value("component", "");
+        const double share = c.value("share", 0.0);
+        out.shares.emplace_back(name, share);
+        if (share > top) {
+            top = share;
+            out.dominant = name;
+        }
+    }
+    out.other = d.value("components_unscoped_share", 0.0);
+    return out;
+}
+
+EntryFigures figures_from_entry(const nlohmann::json &entry, const nlohmann::json &ctx, double seconds) {
+    EntryFigures f;
+    f.op = entry.value("op", "");
+    f.variant = entry.value("variant", "");
+    f.backend = entry.value("backend", "");
+    f.seconds = seconds;
+    f.flops = entry.value("flops", 0.0);
+    f.bytes = entry.value("bytes", 0.0);
+    const nlohmann::json &mem = member(entry, "memory");
+    f.allocs = mem.is_object() ? mem.value("allocs_per_call", 0.0) : 0.0;
+    f.alloc_bytes = mem.is_object() ? mem.value("alloc_bytes_per_call", 0.0) : 0.0;
+    const nlohmann::json &stats = member(entry, "stats");
+    if (stats.is_object() && stats.contains("device_time_per_call") && stats["device_time_per_call"].is_number())
+        f.device_seconds = stats["device_time_per_call"].get<double>();
+
+    const nlohmann::json &be = member(member(ctx, "backends"), f.backend.c_str());
+    const nlohmann::json &info = member(be, "info");
+    f.is_gpu = member(member(be, "device"), "kind") == "gpu";
+    const nlohmann::json &overheads = member(member(ctx, "measurement"), "call_overhead_seconds");
+    if (overheads.is_object() && overheads.contains(f.backend) && overheads[f.backend].is_number())
+        f.call_overhead_s = overheads[f.backend].get<double>();
+
+    MachinePeaks machine;
+    const nlohmann::json &peaks_json = member(ctx, "machine_peaks");
+    if (peaks_json.is_object()) {
+        try {
+            machine = peaks_json.get<MachinePeaks>();
+        } catch (const std::exception &) {
+            machine = MachinePeaks{}; // another schema: no CPU roofs
+        }
+    }
+    const int case_threads = member(entry, "settings").is_object() ? entry["settings"].value("threads", 0) : 0;
+    f.threads = f.is_gpu ? 1 : threads_used(case_threads, info, machine.cores);
+    const PeakKind kind = entry.value("dtype", "f32") == "f32" ? PeakKind::f32 : PeakKind::bf16;
+    f.peaks = peaks_for(f.is_gpu, f.threads, machine, device_peaks_from_info(info, kind), kind);
+    return f;
+}
+
+namespace {
+
+// Measured repetition entries grouped by case x backend, in the set's order
+// (J: nlohmann::json or const nlohmann::json).
+template <class J>
+std::vector<std::pair<std::string, std::vector<J *>>> measured_groups(J &set) {
+    std::vector<std::pair<std::string, std::vector<J *>>> groups;
+    std::map<std::string, std::size_t> index;
+    for (auto &e : set["benchmarks"]) {
+        if (!e.is_object() || e.value("run_type", "iteration") == "aggregate") continue;
+        if (e.value("error_occurred", false) || e.value("status", "passed") != "passed") continue;
+        const std::string name = strip_manual_time(e.value("run_name", e.value("name", "")));
+        auto [it, inserted] = index.emplace(name, groups.size());
+        if (inserted) groups.push_back({name, {}});
+        groups[it->second].second.push_back(&e);
+    }
+    return groups;
+}
+
+template <class J>
+std::optional<double> median_seconds(const std::vector<J *> &entries) {
+    std::vector<double> medians;
+    for (const auto *e : entries)
+        if (auto s = entry_seconds(*e)) medians.push_back(*s);
+    if (medians.empty()) return std::nullopt;
+    return median_of(medians);
+}
+
+} // namespace
+
+void add_bottlenecks(nlohmann::json &set) {
+    if (!set.is_object() || !set.contains("benchmarks") || !set["benchmarks"].is_array()) return;
+    const nlohmann::json ctx = member(member(set, "context"), "opbench");
+    for (auto &[name, entries] : measured_groups(set)) {
+        const auto seconds = median_seconds(entries);
+        if (!seconds) continue;
+        const nlohmann::json verdict = to_json(analyse(figures_from_entry(*entries.front(), ctx, *seconds)));
+        for (auto *e : entries) (*e)["bottleneck"] = verdict;
+    }
+}
+
+std::vector<AnalyzedEntry> analyse_result_set(const nlohmann::json &set, const std::string &source) {
+    if (!set.is_object() || !set.contains("benchmarks") || !set["benchmarks"].is_array())
+        throw AnalyzeError(fmt::format("{}: not a result set: no \"benchmarks\" array (expected the JSON "
+                                       "`opbench run` writes)",
+                                       source));
+    const nlohmann::json &ctx = member(member(set, "context"), "opbench");
+    std::vector<AnalyzedEntry> out;
+    for (const auto &[name, entries] : measured_groups(set)) {
+        const auto seconds = median_seconds(entries);
+        if (!seconds) continue;
+        const nlohmann::json &first = *entries.front();
+        AnalyzedEntry a;
+        a.name = name;
+        a.op = first.value("op", "");
+        a.backend = first.value("backend", "");
+        a.seconds = *seconds;
+        const nlohmann::json &given = member(first, "bottleneck");
+        if (given.is_object() && given.contains("kind")) {
+            a.from_run = true;
+            a.bottleneck.kind = given.value("kind", "unknown");
+            a.bottleneck.severity = given.value("severity", "none");
+            a.bottleneck.utilisation = given.value("utilisation", 0.0);
+            a.bottleneck.headroom = given.value("headroom", 1.0 - a.bottleneck.utilisation);
+            a.bottleneck.description = given.value("description", "");
+            a.bottleneck.suggestion = given.value("suggestion", "");
+        } else {
+            a.bottleneck = analyse(figures_from_entry(first, ctx, a.seconds));
+        }
+        a.layer = decoder_breakdown(first);
+        for (const auto *e : entries)
+            if (e->contains("profile")) {
+                a.components = attention_breakdown((*e)["profile"]);
+                if (a.components) break;
+            }
+        out.push_back(std::move(a));
+    }
+    std::stable_sort(out.begin(), out.end(), [](const AnalyzedEntry &x, const AnalyzedEntry &y) {
+        return x.bottleneck.impact(x.seconds) > y.bottleneck.impact(y.seconds);
+    });
+    return out;
+}
+
+std::vector<Table> analysis_tables(const std::vector<AnalyzedEntry> &entries, std::size_t limit) {
+    Table rank;
+    rank.title = "Bottlenecks, largest (time per call x headroom) first";
+    rank.columns = {"#", "case x backend", "kind", "severity", "utilisation", "time/call", "could save"};
+    for (std::size_t i = 0; i < entries.size() && i < limit; ++i) {
+        const auto &a = entries[i];
+        rank.rows.push_back({std::to_string(i + 1), a.name, a.bottleneck.kind, a.bottleneck.severity,
+                             fmt::format("{:.0f}%", 100.0 * a.bottleneck.utilisation), format_seconds(a.seconds),
+                             format_seconds(a.bottleneck.impact(a.seconds))});
+    }
+    if (entries.size() > limit)
+        rank.notes.push_back(fmt::format("{} more not shown (--top N shows more)", entries.size() - limit));
+    rank.notes.push_back("utilisation: of the roof the case is bound by (memory/compute), or the share of the "
+                         "call doing the op's own work (overhead, allocation churn), or the device's busy "
+                         "share (sync); docs/bottlenecks.md");
+
+    Table detail;
+    detail.title = "Details";
+    detail.columns = {"#", "field", "text"};
+    for (std::size_t i = 0; i < entries.size() && i < limit; ++i) {
+        const auto &a = entries[i];
+        const std::string n = std::to_string(i + 1);
+        detail.rows.push_back({n, "verdict", fmt::format("{} ({}): {}", a.bottleneck.kind, a.bottleneck.severity,
+                                                         a.bottleneck.description)});
+        detail.rows.push_back({n, "suggestion", a.bottleneck.suggestion});
+        if (a.layer) {
+            std::string parts;
+            for (const auto &[name, share] : a.layer->shares) parts += fmt::format("{} {:.1f}%, ", name, 100.0 * share);
+            detail.rows.push_back({n, "layer", fmt::format("{}unscoped {:.1f}% (of the steps' time); dominant: {}",
+                                                           parts, 100.0 * a.layer->other, a.layer->dominant)});
+        }
+        if (a.components) {
+            const auto &c = *a.components;
+            std::string parts;
+            for (const auto &[name, share] : c.shares) parts += fmt::format("{} {:.1f}%, ", name, 100.0 * share);
+            detail.rows.push_back(
+                {n, "components",
+                 fmt::format("{}{} self {:.1f}% (of {} {}); dominant: {}", parts,
+                             c.parent.substr(c.parent.rfind('/') + 1), 100.0 * c.other, c.parent,
+                             format_seconds(c.parent_total_s), c.dominant)});
+        }
+    }
+    return {rank, detail};
+}
+
+int cmd_analyze(const std::string &path, std::size_t limit, std::ostream &out, std::ostream &err) {
+    std::ifstream in(path);
+    if (!in) {
+        err << fmt::format("opbench analyze: cannot read {}: {}\n", path, std::strerror(errno));
+        return 2;
+    }
+    nlohmann::json set;
+    try {
+        set = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::parse_error &e) {
+        err << fmt::format("opbench analyze: {}: not JSON (byte {}): {}\n", path, e.byte, e.what());
+        return 2;
+    }
+    std::vector<AnalyzedEntry> entries;
+    try {
+        entries = analyse_result_set(set, path);
+    } catch (const AnalyzeError &e) {
+        err << "opbench analyze: " << e.what() << "\n";
+        return 2;
+    }
+    if (entries.empty()) {
+        out << fmt::format("{}: no measured case (every entry failed or was skipped)\n", path);
+        return 0;
+    }
+    const auto tables = analysis_tables(entries, limit);
+    out << render_text_table(tables[0]) << "\n";
+    // Details as wrapped text: the table's cells are too long for columns.
+    std::string current;
+    for (const auto &row : tables[1].rows) {
+        if (row[0] != current) {
+            current = row[0];
+            out << fmt::format("#{} {}\n", current, entries[std::stoul(current) - 1].name);
+        }
+        out << fmt::format("    {:<11} {}\n", row[1] + ":", row[2]);
+    }
+    return 0;
+}
+
+} // namespace opbench

@@ -1,0 +1,79 @@
+// `opbench analyze SET.json` (issue 12): the run's bottlenecks, ranked, read
+// from a result set only (no plugin is loaded). An entry's `bottleneck` field
+// is used when the run wrote one; otherwise the verdict is computed from the
+// entry's figures and the set's context with the same rules
+// (harness/machine/bottleneck.hpp), so older result sets can be analysed too.
+#pragma once
+
+#include "machine/bottleneck.hpp"
+#include "writers/writer.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace opbench {
+
+// A result set that cannot be analysed; what() names the file and the field.
+class AnalyzeError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// Composed attention's components (scopes qk, mask, softmax, pv) as shares of
+// the span that holds them; `other` is that span's self time, so the shares
+// and `other` add up to 1.
+struct ComponentBreakdown {
+    std::string parent;  // path of the holding span
+    double parent_total_s = 0;
+    std::vector<std::pair<std::string, double>> shares; // in qk, mask, softmax, pv order
+    double other = 0;
+    std::string dominant;
+};
+
+// From an entry's `profile` array; nullopt when it holds none of the components.
+[[nodiscard]] std::optional<ComponentBreakdown> attention_breakdown(const nlohmann::json &profile);
+
+// A decoder workload entry's layer components (its `decoder.components`,
+// shares of the steps' time from the component spans) as a breakdown of the
+// `step`; `other` is the unscoped rest. nullopt for other entries.
+[[nodiscard]] std::optional<ComponentBreakdown> decoder_breakdown(const nlohmann::json &entry);
+
+// One case x backend of the set.
+struct AnalyzedEntry {
+    std::string name; // the benchmark's run name
+    std::string op, backend;
+    double seconds = 0; // median over its repetitions' medians, per call
+    Bottleneck bottleneck;
+    bool from_run = false; // the result set carried the verdict
+    std::optional<ComponentBreakdown> components;
+    std::optional<ComponentBreakdown> layer; // decoder workloads: the layer's components
+};
+
+// The figures analyse() needs, from one entry and the set's context.opbench.
+[[nodiscard]] EntryFigures figures_from_entry(const nlohmann::json &entry, const nlohmann::json &opbench_context,
+                                              double seconds);
+
+// Every measured case x backend (failed and skipped ones left out), largest
+// impact (seconds x headroom) first. Throws AnalyzeError for a document that
+// is not a result set; `source` names it in messages.
+[[nodiscard]] std::vector<AnalyzedEntry> analyse_result_set(const nlohmann::json &set, const std::string &source);
+
+// Writes `bottleneck` into every measured entry of a result set (the same
+// verdict on each repetition of a case x backend: the median of their
+// medians decides), from the entry's figures and context.opbench. What
+// `opbench run` calls on the set it is about to write.
+void add_bottlenecks(nlohmann::json &set);
+
+// The ranking table and one detail table (description, suggestion,
+// components) per entry.
+[[nodiscard]] std::vector<Table> analysis_tables(const std::vector<AnalyzedEntry> &entries, std::size_t limit);
+
+// The whole command: read `path`, print to `out`; exit status 0, or 2 for a
+// file that is missing or not a result set (the message goes to `err`).
+[[nodiscard]] int cmd_analyze(const std::string &path, std::size_t limit, std::ostream &out, std::ostream &err);
+
+} // namespace opbench

@@ -1,0 +1,267 @@
+#include "readers/archive.hpp"
+
+#include "files/atomic_file.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fcntl.h>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <sys/file.h>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace opbench {
+
+namespace {
+
+// Directory- and file-name-safe: letters, digits, '.', '_', '-'.
+std::string safe_name(const std::string &s, const char *fallback) {
+    std::string out;
+    for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-' ? c : '_';
+    while (!out.empty() && out.front() == '.') out.erase(out.begin()); // no hidden names, no ".."
+    return out.empty() ? fallback : out;
+}
+
+nlohmann::json to_json(const ArchiveEntry &e) {
+    return {{"path", e.path},          {"machine_id", e.machine_id}, {"suite", e.suite},
+            {"suite_sha256", e.suite_sha256}, {"build_type", e.build_type}, {"commit", e.commit},
+            {"timestamp", e.timestamp}, {"host_name", e.host_name},   {"cpu_model", e.cpu_model},
+            {"cases", e.cases}};
+}
+
+ArchiveEntry from_json(const nlohmann::json &j) {
+    ArchiveEntry e;
+    e.path = j.at("path").get<std::string>();
+    e.machine_id = j.value("machine_id", "");
+    e.suite = j.value("suite", "");
+    e.suite_sha256 = j.value("suite_sha256", "");
+    e.build_type = j.value("build_type", "");
+    e.commit = j.value("commit", "");
+    e.timestamp = j.value("timestamp", "");
+    e.host_name = j.value("host_name", "");
+    e.cpu_model = j.value("cpu_model", "");
+    e.cases = j.value("cases", std::size_t{0});
+    return e;
+}
+
+std::string read_text(const fs::path &p) {
+    std::ifstream in(p, std::ios::binary);
+    if (!in) throw ArchiveError(fmt::format("{}: cannot open ({})", p.string(), std::strerror(errno)));
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+std::vector<ArchiveEntry> read_index(const fs::path &dir) {
+    const fs::path index = dir / "index.json";
+    std::error_code ec;
+    if (!fs::exists(index, ec)) return {};
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(read_text(index));
+    } catch (const nlohmann::json::exception &e) {
+        throw ArchiveError(fmt::format("{}: not a valid archive index ({})", index.string(), e.what()));
+    }
+    if (j.value("schema_version", 0) != kArchiveIndexVersion || !j.contains("sets") || !j["sets"].is_array())
+        throw ArchiveError(fmt::format("{}: archive index schema {} (this opbench reads {})", index.string(),
+                                       j.value("schema_version", 0), kArchiveIndexVersion));
+    std::vector<ArchiveEntry> out;
+    for (const auto &row : j["sets"]) {
+        try {
+            out.push_back(from_json(row));
+        } catch (const nlohmann::json::exception &e) {
+            throw ArchiveError(fmt::format("{}: a row without a path ({})", index.string(), e.what()));
+        }
+    }
+    std::stable_sort(out.begin(), out.end(),
+                     [](const ArchiveEntry &a, const ArchiveEntry &b) { return a.timestamp < b.timestamp; });
+    return out;
+}
+
+// An exclusive lock on DIR/.index.lock for a read-modify-write of the index.
+class IndexLock {
+public:
+    explicit IndexLock(const fs::path &dir) {
+        const fs::path p = dir / ".index.lock";
+        fd_ = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        if (fd_ < 0) throw ArchiveError(fmt::format("{}: cannot open ({})", p.string(), std::strerror(errno)));
+        if (::flock(fd_, LOCK_EX) != 0) {
+            ::close(fd_);
+            throw ArchiveError(fmt::format("{}: cannot lock ({})", p.string(), std::strerror(errno)));
+        }
+    }
+    ~IndexLock() { ::close(fd_); } // closing releases the lock
+    IndexLock(const IndexLock &) = delete;
+    IndexLock &operator=(const IndexLock &) = delete;
+
+private:
+    int fd_ = -1;
+};
+
+} // namespace
+
+std::string archive_file_name(const ResultSet &set) {
+    // 2026-11-22T14:50:51Z -> 20261122T145051Z
+    std::string t;
+    for (char c : set.timestamp())
+        if (c != '-' && c != ':') t += c;
+    return fmt::format("{}-{}.json", safe_name(t, "unknown-time"), safe_name(set.commit(), "unknown-commit"));
+}
+
+ArchiveEntry archive_store(const fs::path &dir, const ResultSet &set) {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) throw ArchiveError(fmt::format("{}: cannot create the archive directory ({})", dir.string(), ec.message()));
+    ArchiveEntry e;
+    e.machine_id = set.machine_id();
+    e.suite = set.suite_name();
+    e.suite_sha256 = set.suite_sha256();
+    e.build_type = set.build_type();
+    e.commit = set.commit();
+    e.timestamp = set.timestamp();
+    e.host_name = set.host_name();
+    e.cpu_model = set.cpu_model();
+    e.cases = set.cases.size();
+    const std::string text = read_text(set.path);
+
+    IndexLock lock(dir);
+    std::vector<ArchiveEntry> entries = read_index(dir);
+    const fs::path rel_dir = fs::path(safe_name(e.machine_id, "unknown-machine")) / safe_name(e.suite, "unnamed-suite");
+    std::string file = archive_file_name(set);
+    // Two sets from one second and one commit (shards): keep both.
+    for (int n = 2; fs::exists(dir / rel_dir / file, ec); ++n)
+        file = fmt::format("{}-{}.json", archive_file_name(set).substr(0, archive_file_name(set).size() - 5), n);
+    e.path = (rel_dir / file).string();
+    try {
+        write_file_atomically((dir / e.path).string(), text);
+        entries.push_back(e);
+        std::stable_sort(entries.begin(), entries.end(),
+                         [](const ArchiveEntry &a, const ArchiveEntry &b) { return a.timestamp < b.timestamp; });
+        nlohmann::json index = {{"schema_version", kArchiveIndexVersion}, {"sets", nlohmann::json::array()}};
+        for (const auto &x : entries) index["sets"].push_back(to_json(x));
+        write_file_atomically((dir / "index.json").string(), index.dump(2) + "\n");
+    } catch (const std::runtime_error &err) {
+        throw ArchiveError(err.what());
+    }
+    return e;
+}
+
+std::vector<ArchiveEntry> archive_entries(const fs::path &dir) { return read_index(dir); }
+
+std::optional<ArchiveEntry> archive_latest(const fs::path &dir, const std::string &machine_id,
+                                           const std::string &suite, const std::string &build_type,
+                                           const std::string &not_after, const std::string &itself) {
+    std::vector<ArchiveEntry> all = archive_matching(dir, machine_id, suite, build_type, not_after, itself);
+    if (all.empty()) return std::nullopt;
+    return all.back();
+}
+
+std::vector<ArchiveEntry> archive_matching(const fs::path &dir, const std::string &machine_id,
+                                           const std::string &suite, const std::string &build_type,
+                                           const std::string &not_after, const std::string &itself) {
+    std::vector<ArchiveEntry> out;
+    std::optional<std::string> itself_text;
+    for (const auto &e : read_index(dir)) { // oldest first
+        if (e.machine_id != machine_id || e.suite != suite || e.build_type != build_type) continue;
+        if (!not_after.empty() && e.timestamp > not_after) continue;
+        // Timestamps have whole seconds: a set of the same second may be the
+        // new set itself, archived already.
+        if (!itself.empty() && e.timestamp == not_after) {
+            if (!itself_text) itself_text = read_text(itself);
+            std::error_code ec;
+            if (fs::exists(dir / e.path, ec) && read_text(dir / e.path) == *itself_text) continue;
+        }
+        out.push_back(e);
+    }
+    return out;
+}
+
+Document archive_history(const fs::path &dir, const HistoryOptions &o) {
+    const std::vector<ArchiveEntry> all = read_index(dir);
+    std::vector<ArchiveEntry> of_suite;
+    std::vector<std::string> suites;
+    for (const auto &e : all) {
+        if (e.suite == o.suite) of_suite.push_back(e);
+        if (std::find(suites.begin(), suites.end(), e.suite) == suites.end()) suites.push_back(e.suite);
+    }
+    if (of_suite.empty())
+        throw ArchiveError(fmt::format("{}: no archived run of suite '{}' (the archive has: {})", dir.string(),
+                                       o.suite, suites.empty() ? "nothing" : fmt::format("{}", fmt::join(suites, ", "))));
+    const std::string machine = o.machine_id.empty() ? of_suite.back().machine_id : o.machine_id;
+    std::vector<ArchiveEntry> runs;
+    std::vector<std::string> machines;
+    for (const auto &e : of_suite) {
+        if (e.machine_id == machine) runs.push_back(e);
+        if (std::find(machines.begin(), machines.end(), e.machine_id) == machines.end()) machines.push_back(e.machine_id);
+    }
+    if (runs.empty())
+        throw ArchiveError(fmt::format("{}: no run of suite '{}' on machine '{}' (machines: {})", dir.string(), o.suite,
+                                       machine, fmt::join(machines, ", ")));
+    if (runs.size() > o.last) runs.erase(runs.begin(), runs.end() - static_cast<std::ptrdiff_t>(o.last));
+    const std::regex re(o.case_regex.empty() ? std::string(".*") : o.case_regex, std::regex::ECMAScript);
+
+    std::vector<ResultSet> sets;
+    for (const auto &r : runs) sets.push_back(read_result_set((dir / r.path).string()));
+    std::vector<std::string> order;
+    std::map<std::string, std::string> labels;
+    std::map<std::string, std::vector<ValidTimes>> series; // key -> one per run
+    for (std::size_t i = 0; i < sets.size(); ++i)
+        for (const auto &c : sets[i].cases) {
+            const std::string label = c.label() + " [" + c.backend + "]";
+            if (!std::regex_search(label, re)) continue;
+            const std::string k = c.match_key();
+            if (!labels.count(k)) {
+                order.push_back(k);
+                labels[k] = label;
+                series[k].resize(sets.size());
+                for (auto &v : series[k]) v.status = "absent";
+            }
+            series[k][i] = valid_times(c, o.accept_unmet_noise);
+        }
+
+    Table t;
+    t.title = fmt::format("History of suite '{}' on {} ({} runs, oldest first)", o.suite, machine, runs.size());
+    t.columns = {"case [backend]"};
+    for (const auto &r : runs)
+        t.columns.push_back(fmt::format("{} {}", r.timestamp.substr(0, 19), r.commit.substr(0, 12)));
+    t.columns.push_back("last / first");
+    nlohmann::json data = {{"suite", o.suite}, {"machine_id", machine}, {"runs", nlohmann::json::array()},
+                           {"cases", nlohmann::json::array()}};
+    for (const auto &r : runs) data["runs"].push_back(to_json(r));
+    for (const auto &k : order) {
+        std::vector<std::string> row{labels[k]};
+        nlohmann::json cj = {{"case", labels[k]}, {"median_seconds", nlohmann::json::array()}};
+        double first = NAN, last = NAN;
+        for (const auto &v : series[k]) {
+            if (v.status == "ok") {
+                row.push_back(format_seconds(v.median));
+                if (!std::isfinite(first)) first = v.median;
+                last = v.median;
+                cj["median_seconds"].push_back(v.median);
+            } else {
+                row.push_back(v.status);
+                cj["median_seconds"].push_back(nullptr);
+            }
+        }
+        row.push_back(std::isfinite(first) ? fmt::format("{:.3f}", last / first) : "-");
+        t.rows.push_back(std::move(row));
+        data["cases"].push_back(std::move(cj));
+    }
+    if (machines.size() > 1)
+        t.notes.push_back(fmt::format("The archive holds this suite on {} machines ({}); --machine picks one.",
+                                      machines.size(), fmt::join(machines, ", ")));
+    Document doc;
+    doc.tables.push_back(std::move(t));
+    doc.data = std::move(data);
+    return doc;
+}
+
+} // namespace opbench

@@ -1,0 +1,75 @@
+// An archive of result sets on disk, for history and baselines:
+//   DIR/<machine id>/<suite>/<UTC time>-<commit>.json   the sets, byte for byte
+//   DIR/index.json                                     one row per set
+// Storing copies the set and rewrites the index atomically (under a lock,
+// so concurrent CI jobs on one file system do not lose each other's rows).
+#pragma once
+
+#include "readers/result_set_reader.hpp"
+#include "writers/writer.hpp"
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace opbench {
+
+inline constexpr int kArchiveIndexVersion = 1;
+
+// One archived set as the index lists it.
+struct ArchiveEntry {
+    std::string path; // relative to the archive directory
+    std::string machine_id, suite, suite_sha256, build_type, commit, timestamp, host_name, cpu_model;
+    std::size_t cases = 0;
+};
+
+class ArchiveError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// Store `set` (read from set.path) under `dir`; returns the stored entry.
+// Throws ArchiveError (unreadable index, file system errors).
+ArchiveEntry archive_store(const std::filesystem::path &dir, const ResultSet &set);
+
+// The index, oldest first (by timestamp). A directory without index.json
+// is an empty archive; a corrupt index throws ArchiveError.
+[[nodiscard]] std::vector<ArchiveEntry> archive_entries(const std::filesystem::path &dir);
+
+// The newest archived set with this machine id, suite and build type
+// measured no later than `not_after` (an ISO 8601 UTC timestamp; empty: any)
+// that is not the set `itself` (a path: an archived copy with the same bytes
+// is skipped, so a set already archived never becomes its own baseline).
+[[nodiscard]] std::optional<ArchiveEntry> archive_latest(const std::filesystem::path &dir,
+                                                         const std::string &machine_id, const std::string &suite,
+                                                         const std::string &build_type,
+                                                         const std::string &not_after = "",
+                                                         const std::string &itself = "");
+
+// Every archived set archive_latest() chooses from, oldest first (the last
+// is archive_latest's): the same machine, suite and build type.
+[[nodiscard]] std::vector<ArchiveEntry> archive_matching(const std::filesystem::path &dir,
+                                                         const std::string &machine_id, const std::string &suite,
+                                                         const std::string &build_type,
+                                                         const std::string &not_after = "",
+                                                         const std::string &itself = "");
+
+// The file name a set gets: "<UTC time>-<commit>.json", e.g.
+// "20261122T145051Z-cf5d3abd267e.json".
+[[nodiscard]] std::string archive_file_name(const ResultSet &set);
+
+struct HistoryOptions {
+    std::string suite;
+    std::string case_regex;     // ECMAScript, searched in the case's label and backend; empty: all
+    std::string machine_id;     // empty: the machine of the newest set of the suite
+    std::size_t last = 10;      // at most this many runs, the newest
+    bool accept_unmet_noise = false;
+};
+
+// Each case's median time across the archived runs of one suite on one
+// machine, oldest run first. Throws ArchiveError when there is nothing to
+// show (no such suite, no such machine) and std::regex_error for a bad regex.
+[[nodiscard]] Document archive_history(const std::filesystem::path &dir, const HistoryOptions &options);
+
+} // namespace opbench

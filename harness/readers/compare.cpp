@@ -1,0 +1,481 @@
+#include "readers/compare.hpp"
+
+#include "readers/mann_whitney.hpp"
+#include "measure/statistics.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <set>
+
+namespace opbench {
+
+namespace {
+
+using Extractor = std::function<std::string(const ResultSet &)>;
+
+const nlohmann::json &at_path(const nlohmann::json &j, std::initializer_list<const char *> keys) {
+    static const nlohmann::json null_json;
+    const nlohmann::json *cur = &j;
+    for (const char *k : keys) {
+        if (!cur->is_object()) return null_json;
+        auto it = cur->find(k);
+        if (it == cur->end()) return null_json;
+        cur = &*it;
+    }
+    return *cur;
+}
+
+std::string text(const nlohmann::json &j) {
+    if (j.is_null()) return "-";
+    if (j.is_string()) return j.get<std::string>();
+    return j.dump();
+}
+
+// The distinct values of one per-case setting, "0 (all cores)" style.
+std::string case_setting_values(const ResultSet &s, const char *key) {
+    std::set<std::string> values;
+    for (const auto &c : s.cases) {
+        auto it = c.settings.find(key);
+        if (it == c.settings.end()) continue;
+        std::string v = text(*it);
+        if (std::string(key) == "threads" && v == "0") v = "all cores";
+        if (std::string(key) == "noise_target" && it->is_number()) v = fmt::format("{:g}%", it->get<double>() * 100);
+        values.insert(v);
+    }
+    return values.empty() ? "-" : fmt::format("{}", fmt::join(values, ", "));
+}
+
+std::string library_versions(const ResultSet &s) {
+    std::vector<std::string> parts;
+    for (const auto &[name, be] : at_path(s.context, {"opbench", "backends"}).items()) {
+        std::string lv = be.value("library_versions", std::string());
+        if (!lv.empty()) parts.push_back(name + ": " + lv);
+    }
+    return parts.empty() ? "-" : fmt::format("{}", fmt::join(parts, "; "));
+}
+
+// "interleaved" when Google Benchmark ran the repetitions of all cases in a
+// random order (--benchmark_enable_random_interleaving), else "back to back".
+std::string repetition_order(const ResultSet &s) {
+    const auto &args = at_path(s.context, {"opbench", "measurement", "benchmark_args"});
+    if (args.is_array())
+        for (const auto &a : args)
+            if (a.is_string()) {
+                const std::string v = a.get<std::string>();
+                if (v == "--benchmark_enable_random_interleaving=true" ||
+                    v == "--benchmark_enable_random_interleaving")
+                    return "interleaved";
+            }
+    return "back to back";
+}
+
+std::string cpus(const ResultSet &s) {
+    const auto &m = at_path(s.context, {"opbench", "machine"});
+    std::string out = fmt::format("{} allowed", text(m.value("allowed_cores", nlohmann::json())));
+    const auto &pinned = at_path(s.context, {"opbench", "measurement", "cpus"});
+    if (pinned.is_array() && !pinned.empty()) out += fmt::format(", pinned to {}", fmt::join(pinned.get<std::vector<int>>(), ","));
+    return out;
+}
+
+std::string repetitions(const ResultSet &s) {
+    std::set<std::size_t> counts;
+    for (const auto &c : s.cases)
+        if (c.status == "passed") counts.insert(c.repetitions.size());
+    return counts.empty() ? "-" : fmt::format("{}", fmt::join(counts, ", "));
+}
+
+struct SettingRow {
+    const char *name;
+    bool strict;
+    Extractor get;
+};
+
+// A profiling run (--profile, --trace) times extra work into its recorded
+// samples' surroundings: its figures are never compared with a plain run's.
+std::string profiling(const ResultSet &s) {
+    const nlohmann::json &on = at_path(s.context, {"opbench", "profiling", "enabled"});
+    return on.is_boolean() && on.get<bool>() ? "on" : "off";
+}
+
+const std::vector<SettingRow> &setting_rows() {
+    static const std::vector<SettingRow> rows = {
+        {"machine", true, [](const ResultSet &s) { return s.machine_id(); }},
+        {"CPU", true, [](const ResultSet &s) { return s.cpu_model(); }},
+        {"host", false, [](const ResultSet &s) { return s.host_name(); }},
+        {"CPUs", true, cpus},
+        {"threads", true, [](const ResultSet &s) { return case_setting_values(s, "threads"); }},
+        {"cache", true, [](const ResultSet &s) { return case_setting_values(s, "cache"); }},
+        {"noise target", true, [](const ResultSet &s) { return case_setting_values(s, "noise_target"); }},
+        {"min time", true, [](const ResultSet &s) { return case_setting_values(s, "min_time"); }},
+        {"max time", true, [](const ResultSet &s) { return case_setting_values(s, "max_time"); }},
+        {"repetitions", true, repetitions},
+        {"repetition order", true, repetition_order},
+        {"build type", true, [](const ResultSet &s) { return s.build_type(); }},
+        {"compiler", true, [](const ResultSet &s) { return text(at_path(s.context, {"opbench", "build", "compiler"})); }},
+        {"library versions", true, library_versions},
+        {"oneDNN ISA", true,
+         [](const ResultSet &s) { return text(at_path(s.context, {"opbench", "backends", "onednn", "info", "onednn_isa"})); }},
+        {"profiling", true, profiling},
+        {"isolation", true,
+         [](const ResultSet &s) { return text(at_path(s.context, {"opbench", "measurement", "isolation"})); }},
+        {"reference", true,
+         [](const ResultSet &s) { return text(at_path(s.context, {"opbench", "measurement", "reference_backend"})); }},
+        {"suite", true, [](const ResultSet &s) { return s.suite_name(); }},
+        {"suite hash", true, [](const ResultSet &s) { return s.suite_sha256().substr(0, 12); }},
+        {"commit", false, [](const ResultSet &s) { return s.commit(); }},
+    };
+    return rows;
+}
+
+std::string percent(double change) { return fmt::format("{:+.1f}%", change * 100); }
+
+std::string pair_title(const PairComparison &p) { return fmt::format("{} -> {}", p.base_name, p.new_name); }
+
+// Display names for sets: file stems, made unique.
+std::vector<std::string> set_names(const std::vector<ResultSet> &sets) {
+    std::vector<std::string> names;
+    for (const auto &s : sets) {
+        std::string n = s.short_name();
+        if (std::count(names.begin(), names.end(), n) > 0) n = s.path;
+        names.push_back(n);
+    }
+    return names;
+}
+
+double geomean_of(const std::vector<double> &ratios) {
+    double log_sum = 0;
+    for (double r : ratios) log_sum += std::log(r);
+    return std::exp(log_sum / double(ratios.size()));
+}
+
+} // namespace
+
+std::size_t PairComparison::count(const std::string &verdict) const {
+    return static_cast<std::size_t>(
+        std::count_if(cases.begin(), cases.end(), [&](const CaseComparison &c) { return c.verdict == verdict; }));
+}
+
+bool Comparison::has_regression() const {
+    for (const auto &p : pairs)
+        if (p.count("slower") > 0) return true;
+    return false;
+}
+
+std::vector<SettingDiff> all_settings(const std::vector<ResultSet> &sets) {
+    std::vector<SettingDiff> out;
+    for (const auto &row : setting_rows()) {
+        SettingDiff d{row.name, {}, row.strict};
+        for (const auto &s : sets) d.values.push_back(row.get(s));
+        out.push_back(std::move(d));
+    }
+    return out;
+}
+
+std::vector<SettingDiff> differing_settings(const std::vector<ResultSet> &sets) {
+    std::vector<SettingDiff> out;
+    for (auto &d : all_settings(sets))
+        if (std::any_of(d.values.begin(), d.values.end(), [&](const std::string &v) { return v != d.values[0]; }))
+            out.push_back(std::move(d));
+    return out;
+}
+
+std::string verdict_for(double ratio, double p_value, const CompareOptions &o) {
+    const double change = ratio - 1.0;
+    if (std::fabs(change) < o.threshold) return "same";
+    if (std::isfinite(p_value) && p_value < o.alpha) return change > 0 ? "slower" : "faster";
+    return "noisy";
+}
+
+CaseComparison compare_case(const CaseRecord &base, const CaseRecord &next, const CompareOptions &o) {
+    CaseComparison r;
+    r.label = base.label();
+    r.backend = base.backend;
+    r.op = base.op;
+    r.p_value = NAN;
+    const ValidTimes b = valid_times(base, o.accept_unmet_noise);
+    const ValidTimes n = valid_times(next, o.accept_unmet_noise);
+    if (b.status != "ok" || n.status != "ok") {
+        // No ratio: say which side has no time, and why.
+        if (b.status != "ok" && n.status != "ok" && b.status == n.status && b.why == n.why) {
+            r.verdict = b.status;
+            r.reason = b.why;
+        } else {
+            r.verdict = b.status != "ok" ? b.status : n.status;
+            std::vector<std::string> parts;
+            if (b.status != "ok") parts.push_back(fmt::format("base {}: {}", b.status, b.why));
+            if (n.status != "ok") parts.push_back(fmt::format("new {}: {}", n.status, n.why));
+            r.reason = fmt::format("{}", fmt::join(parts, "; "));
+        }
+        return r;
+    }
+    r.compared = true;
+    r.base_median = b.median;
+    r.new_median = n.median;
+    r.ratio = n.median / b.median;
+    const std::size_t nb = b.repetition_medians.size(), nn = n.repetition_medians.size();
+    bool overlap = false;
+    if (min_two_sided_p(nb, nn) < o.alpha) {
+        r.p_value = mann_whitney_u(b.repetition_medians, n.repetition_medians).p_value;
+        r.test = fmt::format("repetitions {} vs {}", nb, nn);
+    } else if (!b.samples.empty() && !n.samples.empty()) {
+        // Too few repetitions for the test ever to reach alpha: the samples
+        // within them (serially correlated, so the p-value is optimistic).
+        r.p_value = mann_whitney_u(b.samples, n.samples).p_value;
+        r.test = fmt::format("samples {} vs {}", b.samples.size(), n.samples.size());
+        // Samples within a repetition are correlated, so their p-value ignores
+        // how far the case moves between repetitions: a change only counts
+        // when every repetition of one side is beyond every one of the other.
+        const auto [b_lo, b_hi] = std::minmax_element(b.repetition_medians.begin(), b.repetition_medians.end());
+        const auto [n_lo, n_hi] = std::minmax_element(n.repetition_medians.begin(), n.repetition_medians.end());
+        overlap = nb + nn > 2 && !(*b_hi < *n_lo || *n_hi < *b_lo);
+        if (overlap) r.test += ", repetitions overlap";
+    } else {
+        r.test = fmt::format("none ({} vs {} repetitions, no samples)", nb, nn);
+    }
+    r.verdict = verdict_for(r.ratio, r.p_value, o);
+    if (overlap && (r.verdict == "faster" || r.verdict == "slower")) r.verdict = "noisy";
+    r.process_spread = std::max(process_spread(b), process_spread(n));
+    if ((r.verdict == "faster" || r.verdict == "slower") && std::fabs(r.ratio - 1.0) <= r.process_spread) {
+        r.verdict = "noisy";
+        r.within_process_spread = true;
+        r.test += fmt::format(", within its spread across worker processes {:.1f}%", r.process_spread * 100);
+    }
+    if (auto h = o.run_to_run.find(base.match_key()); h != o.run_to_run.end() && h->second.runs >= kMinRunsForRange) {
+        r.run_to_run = h->second;
+        if ((r.verdict == "faster" || r.verdict == "slower") && std::fabs(r.ratio - 1.0) <= h->second.range) {
+            r.verdict = "noisy";
+            r.within_run_to_run = true;
+            r.test += fmt::format(", within its run-to-run range {:.1f}%", h->second.range * 100);
+        }
+    }
+    if (b.excluded + n.excluded > 0)
+        r.note = fmt::format("left out (noise target not met): {} base, {} new repetitions", b.excluded, n.excluded);
+    return r;
+}
+
+double process_spread(const ValidTimes &times) {
+    std::map<int, std::vector<double>> by_process;
+    for (std::size_t i = 0; i < times.repetition_medians.size() && i < times.repetition_processes.size(); ++i)
+        by_process[times.repetition_processes[i]].push_back(times.repetition_medians[i]);
+    if (by_process.size() < 2 || !(times.median > 0)) return 0;
+    double lo = INFINITY, hi = 0;
+    for (const auto &[process, medians] : by_process) {
+        const double m = summarize(medians).median;
+        lo = std::min(lo, m);
+        hi = std::max(hi, m);
+    }
+    return (hi - lo) / times.median;
+}
+
+std::map<std::string, RunToRunRange> run_to_run_ranges(const std::vector<ResultSet> &history,
+                                                       bool accept_unmet_noise) {
+    std::map<std::string, std::vector<double>> medians;
+    for (const auto &set : history)
+        for (const auto &c : set.cases) {
+            const ValidTimes v = valid_times(c, accept_unmet_noise);
+            if (v.status == "ok") medians[c.match_key()].push_back(v.median);
+        }
+    std::map<std::string, RunToRunRange> out;
+    for (const auto &[key, m] : medians) {
+        if (m.size() < kMinRunsForRange) continue;
+        std::vector<double> changes; // between consecutive runs, largest first
+        for (std::size_t i = 1; i < m.size(); ++i)
+            if (m[i - 1] > 0) changes.push_back(std::fabs(m[i] / m[i - 1] - 1.0));
+        if (changes.size() < 2) continue;
+        std::sort(changes.rbegin(), changes.rend());
+        out[key] = {m.size(), changes[1]}; // the largest one left out: it may be a real step
+    }
+    return out;
+}
+
+bool needs_settings_in_key(const std::vector<ResultSet> &sets) {
+    for (const auto &s : sets) {
+        std::set<std::string> keys;
+        for (const auto &c : s.cases)
+            if (!keys.insert(c.match_key()).second) return true;
+    }
+    return false;
+}
+
+namespace {
+// A case that only one of the two sets holds: listed, never given a ratio.
+CaseComparison only_in(const CaseRecord &c, const std::string &set_name) {
+    CaseComparison r;
+    r.label = c.label();
+    r.backend = c.backend;
+    r.op = c.op;
+    r.p_value = NAN;
+    r.verdict = "missing";
+    r.reason = fmt::format("only in {}", set_name);
+    return r;
+}
+} // namespace
+
+Comparison compare_sets(const std::vector<ResultSet> &sets, const CompareOptions &o) {
+    Comparison out;
+    out.options = o;
+    out.set_names = set_names(sets);
+    out.differing = differing_settings(sets);
+    out.interleaved = std::any_of(sets.begin(), sets.end(),
+                                  [](const ResultSet &s) { return repetition_order(s) == "interleaved"; });
+    const bool with_settings = needs_settings_in_key(sets);
+    auto key = [&](const CaseRecord &c) { return with_settings ? c.match_key_with_settings() : c.match_key(); };
+    const ResultSet &base = sets.at(0);
+    for (std::size_t i = 1; i < sets.size(); ++i) {
+        const ResultSet &next = sets[i];
+        PairComparison pair;
+        pair.base_name = out.set_names[0];
+        pair.new_name = out.set_names[i];
+        pair.base_path = base.path;
+        pair.new_path = next.path;
+        std::map<std::string, const CaseRecord *> in_next;
+        for (const auto &c : next.cases) in_next.emplace(key(c), &c);
+        std::set<std::string> matched;
+        std::vector<CaseComparison> missing;
+        for (const auto &c : base.cases) {
+            auto it = in_next.find(key(c));
+            if (it == in_next.end()) {
+                missing.push_back(only_in(c, pair.base_name));
+                continue;
+            }
+            matched.insert(it->first);
+            pair.cases.push_back(compare_case(c, *it->second, o));
+        }
+        for (const auto &c : next.cases)
+            if (!matched.count(key(c)))
+                missing.push_back(only_in(c, pair.new_name));
+        std::stable_partition(pair.cases.begin(), pair.cases.end(), [](const CaseComparison &c) { return c.compared; });
+        pair.cases.insert(pair.cases.end(), missing.begin(), missing.end());
+
+        // Geomeans of the ratios: all, per backend, per op.
+        std::map<std::string, std::vector<double>> groups;
+        for (const auto &c : pair.cases) {
+            if (!c.compared) continue;
+            groups["all"].push_back(c.ratio);
+            groups["backend " + c.backend].push_back(c.ratio);
+            groups["op " + c.op].push_back(c.ratio);
+        }
+        for (const auto &prefix : {"all", "backend ", "op "})
+            for (const auto &[g, ratios] : groups)
+                if (g.rfind(prefix, 0) == 0 && (std::string(prefix) != "all" || g == "all"))
+                    pair.geomeans.push_back({g, ratios.size(), geomean_of(ratios)});
+        out.pairs.push_back(std::move(pair));
+    }
+    return out;
+}
+
+Document comparison_document(const Comparison &c) {
+    Document doc;
+    const CompareOptions &o = c.options;
+    nlohmann::json data;
+    data["threshold"] = o.threshold;
+    data["alpha"] = o.alpha;
+    data["accept_unmet_noise"] = o.accept_unmet_noise;
+    data["sets"] = c.set_names;
+    data["settings_differ"] = nlohmann::json::array();
+    if (!c.differing.empty()) {
+        Table t;
+        t.title = "Settings that differ";
+        t.columns.push_back("setting");
+        for (const auto &n : c.set_names) t.columns.push_back(n);
+        for (const auto &d : c.differing) {
+            std::vector<std::string> row{d.setting};
+            row.insert(row.end(), d.values.begin(), d.values.end());
+            t.rows.push_back(std::move(row));
+            data["settings_differ"].push_back({{"setting", d.setting}, {"values", d.values}, {"strict", d.strict}});
+        }
+        doc.tables.push_back(std::move(t));
+    }
+    data["comparisons"] = nlohmann::json::array();
+    for (const auto &p : c.pairs) {
+        nlohmann::json pj = {{"base", p.base_path}, {"new", p.new_path}, {"cases", nlohmann::json::array()},
+                             {"geomeans", nlohmann::json::array()}};
+        Table compared;
+        compared.title = pair_title(p);
+        compared.columns = {"case", "backend", "base", "new", "ratio", "change", "p", "test", "verdict"};
+        Table skipped;
+        skipped.title = pair_title(p) + ": no ratio";
+        skipped.columns = {"case", "backend", "status", "reason"};
+        for (const auto &cc : p.cases) {
+            nlohmann::json cj = {{"case", cc.label}, {"backend", cc.backend}, {"op", cc.op},
+                                 {"verdict", cc.verdict}};
+            if (cc.compared) {
+                cj["base_median_seconds"] = cc.base_median;
+                cj["new_median_seconds"] = cc.new_median;
+                cj["ratio"] = cc.ratio;
+                cj["p_value"] = std::isfinite(cc.p_value) ? nlohmann::json(cc.p_value) : nlohmann::json(nullptr);
+                cj["test"] = cc.test;
+                if (!cc.note.empty()) cj["note"] = cc.note;
+                cj["process_spread"] = cc.process_spread;
+                cj["within_process_spread"] = cc.within_process_spread;
+                if (cc.run_to_run.runs > 0) {
+                    cj["run_to_run_range"] = cc.run_to_run.range;
+                    cj["run_to_run_runs"] = cc.run_to_run.runs;
+                    cj["within_run_to_run"] = cc.within_run_to_run;
+                }
+                compared.rows.push_back({cc.label, cc.backend, format_seconds(cc.base_median),
+                                         format_seconds(cc.new_median), fmt::format("{:.3f}", cc.ratio),
+                                         percent(cc.ratio - 1),
+                                         std::isfinite(cc.p_value) ? fmt::format("{:.3g}", cc.p_value) : "-",
+                                         cc.test, cc.verdict});
+            } else {
+                cj["reason"] = cc.reason;
+                skipped.rows.push_back({cc.label, cc.backend, cc.verdict, cc.reason});
+            }
+            pj["cases"].push_back(std::move(cj));
+        }
+        std::vector<std::string> counts;
+        for (const char *v : {"same", "faster", "slower", "noisy"}) {
+            counts.push_back(fmt::format("{} {}", p.count(v), v));
+            pj["counts"][v] = p.count(v);
+        }
+        pj["counts"]["no_ratio"] = skipped.rows.size();
+        compared.notes.push_back(fmt::format("{}; {} without a ratio. Verdict: a change under {:g}% is same; over "
+                                             "it, faster/slower when the U test gives p < {:g}, else noisy.",
+                                             fmt::join(counts, ", "), skipped.rows.size(), o.threshold * 100,
+                                             o.alpha));
+        std::size_t left_out = 0;
+        for (const auto &cc : p.cases)
+            if (!cc.note.empty()) ++left_out;
+        if (left_out > 0)
+            compared.notes.push_back(fmt::format("{} cases compared on part of their repetitions (the others did not "
+                                                 "meet their noise target; --accept-unmet-noise keeps them).",
+                                                 left_out));
+        std::size_t with_range = 0, within = 0;
+        for (const auto &cc : p.cases) {
+            if (cc.run_to_run.runs > 0) ++with_range;
+            if (cc.within_run_to_run) ++within;
+        }
+        if (with_range == 0 && p.count("faster") + p.count("slower") > 0 && !c.interleaved)
+            compared.notes.push_back(
+                "Both runs took each case's repetitions back to back: a slow spell of the machine during one run "
+                "moves all of a case's repetitions at once, and reads as a change. To compare runs, use "
+                "--benchmark_enable_random_interleaving=true (each case spread over the run), or --baseline-from "
+                "an archive (each case's run-to-run range); docs/measurement.md.");
+        if (with_range > 0)
+            compared.notes.push_back(fmt::format(
+                "{} cases have a run-to-run range from at least {} archived runs (how far their median moved between "
+                "runs of unchanged code); {} significant changes fell within it and are noisy.",
+                with_range, kMinRunsForRange, within));
+        doc.tables.push_back(std::move(compared));
+        if (!skipped.rows.empty()) doc.tables.push_back(std::move(skipped));
+        Table geo;
+        geo.title = pair_title(p) + ": geomean of ratios";
+        geo.columns = {"group", "cases", "ratio", "change"};
+        for (const auto &g : p.geomeans) {
+            geo.rows.push_back({g.group, std::to_string(g.cases), fmt::format("{:.3f}", g.ratio), percent(g.ratio - 1)});
+            pj["geomeans"].push_back({{"group", g.group}, {"cases", g.cases}, {"ratio", g.ratio}});
+        }
+        if (!geo.rows.empty()) doc.tables.push_back(std::move(geo));
+        data["comparisons"].push_back(std::move(pj));
+    }
+    data["regression"] = c.has_regression();
+    doc.data = std::move(data);
+    return doc;
+}
+
+} // namespace opbench

@@ -1,0 +1,426 @@
+#include "readers/report_html.hpp"
+
+#include "readers/archive.hpp"
+#include "readers/compare.hpp"
+#include "readers/level_table.hpp"
+#include "readers/svg_chart.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+namespace opbench {
+
+namespace {
+
+// The time a report shows: the median of every passed repetition (a report
+// describes; compare decides). How many missed their noise target is said.
+struct Shown {
+    bool ok = false;
+    double median = 0;
+    std::string note; // "noise target not met in 3 of 9 repetitions"
+};
+
+Shown shown_time(const CaseRecord &c) {
+    Shown s;
+    const ValidTimes v = valid_times(c, true);
+    if (v.status != "ok") return s;
+    s.ok = true;
+    s.median = v.median;
+    std::size_t unmet = 0;
+    for (const auto &r : c.repetitions)
+        if (!r.noise_target_met) ++unmet;
+    if (unmet) s.note = fmt::format(" (noise target not met in {} of {} repetitions)", unmet, c.repetitions.size());
+    return s;
+}
+
+std::string series_name(const std::vector<ResultSet> &sets, std::size_t set, const std::string &backend) {
+    return sets.size() > 1 ? fmt::format("{}: {}", sets[set].short_name(), backend) : backend;
+}
+
+double peak_of(const nlohmann::json &peaks, const char *which, const char *key) {
+    const nlohmann::json t = peaks.value(which, nlohmann::json::object());
+    auto it = t.find(key);
+    return it != t.end() && it->is_number() ? it->get<double>() : NAN;
+}
+
+bool is_integer_param(const nlohmann::json &v) { return v.is_number_integer() || v.is_number_unsigned(); }
+
+std::string fixed_text(const nlohmann::json &params, const std::set<std::string> &leave_out) {
+    std::vector<std::string> parts;
+    for (const auto &[k, v] : params.items())
+        if (!leave_out.count(k) && k != "scale" && k != "eps") parts.push_back(k + ":" + (v.is_string() ? v.get<std::string>() : v.dump()));
+    return fmt::format("{}", fmt::join(parts, " "));
+}
+
+std::string section(const std::string &id, const std::string &title, const std::string &body) {
+    return fmt::format("<section id=\"{}\">\n<h2>{}</h2>\n{}</section>\n", id, html_escape(title), body);
+}
+
+std::string contexts_section(const std::vector<ResultSet> &sets) {
+    std::string h = "<table class=\"contexts\">\n<tr><th>setting</th>";
+    for (const auto &s : sets) h += "<th>" + html_escape(s.short_name()) + "</th>";
+    h += "</tr>\n";
+    auto row = [&](const std::string &name, const std::vector<std::string> &values) {
+        const bool differs =
+            std::any_of(values.begin(), values.end(), [&](const std::string &v) { return v != values[0]; });
+        h += fmt::format("<tr{}><td>{}</td>", differs && sets.size() > 1 ? " class=\"differs\"" : "", html_escape(name));
+        for (const auto &v : values) h += "<td>" + html_escape(v) + "</td>";
+        h += "</tr>\n";
+    };
+    std::vector<std::string> v;
+    for (const auto &s : sets) v.push_back(s.path);
+    row("file", v);
+    v.clear();
+    for (const auto &s : sets) v.push_back(s.timestamp());
+    row("measured (UTC)", v);
+    for (const auto &d : all_settings(sets)) row(d.setting, d.values);
+    for (auto [label, which, key] : {std::tuple{"peak f32 GFLOP/s (all cores)", "all_threads", "f32_gflops"},
+                                     std::tuple{"peak bf16 GFLOP/s (all cores)", "all_threads", "bf16_gflops"},
+                                     std::tuple{"triad GB/s (all cores)", "all_threads", "triad_gbps"},
+                                     std::tuple{"peak f32 GFLOP/s (1 thread)", "one_thread", "f32_gflops"},
+                                     std::tuple{"triad GB/s (1 thread)", "one_thread", "triad_gbps"}}) {
+        v.clear();
+        for (const auto &s : sets) {
+            const double x = peak_of(s.opbench().value("machine_peaks", nlohmann::json::object()), which, key);
+            v.push_back(std::isfinite(x) && x > 0 ? fmt::format("{:.4g}", x) : "-");
+        }
+        row(label, v);
+    }
+    v.clear();
+    for (const auto &s : sets) {
+        std::vector<std::string> w;
+        for (const auto &x : s.opbench().value("warnings", nlohmann::json::array()))
+            if (x.is_string()) w.push_back(x.get<std::string>());
+        v.push_back(w.empty() ? "none" : fmt::format("{}", fmt::join(w, "; ")));
+    }
+    row("warnings", v);
+    h += "</table>\n";
+    if (sets.size() > 1) h += "<p class=\"note\">Highlighted rows differ between the sets.</p>\n";
+    return h;
+}
+
+std::string time_section(const std::vector<ResultSet> &sets) {
+    BarChart chart;
+    chart.kind = "time-by-case";
+    chart.title = "Median time per call, by case and " + std::string(sets.size() > 1 ? "set and backend" : "backend");
+    chart.value_label = "time per call (log scale; shorter is faster)";
+    std::map<std::string, std::size_t> row_of;
+    std::map<std::string, std::size_t> series_of;
+    std::vector<std::string> unmeasured;
+    // Rows are what a case computes, so runs that differ in threads share them.
+    const bool with_settings = needs_settings_in_key(sets);
+    auto row_key = [&](const CaseRecord &c) {
+        CaseRecord k = c;
+        k.backend.clear();
+        return with_settings ? k.match_key_with_settings() : k.match_key();
+    };
+    for (std::size_t si = 0; si < sets.size(); ++si)
+        for (const auto &c : sets[si].cases) {
+            const std::string rk = row_key(c);
+            if (!row_of.count(rk)) {
+                row_of[rk] = chart.categories.size();
+                chart.categories.push_back(c.label());
+            }
+            const std::string sn = series_name(sets, si, c.backend);
+            if (!series_of.count(sn)) {
+                series_of[sn] = chart.series.size();
+                chart.series.push_back({sn, {}, {}});
+            }
+        }
+    for (auto &s : chart.series) {
+        s.values.assign(chart.categories.size(), NAN);
+        s.tooltips.assign(chart.categories.size(), "");
+    }
+    for (std::size_t si = 0; si < sets.size(); ++si)
+        for (const auto &c : sets[si].cases) {
+            const std::size_t r = row_of[row_key(c)];
+            BarSeries &s = chart.series[series_of[series_name(sets, si, c.backend)]];
+            const Shown t = shown_time(c);
+            if (t.ok) {
+                s.values[r] = t.median;
+                s.tooltips[r] = fmt::format("{} [{}]: {}{}", c.label(), s.name, format_seconds(t.median), t.note);
+            } else {
+                unmeasured.push_back(fmt::format("{} [{}]: {}: {}", c.label(), s.name, c.status, c.reason));
+            }
+        }
+    std::string h = render_bar_chart(chart);
+    if (!unmeasured.empty()) {
+        h += "<p>No time (no bar):</p>\n<ul class=\"unmeasured\">\n";
+        for (const auto &u : unmeasured) h += "<li>" + html_escape(u) + "</li>\n";
+        h += "</ul>\n";
+    }
+    return h;
+}
+
+std::string roofline_chart(const ResultSet &set) {
+    const nlohmann::json peaks = set.opbench().value("machine_peaks", nlohmann::json::object());
+    XyChart chart;
+    chart.kind = "roofline";
+    chart.title = fmt::format("Roofline: {} ({})", set.short_name(), set.cpu_model());
+    chart.x_label = "arithmetic intensity (FLOP/byte)";
+    chart.y_label = "GFLOP/s";
+    std::map<std::string, XySeries> by_backend;
+    std::vector<std::string> order;
+    double ai_lo = INFINITY, ai_hi = 0;
+    for (const auto &c : set.cases) {
+        const Shown t = shown_time(c);
+        if (!t.ok || c.flops <= 0 || c.arithmetic_intensity <= 0) continue;
+        if (!by_backend.count(c.backend)) {
+            order.push_back(c.backend);
+            by_backend[c.backend] = XySeries{c.backend, {}, false, true, false, -1};
+        }
+        const double gflops = c.flops / t.median / 1e9;
+        by_backend[c.backend].points.push_back(
+            {c.arithmetic_intensity, gflops,
+             fmt::format("{} [{}]: {:.3g} GFLOP/s at {:.3g} FLOP/byte, {}{}", c.label(), c.backend, gflops,
+                         c.arithmetic_intensity, format_seconds(t.median), t.note)});
+        ai_lo = std::min(ai_lo, c.arithmetic_intensity);
+        ai_hi = std::max(ai_hi, c.arithmetic_intensity);
+    }
+    // The roofs: min(peak FLOP/s, bandwidth x intensity), all cores and one thread.
+    int roof_color = 7;
+    for (auto [which, label, dashed] : {std::tuple{"all_threads", "all cores", false}, std::tuple{"one_thread", "1 thread", true}}) {
+        const double bw = peak_of(peaks, which, "triad_gbps");
+        for (auto [key, dtype] : {std::pair{"f32_gflops", "f32"}, std::pair{"bf16_gflops", "bf16"}}) {
+            const double peak = peak_of(peaks, which, key);
+            if (!(peak > 0) || !(bw > 0)) continue;
+            const double ridge = peak / bw;
+            const double lo = std::pow(10.0, std::floor(std::log10(std::min(ai_lo, ridge) / 2)));
+            const double hi = std::pow(10.0, std::ceil(std::log10(std::max(ai_hi, ridge) * 2)));
+            XySeries roof{fmt::format("roof {} {} ({:.0f} GFLOP/s, {:.0f} GB/s)", dtype, label, peak, bw),
+                          {{lo, bw * lo, ""}, {ridge, peak, fmt::format("ridge {:.3g} FLOP/byte", ridge)}, {hi, peak, ""}},
+                          true, false, dashed, std::string(dtype) == "f32" ? roof_color : roof_color + 1};
+            chart.series.push_back(std::move(roof));
+        }
+    }
+    std::vector<XySeries> points;
+    for (const auto &b : order) chart.series.push_back(by_backend[b]);
+    for (std::size_t i = 0; i < chart.series.size(); ++i)
+        if (chart.series[i].color < 0) chart.series[i].color = int(i - (chart.series.size() - order.size()));
+    if (order.empty()) return "<p>No measured case to place on the roofline.</p>\n";
+    return render_xy_chart(chart);
+}
+
+std::string sweeps_section(const std::vector<ResultSet> &sets) {
+    const std::vector<Sweep> sweeps = find_sweeps(sets);
+    if (sweeps.empty())
+        return "<p class=\"no-sweep\">These sets sweep no shape dimension (no case differs from another in one "
+               "parameter only).</p>\n";
+    std::string h;
+    constexpr std::size_t kMaxSweeps = 24;
+    for (std::size_t i = 0; i < std::min(sweeps.size(), kMaxSweeps); ++i) {
+        const Sweep &sw = sweeps[i];
+        XyChart time, mem;
+        time.kind = "sweep-time";
+        mem.kind = "sweep-memory";
+        const std::string what = fmt::format("{}{} {} [{}]", sw.op, sw.case_name.empty() ? "" : " " + sw.case_name,
+                                             sw.dtype, sw.fixed);
+        time.title = fmt::format("Time against {}: {}", sw.axis_label, what);
+        mem.title = fmt::format("Peak memory against {}: {}", sw.axis_label, what);
+        time.x_label = mem.x_label = sw.axis_label;
+        time.y_label = "time per call";
+        time.y_unit = AxisUnit::seconds;
+        mem.y_label = "peak memory owned by the backend";
+        mem.y_unit = AxisUnit::bytes;
+        std::map<std::string, std::pair<XySeries, XySeries>> series;
+        std::vector<std::string> order;
+        for (std::size_t k = 0; k < sw.cases.size(); ++k) {
+            const CaseRecord &c = *sw.cases[k];
+            const std::string name = series_name(sets, sw.set_of[k], c.backend) +
+                                     (c.variant.empty() || c.variant == "default" ? "" : " " + c.variant);
+            if (!series.count(name)) {
+                order.push_back(name);
+                series[name] = {XySeries{name, {}, true, true, false, -1}, XySeries{name, {}, true, true, false, -1}};
+            }
+            const double x = c.params.value(sw.axis, 0.0);
+            const Shown t = shown_time(c);
+            if (t.ok)
+                series[name].first.points.push_back(
+                    {x, t.median, fmt::format("{} {}={}: {}{}", name, sw.axis, x, format_seconds(t.median), t.note)});
+            if (c.status == "passed") {
+                double bytes = c.memory.value("plugin_peak_bytes", 0.0);
+                if (bytes <= 0) bytes = c.memory.value("heap_peak_bytes", 0.0);
+                if (bytes > 0)
+                    series[name].second.points.push_back(
+                        {x, bytes, fmt::format("{} {}={}: {}", name, sw.axis, x, tick_label(bytes, AxisUnit::bytes))});
+            }
+        }
+        for (const auto &n : order) {
+            auto by_x = [](const XyPoint &a, const XyPoint &b) { return a.x < b.x; };
+            std::sort(series[n].first.points.begin(), series[n].first.points.end(), by_x);
+            std::sort(series[n].second.points.begin(), series[n].second.points.end(), by_x);
+            time.series.push_back(series[n].first);
+            mem.series.push_back(series[n].second);
+        }
+        h += "<div class=\"pair\">\n" + render_xy_chart(time) + render_xy_chart(mem) + "</div>\n";
+    }
+    if (sweeps.size() > kMaxSweeps)
+        h += fmt::format("<p>{} more sweeps not drawn.</p>\n", sweeps.size() - kMaxSweeps);
+    return h;
+}
+
+std::string history_section(const std::vector<ResultSet> &sets, const std::string &dir) {
+    HistoryOptions ho;
+    ho.suite = sets[0].suite_name();
+    ho.machine_id = sets[0].machine_id();
+    ho.accept_unmet_noise = true;
+    ho.last = 20;
+    Document d;
+    try {
+        d = archive_history(dir, ho);
+    } catch (const std::exception &e) {
+        return "<p>" + html_escape(e.what()) + "</p>\n";
+    }
+    XyChart chart;
+    chart.kind = "history";
+    chart.title = fmt::format("History of '{}' on {}: time relative to the first run", ho.suite, ho.machine_id);
+    chart.x_label = "archived run (oldest first)";
+    chart.y_label = "time / first run's time";
+    chart.log_x = false;
+    chart.log_y = false;
+    const auto &runs = d.data["runs"];
+    for (const auto &c : d.data["cases"]) {
+        XySeries s{c["case"].get<std::string>(), {}, true, true, false, -1};
+        double first = NAN;
+        for (std::size_t i = 0; i < c["median_seconds"].size(); ++i) {
+            const auto &v = c["median_seconds"][i];
+            if (!v.is_number()) continue;
+            if (!std::isfinite(first)) first = v.get<double>();
+            s.points.push_back({double(i + 1), v.get<double>() / first,
+                                fmt::format("{} run {} ({}, {}): {}", s.name, i + 1,
+                                            runs[i].value("timestamp", ""), runs[i].value("commit", ""),
+                                            format_seconds(v.get<double>()))});
+        }
+        if (!s.points.empty()) chart.series.push_back(std::move(s));
+    }
+    std::string h = render_xy_chart(chart);
+    h += html_table(d.tables.at(0));
+    return h;
+}
+
+} // namespace
+
+std::vector<Sweep> find_sweeps(const std::vector<ResultSet> &sets) {
+    // Groups of one op, case name and dtype across all sets.
+    struct Item {
+        const CaseRecord *c;
+        std::size_t set;
+    };
+    std::map<std::string, std::vector<Item>> groups;
+    std::vector<std::string> group_order;
+    for (std::size_t si = 0; si < sets.size(); ++si)
+        for (const auto &c : sets[si].cases) {
+            const std::string g = c.op + "|" + c.case_name + "|" + c.dtype;
+            if (!groups.count(g)) group_order.push_back(g);
+            groups[g].push_back({&c, si});
+        }
+    std::vector<Sweep> out;
+    for (const auto &g : group_order) {
+        const auto &items = groups[g];
+        const CaseRecord &first = *items[0].c;
+        std::set<std::string> covered; // axes already drawn, and those equal to them
+        for (const auto &[axis, v0] : first.params.items()) {
+            if (!is_integer_param(v0) || covered.count(axis)) continue;
+            // Parameters equal to the axis in every case move with it (seq_q = seq_kv).
+            std::set<std::string> along{axis};
+            for (const auto &[q, qv] : first.params.items()) {
+                if (q == axis || !is_integer_param(qv)) continue;
+                bool equal = true;
+                for (const auto &it : items)
+                    if (it.c->params.value(q, nlohmann::json()) != it.c->params.value(axis, nlohmann::json())) equal = false;
+                if (equal) along.insert(q);
+            }
+            // Sub-groups: every other parameter fixed.
+            std::map<std::string, Sweep> subs;
+            std::vector<std::string> sub_order;
+            for (const auto &it : items) {
+                const std::string fixed = fixed_text(it.c->params, along);
+                if (!subs.count(fixed)) {
+                    sub_order.push_back(fixed);
+                    subs[fixed] = Sweep{first.op, first.case_name, first.dtype, axis,
+                                        fmt::format("{}", fmt::join(along, "=")), fixed, {}, {}};
+                }
+                subs[fixed].cases.push_back(it.c);
+                subs[fixed].set_of.push_back(it.set);
+            }
+            bool any = false;
+            for (const auto &k : sub_order) {
+                std::set<std::string> values;
+                for (const auto *c : subs[k].cases) values.insert(c->params.value(axis, nlohmann::json()).dump());
+                if (values.size() >= 2) {
+                    out.push_back(std::move(subs[k]));
+                    any = true;
+                }
+            }
+            if (any) covered.insert(along.begin(), along.end());
+        }
+    }
+    return out;
+}
+
+std::string html_table(const Table &t) {
+    std::string h = t.title.empty() ? "" : "<h3>" + html_escape(t.title) + "</h3>\n";
+    h += "<table class=\"data\">\n<tr>";
+    for (const auto &c : t.columns) h += "<th>" + html_escape(c) + "</th>";
+    h += "</tr>\n";
+    for (const auto &r : t.rows) {
+        h += "<tr>";
+        for (const auto &c : r) h += "<td>" + html_escape(c) + "</td>";
+        h += "</tr>\n";
+    }
+    h += "</table>\n";
+    for (const auto &n : t.notes) h += "<p class=\"note\">" + html_escape(n) + "</p>\n";
+    return h;
+}
+
+std::string render_report_html(const std::vector<ResultSet> &sets, const ReportOptions &o) {
+    std::set<std::string> suites;
+    for (const auto &s : sets) suites.insert(s.suite_name());
+    const std::string title =
+        o.title.empty() ? fmt::format("opbench report: {}", fmt::join(suites, ", ")) : o.title;
+    std::string h = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" +
+                    html_escape(title) + "</title>\n";
+    h += "<style>\n"
+         "body{font-family:sans-serif;margin:24px;color:#222;max-width:1400px}\n"
+         "h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid #ccc;padding-bottom:4px;margin-top:32px}\n"
+         "table{border-collapse:collapse;font-size:12px;margin:8px 0}\n"
+         "th,td{border:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top}\n"
+         "th{background:#f0f0f0}tr.differs td{background:#fff3cd}\n"
+         ".note{color:#555;font-size:12px}.pair{display:flex;flex-wrap:wrap;gap:8px}\n"
+         // Charts shrink to the window (their viewBox keeps the proportions).
+         "svg.chart{background:#fff;border:1px solid #eee;margin:6px 0;max-width:100%;height:auto}\n"
+         "</style>\n</head>\n<body>\n";
+    h += "<h1>" + html_escape(title) + "</h1>\n<p>";
+    h += fmt::format("{} result set{}; every figure is read from the sets (medians of the repetitions' median "
+                     "times per call). Hover a bar or point for its case.</p>\n",
+                     sets.size(), sets.size() > 1 ? "s" : "");
+    h += section("contexts", "Contexts", contexts_section(sets));
+    h += section("time", "Time per case", time_section(sets));
+    std::string roof;
+    for (const auto &s : sets) roof += roofline_chart(s);
+    h += section("roofline", "Roofline (each machine's measured roofs)", roof);
+    h += section("sweeps", "Against the swept dimension", sweeps_section(sets));
+    if (!o.history_dir.empty()) h += section("history", "History", history_section(sets, o.history_dir));
+    std::string tables;
+    for (const auto &s : sets) {
+        LevelOptions lo;
+        lo.baseline = s.opbench().value("measurement", nlohmann::json::object()).value("reference_backend", "naive");
+        lo.accept_unmet_noise = true;
+        try {
+            Document d = by_backend({s}, lo);
+            d.tables[0].title = s.short_name() + ": " + d.tables[0].title;
+            tables += html_table(d.tables[0]);
+        } catch (const std::invalid_argument &e) {
+            tables += "<p>" + html_escape(s.short_name() + ": " + e.what()) + "</p>\n";
+        }
+    }
+    h += section("levels", "Levels", tables);
+    h += "</body>\n</html>\n";
+    return h;
+}
+
+} // namespace opbench

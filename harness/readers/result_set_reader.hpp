@@ -1,0 +1,109 @@
+// Reading result sets back: the one place that knows how a result set's JSON
+// (results/README.md) maps to cases, repetitions and context. compare,
+// report, history, archive and merge read sets through it and never load a
+// plugin.
+#pragma once
+
+#include "writers/units.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace opbench {
+
+// A result set that cannot be read: the message names the file, and for
+// malformed JSON the line and column.
+class ResultSetError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// One repetition of a case (one Google Benchmark iteration entry).
+struct RepetitionTime {
+    double median_seconds = 0;      // the repetition's median time per call
+    double noise = 0;               // relative half-width of that median's 95% CI
+    bool noise_target_met = true;
+    bool timed_out = false;
+    std::vector<double> sample_times; // seconds per call, every sample
+    int process = 0;                  // stats.process: which of the backend's worker processes took it
+};
+
+// Everything a set says about one case on one backend.
+struct CaseRecord {
+    std::string name;  // run_name without "/manual_time"
+    std::string op, backend, dtype, variant, case_name;
+    nlohmann::json params = nlohmann::json::object();   // shape parameters
+    nlohmann::json settings = nlohmann::json::object(); // threads, cache, noise_target, ...
+    std::string status;   // passed | failed | skipped (as written)
+    std::string reason;
+    bool reference = false;
+    double flops = 0, bytes = 0, arithmetic_intensity = 0;
+    nlohmann::json roofline;  // null when not measured
+    nlohmann::json memory;    // the entry's memory object
+    std::vector<RepetitionTime> repetitions; // passed entries only, in repetition order
+
+    // What the case computes, without the settings that only change how it
+    // was measured (threads, cache): op, shape, dtype, variant, backend, name.
+    [[nodiscard]] std::string match_key() const;
+    // The same plus threads and cache, for sets that hold a case under
+    // several settings.
+    [[nodiscard]] std::string match_key_with_settings() const;
+    // "op variant shape dtype" for a person: "attention fused B:1 H:2 S:64 D:32 f32".
+    [[nodiscard]] std::string label() const;
+    // The shape as "K:V" pairs in the result set's parameter order.
+    [[nodiscard]] std::string shape() const;
+};
+
+struct ResultSet {
+    std::string path;
+    nlohmann::json context;          // Google Benchmark's context, context.opbench inside
+    std::vector<CaseRecord> cases;   // in the order the set first lists them
+    nlohmann::json raw;              // the whole file, for merge
+
+    [[nodiscard]] const nlohmann::json &opbench() const; // context.opbench
+    [[nodiscard]] std::string suite_name() const;
+    [[nodiscard]] std::string suite_sha256() const;
+    [[nodiscard]] std::string build_type() const;
+    [[nodiscard]] std::string commit() const;
+    [[nodiscard]] std::string timestamp() const;         // context.opbench.timestamp, UTC ISO 8601
+    [[nodiscard]] std::string host_name() const;
+    [[nodiscard]] std::string cpu_model() const;
+    // See machine_id() below.
+    [[nodiscard]] std::string machine_id() const;
+    // A short name for tables: the file name without directory and ".json".
+    [[nodiscard]] std::string short_name() const;
+};
+
+// Read and check a result set: valid JSON, a `benchmarks` array, an opbench
+// context of a schema version this build knows. Throws ResultSetError.
+[[nodiscard]] ResultSet read_result_set(const std::string &path);
+// The same from text already in memory (`path` only names it in errors).
+[[nodiscard]] ResultSet parse_result_set(const std::string &text, const std::string &path);
+
+// Which machine a set was measured on, as a directory-safe name:
+// context.opbench.machine.id when the set has one, else
+// "<cpu model>-<N>c-<hash>" from the CPU model, core count, memory and ISA
+// flags. It leaves the host name out on purpose: CI runners of one kind get
+// fresh host names, and their sets must find each other's baselines.
+[[nodiscard]] std::string machine_id(const nlohmann::json &context);
+
+// A valid time: the repetitions that passed and met their noise target (or
+// all that passed, with accept_unmet). Empty when there is none; `why` then
+// says why ("skipped: <reason>", "timed out: ...").
+struct ValidTimes {
+    std::vector<double> repetition_medians; // seconds
+    std::vector<int> repetition_processes;  // the worker process of each (stats.process)
+    std::vector<double> samples;            // every sample of those repetitions
+    double median = 0;                      // median of repetition_medians
+    std::size_t excluded = 0;               // passed repetitions left out (noise target not met)
+    std::string status;                     // "ok", or skipped / failed / timed_out
+    std::string why;
+};
+[[nodiscard]] ValidTimes valid_times(const CaseRecord &c, bool accept_unmet_noise_target);
+
+
+} // namespace opbench

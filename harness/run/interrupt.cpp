@@ -1,0 +1,98 @@
+#include "run/interrupt.hpp"
+
+#include "files/scratch_file.hpp"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <csignal>
+#include <mutex>
+#include <thread>
+#include <unistd.h>
+
+namespace opbench {
+
+namespace {
+
+std::atomic<int> g_signal{0};
+std::mutex g_mutex; // guards the actions
+std::function<void()> g_on_first, g_on_second;
+std::once_flag g_installed;
+
+void say(const std::string &text) { (void)!::write(STDERR_FILENO, text.data(), text.size()); }
+
+const char *name_of(int sig) { return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "signal"; }
+
+void watch(sigset_t set) {
+    for (;;) {
+        int sig = 0;
+        if (sigwait(&set, &sig) != 0) continue;
+        int expected = 0;
+        if (g_signal.compare_exchange_strong(expected, sig)) {
+            std::function<void()> action;
+            {
+                std::lock_guard lock(g_mutex);
+                action = g_on_first;
+            }
+            if (!action) {
+                // Nothing to finish (no run in progress: start-up, `opbench
+                // machine`, ...): stop as the default disposition would.
+                remove_all_scratch_files();
+                ::_exit(128 + sig);
+            }
+            say(fmt::format("\nopbench: {}: stopping; the result set will hold the cases that finished, marked "
+                            "incomplete (--resume finishes it). {} again stops at once.\n",
+                            name_of(sig), sig == SIGINT ? "Ctrl-C" : "The signal"));
+            action();
+            continue;
+        }
+        say(fmt::format("\nopbench: {} again: stopping now.\n", name_of(sig)));
+        std::function<void()> action;
+        {
+            std::lock_guard lock(g_mutex);
+            action = g_on_second;
+        }
+        if (action) {
+            try {
+                action();
+            } catch (const std::exception &e) {
+                say(fmt::format("opbench: could not write the partial result set: {}\n", e.what()));
+            }
+        }
+        remove_all_scratch_files();
+        ::_exit(128 + g_signal.load());
+    }
+}
+
+} // namespace
+
+void install_interrupt_handling() {
+    std::call_once(g_installed, [] {
+        std::signal(SIGPIPE, SIG_IGN);
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, SIGINT);
+        sigaddset(&set, SIGTERM);
+        pthread_sigmask(SIG_BLOCK, &set, nullptr);
+        std::thread(watch, set).detach();
+    });
+}
+
+bool interrupt_requested() noexcept { return g_signal.load() != 0; }
+int interrupt_signal() noexcept { return g_signal.load(); }
+int interrupt_exit_status() noexcept {
+    const int s = g_signal.load();
+    return s ? 128 + s : 0;
+}
+
+void on_first_interrupt(std::function<void()> action) {
+    std::lock_guard lock(g_mutex);
+    g_on_first = std::move(action);
+}
+
+void on_second_interrupt(std::function<void()> action) {
+    std::lock_guard lock(g_mutex);
+    g_on_second = std::move(action);
+}
+
+} // namespace opbench

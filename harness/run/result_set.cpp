@@ -1,0 +1,39 @@
+#include "run/result_set.hpp"
+
+#include "readers/analyze.hpp"
+#include "run/context.hpp"
+
+namespace opbench {
+
+nlohmann::json run_context_json(const RunContext &c) {
+    nlohmann::json ctx = opbench_context(*c.suite, *c.cases, *c.backends, *c.unavailable,
+                                         c.reference_backend, c.benchmark_args, c.timer_overhead_seconds);
+    ctx["machine_peaks"] = c.machine->peaks;
+    ctx["machine_peaks_cache"] = c.machine->path.string();
+    ctx["measurement"]["call_overhead_seconds"] = c.call_overhead_seconds;
+    ctx["measurement"]["cpus"] = c.cpus;
+    ctx["warnings"] = c.warnings;
+    // A profiling run says so: its timings are not to be mixed with plain runs'.
+    ctx["profiling"] = c.profiling ? c.profiling->options().context() : nlohmann::json{{"enabled", false}};
+    if (c.shard) ctx["shard"] = {{"index", c.shard->index}, {"count", c.shard->count}};
+    return ctx;
+}
+
+std::vector<nlohmann::json> case_entries(std::vector<nlohmann::json> gb_entries, const CaseResult &result) {
+    const bool ran = !gb_entries.empty();
+    nlohmann::json gb = {{"benchmarks", std::move(gb_entries)}};
+    const std::vector<CaseResult> one = {result};
+    std::vector<const CaseResult *> unmeasured;
+    if (!ran) unmeasured.push_back(&one.front());
+    nlohmann::json enriched = enrich_result_set(std::move(gb), one, unmeasured, nlohmann::json::object());
+    std::vector<nlohmann::json> out;
+    for (auto &e : enriched["benchmarks"]) out.push_back(std::move(e));
+    return out;
+}
+
+void add_run_analysis(nlohmann::json &result_set, const ProfileSession *profiling) {
+    add_bottlenecks(result_set);
+    if (profiling && profiling->options().hot_path) attach_profiles(result_set, profiling->cases());
+}
+
+} // namespace opbench

@@ -1,0 +1,200 @@
+#include "run/run_console.hpp"
+
+#include "writers/units.hpp"
+#include "opbench/ops.hpp"
+#include "run/gb_reporter.hpp"
+#include "measure/statistics.hpp"
+#include "writers/table_writers.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace opbench {
+
+namespace {
+
+std::string bound_word(const std::string &bound) {
+    const auto pos = bound.find("-bound");
+    return pos == std::string::npos ? bound : bound.substr(0, pos);
+}
+
+// The % of peak that matters for the bound (level_table.cpp's rule).
+std::string peak_text(const Roofline &rl) {
+    const std::string b = bound_word(rl.bound);
+    auto pct = [](double v, const char *what) {
+        return v < 10 ? fmt::format("{:.2g}% {}", v, what) : fmt::format("{:.0f}% {}", v, what);
+    };
+    const bool f = std::isfinite(rl.pct_peak_compute), m = std::isfinite(rl.pct_peak_bandwidth);
+    if (b == "compute" && f) return pct(rl.pct_peak_compute, "flop");
+    if (b == "memory" && m) return pct(rl.pct_peak_bandwidth, "bw");
+    if (f && (!m || rl.pct_peak_compute >= rl.pct_peak_bandwidth)) return pct(rl.pct_peak_compute, "flop");
+    if (m) return pct(rl.pct_peak_bandwidth, "bw");
+    return "-";
+}
+
+double peak_value(const Roofline &rl) {
+    const std::string b = bound_word(rl.bound);
+    if (b == "memory") return rl.pct_peak_bandwidth;
+    if (b == "compute") return rl.pct_peak_compute;
+    return std::max(rl.pct_peak_compute, rl.pct_peak_bandwidth);
+}
+
+const char *kGreen = "\x1b[32m", *kYellow = "\x1b[33m", *kRed = "\x1b[31m", *kReset = "\x1b[0m";
+
+} // namespace
+
+std::optional<CaseTime> case_time(const CaseResult &r) {
+    if (r.status != CaseStatus::passed || r.repetitions.empty()) return std::nullopt;
+    CaseTime t;
+    std::vector<double> medians;
+    for (const auto &rec : r.repetitions) {
+        medians.push_back(rec.summary.median);
+        if (rec.timed_out) ++t.timed_out;
+    }
+    t.median = summarize(medians).median;
+    if (medians.size() >= 2) {
+        const auto [lo, hi] = std::minmax_element(medians.begin(), medians.end());
+        t.spread = t.median > 0 ? (*hi - *lo) / 2 / t.median : 0;
+    } else {
+        t.spread = r.repetitions[0].summary.noise;
+    }
+    return t;
+}
+
+std::vector<std::string> run_line_columns(const std::string &reference) {
+    return {"case x backend", "median", "+-", "throughput", "% peak", "bound", "vs " + reference, "status"};
+}
+
+std::vector<std::string> run_line_cells(const CaseResult &r, const std::optional<Roofline> &rl,
+                                        const CaseResult *reference) {
+    const std::optional<CaseTime> t = case_time(r);
+    if (!t) {
+        std::string status(case_status_name(r.status));
+        return {r.name, "-", "-", "-", "-", "-", "-", status + (r.reason.empty() ? "" : ": " + r.reason)};
+    }
+    const Case &c = *r.source;
+    const std::string bound = rl ? bound_word(rl->bound) : "-";
+    const std::string throughput = bound == "memory" || op_flops(c.desc) <= 0
+                                       ? fmt::format("{:.3g} GB/s", op_bytes(c.desc) / t->median / 1e9)
+                                       : fmt::format("{:.3g} GFLOP/s", op_flops(c.desc) / t->median / 1e9);
+    std::string vs = "-";
+    if (r.is_reference) vs = "ref";
+    else if (reference)
+        if (auto rt = case_time(*reference)) vs = fmt::format("{:.3g}x", rt->median / t->median);
+    std::string status = "passed";
+    if (t->timed_out > 0)
+        status += fmt::format(" ({}/{} repetitions missed the noise target)", t->timed_out, r.repetitions.size());
+    return {r.name,
+            format_seconds(t->median),
+            !std::isfinite(t->spread) ? "n/a"
+            : t->spread >= 10         ? ">999%" // repetitions an order of magnitude apart: a disturbed run
+                                      : fmt::format("{:.1f}%", t->spread * 100),
+            throughput,
+            rl ? peak_text(*rl) : "-",
+            bound,
+            vs,
+            status};
+}
+
+Table backend_summary(const std::vector<CaseResult> &results, const std::string &reference,
+                      const std::function<std::optional<Roofline>(const CaseResult &)> &roofline) {
+    struct Tally {
+        int passed = 0, failed = 0, skipped = 0, timed_out = 0;
+        std::vector<double> speedups, peaks;
+        std::map<std::string, int> bounds;
+    };
+    std::vector<std::string> order;
+    std::map<std::string, Tally> by;
+    // The reference's time per case, by the case it measures.
+    std::map<const Case *, double> ref_time;
+    for (const auto &r : results)
+        if (r.backend == reference)
+            if (auto t = case_time(r)) ref_time[r.source] = t->median;
+    for (const auto &r : results) {
+        if (!by.count(r.backend)) order.push_back(r.backend);
+        Tally &t = by[r.backend];
+        if (r.status == CaseStatus::failed) ++t.failed;
+        if (r.status == CaseStatus::skipped) ++t.skipped;
+        const auto ct = case_time(r);
+        if (!ct) continue;
+        ++t.passed;
+        if (ct->timed_out) ++t.timed_out;
+        if (auto it = ref_time.find(r.source); it != ref_time.end()) t.speedups.push_back(it->second / ct->median);
+        if (auto rl = roofline(r)) {
+            if (std::isfinite(peak_value(*rl))) t.peaks.push_back(peak_value(*rl));
+            ++t.bounds[bound_word(rl->bound)];
+        }
+    }
+    Table table;
+    table.title = "Per backend";
+    table.columns = {"backend", "passed", "failed", "skipped", "noise target missed", "geomean vs " + reference,
+                     "median % peak", "bound (cases)"};
+    for (const auto &b : order) {
+        const Tally &t = by[b];
+        std::string geo = "-";
+        if (!t.speedups.empty()) {
+            double ls = 0;
+            for (double s : t.speedups) ls += std::log(s);
+            geo = fmt::format("{:.3g}x", std::exp(ls / double(t.speedups.size())));
+        }
+        std::vector<std::string> bounds;
+        for (const auto &[k, n] : t.bounds) bounds.push_back(fmt::format("{} {}", k, n));
+        table.rows.push_back({b, std::to_string(t.passed), std::to_string(t.failed), std::to_string(t.skipped),
+                              std::to_string(t.timed_out), geo,
+                              t.peaks.empty() ? "-" : fmt::format("{:.2g}%", summarize(t.peaks).median),
+                              bounds.empty() ? "-" : fmt::format("{}", fmt::join(bounds, ", "))});
+    }
+    table.notes.push_back("noise target missed: cases with a repetition that reached max_time first (compare "
+                          "leaves those repetitions out).");
+    return table;
+}
+
+RunConsoleReporter::RunConsoleReporter(RunConsoleHooks hooks, const std::vector<std::string> &names,
+                                       std::string reference, bool colour)
+    : hooks_(std::move(hooks)), reference_(std::move(reference)), colour_(colour) {
+    const auto columns = run_line_columns(reference_);
+    widths_ = {0, 9, 6, 16, 12, 8, std::max<std::size_t>(9, columns[6].size())};
+    widths_[0] = columns[0].size();
+    for (const auto &n : names) widths_[0] = std::max(widths_[0], n.size());
+}
+
+bool RunConsoleReporter::ReportContext(const Context &) {
+    const auto columns = run_line_columns(reference_);
+    std::string line;
+    for (std::size_t i = 0; i < widths_.size(); ++i)
+        line += i == 0 ? fmt::format("{:<{}}  ", columns[i], widths_[i]) : fmt::format("{:>{}}  ", columns[i], widths_[i]);
+    line += columns.back();
+    // Printed with the first line under it: a suite of workloads only has none.
+    header_ = line + "\n" + std::string(line.size() + 10, '-') + "\n";
+    return true;
+}
+
+void RunConsoleReporter::ReportRuns(const std::vector<Run> &runs) {
+    for (const auto &run : runs) {
+        if (run.run_type != Run::RT_Iteration) continue;
+        const std::string name = strip_manual_time(run.run_name.str());
+        if (!printed_.insert(name).second) continue;
+        const CaseResult *r = hooks_.lookup(name);
+        if (!r) continue;
+        const auto cells =
+            run_line_cells(*r, r->status == CaseStatus::passed ? hooks_.roofline(*r) : std::nullopt,
+                           hooks_.reference_of(*r));
+        std::string line;
+        for (std::size_t i = 0; i < widths_.size(); ++i)
+            line += i == 0 ? fmt::format("{:<{}}  ", cells[i], widths_[i]) : fmt::format("{:>{}}  ", cells[i], widths_[i]);
+        const std::string &status = cells.back();
+        const char *col = r->status == CaseStatus::failed    ? kRed
+                          : r->status == CaseStatus::skipped ? kYellow
+                          : status == "passed"               ? kGreen
+                                                             : kYellow;
+        line += colour_ ? std::string(col) + status + kReset : status;
+        GetOutputStream() << header_ << line << "\n";
+        header_.clear();
+    }
+    GetOutputStream().flush();
+}
+
+} // namespace opbench

@@ -1,0 +1,154 @@
+#include "run/run_log.hpp"
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+
+namespace opbench {
+
+namespace {
+
+std::string utc_now() {
+    return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::chrono::system_clock::to_time_t(
+                                                     std::chrono::system_clock::now())));
+}
+
+} // namespace
+
+RunLog::RunLog(nlohmann::json header, std::optional<std::string> journal_path) : header_(std::move(header)) {
+    if (journal_path) journal_ = std::make_unique<Journal>(Journal::create(*journal_path, header_));
+}
+
+std::unique_ptr<RunLog> RunLog::resume(const std::string &journal_path) {
+    JournalContents contents = read_journal(journal_path);
+    std::unique_ptr<RunLog> log(new RunLog());
+    log->header_ = std::move(contents.header);
+    for (const auto &line : contents.entries) log->apply(line);
+    log->journal_ = std::make_unique<Journal>(Journal::reopen(journal_path));
+    const nlohmann::json resumed = {{"resumed_at", utc_now()}};
+    log->record(resumed);
+    log->apply(resumed);
+    return log;
+}
+
+std::optional<std::string> RunLog::journal_path() const {
+    std::lock_guard lock(mutex_);
+    if (!journal_) return std::nullopt;
+    return journal_->path();
+}
+
+void RunLog::record(const nlohmann::json &line) {
+    if (journal_) journal_->append(line);
+}
+
+void RunLog::apply(const nlohmann::json &line) {
+    if (line.contains("gb_context")) gb_context_ = line["gb_context"];
+    if (line.contains("opbench_context")) opbench_context_ = line["opbench_context"];
+    if (line.contains("resumed_at")) resumed_at_.push_back(line["resumed_at"].get<std::string>());
+    if (line.contains("case")) {
+        FinishedCase c{line.value("index", std::size_t(0)), line["case"].get<std::string>(),
+                       line.value("status", std::string()), {}};
+        for (const auto &e : line.value("entries", nlohmann::json::array())) c.entries.push_back(e);
+        auto it = by_name_.find(c.name);
+        if (it != by_name_.end()) {
+            cases_[it->second] = std::move(c); // measured again (a resumed run re-ran it): the later wins
+        } else {
+            by_name_[c.name] = cases_.size();
+            cases_.push_back(std::move(c));
+        }
+    }
+}
+
+void RunLog::set_gb_context(nlohmann::json context) {
+    const nlohmann::json line = {{"gb_context", std::move(context)}};
+    std::lock_guard lock(mutex_);
+    record(line);
+    apply(line);
+}
+
+void RunLog::set_opbench_context(nlohmann::json context) {
+    const nlohmann::json line = {{"opbench_context", std::move(context)}};
+    std::lock_guard lock(mutex_);
+    record(line);
+    apply(line);
+}
+
+void RunLog::add_case(std::size_t index, const std::string &name, const std::string &status,
+                      std::vector<nlohmann::json> entries) {
+    const nlohmann::json line = {{"case", name}, {"index", index}, {"status", status}, {"entries", std::move(entries)}};
+    std::lock_guard lock(mutex_);
+    record(line); // on disk before the case counts as finished
+    apply(line);
+}
+
+bool RunLog::has_case(const std::string &name) const {
+    std::lock_guard lock(mutex_);
+    return by_name_.count(name) != 0;
+}
+
+std::map<std::string, int> RunLog::counts() const {
+    std::lock_guard lock(mutex_);
+    std::map<std::string, int> n;
+    for (const auto &c : cases_) ++n[c.status];
+    return n;
+}
+
+int RunLog::resumptions() const {
+    std::lock_guard lock(mutex_);
+    return static_cast<int>(resumed_at_.size());
+}
+
+nlohmann::json RunLog::result_set(bool complete) const {
+    std::lock_guard lock(mutex_);
+    nlohmann::json doc;
+    doc["context"] = gb_context_.is_object() ? gb_context_ : nlohmann::json::object();
+    nlohmann::json ob = opbench_context_;
+    ob["complete"] = complete;
+    if (!resumed_at_.empty()) ob["resumed_at"] = resumed_at_;
+    if (!complete && journal_) ob["journal"] = journal_->path();
+    doc["context"]["opbench"] = std::move(ob);
+    std::vector<const FinishedCase *> order;
+    for (const auto &c : cases_) order.push_back(&c);
+    std::stable_sort(order.begin(), order.end(),
+                     [](const FinishedCase *a, const FinishedCase *b) { return a->index < b->index; });
+    doc["benchmarks"] = nlohmann::json::array();
+    for (const FinishedCase *c : order)
+        for (const auto &e : c->entries) doc["benchmarks"].push_back(e);
+    return doc;
+}
+
+std::string journal_to_resume(const std::string &file) {
+    if (looks_like_journal(file)) return file;
+    // An empty file is the result set's reservation (output_path.hpp) of a run
+    // killed before it wrote anything: its journal lies beside it.
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(file, ec) && std::filesystem::file_size(file, ec) == 0 && !ec &&
+        looks_like_journal(journal_path_for(file)))
+        return journal_path_for(file);
+    std::ifstream in(file);
+    if (!in) throw JournalError(fmt::format("{}: cannot open: {}", file, std::strerror(errno)));
+    const nlohmann::json rs = nlohmann::json::parse(in, nullptr, false);
+    if (rs.is_discarded() || !rs.is_object() || !rs.contains("context") || !rs["context"].contains("opbench"))
+        throw JournalError(fmt::format("{}: neither an opbench result set nor a journal", file));
+    const nlohmann::json &ob = rs["context"]["opbench"];
+    if (ob.value("complete", true))
+        throw JournalError(fmt::format("{}: the run is complete; there is nothing to resume", file));
+    const std::string journal = ob.value("journal", std::string());
+    if (journal.empty() || !looks_like_journal(journal))
+        throw JournalError(fmt::format("{}: its journal {} is gone; the finished cases cannot be continued",
+                                       file, journal.empty() ? std::string("(none named)") : journal));
+    return journal;
+}
+
+void RunLog::finish() {
+    std::lock_guard lock(mutex_);
+    if (journal_) journal_->remove();
+    journal_.reset();
+}
+
+} // namespace opbench

@@ -1,0 +1,88 @@
+// What a result set is made of, recorded as the run goes: Google Benchmark's
+// context, opbench's context, and each finished case x backend with its
+// result-set entries (already carrying opbench's fields). Mirrored line by
+// line into the journal (journal.hpp) when there is one, so that
+//   - the result set can be written at any moment, complete or not (an
+//     interrupted run: "complete": false in context.opbench);
+//   - a second Ctrl-C writes it from here without touching the runner;
+//   - `opbench run --resume` rebuilds the log from the journal and runs only
+//     the cases it does not hold.
+// Thread-safe: the signal watcher reads it while the runner adds to it.
+#pragma once
+
+#include "run/journal.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace opbench {
+
+class RunLog {
+public:
+    // A log for a new run. With `journal_path`, a journal is started there
+    // with `header` (what the run is: suite, options) as its first line.
+    RunLog(nlohmann::json header, std::optional<std::string> journal_path);
+    // A log continuing the journal at `journal_path` (--resume): everything
+    // it holds is restored, and later records are appended to it.
+    [[nodiscard]] static std::unique_ptr<RunLog> resume(const std::string &journal_path);
+
+    [[nodiscard]] const nlohmann::json &header() const { return header_; }
+    [[nodiscard]] std::optional<std::string> journal_path() const;
+
+    // Google Benchmark's "context" object, and context.opbench. Recorded
+    // again by a resumed run (the later one wins).
+    void set_gb_context(nlohmann::json context);
+    void set_opbench_context(nlohmann::json context);
+
+    // A finished case x backend: `index` is its place in the run's planned
+    // order (entries are written in that order), `status` passed | failed |
+    // skipped, `entries` its result-set entries.
+    void add_case(std::size_t index, const std::string &name, const std::string &status,
+                  std::vector<nlohmann::json> entries);
+    [[nodiscard]] bool has_case(const std::string &name) const;
+    // Cases by status ("passed" -> 3, ...).
+    [[nodiscard]] std::map<std::string, int> counts() const;
+    // How many times this run was resumed.
+    [[nodiscard]] int resumptions() const;
+
+    // The result set: {"context": gb + {"opbench": ... "complete": complete},
+    // "benchmarks": [...]}. An incomplete one also names the journal
+    // (context.opbench.journal) that --resume continues from.
+    [[nodiscard]] nlohmann::json result_set(bool complete) const;
+
+    // The result set is complete and written: the journal goes.
+    void finish();
+
+private:
+    RunLog() = default;
+    void record(const nlohmann::json &line); // into the journal, under the lock
+    void apply(const nlohmann::json &line);  // into memory, under the lock
+
+    struct FinishedCase {
+        std::size_t index;
+        std::string name, status;
+        std::vector<nlohmann::json> entries;
+    };
+    mutable std::mutex mutex_;
+    nlohmann::json header_;
+    std::unique_ptr<Journal> journal_;
+    nlohmann::json gb_context_ = nlohmann::json::object();
+    nlohmann::json opbench_context_ = nlohmann::json::object();
+    std::vector<FinishedCase> cases_;
+    std::map<std::string, std::size_t> by_name_;
+    std::vector<std::string> resumed_at_;
+};
+
+// The journal that `opbench run --resume FILE` continues: FILE itself when
+// it is a journal, else the one an incomplete result set names
+// (context.opbench.journal). Throws JournalError saying why there is none
+// (a complete result set, a missing journal, a file that is neither).
+[[nodiscard]] std::string journal_to_resume(const std::string &file);
+
+} // namespace opbench

@@ -1,0 +1,83 @@
+// Running a suite: every case on every backend, each measured by the recipe
+// (recipe.hpp) in a worker process per backend or in opbench itself
+// (case_host.hpp) and handed to Google Benchmark for naming and reporting.
+// Each finished case goes to the run log and its journal (run_log.hpp); the
+// result set is made from the log, complete or (interrupted) not.
+#pragma once
+
+#include "isolate/case_host.hpp"
+#include "plugin/plugin_loader.hpp"
+#include "profile/profile_session.hpp"
+#include "entry/results.hpp"
+#include "measure/settings.hpp"
+#include "suite/shard.hpp"
+#include "suite/suite.hpp"
+#include "check/verify.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace opbench {
+
+struct RunOptions {
+    std::vector<std::string> backends;  // replaces every case's list when non-empty
+    std::string reference = "naive";    // backend whose output is the reference
+    std::string out_path;               // result set; empty: none written
+    std::string out_format = "json";    // writer of the result set (writers/writer.hpp)
+    SettingOverrides overrides;
+    std::vector<std::string> benchmark_args; // passed to Google Benchmark (--benchmark_*)
+    bool progress = true;                    // on a terminal only
+    std::vector<int> cpus;                   // CPUs the process was pinned to (empty: not pinned)
+    Isolation isolation = Isolation::process; // where cases run (case_host.hpp)
+    std::optional<uint64_t> mem_limit;        // bytes a case may need at most (--mem-limit)
+    // The run's own arguments (after `run`, without --out and --resume),
+    // kept in the journal so that --resume can run the same command again.
+    std::vector<std::string> command_args;
+    std::string resume_journal; // continue this journal (--resume) instead of starting one
+    ProfileOptions profile;     // --profile, --trace, --trace-schedule (cases then run in this process)
+    bool verbose = false;                    // Google Benchmark's per-repetition lines instead of one per case
+    std::optional<Shard> shard;              // the suite's cases were cut to this shard (recorded in the set)
+    VerifyMode verify = VerifyMode::fast;    // --verify: full | fast | off (verify.hpp)
+    bool reference_store = true;             // full mode: keep references on disk (--no-reference-cache)
+    std::string reference_store_dir;         // empty: ReferenceStore::default_dir()
+    // Values used other than given (a min_time raised to its floor), already
+    // printed; recorded in context.opbench.warnings.
+    std::vector<std::string> setting_warnings;
+};
+
+struct RunSummary {
+    int passed = 0, failed = 0, skipped = 0; // resumed runs: the earlier sessions' cases included
+    bool complete = true;                    // false: interrupted (SIGINT/SIGTERM)
+    int unverified = 0;   // passed entries whose outputs were not checked (--verify off)
+    std::string out_path; // written result set, if any
+    VerifyMode verify = VerifyMode::fast;
+    // Where the run's time went: the whole run, and summed over its cases
+    // the sampling loops, the checks (reference included), the prepares.
+    double wall_seconds = 0, measure_seconds = 0, verify_seconds = 0, prepare_seconds = 0;
+};
+
+// The run's summary line: counts, then wall time and where it went, e.g.
+//   "opbench: 12 passed, 0 failed, 0 skipped in 95.2 s: measuring 71.3 s (75%), verifying 3.1 s (fast), ..."
+[[nodiscard]] std::string summary_line(const RunSummary &s);
+
+// One case's or workload's settings and backend list as this run uses them:
+// the command-line overrides applied and checked (SuiteError at `where`),
+// --backends applied. Returns the resolved thread count.
+int apply_command_line(MeasureSettings &settings, std::vector<std::string> &backends, const SourceLocation &where,
+                       const RunOptions &options);
+
+// The suite's cases as this run measures them: command-line overrides
+// applied, threads resolved into desc.threads, --backends applied. Throws
+// SuiteError when two would get the same benchmark name.
+[[nodiscard]] std::vector<Case> effective_cases(const Suite &suite, const RunOptions &options);
+
+// One CaseResult per case x backend, in run order, unmeasured.
+[[nodiscard]] std::vector<CaseResult> planned_results(const std::vector<Case> &cases, const std::string &reference);
+
+// Runs the suite; throws std::runtime_error for problems that stop the whole
+// run (bad Google Benchmark flags, unwritable output). Failed and skipped
+// cases are data in the summary and the result set, not exceptions.
+[[nodiscard]] RunSummary run_suite(const Suite &suite, const PluginSet &plugins, const RunOptions &options);
+
+} // namespace opbench

@@ -1,0 +1,684 @@
+// Suite loading: TOML (read with TOML++) -> validated, fully expanded cases.
+// The schema, key by key, is documented in suites/README.md; keep the two in step.
+#include "suite/suite.hpp"
+
+#include "suite/toml_guard.hpp"
+
+#include "opbench/ops.hpp"
+#include "suite/workload_suite.hpp"
+
+#include <openssl/evp.h>
+#include <toml++/toml.h>
+
+#include <cerrno>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <sys/stat.h>
+#include <utility>
+
+namespace opbench {
+
+std::string SourceLocation::str() const {
+    // Errors about the file as a whole (unreadable) have no position.
+    if (line <= 0) return file;
+    return file + ":" + std::to_string(line) + ":" + std::to_string(column);
+}
+
+SuiteError::SuiteError(SourceLocation where, const std::string &message)
+    : std::runtime_error(where.str() + ": " + message), where_(std::move(where)),
+      message_(message) {}
+
+namespace {
+
+// A sweep may not expand past this, per [[case]] and for the whole suite:
+// beyond it a typo (an extra list) is far likelier than intent.
+constexpr std::int64_t kMaxCases = 100000;
+
+// Suites are hand-written; a file beyond this is a mistake (a log, a device).
+constexpr std::uintmax_t kMaxSuiteBytes = 16u << 20;
+
+// What a key's values must be.
+enum class Kind {
+    Dim,      // integer > 0
+    Flag,     // boolean
+    Scale,    // finite number; 0 = the op's default
+    PosReal,  // number > 0 (eps, min_time, max_time, noise)
+    Count,    // integer >= 0 (warmup, threads)
+    PosCount, // integer >= 1 (min_samples, repetitions)
+    Dtype,    // "f32" | "bf16" | "f16"
+    Variant,  // one of the op's variant names
+    Setting,  // a measurement setting: type and range from its row in settings.hpp
+};
+
+struct AxisKey {
+    std::string_view name;
+    Kind kind;
+    const SettingInfo *setting = nullptr; // Kind::Setting only
+};
+
+// Keys besides the op's own parameters that can be a sweep axis, in sweep
+// order: they vary faster than every op parameter (whose order is
+// kParamSweepOrder in the SDK), and an earlier key varies more slowly than a
+// later one (suites/README.md, "Expansion order"). The measurement settings
+// come last, in the settings table's sweep order.
+const std::vector<AxisKey> &axis_keys() {
+    static const std::vector<AxisKey> keys = [] {
+        std::vector<AxisKey> k = {{"variant", Kind::Variant}, {"dtype", Kind::Dtype}};
+        for (const SettingInfo *s : settings_in_sweep_order()) k.push_back({s->key, Kind::Setting, s});
+        return k;
+    }();
+    return keys;
+}
+// The measurement keys, in the table's order (for "valid: ..." lists).
+std::vector<std::string_view> setting_keys() {
+    std::vector<std::string_view> keys;
+    for (const SettingInfo &s : measurement_settings()) keys.push_back(s.key);
+    return keys;
+}
+
+template <class Range> std::string join(const Range &names) {
+    std::string out;
+    for (const auto &n : names) {
+        if (!out.empty()) out += ", ";
+        out += n;
+    }
+    return out;
+}
+
+template <class Range> bool contains(const Range &names, std::string_view s) {
+    for (const auto &n : names)
+        if (n == s) return true;
+    return false;
+}
+
+// How the suite checks values of an op parameter of kind `k`.
+Kind param_kind(ParamKind k) {
+    switch (k) {
+    case ParamKind::Dim: return Kind::Dim;
+    case ParamKind::Flag: return Kind::Flag;
+    case ParamKind::Scale: return Kind::Scale;
+    case ParamKind::PosReal: return Kind::PosReal;
+    }
+    return Kind::Dim;
+}
+
+// Shape keys each op accepts: its row's parameters, in the order the README lists them.
+std::vector<std::string_view> shape_keys(int op) {
+    std::vector<std::string_view> keys;
+    if (const OpInfo *row = op_info(op))
+        for (const auto &p : row->params) keys.push_back(p.key);
+    return keys;
+}
+
+// The op's parameters in sweep order (kParamSweepOrder, then any key it lacks).
+std::vector<const ParamInfo *> params_in_sweep_order(const OpInfo &row) {
+    std::vector<const ParamInfo *> out;
+    for (auto key : kParamSweepOrder)
+        if (auto p = param_info(row, key)) out.push_back(p);
+    for (const auto &p : row.params)
+        if (!contains(kParamSweepOrder, std::string_view(p.key))) out.push_back(&p);
+    return out;
+}
+
+// Keys a [[case]] table (row = false) or a row of its `shapes` (row = true) accepts.
+std::vector<std::string_view> case_keys(int op, bool row) {
+    std::vector<std::string_view> keys;
+    if (!row) keys.insert(keys.end(), {"op", "shapes"});
+    keys.push_back("name");
+    auto shape = shape_keys(op);
+    keys.insert(keys.end(), shape.begin(), shape.end());
+    keys.insert(keys.end(), {"dtype", "variant", "backends"});
+    const auto settings = setting_keys();
+    keys.insert(keys.end(), settings.begin(), settings.end());
+    return keys;
+}
+
+std::vector<std::string_view> defaults_keys() {
+    std::vector<std::string_view> keys = {"backends", "dtypes"};
+    const auto settings = setting_keys();
+    keys.insert(keys.end(), settings.begin(), settings.end());
+    return keys;
+}
+
+std::string format_double(double v) {
+    std::ostringstream os;
+    os.precision(17);
+    os << v;
+    return os.str();
+}
+
+// "string \"big\"", "integer 0", "an array" ... for messages about a value.
+std::string describe(const toml::node &n) {
+    if (auto s = n.as_string()) return "string \"" + s->get() + "\"";
+    if (auto i = n.as_integer()) return "integer " + std::to_string(i->get());
+    if (auto f = n.as_floating_point()) return "floating-point " + format_double(f->get());
+    if (auto b = n.as_boolean()) return std::string("boolean ") + (b->get() ? "true" : "false");
+    if (n.is_array()) return "an array";
+    if (n.is_table()) return "a table";
+    return "a date/time";
+}
+
+// One value of a (possibly swept) key, checked and converted.
+struct Atom {
+    std::int64_t i = 0; // integers; enum index for dtype/variant/cache
+    double f = 0.0;     // numbers
+    bool b = false;     // flags
+    std::string shown;  // canonical text, for messages and duplicate detection
+    SourceLocation where;
+};
+
+// A key's value as written, and where its key was written.
+struct Binding {
+    const toml::node *node = nullptr;
+    SourceLocation key_where;
+};
+using Bindings = std::map<std::string, Binding, std::less<>>;
+
+struct Axis {
+    std::string_view key;
+    std::vector<Atom> values;
+};
+
+class SuiteParser {
+public:
+    SuiteParser(std::string file, const SuiteOptions &options)
+        : file_(std::move(file)), options_(options) {}
+
+    Suite parse(std::string_view text);
+
+private:
+    std::string file_;
+    const SuiteOptions &options_;
+    Bindings defaults_;
+    std::int64_t total_ = 0;
+
+    SourceLocation at(const toml::source_region &r) const {
+        return {file_, static_cast<int>(r.begin.line), static_cast<int>(r.begin.column)};
+    }
+    SourceLocation at(const toml::node &n) const { return at(n.source()); }
+    [[noreturn]] void fail(const SourceLocation &where, const std::string &message) const {
+        throw SuiteError(where, message);
+    }
+    // A value used other than written (a min_time raised to its floor): the
+    // suite goes on, and its user is told once per place.
+    void warn(const SourceLocation &where, const std::string &message) const {
+        add_warning(warnings_, where.str() + ": warning: " + message);
+    }
+    mutable std::vector<std::string> warnings_; // filled by the const value readers
+
+    std::string string_value(const toml::node &n, std::string_view key) const;
+    // A name that becomes part of a benchmark name and a file name: printable.
+    std::string name_value(const toml::node &n, std::string_view key) const;
+    void check_keys(const toml::table &t, const std::vector<std::string_view> &valid,
+                    const std::string &where_text) const;
+    Atom atom(const AxisKey &key, const toml::node &n, int op) const;
+    std::vector<Atom> atoms(const AxisKey &key, const toml::node &n, int op) const;
+    std::vector<std::string> backends(const toml::node &n) const;
+
+    void parse_defaults(const toml::table &t);
+    void parse_case(const toml::table &t, std::vector<Case> &out);
+    void expand(int op, const std::string &name, const Bindings &b, const SourceLocation &where,
+                std::int64_t &case_count, const SourceLocation &case_where, std::vector<Case> &out);
+};
+
+std::string SuiteParser::string_value(const toml::node &n, std::string_view key) const {
+    auto s = n.as_string();
+    if (!s) fail(at(n), "'" + std::string(key) + "' must be a string, got " + describe(n));
+    return s->get();
+}
+
+std::string SuiteParser::name_value(const toml::node &n, std::string_view key) const {
+    std::string s = string_value(n, key);
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        if (c < 0x20 || c == 0x7f) {
+            char code[8];
+            std::snprintf(code, sizeof code, "U+%04X", c);
+            fail(at(n), "'" + std::string(key) + "' holds the control character " + code + " at byte " +
+                            std::to_string(i + 1) + " of the name; names must be printable (letters, digits, "
+                            "punctuation, spaces)");
+        }
+    }
+    return s;
+}
+
+void SuiteParser::check_keys(const toml::table &t, const std::vector<std::string_view> &valid,
+                             const std::string &where_text) const {
+    for (auto &&[k, v] : t)
+        if (!contains(valid, k.str()))
+            fail(at(k.source()), "unknown key '" + std::string(k.str()) + "' " + where_text +
+                                     " (valid: " + join(valid) + ")");
+}
+
+Atom SuiteParser::atom(const AxisKey &axis, const toml::node &n, int op) const {
+    const std::string_view key = axis.name;
+    const Kind kind = axis.kind;
+    const std::string k(key);
+    Atom a;
+    a.where = at(n);
+    auto integer = [&]() -> std::int64_t {
+        auto i = n.as_integer();
+        if (!i) fail(a.where, "'" + k + "' must be an integer, got " + describe(n));
+        return i->get();
+    };
+    auto number = [&]() -> double {
+        double v;
+        if (auto i = n.as_integer()) v = static_cast<double>(i->get());
+        else if (auto f = n.as_floating_point()) v = f->get();
+        else fail(a.where, "'" + k + "' must be a number, got " + describe(n));
+        if (!std::isfinite(v)) fail(a.where, "'" + k + "' must be finite, got " + describe(n));
+        return v;
+    };
+    auto name_in = [&](const auto &valid, const std::string &what) -> std::int64_t {
+        auto s = string_value(n, key);
+        std::int64_t idx = 0;
+        for (const auto &v : valid) {
+            if (v == s) return idx;
+            ++idx;
+        }
+        fail(a.where, "unknown " + what + " '" + s + "' (valid: " + join(valid) + ")");
+    };
+    switch (kind) {
+    case Kind::Dim:
+        a.i = integer();
+        if (a.i <= 0) fail(a.where, "'" + k + "' must be > 0, got " + std::to_string(a.i));
+        a.shown = std::to_string(a.i);
+        break;
+    case Kind::Count:
+    case Kind::PosCount: {
+        a.i = integer();
+        std::int64_t lo = kind == Kind::Count ? 0 : 1;
+        if (a.i < lo || a.i > INT_MAX)
+            fail(a.where, "'" + k + "' must be between " + std::to_string(lo) + " and " +
+                              std::to_string(INT_MAX) + ", got " + std::to_string(a.i));
+        a.shown = std::to_string(a.i);
+        break;
+    }
+    case Kind::Flag: {
+        auto b = n.as_boolean();
+        if (!b) fail(a.where, "'" + k + "' must be true or false, got " + describe(n));
+        a.b = b->get();
+        a.shown = a.b ? "true" : "false";
+        break;
+    }
+    case Kind::Scale:
+        a.f = number();
+        a.shown = format_double(a.f);
+        break;
+    case Kind::PosReal:
+        a.f = number();
+        if (!(a.f > 0.0)) fail(a.where, "'" + k + "' must be > 0, got " + format_double(a.f));
+        a.shown = format_double(a.f);
+        break;
+    case Kind::Dtype:
+        a.i = name_in(kDtypeNames, "dtype");
+        a.shown = dtype_name(static_cast<int>(a.i));
+        break;
+    case Kind::Variant:
+        a.i = name_in(variant_names(op), "variant for op " + std::string(op_name(op)));
+        a.shown = variant_name(op, static_cast<int>(a.i));
+        break;
+    case Kind::Setting: {
+        const SettingInfo &info = *axis.setting;
+        if (info.type == SettingType::cache) {
+            constexpr std::string_view names[] = {"warm", "cold"};
+            a.f = double(name_in(names, "cache mode"));
+        } else if (info.type == SettingType::integer) {
+            a.f = double(integer());
+        } else {
+            a.f = number();
+        }
+        const FlooredValue used = raise_to_floor(info, a.f);
+        if (!used.warning.empty()) warn(a.where, used.warning);
+        a.f = used.value;
+        if (auto why = check_setting(info, a.f)) fail(a.where, *why);
+        a.i = static_cast<std::int64_t>(a.f);
+        a.shown = value_text(info, a.f);
+        break;
+    }
+    }
+    return a;
+}
+
+std::vector<Atom> SuiteParser::atoms(const AxisKey &axis, const toml::node &n, int op) const {
+    const std::string_view key = axis.name;
+    const auto arr = n.as_array();
+    if (!arr) return {atom(axis, n, op)};
+    if (arr->empty())
+        fail(at(n), "'" + std::string(key) +
+                        "' is an empty list; a sweep axis needs at least one value");
+    if (static_cast<std::int64_t>(arr->size()) > kMaxCases)
+        fail(at(n), "'" + std::string(key) + "' lists " + std::to_string(arr->size()) +
+                        " values; a sweep axis holds at most " + std::to_string(kMaxCases));
+    std::vector<Atom> out;
+    out.reserve(arr->size());
+    std::map<std::string_view, std::size_t> first_at; // shown text -> index in out: O(n log n)
+    for (const toml::node &el : *arr) {
+        if (el.is_array())
+            fail(at(el), "'" + std::string(key) + "' holds a nested list; a sweep axis is a flat list");
+        out.push_back(atom(axis, el, op));
+        const Atom &a = out.back();
+        auto [it, inserted] = first_at.emplace(a.shown, out.size() - 1);
+        if (!inserted)
+            fail(a.where, "'" + std::string(key) + "' lists " + a.shown + " twice (first at " +
+                              out[it->second].where.str() + ")");
+    }
+    return out;
+}
+
+std::vector<std::string> SuiteParser::backends(const toml::node &n) const {
+    std::vector<const toml::node *> items;
+    if (auto arr = n.as_array()) {
+        if (arr->empty())
+            fail(at(n), "'backends' is an empty list; name at least one backend");
+        for (const toml::node &el : *arr) items.push_back(&el);
+    } else {
+        items.push_back(&n);
+    }
+    std::vector<std::string> out;
+    std::set<std::string> listed;
+    for (auto item : items) {
+        auto name = string_value(*item, "backends");
+        if (!options_.known_backends.empty() && !contains(options_.known_backends, name))
+            fail(at(*item), "unknown backend '" + name + "' (valid: " +
+                                join(options_.known_backends) + ")");
+        if (!listed.insert(name).second) fail(at(*item), "backend '" + name + "' is listed twice");
+        out.push_back(std::move(name));
+    }
+    return out;
+}
+
+void SuiteParser::parse_defaults(const toml::table &t) {
+    check_keys(t, defaults_keys(), "in [defaults]");
+    for (auto &&[k, v] : t) {
+        // [defaults] says `dtypes` (plural); a case says `dtype`. Both feed the dtype axis.
+        std::string key = k.str() == "dtypes" ? "dtype" : std::string(k.str());
+        // Check now, so a bad default is reported even where every case overrides it.
+        if (key == "backends") {
+            (void)backends(v);
+        } else {
+            for (const auto &ak : axis_keys())
+                if (ak.name == key) (void)atoms(ak, v, -1);
+        }
+        defaults_[key] = Binding{&v, at(k.source())};
+    }
+}
+
+void SuiteParser::parse_case(const toml::table &t, std::vector<Case> &out) {
+    const SourceLocation case_where = at(t);
+    auto op_node = t.get("op");
+    if (!op_node)
+        fail(case_where, "[[case]] has no 'op' (valid ops: " + join(kOpNames) + ")");
+    const std::string op_text = string_value(*op_node, "op");
+    const auto op_opt = op_from_name(op_text);
+    if (!op_opt) fail(at(*op_node), "unknown op '" + op_text + "' (valid: " + join(kOpNames) + ")");
+    const int op = *op_opt;
+    check_keys(t, case_keys(op, false), "in [[case]] for op " + op_text);
+
+    std::string name;
+    if (auto n = t.get("name")) name = name_value(*n, "name");
+
+    // Bindings shared by every row: [defaults], then the case's own keys.
+    Bindings base = defaults_;
+    for (auto &&[k, v] : t)
+        if (k.str() != "op" && k.str() != "name" && k.str() != "shapes")
+            base[std::string(k.str())] = Binding{&v, at(k.source())};
+
+    std::int64_t case_count = 0;
+    auto shapes = t.get("shapes");
+    if (!shapes) {
+        expand(op, name, base, case_where, case_count, case_where, out);
+        return;
+    }
+    auto rows = shapes->as_array();
+    if (!rows)
+        fail(at(*shapes), "'shapes' must be a list of tables, got " + describe(*shapes));
+    if (rows->empty())
+        fail(at(*shapes), "'shapes' is an empty list; a zipped axis needs at least one row");
+    const auto row_keys = case_keys(op, true);
+    for (const toml::node &row_node : *rows) {
+        auto row = row_node.as_table();
+        if (!row)
+            fail(at(row_node), "each row of 'shapes' must be a table such as {m = 64, n = 64}, got " +
+                                   describe(row_node));
+        check_keys(*row, row_keys, "in a row of 'shapes' for op " + op_text);
+        std::string row_name = name;
+        if (auto n = row->get("name")) {
+            auto part = name_value(*n, "name");
+            row_name = row_name.empty() ? part : row_name + "." + part;
+        }
+        Bindings b = base; // a row's keys override the case's and the defaults'
+        for (auto &&[k, v] : *row)
+            if (k.str() != "name") b[std::string(k.str())] = Binding{&v, at(k.source())};
+        expand(op, row_name, b, at(row_node), case_count, case_where, out);
+    }
+}
+
+void SuiteParser::expand(int op, const std::string &name, const Bindings &b,
+                         const SourceLocation &where, std::int64_t &case_count,
+                         const SourceLocation &case_where, std::vector<Case> &out) {
+    const std::string op_text(op_name(op));
+    auto has = [&](std::string_view key) { return b.find(key) != b.end(); };
+    auto require = [&](std::string_view key) {
+        if (!has(key))
+            fail(where, "op " + op_text + " needs '" + std::string(key) +
+                            "' (in the [[case]] table or in each row of 'shapes')");
+    };
+    const OpInfo &row = *op_info(op);
+    for (const auto &p : row.params)
+        if (p.required) require(p.key);
+    if (row.check_keys)
+        if (auto e = row.check_keys([&](std::string_view key) { return has(key); }); !e.empty())
+            fail(where, e);
+    for (const auto &p : row.params) {
+        if (!p.conflicts_with || !has(p.key) || !has(p.conflicts_with)) continue;
+        const std::string other(p.conflicts_with);
+        fail(b.find(p.key)->second.key_where,
+             "give '" + other + "' or '" + p.key + "', not both (" + other + " is set at " +
+                 b.find(other)->second.key_where.str() + ")");
+    }
+
+    // A suite that names no backends means the design's three; unbuilt ones are
+    // reported as skipped at run time rather than dropped silently here.
+    std::vector<std::string> backend_list = {"naive", "onednn", "cuda"};
+    if (auto it = b.find("backends"); it != b.end()) backend_list = backends(*it->second.node);
+
+    std::vector<Axis> axes;
+    std::int64_t count = 1;
+    std::vector<AxisKey> keys;
+    for (const ParamInfo *p : params_in_sweep_order(row))
+        keys.push_back({p->key, param_kind(p->kind)});
+    keys.insert(keys.end(), opbench::axis_keys().begin(), opbench::axis_keys().end());
+    for (const auto &ak : keys) {
+        auto it = b.find(ak.name);
+        if (it == b.end()) continue;
+        axes.push_back({ak.name, atoms(ak, *it->second.node, op)});
+        // Saturate: only "over the limit" matters, and the product can overflow.
+        count = std::min<std::int64_t>(count * static_cast<std::int64_t>(axes.back().values.size()),
+                                       kMaxCases + 1);
+    }
+    case_count = std::min(case_count + count, kMaxCases + 1);
+    if (case_count > kMaxCases)
+        fail(case_where, "this [[case]] expands to more than " + std::to_string(kMaxCases) +
+                             " cases; split it or shorten its lists");
+    if (total_ + count > kMaxCases)
+        fail(case_where, "the suite expands to more than " + std::to_string(kMaxCases) +
+                             " cases at this [[case]]; split it into several suites");
+    total_ += count;
+
+    std::vector<std::size_t> idx(axes.size(), 0);
+    for (;;) {
+        auto get = [&](std::string_view key) -> const Atom * {
+            for (std::size_t i = 0; i < axes.size(); ++i)
+                if (axes[i].key == key) return &axes[i].values[idx[i]];
+            return nullptr;
+        };
+        auto dim = [&](std::string_view key, std::int64_t fallback) {
+            auto a = get(key);
+            return a ? a->i : fallback;
+        };
+
+        Case c;
+        c.name = name;
+        c.backends = backend_list;
+        c.where = where;
+        MeasureSettings &s = c.settings;
+        for (const SettingInfo &info : measurement_settings())
+            if (auto a = get(info.key)) info.set(s, a->f);
+        if (auto why = check_settings(s)) {
+            auto a = get("max_time") ? get("max_time") : get("min_time");
+            fail(a->where, *why);
+        }
+
+        c.desc = make_desc(op, static_cast<int>(dim("dtype", OPB_DTYPE_F32)),
+                           static_cast<int>(dim("variant", 0)));
+        c.desc.threads = resolve_threads(s.threads);
+        // The row's parameters, in row order: a write may read earlier ones.
+        for (const auto &p : row.params) {
+            const Atom *a = get(p.key);
+            if (!a && !p.has_default) continue;
+            ParamValue v;
+            if (a) v = {a->i, a->f, a->b};
+            else v = {static_cast<std::int64_t>(p.default_value), p.default_value, p.default_value != 0.0};
+            if (auto e = p.write(c.desc, v); !e.empty()) fail(a ? a->where : where, e);
+        }
+        // float conversion can turn a huge finite scale/eps into inf; ops.hpp has the last word.
+        if (auto e = validate_desc(c.desc); !e.empty()) fail(where, "invalid " + op_text + ": " + e);
+        for (const auto &t : op_tensors(c.desc)) {
+            double elems = 1.0;
+            for (auto d : t.shape) elems *= static_cast<double>(d);
+            if (elems > 9007199254740992.0) // 2^53: byte counts must stay exact
+                fail(where, op_text + " tensor " + t.name + " would hold " + format_double(elems) +
+                                " elements, more than 2^53");
+        }
+        out.push_back(std::move(c));
+
+        // Odometer: the last axis varies fastest.
+        std::size_t i = axes.size();
+        while (i > 0) {
+            --i;
+            if (++idx[i] < axes[i].values.size()) break;
+            idx[i] = 0;
+            if (i == 0) return;
+        }
+        if (axes.empty()) return;
+    }
+}
+
+Suite SuiteParser::parse(std::string_view text) {
+    // Before TOML++ 3.3.0 can reach undefined behaviour on such text (toml_guard.hpp).
+    if (auto bad = find_non_ascii_outside_strings(text))
+        fail({file_, bad->line, bad->column}, "TOML syntax error: " + bad->message);
+    toml::table root;
+    try {
+        root = toml::parse(text, std::string_view(file_));
+    } catch (const toml::parse_error &e) {
+        fail(at(e.source()), "TOML syntax error: " + std::string(e.description()));
+    }
+    const SourceLocation file_start{file_, 1, 1};
+    check_keys(root, {"suite", "defaults", "case", "workload"}, "at the top level");
+
+    Suite suite;
+    auto meta_node = root.get("suite");
+    if (!meta_node) fail(file_start, "missing [suite] table (it needs at least name = \"...\")");
+    auto meta = meta_node->as_table();
+    if (!meta) fail(at(*meta_node), "'suite' must be a table, got " + describe(*meta_node));
+    check_keys(*meta, {"name", "description"}, "in [suite]");
+    auto name = meta->get("name");
+    if (!name) fail(at(*meta), "[suite] has no 'name'");
+    suite.name = name_value(*name, "name");
+    if (suite.name.empty()) fail(at(*name), "[suite] 'name' must not be empty");
+    if (auto d = meta->get("description")) suite.description = string_value(*d, "description");
+
+    if (auto d = root.get("defaults")) {
+        auto t = d->as_table();
+        if (!t) fail(at(*d), "'defaults' must be a table, got " + describe(*d));
+        parse_defaults(*t);
+    }
+
+    if (auto w = root.get("workload"))
+        workload::parse_workloads(*w, root.get("defaults") ? root.get("defaults")->as_table() : nullptr,
+                                  file_, options_, suite.workloads, warnings_);
+    auto cases = root.get("case");
+    if (!cases && !suite.workloads.empty()) {
+        suite.warnings = warnings_;
+        return suite; // a suite of workloads only
+    }
+    if (!cases) fail(file_start, "the suite has no [[case]] or [[workload]] tables, so nothing to measure");
+    auto arr = cases->as_array();
+    if (!arr)
+        fail(at(*cases), "'case' must be an array of tables (write [[case]], not [case]), got " +
+                             describe(*cases));
+    if (arr->empty()) fail(at(*cases), "the suite has no cases: 'case' is an empty list");
+    for (const toml::node &n : *arr) {
+        auto t = n.as_table();
+        if (!t) fail(at(n), "each entry of 'case' must be a table, got " + describe(n));
+        parse_case(*t, suite.cases);
+    }
+    suite.warnings = warnings_;
+    return suite;
+}
+
+std::string sha256_hex(std::string_view bytes, const std::string &file) {
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int len = 0;
+    if (EVP_Digest(bytes.data(), bytes.size(), md, &len, EVP_sha256(), nullptr) != 1)
+        throw SuiteError({file, 0, 0}, "OpenSSL EVP_Digest(SHA-256) failed");
+    static constexpr char hex[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(2 * len);
+    for (unsigned int i = 0; i < len; ++i) {
+        out += hex[md[i] >> 4];
+        out += hex[md[i] & 15];
+    }
+    return out;
+}
+
+} // namespace
+
+void add_warning(std::vector<std::string> &warnings, const std::string &warning) {
+    if (std::find(warnings.begin(), warnings.end(), warning) == warnings.end()) warnings.push_back(warning);
+}
+
+Suite parse_suite(std::string_view text, const std::string &source_name,
+                  const SuiteOptions &options) {
+    Suite suite = SuiteParser(source_name, options).parse(text);
+    suite.path = source_name;
+    suite.content_hash = sha256_hex(text, source_name);
+    return suite;
+}
+
+Suite load_suite_file(const std::string &path, const SuiteOptions &options) {
+    // Only a regular file: a FIFO would block, /dev/zero never ends.
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0)
+        throw SuiteError({path, 0, 0}, std::string("cannot open suite file: ") + std::strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        throw SuiteError({path, 0, 0}, S_ISDIR(st.st_mode)
+                                           ? "is a directory; give a suite file such as suites/quick.toml"
+                                           : "is not a regular file (a device, FIFO or socket); give a suite file");
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        throw SuiteError({path, 0, 0},
+                         std::string("cannot open suite file: ") + std::strerror(errno));
+    // In chunks, stopping past the cap, so a file that grows is caught too.
+    std::string text;
+    char chunk[1 << 16];
+    while (text.size() <= kMaxSuiteBytes && in.read(chunk, sizeof chunk).gcount() > 0)
+        text.append(chunk, static_cast<std::size_t>(in.gcount()));
+    if (in.bad()) throw SuiteError({path, 0, 0}, "error while reading the suite file");
+    if (text.size() > kMaxSuiteBytes)
+        throw SuiteError({path, 0, 0}, "the suite file is larger than " + std::to_string(kMaxSuiteBytes >> 20) +
+                                           " MiB; suites are hand-written TOML (split it into several suites)");
+    return parse_suite(text, path, options);
+}
+
+} // namespace opbench

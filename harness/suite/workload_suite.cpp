@@ -1,0 +1,238 @@
+#include "suite/workload_suite.hpp"
+
+#include "opbench/ops.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <optional>
+#include <string_view>
+
+namespace opbench::workload {
+namespace {
+
+constexpr std::string_view kDecoderKeys[] = {
+    "kind", "name", "hidden", "heads",     "ffn",   "layers", "batch", "prompt",  "generate",
+    "norm", "mlp",  "gelu",   "bias",      "attention", "dtype", "eps", "seed", "phases", "backends"};
+
+// The decoder's keys, then every measurement key (settings table).
+std::vector<std::string_view> valid_keys() {
+    std::vector<std::string_view> keys(std::begin(kDecoderKeys), std::end(kDecoderKeys));
+    for (const SettingInfo &s : measurement_settings()) keys.push_back(s.key);
+    return keys;
+}
+constexpr std::string_view kKinds[] = {"decoder"};
+constexpr std::string_view kPhaseNames[] = {"prefill", "decode"};
+constexpr std::string_view kGeluNames[] = {"erf", "tanh"}; // index = OPB_GELU_* constant
+constexpr std::string_view kAttentionNames[] = {"composed", "fused"};
+
+template <class Range> std::string join(const Range &names) {
+    std::string out;
+    for (const auto &n : names) out += (out.empty() ? "" : ", ") + std::string(n);
+    return out;
+}
+
+class Parser {
+public:
+    Parser(const std::string &file, const SuiteOptions &options, std::vector<std::string> &warnings)
+        : file_(file), options_(options), warnings_(warnings) {}
+
+    SourceLocation at(const toml::node &n) const { return at(n.source()); }
+    SourceLocation at(const toml::source_region &r) const {
+        return {file_, int(r.begin.line), int(r.begin.column)};
+    }
+    [[noreturn]] void fail(const SourceLocation &where, const std::string &message) const {
+        throw SuiteError(where, message);
+    }
+
+    // A single value: workloads are not swept.
+    const toml::node &one(std::string_view key, const toml::node &n) const {
+        if (n.is_array())
+            fail(at(n), fmt::format("'{}' takes one value in a [[workload]] (workloads are not swept: "
+                                    "write one [[workload]] table per configuration)",
+                                    key));
+        return n;
+    }
+    int64_t integer(std::string_view key, const toml::node &n, int64_t lo) const {
+        auto i = one(key, n).as_integer();
+        if (!i) fail(at(n), fmt::format("'{}' must be an integer", key));
+        if (i->get() < lo || i->get() > (key == "seed" ? INT64_MAX : int64_t(INT_MAX)))
+            fail(at(n), fmt::format("'{}' must be >= {}, got {}", key, lo, i->get()));
+        return i->get();
+    }
+    double positive(std::string_view key, const toml::node &n) const {
+        const toml::node &v = one(key, n);
+        double x;
+        if (auto i = v.as_integer()) x = double(i->get());
+        else if (auto f = v.as_floating_point()) x = f->get();
+        else fail(at(n), fmt::format("'{}' must be a number", key));
+        if (!(x > 0.0) || !std::isfinite(x)) fail(at(n), fmt::format("'{}' must be a finite number > 0", key));
+        return x;
+    }
+    bool flag(std::string_view key, const toml::node &n) const {
+        auto b = one(key, n).as_boolean();
+        if (!b) fail(at(n), fmt::format("'{}' must be true or false", key));
+        return b->get();
+    }
+    template <class Range> int choice(std::string_view key, const toml::node &n, const Range &valid) const {
+        auto s = one(key, n).as_string();
+        if (!s) fail(at(n), fmt::format("'{}' must be a string (valid: {})", key, join(valid)));
+        int idx = 0;
+        for (const auto &v : valid) {
+            if (v == s->get()) return idx;
+            ++idx;
+        }
+        fail(at(n), fmt::format("unknown {} '{}' (valid: {})", key, s->get(), join(valid)));
+    }
+    std::vector<std::string> backends(const toml::node &n) const {
+        std::vector<const toml::node *> items;
+        if (auto arr = n.as_array()) {
+            if (arr->empty()) fail(at(n), "'backends' is an empty list; name at least one backend");
+            for (const toml::node &el : *arr) items.push_back(&el);
+        } else {
+            items.push_back(&n);
+        }
+        std::vector<std::string> out;
+        for (auto item : items) {
+            auto s = item->as_string();
+            if (!s) fail(at(*item), "'backends' must be a string or a list of strings");
+            const std::string name = s->get();
+            const auto &known = options_.known_backends;
+            if (!known.empty() && std::find(known.begin(), known.end(), name) == known.end())
+                fail(at(*item), fmt::format("unknown backend '{}' (valid: {})", name, join(known)));
+            if (std::find(out.begin(), out.end(), name) != out.end())
+                fail(at(*item), fmt::format("backend '{}' is listed twice", name));
+            out.push_back(name);
+        }
+        return out;
+    }
+    // A measurement key (the settings table, settings.hpp) into `s`; false
+    // when `key` is not one.
+    bool setting(std::string_view key, const toml::node &n, MeasureSettings &s) const {
+        const SettingInfo *info = find_setting(key);
+        if (!info) return false;
+        const toml::node &v = one(key, n);
+        double x = 0;
+        if (info->type == SettingType::cache) {
+            auto str = v.as_string();
+            auto state = str ? cache_state_from_name(str->get()) : std::nullopt;
+            if (!state) fail(at(n), fmt::format("'{}' must be {}", key, range_text(*info)));
+            x = double(*state);
+        } else if (auto i = v.as_integer()) {
+            x = double(i->get());
+        } else if (auto f = v.as_floating_point(); f && info->type != SettingType::integer) {
+            x = f->get();
+        } else {
+            fail(at(n), fmt::format("'{}' must be {}", key, range_text(*info)));
+        }
+        const FlooredValue used = raise_to_floor(*info, x);
+        if (!used.warning.empty()) add_warning(warnings_, at(n).str() + ": warning: " + used.warning);
+        x = used.value;
+        if (auto why = check_setting(*info, x)) fail(at(n), *why);
+        info->set(s, x);
+        return true;
+    }
+
+    WorkloadCase parse(const toml::table &t, const toml::table *defaults) const {
+        WorkloadCase w;
+        w.where = at(t);
+        w.backends = {"naive", "onednn", "cuda"};
+        const auto keys = valid_keys();
+        for (auto &&[k, v] : t)
+            if (std::find(keys.begin(), keys.end(), k.str()) == keys.end())
+                fail(at(k.source()), fmt::format("unknown key '{}' in [[workload]] (valid: {})", k.str(),
+                                                 join(keys)));
+        if (auto kind = t.get("kind")) w.kind = std::string(kKinds[choice("kind", *kind, kKinds)]);
+        auto name = t.get("name");
+        if (!name) fail(w.where, "[[workload]] has no 'name' (it names the result entries, e.g. \"gpt2-small.layer\")");
+        if (!name->as_string() || name->as_string()->get().empty())
+            fail(at(*name), "'name' must be a non-empty string");
+        w.name = name->as_string()->get();
+
+        // [defaults] first (backends and measurement keys), then the table's own.
+        if (defaults)
+            for (auto &&[k, v] : *defaults) {
+                if (k.str() == "backends") w.backends = backends(v);
+                else (void)setting(k.str(), v, w.settings);
+            }
+        DecoderConfig &c = w.decoder;
+        bool eps_given = false;
+        for (auto &&[k, v] : t) {
+            const std::string_view key = k.str();
+            if (key == "kind" || key == "name" || key == "phases") continue;
+            if (key == "backends") w.backends = backends(v);
+            else if (setting(key, v, w.settings)) continue;
+            else if (key == "hidden") c.hidden = integer(key, v, 1);
+            else if (key == "heads") c.heads = integer(key, v, 1);
+            else if (key == "ffn") c.ffn = integer(key, v, 1);
+            else if (key == "layers") c.layers = integer(key, v, 1);
+            else if (key == "batch") c.batch = integer(key, v, 1);
+            else if (key == "prompt") c.prompt = integer(key, v, 1);
+            else if (key == "generate") c.generate = integer(key, v, 0);
+            else if (key == "norm") c.norm = NormKind(choice(key, v, kNormNames));
+            else if (key == "mlp") c.mlp = MlpKind(choice(key, v, kMlpNames));
+            else if (key == "gelu") c.gelu_variant = choice(key, v, kGeluNames);
+            else if (key == "bias") c.bias = flag(key, v);
+            else if (key == "attention") c.attention_variant = choice(key, v, kAttentionNames);
+            else if (key == "dtype") c.dtype = choice(key, v, kDtypeNames);
+            else if (key == "eps") c.eps = float(positive(key, v)), eps_given = true;
+            else if (key == "seed") c.seed = uint64_t(integer(key, v, 0));
+        }
+        for (auto key : {"hidden", "heads", "prompt"})
+            if (!t.get(key)) fail(w.where, fmt::format("[[workload]] '{}' needs '{}'", w.name, key));
+        if (!eps_given) c.eps = c.norm == NormKind::layernorm ? 1e-5f : 1e-6f; // PyTorch / Llama
+        c.threads = w.settings.threads;
+        if (c.hidden % c.heads != 0)
+            fail(at(*t.get("hidden")), fmt::format("'hidden' {} is not divisible by 'heads' {} "
+                                                   "(head_dim = hidden / heads)", c.hidden, c.heads));
+        if (auto why = check_settings(w.settings)) fail(w.where, *why);
+
+        if (auto p = t.get("phases")) {
+            auto arr = p->as_array();
+            if (!arr || arr->empty())
+                fail(at(*p), "'phases' must be a non-empty list of \"prefill\" and/or \"decode\"");
+            for (const toml::node &el : *arr) {
+                auto phase = WorkloadCase::Phase(choice("phase", el, kPhaseNames));
+                if (std::find(w.phases.begin(), w.phases.end(), phase) != w.phases.end())
+                    fail(at(el), "a phase is listed twice");
+                if (phase == WorkloadCase::Phase::decode && c.generate == 0)
+                    fail(at(el), "phase \"decode\" needs 'generate' >= 1 (tokens decoded after the prompt)");
+                w.phases.push_back(phase);
+            }
+        } else {
+            w.phases.push_back(WorkloadCase::Phase::prefill);
+            if (c.generate > 0) w.phases.push_back(WorkloadCase::Phase::decode);
+        }
+        if (auto e = c.validate(); !e.empty()) fail(w.where, e);
+        return w;
+    }
+
+private:
+    const std::string &file_;
+    const SuiteOptions &options_;
+    std::vector<std::string> &warnings_;
+};
+
+} // namespace
+
+void parse_workloads(const toml::node &workload_array, const toml::table *defaults, const std::string &file,
+                     const SuiteOptions &options, std::vector<WorkloadCase> &out, std::vector<std::string> &warnings) {
+    Parser p(file, options, warnings);
+    auto arr = workload_array.as_array();
+    if (!arr)
+        p.fail(p.at(workload_array), "'workload' must be an array of tables (write [[workload]], not [workload])");
+    for (const toml::node &n : *arr) {
+        auto t = n.as_table();
+        if (!t) p.fail(p.at(n), "each entry of 'workload' must be a table");
+        WorkloadCase w = p.parse(*t, defaults);
+        for (const auto &prev : out)
+            if (prev.name == w.name)
+                p.fail(w.where, fmt::format("workload name '{}' is used twice (first at {})", w.name,
+                                            prev.where.str()));
+        out.push_back(std::move(w));
+    }
+}
+
+} // namespace opbench::workload
