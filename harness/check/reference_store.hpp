@@ -1,6 +1,6 @@
 // The reference store: full-mode reference outputs kept on disk, so a re-run
 // of a suite does not recompute them (the naive f64 reference takes minutes
-// on large matmuls).
+// on large GEMMs).
 //
 // One file per reference, named by a hash of its key, under
 // <cache dir>/references (the cache dir as for the machine's peaks:

@@ -1,6 +1,8 @@
 // Bottleneck analysis; see bottleneck.hpp and docs/bottlenecks.md.
 #include "machine/bottleneck.hpp"
 
+#include "opbench/ops.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -45,19 +47,19 @@ std::string bytes_text(double b) {
     return fmt::format("{:.1f} MiB", b / 1024 / 1024);
 }
 
-bool elementwise(const std::string &op) { return op == "add" || op == "gelu" || op == "silu"; }
-
 std::string severity_of_roof(double u, const BottleneckThresholds &t) {
     return u < t.roof_high_below ? "high" : u < t.roof_medium_below ? "medium" : "low";
 }
 
-// What helps a memory-bound op that already streams near the roof: move fewer bytes.
+// What helps a memory-bound op that already streams near the roof: move
+// fewer bytes. The op table says how, for the variant or the op.
 std::string fewer_bytes(const EntryFigures &e) {
-    if (e.op == "attention" && e.variant == "composed")
-        return "use the fused variant, which never writes the seq_q x seq_kv scores to memory";
-    if (elementwise(e.op) || e.op == "softmax" || e.op == "layernorm" || e.op == "rmsnorm")
-        return "fuse it into the neighbouring op (one pass over the tensor instead of two) or use a "
-               "smaller dtype (bf16 halves the bytes)";
+    if (const auto op = op_from_name(e.op)) {
+        const OpInfo &row = *op_info(*op);
+        if (const auto v = variant_from_name(*op, e.variant); v && row.variants[std::size_t(*v)].fewer_bytes)
+            return row.variants[std::size_t(*v)].fewer_bytes;
+        if (row.fewer_bytes) return row.fewer_bytes;
+    }
     return "reuse data while it is in cache (blocking) or use a smaller dtype (bf16 halves the bytes)";
 }
 

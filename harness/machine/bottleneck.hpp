@@ -56,7 +56,7 @@ struct RoofPeaks {
 
 // What analyse() looks at, all per call of the op.
 struct EntryFigures {
-    std::string op;                  // "attention", "add", ... (shapes the suggestion)
+    std::string op;                  // the op's name in the op table (shapes the suggestion)
     std::string variant;             // "composed", ...
     std::string backend;
     bool is_gpu = false;

@@ -462,7 +462,7 @@ MachinePeaks measure_machine(const MeasureOptions& options) {
     notes.push_back("bf16 not measured: the CPU lacks AVX512-BF16 (bf16_gflops = 0)");
   }
   if (detail::cpuinfo_flags().count("amx_bf16"))
-    notes.push_back("AMX present but not measured: AMX bf16 matmuls can exceed bf16_gflops");
+    notes.push_back("AMX present but not measured: AMX tile instructions can exceed bf16_gflops");
 
   std::size_t bytes = opt.bandwidth_array_bytes;
   if (bytes == 0)

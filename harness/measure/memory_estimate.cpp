@@ -80,11 +80,12 @@ std::string gib(uint64_t bytes) { return fmt::format("{:.2f} GiB", double(bytes)
 uint64_t MemoryEstimate::total() const { return add_sat(add_sat(tensors, reference), workspace); }
 
 uint64_t workspace_bound(const opb_op_desc &desc) {
-    if (desc.op != OPB_OP_ATTENTION || desc.variant != OPB_ATTENTION_COMPOSED) return 0;
-    const auto &p = desc.p.attention;
-    uint64_t scores = sizeof(float);
-    for (int64_t d : {p.batch, p.heads, p.seq_q, p.seq_kv}) scores = mul_sat(scores, d > 0 ? uint64_t(d) : 0);
-    return mul_sat(scores, 2);
+    const OpInfo *row = op_info(desc.op);
+    if (!row || !row->workspace_bound) return 0;
+    const double bytes = row->workspace_bound(desc);
+    // Saturates, as the other figures do: an absurd shape is refused, not wrapped.
+    if (!(bytes > 0)) return 0;
+    return bytes >= 0x1p64 ? std::numeric_limits<uint64_t>::max() : uint64_t(bytes);
 }
 
 MemoryEstimate estimate_case_memory(const opb_op_desc &desc) {

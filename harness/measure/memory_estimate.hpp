@@ -28,9 +28,8 @@ struct MemoryEstimate {
 };
 
 // The op's intermediate storage the estimate assumes for one plan: what the
-// largest-intermediate backend keeps (attention composed: the whole
-// batch x heads x seq_q x seq_kv score matrix in f32, scores and
-// probabilities; the others: a row or a tile, counted as 0).
+// largest-intermediate backend keeps, from the op table's workspace_bound
+// (ops without one keep a row or a tile, counted as 0).
 [[nodiscard]] uint64_t workspace_bound(const opb_op_desc &desc);
 
 [[nodiscard]] MemoryEstimate estimate_case_memory(const opb_op_desc &desc);

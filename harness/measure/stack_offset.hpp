@@ -4,7 +4,7 @@
 // buffers (4 KiB aliasing between stack spills and operand streams, cache-set
 // conflicts). The stack's start moves with ASLR and with the size of the
 // environment, so one process measures one layout: seen on this project's
-// AMD EPYC VM, oneDNN softmax 2x16x64 ran at 1.05-1.15 us in most processes
+// AMD EPYC VM, a oneDNN op on a 2x16x64 tensor ran at 1.05-1.15 us in most processes
 // and 1.67 us in some, tight within each (0.2-2% noise), and an environment
 // 1000 bytes longer turned a fast layout slow with ASLR off. Two runs then
 // "differ" by 50% with p < 0.001.

@@ -10,8 +10,8 @@ namespace opbench {
 HostTensors make_inputs(const opb_op_desc &desc, uint64_t seed) {
     HostTensors t;
     std::mt19937_64 rng(seed);
-    // Uniform in [-1, 1): keeps softmax and norms well conditioned, and the
-    // products of a K=4096 matmul far from overflow even in f16. Two values
+    // Uniform in [-1, 1): keeps exponentials and normalisations well
+    // conditioned, and dot products of length 4096 far from overflow even in f16. Two values
     // per 64-bit draw, 24 bits each (every one exact in f32): several times
     // faster than uniform_real_distribution, which cost 2 s for the 53 M
     // input elements of gemm.toml's largest case.

@@ -132,7 +132,7 @@ private:
 // All spans with the same path (names from the top) on the same thread, merged.
 struct ScopeNode {
     std::string name;
-    std::string path;   // "case/repetition/sample/execute/softmax"
+    std::string path;   // "case/repetition/sample/execute/<a plugin scope>"
     int parent = -1;    // index in ScopeTree::nodes; -1 at the top
     int depth = 0;
     int32_t thread = 0;

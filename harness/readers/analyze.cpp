@@ -2,6 +2,7 @@
 #include "readers/analyze.hpp"
 
 #include "writers/units.hpp"
+#include "opbench/ops.hpp"
 #include "writers/writer.hpp"
 
 #include <fmt/format.h>
@@ -16,8 +17,6 @@
 namespace opbench {
 
 namespace {
-
-constexpr const char *kComponents[] = {"qk", "mask", "softmax", "pv"};
 
 std::string strip_manual_time(std::string name) {
     const std::string suffix = "/manual_time";
@@ -51,13 +50,21 @@ const nlohmann::json &member(const nlohmann::json &j, const char *key) {
 
 } // namespace
 
-std::optional<ComponentBreakdown> attention_breakdown(const nlohmann::json &profile) {
-    if (!profile.is_array()) return std::nullopt;
+std::span<const char *const> variant_components(const std::string &op, const std::string &variant) {
+    const auto o = op_from_name(op);
+    if (!o) return {};
+    const auto v = variant_from_name(*o, variant.empty() ? "default" : variant);
+    return v ? op_info(*o)->variants[std::size_t(*v)].components : std::span<const char *const>{};
+}
+
+std::optional<ComponentBreakdown> component_breakdown(const nlohmann::json &profile,
+                                                      std::span<const char *const> components) {
+    if (!profile.is_array() || components.empty()) return std::nullopt;
     // Components grouped by the span that holds them; the busiest holder wins.
     std::map<std::string, std::map<std::string, double>> by_parent;
     for (const auto &n : profile) {
         const std::string scope = n.value("scope", "");
-        if (std::find(std::begin(kComponents), std::end(kComponents), scope) == std::end(kComponents)) continue;
+        if (std::find(components.begin(), components.end(), scope) == components.end()) continue;
         if (!n.contains("parent") || !n["parent"].is_string()) continue;
         by_parent[n["parent"].get<std::string>()][scope] += n.value("total_s", 0.0);
     }
@@ -78,7 +85,7 @@ std::optional<ComponentBreakdown> attention_breakdown(const nlohmann::json &prof
         }
     if (!(out.parent_total_s > 0)) return std::nullopt;
     double top = -1;
-    for (const char *c : kComponents) {
+    for (const char *c : components) {
         auto it = best->second.find(c);
         if (it == best->second.end()) continue;
         const double share = it->second / out.parent_total_s;
@@ -221,9 +228,10 @@ std::vector<AnalyzedEntry> analyse_result_set(const nlohmann::json &set, const s
             a.bottleneck = analyse(figures_from_entry(first, ctx, a.seconds));
         }
         a.layer = decoder_breakdown(first);
+        const auto components = variant_components(a.op, first.value("variant", ""));
         for (const auto *e : entries)
             if (e->contains("profile")) {
-                a.components = attention_breakdown((*e)["profile"]);
+                a.components = component_breakdown((*e)["profile"], components);
                 if (a.components) break;
             }
         out.push_back(std::move(a));

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -23,19 +24,24 @@ public:
     using std::runtime_error::runtime_error;
 };
 
-// Composed attention's components (scopes qk, mask, softmax, pv) as shares of
-// the span that holds them; `other` is that span's self time, so the shares
-// and `other` add up to 1.
+// An op variant's components (the profiling scopes its row in the op table
+// names) as shares of the span that holds them; `other` is that span's self
+// time, so the shares and `other` add up to 1.
 struct ComponentBreakdown {
     std::string parent;  // path of the holding span
     double parent_total_s = 0;
-    std::vector<std::pair<std::string, double>> shares; // in qk, mask, softmax, pv order
+    std::vector<std::pair<std::string, double>> shares; // in the op table's order
     double other = 0;
     std::string dominant;
 };
 
-// From an entry's `profile` array; nullopt when it holds none of the components.
-[[nodiscard]] std::optional<ComponentBreakdown> attention_breakdown(const nlohmann::json &profile);
+// The components the op table names for an op and variant (by their names in
+// a result set); empty for an unknown op or one without components.
+[[nodiscard]] std::span<const char *const> variant_components(const std::string &op, const std::string &variant);
+
+// From an entry's `profile` array; nullopt when it holds none of `components`.
+[[nodiscard]] std::optional<ComponentBreakdown> component_breakdown(const nlohmann::json &profile,
+                                                                   std::span<const char *const> components);
 
 // A decoder workload entry's layer components (its `decoder.components`,
 // shares of the steps' time from the component spans) as a breakdown of the

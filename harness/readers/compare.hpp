@@ -74,7 +74,7 @@ struct CaseComparison {
 };
 
 struct Geomean {
-    std::string group;  // "all", "backend onednn", "op matmul"
+    std::string group;  // "all", "backend <name>", "op <name>"
     std::size_t cases = 0;
     double ratio = 1;
 };

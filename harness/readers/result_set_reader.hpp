@@ -52,7 +52,7 @@ struct CaseRecord {
     // The same plus threads and cache, for sets that hold a case under
     // several settings.
     [[nodiscard]] std::string match_key_with_settings() const;
-    // "op variant shape dtype" for a person: "attention fused B:1 H:2 S:64 D:32 f32".
+    // "op variant shape dtype" for a person, e.g. "<op> <variant> B:1 H:2 S:64 D:32 f32".
     [[nodiscard]] std::string label() const;
     // The shape as "K:V" pairs in the result set's parameter order.
     [[nodiscard]] std::string shape() const;

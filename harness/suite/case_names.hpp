@@ -11,9 +11,9 @@
 
 namespace opbench {
 
-// The stable, filterable benchmark name of a case on a backend, e.g.
-//   matmul/B:1/M:1024/N:1024/K:1024/dt:f32/be:onednn
-//   attention/B:1/H:8/Sq:1/Skv:512/D:64/causal:1/variant:fused/dt:f32/be:naive
+// The stable, filterable benchmark name of a case on a backend:
+//   <op>/<label>:<value>/.../[variant:<name>/]dt:<dtype>/[thr:<n>/]be:<backend>
+// e.g. <op>/B:1/M:1024/N:1024/K:1024/dt:f32/be:onednn.
 // The shape part (labels, and which parameters show) comes from the op's row
 // in the SDK's op table (opbench/ops.hpp, ParamInfo::label / name_rule).
 // A named case appends /case:<name>. Settings that change what is measured

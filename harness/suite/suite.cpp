@@ -5,7 +5,7 @@
 #include "suite/toml_guard.hpp"
 
 #include "opbench/ops.hpp"
-#include "suite/workload_suite.hpp"
+#include "workload/workload_suite.hpp"
 
 #include <openssl/evp.h>
 #include <toml++/toml.h>

@@ -6,7 +6,7 @@
 #include "measure/settings.hpp"
 
 #include "opbench/plugin.h"
-#include "suite/decoder_config.hpp"
+#include "workload/decoder_config.hpp"
 
 #include <cstdint>
 #include <stdexcept>
@@ -36,7 +36,7 @@ struct Case {
 };
 
 // A measured unit of several plugin calls: a [[workload]] table
-// (harness/suite/workload_suite.cpp). kind "decoder" is the only kind.
+// (harness/workload/workload_suite.cpp). kind "decoder" is the only kind.
 struct WorkloadCase {
     enum class Phase { prefill, decode };
     std::string name;                  // required in the suite ("gpt2-small.layer")

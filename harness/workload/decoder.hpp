@@ -30,7 +30,7 @@
 // an embedding lookup would).
 #pragma once
 
-#include "suite/decoder_config.hpp"
+#include "workload/decoder_config.hpp"
 
 #include "opbench/plugin.h"
 

@@ -173,6 +173,13 @@ struct ParamInfo {
 struct VariantInfo {
     const char *name; // suite and result name: "tf32"
     int value;        // the variant constant in plugin.h (= its index in the row)
+    // The profiling scopes the in-tree backends open inside one call of this
+    // variant, in the order they run (opbench analyze shows their shares).
+    // Empty: none named.
+    std::span<const char *const> components = {};
+    // What helps this variant when it is memory-bound near the roof (opbench
+    // analyze's advice); nullptr: the op's (OpInfo::fewer_bytes).
+    const char *fewer_bytes = nullptr;
 };
 
 // The largest errors verification accepts against the reference, and why:
@@ -247,6 +254,13 @@ struct OpInfo {
     std::string (*validate)(const opb_op_desc &d);
     Tolerance (*tolerance)(const opb_op_desc &d);
     FastCheckFn fast_check; // nullptr: verification always compares with the reference
+    // What helps the op when it is memory-bound near the roof (opbench
+    // analyze's advice); nullptr: reuse data in cache, or a smaller dtype.
+    const char *fewer_bytes = nullptr;
+    // Bytes of the largest intermediate a backend may hold beyond the op's
+    // tensors and count as workspace (composed attention's scores), for the
+    // memory estimate before a case runs; nullptr: none.
+    double (*workspace_bound)(const opb_op_desc &d) = nullptr;
 };
 
 // Parameter keys in sweep order: an earlier key varies more slowly than a
@@ -258,6 +272,11 @@ inline constexpr std::string_view kParamSweepOrder[] = {
     "trans_a", "trans_b", "bias",   "causal",  "scale",   "eps"};
 
 namespace op_rows {
+
+// The advice for a streaming op that is memory-bound near the roof.
+inline constexpr const char *kFuseAdvice =
+    "fuse it into the neighbouring op (one pass over the tensor instead of two) or use a "
+    "smaller dtype (bf16 halves the bytes)";
 
 // Tolerances. Differences between correct implementations come from summation
 // order (matmul, norms, softmax sums) and from where intermediates are rounded.
@@ -476,8 +495,19 @@ inline std::string eltwise_validate(const opb_op_desc &d) {
 }
 
 // ---- attention
-inline constexpr VariantInfo kAttentionVariants[] = {{"composed", OPB_ATTENTION_COMPOSED},
-                                                     {"fused", OPB_ATTENTION_FUSED}};
+// Composed attention's steps, as the in-tree backends scope them.
+inline constexpr const char *kComposedAttentionComponents[] = {"qk", "mask", "softmax", "pv"};
+inline constexpr VariantInfo kAttentionVariants[] = {
+    {"composed", OPB_ATTENTION_COMPOSED, kComposedAttentionComponents,
+     "use the fused variant, which never writes the seq_q x seq_kv scores to memory"},
+    {"fused", OPB_ATTENTION_FUSED}};
+// Composed attention may hold the seq_q x seq_kv scores in f32 and the
+// probabilities beside them: twice the f32 score matrix.
+inline double attention_workspace_bound(const opb_op_desc &d) {
+    if (d.variant != OPB_ATTENTION_COMPOSED) return 0;
+    const auto &p = d.p.attention;
+    return 2.0 * 4.0 * double(p.batch) * double(p.heads) * double(p.seq_q) * double(p.seq_kv);
+}
 // seq sets both lengths; seq_q / seq_kv, written after it, win (decoding: seq_q = 1).
 // Names show S when the lengths are equal, else Sq and Skv.
 inline constexpr ParamInfo kAttentionParams[] = {
@@ -549,28 +579,29 @@ inline std::string attention_validate(const opb_op_desc &d) {
 inline constexpr OpInfo kOps[] = {
     {OPB_OP_MATMUL, "matmul", op_rows::kMatmulVariants, op_rows::kMatmulParams, nullptr,
      op_rows::matmul_tensors, op_rows::matmul_flops, op_rows::matmul_validate,
-     op_rows::matmul_tolerance, freivalds_matmul},
+     op_rows::matmul_tolerance, freivalds_matmul, nullptr, nullptr},
     {OPB_OP_SOFTMAX, "softmax", op_rows::kDefaultVariant, op_rows::kSoftmaxParams, nullptr,
      op_rows::softmax_tensors, op_rows::softmax_flops, op_rows::softmax_validate,
-     op_rows::rounded_intermediates, nullptr},
+     op_rows::rounded_intermediates, nullptr, op_rows::kFuseAdvice, nullptr},
     {OPB_OP_LAYERNORM, "layernorm", op_rows::kDefaultVariant, op_rows::kLayernormParams, nullptr,
      op_rows::layernorm_tensors, op_rows::layernorm_flops, op_rows::norm_validate,
-     op_rows::output_rounding, nullptr},
+     op_rows::output_rounding, nullptr, op_rows::kFuseAdvice, nullptr},
     {OPB_OP_RMSNORM, "rmsnorm", op_rows::kDefaultVariant, op_rows::kRmsnormParams, nullptr,
      op_rows::rmsnorm_tensors, op_rows::rmsnorm_flops, op_rows::norm_validate,
-     op_rows::output_rounding, nullptr},
+     op_rows::output_rounding, nullptr, op_rows::kFuseAdvice, nullptr},
     {OPB_OP_GELU, "gelu", op_rows::kGeluVariants, op_rows::kEltwiseParams, nullptr,
      op_rows::unary_tensors, op_rows::gelu_flops, op_rows::eltwise_validate,
-     op_rows::output_rounding, nullptr},
+     op_rows::output_rounding, nullptr, op_rows::kFuseAdvice, nullptr},
     {OPB_OP_SILU, "silu", op_rows::kDefaultVariant, op_rows::kEltwiseParams, nullptr,
      op_rows::unary_tensors, op_rows::silu_flops, op_rows::eltwise_validate,
-     op_rows::output_rounding, nullptr},
+     op_rows::output_rounding, nullptr, op_rows::kFuseAdvice, nullptr},
     {OPB_OP_ADD, "add", op_rows::kDefaultVariant, op_rows::kEltwiseParams, nullptr,
      op_rows::add_tensors, op_rows::add_flops, op_rows::eltwise_validate,
-     op_rows::output_rounding, nullptr},
+     op_rows::output_rounding, nullptr, op_rows::kFuseAdvice, nullptr},
     {OPB_OP_ATTENTION, "attention", op_rows::kAttentionVariants, op_rows::kAttentionParams,
      op_rows::attention_check_keys, op_rows::attention_tensors, op_rows::attention_flops,
-     op_rows::attention_validate, op_rows::rounded_intermediates, sampled_attention},
+     op_rows::attention_validate, op_rows::rounded_intermediates, sampled_attention, nullptr,
+     op_rows::attention_workspace_bound},
 };
 static_assert(std::size(kOps) == OPB_OP_COUNT, "one kOps row per opb_op_kind");
 static_assert([] {

@@ -60,6 +60,7 @@ nlohmann::json result_set() {
     b.push_back(entry("add/tiny/be:onednn", "add", "onednn", 3e-6, 1e3, 12e3));
     // Attention with a profile and a verdict written by the run.
     nlohmann::json att = entry("attention/x/be:naive", "attention", "naive", 0.5, 1e9, 1e6);
+    att["variant"] = "composed";
     att["profile"] = attention_profile();
     att["bottleneck"] = {{"kind", "unoptimised"}, {"severity", "high"}, {"utilisation", 0.02}, {"headroom", 0.98},
                          {"description", "from the run"}, {"suggestion", "use onednn"}};
@@ -104,7 +105,7 @@ TEST(Analyze, FiguresFromEntryUseTheBackendsThreadsAndOverhead) {
 }
 
 TEST(Analyze, AttentionBreakdownSharesAddUpWithTheParentsSelfTime) {
-    const auto c = attention_breakdown(attention_profile());
+    const auto c = component_breakdown(attention_profile(), variant_components("attention", "composed"));
     ASSERT_TRUE(c);
     EXPECT_EQ(c->parent, "sample/attention");
     ASSERT_EQ(c->shares.size(), 4u);
@@ -114,8 +115,8 @@ TEST(Analyze, AttentionBreakdownSharesAddUpWithTheParentsSelfTime) {
     double sum = c->other;
     for (const auto &[name, share] : c->shares) sum += share;
     EXPECT_NEAR(sum, 1.0, 1e-12);
-    EXPECT_FALSE(attention_breakdown(nlohmann::json::array()));
-    EXPECT_FALSE(attention_breakdown(nlohmann::json::object()));
+    EXPECT_FALSE(component_breakdown(nlohmann::json::array(), variant_components("attention", "composed")));
+    EXPECT_FALSE(component_breakdown(nlohmann::json::object(), variant_components("attention", "composed")));
 }
 
 TEST(Analyze, TablesNameKindSeveritySuggestionAndComponents) {
@@ -132,6 +133,18 @@ TEST(Analyze, TablesNameKindSeveritySuggestionAndComponents) {
             EXPECT_NE(row[2].find("dominant: qk"), std::string::npos) << row[2];
         }
     EXPECT_TRUE(components);
+}
+
+// Which scopes are components comes from the op table: composed attention
+// names four, fused none, and an op the table does not know none.
+TEST(Analyze, ComponentsAreTheScopesTheOpTableNames) {
+    const auto composed = variant_components("attention", "composed");
+    ASSERT_EQ(composed.size(), 4u);
+    EXPECT_STREQ(composed[0], "qk");
+    EXPECT_STREQ(composed[3], "pv");
+    EXPECT_TRUE(variant_components("attention", "fused").empty());
+    EXPECT_TRUE(variant_components("no-such-op", "").empty());
+    EXPECT_FALSE(component_breakdown(attention_profile(), variant_components("attention", "fused")));
 }
 
 // A decoder workload entry: its layer's components (decoder.components, from

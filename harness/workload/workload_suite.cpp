@@ -1,4 +1,4 @@
-#include "suite/workload_suite.hpp"
+#include "workload/workload_suite.hpp"
 
 #include "opbench/ops.hpp"
 
