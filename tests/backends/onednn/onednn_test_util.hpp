@@ -75,9 +75,10 @@ protected:
             EXPECT_EQ(st, OPB_OK) << what << " refused: " << error();
             return st == OPB_OK;
         }
-        if (d.dtype == OPB_DTYPE_BF16)
+        if (d.dtype == OPB_DTYPE_BF16) {
             EXPECT_EQ(st == OPB_OK, onednn_isa_runs_bf16(isa()))
                 << what << " on ISA " << isa() << ": supports() returned " << st << " " << error();
+        }
         if (st == OPB_OK) return true;
         EXPECT_EQ(st, OPB_ERR_UNSUPPORTED) << error();
         EXPECT_NE(error().find(dtype_name(d.dtype)), std::string::npos) << error();
