@@ -72,7 +72,10 @@ std::string ReferenceKey::file_name() const { return sha256_text(text()).substr(
 
 ReferenceStore::ReferenceStore(fs::path dir, uint64_t max_bytes) : dir_(std::move(dir)), max_bytes_(max_bytes) {}
 
-fs::path ReferenceStore::default_dir() { return machine_cache_dir() / "references"; }
+fs::path ReferenceStore::default_dir() {
+    const fs::path cache = machine_cache_dir();
+    return cache.empty() ? fs::path() : cache / "references";
+}
 
 namespace {
 std::vector<const std::vector<uint8_t> *> input_buffers(const HostTensors &t) {

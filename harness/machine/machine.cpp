@@ -2,6 +2,8 @@
 // classification and the CPU context; see machine.hpp.
 #include "machine/machine.hpp"
 
+#include "files/trust.hpp"
+
 #include "files/atomic_file.hpp"
 
 #include <immintrin.h>
@@ -512,7 +514,17 @@ std::filesystem::path machine_cache_dir() {
   if (auto d = env("OPBENCH_CACHE_DIR"); !d.empty()) return d;
   if (auto d = env("XDG_CACHE_HOME"); !d.empty()) return std::filesystem::path(d) / "opbench";
   if (auto d = env("HOME"); !d.empty()) return std::filesystem::path(d) / ".cache" / "opbench";
-  return "/tmp/opbench-cache";
+  // No fixed shared path (such as /tmp/opbench-cache): another user could
+  // plant files or symlinks there. No cache instead.
+  return {};
+}
+
+std::string cache_dir_problem(const std::filesystem::path& dir) {
+  if (dir.empty())
+    return "no cache directory: none of OPBENCH_CACHE_DIR, XDG_CACHE_HOME or HOME is set";
+  if (std::string why = trust_problem(dir); !why.empty())
+    return "cache directory " + dir.string() + " not used: " + why;
+  return "";
 }
 
 std::filesystem::path machine_cache_path(const std::filesystem::path& dir,
@@ -542,6 +554,11 @@ CachedMachinePeaks load_or_measure(bool remeasure, const std::filesystem::path& 
   CachedMachinePeaks r;
   const std::string model = cpu_model_name();
   const int cores = allowed_cpu_count();
+  if (std::string why = cache_dir_problem(dir); !why.empty()) {
+    r.peaks = measure_machine(options);
+    r.warning = "machine peaks not cached: " + why;
+    return r;
+  }
   r.path = machine_cache_path(dir, model, cores);
   if (!remeasure) {
     // The hash could collide and a file could be copied between machines:

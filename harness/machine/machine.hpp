@@ -79,9 +79,14 @@ struct MeasureOptions {
 
 // --- cache ------------------------------------------------------------------
 
-// $OPBENCH_CACHE_DIR, else $XDG_CACHE_HOME/opbench, else $HOME/.cache/opbench,
-// else /tmp/opbench-cache.
+// $OPBENCH_CACHE_DIR, else $XDG_CACHE_HOME/opbench, else $HOME/.cache/opbench;
+// empty (no cache) when none is set.
 [[nodiscard]] std::filesystem::path machine_cache_dir();
+// "" when `dir` may hold opbench's caches; else why not: no directory, or one
+// that fails the trust rule (files/trust.hpp: a symlink others could redirect,
+// an owner or writer other than root and you). Caches are then neither read
+// nor written.
+[[nodiscard]] std::string cache_dir_problem(const std::filesystem::path& dir);
 // <dir>/machine-<16 hex digits of FNV-1a of "cpu_model|cores">.json
 [[nodiscard]] std::filesystem::path machine_cache_path(const std::filesystem::path& dir,
                                                        const std::string& cpu_model, int cores);

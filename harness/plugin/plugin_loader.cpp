@@ -1,5 +1,7 @@
 #include "plugin/plugin_loader.hpp"
 
+#include "files/trust.hpp"
+
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <fmt/format.h>
 
@@ -174,27 +176,11 @@ std::vector<std::string> default_plugin_search_paths() {
 }
 
 std::string plugin_trust_problem(const std::string &path) {
-    std::error_code ec;
-    // The file and directory that would really be opened, through symlinks.
-    const fs::path real = fs::canonical(path, ec);
-    if (ec) return ""; // loading reports a missing file itself
-    auto writable_by_others = [](const fs::path &p, mode_t &mode) {
-        struct stat st {};
-        if (::stat(p.c_str(), &st) != 0) return false;
-        mode = st.st_mode & 07777;
-        return (st.st_mode & S_IWOTH) != 0;
-    };
-    mode_t mode = 0;
-    if (writable_by_others(real, mode))
-        return fmt::format("{}: not loaded: the file is writable by others (mode {:04o}), so anyone could change "
-                           "the code opbench would run; chmod o-w it, or pass --allow-insecure-plugins",
-                           path, mode);
-    const fs::path dir = real.parent_path();
-    if (writable_by_others(dir, mode))
-        return fmt::format("{}: not loaded: its directory {} is writable by others (mode {:04o}), so anyone could "
-                           "replace the plugin; move it, chmod o-w the directory, or pass --allow-insecure-plugins",
-                           path, dir.string(), mode);
-    return "";
+    const std::string why = trust_problem(path);
+    if (why.empty()) return "";
+    return fmt::format("{}: not loaded: {}; anyone who can change it could change the code opbench would run "
+                       "(chown / chmod go-w it, or pass --allow-insecure-plugins)",
+                       path, why);
 }
 
 PluginSet discover_plugins(const std::vector<std::string> &paths, const DiscoverOptions &options) {

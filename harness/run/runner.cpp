@@ -419,8 +419,13 @@ bool SuiteRun::reference_opens() {
 void SuiteRun::choose_reference_store() {
     const LoadedPlugin *ref = plugins_.find(options_.reference);
     if (options_.verify != VerifyMode::full || !options_.reference_store || !ref || !reference_opens()) return;
-    reference_store_dir_ = options_.reference_store_dir.empty() ? ReferenceStore::default_dir().string()
-                                                                : options_.reference_store_dir;
+    const std::string dir = options_.reference_store_dir.empty() ? ReferenceStore::default_dir().string()
+                                                                 : options_.reference_store_dir;
+    if (std::string why = cache_dir_problem(std::filesystem::path(dir)); !why.empty()) {
+        std::cerr << "opbench: references not cached: " << why << "\n";
+        return;
+    }
+    reference_store_dir_ = dir;
     reference_store_key_ = fmt::format("{} | {} | plugin sha256 {}", ref->api->version, ref->api->library_versions,
                                        file_sha256(ref->path));
 }

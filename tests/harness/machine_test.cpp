@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <string>
 
@@ -147,6 +148,42 @@ TEST(MachineCache, DirectoryFollowsEnvironment) {
     ::setenv("OPBENCH_CACHE_DIR", saved.c_str(), 1);
   else
     ::unsetenv("OPBENCH_CACHE_DIR");
+}
+
+// With no HOME (and no OPBENCH_CACHE_DIR or XDG_CACHE_HOME) there is no cache
+// at all, never a fixed shared path such as /tmp/opbench-cache.
+TEST(MachineCache, NoHomeMeansNoCache) {
+  std::map<std::string, std::string> saved;
+  for (const char* v : {"OPBENCH_CACHE_DIR", "XDG_CACHE_HOME", "HOME"}) {
+    if (const char* old = std::getenv(v)) saved[v] = old;
+    ::unsetenv(v);
+  }
+  EXPECT_EQ(machine_cache_dir(), fs::path());
+  EXPECT_NE(cache_dir_problem(machine_cache_dir()).find("no cache directory"), std::string::npos);
+  for (const auto& [k, v] : saved) ::setenv(k.c_str(), v.c_str(), 1);
+}
+
+// The cache directory meets the plugins' trust rule: a symlink planted in a
+// directory others may write is not followed.
+TEST(MachineCache, AnUntrustedCacheDirectoryIsNotUsed) {
+  TempDir tmp;
+  const fs::path open_dir = tmp.path / "shared";
+  fs::create_directories(open_dir);
+  fs::permissions(open_dir, fs::perms::all, fs::perm_options::replace);  // 0777, not sticky
+  const fs::path elsewhere = tmp.path / "elsewhere";
+  fs::create_directories(elsewhere);
+  fs::create_directory_symlink(elsewhere, open_dir / "opbench-cache");
+  const std::string why = cache_dir_problem(open_dir / "opbench-cache");
+  EXPECT_NE(why.find("not used: it is reached through the symlink"), std::string::npos) << why;
+  EXPECT_EQ(cache_dir_problem(elsewhere), "");
+  MeasureOptions quick;
+  quick.seconds_per_figure = 0.005;
+  quick.min_trials = 1;
+  quick.bandwidth_array_bytes = 1 << 20;
+  const CachedMachinePeaks c = load_or_measure(false, open_dir / "opbench-cache", quick);
+  EXPECT_NE(c.warning.find("machine peaks not cached"), std::string::npos) << c.warning;
+  EXPECT_TRUE(fs::is_empty(elsewhere)) << "nothing written through the planted link";
+  fs::permissions(open_dir, fs::perms::others_write | fs::perms::group_write, fs::perm_options::remove);
 }
 
 TEST(MachineCache, SaveThenLoadRoundTripsAndLeavesNoTemporaries) {

@@ -164,6 +164,62 @@ TEST(PluginTrust, RefusesFilesAndDirectoriesOthersMayWriteBeforeOpeningThem) {
     fs::permissions(dir.path, fs::perms::others_write, fs::perm_options::remove);
 }
 
+// The trust rule's other cases (issue 19's probe loaded each of these).
+TEST(PluginTrust, RefusesASymlinkInADirectoryOthersMayWriteThoughItsTargetIsSafe) {
+    namespace fs = std::filesystem;
+    ScratchDir safe("trust-target");
+    const std::string good = safe.add("fake-good.so", "opbench-backend-fake.so");
+    ScratchDir open_dir("trust-open");
+    fs::permissions(open_dir.path, fs::perms::all, fs::perm_options::replace); // 0777, not sticky
+    const fs::path link = open_dir.path / "opbench-backend-fake.so";
+    fs::create_symlink(good, link);
+    const std::string why = plugin_trust_problem(link.string());
+    EXPECT_NE(why.find("reached through the symlink " + link.string()), std::string::npos) << why;
+    EXPECT_NE(why.find("that others may write (mode 0777"), std::string::npos) << why;
+    EXPECT_TRUE(discover_plugins({open_dir.path.string()}).plugins.empty());
+    // A sticky 1777 directory (like /tmp) keeps others from replacing the link.
+    fs::permissions(open_dir.path, fs::perms::all | fs::perms::sticky_bit, fs::perm_options::replace);
+    EXPECT_NE(plugin_trust_problem(link.string()).find("the symlink"), std::string::npos)
+        << "others may still write the directory: a link there is refused";
+    fs::permissions(open_dir.path, fs::perms::others_write | fs::perms::group_write, fs::perm_options::remove);
+    EXPECT_EQ(plugin_trust_problem(link.string()), "");
+}
+
+TEST(PluginTrust, RefusesAGroupWritableFileOrDirectory) {
+    namespace fs = std::filesystem;
+    ScratchDir dir("trust-group");
+    const std::string good = dir.add("fake-good.so", "opbench-backend-fake.so");
+    fs::permissions(good, fs::perms::group_write, fs::perm_options::add); // 0664
+    std::string why = plugin_trust_problem(good);
+    EXPECT_NE(why.find("the file is writable by its group"), std::string::npos) << why;
+    fs::permissions(good, fs::perms::group_write, fs::perm_options::remove);
+    fs::permissions(dir.path, fs::perms::group_write, fs::perm_options::add); // 0775
+    why = plugin_trust_problem(good);
+    EXPECT_NE(why.find("its directory " + dir.path.string() + " is writable by its group"), std::string::npos)
+        << why;
+    EXPECT_TRUE(discover_plugins({dir.path.string()}).plugins.empty());
+    EXPECT_EQ(discover_plugins({dir.path.string()}, DiscoverOptions{true}).plugins.size(), 1u)
+        << "--allow-insecure-plugins still overrides";
+}
+
+TEST(PluginTrust, RefusesAFileOrDirectoryOwnedByAnotherUser) {
+    namespace fs = std::filesystem;
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root to give a file to another user";
+    ScratchDir dir("trust-owner");
+    const std::string good = dir.add("fake-good.so", "opbench-backend-fake.so");
+    ASSERT_EQ(::chown(good.c_str(), 65534, 65534), 0); // nobody; mode stays 0644
+    std::string why = plugin_trust_problem(good);
+    EXPECT_NE(why.find("the file is owned by"), std::string::npos) << why;
+    EXPECT_NE(why.find("not by root or you"), std::string::npos) << why;
+    ASSERT_EQ(::chown(good.c_str(), 0, 0), 0);
+    ASSERT_EQ(::chown(dir.path.c_str(), 65534, 65534), 0); // a 0755 directory of another user
+    why = plugin_trust_problem(good);
+    EXPECT_NE(why.find("its directory " + dir.path.string() + " is owned by"), std::string::npos) << why;
+    EXPECT_TRUE(discover_plugins({dir.path.string()}).plugins.empty());
+    ASSERT_EQ(::chown(dir.path.c_str(), 0, 0), 0);
+    EXPECT_EQ(plugin_trust_problem(good), "");
+}
+
 TEST(DiscoverPlugins, OpensAFileNamedTwiceOnce) {
     PluginSet set = discover_plugins({fake("fake-good.so"), fake("fake-good.so")});
     EXPECT_EQ(set.plugins.size(), 1u);
