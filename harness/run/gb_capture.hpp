@@ -31,6 +31,9 @@ public:
     // Hands on the entries held so far (call when the next benchmark starts,
     // so one benchmark's entries never wait for the next one's).
     void flush();
+    // Bytes of Google Benchmark's text held: only what the last report wrote
+    // (tests check that nothing accumulates over a run).
+    [[nodiscard]] std::size_t buffered_bytes() const { return text_.str().size(); }
 
 private:
     std::string take_new_text();
@@ -38,8 +41,7 @@ private:
     std::vector<nlohmann::json> pending_;
 
     benchmark::JSONReporter json_;
-    std::ostringstream text_;
-    std::size_t consumed_ = 0;
+    std::ostringstream text_; // what json_ wrote since take_new_text last emptied it
     ContextFn on_context_;
     RunsFn on_runs_;
 };

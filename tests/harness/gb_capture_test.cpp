@@ -88,4 +88,36 @@ TEST(FilterReporter, PassesOnOnlyTheRunsItKeeps) {
     EXPECT_EQ(seen[0][0]["run_name"], "kept/iterations:1/manual_time");
 }
 
+// Each report's text is taken and dropped: the buffer never holds more than
+// one report, so a long run costs linear time (it used to copy everything
+// written so far on every report: quadratic over a 100,000-case run).
+TEST(JsonCapture, HoldsNoTextBetweenReportsHoweverLongTheRun) {
+    std::size_t entries = 0, largest_buffer = 0;
+    JsonCapture capture(nullptr, [&](std::vector<json> e) { entries += e.size(); });
+    struct Probe : benchmark::BenchmarkReporter {
+        JsonCapture &c;
+        std::size_t &largest;
+        Probe(JsonCapture &c, std::size_t &largest) : c(c), largest(largest) {}
+        bool ReportContext(const Context &ctx) override { return c.ReportContext(ctx); }
+        void ReportRuns(const std::vector<Run> &runs) override {
+            c.ReportRuns(runs);
+            largest = std::max(largest, c.buffered_bytes());
+        }
+        void Finalize() override { c.Finalize(); }
+    } probe(capture, largest_buffer);
+    for (int i = 0; i < 200; ++i)
+        benchmark::RegisterBenchmark(("many/i:" + std::to_string(i)).c_str(), [](benchmark::State &st) {
+            for (auto _ : st) st.SetIterationTime(1e-6);
+        })->UseManualTime()->Iterations(1);
+    std::vector<std::string> args = {"gb_capture_test", "--benchmark_repetitions=1"}; // flags are global
+    std::vector<char *> argv;
+    for (auto &a : args) argv.push_back(a.data());
+    int argc = static_cast<int>(argv.size());
+    benchmark::Initialize(&argc, argv.data());
+    benchmark::RunSpecifiedBenchmarks(&probe);
+    benchmark::ClearRegisteredBenchmarks();
+    EXPECT_EQ(entries, 200u);
+    EXPECT_EQ(largest_buffer, 0u) << "text left in the buffer after a report";
+}
+
 } // namespace
