@@ -8,6 +8,7 @@
 #include "build_config.hpp"
 #include "isolate/case_host.hpp"
 #include "run/context.hpp"
+#include "run/exit_guard.hpp"
 #include "run/gb_capture.hpp"
 #include "run/gbench_args.hpp"
 #include "run/interrupt.hpp"
@@ -119,9 +120,10 @@ public:
         timer_overhead_ = measure_timer_overhead();
     }
     ~SuiteRun() {
-        // The watcher thread must not reach this run once it is gone.
+        // The watcher thread and the exit guard must not reach this run once it is gone.
         on_first_interrupt(nullptr);
         on_second_interrupt(nullptr);
+        arm_exit_guard(nullptr);
     }
 
     RunSummary run();
@@ -147,6 +149,7 @@ private:
     void log_case(std::size_t ri, std::vector<nlohmann::json> gb_entries);
     void on_gb_entries(std::vector<nlohmann::json> entries);
     void write_result_set(bool complete);
+    [[noreturn]] void on_exit_in_run(int status);
     void open_host();
     void start_profiling();
     void finish_profiling();
@@ -293,6 +296,40 @@ void SuiteRun::open_log() {
     on_second_interrupt([this] {
         if (!options_.out_path.empty()) write_result_set(false);
     });
+    // Plugin code in this process (--isolate none, profiling, workloads)
+    // calling exit() ends the run through here, not silently.
+    arm_exit_guard([this](int status) { on_exit_in_run(status); });
+}
+
+// exit() called in this process while the run goes (run/exit_guard.hpp): the
+// case in progress is failed with the cause, the result set of what finished
+// is written marked incomplete (--resume runs the rest), and opbench exits 1.
+void SuiteRun::on_exit_in_run(int status) {
+    const std::string where =
+        active_.result_index != SIZE_MAX ? fmt::format(" (case {})", results_[active_.result_index].name) : "";
+    std::string reason = fmt::format("exited with status {} in opbench's own process{}: plugin code called exit() "
+                                     "(--isolate process runs cases in a worker, where this costs only the case)",
+                                     status, where);
+    std::cerr << "\nopbench: " << reason << "\n";
+    try {
+        if (active_.result_index != SIZE_MAX) {
+            CaseResult &r = results_[active_.result_index];
+            r.status = CaseStatus::failed;
+            r.reason = reason;
+            log_case(active_.result_index, {});
+        }
+        if (!options_.out_path.empty()) {
+            write_result_set(false);
+            std::cerr << fmt::format("opbench: the result set of what finished is in {} (incomplete); "
+                                     "opbench run --resume {} runs the rest\n",
+                                     options_.out_path, options_.out_path);
+        }
+    } catch (const std::exception &e) {
+        std::cerr << "opbench: could not write the partial result set: " << e.what() << "\n";
+    }
+    std::cerr.flush();
+    std::cout.flush();
+    ::_exit(1);
 }
 
 // A finished case x backend goes into the log (and so the journal) with its

@@ -276,6 +276,28 @@ TEST_F(IsolationTest, WithoutIsolationAThrowFailsItsCaseAndTheRunGoesOn) {
     EXPECT_EQ(result_set()["context"]["opbench"]["measurement"]["isolation"], "none");
 }
 
+// exit() in plugin code inside opbench's own process used to end the run with
+// the plugin's status 0, no result set and no message. Now the case is failed
+// with the cause, the set of what finished is written (incomplete), exit 1.
+TEST_F(IsolationTest, WithoutIsolationAnExitFailsItsCaseAndWritesWhatFinished) {
+    const Outcome r = run_fault("exit0", {"--isolate", "none"});
+    ASSERT_EQ(r.status, 1) << r.output;
+    EXPECT_NE(r.output.find("exited with status 0 in opbench's own process (case add/R:13/C:16/dt:f32/be:fault)"),
+              std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("--resume"), std::string::npos) << r.output;
+    const json rs = result_set();
+    EXPECT_EQ(rs["context"]["opbench"]["complete"], false);
+    const auto got = outcomes();
+    ASSERT_TRUE(got.count(kBad)) << "the case in progress is recorded";
+    EXPECT_EQ(got.at(kBad).first, "failed");
+    EXPECT_EQ(got.at(kBad).second.rfind("exited with status 0 in opbench's own process", 0), 0u)
+        << got.at(kBad).second;
+    int passed = 0;
+    for (const auto &[name, o] : got) passed += o.first == "passed";
+    EXPECT_GE(passed, 1) << "the cases that finished before it are kept";
+}
+
 TEST_F(IsolationTest, ACaseThatCannotFitIsSkippedBeforeItStarts) {
     const Outcome r = run_fault("", {"--mem-limit", "1K"});
     ASSERT_EQ(r.status, 0) << r.output;
