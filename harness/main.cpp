@@ -411,7 +411,7 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
         return kExitBadInput;
     }
     opts.isolation = *isolation_from_name(isolate);
-    if (!mem_limit_text.empty()) {
+    if (run->count("--mem-limit") > 0) { // given empty is an error, not "no limit"
         opts.mem_limit = parse_memory_size(mem_limit_text);
         if (!opts.mem_limit) {
             std::cerr << "opbench run: --mem-limit: '" << mem_limit_text
@@ -481,7 +481,7 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
                                  opts.reference, fmt::join(plugins.names(), ", "));
         return kExitBadInput;
     }
-    if (!shard_text.empty()) {
+    if (run->count("--shard") > 0) { // given empty is an error, not "no shard"
         try {
             opts.shard = parse_shard(shard_text);
             suite.cases = shard_cases(suite.cases, *opts.shard);

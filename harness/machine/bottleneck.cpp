@@ -1,5 +1,6 @@
 // Bottleneck analysis; see bottleneck.hpp and docs/bottlenecks.md.
 #include "machine/bottleneck.hpp"
+#include "writers/units.hpp"
 
 #include "opbench/ops.hpp"
 
@@ -39,12 +40,6 @@ std::string duration(double s) {
     if (s < 1e-3) return fmt::format("{:.3g} us", s * 1e6);
     if (s < 1) return fmt::format("{:.3g} ms", s * 1e3);
     return fmt::format("{:.3g} s", s);
-}
-
-std::string bytes_text(double b) {
-    if (b < 1024) return fmt::format("{:.0f} B", b);
-    if (b < 1024.0 * 1024) return fmt::format("{:.1f} KiB", b / 1024);
-    return fmt::format("{:.1f} MiB", b / 1024 / 1024);
 }
 
 std::string severity_of_roof(double u, const BottleneckThresholds &t) {
@@ -175,7 +170,7 @@ Bottleneck analyse(const EntryFigures &e, const BottleneckThresholds &t) {
             b.headroom = share;
             b.severity = share >= t.alloc_share_high ? "high" : "medium";
             b.description = fmt::format("{:.3g} heap allocations ({}) per call, an estimated {} of its {}",
-                                        e.allocs, bytes_text(e.alloc_bytes), pct(share), duration(s));
+                                        e.allocs, format_bytes(e.alloc_bytes), pct(share), duration(s));
             b.suggestion = "allocate in prepare (the plan's workspace) and reuse the buffers across calls";
             return b;
         }

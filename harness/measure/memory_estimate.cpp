@@ -1,4 +1,5 @@
 #include "measure/memory_estimate.hpp"
+#include "writers/units.hpp"
 
 #include "opbench/ops.hpp"
 
@@ -73,7 +74,7 @@ std::optional<std::string> cgroup_dir() {
     return std::nullopt;
 }
 
-std::string gib(uint64_t bytes) { return fmt::format("{:.2f} GiB", double(bytes) / double(1ull << 30)); }
+std::string size_text(uint64_t bytes) { return format_bytes(double(bytes)); }
 
 } // namespace
 
@@ -88,12 +89,12 @@ uint64_t workspace_bound(const opb_op_desc &desc) {
     return bytes >= 0x1p64 ? std::numeric_limits<uint64_t>::max() : uint64_t(bytes);
 }
 
-MemoryEstimate estimate_case_memory(const opb_op_desc &desc) {
+MemoryEstimate estimate_case_memory(const opb_op_desc &desc, bool reference_runs) {
     const TensorBytes t = tensor_bytes(desc);
     const uint64_t ws = workspace_bound(desc);
     MemoryEstimate e;
     e.tensors = add_sat(add_sat(t.all, t.all), t.outputs);
-    e.reference = add_sat(add_sat(t.all, t.outputs), ws);
+    e.reference = reference_runs ? add_sat(add_sat(t.all, t.outputs), ws) : 0;
     e.workspace = ws;
     return e;
 }
@@ -116,8 +117,8 @@ MemoryBudget available_memory(std::optional<uint64_t> mem_limit) {
 std::optional<std::string> memory_skip_reason(const MemoryEstimate &need, const MemoryBudget &have) {
     if (need.total() <= have.bytes) return std::nullopt;
     return fmt::format("needs {}, {} available ({}); estimate: tensors {}, reference {}, workspace {}",
-                       gib(need.total()), gib(have.bytes), have.source, gib(need.tensors), gib(need.reference),
-                       gib(need.workspace));
+                       size_text(need.total()), size_text(have.bytes), have.source, size_text(need.tensors), size_text(need.reference),
+                       size_text(need.workspace));
 }
 
 std::optional<uint64_t> parse_memory_size(std::string_view text) {

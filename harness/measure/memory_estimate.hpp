@@ -1,6 +1,6 @@
 // Will a case fit? An estimate of the memory one case on one backend needs,
 // from the op's tensors, and the memory this machine (or --mem-limit) has for
-// it. A case that cannot fit is skipped with "needs X GiB, Y GiB available"
+// it. A case that cannot fit is skipped with "needs 12.5 MiB, 1.0 KiB available"
 // before it starts, instead of being killed by the kernel's OOM killer
 // half-way through a run.
 #pragma once
@@ -32,7 +32,10 @@ struct MemoryEstimate {
 // (ops without one keep a row or a tile, counted as 0).
 [[nodiscard]] uint64_t workspace_bound(const opb_op_desc &desc);
 
-[[nodiscard]] MemoryEstimate estimate_case_memory(const opb_op_desc &desc);
+// `reference_runs`: the reference backend computes this case's outputs (the
+// verify mode is full, or fast for an op with no fast check); otherwise its
+// copies count nothing.
+[[nodiscard]] MemoryEstimate estimate_case_memory(const opb_op_desc &desc, bool reference_runs = true);
 
 // Memory a case may use: the least of MemAvailable (/proc/meminfo), the
 // cgroup's memory.max - memory.current (a container's limit), and

@@ -1,5 +1,6 @@
 // Profiling: span recording, the hot-path tree, its tables; see profiler.hpp.
 #include "profile/profiler.hpp"
+#include "writers/units.hpp"
 
 #include "measure/alloc_tracker.hpp"
 
@@ -246,14 +247,6 @@ std::string format_count(double v) {
     if (v == 0) return "0";
     if (std::abs(v) >= 100 || v == std::floor(v)) return fmt::format("{:.0f}", v);
     return fmt::format("{:.2g}", v);
-}
-
-std::string format_bytes(double b) {
-    if (b == 0) return "0";
-    if (b < 1024) return fmt::format("{:.0f} B", b);
-    if (b < 1024.0 * 1024) return fmt::format("{:.1f} KiB", b / 1024);
-    if (b < 1024.0 * 1024 * 1024) return fmt::format("{:.1f} MiB", b / 1024 / 1024);
-    return fmt::format("{:.2f} GiB", b / 1024 / 1024 / 1024);
 }
 
 std::string thread_label(int32_t tid) { return tid == kDeviceThread ? "device" : std::to_string(tid); }

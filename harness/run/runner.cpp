@@ -514,7 +514,11 @@ std::optional<MeasureFailure> SuiteRun::skip_before_running(std::size_t ri) {
     if (auto cannot = backend_cannot_run(r.backend)) return cannot;
     if (supports_[ri].status != CaseStatus::passed) return MeasureFailure{supports_[ri].status, supports_[ri].reason};
     // Would it fit? Skipped before it starts rather than killed half-way.
-    const MemoryEstimate need = estimate_case_memory(cases_[case_of_result_[ri]].desc);
+    const opb_op_desc &desc = cases_[case_of_result_[ri]].desc;
+    const OpInfo *row = op_info(desc.op);
+    const bool reference_runs = options_.verify == VerifyMode::full ||
+                                (options_.verify == VerifyMode::fast && !(row && row->fast_check));
+    const MemoryEstimate need = estimate_case_memory(desc, reference_runs);
     if (auto why = memory_skip_reason(need, available_memory(options_.mem_limit)))
         return MeasureFailure{CaseStatus::skipped, *why};
     return std::nullopt;

@@ -20,7 +20,7 @@ Shard parse_shard(const std::string &text) {
     if (used_i == 0 || used_i != slash || slash + 1 + used_n != text.size() || s.count < 1 || s.index < 1 ||
         s.index > s.count)
         throw std::invalid_argument(
-            fmt::format("--shard {}: expected i/n with 1 <= i <= n, e.g. --shard 1/4 .. --shard 4/4", text));
+            fmt::format("--shard '{}': expected i/n with 1 <= i <= n, e.g. --shard 1/4 .. --shard 4/4", text));
     return s;
 }
 

@@ -4,13 +4,29 @@ namespace opbench {
 
 namespace {
 
-// A cell may not break the row: escape pipes, turn newlines into <br>.
+// A cell is text, whatever a name holds: it may not break the row (pipes
+// escaped, newlines as <br>), inject HTML (< and & as entities: no tag can
+// open, so a case named <script> stays text on GitHub) or format (Markdown's
+// emphasis, code and link characters escaped).
 std::string cell(const std::string &s) {
     std::string out;
     for (char c : s) {
-        if (c == '|') out += "\\|";
-        else if (c == '\n') out += "<br>";
-        else out += c;
+        switch (c) {
+        case '\n': out += "<br>"; break;
+        case '<': out += "&lt;"; break;
+        case '&': out += "&amp;"; break;
+        case '|':
+        case '\\':
+        case '*':
+        case '_':
+        case '`':
+        case '[':
+        case ']':
+            out += '\\';
+            out += c;
+            break;
+        default: out += c;
+        }
     }
     return out.empty() ? " " : out;
 }

@@ -16,4 +16,14 @@ std::string format_seconds(double s) {
     return fmt::format("{:.3g} s", s);
 }
 
+std::string format_bytes(double b) {
+    if (!std::isfinite(b)) return "-";
+    if (b == 0) return "0";
+    const double a = std::fabs(b);
+    if (a < 1024) return fmt::format("{:.0f} B", b);
+    if (a < 1024.0 * 1024) return fmt::format("{:.1f} KiB", b / 1024);
+    if (a < 1024.0 * 1024 * 1024) return fmt::format("{:.1f} MiB", b / 1024 / 1024);
+    return fmt::format("{:.2f} GiB", b / 1024 / 1024 / 1024);
+}
+
 } // namespace opbench

@@ -120,6 +120,11 @@ TEST_F(Main, EveryBadInputExits2BeforeRunningWithAMessage) {
         {"run tiny.toml --out " + std::string(245, 'a') + ".json", "the file name is 250 bytes long"},
         {"run tiny.toml --out ''", "--out is empty"},
         {"run tiny.toml --out x.json --no-out", "--out excludes --no-out"},
+        // Given empty is an error, not "none" (issue 19).
+        {"run tiny.toml --mem-limit ''", "--mem-limit: '' is not a size"},
+        {"run tiny.toml --shard ''", "--shard '': expected i/n"},
+        // CPUs the machine lacks are refused, not recorded as pinned (issue 19).
+        {"run tiny.toml --cpus 0-1023", "are not on this machine or not allowed to opbench (it may use "},
     };
     const std::regex long_number("[0-9]{40}");
     for (const Bad &b : cases) {

@@ -28,6 +28,24 @@ TEST(MemoryEstimate, CountsEveryCopyOfTheTensors) {
     EXPECT_EQ(estimate_case_memory(matmul(1024, 1024, 1024, OPB_DTYPE_BF16)).total(), 11 * mib4 / 2);
 }
 
+// --verify fast (for an op with a fast check) and off never run the
+// reference: its copies are not counted (they used to be).
+TEST(MemoryEstimate, TheReferenceCountsOnlyWhenItRuns) {
+    const uint64_t mib4 = 4ull << 20;
+    const MemoryEstimate e = estimate_case_memory(matmul(1024, 1024, 1024), /*reference_runs=*/false);
+    EXPECT_EQ(e.reference, 0u);
+    EXPECT_EQ(e.total(), 7 * mib4);
+}
+
+// Small figures in small units: "needs 0.00 GiB" said nothing.
+TEST(MemoryEstimate, SkipReasonPrintsSizesInFittingUnits) {
+    MemoryEstimate e;
+    e.tensors = 3 * 1024 + 512;
+    const auto reason = memory_skip_reason(e, MemoryBudget{1024, "--mem-limit"});
+    ASSERT_TRUE(reason.has_value());
+    EXPECT_EQ(reason->rfind("needs 3.5 KiB, 1.0 KiB available (--mem-limit)", 0), 0u) << *reason;
+}
+
 TEST(MemoryEstimate, ComposedAttentionHoldsItsScoreMatrix) {
     opb_op_desc d = make_desc(OPB_OP_ATTENTION, OPB_DTYPE_F32, OPB_ATTENTION_COMPOSED);
     d.p.attention = {2, 4, 512, 1024, 64, 0.0f, 0};

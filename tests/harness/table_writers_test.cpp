@@ -37,6 +37,20 @@ TEST(TableWriters, MarkdownEscapesPipesAndRightAlignsNumbers) {
     EXPECT_NE(md.find("\n2 cases\n"), std::string::npos) << md;
 }
 
+// Names are text in Markdown: no HTML tag can open, no emphasis, code or
+// link forms (issue 19: a case named <script> went through raw).
+TEST(TableWriters, MarkdownEscapesHtmlAndFormattingInNames) {
+    Document d;
+    Table t;
+    t.columns = {"case"};
+    t.rows = {{"<script>alert(1)</script>"}, {"a_b_c *x* `y` [l](u) R&D \\"}};
+    d.tables = {t};
+    const std::string md = write_markdown(d);
+    EXPECT_EQ(md.find("<script"), std::string::npos) << md;
+    EXPECT_NE(md.find("| &lt;script>alert(1)&lt;/script> |"), std::string::npos) << md;
+    EXPECT_NE(md.find("| a\\_b\\_c \\*x\\* \\`y\\` \\[l\\](u) R&amp;D \\\\ |"), std::string::npos) << md;
+}
+
 TEST(TableWriters, ConsoleAlignsColumns) {
     const std::string out = write_console(sample());
     EXPECT_NE(out.find("a -> b\n"
