@@ -836,9 +836,11 @@ void SuiteRun::run_benchmarks() {
     deactivate();
     workloads_->finish();
     report_not_registered();
+    // The cases this run finished, as the summary line counts them: not an
+    // abandoned one (interrupted: not in the result set, --resume runs it).
     std::vector<CaseResult> ran;
     for (std::size_t ri = 0; ri < results_.size(); ++ri)
-        if (ran_[ri]) ran.push_back(results_[ri]);
+        if (ran_[ri] && !interrupted_[ri]) ran.push_back(results_[ri]);
     if (!ran.empty()) { // a suite of workloads only has no op-case table
         Document summary;
         summary.tables.push_back(backend_summary(

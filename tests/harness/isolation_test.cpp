@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <set>
 #include <string>
 #include <thread>
@@ -355,6 +356,18 @@ TEST_P(Interrupt, LeavesAnIncompleteResultSetThatResumeFinishes) {
     EXPECT_GE(before.size(), 2u);
     EXPECT_LT(before.size(), 18u);
     EXPECT_NE(slurp(log).find("--resume"), std::string::npos) << "the console says how to finish it";
+    // The per-backend table counts what the summary line counts: the case the
+    // signal abandoned is in neither (it used to show as "1 failed").
+    {
+        const std::string text = slurp(log);
+        std::smatch row, line;
+        ASSERT_TRUE(std::regex_search(text, row, std::regex(R"(\n\s*naive\s+(\d+)\s+(\d+)\s+(\d+)\s)"))) << text;
+        ASSERT_TRUE(std::regex_search(text, line, std::regex(R"(opbench: (\d+) passed, (\d+) failed, (\d+) skipped)")))
+            << text;
+        EXPECT_EQ(row[1].str(), line[1].str()) << "passed\n" << text;
+        EXPECT_EQ(row[2].str(), line[2].str()) << "failed\n" << text;
+        EXPECT_EQ(row[3].str(), line[3].str()) << "skipped\n" << text;
+    }
 
     const Outcome resumed = run({"run", "--resume", out_, "--no-progress"});
     ASSERT_EQ(resumed.status, 0) << resumed.output;
