@@ -258,7 +258,7 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
                                     "result set path (default results/<suite>-<UTC time>.json); an existing "
                                     "file is refused unless --force");
     run->add_flag("--no-out", no_out, "write no result set")->excludes(out_opt);
-    run->add_flag("--force", force, "replace an existing --out file (a regular file only)");
+    run->add_flag("--force", force, "replace an existing --out or --trace file (a regular file only)");
     add_trust_flag(run);
     std::string archive_dir, shard_text;
     run->add_option("--archive", archive_dir,
@@ -494,6 +494,23 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
         std::cerr << "opbench run: --archive stores the result set, so it cannot go with --no-out\n";
         return kExitBadInput;
     }
+    // The trace follows --out's rule, checked now, not after the run: never
+    // the suite, a result set or journal, a device, directory or FIFO, and an
+    // existing file only with --force.
+    if (run->count("--trace") > 0) {
+        OutputFile trace{"--trace", opts.profile.trace_path, force, {suite_path}, {}};
+        if (!resume_journal.empty()) trace.inputs.push_back(resume_journal);
+        // Before --out is reserved (a refused trace leaves nothing behind);
+        // a default --out is a fresh name no trace can hold.
+        if (!no_out && !out_path.empty())
+            trace.other_outputs = {{"--out", out_path}, {"the run's journal", journal_path_for(out_path)}};
+        try {
+            check_output_file(trace);
+        } catch (const OutputPathError &e) {
+            std::cerr << "opbench run: " << e.what() << "\n";
+            return kExitBadInput;
+        }
+    }
     // Checked and reserved before the first case runs, so no run ends in
     // "cannot write". The finished (or interrupted) result set is renamed over
     // this very path; a resumed run may replace its own incomplete set.
@@ -548,7 +565,9 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
         std::cout << fmt::format(" (incomplete: interrupted; `opbench run --resume {}` finishes it)",
                                  summary.out_path.empty() ? std::string("<result set>") : summary.out_path);
     std::cout << "\n";
+    for (const auto &e : summary.output_errors) std::cerr << "opbench run: " << e << "\n";
     if (!summary.complete) return interrupt_exit_status();
+    if (!summary.output_errors.empty()) return kExitEnvironment;
     if (!archive_dir.empty()) {
         try {
             const ArchiveEntry e = archive_store(archive_dir, read_result_set(summary.out_path));

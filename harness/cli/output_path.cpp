@@ -34,9 +34,10 @@ const char *kind_of(mode_t mode) {
     return "not a regular file";
 }
 
-[[noreturn]] void refuse(const std::string &path, const std::string &why) {
-    throw OutputPathError(fmt::format("--out {}: {}", path, why));
+[[noreturn]] void refuse_as(std::string_view flag, const std::string &path, const std::string &why) {
+    throw OutputPathError(fmt::format("{} {}: {}", flag, path, why));
 }
+[[noreturn]] void refuse(const std::string &path, const std::string &why) { refuse_as("--out", path, why); }
 
 // The directory a path's file lives in ("." for a bare name).
 fs::path directory_of(const fs::path &p) {
@@ -44,29 +45,29 @@ fs::path directory_of(const fs::path &p) {
     return dir.empty() ? fs::path(".") : dir;
 }
 
-void check_directory(const std::string &shown, const fs::path &dir) {
+void check_directory(const std::string &shown, const fs::path &dir, std::string_view flag = "--out") {
     struct stat st {};
     if (::stat(dir.c_str(), &st) != 0)
-        refuse(shown, fmt::format("its directory {} {}", dir.string(),
+        refuse_as(flag, shown, fmt::format("its directory {} {}", dir.string(),
                                   errno == ENOENT ? "does not exist (create it first)"
                                                   : std::string("cannot be used: ") + std::strerror(errno)));
-    if (!S_ISDIR(st.st_mode)) refuse(shown, fmt::format("{} is {}, not a directory", dir.string(), kind_of(st.st_mode)));
+    if (!S_ISDIR(st.st_mode)) refuse_as(flag, shown, fmt::format("{} is {}, not a directory", dir.string(), kind_of(st.st_mode)));
     if (::access(dir.c_str(), W_OK | X_OK) != 0)
-        refuse(shown, fmt::format("its directory {} is not writable ({})", dir.string(), std::strerror(errno)));
+        refuse_as(flag, shown, fmt::format("its directory {} is not writable ({})", dir.string(), std::strerror(errno)));
 }
 
-void check_name_fits(const std::string &shown, const fs::path &p) {
+void check_name_fits(const std::string &shown, const fs::path &p, std::string_view flag = "--out") {
     const std::string name = p.filename().string();
     long name_max = ::pathconf(directory_of(p).c_str(), _PC_NAME_MAX);
     if (name_max <= 0) name_max = NAME_MAX;
     const std::size_t limit = static_cast<std::size_t>(name_max) - kOutputNameHeadroom;
     if (name.size() > limit)
-        refuse(shown, fmt::format("the file name is {} bytes long; at most {} fit here ({} allowed by the "
+        refuse_as(flag, shown, fmt::format("the file name is {} bytes long; at most {} fit here ({} allowed by the "
                                   "file system, less {} for the temporary file and journal beside it)",
                                   name.size(), limit, name_max, kOutputNameHeadroom));
     const std::string absolute = fs::absolute(p).string();
     if (absolute.size() + kOutputNameHeadroom >= PATH_MAX)
-        refuse(shown, fmt::format("the path is {} bytes long; at most {} fit", absolute.size(),
+        refuse_as(flag, shown, fmt::format("the path is {} bytes long; at most {} fit", absolute.size(),
                                   PATH_MAX - 1 - kOutputNameHeadroom));
 }
 
@@ -235,6 +236,47 @@ ResultPath reserve_result_path(const OutputRequest &request, std::string_view su
     if (!request.resuming) check_no_journal(shown, shown);
     if (!reserve(shown)) refuse(shown, "was created by someone else just now; choose another --out");
     return result;
+}
+
+void check_output_file(const OutputFile &f) {
+    if (f.path.empty()) refuse_as(f.flag, "''", "is empty; name a file");
+    std::error_code ec;
+    const fs::path mine = fs::weakly_canonical(f.path, ec);
+    struct stat st {};
+    const bool exists = ::stat(f.path.c_str(), &st) == 0;
+    // The same file by any name: its inode when it exists, else its path.
+    auto same_as = [&](const std::string &other) {
+        struct stat ost {};
+        if (other.empty()) return false;
+        if (exists && ::stat(other.c_str(), &ost) == 0) return st.st_dev == ost.st_dev && st.st_ino == ost.st_ino;
+        std::error_code oec;
+        return !ec && fs::weakly_canonical(other, oec) == mine && !oec;
+    };
+    for (const auto &[flag, other] : f.other_outputs)
+        if (same_as(other))
+            refuse_as(f.flag, f.path, fmt::format("is also where {} goes; give each output its own file", flag));
+    for (const auto &in : f.inputs)
+        if (same_as(in))
+            refuse_as(f.flag, f.path, fmt::format("is an input of this command ({}); choose another file", in));
+    for (const auto &dir : f.input_dirs) {
+        std::error_code dec;
+        const fs::path d = fs::weakly_canonical(dir, dec);
+        if (dec || ec) continue;
+        const auto rel = mine.lexically_relative(d);
+        if (!rel.empty() && *rel.begin() != "..")
+            refuse_as(f.flag, f.path, fmt::format("is inside {}, which this command reads; write elsewhere", dir));
+    }
+    if (exists) {
+        if (!S_ISREG(st.st_mode))
+            refuse_as(f.flag, f.path, fmt::format("is {}; name a regular file", kind_of(st.st_mode)));
+        if (!f.force) refuse_as(f.flag, f.path, "already exists; pass --force to replace it");
+    } else {
+        struct stat lst {};
+        if (::lstat(f.path.c_str(), &lst) == 0)
+            refuse_as(f.flag, f.path, "is a symbolic link to nothing; choose another file");
+    }
+    check_directory(f.path, directory_of(f.path), f.flag);
+    check_name_fits(f.path, f.path, f.flag);
 }
 
 } // namespace opbench

@@ -11,6 +11,8 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 #include <sys/types.h>
 
 namespace opbench {
@@ -77,6 +79,27 @@ private:
 [[nodiscard]] ResultPath reserve_result_path(
     const OutputRequest &request, std::string_view suite_name,
     std::chrono::system_clock::time_point now = std::chrono::system_clock::now());
+
+// Any other file a command writes (a trace, a reader's -o): the same rule as
+// --out, checked before any work starts, so a run that takes an hour never
+// ends in "cannot write" and no output replaces what the user did not ask to.
+struct OutputFile {
+    std::string flag;                  // as the user named it: "--trace", "-o"
+    std::string path;
+    bool force = false;                // an existing regular file may be replaced
+    std::vector<std::string> inputs;   // files the command reads: never written over
+    std::vector<std::string> input_dirs; // directories it reads (an archive): nothing inside them
+    // The command's other outputs, as (flag, path): never the same file.
+    std::vector<std::pair<std::string, std::string>> other_outputs;
+};
+
+// Refused, always: an empty path; a directory, device, FIFO or socket; an
+// input of the command (the same file by any name) or a path inside a
+// directory it reads; another output's path; a
+// dangling symlink; a directory that does not exist or is not writable; a
+// name too long for the temporary file beside it. An existing regular file
+// without `force`. Throws OutputPathError naming the flag and the path.
+void check_output_file(const OutputFile &f);
 
 // A suite name made into one plain file-name component: letters, digits, '.',
 // '-' and '_' kept, anything else (a '/', a control character, a space) an

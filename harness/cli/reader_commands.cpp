@@ -1,4 +1,5 @@
 #include "cli/reader_commands.hpp"
+#include "cli/output_path.hpp"
 
 #include "readers/archive.hpp"
 #include "files/atomic_file.hpp"
@@ -66,6 +67,14 @@ int emit(const Document &doc, const std::string &format, const std::string &outp
     return 0;
 }
 
+// A reader's -o, checked before anything is read (the rule of --out:
+// cli/output_path.hpp); "" and "-" are stdout. Throws OutputPathError.
+void check_reader_output(const std::string &output, bool force, std::vector<std::string> inputs,
+                         std::vector<std::string> input_dirs = {}) {
+    if (output == "-") return;
+    check_output_file(OutputFile{"-o", output, force, std::move(inputs), std::move(input_dirs), {}});
+}
+
 } // namespace
 
 struct ReaderCommands::Options {
@@ -73,6 +82,7 @@ struct ReaderCommands::Options {
     // compare
     std::vector<std::string> sets;
     std::string baseline_from, threshold = "5%", alpha = "0.05", by, baseline = "naive", format = "console", output;
+    bool force = false; // -o may replace an existing file (every reader's -o)
     bool strict = false, fail_on_regression = false, accept_unmet = false, allow_no_baseline = false;
     // report
     std::vector<std::string> report_sets;
@@ -120,13 +130,17 @@ ReaderCommands::ReaderCommands(CLI::App &app) : o_(std::make_unique<Options>()) 
     c->add_option("--baseline", o.baseline, "with --by backend: the level speed-ups are against")
         ->capture_default_str();
     c->add_option("--format", o.format, "output format: " + writer_names())->capture_default_str();
-    c->add_option("--output,-o", o.output, "write to this file instead of stdout");
+    c->add_option("--output,-o", o.output, "write to this file instead of stdout (never an input; an existing "
+                                           "file only with --force)");
+    c->add_flag("--force", o.force, "let -o replace an existing file (never an input)");
     c->add_flag("--fail-on-regression", o.fail_on_regression, "exit 1 when any case is slower beyond the threshold");
 
     auto *r = app.add_subcommand("report", "one self-contained HTML page with SVG charts of result sets");
     o.report = r;
     r->add_option("sets", o.report_sets, "result sets")->required()->check(CLI::ExistingFile);
-    r->add_option("-o,--output", o.report_out, "the HTML file to write")->required();
+    r->add_option("-o,--output", o.report_out, "the HTML file to write (never an input; an existing file only "
+                                               "with --force)")->required();
+    r->add_flag("--force", o.force, "let -o replace an existing file (never an input)");
     r->add_option("--title", o.report_title, "page title");
     r->add_option("--history", o.report_history, "archive directory: chart the trend of the first set's suite");
 
@@ -139,13 +153,17 @@ ReaderCommands::ReaderCommands(CLI::App &app) : o_(std::make_unique<Options>()) 
     h->add_option("--last", o.history_last, "at most this many runs, the newest")->capture_default_str()->check(
         CLI::PositiveNumber);
     h->add_option("--format", o.history_format, "output format: " + writer_names())->capture_default_str();
-    h->add_option("--output,-o", o.history_output, "write to this file instead of stdout");
+    h->add_option("--output,-o", o.history_output, "write to this file instead of stdout (never inside the "
+                                                   "archive; an existing file only with --force)");
+    h->add_flag("--force", o.force, "let -o replace an existing file (never one of the archive's)");
     h->add_flag("--accept-unmet-noise", o.accept_unmet, "show repetitions that did not meet their noise target");
 
     auto *m = app.add_subcommand("merge", "merge shards of one suite into one result set");
     o.merge = m;
     m->add_option("sets", o.merge_sets, "result sets of one suite")->required()->check(CLI::ExistingFile);
-    m->add_option("-o,--output", o.merge_out, "the merged result set")->required();
+    m->add_option("-o,--output", o.merge_out, "the merged result set (never an input; an existing file only "
+                                              "with --force)")->required();
+    m->add_flag("--force", o.force, "let -o replace an existing file (never an input)");
     m->add_flag("--allow-mixed-machines", o.allow_mixed, "merge sets from different machines");
 
     auto *a = app.add_subcommand("archive", "store result sets in an archive: DIR/<machine>/<suite>/<time>-<commit>.json");
@@ -179,11 +197,17 @@ std::optional<int> ReaderCommands::run() {
     } catch (const std::invalid_argument &e) {
         std::cerr << "opbench: " << e.what() << "\n";
         return kExitBadInput;
+    } catch (const OutputPathError &e) {
+        std::cerr << "opbench: " << e.what() << "\n";
+        return kExitBadInput;
     }
     return std::nullopt;
 }
 
 int ReaderCommands::Options::run_compare() {
+    if (compare->count("--output") > 0)
+        check_reader_output(output, force, sets, baseline_from.empty() ? std::vector<std::string>{}
+                                                                       : std::vector<std::string>{baseline_from});
     CompareOptions co;
     co.threshold = parse_fraction("--threshold", threshold);
     co.alpha = parse_fraction("--alpha", alpha);
@@ -266,6 +290,8 @@ int ReaderCommands::Options::run_compare() {
 }
 
 int ReaderCommands::Options::run_report() {
+    check_reader_output(report_out, force, report_sets,
+                        report_history.empty() ? std::vector<std::string>{} : std::vector<std::string>{report_history});
     ReportOptions ro;
     ro.title = report_title;
     ro.history_dir = report_history;
@@ -281,6 +307,7 @@ int ReaderCommands::Options::run_report() {
 }
 
 int ReaderCommands::Options::run_history() {
+    if (history->count("--output") > 0) check_reader_output(history_output, force, {}, {history_dir});
     HistoryOptions ho;
     ho.suite = history_suite;
     ho.case_regex = history_case;
@@ -293,6 +320,7 @@ int ReaderCommands::Options::run_history() {
 }
 
 int ReaderCommands::Options::run_merge() {
+    check_reader_output(merge_out, force, merge_sets);
     MergeOptions mo;
     mo.allow_mixed_machines = allow_mixed;
     const nlohmann::json merged = merge_result_sets(read_sets(merge_sets), mo);

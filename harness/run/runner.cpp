@@ -180,6 +180,7 @@ private:
     std::map<std::string, BackendFacts> facts_;
     std::map<std::string, std::string> unavailable_; // backends that cannot run: why
     std::vector<SupportAnswer> supports_;
+    std::vector<std::string> output_errors_; // outputs besides the result set that failed (RunSummary)
     std::string reference_store_dir_, reference_store_key_; // full mode's reference store (empty: none)
     std::unique_ptr<ProfileSession> profile_;                 // --profile / --trace only
     std::unique_ptr<ProfileInstrumentation> instrumentation_; // its hooks in the in-process host
@@ -246,6 +247,7 @@ RunSummary SuiteRun::run() {
     }
     workloads_->add_measure_seconds(summary);
     summary.out_path = options_.out_path;
+    summary.output_errors = output_errors_;
     summary.verify = options_.verify;
     summary.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
     return summary;
@@ -628,10 +630,16 @@ void SuiteRun::finish_profiling() {
         Document doc;
         doc.data = profile_->trace(info);
         const std::size_t events = doc.data["traceEvents"].size();
-        write_file_atomically(o.trace_path, write_chrome_trace(doc));
-        std::cout << fmt::format("\nopbench: trace of {} events -> {} (open in ui.perfetto.dev, chrome://tracing "
-                                 "or speedscope)\n",
-                                 events, o.trace_path);
+        // A trace that cannot be written never costs the result set: it is
+        // written after this, and the run exits 3 with the reason.
+        try {
+            write_file_atomically(o.trace_path, write_chrome_trace(doc));
+            std::cout << fmt::format("\nopbench: trace of {} events -> {} (open in ui.perfetto.dev, "
+                                     "chrome://tracing or speedscope)\n",
+                                     events, o.trace_path);
+        } catch (const std::exception &e) {
+            output_errors_.push_back(fmt::format("--trace {}: not written: {}", o.trace_path, e.what()));
+        }
     }
 }
 

@@ -55,6 +55,9 @@ struct RunSummary {
     // Where the run's time went: the whole run, and summed over its cases
     // the sampling loops, the checks (reference included), the prepares.
     double wall_seconds = 0, measure_seconds = 0, verify_seconds = 0, prepare_seconds = 0;
+    // Outputs besides the result set that could not be written (the trace),
+    // each "what: why"; the result set was written regardless. Exit 3.
+    std::vector<std::string> output_errors;
 };
 
 // The run's summary line: counts, then wall time and where it went, e.g.

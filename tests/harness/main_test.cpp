@@ -123,6 +123,17 @@ TEST_F(Main, EveryBadInputExits2BeforeRunningWithAMessage) {
         // Given empty is an error, not "none" (issue 19).
         {"run tiny.toml --mem-limit ''", "--mem-limit: '' is not a size"},
         {"run tiny.toml --shard ''", "--shard '': expected i/n"},
+        // --trace follows --out's rule, checked before the run (issue 19: it
+        // replaced the suite, a result set, lost itself to --out or the
+        // journal, and refused a device only after the run, losing the set).
+        {"run tiny.toml --trace tiny.toml --force", "--trace tiny.toml: is an input of this command"},
+        {"run tiny.toml --trace exists.json", "--trace exists.json: already exists; pass --force"},
+        {"run tiny.toml --out x.json --trace x.json --force", "--trace x.json: is also where --out goes"},
+        {"run tiny.toml --out x.json --trace x.json.journal", "is also where the run's journal goes"},
+        {"run tiny.toml --trace /dev/null", "--trace /dev/null: is a character device"},
+        {"run tiny.toml --trace .", "--trace .: is a directory"},
+        {"run tiny.toml --trace fifo", "--trace fifo: is a FIFO"},
+        {"run tiny.toml --trace ''", "--trace '': is empty"},
         // CPUs the machine lacks are refused, not recorded as pinned (issue 19).
         {"run tiny.toml --cpus 0-1023", "are not on this machine or not allowed to opbench (it may use "},
     };

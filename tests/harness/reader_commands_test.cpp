@@ -31,6 +31,11 @@ Outcome run_opbench(const std::string &args) {
     return r;
 }
 
+std::string slurp(const std::string &path) {
+    std::ifstream in(path);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
 FakeSet quick_run(const std::string &timestamp, double naive_seconds, int threads = 0) {
     FakeSet s;
     s.timestamp = timestamp;
@@ -150,6 +155,45 @@ TEST_F(ReaderCommands, BadInputExitsTwoWithAMessage) {
     EXPECT_NE(r.out.find("--threshold 7: give a fraction below 1 (0.05) or a percentage (5%)"), std::string::npos);
     EXPECT_EQ(run_opbench("compare " + base + " " + same + " --format yaml").rc, 2);
     EXPECT_EQ(run_opbench("compare " + base + " /nonexistent.json").rc, 2); // CLI11's ExistingFile check
+}
+
+// Every reader's -o follows --out's rule, checked before anything is read:
+// never an input or a file inside the archive read, never a device or
+// directory, an existing file only with --force (issue 19's probe: report X
+// -o X, compare X Y -o X, history -o into the archive and compare -o
+// suite.toml all replaced the file and exited 0).
+TEST_F(ReaderCommands, OutputsNeverReplaceAnInputOrAnExistingFileWithoutForce) {
+    const std::string base_before = slurp(base);
+    const std::string suite = (dir.path / "suite.toml").string();
+    std::ofstream(suite) << "[suite]\nname = \"x\"\n";
+    const std::string archive = (dir.path / "arch").string();
+    ASSERT_EQ(run_opbench("archive " + archive + " " + base).rc, 0);
+    struct Door {
+        std::string args, says;
+    };
+    const Door doors[] = {
+        {"report " + base + " -o " + base, "is an input of this command"},
+        {"report " + base + " -o " + base + " --force", "is an input of this command"},
+        {"compare " + base + " " + same + " -o " + base + " --force", "is an input of this command"},
+        {"merge " + base + " " + same + " -o " + same + " --force", "is an input of this command"},
+        {"compare --by backend " + base + " -o " + suite, "already exists; pass --force to replace it"},
+        {"history " + archive + " --suite quick -o " + archive + "/index.json --force", "which this command reads"},
+        {"compare " + base + " " + same + " -o /dev/null", "is a character device"},
+        {"compare " + base + " " + same + " -o " + dir.path.string(), "is a directory"},
+        {"compare " + base + " " + same + " -o ''", "is empty"},
+    };
+    for (const Door &d : doors) {
+        const Outcome o = run_opbench(d.args);
+        EXPECT_EQ(o.rc, 2) << d.args << "\n" << o.out;
+        EXPECT_NE(o.out.find(d.says), std::string::npos) << d.args << "\n" << o.out;
+    }
+    EXPECT_EQ(slurp(base), base_before);
+    EXPECT_EQ(slurp(suite), "[suite]\nname = \"x\"\n");
+    // --force replaces an existing file that is no input.
+    const std::string old_out = (dir.path / "old.md").string();
+    std::ofstream(old_out) << "old";
+    EXPECT_EQ(run_opbench("compare " + base + " " + same + " --format markdown -o " + old_out + " --force").rc, 0);
+    EXPECT_NE(slurp(old_out), "old");
 }
 
 TEST_F(ReaderCommands, ArchiveHistoryAndBaselineFromEndToEnd) {

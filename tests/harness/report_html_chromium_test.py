@@ -90,7 +90,7 @@ def main():
     run = subprocess.run([opbench, "run", suite, "--backends", "naive", "--no-progress", "--force", "--out", result],
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    rep = subprocess.run([opbench, "report", result, "-o", report], capture_output=True, text=True)
+    rep = subprocess.run([opbench, "report", result, "-o", report, "--force"], capture_output=True, text=True)
     assert rep.returncode == 0, rep.stderr
     html = open(report, encoding="utf-8").read()
     assert "http" not in html and "<script" not in html and "<link" not in html, "report is not self-contained"
