@@ -196,6 +196,38 @@ int cmd_machine(bool refresh) {
 }
 
 
+// What `run --resume` may change (its help says so): where cases run, how
+// long one may take, the trace and the console. Every other option would
+// change what the run measures, so it is refused with --resume.
+constexpr std::string_view kResumeMayChange[] = {"--isolate",      "--case-timeout", "--trace",
+                                                 "--trace-schedule", "--force",      "--no-progress",
+                                                 "--verbose",      "--allow-insecure-plugins"};
+bool resume_may_change(std::string_view name) {
+    return std::find(std::begin(kResumeMayChange), std::end(kResumeMayChange), name) != std::end(kResumeMayChange);
+}
+bool resume_option_takes_value(std::string_view name) {
+    return name == "--isolate" || name == "--case-timeout" || name == "--trace" || name == "--trace-schedule";
+}
+
+// `args` without the options `changes` names (with their values), which the
+// resumed run takes from the new command line instead.
+std::vector<std::string> without_options(const std::vector<std::string> &args, const std::vector<std::string> &changes) {
+    auto changed = [&](std::string_view a) {
+        for (const auto &c : changes)
+            if (c.starts_with("--") && (a == c || a.starts_with(c + "="))) return true;
+        return false;
+    };
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        if (!changed(args[i])) {
+            out.push_back(args[i]);
+            continue;
+        }
+        if (resume_option_takes_value(args[i]) && args[i].find('=') == std::string::npos) ++i; // and its value
+    }
+    return out;
+}
+
 // The arguments of `run` that --resume replays: everything after `run`
 // except where the result set goes (the journal says that) and --resume.
 std::vector<std::string> replayable_run_args(int argc, char **argv) {
@@ -243,7 +275,10 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
     std::string resume_from, isolate = "process", mem_limit_text;
     run->add_option("--resume", resume_from,
                     "continue an interrupted run: its result set (\"complete\": false) or its .journal; the "
-                    "finished cases are kept, the rest run with the same arguments");
+                    "finished cases are kept, the rest run with the same arguments. Only --isolate, "
+                    "--case-timeout, --trace, --trace-schedule, --force, --no-progress, --verbose and "
+                    "--allow-insecure-plugins may be given with it (they replace the run's own); any other "
+                    "option is refused");
     run->add_option("--isolate", isolate,
                     "where cases run: 'process' (a worker process per backend: a plugin's crash, exit or hang "
                     "costs only its case) or 'none' (in opbench itself, for a debugger)")
@@ -372,8 +407,29 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
     // run
     if (!resume_from.empty()) {
         if (!resume_journal.empty() || !suite_path.empty()) {
-            std::cerr << "opbench run: --resume takes the interrupted run's arguments from its journal: give no "
-                         "suite file or other options with it\n";
+            std::cerr << "opbench run: --resume takes the interrupted run's suite and arguments from its journal: "
+                         "give no suite file with it\n";
+            return kExitBadInput;
+        }
+        // Options given with --resume: the ones that leave what is measured
+        // alone replace the run's own; any other is refused, never ignored.
+        std::vector<std::string> refused, changes;
+        for (const CLI::Option *opt : run->get_options()) {
+            const std::string name = opt->get_name();
+            if (opt->count() == 0 || name == "--resume") continue;
+            if (!resume_may_change(name)) {
+                refused.push_back(name);
+                continue;
+            }
+            changes.push_back(name);
+            if (resume_option_takes_value(name)) changes.push_back(opt->results().empty() ? "" : opt->results().back());
+        }
+        if (!refused.empty()) {
+            std::cerr << fmt::format("opbench run: --resume continues the run with its own settings, and {} would "
+                                     "change what it measures: drop {}, or start a new run. With --resume only "
+                                     "these may change: {}\n",
+                                     fmt::join(refused, ", "), refused.size() == 1 ? "it" : "them",
+                                     fmt::join(kResumeMayChange, ", "));
             return kExitBadInput;
         }
         try {
@@ -381,7 +437,10 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
             const JournalContents done = read_journal(journal);
             const nlohmann::json &h = done.header;
             std::vector<std::string> args = {argv[0], "run"};
-            for (const auto &a : h.at("args")) args.push_back(a.get<std::string>());
+            std::vector<std::string> recorded;
+            for (const auto &a : h.at("args")) recorded.push_back(a.get<std::string>());
+            for (auto &a : without_options(recorded, changes)) args.push_back(std::move(a));
+            args.insert(args.end(), changes.begin(), changes.end());
             args.push_back("--out");
             args.push_back(h.at("out").get<std::string>());
             // Relative paths in the arguments meant the first run's directory.

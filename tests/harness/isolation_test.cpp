@@ -420,6 +420,32 @@ TEST_F(IsolationTest, ResumeRefusesWhatItCannotContinue) {
     EXPECT_EQ(r.status, 2) << r.output;
 }
 
+// --resume used to ignore every option given with it (a run that crashed
+// under --isolate none crashed again on each resume). Now the options that
+// change what is measured are refused, naming them, and the safe ones
+// (--isolate here) replace the run's own.
+TEST_F(IsolationTest, ResumeRefusesOptionsItWouldIgnoreAndHonoursTheSafeOnes) {
+    // An interrupted run: exit() in the fault plugin, in opbench's own process.
+    const Outcome first = run_fault("exit0", {"--isolate", "none"});
+    ASSERT_EQ(first.status, 1) << first.output;
+    ASSERT_EQ(result_set()["context"]["opbench"]["complete"], false);
+
+    Outcome r = run({"run", "--resume", out_, "--backends", "naive", "--repetitions", "3"});
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_NE(r.output.find("--resume continues the run with its own settings, and --backends, --repetitions "
+                            "would change what it measures"),
+              std::string::npos)
+        << r.output;
+    EXPECT_EQ(result_set()["context"]["opbench"]["complete"], false) << "nothing ran";
+
+    r = run({"run", "--resume", out_, "--isolate", "process", "--no-progress"});
+    EXPECT_EQ(r.status, 1) << "the case failed by exit() stays failed\n" << r.output;
+    const json done = result_set();
+    EXPECT_EQ(done["context"]["opbench"]["complete"], true);
+    EXPECT_EQ(done["context"]["opbench"]["measurement"]["isolation"], "process") << "--isolate was honoured";
+    EXPECT_EQ(outcomes().size(), 6u) << "every case x backend, once";
+}
+
 // A case's repetitions are spread over the backend's pool of kProcessesPerCase
 // = 3 worker processes (case_host.hpp), back to back or interleaved, each
 // recorded in stats.process; in process they all say 0.
