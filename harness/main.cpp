@@ -196,6 +196,19 @@ int cmd_machine(bool refresh) {
 }
 
 
+// An environment failure during a run (a full disk): exit 3, keeping the
+// result set's reservation and the journal of what finished, so the printed
+// command resumes it once the cause is fixed.
+int exit_keeping_journal(ResultPath &result_path) {
+    if (!result_path.path().empty() && fs::exists(journal_path_for(result_path.path()))) {
+        result_path.keep();
+        std::cerr << fmt::format("opbench run: the finished cases are kept in {}; once the cause is fixed, "
+                                 "`opbench run --resume {}` finishes the run\n",
+                                 journal_path_for(result_path.path()), result_path.path());
+    }
+    return kExitEnvironment;
+}
+
 // What `run --resume` may change (its help says so): where cases run, how
 // long one may take, the trace and the console. Every other option would
 // change what the run measures, so it is refused with --resume.
@@ -612,11 +625,13 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
         std::cerr << e.what() << "\n";
         return kExitBadInput;
     } catch (const JournalError &e) {
+        // Bad input (another run's journal, a damaged one) before anything
+        // ran; a journal that cannot be appended to is the environment's.
         std::cerr << "opbench run: " << e.what() << "\n";
-        return kExitBadInput;
+        return e.during_run() ? exit_keeping_journal(result_path) : kExitBadInput;
     } catch (const std::exception &e) {
         std::cerr << "opbench run: " << e.what() << "\n";
-        return kExitEnvironment;
+        return exit_keeping_journal(result_path);
     }
     std::cout << "\n" << summary_line(summary);
     if (!summary.out_path.empty()) std::cout << " -> " << summary.out_path;

@@ -155,6 +155,13 @@ ResultPath &ResultPath::operator=(ResultPath &&other) noexcept {
 
 ResultPath::~ResultPath() { release(); }
 
+void ResultPath::keep() noexcept {
+    if (!reserved_) return;
+    reserved_ = false;
+    unregister_reservation(slot_);
+    slot_ = -1;
+}
+
 void ResultPath::release() noexcept {
     if (!reserved_) return;
     reserved_ = false;

@@ -56,6 +56,9 @@ public:
     const std::string &path() const { return path_; }
     // True when this run created the (still empty) file at path().
     bool reserved() const { return reserved_; }
+    // Gives the reservation up without removing the file: a run that failed
+    // with a journal beside it keeps both, so `--resume path` finishes it.
+    void keep() noexcept;
 
 private:
     friend ResultPath reserve_result_path(const OutputRequest &, std::string_view,

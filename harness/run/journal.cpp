@@ -26,10 +26,11 @@ void write_line(int fd, const std::string &path, const std::string &line) {
         ssize_t n = ::write(fd, rest.data(), rest.size());
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0)
-            throw JournalError(fmt::format("{}: cannot append: {}", path, n < 0 ? std::strerror(errno) : "short write"));
+            throw JournalError(fmt::format("{}: cannot append: {}", path, n < 0 ? std::strerror(errno) : "short write"),
+                               true);
         rest.remove_prefix(static_cast<std::size_t>(n));
     }
-    if (::fsync(fd) != 0) throw JournalError(fmt::format("{}: cannot sync: {}", path, std::strerror(errno)));
+    if (::fsync(fd) != 0) throw JournalError(fmt::format("{}: cannot sync: {}", path, std::strerror(errno)), true);
 }
 
 // Bytes up to and including the last newline: the journal's complete lines.

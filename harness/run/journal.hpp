@@ -24,7 +24,14 @@ inline constexpr int kJournalVersion = 1;
 // A journal that cannot be created, appended to or read; the message names
 // the file (and line) and what is wrong.
 struct JournalError : std::runtime_error {
-    using std::runtime_error::runtime_error;
+    explicit JournalError(const std::string &what, bool write_failed = false)
+        : std::runtime_error(what), write_failed_(write_failed) {}
+    // A write or sync that failed (a full disk): the environment's fault,
+    // exit 3, not bad input.
+    [[nodiscard]] bool during_run() const { return write_failed_; }
+
+private:
+    bool write_failed_;
 };
 
 // Where the journal of a result set at `out_path` lives.

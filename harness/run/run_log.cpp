@@ -124,12 +124,11 @@ nlohmann::json RunLog::result_set(bool complete) const {
 
 std::string journal_to_resume(const std::string &file) {
     if (looks_like_journal(file)) return file;
-    // An empty file is the result set's reservation (output_path.hpp) of a run
-    // killed before it wrote anything: its journal lies beside it.
-    std::error_code ec;
-    if (std::filesystem::is_regular_file(file, ec) && std::filesystem::file_size(file, ec) == 0 && !ec &&
-        looks_like_journal(journal_path_for(file)))
-        return journal_path_for(file);
+    // A journal beside the file is an unfinished run's (a complete run
+    // removes it), whatever the file holds: its empty reservation (killed
+    // before writing anything), or the earlier set that --force will replace
+    // (killed before replacing it).
+    if (looks_like_journal(journal_path_for(file))) return journal_path_for(file);
     std::ifstream in(file);
     if (!in) throw JournalError(fmt::format("{}: cannot open: {}", file, std::strerror(errno)));
     const nlohmann::json rs = nlohmann::json::parse(in, nullptr, false);

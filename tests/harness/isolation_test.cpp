@@ -446,6 +446,44 @@ TEST_F(IsolationTest, ResumeRefusesOptionsItWouldIgnoreAndHonoursTheSafeOnes) {
     EXPECT_EQ(outcomes().size(), 6u) << "every case x backend, once";
 }
 
+// A full disk during the run (here: a 40 KiB file-size limit, the journal
+// hits it) is the environment's fault: exit 3 (it was 2, bad input), the
+// reservation and the journal kept, and the printed command resumes the run.
+TEST_F(IsolationTest, AJournalThatCannotGrowExits3AndResumeFinishesTheRun) {
+    const std::string log = (fs::path(dir_) / "log.txt").string();
+    const std::string cmd = "bash -c \"trap '' XFSZ; ulimit -f 40; exec " + std::string(OPBENCH_EXE) + " run " +
+                            QUICK_SUITE + " --backends naive --no-progress --out " + out_ + "\" > " + log + " 2>&1";
+    const int status = std::system(cmd.c_str());
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 3) << slurp(log);
+    EXPECT_NE(slurp(log).find("cannot append"), std::string::npos) << slurp(log);
+    EXPECT_NE(slurp(log).find("`opbench run --resume " + out_ + "` finishes the run"), std::string::npos) << slurp(log);
+    EXPECT_TRUE(fs::exists(out_)) << "the reservation is kept";
+    EXPECT_TRUE(fs::exists(out_ + ".journal"));
+    const Outcome resumed = run({"run", "--resume", out_, "--no-progress"});
+    ASSERT_EQ(resumed.status, 0) << resumed.output;
+    EXPECT_EQ(result_set()["context"]["opbench"]["complete"], true);
+}
+
+// --force replaced an earlier set; a SIGKILL before the new one is written
+// leaves that old, complete set with the new run's journal beside it. The
+// advice and --resume then work (it said "nothing to resume").
+TEST_F(IsolationTest, ResumeAfterForceAndAKillUsesTheJournalBesideTheOldSet) {
+    ASSERT_EQ(run({"run", ISOLATION_SUITE, "--backends", "naive", "--out", out_, "--no-progress"}).status, 0);
+    ASSERT_EQ(result_set()["context"]["opbench"]["complete"], true);
+    const std::string log = (fs::path(dir_) / "log.txt").string();
+    const pid_t pid = start({"run", QUICK_SUITE, "--backends", "naive", "--out", out_, "--force", "--no-progress"},
+                            {}, log);
+    ASSERT_TRUE(journal_has(out_ + ".journal", 2, 120)) << slurp(log);
+    ::kill(pid, SIGKILL);
+    wait_for(pid, 30);
+    const Outcome resumed = run({"run", "--resume", out_, "--no-progress"});
+    ASSERT_EQ(resumed.status, 0) << resumed.output;
+    const json done = result_set();
+    EXPECT_EQ(done["context"]["opbench"]["complete"], true);
+    EXPECT_EQ(done["context"]["opbench"]["suite"]["name"], "quick") << "the new run's set, finished";
+}
+
 // A case's repetitions are spread over the backend's pool of kProcessesPerCase
 // = 3 worker processes (case_host.hpp), back to back or interleaved, each
 // recorded in stats.process; in process they all say 0.
