@@ -111,6 +111,14 @@ TEST_F(RunLogTest, ResumeFindsTheJournalFromAnIncompleteResultSet) {
     EXPECT_EQ(journal_to_resume(out), journal_);
     EXPECT_EQ(journal_to_resume(journal_), journal_) << "the journal itself is accepted too";
 
+    // A complete set with an unfinished run's journal beside it: an earlier
+    // set that --force was about to replace when the run was killed. The
+    // journal is what resumes.
+    std::ofstream(out) << log.result_set(true).dump();
+    EXPECT_EQ(journal_to_resume(out), journal_);
+    std::ofstream(out) << log.result_set(false).dump();
+    log.finish(); // the journal is gone
+    EXPECT_THROW((void)journal_to_resume(out), JournalError);
     std::ofstream(out) << log.result_set(true).dump();
     try {
         (void)journal_to_resume(out);
@@ -118,9 +126,6 @@ TEST_F(RunLogTest, ResumeFindsTheJournalFromAnIncompleteResultSet) {
     } catch (const JournalError &e) {
         EXPECT_NE(std::string(e.what()).find("complete"), std::string::npos) << e.what();
     }
-    std::ofstream(out) << log.result_set(false).dump();
-    log.finish(); // the journal is gone
-    EXPECT_THROW((void)journal_to_resume(out), JournalError);
     std::ofstream(out) << "[1, 2]";
     EXPECT_THROW((void)journal_to_resume(out), JournalError);
 }
