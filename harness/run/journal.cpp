@@ -95,6 +95,29 @@ void Journal::remove() {
         throw JournalError(fmt::format("{}: cannot remove: {}", path_, std::strerror(errno)));
 }
 
+namespace {
+
+// "" for a valid record line; else what is wrong with it. A case line names
+// its case, its status and at least one result-set entry (the run's own
+// lines: run/run_log.cpp add_case); other lines carry context.
+std::string record_problem(const nlohmann::json &j) {
+    if (j.is_discarded() || !j.is_object()) return "not a JSON object";
+    if (!j.contains("case")) return "";
+    if (!j["case"].is_string() || j["case"].get_ref<const std::string &>().empty()) return "\"case\" is not a name";
+    if (!j.contains("status") || !j["status"].is_string()) return "no \"status\" string";
+    const std::string &status = j["status"].get_ref<const std::string &>();
+    if (status != "passed" && status != "failed" && status != "skipped")
+        return fmt::format("\"status\" is '{}', not passed, failed or skipped", status);
+    if (!j.contains("entries") || !j["entries"].is_array() || j["entries"].empty())
+        return "no \"entries\" array of the case's result-set entries";
+    for (const auto &e : j["entries"])
+        if (!e.is_object() || !e.contains("name") || !e["name"].is_string()) return "an entry without a \"name\"";
+    if (j.contains("index") && !j["index"].is_number_unsigned()) return "\"index\" is not a count";
+    return "";
+}
+
+} // namespace
+
 JournalContents read_journal(const std::string &path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw JournalError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
@@ -112,8 +135,14 @@ JournalContents read_journal(const std::string &path) {
         nlohmann::json j = nlohmann::json::parse(all.begin() + static_cast<std::ptrdiff_t>(start),
                                                  all.begin() + static_cast<std::ptrdiff_t>(nl), nullptr, false);
         start = nl + 1;
-        if (j.is_discarded() || !j.is_object())
-            throw JournalError(fmt::format("{}:{}: not a JSON object (the journal is damaged)", path, line_no));
+        if (line_no == 1 && (j.is_discarded() || !j.is_object()))
+            throw JournalError(fmt::format("{}:1: not a JSON object (the journal is damaged)", path));
+        if (line_no > 1) {
+            if (std::string why = record_problem(j); !why.empty()) {
+                c.dropped.push_back(fmt::format("{}:{}: {}", path, line_no, why));
+                continue;
+            }
+        }
         if (line_no == 1) {
             if (!j.contains(kMagic))
                 throw JournalError(fmt::format("{}:1: not an opbench journal (no \"{}\" field)", path, kMagic));

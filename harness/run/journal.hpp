@@ -67,12 +67,17 @@ private:
 
 struct JournalContents {
     nlohmann::json header;              // the first line, without "opbench_journal"
-    std::vector<nlohmann::json> entries; // finished cases, in order
+    std::vector<nlohmann::json> entries; // finished cases and context lines that passed validation, in order
     bool torn_tail = false;             // the last line was incomplete and was ignored
+    // Lines dropped because they fail validation, as "path:line: why": their
+    // cases are not finished, so a resumed run measures them again.
+    std::vector<std::string> dropped;
 };
 
 // Reads a journal. Throws JournalError ("path:line: ...") for a file that is
-// not a journal, of another version, or damaged before its last line.
+// not a journal or of another version (its first line). A later line that is
+// not a valid record (not JSON, a case line without its name, status or
+// entries) is dropped and named in `dropped`, never trusted.
 [[nodiscard]] JournalContents read_journal(const std::string &path);
 
 // True when `path` starts like a journal (to tell it from a result set).

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 
 namespace opbench {
 
@@ -26,6 +27,8 @@ RunLog::RunLog(nlohmann::json header, std::optional<std::string> journal_path) :
 
 std::unique_ptr<RunLog> RunLog::resume(const std::string &journal_path) {
     JournalContents contents = read_journal(journal_path);
+    for (const auto &why : contents.dropped)
+        std::cerr << "opbench: " << why << ": line dropped; its case is measured again\n";
     std::unique_ptr<RunLog> log(new RunLog());
     log->header_ = std::move(contents.header);
     for (const auto &line : contents.entries) log->apply(line);

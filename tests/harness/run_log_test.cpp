@@ -130,6 +130,33 @@ TEST_F(RunLogTest, ResumeFindsTheJournalFromAnIncompleteResultSet) {
     EXPECT_THROW((void)journal_to_resume(out), JournalError);
 }
 
+// Hand-damaged journal lines used to yield a set marked complete without
+// their cases. Now each line that fails validation is named with its line
+// number and dropped, so its case is not finished and runs again.
+TEST_F(RunLogTest, DamagedJournalLinesAreNamedAndTheirCasesRunAgain) {
+    {
+        RunLog log(json{{"suite", "s"}}, journal_);
+        log.add_case(0, "a", "passed", entries_of("a", 2));
+        log.add_case(1, "b", "passed", entries_of("b", 2));
+    }
+    std::ofstream(journal_, std::ios::app) << "garbage\n"
+                                            << R"({"case": 5, "status": "passed", "entries": []})" << "\n"
+                                            << R"({"case": "c", "status": "passed", "entries": []})" << "\n"
+                                            << R"({"case": "d", "status": "great", "entries": [{"name": "d"}]})"
+                                            << "\n";
+    const JournalContents c = read_journal(journal_);
+    ASSERT_EQ(c.dropped.size(), 4u);
+    EXPECT_NE(c.dropped[0].find(journal_ + ":4: not a JSON object"), std::string::npos) << c.dropped[0];
+    EXPECT_NE(c.dropped[1].find(":5: \"case\" is not a name"), std::string::npos) << c.dropped[1];
+    EXPECT_NE(c.dropped[2].find(":6: no \"entries\""), std::string::npos) << c.dropped[2];
+    EXPECT_NE(c.dropped[3].find(":7: \"status\" is 'great'"), std::string::npos) << c.dropped[3];
+    const auto resumed = RunLog::resume(journal_);
+    EXPECT_TRUE(resumed->has_case("a"));
+    EXPECT_TRUE(resumed->has_case("b"));
+    EXPECT_FALSE(resumed->has_case("c")) << "a damaged case line is not a finished case";
+    EXPECT_FALSE(resumed->has_case("d"));
+}
+
 // A run killed (SIGKILL) before it wrote a result set leaves its empty --out
 // reservation and the journal beside it: --resume on the result path works.
 TEST_F(RunLogTest, TheEmptyReservationOfAKilledRunResumesFromTheJournalBesideIt) {
