@@ -94,15 +94,28 @@ TEST_F(JournalTest, ATornLastLineIsIgnoredAndCutOffOnReopen) {
     EXPECT_EQ(after.entries[1]["name"], "after resume");
 }
 
-TEST_F(JournalTest, DamageBeforeTheLastLineIsAnErrorWithItsLine) {
+// A damaged line before the last is named with its line number and dropped
+// (its case runs again), not trusted; the lines around it are kept.
+TEST_F(JournalTest, DamageBeforeTheLastLineIsDroppedAndNamedWithItsLine) {
     const std::string path = at("bad.journal");
     std::ofstream(path) << R"({"opbench_journal": 1, "suite": "s"})" "\n" R"({"name": "a"})" "\n" "garbage\n"
                         << R"({"name": "b"})" "\n";
+    const JournalContents c = read_journal(path);
+    ASSERT_EQ(c.dropped.size(), 1u);
+    EXPECT_NE(c.dropped[0].find(path + ":3: not a JSON object"), std::string::npos) << c.dropped[0];
+    ASSERT_EQ(c.entries.size(), 2u);
+    EXPECT_EQ(c.entries[1]["name"], "b");
+}
+
+// A damaged first line is no journal at all.
+TEST_F(JournalTest, ADamagedFirstLineIsAnError) {
+    const std::string path = at("bad1.journal");
+    std::ofstream(path) << "garbage\n" << R"({"name": "b"})" "\n";
     try {
         (void)read_journal(path);
         FAIL();
     } catch (const JournalError &e) {
-        EXPECT_NE(std::string(e.what()).find(path + ":3:"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find(path + ":1:"), std::string::npos) << e.what();
     }
 }
 
