@@ -223,7 +223,8 @@ RunSummary SuiteRun::run() {
             return roofline_for(flops, bytes, seconds, be != backend_contexts_.end() ? be->second : nlohmann::json(),
                                 threads, machine_.peaks, it != call_overhead_.end() ? it->second : 0.0,
                                 dtype == OPB_DTYPE_F32 ? PeakKind::f32 : PeakKind::bf16);
-        });
+        },
+        options_.mem_limit);
     start_profiling(); // after the call-overhead probe: it is not part of the profile
     open_log();
     register_benchmarks();

@@ -135,6 +135,23 @@ DecoderWeights make_decoder_weights(const DecoderConfig &config) {
     return w;
 }
 
+DecoderMemory estimate_decoder_memory(const DecoderConfig &c) {
+    const uint64_t e = dtype_size(c.dtype), d = uint64_t(c.hidden), f = uint64_t(c.ffn_width());
+    const uint64_t L = uint64_t(c.layers), B = uint64_t(c.batch), ctx = uint64_t(c.context());
+    const uint64_t H = uint64_t(c.heads), T = B * uint64_t(c.prompt); // the largest step: prefill
+    const bool ln = c.norm == NormKind::layernorm, gated = c.mlp == MlpKind::swiglu;
+    // Per layer, as make_layer_weights draws them.
+    uint64_t layer = 2 * d * (ln ? 2 : 1) + 4 * d * d + (gated ? 3 : 2) * d * f;
+    if (c.bias) layer += 4 * d + (gated ? 2 : 1) * f + d;
+    DecoderMemory m;
+    m.weights = (L * layer + B * ctx * d) * e;
+    m.kv_cache = 2 * L * B * ctx * d * e;
+    // BufferSet: hidden[L + 1], normed, q, o, acc[2], attn_res, mlp_out of
+    // [T, d]; partial [H, T, d]; up, gate, act, prod of [T, f].
+    m.activations = ((L + 1 + 1 + 2 + 2 + 1 + 1 + H) * T * d + 4 * T * f) * e;
+    return m;
+}
+
 // ---- backend buffers --------------------------------------------------------------
 
 namespace {

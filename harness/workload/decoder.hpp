@@ -107,6 +107,16 @@ struct DecoderWeights {
 // so activations stay O(1) through the layers.
 [[nodiscard]] DecoderWeights make_decoder_weights(const DecoderConfig &config);
 
+// What one decoder run holds in its backend, from the configuration alone
+// (nothing allocated): weights and the input embeddings, the KV cache, and
+// the activations of the largest step (prefill). For --mem-limit and the
+// machine's available memory before the workload starts.
+struct DecoderMemory {
+    uint64_t weights = 0, kv_cache = 0, activations = 0;
+    [[nodiscard]] uint64_t total() const { return weights + kv_cache + activations; }
+};
+[[nodiscard]] DecoderMemory estimate_decoder_memory(const DecoderConfig &config);
+
 // The decoder on one backend instance. Steps: 0 is the prefill of the whole
 // prompt; step t >= 1 decodes token t-1 after the prompt. A step reads the
 // cache rows that earlier steps wrote, so run them in order once; after that

@@ -1,5 +1,7 @@
 #include "workload/workload_runner.hpp"
 
+#include "measure/memory_estimate.hpp"
+
 #include "run/interrupt.hpp"
 #include "plugin/memory_figures.hpp"
 #include "profile/profile_observer.hpp"
@@ -159,9 +161,10 @@ struct WorkloadRunner::Active {
 };
 
 WorkloadRunner::WorkloadRunner(std::vector<WorkloadCase> workloads, const BackendSessions &sessions,
-                               std::string reference, double timer_overhead, RooflineFn roofline)
+                               std::string reference, double timer_overhead, RooflineFn roofline,
+                               std::optional<uint64_t> mem_limit)
     : workloads_(std::move(workloads)), sessions_(sessions), reference_(std::move(reference)),
-      timer_overhead_(timer_overhead), roofline_(std::move(roofline)) {
+      timer_overhead_(timer_overhead), roofline_(std::move(roofline)), mem_limit_(mem_limit) {
     for (std::size_t wi = 0; wi < workloads_.size(); ++wi) {
         const WorkloadCase &w = workloads_[wi];
         for (Phase phase : w.phases)
@@ -203,6 +206,14 @@ std::optional<MeasureFailure> WorkloadRunner::skip_before_running(std::size_t i)
     } catch (const WorkloadFailure &f) {
         return as_measure_failure(f);
     }
+    // Would it fit? The backend's copy, and the reference's beside it.
+    const DecoderMemory m = estimate_decoder_memory(r.source->decoder);
+    MemoryEstimate need;
+    need.tensors = m.weights + m.kv_cache;
+    need.workspace = m.activations;
+    need.reference = r.core.backend == reference_ ? 0 : m.total();
+    if (auto why = memory_skip_reason(need, available_memory(mem_limit_)))
+        return MeasureFailure{CaseStatus::skipped, *why};
     return std::nullopt;
 }
 

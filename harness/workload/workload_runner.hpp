@@ -64,8 +64,11 @@ public:
     using RooflineFn = std::function<Roofline(double flops, double bytes, int dtype, int threads,
                                               const std::string &backend, double seconds)>;
 
+    // `mem_limit`: --mem-limit; an entry whose estimate (estimate_decoder_memory,
+    // on its backend and on the reference) does not fit it or the machine's
+    // available memory is skipped before it starts, as an op case is.
     WorkloadRunner(std::vector<WorkloadCase> workloads, const BackendSessions &sessions, std::string reference,
-                   double timer_overhead, RooflineFn roofline);
+                   double timer_overhead, RooflineFn roofline, std::optional<uint64_t> mem_limit = std::nullopt);
     ~WorkloadRunner();
 
     // Profiling runs (--profile, --trace): each entry becomes a case of the
@@ -128,6 +131,7 @@ private:
     std::string reference_;
     double timer_overhead_;
     RooflineFn roofline_;
+    std::optional<uint64_t> mem_limit_;
     ProfileSession *profile_ = nullptr;
     std::vector<WorkloadResult> results_;
     std::vector<std::size_t> workload_of_;

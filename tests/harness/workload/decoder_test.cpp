@@ -386,6 +386,28 @@ TEST(DecoderNaive, FootprintAndCallCounts) {
     EXPECT_EQ(run.tokens_in_step(3), 2);
 }
 
+// The memory estimate a workload is skipped by (--mem-limit), by hand for a
+// GPT-2-like layer: d = 8, f = 32, 2 layers, batch 2, prompt 4 + 2 generated,
+// 2 heads, layernorm, gelu, biases, f32.
+TEST(DecoderMemoryEstimate, CountsWeightsKvCacheAndTheLargestStep) {
+    DecoderConfig c;
+    c.hidden = 8;
+    c.heads = 2;
+    c.ffn = 32;
+    c.layers = 2;
+    c.batch = 2;
+    c.prompt = 4;
+    c.generate = 2;
+    const DecoderMemory m = estimate_decoder_memory(c);
+    const uint64_t layer = 2 * 8 * 2 /*norms: gamma, beta*/ + 4 * 64 /*q k v o*/ + 2 * 8 * 32 /*up, down*/ +
+                           4 * 8 + 32 + 8 /*biases*/;
+    EXPECT_EQ(m.weights, (2 * layer + 2 * 6 * 8 /*embeddings*/) * 4);
+    EXPECT_EQ(m.kv_cache, 2u * 2 * 2 * 6 * 8 * 4); // K and V, layers, batch, context, hidden
+    const uint64_t T = 2 * 4;                    // prefill tokens
+    EXPECT_EQ(m.activations, ((2 + 1 + 1 + 2 + 2 + 1 + 1 + 2) * T * 8 + 4 * T * 32) * 4);
+    EXPECT_EQ(m.total(), m.weights + m.kv_cache + m.activations);
+}
+
 #ifdef ONEDNN_PLUGIN
 TEST(DecoderOnednn, MatchesNaiveLayerByLayer) {
     for (int dtype : {OPB_DTYPE_F32, OPB_DTYPE_BF16}) {

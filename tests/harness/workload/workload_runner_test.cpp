@@ -197,6 +197,23 @@ TEST(WorkloadRunner, FilterSelectsWorkloadEntries) {
     EXPECT_EQ(iterations, 2); // 2 repetitions
 }
 
+// --mem-limit covers workloads (issue 19: a 12 MiB decoder ran under
+// --mem-limit 1M): an entry that cannot fit is skipped before it starts.
+TEST(WorkloadRunner, MemLimitSkipsAWorkloadThatCannotFit) {
+    const RunOutput out = run_opbench(kSuite, "--backends naive --mem-limit 1K");
+    ASSERT_EQ(out.rc, 0) << out.console;
+    int skipped = 0;
+    for (const auto &b : out.set["benchmarks"]) {
+        if (b.value("op", "") != "decoder") continue;
+        EXPECT_EQ(b["status"], "skipped") << b["run_name"];
+        EXPECT_EQ(b["reason"].get<std::string>().rfind("needs ", 0), 0u) << b["reason"];
+        EXPECT_NE(b["reason"].get<std::string>().find(", 1.0 KiB available (--mem-limit)"), std::string::npos)
+            << b["reason"];
+        ++skipped;
+    }
+    EXPECT_GT(skipped, 0) << out.console;
+}
+
 // --profile and --trace on workload entries: the entry is a case of the
 // profile (hot path on the console, a `profile` array with the step and
 // component spans, spans in the trace), and its component shares are the
