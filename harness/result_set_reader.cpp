@@ -382,6 +382,8 @@ std::string machine_id(const nlohmann::json &context) {
 }
 
 nlohmann::json parse_reader_json(const std::string &text, const std::string &path) {
+    if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+        throw ResultSetError(fmt::format("{}: is empty; expected a JSON file as `opbench run` writes it", path));
     try {
         return nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception &e) {
@@ -494,8 +496,9 @@ std::string read_reader_input(const std::string &path, std::size_t cap) {
                                           path, cap >> 20));
     };
     if (S_ISREG(st.st_mode) && static_cast<std::uintmax_t>(st.st_size) > cap) throw too_large();
-    if (const int flags = ::fcntl(fd, F_GETFL); flags >= 0) (void)::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
     std::string text;
+    if (S_ISREG(st.st_mode)) text.reserve(static_cast<std::size_t>(st.st_size) + 1);
+    if (const int flags = ::fcntl(fd, F_GETFL); flags >= 0) (void)::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
     char buf[1 << 16];
     for (;;) {
         // Never more than cap + 1 bytes: one past the cap says "too large".
@@ -508,6 +511,12 @@ std::string read_reader_input(const std::string &path, std::size_t cap) {
             throw ResultSetError(fmt::format("{}: cannot read ({})", path, std::strerror(errno)));
         }
         if (n == 0) break;
+        // JSON text never holds a NUL byte: /dev/zero, /dev/urandom or a
+        // binary file stop at the first chunk instead of at the cap.
+        if (const void *nul = std::memchr(buf, '\0', static_cast<std::size_t>(n)))
+            throw ResultSetError(fmt::format("{}: a NUL byte at offset {}: not a JSON text (a result set is the "
+                                             "JSON file `opbench run` writes)",
+                                             path, text.size() + static_cast<std::size_t>(static_cast<const char *>(nul) - buf)));
         text.append(buf, static_cast<std::size_t>(n));
         if (text.size() > cap) throw too_large();
     }
