@@ -195,6 +195,7 @@ void validate_context(const SchemaCheck &c, const nlohmann::json &raw) {
         const std::string mat = o + ".machine";
         for (const char *k : {"id", "cpu_model"}) c.string(*m, mat, k);
         c.number(*m, mat, "logical_cores");
+        c.number(*m, mat, "allowed_cores");
         c.number(*m, mat, "memory_total_bytes");
     }
     if (const auto *sh = c.object(*ob, o, "shard")) {
@@ -202,9 +203,26 @@ void validate_context(const SchemaCheck &c, const nlohmann::json &raw) {
         c.integer(*sh, o + ".shard", "count");
     }
     if (const auto *me = c.object(*ob, o, "measurement")) {
-        c.string(*me, o + ".measurement", "reference_backend");
-        c.object(*me, o + ".measurement", "call_overhead_seconds");
+        const std::string mat = o + ".measurement";
+        for (const char *k : {"reference_backend", "isolation", "timer"}) c.string(*me, mat, k);
+        c.object(*me, mat, "call_overhead_seconds");
+        c.array(*me, mat, "benchmark_args");
+        if (const auto *cpus = c.array(*me, mat, "cpus"))
+            for (std::size_t i = 0; i < cpus->size(); ++i) {
+                const auto &v = (*cpus)[i];
+                if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() > (1 << 20))
+                    c.fail(fmt::format("{}.cpus[{}]", mat, i), "a CPU number", v);
+            }
     }
+    if (const auto *bes = c.object(*ob, o, "backends"))
+        for (const auto &[name, be] : bes->items()) {
+            const std::string bat = o + ".backends." + name;
+            if (!be.is_object()) c.fail(bat, "an object", be);
+            for (const char *k : {"version", "description", "library_versions", "unusable_reason"}) c.string(be, bat, k);
+            c.boolean(be, bat, "usable");
+            c.object(be, bat, "info");
+            c.object(be, bat, "device");
+        }
 }
 
 void validate_entry(const SchemaCheck &c, const nlohmann::json &e, const std::string &at) {

@@ -241,3 +241,18 @@ TEST_F(ReaderProbe, ValidSetsAreStillRead) {
 }
 
 } // namespace
+
+namespace {
+
+// Found by fuzz_reader: a set without context.opbench.machine crashed
+// compare (its "CPUs" setting row called value() on null).
+TEST_F(ReaderProbe, ASetWithoutAMachineObjectIsCompared) {
+    nlohmann::json j = good();
+    j["context"]["opbench"].erase("machine");
+    write_bad(j.dump(1));
+    const Outcome r = run_opbench("compare " + bad + " " + base);
+    EXPECT_EQ(r.rc, 0) << r.out;
+    EXPECT_EQ(r.out.find("terminate called"), std::string::npos) << r.out;
+}
+
+} // namespace
