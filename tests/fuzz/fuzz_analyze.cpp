@@ -15,7 +15,11 @@
 #include <unistd.h>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size) {
-    static const std::string path = "/tmp/opbench-fuzz-analyze-" + std::to_string(::getpid()) + ".json";
+    static const std::string path = [] {
+        std::string p = "/tmp/opbench-fuzz-analyze-" + std::to_string(::getpid()) + ".json";
+        std::atexit([] { ::unlink(("/tmp/opbench-fuzz-analyze-" + std::to_string(::getpid()) + ".json").c_str()); });
+        return p;
+    }();
     {
         std::ofstream f(path, std::ios::binary | std::ios::trunc);
         f.write(reinterpret_cast<const char *>(data), static_cast<std::streamsize>(size));
