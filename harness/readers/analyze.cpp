@@ -1,6 +1,7 @@
 // `opbench analyze`; see analyze.hpp.
 #include "readers/analyze.hpp"
 
+#include "readers/result_set_reader.hpp"
 #include "writers/units.hpp"
 #include "opbench/ops.hpp"
 #include "writers/writer.hpp"
@@ -288,16 +289,14 @@ std::vector<Table> analysis_tables(const std::vector<AnalyzedEntry> &entries, st
 }
 
 int cmd_analyze(const std::string &path, std::size_t limit, std::ostream &out, std::ostream &err) {
-    std::ifstream in(path);
-    if (!in) {
-        err << fmt::format("opbench analyze: cannot read {}: {}\n", path, std::strerror(errno));
-        return 2;
-    }
+    // The readers' one way in: size cap, directories refused, JSON and
+    // schema checked (result_set_reader.hpp).
     nlohmann::json set;
     try {
-        set = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::parse_error &e) {
-        err << fmt::format("opbench analyze: {}: not JSON (byte {}): {}\n", path, e.byte, e.what());
+        set = parse_reader_json(read_reader_input(path), path);
+        validate_result_set(set, path);
+    } catch (const ResultSetError &e) {
+        err << "opbench analyze: " << e.what() << "\n";
         return 2;
     }
     std::vector<AnalyzedEntry> entries;

@@ -37,53 +37,67 @@ nlohmann::json to_json(const ArchiveEntry &e) {
             {"cases", e.cases}};
 }
 
-ArchiveEntry from_json(const nlohmann::json &j) {
+// A row's path: relative to the archive and inside it (no absolute path, no
+// ".." component, no empty or NUL-bearing name), so a crafted index cannot
+// make history or --baseline-from open a file outside the archive.
+std::string confined_path(const std::string &p) {
+    if (p.empty()) return "it is empty";
+    if (p.find('\0') != std::string::npos) return "it holds a NUL character";
+    const fs::path path(p);
+    if (path.is_absolute() || p.front() == '/') return "it is absolute";
+    if (path.has_root_name() || path.has_root_directory()) return "it has a root";
+    for (const auto &part : path)
+        if (part == "..") return "it has a '..' component";
+    return "";
+}
+
+ArchiveEntry from_json(const nlohmann::json &j, const std::string &at, const std::string &index) {
+    const auto bad = [&](const std::string &field, const std::string &expected, const nlohmann::json &got) {
+        return ArchiveError(fmt::format("{}: {}{}: expected {}, got {} (results/README.md, \"Archive\")", index, at,
+                                        field, expected, got.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace).substr(0, 200)));
+    };
+    if (!j.is_object()) throw bad("", "an object with a `path`", j);
     ArchiveEntry e;
-    e.path = j.at("path").get<std::string>();
-    e.machine_id = j.value("machine_id", "");
-    e.suite = j.value("suite", "");
-    e.suite_sha256 = j.value("suite_sha256", "");
-    e.build_type = j.value("build_type", "");
-    e.commit = j.value("commit", "");
-    e.timestamp = j.value("timestamp", "");
-    e.host_name = j.value("host_name", "");
-    e.cpu_model = j.value("cpu_model", "");
-    e.cases = j.value("cases", std::size_t{0});
+    auto p = j.find("path");
+    if (p == j.end() || !p->is_string()) throw bad(".path", "a path relative to the archive", p == j.end() ? nlohmann::json() : *p);
+    e.path = p->get<std::string>();
+    if (const std::string why = confined_path(e.path); !why.empty())
+        throw bad(".path", fmt::format("a path inside the archive ({})", why), *p);
+    const auto str = [&](const char *key, std::string &out) {
+        auto it = j.find(key);
+        if (it == j.end()) return;
+        if (!it->is_string()) throw bad(std::string(".") + key, "a string", *it);
+        out = it->get<std::string>();
+    };
+    str("machine_id", e.machine_id);
+    str("suite", e.suite);
+    str("suite_sha256", e.suite_sha256);
+    str("build_type", e.build_type);
+    str("commit", e.commit);
+    str("timestamp", e.timestamp);
+    str("host_name", e.host_name);
+    str("cpu_model", e.cpu_model);
+    if (auto it = j.find("cases"); it != j.end()) {
+        if (!it->is_number_unsigned() && !(it->is_number_integer() && it->get<std::int64_t>() >= 0))
+            throw bad(".cases", "a whole number >= 0", *it);
+        e.cases = it->get<std::size_t>();
+    }
     return e;
 }
 
 std::string read_text(const fs::path &p) {
-    std::ifstream in(p, std::ios::binary);
-    if (!in) throw ArchiveError(fmt::format("{}: cannot open ({})", p.string(), std::strerror(errno)));
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
+    try {
+        return read_reader_input(p.string());
+    } catch (const ResultSetError &e) {
+        throw ArchiveError(e.what());
+    }
 }
 
 std::vector<ArchiveEntry> read_index(const fs::path &dir) {
     const fs::path index = dir / "index.json";
     std::error_code ec;
     if (!fs::exists(index, ec)) return {};
-    nlohmann::json j;
-    try {
-        j = nlohmann::json::parse(read_text(index));
-    } catch (const nlohmann::json::exception &e) {
-        throw ArchiveError(fmt::format("{}: not a valid archive index ({})", index.string(), e.what()));
-    }
-    if (j.value("schema_version", 0) != kArchiveIndexVersion || !j.contains("sets") || !j["sets"].is_array())
-        throw ArchiveError(fmt::format("{}: archive index schema {} (this opbench reads {})", index.string(),
-                                       j.value("schema_version", 0), kArchiveIndexVersion));
-    std::vector<ArchiveEntry> out;
-    for (const auto &row : j["sets"]) {
-        try {
-            out.push_back(from_json(row));
-        } catch (const nlohmann::json::exception &e) {
-            throw ArchiveError(fmt::format("{}: a row without a path ({})", index.string(), e.what()));
-        }
-    }
-    std::stable_sort(out.begin(), out.end(),
-                     [](const ArchiveEntry &a, const ArchiveEntry &b) { return a.timestamp < b.timestamp; });
-    return out;
+    return parse_archive_index(read_text(index), index.string());
 }
 
 // An exclusive lock on DIR/.index.lock for a read-modify-write of the index.
@@ -152,6 +166,31 @@ ArchiveEntry archive_store(const fs::path &dir, const ResultSet &set) {
         throw ArchiveError(err.what());
     }
     return e;
+}
+
+std::vector<ArchiveEntry> parse_archive_index(const std::string &text, const std::string &index) {
+    nlohmann::json j;
+    try {
+        j = parse_reader_json(text, index);
+    } catch (const ResultSetError &e) {
+        throw ArchiveError(fmt::format("{} (not a valid archive index)", e.what()));
+    }
+    if (!j.is_object())
+        throw ArchiveError(fmt::format("{}: not an archive index: expected an object with `schema_version` {} and a "
+                                       "`sets` array (results/README.md, \"Archive\")",
+                                       index, kArchiveIndexVersion));
+    auto version = j.find("schema_version");
+    if (version == j.end() || !version->is_number_integer() || version->get<std::int64_t>() != kArchiveIndexVersion ||
+        !j.contains("sets") || !j["sets"].is_array())
+        throw ArchiveError(fmt::format("{}: archive index schema {} (this opbench reads {}, with a `sets` array)",
+                                       index, version == j.end() ? std::string("missing") : version->dump(),
+                                       kArchiveIndexVersion));
+    std::vector<ArchiveEntry> out;
+    const auto &sets = j["sets"];
+    for (std::size_t i = 0; i < sets.size(); ++i) out.push_back(from_json(sets[i], fmt::format("sets[{}]", i), index));
+    std::stable_sort(out.begin(), out.end(),
+                     [](const ArchiveEntry &a, const ArchiveEntry &b) { return a.timestamp < b.timestamp; });
+    return out;
 }
 
 std::vector<ArchiveEntry> archive_entries(const fs::path &dir) { return read_index(dir); }

@@ -37,6 +37,13 @@ ArchiveEntry archive_store(const std::filesystem::path &dir, const ResultSet &se
 // is an empty archive; a corrupt index throws ArchiveError.
 [[nodiscard]] std::vector<ArchiveEntry> archive_entries(const std::filesystem::path &dir);
 
+// The index from its text (`index` names it in errors), checked: an object
+// with schema_version 1 and a `sets` array of rows whose `path` is a string
+// relative to the archive without ".." (anything else throws ArchiveError
+// naming the row, e.g. "sets[2].path"); the other fields strings, `cases` a
+// count. Oldest first.
+[[nodiscard]] std::vector<ArchiveEntry> parse_archive_index(const std::string &text, const std::string &index);
+
 // The newest archived set with this machine id, suite and build type
 // measured no later than `not_after` (an ISO 8601 UTC timestamp; empty: any)
 // that is not the set `itself` (a path: an archived copy with the same bytes

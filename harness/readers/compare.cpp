@@ -74,8 +74,7 @@ std::string repetition_order(const ResultSet &s) {
 }
 
 std::string cpus(const ResultSet &s) {
-    const auto &m = at_path(s.context, {"opbench", "machine"});
-    std::string out = fmt::format("{} allowed", text(m.value("allowed_cores", nlohmann::json())));
+    std::string out = fmt::format("{} allowed", text(at_path(s.context, {"opbench", "machine", "allowed_cores"})));
     const auto &pinned = at_path(s.context, {"opbench", "measurement", "cpus"});
     if (pinned.is_array() && !pinned.empty()) out += fmt::format(", pinned to {}", fmt::join(pinned.get<std::vector<int>>(), ","));
     return out;

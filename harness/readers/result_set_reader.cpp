@@ -12,7 +12,12 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 
@@ -77,6 +82,245 @@ bool is_setting_segment(const std::string &seg) {
            seg == "variant:default";
 }
 
+
+// ---- Schema checks (validate_result_set) ----
+
+std::string kind_of(const nlohmann::json &v) {
+    switch (v.type()) {
+    case nlohmann::json::value_t::null: return "null";
+    case nlohmann::json::value_t::boolean: return fmt::format("the boolean {}", v.get<bool>());
+    case nlohmann::json::value_t::string: {
+        std::string t = v.get<std::string>();
+        if (t.size() > 40) t = t.substr(0, 40) + "...";
+        return fmt::format("the string {}", nlohmann::json(t).dump(-1, ' ', true, nlohmann::json::error_handler_t::replace));
+    }
+    case nlohmann::json::value_t::number_integer:
+    case nlohmann::json::value_t::number_unsigned:
+    case nlohmann::json::value_t::number_float: return fmt::format("the number {}", v.dump());
+    case nlohmann::json::value_t::object: return "an object";
+    case nlohmann::json::value_t::array: return "an array";
+    default: return "a value of another kind";
+    }
+}
+
+class SchemaCheck {
+public:
+    explicit SchemaCheck(const std::string &file) : file_(file) {}
+
+    [[noreturn]] void fail(const std::string &where, const std::string &expected, const nlohmann::json &got) const {
+        throw ResultSetError(fmt::format("{}: {}: expected {}, got {} (results/README.md describes a result set)",
+                                         file_, where, expected, kind_of(got)));
+    }
+    // Each helper checks j[key] when it is present.
+    void string(const nlohmann::json &j, const std::string &at, const char *key) const {
+        if (auto it = j.find(key); it != j.end() && !it->is_string()) fail(at + "." + key, "a string", *it);
+    }
+    void one_of(const nlohmann::json &j, const std::string &at, const char *key,
+                std::initializer_list<const char *> allowed) const {
+        auto it = j.find(key);
+        if (it == j.end()) return;
+        std::string list;
+        for (const char *a : allowed) {
+            if (it->is_string() && it->get<std::string>() == a) return;
+            list += fmt::format("{}\"{}\"", list.empty() ? "" : ", ", a);
+        }
+        fail(at + "." + key, "one of " + list, *it);
+    }
+    void boolean(const nlohmann::json &j, const std::string &at, const char *key) const {
+        if (auto it = j.find(key); it != j.end() && !it->is_boolean()) fail(at + "." + key, "true or false", *it);
+    }
+    // A finite number; `min` 0 for times and counts; null allowed when `nullable`.
+    void number(const nlohmann::json &j, const std::string &at, const char *key, bool non_negative = true,
+                bool nullable = false) const {
+        auto it = j.find(key);
+        if (it == j.end() || (nullable && it->is_null())) return;
+        check_number(*it, at + "." + key, non_negative, nullable);
+    }
+    void check_number(const nlohmann::json &v, const std::string &where, bool non_negative, bool nullable) const {
+        const char *what = non_negative ? (nullable ? "a finite number >= 0 or null" : "a finite number >= 0")
+                                        : (nullable ? "a finite number or null" : "a finite number");
+        if (!v.is_number()) fail(where, what, v);
+        const double d = v.get<double>();
+        if (!std::isfinite(d) || (non_negative && d < 0)) fail(where, what, v);
+    }
+    void integer(const nlohmann::json &j, const std::string &at, const char *key) const {
+        auto it = j.find(key);
+        if (it == j.end()) return;
+        if (!(it->is_number_unsigned() || (it->is_number_integer() && it->get<std::int64_t>() >= 0)))
+            fail(at + "." + key, "a whole number >= 0", *it);
+    }
+    // An object (or null when `nullable`); returns it, or nullptr when absent or null.
+    const nlohmann::json *object(const nlohmann::json &j, const std::string &at, const char *key,
+                                 bool nullable = true) const {
+        auto it = j.find(key);
+        if (it == j.end() || (nullable && it->is_null())) return nullptr;
+        if (!it->is_object()) fail(at + "." + key, nullable ? "an object or null" : "an object", *it);
+        return &*it;
+    }
+    const nlohmann::json *array(const nlohmann::json &j, const std::string &at, const char *key) const {
+        auto it = j.find(key);
+        if (it == j.end() || it->is_null()) return nullptr;
+        if (!it->is_array()) fail(at + "." + key, "an array or null", *it);
+        return &*it;
+    }
+
+private:
+    std::string file_;
+};
+
+void validate_context(const SchemaCheck &c, const nlohmann::json &raw) {
+    const nlohmann::json *ctx = c.object(raw, "", "context", false);
+    if (!ctx) return;
+    const std::string at = "context";
+    for (const char *k : {"date", "host_name", "executable", "library_build_type"}) c.string(*ctx, at, k);
+    c.number(*ctx, at, "num_cpus");
+    c.number(*ctx, at, "mhz_per_cpu");
+    const nlohmann::json *ob = c.object(*ctx, at, "opbench", false);
+    if (!ob) return;
+    const std::string o = "context.opbench";
+    c.integer(*ob, o, "schema_version");
+    c.string(*ob, o, "timestamp");
+    c.string(*ob, o, "journal");
+    c.boolean(*ob, o, "complete");
+    c.array(*ob, o, "warnings");
+    c.array(*ob, o, "merged_from");
+    for (const char *k : {"measurement", "backends", "machine_peaks", "profiling"}) c.object(*ob, o, k);
+    if (const auto *b = c.object(*ob, o, "build"))
+        for (const char *k : {"git_commit", "build_type", "compiler", "opbench_version"}) c.string(*b, o + ".build", k);
+    if (const auto *su = c.object(*ob, o, "suite")) {
+        for (const char *k : {"name", "sha256", "path", "description"}) c.string(*su, o + ".suite", k);
+        c.number(*su, o + ".suite", "cases");
+    }
+    if (const auto *m = c.object(*ob, o, "machine")) {
+        const std::string mat = o + ".machine";
+        for (const char *k : {"id", "cpu_model"}) c.string(*m, mat, k);
+        c.number(*m, mat, "logical_cores");
+        c.number(*m, mat, "allowed_cores");
+        c.number(*m, mat, "memory_total_bytes");
+    }
+    if (const auto *sh = c.object(*ob, o, "shard")) {
+        c.integer(*sh, o + ".shard", "index");
+        c.integer(*sh, o + ".shard", "count");
+    }
+    if (const auto *me = c.object(*ob, o, "measurement")) {
+        const std::string mat = o + ".measurement";
+        for (const char *k : {"reference_backend", "isolation", "timer"}) c.string(*me, mat, k);
+        c.object(*me, mat, "call_overhead_seconds");
+        c.array(*me, mat, "benchmark_args");
+        if (const auto *cpus = c.array(*me, mat, "cpus"))
+            for (std::size_t i = 0; i < cpus->size(); ++i) {
+                const auto &v = (*cpus)[i];
+                if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() > (1 << 20))
+                    c.fail(fmt::format("{}.cpus[{}]", mat, i), "a CPU number", v);
+            }
+    }
+    if (const auto *bes = c.object(*ob, o, "backends"))
+        for (const auto &[name, be] : bes->items()) {
+            const std::string bat = o + ".backends." + name;
+            if (!be.is_object()) c.fail(bat, "an object", be);
+            for (const char *k : {"version", "description", "library_versions", "unusable_reason"}) c.string(be, bat, k);
+            c.boolean(be, bat, "usable");
+            c.object(be, bat, "info");
+            c.object(be, bat, "device");
+        }
+}
+
+void validate_entry(const SchemaCheck &c, const nlohmann::json &e, const std::string &at) {
+    if (!e.is_object()) c.fail(at, "an object (one benchmark entry)", e);
+    for (const char *k : {"name", "run_name", "op", "backend", "dtype", "variant", "case", "reason", "error_message",
+                          "label", "aggregate_name", "aggregate_unit", "suite_location", "phase"})
+        c.string(e, at, k);
+    c.one_of(e, at, "run_type", {"iteration", "aggregate"});
+    c.one_of(e, at, "status", {"passed", "failed", "skipped"});
+    c.one_of(e, at, "time_unit", {"ns", "us", "ms", "s"});
+    for (const char *k : {"error_occurred", "reference", "verified"}) c.boolean(e, at, k);
+    for (const char *k : {"real_time", "cpu_time", "iterations", "flops", "bytes", "arithmetic_intensity",
+                          "prepare_seconds", "verify_seconds", "measure_seconds"})
+        c.number(e, at, k);
+    for (const char *k : {"repetition_index", "repetitions", "threads", "family_index",
+                          "per_family_instance_index"})
+        c.integer(e, at, k);
+    c.number(e, at, "nmse", true, true);
+    c.number(e, at, "nmse_threshold", true, true);
+    c.number(e, at, "repetition_spread", true, true);
+    c.object(e, at, "params", false);
+    c.object(e, at, "verification");
+    c.object(e, at, "workload");
+    c.array(e, at, "profile");
+    if (const auto *d = c.object(e, at, "decoder")) {
+        c.array(*d, at + ".decoder", "components");
+        for (const char *k : {"tokens_per_second", "ms_per_token_p50", "ms_per_token_p99"})
+            c.number(*d, at + ".decoder", k, true, true);
+    }
+    if (const auto *s = c.object(e, at, "settings", false)) {
+        const std::string sat = at + ".settings";
+        for (const char *k : {"warmup", "min_time", "max_time", "min_samples", "noise_target", "threads", "timeout"})
+            c.number(*s, sat, k);
+        c.one_of(*s, sat, "cache", {"warm", "cold"});
+    }
+    if (const auto *st = c.object(e, at, "stats", false)) {
+        const std::string sat = at + ".stats";
+        for (const char *k : {"samples", "calls_per_sample", "min", "mean", "median", "p90", "p99", "max"})
+            c.number(*st, sat, k);
+        for (const char *k : {"stddev", "cv", "noise"}) c.number(*st, sat, k, true, true);
+        for (const char *k : {"noise_target_met", "timed_out"}) c.boolean(*st, sat, k);
+        c.integer(*st, sat, "process");
+        if (const auto *t = c.array(*st, sat, "sample_times"))
+            for (std::size_t i = 0; i < t->size(); ++i)
+                c.check_number((*t)[i], fmt::format("{}.sample_times[{}]", sat, i), true, false);
+        if (const auto *ci = c.array(*st, sat, "median_ci95"))
+            for (std::size_t i = 0; i < ci->size(); ++i)
+                if (!(*ci)[i].is_null())
+                    c.check_number((*ci)[i], fmt::format("{}.median_ci95[{}]", sat, i), false, false);
+    }
+    if (const auto *r = c.object(e, at, "roofline")) {
+        c.string(*r, at + ".roofline", "bound");
+        for (const char *k : {"pct_peak_compute", "pct_peak_bandwidth"}) c.number(*r, at + ".roofline", k, true, true);
+    }
+    if (const auto *b = c.object(e, at, "bottleneck")) {
+        const std::string bat = at + ".bottleneck";
+        for (const char *k : {"kind", "severity", "description", "suggestion"}) c.string(*b, bat, k);
+        for (const char *k : {"utilisation", "headroom"}) c.number(*b, bat, k, false, true);
+    }
+    if (const auto *m = c.object(e, at, "memory")) {
+        for (const auto &[k, v] : m->items())
+            if (!(v.is_null() || v.is_boolean())) c.check_number(v, at + ".memory." + k, true, false);
+    }
+}
+
+} // namespace
+
+void validate_result_set(const nlohmann::json &raw, const std::string &path) {
+    const SchemaCheck c(path);
+    if (!raw.is_object()) c.fail("the top level", "an object with a `benchmarks` array", raw);
+    auto b = raw.find("benchmarks");
+    if (b == raw.end() || !b->is_array())
+        throw ResultSetError(fmt::format("{}: not a result set: no `benchmarks` array (expected Google Benchmark "
+                                         "JSON as `opbench run` writes it)",
+                                         path));
+    validate_context(c, raw);
+    // name + repetition_index of each iteration entry: one entry each.
+    std::map<std::pair<std::string, std::string>, std::size_t> seen;
+    for (std::size_t i = 0; i < b->size(); ++i) {
+        const nlohmann::json &e = (*b)[i];
+        const std::string at = fmt::format("benchmarks[{}]", i);
+        validate_entry(c, e, at);
+        if (str_or(e, "run_type", "iteration") != "iteration") continue;
+        // Google Benchmark writes repetition_index on every iteration entry;
+        // an entry without one is not checked (hand-made JSON).
+        const auto rep = e.find("repetition_index");
+        if (rep == e.end()) continue;
+        const std::string name = str_or(e, "run_name", str_or(e, "name"));
+        auto [it, inserted] = seen.emplace(std::pair{name, rep->dump()}, i);
+        if (!inserted)
+            throw ResultSetError(fmt::format("{}: {}: entry '{}' repetition_index {} appears twice (first as "
+                                             "benchmarks[{}]); each case x backend x repetition is one entry",
+                                             path, at, name, rep->dump(), it->second));
+    }
+}
+
+namespace {
+
 } // namespace
 
 std::string CaseRecord::match_key() const {
@@ -130,15 +374,16 @@ std::string ResultSet::machine_id() const { return opbench::machine_id(context);
 std::string ResultSet::short_name() const { return fs::path(path).stem().string(); }
 
 std::string machine_id(const nlohmann::json &context) {
-    const nlohmann::json machine =
-        context.contains("opbench") ? context["opbench"].value("machine", nlohmann::json::object())
-                                    : nlohmann::json::object();
+    nlohmann::json machine = nlohmann::json::object();
+    if (context.is_object())
+        if (auto ob = context.find("opbench"); ob != context.end() && ob->is_object())
+            if (auto m = ob->find("machine"); m != ob->end() && m->is_object()) machine = *m;
     if (auto id = str_or(machine, "id"); !id.empty()) return id;
     const std::string model = str_or(machine, "cpu_model", "unknown-cpu");
     const int cores = static_cast<int>(num_or(machine, "logical_cores", num_or(context, "num_cpus")));
     // Whole GiB: the kernel's MemTotal moves by a few pages between boots.
     const auto mem_gib = static_cast<long long>(std::llround(num_or(machine, "memory_total_bytes") / (1 << 30)));
-    const std::string isa = machine.value("isa", nlohmann::json::object()).dump();
+    const std::string isa = machine.contains("isa") ? machine["isa"].dump() : nlohmann::json::object().dump();
     std::uint64_t h = 0xcbf29ce484222325ull; // FNV-1a: stable across builds
     for (unsigned char c : fmt::format("{}|{}|{}|{}", model, cores, mem_gib, isa)) {
         h ^= c;
@@ -154,24 +399,36 @@ std::string machine_id(const nlohmann::json &context) {
     return fmt::format("{}-{}c-{:08x}", slug.empty() ? "cpu" : slug, cores, static_cast<std::uint32_t>(h >> 32));
 }
 
-ResultSet parse_result_set(const std::string &text, const std::string &path) {
-    ResultSet set;
-    set.path = path;
+nlohmann::json parse_reader_json(const std::string &text, const std::string &path) {
+    if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+        throw ResultSetError(fmt::format("{}: is empty; expected a JSON file as `opbench run` writes it", path));
     try {
-        set.raw = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error &e) {
-        auto [line, col] = line_column(text, e.byte == 0 ? 0 : e.byte - 1);
+        return nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception &e) {
+        // parse_error carries the byte; out_of_range (a number such as 1e999999) does not.
+        std::size_t byte = 0;
+        if (const auto *pe = dynamic_cast<const nlohmann::json::parse_error *>(&e)) byte = pe->byte;
         std::string what = e.what();
         // nlohmann's message starts "[json.exception.parse_error.101] parse error at line L, column C: ..."
-        if (auto pos = what.find(": "); pos != std::string::npos) what = what.substr(pos + 2);
+        if (auto pos = what.find("] "); pos != std::string::npos) what = what.substr(pos + 2);
+        if (auto pos = what.find(": "); pos != std::string::npos && what.rfind("parse error", 0) == 0)
+            what = what.substr(pos + 2);
+        if (byte == 0)
+            throw ResultSetError(fmt::format("{}: not valid JSON ({}); a result set is the JSON file "
+                                             "`opbench run` writes",
+                                             path, what));
+        auto [line, col] = line_column(text, byte - 1);
         throw ResultSetError(fmt::format("{}:{}:{}: not valid JSON ({}); a result set is the JSON file "
                                          "`opbench run` writes",
                                          path, line, col, what));
     }
-    if (!set.raw.is_object() || !set.raw.contains("benchmarks") || !set.raw["benchmarks"].is_array())
-        throw ResultSetError(fmt::format("{}: not a result set: no `benchmarks` array (expected Google Benchmark "
-                                         "JSON as `opbench run` writes it)",
-                                         path));
+}
+
+ResultSet parse_result_set(const std::string &text, const std::string &path) {
+    ResultSet set;
+    set.path = path;
+    set.raw = parse_reader_json(text, path);
+    validate_result_set(set.raw, path);
     set.context = set.raw.value("context", nlohmann::json::object());
     if (!set.context.contains("opbench") || !set.context["opbench"].is_object())
         throw ResultSetError(fmt::format("{}: not an opbench result set: no context.opbench (a plain Google "
@@ -234,13 +491,57 @@ ResultSet parse_result_set(const std::string &text, const std::string &path) {
     return set;
 }
 
-ResultSet read_result_set(const std::string &path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw ResultSetError(fmt::format("{}: cannot open ({})", path, std::strerror(errno)));
-    std::ostringstream text;
-    text << in.rdbuf();
-    return parse_result_set(text.str(), path);
+std::string read_reader_input(const std::string &path, std::size_t cap) {
+    // O_NONBLOCK: opening a FIFO with no writer must not hang; it is cleared
+    // before reading so that a FIFO's writer is waited for as `cat` would.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+        if (errno == EISDIR)
+            throw ResultSetError(fmt::format("{}: is a directory; expected a result set file (JSON)", path));
+        throw ResultSetError(fmt::format("{}: cannot open ({})", path, std::strerror(errno)));
+    }
+    struct Closer {
+        int fd;
+        ~Closer() { ::close(fd); }
+    } closer{fd};
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) throw ResultSetError(fmt::format("{}: cannot stat ({})", path, std::strerror(errno)));
+    if (S_ISDIR(st.st_mode))
+        throw ResultSetError(fmt::format("{}: is a directory; expected a result set file (JSON)", path));
+    const auto too_large = [&] {
+        return ResultSetError(fmt::format("{}: larger than the {} MiB a reader accepts; not a result set "
+                                          "`opbench run` wrote",
+                                          path, cap >> 20));
+    };
+    if (S_ISREG(st.st_mode) && static_cast<std::uintmax_t>(st.st_size) > cap) throw too_large();
+    std::string text;
+    if (S_ISREG(st.st_mode)) text.reserve(static_cast<std::size_t>(st.st_size) + 1);
+    if (const int flags = ::fcntl(fd, F_GETFL); flags >= 0) (void)::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+    char buf[1 << 16];
+    for (;;) {
+        // Never more than cap + 1 bytes: one past the cap says "too large".
+        const std::size_t want = std::min(sizeof buf, cap + 1 - text.size());
+        const ssize_t n = ::read(fd, buf, want);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            if (errno == EISDIR)
+                throw ResultSetError(fmt::format("{}: is a directory; expected a result set file (JSON)", path));
+            throw ResultSetError(fmt::format("{}: cannot read ({})", path, std::strerror(errno)));
+        }
+        if (n == 0) break;
+        // JSON text never holds a NUL byte: /dev/zero, /dev/urandom or a
+        // binary file stop at the first chunk instead of at the cap.
+        if (const void *nul = std::memchr(buf, '\0', static_cast<std::size_t>(n)))
+            throw ResultSetError(fmt::format("{}: a NUL byte at offset {}: not a JSON text (a result set is the "
+                                             "JSON file `opbench run` writes)",
+                                             path, text.size() + static_cast<std::size_t>(static_cast<const char *>(nul) - buf)));
+        text.append(buf, static_cast<std::size_t>(n));
+        if (text.size() > cap) throw too_large();
+    }
+    return text;
 }
+
+ResultSet read_result_set(const std::string &path) { return parse_result_set(read_reader_input(path), path); }
 
 ValidTimes valid_times(const CaseRecord &c, bool accept_unmet_noise_target) {
     ValidTimes v;

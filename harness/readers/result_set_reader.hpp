@@ -78,8 +78,35 @@ struct ResultSet {
     [[nodiscard]] std::string short_name() const;
 };
 
+// The most a reader reads of one input file (a result set, an archive index):
+// a larger file is refused. suites/quick.toml's set is about 45 MiB (every
+// sample time is kept), so the cap leaves room for suites 20x larger.
+inline constexpr std::size_t kMaxReaderInputBytes = std::size_t{1} << 30;
+
+// The one way every reader (compare, report, history, merge, archive,
+// analyze, compare --baseline-from) reads a file: a directory is refused
+// with a clear message, and at most `cap` + 1 bytes are ever read, so a
+// device (/dev/zero), a FIFO or a growing file cannot be read forever; more
+// than `cap` bytes is an error, and so is a NUL byte (never in JSON text), so
+// /dev/zero stops at its first 64 KiB. Throws ResultSetError naming the file.
+[[nodiscard]] std::string read_reader_input(const std::string &path, std::size_t cap = kMaxReaderInputBytes);
+// JSON text to a document; every parse failure (syntax, a number out of
+// range such as 1e999999, bad UTF-8) becomes a ResultSetError with
+// file:line:column.
+[[nodiscard]] nlohmann::json parse_reader_json(const std::string &text, const std::string &path);
+// Check a parsed result set against the schema (results/README.md) before
+// any reader touches it: a `benchmarks` array of objects whose fields have
+// the documented types, times finite and not negative, no entry twice
+// (same name and repetition_index), context and context.opbench objects
+// whose known members have their types. The error names the file, the JSON
+// path (`benchmarks[3].real_time`) and what was expected. It does not
+// require context.opbench (analyze reads plain Google Benchmark JSON too);
+// parse_result_set does. Throws ResultSetError.
+void validate_result_set(const nlohmann::json &raw, const std::string &path);
+
 // Read and check a result set: valid JSON, a `benchmarks` array, an opbench
-// context of a schema version this build knows. Throws ResultSetError.
+// context of a schema version this build knows, validate_result_set.
+// Throws ResultSetError.
 [[nodiscard]] ResultSet read_result_set(const std::string &path);
 // The same from text already in memory (`path` only names it in errors).
 [[nodiscard]] ResultSet parse_result_set(const std::string &text, const std::string &path);

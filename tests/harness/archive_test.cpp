@@ -124,3 +124,32 @@ TEST(Archive, CorruptIndexIsAnError) {
     std::ofstream(dir.path / "index.json") << "{ not json";
     EXPECT_THROW((void)archive_entries(dir.path), ArchiveError);
 }
+
+// Issue 19: an index row's path stays inside the archive, and an index of
+// the wrong shape is an error naming the row, never a crash.
+TEST(Archive, IndexRowsAreConfinedToTheArchive) {
+    const std::string ok = R"({"schema_version": 1, "sets": [{"path": "m/quick/a.json", "suite": "quick"}]})";
+    EXPECT_EQ(parse_archive_index(ok, "index.json").at(0).path, "m/quick/a.json");
+    const std::vector<std::pair<std::string, std::string>> bad = {
+        {R"([])", "index.json: not an archive index"},
+        {R"({"schema_version": 1, "sets": [{"path": "../../../etc/passwd"}]})",
+         "index.json: sets[0].path: expected a path inside the archive (it has a '..' component)"},
+        {R"({"schema_version": 1, "sets": [{"path": "a.json"}, {"path": "/etc/passwd"}]})",
+         "index.json: sets[1].path: expected a path inside the archive (it is absolute)"},
+        {R"({"schema_version": 1, "sets": [{"path": "a/../../b.json"}]})", "sets[0].path"},
+        {R"({"schema_version": 1, "sets": [{"path": ""}]})", "sets[0].path: expected a path inside the archive (it is empty)"},
+        {R"({"schema_version": 1, "sets": [{"path": 3}]})", "sets[0].path: expected a path relative to the archive"},
+        {R"({"schema_version": 1, "sets": [{"path": "a.json", "cases": -1}]})", "sets[0].cases: expected a whole number"},
+        {R"({"schema_version": 1, "sets": [{"path": "a.json", "timestamp": 5}]})", "sets[0].timestamp: expected a string"},
+        {R"({"schema_version": 1e999999, "sets": []})", "not valid JSON"},
+        {R"({"schema_version": 1, "sets": {}})", "archive index schema"},
+    };
+    for (const auto &[text, message] : bad) {
+        try {
+            (void)parse_archive_index(text, "index.json");
+            ADD_FAILURE() << "accepted: " << text;
+        } catch (const ArchiveError &e) {
+            EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+        }
+    }
+}

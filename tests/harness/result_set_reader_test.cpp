@@ -4,6 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <csignal>
+#include <functional>
+#include <thread>
+#include <unistd.h>
+
 using namespace opbench;
 using namespace opbench::test;
 
@@ -126,4 +132,92 @@ TEST(ResultSetReader, FormatSeconds) {
     EXPECT_EQ(format_seconds(3.56e-7), "356 ns");
     EXPECT_EQ(format_seconds(0.0123), "12.3 ms");
     EXPECT_EQ(format_seconds(2.5), "2.5 s");
+}
+
+// Issue 19: the readers' one way in reads at most cap + 1 bytes, whatever
+// the file is (a pipe that never ends here), and refuses a directory.
+TEST(ResultSetReaderInput, ReadsAtMostCapPlusOneBytesFromAnEndlessPipe) {
+    std::signal(SIGPIPE, SIG_IGN); // the writer sees EPIPE once the reader gives up
+    int fds[2];
+    ASSERT_EQ(::pipe(fds), 0);
+    std::atomic<std::size_t> written{0};
+    std::thread writer([&] {
+        const std::string chunk(4096, ' ');
+        for (;;) {
+            const ssize_t n = ::write(fds[1], chunk.data(), chunk.size());
+            if (n <= 0) break; // the reader closed its end: EPIPE
+            written += static_cast<std::size_t>(n);
+        }
+        ::close(fds[1]);
+    });
+    const std::string path = "/proc/self/fd/" + std::to_string(fds[0]);
+    try {
+        (void)read_reader_input(path, 100000);
+        ADD_FAILURE() << "an endless pipe was read to its end";
+    } catch (const ResultSetError &e) {
+        EXPECT_NE(std::string(e.what()).find(path + ": larger than the"), std::string::npos) << e.what();
+    }
+    ::close(fds[0]);
+    writer.join();
+    // The pipe's buffer (64 KiB) is all the writer got ahead of the reader.
+    EXPECT_LT(written.load(), 100001u + (1u << 17));
+}
+
+TEST(ResultSetReaderInput, RefusesADirectoryAndNulBytesAndReadsARegularFile) {
+    TempDir dir;
+    try {
+        (void)read_reader_input(dir.path.string());
+        ADD_FAILURE();
+    } catch (const ResultSetError &e) {
+        EXPECT_NE(std::string(e.what()).find(dir.path.string() + ": is a directory"), std::string::npos) << e.what();
+    }
+    try {
+        (void)read_reader_input("/dev/zero");
+        ADD_FAILURE();
+    } catch (const ResultSetError &e) {
+        EXPECT_NE(std::string(e.what()).find("/dev/zero: a NUL byte at offset 0"), std::string::npos) << e.what();
+    }
+    const std::string p = write_fake_set(dir.path, "a.json", FakeSet{});
+    EXPECT_GT(read_reader_input(p).size(), 100u);
+    EXPECT_THROW((void)read_reader_input(p, 50), ResultSetError); // larger than a cap of 50 bytes
+}
+
+// Each rule of validate_result_set names the JSON path and what was expected.
+TEST(ResultSetReaderSchema, EachRuleNamesThePathAndWhatWasExpected) {
+    FakeSet s;
+    FakeCase c;
+    s.cases = {c};
+    const nlohmann::json good = fake_set_json(s);
+    EXPECT_NO_THROW(validate_result_set(good, "a.json"));
+    struct Case {
+        std::function<void(nlohmann::json &)> edit;
+        std::string message;
+    };
+    const std::vector<Case> cases = {
+        {[](auto &j) { j["benchmarks"][0]["real_time"] = "fast"; },
+         "a.json: benchmarks[0].real_time: expected a finite number >= 0, got the string \"fast\""},
+        {[](auto &j) { j["benchmarks"][0]["cpu_time"] = -1; }, "benchmarks[0].cpu_time: expected a finite number >= 0"},
+        {[](auto &j) { j["benchmarks"][0]["stats"] = "none"; }, "benchmarks[0].stats: expected an object"},
+        {[](auto &j) { j["benchmarks"][0]["stats"]["median"] = -5; }, "benchmarks[0].stats.median: expected a finite number >= 0"},
+        {[](auto &j) { j["benchmarks"][0]["time_unit"] = "weeks"; }, "benchmarks[0].time_unit: expected one of \"ns\""},
+        {[](auto &j) { j["benchmarks"][0]["repetition_index"] = 1.5; }, "benchmarks[0].repetition_index: expected a whole number >= 0"},
+        {[](auto &j) { j["benchmarks"][0]["settings"]["cache"] = 1; }, "benchmarks[0].settings.cache: expected one of \"warm\", \"cold\""},
+        {[](auto &j) { j["benchmarks"][1] = 7; }, "benchmarks[1]: expected an object (one benchmark entry), got the number 7"},
+        {[](auto &j) { j["context"]["opbench"]["machine"] = "m"; }, "context.opbench.machine: expected an object or null"},
+        {[](auto &j) { j["context"]["opbench"]["build"]["git_commit"] = 3; }, "context.opbench.build.git_commit: expected a string"},
+        {[](auto &j) { j["context"] = "x"; }, "context: expected an object"},
+        {[](auto &j) { j["benchmarks"].push_back(j["benchmarks"][2]); }, "benchmarks[4]: entry 'add/C:128/R:32/dt:f32/be:naive/manual_time' repetition_index 2 appears twice (first as benchmarks[2])"},
+    };
+    for (const auto &k : cases) {
+        nlohmann::json j = good;
+        k.edit(j);
+        try {
+            validate_result_set(j, "a.json");
+            ADD_FAILURE() << "accepted; expected: " << k.message;
+        } catch (const ResultSetError &e) {
+            EXPECT_NE(std::string(e.what()).find(k.message), std::string::npos) << e.what();
+        }
+    }
+    // A number outside double's range is a JSON error, not an abort.
+    EXPECT_THROW((void)parse_result_set("{\"benchmarks\": [1e999999]}", "a.json"), ResultSetError);
 }
