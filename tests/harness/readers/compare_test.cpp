@@ -1,6 +1,6 @@
 #include "readers/compare.hpp"
 
-#include "result_set_fixture.hpp"
+#include "../result_set_fixture.hpp"
 #include "writers/table_writers.hpp"
 
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 #include "readers/level_table.hpp"
 
-#include "result_set_fixture.hpp"
+#include "../result_set_fixture.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 #include "readers/result_set_reader.hpp"
 
-#include "result_set_fixture.hpp"
+#include "../result_set_fixture.hpp"
 
 #include <gtest/gtest.h>
 

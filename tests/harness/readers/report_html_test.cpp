@@ -1,6 +1,6 @@
 #include "readers/report_html.hpp"
 
-#include "result_set_fixture.hpp"
+#include "../result_set_fixture.hpp"
 #include "readers/svg_chart.hpp"
 
 #include <gtest/gtest.h>

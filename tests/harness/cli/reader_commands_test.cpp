@@ -1,7 +1,7 @@
 // The reader subcommands as a user runs them: opbench compare / history /
 // archive / merge / report on synthetic result sets, their exit codes and
 // every output format (CSV read back with Python's csv module).
-#include "result_set_fixture.hpp"
+#include "../result_set_fixture.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 #include "readers/archive.hpp"
 
-#include "result_set_fixture.hpp"
+#include "../result_set_fixture.hpp"
 
 #include <gtest/gtest.h>
 
