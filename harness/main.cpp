@@ -136,10 +136,9 @@ int cmd_list(const PluginSet &plugins) {
     for (const auto &f : files) {
         try {
             Suite s = load_suite_file(f.string(), so);
-            const std::string workloads =
-                s.workloads.empty() ? "" : fmt::format(", {} workloads", s.workloads.size());
-            std::cout << fmt::format("  {:<26} {:>4} cases{}  {}\n", f.filename().string(), s.cases.size(),
-                                     workloads, s.description);
+            const std::string workloads = s.workloads.empty() ? "" : fmt::format(", {} workloads", s.workloads.size());
+            std::cout << fmt::format("  {:<26} {:>4} cases{}  {}\n", f.filename().string(), s.cases.size(), workloads,
+                                     s.description);
         } catch (const SuiteError &e) {
             std::cout << fmt::format("  {:<26} INVALID: {}\n", f.filename().string(), e.what());
         }
@@ -161,8 +160,8 @@ int cmd_validate(const std::vector<std::string> &paths, const PluginSet &plugins
                 runs += c.backends.size();
                 ops.insert(std::string(op_name(c.desc.op)));
             }
-            std::cout << fmt::format("{}: ok: suite '{}', {} cases ({} case x backend runs), ops: {}\n",
-                                     path, s.name, s.cases.size(), runs, fmt::join(ops, ", "));
+            std::cout << fmt::format("{}: ok: suite '{}', {} cases ({} case x backend runs), ops: {}\n", path, s.name,
+                                     s.cases.size(), runs, fmt::join(ops, ", "));
             // Workloads: one entry per phase x backend.
             for (const auto &w : s.workloads)
                 std::cout << fmt::format("  workload {} '{}': hidden {}, layers {}, prompt {}, generate {}; "
@@ -188,13 +187,12 @@ int cmd_machine(bool refresh) {
                              "triad GB/s", "copy GB/s");
     for (const ThreadPeaks &t : {p.one_thread, p.all_threads})
         std::cout << fmt::format("{:>8} {:>14.1f} {:>14} {:>12.1f} {:>12.1f}\n", t.threads, t.f32_gflops,
-                                 p.has_bf16 ? fmt::format("{:.1f}", t.bf16_gflops) : std::string("-"),
-                                 t.triad_gbps, t.copy_gbps);
+                                 p.has_bf16 ? fmt::format("{:.1f}", t.bf16_gflops) : std::string("-"), t.triad_gbps,
+                                 t.copy_gbps);
     if (!p.notes.empty()) std::cout << "\nnotes: " << p.notes << "\n";
     if (!c.warning.empty()) std::cerr << "opbench machine: warning: " << c.warning << "\n";
     return 0;
 }
-
 
 // An environment failure during a run (a full disk): exit 3, keeping the
 // result set's reservation and the journal of what finished, so the printed
@@ -212,9 +210,9 @@ int exit_keeping_journal(ResultPath &result_path) {
 // What `run --resume` may change (its help says so): where cases run, how
 // long one may take, the trace and the console. Every other option would
 // change what the run measures, so it is refused with --resume.
-constexpr std::string_view kResumeMayChange[] = {"--isolate",      "--case-timeout", "--trace",
-                                                 "--trace-schedule", "--force",      "--no-progress",
-                                                 "--verbose",      "--allow-insecure-plugins"};
+constexpr std::string_view kResumeMayChange[] = {
+    "--isolate", "--case-timeout", "--trace",   "--trace-schedule",
+    "--force",   "--no-progress",  "--verbose", "--allow-insecure-plugins"};
 bool resume_may_change(std::string_view name) {
     return std::find(std::begin(kResumeMayChange), std::end(kResumeMayChange), name) != std::end(kResumeMayChange);
 }
@@ -224,7 +222,8 @@ bool resume_option_takes_value(std::string_view name) {
 
 // `args` without the options `changes` names (with their values), which the
 // resumed run takes from the new command line instead.
-std::vector<std::string> without_options(const std::vector<std::string> &args, const std::vector<std::string> &changes) {
+std::vector<std::string> without_options(const std::vector<std::string> &args,
+                                         const std::vector<std::string> &changes) {
     auto changed = [&](std::string_view a) {
         for (const auto &c : changes)
             if (c.starts_with("--") && (a == c || a.starts_with(c + "="))) return true;
@@ -311,14 +310,15 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
     std::string archive_dir, shard_text;
     run->add_option("--archive", archive_dir,
                     "also store the result set in this archive: DIR/<machine>/<suite>/<UTC time>-<commit>.json");
-    run->add_option("--shard", shard_text, "run shard i of n of the suite's cases (1/4 .. 4/4; merge with opbench merge)");
+    run->add_option("--shard", shard_text,
+                    "run shard i of n of the suite's cases (1/4 .. 4/4; merge with opbench merge)");
     run->add_flag("--verbose", opts.verbose, "Google Benchmark's line per repetition instead of one line per case");
     run->add_option("--reference", opts.reference, "backend whose output is the reference")->capture_default_str();
     // One option per measurement setting, from the table (settings.hpp).
     // Values are checked against the table's range; a bad one exits 2.
     for (const SettingInfo &info : measurement_settings()) {
-        const std::string help = fmt::format("{} ({}; built-in default {}; suite key `{}`)", info.help, range_text(info),
-                                             default_text(info), info.key);
+        const std::string help = fmt::format("{} ({}; built-in default {}; suite key `{}`)", info.help,
+                                             range_text(info), default_text(info), info.key);
         auto store = [&opts, &info](double v) {
             v = floored_override(info, std::string(info.cli_flag), v, opts.setting_warnings);
             if (auto why = check_setting(info, v)) throw CLI::ValidationError(std::string(info.cli_flag), *why);
@@ -326,13 +326,12 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
         };
         if (info.type == SettingType::cache)
             run->add_option_function<std::string>(
-                   std::string(info.cli_flag),
-                   [store](const std::string &v) { store(v == "cold" ? 1.0 : 0.0); }, help)
+                   std::string(info.cli_flag), [store](const std::string &v) { store(v == "cold" ? 1.0 : 0.0); }, help)
                 ->check(CLI::IsMember({"warm", "cold"}))
                 ->type_name(std::string(info.value_name));
         else if (info.type == SettingType::integer)
-            run->add_option_function<long long>(std::string(info.cli_flag), [store](long long v) { store(double(v)); },
-                                                help)
+            run->add_option_function<long long>(
+                   std::string(info.cli_flag), [store](long long v) { store(double(v)); }, help)
                 ->type_name(std::string(info.value_name));
         else
             run->add_option_function<double>(std::string(info.cli_flag), store, help)
@@ -377,7 +376,9 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
     std::string analyze_path;
     std::size_t analyze_top = 20;
     analyze->add_option("result_set", analyze_path, "result set JSON written by `opbench run`")->required();
-    analyze->add_option("--top", analyze_top, "show this many cases")->capture_default_str()->check(CLI::PositiveNumber);
+    analyze->add_option("--top", analyze_top, "show this many cases")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
 
     // compare, report, history, merge, archive: they read result sets and
     // return before any plugin is loaded.
@@ -504,10 +505,9 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
         // Google Benchmark's min time and repetitions mean opbench's own
         // settings: each repetition is one adaptive measurement by opbench.
         BenchmarkFlags flags = sort_benchmark_flags(run->remaining());
-        for (auto [value, key] : {std::pair{flags.min_time, "min_time"},
-                                  std::pair{flags.repetitions ? std::optional<double>(*flags.repetitions)
-                                                              : std::nullopt,
-                                            "repetitions"}}) {
+        for (auto [value, key] :
+             {std::pair{flags.min_time, "min_time"},
+              std::pair{flags.repetitions ? std::optional<double>(*flags.repetitions) : std::nullopt, "repetitions"}}) {
             if (!value) continue;
             const SettingInfo &info = *find_setting(key);
             *value = floored_override(info, fmt::format("--benchmark_{}", key), *value, opts.setting_warnings);

@@ -20,9 +20,12 @@ inline bool onednn_isa_runs_bf16(std::string_view isa) { return isa.starts_with(
 inline std::string onednn_isa_of(const opb_backend_api &api, opb_backend *be) {
     std::string isa;
     if (api.info)
-        api.info(be, [](void *u, const char *k, const char *v) {
-            if (std::string_view(k) == "onednn_isa") *static_cast<std::string *>(u) = v;
-        }, &isa);
+        api.info(
+            be,
+            [](void *u, const char *k, const char *v) {
+                if (std::string_view(k) == "onednn_isa") *static_cast<std::string *>(u) = v;
+            },
+            &isa);
     return isa;
 }
 

@@ -83,14 +83,13 @@ struct Plan {
     int tensor_count = 0;
     std::unique_ptr<LtGemm> gemm1, gemm2; // matmul: gemm1; attention: scores, output
     AttentionPlan attention;
-    DeviceBuffer scores, probs; // attention composed scratch (workspace)
-    std::unique_ptr<CudnnSdpa> sdpa; // attention fused
+    DeviceBuffer scores, probs;              // attention composed scratch (workspace)
+    std::unique_ptr<CudnnSdpa> sdpa;         // attention fused
     DeviceBuffer sdpa_stats, sdpa_workspace; // attention fused (workspace)
 };
 
 struct CudaBackend : sdk::BackendBase {
-    explicit CudaBackend(const opb_host_services *s)
-        : BackendBase(s, /*device_memory=*/true), scopes(s) {}
+    explicit CudaBackend(const opb_host_services *s) : BackendBase(s, /*device_memory=*/true), scopes(s) {}
     ~CudaBackend() override;
 
     sdk::ScopeHost scopes; // profiling scopes: composed attention's steps (StepScope)
@@ -115,8 +114,7 @@ struct CudaBackend : sdk::BackendBase {
     opb_status device_alloc(uint64_t bytes, DeviceBuffer &out, bool is_workspace, const char *what);
     void device_free(DeviceBuffer &buf, bool is_workspace);
     opb_status prepare_gemm(const GemmPlan &g, LtGemm &out, const char *what);
-    opb_status run_gemm(LtGemm &g, const void *first, const void *second, void *d,
-                        const void *bias, const char *what);
+    opb_status run_gemm(LtGemm &g, const void *first, const void *second, void *d, const void *bias, const char *what);
     opb_status prepare_sdpa(const opb_op_desc &d, Plan &p);
     opb_status run_sdpa(Plan &p, void *const *t);
     void release_plan(Plan *p);
@@ -129,8 +127,8 @@ void CudaBackend::init() {
     cudaRuntimeGetVersion(&runtime_version);
     int count = 0;
     const cudaError_t ce = cudaGetDeviceCount(&count);
-    unavailable = unavailable_reason(driver_version, runtime_version, static_cast<int>(ce),
-                                     cudaGetErrorName(ce), cudaGetErrorString(ce), count);
+    unavailable = unavailable_reason(driver_version, runtime_version, static_cast<int>(ce), cudaGetErrorName(ce),
+                                     cudaGetErrorString(ce), count);
     if (!unavailable.empty()) {
         cudaGetLastError(); // clear the runtime's last-error slot; nothing else will run
         return;
@@ -151,8 +149,7 @@ void CudaBackend::init() {
         unavailable = cuda_error("cudaStreamCreate", e);
         return;
     }
-    if ((e = cudaEventCreate(&ev_start)) != cudaSuccess ||
-        (e = cudaEventCreate(&ev_stop)) != cudaSuccess) {
+    if ((e = cudaEventCreate(&ev_start)) != cudaSuccess || (e = cudaEventCreate(&ev_stop)) != cudaSuccess) {
         unavailable = cuda_error("cudaEventCreate", e);
         return;
     }
@@ -194,17 +191,14 @@ CudaBackend::~CudaBackend() {
     if (stream) cudaStreamDestroy(stream);
 }
 
-opb_status CudaBackend::device_alloc(uint64_t bytes, DeviceBuffer &out, bool is_workspace,
-                                     const char *what) {
+opb_status CudaBackend::device_alloc(uint64_t bytes, DeviceBuffer &out, bool is_workspace, const char *what) {
     void *p = nullptr;
     const cudaError_t e = cudaMalloc(&p, bytes == 0 ? 1 : bytes);
     if (e != cudaSuccess) {
         cudaGetLastError();
-        return fail(e == cudaErrorMemoryAllocation ? OPB_ERR_OUT_OF_MEMORY : OPB_ERR_DEVICE,
-                    cuda_error((std::string("cudaMalloc for ") + what + " (" +
-                                std::to_string(bytes) + " bytes)")
-                                   .c_str(),
-                               e));
+        return fail(
+            e == cudaErrorMemoryAllocation ? OPB_ERR_OUT_OF_MEMORY : OPB_ERR_DEVICE,
+            cuda_error((std::string("cudaMalloc for ") + what + " (" + std::to_string(bytes) + " bytes)").c_str(), e));
     }
     out.ptr = p;
     out.bytes = bytes;
@@ -228,11 +222,8 @@ void CudaBackend::device_free(DeviceBuffer &buf, bool is_workspace) {
 opb_status CudaBackend::prepare_gemm(const GemmPlan &g, LtGemm &out, const char *what) {
     out.plan = g;
     cublasStatus_t s;
-    auto lt_fail = [&](const char *call) {
-        return fail(OPB_ERR_DEVICE, std::string(what) + ": " + lt_error(call, s));
-    };
-    if ((s = cublasLtMatmulDescCreate(&out.desc, compute_type(g.compute), CUDA_R_32F)) !=
-        CUBLAS_STATUS_SUCCESS)
+    auto lt_fail = [&](const char *call) { return fail(OPB_ERR_DEVICE, std::string(what) + ": " + lt_error(call, s)); };
+    if ((s = cublasLtMatmulDescCreate(&out.desc, compute_type(g.compute), CUDA_R_32F)) != CUBLAS_STATUS_SUCCESS)
         return lt_fail("cublasLtMatmulDescCreate");
     const cublasOperation_t ta = g.trans_first ? CUBLAS_OP_T : CUBLAS_OP_N;
     const cublasOperation_t tb = g.trans_second ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -243,10 +234,9 @@ opb_status CudaBackend::prepare_gemm(const GemmPlan &g, LtGemm &out, const char 
         const cudaDataType_t bias_type = cuda_type(g.d_type);
         const int64_t bias_stride = 0; // one bias vector shared by every batch
         cublasLtMatmulDescSetAttribute(out.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi);
-        cublasLtMatmulDescSetAttribute(out.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type,
-                                       sizeof bias_type);
-        cublasLtMatmulDescSetAttribute(out.desc, CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE,
-                                       &bias_stride, sizeof bias_stride);
+        cublasLtMatmulDescSetAttribute(out.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof bias_type);
+        cublasLtMatmulDescSetAttribute(out.desc, CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, &bias_stride,
+                                       sizeof bias_stride);
     }
     auto make_layout = [&](cublasLtMatrixLayout_t &l, ElemType t, const MatrixLayout &m) {
         s = cublasLtMatrixLayoutCreate(&l, cuda_type(t), m.rows, m.cols, m.ld);
@@ -254,49 +244,40 @@ opb_status CudaBackend::prepare_gemm(const GemmPlan &g, LtGemm &out, const char 
         if (g.batch > 1) {
             const int32_t count = g.batch;
             const int64_t stride = m.batch_stride;
-            cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
-                                             sizeof count);
-            cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
-                                             &stride, sizeof stride);
+            cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count);
+            cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride);
         }
         return true;
     };
-    if (!make_layout(out.first, g.ab_type, g.first) ||
-        !make_layout(out.second, g.ab_type, g.second) || !make_layout(out.d, g.d_type, g.d))
+    if (!make_layout(out.first, g.ab_type, g.first) || !make_layout(out.second, g.ab_type, g.second) ||
+        !make_layout(out.d, g.d_type, g.d))
         return lt_fail("cublasLtMatrixLayoutCreate");
 
     cublasLtMatmulPreference_t pref = nullptr;
     if ((s = cublasLtMatmulPreferenceCreate(&pref)) != CUBLAS_STATUS_SUCCESS)
         return lt_fail("cublasLtMatmulPreferenceCreate");
     const uint64_t limit = workspace_limit;
-    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &limit,
-                                         sizeof limit);
+    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &limit, sizeof limit);
     cublasLtMatmulHeuristicResult_t result{};
     int found = 0;
-    s = cublasLtMatmulAlgoGetHeuristic(lt, out.desc, out.first, out.second, out.d, out.d, pref, 1,
-                                       &result, &found);
+    s = cublasLtMatmulAlgoGetHeuristic(lt, out.desc, out.first, out.second, out.d, out.d, pref, 1, &result, &found);
     cublasLtMatmulPreferenceDestroy(pref);
     if (s != CUBLAS_STATUS_SUCCESS || found == 0)
-        return fail(OPB_ERR_UNSUPPORTED,
-                    std::string(what) + ": cuBLASLt offers no algorithm for this shape/type" +
-                        (s != CUBLAS_STATUS_SUCCESS ? " (" + lt_error("heuristic", s) + ")" : ""));
+        return fail(OPB_ERR_UNSUPPORTED, std::string(what) + ": cuBLASLt offers no algorithm for this shape/type" +
+                                             (s != CUBLAS_STATUS_SUCCESS ? " (" + lt_error("heuristic", s) + ")" : ""));
     out.algo = result.algo;
     // Allocate exactly what the chosen algorithm asks for (<= limit), so the
     // reported workspace is what this plan really holds.
-    if (result.workspaceSize > 0)
-        return device_alloc(result.workspaceSize, out.workspace, true, "cuBLASLt workspace");
+    if (result.workspaceSize > 0) return device_alloc(result.workspaceSize, out.workspace, true, "cuBLASLt workspace");
     return OPB_OK;
 }
 
-opb_status CudaBackend::run_gemm(LtGemm &g, const void *first, const void *second, void *d,
-                                 const void *bias, const char *what) {
-    if (g.plan.bias)
-        cublasLtMatmulDescSetAttribute(g.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
-                                       sizeof bias);
+opb_status CudaBackend::run_gemm(LtGemm &g, const void *first, const void *second, void *d, const void *bias,
+                                 const char *what) {
+    if (g.plan.bias) cublasLtMatmulDescSetAttribute(g.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias);
     const float alpha = 1.0f, beta = 0.0f;
-    const cublasStatus_t s =
-        cublasLtMatmul(lt, g.desc, &alpha, first, g.first, second, g.second, &beta, d, g.d, d, g.d,
-                       &g.algo, g.workspace.ptr, g.workspace.bytes, stream);
+    const cublasStatus_t s = cublasLtMatmul(lt, g.desc, &alpha, first, g.first, second, g.second, &beta, d, g.d, d, g.d,
+                                            &g.algo, g.workspace.ptr, g.workspace.bytes, stream);
     if (s != CUBLAS_STATUS_SUCCESS) return fail(OPB_ERR_DEVICE, lt_error(what, s));
     return OPB_OK;
 }
@@ -306,16 +287,13 @@ opb_status CudaBackend::run_gemm(LtGemm &g, const void *first, const void *secon
 // its reason, so the harness records a skipped case rather than a failure.
 opb_status CudaBackend::prepare_sdpa(const opb_op_desc &d, Plan &p) {
     p.sdpa = std::make_unique<CudnnSdpa>();
-    if (CudnnResult r = build_sdpa_plan(cudnn, d, prop, *p.sdpa); r.status != OPB_OK)
-        return fail(r.status, r.message);
+    if (CudnnResult r = build_sdpa_plan(cudnn, d, prop, *p.sdpa); r.status != OPB_OK) return fail(r.status, r.message);
     const CudnnSdpa &S = *p.sdpa;
     const SdpaGraph &g = S.graph;
-    if (auto st = device_alloc(g.stats_bytes, p.sdpa_stats, true, "attention fused softmax stats");
-        st != OPB_OK)
+    if (auto st = device_alloc(g.stats_bytes, p.sdpa_stats, true, "attention fused softmax stats"); st != OPB_OK)
         return st;
     if (S.workspace_size > 0)
-        return device_alloc(static_cast<uint64_t>(S.workspace_size), p.sdpa_workspace, true,
-                            "cuDNN SDPA workspace");
+        return device_alloc(static_cast<uint64_t>(S.workspace_size), p.sdpa_workspace, true, "cuDNN SDPA workspace");
     return OPB_OK;
 }
 
@@ -455,8 +433,7 @@ void cuda_free(opb_backend *b, void *ptr) {
     c->device_free(buf, false);
 }
 
-opb_status copy(CudaBackend *c, void *dst, const void *src, uint64_t bytes, cudaMemcpyKind kind,
-                const char *what) {
+opb_status copy(CudaBackend *c, void *dst, const void *src, uint64_t bytes, cudaMemcpyKind kind, const char *what) {
     if (auto st = check_usable(c); st != OPB_OK) return st;
     if ((!dst || !src) && bytes) return c->fail(OPB_ERR_INVALID, std::string(what) + ": NULL pointer");
     cudaError_t e = cudaMemcpyAsync(dst, src, bytes, kind, c->stream);
@@ -472,8 +449,7 @@ opb_status cuda_copy_out(opb_backend *b, void *dst, const void *src, uint64_t by
     return copy(self(b), dst, src, bytes, cudaMemcpyDeviceToHost, "copy_out (cudaMemcpyAsync D2H)");
 }
 
-opb_status cuda_prepare(opb_backend *b, const opb_op_desc *d, opb_plan **out,
-                        uint64_t *workspace_bytes) {
+opb_status cuda_prepare(opb_backend *b, const opb_op_desc *d, opb_plan **out, uint64_t *workspace_bytes) {
     auto *c = self(b);
     return sdk::guarded(c, [&]() -> opb_status {
         if (!out) return c->fail(OPB_ERR_INVALID, "prepare: out is NULL");
@@ -501,17 +477,14 @@ opb_status cuda_prepare(opb_backend *b, const opb_op_desc *d, opb_plan **out,
             p->gemm2 = std::make_unique<LtGemm>();
             st = c->prepare_gemm(p->attention.scores, *p->gemm1, "attention QK^T");
             if (st == OPB_OK) st = c->prepare_gemm(p->attention.output, *p->gemm2, "attention PV");
-            if (st == OPB_OK)
-                st = c->device_alloc(p->attention.scores_bytes, p->scores, true, "attention scores");
+            if (st == OPB_OK) st = c->device_alloc(p->attention.scores_bytes, p->scores, true, "attention scores");
             if (st == OPB_OK && p->attention.probs_bytes)
-                st = c->device_alloc(p->attention.probs_bytes, p->probs, true,
-                                     "attention probabilities");
+                st = c->device_alloc(p->attention.probs_bytes, p->probs, true, "attention probabilities");
         } else if (choice.impl == Impl::CudnnSdpa) {
             st = c->prepare_sdpa(*d, *p);
         }
         if (st != OPB_OK) return st;
-        uint64_t ws = p->scores.bytes + p->probs.bytes + p->sdpa_stats.bytes +
-                      p->sdpa_workspace.bytes;
+        uint64_t ws = p->scores.bytes + p->probs.bytes + p->sdpa_stats.bytes + p->sdpa_workspace.bytes;
         if (p->gemm1) ws += p->gemm1->workspace.bytes;
         if (p->gemm2) ws += p->gemm2->workspace.bytes;
         if (workspace_bytes) *workspace_bytes = ws;
@@ -523,8 +496,7 @@ opb_status cuda_prepare(opb_backend *b, const opb_op_desc *d, opb_plan **out,
 
 opb_status launched(CudaBackend *c, cudaError_t e, const opb_op_desc &d) {
     if (e == cudaSuccess) return OPB_OK;
-    return c->fail(OPB_ERR_DEVICE,
-                   cuda_error((std::string(op_name(d.op)) + " kernel launch").c_str(), e));
+    return c->fail(OPB_ERR_DEVICE, cuda_error((std::string(op_name(d.op)) + " kernel launch").c_str(), e));
 }
 
 // A profiling scope around one step of an op. Kernels run asynchronously, so
@@ -569,13 +541,12 @@ opb_status cuda_execute(opb_backend *b, opb_plan *plan, void *const *t, int32_t 
         if (!p || !t) return c->fail(OPB_ERR_INVALID, "execute: plan or tensors is NULL");
         const opb_op_desc &d = p->desc;
         if (count != p->tensor_count)
-            return c->fail(OPB_ERR_INVALID, std::string(op_name(d.op)) + ": execute got " +
-                                                std::to_string(count) + " tensors, expected " +
-                                                std::to_string(p->tensor_count));
+            return c->fail(OPB_ERR_INVALID, std::string(op_name(d.op)) + ": execute got " + std::to_string(count) +
+                                                " tensors, expected " + std::to_string(p->tensor_count));
         for (int i = 0; i < count; ++i)
             if (!t[i])
-                return c->fail(OPB_ERR_INVALID, std::string(op_name(d.op)) + ": tensor " +
-                                                    std::to_string(i) + " is NULL");
+                return c->fail(OPB_ERR_INVALID,
+                               std::string(op_name(d.op)) + ": tensor " + std::to_string(i) + " is NULL");
         switch (d.op) {
         case OPB_OP_MATMUL: {
             const bool bias = d.p.matmul.has_bias != 0;
@@ -586,25 +557,21 @@ opb_status cuda_execute(opb_backend *b, opb_plan *plan, void *const *t, int32_t 
         case OPB_OP_SOFTMAX: {
             const auto &q = d.p.softmax;
             return launched(c,
-                            launch_softmax(t[0], d.dtype, t[1], d.dtype, q.batch, q.rows, q.cols,
-                                           effective_scale(d), q.causal != 0, c->stream),
+                            launch_softmax(t[0], d.dtype, t[1], d.dtype, q.batch, q.rows, q.cols, effective_scale(d),
+                                           q.causal != 0, c->stream),
                             d);
         }
         case OPB_OP_LAYERNORM: {
             const auto &q = d.p.norm;
-            return launched(c, launch_layernorm(t[0], t[1], t[2], t[3], d.dtype, q.rows, q.cols,
-                                                q.eps, c->stream),
-                            d);
+            return launched(c, launch_layernorm(t[0], t[1], t[2], t[3], d.dtype, q.rows, q.cols, q.eps, c->stream), d);
         }
         case OPB_OP_RMSNORM: {
             const auto &q = d.p.norm;
-            return launched(
-                c, launch_rmsnorm(t[0], t[1], t[2], d.dtype, q.rows, q.cols, q.eps, c->stream), d);
+            return launched(c, launch_rmsnorm(t[0], t[1], t[2], d.dtype, q.rows, q.cols, q.eps, c->stream), d);
         }
         case OPB_OP_GELU: {
             const auto &q = d.p.eltwise;
-            return launched(c, launch_gelu(t[0], t[1], d.dtype, q.rows * q.cols,
-                                           d.variant == OPB_GELU_TANH, c->stream),
+            return launched(c, launch_gelu(t[0], t[1], d.dtype, q.rows * q.cols, d.variant == OPB_GELU_TANH, c->stream),
                             d);
         }
         case OPB_OP_SILU: {
@@ -623,8 +590,8 @@ opb_status cuda_execute(opb_backend *b, opb_plan *plan, void *const *t, int32_t 
             // softmax kernel, so there is no separate mask step here.
             {
                 StepScope scope(*c, "qk");
-                if (auto st = c->run_gemm(*p->gemm1, t[1], t[0], p->scores.ptr, nullptr,
-                                          "attention QK^T cublasLtMatmul");
+                if (auto st =
+                        c->run_gemm(*p->gemm1, t[1], t[0], p->scores.ptr, nullptr, "attention QK^T cublasLtMatmul");
                     st != OPB_OK)
                     return st;
             }
@@ -632,9 +599,8 @@ opb_status cuda_execute(opb_backend *b, opb_plan *plan, void *const *t, int32_t 
             {
                 StepScope scope(*c, "softmax");
                 if (auto st = launched(c,
-                                       launch_softmax(p->scores.ptr, OPB_DTYPE_F32, probs, d.dtype,
-                                                      a.bh, a.seq_q, a.seq_kv, a.scale, a.causal,
-                                                      c->stream),
+                                       launch_softmax(p->scores.ptr, OPB_DTYPE_F32, probs, d.dtype, a.bh, a.seq_q,
+                                                      a.seq_kv, a.scale, a.causal, c->stream),
                                        d);
                     st != OPB_OK)
                     return st;
@@ -707,12 +673,9 @@ opb_status cuda_flush_cache(opb_backend *b) {
             // Twice the L2 so that no line of earlier work survives the sweep;
             // allocated once, counted as memory the backend holds.
             const uint64_t bytes = std::max<uint64_t>(2ull * c->prop.l2CacheSize, 1ull << 20);
-            if (auto st = c->device_alloc(bytes, c->flush_buffer, false, "L2 flush buffer");
-                st != OPB_OK)
-                return st;
+            if (auto st = c->device_alloc(bytes, c->flush_buffer, false, "L2 flush buffer"); st != OPB_OK) return st;
         }
-        const cudaError_t e =
-            cudaMemsetAsync(c->flush_buffer.ptr, 0, c->flush_buffer.bytes, c->stream);
+        const cudaError_t e = cudaMemsetAsync(c->flush_buffer.ptr, 0, c->flush_buffer.bytes, c->stream);
         if (e != cudaSuccess) return c->fail(OPB_ERR_DEVICE, cuda_error("flush_cache: cudaMemsetAsync", e));
         return OPB_OK;
     });
@@ -723,8 +686,8 @@ void cuda_info(opb_backend *b, opb_info_fn fn, void *user) {
     if (!fn) return;
     try {
         auto put = [&](const char *k, const std::string &v) { fn(user, k, v.c_str()); };
-        put("driver_cuda_version", c->driver_version ? cuda_version_string(c->driver_version)
-                                                      : std::string("none (no driver)"));
+        put("driver_cuda_version",
+            c->driver_version ? cuda_version_string(c->driver_version) : std::string("none (no driver)"));
         put("runtime_cuda_version", cuda_version_string(c->runtime_version));
         put("cublaslt_version", library_version_string(cublasLtGetVersion()));
         put("cudnn_version", library_version_string(cudnnGetVersion()));
@@ -805,9 +768,8 @@ OPB_PLUGIN_ENTRY(host_version) {
     std::call_once(g_versions_once, [] {
         int rt = 0;
         cudaRuntimeGetVersion(&rt);
-        std::snprintf(g_library_versions, sizeof g_library_versions,
-                      "CUDA runtime %s, cuBLASLt %s, cuDNN %s", cuda_version_string(rt).c_str(),
-                      library_version_string(cublasLtGetVersion()).c_str(),
+        std::snprintf(g_library_versions, sizeof g_library_versions, "CUDA runtime %s, cuBLASLt %s, cuDNN %s",
+                      cuda_version_string(rt).c_str(), library_version_string(cublasLtGetVersion()).c_str(),
                       library_version_string(cudnnGetVersion()).c_str());
         g_api.library_versions = g_library_versions;
     });

@@ -50,8 +50,7 @@ constexpr auto kPlanHandleAttr = static_cast<cudnnBackendAttributeName_t>(400);
 
 } // namespace
 
-CudnnResult build_sdpa_plan(cudnnHandle_t cudnn, const opb_op_desc &d, const cudaDeviceProp &prop,
-                            CudnnSdpa &S) {
+CudnnResult build_sdpa_plan(cudnnHandle_t cudnn, const opb_op_desc &d, const cudaDeviceProp &prop, CudnnSdpa &S) {
     S.graph = plan_sdpa(d);
     const SdpaGraph &g = S.graph;
     std::string failed; // set by the helpers on the first failure
@@ -67,9 +66,8 @@ CudnnResult build_sdpa_plan(cudnnHandle_t cudnn, const opb_op_desc &d, const cud
         S.owned.push_back(desc);
         return desc;
     };
-    auto set = [&](cudnnBackendDescriptor_t desc, cudnnBackendAttributeName_t attr,
-                   cudnnBackendAttributeType_t type, int64_t count, const void *value,
-                   const std::string &what) {
+    auto set = [&](cudnnBackendDescriptor_t desc, cudnnBackendAttributeName_t attr, cudnnBackendAttributeType_t type,
+                   int64_t count, const void *value, const std::string &what) {
         return check(cudnnBackendSetAttribute(desc, attr, type, count, value),
                      "set attribute " + std::to_string(static_cast<int>(attr)) + " of " + what);
     };
@@ -92,8 +90,7 @@ CudnnResult build_sdpa_plan(cudnnHandle_t cudnn, const opb_op_desc &d, const cud
             !set(desc, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &t.uid, what) ||
             !set(desc, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &alignment, what) ||
             !set(desc, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &is_virtual, what) ||
-            (by_value &&
-             !set(desc, CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, 1, &by_value, what)) ||
+            (by_value && !set(desc, CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, 1, &by_value, what)) ||
             !check(cudnnBackendFinalize(desc), "finalize " + what))
             return unsupported();
         tensors[t.uid] = desc;
@@ -113,8 +110,7 @@ CudnnResult build_sdpa_plan(cudnnHandle_t cudnn, const opb_op_desc &d, const cud
                 return unsupported();
             op = create(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR, what);
             cudnnBackendDescriptor_t a = tensor(o.x), b = tensor(o.b), c = tensor(o.y);
-            if (!op ||
-                !set(op, CUDNN_ATTR_OPERATION_MATMUL_ADESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &a, what) ||
+            if (!op || !set(op, CUDNN_ATTR_OPERATION_MATMUL_ADESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &a, what) ||
                 !set(op, CUDNN_ATTR_OPERATION_MATMUL_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &b, what) ||
                 !set(op, CUDNN_ATTR_OPERATION_MATMUL_CDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &c, what) ||
                 !set(op, CUDNN_ATTR_OPERATION_MATMUL_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &mm, what))
@@ -124,27 +120,23 @@ CudnnResult build_sdpa_plan(cudnnHandle_t cudnn, const opb_op_desc &d, const cud
             const cudnnPointwiseMode_t mode = cudnn_pw(o.pw);
             if (!pw || !set(pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode, what) ||
                 !set(pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &compute, what) ||
-                (o.axis >= 0 &&
-                 !set(pw, CUDNN_ATTR_POINTWISE_AXIS, CUDNN_TYPE_INT64, 1, &o.axis, what)) ||
+                (o.axis >= 0 && !set(pw, CUDNN_ATTR_POINTWISE_AXIS, CUDNN_TYPE_INT64, 1, &o.axis, what)) ||
                 !check(cudnnBackendFinalize(pw), "finalize pointwise descriptor of " + what))
                 return unsupported();
             op = create(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, what);
             cudnnBackendDescriptor_t x = tensor(o.x), y = tensor(o.y);
             if (!op ||
-                !set(op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                     &pw, what) ||
+                !set(op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &pw, what) ||
                 !set(op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x, what))
                 return unsupported();
             if (o.b) {
                 cudnnBackendDescriptor_t b = tensor(o.b);
-                if (!set(op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &b,
-                         what))
+                if (!set(op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &b, what))
                     return unsupported();
             }
             if (o.t) {
                 cudnnBackendDescriptor_t tt = tensor(o.t);
-                if (!set(op, CUDNN_ATTR_OPERATION_POINTWISE_TDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &tt,
-                         what))
+                if (!set(op, CUDNN_ATTR_OPERATION_POINTWISE_TDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &tt, what))
                     return unsupported();
             }
             if (!set(op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y, what))
@@ -153,15 +145,13 @@ CudnnResult build_sdpa_plan(cudnnHandle_t cudnn, const opb_op_desc &d, const cud
             cudnnBackendDescriptor_t rd = create(CUDNN_BACKEND_REDUCTION_DESCRIPTOR, what);
             const cudnnReduceTensorOp_t r =
                 o.reduce == SdpaReduce::Max ? CUDNN_REDUCE_TENSOR_MAX : CUDNN_REDUCE_TENSOR_ADD;
-            if (!rd ||
-                !set(rd, CUDNN_ATTR_REDUCTION_OPERATOR, CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, 1, &r, what) ||
+            if (!rd || !set(rd, CUDNN_ATTR_REDUCTION_OPERATOR, CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, 1, &r, what) ||
                 !set(rd, CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &compute, what) ||
                 !check(cudnnBackendFinalize(rd), "finalize reduction descriptor of " + what))
                 return unsupported();
             op = create(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR, what);
             cudnnBackendDescriptor_t x = tensor(o.x), y = tensor(o.y);
-            if (!op ||
-                !set(op, CUDNN_ATTR_OPERATION_REDUCTION_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x, what) ||
+            if (!op || !set(op, CUDNN_ATTR_OPERATION_REDUCTION_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x, what) ||
                 !set(op, CUDNN_ATTR_OPERATION_REDUCTION_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y, what) ||
                 !set(op, CUDNN_ATTR_OPERATION_REDUCTION_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &rd, what))
                 return unsupported();
@@ -173,8 +163,8 @@ CudnnResult build_sdpa_plan(cudnnHandle_t cudnn, const opb_op_desc &d, const cud
     // Operation graph, heuristics, execution plan.
     cudnnBackendDescriptor_t graph = create(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, "operation graph");
     if (!graph || !set(graph, kOpGraphHandleAttr, CUDNN_TYPE_HANDLE, 1, &cudnn, "operation graph") ||
-        !set(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-             static_cast<int64_t>(ops.size()), ops.data(), "operation graph") ||
+        !set(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, static_cast<int64_t>(ops.size()),
+             ops.data(), "operation graph") ||
         !check(cudnnBackendFinalize(graph), "finalize operation graph"))
         return unsupported();
     cudnnBackendDescriptor_t heur = create(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, "engine heuristics");
@@ -186,16 +176,17 @@ CudnnResult build_sdpa_plan(cudnnHandle_t cudnn, const opb_op_desc &d, const cud
         !check(cudnnBackendFinalize(heur), "finalize engine heuristics"))
         return unsupported();
     int64_t count = 0;
-    if (!check(cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                                        CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, nullptr),
+    if (!check(cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count,
+                                        nullptr),
                "count engine heuristic results"))
         return unsupported();
     if (count <= 0)
         return CudnnResult{OPB_ERR_UNSUPPORTED,
-                    "attention fused (cuDNN SDPA graph): the engine heuristics offer no engine "
-                    "configuration for this graph on " + std::string(prop.name) + " (sm_" +
-                        std::to_string(prop.major) + std::to_string(prop.minor) + ", cuDNN " +
-                        library_version_string(cudnnGetVersion()) + ")"};
+                           "attention fused (cuDNN SDPA graph): the engine heuristics offer no engine "
+                           "configuration for this graph on " +
+                               std::string(prop.name) + " (sm_" + std::to_string(prop.major) +
+                               std::to_string(prop.minor) + ", cuDNN " + library_version_string(cudnnGetVersion()) +
+                               ")"};
     std::vector<cudnnBackendDescriptor_t> cfgs;
     for (int64_t i = 0; i < count; ++i) {
         cudnnBackendDescriptor_t cfg = create(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, "engine configuration");
@@ -203,8 +194,8 @@ CudnnResult build_sdpa_plan(cudnnHandle_t cudnn, const opb_op_desc &d, const cud
         cfgs.push_back(cfg);
     }
     int64_t got = 0;
-    if (!check(cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                                        CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &got, cfgs.data()),
+    if (!check(cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &got,
+                                        cfgs.data()),
                "get engine heuristic results"))
         return unsupported();
     // The first configuration (heuristics order) that finalizes as a plan.
@@ -215,8 +206,8 @@ CudnnResult build_sdpa_plan(cudnnHandle_t cudnn, const opb_op_desc &d, const cud
         if (st == CUDNN_STATUS_SUCCESS)
             st = cudnnBackendSetAttribute(plan, kPlanHandleAttr, CUDNN_TYPE_HANDLE, 1, &cudnn);
         if (st == CUDNN_STATUS_SUCCESS)
-            st = cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
-                                          CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfgs[i]);
+            st = cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                                          1, &cfgs[i]);
         if (st == CUDNN_STATUS_SUCCESS) st = cudnnBackendFinalize(plan);
         if (st == CUDNN_STATUS_SUCCESS) {
             S.plan = plan;
@@ -226,23 +217,23 @@ CudnnResult build_sdpa_plan(cudnnHandle_t cudnn, const opb_op_desc &d, const cud
         }
     }
     if (!S.plan)
-        return CudnnResult{OPB_ERR_UNSUPPORTED,
-                    "attention fused (cuDNN SDPA graph): none of the " + std::to_string(got) +
-                        " engine configurations finalizes as an execution plan on " + prop.name +
-                        "; first: " + tried};
+        return CudnnResult{OPB_ERR_UNSUPPORTED, "attention fused (cuDNN SDPA graph): none of the " +
+                                                    std::to_string(got) +
+                                                    " engine configurations finalizes as an execution plan on " +
+                                                    prop.name + "; first: " + tried};
     int64_t n = 0;
-    if (!check(cudnnBackendGetAttribute(S.plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
-                                        CUDNN_TYPE_INT64, 1, &n, &S.workspace_size),
+    if (!check(cudnnBackendGetAttribute(S.plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &n,
+                                        &S.workspace_size),
                "get execution plan workspace size"))
         return unsupported();
     if (S.workspace_size < 0)
         return CudnnResult{OPB_ERR_INTERNAL, "attention fused: cuDNN reports a negative workspace size " +
-                                          std::to_string(S.workspace_size)};
+                                                 std::to_string(S.workspace_size)};
     return {};
 }
 
-CudnnResult run_sdpa_plan(cudnnHandle_t cudnn, cudaStream_t stream, const CudnnSdpa &S, void *const *t,
-                          void *stats, void *workspace) {
+CudnnResult run_sdpa_plan(cudnnHandle_t cudnn, cudaStream_t stream, const CudnnSdpa &S, void *const *t, void *stats,
+                          void *workspace) {
     const SdpaGraph &g = S.graph;
     cudnnStatus_t st = cudnnSetStream(cudnn, stream);
     if (st != CUDNN_STATUS_SUCCESS)
@@ -262,7 +253,7 @@ CudnnResult run_sdpa_plan(cudnnHandle_t cudnn, cudaStream_t stream, const CudnnS
         case kSdpaSeqQ: ptrs.push_back(const_cast<int32_t *>(&g.seq_q)); break;
         default:
             return CudnnResult{OPB_ERR_INTERNAL,
-                        "attention fused: no data for bound tensor uid " + std::to_string(uid)};
+                               "attention fused: no data for bound tensor uid " + std::to_string(uid)};
         }
     }
     struct Pack {
@@ -281,14 +272,12 @@ CudnnResult run_sdpa_plan(cudnnHandle_t cudnn, cudaStream_t stream, const CudnnS
     }
     if (st == CUDNN_STATUS_SUCCESS) {
         step = "set variant pack data pointers";
-        st = cudnnBackendSetAttribute(pack.d, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS,
-                                      CUDNN_TYPE_VOID_PTR, static_cast<int64_t>(ptrs.size()),
-                                      ptrs.data());
+        st = cudnnBackendSetAttribute(pack.d, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR,
+                                      static_cast<int64_t>(ptrs.size()), ptrs.data());
     }
     if (st == CUDNN_STATUS_SUCCESS) {
         step = "set variant pack workspace";
-        st = cudnnBackendSetAttribute(pack.d, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR,
-                                      1, &ws);
+        st = cudnnBackendSetAttribute(pack.d, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws);
     }
     if (st == CUDNN_STATUS_SUCCESS) {
         step = "finalize variant pack";
@@ -298,8 +287,7 @@ CudnnResult run_sdpa_plan(cudnnHandle_t cudnn, cudaStream_t stream, const CudnnS
         step = "cudnnBackendExecute";
         st = cudnnBackendExecute(cudnn, S.plan, pack.d);
     }
-    if (st != CUDNN_STATUS_SUCCESS)
-        return CudnnResult{OPB_ERR_DEVICE, "attention fused: " + cudnn_error(step, st)};
+    if (st != CUDNN_STATUS_SUCCESS) return CudnnResult{OPB_ERR_DEVICE, "attention fused: " + cudnn_error(step, st)};
     return {};
 }
 

@@ -48,12 +48,11 @@ struct CudnnSdpa {
 // first one that this GPU/cuDNN accepts as an execution plan, into `S` (which
 // owns every descriptor it created). Any cuDNN refusal is OPB_ERR_UNSUPPORTED
 // naming the step and cuDNN's status.
-CudnnResult build_sdpa_plan(cudnnHandle_t cudnn, const opb_op_desc &d, const cudaDeviceProp &prop,
-                            CudnnSdpa &S);
+CudnnResult build_sdpa_plan(cudnnHandle_t cudnn, const opb_op_desc &d, const cudaDeviceProp &prop, CudnnSdpa &S);
 
 // Binds Q, K, V, O (`t`, in execute's order), the stats buffer and the
 // by-value scalars to their uids and runs the plan on `stream`.
-CudnnResult run_sdpa_plan(cudnnHandle_t cudnn, cudaStream_t stream, const CudnnSdpa &S, void *const *t,
-                          void *stats, void *workspace);
+CudnnResult run_sdpa_plan(cudnnHandle_t cudnn, cudaStream_t stream, const CudnnSdpa &S, void *const *t, void *stats,
+                          void *workspace);
 
 } // namespace opbench::cuda

@@ -18,15 +18,11 @@ namespace opbench::cuda {
 namespace {
 
 __device__ __forceinline__ float load(const float *p, int64_t i) { return p[i]; }
-__device__ __forceinline__ float load(const __nv_bfloat16 *p, int64_t i) {
-    return __bfloat162float(p[i]);
-}
+__device__ __forceinline__ float load(const __nv_bfloat16 *p, int64_t i) { return __bfloat162float(p[i]); }
 __device__ __forceinline__ float load(const __half *p, int64_t i) { return __half2float(p[i]); }
 
 __device__ __forceinline__ void store(float *p, int64_t i, float v) { p[i] = v; }
-__device__ __forceinline__ void store(__nv_bfloat16 *p, int64_t i, float v) {
-    p[i] = __float2bfloat16_rn(v);
-}
+__device__ __forceinline__ void store(__nv_bfloat16 *p, int64_t i, float v) { p[i] = __float2bfloat16_rn(v); }
 __device__ __forceinline__ void store(__half *p, int64_t i, float v) { p[i] = __float2half_rn(v); }
 
 __device__ __forceinline__ float warp_sum(float v) {
@@ -56,8 +52,7 @@ __device__ float block_reduce(float v, float *scratch) {
 }
 
 template <class TI, class TO>
-__global__ void softmax_kernel(const TI *x, TO *y, int64_t rows, int64_t cols, float scale,
-                               bool causal) {
+__global__ void softmax_kernel(const TI *x, TO *y, int64_t rows, int64_t cols, float scale, bool causal) {
     __shared__ float scratch[32];
     const int64_t row_index = blockIdx.x;
     const int64_t r = row_index % rows;
@@ -85,8 +80,7 @@ __global__ void softmax_kernel(const TI *x, TO *y, int64_t rows, int64_t cols, f
 }
 
 template <class T>
-__global__ void layernorm_kernel(const T *x, const T *gamma, const T *beta, T *y, int64_t cols,
-                                 float eps) {
+__global__ void layernorm_kernel(const T *x, const T *gamma, const T *beta, T *y, int64_t cols, float eps) {
     __shared__ float scratch[32];
     const T *xr = x + static_cast<int64_t>(blockIdx.x) * cols;
     T *yr = y + static_cast<int64_t>(blockIdx.x) * cols;
@@ -117,15 +111,13 @@ __global__ void rmsnorm_kernel(const T *x, const T *gamma, T *y, int64_t cols, f
         q += v * v;
     }
     const float rms = rsqrtf(block_reduce<false>(q, scratch) / static_cast<float>(cols) + eps);
-    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
-        store(yr, c, load(xr, c) * rms * load(gamma, c));
+    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) store(yr, c, load(xr, c) * rms * load(gamma, c));
 }
 
 template <class T>
 __global__ void gelu_kernel(const T *x, T *y, int64_t n, bool tanh_form) {
     const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-    for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-         i += stride) {
+    for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
         const float v = load(x, i);
         float r;
         if (tanh_form)
@@ -139,8 +131,7 @@ __global__ void gelu_kernel(const T *x, T *y, int64_t n, bool tanh_form) {
 template <class T>
 __global__ void silu_kernel(const T *x, T *y, int64_t n) {
     const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-    for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-         i += stride) {
+    for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
         const float v = load(x, i);
         store(y, i, v / (1.0f + expf(-v)));
     }
@@ -149,8 +140,7 @@ __global__ void silu_kernel(const T *x, T *y, int64_t n) {
 template <class T>
 __global__ void add_kernel(const T *a, const T *b, T *y, int64_t n) {
     const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-    for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-         i += stride)
+    for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
         store(y, i, load(a, i) + load(b, i));
 }
 
@@ -167,9 +157,8 @@ bool with_type(int dtype, F &&f) {
 
 } // namespace
 
-cudaError_t launch_softmax(const void *x, int x_dtype, void *y, int y_dtype, int64_t batch,
-                           int64_t rows, int64_t cols, float scale, bool causal,
-                           cudaStream_t stream) {
+cudaError_t launch_softmax(const void *x, int x_dtype, void *y, int y_dtype, int64_t batch, int64_t rows, int64_t cols,
+                           float scale, bool causal, cudaStream_t stream) {
     const Launch l = row_launch(batch * rows, cols);
     // Same dtype in and out, or f32 scores in (attention) and any dtype out.
     if (x_dtype != y_dtype && x_dtype != OPB_DTYPE_F32) return cudaErrorInvalidValue;
@@ -177,48 +166,46 @@ cudaError_t launch_softmax(const void *x, int x_dtype, void *y, int y_dtype, int
     if (x_dtype == OPB_DTYPE_F32)
         ok = with_type(y_dtype, [&](auto to) {
             using TO = decltype(to);
-            softmax_kernel<float, TO><<<l.grid, l.block, 0, stream>>>(
-                static_cast<const float *>(x), static_cast<TO *>(y), rows, cols, scale, causal);
+            softmax_kernel<float, TO><<<l.grid, l.block, 0, stream>>>(static_cast<const float *>(x),
+                                                                      static_cast<TO *>(y), rows, cols, scale, causal);
         });
     else
         ok = with_type(x_dtype, [&](auto t) {
             using T = decltype(t);
-            softmax_kernel<T, T><<<l.grid, l.block, 0, stream>>>(
-                static_cast<const T *>(x), static_cast<T *>(y), rows, cols, scale, causal);
+            softmax_kernel<T, T><<<l.grid, l.block, 0, stream>>>(static_cast<const T *>(x), static_cast<T *>(y), rows,
+                                                                 cols, scale, causal);
         });
     return ok ? cudaGetLastError() : cudaErrorInvalidValue;
 }
 
-cudaError_t launch_layernorm(const void *x, const void *gamma, const void *beta, void *y, int dtype,
-                             int64_t rows, int64_t cols, float eps, cudaStream_t stream) {
+cudaError_t launch_layernorm(const void *x, const void *gamma, const void *beta, void *y, int dtype, int64_t rows,
+                             int64_t cols, float eps, cudaStream_t stream) {
     const Launch l = row_launch(rows, cols);
     const bool ok = with_type(dtype, [&](auto t) {
         using T = decltype(t);
-        layernorm_kernel<T><<<l.grid, l.block, 0, stream>>>(
-            static_cast<const T *>(x), static_cast<const T *>(gamma), static_cast<const T *>(beta),
-            static_cast<T *>(y), cols, eps);
+        layernorm_kernel<T><<<l.grid, l.block, 0, stream>>>(static_cast<const T *>(x), static_cast<const T *>(gamma),
+                                                            static_cast<const T *>(beta), static_cast<T *>(y), cols,
+                                                            eps);
     });
     return ok ? cudaGetLastError() : cudaErrorInvalidValue;
 }
 
-cudaError_t launch_rmsnorm(const void *x, const void *gamma, void *y, int dtype, int64_t rows,
-                           int64_t cols, float eps, cudaStream_t stream) {
+cudaError_t launch_rmsnorm(const void *x, const void *gamma, void *y, int dtype, int64_t rows, int64_t cols, float eps,
+                           cudaStream_t stream) {
     const Launch l = row_launch(rows, cols);
     const bool ok = with_type(dtype, [&](auto t) {
         using T = decltype(t);
-        rmsnorm_kernel<T><<<l.grid, l.block, 0, stream>>>(
-            static_cast<const T *>(x), static_cast<const T *>(gamma), static_cast<T *>(y), cols, eps);
+        rmsnorm_kernel<T><<<l.grid, l.block, 0, stream>>>(static_cast<const T *>(x), static_cast<const T *>(gamma),
+                                                          static_cast<T *>(y), cols, eps);
     });
     return ok ? cudaGetLastError() : cudaErrorInvalidValue;
 }
 
-cudaError_t launch_gelu(const void *x, void *y, int dtype, int64_t n, bool tanh_form,
-                        cudaStream_t stream) {
+cudaError_t launch_gelu(const void *x, void *y, int dtype, int64_t n, bool tanh_form, cudaStream_t stream) {
     const Launch l = eltwise_launch(n);
     const bool ok = with_type(dtype, [&](auto t) {
         using T = decltype(t);
-        gelu_kernel<T><<<l.grid, l.block, 0, stream>>>(static_cast<const T *>(x),
-                                                       static_cast<T *>(y), n, tanh_form);
+        gelu_kernel<T><<<l.grid, l.block, 0, stream>>>(static_cast<const T *>(x), static_cast<T *>(y), n, tanh_form);
     });
     return ok ? cudaGetLastError() : cudaErrorInvalidValue;
 }
@@ -227,19 +214,17 @@ cudaError_t launch_silu(const void *x, void *y, int dtype, int64_t n, cudaStream
     const Launch l = eltwise_launch(n);
     const bool ok = with_type(dtype, [&](auto t) {
         using T = decltype(t);
-        silu_kernel<T><<<l.grid, l.block, 0, stream>>>(static_cast<const T *>(x),
-                                                       static_cast<T *>(y), n);
+        silu_kernel<T><<<l.grid, l.block, 0, stream>>>(static_cast<const T *>(x), static_cast<T *>(y), n);
     });
     return ok ? cudaGetLastError() : cudaErrorInvalidValue;
 }
 
-cudaError_t launch_add(const void *a, const void *b, void *y, int dtype, int64_t n,
-                       cudaStream_t stream) {
+cudaError_t launch_add(const void *a, const void *b, void *y, int dtype, int64_t n, cudaStream_t stream) {
     const Launch l = eltwise_launch(n);
     const bool ok = with_type(dtype, [&](auto t) {
         using T = decltype(t);
-        add_kernel<T><<<l.grid, l.block, 0, stream>>>(
-            static_cast<const T *>(a), static_cast<const T *>(b), static_cast<T *>(y), n);
+        add_kernel<T><<<l.grid, l.block, 0, stream>>>(static_cast<const T *>(a), static_cast<const T *>(b),
+                                                      static_cast<T *>(y), n);
     });
     return ok ? cudaGetLastError() : cudaErrorInvalidValue;
 }

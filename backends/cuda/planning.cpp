@@ -12,9 +12,8 @@ ImplChoice choose_impl(const opb_op_desc &d) {
     switch (d.op) {
     case OPB_OP_MATMUL:
         if (d.variant == OPB_MATMUL_TF32 && d.dtype != OPB_DTYPE_F32)
-            return {Impl::Unsupported,
-                    "matmul tf32: the TF32 variant applies to f32 inputs only, got " +
-                        std::string(dtype_name(d.dtype)) + " (use variant default)"};
+            return {Impl::Unsupported, "matmul tf32: the TF32 variant applies to f32 inputs only, got " +
+                                           std::string(dtype_name(d.dtype)) + " (use variant default)"};
         return {Impl::CublasLt, {}};
     // Own kernels rather than cuDNN: cuDNN 9's legacy cudnnSoftmaxForward has
     // no scale on the input and no causal mask, and its norm operations exist
@@ -25,13 +24,11 @@ ImplChoice choose_impl(const opb_op_desc &d) {
     case OPB_OP_RMSNORM:
     case OPB_OP_GELU:
     case OPB_OP_SILU:
-    case OPB_OP_ADD:
-        return {Impl::OwnKernel, {}};
+    case OPB_OP_ADD: return {Impl::OwnKernel, {}};
     case OPB_OP_ATTENTION:
         if (d.variant == OPB_ATTENTION_COMPOSED) return {Impl::ComposedGemmSoftmax, {}};
         if (auto why = sdpa_unsupported_reason(d, SdpaEnv{}); !why.empty())
-            return {Impl::Unsupported,
-                    "attention fused (" + std::string(dtype_name(d.dtype)) + "): " + why};
+            return {Impl::Unsupported, "attention fused (" + std::string(dtype_name(d.dtype)) + "): " + why};
         return {Impl::CudnnSdpa, {}};
     }
     return {Impl::UnknownOp, "no implementation of op " + std::to_string(d.op)};
@@ -40,18 +37,15 @@ ImplChoice choose_impl(const opb_op_desc &d) {
 std::string check_device_limits(const opb_op_desc &d) {
     constexpr int64_t i32max = std::numeric_limits<int32_t>::max();
     auto too_big = [](const char *what, int64_t v, int64_t limit) {
-        return std::string(what) + " = " + std::to_string(v) + " exceeds the CUDA limit of " +
-               std::to_string(limit);
+        return std::string(what) + " = " + std::to_string(v) + " exceeds the CUDA limit of " + std::to_string(limit);
     };
     switch (d.op) {
     case OPB_OP_MATMUL:
-        if (d.p.matmul.batch > i32max)
-            return too_big("matmul batch (cuBLASLt batch count)", d.p.matmul.batch, i32max);
+        if (d.p.matmul.batch > i32max) return too_big("matmul batch (cuBLASLt batch count)", d.p.matmul.batch, i32max);
         break;
     case OPB_OP_SOFTMAX:
         if (d.p.softmax.batch * d.p.softmax.rows > i32max)
-            return too_big("softmax batch*rows (grid size)", d.p.softmax.batch * d.p.softmax.rows,
-                           i32max);
+            return too_big("softmax batch*rows (grid size)", d.p.softmax.batch * d.p.softmax.rows, i32max);
         break;
     case OPB_OP_LAYERNORM:
     case OPB_OP_RMSNORM:
@@ -63,8 +57,7 @@ std::string check_device_limits(const opb_op_desc &d) {
         if (p.batch * p.heads > i32max)
             return too_big("attention batch*heads (cuBLASLt batch count)", p.batch * p.heads, i32max);
         if (p.batch * p.heads * p.seq_q > i32max)
-            return too_big("attention batch*heads*seq_q (softmax grid size)",
-                           p.batch * p.heads * p.seq_q, i32max);
+            return too_big("attention batch*heads*seq_q (softmax grid size)", p.batch * p.heads * p.seq_q, i32max);
         break;
     }
     default: break;
@@ -82,8 +75,8 @@ ElemType elem_type(int dtype) {
     }
 }
 
-GemmPlan plan_gemm(int64_t batch, int64_t m, int64_t n, int64_t k, bool trans_a, bool trans_b,
-                   bool bias, ElemType ab, ElemType d_type, ComputeType compute) {
+GemmPlan plan_gemm(int64_t batch, int64_t m, int64_t n, int64_t k, bool trans_a, bool trans_b, bool bias, ElemType ab,
+                   ElemType d_type, ComputeType compute) {
     GemmPlan g;
     g.batch = static_cast<int32_t>(batch);
     g.bias = bias;
@@ -118,10 +111,8 @@ GemmPlan plan_gemm(int64_t batch, int64_t m, int64_t n, int64_t k, bool trans_a,
 GemmPlan plan_matmul(const opb_op_desc &d) {
     const auto &p = d.p.matmul;
     const ElemType t = elem_type(d.dtype);
-    const ComputeType c =
-        d.variant == OPB_MATMUL_TF32 ? ComputeType::F32_FAST_TF32 : ComputeType::F32;
-    return plan_gemm(p.batch, p.m, p.n, p.k, p.trans_a != 0, p.trans_b != 0, p.has_bias != 0, t, t,
-                     c);
+    const ComputeType c = d.variant == OPB_MATMUL_TF32 ? ComputeType::F32_FAST_TF32 : ComputeType::F32;
+    return plan_gemm(p.batch, p.m, p.n, p.k, p.trans_a != 0, p.trans_b != 0, p.has_bias != 0, t, t, c);
 }
 
 AttentionPlan plan_attention(const opb_op_desc &d) {
@@ -135,10 +126,8 @@ AttentionPlan plan_attention(const opb_op_desc &d) {
     const ElemType t = elem_type(d.dtype);
     // Scores in f32 whatever the inputs: the softmax then sees the GEMM's f32
     // accumulator rather than a rounded bf16/f16 copy.
-    a.scores = plan_gemm(a.bh, p.seq_q, p.seq_kv, p.head_dim, false, true, false, t,
-                         ElemType::F32, ComputeType::F32);
-    a.output = plan_gemm(a.bh, p.seq_q, p.head_dim, p.seq_kv, false, false, false, t, t,
-                         ComputeType::F32);
+    a.scores = plan_gemm(a.bh, p.seq_q, p.seq_kv, p.head_dim, false, true, false, t, ElemType::F32, ComputeType::F32);
+    a.output = plan_gemm(a.bh, p.seq_q, p.head_dim, p.seq_kv, false, false, false, t, t, ComputeType::F32);
     const uint64_t elems = static_cast<uint64_t>(a.bh) * p.seq_q * p.seq_kv;
     a.scores_bytes = elems * 4;
     a.probs_in_place = d.dtype == OPB_DTYPE_F32;
@@ -190,11 +179,9 @@ std::vector<int64_t> SdpaGraph::bound_uids() const {
 std::string sdpa_unsupported_reason(const opb_op_desc &d, const SdpaEnv &env) {
     const auto &p = d.p.attention;
     if (d.dtype != OPB_DTYPE_BF16 && d.dtype != OPB_DTYPE_F16)
-        return "cuDNN's flash attention (SDPA) takes bf16/f16 only, not " +
-               std::string(dtype_name(d.dtype));
+        return "cuDNN's flash attention (SDPA) takes bf16/f16 only, not " + std::string(dtype_name(d.dtype));
     if (p.head_dim % 8 != 0)
-        return "head_dim " + std::to_string(p.head_dim) +
-               " is not a multiple of 8 (cuDNN flash attention requirement)";
+        return "head_dim " + std::to_string(p.head_dim) + " is not a multiple of 8 (cuDNN flash attention requirement)";
     if (p.head_dim > 256)
         return "head_dim " + std::to_string(p.head_dim) +
                " exceeds 256, the largest cuDNN flash attention supports for bf16/f16";
@@ -204,18 +191,15 @@ std::string sdpa_unsupported_reason(const opb_op_desc &d, const SdpaEnv &env) {
                " exceed int32 (the graph's row/column indices are int32)";
     const bool shift = p.causal && p.seq_q != p.seq_kv;
     if (p.causal && p.seq_q > p.seq_kv)
-        return "causal with seq_q " + std::to_string(p.seq_q) + " > seq_kv " +
-               std::to_string(p.seq_kv) +
+        return "causal with seq_q " + std::to_string(p.seq_q) + " > seq_kv " + std::to_string(p.seq_kv) +
                ": cuDNN's bottom-right causal mask requires seq_q <= seq_kv (the first " +
                std::to_string(p.seq_q - p.seq_kv) + " query rows would see no key)";
     if (env.cudnn_version != 0) {
         const uint64_t v = env.cudnn_version;
         if (v < 90000)
-            return "cuDNN " + library_version_string(v) +
-                   " is loaded; this plugin builds the SDPA graph for cuDNN 9";
+            return "cuDNN " + library_version_string(v) + " is loaded; this plugin builds the SDPA graph for cuDNN 9";
         if (v == 91000 || v == 91001)
-            return "cuDNN " + library_version_string(v) +
-                   " has known bugs in bf16/f16 SDPA forward (fixed in 9.10.2)";
+            return "cuDNN " + library_version_string(v) + " has known bugs in bf16/f16 SDPA forward (fixed in 9.10.2)";
         if (shift && v < 90600 && (p.seq_q % 64 != 0 || p.seq_kv % 64 != 0))
             return "causal with seq_q != seq_kv (bottom-right) needs seq_q and seq_kv multiples of "
                    "64 before cuDNN 9.6; loaded cuDNN is " +
@@ -223,14 +207,11 @@ std::string sdpa_unsupported_reason(const opb_op_desc &d, const SdpaEnv &env) {
     }
     if (env.cc_major != 0) {
         const std::string sm = "sm_" + std::to_string(env.cc_major) + std::to_string(env.cc_minor);
-        if (env.cc_major < 8)
-            return "cuDNN flash attention needs sm_80 (Ampere) or newer; this GPU is " + sm;
+        if (env.cc_major < 8) return "cuDNN flash attention needs sm_80 (Ampere) or newer; this GPU is " + sm;
         const uint64_t v = env.cudnn_version;
-        if (p.head_dim > 128 && v != 0 &&
-            ((env.cc_major == 8 && v < 91000) || (env.cc_major == 10 && v < 90900)))
+        if (p.head_dim > 128 && v != 0 && ((env.cc_major == 8 && v < 91000) || (env.cc_major == 10 && v < 90900)))
             return "head_dim " + std::to_string(p.head_dim) + " > 128 on " + sm + " needs cuDNN " +
-                   (env.cc_major == 8 ? "9.10" : "9.9") + " or newer; loaded cuDNN is " +
-                   library_version_string(v);
+                   (env.cc_major == 8 ? "9.10" : "9.9") + " or newer; loaded cuDNN is " + library_version_string(v);
     }
     return {};
 }
@@ -269,13 +250,10 @@ SdpaGraph plan_sdpa(const opb_op_desc &d) {
     // K^T is the K buffer seen as [B,H,D,Skv]: swap the last two strides.
     const int64_t one[4] = {1, 1, 1, 1};
     g.tensors.push_back(sdpa_tensor(kSdpaQ, "Q", io, {B, H, Sq, D}, {H * Sq * D, Sq * D, D, 1}, false));
-    g.tensors.push_back(
-        sdpa_tensor(kSdpaK, "K^T", io, {B, H, D, Skv}, {H * Skv * D, Skv * D, 1, D}, false));
-    g.tensors.push_back(
-        sdpa_tensor(kSdpaV, "V", io, {B, H, Skv, D}, {H * Skv * D, Skv * D, D, 1}, false));
+    g.tensors.push_back(sdpa_tensor(kSdpaK, "K^T", io, {B, H, D, Skv}, {H * Skv * D, Skv * D, 1, D}, false));
+    g.tensors.push_back(sdpa_tensor(kSdpaV, "V", io, {B, H, Skv, D}, {H * Skv * D, Skv * D, D, 1}, false));
     g.tensors.push_back(sdpa_tensor(kSdpaO, "O", io, {B, H, Sq, D}, {H * Sq * D, Sq * D, D, 1}, false));
-    g.tensors.push_back(
-        sdpa_tensor(kSdpaStats, "stats", SdpaType::Float, {B, H, Sq, 1}, {H * Sq, Sq, 1, 1}, false));
+    g.tensors.push_back(sdpa_tensor(kSdpaStats, "stats", SdpaType::Float, {B, H, Sq, 1}, {H * Sq, Sq, 1, 1}, false));
     g.tensors.push_back(sdpa_tensor(kSdpaScale, "scale", SdpaType::Float, one, one, false, true));
 
     int64_t next = kSdpaFirstVirtualUid;
@@ -296,8 +274,8 @@ SdpaGraph plan_sdpa(const opb_op_desc &d) {
         o.x = a, o.b = b, o.y = c;
         g.ops.push_back(o);
     };
-    auto pw = [&](const char *name, SdpaPw m, int64_t x, int64_t b, int64_t y,
-                  SdpaType compute = SdpaType::Float, int64_t t = 0, int64_t axis = -1) {
+    auto pw = [&](const char *name, SdpaPw m, int64_t x, int64_t b, int64_t y, SdpaType compute = SdpaType::Float,
+                  int64_t t = 0, int64_t axis = -1) {
         SdpaOp o;
         o.kind = SdpaOpKind::Pointwise;
         o.name = name;
@@ -321,17 +299,14 @@ SdpaGraph plan_sdpa(const opb_op_desc &d) {
     pw("scale", SdpaPw::Mul, s, kSdpaScale, cur);
 
     if (g.causal) {
-        g.tensors.push_back(
-            sdpa_tensor(kSdpaMaskFill, "mask fill", SdpaType::Float, one, one, false, true));
+        g.tensors.push_back(sdpa_tensor(kSdpaMaskFill, "mask fill", SdpaType::Float, one, one, false, true));
         int64_t row = scores("row index", SdpaType::Int32);
         pw("gen row index", SdpaPw::GenIndex, cur, 0, row, SdpaType::Float, 0, 2);
         const int64_t col = scores("column index", SdpaType::Int32);
         pw("gen column index", SdpaPw::GenIndex, cur, 0, col, SdpaType::Float, 0, 3);
         if (g.bottom_right_shift) {
-            g.tensors.push_back(
-                sdpa_tensor(kSdpaSeqKv, "seq_kv", SdpaType::Int32, one, one, false, true));
-            g.tensors.push_back(
-                sdpa_tensor(kSdpaSeqQ, "seq_q", SdpaType::Int32, one, one, false, true));
+            g.tensors.push_back(sdpa_tensor(kSdpaSeqKv, "seq_kv", SdpaType::Int32, one, one, false, true));
+            g.tensors.push_back(sdpa_tensor(kSdpaSeqQ, "seq_q", SdpaType::Int32, one, one, false, true));
             const int64_t r1 = scores("row + seq_kv", SdpaType::Int32);
             pw("row + seq_kv", SdpaPw::Add, row, kSdpaSeqKv, r1, SdpaType::Int32);
             const int64_t r2 = scores("row + seq_kv - seq_q", SdpaType::Int32);
@@ -362,9 +337,7 @@ SdpaGraph plan_sdpa(const opb_op_desc &d) {
     return g;
 }
 
-uint64_t cublaslt_workspace_limit(int cc_major) {
-    return cc_major >= 9 ? (uint64_t{32} << 20) : (uint64_t{4} << 20);
-}
+uint64_t cublaslt_workspace_limit(int cc_major) { return cc_major >= 9 ? (uint64_t{32} << 20) : (uint64_t{4} << 20); }
 
 Launch row_launch(int64_t rows, int64_t cols) {
     Launch l;
@@ -385,21 +358,17 @@ Launch eltwise_launch(int64_t elements) {
     return l;
 }
 
-std::string cuda_version_string(int v) {
-    return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
-}
+std::string cuda_version_string(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
 
 std::string library_version_string(uint64_t v) {
-    return std::to_string(v / 10000) + "." + std::to_string((v % 10000) / 100) + "." +
-           std::to_string(v % 100);
+    return std::to_string(v / 10000) + "." + std::to_string((v % 10000) / 100) + "." + std::to_string(v % 100);
 }
 
-std::string unavailable_reason(int driver_version, int runtime_version, int count_error,
-                               const char *error_name, const char *error_text, int device_count) {
+std::string unavailable_reason(int driver_version, int runtime_version, int count_error, const char *error_name,
+                               const char *error_text, int device_count) {
     const std::string err = count_error == 0
                                 ? std::string()
-                                : std::string(error_name ? error_name : "?") + ": " +
-                                      (error_text ? error_text : "?");
+                                : std::string(error_name ? error_name : "?") + ": " + (error_text ? error_text : "?");
     if (driver_version == 0)
         return "no CUDA driver: the runtime found no installed driver (libcuda.so.1); cudaGetDeviceCount: " +
                (err.empty() ? std::string("no error reported") : err);
@@ -407,33 +376,33 @@ std::string unavailable_reason(int driver_version, int runtime_version, int coun
     // major version, CUDA's minor-version compatibility lets e.g. a 13.0
     // driver run a 13.1 runtime.
     if (driver_version < runtime_version && count_error != 0)
-        return "driver older than runtime: the driver supports CUDA " +
-               cuda_version_string(driver_version) + ", this plugin's runtime is CUDA " +
-               cuda_version_string(runtime_version) + " (update the NVIDIA driver)";
+        return "driver older than runtime: the driver supports CUDA " + cuda_version_string(driver_version) +
+               ", this plugin's runtime is CUDA " + cuda_version_string(runtime_version) +
+               " (update the NVIDIA driver)";
     // cudaErrorNoDevice is 100 in every CUDA release.
     if (count_error == 100 || (count_error == 0 && device_count == 0))
-        return "no CUDA device: the driver (CUDA " + cuda_version_string(driver_version) +
-               ") reports no GPU" + (err.empty() ? std::string() : " (" + err + ")");
+        return "no CUDA device: the driver (CUDA " + cuda_version_string(driver_version) + ") reports no GPU" +
+               (err.empty() ? std::string() : " (" + err + ")");
     if (count_error != 0) return "CUDA device query failed: " + err;
     return {};
 }
 
 std::string uuid_string(const unsigned char b[16]) {
     char s[64];
-    std::snprintf(s, sizeof s,
-                  "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
-                  b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
-                  b[14], b[15]);
+    std::snprintf(s, sizeof s, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
+                  b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
     return s;
 }
 
 int fp32_lanes_per_sm(int major, int minor) {
     switch (major) {
-    case 6: return minor == 0 ? 64 : 128;      // P100: 64; Pascal consumer: 128
-    case 7: return 64;                         // Volta, Turing
-    case 8: return minor == 0 ? 64 : 128;      // A100: 64; GA10x, Ada: 128
-    case 9: return 128;                        // Hopper
-    case 10: case 11: case 12: return 128;     // Blackwell
+    case 6: return minor == 0 ? 64 : 128; // P100: 64; Pascal consumer: 128
+    case 7: return 64;                    // Volta, Turing
+    case 8: return minor == 0 ? 64 : 128; // A100: 64; GA10x, Ada: 128
+    case 9: return 128;                   // Hopper
+    case 10:
+    case 11:
+    case 12: return 128; // Blackwell
     default: return 0;
     }
 }

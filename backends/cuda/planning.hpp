@@ -19,10 +19,10 @@ namespace opbench::cuda {
 // ---- which implementation runs an op ---------------------------------------
 
 enum class Impl {
-    CublasLt,        // matmul
-    OwnKernel,       // softmax, layernorm, rmsnorm, gelu, silu, add
+    CublasLt,            // matmul
+    OwnKernel,           // softmax, layernorm, rmsnorm, gelu, silu, add
     ComposedGemmSoftmax, // attention composed: cuBLASLt GEMM, own softmax kernel, cuBLASLt GEMM
-    CudnnSdpa,       // attention fused: cuDNN 9 backend-API SDPA (flash attention) graph
+    CudnnSdpa,           // attention fused: cuDNN 9 backend-API SDPA (flash attention) graph
     Unsupported,
     UnknownOp, // an op this backend has no code for: sdk::unsupported_op answers it (a skip)
 };
@@ -74,22 +74,22 @@ struct GemmPlan {
 
 // Plan for row-major C[b] = op(A[b]) . op(B[b]) (+ bias) with the given
 // input and output element types.
-GemmPlan plan_gemm(int64_t batch, int64_t m, int64_t n, int64_t k, bool trans_a, bool trans_b,
-                   bool bias, ElemType ab, ElemType d, ComputeType compute);
+GemmPlan plan_gemm(int64_t batch, int64_t m, int64_t n, int64_t k, bool trans_a, bool trans_b, bool bias, ElemType ab,
+                   ElemType d, ComputeType compute);
 
 // The matmul plan of an OPB_OP_MATMUL description.
 GemmPlan plan_matmul(const opb_op_desc &d);
 
 // Attention composed: S = Q.K^T (scores, f32) then O = P.V (P in the op's dtype).
 struct AttentionPlan {
-    GemmPlan scores;  // [B*H, Sq, Skv] f32 from Q, K
-    GemmPlan output;  // [B*H, Sq, D] from P, V
+    GemmPlan scores; // [B*H, Sq, Skv] f32 from Q, K
+    GemmPlan output; // [B*H, Sq, D] from P, V
     int64_t bh = 0, seq_q = 0, seq_kv = 0;
     float scale = 1.0f;
     bool causal = false;
-    bool probs_in_place = false;  // f32: softmax overwrites the scores
-    uint64_t scores_bytes = 0;    // f32 scores
-    uint64_t probs_bytes = 0;     // probabilities in the op's dtype (0 when in place)
+    bool probs_in_place = false; // f32: softmax overwrites the scores
+    uint64_t scores_bytes = 0;   // f32 scores
+    uint64_t probs_bytes = 0;    // probabilities in the op's dtype (0 when in place)
 };
 AttentionPlan plan_attention(const opb_op_desc &d);
 
@@ -149,8 +149,16 @@ struct SdpaOp {
 
 // Fixed uids of the tensors execute binds (the rest are virtual, kSdpaFirstVirtualUid and up).
 enum : int64_t {
-    kSdpaQ = 1, kSdpaK = 2, kSdpaV = 3, kSdpaO = 4, kSdpaStats = 5, kSdpaScale = 6,
-    kSdpaMaskFill = 7, kSdpaSeqKv = 8, kSdpaSeqQ = 9, kSdpaFirstVirtualUid = 100
+    kSdpaQ = 1,
+    kSdpaK = 2,
+    kSdpaV = 3,
+    kSdpaO = 4,
+    kSdpaStats = 5,
+    kSdpaScale = 6,
+    kSdpaMaskFill = 7,
+    kSdpaSeqKv = 8,
+    kSdpaSeqQ = 9,
+    kSdpaFirstVirtualUid = 100
 };
 
 struct SdpaGraph {
@@ -211,8 +219,8 @@ Launch eltwise_launch(int64_t elements);
 // cudaRuntimeGetVersion's, count_error cudaGetDeviceCount's cudaError_t value
 // (0 = success) with its name and text, device_count the count it gave.
 // Empty when the device is usable.
-std::string unavailable_reason(int driver_version, int runtime_version, int count_error,
-                               const char *error_name, const char *error_text, int device_count);
+std::string unavailable_reason(int driver_version, int runtime_version, int count_error, const char *error_name,
+                               const char *error_text, int device_count);
 
 // 13000 -> "13.0" (CUDA driver/runtime encoding: 1000*major + 10*minor).
 std::string cuda_version_string(int v);
@@ -235,8 +243,8 @@ struct DevicePeaks {
     double f32_gflops = 0;
     double bandwidth_gbps = 0;
 };
-DevicePeaks theoretical_peaks(int cc_major, int cc_minor, int sm_count, int sm_clock_khz,
-                              int memory_clock_khz, int bus_width_bits);
+DevicePeaks theoretical_peaks(int cc_major, int cc_minor, int sm_count, int sm_clock_khz, int memory_clock_khz,
+                              int bus_width_bits);
 
 } // namespace opbench::cuda
 

@@ -32,8 +32,8 @@ void with_dtype(int dtype, const char *op, F &&f) {
     case OPB_DTYPE_BF16: f(std::integral_constant<int, OPB_DTYPE_BF16>{}); return;
     case OPB_DTYPE_F16: f(std::integral_constant<int, OPB_DTYPE_F16>{}); return;
     }
-    throw std::invalid_argument(std::string("naive ") + op + ": unknown dtype " +
-                                std::to_string(dtype) + " (valid: 0 f32, 1 bf16, 2 f16)");
+    throw std::invalid_argument(std::string("naive ") + op + ": unknown dtype " + std::to_string(dtype) +
+                                " (valid: 0 f32, 1 bf16, 2 f16)");
 }
 
 // The scale as ops.hpp defines it, so every backend applies the same float.
@@ -51,15 +51,12 @@ float softmax_scale(const opb_softmax_params &p) {
 // ---- matmul -------------------------------------------------------------------
 
 template <int DT>
-void matmul_t(const opb_matmul_params &p, const void *a, const void *b, const void *bias,
-              void *c, double *row) {
+void matmul_t(const opb_matmul_params &p, const void *a, const void *b, const void *bias, void *c, double *row) {
     const int64_t M = p.m, N = p.n, K = p.k;
     for (int64_t bi = 0; bi < p.batch; ++bi) {
         const int64_t a0 = bi * M * K, b0 = bi * K * N, c0 = bi * M * N;
         // op(A)[i, k]: A is stored [K, M] when transposed.
-        auto A = [&](int64_t i, int64_t kk) {
-            return ld<DT>(a, a0 + (p.trans_a ? kk * M + i : i * K + kk));
-        };
+        auto A = [&](int64_t i, int64_t kk) { return ld<DT>(a, a0 + (p.trans_a ? kk * M + i : i * K + kk)); };
         for (int64_t i = 0; i < M; ++i) {
             if (!p.trans_b) {
                 // Row i of C as a sum of rows of B: the inner loop streams a row
@@ -79,8 +76,7 @@ void matmul_t(const opb_matmul_params &p, const void *a, const void *b, const vo
                     row[j] = s;
                 }
             }
-            for (int64_t j = 0; j < N; ++j)
-                st<DT>(c, c0 + i * N + j, row[j] + (p.has_bias ? ld<DT>(bias, j) : 0.0));
+            for (int64_t j = 0; j < N; ++j) st<DT>(c, c0 + i * N + j, row[j] + (p.has_bias ? ld<DT>(bias, j) : 0.0));
         }
     }
 }
@@ -100,8 +96,7 @@ void softmax_t(const opb_softmax_params &p, const void *x, void *y) {
             // scratch row, so the kernel needs no workspace.
             double sum = 0.0;
             for (int64_t c = 0; c < visible; ++c) sum += std::exp(scale * ld<DT>(x, base + c) - mx);
-            for (int64_t c = 0; c < visible; ++c)
-                st<DT>(y, base + c, std::exp(scale * ld<DT>(x, base + c) - mx) / sum);
+            for (int64_t c = 0; c < visible; ++c) st<DT>(y, base + c, std::exp(scale * ld<DT>(x, base + c) - mx) / sum);
             for (int64_t c = visible; c < p.cols; ++c) st<DT>(y, base + c, 0.0);
         }
     }
@@ -110,8 +105,7 @@ void softmax_t(const opb_softmax_params &p, const void *x, void *y) {
 // ---- norms --------------------------------------------------------------------
 
 template <int DT>
-void layernorm_t(const opb_norm_params &p, const void *x, const void *gamma, const void *beta,
-                 void *y) {
+void layernorm_t(const opb_norm_params &p, const void *x, const void *gamma, const void *beta, void *y) {
     for (int64_t r = 0; r < p.rows; ++r) {
         const int64_t base = r * p.cols;
         double sum = 0.0;
@@ -125,8 +119,7 @@ void layernorm_t(const opb_norm_params &p, const void *x, const void *gamma, con
         }
         const double inv = 1.0 / std::sqrt(sq / double(p.cols) + double(p.eps));
         for (int64_t c = 0; c < p.cols; ++c)
-            st<DT>(y, base + c,
-                   (ld<DT>(x, base + c) - mean) * inv * ld<DT>(gamma, c) + ld<DT>(beta, c));
+            st<DT>(y, base + c, (ld<DT>(x, base + c) - mean) * inv * ld<DT>(gamma, c) + ld<DT>(beta, c));
     }
 }
 
@@ -140,8 +133,7 @@ void rmsnorm_t(const opb_norm_params &p, const void *x, const void *gamma, void 
             sq += v * v;
         }
         const double inv = 1.0 / std::sqrt(sq / double(p.cols) + double(p.eps));
-        for (int64_t c = 0; c < p.cols; ++c)
-            st<DT>(y, base + c, ld<DT>(x, base + c) * inv * ld<DT>(gamma, c));
+        for (int64_t c = 0; c < p.cols; ++c) st<DT>(y, base + c, ld<DT>(x, base + c) * inv * ld<DT>(gamma, c));
     }
 }
 
@@ -172,17 +164,15 @@ HeadOffsets head_offsets(const opb_attention_params &p, int64_t bi, int64_t h) {
 }
 
 template <int DT>
-double dot_qk(const opb_attention_params &p, const void *q, const void *k, int64_t q_row,
-              int64_t k_row) {
+double dot_qk(const opb_attention_params &p, const void *q, const void *k, int64_t q_row, int64_t k_row) {
     double s = 0.0;
-    for (int64_t d = 0; d < p.head_dim; ++d)
-        s += ld<DT>(q, q_row * p.head_dim + d) * ld<DT>(k, k_row * p.head_dim + d);
+    for (int64_t d = 0; d < p.head_dim; ++d) s += ld<DT>(q, q_row * p.head_dim + d) * ld<DT>(k, k_row * p.head_dim + d);
     return s;
 }
 
 template <int DT>
-void attention_composed_t(const opb_attention_params &p, const void *q, const void *k,
-                          const void *v, void *o, double *scores, const sdk::ScopeHost &scopes) {
+void attention_composed_t(const opb_attention_params &p, const void *q, const void *k, const void *v, void *o,
+                          double *scores, const sdk::ScopeHost &scopes) {
     const double scale = attention_scale(p);
     const int64_t SQ = p.seq_q, SKV = p.seq_kv, D = p.head_dim;
     constexpr double kMasked = -std::numeric_limits<double>::infinity();
@@ -198,8 +188,7 @@ void attention_composed_t(const opb_attention_params &p, const void *q, const vo
                 OPB_SCOPE(scopes, "qk");
                 for (int64_t i = 0; i < SQ; ++i) {
                     const int64_t n = visible(i);
-                    for (int64_t j = 0; j < n; ++j)
-                        scores[i * SKV + j] = scale * dot_qk<DT>(p, q, k, q0 + i, kv0 + j);
+                    for (int64_t j = 0; j < n; ++j) scores[i * SKV + j] = scale * dot_qk<DT>(p, q, k, q0 + i, kv0 + j);
                 }
             }
 
@@ -264,8 +253,8 @@ FusedLayout fused_layout(int64_t head_dim) {
 }
 
 template <int DT>
-void attention_fused_t(const opb_attention_params &p, const void *q, const void *k,
-                       const void *v, void *o, double *ws) {
+void attention_fused_t(const opb_attention_params &p, const void *q, const void *k, const void *v, void *o,
+                       double *ws) {
     const double scale = attention_scale(p);
     const int64_t SQ = p.seq_q, SKV = p.seq_kv, D = p.head_dim;
     const FusedLayout L = fused_layout(D);
@@ -321,8 +310,7 @@ void attention_fused_t(const opb_attention_params &p, const void *q, const void 
                 for (int64_t r = 0; r < nq; ++r) {
                     // l == 0: the row saw no key (causal, seq_q > seq_kv): zeros, as composed.
                     const double inv = l[r] > 0.0 ? 1.0 / l[r] : 0.0;
-                    for (int64_t d = 0; d < D; ++d)
-                        st<DT>(o, (q_base + t0 + r) * D + d, acc[r * D + d] * inv);
+                    for (int64_t d = 0; d < D; ++d) st<DT>(o, (q_base + t0 + r) * D + d, acc[r * D + d] * inv);
                 }
             }
         }
@@ -333,8 +321,8 @@ void attention_fused_t(const opb_attention_params &p, const void *q, const void 
 
 // ---- public entry points --------------------------------------------------------
 
-void matmul(const opb_matmul_params &p, int dtype, const void *a, const void *b,
-            const void *bias, void *c, double *workspace) {
+void matmul(const opb_matmul_params &p, int dtype, const void *a, const void *b, const void *bias, void *c,
+            double *workspace) {
     with_dtype(dtype, "matmul", [&](auto dt) { matmul_t<decltype(dt)::value>(p, a, b, bias, c, workspace); });
 }
 
@@ -342,8 +330,7 @@ void softmax(const opb_softmax_params &p, int dtype, const void *x, void *y) {
     with_dtype(dtype, "softmax", [&](auto dt) { softmax_t<decltype(dt)::value>(p, x, y); });
 }
 
-void layernorm(const opb_norm_params &p, int dtype, const void *x, const void *gamma,
-               const void *beta, void *y) {
+void layernorm(const opb_norm_params &p, int dtype, const void *x, const void *gamma, const void *beta, void *y) {
     with_dtype(dtype, "layernorm", [&](auto dt) { layernorm_t<decltype(dt)::value>(p, x, gamma, beta, y); });
 }
 
@@ -375,17 +362,15 @@ void add(const opb_eltwise_params &p, int dtype, const void *a, const void *b, v
     });
 }
 
-void attention_composed(const opb_attention_params &p, int dtype, const void *q, const void *k,
-                        const void *v, void *o, double *workspace, const sdk::ScopeHost &scopes) {
-    with_dtype(dtype, "attention", [&](auto dt) {
-        attention_composed_t<decltype(dt)::value>(p, q, k, v, o, workspace, scopes);
-    });
+void attention_composed(const opb_attention_params &p, int dtype, const void *q, const void *k, const void *v, void *o,
+                        double *workspace, const sdk::ScopeHost &scopes) {
+    with_dtype(dtype, "attention",
+               [&](auto dt) { attention_composed_t<decltype(dt)::value>(p, q, k, v, o, workspace, scopes); });
 }
 
-void attention_fused(const opb_attention_params &p, int dtype, const void *q, const void *k,
-                     const void *v, void *o, double *workspace) {
-    with_dtype(dtype, "attention",
-               [&](auto dt) { attention_fused_t<decltype(dt)::value>(p, q, k, v, o, workspace); });
+void attention_fused(const opb_attention_params &p, int dtype, const void *q, const void *k, const void *v, void *o,
+                     double *workspace) {
+    with_dtype(dtype, "attention", [&](auto dt) { attention_fused_t<decltype(dt)::value>(p, q, k, v, o, workspace); });
 }
 
 // ---- dispatch: one row per row of the SDK's op table --------------------------------
@@ -403,12 +388,16 @@ uint64_t no_workspace(const opb_op_desc &) { return 0; }
 constexpr KernelRow kKernels[] = {
     {OPB_OP_MATMUL,
      [](const opb_op_desc &d, void *const *t, double *ws, const sdk::ScopeHost &) {
-         if (d.p.matmul.has_bias) matmul(d.p.matmul, d.dtype, t[0], t[1], t[2], t[3], ws);
-         else matmul(d.p.matmul, d.dtype, t[0], t[1], nullptr, t[2], ws);
+         if (d.p.matmul.has_bias)
+             matmul(d.p.matmul, d.dtype, t[0], t[1], t[2], t[3], ws);
+         else
+             matmul(d.p.matmul, d.dtype, t[0], t[1], nullptr, t[2], ws);
      },
      [](const opb_op_desc &d) { return uint64_t(d.p.matmul.n) * sizeof(double); }},
     {OPB_OP_SOFTMAX,
-     [](const opb_op_desc &d, void *const *t, double *, const sdk::ScopeHost &) { softmax(d.p.softmax, d.dtype, t[0], t[1]); },
+     [](const opb_op_desc &d, void *const *t, double *, const sdk::ScopeHost &) {
+         softmax(d.p.softmax, d.dtype, t[0], t[1]);
+     },
      no_workspace},
     {OPB_OP_LAYERNORM,
      [](const opb_op_desc &d, void *const *t, double *, const sdk::ScopeHost &) {
@@ -416,7 +405,9 @@ constexpr KernelRow kKernels[] = {
      },
      no_workspace},
     {OPB_OP_RMSNORM,
-     [](const opb_op_desc &d, void *const *t, double *, const sdk::ScopeHost &) { rmsnorm(d.p.norm, d.dtype, t[0], t[1], t[2]); },
+     [](const opb_op_desc &d, void *const *t, double *, const sdk::ScopeHost &) {
+         rmsnorm(d.p.norm, d.dtype, t[0], t[1], t[2]);
+     },
      no_workspace},
     {OPB_OP_GELU,
      [](const opb_op_desc &d, void *const *t, double *, const sdk::ScopeHost &) {
@@ -424,10 +415,14 @@ constexpr KernelRow kKernels[] = {
      },
      no_workspace},
     {OPB_OP_SILU,
-     [](const opb_op_desc &d, void *const *t, double *, const sdk::ScopeHost &) { silu(d.p.eltwise, d.dtype, t[0], t[1]); },
+     [](const opb_op_desc &d, void *const *t, double *, const sdk::ScopeHost &) {
+         silu(d.p.eltwise, d.dtype, t[0], t[1]);
+     },
      no_workspace},
     {OPB_OP_ADD,
-     [](const opb_op_desc &d, void *const *t, double *, const sdk::ScopeHost &) { add(d.p.eltwise, d.dtype, t[0], t[1], t[2]); },
+     [](const opb_op_desc &d, void *const *t, double *, const sdk::ScopeHost &) {
+         add(d.p.eltwise, d.dtype, t[0], t[1], t[2]);
+     },
      no_workspace},
     {OPB_OP_ATTENTION,
      [](const opb_op_desc &d, void *const *t, double *ws, const sdk::ScopeHost &scopes) {
@@ -436,23 +431,24 @@ constexpr KernelRow kKernels[] = {
          else if (d.variant == OPB_ATTENTION_COMPOSED)
              attention_composed(d.p.attention, d.dtype, t[0], t[1], t[2], t[3], ws, scopes);
          else
-             throw std::invalid_argument("naive attention: unknown variant " +
-                                         std::to_string(d.variant) + " (valid: 0 composed, 1 fused)");
+             throw std::invalid_argument("naive attention: unknown variant " + std::to_string(d.variant) +
+                                         " (valid: 0 composed, 1 fused)");
      },
      [](const opb_op_desc &d) {
          const auto &p = d.p.attention;
-         if (d.variant == OPB_ATTENTION_FUSED)
-             return uint64_t(fused_layout(p.head_dim).total) * sizeof(double);
+         if (d.variant == OPB_ATTENTION_FUSED) return uint64_t(fused_layout(p.head_dim).total) * sizeof(double);
          return uint64_t(p.seq_q) * uint64_t(p.seq_kv) * sizeof(double);
      }},
 };
 // The reference runs every op: a new row in kOps needs its kernel here.
 static_assert(std::size(kKernels) == std::size(kOps), "naive: one kernel per row of kOps");
-static_assert([] {
-    for (std::size_t i = 0; i < std::size(kKernels); ++i)
-        if (kKernels[i].op != static_cast<int>(i)) return false;
-    return true;
-}(), "naive: kKernels rows in opb_op_kind order");
+static_assert(
+    [] {
+        for (std::size_t i = 0; i < std::size(kKernels); ++i)
+            if (kKernels[i].op != static_cast<int>(i)) return false;
+        return true;
+    }(),
+    "naive: kKernels rows in opb_op_kind order");
 
 } // namespace
 
@@ -463,8 +459,7 @@ uint64_t workspace_bytes(const opb_op_desc &desc) {
 }
 
 void run(const opb_op_desc &d, void *const *t, void *workspace, const sdk::ScopeHost &scopes) {
-    if (!has_kernel(d.op))
-        throw std::invalid_argument("naive: no kernel for op " + std::to_string(d.op));
+    if (!has_kernel(d.op)) throw std::invalid_argument("naive: no kernel for op " + std::to_string(d.op));
     kKernels[d.op].run(d, t, static_cast<double *>(workspace), scopes);
 }
 

@@ -42,8 +42,8 @@ inline constexpr int64_t kFusedTileKV = 64;
 
 // C[b] = op(A[b]) . op(B[b]) (+ bias). `bias` is read only when p.has_bias.
 // workspace: at least p.n doubles.
-void matmul(const opb_matmul_params &p, int dtype, const void *a, const void *b,
-            const void *bias, void *c, double *workspace);
+void matmul(const opb_matmul_params &p, int dtype, const void *a, const void *b, const void *bias, void *c,
+            double *workspace);
 
 // y = softmax(scale * x) along the last axis, bottom-right causal mask when
 // p.causal. scale 0 means 1. A row whose every column is masked (rows > cols)
@@ -51,8 +51,7 @@ void matmul(const opb_matmul_params &p, int dtype, const void *a, const void *b,
 void softmax(const opb_softmax_params &p, int dtype, const void *x, void *y);
 
 // Per row: (x - mean) / sqrt(var + eps) * gamma + beta, var the biased variance.
-void layernorm(const opb_norm_params &p, int dtype, const void *x, const void *gamma,
-               const void *beta, void *y);
+void layernorm(const opb_norm_params &p, int dtype, const void *x, const void *gamma, const void *beta, void *y);
 
 // Per row: x / sqrt(mean(x^2) + eps) * gamma.
 void rmsnorm(const opb_norm_params &p, int dtype, const void *x, const void *gamma, void *y);
@@ -73,15 +72,14 @@ void add(const opb_eltwise_params &p, int dtype, const void *a, const void *b, v
 // matrix), mask (causal only: -inf into the masked pairs, so the matrix is
 // complete), softmax (each whole row), pv (P.V over the visible columns).
 // workspace: seq_q * seq_kv doubles.
-void attention_composed(const opb_attention_params &p, int dtype, const void *q, const void *k,
-                        const void *v, void *o, double *workspace,
-                        const sdk::ScopeHost &scopes = sdk::ScopeHost());
+void attention_composed(const opb_attention_params &p, int dtype, const void *q, const void *k, const void *v, void *o,
+                        double *workspace, const sdk::ScopeHost &scopes = sdk::ScopeHost());
 
 // Same result, tiled: blocks of keys/values with an online softmax (running
 // max and sum per query row, rescaling the accumulator when the max grows).
 // Never holds more than a tile of scores. workspace: workspace_bytes(desc).
-void attention_fused(const opb_attention_params &p, int dtype, const void *q, const void *k,
-                     const void *v, void *o, double *workspace);
+void attention_fused(const opb_attention_params &p, int dtype, const void *q, const void *k, const void *v, void *o,
+                     double *workspace);
 
 // Whether there is a kernel for `op` (one per row of the SDK's op table, kOps).
 [[nodiscard]] bool has_kernel(int op);

@@ -27,8 +27,7 @@ namespace opbench::naive {
 namespace {
 
 struct Backend : sdk::BackendBase {
-    explicit Backend(const opb_host_services *s)
-        : BackendBase(s, /*device_memory=*/false), scopes(s) {}
+    explicit Backend(const opb_host_services *s) : BackendBase(s, /*device_memory=*/false), scopes(s) {}
     sdk::AlignedHostAllocator allocator;
     sdk::ScopeHost scopes; // profiling scopes: the op, and composed attention's steps
 };
@@ -48,9 +47,8 @@ opb_status check_desc(Backend *b, const opb_op_desc *desc, opb_op_desc &out) {
     if (opb_status s = sdk::read_op_desc(b, "naive", desc, out); s != OPB_OK) return s;
     if (!has_kernel(out.op)) return sdk::unsupported_op(b, "naive", out.op);
     if (out.op == OPB_OP_MATMUL && out.variant == OPB_MATMUL_TF32)
-        return b->fail(OPB_ERR_UNSUPPORTED,
-                       "naive: matmul variant tf32: tf32 is a GPU tensor-core mode; "
-                       "the reference computes in full precision (variant default)");
+        return b->fail(OPB_ERR_UNSUPPORTED, "naive: matmul variant tf32: tf32 is a GPU tensor-core mode; "
+                                            "the reference computes in full precision (variant default)");
     return OPB_OK;
 }
 
@@ -72,9 +70,7 @@ opb_status create(const opb_host_services *services, opb_backend **out) {
 
 void destroy(opb_backend *b) { delete self(b); }
 
-const char *last_error(opb_backend *b) {
-    return b ? self(b)->error.c_str() : "naive: backend handle is NULL";
-}
+const char *last_error(opb_backend *b) { return b ? self(b)->error.c_str() : "naive: backend handle is NULL"; }
 
 opb_status probe(opb_backend *b) { return b ? OPB_OK : OPB_ERR_INVALID; }
 
@@ -82,16 +78,14 @@ opb_status device_info(opb_backend *bh, opb_device_info *out) {
     if (!bh) return OPB_ERR_INVALID;
     Backend *b = self(bh);
     return sdk::guarded(b, [&] {
-        if (opb_status s = sdk::check_struct(b, "naive", "opb_device_info", out); s != OPB_OK)
-            return s;
+        if (opb_status s = sdk::check_struct(b, "naive", "opb_device_info", out); s != OPB_OK) return s;
         opb_device_info info;
         std::memset(&info, 0, sizeof info);
         info.kind = OPB_DEVICE_CPU;
         std::string name = cpu_model_name();
         if (name.empty()) name = "unknown CPU (no model name in /proc/cpuinfo)";
         std::strncpy(info.name, name.c_str(), sizeof info.name - 1);
-        const long pages = sysconf(_SC_PHYS_PAGES), avail = sysconf(_SC_AVPHYS_PAGES),
-                   page = sysconf(_SC_PAGE_SIZE);
+        const long pages = sysconf(_SC_PHYS_PAGES), avail = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
         info.total_memory = pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : 0;
         info.free_memory = avail > 0 && page > 0 ? uint64_t(avail) * uint64_t(page) : 0;
         sdk::write_struct(out, info);
@@ -114,9 +108,7 @@ opb_status alloc(opb_backend *bh, uint64_t bytes, void **out) {
     return sdk::guarded(b, [&] {
         if (!out) return b->fail(OPB_ERR_INVALID, "naive: alloc: out is NULL");
         *out = b->allocator.allocate(bytes, b->memory);
-        if (!*out)
-            return b->fail(OPB_ERR_OUT_OF_MEMORY,
-                           "naive: alloc of " + std::to_string(bytes) + " bytes failed");
+        if (!*out) return b->fail(OPB_ERR_OUT_OF_MEMORY, "naive: alloc of " + std::to_string(bytes) + " bytes failed");
         return OPB_OK;
     });
 }
@@ -131,8 +123,8 @@ opb_status copy(opb_backend *bh, const char *what, void *dst, const void *src, u
     Backend *b = self(bh);
     if (bytes == 0) return OPB_OK;
     if (!dst || !src)
-        return b->fail(OPB_ERR_INVALID, std::string("naive: ") + what + ": " +
-                                            (dst ? "source" : "destination") + " is NULL");
+        return b->fail(OPB_ERR_INVALID,
+                       std::string("naive: ") + what + ": " + (dst ? "source" : "destination") + " is NULL");
     std::memcpy(dst, src, bytes);
     return OPB_OK;
 }
@@ -143,8 +135,7 @@ opb_status copy_out(opb_backend *b, void *host_dst, const void *src, uint64_t by
     return copy(b, "copy_out", host_dst, src, bytes);
 }
 
-opb_status prepare(opb_backend *bh, const opb_op_desc *desc, opb_plan **out,
-                   uint64_t *workspace_bytes_out) {
+opb_status prepare(opb_backend *bh, const opb_op_desc *desc, opb_plan **out, uint64_t *workspace_bytes_out) {
     if (!bh) return OPB_ERR_INVALID;
     Backend *b = self(bh);
     return sdk::guarded(b, [&] {
@@ -162,9 +153,8 @@ opb_status prepare(opb_backend *bh, const opb_op_desc *desc, opb_plan **out,
             if (!plan->workspace) {
                 const uint64_t wanted = plan->workspace_bytes;
                 delete plan;
-                return b->fail(OPB_ERR_OUT_OF_MEMORY,
-                               "naive: prepare " + std::string(op_name(d.op)) + ": " +
-                                   std::to_string(wanted) + " bytes of workspace not available");
+                return b->fail(OPB_ERR_OUT_OF_MEMORY, "naive: prepare " + std::string(op_name(d.op)) + ": " +
+                                                          std::to_string(wanted) + " bytes of workspace not available");
             }
             b->memory.workspace_acquired(plan->workspace_bytes);
         }
@@ -185,16 +175,14 @@ opb_status execute(opb_backend *bh, opb_plan *ph, void *const *tensors, int32_t 
             const std::string op(op_name(plan.desc.op));
             std::string names;
             for (const auto &t : specs) names += (names.empty() ? "" : ", ") + t.name;
-            return b->fail(OPB_ERR_INVALID, "naive: execute " + op + ": expected " +
-                                                std::to_string(specs.size()) + " tensors (" +
-                                                names + "), got " + std::to_string(count) +
+            return b->fail(OPB_ERR_INVALID, "naive: execute " + op + ": expected " + std::to_string(specs.size()) +
+                                                " tensors (" + names + "), got " + std::to_string(count) +
                                                 (tensors ? "" : " and a NULL array"));
         }
         for (size_t i = 0; i < specs.size(); ++i)
             if (!tensors[i])
                 return b->fail(OPB_ERR_INVALID, "naive: execute " + std::string(op_name(plan.desc.op)) + ": tensor " +
-                                                    std::to_string(i) + " (" + specs[i].name +
-                                                    ") is NULL");
+                                                    std::to_string(i) + " (" + specs[i].name + ") is NULL");
         // op_name's views are of string literals: null-terminated.
         OPB_SCOPE(b->scopes, op_name(plan.desc.op).data());
         run(plan.desc, tensors, plan.workspace, b->scopes);
@@ -218,8 +206,7 @@ opb_status synchronize(opb_backend *b) { return b ? OPB_OK : OPB_ERR_INVALID; }
 opb_status memory_stats(opb_backend *bh, opb_memory_stats *out) {
     if (!bh) return OPB_ERR_INVALID;
     Backend *b = self(bh);
-    if (opb_status s = sdk::check_struct(b, "naive", "opb_memory_stats", out); s != OPB_OK)
-        return s;
+    if (opb_status s = sdk::check_struct(b, "naive", "opb_memory_stats", out); s != OPB_OK) return s;
     opb_memory_stats stats;
     std::memset(&stats, 0, sizeof stats);
     b->memory.fill(&stats);
@@ -238,8 +225,7 @@ void info(opb_backend *b, opb_info_fn fn, void *user) {
     fn(user, "accumulation",
        "f64: inputs widened exactly to double, every sum and transcendental in double, "
        "each output rounded once to its dtype");
-    const std::string tile =
-        std::to_string(kFusedTileQ) + " queries x " + std::to_string(kFusedTileKV) + " keys";
+    const std::string tile = std::to_string(kFusedTileQ) + " queries x " + std::to_string(kFusedTileKV) + " keys";
     fn(user, "fused_attention_tile", tile.c_str());
 }
 

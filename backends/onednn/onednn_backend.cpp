@@ -44,8 +44,8 @@ void *alloc_workspace(Backend *b, uint64_t bytes, const std::string &what) {
     const uint64_t rounded = (bytes + 63) / 64 * 64;
     void *p = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
     if (!p)
-        throw std::runtime_error("onednn: cannot allocate " + std::to_string(bytes) +
-                                 " bytes of workspace for " + what);
+        throw std::runtime_error("onednn: cannot allocate " + std::to_string(bytes) + " bytes of workspace for " +
+                                 what);
     b->memory.workspace_acquired(bytes);
     return p;
 }
@@ -124,8 +124,7 @@ opb_status api_create(const opb_host_services *services, opb_backend **out) {
         return OPB_OK;
     } catch (const std::exception &e) {
         if (services)
-            services->log(services->host, OPB_LOG_ERROR,
-                          (std::string("onednn: create failed: ") + e.what()).c_str());
+            services->log(services->host, OPB_LOG_ERROR, (std::string("onednn: create failed: ") + e.what()).c_str());
         return OPB_ERR_DEVICE;
     } catch (...) {
         return OPB_ERR_INTERNAL;
@@ -145,8 +144,7 @@ opb_status api_probe(opb_backend *b) {
 opb_status api_device_info(opb_backend *bb, opb_device_info *out) {
     auto *b = self(bb);
     return guarded(b, [&] {
-        if (opb_status s = sdk::check_struct(b, "onednn", "opb_device_info", out); s != OPB_OK)
-            return s;
+        if (opb_status s = sdk::check_struct(b, "onednn", "opb_device_info", out); s != OPB_OK) return s;
         opb_device_info info;
         std::memset(&info, 0, sizeof info);
         info.kind = OPB_DEVICE_CPU;
@@ -192,8 +190,7 @@ void api_free(opb_backend *b, void *p) { self(b)->host.release(p, self(b)->memor
 
 opb_status api_copy(opb_backend *bb, void *dst, const void *src, uint64_t bytes, const char *what) {
     auto *b = self(bb);
-    if (bytes > 0 && (!dst || !src))
-        return b->fail(OPB_ERR_INVALID, std::string("onednn: ") + what + ": NULL pointer");
+    if (bytes > 0 && (!dst || !src)) return b->fail(OPB_ERR_INVALID, std::string("onednn: ") + what + ": NULL pointer");
     if (bytes > 0) std::memcpy(dst, src, bytes);
     return OPB_OK;
 }
@@ -204,8 +201,7 @@ opb_status api_copy_out(opb_backend *b, void *dst, const void *src, uint64_t byt
     return api_copy(b, dst, src, bytes, "copy_out");
 }
 
-opb_status api_prepare(opb_backend *bb, const opb_op_desc *in, opb_plan **out,
-                       uint64_t *workspace_bytes) {
+opb_status api_prepare(opb_backend *bb, const opb_op_desc *in, opb_plan **out, uint64_t *workspace_bytes) {
     auto *b = self(bb);
     return guarded(b, [&] {
         if (!out) return b->fail(OPB_ERR_INVALID, "onednn: prepare: out is NULL");
@@ -225,9 +221,8 @@ opb_status api_prepare(opb_backend *bb, const opb_op_desc *in, opb_plan **out,
         } catch (const UnknownOp &e) {
             return sdk::unsupported_op(b, "onednn", e.op);
         }
-        b->log(OPB_LOG_DEBUG, "onednn: " + std::string(op_name(d->op)) + " " +
-                                  std::string(dtype_name(d->dtype)) + " threads=" +
-                                  std::to_string(threads) + ": " + plan->impl);
+        b->log(OPB_LOG_DEBUG, "onednn: " + std::string(op_name(d->op)) + " " + std::string(dtype_name(d->dtype)) +
+                                  " threads=" + std::to_string(threads) + ": " + plan->impl);
         *out = reinterpret_cast<opb_plan *>(plan);
         if (workspace_bytes) *workspace_bytes = plan->workspace_bytes;
         return OPB_OK;
@@ -240,13 +235,11 @@ opb_status api_execute(opb_backend *bb, opb_plan *pp, void *const *tensors, int3
     return guarded(b, [&] {
         if (!plan) return b->fail(OPB_ERR_INVALID, "onednn: execute: plan is NULL");
         if (count != static_cast<int32_t>(plan->bindings.size()) || (count > 0 && !tensors))
-            return b->fail(OPB_ERR_INVALID, "onednn: execute: the plan takes " +
-                                                std::to_string(plan->bindings.size()) +
+            return b->fail(OPB_ERR_INVALID, "onednn: execute: the plan takes " + std::to_string(plan->bindings.size()) +
                                                 " tensors, got " + std::to_string(count));
         for (int32_t i = 0; i < count; ++i) {
             if (!tensors[i])
-                return b->fail(OPB_ERR_INVALID,
-                               "onednn: execute: tensor " + std::to_string(i) + " is NULL");
+                return b->fail(OPB_ERR_INVALID, "onednn: execute: tensor " + std::to_string(i) + " is NULL");
             if (tensors[i] == plan->bound[i]) continue; // same buffers as last time
             for (auto &m : plan->bindings[i]) m.set_data_handle(tensors[i]);
             plan->bound[i] = tensors[i];
@@ -254,13 +247,11 @@ opb_status api_execute(opb_backend *bb, opb_plan *pp, void *const *tensors, int3
         apply_threads(plan->threads);
         auto run_step = [&](std::size_t s) {
             const auto &step = plan->steps[s];
-            const dnnl_status_t rc =
-                dnnl_primitive_execute(step.prim.get(), b->stream.get(),
-                                       static_cast<int>(step.args.size()), step.args.data());
+            const dnnl_status_t rc = dnnl_primitive_execute(step.prim.get(), b->stream.get(),
+                                                            static_cast<int>(step.args.size()), step.args.data());
             if (rc != dnnl_success)
                 return b->fail(OPB_ERR_DEVICE, "onednn: execute: step " + std::to_string(s) +
-                                                   " failed with oneDNN status " +
-                                                   std::to_string(int(rc)));
+                                                   " failed with oneDNN status " + std::to_string(int(rc)));
             return OPB_OK;
         };
         OPB_SCOPE(b->scopes, plan->op_scope);
@@ -289,8 +280,7 @@ opb_status api_synchronize(opb_backend *bb) {
 
 opb_status api_memory_stats(opb_backend *bb, opb_memory_stats *out) {
     auto *b = self(bb);
-    if (opb_status s = sdk::check_struct(b, "onednn", "opb_memory_stats", out); s != OPB_OK)
-        return s;
+    if (opb_status s = sdk::check_struct(b, "onednn", "opb_memory_stats", out); s != OPB_OK) return s;
     opb_memory_stats stats;
     std::memset(&stats, 0, sizeof stats);
     b->memory.fill(&stats);
@@ -305,8 +295,8 @@ void api_info(opb_backend *bb, opb_info_fn fn, void *user) {
     if (!fn) return;
     (void)guarded(b, [&] {
         const dnnl_version_t *v = dnnl_version();
-        const std::string version = std::to_string(v->major) + "." + std::to_string(v->minor) +
-                                    "." + std::to_string(v->patch) + " (git " + v->hash + ")";
+        const std::string version = std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
+                                    std::to_string(v->patch) + " (git " + v->hash + ")";
         fn(user, "onednn_version", version.c_str());
         fn(user, "onednn_isa", isa_name(dnnl::get_effective_cpu_isa()));
         fn(user, "onednn_cpu_runtime", runtime_name(v->cpu_runtime));
@@ -365,7 +355,7 @@ Backend::~Backend() = default;
 OPB_PLUGIN_ENTRY(host_version) {
     if (OPB_ABI_MAJOR(host_version) != OPB_ABI_VERSION_MAJOR) return nullptr;
     const dnnl_version_t *v = dnnl_version();
-    std::snprintf(opbench::onednn::g_library_versions, sizeof opbench::onednn::g_library_versions,
-                  "oneDNN %d.%d.%d", v->major, v->minor, v->patch);
+    std::snprintf(opbench::onednn::g_library_versions, sizeof opbench::onednn::g_library_versions, "oneDNN %d.%d.%d",
+                  v->major, v->minor, v->patch);
     return &opbench::onednn::kApi;
 }

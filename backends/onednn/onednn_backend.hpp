@@ -30,7 +30,7 @@ struct StepSpec {
     std::string what; // for messages: "matmul Q.K^T", "softmax", ...
     dnnl::primitive_desc_base pd;
     std::vector<std::pair<int, MemRef>> args; // DNNL_ARG_* -> memory
-    std::string scope = {}; // profiling scope of this step; empty: `what`
+    std::string scope = {};                   // profiling scope of this step; empty: `what`
 };
 
 struct BufferSpec {
@@ -62,7 +62,7 @@ struct Plan {
     std::vector<std::pair<void *, uint64_t>> buffers; // workspace blocks (incl. scratchpad)
     uint64_t workspace_bytes = 0;
     int threads = 1;
-    std::string impl; // implementation names oneDNN chose, for the log
+    std::string impl;            // implementation names oneDNN chose, for the log
     const char *op_scope = "op"; // profiling scope around all steps: the op's name
 };
 
@@ -76,9 +76,7 @@ struct Backend : sdk::BackendBase {
     sdk::ScopeHost scopes;   // profiling scopes: the op, and each step
     int default_threads = 1; // OpenMP's default team size at create()
 
-    int threads_for(const opb_op_desc &d) const {
-        return d.threads > 0 ? d.threads : default_threads;
-    }
+    int threads_for(const opb_op_desc &d) const { return d.threads > 0 ? d.threads : default_threads; }
 };
 
 // Sets OpenMP's team size for the calling thread when it differs (cheap

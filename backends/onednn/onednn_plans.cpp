@@ -67,13 +67,11 @@ auto make_pd(const char *what, const opb_op_desc &d, Make &&make) -> decltype(ma
     try {
         return make();
     } catch (const dnnl::error &e) {
-        if (e.status == dnnl_unimplemented)
-        {
+        if (e.status == dnnl_unimplemented) {
             const dnnl_version_t *v = dnnl_version();
-            throw Unsupported(std::string(what) + " " + std::string(dtype_name(d.dtype)) +
-                              ": oneDNN " + std::to_string(v->major) + "." +
-                              std::to_string(v->minor) + "." + std::to_string(v->patch) +
-                              " has no implementation on this CPU (effective ISA " +
+            throw Unsupported(std::string(what) + " " + std::string(dtype_name(d.dtype)) + ": oneDNN " +
+                              std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
+                              std::to_string(v->patch) + " has no implementation on this CPU (effective ISA " +
                               isa_name(dnnl::get_effective_cpu_isa()) + ")");
         }
         throw std::runtime_error(std::string(what) + ": oneDNN error: " + e.what());
@@ -83,8 +81,7 @@ auto make_pd(const char *what, const opb_op_desc &d, Make &&make) -> decltype(ma
 MemRef tensor(int i, const memory::desc &md) { return {MemRef::Tensor, i, md}; }
 MemRef buffer(int i, const memory::desc &md) { return {MemRef::Buffer, i, md}; }
 
-int add_buffer(Recipe &r, std::string what, uint64_t bytes,
-               std::function<void(void *)> init = {}) {
+int add_buffer(Recipe &r, std::string what, uint64_t bytes, std::function<void(void *)> init = {}) {
     r.buffers.push_back({std::move(what), bytes, std::move(init)});
     return static_cast<int>(r.buffers.size()) - 1;
 }
@@ -105,8 +102,8 @@ std::function<void(void *)> causal_mask_init(int64_t rows, int64_t cols) {
 
 void require_all_rows_visible(const char *op, int64_t rows, int64_t cols) {
     if (rows > cols)
-        throw Unsupported(std::string(op) + " causal with rows (" + std::to_string(rows) +
-                          ") > cols (" + std::to_string(cols) +
+        throw Unsupported(std::string(op) + " causal with rows (" + std::to_string(rows) + ") > cols (" +
+                          std::to_string(cols) +
                           "): the first rows see no column under the bottom-right aligned "
                           "mask and their softmax is undefined");
 }
@@ -119,18 +116,15 @@ Recipe matmul_recipe(const Backend &b, const opb_op_desc &d) {
     const dt t = to_dt(d.dtype);
     // Transposes are strides on the logical [batch, M, K] / [batch, K, N]
     // views, so no copy is made outside the primitive.
-    memory::desc a_md(dims{p.batch, p.m, p.k}, t,
-                      p.trans_a ? dims{p.m * p.k, 1, p.m} : dims{p.m * p.k, p.k, 1});
-    memory::desc b_md(dims{p.batch, p.k, p.n}, t,
-                      p.trans_b ? dims{p.k * p.n, 1, p.k} : dims{p.k * p.n, p.n, 1});
+    memory::desc a_md(dims{p.batch, p.m, p.k}, t, p.trans_a ? dims{p.m * p.k, 1, p.m} : dims{p.m * p.k, p.k, 1});
+    memory::desc b_md(dims{p.batch, p.k, p.n}, t, p.trans_b ? dims{p.k * p.n, 1, p.k} : dims{p.k * p.n, p.n, 1});
     memory::desc c_md(dims{p.batch, p.m, p.n}, t, tag::abc);
     memory::desc bias_md(dims{1, 1, p.n}, t, tag::abc);
 
     Recipe r;
     r.tensor_count = p.has_bias ? 4 : 3;
     auto pd = make_pd("matmul", d, [&] {
-        auto md = p.has_bias ? dnnl::matmul::desc(a_md, b_md, bias_md, c_md)
-                             : dnnl::matmul::desc(a_md, b_md, c_md);
+        auto md = p.has_bias ? dnnl::matmul::desc(a_md, b_md, bias_md, c_md) : dnnl::matmul::desc(a_md, b_md, c_md);
         return dnnl::matmul::primitive_desc(md, user_scratchpad(), b.engine);
     });
     StepSpec s{"matmul", pd, {{DNNL_ARG_SRC, tensor(0, a_md)}, {DNNL_ARG_WEIGHTS, tensor(1, b_md)}}};
@@ -163,26 +157,25 @@ Recipe softmax_recipe(const Backend &b, const opb_op_desc &d) {
     if (p.causal || scale != 1.0f) {
         const int s_buf = add_buffer(r, "scaled scores", s_md.get_size());
         src = buffer(s_buf, s_md);
-        const int m_buf = p.causal ? add_buffer(r, "causal mask", m_md.get_size(),
-                                                causal_mask_init(p.rows, p.cols))
-                                   : -1;
+        const int m_buf =
+            p.causal ? add_buffer(r, "causal mask", m_md.get_size(), causal_mask_init(p.rows, p.cols)) : -1;
         if (t == dt::f32 && p.causal) {
             auto pd = make_pd("softmax (scale + mask)", d, [&] {
                 auto attr = user_scratchpad();
                 attr.set_scales(DNNL_ARG_SRC_0, 0, {scale});
-                return dnnl::binary::primitive_desc(
-                    dnnl::binary::desc(algorithm::binary_add, x_md, m_md, s_md), attr, b.engine);
+                return dnnl::binary::primitive_desc(dnnl::binary::desc(algorithm::binary_add, x_md, m_md, s_md), attr,
+                                                    b.engine);
             });
-            r.steps.push_back({"scale + causal mask", pd,
-                               {{DNNL_ARG_SRC_0, tensor(0, x_md)},
-                                {DNNL_ARG_SRC_1, buffer(m_buf, m_md)},
-                                {DNNL_ARG_DST, src}}});
+            r.steps.push_back(
+                {"scale + causal mask",
+                 pd,
+                 {{DNNL_ARG_SRC_0, tensor(0, x_md)}, {DNNL_ARG_SRC_1, buffer(m_buf, m_md)}, {DNNL_ARG_DST, src}}});
         } else if (t == dt::f32) {
             auto pd = make_pd("softmax (scale)", d, [&] {
-                return dnnl::eltwise_forward::primitive_desc(
-                    dnnl::eltwise_forward::desc(prop_kind::forward_inference,
-                                                algorithm::eltwise_linear, x_md, scale, 0.0f),
-                    user_scratchpad(), b.engine);
+                return dnnl::eltwise_forward::primitive_desc(dnnl::eltwise_forward::desc(prop_kind::forward_inference,
+                                                                                         algorithm::eltwise_linear,
+                                                                                         x_md, scale, 0.0f),
+                                                             user_scratchpad(), b.engine);
             });
             r.steps.push_back({"scale", pd, {{DNNL_ARG_SRC, tensor(0, x_md)}, {DNNL_ARG_DST, src}}});
         } else {
@@ -191,25 +184,22 @@ Recipe softmax_recipe(const Backend &b, const opb_op_desc &d) {
                 attr.set_output_scales(0, {scale});
                 return dnnl::reorder::primitive_desc(b.engine, x_md, b.engine, s_md, attr);
             });
-            r.steps.push_back({"scale to f32", pd,
-                               {{DNNL_ARG_FROM, tensor(0, x_md)}, {DNNL_ARG_TO, src}}});
+            r.steps.push_back({"scale to f32", pd, {{DNNL_ARG_FROM, tensor(0, x_md)}, {DNNL_ARG_TO, src}}});
             if (p.causal) {
                 auto mpd = make_pd("softmax (mask)", d, [&] {
-                    return dnnl::binary::primitive_desc(
-                        dnnl::binary::desc(algorithm::binary_add, s_md, m_md, s_md),
-                        user_scratchpad(), b.engine);
+                    return dnnl::binary::primitive_desc(dnnl::binary::desc(algorithm::binary_add, s_md, m_md, s_md),
+                                                        user_scratchpad(), b.engine);
                 });
-                r.steps.push_back({"causal mask", mpd,
-                                   {{DNNL_ARG_SRC_0, src},
-                                    {DNNL_ARG_SRC_1, buffer(m_buf, m_md)},
-                                    {DNNL_ARG_DST, src}}});
+                r.steps.push_back(
+                    {"causal mask",
+                     mpd,
+                     {{DNNL_ARG_SRC_0, src}, {DNNL_ARG_SRC_1, buffer(m_buf, m_md)}, {DNNL_ARG_DST, src}}});
             }
         }
     }
     auto pd = make_pd("softmax", d, [&] {
         return dnnl::softmax_v2_forward::primitive_desc(
-            dnnl::softmax_v2_forward::desc(prop_kind::forward_inference,
-                                           algorithm::softmax_accurate, src.md, x_md, 2),
+            dnnl::softmax_v2_forward::desc(prop_kind::forward_inference, algorithm::softmax_accurate, src.md, x_md, 2),
             user_scratchpad(), b.engine);
     });
     r.steps.push_back({"softmax", pd, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, tensor(1, x_md)}}});
@@ -219,19 +209,17 @@ Recipe softmax_recipe(const Backend &b, const opb_op_desc &d) {
 // oneDNN 2.6 takes layer-norm scale and shift in f32 only: for bf16/f16 the
 // gamma/beta tensors are converted by reorders inside execute (2 x cols
 // elements, negligible next to rows x cols).
-MemRef f32_param(Recipe &r, const Backend &b, const opb_op_desc &d, int tensor_index,
-                 int64_t cols, const char *what) {
+MemRef f32_param(Recipe &r, const Backend &b, const opb_op_desc &d, int tensor_index, int64_t cols, const char *what) {
     memory::desc f32_md(dims{cols}, dt::f32, tag::a);
     if (d.dtype == OPB_DTYPE_F32) return tensor(tensor_index, f32_md);
     memory::desc src_md(dims{cols}, to_dt(d.dtype), tag::a);
     const int buf = add_buffer(r, std::string(what) + " in f32", f32_md.get_size());
     auto pd = make_pd("layernorm parameter conversion", d, [&] {
-        return dnnl::reorder::primitive_desc(b.engine, src_md, b.engine, f32_md,
-                                             user_scratchpad());
+        return dnnl::reorder::primitive_desc(b.engine, src_md, b.engine, f32_md, user_scratchpad());
     });
-    r.steps.push_back({std::string(what) + " to f32", pd,
-                       {{DNNL_ARG_FROM, tensor(tensor_index, src_md)},
-                        {DNNL_ARG_TO, buffer(buf, f32_md)}}});
+    r.steps.push_back({std::string(what) + " to f32",
+                       pd,
+                       {{DNNL_ARG_FROM, tensor(tensor_index, src_md)}, {DNNL_ARG_TO, buffer(buf, f32_md)}}});
     return buffer(buf, f32_md);
 }
 
@@ -244,24 +232,23 @@ Recipe layernorm_recipe(const Backend &b, const opb_op_desc &d) {
     // the layer normalisation, not as a parameter conversion.
     auto pd = make_pd("layernorm", d, [&] {
         return dnnl::layer_normalization_forward::primitive_desc(
-            dnnl::layer_normalization_forward::desc(
-                prop_kind::forward_inference, x_md, p.eps,
-                dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift),
+            dnnl::layer_normalization_forward::desc(prop_kind::forward_inference, x_md, p.eps,
+                                                    dnnl::normalization_flags::use_scale |
+                                                        dnnl::normalization_flags::use_shift),
             user_scratchpad(), b.engine);
     });
     MemRef gamma = f32_param(r, b, d, 1, p.cols, "gamma");
     MemRef beta = f32_param(r, b, d, 2, p.cols, "beta");
-    StepSpec s{"layernorm", pd,
+    StepSpec s{"layernorm",
+               pd,
                {{DNNL_ARG_SRC, tensor(0, x_md)},
                 {DNNL_ARG_DST, tensor(3, x_md)},
                 {DNNL_ARG_SCALE, gamma},
                 {DNNL_ARG_SHIFT, beta}}};
     // Inference computes the statistics internally; some implementations
     // still ask for mean/variance memory, which the plan then provides.
-    for (auto [arg, md] : {std::pair{DNNL_ARG_MEAN, pd.mean_desc()},
-                           std::pair{DNNL_ARG_VARIANCE, pd.variance_desc()}})
-        if (md.get_size() > 0)
-            s.args.push_back({arg, buffer(add_buffer(r, "statistics", md.get_size()), md)});
+    for (auto [arg, md] : {std::pair{DNNL_ARG_MEAN, pd.mean_desc()}, std::pair{DNNL_ARG_VARIANCE, pd.variance_desc()}})
+        if (md.get_size() > 0) s.args.push_back({arg, buffer(add_buffer(r, "statistics", md.get_size()), md)});
     r.steps.push_back(std::move(s));
     return r;
 }
@@ -283,33 +270,30 @@ Recipe rmsnorm_recipe(const Backend &b, const opb_op_desc &d) {
     r.tensor_count = 3;
     auto sq_pd = make_pd("rmsnorm (square)", d, [&] {
         return dnnl::eltwise_forward::primitive_desc(
-            dnnl::eltwise_forward::desc(prop_kind::forward_inference, algorithm::eltwise_square,
-                                        x_md, 0.0f, 0.0f),
+            dnnl::eltwise_forward::desc(prop_kind::forward_inference, algorithm::eltwise_square, x_md, 0.0f, 0.0f),
             user_scratchpad(), b.engine);
     });
     auto red_pd = make_pd("rmsnorm (mean of squares)", d, [&] {
         return dnnl::reduction::primitive_desc(
-            dnnl::reduction::desc(algorithm::reduction_mean, x_md, ms_md, 0.0f, 0.0f),
-            user_scratchpad(), b.engine);
+            dnnl::reduction::desc(algorithm::reduction_mean, x_md, ms_md, 0.0f, 0.0f), user_scratchpad(), b.engine);
     });
     auto ln_pd = make_pd("rmsnorm (normalise)", d, [&] {
         return dnnl::layer_normalization_forward::primitive_desc(
-            dnnl::layer_normalization_forward::desc(prop_kind::forward_inference, x_md, stat_md,
-                                                    p.eps,
+            dnnl::layer_normalization_forward::desc(prop_kind::forward_inference, x_md, stat_md, p.eps,
                                                     dnnl::normalization_flags::use_global_stats |
                                                         dnnl::normalization_flags::use_scale),
             user_scratchpad(), b.engine);
     });
     const int sq = add_buffer(r, "squares", x_md.get_size());
     const int ms = add_buffer(r, "mean of squares", ms_md.get_size());
-    const int zero = add_buffer(r, "zero mean", stat_md.get_size(),
-                                [n = stat_md.get_size()](void *q) { std::memset(q, 0, n); });
-    r.steps.push_back({"square", sq_pd,
-                       {{DNNL_ARG_SRC, tensor(0, x_md)}, {DNNL_ARG_DST, buffer(sq, x_md)}}});
-    r.steps.push_back({"mean of squares", red_pd,
-                       {{DNNL_ARG_SRC, buffer(sq, x_md)}, {DNNL_ARG_DST, buffer(ms, ms_md)}}});
+    const int zero =
+        add_buffer(r, "zero mean", stat_md.get_size(), [n = stat_md.get_size()](void *q) { std::memset(q, 0, n); });
+    r.steps.push_back({"square", sq_pd, {{DNNL_ARG_SRC, tensor(0, x_md)}, {DNNL_ARG_DST, buffer(sq, x_md)}}});
+    r.steps.push_back(
+        {"mean of squares", red_pd, {{DNNL_ARG_SRC, buffer(sq, x_md)}, {DNNL_ARG_DST, buffer(ms, ms_md)}}});
     MemRef gamma = f32_param(r, b, d, 1, p.cols, "gamma");
-    r.steps.push_back({"normalise", ln_pd,
+    r.steps.push_back({"normalise",
+                       ln_pd,
                        {{DNNL_ARG_SRC, tensor(0, x_md)},
                         {DNNL_ARG_DST, tensor(2, x_md)},
                         {DNNL_ARG_MEAN, buffer(zero, stat_md)},
@@ -331,8 +315,8 @@ Recipe eltwise_recipe(const Backend &b, const opb_op_desc &d) {
     r.tensor_count = 2;
     auto pd = make_pd(what, d, [&] {
         return dnnl::eltwise_forward::primitive_desc(
-            dnnl::eltwise_forward::desc(prop_kind::forward_inference, alg, x_md, 1.0f, 0.0f),
-            user_scratchpad(), b.engine);
+            dnnl::eltwise_forward::desc(prop_kind::forward_inference, alg, x_md, 1.0f, 0.0f), user_scratchpad(),
+            b.engine);
     });
     r.steps.push_back({what, pd, {{DNNL_ARG_SRC, tensor(0, x_md)}, {DNNL_ARG_DST, tensor(1, x_md)}}});
     return r;
@@ -344,14 +328,13 @@ Recipe add_recipe(const Backend &b, const opb_op_desc &d) {
     Recipe r;
     r.tensor_count = 3;
     auto pd = make_pd("add", d, [&] {
-        return dnnl::binary::primitive_desc(
-            dnnl::binary::desc(algorithm::binary_add, x_md, x_md, x_md), user_scratchpad(),
-            b.engine);
+        return dnnl::binary::primitive_desc(dnnl::binary::desc(algorithm::binary_add, x_md, x_md, x_md),
+                                            user_scratchpad(), b.engine);
     });
-    r.steps.push_back({"add", pd,
-                       {{DNNL_ARG_SRC_0, tensor(0, x_md)},
-                        {DNNL_ARG_SRC_1, tensor(1, x_md)},
-                        {DNNL_ARG_DST, tensor(2, x_md)}}});
+    r.steps.push_back(
+        {"add",
+         pd,
+         {{DNNL_ARG_SRC_0, tensor(0, x_md)}, {DNNL_ARG_SRC_1, tensor(1, x_md)}, {DNNL_ARG_DST, tensor(2, x_md)}}});
     return r;
 }
 
@@ -375,8 +358,7 @@ Recipe attention_recipe(const Backend &b, const opb_op_desc &d) {
     const int64_t bh = p.batch * p.heads;
     memory::desc q_md(dims{bh, p.seq_q, p.head_dim}, t, tag::abc);
     // K is stored [bh, seq_kv, head_dim]; K^T is the same memory with strides.
-    memory::desc kt_md(dims{bh, p.head_dim, p.seq_kv}, t,
-                       dims{p.seq_kv * p.head_dim, 1, p.head_dim});
+    memory::desc kt_md(dims{bh, p.head_dim, p.seq_kv}, t, dims{p.seq_kv * p.head_dim, 1, p.head_dim});
     memory::desc v_md(dims{bh, p.seq_kv, p.head_dim}, t, tag::abc);
     memory::desc o_md = q_md;
     memory::desc s_md(dims{bh, p.seq_q, p.seq_kv}, dt::f32, tag::abc);
@@ -388,51 +370,46 @@ Recipe attention_recipe(const Backend &b, const opb_op_desc &d) {
     auto qk_pd = make_pd("attention Q.K^T", d, [&] {
         auto attr = user_scratchpad();
         attr.set_output_scales(0, {effective_scale(d)});
-        return dnnl::matmul::primitive_desc(dnnl::matmul::desc(q_md, kt_md, s_md), attr,
-                                            b.engine);
+        return dnnl::matmul::primitive_desc(dnnl::matmul::desc(q_md, kt_md, s_md), attr, b.engine);
     });
     const int s_buf = add_buffer(r, "scores", s_md.get_size());
     const int p_buf = t == dt::f32 ? s_buf : add_buffer(r, "probabilities", p_md.get_size());
     auto sm_pd = make_pd("attention softmax", d, [&] {
         return dnnl::softmax_v2_forward::primitive_desc(
-            dnnl::softmax_v2_forward::desc(prop_kind::forward_inference,
-                                           algorithm::softmax_accurate, s_md, p_md, 2),
+            dnnl::softmax_v2_forward::desc(prop_kind::forward_inference, algorithm::softmax_accurate, s_md, p_md, 2),
             user_scratchpad(), b.engine);
     });
     auto pv_pd = make_pd("attention P.V", d, [&] {
-        return dnnl::matmul::primitive_desc(dnnl::matmul::desc(p_md, v_md, o_md),
-                                            user_scratchpad(), b.engine);
+        return dnnl::matmul::primitive_desc(dnnl::matmul::desc(p_md, v_md, o_md), user_scratchpad(), b.engine);
     });
     // Scopes qk / mask / softmax / pv: the same names as every backend's
     // composed attention, for the profile's component breakdown.
-    StepSpec qk{"Q.K^T", qk_pd,
-                {{DNNL_ARG_SRC, tensor(0, q_md)},
-                 {DNNL_ARG_WEIGHTS, tensor(1, kt_md)},
-                 {DNNL_ARG_DST, buffer(s_buf, s_md)}},
-                "qk"};
+    StepSpec qk{
+        "Q.K^T",
+        qk_pd,
+        {{DNNL_ARG_SRC, tensor(0, q_md)}, {DNNL_ARG_WEIGHTS, tensor(1, kt_md)}, {DNNL_ARG_DST, buffer(s_buf, s_md)}},
+        "qk"};
     r.steps.push_back(std::move(qk));
     if (p.causal) {
-        const int m_buf = add_buffer(r, "causal mask", m_md.get_size(),
-                                     causal_mask_init(p.seq_q, p.seq_kv));
+        const int m_buf = add_buffer(r, "causal mask", m_md.get_size(), causal_mask_init(p.seq_q, p.seq_kv));
         auto mpd = make_pd("attention causal mask", d, [&] {
-            return dnnl::binary::primitive_desc(
-                dnnl::binary::desc(algorithm::binary_add, s_md, m_md, s_md), user_scratchpad(),
-                b.engine);
+            return dnnl::binary::primitive_desc(dnnl::binary::desc(algorithm::binary_add, s_md, m_md, s_md),
+                                                user_scratchpad(), b.engine);
         });
-        r.steps.push_back({"causal mask", mpd,
+        r.steps.push_back({"causal mask",
+                           mpd,
                            {{DNNL_ARG_SRC_0, buffer(s_buf, s_md)},
                             {DNNL_ARG_SRC_1, buffer(m_buf, m_md)},
                             {DNNL_ARG_DST, buffer(s_buf, s_md)}},
                            "mask"});
     }
-    r.steps.push_back({"softmax", sm_pd,
-                       {{DNNL_ARG_SRC, buffer(s_buf, s_md)}, {DNNL_ARG_DST, buffer(p_buf, p_md)}},
-                       "softmax"});
-    r.steps.push_back({"P.V", pv_pd,
-                       {{DNNL_ARG_SRC, buffer(p_buf, p_md)},
-                        {DNNL_ARG_WEIGHTS, tensor(2, v_md)},
-                        {DNNL_ARG_DST, tensor(3, o_md)}},
-                       "pv"});
+    r.steps.push_back(
+        {"softmax", sm_pd, {{DNNL_ARG_SRC, buffer(s_buf, s_md)}, {DNNL_ARG_DST, buffer(p_buf, p_md)}}, "softmax"});
+    r.steps.push_back(
+        {"P.V",
+         pv_pd,
+         {{DNNL_ARG_SRC, buffer(p_buf, p_md)}, {DNNL_ARG_WEIGHTS, tensor(2, v_md)}, {DNNL_ARG_DST, tensor(3, o_md)}},
+         "pv"});
     return r;
 }
 

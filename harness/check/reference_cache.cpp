@@ -42,7 +42,8 @@ const HostBuffers &ReferenceCache::outputs(std::size_t index, const opb_op_desc 
             key.input_seed = input_seed(index);
             key.backend = reference_name_;
             key.backend_version = backend_version_;
-            outputs_ = store_->load_or_compute(key, host, [&] { return compute(host, desc); }, source_);
+            outputs_ = store_->load_or_compute(
+                key, host, [&] { return compute(host, desc); }, source_);
         } else {
             outputs_ = compute(host, desc);
             source_ = "computed";

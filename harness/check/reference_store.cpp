@@ -42,8 +42,7 @@ std::string sha256_of(const std::vector<const std::vector<uint8_t> *> &buffers) 
         throw std::runtime_error("OpenSSL: cannot start a SHA-256 digest");
     for (const auto *b : buffers) {
         const uint64_t n = b->size(); // the length first: [ab][c] and [a][bc] differ
-        if (EVP_DigestUpdate(ctx.get(), &n, sizeof n) != 1 ||
-            EVP_DigestUpdate(ctx.get(), b->data(), b->size()) != 1)
+        if (EVP_DigestUpdate(ctx.get(), &n, sizeof n) != 1 || EVP_DigestUpdate(ctx.get(), b->data(), b->size()) != 1)
             throw std::runtime_error("OpenSSL: SHA-256 update failed");
     }
     unsigned char md[EVP_MAX_MD_SIZE];
@@ -63,9 +62,8 @@ std::string ReferenceKey::text() const {
     // The parameter union as bytes: the harness needs no op's field names,
     // and descriptions are zero-filled (make_desc) so padding is stable.
     const auto *params = reinterpret_cast<const unsigned char *>(&desc.p);
-    return fmt::format("op {}\ndtype {}\nvariant {}\nparams {}\nseed {}\nbackend {}\nversion {}\n", desc.op,
-                       desc.dtype, desc.variant, hex(params, sizeof desc.p), input_seed, backend,
-                       backend_version);
+    return fmt::format("op {}\ndtype {}\nvariant {}\nparams {}\nseed {}\nbackend {}\nversion {}\n", desc.op, desc.dtype,
+                       desc.variant, hex(params, sizeof desc.p), input_seed, backend, backend_version);
 }
 
 std::string ReferenceKey::file_name() const { return sha256_text(text()).substr(0, 40) + ".ref"; }
@@ -115,8 +113,7 @@ std::optional<std::vector<std::vector<uint8_t>>> ReferenceStore::load(const Refe
         std::vector<std::vector<uint8_t>> outputs;
         for (const auto &size : header.at("output_bytes")) {
             std::vector<uint8_t> b(size.get<uint64_t>());
-            if (!in.read(reinterpret_cast<char *>(b.data()), std::streamsize(b.size())))
-                return reject("truncated");
+            if (!in.read(reinterpret_cast<char *>(b.data()), std::streamsize(b.size()))) return reject("truncated");
             outputs.push_back(std::move(b));
         }
         if (in.peek() != std::char_traits<char>::eof()) return reject("longer than its header says");

@@ -61,13 +61,12 @@ public:
     // `inputs` (their input tensors) hash as stored and the outputs read back
     // hash as stored. A file that fails a check is removed.
     [[nodiscard]] std::optional<std::vector<std::vector<uint8_t>>> load(const ReferenceKey &key,
-                                                                         const HostTensors &inputs);
+                                                                        const HostTensors &inputs);
 
     // Stores `outputs` for `key` (atomically), then deletes least recently
     // used files until the directory fits max_bytes. An entry larger than
     // max_bytes by itself is not stored.
-    void store(const ReferenceKey &key, const HostTensors &inputs,
-               const std::vector<std::vector<uint8_t>> &outputs);
+    void store(const ReferenceKey &key, const HostTensors &inputs, const std::vector<std::vector<uint8_t>> &outputs);
 
     // The outputs for `key`: loaded when a stored file passes every check,
     // else computed by `compute` and stored. `source` is set to "cache" or

@@ -110,8 +110,7 @@ std::string judge(const Comparison &c, const Limits &limits, const std::string &
                            element_name(tensor, shape, c.first_unwritten), tensor, c.unwritten);
     if (c.nonfinite)
         return fmt::format("verification failed: {} is {} where the reference is {} ({} non-finite elements)",
-                           element_name(tensor, shape, c.first_nonfinite), c.worst_out, c.worst_ref,
-                           c.nonfinite);
+                           element_name(tensor, shape, c.first_nonfinite), c.worst_out, c.worst_ref, c.nonfinite);
     if (!(c.nmse <= limits.max_nmse))
         return fmt::format("verification failed: NMSE {:.3g} exceeds {:.3g} ({})", c.nmse, limits.max_nmse,
                            limits.nmse_why);
@@ -233,8 +232,7 @@ void fast_path(const VerifyRequest &rq, const std::vector<TensorSpec> &specs, Ve
     std::vector<const void *> tensors;
     std::size_t next_output = 0;
     for (std::size_t i = 0; i < rq.host->buffers.size(); ++i)
-        tensors.push_back(rq.host->is_output[i] ? (*rq.outputs)[next_output++].data()
-                                                : rq.host->buffers[i].data());
+        tensors.push_back(rq.host->is_output[i] ? (*rq.outputs)[next_output++].data() : rq.host->buffers[i].data());
     FastCheckArgs args;
     args.desc = rq.desc;
     args.tensors = tensors.data();

@@ -31,13 +31,13 @@ namespace opbench {
 
 // Everything one comparison found, over `count` elements.
 struct Comparison {
-    double nmse = 0.0;             // as nmse() above
-    double worst_error = 0.0;      // largest point-wise error, |out - ref| / (|ref| + rms(ref's row))
-    int64_t worst_index = -1;      // where (flat index), -1 when count is 0
+    double nmse = 0.0;        // as nmse() above
+    double worst_error = 0.0; // largest point-wise error, |out - ref| / (|ref| + rms(ref's row))
+    int64_t worst_index = -1; // where (flat index), -1 when count is 0
     double worst_out = 0.0, worst_ref = 0.0;
-    int64_t unwritten = 0;         // elements still holding the sentinel
+    int64_t unwritten = 0; // elements still holding the sentinel
     int64_t first_unwritten = -1;
-    int64_t nonfinite = 0;         // NaN or Inf (sentinels not counted) where ref is finite
+    int64_t nonfinite = 0; // NaN or Inf (sentinels not counted) where ref is finite
     int64_t first_nonfinite = -1;
 };
 // `row` is the length of the output's last axis: each element's error is
@@ -56,8 +56,7 @@ struct Limits {
                                 const std::vector<int64_t> &shape);
 
 // "name[i, j, k]" for a flat index into a row-major tensor of `shape`.
-[[nodiscard]] std::string element_name(const std::string &tensor, const std::vector<int64_t> &shape,
-                                       int64_t flat);
+[[nodiscard]] std::string element_name(const std::string &tensor, const std::vector<int64_t> &shape, int64_t flat);
 
 // ---- what an entry records about its verification --------------------------------
 
@@ -68,20 +67,20 @@ enum class VerifyMode { full, fast, off };
 
 struct Verification {
     VerifyMode mode = VerifyMode::fast;
-    bool verified = false;     // false: off, or the check failed
-    std::string method;        // "reference", "freivalds", "sampled-rows", "none" (off)
-    std::string reference;     // full/linear: "computed" or "cache"; "" when no reference ran
-    std::string unit;          // what checked/total count: "elements", "rows"
+    bool verified = false; // false: off, or the check failed
+    std::string method;    // "reference", "freivalds", "sampled-rows", "none" (off)
+    std::string reference; // full/linear: "computed" or "cache"; "" when no reference ran
+    std::string unit;      // what checked/total count: "elements", "rows"
     int64_t checked = 0, total = 0;
-    int vectors = 0;           // freivalds: random vectors per batch
-    uint64_t seed = 0;         // the check's own randomness (fast methods)
-    std::optional<double> nmse;           // when compared with a reference
+    int vectors = 0;            // freivalds: random vectors per batch
+    uint64_t seed = 0;          // the check's own randomness (fast methods)
+    std::optional<double> nmse; // when compared with a reference
     std::optional<double> max_nmse;
     std::optional<double> pointwise_error; // largest point-wise error, when compared point by point
     std::optional<double> pointwise_tolerance;
-    double worst_ratio = 0.0;              // the worst place's error / its limit: above 1 fails
-    int64_t worst_index = -1;              // flat index into the output of that place
-    std::string failure;           // empty when verified or off
+    double worst_ratio = 0.0; // the worst place's error / its limit: above 1 fails
+    int64_t worst_index = -1; // flat index into the output of that place
+    std::string failure;      // empty when verified or off
 };
 
 // The entry's `verification` object (see results/README.md).

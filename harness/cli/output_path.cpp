@@ -48,12 +48,15 @@ fs::path directory_of(const fs::path &p) {
 void check_directory(const std::string &shown, const fs::path &dir, std::string_view flag = "--out") {
     struct stat st {};
     if (::stat(dir.c_str(), &st) != 0)
-        refuse_as(flag, shown, fmt::format("its directory {} {}", dir.string(),
-                                  errno == ENOENT ? "does not exist (create it first)"
-                                                  : std::string("cannot be used: ") + std::strerror(errno)));
-    if (!S_ISDIR(st.st_mode)) refuse_as(flag, shown, fmt::format("{} is {}, not a directory", dir.string(), kind_of(st.st_mode)));
+        refuse_as(flag, shown,
+                  fmt::format("its directory {} {}", dir.string(),
+                              errno == ENOENT ? "does not exist (create it first)"
+                                              : std::string("cannot be used: ") + std::strerror(errno)));
+    if (!S_ISDIR(st.st_mode))
+        refuse_as(flag, shown, fmt::format("{} is {}, not a directory", dir.string(), kind_of(st.st_mode)));
     if (::access(dir.c_str(), W_OK | X_OK) != 0)
-        refuse_as(flag, shown, fmt::format("its directory {} is not writable ({})", dir.string(), std::strerror(errno)));
+        refuse_as(flag, shown,
+                  fmt::format("its directory {} is not writable ({})", dir.string(), std::strerror(errno)));
 }
 
 void check_name_fits(const std::string &shown, const fs::path &p, std::string_view flag = "--out") {
@@ -62,13 +65,15 @@ void check_name_fits(const std::string &shown, const fs::path &p, std::string_vi
     if (name_max <= 0) name_max = NAME_MAX;
     const std::size_t limit = static_cast<std::size_t>(name_max) - kOutputNameHeadroom;
     if (name.size() > limit)
-        refuse_as(flag, shown, fmt::format("the file name is {} bytes long; at most {} fit here ({} allowed by the "
-                                  "file system, less {} for the temporary file and journal beside it)",
-                                  name.size(), limit, name_max, kOutputNameHeadroom));
+        refuse_as(flag, shown,
+                  fmt::format("the file name is {} bytes long; at most {} fit here ({} allowed by the "
+                              "file system, less {} for the temporary file and journal beside it)",
+                              name.size(), limit, name_max, kOutputNameHeadroom));
     const std::string absolute = fs::absolute(p).string();
     if (absolute.size() + kOutputNameHeadroom >= PATH_MAX)
-        refuse_as(flag, shown, fmt::format("the path is {} bytes long; at most {} fit", absolute.size(),
-                                  PATH_MAX - 1 - kOutputNameHeadroom));
+        refuse_as(flag, shown,
+                  fmt::format("the path is {} bytes long; at most {} fit", absolute.size(),
+                              PATH_MAX - 1 - kOutputNameHeadroom));
 }
 
 bool same_file(const std::string &a, const struct stat &b) {

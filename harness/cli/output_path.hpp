@@ -79,18 +79,18 @@ private:
 // (<path>.journal, an interrupted run) is refused unless resuming. Without one: default_dir (created if
 // missing) / "<sanitised suite name>-<UTC yyyymmdd-hhmmss.mmm>[-N].json", the
 // first such name that did not exist. Throws OutputPathError.
-[[nodiscard]] ResultPath reserve_result_path(
-    const OutputRequest &request, std::string_view suite_name,
-    std::chrono::system_clock::time_point now = std::chrono::system_clock::now());
+[[nodiscard]] ResultPath
+reserve_result_path(const OutputRequest &request, std::string_view suite_name,
+                    std::chrono::system_clock::time_point now = std::chrono::system_clock::now());
 
 // Any other file a command writes (a trace, a reader's -o): the same rule as
 // --out, checked before any work starts, so a run that takes an hour never
 // ends in "cannot write" and no output replaces what the user did not ask to.
 struct OutputFile {
-    std::string flag;                  // as the user named it: "--trace", "-o"
+    std::string flag; // as the user named it: "--trace", "-o"
     std::string path;
-    bool force = false;                // an existing regular file may be replaced
-    std::vector<std::string> inputs;   // files the command reads: never written over
+    bool force = false;                  // an existing regular file may be replaced
+    std::vector<std::string> inputs;     // files the command reads: never written over
     std::vector<std::string> input_dirs; // directories it reads (an archive): nothing inside them
     // The command's other outputs, as (flag, path): never the same file.
     std::vector<std::pair<std::string, std::string>> other_outputs;

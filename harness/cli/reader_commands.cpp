@@ -34,10 +34,8 @@ double parse_fraction(const std::string &flag, const std::string &v) {
         const std::string rest = v.substr(used);
         if (rest == "%" && x >= 0 && x < 1000) return x / 100.0;
         if (rest.empty() && x >= 0 && x < 1) return x;
-    } catch (const std::exception &) {
-    }
-    throw std::invalid_argument(
-        fmt::format("{} {}: give a fraction below 1 (0.05) or a percentage (5%)", flag, v));
+    } catch (const std::exception &) {}
+    throw std::invalid_argument(fmt::format("{} {}: give a fraction below 1 (0.05) or a percentage (5%)", flag, v));
 }
 
 std::vector<ResultSet> read_sets(const std::vector<std::string> &paths) {
@@ -88,8 +86,7 @@ struct ReaderCommands::Options {
     std::vector<std::string> report_sets;
     std::string report_out, report_title, report_history;
     // history
-    std::string history_dir, history_suite, history_case, history_machine, history_format = "console",
-                                                                           history_output;
+    std::string history_dir, history_suite, history_case, history_machine, history_format = "console", history_output;
     std::size_t history_last = 10;
     // merge
     std::vector<std::string> merge_sets;
@@ -130,16 +127,19 @@ ReaderCommands::ReaderCommands(CLI::App &app) : o_(std::make_unique<Options>()) 
     c->add_option("--baseline", o.baseline, "with --by backend: the level speed-ups are against")
         ->capture_default_str();
     c->add_option("--format", o.format, "output format: " + writer_names())->capture_default_str();
-    c->add_option("--output,-o", o.output, "write to this file instead of stdout (never an input; an existing "
-                                           "file only with --force)");
+    c->add_option("--output,-o", o.output,
+                  "write to this file instead of stdout (never an input; an existing "
+                  "file only with --force)");
     c->add_flag("--force", o.force, "let -o replace an existing file (never an input)");
     c->add_flag("--fail-on-regression", o.fail_on_regression, "exit 1 when any case is slower beyond the threshold");
 
     auto *r = app.add_subcommand("report", "one self-contained HTML page with SVG charts of result sets");
     o.report = r;
     r->add_option("sets", o.report_sets, "result sets")->required()->check(CLI::ExistingFile);
-    r->add_option("-o,--output", o.report_out, "the HTML file to write (never an input; an existing file only "
-                                               "with --force)")->required();
+    r->add_option("-o,--output", o.report_out,
+                  "the HTML file to write (never an input; an existing file only "
+                  "with --force)")
+        ->required();
     r->add_flag("--force", o.force, "let -o replace an existing file (never an input)");
     r->add_option("--title", o.report_title, "page title");
     r->add_option("--history", o.report_history, "archive directory: chart the trend of the first set's suite");
@@ -150,23 +150,28 @@ ReaderCommands::ReaderCommands(CLI::App &app) : o_(std::make_unique<Options>()) 
     h->add_option("--suite", o.history_suite, "suite name")->required();
     h->add_option("--case", o.history_case, "regular expression on 'case [backend]'");
     h->add_option("--machine", o.history_machine, "machine id (default: the newest run's)");
-    h->add_option("--last", o.history_last, "at most this many runs, the newest")->capture_default_str()->check(
-        CLI::PositiveNumber);
+    h->add_option("--last", o.history_last, "at most this many runs, the newest")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
     h->add_option("--format", o.history_format, "output format: " + writer_names())->capture_default_str();
-    h->add_option("--output,-o", o.history_output, "write to this file instead of stdout (never inside the "
-                                                   "archive; an existing file only with --force)");
+    h->add_option("--output,-o", o.history_output,
+                  "write to this file instead of stdout (never inside the "
+                  "archive; an existing file only with --force)");
     h->add_flag("--force", o.force, "let -o replace an existing file (never one of the archive's)");
     h->add_flag("--accept-unmet-noise", o.accept_unmet, "show repetitions that did not meet their noise target");
 
     auto *m = app.add_subcommand("merge", "merge shards of one suite into one result set");
     o.merge = m;
     m->add_option("sets", o.merge_sets, "result sets of one suite")->required()->check(CLI::ExistingFile);
-    m->add_option("-o,--output", o.merge_out, "the merged result set (never an input; an existing file only "
-                                              "with --force)")->required();
+    m->add_option("-o,--output", o.merge_out,
+                  "the merged result set (never an input; an existing file only "
+                  "with --force)")
+        ->required();
     m->add_flag("--force", o.force, "let -o replace an existing file (never an input)");
     m->add_flag("--allow-mixed-machines", o.allow_mixed, "merge sets from different machines");
 
-    auto *a = app.add_subcommand("archive", "store result sets in an archive: DIR/<machine>/<suite>/<time>-<commit>.json");
+    auto *a =
+        app.add_subcommand("archive", "store result sets in an archive: DIR/<machine>/<suite>/<time>-<commit>.json");
     o.archive = a;
     a->add_option("dir", o.archive_dir, "archive directory (created if missing)")->required();
     a->add_option("sets", o.archive_sets, "result sets")->required()->check(CLI::ExistingFile);
@@ -206,8 +211,9 @@ std::optional<int> ReaderCommands::run() {
 
 int ReaderCommands::Options::run_compare() {
     if (compare->count("--output") > 0)
-        check_reader_output(output, force, sets, baseline_from.empty() ? std::vector<std::string>{}
-                                                                       : std::vector<std::string>{baseline_from});
+        check_reader_output(output, force, sets,
+                            baseline_from.empty() ? std::vector<std::string>{}
+                                                  : std::vector<std::string>{baseline_from});
     CompareOptions co;
     co.threshold = parse_fraction("--threshold", threshold);
     co.alpha = parse_fraction("--alpha", alpha);
@@ -217,16 +223,17 @@ int ReaderCommands::Options::run_compare() {
     std::vector<std::string> paths = sets;
     if (!baseline_from.empty()) {
         if (sets.size() != 1)
-            throw std::invalid_argument(fmt::format("--baseline-from takes exactly one NEW.json (got {})", sets.size()));
+            throw std::invalid_argument(
+                fmt::format("--baseline-from takes exactly one NEW.json (got {})", sets.size()));
         const ResultSet next = read_result_set(sets[0]);
-        const std::vector<ArchiveEntry> earlier = archive_matching(
-            baseline_from, next.machine_id(), next.suite_name(), next.build_type(), next.timestamp(), sets[0]);
+        const std::vector<ArchiveEntry> earlier = archive_matching(baseline_from, next.machine_id(), next.suite_name(),
+                                                                   next.build_type(), next.timestamp(), sets[0]);
         const std::optional<ArchiveEntry> base =
             earlier.empty() ? std::nullopt : std::optional<ArchiveEntry>(earlier.back());
         if (!base) {
             const std::string what =
-                fmt::format("{}: no archived set of suite '{}' on machine {} ({} build) other than {} and not newer", baseline_from,
-                            next.suite_name(), next.machine_id(), next.build_type(), sets[0]);
+                fmt::format("{}: no archived set of suite '{}' on machine {} ({} build) other than {} and not newer",
+                            baseline_from, next.suite_name(), next.machine_id(), next.build_type(), sets[0]);
             if (allow_no_baseline) {
                 std::cerr << "opbench compare: " << what << "; nothing to compare (--allow-no-baseline)\n";
                 return 0;

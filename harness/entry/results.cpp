@@ -47,8 +47,7 @@ nlohmann::json summary_json(const RepetitionRecord &r) {
             {"outliers_high", s.outliers_high},
             {"cpu_time_per_call", r.cpu_seconds_per_call},
             {"device_time_per_call",
-             r.device_seconds_per_call >= 0 ? nlohmann::json(r.device_seconds_per_call)
-                                            : nlohmann::json(nullptr)},
+             r.device_seconds_per_call >= 0 ? nlohmann::json(r.device_seconds_per_call) : nlohmann::json(nullptr)},
             {"sample_times", r.sample_times},
             {"process", r.process}};
 }
@@ -92,9 +91,12 @@ nlohmann::json measurement_fields(const CaseResult &r, const MeasureSettings &me
     for (const SettingInfo &info : measurement_settings()) {
         if (info.result_key.empty()) continue;
         const double v = info.get(measured_with);
-        if (info.type == SettingType::cache) settings[std::string(info.result_key)] = value_text(info, v);
-        else if (info.type == SettingType::integer) settings[std::string(info.result_key)] = static_cast<int64_t>(v);
-        else settings[std::string(info.result_key)] = v;
+        if (info.type == SettingType::cache)
+            settings[std::string(info.result_key)] = value_text(info, v);
+        else if (info.type == SettingType::integer)
+            settings[std::string(info.result_key)] = static_cast<int64_t>(v);
+        else
+            settings[std::string(info.result_key)] = v;
     }
     settings["threads_resolved"] = threads_resolved;
     j["settings"] = std::move(settings);

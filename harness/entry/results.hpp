@@ -26,15 +26,15 @@ struct CaseResult {
     const Case *source = nullptr;
     std::string backend;
     CaseStatus status = CaseStatus::passed;
-    std::string reason;            // why failed or skipped
-    bool is_reference = false;     // this backend produced the reference output
-    double nmse = -1;              // < 0: not compared with the reference
+    std::string reason;        // why failed or skipped
+    bool is_reference = false; // this backend produced the reference output
+    double nmse = -1;          // < 0: not compared with the reference
     double nmse_threshold = 0;
-    bool checked = false;          // reached the check step: `verification` says how it went
+    bool checked = false; // reached the check step: `verification` says how it went
     Verification verification;
-    double prepare_seconds = 0;    // the recipe's prepare step (tensors, plan)
-    double verify_seconds = 0;     // reference (computed or loaded) + the check step
-    double measure_seconds = 0;    // the sampling loops of all repetitions
+    double prepare_seconds = 0; // the recipe's prepare step (tensors, plan)
+    double verify_seconds = 0;  // reference (computed or loaded) + the check step
+    double measure_seconds = 0; // the sampling loops of all repetitions
     MemoryFigures memory;
     std::vector<RepetitionRecord> repetitions;
     std::optional<Roofline> roofline; // at the median of the repetitions' medians
@@ -45,8 +45,7 @@ struct CaseResult {
 // repetition statistics by repetition_index). `unmeasured` cases (skipped
 // before running, so unknown to Google Benchmark) get an entry each, in
 // Google Benchmark's form with error_occurred set.
-[[nodiscard]] nlohmann::json enrich_result_set(nlohmann::json gb,
-                                               const std::vector<CaseResult> &results,
+[[nodiscard]] nlohmann::json enrich_result_set(nlohmann::json gb, const std::vector<CaseResult> &results,
                                                const std::vector<const CaseResult *> &unmeasured,
                                                const nlohmann::json &opbench_context);
 

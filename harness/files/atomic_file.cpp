@@ -36,8 +36,8 @@ void write_file_atomically(const std::string &path, const std::string &text) {
     std::error_code ec;
     if (!target.parent_path().empty()) fs::create_directories(target.parent_path(), ec);
     if (ec)
-        throw std::runtime_error(fmt::format("cannot create directory {}: {}",
-                                             target.parent_path().string(), ec.message()));
+        throw std::runtime_error(
+            fmt::format("cannot create directory {}: {}", target.parent_path().string(), ec.message()));
     // Never replace what is not a regular file (a device, a directory): as
     // root, renaming over /dev/null would turn the device into this file.
     if (fs::exists(target, ec) && !fs::is_regular_file(target, ec))

@@ -59,8 +59,8 @@ ScratchFile::ScratchFile(const std::string &dir, const std::string &prefix, cons
     buf.push_back('\0');
     fd_ = ::mkostemps(buf.data(), static_cast<int>(suffix.size()), O_CLOEXEC);
     if (fd_ < 0)
-        throw std::runtime_error(fmt::format("cannot create a scratch file in {}: {}", dir.empty() ? "." : dir,
-                                             std::strerror(errno)));
+        throw std::runtime_error(
+            fmt::format("cannot create a scratch file in {}: {}", dir.empty() ? "." : dir, std::strerror(errno)));
     path_ = buf.data();
     slot_ = register_path(path_);
 }
@@ -82,8 +82,8 @@ void ScratchFile::write_and_close(const std::string &text) {
         ssize_t n = ::write(fd_, rest.data(), rest.size());
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0)
-            throw std::runtime_error(fmt::format("writing {} failed: {}", path_,
-                                                 n < 0 ? std::strerror(errno) : "no space written"));
+            throw std::runtime_error(
+                fmt::format("writing {} failed: {}", path_, n < 0 ? std::strerror(errno) : "no space written"));
         rest.remove_prefix(static_cast<std::size_t>(n));
     }
     if (::fsync(fd_) != 0) throw std::runtime_error(fmt::format("writing {} failed: {}", path_, std::strerror(errno)));

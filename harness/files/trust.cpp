@@ -29,12 +29,12 @@ bool trusted_owner(uid_t uid) { return uid == 0 || uid == ::geteuid(); }
 // after its description; "" when nothing does.
 std::string entry_problem(const struct stat &st) {
     const mode_t mode = st.st_mode & 07777;
-    if (!trusted_owner(st.st_uid))
-        return fmt::format("is owned by {}, not by root or you", user_name(st.st_uid));
+    if (!trusted_owner(st.st_uid)) return fmt::format("is owned by {}, not by root or you", user_name(st.st_uid));
     const bool sticky_dir = S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX);
     if (sticky_dir) return ""; // others cannot replace what they do not own; below is checked in turn
     if (st.st_mode & S_IWOTH) return fmt::format("is writable by others (mode {:04o})", mode);
-    if (st.st_mode & S_IWGRP) return fmt::format("is writable by its group {} (mode {:04o})", group_name(st.st_gid), mode);
+    if (st.st_mode & S_IWGRP)
+        return fmt::format("is writable by its group {} (mode {:04o})", group_name(st.st_gid), mode);
     return "";
 }
 

@@ -67,7 +67,8 @@ void from_hex(const std::string &s, void *data, std::size_t n) {
     if (s.size() != 2 * n) throw std::invalid_argument("case description of the wrong size");
     auto nibble = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
     for (std::size_t i = 0; i < n; ++i)
-        static_cast<unsigned char *>(data)[i] = static_cast<unsigned char>(nibble(s[2 * i]) << 4 | nibble(s[2 * i + 1]));
+        static_cast<unsigned char *>(data)[i] =
+            static_cast<unsigned char>(nibble(s[2 * i]) << 4 | nibble(s[2 * i + 1]));
 }
 
 // Descriptions cross as their bytes: both ends are the same program.
@@ -89,11 +90,17 @@ void to_json(nlohmann::json &j, const CaseJob &job) {
     nlohmann::json settings;
     for (const SettingInfo &s : measurement_settings()) settings[std::string(s.key)] = s.get(job.settings);
     // Both ends are the same program: the description travels as its bytes.
-    j = {{"case_index", job.case_index}, {"name", job.name},     {"backend", job.backend},
-         {"desc", to_hex(&job.desc, sizeof job.desc)},           {"settings", settings},
-         {"nmse_threshold", job.nmse_threshold},                 {"timer_overhead", job.timer_overhead},
-         {"verify", verify_mode_name(job.verify)},               {"check_seed", job.check_seed},
-         {"reference_store_dir", job.reference_store_dir},       {"reference_store_key", job.reference_store_key}};
+    j = {{"case_index", job.case_index},
+         {"name", job.name},
+         {"backend", job.backend},
+         {"desc", to_hex(&job.desc, sizeof job.desc)},
+         {"settings", settings},
+         {"nmse_threshold", job.nmse_threshold},
+         {"timer_overhead", job.timer_overhead},
+         {"verify", verify_mode_name(job.verify)},
+         {"check_seed", job.check_seed},
+         {"reference_store_dir", job.reference_store_dir},
+         {"reference_store_key", job.reference_store_key}};
 }
 
 void from_json(const nlohmann::json &j, CaseJob &job) {
@@ -366,7 +373,7 @@ private:
     std::unique_ptr<BackendWork> work_;
     std::unique_ptr<MemoryObserver> memory_;
     std::unique_ptr<PhaseObserver> observer_;
-    std::unique_ptr<PhaseTimer> phases_; // prepare and check times (the run's summary line)
+    std::unique_ptr<PhaseTimer> phases_;    // prepare and check times (the run's summary line)
     std::unique_ptr<ReferenceStore> store_; // full mode's references on disk
     std::unique_ptr<Recipe> recipe_;
     CaseInstrumentation *instrumentation_;
@@ -577,14 +584,16 @@ int serve_case_worker(const PluginSet &plugins, const std::string &backend, cons
         reporter = &phase;
         if (!sessions) {
             // The instances report "create" and "probe" as each call begins.
-            sessions = std::make_unique<BackendSessions>(open_backend_sessions(plugins, {backend}, reference, on_phase));
+            sessions =
+                std::make_unique<BackendSessions>(open_backend_sessions(plugins, {backend}, reference, on_phase));
             // Exceptions are not caught here: a plugin that threw may be in
             // any state, so the worker reports the fault and is replaced.
             host = std::make_unique<InProcessHost>(*sessions, reference, on_phase, /*catch_exceptions=*/false);
         }
         const std::string op = request.at("op").get<std::string>();
         if (op == "probe")
-            return nlohmann::json(opbench::probe_backend(*sessions, backend, descs_from_json(request.at("cases")), on_phase));
+            return nlohmann::json(
+                opbench::probe_backend(*sessions, backend, descs_from_json(request.at("cases")), on_phase));
         if (op == "call_overhead") {
             BackendInstance *be = sessions->usable(backend);
             if (!be) return nlohmann::json{{"seconds", nullptr}};

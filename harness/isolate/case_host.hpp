@@ -47,7 +47,7 @@ inline constexpr std::string_view reference = "reference"; // the reference back
 inline constexpr std::string_view prepare = "prepare";
 inline constexpr std::string_view verify = "verify";
 inline constexpr std::string_view execute = "execute";
-inline constexpr std::string_view finish = "finish";       // memory figures, release
+inline constexpr std::string_view finish = "finish"; // memory figures, release
 } // namespace case_phase
 [[nodiscard]] std::string_view case_phase_of(std::string_view recipe_phase);
 
@@ -80,9 +80,9 @@ struct CaseJob {
     double nmse_threshold = 0;
     double timer_overhead = 0; // the recipe's batch choice
     VerifyMode verify = VerifyMode::fast;
-    uint64_t check_seed = 0;           // the fast checks' randomness, recorded
-    std::string reference_store_dir;   // full mode: references kept on disk here ("" = none)
-    std::string reference_store_key;   // names the reference build exactly
+    uint64_t check_seed = 0;         // the fast checks' randomness, recorded
+    std::string reference_store_dir; // full mode: references kept on disk here ("" = none)
+    std::string reference_store_key; // names the reference build exactly
 };
 void to_json(nlohmann::json &j, const CaseJob &job);
 void from_json(const nlohmann::json &j, CaseJob &job);
@@ -96,10 +96,10 @@ struct Activation {
     double nmse = -1; // < 0: not verified
     PreparationRecord preparation;
     uint64_t workspace_bytes = 0;
-    bool checked = false;      // reached the check step: `verification` says how it went
-    Verification verification; // mode, method, what was checked
+    bool checked = false;                           // reached the check step: `verification` says how it went
+    Verification verification;                      // mode, method, what was checked
     double prepare_seconds = 0, verify_seconds = 0; // reference + check for the latter
-    std::string reference_problem; // the reference store could not be used (the run goes on)
+    std::string reference_problem;                  // the reference store could not be used (the run goes on)
 };
 void to_json(nlohmann::json &j, const Activation &a);
 void from_json(const nlohmann::json &j, Activation &a);
@@ -119,8 +119,7 @@ public:
     // asks supports() for each of `cases` and measures its call overhead
     // (call_overhead.hpp). In a worker each step is a request that may take
     // `timeout_seconds`; a fault there is returned, never thrown.
-    [[nodiscard]] virtual BackendProbe probe_backend(const std::string &backend,
-                                                     const std::vector<opb_op_desc> &cases,
+    [[nodiscard]] virtual BackendProbe probe_backend(const std::string &backend, const std::vector<opb_op_desc> &cases,
                                                      double timeout_seconds) = 0;
     // Runs the reference, then prepare -> check -> warm up -> choose batch
     // of `job`; the case stays active for measure_repetition().
@@ -152,24 +151,22 @@ public:
 // fault here ends opbench; C++ exceptions (bad_alloc included) fail the case.
 // `on_phase`, when set, hears each phase as it begins (the worker reports
 // them to its parent through it).
-[[nodiscard]] std::unique_ptr<CaseHost> make_in_process_host(
-    BackendSessions &sessions, const std::string &reference,
-    std::function<void(std::string_view)> on_phase = nullptr, CaseInstrumentation *instrumentation = nullptr);
+[[nodiscard]] std::unique_ptr<CaseHost> make_in_process_host(BackendSessions &sessions, const std::string &reference,
+                                                             std::function<void(std::string_view)> on_phase = nullptr,
+                                                             CaseInstrumentation *instrumentation = nullptr);
 
 // --isolate process: one worker per backend, started when the backend is
 // probed and again after a failure as
 //   <worker_command...> BACKEND BACKEND_PLUGIN REFERENCE REFERENCE_PLUGIN
 // (normally /proc/self/exe __worker ...): the worker loads just those two
 // plugin files. `plugin_paths`: backend name -> its plugin file.
-[[nodiscard]] std::unique_ptr<CaseHost> make_worker_host(std::vector<std::string> worker_command,
-                                                         std::string reference,
+[[nodiscard]] std::unique_ptr<CaseHost> make_worker_host(std::vector<std::string> worker_command, std::string reference,
                                                          std::map<std::string, std::string> plugin_paths);
 
 // The worker's side: opens `backend` and the reference backend from
 // `plugins` and serves the host's requests until the parent closes the pipe.
 // Returns the exit status.
-[[nodiscard]] int serve_case_worker(const PluginSet &plugins, const std::string &backend,
-                                    const std::string &reference);
+[[nodiscard]] int serve_case_worker(const PluginSet &plugins, const std::string &backend, const std::string &reference);
 
 // main() of `opbench __worker BACKEND BACKEND_PLUGIN REFERENCE REFERENCE_PLUGIN`.
 [[nodiscard]] int case_worker_main(int argc, char **argv);

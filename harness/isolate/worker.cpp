@@ -144,8 +144,7 @@ void WorkerProcess::kill_and_reap(int *wait_status) {
     if (pid <= 0) return;
     ::kill(pid, SIGKILL);
     int st = 0;
-    while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-    }
+    while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
     if (wait_status) *wait_status = st;
     pid_ = -1;
     if (to_child_ >= 0) ::close(to_child_);

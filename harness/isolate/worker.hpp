@@ -36,10 +36,10 @@ inline constexpr int kReplyFd = 4;
 
 // How a request to a worker ended.
 struct WorkerOutcome {
-    bool ok = false;       // a reply came back; `reply` holds it
-    nlohmann::json reply;  // the handler's answer when ok
-    std::string failure;   // when !ok: "crashed: SIGSEGV in execute", "timed out after 60 s in execute", ...
-    std::string phase;     // the last phase the child reported ("" before the first)
+    bool ok = false;          // a reply came back; `reply` holds it
+    nlohmann::json reply;     // the handler's answer when ok
+    std::string failure;      // when !ok: "crashed: SIGSEGV in execute", "timed out after 60 s in execute", ...
+    std::string phase;        // the last phase the child reported ("" before the first)
     bool interrupted = false; // stopped by interrupt() (the run is being interrupted)
 };
 

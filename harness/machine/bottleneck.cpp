@@ -20,7 +20,8 @@ double positive(const nlohmann::json &info, const char *key) {
     if (!info.is_object() || !info.contains(key)) return 0;
     const auto &v = info[key];
     double x = 0;
-    if (v.is_number()) x = v.get<double>();
+    if (v.is_number())
+        x = v.get<double>();
     else if (v.is_string()) {
         const std::string s = v.get<std::string>();
         char *end = nullptr;
@@ -86,8 +87,7 @@ std::optional<RoofPeaks> peaks_for(bool is_gpu, int threads, const MachinePeaks 
     const double gflops = (kind == PeakKind::bf16 && p.bf16_gflops > 0) ? p.bf16_gflops : p.f32_gflops;
     if (!(gflops > 0) || !(p.triad_gbps > 0)) return std::nullopt;
     const int n = std::max(1, threads);
-    return RoofPeaks{gflops * 1e9, p.triad_gbps * 1e9,
-                     fmt::format("CPU, {} thread{}", n, n == 1 ? "" : "s")};
+    return RoofPeaks{gflops * 1e9, p.triad_gbps * 1e9, fmt::format("CPU, {} thread{}", n, n == 1 ? "" : "s")};
 }
 
 Roofline roofline_for(double flops, double bytes, double seconds_per_call, const nlohmann::json &backend,
@@ -169,8 +169,8 @@ Bottleneck analyse(const EntryFigures &e, const BottleneckThresholds &t) {
             b.utilisation = 1.0 - share;
             b.headroom = share;
             b.severity = share >= t.alloc_share_high ? "high" : "medium";
-            b.description = fmt::format("{:.3g} heap allocations ({}) per call, an estimated {} of its {}",
-                                        e.allocs, format_bytes(e.alloc_bytes), pct(share), duration(s));
+            b.description = fmt::format("{:.3g} heap allocations ({}) per call, an estimated {} of its {}", e.allocs,
+                                        format_bytes(e.alloc_bytes), pct(share), duration(s));
             b.suggestion = "allocate in prepare (the plan's workspace) and reuse the buffers across calls";
             return b;
         }
@@ -196,19 +196,18 @@ Bottleneck analyse(const EntryFigures &e, const BottleneckThresholds &t) {
     const double u = std::clamp(memory_side ? u_bw : u_fl, 0.0, 1.0);
     b.utilisation = u;
     b.headroom = 1.0 - u;
-    const std::string roofs = fmt::format("{}: {:.3g} GFLOP/s, {:.3g} GB/s", p.source, p.flops_per_s / 1e9,
-                                          p.bytes_per_s / 1e9);
+    const std::string roofs =
+        fmt::format("{}: {:.3g} GFLOP/s, {:.3g} GB/s", p.source, p.flops_per_s / 1e9, p.bytes_per_s / 1e9);
     if (u < t.unoptimised_below) {
         b.kind = "unoptimised";
         b.severity = "high";
         b.description = fmt::format("{} of the {} roof it is bound by ({} of peak bandwidth, {} of peak "
                                     "FLOP/s; {}): far below both roofs",
                                     pct1(u), memory_side ? "bandwidth" : "compute", pct1(u_bw), pct1(u_fl), roofs);
-        b.suggestion = e.backend == "naive"
-                           ? "the naive backend is the scalar reference: use an optimised backend "
-                             "(onednn, cuda) for this op"
-                           : "vectorise the inner loop, block for the caches and use every thread "
-                             "the case allows; check which implementation the library picked";
+        b.suggestion = e.backend == "naive" ? "the naive backend is the scalar reference: use an optimised backend "
+                                              "(onednn, cuda) for this op"
+                                            : "vectorise the inner loop, block for the caches and use every thread "
+                                              "the case allows; check which implementation the library picked";
         return b;
     }
     b.severity = severity_of_roof(u, t);
@@ -219,22 +218,21 @@ Bottleneck analyse(const EntryFigures &e, const BottleneckThresholds &t) {
                                     pct(u), ai, ridge, roofs);
         // The roof is DRAM's (STREAM triad); a small working set beats it from cache.
         if (u_bw > 1.0)
-            b.description += fmt::format(": {:.3g} GB/s, faster than memory, so its data stays in cache",
-                                         e.bytes / s / 1e9);
+            b.description +=
+                fmt::format(": {:.3g} GB/s, faster than memory, so its data stays in cache", e.bytes / s / 1e9);
         b.suggestion = u >= t.roof_medium_below
-                           ? fmt::format("near the bandwidth roof: only moving fewer bytes helps; {}",
+                           ? fmt::format("near the bandwidth roof: only moving fewer bytes helps; {}", fewer_bytes(e))
+                       : e.threads == 1
+                           ? fmt::format("stream the data contiguously with wide (SIMD) loads; it runs on one "
+                                         "thread, and more threads raise this roof; then {}",
                                          fewer_bytes(e))
-                           : e.threads == 1
-                               ? fmt::format("stream the data contiguously with wide (SIMD) loads; it runs on one "
-                                             "thread, and more threads raise this roof; then {}",
-                                             fewer_bytes(e))
-                               : fmt::format("stream the data contiguously with wide (SIMD) loads, split evenly "
-                                             "over the {} threads; then {}",
-                                             e.threads, fewer_bytes(e));
+                           : fmt::format("stream the data contiguously with wide (SIMD) loads, split evenly "
+                                         "over the {} threads; then {}",
+                                         e.threads, fewer_bytes(e));
     } else {
         b.kind = "compute-bound";
-        b.description = fmt::format("{} of peak FLOP/s at {:.3g} FLOP/byte, above the ridge at {:.3g} ({})",
-                                    pct(u), ai, ridge, roofs);
+        b.description = fmt::format("{} of peak FLOP/s at {:.3g} FLOP/byte, above the ridge at {:.3g} ({})", pct(u), ai,
+                                    ridge, roofs);
         b.suggestion = u >= t.roof_medium_below
                            ? "near the compute roof: fewer FLOPs (a smaller dtype on matrix units: bf16, "
                              "AMX / tensor cores) or more threads are what is left"
@@ -245,12 +243,8 @@ Bottleneck analyse(const EntryFigures &e, const BottleneckThresholds &t) {
 }
 
 nlohmann::json to_json(const Bottleneck &b) {
-    return {{"kind", b.kind},
-            {"severity", b.severity},
-            {"utilisation", b.utilisation},
-            {"headroom", b.headroom},
-            {"description", b.description},
-            {"suggestion", b.suggestion}};
+    return {{"kind", b.kind},         {"severity", b.severity},       {"utilisation", b.utilisation},
+            {"headroom", b.headroom}, {"description", b.description}, {"suggestion", b.suggestion}};
 }
 
 } // namespace opbench

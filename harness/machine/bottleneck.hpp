@@ -36,8 +36,7 @@ struct RoofPeaks {
 // Device peaks a backend reports in its info: "peak_f32_gflops" (and
 // "peak_bf16_gflops") and "peak_bandwidth_gbps", as decimal strings or
 // numbers. nullopt when either roof is missing or not positive.
-[[nodiscard]] std::optional<RoofPeaks> device_peaks_from_info(const nlohmann::json &backend_info,
-                                                             PeakKind kind);
+[[nodiscard]] std::optional<RoofPeaks> device_peaks_from_info(const nlohmann::json &backend_info, PeakKind kind);
 
 // The roofs for an entry. A CPU backend: the machine's peaks at `threads`
 // (MachinePeaks::at_threads). A GPU backend: `device` only; without it there
@@ -50,30 +49,30 @@ struct RoofPeaks {
 // a GPU backend against its own device peaks, or "unknown" without them.
 // `backend` is the backend's context (context.hpp backend_context: "device",
 // "info").
-[[nodiscard]] Roofline roofline_for(double flops, double bytes, double seconds_per_call,
-                                    const nlohmann::json &backend, int case_threads, const MachinePeaks &machine,
-                                    double fixed_cost_seconds, PeakKind kind);
+[[nodiscard]] Roofline roofline_for(double flops, double bytes, double seconds_per_call, const nlohmann::json &backend,
+                                    int case_threads, const MachinePeaks &machine, double fixed_cost_seconds,
+                                    PeakKind kind);
 
 // What analyse() looks at, all per call of the op.
 struct EntryFigures {
-    std::string op;                  // the op's name in the op table (shapes the suggestion)
-    std::string variant;             // "composed", ...
+    std::string op;      // the op's name in the op table (shapes the suggestion)
+    std::string variant; // "composed", ...
     std::string backend;
     bool is_gpu = false;
-    int threads = 1;                 // threads_used(), for the text
-    double seconds = 0;              // median time per call
-    double flops = 0, bytes = 0;     // the op's (ops.hpp)
-    std::optional<RoofPeaks> peaks;  // peaks_for(); nullopt: no roofline verdict
-    double call_overhead_s = 0;      // the backend's fixed cost per call (0: not measured)
-    double allocs = 0;               // heap allocations per call (interposer)
-    double alloc_bytes = 0;          // heap bytes allocated per call
+    int threads = 1;                      // threads_used(), for the text
+    double seconds = 0;                   // median time per call
+    double flops = 0, bytes = 0;          // the op's (ops.hpp)
+    std::optional<RoofPeaks> peaks;       // peaks_for(); nullopt: no roofline verdict
+    double call_overhead_s = 0;           // the backend's fixed cost per call (0: not measured)
+    double allocs = 0;                    // heap allocations per call (interposer)
+    double alloc_bytes = 0;               // heap bytes allocated per call
     std::optional<double> device_seconds; // device timer's time per call
 };
 
 struct Bottleneck {
-    std::string kind;     // memory-bound | compute-bound | sync-bound | overhead |
-                          // allocation-churn | unoptimised | unknown
-    std::string severity; // high | medium | low | none
+    std::string kind;       // memory-bound | compute-bound | sync-bound | overhead |
+                            // allocation-churn | unoptimised | unknown
+    std::string severity;   // high | medium | low | none
     double utilisation = 0; // 0..1: the share of the binding resource in use (kind's own measure)
     double headroom = 0;    // 0..1: the share of the time that could be saved
     std::string description;
@@ -85,15 +84,15 @@ struct Bottleneck {
 
 // The thresholds, named once (docs/bottlenecks.md explains them).
 struct BottleneckThresholds {
-    double overhead_factor = 5.0;     // overhead when time < factor x fixed cost (as the roofline's rule)
-    double overhead_high = 0.5;       // fixed cost >= this share of the call: high
-    double device_busy_min = 0.5;     // sync-bound when the device is busy < this share of the call
+    double overhead_factor = 5.0;       // overhead when time < factor x fixed cost (as the roofline's rule)
+    double overhead_high = 0.5;         // fixed cost >= this share of the call: high
+    double device_busy_min = 0.5;       // sync-bound when the device is busy < this share of the call
     double alloc_seconds_each = 100e-9; // estimated cost of one malloc + free
-    double alloc_share_min = 0.10;    // allocation churn when the estimate >= this share
+    double alloc_share_min = 0.10;      // allocation churn when the estimate >= this share
     double alloc_share_high = 0.30;
-    double unoptimised_below = 0.10;  // under this share of the attainable roof: unoptimised
-    double roof_high_below = 0.30;    // memory/compute-bound severity: high under this utilisation,
-    double roof_medium_below = 0.60;  //   medium under this one, low at or above it
+    double unoptimised_below = 0.10; // under this share of the attainable roof: unoptimised
+    double roof_high_below = 0.30;   // memory/compute-bound severity: high under this utilisation,
+    double roof_medium_below = 0.60; //   medium under this one, low at or above it
 };
 
 [[nodiscard]] Bottleneck analyse(const EntryFigures &e, const BottleneckThresholds &t = {});

@@ -40,67 +40,67 @@ namespace detail {
 
 // --- small system readers ----------------------------------------------------
 
-std::string read_first_line(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::string line;
-  if (!in || !std::getline(in, line)) return {};
-  while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.pop_back();
-  return line;
+std::string read_first_line(const std::filesystem::path &path) {
+    std::ifstream in(path);
+    std::string line;
+    if (!in || !std::getline(in, line)) return {};
+    while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.pop_back();
+    return line;
 }
 
 // Value of the first "key<tab>: value" line in /proc/cpuinfo.
-std::string cpuinfo_field(const std::string& key) {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    const auto colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    std::string k = line.substr(0, colon);
-    while (!k.empty() && (k.back() == ' ' || k.back() == '\t')) k.pop_back();
-    if (k != key) continue;
-    std::string v = line.substr(colon + 1);
-    v.erase(0, v.find_first_not_of(' '));
-    return v;
-  }
-  return {};
+std::string cpuinfo_field(const std::string &key) {
+    std::ifstream in("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(in, line)) {
+        const auto colon = line.find(':');
+        if (colon == std::string::npos) continue;
+        std::string k = line.substr(0, colon);
+        while (!k.empty() && (k.back() == ' ' || k.back() == '\t')) k.pop_back();
+        if (k != key) continue;
+        std::string v = line.substr(colon + 1);
+        v.erase(0, v.find_first_not_of(' '));
+        return v;
+    }
+    return {};
 }
 
 std::set<std::string> cpuinfo_flags() {
-  std::istringstream words(cpuinfo_field("flags"));
-  std::set<std::string> flags;
-  for (std::string w; words >> w;) flags.insert(w);
-  return flags;
+    std::istringstream words(cpuinfo_field("flags"));
+    std::set<std::string> flags;
+    for (std::string w; words >> w;) flags.insert(w);
+    return flags;
 }
 
 std::vector<int> allowed_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> cpus;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-    for (int c = 0; c < CPU_SETSIZE; ++c)
-      if (CPU_ISSET(c, &set)) cpus.push_back(c);
-  }
-  if (cpus.empty()) cpus.push_back(0);
-  return cpus;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    std::vector<int> cpus;
+    if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+        for (int c = 0; c < CPU_SETSIZE; ++c)
+            if (CPU_ISSET(c, &set)) cpus.push_back(c);
+    }
+    if (cpus.empty()) cpus.push_back(0);
+    return cpus;
 }
 
 // FNV-1a, 64 bit: stable across runs and compilers (std::hash is neither).
-std::uint64_t fnv1a64(const std::string& s) {
-  std::uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  return h;
+std::uint64_t fnv1a64(const std::string &s) {
+    std::uint64_t h = 0xcbf29ce484222325ull;
+    for (unsigned char c : s) {
+        h ^= c;
+        h *= 0x100000001b3ull;
+    }
+    return h;
 }
 
 std::string utc_now_iso8601() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
+    const std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
 }
 
 // --- compute kernels -----------------------------------------------------------
@@ -115,72 +115,72 @@ constexpr int kAvx512Accumulators = 16;
 
 // Not _mm512_reduce_add_ps: GCC 12's version trips -Wuninitialized.
 __attribute__((target("avx512f"))) float sum_lanes(__m512 v) {
-  alignas(64) float lanes[16];
-  _mm512_store_ps(lanes, v);
-  float s = 0;
-  for (float x : lanes) s += x;
-  return s;
+    alignas(64) float lanes[16];
+    _mm512_store_ps(lanes, v);
+    float s = 0;
+    for (float x : lanes) s += x;
+    return s;
 }
-constexpr int kAvx2Accumulators = 12;  // 16 ymm registers, 2 hold constants
+constexpr int kAvx2Accumulators = 12; // 16 ymm registers, 2 hold constants
 constexpr int kScalarAccumulators = 8;
 
 __attribute__((target("avx512f"))) float fma_avx512(std::uint64_t iters) {
-  __m512 acc[kAvx512Accumulators];
-  for (int j = 0; j < kAvx512Accumulators; ++j) acc[j] = _mm512_set1_ps(0.01f * j);
-  const __m512 m = _mm512_set1_ps(0.9999f), a = _mm512_set1_ps(1e-4f);
-  for (std::uint64_t i = 0; i < iters; ++i) {
+    __m512 acc[kAvx512Accumulators];
+    for (int j = 0; j < kAvx512Accumulators; ++j) acc[j] = _mm512_set1_ps(0.01f * j);
+    const __m512 m = _mm512_set1_ps(0.9999f), a = _mm512_set1_ps(1e-4f);
+    for (std::uint64_t i = 0; i < iters; ++i) {
 #pragma GCC unroll 16
-    for (int j = 0; j < kAvx512Accumulators; ++j) acc[j] = _mm512_fmadd_ps(acc[j], m, a);
-  }
-  __m512 sum = acc[0];
-  for (int j = 1; j < kAvx512Accumulators; ++j) sum = _mm512_add_ps(sum, acc[j]);
-  return sum_lanes(sum);
+        for (int j = 0; j < kAvx512Accumulators; ++j) acc[j] = _mm512_fmadd_ps(acc[j], m, a);
+    }
+    __m512 sum = acc[0];
+    for (int j = 1; j < kAvx512Accumulators; ++j) sum = _mm512_add_ps(sum, acc[j]);
+    return sum_lanes(sum);
 }
 constexpr double kAvx512FlopsPerIter = kAvx512Accumulators * 16 * 2;
 
 __attribute__((target("avx2,fma"))) float fma_avx2(std::uint64_t iters) {
-  __m256 acc[kAvx2Accumulators];
-  for (int j = 0; j < kAvx2Accumulators; ++j) acc[j] = _mm256_set1_ps(0.01f * j);
-  const __m256 m = _mm256_set1_ps(0.9999f), a = _mm256_set1_ps(1e-4f);
-  for (std::uint64_t i = 0; i < iters; ++i) {
+    __m256 acc[kAvx2Accumulators];
+    for (int j = 0; j < kAvx2Accumulators; ++j) acc[j] = _mm256_set1_ps(0.01f * j);
+    const __m256 m = _mm256_set1_ps(0.9999f), a = _mm256_set1_ps(1e-4f);
+    for (std::uint64_t i = 0; i < iters; ++i) {
 #pragma GCC unroll 12
-    for (int j = 0; j < kAvx2Accumulators; ++j) acc[j] = _mm256_fmadd_ps(acc[j], m, a);
-  }
-  alignas(32) float lanes[8];
-  __m256 sum = acc[0];
-  for (int j = 1; j < kAvx2Accumulators; ++j) sum = _mm256_add_ps(sum, acc[j]);
-  _mm256_store_ps(lanes, sum);
-  float s = 0;
-  for (float x : lanes) s += x;
-  return s;
+        for (int j = 0; j < kAvx2Accumulators; ++j) acc[j] = _mm256_fmadd_ps(acc[j], m, a);
+    }
+    alignas(32) float lanes[8];
+    __m256 sum = acc[0];
+    for (int j = 1; j < kAvx2Accumulators; ++j) sum = _mm256_add_ps(sum, acc[j]);
+    _mm256_store_ps(lanes, sum);
+    float s = 0;
+    for (float x : lanes) s += x;
+    return s;
 }
 constexpr double kAvx2FlopsPerIter = kAvx2Accumulators * 8 * 2;
 
 float fma_scalar(std::uint64_t iters) {
-  float acc[kScalarAccumulators];
-  for (int j = 0; j < kScalarAccumulators; ++j) acc[j] = 0.01f * j;
-  for (std::uint64_t i = 0; i < iters; ++i)
-    for (int j = 0; j < kScalarAccumulators; ++j) acc[j] = acc[j] * 0.9999f + 1e-4f;
-  float s = 0;
-  for (float x : acc) s += x;
-  return s;
+    float acc[kScalarAccumulators];
+    for (int j = 0; j < kScalarAccumulators; ++j) acc[j] = 0.01f * j;
+    for (std::uint64_t i = 0; i < iters; ++i)
+        for (int j = 0; j < kScalarAccumulators; ++j) acc[j] = acc[j] * 0.9999f + 1e-4f;
+    float s = 0;
+    for (float x : acc) s += x;
+    return s;
 }
 constexpr double kScalarFlopsPerIter = kScalarAccumulators * 2;
 
 // vdpbf16ps: per 512-bit instruction, 32 bf16 pairs multiplied and summed into
 // 16 f32 lanes = 64 flops. Inputs are tiny so the sums stay far from overflow.
 __attribute__((target("avx512f,avx512bf16"))) float bf16_avx512(std::uint64_t iters) {
-  __m512 acc[kAvx512Accumulators];
-  for (int j = 0; j < kAvx512Accumulators; ++j) acc[j] = _mm512_setzero_ps();
-  const __m512bh x = _mm512_cvtne2ps_pbh(_mm512_set1_ps(1e-3f), _mm512_set1_ps(2e-3f));
-  const __m512bh y = _mm512_cvtne2ps_pbh(_mm512_set1_ps(1e-3f), _mm512_set1_ps(5e-4f));
-  for (std::uint64_t i = 0; i < iters; ++i) {
+    __m512 acc[kAvx512Accumulators];
+    for (int j = 0; j < kAvx512Accumulators; ++j) acc[j] = _mm512_setzero_ps();
+    const __m512bh x = _mm512_cvtne2ps_pbh(_mm512_set1_ps(1e-3f), _mm512_set1_ps(2e-3f));
+    const __m512bh y = _mm512_cvtne2ps_pbh(_mm512_set1_ps(1e-3f), _mm512_set1_ps(5e-4f));
+    for (std::uint64_t i = 0; i < iters; ++i) {
 #pragma GCC unroll 16
-    for (int j = 0; j < kAvx512Accumulators; ++j) acc[j] = _mm512_dpbf16_ps(acc[j], x, y);
-  }
-  __m512 sum = acc[0];
-  for (int j = 1; j < kAvx512Accumulators; ++j) sum = _mm512_add_ps(sum, acc[j]);
-  return sum_lanes(sum);
+        for (int j = 0; j < kAvx512Accumulators; ++j) acc[j] = _mm512_dpbf16_ps(acc[j], x, y);
+    }
+    __m512 sum = acc[0];
+    for (int j = 1; j < kAvx512Accumulators; ++j) sum = _mm512_add_ps(sum, acc[j]);
+    return sum_lanes(sum);
 }
 constexpr double kBf16FlopsPerIter = kAvx512Accumulators * 64;
 
@@ -193,31 +193,31 @@ constexpr double kBf16FlopsPerIter = kAvx512Accumulators * 64;
 // sizes, which would measure something else). Arrays are 64-byte aligned and
 // ranges are multiples of 8 doubles.
 
-__attribute__((target("avx512f"))) void triad_avx512(double* a, const double* b, const double* c,
-                                                     double s, std::size_t n) {
-  const __m512d vs = _mm512_set1_pd(s);
-  for (std::size_t i = 0; i < n; i += 8)
-    _mm512_store_pd(a + i, _mm512_fmadd_pd(vs, _mm512_load_pd(c + i), _mm512_load_pd(b + i)));
+__attribute__((target("avx512f"))) void triad_avx512(double *a, const double *b, const double *c, double s,
+                                                     std::size_t n) {
+    const __m512d vs = _mm512_set1_pd(s);
+    for (std::size_t i = 0; i < n; i += 8)
+        _mm512_store_pd(a + i, _mm512_fmadd_pd(vs, _mm512_load_pd(c + i), _mm512_load_pd(b + i)));
 }
-__attribute__((target("avx512f"))) void copy_avx512(double* a, const double* b, std::size_t n) {
-  for (std::size_t i = 0; i < n; i += 8) _mm512_store_pd(a + i, _mm512_load_pd(b + i));
+__attribute__((target("avx512f"))) void copy_avx512(double *a, const double *b, std::size_t n) {
+    for (std::size_t i = 0; i < n; i += 8) _mm512_store_pd(a + i, _mm512_load_pd(b + i));
 }
-__attribute__((target("avx2,fma"))) void triad_avx2(double* a, const double* b, const double* c,
-                                                    double s, std::size_t n) {
-  const __m256d vs = _mm256_set1_pd(s);
-  for (std::size_t i = 0; i < n; i += 4)
-    _mm256_store_pd(a + i, _mm256_fmadd_pd(vs, _mm256_load_pd(c + i), _mm256_load_pd(b + i)));
+__attribute__((target("avx2,fma"))) void triad_avx2(double *a, const double *b, const double *c, double s,
+                                                    std::size_t n) {
+    const __m256d vs = _mm256_set1_pd(s);
+    for (std::size_t i = 0; i < n; i += 4)
+        _mm256_store_pd(a + i, _mm256_fmadd_pd(vs, _mm256_load_pd(c + i), _mm256_load_pd(b + i)));
 }
-__attribute__((target("avx2"))) void copy_avx2(double* a, const double* b, std::size_t n) {
-  for (std::size_t i = 0; i < n; i += 4) _mm256_store_pd(a + i, _mm256_load_pd(b + i));
+__attribute__((target("avx2"))) void copy_avx2(double *a, const double *b, std::size_t n) {
+    for (std::size_t i = 0; i < n; i += 4) _mm256_store_pd(a + i, _mm256_load_pd(b + i));
 }
-void triad_sse2(double* a, const double* b, const double* c, double s, std::size_t n) {
-  const __m128d vs = _mm_set1_pd(s);
-  for (std::size_t i = 0; i < n; i += 2)
-    _mm_store_pd(a + i, _mm_add_pd(_mm_load_pd(b + i), _mm_mul_pd(vs, _mm_load_pd(c + i))));
+void triad_sse2(double *a, const double *b, const double *c, double s, std::size_t n) {
+    const __m128d vs = _mm_set1_pd(s);
+    for (std::size_t i = 0; i < n; i += 2)
+        _mm_store_pd(a + i, _mm_add_pd(_mm_load_pd(b + i), _mm_mul_pd(vs, _mm_load_pd(c + i))));
 }
-void copy_sse2(double* a, const double* b, std::size_t n) {
-  for (std::size_t i = 0; i < n; i += 2) _mm_store_pd(a + i, _mm_load_pd(b + i));
+void copy_sse2(double *a, const double *b, std::size_t n) {
+    for (std::size_t i = 0; i < n; i += 2) _mm_store_pd(a + i, _mm_load_pd(b + i));
 }
 
 // --- pinned thread team ----------------------------------------------------------
@@ -227,382 +227,373 @@ void copy_sse2(double* a, const double* b, std::size_t n) {
 // before and after each round. Returns each round's wall time in seconds,
 // measured by thread 0 between the barriers. Threads live across rounds, so
 // thread creation is never timed.
-std::vector<double> run_team(int threads, const std::vector<int>& cpus, int trials,
-                             const std::function<void(int)>& work) {
-  std::vector<double> times(static_cast<std::size_t>(trials));
-  std::barrier sync(threads);
-  auto body = [&](int tid) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpus[static_cast<std::size_t>(tid) % cpus.size()], &set);
-    // Pinning can be refused (a restricted cgroup); the figures are still valid.
-    (void)pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-    std::chrono::steady_clock::time_point t0;
-    for (int r = 0; r < trials; ++r) {
-      sync.arrive_and_wait();
-      if (tid == 0) t0 = std::chrono::steady_clock::now();
-      work(tid);
-      sync.arrive_and_wait();
-      if (tid == 0)
-        times[static_cast<std::size_t>(r)] =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    }
-  };
-  std::vector<std::thread> team;
-  team.reserve(static_cast<std::size_t>(threads));
-  for (int t = 0; t < threads; ++t) team.emplace_back(body, t);
-  for (auto& t : team) t.join();
-  return times;
+std::vector<double> run_team(int threads, const std::vector<int> &cpus, int trials,
+                             const std::function<void(int)> &work) {
+    std::vector<double> times(static_cast<std::size_t>(trials));
+    std::barrier sync(threads);
+    auto body = [&](int tid) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(cpus[static_cast<std::size_t>(tid) % cpus.size()], &set);
+        // Pinning can be refused (a restricted cgroup); the figures are still valid.
+        (void)pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+        std::chrono::steady_clock::time_point t0;
+        for (int r = 0; r < trials; ++r) {
+            sync.arrive_and_wait();
+            if (tid == 0) t0 = std::chrono::steady_clock::now();
+            work(tid);
+            sync.arrive_and_wait();
+            if (tid == 0)
+                times[static_cast<std::size_t>(r)] =
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        }
+    };
+    std::vector<std::thread> team;
+    team.reserve(static_cast<std::size_t>(threads));
+    for (int t = 0; t < threads; ++t) team.emplace_back(body, t);
+    for (auto &t : team) t.join();
+    return times;
 }
 
-double best(const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); }
+double best(const std::vector<double> &v) { return *std::min_element(v.begin(), v.end()); }
 
-std::atomic<float> g_sink{0};  // kernel results land here so they are live
+std::atomic<float> g_sink{0}; // kernel results land here so they are live
 
 using ComputeKernel = float (*)(std::uint64_t);
 
-int trial_count(double trial_seconds, const MeasureOptions& opt) {
-  const double n = std::ceil(opt.seconds_per_figure / trial_seconds);
-  return std::clamp(static_cast<int>(std::min(n, 1e6)), opt.min_trials, std::max(opt.min_trials, 2000));
+int trial_count(double trial_seconds, const MeasureOptions &opt) {
+    const double n = std::ceil(opt.seconds_per_figure / trial_seconds);
+    return std::clamp(static_cast<int>(std::min(n, 1e6)), opt.min_trials, std::max(opt.min_trials, 2000));
 }
 
 // Best-of-trials FLOP/s of `kernel` on `threads` threads. Iterations per trial
 // are calibrated on the calling thread to last about compute_trial_seconds.
-double compute_peak(ComputeKernel kernel, double flops_per_iter, int threads,
-                    const std::vector<int>& cpus, const MeasureOptions& opt) {
-  std::uint64_t iters = 1 << 10;
-  double t = 0;
-  for (;;) {
-    const auto t0 = std::chrono::steady_clock::now();
-    g_sink = g_sink + kernel(iters);
-    t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (t > opt.compute_trial_seconds / 4 || iters > (1ull << 40)) break;
-    iters *= 4;
-  }
-  iters = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(iters * opt.compute_trial_seconds / t));
-  const auto times = run_team(threads, cpus, trial_count(opt.compute_trial_seconds, opt),
-                              [&](int) { g_sink = g_sink + kernel(iters); });
-  return flops_per_iter * static_cast<double>(iters) * threads / best(times);
+double compute_peak(ComputeKernel kernel, double flops_per_iter, int threads, const std::vector<int> &cpus,
+                    const MeasureOptions &opt) {
+    std::uint64_t iters = 1 << 10;
+    double t = 0;
+    for (;;) {
+        const auto t0 = std::chrono::steady_clock::now();
+        g_sink = g_sink + kernel(iters);
+        t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (t > opt.compute_trial_seconds / 4 || iters > (1ull << 40)) break;
+        iters *= 4;
+    }
+    iters = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(iters * opt.compute_trial_seconds / t));
+    const auto times = run_team(threads, cpus, trial_count(opt.compute_trial_seconds, opt),
+                                [&](int) { g_sink = g_sink + kernel(iters); });
+    return flops_per_iter * static_cast<double>(iters) * threads / best(times);
 }
 
 struct FreeDeleter {
-  void operator()(double* p) const { std::free(p); }
+    void operator()(double *p) const { std::free(p); }
 };
 using Buffer = std::unique_ptr<double[], FreeDeleter>;
 
 Buffer aligned_doubles(std::size_t n) {
-  auto* p = static_cast<double*>(std::aligned_alloc(64, n * sizeof(double)));
-  if (!p) throw std::runtime_error("measure_machine: cannot allocate bandwidth arrays");
-  return Buffer(p);
+    auto *p = static_cast<double *>(std::aligned_alloc(64, n * sizeof(double)));
+    if (!p) throw std::runtime_error("measure_machine: cannot allocate bandwidth arrays");
+    return Buffer(p);
 }
 
 struct BandwidthPeaks {
-  double triad_gbps = 0, copy_gbps = 0;
+    double triad_gbps = 0, copy_gbps = 0;
 };
 
 // The range of `n` elements that thread `tid` of `threads` owns, in whole
 // 64-byte lines so every vector kernel sees an aligned multiple of its width.
 std::pair<std::size_t, std::size_t> chunk(std::size_t n, int tid, int threads) {
-  const std::size_t lines = n / 8;
-  const std::size_t lo = lines * static_cast<std::size_t>(tid) / static_cast<std::size_t>(threads);
-  const std::size_t hi =
-      lines * static_cast<std::size_t>(tid + 1) / static_cast<std::size_t>(threads);
-  return {lo * 8, hi * 8};
+    const std::size_t lines = n / 8;
+    const std::size_t lo = lines * static_cast<std::size_t>(tid) / static_cast<std::size_t>(threads);
+    const std::size_t hi = lines * static_cast<std::size_t>(tid + 1) / static_cast<std::size_t>(threads);
+    return {lo * 8, hi * 8};
 }
 
-BandwidthPeaks bandwidth_peaks(double* a, double* b, double* c, std::size_t n, int threads,
-                               const std::vector<int>& cpus, const MeasureOptions& opt) {
-  using Triad = void (*)(double*, const double*, const double*, double, std::size_t);
-  using Copy = void (*)(double*, const double*, std::size_t);
-  Triad triad = triad_sse2;
-  Copy copy = copy_sse2;
-  if (__builtin_cpu_supports("avx512f")) {
-    triad = triad_avx512;
-    copy = copy_avx512;
-  } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-    triad = triad_avx2;
-    copy = copy_avx2;
-  }
-  auto triad_pass = [&](int tid) {
-    const auto [lo, hi] = chunk(n, tid, threads);
-    triad(a + lo, b + lo, c + lo, 3.0, hi - lo);
-  };
-  auto copy_pass = [&](int tid) {
-    const auto [lo, hi] = chunk(n, tid, threads);
-    copy(a + lo, b + lo, hi - lo);
-  };
-  // A first pass sizes the trial count (and warms the pages and the clock).
-  const double pass = best(run_team(threads, cpus, 1, triad_pass));
-  const int trials = trial_count(pass, opt);
-  const double elems = static_cast<double>(n / 8 * 8);
-  BandwidthPeaks r;
-  r.triad_gbps = 24 * elems / best(run_team(threads, cpus, trials, triad_pass)) / 1e9;
-  r.copy_gbps = 16 * elems / best(run_team(threads, cpus, trials, copy_pass)) / 1e9;
-  return r;
+BandwidthPeaks bandwidth_peaks(double *a, double *b, double *c, std::size_t n, int threads,
+                               const std::vector<int> &cpus, const MeasureOptions &opt) {
+    using Triad = void (*)(double *, const double *, const double *, double, std::size_t);
+    using Copy = void (*)(double *, const double *, std::size_t);
+    Triad triad = triad_sse2;
+    Copy copy = copy_sse2;
+    if (__builtin_cpu_supports("avx512f")) {
+        triad = triad_avx512;
+        copy = copy_avx512;
+    } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+        triad = triad_avx2;
+        copy = copy_avx2;
+    }
+    auto triad_pass = [&](int tid) {
+        const auto [lo, hi] = chunk(n, tid, threads);
+        triad(a + lo, b + lo, c + lo, 3.0, hi - lo);
+    };
+    auto copy_pass = [&](int tid) {
+        const auto [lo, hi] = chunk(n, tid, threads);
+        copy(a + lo, b + lo, hi - lo);
+    };
+    // A first pass sizes the trial count (and warms the pages and the clock).
+    const double pass = best(run_team(threads, cpus, 1, triad_pass));
+    const int trials = trial_count(pass, opt);
+    const double elems = static_cast<double>(n / 8 * 8);
+    BandwidthPeaks r;
+    r.triad_gbps = 24 * elems / best(run_team(threads, cpus, trials, triad_pass)) / 1e9;
+    r.copy_gbps = 16 * elems / best(run_team(threads, cpus, trials, copy_pass)) / 1e9;
+    return r;
 }
 
-}  // namespace detail
+} // namespace detail
 
 // --- ThreadPeaks / MachinePeaks ------------------------------------------------------
 
 ThreadPeaks MachinePeaks::at_threads(int threads) const {
-  if (threads <= 1 || cores <= 1) return one_thread;
-  if (threads >= cores) return all_threads;
-  const double t = static_cast<double>(threads - 1) / static_cast<double>(cores - 1);
-  auto lerp = [t](double lo, double hi) { return lo + t * (hi - lo); };
-  ThreadPeaks p;
-  p.threads = threads;
-  p.f32_gflops = lerp(one_thread.f32_gflops, all_threads.f32_gflops);
-  p.bf16_gflops = lerp(one_thread.bf16_gflops, all_threads.bf16_gflops);
-  p.triad_gbps = lerp(one_thread.triad_gbps, all_threads.triad_gbps);
-  p.copy_gbps = lerp(one_thread.copy_gbps, all_threads.copy_gbps);
-  return p;
+    if (threads <= 1 || cores <= 1) return one_thread;
+    if (threads >= cores) return all_threads;
+    const double t = static_cast<double>(threads - 1) / static_cast<double>(cores - 1);
+    auto lerp = [t](double lo, double hi) { return lo + t * (hi - lo); };
+    ThreadPeaks p;
+    p.threads = threads;
+    p.f32_gflops = lerp(one_thread.f32_gflops, all_threads.f32_gflops);
+    p.bf16_gflops = lerp(one_thread.bf16_gflops, all_threads.bf16_gflops);
+    p.triad_gbps = lerp(one_thread.triad_gbps, all_threads.triad_gbps);
+    p.copy_gbps = lerp(one_thread.copy_gbps, all_threads.copy_gbps);
+    return p;
 }
 
-void to_json(nlohmann::json& j, const ThreadPeaks& p) {
-  j = {{"threads", p.threads},
-       {"f32_gflops", p.f32_gflops},
-       {"bf16_gflops", p.bf16_gflops},
-       {"triad_gbps", p.triad_gbps},
-       {"copy_gbps", p.copy_gbps}};
+void to_json(nlohmann::json &j, const ThreadPeaks &p) {
+    j = {{"threads", p.threads},
+         {"f32_gflops", p.f32_gflops},
+         {"bf16_gflops", p.bf16_gflops},
+         {"triad_gbps", p.triad_gbps},
+         {"copy_gbps", p.copy_gbps}};
 }
 
 // An int field of a cache file. nlohmann converts a floating-point value to
 // int with a plain cast, undefined beyond int's range (found by fuzzing
 // tests/fuzz/fuzz_result_set.cpp), so only JSON integers in range are taken.
-int int_field(const nlohmann::json& j, const char* key) {
-  const nlohmann::json& v = j.at(key);
-  if (v.is_number_integer()) {
-    const auto n = v.get<std::int64_t>();
-    if (v.is_number_unsigned() ? v.get<std::uint64_t>() <= INT_MAX : n >= INT_MIN && n <= INT_MAX)
-      return static_cast<int>(n);
-  }
-  throw std::runtime_error(std::string("machine peaks: '") + key + "' is not an integer in int's range");
+int int_field(const nlohmann::json &j, const char *key) {
+    const nlohmann::json &v = j.at(key);
+    if (v.is_number_integer()) {
+        const auto n = v.get<std::int64_t>();
+        if (v.is_number_unsigned() ? v.get<std::uint64_t>() <= INT_MAX : n >= INT_MIN && n <= INT_MAX)
+            return static_cast<int>(n);
+    }
+    throw std::runtime_error(std::string("machine peaks: '") + key + "' is not an integer in int's range");
 }
 
-void from_json(const nlohmann::json& j, ThreadPeaks& p) {
-  p.threads = int_field(j, "threads");
-  j.at("f32_gflops").get_to(p.f32_gflops);
-  j.at("bf16_gflops").get_to(p.bf16_gflops);
-  j.at("triad_gbps").get_to(p.triad_gbps);
-  j.at("copy_gbps").get_to(p.copy_gbps);
+void from_json(const nlohmann::json &j, ThreadPeaks &p) {
+    p.threads = int_field(j, "threads");
+    j.at("f32_gflops").get_to(p.f32_gflops);
+    j.at("bf16_gflops").get_to(p.bf16_gflops);
+    j.at("triad_gbps").get_to(p.triad_gbps);
+    j.at("copy_gbps").get_to(p.copy_gbps);
 }
 
-void to_json(nlohmann::json& j, const MachinePeaks& p) {
-  j = {{"schema_version", kMachinePeaksSchemaVersion},
-       {"cpu_model", p.cpu_model},
-       {"cores", p.cores},
-       {"one_thread", p.one_thread},
-       {"all_threads", p.all_threads},
-       {"fma_isa", p.fma_isa},
-       {"has_bf16", p.has_bf16},
-       {"notes", p.notes},
-       {"measured_at", p.measured_at},
-       {"measure_seconds", p.measure_seconds},
-       {"method", p.method}};
+void to_json(nlohmann::json &j, const MachinePeaks &p) {
+    j = {{"schema_version", kMachinePeaksSchemaVersion},
+         {"cpu_model", p.cpu_model},
+         {"cores", p.cores},
+         {"one_thread", p.one_thread},
+         {"all_threads", p.all_threads},
+         {"fma_isa", p.fma_isa},
+         {"has_bf16", p.has_bf16},
+         {"notes", p.notes},
+         {"measured_at", p.measured_at},
+         {"measure_seconds", p.measure_seconds},
+         {"method", p.method}};
 }
 
-void from_json(const nlohmann::json& j, MachinePeaks& p) {
-  const int version = int_field(j, "schema_version");
-  if (version != kMachinePeaksSchemaVersion)
-    throw std::runtime_error("machine peaks schema version " + std::to_string(version) +
-                             ", expected " + std::to_string(kMachinePeaksSchemaVersion));
-  j.at("cpu_model").get_to(p.cpu_model);
-  p.cores = int_field(j, "cores");
-  j.at("one_thread").get_to(p.one_thread);
-  j.at("all_threads").get_to(p.all_threads);
-  j.at("fma_isa").get_to(p.fma_isa);
-  j.at("has_bf16").get_to(p.has_bf16);
-  j.at("notes").get_to(p.notes);
-  j.at("measured_at").get_to(p.measured_at);
-  j.at("measure_seconds").get_to(p.measure_seconds);
-  j.at("method").get_to(p.method);
+void from_json(const nlohmann::json &j, MachinePeaks &p) {
+    const int version = int_field(j, "schema_version");
+    if (version != kMachinePeaksSchemaVersion)
+        throw std::runtime_error("machine peaks schema version " + std::to_string(version) + ", expected " +
+                                 std::to_string(kMachinePeaksSchemaVersion));
+    j.at("cpu_model").get_to(p.cpu_model);
+    p.cores = int_field(j, "cores");
+    j.at("one_thread").get_to(p.one_thread);
+    j.at("all_threads").get_to(p.all_threads);
+    j.at("fma_isa").get_to(p.fma_isa);
+    j.at("has_bf16").get_to(p.has_bf16);
+    j.at("notes").get_to(p.notes);
+    j.at("measured_at").get_to(p.measured_at);
+    j.at("measure_seconds").get_to(p.measure_seconds);
+    j.at("method").get_to(p.method);
 }
 
 // --- measure_machine -----------------------------------------------------------------
 
-MachinePeaks measure_machine(const MeasureOptions& options) {
-  MeasureOptions opt = options;
-  const MeasureOptions defaults;
-  opt.min_trials = std::max(1, opt.min_trials);
-  if (!(opt.seconds_per_figure >= 0)) opt.seconds_per_figure = defaults.seconds_per_figure;
-  if (!(opt.compute_trial_seconds > 0)) opt.compute_trial_seconds = defaults.compute_trial_seconds;
-  const auto start = std::chrono::steady_clock::now();
-  const std::vector<int> cpus = detail::allowed_cpus();
-  const int all = static_cast<int>(cpus.size());
+MachinePeaks measure_machine(const MeasureOptions &options) {
+    MeasureOptions opt = options;
+    const MeasureOptions defaults;
+    opt.min_trials = std::max(1, opt.min_trials);
+    if (!(opt.seconds_per_figure >= 0)) opt.seconds_per_figure = defaults.seconds_per_figure;
+    if (!(opt.compute_trial_seconds > 0)) opt.compute_trial_seconds = defaults.compute_trial_seconds;
+    const auto start = std::chrono::steady_clock::now();
+    const std::vector<int> cpus = detail::allowed_cpus();
+    const int all = static_cast<int>(cpus.size());
 
-  MachinePeaks m;
-  m.cpu_model = cpu_model_name();
-  m.cores = all;
-  m.measured_at = detail::utc_now_iso8601();
-  m.one_thread.threads = 1;
-  m.all_threads.threads = all;
+    MachinePeaks m;
+    m.cpu_model = cpu_model_name();
+    m.cores = all;
+    m.measured_at = detail::utc_now_iso8601();
+    m.one_thread.threads = 1;
+    m.all_threads.threads = all;
 
-  detail::ComputeKernel fma = detail::fma_scalar;
-  double fma_flops = detail::kScalarFlopsPerIter;
-  m.fma_isa = "scalar";
-  if (__builtin_cpu_supports("avx512f")) {
-    fma = detail::fma_avx512;
-    fma_flops = detail::kAvx512FlopsPerIter;
-    m.fma_isa = "avx512f";
-  } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-    fma = detail::fma_avx2;
-    fma_flops = detail::kAvx2FlopsPerIter;
-    m.fma_isa = "avx2+fma";
-  }
-  m.one_thread.f32_gflops = detail::compute_peak(fma, fma_flops, 1, cpus, opt) / 1e9;
-  m.all_threads.f32_gflops = detail::compute_peak(fma, fma_flops, all, cpus, opt) / 1e9;
+    detail::ComputeKernel fma = detail::fma_scalar;
+    double fma_flops = detail::kScalarFlopsPerIter;
+    m.fma_isa = "scalar";
+    if (__builtin_cpu_supports("avx512f")) {
+        fma = detail::fma_avx512;
+        fma_flops = detail::kAvx512FlopsPerIter;
+        m.fma_isa = "avx512f";
+    } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+        fma = detail::fma_avx2;
+        fma_flops = detail::kAvx2FlopsPerIter;
+        m.fma_isa = "avx2+fma";
+    }
+    m.one_thread.f32_gflops = detail::compute_peak(fma, fma_flops, 1, cpus, opt) / 1e9;
+    m.all_threads.f32_gflops = detail::compute_peak(fma, fma_flops, all, cpus, opt) / 1e9;
 
-  std::vector<std::string> notes;
-  m.has_bf16 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16");
-  if (m.has_bf16) {
-    m.one_thread.bf16_gflops =
-        detail::compute_peak(detail::bf16_avx512, detail::kBf16FlopsPerIter, 1, cpus, opt) / 1e9;
-    m.all_threads.bf16_gflops =
-        detail::compute_peak(detail::bf16_avx512, detail::kBf16FlopsPerIter, all, cpus, opt) / 1e9;
-  } else {
-    notes.push_back("bf16 not measured: the CPU lacks AVX512-BF16 (bf16_gflops = 0)");
-  }
-  if (detail::cpuinfo_flags().count("amx_bf16"))
-    notes.push_back("AMX present but not measured: AMX tile instructions can exceed bf16_gflops");
+    std::vector<std::string> notes;
+    m.has_bf16 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16");
+    if (m.has_bf16) {
+        m.one_thread.bf16_gflops =
+            detail::compute_peak(detail::bf16_avx512, detail::kBf16FlopsPerIter, 1, cpus, opt) / 1e9;
+        m.all_threads.bf16_gflops =
+            detail::compute_peak(detail::bf16_avx512, detail::kBf16FlopsPerIter, all, cpus, opt) / 1e9;
+    } else {
+        notes.push_back("bf16 not measured: the CPU lacks AVX512-BF16 (bf16_gflops = 0)");
+    }
+    if (detail::cpuinfo_flags().count("amx_bf16"))
+        notes.push_back("AMX present but not measured: AMX tile instructions can exceed bf16_gflops");
 
-  std::size_t bytes = opt.bandwidth_array_bytes;
-  if (bytes == 0)
-    bytes = std::clamp<std::uint64_t>(4 * llc_bytes(), std::uint64_t{64} << 20, std::uint64_t{512} << 20);
-  const std::size_t n = std::max<std::size_t>(bytes / sizeof(double) / 64 * 64, 64);
-  {
-    auto a = detail::aligned_doubles(n), b = detail::aligned_doubles(n), c = detail::aligned_doubles(n);
-    // First touch by the team that will use the pages (NUMA placement), not
-    // by this thread.
-    detail::run_team(all, cpus, 1, [&](int tid) {
-      const auto [lo, hi] = detail::chunk(n, tid, all);
-      for (std::size_t i = lo; i < hi; ++i) {
-        a[i] = 0.0;
-        b[i] = 1.0;
-        c[i] = 2.0;
-      }
-    });
-    const auto one = detail::bandwidth_peaks(a.get(), b.get(), c.get(), n, 1, cpus, opt);
-    const auto many = detail::bandwidth_peaks(a.get(), b.get(), c.get(), n, all, cpus, opt);
-    m.one_thread.triad_gbps = one.triad_gbps;
-    m.one_thread.copy_gbps = one.copy_gbps;
-    m.all_threads.triad_gbps = many.triad_gbps;
-    m.all_threads.copy_gbps = many.copy_gbps;
-  }
+    std::size_t bytes = opt.bandwidth_array_bytes;
+    if (bytes == 0)
+        bytes = std::clamp<std::uint64_t>(4 * llc_bytes(), std::uint64_t{64} << 20, std::uint64_t{512} << 20);
+    const std::size_t n = std::max<std::size_t>(bytes / sizeof(double) / 64 * 64, 64);
+    {
+        auto a = detail::aligned_doubles(n), b = detail::aligned_doubles(n), c = detail::aligned_doubles(n);
+        // First touch by the team that will use the pages (NUMA placement), not
+        // by this thread.
+        detail::run_team(all, cpus, 1, [&](int tid) {
+            const auto [lo, hi] = detail::chunk(n, tid, all);
+            for (std::size_t i = lo; i < hi; ++i) {
+                a[i] = 0.0;
+                b[i] = 1.0;
+                c[i] = 2.0;
+            }
+        });
+        const auto one = detail::bandwidth_peaks(a.get(), b.get(), c.get(), n, 1, cpus, opt);
+        const auto many = detail::bandwidth_peaks(a.get(), b.get(), c.get(), n, all, cpus, opt);
+        m.one_thread.triad_gbps = one.triad_gbps;
+        m.one_thread.copy_gbps = one.copy_gbps;
+        m.all_threads.triad_gbps = many.triad_gbps;
+        m.all_threads.copy_gbps = many.copy_gbps;
+    }
 
-  for (std::size_t i = 0; i < notes.size(); ++i) m.notes += (i ? "; " : "") + notes[i];
-  std::ostringstream method;
-  method << "f32: " << m.fma_isa << " FMA, independent accumulator chains, 2 flops/lane; "
-         << (m.has_bf16 ? "bf16: vdpbf16ps, 64 flops/instruction; " : "")
-         << "triad a=b+s*c and copy a=b on 3 arrays of " << (n * sizeof(double) >> 20)
-         << " MiB doubles, 24/16 bytes per element (write-allocate not counted); "
-         << "threads pinned one per allowed CPU; best of many short trials ("
-         << opt.seconds_per_figure << " s per figure)";
-  m.method = method.str();
-  m.measure_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return m;
+    for (std::size_t i = 0; i < notes.size(); ++i) m.notes += (i ? "; " : "") + notes[i];
+    std::ostringstream method;
+    method << "f32: " << m.fma_isa << " FMA, independent accumulator chains, 2 flops/lane; "
+           << (m.has_bf16 ? "bf16: vdpbf16ps, 64 flops/instruction; " : "")
+           << "triad a=b+s*c and copy a=b on 3 arrays of " << (n * sizeof(double) >> 20)
+           << " MiB doubles, 24/16 bytes per element (write-allocate not counted); "
+           << "threads pinned one per allowed CPU; best of many short trials (" << opt.seconds_per_figure
+           << " s per figure)";
+    m.method = method.str();
+    m.measure_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return m;
 }
 
 // --- cache ---------------------------------------------------------------------------
 
 std::filesystem::path machine_cache_dir() {
-  auto env = [](const char* name) -> std::string {
-    const char* v = std::getenv(name);
-    return v ? v : "";
-  };
-  if (auto d = env("OPBENCH_CACHE_DIR"); !d.empty()) return d;
-  if (auto d = env("XDG_CACHE_HOME"); !d.empty()) return std::filesystem::path(d) / "opbench";
-  if (auto d = env("HOME"); !d.empty()) return std::filesystem::path(d) / ".cache" / "opbench";
-  // No fixed shared path (such as /tmp/opbench-cache): another user could
-  // plant files or symlinks there. No cache instead.
-  return {};
+    auto env = [](const char *name) -> std::string {
+        const char *v = std::getenv(name);
+        return v ? v : "";
+    };
+    if (auto d = env("OPBENCH_CACHE_DIR"); !d.empty()) return d;
+    if (auto d = env("XDG_CACHE_HOME"); !d.empty()) return std::filesystem::path(d) / "opbench";
+    if (auto d = env("HOME"); !d.empty()) return std::filesystem::path(d) / ".cache" / "opbench";
+    // No fixed shared path (such as /tmp/opbench-cache): another user could
+    // plant files or symlinks there. No cache instead.
+    return {};
 }
 
-std::string cache_dir_problem(const std::filesystem::path& dir) {
-  if (dir.empty())
-    return "no cache directory: none of OPBENCH_CACHE_DIR, XDG_CACHE_HOME or HOME is set";
-  if (std::string why = trust_problem(dir); !why.empty())
-    return "cache directory " + dir.string() + " not used: " + why;
-  return "";
+std::string cache_dir_problem(const std::filesystem::path &dir) {
+    if (dir.empty()) return "no cache directory: none of OPBENCH_CACHE_DIR, XDG_CACHE_HOME or HOME is set";
+    if (std::string why = trust_problem(dir); !why.empty())
+        return "cache directory " + dir.string() + " not used: " + why;
+    return "";
 }
 
-std::filesystem::path machine_cache_path(const std::filesystem::path& dir,
-                                         const std::string& cpu_model, int cores) {
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx",
-                static_cast<unsigned long long>(detail::fnv1a64(cpu_model + "|" + std::to_string(cores))));
-  return dir / ("machine-" + std::string(hex) + ".json");
+std::filesystem::path machine_cache_path(const std::filesystem::path &dir, const std::string &cpu_model, int cores) {
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx",
+                  static_cast<unsigned long long>(detail::fnv1a64(cpu_model + "|" + std::to_string(cores))));
+    return dir / ("machine-" + std::string(hex) + ".json");
 }
 
-std::optional<MachinePeaks> load_machine_peaks(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  try {
-    return nlohmann::json::parse(in).get<MachinePeaks>();
-  } catch (const std::exception&) {
-    return std::nullopt;  // corrupt or another version: the caller re-measures
-  }
-}
-
-void save_machine_peaks(const MachinePeaks& peaks, const std::filesystem::path& path) {
-  write_file_atomically(path.string(), nlohmann::json(peaks).dump(2) + "\n");
-}
-
-CachedMachinePeaks load_or_measure(bool remeasure, const std::filesystem::path& dir,
-                                   const MeasureOptions& options) {
-  CachedMachinePeaks r;
-  const std::string model = cpu_model_name();
-  const int cores = allowed_cpu_count();
-  if (std::string why = cache_dir_problem(dir); !why.empty()) {
-    r.peaks = measure_machine(options);
-    r.warning = "machine peaks not cached: " + why;
-    return r;
-  }
-  r.path = machine_cache_path(dir, model, cores);
-  if (!remeasure) {
-    // The hash could collide and a file could be copied between machines:
-    // trust it only when it names this CPU and core count.
-    if (auto cached = load_machine_peaks(r.path); cached && cached->cpu_model == model &&
-                                                  cached->cores == cores) {
-      r.peaks = *cached;
-      r.from_cache = true;
-      return r;
+std::optional<MachinePeaks> load_machine_peaks(const std::filesystem::path &path) {
+    std::ifstream in(path);
+    if (!in) return std::nullopt;
+    try {
+        return nlohmann::json::parse(in).get<MachinePeaks>();
+    } catch (const std::exception &) {
+        return std::nullopt; // corrupt or another version: the caller re-measures
     }
-  }
-  r.peaks = measure_machine(options);
-  try {
-    save_machine_peaks(r.peaks, r.path);
-  } catch (const std::exception& e) {
-    r.warning = std::string("machine peaks not cached: ") + e.what();
-  }
-  return r;
+}
+
+void save_machine_peaks(const MachinePeaks &peaks, const std::filesystem::path &path) {
+    write_file_atomically(path.string(), nlohmann::json(peaks).dump(2) + "\n");
+}
+
+CachedMachinePeaks load_or_measure(bool remeasure, const std::filesystem::path &dir, const MeasureOptions &options) {
+    CachedMachinePeaks r;
+    const std::string model = cpu_model_name();
+    const int cores = allowed_cpu_count();
+    if (std::string why = cache_dir_problem(dir); !why.empty()) {
+        r.peaks = measure_machine(options);
+        r.warning = "machine peaks not cached: " + why;
+        return r;
+    }
+    r.path = machine_cache_path(dir, model, cores);
+    if (!remeasure) {
+        // The hash could collide and a file could be copied between machines:
+        // trust it only when it names this CPU and core count.
+        if (auto cached = load_machine_peaks(r.path); cached && cached->cpu_model == model && cached->cores == cores) {
+            r.peaks = *cached;
+            r.from_cache = true;
+            return r;
+        }
+    }
+    r.peaks = measure_machine(options);
+    try {
+        save_machine_peaks(r.peaks, r.path);
+    } catch (const std::exception &e) {
+        r.warning = std::string("machine peaks not cached: ") + e.what();
+    }
+    return r;
 }
 
 // --- roofline ------------------------------------------------------------------------
 
-Roofline classify(double flops, double bytes, double seconds_per_call, const MachinePeaks& peaks,
-                  int threads, double fixed_cost_seconds, PeakKind kind) {
-  Roofline r;
-  r.bound = "unknown";
-  if (!(seconds_per_call > 0) || !std::isfinite(seconds_per_call) || !(flops >= 0) ||
-      !(bytes >= 0))
+Roofline classify(double flops, double bytes, double seconds_per_call, const MachinePeaks &peaks, int threads,
+                  double fixed_cost_seconds, PeakKind kind) {
+    Roofline r;
+    r.bound = "unknown";
+    if (!(seconds_per_call > 0) || !std::isfinite(seconds_per_call) || !(flops >= 0) || !(bytes >= 0)) return r;
+    const ThreadPeaks p = peaks.at_threads(threads);
+    const double peak_gflops = (kind == PeakKind::bf16 && p.bf16_gflops > 0) ? p.bf16_gflops : p.f32_gflops;
+    if (!(peak_gflops > 0) || !(p.triad_gbps > 0)) return r;
+    const double peak_flops = peak_gflops * 1e9, peak_bw = p.triad_gbps * 1e9;
+    r.pct_peak_compute = 100.0 * flops / seconds_per_call / peak_flops;
+    r.pct_peak_bandwidth = 100.0 * bytes / seconds_per_call / peak_bw;
+    r.arithmetic_intensity = bytes > 0 ? flops / bytes : std::numeric_limits<double>::infinity();
+    r.ridge_point = peak_flops / peak_bw;
+    const bool nothing_to_do = flops == 0 && bytes == 0;
+    if (nothing_to_do || (fixed_cost_seconds > 0 && seconds_per_call < 5 * fixed_cost_seconds))
+        r.bound = "overhead-bound";
+    else
+        r.bound = r.arithmetic_intensity >= r.ridge_point ? "compute-bound" : "memory-bound";
     return r;
-  const ThreadPeaks p = peaks.at_threads(threads);
-  const double peak_gflops =
-      (kind == PeakKind::bf16 && p.bf16_gflops > 0) ? p.bf16_gflops : p.f32_gflops;
-  if (!(peak_gflops > 0) || !(p.triad_gbps > 0)) return r;
-  const double peak_flops = peak_gflops * 1e9, peak_bw = p.triad_gbps * 1e9;
-  r.pct_peak_compute = 100.0 * flops / seconds_per_call / peak_flops;
-  r.pct_peak_bandwidth = 100.0 * bytes / seconds_per_call / peak_bw;
-  r.arithmetic_intensity = bytes > 0 ? flops / bytes : std::numeric_limits<double>::infinity();
-  r.ridge_point = peak_flops / peak_bw;
-  const bool nothing_to_do = flops == 0 && bytes == 0;
-  if (nothing_to_do || (fixed_cost_seconds > 0 && seconds_per_call < 5 * fixed_cost_seconds))
-    r.bound = "overhead-bound";
-  else
-    r.bound = r.arithmetic_intensity >= r.ridge_point ? "compute-bound" : "memory-bound";
-  return r;
 }
 
 // --- context -------------------------------------------------------------------------
@@ -610,89 +601,86 @@ Roofline classify(double flops, double bytes, double seconds_per_call, const Mac
 std::uint64_t llc_bytes() { return host::last_level_cache_bytes(); }
 
 std::string cpu_model_name() {
-  std::string m = host::cpu_model_name();
-  return m.empty() ? "unknown" : m;
+    std::string m = host::cpu_model_name();
+    return m.empty() ? "unknown" : m;
 }
 
 int allowed_cpu_count() { return static_cast<int>(detail::allowed_cpus().size()); }
 
 nlohmann::json cpu_context() {
-  using nlohmann::json;
-  json j;
-  j["cpu_model"] = cpu_model_name();
+    using nlohmann::json;
+    json j;
+    j["cpu_model"] = cpu_model_name();
 
-  const auto flags = detail::cpuinfo_flags();
-  json isa = json::object();
-  for (const char* f : {"avx2", "fma", "avx512f", "avx512_bf16", "avx512_fp16", "amx_tile",
-                        "amx_bf16", "amx_int8"})
-    isa[f] = flags.count(f) > 0;
-  j["isa"] = isa;
+    const auto flags = detail::cpuinfo_flags();
+    json isa = json::object();
+    for (const char *f : {"avx2", "fma", "avx512f", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8"})
+        isa[f] = flags.count(f) > 0;
+    j["isa"] = isa;
 
-  // Logical CPUs and physical cores from /proc/cpuinfo's (physical id, core id)
-  // pairs; a VM may omit them, then physical_cores is null.
-  int logical = 0;
-  std::set<std::pair<std::string, std::string>> physical;
-  {
-    std::ifstream in("/proc/cpuinfo");
-    std::string line, phys_id;
-    while (std::getline(in, line)) {
-      const auto colon = line.find(':');
-      if (colon == std::string::npos) continue;
-      std::string key = line.substr(0, colon);
-      while (!key.empty() && (key.back() == ' ' || key.back() == '\t')) key.pop_back();
-      std::string value = line.substr(colon + 1);
-      value.erase(0, value.find_first_not_of(' '));
-      if (key == "processor") ++logical;
-      if (key == "physical id") phys_id = value;
-      if (key == "core id") physical.insert({phys_id, value});
+    // Logical CPUs and physical cores from /proc/cpuinfo's (physical id, core id)
+    // pairs; a VM may omit them, then physical_cores is null.
+    int logical = 0;
+    std::set<std::pair<std::string, std::string>> physical;
+    {
+        std::ifstream in("/proc/cpuinfo");
+        std::string line, phys_id;
+        while (std::getline(in, line)) {
+            const auto colon = line.find(':');
+            if (colon == std::string::npos) continue;
+            std::string key = line.substr(0, colon);
+            while (!key.empty() && (key.back() == ' ' || key.back() == '\t')) key.pop_back();
+            std::string value = line.substr(colon + 1);
+            value.erase(0, value.find_first_not_of(' '));
+            if (key == "processor") ++logical;
+            if (key == "physical id") phys_id = value;
+            if (key == "core id") physical.insert({phys_id, value});
+        }
     }
-  }
-  if (logical == 0) logical = static_cast<int>(std::thread::hardware_concurrency());
-  j["logical_cores"] = logical;
-  j["allowed_cores"] = allowed_cpu_count();
-  j["physical_cores"] = physical.empty() ? json(nullptr) : json(physical.size());
+    if (logical == 0) logical = static_cast<int>(std::thread::hardware_concurrency());
+    j["logical_cores"] = logical;
+    j["allowed_cores"] = allowed_cpu_count();
+    j["physical_cores"] = physical.empty() ? json(nullptr) : json(physical.size());
 
-  std::uint64_t mem_kib = 0;
-  {
-    std::ifstream in("/proc/meminfo");
-    std::string key;
-    while (in >> key) {
-      if (key == "MemTotal:") {
-        in >> mem_kib;
-        break;
-      }
-      in.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+    std::uint64_t mem_kib = 0;
+    {
+        std::ifstream in("/proc/meminfo");
+        std::string key;
+        while (in >> key) {
+            if (key == "MemTotal:") {
+                in >> mem_kib;
+                break;
+            }
+            in.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+        }
     }
-  }
-  j["memory_total_bytes"] = mem_kib ? json(mem_kib * 1024) : json(nullptr);
-  const std::uint64_t llc = llc_bytes();
-  j["llc_bytes"] = llc ? json(llc) : json(nullptr);
+    j["memory_total_bytes"] = mem_kib ? json(mem_kib * 1024) : json(nullptr);
+    const std::uint64_t llc = llc_bytes();
+    j["llc_bytes"] = llc ? json(llc) : json(nullptr);
 
-  // Google Benchmark's rule: scaling is on unless the governor is
-  // "performance". No cpufreq directory (common in VMs) means we cannot tell.
-  const std::string governor =
-      detail::read_first_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
-  j["frequency_governor"] = governor.empty() ? "unknown" : governor;
-  j["cpu_scaling_enabled"] = governor.empty() ? json(nullptr) : json(governor != "performance");
-  const std::string boost = detail::read_first_line("/sys/devices/system/cpu/cpufreq/boost");
-  const std::string no_turbo =
-      detail::read_first_line("/sys/devices/system/cpu/intel_pstate/no_turbo");
-  j["turbo_boost"] = !boost.empty()      ? json(boost == "1")
-                     : !no_turbo.empty() ? json(no_turbo == "0")
-                                         : json("unknown");
+    // Google Benchmark's rule: scaling is on unless the governor is
+    // "performance". No cpufreq directory (common in VMs) means we cannot tell.
+    const std::string governor = detail::read_first_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
+    j["frequency_governor"] = governor.empty() ? "unknown" : governor;
+    j["cpu_scaling_enabled"] = governor.empty() ? json(nullptr) : json(governor != "performance");
+    const std::string boost = detail::read_first_line("/sys/devices/system/cpu/cpufreq/boost");
+    const std::string no_turbo = detail::read_first_line("/sys/devices/system/cpu/intel_pstate/no_turbo");
+    j["turbo_boost"] = !boost.empty()      ? json(boost == "1")
+                       : !no_turbo.empty() ? json(no_turbo == "0")
+                                           : json("unknown");
 
-  utsname u{};
-  if (uname(&u) == 0)
-    j["kernel"] = std::string(u.sysname) + " " + u.release + " " + u.version + " " + u.machine;
-  else
-    j["kernel"] = "unknown";
+    utsname u{};
+    if (uname(&u) == 0)
+        j["kernel"] = std::string(u.sysname) + " " + u.release + " " + u.version + " " + u.machine;
+    else
+        j["kernel"] = "unknown";
 
-  double load[3];
-  if (getloadavg(load, 3) == 3)
-    j["load_average"] = {load[0], load[1], load[2]};
-  else
-    j["load_average"] = nullptr;
-  return j;
+    double load[3];
+    if (getloadavg(load, 3) == 3)
+        j["load_average"] = {load[0], load[1], load[2]};
+    else
+        j["load_average"] = nullptr;
+    return j;
 }
 
-}  // namespace opbench
+} // namespace opbench

@@ -29,53 +29,53 @@ inline constexpr int kMachinePeaksSchemaVersion = 1;
 // Peaks at one thread count. Rates are per second for the whole group of
 // threads. 0 means "not measured" (see MachinePeaks::notes).
 struct ThreadPeaks {
-  int threads = 0;
-  double f32_gflops = 0;   // fused multiply-add, 2 flops per lane
-  double bf16_gflops = 0;  // AVX512-BF16 vdpbf16ps, 2 flops per bf16 pair; 0 without the ISA
-  double triad_gbps = 0;   // a[i] = b[i] + s * c[i], doubles, 24 bytes per element
-  double copy_gbps = 0;    // a[i] = b[i], doubles, 16 bytes per element
+    int threads = 0;
+    double f32_gflops = 0;  // fused multiply-add, 2 flops per lane
+    double bf16_gflops = 0; // AVX512-BF16 vdpbf16ps, 2 flops per bf16 pair; 0 without the ISA
+    double triad_gbps = 0;  // a[i] = b[i] + s * c[i], doubles, 24 bytes per element
+    double copy_gbps = 0;   // a[i] = b[i], doubles, 16 bytes per element
 };
 
 struct MachinePeaks {
-  std::string cpu_model;
-  int cores = 0;           // logical CPUs this process may run on (the "all cores" count)
-  ThreadPeaks one_thread;  // threads == 1
-  ThreadPeaks all_threads; // threads == cores
-  std::string fma_isa;     // kernel used for f32: "avx512f", "avx2+fma" or "scalar"
-  bool has_bf16 = false;   // AVX512-BF16 present and measured
-  std::string notes;       // e.g. why bf16 is 0
-  std::string measured_at; // UTC, ISO 8601
-  double measure_seconds = 0;  // wall time measure_machine() took
-  std::string method;      // short description of the kernels and rules
+    std::string cpu_model;
+    int cores = 0;              // logical CPUs this process may run on (the "all cores" count)
+    ThreadPeaks one_thread;     // threads == 1
+    ThreadPeaks all_threads;    // threads == cores
+    std::string fma_isa;        // kernel used for f32: "avx512f", "avx2+fma" or "scalar"
+    bool has_bf16 = false;      // AVX512-BF16 present and measured
+    std::string notes;          // e.g. why bf16 is 0
+    std::string measured_at;    // UTC, ISO 8601
+    double measure_seconds = 0; // wall time measure_machine() took
+    std::string method;         // short description of the kernels and rules
 
-  // Peaks for `threads` threads: one_thread for threads <= 1, all_threads for
-  // threads >= cores, linear interpolation between them otherwise.
-  [[nodiscard]] ThreadPeaks at_threads(int threads) const;
+    // Peaks for `threads` threads: one_thread for threads <= 1, all_threads for
+    // threads >= cores, linear interpolation between them otherwise.
+    [[nodiscard]] ThreadPeaks at_threads(int threads) const;
 };
 
-void to_json(nlohmann::json& j, const ThreadPeaks& p);
-void from_json(const nlohmann::json& j, ThreadPeaks& p);
+void to_json(nlohmann::json &j, const ThreadPeaks &p);
+void from_json(const nlohmann::json &j, ThreadPeaks &p);
 // Includes "schema_version". from_json throws nlohmann::json::exception for a
 // missing or mistyped field and std::runtime_error for another schema version.
-void to_json(nlohmann::json& j, const MachinePeaks& p);
-void from_json(const nlohmann::json& j, MachinePeaks& p);
+void to_json(nlohmann::json &j, const MachinePeaks &p);
+void from_json(const nlohmann::json &j, MachinePeaks &p);
 
 // Knobs for measure_machine(); the defaults take ~2-4 s on 2 cores.
 struct MeasureOptions {
-  // Time spent on each figure (kernel x thread count), split into trials.
-  double seconds_per_figure = 0.25;
-  // Compute trials are short so that even on a loaded machine some of them run
-  // with every thread on its CPU at once; the best trial is the figure.
-  double compute_trial_seconds = 0.002;
-  int min_trials = 5;
-  // Bytes per bandwidth array; 0 = 4x the last-level cache, at least 64 MiB,
-  // at most 512 MiB (STREAM's rule is >= 4x the LLC). One trial is one pass.
-  std::size_t bandwidth_array_bytes = 0;
+    // Time spent on each figure (kernel x thread count), split into trials.
+    double seconds_per_figure = 0.25;
+    // Compute trials are short so that even on a loaded machine some of them run
+    // with every thread on its CPU at once; the best trial is the figure.
+    double compute_trial_seconds = 0.002;
+    int min_trials = 5;
+    // Bytes per bandwidth array; 0 = 4x the last-level cache, at least 64 MiB,
+    // at most 512 MiB (STREAM's rule is >= 4x the LLC). One trial is one pass.
+    std::size_t bandwidth_array_bytes = 0;
 };
 
 // Runs the kernels. Threads are std::threads pinned one per CPU of the
 // process's affinity mask; each figure is the best of its trials.
-[[nodiscard]] MachinePeaks measure_machine(const MeasureOptions& options = {});
+[[nodiscard]] MachinePeaks measure_machine(const MeasureOptions &options = {});
 
 // --- cache ------------------------------------------------------------------
 
@@ -86,41 +86,41 @@ struct MeasureOptions {
 // that fails the trust rule (files/trust.hpp: a symlink others could redirect,
 // an owner or writer other than root and you). Caches are then neither read
 // nor written.
-[[nodiscard]] std::string cache_dir_problem(const std::filesystem::path& dir);
+[[nodiscard]] std::string cache_dir_problem(const std::filesystem::path &dir);
 // <dir>/machine-<16 hex digits of FNV-1a of "cpu_model|cores">.json
-[[nodiscard]] std::filesystem::path machine_cache_path(const std::filesystem::path& dir,
-                                                       const std::string& cpu_model, int cores);
+[[nodiscard]] std::filesystem::path machine_cache_path(const std::filesystem::path &dir, const std::string &cpu_model,
+                                                       int cores);
 // The cached peaks at `path`, or nullopt when the file is missing, unreadable,
 // not valid JSON or of another schema version.
-[[nodiscard]] std::optional<MachinePeaks> load_machine_peaks(const std::filesystem::path& path);
+[[nodiscard]] std::optional<MachinePeaks> load_machine_peaks(const std::filesystem::path &path);
 // Writes atomically (a temporary file in the same directory, then rename), so a
 // reader never sees half a file. Creates the directory. Throws
 // std::runtime_error naming the path on failure.
-void save_machine_peaks(const MachinePeaks& peaks, const std::filesystem::path& path);
+void save_machine_peaks(const MachinePeaks &peaks, const std::filesystem::path &path);
 
 struct CachedMachinePeaks {
-  MachinePeaks peaks;
-  std::filesystem::path path;  // cache file read or written
-  bool from_cache = false;
-  std::string warning;         // non-empty when the cache could not be written
+    MachinePeaks peaks;
+    std::filesystem::path path; // cache file read or written
+    bool from_cache = false;
+    std::string warning; // non-empty when the cache could not be written
 };
 // The cached figures for this machine (same CPU model and core count) unless
 // `remeasure`; otherwise measures and writes the cache. A failed write is
 // reported in `warning`, not thrown: the figures are still good.
 [[nodiscard]] CachedMachinePeaks load_or_measure(bool remeasure = false,
-                                                 const std::filesystem::path& dir = machine_cache_dir(),
-                                                 const MeasureOptions& options = {});
+                                                 const std::filesystem::path &dir = machine_cache_dir(),
+                                                 const MeasureOptions &options = {});
 
 // --- roofline ---------------------------------------------------------------
 
 enum class PeakKind { f32, bf16 };
 
 struct Roofline {
-  double pct_peak_compute = 0;    // 100 * achieved FLOP/s / peak FLOP/s
-  double pct_peak_bandwidth = 0;  // 100 * achieved bytes/s / peak triad bytes/s
-  double arithmetic_intensity = 0;  // flops / bytes (+inf when bytes == 0)
-  double ridge_point = 0;           // peak FLOP/s / peak bytes/s at that thread count
-  std::string bound;  // "compute-bound", "memory-bound", "overhead-bound" or "unknown"
+    double pct_peak_compute = 0;     // 100 * achieved FLOP/s / peak FLOP/s
+    double pct_peak_bandwidth = 0;   // 100 * achieved bytes/s / peak triad bytes/s
+    double arithmetic_intensity = 0; // flops / bytes (+inf when bytes == 0)
+    double ridge_point = 0;          // peak FLOP/s / peak bytes/s at that thread count
+    std::string bound;               // "compute-bound", "memory-bound", "overhead-bound" or "unknown"
 };
 
 // The rule, in order:
@@ -133,9 +133,8 @@ struct Roofline {
 //   "memory-bound"   otherwise.
 // Peaks are at_threads(threads); bandwidth is the triad figure; kind bf16 uses
 // the bf16 peak where measured, else f32.
-[[nodiscard]] Roofline classify(double flops, double bytes, double seconds_per_call,
-                                const MachinePeaks& peaks, int threads,
-                                double fixed_cost_seconds, PeakKind kind = PeakKind::f32);
+[[nodiscard]] Roofline classify(double flops, double bytes, double seconds_per_call, const MachinePeaks &peaks,
+                                int threads, double fixed_cost_seconds, PeakKind kind = PeakKind::f32);
 
 // --- context ----------------------------------------------------------------
 
@@ -156,4 +155,4 @@ struct Roofline {
 // Number of CPUs in this process's affinity mask (>= 1).
 [[nodiscard]] int allowed_cpu_count();
 
-}  // namespace opbench
+} // namespace opbench

@@ -39,24 +39,24 @@
 
 #include <cstdint>
 
-#include "measure/rss.hpp"  // peak_rss_bytes(), current_rss_bytes(), reset_peak_rss()
+#include "measure/rss.hpp" // peak_rss_bytes(), current_rss_bytes(), reset_peak_rss()
 
 namespace opbench {
 
 struct AllocCounters {
-  std::uint64_t calls = 0;
-  std::uint64_t bytes = 0;
-  std::uint64_t frees = 0;
-  std::uint64_t current = 0;
-  std::uint64_t peak = 0;
+    std::uint64_t calls = 0;
+    std::uint64_t bytes = 0;
+    std::uint64_t frees = 0;
+    std::uint64_t current = 0;
+    std::uint64_t peak = 0;
 };
 
-}  // namespace opbench
+} // namespace opbench
 
 // The interposer's entry points, defined only in harness/measure/alloc_tracker.cpp.
 // Weak so that a program without the interposer links and sees null here.
 extern "C" {
-__attribute__((weak)) void opb_alloc_tracker_snapshot(opbench::AllocCounters* out) noexcept;
+__attribute__((weak)) void opb_alloc_tracker_snapshot(opbench::AllocCounters *out) noexcept;
 __attribute__((weak)) void opb_alloc_tracker_reset_peak() noexcept;
 }
 
@@ -64,27 +64,25 @@ namespace opbench {
 
 // True when the interposer is linked into this program, i.e. the counters
 // below are real.
-[[nodiscard]] inline bool alloc_tracking_active() noexcept {
-  return opb_alloc_tracker_snapshot != nullptr;
-}
+[[nodiscard]] inline bool alloc_tracking_active() noexcept { return opb_alloc_tracker_snapshot != nullptr; }
 
 // Current counters; all zero when tracking is not active. Does not allocate.
 [[nodiscard]] inline AllocCounters alloc_snapshot() noexcept {
-  AllocCounters c;
-  if (opb_alloc_tracker_snapshot) opb_alloc_tracker_snapshot(&c);
-  return c;
+    AllocCounters c;
+    if (opb_alloc_tracker_snapshot) opb_alloc_tracker_snapshot(&c);
+    return c;
 }
 
 // Sets peak to current, so the next snapshot's peak is the high-water mark
 // since this call. No effect when tracking is not active.
 inline void alloc_reset_peak() noexcept {
-  if (opb_alloc_tracker_reset_peak) opb_alloc_tracker_reset_peak();
+    if (opb_alloc_tracker_reset_peak) opb_alloc_tracker_reset_peak();
 }
 
 // Counter differences b - a for calls, bytes and frees (what happened between
 // two snapshots); current and peak are taken from b.
-[[nodiscard]] inline AllocCounters alloc_delta(const AllocCounters& a, const AllocCounters& b) noexcept {
-  return {b.calls - a.calls, b.bytes - a.bytes, b.frees - a.frees, b.current, b.peak};
+[[nodiscard]] inline AllocCounters alloc_delta(const AllocCounters &a, const AllocCounters &b) noexcept {
+    return {b.calls - a.calls, b.bytes - a.bytes, b.frees - a.frees, b.current, b.peak};
 }
 
-}  // namespace opbench
+} // namespace opbench

@@ -117,8 +117,8 @@ MemoryBudget available_memory(std::optional<uint64_t> mem_limit) {
 std::optional<std::string> memory_skip_reason(const MemoryEstimate &need, const MemoryBudget &have) {
     if (need.total() <= have.bytes) return std::nullopt;
     return fmt::format("needs {}, {} available ({}); estimate: tensors {}, reference {}, workspace {}",
-                       size_text(need.total()), size_text(have.bytes), have.source, size_text(need.tensors), size_text(need.reference),
-                       size_text(need.workspace));
+                       size_text(need.total()), size_text(have.bytes), have.source, size_text(need.tensors),
+                       size_text(need.reference), size_text(need.workspace));
 }
 
 std::optional<uint64_t> parse_memory_size(std::string_view text) {
@@ -137,12 +137,18 @@ std::optional<uint64_t> parse_memory_size(std::string_view text) {
     std::string unit = s.substr(i);
     for (auto &c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     double mult = 0;
-    if (unit.empty() || unit == "B") mult = 1;
-    else if (unit == "K" || unit == "KB" || unit == "KIB") mult = 1024.0;
-    else if (unit == "M" || unit == "MB" || unit == "MIB") mult = 1024.0 * 1024;
-    else if (unit == "G" || unit == "GB" || unit == "GIB") mult = 1024.0 * 1024 * 1024;
-    else if (unit == "T" || unit == "TB" || unit == "TIB") mult = 1024.0 * 1024 * 1024 * 1024;
-    else return std::nullopt;
+    if (unit.empty() || unit == "B")
+        mult = 1;
+    else if (unit == "K" || unit == "KB" || unit == "KIB")
+        mult = 1024.0;
+    else if (unit == "M" || unit == "MB" || unit == "MIB")
+        mult = 1024.0 * 1024;
+    else if (unit == "G" || unit == "GB" || unit == "GIB")
+        mult = 1024.0 * 1024 * 1024;
+    else if (unit == "T" || unit == "TB" || unit == "TIB")
+        mult = 1024.0 * 1024 * 1024 * 1024;
+    else
+        return std::nullopt;
     const double bytes = value * mult;
     if (!(bytes > 0) || bytes >= 1.8e19) return std::nullopt;
     return static_cast<uint64_t>(std::round(bytes));

@@ -35,7 +35,8 @@ Recipe::Recipe(MeasuredWork &work, const MeasureSettings &settings, RecipeOption
 
 // Runs f between the observer's begin and end of `name`; end is called on
 // the way out of a throw too, so a tracer's spans always close.
-template <class F> auto Recipe::in_phase(std::string_view name, F &&f) {
+template <class F>
+auto Recipe::in_phase(std::string_view name, F &&f) {
     RecipeObserver *obs = options_.observer;
     if (obs) obs->on_phase_begin(name);
     struct End {

@@ -54,8 +54,8 @@ using Verifier = std::function<CheckVerdict(MeasuredWork &)>;
 class MeasureClock {
 public:
     virtual ~MeasureClock() = default;
-    [[nodiscard]] virtual double now() = 0;         // wall clock (monotonic)
-    [[nodiscard]] virtual double cpu_now() = 0;     // CPU time of the process
+    [[nodiscard]] virtual double now() = 0;     // wall clock (monotonic)
+    [[nodiscard]] virtual double cpu_now() = 0; // CPU time of the process
 };
 // std::chrono::steady_clock and CLOCK_PROCESS_CPUTIME_ID.
 [[nodiscard]] MeasureClock &steady_measure_clock();
@@ -125,7 +125,8 @@ public:
     [[nodiscard]] int calls_per_sample() const { return calls_per_sample_; }
 
 private:
-    template <class F> auto in_phase(std::string_view name, F &&f);
+    template <class F>
+    auto in_phase(std::string_view name, F &&f);
 
     MeasuredWork &work_;
     MeasureSettings settings_;

@@ -22,4 +22,4 @@ namespace opbench {
 // lifetime, and callers should record that the per-case peak is not isolated.
 [[nodiscard]] bool reset_peak_rss();
 
-}  // namespace opbench
+} // namespace opbench

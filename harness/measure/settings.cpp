@@ -27,8 +27,8 @@ int resolve_threads(int threads) {
 
 namespace {
 
-#define OPB_SETTING_FIELD(field)                                                                    \
-    [](const MeasureSettings &m) { return double(m.field); },                                     \
+#define OPB_SETTING_FIELD(field)                                                                                       \
+    [](const MeasureSettings &m) { return double(m.field); },                                                          \
         [](MeasureSettings &m, double v) { m.field = static_cast<decltype(m.field)>(v); }
 
 // The floors keep every repetition finite and meaningful: below 100 us of
@@ -47,14 +47,12 @@ constexpr std::array kSettings = {
     SettingInfo{"min_samples", "min_samples", "--min-samples", SettingType::integer, 1, 1e6, "N",
                 "samples at least, even once min_time is reached", 5, OPB_SETTING_FIELD(min_samples)},
     SettingInfo{"noise", "noise_target", "--noise", SettingType::number, 1e-4, 1, "F",
-                "stop target: relative half-width of the median's 95% CI (0.01 = 1%)", 6,
-                OPB_SETTING_FIELD(noise)},
+                "stop target: relative half-width of the median's 95% CI (0.01 = 1%)", 6, OPB_SETTING_FIELD(noise)},
     SettingInfo{"repetitions", "", "--repetitions", SettingType::integer, 1, 1000, "N",
                 "separate result entries per case (compare.py's U-test wants about 9)", 7,
                 OPB_SETTING_FIELD(repetitions)},
     SettingInfo{"cache", "cache", "--cache", SettingType::cache, 0, 1, "warm|cold",
-                "cache state between samples: cold flushes caches before each sample", 1,
-                OPB_SETTING_FIELD(cache)},
+                "cache state between samples: cold flushes caches before each sample", 1, OPB_SETTING_FIELD(cache)},
     SettingInfo{"threads", "threads", "--threads", SettingType::integer, 0, kMaxThreads, "N",
                 "CPU threads; 0 = every CPU opbench may run on (its affinity mask, see --cpus)", 0,
                 OPB_SETTING_FIELD(threads)},
@@ -68,7 +66,8 @@ constexpr std::array kSettings = {
 
 // Whole numbers in full ("1000000"), others in %g form: never 300 digits.
 std::string number_text(double v) {
-    if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e15) return fmt::format("{}", static_cast<long long>(v));
+    if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e15)
+        return fmt::format("{}", static_cast<long long>(v));
     return fmt::format("{:g}", v);
 }
 
@@ -116,8 +115,8 @@ std::optional<std::string> check_setting(const SettingInfo &s, double v) {
     if (s.type == SettingType::integer && v != std::floor(v))
         return fmt::format("'{}' must be an integer, got {}", s.key, number_text(v));
     if (v < s.min || v > s.max)
-        return fmt::format("'{}' must be between {} and {}, got {}", s.key, number_text(s.min),
-                           number_text(s.max), number_text(v));
+        return fmt::format("'{}' must be between {} and {}, got {}", s.key, number_text(s.min), number_text(s.max),
+                           number_text(v));
     return std::nullopt;
 }
 

@@ -67,7 +67,7 @@ struct SettingInfo {
     double min, max;             // inclusive range
     std::string_view value_name; // for help: "N", "S", "F", "warm|cold"
     std::string_view help;
-    int sweep_rank;              // position among settings in the sweep order (suites/README.md)
+    int sweep_rank; // position among settings in the sweep order (suites/README.md)
     double (*get)(const MeasureSettings &);
     void (*set)(MeasureSettings &, double);
     // A value below `min` is raised to it, with a warning, instead of refused

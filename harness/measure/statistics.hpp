@@ -26,17 +26,17 @@ namespace opbench {
 // Summary of a set of samples. Percentiles use the interpolation rule of
 // percentile_sorted() below.
 struct SampleSummary {
-  std::size_t n = 0;
-  double min = 0, max = 0, mean = 0, median = 0, p90 = 0, p99 = 0;
-  double stddev = 0;  // sample standard deviation (divides by n - 1)
-  double cv = 0;      // stddev / mean (0 when the mean is 0)
-  // Distribution-free 95% confidence interval of the median: see median_ci().
-  double median_ci_low = 0, median_ci_high = 0;
-  // Relative half-width of that interval: (high - low) / 2 / median.
-  double noise = 0;
-  // Samples outside the Tukey fences (see tukey_fences()): flagged and
-  // counted, never dropped from any statistic above.
-  std::size_t outliers_low = 0, outliers_high = 0;
+    std::size_t n = 0;
+    double min = 0, max = 0, mean = 0, median = 0, p90 = 0, p99 = 0;
+    double stddev = 0; // sample standard deviation (divides by n - 1)
+    double cv = 0;     // stddev / mean (0 when the mean is 0)
+    // Distribution-free 95% confidence interval of the median: see median_ci().
+    double median_ci_low = 0, median_ci_high = 0;
+    // Relative half-width of that interval: (high - low) / 2 / median.
+    double noise = 0;
+    // Samples outside the Tukey fences (see tukey_fences()): flagged and
+    // counted, never dropped from any statistic above.
+    std::size_t outliers_low = 0, outliers_high = 0;
 };
 
 // All statistics of `samples` in one pass over a sorted copy.
@@ -51,15 +51,15 @@ struct SampleSummary {
 // Same rule on unsorted values (sorts a copy).
 [[nodiscard]] double percentile(std::span<const double> values, double q);
 
-[[nodiscard]] double mean(std::span<const double> values);    // NaN when empty
-[[nodiscard]] double stddev(std::span<const double> values);  // n - 1; 0 when n < 2, NaN when empty
+[[nodiscard]] double mean(std::span<const double> values);   // NaN when empty
+[[nodiscard]] double stddev(std::span<const double> values); // n - 1; 0 when n < 2, NaN when empty
 
 // A confidence interval given by two order statistics (1-based ranks into the
 // sorted samples; both 0 when the interval does not exist).
 struct MedianCi {
-  double low = 0, high = 0;
-  std::size_t rank_low = 0, rank_high = 0;
-  bool exists = false;  // false when n < 6 (then low/high are min/max)
+    double low = 0, high = 0;
+    std::size_t rank_low = 0, rank_high = 0;
+    bool exists = false; // false when n < 6 (then low/high are min/max)
 };
 
 // 95% confidence interval of the median from order statistics, making no
@@ -75,12 +75,12 @@ struct MedianCi {
 
 // Relative half-width (high - low) / 2 / median. +infinity when the CI does
 // not exist or the median is 0 with a non-zero width; 0 for a zero width.
-[[nodiscard]] double relative_half_width(const MedianCi& ci, double median);
+[[nodiscard]] double relative_half_width(const MedianCi &ci, double median);
 
 // Tukey's fences: outliers are samples < q1 - 1.5 IQR or > q3 + 1.5 IQR,
 // quartiles by percentile_sorted(). With n < 4 the fences are -inf / +inf.
 struct TukeyFences {
-  double low = 0, high = 0;
+    double low = 0, high = 0;
 };
 [[nodiscard]] TukeyFences tukey_fences(std::span<const double> sorted);
 
@@ -100,55 +100,54 @@ struct TukeyFences {
 // sample count has grown by 1/16 since the last computation (and on every
 // sample while n < 32), so noise() may trail the newest samples by that much.
 class NoiseCriterion {
- public:
-  // Throws std::invalid_argument unless target > 0, 0 <= min_time <=
-  // max_time, and all are finite.
-  // wall_cap < 0: kWallCapFactor * max_time.
-  NoiseCriterion(double target, double min_time, double max_time, std::size_t min_samples,
-                 double wall_cap = -1);
-  static constexpr double kWallCapFactor = 2.0;
+public:
+    // Throws std::invalid_argument unless target > 0, 0 <= min_time <=
+    // max_time, and all are finite.
+    // wall_cap < 0: kWallCapFactor * max_time.
+    NoiseCriterion(double target, double min_time, double max_time, std::size_t min_samples, double wall_cap = -1);
+    static constexpr double kWallCapFactor = 2.0;
 
-  // One sample, in seconds. Throws std::invalid_argument for a negative or
-  // non-finite sample (a timing bug upstream, never data).
-  void add(double sample_seconds);
+    // One sample, in seconds. Throws std::invalid_argument for a negative or
+    // non-finite sample (a timing bug upstream, never data).
+    void add(double sample_seconds);
 
-  // target_met() || timed_out().
-  [[nodiscard]] bool done() const { return target_met() || timed_out(); }
-  // noise() <= target with enough samples and time.
-  [[nodiscard]] bool target_met() const;
-  // Wall-clock seconds since the repetition began (samples and the untimed
-  // work around them).
-  void note_wall_time(double seconds) { wall_ = seconds; }
-  // max_time of samples, or the wall-clock cap, reached without meeting the target.
-  [[nodiscard]] bool timed_out() const;
-  // The wall-clock cap was reached (whether or not the target was met).
-  [[nodiscard]] bool wall_capped() const { return wall_ >= wall_cap_; }
-  [[nodiscard]] double wall_cap() const { return wall_cap_; }
-  // Noise as of the last recomputation (+infinity before the first one).
-  [[nodiscard]] double noise() const { return noise_; }
-  // Sum of the samples, seconds.
-  [[nodiscard]] double elapsed() const { return elapsed_; }
-  [[nodiscard]] std::size_t size() const { return samples_.size(); }
-  // The samples in the order they were added.
-  [[nodiscard]] std::span<const double> samples() const { return samples_; }
+    // target_met() || timed_out().
+    [[nodiscard]] bool done() const { return target_met() || timed_out(); }
+    // noise() <= target with enough samples and time.
+    [[nodiscard]] bool target_met() const;
+    // Wall-clock seconds since the repetition began (samples and the untimed
+    // work around them).
+    void note_wall_time(double seconds) { wall_ = seconds; }
+    // max_time of samples, or the wall-clock cap, reached without meeting the target.
+    [[nodiscard]] bool timed_out() const;
+    // The wall-clock cap was reached (whether or not the target was met).
+    [[nodiscard]] bool wall_capped() const { return wall_ >= wall_cap_; }
+    [[nodiscard]] double wall_cap() const { return wall_cap_; }
+    // Noise as of the last recomputation (+infinity before the first one).
+    [[nodiscard]] double noise() const { return noise_; }
+    // Sum of the samples, seconds.
+    [[nodiscard]] double elapsed() const { return elapsed_; }
+    [[nodiscard]] std::size_t size() const { return samples_.size(); }
+    // The samples in the order they were added.
+    [[nodiscard]] std::span<const double> samples() const { return samples_; }
 
-  [[nodiscard]] double target() const { return target_; }
-  [[nodiscard]] double min_time() const { return min_time_; }
-  [[nodiscard]] double max_time() const { return max_time_; }
-  [[nodiscard]] std::size_t min_samples() const { return min_samples_; }
+    [[nodiscard]] double target() const { return target_; }
+    [[nodiscard]] double min_time() const { return min_time_; }
+    [[nodiscard]] double max_time() const { return max_time_; }
+    [[nodiscard]] std::size_t min_samples() const { return min_samples_; }
 
- private:
-  void recompute();
+private:
+    void recompute();
 
-  double target_, min_time_, max_time_;
-  std::size_t min_samples_;
-  std::vector<double> samples_;
-  std::vector<double> sorted_;  // scratch, reused between recomputations
-  double elapsed_ = 0;
-  double wall_cap_;
-  double wall_ = 0;
-  double noise_;
-  std::size_t next_recompute_ = 1;
+    double target_, min_time_, max_time_;
+    std::size_t min_samples_;
+    std::vector<double> samples_;
+    std::vector<double> sorted_; // scratch, reused between recomputations
+    double elapsed_ = 0;
+    double wall_cap_;
+    double wall_ = 0;
+    double noise_;
+    std::size_t next_recompute_ = 1;
 };
 
 // Median cost, in seconds, of one pair of std::chrono::steady_clock::now()
@@ -166,7 +165,6 @@ inline constexpr int kMaxCallsPerSample = 1 << 20;
 // [1, kMaxCallsPerSample]. Returns 1 when timer_overhead <= 0, and
 // kMaxCallsPerSample when seconds_per_call <= 0 (too fast to see). Throws
 // std::invalid_argument unless 0 < max_fraction < 1 and inputs are not NaN.
-[[nodiscard]] int calls_per_sample(double seconds_per_call, double timer_overhead,
-                                   double max_fraction = 0.01);
+[[nodiscard]] int calls_per_sample(double seconds_per_call, double timer_overhead, double max_fraction = 0.01);
 
-}  // namespace opbench
+} // namespace opbench

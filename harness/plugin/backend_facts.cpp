@@ -43,12 +43,13 @@ nlohmann::json backend_context(const BackendInstance &be, const LoadedPlugin *pl
     return j;
 }
 
-
 void to_json(nlohmann::json &j, const BackendFacts &f) {
     nlohmann::json supports = nlohmann::json::array();
     for (const SupportAnswer &s : f.supports)
         supports.push_back({{"status", case_status_name(s.status)}, {"reason", s.reason}});
-    j = {{"status", case_status_name(f.status)}, {"reason", f.reason}, {"context", f.context},
+    j = {{"status", case_status_name(f.status)},
+         {"reason", f.reason},
+         {"context", f.context},
          {"supports", std::move(supports)}};
 }
 

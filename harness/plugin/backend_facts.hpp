@@ -32,7 +32,7 @@ namespace opbench {
 
 // Phases of the probing, as a failure names them ("crashed: SIGSEGV in create").
 namespace backend_phase {
-inline constexpr std::string_view create = "create";   // also "probe" (BackendInstance)
+inline constexpr std::string_view create = "create"; // also "probe" (BackendInstance)
 inline constexpr std::string_view supports = "supports";
 inline constexpr std::string_view call_overhead = "call-overhead";
 } // namespace backend_phase

@@ -74,8 +74,7 @@ void CacheEvictor::evict() {
     benchmark::ClobberMemory();
 }
 
-BackendWork::BackendWork(BackendInstance &be, const opb_op_desc &desc, const HostTensors &host,
-                         CacheEvictor *evictor)
+BackendWork::BackendWork(BackendInstance &be, const opb_op_desc &desc, const HostTensors &host, CacheEvictor *evictor)
     : be_(be), desc_(desc), host_(host), evictor_(evictor) {}
 
 void BackendWork::prepare() {

@@ -35,9 +35,7 @@ const char *status_name(opb_status s) {
 
 namespace {
 
-std::string version_text(uint32_t v) {
-    return fmt::format("{}.{}", OPB_ABI_MAJOR(v), OPB_ABI_MINOR(v));
-}
+std::string version_text(uint32_t v) { return fmt::format("{}.{}", OPB_ABI_MAJOR(v), OPB_ABI_MINOR(v)); }
 
 // Bytes of opb_backend_api that a plugin of ABI minor version 0 provides.
 // When fields are appended in a later minor version, this stays: the host
@@ -49,14 +47,15 @@ struct Mandatory {
     const char *name;
     bool (*present)(const opb_backend_api &);
 };
-#define OPB_MANDATORY(field) Mandatory{#field, [](const opb_backend_api &a) { return a.field != nullptr; }}
+#define OPB_MANDATORY(field)                                                                                           \
+    Mandatory {                                                                                                        \
+#field, [](const opb_backend_api &a) { return a.field != nullptr; }                                            \
+    }
 const Mandatory kMandatory[] = {
-    OPB_MANDATORY(create),      OPB_MANDATORY(destroy),     OPB_MANDATORY(last_error),
-    OPB_MANDATORY(probe),       OPB_MANDATORY(device_info), OPB_MANDATORY(supports),
-    OPB_MANDATORY(alloc),       OPB_MANDATORY(free),        OPB_MANDATORY(copy_in),
-    OPB_MANDATORY(copy_out),    OPB_MANDATORY(prepare),     OPB_MANDATORY(execute),
-    OPB_MANDATORY(release),     OPB_MANDATORY(synchronize), OPB_MANDATORY(memory_stats),
-    OPB_MANDATORY(reset_peak),
+    OPB_MANDATORY(create),      OPB_MANDATORY(destroy),     OPB_MANDATORY(last_error),   OPB_MANDATORY(probe),
+    OPB_MANDATORY(device_info), OPB_MANDATORY(supports),    OPB_MANDATORY(alloc),        OPB_MANDATORY(free),
+    OPB_MANDATORY(copy_in),     OPB_MANDATORY(copy_out),    OPB_MANDATORY(prepare),      OPB_MANDATORY(execute),
+    OPB_MANDATORY(release),     OPB_MANDATORY(synchronize), OPB_MANDATORY(memory_stats), OPB_MANDATORY(reset_peak),
 };
 #undef OPB_MANDATORY
 
@@ -118,8 +117,8 @@ LoadResult load_plugin(const std::string &path) {
     auto &entry = lib->get<const opb_backend_api *(uint32_t)>(OPB_PLUGIN_ENTRY_SYMBOL);
     const opb_backend_api *api = entry(OPB_ABI_VERSION);
     if (api == nullptr)
-        return refuse(fmt::format("symbol {}: returned no table for host ABI {}",
-                                  OPB_PLUGIN_ENTRY_SYMBOL, version_text(OPB_ABI_VERSION)));
+        return refuse(fmt::format("symbol {}: returned no table for host ABI {}", OPB_PLUGIN_ENTRY_SYMBOL,
+                                  version_text(OPB_ABI_VERSION)));
     // Under another major version the layout past the two leading fields is
     // unknown, so the name is read only when the major version matches.
     if (OPB_ABI_MAJOR(api->abi_version) == OPB_ABI_VERSION_MAJOR &&
@@ -133,14 +132,13 @@ LoadResult load_plugin(const std::string &path) {
     if (api->struct_size < kMinApiSize)
         return refuse(fmt::format("symbol {}: opb_backend_api is {} bytes, ABI {} needs at least "
                                   "{} (short struct)",
-                                  OPB_PLUGIN_ENTRY_SYMBOL, api->struct_size,
-                                  version_text(api->abi_version), kMinApiSize));
+                                  OPB_PLUGIN_ENTRY_SYMBOL, api->struct_size, version_text(api->abi_version),
+                                  kMinApiSize));
     if (api->name == nullptr || api->name[0] == '\0')
         return refuse(fmt::format("symbol {}: the table has no backend name", OPB_PLUGIN_ENTRY_SYMBOL));
     for (const auto &m : kMandatory)
         if (!m.present(*api))
-            return refuse(fmt::format("symbol {}: mandatory entry '{}' is NULL",
-                                      OPB_PLUGIN_ENTRY_SYMBOL, m.name));
+            return refuse(fmt::format("symbol {}: mandatory entry '{}' is NULL", OPB_PLUGIN_ENTRY_SYMBOL, m.name));
 
     // An accepted plugin is never unmapped, even when its last handle closes:
     // the libraries it wraps keep threads (OpenMP workers) and exit handlers
@@ -204,8 +202,8 @@ PluginSet discover_plugins(const std::vector<std::string> &paths, const Discover
         }
         if (const LoadedPlugin *prior = set.find(r.plugin->name())) {
             set.failures.push_back({file.string(),
-                                    fmt::format("{}: backend '{}' is already loaded from {}",
-                                                file.string(), r.plugin->name(), prior->path),
+                                    fmt::format("{}: backend '{}' is already loaded from {}", file.string(),
+                                                r.plugin->name(), prior->path),
                                     ""}); // the name is loaded: a suite runs the first one
             return;
         }
@@ -225,8 +223,8 @@ PluginSet discover_plugins(const std::vector<std::string> &paths, const Discover
         } else if (fs::exists(p, ec)) {
             try_file(p);
         } else if (entry != install_dir) {
-            set.failures.push_back({entry, fmt::format("{}: no such file or directory", entry),
-                                    backend_name_from_file(entry)});
+            set.failures.push_back(
+                {entry, fmt::format("{}: no such file or directory", entry), backend_name_from_file(entry)});
         }
     }
     return set;

@@ -17,7 +17,6 @@
 
 namespace opbench {
 
-
 // A plugin file that passed the handshake; shares ownership of the library.
 struct LoadedPlugin {
     std::string path;
@@ -80,8 +79,7 @@ struct DiscoverOptions {
 // contributes only its files named opbench-backend-*.so, and those of its
 // subdirectories one level deep. Files failing plugin_trust_problem are
 // refused, unopened, unless options.allow_insecure.
-[[nodiscard]] PluginSet discover_plugins(const std::vector<std::string> &paths,
-                                         const DiscoverOptions &options = {});
+[[nodiscard]] PluginSet discover_plugins(const std::vector<std::string> &paths, const DiscoverOptions &options = {});
 
 // Host-side accounting of what plugins report through the services struct.
 struct HostAccounting {

@@ -62,8 +62,12 @@ void ProfilingObserver::on_sample_excluded(std::size_t index) {
 void ProfileInstrumentation::case_begin(const CaseJob &job, BackendInstance &be) {
     const opb_op_desc &d = job.desc;
     begin(job.name, job.backend,
-          {{"op", op_name(d.op)}, {"backend", job.backend}, {"dtype", dtype_name(d.dtype)},
-           {"variant", variant_name(d.op, d.variant)}, {"threads", d.threads}, {"params", shape_params(d)}},
+          {{"op", op_name(d.op)},
+           {"backend", job.backend},
+           {"dtype", dtype_name(d.dtype)},
+           {"variant", variant_name(d.op, d.variant)},
+           {"threads", d.threads},
+           {"params", shape_params(d)}},
           be);
 }
 

@@ -75,8 +75,8 @@ public:
     // Any measured unit on `backend` (a workload entry): `args` go on the
     // case span; `on_recording` hears the plugin's scope switch flip, at
     // each recorded sample's start and end.
-    void begin(const std::string &name, const std::string &backend_name, nlohmann::json args,
-               BackendInstance &backend, std::function<void(bool)> on_recording = nullptr);
+    void begin(const std::string &name, const std::string &backend_name, nlohmann::json args, BackendInstance &backend,
+               std::function<void(bool)> on_recording = nullptr);
     [[nodiscard]] MeasuredWork &wrap_work(MeasuredWork &work) override;
     [[nodiscard]] RecipeObserver &wrap_observer(RecipeObserver &observer) override;
     void case_end() override { (void)finish_case(); }

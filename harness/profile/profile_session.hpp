@@ -36,9 +36,9 @@ struct ProfileOptions {
 
 // What one case x backend recorded.
 struct CaseProfile {
-    std::string name;    // the benchmark name
+    std::string name; // the benchmark name
     std::string backend;
-    ScopeTree tree;      // rooted at the "case" span
+    ScopeTree tree; // rooted at the "case" span
     std::size_t recorded_samples = 0;
 };
 
@@ -95,8 +95,8 @@ private:
     std::string case_name_, case_backend_;
     std::function<void(bool)> set_scope_recording_;
     std::function<std::optional<uint64_t>()> device_bytes_;
-    uint64_t step_ = 0;          // samples seen in this case x backend
-    std::size_t recorded_ = 0;   // active samples kept
+    uint64_t step_ = 0;        // samples seen in this case x backend
+    std::size_t recorded_ = 0; // active samples kept
     bool in_sample_ = false;
     StepAction step_action_ = StepAction::none;
     std::size_t sample_mark_ = 0;

@@ -30,8 +30,7 @@ const char *span_kind_name(SpanKind k) {
 namespace {
 
 int64_t steady_ns() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
         .count();
 }
 
@@ -154,8 +153,8 @@ void Profiler::discard_since(std::size_t mark) {
     if (mark >= spans_.size()) return;
     for (std::size_t i = mark; i < spans_.size(); ++i)
         if (spans_[i].end_ns < 0)
-            throw std::logic_error(fmt::format("profiler: cannot discard span '{}': still open",
-                                               names_[spans_[i].name]));
+            throw std::logic_error(
+                fmt::format("profiler: cannot discard span '{}': still open", names_[spans_[i].name]));
     const int64_t since = spans_[mark].begin_ns;
     spans_.resize(mark);
     own_at_begin_allocs_.resize(mark);
@@ -256,18 +255,18 @@ std::string thread_label(int32_t tid) { return tid == kDeviceThread ? "device" :
 Table hot_path_table(const ScopeTree &tree, const std::string &title) {
     Table t;
     t.title = title;
-    t.columns = {"scope", "thread", "calls", "total", "self", "mean", "min", "max", "% parent",
-                 "allocs/call", "bytes/call"};
+    t.columns = {"scope", "thread", "calls",    "total",       "self",      "mean",
+                 "min",   "max",    "% parent", "allocs/call", "bytes/call"};
     for (const auto &n : tree.nodes) {
         const ScopeNode *parent = n.parent >= 0 ? &tree.nodes[std::size_t(n.parent)] : nullptr;
         std::string share = "-";
         if (parent && parent->total_s > 0) share = fmt::format("{:.1f}%", 100.0 * n.total_s / parent->total_s);
         const double calls = double(std::max<uint64_t>(1, n.calls));
-        t.rows.push_back({std::string(2 * std::size_t(n.depth), ' ') + n.name + (n.kind == SpanKind::plugin ? " *" : ""),
-                          thread_label(n.thread), std::to_string(n.calls), format_seconds(n.total_s),
-                          format_seconds(n.self_s), format_seconds(n.mean_s()), format_seconds(n.min_s),
-                          format_seconds(n.max_s), share, format_count(double(n.allocs) / calls),
-                          format_bytes(double(n.alloc_bytes) / calls)});
+        t.rows.push_back(
+            {std::string(2 * std::size_t(n.depth), ' ') + n.name + (n.kind == SpanKind::plugin ? " *" : ""),
+             thread_label(n.thread), std::to_string(n.calls), format_seconds(n.total_s), format_seconds(n.self_s),
+             format_seconds(n.mean_s()), format_seconds(n.min_s), format_seconds(n.max_s), share,
+             format_count(double(n.allocs) / calls), format_bytes(double(n.alloc_bytes) / calls)});
     }
     t.notes.push_back("* a scope the plugin marked (OPB_SCOPE); the others are the harness's (its phases; a "
                       "workload's steps and components). "
@@ -330,21 +329,20 @@ Table top_scopes_table(const std::vector<BackendTree> &trees, std::size_t limit,
             all_self += n.self_s;
         }
     std::vector<std::pair<std::pair<std::string, std::string>, Sum>> rows(sums.begin(), sums.end());
-    std::stable_sort(rows.begin(), rows.end(), [](const auto &a, const auto &b) { return a.second.self_s > b.second.self_s; });
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const auto &a, const auto &b) { return a.second.self_s > b.second.self_s; });
     Table t;
     t.title = within.empty() ? "Top scopes (self time across the run)"
                              : fmt::format("Top scopes (self time in the recorded {}s, across the run)", within);
     t.columns = {"backend", "scope", "kind", "calls", "self", "% of self", "total"};
     for (std::size_t i = 0; i < rows.size() && i < limit; ++i) {
         const auto &[key, s] = rows[i];
-        t.rows.push_back({key.first, key.second, span_kind_name(s.kind), std::to_string(s.calls),
-                          format_seconds(s.self_s),
-                          all_self > 0 ? fmt::format("{:.1f}%", 100.0 * s.self_s / all_self) : "-",
-                          format_seconds(s.total_s)});
+        t.rows.push_back(
+            {key.first, key.second, span_kind_name(s.kind), std::to_string(s.calls), format_seconds(s.self_s),
+             all_self > 0 ? fmt::format("{:.1f}%", 100.0 * s.self_s / all_self) : "-", format_seconds(s.total_s)});
     }
     if (rows.size() > limit) t.notes.push_back(fmt::format("{} more not shown", rows.size() - limit));
     return t;
 }
-
 
 } // namespace opbench

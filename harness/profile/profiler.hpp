@@ -45,14 +45,14 @@ enum class SpanKind : uint8_t {
 inline constexpr int32_t kDeviceThread = -1;
 
 struct Span {
-    uint32_t name = 0;             // Profiler::name(name)
+    uint32_t name = 0; // Profiler::name(name)
     SpanKind kind = SpanKind::host;
-    int32_t thread = 0;            // OS thread id (gettid), or kDeviceThread
-    int32_t parent = -1;           // index of the enclosing span on this thread; -1 at the top
+    int32_t thread = 0;                // OS thread id (gettid), or kDeviceThread
+    int32_t parent = -1;               // index of the enclosing span on this thread; -1 at the top
     int64_t begin_ns = 0, end_ns = -1; // since the profiler was made; end -1 while open
-    uint64_t allocs = 0;           // heap allocations while open (children included, the profiler's own excluded)
-    uint64_t alloc_bytes = 0;      // bytes those allocations requested
-    int32_t args = -1;             // Profiler::args(args) (case parameters...), -1: none
+    uint64_t allocs = 0;               // heap allocations while open (children included, the profiler's own excluded)
+    uint64_t alloc_bytes = 0;          // bytes those allocations requested
+    int32_t args = -1;                 // Profiler::args(args) (case parameters...), -1: none
 
     [[nodiscard]] double seconds() const { return double(end_ns - begin_ns) * 1e-9; }
 };
@@ -132,8 +132,8 @@ private:
 // All spans with the same path (names from the top) on the same thread, merged.
 struct ScopeNode {
     std::string name;
-    std::string path;   // "case/repetition/sample/execute/<a plugin scope>"
-    int parent = -1;    // index in ScopeTree::nodes; -1 at the top
+    std::string path; // "case/repetition/sample/execute/<a plugin scope>"
+    int parent = -1;  // index in ScopeTree::nodes; -1 at the top
     int depth = 0;
     int32_t thread = 0;
     SpanKind kind = SpanKind::host;
@@ -176,6 +176,5 @@ struct BackendTree {
 // empty: every node.
 [[nodiscard]] Table top_scopes_table(const std::vector<BackendTree> &trees, std::size_t limit = 15,
                                      std::string_view within = {});
-
 
 } // namespace opbench

@@ -41,8 +41,8 @@ TraceSchedule parse_trace_schedule(std::string_view text) {
             throw ScheduleError(fmt::format("--trace-schedule '{}': empty item at column {}", all, column));
         const std::size_t eq = part.find('=');
         if (eq == std::string_view::npos)
-            throw ScheduleError(fmt::format("--trace-schedule '{}': '{}' at column {} is not key=N (keys: {})",
-                                            all, part, column, kValidKeys));
+            throw ScheduleError(fmt::format("--trace-schedule '{}': '{}' at column {} is not key=N (keys: {})", all,
+                                            part, column, kValidKeys));
         const std::string_view key = trim(part.substr(0, eq)), value = trim(part.substr(eq + 1));
         int *field = key == "skip_first" ? &s.skip_first
                      : key == "wait"     ? &s.wait
@@ -51,15 +51,15 @@ TraceSchedule parse_trace_schedule(std::string_view text) {
                      : key == "repeat"   ? &s.repeat
                                          : nullptr;
         if (!field)
-            throw ScheduleError(fmt::format("--trace-schedule '{}': unknown key '{}' at column {} (valid: {})",
-                                            all, key, column, kValidKeys));
+            throw ScheduleError(fmt::format("--trace-schedule '{}': unknown key '{}' at column {} (valid: {})", all,
+                                            key, column, kValidKeys));
         if (!seen.insert(std::string(key)).second)
             throw ScheduleError(fmt::format("--trace-schedule '{}': '{}' is given twice", all, key));
         int v = 0;
         const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
         if (ec != std::errc() || end != value.data() + value.size() || value.empty() || v < 0)
-            throw ScheduleError(fmt::format("--trace-schedule '{}': {}='{}' is not a whole number >= 0",
-                                            all, key, value));
+            throw ScheduleError(
+                fmt::format("--trace-schedule '{}': {}='{}' is not a whole number >= 0", all, key, value));
         *field = v;
         if (comma == text.size()) break;
     }
@@ -116,14 +116,16 @@ nlohmann::json chrome_trace(const Profiler &profiler, const TraceInfo &info) {
     std::vector<int32_t> threads;
     bool device = false;
     for (const Span &s : spans) {
-        if (s.thread == kDeviceThread) device = true;
-        else if (std::find(threads.begin(), threads.end(), s.thread) == threads.end()) threads.push_back(s.thread);
+        if (s.thread == kDeviceThread)
+            device = true;
+        else if (std::find(threads.begin(), threads.end(), s.thread) == threads.end())
+            threads.push_back(s.thread);
     }
     events.push_back(metadata("process_name", kHostPid, 0, {{"name", info.process_name}}));
     events.push_back(metadata("process_sort_index", kHostPid, 0, {{"sort_index", 0}}));
     for (std::size_t i = 0; i < threads.size(); ++i) {
-        const std::string name = i == 0 ? fmt::format("harness (tid {})", threads[i])
-                                        : fmt::format("thread {}", threads[i]);
+        const std::string name =
+            i == 0 ? fmt::format("harness (tid {})", threads[i]) : fmt::format("thread {}", threads[i]);
         events.push_back(metadata("thread_name", kHostPid, threads[i], {{"name", name}}));
         events.push_back(metadata("thread_sort_index", kHostPid, threads[i], {{"sort_index", int(i)}}));
     }
@@ -165,8 +167,12 @@ nlohmann::json chrome_trace(const Profiler &profiler, const TraceInfo &info) {
     for (const MemorySample &m : profiler.memory_samples()) {
         nlohmann::json args = {{"heap_bytes", m.heap_bytes}};
         if (m.device_bytes) args["device_bytes"] = *m.device_bytes;
-        events.push_back({{"name", "memory"}, {"ph", "C"}, {"ts", to_us(m.t_ns)}, {"pid", kHostPid},
-                          {"tid", threads.empty() ? 0 : threads.front()}, {"args", std::move(args)}});
+        events.push_back({{"name", "memory"},
+                          {"ph", "C"},
+                          {"ts", to_us(m.t_ns)},
+                          {"pid", kHostPid},
+                          {"tid", threads.empty() ? 0 : threads.front()},
+                          {"args", std::move(args)}});
     }
     return {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ns"}, {"otherData", info.metadata}};
 }

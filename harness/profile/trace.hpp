@@ -54,8 +54,8 @@ enum class StepAction {
 [[nodiscard]] bool schedule_finished(const TraceSchedule &s, uint64_t step);
 
 struct TraceInfo {
-    std::string process_name = "opbench";  // the harness process's track
-    std::string device_name = "device";    // the device track's name
+    std::string process_name = "opbench";               // the harness process's track
+    std::string device_name = "device";                 // the device track's name
     nlohmann::json metadata = nlohmann::json::object(); // "otherData": suite, commit, schedule...
 };
 

@@ -265,24 +265,25 @@ std::vector<Table> analysis_tables(const std::vector<AnalyzedEntry> &entries, st
     for (std::size_t i = 0; i < entries.size() && i < limit; ++i) {
         const auto &a = entries[i];
         const std::string n = std::to_string(i + 1);
-        detail.rows.push_back({n, "verdict", fmt::format("{} ({}): {}", a.bottleneck.kind, a.bottleneck.severity,
-                                                         a.bottleneck.description)});
+        detail.rows.push_back(
+            {n, "verdict",
+             fmt::format("{} ({}): {}", a.bottleneck.kind, a.bottleneck.severity, a.bottleneck.description)});
         detail.rows.push_back({n, "suggestion", a.bottleneck.suggestion});
         if (a.layer) {
             std::string parts;
             for (const auto &[name, share] : a.layer->shares) parts += fmt::format("{} {:.1f}%, ", name, 100.0 * share);
-            detail.rows.push_back({n, "layer", fmt::format("{}unscoped {:.1f}% (of the steps' time); dominant: {}",
-                                                           parts, 100.0 * a.layer->other, a.layer->dominant)});
+            detail.rows.push_back({n, "layer",
+                                   fmt::format("{}unscoped {:.1f}% (of the steps' time); dominant: {}", parts,
+                                               100.0 * a.layer->other, a.layer->dominant)});
         }
         if (a.components) {
             const auto &c = *a.components;
             std::string parts;
             for (const auto &[name, share] : c.shares) parts += fmt::format("{} {:.1f}%, ", name, 100.0 * share);
-            detail.rows.push_back(
-                {n, "components",
-                 fmt::format("{}{} self {:.1f}% (of {} {}); dominant: {}", parts,
-                             c.parent.substr(c.parent.rfind('/') + 1), 100.0 * c.other, c.parent,
-                             format_seconds(c.parent_total_s), c.dominant)});
+            detail.rows.push_back({n, "components",
+                                   fmt::format("{}{} self {:.1f}% (of {} {}); dominant: {}", parts,
+                                               c.parent.substr(c.parent.rfind('/') + 1), 100.0 * c.other, c.parent,
+                                               format_seconds(c.parent_total_s), c.dominant)});
         }
     }
     return {rank, detail};

@@ -28,7 +28,7 @@ public:
 // names) as shares of the span that holds them; `other` is that span's self
 // time, so the shares and `other` add up to 1.
 struct ComponentBreakdown {
-    std::string parent;  // path of the holding span
+    std::string parent; // path of the holding span
     double parent_total_s = 0;
     std::vector<std::pair<std::string, double>> shares; // in the op table's order
     double other = 0;
@@ -41,7 +41,7 @@ struct ComponentBreakdown {
 
 // From an entry's `profile` array; nullopt when it holds none of `components`.
 [[nodiscard]] std::optional<ComponentBreakdown> component_breakdown(const nlohmann::json &profile,
-                                                                   std::span<const char *const> components);
+                                                                    std::span<const char *const> components);
 
 // A decoder workload entry's layer components (its `decoder.components`,
 // shares of the steps' time from the component spans) as a breakdown of the

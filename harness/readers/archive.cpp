@@ -31,9 +31,15 @@ std::string safe_name(const std::string &s, const char *fallback) {
 }
 
 nlohmann::json to_json(const ArchiveEntry &e) {
-    return {{"path", e.path},          {"machine_id", e.machine_id}, {"suite", e.suite},
-            {"suite_sha256", e.suite_sha256}, {"build_type", e.build_type}, {"commit", e.commit},
-            {"timestamp", e.timestamp}, {"host_name", e.host_name},   {"cpu_model", e.cpu_model},
+    return {{"path", e.path},
+            {"machine_id", e.machine_id},
+            {"suite", e.suite},
+            {"suite_sha256", e.suite_sha256},
+            {"build_type", e.build_type},
+            {"commit", e.commit},
+            {"timestamp", e.timestamp},
+            {"host_name", e.host_name},
+            {"cpu_model", e.cpu_model},
             {"cases", e.cases}};
 }
 
@@ -53,13 +59,15 @@ std::string confined_path(const std::string &p) {
 
 ArchiveEntry from_json(const nlohmann::json &j, const std::string &at, const std::string &index) {
     const auto bad = [&](const std::string &field, const std::string &expected, const nlohmann::json &got) {
-        return ArchiveError(fmt::format("{}: {}{}: expected {}, got {} (results/README.md, \"Archive\")", index, at,
-                                        field, expected, got.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace).substr(0, 200)));
+        return ArchiveError(
+            fmt::format("{}: {}{}: expected {}, got {} (results/README.md, \"Archive\")", index, at, field, expected,
+                        got.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace).substr(0, 200)));
     };
     if (!j.is_object()) throw bad("", "an object with a `path`", j);
     ArchiveEntry e;
     auto p = j.find("path");
-    if (p == j.end() || !p->is_string()) throw bad(".path", "a path relative to the archive", p == j.end() ? nlohmann::json() : *p);
+    if (p == j.end() || !p->is_string())
+        throw bad(".path", "a path relative to the archive", p == j.end() ? nlohmann::json() : *p);
     e.path = p->get<std::string>();
     if (const std::string why = confined_path(e.path); !why.empty())
         throw bad(".path", fmt::format("a path inside the archive ({})", why), *p);
@@ -195,17 +203,17 @@ std::vector<ArchiveEntry> parse_archive_index(const std::string &text, const std
 
 std::vector<ArchiveEntry> archive_entries(const fs::path &dir) { return read_index(dir); }
 
-std::optional<ArchiveEntry> archive_latest(const fs::path &dir, const std::string &machine_id,
-                                           const std::string &suite, const std::string &build_type,
-                                           const std::string &not_after, const std::string &itself) {
+std::optional<ArchiveEntry> archive_latest(const fs::path &dir, const std::string &machine_id, const std::string &suite,
+                                           const std::string &build_type, const std::string &not_after,
+                                           const std::string &itself) {
     std::vector<ArchiveEntry> all = archive_matching(dir, machine_id, suite, build_type, not_after, itself);
     if (all.empty()) return std::nullopt;
     return all.back();
 }
 
-std::vector<ArchiveEntry> archive_matching(const fs::path &dir, const std::string &machine_id,
-                                           const std::string &suite, const std::string &build_type,
-                                           const std::string &not_after, const std::string &itself) {
+std::vector<ArchiveEntry> archive_matching(const fs::path &dir, const std::string &machine_id, const std::string &suite,
+                                           const std::string &build_type, const std::string &not_after,
+                                           const std::string &itself) {
     std::vector<ArchiveEntry> out;
     std::optional<std::string> itself_text;
     for (const auto &e : read_index(dir)) { // oldest first
@@ -232,14 +240,15 @@ Document archive_history(const fs::path &dir, const HistoryOptions &o) {
         if (std::find(suites.begin(), suites.end(), e.suite) == suites.end()) suites.push_back(e.suite);
     }
     if (of_suite.empty())
-        throw ArchiveError(fmt::format("{}: no archived run of suite '{}' (the archive has: {})", dir.string(),
-                                       o.suite, suites.empty() ? "nothing" : fmt::format("{}", fmt::join(suites, ", "))));
+        throw ArchiveError(fmt::format("{}: no archived run of suite '{}' (the archive has: {})", dir.string(), o.suite,
+                                       suites.empty() ? "nothing" : fmt::format("{}", fmt::join(suites, ", "))));
     const std::string machine = o.machine_id.empty() ? of_suite.back().machine_id : o.machine_id;
     std::vector<ArchiveEntry> runs;
     std::vector<std::string> machines;
     for (const auto &e : of_suite) {
         if (e.machine_id == machine) runs.push_back(e);
-        if (std::find(machines.begin(), machines.end(), e.machine_id) == machines.end()) machines.push_back(e.machine_id);
+        if (std::find(machines.begin(), machines.end(), e.machine_id) == machines.end())
+            machines.push_back(e.machine_id);
     }
     if (runs.empty())
         throw ArchiveError(fmt::format("{}: no run of suite '{}' on machine '{}' (machines: {})", dir.string(), o.suite,
@@ -272,7 +281,9 @@ Document archive_history(const fs::path &dir, const HistoryOptions &o) {
     for (const auto &r : runs)
         t.columns.push_back(fmt::format("{} {}", r.timestamp.substr(0, 19), r.commit.substr(0, 12)));
     t.columns.push_back("last / first");
-    nlohmann::json data = {{"suite", o.suite}, {"machine_id", machine}, {"runs", nlohmann::json::array()},
+    nlohmann::json data = {{"suite", o.suite},
+                           {"machine_id", machine},
+                           {"runs", nlohmann::json::array()},
                            {"cases", nlohmann::json::array()}};
     for (const auto &r : runs) data["runs"].push_back(to_json(r));
     for (const auto &k : order) {

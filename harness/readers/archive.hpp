@@ -48,19 +48,15 @@ ArchiveEntry archive_store(const std::filesystem::path &dir, const ResultSet &se
 // measured no later than `not_after` (an ISO 8601 UTC timestamp; empty: any)
 // that is not the set `itself` (a path: an archived copy with the same bytes
 // is skipped, so a set already archived never becomes its own baseline).
-[[nodiscard]] std::optional<ArchiveEntry> archive_latest(const std::filesystem::path &dir,
-                                                         const std::string &machine_id, const std::string &suite,
-                                                         const std::string &build_type,
-                                                         const std::string &not_after = "",
-                                                         const std::string &itself = "");
+[[nodiscard]] std::optional<ArchiveEntry>
+archive_latest(const std::filesystem::path &dir, const std::string &machine_id, const std::string &suite,
+               const std::string &build_type, const std::string &not_after = "", const std::string &itself = "");
 
 // Every archived set archive_latest() chooses from, oldest first (the last
 // is archive_latest's): the same machine, suite and build type.
-[[nodiscard]] std::vector<ArchiveEntry> archive_matching(const std::filesystem::path &dir,
-                                                         const std::string &machine_id, const std::string &suite,
-                                                         const std::string &build_type,
-                                                         const std::string &not_after = "",
-                                                         const std::string &itself = "");
+[[nodiscard]] std::vector<ArchiveEntry>
+archive_matching(const std::filesystem::path &dir, const std::string &machine_id, const std::string &suite,
+                 const std::string &build_type, const std::string &not_after = "", const std::string &itself = "");
 
 // The file name a set gets: "<UTC time>-<commit>.json", e.g.
 // "20261122T145051Z-cf5d3abd267e.json".
@@ -68,9 +64,9 @@ ArchiveEntry archive_store(const std::filesystem::path &dir, const ResultSet &se
 
 struct HistoryOptions {
     std::string suite;
-    std::string case_regex;     // ECMAScript, searched in the case's label and backend; empty: all
-    std::string machine_id;     // empty: the machine of the newest set of the suite
-    std::size_t last = 10;      // at most this many runs, the newest
+    std::string case_regex; // ECMAScript, searched in the case's label and backend; empty: all
+    std::string machine_id; // empty: the machine of the newest set of the suite
+    std::size_t last = 10;  // at most this many runs, the newest
     bool accept_unmet_noise = false;
 };
 

@@ -66,8 +66,7 @@ std::string repetition_order(const ResultSet &s) {
         for (const auto &a : args)
             if (a.is_string()) {
                 const std::string v = a.get<std::string>();
-                if (v == "--benchmark_enable_random_interleaving=true" ||
-                    v == "--benchmark_enable_random_interleaving")
+                if (v == "--benchmark_enable_random_interleaving=true" || v == "--benchmark_enable_random_interleaving")
                     return "interleaved";
             }
     return "back to back";
@@ -76,7 +75,8 @@ std::string repetition_order(const ResultSet &s) {
 std::string cpus(const ResultSet &s) {
     std::string out = fmt::format("{} allowed", text(at_path(s.context, {"opbench", "machine", "allowed_cores"})));
     const auto &pinned = at_path(s.context, {"opbench", "measurement", "cpus"});
-    if (pinned.is_array() && !pinned.empty()) out += fmt::format(", pinned to {}", fmt::join(pinned.get<std::vector<int>>(), ","));
+    if (pinned.is_array() && !pinned.empty())
+        out += fmt::format(", pinned to {}", fmt::join(pinned.get<std::vector<int>>(), ","));
     return out;
 }
 
@@ -114,15 +114,24 @@ const std::vector<SettingRow> &setting_rows() {
         {"repetitions", true, repetitions},
         {"repetition order", true, repetition_order},
         {"build type", true, [](const ResultSet &s) { return s.build_type(); }},
-        {"compiler", true, [](const ResultSet &s) { return text(at_path(s.context, {"opbench", "build", "compiler"})); }},
+        {"compiler", true,
+         [](const ResultSet &s) {
+             return text(at_path(s.context, {"opbench", "build", "compiler"}));
+         }},
         {"library versions", true, library_versions},
         {"oneDNN ISA", true,
-         [](const ResultSet &s) { return text(at_path(s.context, {"opbench", "backends", "onednn", "info", "onednn_isa"})); }},
+         [](const ResultSet &s) {
+             return text(at_path(s.context, {"opbench", "backends", "onednn", "info", "onednn_isa"}));
+         }},
         {"profiling", true, profiling},
         {"isolation", true,
-         [](const ResultSet &s) { return text(at_path(s.context, {"opbench", "measurement", "isolation"})); }},
+         [](const ResultSet &s) {
+             return text(at_path(s.context, {"opbench", "measurement", "isolation"}));
+         }},
         {"reference", true,
-         [](const ResultSet &s) { return text(at_path(s.context, {"opbench", "measurement", "reference_backend"})); }},
+         [](const ResultSet &s) {
+             return text(at_path(s.context, {"opbench", "measurement", "reference_backend"}));
+         }},
         {"suite", true, [](const ResultSet &s) { return s.suite_name(); }},
         {"suite hash", true, [](const ResultSet &s) { return s.suite_sha256().substr(0, 12); }},
         {"commit", false, [](const ResultSet &s) { return s.commit(); }},
@@ -270,8 +279,7 @@ double process_spread(const ValidTimes &times) {
     return (hi - lo) / times.median;
 }
 
-std::map<std::string, RunToRunRange> run_to_run_ranges(const std::vector<ResultSet> &history,
-                                                       bool accept_unmet_noise) {
+std::map<std::string, RunToRunRange> run_to_run_ranges(const std::vector<ResultSet> &history, bool accept_unmet_noise) {
     std::map<std::string, std::vector<double>> medians;
     for (const auto &set : history)
         for (const auto &c : set.cases) {
@@ -319,8 +327,8 @@ Comparison compare_sets(const std::vector<ResultSet> &sets, const CompareOptions
     out.options = o;
     out.set_names = set_names(sets);
     out.differing = differing_settings(sets);
-    out.interleaved = std::any_of(sets.begin(), sets.end(),
-                                  [](const ResultSet &s) { return repetition_order(s) == "interleaved"; });
+    out.interleaved =
+        std::any_of(sets.begin(), sets.end(), [](const ResultSet &s) { return repetition_order(s) == "interleaved"; });
     const bool with_settings = needs_settings_in_key(sets);
     auto key = [&](const CaseRecord &c) { return with_settings ? c.match_key_with_settings() : c.match_key(); };
     const ResultSet &base = sets.at(0);
@@ -345,8 +353,7 @@ Comparison compare_sets(const std::vector<ResultSet> &sets, const CompareOptions
             pair.cases.push_back(compare_case(c, *it->second, o));
         }
         for (const auto &c : next.cases)
-            if (!matched.count(key(c)))
-                missing.push_back(only_in(c, pair.new_name));
+            if (!matched.count(key(c))) missing.push_back(only_in(c, pair.new_name));
         std::stable_partition(pair.cases.begin(), pair.cases.end(), [](const CaseComparison &c) { return c.compared; });
         pair.cases.insert(pair.cases.end(), missing.begin(), missing.end());
 
@@ -391,7 +398,9 @@ Document comparison_document(const Comparison &c) {
     }
     data["comparisons"] = nlohmann::json::array();
     for (const auto &p : c.pairs) {
-        nlohmann::json pj = {{"base", p.base_path}, {"new", p.new_path}, {"cases", nlohmann::json::array()},
+        nlohmann::json pj = {{"base", p.base_path},
+                             {"new", p.new_path},
+                             {"cases", nlohmann::json::array()},
                              {"geomeans", nlohmann::json::array()}};
         Table compared;
         compared.title = pair_title(p);
@@ -400,8 +409,7 @@ Document comparison_document(const Comparison &c) {
         skipped.title = pair_title(p) + ": no ratio";
         skipped.columns = {"case", "backend", "status", "reason"};
         for (const auto &cc : p.cases) {
-            nlohmann::json cj = {{"case", cc.label}, {"backend", cc.backend}, {"op", cc.op},
-                                 {"verdict", cc.verdict}};
+            nlohmann::json cj = {{"case", cc.label}, {"backend", cc.backend}, {"op", cc.op}, {"verdict", cc.verdict}};
             if (cc.compared) {
                 cj["base_median_seconds"] = cc.base_median;
                 cj["new_median_seconds"] = cc.new_median;
@@ -416,11 +424,10 @@ Document comparison_document(const Comparison &c) {
                     cj["run_to_run_runs"] = cc.run_to_run.runs;
                     cj["within_run_to_run"] = cc.within_run_to_run;
                 }
-                compared.rows.push_back({cc.label, cc.backend, format_seconds(cc.base_median),
-                                         format_seconds(cc.new_median), fmt::format("{:.3f}", cc.ratio),
-                                         percent(cc.ratio - 1),
-                                         std::isfinite(cc.p_value) ? fmt::format("{:.3g}", cc.p_value) : "-",
-                                         cc.test, cc.verdict});
+                compared.rows.push_back(
+                    {cc.label, cc.backend, format_seconds(cc.base_median), format_seconds(cc.new_median),
+                     fmt::format("{:.3f}", cc.ratio), percent(cc.ratio - 1),
+                     std::isfinite(cc.p_value) ? fmt::format("{:.3g}", cc.p_value) : "-", cc.test, cc.verdict});
             } else {
                 cj["reason"] = cc.reason;
                 skipped.rows.push_back({cc.label, cc.backend, cc.verdict, cc.reason});
@@ -435,8 +442,7 @@ Document comparison_document(const Comparison &c) {
         pj["counts"]["no_ratio"] = skipped.rows.size();
         compared.notes.push_back(fmt::format("{}; {} without a ratio. Verdict: a change under {:g}% is same; over "
                                              "it, faster/slower when the U test gives p < {:g}, else noisy.",
-                                             fmt::join(counts, ", "), skipped.rows.size(), o.threshold * 100,
-                                             o.alpha));
+                                             fmt::join(counts, ", "), skipped.rows.size(), o.threshold * 100, o.alpha));
         std::size_t left_out = 0;
         for (const auto &cc : p.cases)
             if (!cc.note.empty()) ++left_out;
@@ -466,7 +472,8 @@ Document comparison_document(const Comparison &c) {
         geo.title = pair_title(p) + ": geomean of ratios";
         geo.columns = {"group", "cases", "ratio", "change"};
         for (const auto &g : p.geomeans) {
-            geo.rows.push_back({g.group, std::to_string(g.cases), fmt::format("{:.3f}", g.ratio), percent(g.ratio - 1)});
+            geo.rows.push_back(
+                {g.group, std::to_string(g.cases), fmt::format("{:.3f}", g.ratio), percent(g.ratio - 1)});
             pj["geomeans"].push_back({{"group", g.group}, {"cases", g.cases}, {"ratio", g.ratio}});
         }
         if (!geo.rows.empty()) doc.tables.push_back(std::move(geo));

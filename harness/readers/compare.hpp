@@ -28,9 +28,9 @@ struct RunToRunRange {
 inline constexpr std::size_t kMinRunsForRange = 4;
 
 struct CompareOptions {
-    double threshold = 0.05;        // smallest relative change of the median that counts
-    double alpha = 0.05;            // significance level of the U test
-    bool accept_unmet_noise = false;// compare repetitions whose noise target was not met
+    double threshold = 0.05;         // smallest relative change of the median that counts
+    double alpha = 0.05;             // significance level of the U test
+    bool accept_unmet_noise = false; // compare repetitions whose noise target was not met
     // By CaseRecord::match_key(); empty without an archive.
     std::map<std::string, RunToRunRange> run_to_run;
 };
@@ -55,17 +55,17 @@ struct SettingDiff {
 [[nodiscard]] std::vector<SettingDiff> differing_settings(const std::vector<ResultSet> &sets);
 
 struct CaseComparison {
-    std::string label;   // the case name without backend / threads / cache
+    std::string label; // the case name without backend / threads / cache
     std::string backend, op;
     // Both sides valid: medians (seconds), ratio new / base, the U test.
     bool compared = false;
     double base_median = 0, new_median = 0, ratio = 0;
-    double p_value = 1;       // NaN when no test could be made
-    std::string test;         // "repetitions 9 vs 9", "samples 640 vs 655", "none (1 vs 1 repetitions)"
-    std::string verdict;      // same | faster | slower | noisy; or the status when not compared
-    std::string reason;       // why not compared (status and reason of the side(s) without a time)
-    std::string note;         // excluded repetitions and the like
-    RunToRunRange run_to_run; // from the archive; runs == 0 when none was used
+    double p_value = 1;             // NaN when no test could be made
+    std::string test;               // "repetitions 9 vs 9", "samples 640 vs 655", "none (1 vs 1 repetitions)"
+    std::string verdict;            // same | faster | slower | noisy; or the status when not compared
+    std::string reason;             // why not compared (status and reason of the side(s) without a time)
+    std::string note;               // excluded repetitions and the like
+    RunToRunRange run_to_run;       // from the archive; runs == 0 when none was used
     bool within_run_to_run = false; // a significant change within that range: noisy
     // The larger of the two sides' process spreads (process_spread()); a
     // significant change within it is noisy.
@@ -74,14 +74,14 @@ struct CaseComparison {
 };
 
 struct Geomean {
-    std::string group;  // "all", "backend <name>", "op <name>"
+    std::string group; // "all", "backend <name>", "op <name>"
     std::size_t cases = 0;
     double ratio = 1;
 };
 
 struct PairComparison {
     std::string base_name, new_name, base_path, new_path;
-    std::vector<CaseComparison> cases;   // compared ones first, in the base set's order
+    std::vector<CaseComparison> cases; // compared ones first, in the base set's order
     std::vector<Geomean> geomeans;
     [[nodiscard]] std::size_t count(const std::string &verdict) const;
 };
@@ -91,7 +91,7 @@ struct Comparison {
     std::vector<SettingDiff> differing;
     std::vector<PairComparison> pairs; // sets[0] against each later set
     CompareOptions options;
-    bool interleaved = false; // some set ran its repetitions interleaved
+    bool interleaved = false;                  // some set ran its repetitions interleaved
     [[nodiscard]] bool has_regression() const; // some case is `slower`
 };
 

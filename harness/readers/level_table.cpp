@@ -57,8 +57,7 @@ struct Cell {
 
 // Notes for cells without a time: one line per distinct (status, reason).
 void add_reason_notes(Table &t, const std::map<std::string, std::set<std::string>> &reasons) {
-    for (const auto &[why, where] : reasons)
-        t.notes.push_back(fmt::format("{} ({})", why, fmt::join(where, ", ")));
+    for (const auto &[why, where] : reasons) t.notes.push_back(fmt::format("{} ({})", why, fmt::join(where, ", ")));
 }
 
 } // namespace

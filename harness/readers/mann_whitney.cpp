@@ -11,8 +11,8 @@ namespace opbench {
 namespace {
 
 struct Ranked {
-    double rank_sum_x = 0;  // sum of the first sample's (mid)ranks
-    double tie_term = 0;    // sum over tie groups of t^3 - t
+    double rank_sum_x = 0; // sum of the first sample's (mid)ranks
+    double tie_term = 0;   // sum over tie groups of t^3 - t
     bool has_ties = false;
 };
 
@@ -96,9 +96,8 @@ UTestResult mann_whitney_u(std::span<const double> x, std::span<const double> y,
     // tail, doubled, is the two-sided p-value (SciPy's convention).
     const double u_big = std::max(r.u, n1 * n2 - r.u);
 
-    const bool exact = method == UTestMethod::exact ||
-                       (method == UTestMethod::automatic && !ranked.has_ties && x.size() <= kExactMaxSize &&
-                        y.size() <= kExactMaxSize);
+    const bool exact = method == UTestMethod::exact || (method == UTestMethod::automatic && !ranked.has_ties &&
+                                                        x.size() <= kExactMaxSize && y.size() <= kExactMaxSize);
     if (exact) {
         if (x.size() > 400 || y.size() > 400)
             throw std::invalid_argument("mann_whitney_u: the exact test takes at most 400 values per sample");
@@ -113,7 +112,7 @@ UTestResult mann_whitney_u(std::span<const double> x, std::span<const double> y,
         r.p_value = 1.0; // every value equal: no evidence of a difference
         return r;
     }
-    const double z = (u_big - mu - 0.5) / std::sqrt(var); // 0.5: continuity correction
+    const double z = (u_big - mu - 0.5) / std::sqrt(var);            // 0.5: continuity correction
     r.p_value = std::clamp(std::erfc(z / std::sqrt(2.0)), 0.0, 1.0); // 2 * (1 - Phi(z))
     return r;
 }

@@ -12,9 +12,9 @@
 namespace opbench {
 
 struct UTestResult {
-    double u = 0;        // U of the first sample: pairs (x, y) with x > y, ties counting 1/2
-    double p_value = 1;  // two-sided
-    bool exact = false;  // exact null distribution (no ties, small samples) or normal approximation
+    double u = 0;       // U of the first sample: pairs (x, y) with x > y, ties counting 1/2
+    double p_value = 1; // two-sided
+    bool exact = false; // exact null distribution (no ties, small samples) or normal approximation
 };
 
 // How the p-value is computed.

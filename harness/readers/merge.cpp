@@ -32,8 +32,8 @@ nlohmann::json merge_result_sets(const std::vector<ResultSet> &sets, const Merge
         for (const auto &c : s.cases) {
             auto [it, inserted] = owner.emplace(c.name, s.path);
             if (!inserted)
-                throw MergeError(fmt::format("case {} is in both {} and {}: shards must not overlap", c.name,
-                                             it->second, s.path));
+                throw MergeError(
+                    fmt::format("case {} is in both {} and {}: shards must not overlap", c.name, it->second, s.path));
         }
         for (const auto &e : s.raw["benchmarks"]) merged["benchmarks"].push_back(e);
         parts.push_back({{"path", s.path},

@@ -52,7 +52,8 @@ bool is_integer_param(const nlohmann::json &v) { return v.is_number_integer() ||
 std::string fixed_text(const nlohmann::json &params, const std::set<std::string> &leave_out) {
     std::vector<std::string> parts;
     for (const auto &[k, v] : params.items())
-        if (!leave_out.count(k) && k != "scale" && k != "eps") parts.push_back(k + ":" + (v.is_string() ? v.get<std::string>() : v.dump()));
+        if (!leave_out.count(k) && k != "scale" && k != "eps")
+            parts.push_back(k + ":" + (v.is_string() ? v.get<std::string>() : v.dump()));
     return fmt::format("{}", fmt::join(parts, " "));
 }
 
@@ -67,7 +68,8 @@ std::string contexts_section(const std::vector<ResultSet> &sets) {
     auto row = [&](const std::string &name, const std::vector<std::string> &values) {
         const bool differs =
             std::any_of(values.begin(), values.end(), [&](const std::string &v) { return v != values[0]; });
-        h += fmt::format("<tr{}><td>{}</td>", differs && sets.size() > 1 ? " class=\"differs\"" : "", html_escape(name));
+        h +=
+            fmt::format("<tr{}><td>{}</td>", differs && sets.size() > 1 ? " class=\"differs\"" : "", html_escape(name));
         for (const auto &v : values) h += "<td>" + html_escape(v) + "</td>";
         h += "</tr>\n";
     };
@@ -183,7 +185,8 @@ std::string roofline_chart(const ResultSet &set) {
     }
     // The roofs: min(peak FLOP/s, bandwidth x intensity), all cores and one thread.
     int roof_color = 7;
-    for (auto [which, label, dashed] : {std::tuple{"all_threads", "all cores", false}, std::tuple{"one_thread", "1 thread", true}}) {
+    for (auto [which, label, dashed] :
+         {std::tuple{"all_threads", "all cores", false}, std::tuple{"one_thread", "1 thread", true}}) {
         const double bw = peak_of(peaks, which, "triad_gbps");
         for (auto [key, dtype] : {std::pair{"f32_gflops", "f32"}, std::pair{"bf16_gflops", "bf16"}}) {
             const double peak = peak_of(peaks, which, key);
@@ -191,9 +194,13 @@ std::string roofline_chart(const ResultSet &set) {
             const double ridge = peak / bw;
             const double lo = std::pow(10.0, std::floor(std::log10(std::min(ai_lo, ridge) / 2)));
             const double hi = std::pow(10.0, std::ceil(std::log10(std::max(ai_hi, ridge) * 2)));
-            XySeries roof{fmt::format("roof {} {} ({:.0f} GFLOP/s, {:.0f} GB/s)", dtype, label, peak, bw),
-                          {{lo, bw * lo, ""}, {ridge, peak, fmt::format("ridge {:.3g} FLOP/byte", ridge)}, {hi, peak, ""}},
-                          true, false, dashed, std::string(dtype) == "f32" ? roof_color : roof_color + 1};
+            XySeries roof{
+                fmt::format("roof {} {} ({:.0f} GFLOP/s, {:.0f} GB/s)", dtype, label, peak, bw),
+                {{lo, bw * lo, ""}, {ridge, peak, fmt::format("ridge {:.3g} FLOP/byte", ridge)}, {hi, peak, ""}},
+                true,
+                false,
+                dashed,
+                std::string(dtype) == "f32" ? roof_color : roof_color + 1};
             chart.series.push_back(std::move(roof));
         }
     }
@@ -217,8 +224,8 @@ std::string sweeps_section(const std::vector<ResultSet> &sets) {
         XyChart time, mem;
         time.kind = "sweep-time";
         mem.kind = "sweep-memory";
-        const std::string what = fmt::format("{}{} {} [{}]", sw.op, sw.case_name.empty() ? "" : " " + sw.case_name,
-                                             sw.dtype, sw.fixed);
+        const std::string what =
+            fmt::format("{}{} {} [{}]", sw.op, sw.case_name.empty() ? "" : " " + sw.case_name, sw.dtype, sw.fixed);
         time.title = fmt::format("Time against {}: {}", sw.axis_label, what);
         mem.title = fmt::format("Peak memory against {}: {}", sw.axis_label, what);
         time.x_label = mem.x_label = sw.axis_label;
@@ -258,8 +265,7 @@ std::string sweeps_section(const std::vector<ResultSet> &sets) {
         }
         h += "<div class=\"pair\">\n" + render_xy_chart(time) + render_xy_chart(mem) + "</div>\n";
     }
-    if (sweeps.size() > kMaxSweeps)
-        h += fmt::format("<p>{} more sweeps not drawn.</p>\n", sweeps.size() - kMaxSweeps);
+    if (sweeps.size() > kMaxSweeps) h += fmt::format("<p>{} more sweeps not drawn.</p>\n", sweeps.size() - kMaxSweeps);
     return h;
 }
 
@@ -291,9 +297,8 @@ std::string history_section(const std::vector<ResultSet> &sets, const std::strin
             if (!v.is_number()) continue;
             if (!std::isfinite(first)) first = v.get<double>();
             s.points.push_back({double(i + 1), v.get<double>() / first,
-                                fmt::format("{} run {} ({}, {}): {}", s.name, i + 1,
-                                            runs[i].value("timestamp", ""), runs[i].value("commit", ""),
-                                            format_seconds(v.get<double>()))});
+                                fmt::format("{} run {} ({}, {}): {}", s.name, i + 1, runs[i].value("timestamp", ""),
+                                            runs[i].value("commit", ""), format_seconds(v.get<double>()))});
         }
         if (!s.points.empty()) chart.series.push_back(std::move(s));
     }
@@ -331,7 +336,8 @@ std::vector<Sweep> find_sweeps(const std::vector<ResultSet> &sets) {
                 if (q == axis || !is_integer_param(qv)) continue;
                 bool equal = true;
                 for (const auto &it : items)
-                    if (it.c->params.value(q, nlohmann::json()) != it.c->params.value(axis, nlohmann::json())) equal = false;
+                    if (it.c->params.value(q, nlohmann::json()) != it.c->params.value(axis, nlohmann::json()))
+                        equal = false;
                 if (equal) along.insert(q);
             }
             // Sub-groups: every other parameter fixed.
@@ -341,8 +347,14 @@ std::vector<Sweep> find_sweeps(const std::vector<ResultSet> &sets) {
                 const std::string fixed = fixed_text(it.c->params, along);
                 if (!subs.count(fixed)) {
                     sub_order.push_back(fixed);
-                    subs[fixed] = Sweep{first.op, first.case_name, first.dtype, axis,
-                                        fmt::format("{}", fmt::join(along, "=")), fixed, {}, {}};
+                    subs[fixed] = Sweep{first.op,
+                                        first.case_name,
+                                        first.dtype,
+                                        axis,
+                                        fmt::format("{}", fmt::join(along, "=")),
+                                        fixed,
+                                        {},
+                                        {}};
                 }
                 subs[fixed].cases.push_back(it.c);
                 subs[fixed].set_of.push_back(it.set);
@@ -380,8 +392,7 @@ std::string html_table(const Table &t) {
 std::string render_report_html(const std::vector<ResultSet> &sets, const ReportOptions &o) {
     std::set<std::string> suites;
     for (const auto &s : sets) suites.insert(s.suite_name());
-    const std::string title =
-        o.title.empty() ? fmt::format("opbench report: {}", fmt::join(suites, ", ")) : o.title;
+    const std::string title = o.title.empty() ? fmt::format("opbench report: {}", fmt::join(suites, ", ")) : o.title;
     std::string h = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" +
                     html_escape(title) + "</title>\n";
     h += "<style>\n"

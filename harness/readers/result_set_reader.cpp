@@ -82,7 +82,6 @@ bool is_setting_segment(const std::string &seg) {
            seg == "variant:default";
 }
 
-
 // ---- Schema checks (validate_result_set) ----
 
 std::string kind_of(const nlohmann::json &v) {
@@ -92,7 +91,8 @@ std::string kind_of(const nlohmann::json &v) {
     case nlohmann::json::value_t::string: {
         std::string t = v.get<std::string>();
         if (t.size() > 40) t = t.substr(0, 40) + "...";
-        return fmt::format("the string {}", nlohmann::json(t).dump(-1, ' ', true, nlohmann::json::error_handler_t::replace));
+        return fmt::format("the string {}",
+                           nlohmann::json(t).dump(-1, ' ', true, nlohmann::json::error_handler_t::replace));
     }
     case nlohmann::json::value_t::number_integer:
     case nlohmann::json::value_t::number_unsigned:
@@ -218,7 +218,8 @@ void validate_context(const SchemaCheck &c, const nlohmann::json &raw) {
         for (const auto &[name, be] : bes->items()) {
             const std::string bat = o + ".backends." + name;
             if (!be.is_object()) c.fail(bat, "an object", be);
-            for (const char *k : {"version", "description", "library_versions", "unusable_reason"}) c.string(be, bat, k);
+            for (const char *k : {"version", "description", "library_versions", "unusable_reason"})
+                c.string(be, bat, k);
             c.boolean(be, bat, "usable");
             c.object(be, bat, "info");
             c.object(be, bat, "device");
@@ -237,8 +238,7 @@ void validate_entry(const SchemaCheck &c, const nlohmann::json &e, const std::st
     for (const char *k : {"real_time", "cpu_time", "iterations", "flops", "bytes", "arithmetic_intensity",
                           "prepare_seconds", "verify_seconds", "measure_seconds"})
         c.number(e, at, k);
-    for (const char *k : {"repetition_index", "repetitions", "threads", "family_index",
-                          "per_family_instance_index"})
+    for (const char *k : {"repetition_index", "repetitions", "threads", "family_index", "per_family_instance_index"})
         c.integer(e, at, k);
     c.number(e, at, "nmse", true, true);
     c.number(e, at, "nmse_threshold", true, true);
@@ -319,9 +319,7 @@ void validate_result_set(const nlohmann::json &raw, const std::string &path) {
     }
 }
 
-namespace {
-
-} // namespace
+namespace {} // namespace
 
 std::string CaseRecord::match_key() const {
     return fmt::format("{}|{}|{}|{}|{}|{}", op, params.dump(), dtype, variant, backend, case_name);
@@ -361,15 +359,11 @@ const nlohmann::json &ResultSet::opbench() const {
 
 std::string ResultSet::suite_name() const { return str_or(opbench().value("suite", nlohmann::json()), "name"); }
 std::string ResultSet::suite_sha256() const { return str_or(opbench().value("suite", nlohmann::json()), "sha256"); }
-std::string ResultSet::build_type() const {
-    return str_or(opbench().value("build", nlohmann::json()), "build_type");
-}
+std::string ResultSet::build_type() const { return str_or(opbench().value("build", nlohmann::json()), "build_type"); }
 std::string ResultSet::commit() const { return str_or(opbench().value("build", nlohmann::json()), "git_commit"); }
 std::string ResultSet::timestamp() const { return str_or(opbench(), "timestamp", str_or(context, "date")); }
 std::string ResultSet::host_name() const { return str_or(context, "host_name"); }
-std::string ResultSet::cpu_model() const {
-    return str_or(opbench().value("machine", nlohmann::json()), "cpu_model");
-}
+std::string ResultSet::cpu_model() const { return str_or(opbench().value("machine", nlohmann::json()), "cpu_model"); }
 std::string ResultSet::machine_id() const { return opbench::machine_id(context); }
 std::string ResultSet::short_name() const { return fs::path(path).stem().string(); }
 
@@ -391,8 +385,10 @@ std::string machine_id(const nlohmann::json &context) {
     }
     std::string slug;
     for (char c : model) {
-        if (std::isalnum(static_cast<unsigned char>(c))) slug += static_cast<char>(std::tolower(c));
-        else if (!slug.empty() && slug.back() != '-') slug += '-';
+        if (std::isalnum(static_cast<unsigned char>(c)))
+            slug += static_cast<char>(std::tolower(c));
+        else if (!slug.empty() && slug.back() != '-')
+            slug += '-';
     }
     while (!slug.empty() && slug.back() == '-') slug.pop_back();
     if (slug.size() > 40) slug.resize(40);
@@ -444,9 +440,10 @@ ResultSet parse_result_set(const std::string &text, const std::string &path) {
     std::size_t entry_no = 0;
     for (const auto &e : set.raw["benchmarks"]) {
         ++entry_no;
-        if (!e.is_object()) throw ResultSetError(fmt::format("{}: benchmarks[{}] is not an object", path, entry_no - 1));
+        if (!e.is_object())
+            throw ResultSetError(fmt::format("{}: benchmarks[{}] is not an object", path, entry_no - 1));
         if (str_or(e, "run_type", "iteration") != "iteration") continue; // aggregates are recomputed here
-        if (!e.contains("op") || !e.contains("backend")) continue;        // not an opbench entry
+        if (!e.contains("op") || !e.contains("backend")) continue;       // not an opbench entry
         const std::string name = strip_suffix(str_or(e, "run_name", str_or(e, "name")), "/manual_time");
         auto [it, inserted] = index.emplace(name, set.cases.size());
         if (inserted) {
@@ -484,8 +481,8 @@ ResultSet parse_result_set(const std::string &text, const std::string &path) {
             for (const auto &s : stats["sample_times"])
                 if (s.is_number()) rep.sample_times.push_back(s.get<double>());
         if (!(rep.median_seconds > 0) || !std::isfinite(rep.median_seconds))
-            throw ResultSetError(fmt::format("{}: benchmarks[{}] ({}): a passed entry without a positive time",
-                                             path, entry_no - 1, name));
+            throw ResultSetError(fmt::format("{}: benchmarks[{}] ({}): a passed entry without a positive time", path,
+                                             entry_no - 1, name));
         c.repetitions.push_back(std::move(rep));
     }
     return set;
@@ -532,9 +529,10 @@ std::string read_reader_input(const std::string &path, std::size_t cap) {
         // JSON text never holds a NUL byte: /dev/zero, /dev/urandom or a
         // binary file stop at the first chunk instead of at the cap.
         if (const void *nul = std::memchr(buf, '\0', static_cast<std::size_t>(n)))
-            throw ResultSetError(fmt::format("{}: a NUL byte at offset {}: not a JSON text (a result set is the "
-                                             "JSON file `opbench run` writes)",
-                                             path, text.size() + static_cast<std::size_t>(static_cast<const char *>(nul) - buf)));
+            throw ResultSetError(
+                fmt::format("{}: a NUL byte at offset {}: not a JSON text (a result set is the "
+                            "JSON file `opbench run` writes)",
+                            path, text.size() + static_cast<std::size_t>(static_cast<const char *>(nul) - buf)));
         text.append(buf, static_cast<std::size_t>(n));
         if (text.size() > cap) throw too_large();
     }

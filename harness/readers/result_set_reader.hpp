@@ -24,8 +24,8 @@ public:
 
 // One repetition of a case (one Google Benchmark iteration entry).
 struct RepetitionTime {
-    double median_seconds = 0;      // the repetition's median time per call
-    double noise = 0;               // relative half-width of that median's 95% CI
+    double median_seconds = 0; // the repetition's median time per call
+    double noise = 0;          // relative half-width of that median's 95% CI
     bool noise_target_met = true;
     bool timed_out = false;
     std::vector<double> sample_times; // seconds per call, every sample
@@ -34,16 +34,16 @@ struct RepetitionTime {
 
 // Everything a set says about one case on one backend.
 struct CaseRecord {
-    std::string name;  // run_name without "/manual_time"
+    std::string name; // run_name without "/manual_time"
     std::string op, backend, dtype, variant, case_name;
     nlohmann::json params = nlohmann::json::object();   // shape parameters
     nlohmann::json settings = nlohmann::json::object(); // threads, cache, noise_target, ...
-    std::string status;   // passed | failed | skipped (as written)
+    std::string status;                                 // passed | failed | skipped (as written)
     std::string reason;
     bool reference = false;
     double flops = 0, bytes = 0, arithmetic_intensity = 0;
-    nlohmann::json roofline;  // null when not measured
-    nlohmann::json memory;    // the entry's memory object
+    nlohmann::json roofline;                 // null when not measured
+    nlohmann::json memory;                   // the entry's memory object
     std::vector<RepetitionTime> repetitions; // passed entries only, in repetition order
 
     // What the case computes, without the settings that only change how it
@@ -60,16 +60,16 @@ struct CaseRecord {
 
 struct ResultSet {
     std::string path;
-    nlohmann::json context;          // Google Benchmark's context, context.opbench inside
-    std::vector<CaseRecord> cases;   // in the order the set first lists them
-    nlohmann::json raw;              // the whole file, for merge
+    nlohmann::json context;        // Google Benchmark's context, context.opbench inside
+    std::vector<CaseRecord> cases; // in the order the set first lists them
+    nlohmann::json raw;            // the whole file, for merge
 
     [[nodiscard]] const nlohmann::json &opbench() const; // context.opbench
     [[nodiscard]] std::string suite_name() const;
     [[nodiscard]] std::string suite_sha256() const;
     [[nodiscard]] std::string build_type() const;
     [[nodiscard]] std::string commit() const;
-    [[nodiscard]] std::string timestamp() const;         // context.opbench.timestamp, UTC ISO 8601
+    [[nodiscard]] std::string timestamp() const; // context.opbench.timestamp, UTC ISO 8601
     [[nodiscard]] std::string host_name() const;
     [[nodiscard]] std::string cpu_model() const;
     // See machine_id() below.
@@ -131,6 +131,5 @@ struct ValidTimes {
     std::string why;
 };
 [[nodiscard]] ValidTimes valid_times(const CaseRecord &c, bool accept_unmet_noise_target);
-
 
 } // namespace opbench

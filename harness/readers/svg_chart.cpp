@@ -58,9 +58,9 @@ struct Axis {
 Axis make_axis(std::vector<double> values, bool log, bool from_zero) {
     Axis a;
     a.log = log;
-    values.erase(std::remove_if(values.begin(), values.end(),
-                                [&](double v) { return !std::isfinite(v) || (log && v <= 0); }),
-                 values.end());
+    values.erase(
+        std::remove_if(values.begin(), values.end(), [&](double v) { return !std::isfinite(v) || (log && v <= 0); }),
+        values.end());
     if (values.empty()) {
         a.lo = log ? 1 : 0;
         a.hi = log ? 10 : 1;
@@ -140,17 +140,17 @@ std::string render_bar_chart(const BarChart &c) {
     std::vector<double> all;
     for (const auto &s : c.series) all.insert(all.end(), s.values.begin(), s.values.end());
     const Axis ax = make_axis(all, c.log_scale, true);
-    std::string o = fmt::format(
-        "<svg class=\"chart\" data-chart=\"{}\" width=\"{}\" height=\"{}\" "
-        "viewBox=\"0 0 {} {}\" font-family=\"sans-serif\" font-size=\"11\">\n",
-        html_escape(c.kind), num(width), num(height), num(width), num(height));
+    std::string o = fmt::format("<svg class=\"chart\" data-chart=\"{}\" width=\"{}\" height=\"{}\" "
+                                "viewBox=\"0 0 {} {}\" font-family=\"sans-serif\" font-size=\"11\">\n",
+                                html_escape(c.kind), num(width), num(height), num(width), num(height));
     o += fmt::format("<text x=\"{}\" y=\"20\" font-size=\"14\" font-weight=\"bold\">{}</text>\n", num(left),
                      html_escape(c.title));
     for (double t : ax.ticks()) {
         const double x = left + ax.frac(t) * plot_w;
         o += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#ddd\"/>"
                          "<text x=\"{0}\" y=\"{3}\" text-anchor=\"middle\" fill=\"#444\">{4}</text>\n",
-                         num(x), num(top), num(top + plot_h), num(top + plot_h + 14), html_escape(tick_label(t, c.unit)));
+                         num(x), num(top), num(top + plot_h), num(top + plot_h + 14),
+                         html_escape(tick_label(t, c.unit)));
     }
     o += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", num(left + plot_w / 2),
                      num(top + plot_h + 30), html_escape(c.value_label));
@@ -203,10 +203,9 @@ std::string render_xy_chart(const XyChart &c) {
     ay.binary = c.y_unit == AxisUnit::bytes;
     auto X = [&](double v) { return left + std::clamp(ax.frac(v), -0.02, 1.02) * pw; };
     auto Y = [&](double v) { return top + ph - std::clamp(ay.frac(v), -0.02, 1.02) * ph; };
-    std::string o = fmt::format(
-        "<svg class=\"chart\" data-chart=\"{}\" width=\"{}\" height=\"{}\" "
-        "viewBox=\"0 0 {} {}\" font-family=\"sans-serif\" font-size=\"11\">\n",
-        html_escape(c.kind), num(width), num(height), num(width), num(height));
+    std::string o = fmt::format("<svg class=\"chart\" data-chart=\"{}\" width=\"{}\" height=\"{}\" "
+                                "viewBox=\"0 0 {} {}\" font-family=\"sans-serif\" font-size=\"11\">\n",
+                                html_escape(c.kind), num(width), num(height), num(width), num(height));
     o += fmt::format("<text x=\"{}\" y=\"20\" font-size=\"14\" font-weight=\"bold\">{}</text>\n", num(left),
                      html_escape(c.title));
     for (double t : ax.ticks())
@@ -220,8 +219,8 @@ std::string render_xy_chart(const XyChart &c) {
                          html_escape(tick_label(t, c.y_unit)));
     o += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#333\"/>\n", num(left),
                      num(top), num(pw), num(ph));
-    o += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", num(left + pw / 2),
-                     num(height - 12), html_escape(c.x_label));
+    o += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", num(left + pw / 2), num(height - 12),
+                     html_escape(c.x_label));
     o += fmt::format("<text transform=\"translate(16 {}) rotate(-90)\" text-anchor=\"middle\">{}</text>\n",
                      num(top + ph / 2), html_escape(c.y_label));
     for (std::size_t s = 0; s < c.series.size(); ++s) {
@@ -234,15 +233,14 @@ std::string render_xy_chart(const XyChart &c) {
         if (se.line && pts.size() > 1) {
             std::string d;
             for (const auto &p : pts) d += fmt::format("{}{},{}", d.empty() ? "M" : " L", num(X(p.x)), num(Y(p.y)));
-            o += fmt::format("<path class=\"line\" d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{}/>\n", d, col,
-                             se.dashed ? " stroke-dasharray=\"6 4\"" : "");
+            o += fmt::format("<path class=\"line\" d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{}/>\n", d,
+                             col, se.dashed ? " stroke-dasharray=\"6 4\"" : "");
         }
         if (se.markers)
             for (const auto &p : pts)
                 o += fmt::format("<circle class=\"point\" cx=\"{}\" cy=\"{}\" r=\"4\" fill=\"{}\" fill-opacity=\"0.8\">"
                                  "<title>{}</title></circle>\n",
-                                 num(X(p.x)), num(Y(p.y)), col,
-                                 html_escape(p.tooltip.empty() ? se.name : p.tooltip));
+                                 num(X(p.x)), num(Y(p.y)), col, html_escape(p.tooltip.empty() ? se.name : p.tooltip));
         const double ly = top + 10 + 16 * double(s);
         o += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"{3}\" stroke-width=\"{4}\"{5}/>"
                          "<text x=\"{6}\" y=\"{7}\">{8}</text>\n",

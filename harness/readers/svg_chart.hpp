@@ -16,12 +16,12 @@ enum class AxisUnit { number, seconds, bytes };
 
 struct BarSeries {
     std::string name;
-    std::vector<double> values; // one per category; NaN or <= 0 on a log axis: no bar
+    std::vector<double> values;        // one per category; NaN or <= 0 on a log axis: no bar
     std::vector<std::string> tooltips; // optional, one per category
 };
 
 struct BarChart {
-    std::string kind;  // data-chart attribute
+    std::string kind; // data-chart attribute
     std::string title, value_label;
     AxisUnit unit = AxisUnit::seconds;
     bool log_scale = true;
@@ -37,10 +37,10 @@ struct XyPoint {
 struct XySeries {
     std::string name;
     std::vector<XyPoint> points;
-    bool line = true;     // join the points
-    bool markers = true;  // a circle at each point
+    bool line = true;    // join the points
+    bool markers = true; // a circle at each point
     bool dashed = false;
-    int color = -1;       // palette index; -1: the series' position
+    int color = -1; // palette index; -1: the series' position
 };
 
 struct XyChart {

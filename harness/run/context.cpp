@@ -27,8 +27,8 @@ nlohmann::json build_context() {
 nlohmann::json opbench_context(const Suite &suite, const std::vector<Case> &cases,
                                const std::map<std::string, nlohmann::json> &backends,
                                const std::map<std::string, std::string> &unavailable,
-                               const std::string &reference_backend,
-                               const std::vector<std::string> &benchmark_args, double timer_overhead_seconds) {
+                               const std::string &reference_backend, const std::vector<std::string> &benchmark_args,
+                               double timer_overhead_seconds) {
     nlohmann::json j;
     j["schema_version"] = kResultSchemaVersion;
     char stamp[64];

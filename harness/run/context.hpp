@@ -18,10 +18,11 @@ namespace opbench {
 
 // The whole `context.opbench` object of a result set. `backends`: each
 // opened backend's context (backend_context in plugin/backend_facts.hpp, made where it runs).
-[[nodiscard]] nlohmann::json opbench_context(
-    const Suite &suite, const std::vector<Case> &effective_cases,
-    const std::map<std::string, nlohmann::json> &backends,
-    const std::map<std::string, std::string> &unavailable, const std::string &reference_backend,
-    const std::vector<std::string> &benchmark_args, double timer_overhead_seconds);
+[[nodiscard]] nlohmann::json opbench_context(const Suite &suite, const std::vector<Case> &effective_cases,
+                                             const std::map<std::string, nlohmann::json> &backends,
+                                             const std::map<std::string, std::string> &unavailable,
+                                             const std::string &reference_backend,
+                                             const std::vector<std::string> &benchmark_args,
+                                             double timer_overhead_seconds);
 
 } // namespace opbench

@@ -4,8 +4,7 @@
 
 namespace opbench {
 
-JsonCapture::JsonCapture(ContextFn context, RunsFn runs)
-    : on_context_(std::move(context)), on_runs_(std::move(runs)) {
+JsonCapture::JsonCapture(ContextFn context, RunsFn runs) : on_context_(std::move(context)), on_runs_(std::move(runs)) {
     json_.SetOutputStream(&text_);
     json_.SetErrorStream(&text_);
 }

@@ -26,10 +26,14 @@ void fix_aggregate_cpu(benchmark::BenchmarkReporter::Run &run, const CaseResult 
     if (cpu.empty()) return;
     const SampleSummary s = summarize(cpu);
     double value = 0;
-    if (run.aggregate_name == "mean") value = s.mean;
-    else if (run.aggregate_name == "median") value = s.median;
-    else if (run.aggregate_name == "stddev") value = s.stddev;
-    else return; // cv is a ratio: Google Benchmark's is kept
+    if (run.aggregate_name == "mean")
+        value = s.mean;
+    else if (run.aggregate_name == "median")
+        value = s.median;
+    else if (run.aggregate_name == "stddev")
+        value = s.stddev;
+    else
+        return; // cv is a ratio: Google Benchmark's is kept
     run.cpu_accumulated_time = value * double(run.iterations);
 }
 

@@ -155,8 +155,7 @@ JournalContents read_journal(const std::string &path) {
         }
         c.entries.push_back(std::move(j));
     }
-    if (line_no == 0 || c.header.is_null())
-        throw JournalError(fmt::format("{}: empty; not an opbench journal", path));
+    if (line_no == 0 || c.header.is_null()) throw JournalError(fmt::format("{}: empty; not an opbench journal", path));
     return c;
 }
 

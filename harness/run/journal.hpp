@@ -66,9 +66,9 @@ private:
 };
 
 struct JournalContents {
-    nlohmann::json header;              // the first line, without "opbench_journal"
+    nlohmann::json header;               // the first line, without "opbench_journal"
     std::vector<nlohmann::json> entries; // finished cases and context lines that passed validation, in order
-    bool torn_tail = false;             // the last line was incomplete and was ignored
+    bool torn_tail = false;              // the last line was incomplete and was ignored
     // Lines dropped because they fail validation, as "path:line: why": their
     // cases are not finished, so a resumed run measures them again.
     std::vector<std::string> dropped;

@@ -6,8 +6,8 @@
 namespace opbench {
 
 nlohmann::json run_context_json(const RunContext &c) {
-    nlohmann::json ctx = opbench_context(*c.suite, *c.cases, *c.backends, *c.unavailable,
-                                         c.reference_backend, c.benchmark_args, c.timer_overhead_seconds);
+    nlohmann::json ctx = opbench_context(*c.suite, *c.cases, *c.backends, *c.unavailable, c.reference_backend,
+                                         c.benchmark_args, c.timer_overhead_seconds);
     ctx["machine_peaks"] = c.machine->peaks;
     ctx["machine_peaks_cache"] = c.machine->path.string();
     ctx["measurement"]["call_overhead_seconds"] = c.call_overhead_seconds;

@@ -21,9 +21,9 @@ namespace opbench {
 // Everything the result set's `context.opbench` says about the run.
 struct RunContext {
     const Suite *suite = nullptr;
-    const std::vector<Case> *cases = nullptr; // after command-line overrides
+    const std::vector<Case> *cases = nullptr;                        // after command-line overrides
     const std::map<std::string, nlohmann::json> *backends = nullptr; // context of each backend opened
-    const std::map<std::string, std::string> *unavailable = nullptr;  // backends that could not be: why
+    const std::map<std::string, std::string> *unavailable = nullptr; // backends that could not be: why
     std::string reference_backend;
     std::vector<std::string> benchmark_args;
     double timer_overhead_seconds = 0;
@@ -32,7 +32,7 @@ struct RunContext {
     std::vector<int> cpus;
     std::vector<std::string> warnings;
     const ProfileSession *profiling = nullptr; // set when the run profiled (--profile, --trace)
-    std::optional<Shard> shard; // this set holds one shard of the suite
+    std::optional<Shard> shard;                // this set holds one shard of the suite
 };
 
 // context.opbench of the run (without "complete", which the run log adds).

@@ -81,7 +81,8 @@ std::vector<std::string> run_line_cells(const CaseResult &r, const std::optional
                                        ? fmt::format("{:.3g} GB/s", op_bytes(c.desc) / t->median / 1e9)
                                        : fmt::format("{:.3g} GFLOP/s", op_flops(c.desc) / t->median / 1e9);
     std::string vs = "-";
-    if (r.is_reference) vs = "ref";
+    if (r.is_reference)
+        vs = "ref";
     else if (reference)
         if (auto rt = case_time(*reference)) vs = fmt::format("{:.3g}x", rt->median / t->median);
     std::string status = "passed";
@@ -130,8 +131,9 @@ Table backend_summary(const std::vector<CaseResult> &results, const std::string 
     }
     Table table;
     table.title = "Per backend";
-    table.columns = {"backend", "passed", "failed", "skipped", "noise target missed", "geomean vs " + reference,
-                     "median % peak", "bound (cases)"};
+    table.columns = {
+        "backend",       "passed",       "failed", "skipped", "noise target missed", "geomean vs " + reference,
+        "median % peak", "bound (cases)"};
     for (const auto &b : order) {
         const Tally &t = by[b];
         std::string geo = "-";
@@ -165,7 +167,8 @@ bool RunConsoleReporter::ReportContext(const Context &) {
     const auto columns = run_line_columns(reference_);
     std::string line;
     for (std::size_t i = 0; i < widths_.size(); ++i)
-        line += i == 0 ? fmt::format("{:<{}}  ", columns[i], widths_[i]) : fmt::format("{:>{}}  ", columns[i], widths_[i]);
+        line +=
+            i == 0 ? fmt::format("{:<{}}  ", columns[i], widths_[i]) : fmt::format("{:>{}}  ", columns[i], widths_[i]);
     line += columns.back();
     // Printed with the first line under it: a suite of workloads only has none.
     header_ = line + "\n" + std::string(line.size() + 10, '-') + "\n";
@@ -179,12 +182,12 @@ void RunConsoleReporter::ReportRuns(const std::vector<Run> &runs) {
         if (!printed_.insert(name).second) continue;
         const CaseResult *r = hooks_.lookup(name);
         if (!r) continue;
-        const auto cells =
-            run_line_cells(*r, r->status == CaseStatus::passed ? hooks_.roofline(*r) : std::nullopt,
-                           hooks_.reference_of(*r));
+        const auto cells = run_line_cells(*r, r->status == CaseStatus::passed ? hooks_.roofline(*r) : std::nullopt,
+                                          hooks_.reference_of(*r));
         std::string line;
         for (std::size_t i = 0; i < widths_.size(); ++i)
-            line += i == 0 ? fmt::format("{:<{}}  ", cells[i], widths_[i]) : fmt::format("{:>{}}  ", cells[i], widths_[i]);
+            line +=
+                i == 0 ? fmt::format("{:<{}}  ", cells[i], widths_[i]) : fmt::format("{:>{}}  ", cells[i], widths_[i]);
         const std::string &status = cells.back();
         const char *col = r->status == CaseStatus::failed    ? kRed
                           : r->status == CaseStatus::skipped ? kYellow

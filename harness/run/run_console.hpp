@@ -50,7 +50,8 @@ struct CaseTime {
 class RunConsoleReporter : public benchmark::BenchmarkReporter {
 public:
     // `names`: every benchmark name of the run, for the column width.
-    RunConsoleReporter(RunConsoleHooks hooks, const std::vector<std::string> &names, std::string reference, bool colour);
+    RunConsoleReporter(RunConsoleHooks hooks, const std::vector<std::string> &names, std::string reference,
+                       bool colour);
 
     bool ReportContext(const Context &context) override;
     void ReportRuns(const std::vector<Run> &runs) override;

@@ -67,7 +67,8 @@ std::vector<std::string> measurement_warnings() {
     std::vector<std::string> w;
     const std::string build_type = OPBENCH_BUILD_TYPE;
     if (build_type != "release" && build_type != "plain")
-        w.push_back("opbench was built as '" + build_type + "': harness overhead may be higher "
+        w.push_back("opbench was built as '" + build_type +
+                    "': harness overhead may be higher "
                     "(meson setup --buildtype=release)");
     const nlohmann::json cpu = cpu_context();
     if (cpu.value("cpu_scaling_enabled", nlohmann::json(nullptr)) == nlohmann::json(true))

@@ -15,8 +15,8 @@ namespace opbench {
 namespace {
 
 std::string utc_now() {
-    return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::chrono::system_clock::to_time_t(
-                                                     std::chrono::system_clock::now())));
+    return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}",
+                       fmt::gmtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())));
 }
 
 } // namespace
@@ -54,8 +54,10 @@ void RunLog::apply(const nlohmann::json &line) {
     if (line.contains("opbench_context")) opbench_context_ = line["opbench_context"];
     if (line.contains("resumed_at")) resumed_at_.push_back(line["resumed_at"].get<std::string>());
     if (line.contains("case")) {
-        FinishedCase c{line.value("index", std::size_t(0)), line["case"].get<std::string>(),
-                       line.value("status", std::string()), {}};
+        FinishedCase c{line.value("index", std::size_t(0)),
+                       line["case"].get<std::string>(),
+                       line.value("status", std::string()),
+                       {}};
         for (const auto &e : line.value("entries", nlohmann::json::array())) c.entries.push_back(e);
         auto it = by_name_.find(c.name);
         if (it != by_name_.end()) {
@@ -142,8 +144,8 @@ std::string journal_to_resume(const std::string &file) {
         throw JournalError(fmt::format("{}: the run is complete; there is nothing to resume", file));
     const std::string journal = ob.value("journal", std::string());
     if (journal.empty() || !looks_like_journal(journal))
-        throw JournalError(fmt::format("{}: its journal {} is gone; the finished cases cannot be continued",
-                                       file, journal.empty() ? std::string("(none named)") : journal));
+        throw JournalError(fmt::format("{}: its journal {} is gone; the finished cases cannot be continued", file,
+                                       journal.empty() ? std::string("(none named)") : journal));
     return journal;
 }
 

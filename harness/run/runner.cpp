@@ -88,9 +88,8 @@ namespace {
 uint64_t fast_check_seed(std::size_t ci) { return ReferenceCache::input_seed(ci) ^ 0x9e3779b97f4a7c15ull; }
 
 std::string noise_label(const RepetitionRecord &rec) {
-    std::string label = std::isfinite(rec.summary.noise)
-                            ? fmt::format("noise {:.2f}%", rec.summary.noise * 100.0)
-                            : fmt::format("noise n/a ({} samples)", rec.summary.n);
+    std::string label = std::isfinite(rec.summary.noise) ? fmt::format("noise {:.2f}%", rec.summary.noise * 100.0)
+                                                         : fmt::format("noise n/a ({} samples)", rec.summary.n);
     if (rec.timed_out) label += ", max_time reached";
     return label;
 }
@@ -166,9 +165,9 @@ private:
     std::vector<CaseResult> results_;
     std::vector<std::size_t> case_of_result_;
     std::map<std::string, std::size_t> result_by_name_;
-    std::vector<bool> ran_;                   // reached by Google Benchmark (not filtered out)
-    std::vector<std::size_t> not_registered_; // skipped before running, in order
-    std::vector<WorkloadCase> workload_cases_;   // [[workload]]s after the command line
+    std::vector<bool> ran_;                    // reached by Google Benchmark (not filtered out)
+    std::vector<std::size_t> not_registered_;  // skipped before running, in order
+    std::vector<WorkloadCase> workload_cases_; // [[workload]]s after the command line
     std::unique_ptr<workload::WorkloadRunner> workloads_;
 
     // Instances in this process: every backend with --isolate none or when
@@ -180,8 +179,8 @@ private:
     std::map<std::string, BackendFacts> facts_;
     std::map<std::string, std::string> unavailable_; // backends that cannot run: why
     std::vector<SupportAnswer> supports_;
-    std::vector<std::string> output_errors_; // outputs besides the result set that failed (RunSummary)
-    std::string reference_store_dir_, reference_store_key_; // full mode's reference store (empty: none)
+    std::vector<std::string> output_errors_;                  // outputs besides the result set that failed (RunSummary)
+    std::string reference_store_dir_, reference_store_key_;   // full mode's reference store (empty: none)
     std::unique_ptr<ProfileSession> profile_;                 // --profile / --trace only
     std::unique_ptr<ProfileInstrumentation> instrumentation_; // its hooks in the in-process host
     ActiveCase active_;
@@ -282,9 +281,10 @@ void SuiteRun::open_log() {
         };
         log_ = std::make_unique<RunLog>(header, journal);
     }
-    RunContext ctx{&suite_,         &cases_,   &backend_contexts_, &unavailable_,  options_.reference,
-                   options_.benchmark_args, timer_overhead_, &machine_, call_overhead_, options_.cpus,
-                   warnings_,       profile_.get(), options_.shard};
+    RunContext ctx{
+        &suite_,         &cases_,   &backend_contexts_, &unavailable_, options_.reference, options_.benchmark_args,
+        timer_overhead_, &machine_, call_overhead_,     options_.cpus, warnings_,          profile_.get(),
+        options_.shard};
     nlohmann::json opbench = run_context_json(ctx);
     opbench["measurement"]["isolation"] = isolation_name(profile_ ? Isolation::none : options_.isolation);
     if (!workload_cases_.empty()) opbench["suite"]["workloads"] = workload_cases_.size();
@@ -459,8 +459,8 @@ bool SuiteRun::reference_opens() {
 void SuiteRun::choose_reference_store() {
     const LoadedPlugin *ref = plugins_.find(options_.reference);
     if (options_.verify != VerifyMode::full || !options_.reference_store || !ref || !reference_opens()) return;
-    const std::string dir = options_.reference_store_dir.empty() ? ReferenceStore::default_dir().string()
-                                                                 : options_.reference_store_dir;
+    const std::string dir =
+        options_.reference_store_dir.empty() ? ReferenceStore::default_dir().string() : options_.reference_store_dir;
     if (std::string why = cache_dir_problem(std::filesystem::path(dir)); !why.empty()) {
         std::cerr << "opbench: references not cached: " << why << "\n";
         return;
@@ -498,14 +498,15 @@ Roofline SuiteRun::roofline_of(const Case &c, const std::string &backend, double
     const PeakKind kind = c.desc.dtype == OPB_DTYPE_F32 ? PeakKind::f32 : PeakKind::bf16;
     auto be = backend_contexts_.find(backend);
     return roofline_for(op_flops(c.desc), op_bytes(c.desc), seconds_per_call,
-                        be != backend_contexts_.end() ? be->second : nlohmann::json(), c.desc.threads,
-                        machine_.peaks, fixed, kind);
+                        be != backend_contexts_.end() ? be->second : nlohmann::json(), c.desc.threads, machine_.peaks,
+                        fixed, kind);
 }
 
 // Why `backend` cannot run cases (from its probe), or nothing.
 std::optional<MeasureFailure> SuiteRun::backend_cannot_run(const std::string &backend) const {
     auto it = facts_.find(backend);
-    if (it == facts_.end()) return MeasureFailure{CaseStatus::skipped, fmt::format("backend '{}' was not probed", backend)};
+    if (it == facts_.end())
+        return MeasureFailure{CaseStatus::skipped, fmt::format("backend '{}' was not probed", backend)};
     if (!it->second.usable()) return MeasureFailure{it->second.status, it->second.reason};
     return std::nullopt;
 }
@@ -519,8 +520,8 @@ std::optional<MeasureFailure> SuiteRun::skip_before_running(std::size_t ri) {
     // Would it fit? Skipped before it starts rather than killed half-way.
     const opb_op_desc &desc = cases_[case_of_result_[ri]].desc;
     const OpInfo *row = op_info(desc.op);
-    const bool reference_runs = options_.verify == VerifyMode::full ||
-                                (options_.verify == VerifyMode::fast && !(row && row->fast_check));
+    const bool reference_runs =
+        options_.verify == VerifyMode::full || (options_.verify == VerifyMode::fast && !(row && row->fast_check));
     const MemoryEstimate need = estimate_case_memory(desc, reference_runs);
     if (auto why = memory_skip_reason(need, available_memory(options_.mem_limit)))
         return MeasureFailure{CaseStatus::skipped, *why};
@@ -532,7 +533,7 @@ std::optional<MeasureFailure> SuiteRun::skip_before_running(std::size_t ri) {
 void SuiteRun::activate(std::size_t ri) {
     if (active_.result_index == ri) return;
     deactivate();
-    workloads_->finish(); // interleaved runs: a workload's memory must not count here
+    workloads_->finish();            // interleaved runs: a workload's memory must not count here
     if (capture_) capture_->flush(); // the previous case's entries go to the journal now
     active_ = ActiveCase{ri, false};
     ran_[ri] = true;
@@ -652,8 +653,7 @@ void SuiteRun::bench(benchmark::State &state, std::size_t ri) {
         interrupted_[ri] = true;
         deactivate();
         state.SkipWithError("interrupted");
-        for (auto _ : state) {
-        }
+        for (auto _ : state) {}
         return;
     }
     activate(ri);
@@ -666,8 +666,7 @@ void SuiteRun::bench(benchmark::State &state, std::size_t ri) {
     };
     if (r.status != CaseStatus::passed) {
         fail();
-        for (auto _ : state) {
-        }
+        for (auto _ : state) {}
         return;
     }
     RepetitionRecord rec;
@@ -711,8 +710,8 @@ void SuiteRun::show_progress(std::size_t ri) {
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
     std::string eta = "?";
     if (ri > 0) eta = fmt::format("{:.0f}s", elapsed / double(ri) * double(results_.size() - ri));
-    std::cerr << fmt::format("\x1b[2m[{}/{}  {:.0f}s elapsed, ~{} left]  {}\x1b[0m\n", ri + 1, results_.size(),
-                             elapsed, eta, results_[ri].name);
+    std::cerr << fmt::format("\x1b[2m[{}/{}  {:.0f}s elapsed, ~{} left]  {}\x1b[0m\n", ri + 1, results_.size(), elapsed,
+                             eta, results_[ri].name);
 }
 
 // Cases skipped before running are not registered with Google Benchmark;
@@ -814,8 +813,7 @@ void SuiteRun::run_benchmarks() {
     // Google Benchmark's own JSON is captured in memory, one benchmark at a
     // time (gb_capture.hpp): each finished case goes to the run log and its
     // journal at once, and the result set is made from the log.
-    std::vector<std::string> args =
-        gbench_argv(global_repetitions(), options_.benchmark_args, "");
+    std::vector<std::string> args = gbench_argv(global_repetitions(), options_.benchmark_args, "");
     std::vector<char *> argv;
     for (auto &a : args) argv.push_back(a.data());
     int argc = static_cast<int>(argv.size());
@@ -828,8 +826,9 @@ void SuiteRun::run_benchmarks() {
         return it == result_by_name_.end() ? workloads_->find(name) : &results_[it->second];
     };
     std::unique_ptr<benchmark::BenchmarkReporter> display = display_reporter();
-    auto capture = std::make_unique<JsonCapture>([this](nlohmann::json c) { log_->set_gb_context(std::move(c)); },
-                                                 [this](std::vector<nlohmann::json> e) { on_gb_entries(std::move(e)); });
+    auto capture =
+        std::make_unique<JsonCapture>([this](nlohmann::json c) { log_->set_gb_context(std::move(c)); },
+                                      [this](std::vector<nlohmann::json> e) { on_gb_entries(std::move(e)); });
     capture_ = capture.get();
     PerCallReporter captured(std::move(capture), lookup);
     // The console leaves out the cases an interrupt abandoned (the rest
@@ -852,8 +851,8 @@ void SuiteRun::run_benchmarks() {
         if (ran_[ri] && !interrupted_[ri]) ran.push_back(results_[ri]);
     if (!ran.empty()) { // a suite of workloads only has no op-case table
         Document summary;
-        summary.tables.push_back(backend_summary(
-            ran, options_.reference, [this](const CaseResult &r) { return roofline_at_median(r); }));
+        summary.tables.push_back(
+            backend_summary(ran, options_.reference, [this](const CaseResult &r) { return roofline_at_median(r); }));
         std::cout << "\n" << write_console(summary);
     }
     workloads_->report_not_registered();

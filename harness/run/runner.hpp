@@ -21,26 +21,26 @@
 namespace opbench {
 
 struct RunOptions {
-    std::vector<std::string> backends;  // replaces every case's list when non-empty
-    std::string reference = "naive";    // backend whose output is the reference
-    std::string out_path;               // result set; empty: none written
-    std::string out_format = "json";    // writer of the result set (writers/writer.hpp)
+    std::vector<std::string> backends; // replaces every case's list when non-empty
+    std::string reference = "naive";   // backend whose output is the reference
+    std::string out_path;              // result set; empty: none written
+    std::string out_format = "json";   // writer of the result set (writers/writer.hpp)
     SettingOverrides overrides;
-    std::vector<std::string> benchmark_args; // passed to Google Benchmark (--benchmark_*)
-    bool progress = true;                    // on a terminal only
-    std::vector<int> cpus;                   // CPUs the process was pinned to (empty: not pinned)
+    std::vector<std::string> benchmark_args;  // passed to Google Benchmark (--benchmark_*)
+    bool progress = true;                     // on a terminal only
+    std::vector<int> cpus;                    // CPUs the process was pinned to (empty: not pinned)
     Isolation isolation = Isolation::process; // where cases run (case_host.hpp)
     std::optional<uint64_t> mem_limit;        // bytes a case may need at most (--mem-limit)
     // The run's own arguments (after `run`, without --out and --resume),
     // kept in the journal so that --resume can run the same command again.
     std::vector<std::string> command_args;
-    std::string resume_journal; // continue this journal (--resume) instead of starting one
-    ProfileOptions profile;     // --profile, --trace, --trace-schedule (cases then run in this process)
-    bool verbose = false;                    // Google Benchmark's per-repetition lines instead of one per case
-    std::optional<Shard> shard;              // the suite's cases were cut to this shard (recorded in the set)
-    VerifyMode verify = VerifyMode::fast;    // --verify: full | fast | off (verify.hpp)
-    bool reference_store = true;             // full mode: keep references on disk (--no-reference-cache)
-    std::string reference_store_dir;         // empty: ReferenceStore::default_dir()
+    std::string resume_journal;           // continue this journal (--resume) instead of starting one
+    ProfileOptions profile;               // --profile, --trace, --trace-schedule (cases then run in this process)
+    bool verbose = false;                 // Google Benchmark's per-repetition lines instead of one per case
+    std::optional<Shard> shard;           // the suite's cases were cut to this shard (recorded in the set)
+    VerifyMode verify = VerifyMode::fast; // --verify: full | fast | off (verify.hpp)
+    bool reference_store = true;          // full mode: keep references on disk (--no-reference-cache)
+    std::string reference_store_dir;      // empty: ReferenceStore::default_dir()
     // Values used other than given (a min_time raised to its floor), already
     // printed; recorded in context.opbench.warnings.
     std::vector<std::string> setting_warnings;
@@ -49,8 +49,8 @@ struct RunOptions {
 struct RunSummary {
     int passed = 0, failed = 0, skipped = 0; // resumed runs: the earlier sessions' cases included
     bool complete = true;                    // false: interrupted (SIGINT/SIGTERM)
-    int unverified = 0;   // passed entries whose outputs were not checked (--verify off)
-    std::string out_path; // written result set, if any
+    int unverified = 0;                      // passed entries whose outputs were not checked (--verify off)
+    std::string out_path;                    // written result set, if any
     VerifyMode verify = VerifyMode::fast;
     // Where the run's time went: the whole run, and summed over its cases
     // the sampling loops, the checks (reference included), the prepares.

@@ -54,8 +54,7 @@ std::string benchmark_name(const Case &c, const std::string &backend) {
             if (p.name_rule == NameRule::IfNonzero && v == 0.0) continue;
             n += fmt::format("/{}:{}", p.label, param_text(p, v));
         }
-    if (variant_names(d.op).size() > 1)
-        n += fmt::format("/variant:{}", variant_name(d.op, d.variant));
+    if (variant_names(d.op).size() > 1) n += fmt::format("/variant:{}", variant_name(d.op, d.variant));
     n += fmt::format("/dt:{}", dtype_name(d.dtype));
     if (c.settings.threads > 0) n += fmt::format("/thr:{}", c.settings.threads);
     if (c.settings.cache != CacheState::warm) n += "/cache:" + std::string(cache_state_name(c.settings.cache));

@@ -33,8 +33,7 @@ std::string SourceLocation::str() const {
 }
 
 SuiteError::SuiteError(SourceLocation where, const std::string &message)
-    : std::runtime_error(where.str() + ": " + message), where_(std::move(where)),
-      message_(message) {}
+    : std::runtime_error(where.str() + ": " + message), where_(std::move(where)), message_(message) {}
 
 namespace {
 
@@ -84,7 +83,8 @@ std::vector<std::string_view> setting_keys() {
     return keys;
 }
 
-template <class Range> std::string join(const Range &names) {
+template <class Range>
+std::string join(const Range &names) {
     std::string out;
     for (const auto &n : names) {
         if (!out.empty()) out += ", ";
@@ -93,7 +93,8 @@ template <class Range> std::string join(const Range &names) {
     return out;
 }
 
-template <class Range> bool contains(const Range &names, std::string_view s) {
+template <class Range>
+bool contains(const Range &names, std::string_view s) {
     for (const auto &n : names)
         if (n == s) return true;
     return false;
@@ -189,8 +190,7 @@ struct Axis {
 
 class SuiteParser {
 public:
-    SuiteParser(std::string file, const SuiteOptions &options)
-        : file_(std::move(file)), options_(options) {}
+    SuiteParser(std::string file, const SuiteOptions &options) : file_(std::move(file)), options_(options) {}
 
     Suite parse(std::string_view text);
 
@@ -243,7 +243,8 @@ std::string SuiteParser::name_value(const toml::node &n, std::string_view key) c
             char code[8];
             std::snprintf(code, sizeof code, "U+%04X", c);
             fail(at(n), "'" + std::string(key) + "' holds the control character " + code + " at byte " +
-                            std::to_string(i + 1) + " of the name; names must be printable (letters, digits, "
+                            std::to_string(i + 1) +
+                            " of the name; names must be printable (letters, digits, "
                             "punctuation, spaces)");
         }
     }
@@ -254,8 +255,8 @@ void SuiteParser::check_keys(const toml::table &t, const std::vector<std::string
                              const std::string &where_text) const {
     for (auto &&[k, v] : t)
         if (!contains(valid, k.str()))
-            fail(at(k.source()), "unknown key '" + std::string(k.str()) + "' " + where_text +
-                                     " (valid: " + join(valid) + ")");
+            fail(at(k.source()),
+                 "unknown key '" + std::string(k.str()) + "' " + where_text + " (valid: " + join(valid) + ")");
 }
 
 Atom SuiteParser::atom(const AxisKey &axis, const toml::node &n, int op) const {
@@ -271,9 +272,12 @@ Atom SuiteParser::atom(const AxisKey &axis, const toml::node &n, int op) const {
     };
     auto number = [&]() -> double {
         double v;
-        if (auto i = n.as_integer()) v = static_cast<double>(i->get());
-        else if (auto f = n.as_floating_point()) v = f->get();
-        else fail(a.where, "'" + k + "' must be a number, got " + describe(n));
+        if (auto i = n.as_integer())
+            v = static_cast<double>(i->get());
+        else if (auto f = n.as_floating_point())
+            v = f->get();
+        else
+            fail(a.where, "'" + k + "' must be a number, got " + describe(n));
         if (!std::isfinite(v)) fail(a.where, "'" + k + "' must be finite, got " + describe(n));
         return v;
     };
@@ -297,8 +301,8 @@ Atom SuiteParser::atom(const AxisKey &axis, const toml::node &n, int op) const {
         a.i = integer();
         std::int64_t lo = kind == Kind::Count ? 0 : 1;
         if (a.i < lo || a.i > INT_MAX)
-            fail(a.where, "'" + k + "' must be between " + std::to_string(lo) + " and " +
-                              std::to_string(INT_MAX) + ", got " + std::to_string(a.i));
+            fail(a.where, "'" + k + "' must be between " + std::to_string(lo) + " and " + std::to_string(INT_MAX) +
+                              ", got " + std::to_string(a.i));
         a.shown = std::to_string(a.i);
         break;
     }
@@ -352,9 +356,7 @@ std::vector<Atom> SuiteParser::atoms(const AxisKey &axis, const toml::node &n, i
     const std::string_view key = axis.name;
     const auto arr = n.as_array();
     if (!arr) return {atom(axis, n, op)};
-    if (arr->empty())
-        fail(at(n), "'" + std::string(key) +
-                        "' is an empty list; a sweep axis needs at least one value");
+    if (arr->empty()) fail(at(n), "'" + std::string(key) + "' is an empty list; a sweep axis needs at least one value");
     if (static_cast<std::int64_t>(arr->size()) > kMaxCases)
         fail(at(n), "'" + std::string(key) + "' lists " + std::to_string(arr->size()) +
                         " values; a sweep axis holds at most " + std::to_string(kMaxCases));
@@ -362,8 +364,7 @@ std::vector<Atom> SuiteParser::atoms(const AxisKey &axis, const toml::node &n, i
     out.reserve(arr->size());
     std::map<std::string_view, std::size_t> first_at; // shown text -> index in out: O(n log n)
     for (const toml::node &el : *arr) {
-        if (el.is_array())
-            fail(at(el), "'" + std::string(key) + "' holds a nested list; a sweep axis is a flat list");
+        if (el.is_array()) fail(at(el), "'" + std::string(key) + "' holds a nested list; a sweep axis is a flat list");
         out.push_back(atom(axis, el, op));
         const Atom &a = out.back();
         auto [it, inserted] = first_at.emplace(a.shown, out.size() - 1);
@@ -377,8 +378,7 @@ std::vector<Atom> SuiteParser::atoms(const AxisKey &axis, const toml::node &n, i
 std::vector<std::string> SuiteParser::backends(const toml::node &n) const {
     std::vector<const toml::node *> items;
     if (auto arr = n.as_array()) {
-        if (arr->empty())
-            fail(at(n), "'backends' is an empty list; name at least one backend");
+        if (arr->empty()) fail(at(n), "'backends' is an empty list; name at least one backend");
         for (const toml::node &el : *arr) items.push_back(&el);
     } else {
         items.push_back(&n);
@@ -388,8 +388,7 @@ std::vector<std::string> SuiteParser::backends(const toml::node &n) const {
     for (auto item : items) {
         auto name = string_value(*item, "backends");
         if (!options_.known_backends.empty() && !contains(options_.known_backends, name))
-            fail(at(*item), "unknown backend '" + name + "' (valid: " +
-                                join(options_.known_backends) + ")");
+            fail(at(*item), "unknown backend '" + name + "' (valid: " + join(options_.known_backends) + ")");
         if (!listed.insert(name).second) fail(at(*item), "backend '" + name + "' is listed twice");
         out.push_back(std::move(name));
     }
@@ -415,8 +414,7 @@ void SuiteParser::parse_defaults(const toml::table &t) {
 void SuiteParser::parse_case(const toml::table &t, std::vector<Case> &out) {
     const SourceLocation case_where = at(t);
     auto op_node = t.get("op");
-    if (!op_node)
-        fail(case_where, "[[case]] has no 'op' (valid ops: " + join(kOpNames) + ")");
+    if (!op_node) fail(case_where, "[[case]] has no 'op' (valid ops: " + join(kOpNames) + ")");
     const std::string op_text = string_value(*op_node, "op");
     const auto op_opt = op_from_name(op_text);
     if (!op_opt) fail(at(*op_node), "unknown op '" + op_text + "' (valid: " + join(kOpNames) + ")");
@@ -439,16 +437,14 @@ void SuiteParser::parse_case(const toml::table &t, std::vector<Case> &out) {
         return;
     }
     auto rows = shapes->as_array();
-    if (!rows)
-        fail(at(*shapes), "'shapes' must be a list of tables, got " + describe(*shapes));
-    if (rows->empty())
-        fail(at(*shapes), "'shapes' is an empty list; a zipped axis needs at least one row");
+    if (!rows) fail(at(*shapes), "'shapes' must be a list of tables, got " + describe(*shapes));
+    if (rows->empty()) fail(at(*shapes), "'shapes' is an empty list; a zipped axis needs at least one row");
     const auto row_keys = case_keys(op, true);
     for (const toml::node &row_node : *rows) {
         auto row = row_node.as_table();
         if (!row)
-            fail(at(row_node), "each row of 'shapes' must be a table such as {m = 64, n = 64}, got " +
-                                   describe(row_node));
+            fail(at(row_node),
+                 "each row of 'shapes' must be a table such as {m = 64, n = 64}, got " + describe(row_node));
         check_keys(*row, row_keys, "in a row of 'shapes' for op " + op_text);
         std::string row_name = name;
         if (auto n = row->get("name")) {
@@ -462,9 +458,8 @@ void SuiteParser::parse_case(const toml::table &t, std::vector<Case> &out) {
     }
 }
 
-void SuiteParser::expand(int op, const std::string &name, const Bindings &b,
-                         const SourceLocation &where, std::int64_t &case_count,
-                         const SourceLocation &case_where, std::vector<Case> &out) {
+void SuiteParser::expand(int op, const std::string &name, const Bindings &b, const SourceLocation &where,
+                         std::int64_t &case_count, const SourceLocation &case_where, std::vector<Case> &out) {
     const std::string op_text(op_name(op));
     auto has = [&](std::string_view key) { return b.find(key) != b.end(); };
     auto require = [&](std::string_view key) {
@@ -476,14 +471,12 @@ void SuiteParser::expand(int op, const std::string &name, const Bindings &b,
     for (const auto &p : row.params)
         if (p.required) require(p.key);
     if (row.check_keys)
-        if (auto e = row.check_keys([&](std::string_view key) { return has(key); }); !e.empty())
-            fail(where, e);
+        if (auto e = row.check_keys([&](std::string_view key) { return has(key); }); !e.empty()) fail(where, e);
     for (const auto &p : row.params) {
         if (!p.conflicts_with || !has(p.key) || !has(p.conflicts_with)) continue;
         const std::string other(p.conflicts_with);
-        fail(b.find(p.key)->second.key_where,
-             "give '" + other + "' or '" + p.key + "', not both (" + other + " is set at " +
-                 b.find(other)->second.key_where.str() + ")");
+        fail(b.find(p.key)->second.key_where, "give '" + other + "' or '" + p.key + "', not both (" + other +
+                                                  " is set at " + b.find(other)->second.key_where.str() + ")");
     }
 
     // A suite that names no backends means the design's three; unbuilt ones are
@@ -494,16 +487,14 @@ void SuiteParser::expand(int op, const std::string &name, const Bindings &b,
     std::vector<Axis> axes;
     std::int64_t count = 1;
     std::vector<AxisKey> keys;
-    for (const ParamInfo *p : params_in_sweep_order(row))
-        keys.push_back({p->key, param_kind(p->kind)});
+    for (const ParamInfo *p : params_in_sweep_order(row)) keys.push_back({p->key, param_kind(p->kind)});
     keys.insert(keys.end(), opbench::axis_keys().begin(), opbench::axis_keys().end());
     for (const auto &ak : keys) {
         auto it = b.find(ak.name);
         if (it == b.end()) continue;
         axes.push_back({ak.name, atoms(ak, *it->second.node, op)});
         // Saturate: only "over the limit" matters, and the product can overflow.
-        count = std::min<std::int64_t>(count * static_cast<std::int64_t>(axes.back().values.size()),
-                                       kMaxCases + 1);
+        count = std::min<std::int64_t>(count * static_cast<std::int64_t>(axes.back().values.size()), kMaxCases + 1);
     }
     case_count = std::min(case_count + count, kMaxCases + 1);
     if (case_count > kMaxCases)
@@ -538,16 +529,17 @@ void SuiteParser::expand(int op, const std::string &name, const Bindings &b,
             fail(a->where, *why);
         }
 
-        c.desc = make_desc(op, static_cast<int>(dim("dtype", OPB_DTYPE_F32)),
-                           static_cast<int>(dim("variant", 0)));
+        c.desc = make_desc(op, static_cast<int>(dim("dtype", OPB_DTYPE_F32)), static_cast<int>(dim("variant", 0)));
         c.desc.threads = resolve_threads(s.threads);
         // The row's parameters, in row order: a write may read earlier ones.
         for (const auto &p : row.params) {
             const Atom *a = get(p.key);
             if (!a && !p.has_default) continue;
             ParamValue v;
-            if (a) v = {a->i, a->f, a->b};
-            else v = {static_cast<std::int64_t>(p.default_value), p.default_value, p.default_value != 0.0};
+            if (a)
+                v = {a->i, a->f, a->b};
+            else
+                v = {static_cast<std::int64_t>(p.default_value), p.default_value, p.default_value != 0.0};
             if (auto e = p.write(c.desc, v); !e.empty()) fail(a ? a->where : where, e);
         }
         // float conversion can turn a huge finite scale/eps into inf; ops.hpp has the last word.
@@ -605,8 +597,8 @@ Suite SuiteParser::parse(std::string_view text) {
     }
 
     if (auto w = root.get("workload"))
-        workload::parse_workloads(*w, root.get("defaults") ? root.get("defaults")->as_table() : nullptr,
-                                  file_, options_, suite.workloads, warnings_);
+        workload::parse_workloads(*w, root.get("defaults") ? root.get("defaults")->as_table() : nullptr, file_,
+                                  options_, suite.workloads, warnings_);
     auto cases = root.get("case");
     if (!cases && !suite.workloads.empty()) {
         suite.warnings = warnings_;
@@ -615,8 +607,7 @@ Suite SuiteParser::parse(std::string_view text) {
     if (!cases) fail(file_start, "the suite has no [[case]] or [[workload]] tables, so nothing to measure");
     auto arr = cases->as_array();
     if (!arr)
-        fail(at(*cases), "'case' must be an array of tables (write [[case]], not [case]), got " +
-                             describe(*cases));
+        fail(at(*cases), "'case' must be an array of tables (write [[case]], not [case]), got " + describe(*cases));
     if (arr->empty()) fail(at(*cases), "the suite has no cases: 'case' is an empty list");
     for (const toml::node &n : *arr) {
         auto t = n.as_table();
@@ -648,8 +639,7 @@ void add_warning(std::vector<std::string> &warnings, const std::string &warning)
     if (std::find(warnings.begin(), warnings.end(), warning) == warnings.end()) warnings.push_back(warning);
 }
 
-Suite parse_suite(std::string_view text, const std::string &source_name,
-                  const SuiteOptions &options) {
+Suite parse_suite(std::string_view text, const std::string &source_name, const SuiteOptions &options) {
     Suite suite = SuiteParser(source_name, options).parse(text);
     suite.path = source_name;
     suite.content_hash = sha256_hex(text, source_name);
@@ -666,9 +656,7 @@ Suite load_suite_file(const std::string &path, const SuiteOptions &options) {
                                            ? "is a directory; give a suite file such as suites/quick.toml"
                                            : "is not a regular file (a device, FIFO or socket); give a suite file");
     std::ifstream in(path, std::ios::binary);
-    if (!in)
-        throw SuiteError({path, 0, 0},
-                         std::string("cannot open suite file: ") + std::strerror(errno));
+    if (!in) throw SuiteError({path, 0, 0}, std::string("cannot open suite file: ") + std::strerror(errno));
     // In chunks, stopping past the cap, so a file that grows is caught too.
     std::string text;
     char chunk[1 << 16];

@@ -31,18 +31,18 @@ struct Case {
     std::vector<std::string> backends; // backends to run it on, in order (never empty: a
                                        // suite naming none gets naive, onednn, cuda)
     MeasureSettings settings;
-    SourceLocation where;              // the [[case]] table it came from (for a zipped
-                                       // case: its row of `shapes`)
+    SourceLocation where; // the [[case]] table it came from (for a zipped
+                          // case: its row of `shapes`)
 };
 
 // A measured unit of several plugin calls: a [[workload]] table
 // (harness/workload/workload_suite.cpp). kind "decoder" is the only kind.
 struct WorkloadCase {
     enum class Phase { prefill, decode };
-    std::string name;                  // required in the suite ("gpt2-small.layer")
+    std::string name; // required in the suite ("gpt2-small.layer")
     std::string kind = "decoder";
     workload::DecoderConfig decoder;
-    std::vector<Phase> phases;         // each phase is measured as its own entry
+    std::vector<Phase> phases; // each phase is measured as its own entry
     std::vector<std::string> backends;
     MeasureSettings settings;
     SourceLocation where;
@@ -51,9 +51,9 @@ struct WorkloadCase {
 struct Suite {
     std::string name;
     std::string description;
-    std::string path;         // as given
-    std::string content_hash; // SHA-256 hex of the file's bytes
-    std::vector<Case> cases;  // fully expanded, in file order
+    std::string path;                    // as given
+    std::string content_hash;            // SHA-256 hex of the file's bytes
+    std::vector<Case> cases;             // fully expanded, in file order
     std::vector<WorkloadCase> workloads; // [[workload]] tables, in file order
     // "file:line:col: warning: ..." for values used other than written (a
     // min_time below its floor), each once; `run` and `validate` print them.

@@ -16,7 +16,11 @@ public:
     [[nodiscard]] bool string_may_start_here() const {
         if (in_bare_value_) return false;
         switch (previous_) {
-        case '\n': case '=': case '[': case ',': case '{': return true;
+        case '\n':
+        case '=':
+        case '[':
+        case ',':
+        case '{': return true;
         case '.': return in_key_; // a dotted key: a."b"; in a value it is a number's point
         default: return false;
         }
@@ -34,19 +38,32 @@ public:
             in_bare_value_ = false;
         }
         switch (c) {
-        case ' ': case '\t': case '\r': return; // whitespace keeps the previous token
+        case ' ':
+        case '\t':
+        case '\r': return; // whitespace keeps the previous token
         case '\n':
             if (nesting_.empty()) in_key_ = true; // a new line at the top level starts with a key
             break;
         case '=': in_key_ = false; break;
-        case '{': nesting_.push_back('{'); in_key_ = true; break;
+        case '{':
+            nesting_.push_back('{');
+            in_key_ = true;
+            break;
         case '[':
-            if (nesting_.empty() && previous_ == '\n') { nesting_.push_back('H'); in_key_ = true; } // [table]
-            else if (!nesting_.empty() && nesting_.back() == 'H' && previous_ == '[') nesting_.push_back('H'); // [[
-            else { nesting_.push_back('['); in_key_ = false; } // an array
+            if (nesting_.empty() && previous_ == '\n') {
+                nesting_.push_back('H');
+                in_key_ = true;
+            } // [table]
+            else if (!nesting_.empty() && nesting_.back() == 'H' && previous_ == '[')
+                nesting_.push_back('H'); // [[
+            else {
+                nesting_.push_back('[');
+                in_key_ = false;
+            } // an array
             break;
         case ',': in_key_ = !nesting_.empty() && nesting_.back() == '{'; break;
-        case ']': case '}':
+        case ']':
+        case '}':
             if (!nesting_.empty()) nesting_.pop_back();
             in_key_ = false;
             break;
@@ -61,7 +78,7 @@ private:
     char previous_ = '\n'; // the last character outside whitespace; the text starts like a line
     bool in_key_ = true;
     bool in_bare_value_ = false; // inside a value that is not a string, array or inline table
-    std::vector<char> nesting_; // H: a table header's brackets, [: an array, {: an inline table
+    std::vector<char> nesting_;  // H: a table header's brackets, [: an array, {: an inline table
 };
 
 } // namespace
@@ -98,9 +115,16 @@ std::optional<TomlTextProblem> find_non_ascii_outside_strings(std::string_view t
             if (c == '#') {
                 state = State::Comment;
             } else if ((c == '"' || c == '\'') && tokens.string_may_start_here()) {
-                if (starts("\"\"\"")) { step(); step(); state = State::MultiBasic; }
-                else if (starts("'''")) { step(); step(); state = State::MultiLiteral; }
-                else state = c == '"' ? State::Basic : State::Literal;
+                if (starts("\"\"\"")) {
+                    step();
+                    step();
+                    state = State::MultiBasic;
+                } else if (starts("'''")) {
+                    step();
+                    step();
+                    state = State::MultiLiteral;
+                } else
+                    state = c == '"' ? State::Basic : State::Literal;
                 tokens.saw_string();
             } else {
                 tokens.saw(static_cast<char>(c));
@@ -115,8 +139,10 @@ std::optional<TomlTextProblem> find_non_ascii_outside_strings(std::string_view t
             step();
             break;
         case State::Basic:
-            if (c == '\\' && i + 1 < text.size()) step(); // the escaped character
-            else if (c == '"' || c == '\n') state = State::Normal;
+            if (c == '\\' && i + 1 < text.size())
+                step(); // the escaped character
+            else if (c == '"' || c == '\n')
+                state = State::Normal;
             step();
             break;
         case State::Literal:
@@ -131,8 +157,7 @@ std::optional<TomlTextProblem> find_non_ascii_outside_strings(std::string_view t
                 std::size_t j = i;
                 while (j < text.size() && (text[j] == ' ' || text[j] == '\t' || text[j] == '\r')) ++j;
                 if (j < text.size() && text[j] == '\n') {
-                    while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r' ||
-                                               text[i] == '\n'))
+                    while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n'))
                         step();
                     if (i < text.size() && static_cast<unsigned char>(text[i]) >= 0x80)
                         return problem("right after a line-ending backslash");

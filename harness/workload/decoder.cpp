@@ -37,8 +37,7 @@ std::string describe_op(const opb_op_desc &d) {
     case OPB_OP_ADD: s += fmt::format(" rows={} cols={}", d.p.eltwise.rows, d.p.eltwise.cols); break;
     case OPB_OP_ATTENTION: {
         const auto &p = d.p.attention;
-        s += fmt::format(" seq_q={} seq_kv={} head_dim={}{}", p.seq_q, p.seq_kv, p.head_dim,
-                         p.causal ? " causal" : "");
+        s += fmt::format(" seq_q={} seq_kv={} head_dim={}{}", p.seq_q, p.seq_kv, p.head_dim, p.causal ? " causal" : "");
         break;
     }
     default: break;
@@ -122,8 +121,7 @@ LayerWeights make_layer_weights(const DecoderConfig &c, int64_t layer) {
 }
 
 std::vector<float> make_embeddings(const DecoderConfig &c) {
-    return random_tensor(splitmix64(c.seed ^ 0xe3bedull), c.batch * c.context() * c.hidden, 1.0f,
-                         0.0f, c.dtype);
+    return random_tensor(splitmix64(c.seed ^ 0xe3bedull), c.batch * c.context() * c.hidden, 1.0f, 0.0f, c.dtype);
 }
 
 } // namespace
@@ -172,14 +170,14 @@ struct LayerBuffers {
 // (prefill: tokens = batch x prompt) and reused by every layer and step.
 struct DecoderRun::BufferSet {
     std::vector<LayerBuffers> layers;
-    std::vector<void *> hidden; // [layers + 1]: hidden[0] = embeddings, hidden[l + 1] = layer l's output
-    void *normed = nullptr;     // [tokens, hidden]
-    void *q = nullptr, *o = nullptr; // prefill [heads, tokens, head_dim]; decode [tokens, hidden]
-    void *partial = nullptr;    // prefill [heads, tokens, hidden]: per-head output projections
+    std::vector<void *> hidden;        // [layers + 1]: hidden[0] = embeddings, hidden[l + 1] = layer l's output
+    void *normed = nullptr;            // [tokens, hidden]
+    void *q = nullptr, *o = nullptr;   // prefill [heads, tokens, head_dim]; decode [tokens, hidden]
+    void *partial = nullptr;           // prefill [heads, tokens, hidden]: per-head output projections
     void *acc[2] = {nullptr, nullptr}; // [tokens, hidden]: the head reduction's running sum
-    void *attn_res = nullptr;   // [tokens, hidden]
+    void *attn_res = nullptr;          // [tokens, hidden]
     void *up = nullptr, *gate = nullptr, *act = nullptr, *prod = nullptr; // [tokens, ffn]
-    void *mlp_out = nullptr;    // [tokens, hidden]
+    void *mlp_out = nullptr;                                              // [tokens, hidden]
 };
 
 DecoderRun::DecoderRun(BackendInstance &backend, const DecoderConfig &config)
@@ -205,8 +203,7 @@ void *DecoderRun::alloc(uint64_t bytes, uint64_t &counter) {
 
 void DecoderRun::upload(void *dst, const std::vector<float> &values) {
     std::vector<uint8_t> bytes(values.size() * elem_);
-    for (std::size_t i = 0; i < values.size(); ++i)
-        store_from_f32(bytes.data(), config_.dtype, int64_t(i), values[i]);
+    for (std::size_t i = 0; i < values.size(); ++i) store_from_f32(bytes.data(), config_.dtype, int64_t(i), values[i]);
     opb_status s = be_.api().copy_in(be_.handle(), dst, bytes.data(), bytes.size());
     if (s != OPB_OK) throw WorkloadFailure{"failed", "decoder: copy_in of weights: " + be_.error_text(s)};
 }
@@ -221,16 +218,13 @@ std::pair<const opb_op_desc *, opb_plan *> DecoderRun::plan_for(const opb_op_des
     opb_status s = be_.api().prepare(be_.handle(), &desc, &it->second.second, &workspace);
     if (s == OPB_ERR_UNSUPPORTED || s == OPB_ERR_UNAVAILABLE)
         throw WorkloadFailure{"skipped", describe_op(desc) + ": " + be_.error_text(s)};
-    if (s != OPB_OK)
-        throw WorkloadFailure{"failed", describe_op(desc) + ": prepare: " + be_.error_text(s)};
+    if (s != OPB_OK) throw WorkloadFailure{"failed", describe_op(desc) + ": prepare: " + be_.error_text(s)};
     footprint_.workspace += workspace;
     ++footprint_.plans;
     return {stored, it->second.second};
 }
 
-int64_t DecoderRun::tokens_in_step(int step) const {
-    return config_.batch * (step == 0 ? config_.prompt : 1);
-}
+int64_t DecoderRun::tokens_in_step(int step) const { return config_.batch * (step == 0 ? config_.prompt : 1); }
 
 std::size_t DecoderRun::calls_in_step(int step) const {
     return step < static_cast<int>(programs_.size()) ? programs_[step].calls.size() : 0;
@@ -258,10 +252,10 @@ DecoderRun::StepProgram DecoderRun::build_step(int step) {
     const DecoderConfig &c = config_;
     const int64_t B = c.batch, H = c.heads, Dh = c.head_dim(), d = c.hidden, F = c.ffn_width();
     const int64_t C = c.context();
-    const int64_t S = step == 0 ? c.prompt : 1;         // new tokens per sequence
+    const int64_t S = step == 0 ? c.prompt : 1;            // new tokens per sequence
     const int64_t L = step == 0 ? 0 : c.prompt + step - 1; // cache rows before this step
-    const int64_t T = B * S;                             // tokens in the step
-    const bool decode = S == 1;                          // heads side by side (see decoder.hpp)
+    const int64_t T = B * S;                               // tokens in the step
+    const bool decode = S == 1;                            // heads side by side (see decoder.hpp)
 
     BufferSet none; // describing only: every pointer null
     if (!buf_) {
@@ -305,13 +299,17 @@ DecoderRun::StepProgram DecoderRun::build_step(int step) {
         const bool ln = c.norm == NormKind::layernorm;
         opb_op_desc desc = base_desc(ln ? OPB_OP_LAYERNORM : OPB_OP_RMSNORM);
         desc.p.norm = {T, d, c.eps};
-        if (ln) call(comp, desc, {x, gamma, beta, y});
-        else call(comp, desc, {x, gamma, y});
+        if (ln)
+            call(comp, desc, {x, gamma, beta, y});
+        else
+            call(comp, desc, {x, gamma, y});
     };
     // A matmul with an optional bias tensor between B and C, as plugin.h orders them.
     auto linear = [&](Component comp, const opb_op_desc &desc, void *a, void *b, void *bias, void *out) {
-        if (desc.p.matmul.has_bias) call(comp, desc, {a, b, bias, out});
-        else call(comp, desc, {a, b, out});
+        if (desc.p.matmul.has_bias)
+            call(comp, desc, {a, b, bias, out});
+        else
+            call(comp, desc, {a, b, out});
     };
 
     Call embed;
@@ -392,9 +390,7 @@ DecoderRun::StepProgram DecoderRun::build_step(int step) {
         case MlpKind::gelu:
             call(Component::mlp_act, rows_cols(OPB_OP_GELU, T, F, c.gelu_variant), {bs.up, bs.act});
             break;
-        case MlpKind::silu:
-            call(Component::mlp_act, rows_cols(OPB_OP_SILU, T, F), {bs.up, bs.act});
-            break;
+        case MlpKind::silu: call(Component::mlp_act, rows_cols(OPB_OP_SILU, T, F), {bs.up, bs.act}); break;
         case MlpKind::swiglu:
             linear(Component::mlp_in, matmul(1, T, F, d, true, c.bias), bs.normed, w.w_gate, w.b_gate, bs.gate);
             call(Component::mlp_act, rows_cols(OPB_OP_SILU, T, F), {bs.gate, bs.act});

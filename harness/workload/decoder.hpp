@@ -171,8 +171,8 @@ public:
 private:
     struct Call {
         Component component;
-        int layer = -1;             // -1: before the first layer (embed)
-        opb_plan *plan = nullptr;   // null: a copy_in
+        int layer = -1;                    // -1: before the first layer (embed)
+        opb_plan *plan = nullptr;          // null: a copy_in
         const opb_op_desc *desc = nullptr; // into plans_ (stable: a std::map node)
         std::size_t first_tensor = 0;
         int32_t tensor_count = 0;
@@ -199,7 +199,7 @@ private:
     std::size_t elem_ = 4;
     std::vector<void *> allocations_;
     std::map<std::string, std::pair<opb_op_desc, opb_plan *>> plans_; // key: the desc's bytes
-    std::vector<std::vector<uint8_t>> step_inputs_; // host embeddings per step, in the dtype
+    std::vector<std::vector<uint8_t>> step_inputs_;                   // host embeddings per step, in the dtype
     std::vector<StepProgram> programs_;
     Footprint footprint_;
     std::unique_ptr<BufferSet> buf_; // null until prepare(): steps are then only described

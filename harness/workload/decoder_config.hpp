@@ -31,12 +31,12 @@ struct DecoderConfig {
     int64_t generate = 0; // tokens generated after the prompt, one decode step each
     NormKind norm = NormKind::layernorm;
     MlpKind mlp = MlpKind::gelu;
-    int gelu_variant = OPB_GELU_TANH;           // GPT-2 uses the tanh form
+    int gelu_variant = OPB_GELU_TANH; // GPT-2 uses the tanh form
     int attention_variant = OPB_ATTENTION_COMPOSED;
-    bool bias = true;     // biases on the projections (GPT-2 yes, Llama no)
+    bool bias = true; // biases on the projections (GPT-2 yes, Llama no)
     int dtype = OPB_DTYPE_F32;
     float eps = 1e-5f;
-    int threads = 0;      // CPU threads for every op; 0 = backend default
+    int threads = 0; // CPU threads for every op; 0 = backend default
     uint64_t seed = 0x0b5eed;
 
     [[nodiscard]] int64_t head_dim() const { return heads > 0 ? hidden / heads : 0; }

@@ -63,7 +63,7 @@ private:
 
 void DecoderPhaseWork::run_one_step(int step) {
     const bool decode = phase_ == Phase::decode; // a decode step waits for its token
-    if (!observer_) { // every timed call: this test is all the spans cost it
+    if (!observer_) {                            // every timed call: this test is all the spans cost it
         run_.run_step(step);
         if (decode) run_.synchronize();
         return;
@@ -101,8 +101,7 @@ std::vector<std::vector<std::vector<float>>> capture_layer_outputs(DecoderRun &r
 }
 
 std::string LayerComparison::where() const {
-    return step == 0 ? fmt::format("prefill, layer {}", layer)
-                     : fmt::format("decode step {}, layer {}", step, layer);
+    return step == 0 ? fmt::format("prefill, layer {}", layer) : fmt::format("decode step {}, layer {}", step, layer);
 }
 
 LayerComparison compare_layer_outputs(const std::vector<std::vector<std::vector<float>>> &got,
@@ -112,17 +111,16 @@ LayerComparison compare_layer_outputs(const std::vector<std::vector<std::vector<
     for (std::size_t s = 0; s < want.size(); ++s)
         for (std::size_t l = 0; l < want[s].size(); ++l) {
             const bool shaped = s < got.size() && l < got[s].size() && got[s][l].size() == want[s][l].size();
-            const double e = shaped ? nmse(got[s][l].data(), want[s][l].data(), OPB_DTYPE_F32,
-                                           int64_t(want[s][l].size()))
-                                    : INFINITY;
+            const double e = shaped
+                                 ? nmse(got[s][l].data(), want[s][l].data(), OPB_DTYPE_F32, int64_t(want[s][l].size()))
+                                 : INFINITY;
             if (!(e <= worst.worst_nmse)) worst = {e, int(s), int(l)};
         }
     if (worst.worst_nmse < 0) worst.worst_nmse = 0;
     return worst;
 }
 
-LayerComparison check_phase(DecoderPhaseWork &work,
-                            const std::vector<std::vector<std::vector<float>>> &reference) {
+LayerComparison check_phase(DecoderPhaseWork &work, const std::vector<std::vector<std::vector<float>>> &reference) {
     DecoderRun &run = work.run();
     // Outputs indexed by step as in `reference`; steps outside the phase stay empty on both sides.
     std::vector<std::vector<std::vector<float>>> got(reference.size()), want(reference.size());
@@ -177,8 +175,8 @@ DecoderFigures decoder_figures(const DecoderMeasurements &m) {
     auto share = [&](double s) { return t.step_seconds > 0 ? s / t.step_seconds : 0.0; };
     auto per_token = [&](double s) { return tokens > 0 ? s / tokens : 0.0; };
     for (const auto &p : t.parts)
-        f.components.push_back({p.component, share(p.total_s), per_token(p.total_s), share(p.self_s),
-                                per_token(p.self_s), p.spans});
+        f.components.push_back(
+            {p.component, share(p.total_s), per_token(p.total_s), share(p.self_s), per_token(p.self_s), p.spans});
     f.unscoped_share = share(t.unscoped_seconds);
     f.unscoped_seconds_per_token = per_token(t.unscoped_seconds);
     f.component_steps = t.steps;

@@ -30,8 +30,8 @@ class DecoderPhaseWork {
 public:
     DecoderPhaseWork(DecoderRun &run, Phase phase) : run_(run), phase_(phase) {}
 
-    void prepare();     // DecoderRun::prepare (+ the prefill, for decode)
-    void execute();     // one unit (see above); records step times
+    void prepare(); // DecoderRun::prepare (+ the prefill, for decode)
+    void execute(); // one unit (see above); records step times
     void synchronize() { run_.synchronize(); }
 
     [[nodiscard]] Phase phase() const { return phase_; }
@@ -78,16 +78,14 @@ private:
 // steps in order: the reference backend's side of the check.
 [[nodiscard]] std::vector<std::vector<std::vector<float>>> capture_layer_outputs(DecoderRun &run);
 
-
 // The worst NMSE over every (step, layer) output and where it was.
 struct LayerComparison {
     double worst_nmse = 0;
     int step = 0, layer = 0;
     [[nodiscard]] std::string where() const; // "prefill, layer 0" / "decode step 3, layer 1"
 };
-[[nodiscard]] LayerComparison compare_layer_outputs(
-    const std::vector<std::vector<std::vector<float>>> &got,
-    const std::vector<std::vector<std::vector<float>>> &want);
+[[nodiscard]] LayerComparison compare_layer_outputs(const std::vector<std::vector<std::vector<float>>> &got,
+                                                    const std::vector<std::vector<std::vector<float>>> &want);
 
 // The check of one phase, after prepare(): runs the phase's steps in order
 // and compares every layer's output of each with the same steps of
@@ -118,16 +116,16 @@ struct ComponentTimes {
 
 // Measured inputs of the whole-model figures.
 struct DecoderMeasurements {
-    std::vector<double> call_seconds;  // one per timed call (every sample, every repetition)
-    std::vector<double> unit_seconds;  // prefill: = call_seconds; decode: every step's seconds
+    std::vector<double> call_seconds; // one per timed call (every sample, every repetition)
+    std::vector<double> unit_seconds; // prefill: = call_seconds; decode: every step's seconds
     int64_t tokens_per_call = 0, tokens_per_unit = 0;
-    int64_t context_tokens = 0;        // batch x (prompt + generate): what the cache holds at the end
-    uint64_t peak_bytes = 0;           // backend memory high-water mark (memory_stats)
+    int64_t context_tokens = 0; // batch x (prompt + generate): what the cache holds at the end
+    uint64_t peak_bytes = 0;    // backend memory high-water mark (memory_stats)
     uint64_t weight_bytes = 0, kv_cache_bytes = 0, kv_bytes_per_token = 0;
-    double heap_allocs_per_call = 0;   // process heap allocations per call (the interposer)
+    double heap_allocs_per_call = 0;    // process heap allocations per call (the interposer)
     double backend_allocs_per_call = 0; // allocations reported through on_alloc per call
-    ComponentTimes components;         // from the component spans (component_spans.hpp)
-    std::string components_from;       // which spans: "profile" (the run's recorded samples) or "scoped_calls"
+    ComponentTimes components;          // from the component spans (component_spans.hpp)
+    std::string components_from;        // which spans: "profile" (the run's recorded samples) or "scoped_calls"
 };
 
 // tokens/s (median), ms per token p50 / p99, memory and allocations per token,
@@ -141,9 +139,9 @@ struct DecoderFigures {
     double allocs_per_token = 0, backend_allocs_per_token = 0;
     struct Share {
         std::string component;
-        double share = 0;             // of the steps' time (component spans' total / step spans' total)
+        double share = 0; // of the steps' time (component spans' total / step spans' total)
         double seconds_per_token = 0;
-        double self_share = 0;        // the part of `share` outside the plugin's own scopes
+        double self_share = 0; // the part of `share` outside the plugin's own scopes
         double self_seconds_per_token = 0;
         uint64_t spans = 0;
     };
@@ -151,8 +149,8 @@ struct DecoderFigures {
     // The steps' time in no component (the step loop, decode's synchronize):
     // the shares and this add up to 1.
     double unscoped_share = 0, unscoped_seconds_per_token = 0;
-    uint64_t component_steps = 0;  // step spans the shares come from
-    std::string components_from;   // DecoderMeasurements::components_from
+    uint64_t component_steps = 0; // step spans the shares come from
+    std::string components_from;  // DecoderMeasurements::components_from
 };
 [[nodiscard]] DecoderFigures decoder_figures(const DecoderMeasurements &m);
 

@@ -87,9 +87,15 @@ class DecoderMeasuredWork final : public MeasuredWork {
 public:
     DecoderMeasuredWork(DecoderPhaseWork &work, BackendInstance &be, CacheEvictor *evictor)
         : work_(work), be_(be), evictor_(evictor) {}
-    void prepare() override { guarded([&] { work_.prepare(); }); }
-    void execute() override { guarded([&] { work_.execute(); }); }
-    void synchronize() override { guarded([&] { work_.synchronize(); }); }
+    void prepare() override {
+        guarded([&] { work_.prepare(); });
+    }
+    void execute() override {
+        guarded([&] { work_.execute(); });
+    }
+    void synchronize() override {
+        guarded([&] { work_.synchronize(); });
+    }
     void flush_cache() override {
         if (evictor_) evictor_->evict();
         if (be_.api().flush_cache) be_.api().flush_cache(be_.handle());
@@ -97,7 +103,8 @@ public:
     }
 
 private:
-    template <class F> static void guarded(F &&f) {
+    template <class F>
+    static void guarded(F &&f) {
         try {
             f();
         } catch (const WorkloadFailure &e) {
@@ -137,9 +144,8 @@ private:
 };
 
 std::string noise_label(const RepetitionRecord &rec) {
-    std::string label = std::isfinite(rec.summary.noise)
-                            ? fmt::format("noise {:.2f}%", rec.summary.noise * 100.0)
-                            : fmt::format("noise n/a ({} samples)", rec.summary.n);
+    std::string label = std::isfinite(rec.summary.noise) ? fmt::format("noise {:.2f}%", rec.summary.noise * 100.0)
+                                                         : fmt::format("noise n/a ({} samples)", rec.summary.n);
     if (rec.timed_out) label += ", max_time reached";
     return label;
 }
@@ -263,9 +269,12 @@ void WorkloadRunner::activate(std::size_t i) {
             // call runs without them.
             a.spans = std::make_unique<ComponentSpans>(profile_->profiler(), *a.run);
             a.profiling = std::make_unique<ProfileInstrumentation>(*profile_);
-            nlohmann::json args = {{"op", w.kind},         {"workload", w.name},
-                                   {"phase", phase_name(r.phase)}, {"backend", r.core.backend},
-                                   {"dtype", dtype_name(w.decoder.dtype)}, {"threads", w.decoder.threads},
+            nlohmann::json args = {{"op", w.kind},
+                                   {"workload", w.name},
+                                   {"phase", phase_name(r.phase)},
+                                   {"backend", r.core.backend},
+                                   {"dtype", dtype_name(w.decoder.dtype)},
+                                   {"threads", w.decoder.threads},
                                    {"params", shape_json(w.decoder)}};
             a.profiling->begin(r.core.name, r.core.backend, std::move(args), be,
                                [phase = a.phase.get(), spans = a.spans.get()](bool on) {
@@ -369,8 +378,7 @@ void WorkloadRunner::bench(benchmark::State &state, std::size_t i) {
         interrupted_[i] = true;
         deactivate();
         state.SkipWithError("interrupted");
-        for (auto _ : state) {
-        }
+        for (auto _ : state) {}
         return;
     }
     if (release_others_ && !(active_ && active_->index == i)) release_others_();
@@ -381,8 +389,7 @@ void WorkloadRunner::bench(benchmark::State &state, std::size_t i) {
     };
     if (r.core.status != CaseStatus::passed) {
         fail();
-        for (auto _ : state) {
-        }
+        for (auto _ : state) {}
         return;
     }
     Active &a = *active_;

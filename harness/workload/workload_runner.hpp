@@ -39,7 +39,7 @@ struct WorkloadResult {
     CaseResult core;
     const WorkloadCase *source = nullptr;
     Phase phase = Phase::prefill;
-    std::string check_where;        // where the worst NMSE was ("decode step 3, layer 1")
+    std::string check_where; // where the worst NMSE was ("decode step 3, layer 1")
     double flops_per_call = 0, bytes_per_call = 0;
     int64_t tokens_per_call = 0;
     std::vector<double> unit_seconds; // prefill: each call; decode: each step (all repetitions)

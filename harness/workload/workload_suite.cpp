@@ -13,9 +13,9 @@
 namespace opbench::workload {
 namespace {
 
-constexpr std::string_view kDecoderKeys[] = {
-    "kind", "name", "hidden", "heads",     "ffn",   "layers", "batch", "prompt",  "generate",
-    "norm", "mlp",  "gelu",   "bias",      "attention", "dtype", "eps", "seed", "phases", "backends"};
+constexpr std::string_view kDecoderKeys[] = {"kind",   "name",     "hidden", "heads",  "ffn",     "layers", "batch",
+                                             "prompt", "generate", "norm",   "mlp",    "gelu",    "bias",   "attention",
+                                             "dtype",  "eps",      "seed",   "phases", "backends"};
 
 // The decoder's keys, then every measurement key (settings table).
 std::vector<std::string_view> valid_keys() {
@@ -28,7 +28,8 @@ constexpr std::string_view kPhaseNames[] = {"prefill", "decode"};
 constexpr std::string_view kGeluNames[] = {"erf", "tanh"}; // index = OPB_GELU_* constant
 constexpr std::string_view kAttentionNames[] = {"composed", "fused"};
 
-template <class Range> std::string join(const Range &names) {
+template <class Range>
+std::string join(const Range &names) {
     std::string out;
     for (const auto &n : names) out += (out.empty() ? "" : ", ") + std::string(n);
     return out;
@@ -40,9 +41,7 @@ public:
         : file_(file), options_(options), warnings_(warnings) {}
 
     SourceLocation at(const toml::node &n) const { return at(n.source()); }
-    SourceLocation at(const toml::source_region &r) const {
-        return {file_, int(r.begin.line), int(r.begin.column)};
-    }
+    SourceLocation at(const toml::source_region &r) const { return {file_, int(r.begin.line), int(r.begin.column)}; }
     [[noreturn]] void fail(const SourceLocation &where, const std::string &message) const {
         throw SuiteError(where, message);
     }
@@ -65,9 +64,12 @@ public:
     double positive(std::string_view key, const toml::node &n) const {
         const toml::node &v = one(key, n);
         double x;
-        if (auto i = v.as_integer()) x = double(i->get());
-        else if (auto f = v.as_floating_point()) x = f->get();
-        else fail(at(n), fmt::format("'{}' must be a number", key));
+        if (auto i = v.as_integer())
+            x = double(i->get());
+        else if (auto f = v.as_floating_point())
+            x = f->get();
+        else
+            fail(at(n), fmt::format("'{}' must be a number", key));
         if (!(x > 0.0) || !std::isfinite(x)) fail(at(n), fmt::format("'{}' must be a finite number > 0", key));
         return x;
     }
@@ -76,7 +78,8 @@ public:
         if (!b) fail(at(n), fmt::format("'{}' must be true or false", key));
         return b->get();
     }
-    template <class Range> int choice(std::string_view key, const toml::node &n, const Range &valid) const {
+    template <class Range>
+    int choice(std::string_view key, const toml::node &n, const Range &valid) const {
         auto s = one(key, n).as_string();
         if (!s) fail(at(n), fmt::format("'{}' must be a string (valid: {})", key, join(valid)));
         int idx = 0;
@@ -142,8 +145,7 @@ public:
         const auto keys = valid_keys();
         for (auto &&[k, v] : t)
             if (std::find(keys.begin(), keys.end(), k.str()) == keys.end())
-                fail(at(k.source()), fmt::format("unknown key '{}' in [[workload]] (valid: {})", k.str(),
-                                                 join(keys)));
+                fail(at(k.source()), fmt::format("unknown key '{}' in [[workload]] (valid: {})", k.str(), join(keys)));
         if (auto kind = t.get("kind")) w.kind = std::string(kKinds[choice("kind", *kind, kKinds)]);
         auto name = t.get("name");
         if (!name) fail(w.where, "[[workload]] has no 'name' (it names the result entries, e.g. \"gpt2-small.layer\")");
@@ -154,31 +156,50 @@ public:
         // [defaults] first (backends and measurement keys), then the table's own.
         if (defaults)
             for (auto &&[k, v] : *defaults) {
-                if (k.str() == "backends") w.backends = backends(v);
-                else (void)setting(k.str(), v, w.settings);
+                if (k.str() == "backends")
+                    w.backends = backends(v);
+                else
+                    (void)setting(k.str(), v, w.settings);
             }
         DecoderConfig &c = w.decoder;
         bool eps_given = false;
         for (auto &&[k, v] : t) {
             const std::string_view key = k.str();
             if (key == "kind" || key == "name" || key == "phases") continue;
-            if (key == "backends") w.backends = backends(v);
-            else if (setting(key, v, w.settings)) continue;
-            else if (key == "hidden") c.hidden = integer(key, v, 1);
-            else if (key == "heads") c.heads = integer(key, v, 1);
-            else if (key == "ffn") c.ffn = integer(key, v, 1);
-            else if (key == "layers") c.layers = integer(key, v, 1);
-            else if (key == "batch") c.batch = integer(key, v, 1);
-            else if (key == "prompt") c.prompt = integer(key, v, 1);
-            else if (key == "generate") c.generate = integer(key, v, 0);
-            else if (key == "norm") c.norm = NormKind(choice(key, v, kNormNames));
-            else if (key == "mlp") c.mlp = MlpKind(choice(key, v, kMlpNames));
-            else if (key == "gelu") c.gelu_variant = choice(key, v, kGeluNames);
-            else if (key == "bias") c.bias = flag(key, v);
-            else if (key == "attention") c.attention_variant = choice(key, v, kAttentionNames);
-            else if (key == "dtype") c.dtype = choice(key, v, kDtypeNames);
-            else if (key == "eps") c.eps = float(positive(key, v)), eps_given = true;
-            else if (key == "seed") c.seed = uint64_t(integer(key, v, 0));
+            if (key == "backends")
+                w.backends = backends(v);
+            else if (setting(key, v, w.settings))
+                continue;
+            else if (key == "hidden")
+                c.hidden = integer(key, v, 1);
+            else if (key == "heads")
+                c.heads = integer(key, v, 1);
+            else if (key == "ffn")
+                c.ffn = integer(key, v, 1);
+            else if (key == "layers")
+                c.layers = integer(key, v, 1);
+            else if (key == "batch")
+                c.batch = integer(key, v, 1);
+            else if (key == "prompt")
+                c.prompt = integer(key, v, 1);
+            else if (key == "generate")
+                c.generate = integer(key, v, 0);
+            else if (key == "norm")
+                c.norm = NormKind(choice(key, v, kNormNames));
+            else if (key == "mlp")
+                c.mlp = MlpKind(choice(key, v, kMlpNames));
+            else if (key == "gelu")
+                c.gelu_variant = choice(key, v, kGeluNames);
+            else if (key == "bias")
+                c.bias = flag(key, v);
+            else if (key == "attention")
+                c.attention_variant = choice(key, v, kAttentionNames);
+            else if (key == "dtype")
+                c.dtype = choice(key, v, kDtypeNames);
+            else if (key == "eps")
+                c.eps = float(positive(key, v)), eps_given = true;
+            else if (key == "seed")
+                c.seed = uint64_t(integer(key, v, 0));
         }
         for (auto key : {"hidden", "heads", "prompt"})
             if (!t.get(key)) fail(w.where, fmt::format("[[workload]] '{}' needs '{}'", w.name, key));
@@ -186,7 +207,8 @@ public:
         c.threads = w.settings.threads;
         if (c.hidden % c.heads != 0)
             fail(at(*t.get("hidden")), fmt::format("'hidden' {} is not divisible by 'heads' {} "
-                                                   "(head_dim = hidden / heads)", c.hidden, c.heads));
+                                                   "(head_dim = hidden / heads)",
+                                                   c.hidden, c.heads));
         if (auto why = check_settings(w.settings)) fail(w.where, *why);
 
         if (auto p = t.get("phases")) {
@@ -229,8 +251,8 @@ void parse_workloads(const toml::node &workload_array, const toml::table *defaul
         WorkloadCase w = p.parse(*t, defaults);
         for (const auto &prev : out)
             if (prev.name == w.name)
-                p.fail(w.where, fmt::format("workload name '{}' is used twice (first at {})", w.name,
-                                            prev.where.str()));
+                p.fail(w.where,
+                       fmt::format("workload name '{}' is used twice (first at {})", w.name, prev.where.str()));
         out.push_back(std::move(w));
     }
 }

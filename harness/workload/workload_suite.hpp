@@ -17,8 +17,7 @@ namespace opbench::workload {
 // measurement keys apply to workloads as to cases. Throws SuiteError with
 // file:line:column. A value used other than written (a min_time raised to
 // its floor) adds a line to `warnings` (add_warning).
-void parse_workloads(const toml::node &workload_array, const toml::table *defaults,
-                     const std::string &file, const SuiteOptions &options,
-                     std::vector<WorkloadCase> &out, std::vector<std::string> &warnings);
+void parse_workloads(const toml::node &workload_array, const toml::table *defaults, const std::string &file,
+                     const SuiteOptions &options, std::vector<WorkloadCase> &out, std::vector<std::string> &warnings);
 
 } // namespace opbench::workload

@@ -33,9 +33,9 @@ bool numeric_column(const Table &t, std::size_t col) {
         const std::string &cell = row[col];
         if (cell.empty() || cell == "-") continue;
         const unsigned char first = static_cast<unsigned char>(cell[0]);
-        const bool number = std::isdigit(first) ||
-                            ((first == '+' || first == '-' || first == '.') && cell.size() > 1 &&
-                             (std::isdigit(static_cast<unsigned char>(cell[1])) || cell[1] == '.'));
+        const bool number =
+            std::isdigit(first) || ((first == '+' || first == '-' || first == '.') && cell.size() > 1 &&
+                                    (std::isdigit(static_cast<unsigned char>(cell[1])) || cell[1] == '.'));
         ++(number ? numbers : words);
     }
     return numbers > 0 && numbers >= words;
@@ -73,7 +73,6 @@ std::string write_console(const Document &doc) {
     }
     return out;
 }
-
 
 std::string render_text_table(const Table &table) {
     std::vector<std::size_t> width(table.columns.size(), 0);

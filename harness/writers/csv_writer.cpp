@@ -7,8 +7,8 @@ namespace {
 // RFC 4180: quote a field holding a comma, quote, CR or LF, or leading or
 // trailing spaces; double the quotes inside.
 std::string field(const std::string &s) {
-    const bool quote = s.find_first_of(",\"\r\n") != std::string::npos ||
-                       (!s.empty() && (s.front() == ' ' || s.back() == ' '));
+    const bool quote =
+        s.find_first_of(",\"\r\n") != std::string::npos || (!s.empty() && (s.front() == ' ' || s.back() == ' '));
     if (!quote) return s;
     std::string out = "\"";
     for (char c : s) {

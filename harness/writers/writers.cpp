@@ -14,8 +14,7 @@ namespace {
 constexpr std::array kWriters = {
     Writer{"json", ".json", "the data as JSON (result sets: Google Benchmark JSON + opbench fields)", write_json},
     Writer{"chrome-trace", ".trace.json",
-           "Chrome Trace Event JSON (opbench run --trace): Perfetto, chrome://tracing, speedscope",
-           write_chrome_trace},
+           "Chrome Trace Event JSON (opbench run --trace): Perfetto, chrome://tracing, speedscope", write_chrome_trace},
     Writer{"console", ".txt", "aligned text tables, for a terminal", write_console},
     Writer{"markdown", ".md", "GitHub Markdown tables (PR comments, $GITHUB_STEP_SUMMARY)", write_markdown},
     Writer{"csv", ".csv", "RFC 4180 CSV, one block per table separated by an empty line", write_csv},

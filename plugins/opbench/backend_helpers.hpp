@@ -163,8 +163,7 @@ inline std::string abi_text(uint32_t v) {
 // least `needed` bytes (default: min_struct_size); otherwise OPB_ERR_INVALID
 // with "<backend>: <what>...".
 template <class T>
-[[nodiscard]] opb_status check_struct(BackendBase *b, std::string_view backend, const char *what,
-                                      const T *s,
+[[nodiscard]] opb_status check_struct(BackendBase *b, std::string_view backend, const char *what, const T *s,
                                       std::size_t needed = min_struct_size(static_cast<const T *>(nullptr))) {
     const std::string where = std::string(backend) + ": " + what;
     if (!s) return b->fail(OPB_ERR_INVALID, where + " is NULL");
@@ -180,7 +179,8 @@ template <class T>
 
 // Copies `filled` into the caller's `out`, leaving out's header as the caller
 // wrote it and no byte beyond out->struct_size touched. `out` passed check_struct.
-template <class T> void write_struct(T *out, const T &filled) {
+template <class T>
+void write_struct(T *out, const T &filled) {
     const std::size_t size = out->struct_size < sizeof(T) ? out->struct_size : sizeof(T);
     if (size <= kStructHeaderSize) return;
     std::memcpy(reinterpret_cast<char *>(out) + kStructHeaderSize,
@@ -194,9 +194,9 @@ template <class T> void write_struct(T *out, const T &filled) {
 [[nodiscard]] inline opb_status unsupported_op(BackendBase *b, std::string_view backend, int op,
                                                std::string_view offers = {}) {
     const OpInfo *row = op_info(op);
-    std::string what = row ? std::string(row->name)
-                           : "op " + std::to_string(op) + " (unknown to this plugin's SDK, ABI " +
-                                 abi_text(OPB_ABI_VERSION) + ")";
+    std::string what =
+        row ? std::string(row->name)
+            : "op " + std::to_string(op) + " (unknown to this plugin's SDK, ABI " + abi_text(OPB_ABI_VERSION) + ")";
     std::string message = std::string(backend) + ": " + what + ": not offered by this backend";
     if (!offers.empty()) message += " (it offers " + std::string(offers) + ")";
     return b->fail(OPB_ERR_UNSUPPORTED, message);
@@ -206,17 +206,16 @@ template <class T> void write_struct(T *out, const T &filled) {
 // ABI 1.0's size), the struct copied (a field this SDK has and the host's
 // struct lacks reads as 0), an op this SDK does not know answered by
 // unsupported_op, a malformed description by OPB_ERR_INVALID.
-[[nodiscard]] inline opb_status read_op_desc(BackendBase *b, std::string_view backend,
-                                             const opb_op_desc *in, opb_op_desc &out) {
-    if (opb_status s = check_struct(b, backend, "opb_op_desc", in); s != OPB_OK)
-        return s;
+[[nodiscard]] inline opb_status read_op_desc(BackendBase *b, std::string_view backend, const opb_op_desc *in,
+                                             opb_op_desc &out) {
+    if (opb_status s = check_struct(b, backend, "opb_op_desc", in); s != OPB_OK) return s;
     std::memset(&out, 0, sizeof out);
     std::memcpy(&out, in, in->struct_size < sizeof out ? in->struct_size : sizeof out);
     out.struct_size = sizeof out; // the copy holds exactly this SDK's layout
     if (!op_info(out.op)) return unsupported_op(b, backend, out.op);
     if (std::string e = validate_desc(out); !e.empty())
-        return b->fail(OPB_ERR_INVALID, std::string(backend) + ": invalid " +
-                                            std::string(op_name(out.op)) + " description: " + e);
+        return b->fail(OPB_ERR_INVALID,
+                       std::string(backend) + ": invalid " + std::string(op_name(out.op)) + " description: " + e);
     return OPB_OK;
 }
 

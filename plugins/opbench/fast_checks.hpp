@@ -63,9 +63,7 @@ struct FastCheckArgs {
 namespace fastcheck_detail {
 
 // Significand bits of a dtype, counting the implicit one.
-inline int significand_bits(int dtype) {
-    return dtype == OPB_DTYPE_BF16 ? 8 : dtype == OPB_DTYPE_F16 ? 11 : 24;
-}
+inline int significand_bits(int dtype) { return dtype == OPB_DTYPE_BF16 ? 8 : dtype == OPB_DTYPE_F16 ? 11 : 24; }
 
 // Half the spacing of the dtype's numbers around x: the largest error with
 // which a correctly rounded value can be stored as x. x is the stored value
@@ -134,8 +132,8 @@ inline bool wrong_tensor_count(const FastCheckArgs &a, FastCheckResult &r) {
     const auto specs = op_tensors(*a.desc);
     if (a.tensors && a.count == static_cast<int32_t>(specs.size())) return false;
     r.passed = false;
-    r.detail = "fast check got " + std::to_string(a.count) + " tensors, " +
-               std::string(op_name(a.desc->op)) + " has " + std::to_string(specs.size());
+    r.detail = "fast check got " + std::to_string(a.count) + " tensors, " + std::string(op_name(a.desc->op)) + " has " +
+               std::to_string(specs.size());
     return true;
 }
 
@@ -413,8 +411,8 @@ FastCheckResult attention_t(const FastCheckArgs &a) {
             if (ratio > 1.0 && r.passed) {
                 r.passed = false;
                 r.detail = out_spec.name + describe_index(out_spec.shape, row.first + k) + " is " + number(out) +
-                           ", the f64 reference gives " + number(ref) + " (point-wise error " + number(err) +
-                           " > " + number(a.pointwise_max_error) + ")";
+                           ", the f64 reference gives " + number(ref) + " (point-wise error " + number(err) + " > " +
+                           number(a.pointwise_max_error) + ")";
             }
         }
     }

@@ -53,8 +53,8 @@ inline std::string first_line(const std::filesystem::path &p) {
 
 // Size of CPU 0's last-level cache: the data or unified cache of the highest
 // level (the largest at that level); 0 when sysfs does not say.
-inline std::uint64_t last_level_cache_bytes(
-    const std::filesystem::path &cache_dir = "/sys/devices/system/cpu/cpu0/cache") {
+inline std::uint64_t
+last_level_cache_bytes(const std::filesystem::path &cache_dir = "/sys/devices/system/cpu/cpu0/cache") {
     std::uint64_t best_size = 0;
     int best_level = -1;
     std::error_code ec;

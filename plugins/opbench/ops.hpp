@@ -29,9 +29,7 @@ namespace opbench {
 
 inline constexpr std::string_view kDtypeNames[] = {"f32", "bf16", "f16"};
 
-inline std::string_view dtype_name(int dt) {
-    return (dt >= 0 && dt < 3) ? kDtypeNames[dt] : std::string_view("?");
-}
+inline std::string_view dtype_name(int dt) { return (dt >= 0 && dt < 3) ? kDtypeNames[dt] : std::string_view("?"); }
 inline std::optional<int> dtype_from_name(std::string_view s) {
     for (int i = 0; i < 3; ++i)
         if (kDtypeNames[i] == s) return i;
@@ -57,9 +55,8 @@ inline opb_op_desc make_desc(int op, int dtype, int variant = 0) {
 // op's default (1/sqrt(head_dim) for attention, 1 for softmax).
 inline float effective_scale(const opb_op_desc &d) {
     if (d.op == OPB_OP_ATTENTION)
-        return d.p.attention.scale != 0.0f
-                   ? d.p.attention.scale
-                   : 1.0f / std::sqrt(static_cast<float>(d.p.attention.head_dim));
+        return d.p.attention.scale != 0.0f ? d.p.attention.scale
+                                           : 1.0f / std::sqrt(static_cast<float>(d.p.attention.head_dim));
     if (d.op == OPB_OP_SOFTMAX) return d.p.softmax.scale != 0.0f ? d.p.softmax.scale : 1.0f;
     return 1.0f;
 }
@@ -138,8 +135,8 @@ enum class ParamKind {
 
 // One checked suite value of a parameter; the member of its kind is set.
 struct ParamValue {
-    int64_t i = 0; // Dim
-    double f = 0;  // Scale, PosReal
+    int64_t i = 0;  // Dim
+    double f = 0;   // Scale, PosReal
     bool b = false; // Flag
 };
 
@@ -153,17 +150,17 @@ enum class NameRule {
 struct ParamInfo {
     const char *key; // suite key: "m"
     ParamKind kind;
-    bool required;   // a case must give it (rules across keys: OpInfo::check_keys)
-    bool has_default;     // when not given, default_value is written; otherwise the field stays 0
-    double default_value; // a Flag's default is 0 or 1
+    bool required;              // a case must give it (rules across keys: OpInfo::check_keys)
+    bool has_default;           // when not given, default_value is written; otherwise the field stays 0
+    double default_value;       // a Flag's default is 0 or 1
     const char *conflicts_with; // a key that may not be given with this one; nullptr
     // Writes a value into the description; returns "" or what is wrong with it.
     // Parameters are written in row order, so a write may read earlier ones
     // (hidden reads heads).
     std::string (*write)(opb_op_desc &d, const ParamValue &v);
-    const char *label;  // benchmark-name label: "M" gives "/M:64"; nullptr = never named
+    const char *label; // benchmark-name label: "M" gives "/M:64"; nullptr = never named
     NameRule name_rule;
-    const char *field;  // key in a result's "params" object; nullptr = not a field
+    const char *field; // key in a result's "params" object; nullptr = not a field
     // The value as the description holds it (flags 0/1), for names and fields.
     double (*value)(const opb_op_desc &d);
     // The value for the name when it differs from value(); nullptr = value().
@@ -216,8 +213,7 @@ inline PointwiseRule pointwise_tolerance(int dtype, bool rounded_intermediates, 
     case OPB_DTYPE_F16:
         return rounded_intermediates ? PointwiseRule{0.0078, "f16 output, f16 intermediates (16 units of 2^-11)"}
                                      : PointwiseRule{0.002, "f16 output rounding (4 units of 2^-11)"};
-    default:
-        return {1e-5, "f32: summation order and transcendental approximations"};
+    default: return {1e-5, "f32: summation order and transcendental approximations"};
     }
 }
 
@@ -236,8 +232,8 @@ inline FastCheckResult sampled_attention(const FastCheckArgs &a); // defined in 
 using KeyGiven = std::function<bool(std::string_view key)>;
 
 struct OpInfo {
-    int op;           // opb_op_kind: the row's index in kOps
-    const char *name; // "matmul"
+    int op;                                // opb_op_kind: the row's index in kOps
+    const char *name;                      // "matmul"
     std::span<const VariantInfo> variants; // index = variant constant; [0] is the default
     // Parameters in the order the suite README lists them; benchmark names
     // show them in this order. Sweep order: kParamSweepOrder.
@@ -266,10 +262,9 @@ struct OpInfo {
 // Parameter keys in sweep order: an earlier key varies more slowly than a
 // later one (suites/README.md, "Expansion order"). A key missing here sweeps
 // after all of these, in its row's order.
-inline constexpr std::string_view kParamSweepOrder[] = {
-    "batch",  "heads",    "m",      "n",       "k",       "rows",
-    "cols",   "seq",      "seq_q",  "seq_kv",  "head_dim", "hidden",
-    "trans_a", "trans_b", "bias",   "causal",  "scale",   "eps"};
+inline constexpr std::string_view kParamSweepOrder[] = {"batch",   "heads",   "m",     "n",      "k",        "rows",
+                                                        "cols",    "seq",     "seq_q", "seq_kv", "head_dim", "hidden",
+                                                        "trans_a", "trans_b", "bias",  "causal", "scale",    "eps"};
 
 namespace op_rows {
 
@@ -305,9 +300,7 @@ inline Tolerance dtype_tolerance(int dtype, bool rounded_intermediates) {
     return t;
 }
 inline Tolerance output_rounding(const opb_op_desc &d) { return dtype_tolerance(d.dtype, false); }
-inline Tolerance rounded_intermediates(const opb_op_desc &d) {
-    return dtype_tolerance(d.dtype, true);
-}
+inline Tolerance rounded_intermediates(const opb_op_desc &d) { return dtype_tolerance(d.dtype, true); }
 
 inline std::string positive(const char *name, int64_t v) {
     return v > 0 ? std::string() : std::string(name) + " must be > 0, got " + std::to_string(v);
@@ -319,15 +312,24 @@ inline std::string positives(std::initializer_list<std::pair<const char *, int64
 }
 
 // Shorthands for rows: a parameter written straight into one description field.
-#define OPB_ROW_DIM(FIELD) \
-    [](opb_op_desc &d, const ParamValue &v) { d.p.FIELD = v.i; return std::string(); }, \
-    [](const opb_op_desc &d) { return double(d.p.FIELD); }
-#define OPB_ROW_FLAG(FIELD) \
-    [](opb_op_desc &d, const ParamValue &v) { d.p.FIELD = v.b ? 1 : 0; return std::string(); }, \
-    [](const opb_op_desc &d) { return d.p.FIELD ? 1.0 : 0.0; }
-#define OPB_ROW_REAL(FIELD) \
-    [](opb_op_desc &d, const ParamValue &v) { d.p.FIELD = static_cast<float>(v.f); return std::string(); }, \
-    [](const opb_op_desc &d) { return double(d.p.FIELD); }
+#define OPB_ROW_DIM(FIELD)                                                                                             \
+    [](opb_op_desc &d, const ParamValue &v) {                                                                          \
+        d.p.FIELD = v.i;                                                                                               \
+        return std::string();                                                                                          \
+    },                                                                                                                 \
+        [](const opb_op_desc &d) { return double(d.p.FIELD); }
+#define OPB_ROW_FLAG(FIELD)                                                                                            \
+    [](opb_op_desc &d, const ParamValue &v) {                                                                          \
+        d.p.FIELD = v.b ? 1 : 0;                                                                                       \
+        return std::string();                                                                                          \
+    },                                                                                                                 \
+        [](const opb_op_desc &d) { return d.p.FIELD ? 1.0 : 0.0; }
+#define OPB_ROW_REAL(FIELD)                                                                                            \
+    [](opb_op_desc &d, const ParamValue &v) {                                                                          \
+        d.p.FIELD = static_cast<float>(v.f);                                                                           \
+        return std::string();                                                                                          \
+    },                                                                                                                 \
+        [](const opb_op_desc &d) { return double(d.p.FIELD); }
 
 // Each ParamInfo below reads: {key, kind, required, has_default, default,
 // conflicts_with, write, label, name_rule, field, value, name_value}; the
@@ -347,29 +349,35 @@ struct P {
     const char *field;
     double (*name_value)(const opb_op_desc &) = nullptr;
     constexpr operator ParamInfo() const {
-        return {key, kind, required, has_default, default_value, conflicts_with, write,
-                label, name_rule, field, value, name_value};
+        return {key,   kind,  required,  has_default, default_value, conflicts_with,
+                write, label, name_rule, field,       value,         name_value};
     }
 };
 
 // ---- matmul
-inline constexpr VariantInfo kMatmulVariants[] = {{"default", OPB_MATMUL_DEFAULT},
-                                                  {"tf32", OPB_MATMUL_TF32}};
+inline constexpr VariantInfo kMatmulVariants[] = {{"default", OPB_MATMUL_DEFAULT}, {"tf32", OPB_MATMUL_TF32}};
 inline constexpr ParamInfo kMatmulParams[] = {
     P{"batch", ParamKind::Dim, false, true, 1, nullptr, OPB_ROW_DIM(matmul.batch), "B", NameRule::Always, "B"},
     P{"m", ParamKind::Dim, true, false, 0, nullptr, OPB_ROW_DIM(matmul.m), "M", NameRule::Always, "M"},
     P{"n", ParamKind::Dim, true, false, 0, nullptr, OPB_ROW_DIM(matmul.n), "N", NameRule::Always, "N"},
     P{"k", ParamKind::Dim, true, false, 0, nullptr, OPB_ROW_DIM(matmul.k), "K", NameRule::Always, "K"},
-    P{"trans_a", ParamKind::Flag, false, true, 0, nullptr, OPB_ROW_FLAG(matmul.trans_a), "tA", NameRule::IfNonzero, "trans_a"},
-    P{"trans_b", ParamKind::Flag, false, true, 0, nullptr, OPB_ROW_FLAG(matmul.trans_b), "tB", NameRule::IfNonzero, "trans_b"},
-    P{"bias", ParamKind::Flag, false, true, 0, nullptr, OPB_ROW_FLAG(matmul.has_bias), "bias", NameRule::IfNonzero, "bias"},
+    P{"trans_a", ParamKind::Flag, false, true, 0, nullptr, OPB_ROW_FLAG(matmul.trans_a), "tA", NameRule::IfNonzero,
+      "trans_a"},
+    P{"trans_b", ParamKind::Flag, false, true, 0, nullptr, OPB_ROW_FLAG(matmul.trans_b), "tB", NameRule::IfNonzero,
+      "trans_b"},
+    P{"bias", ParamKind::Flag, false, true, 0, nullptr, OPB_ROW_FLAG(matmul.has_bias), "bias", NameRule::IfNonzero,
+      "bias"},
 };
 inline void matmul_tensors(const opb_op_desc &d, TensorList &t) {
     const auto &p = d.p.matmul;
-    if (p.trans_a) t.add("A", {p.batch, p.k, p.m});
-    else t.add("A", {p.batch, p.m, p.k});
-    if (p.trans_b) t.add("B", {p.batch, p.n, p.k});
-    else t.add("B", {p.batch, p.k, p.n});
+    if (p.trans_a)
+        t.add("A", {p.batch, p.k, p.m});
+    else
+        t.add("A", {p.batch, p.m, p.k});
+    if (p.trans_b)
+        t.add("B", {p.batch, p.n, p.k});
+    else
+        t.add("B", {p.batch, p.k, p.n});
     if (p.has_bias) t.add("bias", {p.n});
     t.add("C", {p.batch, p.m, p.n}, true);
 }
@@ -405,10 +413,14 @@ inline constexpr ParamInfo kSoftmaxParams[] = {
     P{"cols", ParamKind::Dim, true, false, 0, nullptr, OPB_ROW_DIM(softmax.cols), "C", NameRule::Always, "C"},
     // The field is the scale applied; the name shows the scale written, when one was.
     P{"scale", ParamKind::Scale, false, true, 0, nullptr,
-      [](opb_op_desc &d, const ParamValue &v) { d.p.softmax.scale = static_cast<float>(v.f); return std::string(); },
+      [](opb_op_desc &d, const ParamValue &v) {
+          d.p.softmax.scale = static_cast<float>(v.f);
+          return std::string();
+      },
       [](const opb_op_desc &d) { return double(effective_scale(d)); }, "scale", NameRule::IfNonzero, "scale",
       [](const opb_op_desc &d) { return double(d.p.softmax.scale); }},
-    P{"causal", ParamKind::Flag, false, true, 0, nullptr, OPB_ROW_FLAG(softmax.causal), "causal", NameRule::IfNonzero, "causal"},
+    P{"causal", ParamKind::Flag, false, true, 0, nullptr, OPB_ROW_FLAG(softmax.causal), "causal", NameRule::IfNonzero,
+      "causal"},
 };
 inline void softmax_tensors(const opb_op_desc &d, TensorList &t) {
     const auto &p = d.p.softmax;
@@ -422,8 +434,7 @@ inline double softmax_flops(const opb_op_desc &d) {
 }
 inline std::string softmax_validate(const opb_op_desc &d) {
     const auto &p = d.p.softmax;
-    if (auto e = positives({{"batch", p.batch}, {"rows", p.rows}, {"cols", p.cols}}); !e.empty())
-        return e;
+    if (auto e = positives({{"batch", p.batch}, {"rows", p.rows}, {"cols", p.cols}}); !e.empty()) return e;
     return std::isfinite(p.scale) ? std::string() : std::string("scale must be finite");
 }
 
@@ -434,7 +445,8 @@ inline constexpr ParamInfo kLayernormParams[] = {
     P{"eps", ParamKind::PosReal, false, true, 1e-5, nullptr, OPB_ROW_REAL(norm.eps), nullptr, NameRule::Never, "eps"},
 };
 inline constexpr ParamInfo kRmsnormParams[] = {
-    kLayernormParams[0], kLayernormParams[1],
+    kLayernormParams[0],
+    kLayernormParams[1],
     P{"eps", ParamKind::PosReal, false, true, 1e-6, nullptr, OPB_ROW_REAL(norm.eps), nullptr, NameRule::Never, "eps"},
 };
 inline void layernorm_tensors(const opb_op_desc &d, TensorList &t) {
@@ -514,28 +526,46 @@ inline constexpr ParamInfo kAttentionParams[] = {
     P{"batch", ParamKind::Dim, false, true, 1, nullptr, OPB_ROW_DIM(attention.batch), "B", NameRule::Always, "B"},
     P{"heads", ParamKind::Dim, true, false, 0, nullptr, OPB_ROW_DIM(attention.heads), "H", NameRule::Always, "H"},
     P{"seq", ParamKind::Dim, false, false, 0, nullptr,
-      [](opb_op_desc &d, const ParamValue &v) { d.p.attention.seq_q = d.p.attention.seq_kv = v.i; return std::string(); },
+      [](opb_op_desc &d, const ParamValue &v) {
+          d.p.attention.seq_q = d.p.attention.seq_kv = v.i;
+          return std::string();
+      },
       [](const opb_op_desc &d) { return double(d.p.attention.seq_q); }, "S", NameRule::IfNonzero, nullptr,
-      [](const opb_op_desc &d) { const auto &p = d.p.attention; return p.seq_q == p.seq_kv ? double(p.seq_q) : 0.0; }},
+      [](const opb_op_desc &d) {
+          const auto &p = d.p.attention;
+          return p.seq_q == p.seq_kv ? double(p.seq_q) : 0.0;
+      }},
     P{"seq_q", ParamKind::Dim, false, false, 0, nullptr, OPB_ROW_DIM(attention.seq_q), "Sq", NameRule::IfNonzero, "Sq",
-      [](const opb_op_desc &d) { const auto &p = d.p.attention; return p.seq_q != p.seq_kv ? double(p.seq_q) : 0.0; }},
-    P{"seq_kv", ParamKind::Dim, false, false, 0, nullptr, OPB_ROW_DIM(attention.seq_kv), "Skv", NameRule::IfNonzero, "Skv",
-      [](const opb_op_desc &d) { const auto &p = d.p.attention; return p.seq_q != p.seq_kv ? double(p.seq_kv) : 0.0; }},
-    P{"head_dim", ParamKind::Dim, false, false, 0, nullptr, OPB_ROW_DIM(attention.head_dim), "D", NameRule::Always, "D"},
+      [](const opb_op_desc &d) {
+          const auto &p = d.p.attention;
+          return p.seq_q != p.seq_kv ? double(p.seq_q) : 0.0;
+      }},
+    P{"seq_kv", ParamKind::Dim, false, false, 0, nullptr, OPB_ROW_DIM(attention.seq_kv), "Skv", NameRule::IfNonzero,
+      "Skv",
+      [](const opb_op_desc &d) {
+          const auto &p = d.p.attention;
+          return p.seq_q != p.seq_kv ? double(p.seq_kv) : 0.0;
+      }},
+    P{"head_dim", ParamKind::Dim, false, false, 0, nullptr, OPB_ROW_DIM(attention.head_dim), "D", NameRule::Always,
+      "D"},
     P{"hidden", ParamKind::Dim, false, false, 0, "head_dim",
       [](opb_op_desc &d, const ParamValue &v) {
           auto &p = d.p.attention;
           if (v.i % p.heads != 0)
-              return "hidden " + std::to_string(v.i) + " is not divisible by heads " +
-                     std::to_string(p.heads) + " (head_dim = hidden / heads)";
+              return "hidden " + std::to_string(v.i) + " is not divisible by heads " + std::to_string(p.heads) +
+                     " (head_dim = hidden / heads)";
           p.head_dim = v.i / p.heads;
           return std::string();
       },
       [](const opb_op_desc &d) { return double(d.p.attention.head_dim * d.p.attention.heads); }, nullptr,
       NameRule::Never, nullptr},
-    P{"causal", ParamKind::Flag, false, true, 0, nullptr, OPB_ROW_FLAG(attention.causal), "causal", NameRule::Always, "causal"},
+    P{"causal", ParamKind::Flag, false, true, 0, nullptr, OPB_ROW_FLAG(attention.causal), "causal", NameRule::Always,
+      "causal"},
     P{"scale", ParamKind::Scale, false, true, 0, nullptr,
-      [](opb_op_desc &d, const ParamValue &v) { d.p.attention.scale = static_cast<float>(v.f); return std::string(); },
+      [](opb_op_desc &d, const ParamValue &v) {
+          d.p.attention.scale = static_cast<float>(v.f);
+          return std::string();
+      },
       [](const opb_op_desc &d) { return double(effective_scale(d)); }, nullptr, NameRule::Never, "scale"},
 };
 inline std::string attention_check_keys(const KeyGiven &given) {
@@ -560,8 +590,11 @@ inline double attention_flops(const opb_op_desc &d) {
 }
 inline std::string attention_validate(const opb_op_desc &d) {
     const auto &p = d.p.attention;
-    if (auto e = positives({{"batch", p.batch}, {"heads", p.heads}, {"seq_q", p.seq_q},
-                            {"seq_kv", p.seq_kv}, {"head_dim", p.head_dim}});
+    if (auto e = positives({{"batch", p.batch},
+                            {"heads", p.heads},
+                            {"seq_q", p.seq_q},
+                            {"seq_kv", p.seq_kv},
+                            {"head_dim", p.head_dim}});
         !e.empty())
         return e;
     return std::isfinite(p.scale) ? std::string() : std::string("scale must be finite");
@@ -577,46 +610,40 @@ inline std::string attention_validate(const opb_op_desc &d) {
 // Fields: op, name, variants, params, check_keys, tensors, flops, validate,
 // tolerance, fast_check.
 inline constexpr OpInfo kOps[] = {
-    {OPB_OP_MATMUL, "matmul", op_rows::kMatmulVariants, op_rows::kMatmulParams, nullptr,
-     op_rows::matmul_tensors, op_rows::matmul_flops, op_rows::matmul_validate,
-     op_rows::matmul_tolerance, freivalds_matmul, nullptr, nullptr},
-    {OPB_OP_SOFTMAX, "softmax", op_rows::kDefaultVariant, op_rows::kSoftmaxParams, nullptr,
-     op_rows::softmax_tensors, op_rows::softmax_flops, op_rows::softmax_validate,
-     op_rows::rounded_intermediates, nullptr, op_rows::kFuseAdvice, nullptr},
+    {OPB_OP_MATMUL, "matmul", op_rows::kMatmulVariants, op_rows::kMatmulParams, nullptr, op_rows::matmul_tensors,
+     op_rows::matmul_flops, op_rows::matmul_validate, op_rows::matmul_tolerance, freivalds_matmul, nullptr, nullptr},
+    {OPB_OP_SOFTMAX, "softmax", op_rows::kDefaultVariant, op_rows::kSoftmaxParams, nullptr, op_rows::softmax_tensors,
+     op_rows::softmax_flops, op_rows::softmax_validate, op_rows::rounded_intermediates, nullptr, op_rows::kFuseAdvice,
+     nullptr},
     {OPB_OP_LAYERNORM, "layernorm", op_rows::kDefaultVariant, op_rows::kLayernormParams, nullptr,
-     op_rows::layernorm_tensors, op_rows::layernorm_flops, op_rows::norm_validate,
-     op_rows::output_rounding, nullptr, op_rows::kFuseAdvice, nullptr},
-    {OPB_OP_RMSNORM, "rmsnorm", op_rows::kDefaultVariant, op_rows::kRmsnormParams, nullptr,
-     op_rows::rmsnorm_tensors, op_rows::rmsnorm_flops, op_rows::norm_validate,
-     op_rows::output_rounding, nullptr, op_rows::kFuseAdvice, nullptr},
-    {OPB_OP_GELU, "gelu", op_rows::kGeluVariants, op_rows::kEltwiseParams, nullptr,
-     op_rows::unary_tensors, op_rows::gelu_flops, op_rows::eltwise_validate,
-     op_rows::output_rounding, nullptr, op_rows::kFuseAdvice, nullptr},
-    {OPB_OP_SILU, "silu", op_rows::kDefaultVariant, op_rows::kEltwiseParams, nullptr,
-     op_rows::unary_tensors, op_rows::silu_flops, op_rows::eltwise_validate,
-     op_rows::output_rounding, nullptr, op_rows::kFuseAdvice, nullptr},
-    {OPB_OP_ADD, "add", op_rows::kDefaultVariant, op_rows::kEltwiseParams, nullptr,
-     op_rows::add_tensors, op_rows::add_flops, op_rows::eltwise_validate,
-     op_rows::output_rounding, nullptr, op_rows::kFuseAdvice, nullptr},
+     op_rows::layernorm_tensors, op_rows::layernorm_flops, op_rows::norm_validate, op_rows::output_rounding, nullptr,
+     op_rows::kFuseAdvice, nullptr},
+    {OPB_OP_RMSNORM, "rmsnorm", op_rows::kDefaultVariant, op_rows::kRmsnormParams, nullptr, op_rows::rmsnorm_tensors,
+     op_rows::rmsnorm_flops, op_rows::norm_validate, op_rows::output_rounding, nullptr, op_rows::kFuseAdvice, nullptr},
+    {OPB_OP_GELU, "gelu", op_rows::kGeluVariants, op_rows::kEltwiseParams, nullptr, op_rows::unary_tensors,
+     op_rows::gelu_flops, op_rows::eltwise_validate, op_rows::output_rounding, nullptr, op_rows::kFuseAdvice, nullptr},
+    {OPB_OP_SILU, "silu", op_rows::kDefaultVariant, op_rows::kEltwiseParams, nullptr, op_rows::unary_tensors,
+     op_rows::silu_flops, op_rows::eltwise_validate, op_rows::output_rounding, nullptr, op_rows::kFuseAdvice, nullptr},
+    {OPB_OP_ADD, "add", op_rows::kDefaultVariant, op_rows::kEltwiseParams, nullptr, op_rows::add_tensors,
+     op_rows::add_flops, op_rows::eltwise_validate, op_rows::output_rounding, nullptr, op_rows::kFuseAdvice, nullptr},
     {OPB_OP_ATTENTION, "attention", op_rows::kAttentionVariants, op_rows::kAttentionParams,
-     op_rows::attention_check_keys, op_rows::attention_tensors, op_rows::attention_flops,
-     op_rows::attention_validate, op_rows::rounded_intermediates, sampled_attention, nullptr,
-     op_rows::attention_workspace_bound},
+     op_rows::attention_check_keys, op_rows::attention_tensors, op_rows::attention_flops, op_rows::attention_validate,
+     op_rows::rounded_intermediates, sampled_attention, nullptr, op_rows::attention_workspace_bound},
 };
 static_assert(std::size(kOps) == OPB_OP_COUNT, "one kOps row per opb_op_kind");
-static_assert([] {
-    for (int i = 0; i < OPB_OP_COUNT; ++i) {
-        if (kOps[i].op != i) return false;
-        for (std::size_t v = 0; v < kOps[i].variants.size(); ++v)
-            if (kOps[i].variants[v].value != static_cast<int>(v)) return false;
-    }
-    return true;
-}(), "kOps rows are in opb_op_kind order, and each row's variants in constant order");
+static_assert(
+    [] {
+        for (int i = 0; i < OPB_OP_COUNT; ++i) {
+            if (kOps[i].op != i) return false;
+            for (std::size_t v = 0; v < kOps[i].variants.size(); ++v)
+                if (kOps[i].variants[v].value != static_cast<int>(v)) return false;
+        }
+        return true;
+    }(),
+    "kOps rows are in opb_op_kind order, and each row's variants in constant order");
 
 // The row of `op`, or nullptr for an op this SDK does not know.
-inline const OpInfo *op_info(int op) {
-    return (op >= 0 && op < OPB_OP_COUNT) ? &kOps[op] : nullptr;
-}
+inline const OpInfo *op_info(int op) { return (op >= 0 && op < OPB_OP_COUNT) ? &kOps[op] : nullptr; }
 // The row's parameter `key`, or nullptr.
 inline const ParamInfo *param_info(const OpInfo &row, std::string_view key) {
     for (const auto &p : row.params)
@@ -778,7 +805,7 @@ inline uint16_t f32_to_f16(float f) {
     std::memcpy(&u, &f, 4);
     uint32_t sign = (u >> 16) & 0x8000u;
     uint32_t absu = u & 0x7fffffffu;
-    if (absu > 0x7f800000u) return uint16_t(sign | 0x7e00u); // NaN
+    if (absu > 0x7f800000u) return uint16_t(sign | 0x7e00u);  // NaN
     if (absu >= 0x477ff000u) return uint16_t(sign | 0x7c00u); // overflow (incl. inf)
     if (absu < 0x38800000u) {                                 // subnormal or zero in f16
         if (absu < 0x33000000u) return uint16_t(sign);        // rounds to zero

@@ -172,12 +172,7 @@ typedef struct opb_op_desc {
 
 /* ---- host services (host -> plugin) ------------------------------------- */
 
-typedef enum opb_log_level {
-    OPB_LOG_DEBUG = 0,
-    OPB_LOG_INFO = 1,
-    OPB_LOG_WARN = 2,
-    OPB_LOG_ERROR = 3
-} opb_log_level;
+typedef enum opb_log_level { OPB_LOG_DEBUG = 0, OPB_LOG_INFO = 1, OPB_LOG_WARN = 2, OPB_LOG_ERROR = 3 } opb_log_level;
 
 typedef struct opb_host_services {
     uint32_t struct_size;
@@ -204,10 +199,7 @@ typedef struct opb_host_services {
 
 /* ---- what a plugin reports about itself ---------------------------------- */
 
-typedef enum opb_device_kind {
-    OPB_DEVICE_CPU = 0,
-    OPB_DEVICE_GPU = 1
-} opb_device_kind;
+typedef enum opb_device_kind { OPB_DEVICE_CPU = 0, OPB_DEVICE_GPU = 1 } opb_device_kind;
 
 typedef struct opb_device_info {
     uint32_t struct_size;
@@ -275,8 +267,7 @@ typedef struct opb_backend_api {
 
     /* Build everything execute needs (primitives, plans, workspace), outside
      * the timed region. *workspace_bytes receives the bytes the plan holds. */
-    opb_status (*prepare)(opb_backend *b, const opb_op_desc *desc, opb_plan **out,
-                          uint64_t *workspace_bytes);
+    opb_status (*prepare)(opb_backend *b, const opb_op_desc *desc, opb_plan **out, uint64_t *workspace_bytes);
     /* Run a prepared op. tensors[] holds the op's tensors in the documented
      * order (inputs, then outputs); count is checked by the plugin. May be
      * asynchronous on device backends: the host calls synchronize. */
@@ -311,7 +302,7 @@ typedef const opb_backend_api *(*opb_plugin_entry_fn)(uint32_t host_abi_version)
 
 /* Defines the entry point. Usage, in exactly one source file of the plugin:
  *   OPB_PLUGIN_ENTRY(host_version) { (void)host_version; return &my_api; }  */
-#define OPB_PLUGIN_ENTRY(host_version_param) \
+#define OPB_PLUGIN_ENTRY(host_version_param)                                                                           \
     OPB_EXTERN_C OPB_EXPORT const opb_backend_api *opb_plugin_entry(uint32_t host_version_param)
 
 #ifdef __cplusplus

@@ -45,8 +45,7 @@ public:
     explicit ScopeHost(const opb_host_services *services) noexcept : services_(services) {
         if (services_ == nullptr) {
             enabled_ = &kOff;
-        } else if (services_->struct_size >=
-                       offsetof(opb_host_services, profiling) + sizeof(services_->profiling) &&
+        } else if (services_->struct_size >= offsetof(opb_host_services, profiling) + sizeof(services_->profiling) &&
                    services_->profiling != nullptr) {
             enabled_ = services_->profiling;
         } else {
@@ -71,8 +70,7 @@ private:
 // recording when it began (so begin and end always pair).
 class Scope {
 public:
-    Scope(const ScopeHost &host, const char *name) noexcept
-        : host_(host.recording() ? &host : nullptr) {
+    Scope(const ScopeHost &host, const char *name) noexcept : host_(host.recording() ? &host : nullptr) {
         if (host_) host_->begin(name);
     }
     ~Scope() {
@@ -88,7 +86,7 @@ private:
 #define OPB_SCOPE_CONCAT_(a, b) a##b
 #define OPB_SCOPE_CONCAT(a, b) OPB_SCOPE_CONCAT_(a, b)
 // OPB_SCOPE(scope_host, "name"): a scope until the end of the enclosing block.
-#define OPB_SCOPE(scope_host, name) \
+#define OPB_SCOPE(scope_host, name)                                                                                    \
     const ::opbench::sdk::Scope OPB_SCOPE_CONCAT(opb_scope_, __LINE__)((scope_host), (name))
 
 #else

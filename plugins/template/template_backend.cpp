@@ -62,8 +62,8 @@ opb_status check(Backend *b, const opb_op_desc *in, opb_op_desc &d) {
     if (d.op != OPB_OP_ADD && d.op != OPB_OP_SILU)
         return opbench::sdk::unsupported_op(b, "template", d.op, "add and silu");
     if (d.dtype != OPB_DTYPE_F32)
-        return b->fail(OPB_ERR_UNSUPPORTED, "template: " + std::string(opbench::op_name(d.op)) +
-                                                " " + std::string(opbench::dtype_name(d.dtype)) +
+        return b->fail(OPB_ERR_UNSUPPORTED, "template: " + std::string(opbench::op_name(d.op)) + " " +
+                                                std::string(opbench::dtype_name(d.dtype)) +
                                                 ": not implemented by the template backend "
                                                 "(it offers f32)");
     return OPB_OK;
@@ -95,9 +95,7 @@ opb_status device_info(opb_backend *bh, opb_device_info *out) {
     Backend *b = self(bh);
     return guarded(b, [&] {
         // NULL, another ABI major or a too-short header: INVALID, said once in the SDK.
-        if (opb_status s = opbench::sdk::check_struct(b, "template", "opb_device_info", out);
-            s != OPB_OK)
-            return s;
+        if (opb_status s = opbench::sdk::check_struct(b, "template", "opb_device_info", out); s != OPB_OK) return s;
         opb_device_info info{};
         info.kind = OPB_DEVICE_CPU;
         std::strncpy(info.name, "host CPU", sizeof info.name - 1);
@@ -122,8 +120,7 @@ opb_status alloc(opb_backend *bh, uint64_t bytes, void **out) {
         if (!out) return b->fail(OPB_ERR_INVALID, "template: alloc: out is NULL");
         *out = b->allocator.allocate(bytes, b->memory); // 64-byte aligned, counted
         return *out ? OPB_OK
-                    : b->fail(OPB_ERR_OUT_OF_MEMORY,
-                              "template: alloc of " + std::to_string(bytes) + " bytes failed");
+                    : b->fail(OPB_ERR_OUT_OF_MEMORY, "template: alloc of " + std::to_string(bytes) + " bytes failed");
     });
 }
 
@@ -163,9 +160,8 @@ opb_status execute(opb_backend *bh, opb_plan *ph, void *const *t, int32_t count)
         const opb_op_desc &d = plan.desc;
         const int32_t expected = plan.tensor_count;
         if (count != expected)
-            return b->fail(OPB_ERR_INVALID, "template: execute " + std::string(opbench::op_name(d.op)) +
-                                                ": expected " + std::to_string(expected) +
-                                                " tensors, got " + std::to_string(count));
+            return b->fail(OPB_ERR_INVALID, "template: execute " + std::string(opbench::op_name(d.op)) + ": expected " +
+                                                std::to_string(expected) + " tensors, got " + std::to_string(count));
         if (d.op == OPB_OP_ADD)
             run_add(d.p.eltwise, static_cast<const float *>(t[0]), static_cast<const float *>(t[1]),
                     static_cast<float *>(t[2]));
@@ -182,9 +178,7 @@ opb_status synchronize(opb_backend *) { return OPB_OK; }
 
 opb_status memory_stats(opb_backend *bh, opb_memory_stats *out) {
     Backend *b = self(bh);
-    if (opb_status s = opbench::sdk::check_struct(b, "template", "opb_memory_stats", out);
-        s != OPB_OK)
-        return s;
+    if (opb_status s = opbench::sdk::check_struct(b, "template", "opb_memory_stats", out); s != OPB_OK) return s;
     opb_memory_stats stats{};
     b->memory.fill(&stats);
     opbench::sdk::write_struct(out, stats);
@@ -205,11 +199,24 @@ const opb_backend_api kApi = {
     TEMPLATE_VERSION,
     "out-of-tree skeleton backend: add and silu in f32 on the host",
     "", // the libraries this backend wraps, with versions; none here
-    create, destroy, last_error, probe, device_info, supports,
-    alloc, free_, copy_in, copy_out,
-    prepare, execute, release, synchronize,
-    memory_stats, reset_peak,
-    nullptr, nullptr, // timer_start / timer_stop (optional): no device timer
+    create,
+    destroy,
+    last_error,
+    probe,
+    device_info,
+    supports,
+    alloc,
+    free_,
+    copy_in,
+    copy_out,
+    prepare,
+    execute,
+    release,
+    synchronize,
+    memory_stats,
+    reset_peak,
+    nullptr,
+    nullptr, // timer_start / timer_stop (optional): no device timer
     info,
     nullptr, // flush_cache (optional): the host evicts CPU caches itself
 };

@@ -86,9 +86,7 @@ int naive_matmul(int64_t m, int64_t n, int64_t k, double seconds) {
     std::vector<float> c(std::size_t(m * n));
     std::vector<double> ws(static_cast<std::size_t>(n));
     opb_matmul_params p{1, m, n, k, 0, 0, 0};
-    return measure(
-        [&] { naive::matmul(p, OPB_DTYPE_F32, a.data(), b.data(), nullptr, c.data(), ws.data()); },
-        seconds);
+    return measure([&] { naive::matmul(p, OPB_DTYPE_F32, a.data(), b.data(), nullptr, c.data(), ws.data()); }, seconds);
 }
 
 // The naive plugin's own entry point (linked in from naive_backend_dep).
@@ -103,8 +101,15 @@ void no_scope_end(void *) {}
 // synchronize through its C table, on tensors it allocated.
 int naive_plugin_add(int64_t rows, int64_t cols, double seconds) {
     const opb_backend_api *api = opb_plugin_entry(OPB_ABI_VERSION);
-    opb_host_services services{sizeof(opb_host_services), OPB_ABI_VERSION, nullptr, no_log,
-                               no_alloc, no_alloc, no_scope_begin, no_scope_end, nullptr};
+    opb_host_services services{sizeof(opb_host_services),
+                               OPB_ABI_VERSION,
+                               nullptr,
+                               no_log,
+                               no_alloc,
+                               no_alloc,
+                               no_scope_begin,
+                               no_scope_end,
+                               nullptr};
     opb_backend *be = nullptr;
     if (api->create(&services, &be) != OPB_OK) return 1;
     opb_op_desc d{};
@@ -153,12 +158,9 @@ int onednn_matmul(int64_t m, int64_t n, int64_t k, double seconds, int threads) 
     dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), attr, eng);
     dnnl::matmul prim(pd);
     auto av = random_floats(std::size_t(m * k), 1), bv = random_floats(std::size_t(k * n), 2);
-    memory a(a_md, eng, av.data()), b(b_md, eng, bv.data()), c(c_md, eng),
-        scratch(pd.scratchpad_desc(), eng);
-    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, a},
-                                         {DNNL_ARG_WEIGHTS, b},
-                                         {DNNL_ARG_DST, c},
-                                         {DNNL_ARG_SCRATCHPAD, scratch}};
+    memory a(a_md, eng, av.data()), b(b_md, eng, bv.data()), c(c_md, eng), scratch(pd.scratchpad_desc(), eng);
+    std::unordered_map<int, memory> args{
+        {DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}, {DNNL_ARG_SCRATCHPAD, scratch}};
     return measure(
         [&] {
             prim.execute(strm, args);
@@ -169,10 +171,9 @@ int onednn_matmul(int64_t m, int64_t n, int64_t k, double seconds, int threads) 
 #endif
 
 int usage() {
-    std::fprintf(stderr,
-                 "usage: direct_kernels naive-add ROWS COLS SECONDS\n"
-                 "       direct_kernels naive-matmul M N K SECONDS\n"
-                 "       direct_kernels onednn-matmul M N K SECONDS\n");
+    std::fprintf(stderr, "usage: direct_kernels naive-add ROWS COLS SECONDS\n"
+                         "       direct_kernels naive-matmul M N K SECONDS\n"
+                         "       direct_kernels onednn-matmul M N K SECONDS\n");
     return 2;
 }
 
@@ -185,10 +186,8 @@ int main(int argc, char **argv) {
     const std::string what = argv[1];
     auto num = [&](int i) { return std::strtoll(argv[i], nullptr, 10); };
     if (what == "naive-add" && argc == 5) return naive_add(num(2), num(3), std::atof(argv[4]));
-    if (what == "naive-plugin-add" && argc == 5)
-        return naive_plugin_add(num(2), num(3), std::atof(argv[4]));
-    if (what == "naive-matmul" && argc == 6)
-        return naive_matmul(num(2), num(3), num(4), std::atof(argv[5]));
+    if (what == "naive-plugin-add" && argc == 5) return naive_plugin_add(num(2), num(3), std::atof(argv[4]));
+    if (what == "naive-matmul" && argc == 6) return naive_matmul(num(2), num(3), num(4), std::atof(argv[5]));
     if (what == "onednn-matmul" && (argc == 6 || argc == 7)) {
 #ifdef OPBENCH_BENCH_ONEDNN
         return onednn_matmul(num(2), num(3), num(4), std::atof(argv[5]), argc == 7 ? int(num(6)) : 0);

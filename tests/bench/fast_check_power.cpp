@@ -87,7 +87,8 @@ int run_matmul(int64_t n, int trials) {
         const Bytes good = matmul_f32(A, B, dt, n);
         std::fprintf(stderr, "%s C computed in %.1f s\n", std::string(dtype_name(dt)).c_str(), seconds_since(t0));
         double sq = 0.0;
-        for (int64_t i = 0; i < n * n; ++i) sq += double(load_as_f32(good.data(), dt, i)) * load_as_f32(good.data(), dt, i);
+        for (int64_t i = 0; i < n * n; ++i)
+            sq += double(load_as_f32(good.data(), dt, i)) * load_as_f32(good.data(), dt, i);
         const double rms = std::sqrt(sq / double(n * n));
 
         auto check = [&](const Bytes &C, uint64_t seed) {
@@ -171,7 +172,8 @@ int run_attention(int trials) {
                 std::fill(acc.begin(), acc.end(), 0.0f);
                 for (int64_t j = 0; j < nv; ++j)
                     for (int64_t k = 0; k < p.head_dim; ++k)
-                        acc[size_t(k)] += s[size_t(j)] / sum * load_as_f32(V.data(), dt, (bh * p.seq_kv + j) * p.head_dim + k);
+                        acc[size_t(k)] +=
+                            s[size_t(j)] / sum * load_as_f32(V.data(), dt, (bh * p.seq_kv + j) * p.head_dim + k);
                 for (int64_t k = 0; k < p.head_dim; ++k)
                     store_from_f32(good.data(), dt, (bh * p.seq_q + i) * p.head_dim + k, acc[size_t(k)]);
             }
@@ -220,8 +222,8 @@ int run_attention(int trials) {
                 caught_when_checked += in_sample && hit;
             }
             row("attention", dt, model, trials, caught, secs);
-            std::printf("%-10s %-5s %-8s   row among the checked ones in %d trials, caught in %d of them\n", "",
-                        "", "", checked_trials, caught_when_checked);
+            std::printf("%-10s %-5s %-8s   row among the checked ones in %d trials, caught in %d of them\n", "", "", "",
+                        checked_trials, caught_when_checked);
             failures += checked_trials - caught_when_checked; // the claim: caught whenever checked
         }
     }
@@ -236,20 +238,23 @@ int main(int argc, char **argv) {
     std::string only;
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string a = argv[i];
-        if (a == "--n") n = std::atoll(argv[i + 1]);
-        else if (a == "--trials") trials = std::atoi(argv[i + 1]);
-        else if (a == "--only") only = argv[i + 1];
+        if (a == "--n")
+            n = std::atoll(argv[i + 1]);
+        else if (a == "--trials")
+            trials = std::atoi(argv[i + 1]);
+        else if (a == "--only")
+            only = argv[i + 1];
         else {
             std::fprintf(stderr, "unknown option %s (valid: --n N, --trials T, --only matmul|attention)\n", a.c_str());
             return 2;
         }
     }
-    std::printf("%-10s %-5s %-8s %7s %7s %10s %10s\n", "op", "dtype", "error", "trials", "caught", "rate",
-                "s/check");
+    std::printf("%-10s %-5s %-8s %7s %7s %10s %10s\n", "op", "dtype", "error", "trials", "caught", "rate", "s/check");
     int failures = 0;
     if (only.empty() || only == "matmul") failures += run_matmul(n, trials);
     if (only.empty() || only == "attention") failures += run_attention(trials);
-    std::printf("%s\n", failures ? "CLAIM NOT MET (see rows above)" : "claims met: every rms-sized element error caught; "
-                                                                        "every checked wrong row caught; no false alarm");
+    std::printf("%s\n", failures ? "CLAIM NOT MET (see rows above)"
+                                 : "claims met: every rms-sized element error caught; "
+                                   "every checked wrong row caught; no false alarm");
     return failures ? 1 : 0;
 }

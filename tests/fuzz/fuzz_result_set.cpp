@@ -47,8 +47,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
     nlohmann::json doc = nlohmann::json::parse(data, data + size, nullptr, /*allow_exceptions=*/false);
     if (doc.is_discarded()) return 0;
     try {
-        nlohmann::json out = opbench::enrich_result_set(doc, run.results, {&run.results.back()},
-                                                        nlohmann::json{{"schema_version", 1}});
+        nlohmann::json out =
+            opbench::enrich_result_set(doc, run.results, {&run.results.back()}, nlohmann::json{{"schema_version", 1}});
         const std::string text = out.dump();
         if (nlohmann::json::parse(text) != out) std::abort();
     } catch (const nlohmann::json::exception &) {

@@ -125,8 +125,9 @@ TEST_F(QuickSuiteRun, EveryPassedEntryIsVerifiedAndConsistent) {
         EXPECT_LE(v["worst_ratio"].get<double>(), 1.0) << name;
         EXPECT_GE(e["verify_seconds"].get<double>(), 0.0) << name;
         EXPECT_GT(e["measure_seconds"].get<double>(), 0.0) << name;
-        const std::string expected_method =
-            e["op"] == "matmul" ? "freivalds" : e["op"] == "attention" ? "sampled-rows" : "reference";
+        const std::string expected_method = e["op"] == "matmul"      ? "freivalds"
+                                            : e["op"] == "attention" ? "sampled-rows"
+                                                                     : "reference";
         EXPECT_EQ(v["method"], expected_method) << name;
         if (expected_method == "reference") {
             ASSERT_TRUE(e["nmse"].is_number()) << name;
@@ -143,11 +144,9 @@ TEST_F(QuickSuiteRun, EveryPassedEntryIsVerifiedAndConsistent) {
         // The reported time is the median of the samples, per call, in us.
         const json &st = e["stats"];
         EXPECT_EQ(e["time_unit"], "us");
-        EXPECT_NEAR(e["real_time"].get<double>(), st["median"].get<double>() * 1e6,
-                    1e-6 * e["real_time"].get<double>())
+        EXPECT_NEAR(e["real_time"].get<double>(), st["median"].get<double>() * 1e6, 1e-6 * e["real_time"].get<double>())
             << name;
-        EXPECT_EQ(e["iterations"].get<double>(),
-                  st["samples"].get<double>() * st["calls_per_sample"].get<double>())
+        EXPECT_EQ(e["iterations"].get<double>(), st["samples"].get<double>() * st["calls_per_sample"].get<double>())
             << name;
         EXPECT_LE(st["min"].get<double>(), st["median"].get<double>()) << name;
         EXPECT_LE(st["median"].get<double>(), st["p90"].get<double>()) << name;
@@ -161,12 +160,10 @@ TEST_F(QuickSuiteRun, EveryPassedEntryIsVerifiedAndConsistent) {
         EXPECT_GE(e["repetition_spread"].get<double>(), 0.0) << name;
         // Rates follow from the op's work and the median time.
         const double t = st["median"].get<double>();
-        EXPECT_NEAR(e["FLOP/s"].get<double>(), e["flops"].get<double>() / t, 1e-6 * e["FLOP/s"].get<double>())
-            << name;
+        EXPECT_NEAR(e["FLOP/s"].get<double>(), e["flops"].get<double>() / t, 1e-6 * e["FLOP/s"].get<double>()) << name;
         EXPECT_NEAR(e["bytes/s"].get<double>(), e["bytes"].get<double>() / t, 1e-6 * e["bytes/s"].get<double>())
             << name;
-        EXPECT_NEAR(e["arithmetic_intensity"].get<double>(), e["flops"].get<double>() / e["bytes"].get<double>(),
-                    1e-9)
+        EXPECT_NEAR(e["arithmetic_intensity"].get<double>(), e["flops"].get<double>() / e["bytes"].get<double>(), 1e-9)
             << name;
         // Memory figures are present, and plans report their workspace.
         const json &m = e["memory"];
@@ -187,8 +184,8 @@ TEST_F(QuickSuiteRun, FlopsMatchTheFormulaForTheShape) {
     for (const auto &e : entries("naive")) {
         if (e["op"] != "matmul") continue;
         const json &p = e["params"];
-        double expected = 2.0 * p["B"].get<double>() * p["M"].get<double>() * p["N"].get<double>() *
-                          p["K"].get<double>();
+        double expected =
+            2.0 * p["B"].get<double>() * p["M"].get<double>() * p["N"].get<double>() * p["K"].get<double>();
         if (p["bias"].get<bool>()) expected += p["B"].get<double>() * p["M"].get<double>() * p["N"].get<double>();
         EXPECT_EQ(e["flops"].get<double>(), expected) << e["name"];
     }
@@ -216,8 +213,10 @@ TEST_F(QuickSuiteRun, UnusableOrUnsupportedCasesAreSkippedWithTheirReason) {
         for (const auto &e : cuda) {
             // Without a GPU every cuda case is skipped with the probe's reason;
             // with one, each is verified like any other backend.
-            if (e["status"] == "skipped") EXPECT_NE(e["reason"].get<std::string>().find("CUDA"), std::string::npos);
-            else EXPECT_EQ(e["status"], "passed") << e["name"];
+            if (e["status"] == "skipped")
+                EXPECT_NE(e["reason"].get<std::string>().find("CUDA"), std::string::npos);
+            else
+                EXPECT_EQ(e["status"], "passed") << e["name"];
         }
     }
     if (built.find("onednn") != std::string::npos) {

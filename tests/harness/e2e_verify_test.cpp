@@ -88,8 +88,7 @@ protected:
     // Runs the suite; `env` goes before the command (VAR=value ...).
     Output opbench(const std::string &args, const std::string &out_name, const std::string &env = "") {
         return run("OPBENCH_CACHE_DIR=" + (dir_ / "cache").string() + " " + env + " " + OPBENCH_EXE + " run " +
-                   (dir_ / "suite.toml").string() + " --no-progress --out " + (dir_ / out_name).string() + " " +
-                   args);
+                   (dir_ / "suite.toml").string() + " --no-progress --out " + (dir_ / out_name).string() + " " + args);
     }
     json result(const std::string &out_name) {
         std::ifstream in(dir_ / out_name);
@@ -198,8 +197,8 @@ TEST_F(VerifyRun, AnUnknownModeExits2) {
 }
 
 TEST_F(VerifyRun, FastModeCatchesOneWrongMatmulElementOnTheCorruptBackend) {
-    const std::string env = std::string("OPBENCH_PLUGIN_PATH=") + CORRUPT_PLUGIN_DIR +
-                            " OPBENCH_CORRUPT=element OPBENCH_CORRUPT_SEED=5";
+    const std::string env =
+        std::string("OPBENCH_PLUGIN_PATH=") + CORRUPT_PLUGIN_DIR + " OPBENCH_CORRUPT=element OPBENCH_CORRUPT_SEED=5";
     Output o = opbench("--backends corrupt", "corrupt.json", env);
     EXPECT_EQ(o.exit_code, 1) << o.text; // failed cases
     std::size_t matmuls = 0;

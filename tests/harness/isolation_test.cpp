@@ -176,16 +176,16 @@ TEST_P(EachFault, CostsExactlyItsOwnCase) {
     EXPECT_TRUE(leftovers().empty()) << leftovers().front();
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Plugin, EachFault,
-    ::testing::Values(Fault{"segv", "execute", "crashed: SIGSEGV in execute"},
-                      Fault{"abort", "execute", "crashed: SIGABRT in execute"},
-                      Fault{"exit0", "execute", "exited with status 0 during execute"},
-                      Fault{"throw", "execute", "exception: fault plugin: thrown through the C boundary in execute"},
-                      Fault{"bad_alloc", "execute", "exception: std::bad_alloc in execute"},
-                      Fault{"segv", "prepare", "crashed: SIGSEGV in prepare"},
-                      Fault{"exit0", "verify", "exited with status 0 during verify"}),
-    [](const auto &info) { return std::string(info.param.fault) + "_in_" + info.param.phase; });
+INSTANTIATE_TEST_SUITE_P(Plugin, EachFault,
+                         ::testing::Values(Fault{"segv", "execute", "crashed: SIGSEGV in execute"},
+                                           Fault{"abort", "execute", "crashed: SIGABRT in execute"},
+                                           Fault{"exit0", "execute", "exited with status 0 during execute"},
+                                           Fault{"throw", "execute",
+                                                 "exception: fault plugin: thrown through the C boundary in execute"},
+                                           Fault{"bad_alloc", "execute", "exception: std::bad_alloc in execute"},
+                                           Fault{"segv", "prepare", "crashed: SIGSEGV in prepare"},
+                                           Fault{"exit0", "verify", "exited with status 0 during verify"}),
+                         [](const auto &info) { return std::string(info.param.fault) + "_in_" + info.param.phase; });
 
 // A fault while the backend is opened or probed, before any of its cases:
 // the parent makes no plugin call, so it costs that backend only. Its cases
@@ -235,7 +235,9 @@ INSTANTIATE_TEST_SUITE_P(
                                    "exception: fault plugin: thrown through the C boundary in probe"},
                       // rows = 1: the call-overhead probe's 1x1 add, in its first timed execute
                       BackendFault{"segv", "execute", "1", "crashed: SIGSEGV in call-overhead"}),
-    [](const auto &info) { return std::string(info.param.fault) + "_in_" + info.param.phase + "_rows" + info.param.rows; });
+    [](const auto &info) {
+        return std::string(info.param.fault) + "_in_" + info.param.phase + "_rows" + info.param.rows;
+    });
 
 TEST_F(IsolationTest, AHangInCreateIsCutAtTheCaseTimeout) {
     const Outcome r = run({"run", ISOLATION_SUITE, "--out", out_, "--no-progress", "--case-timeout", "1"},
@@ -256,7 +258,8 @@ TEST_F(IsolationTest, AHangIsCutAtTheCaseTimeout) {
     ASSERT_EQ(r.status, 1) << r.output;
     EXPECT_LT(r.seconds, 60) << "one hung case costs its timeout, not the run";
     const auto got = outcomes();
-    EXPECT_EQ(got.at(kBad).second, "timed out after 1 s in execute (backend 'fault', case add/R:13/C:16/dt:f32/be:fault)");
+    EXPECT_EQ(got.at(kBad).second,
+              "timed out after 1 s in execute (backend 'fault', case add/R:13/C:16/dt:f32/be:fault)");
     int passed = 0;
     for (const auto &[name, o] : got) passed += o.first == "passed";
     EXPECT_EQ(passed, 5);
@@ -292,8 +295,7 @@ TEST_F(IsolationTest, WithoutIsolationAnExitFailsItsCaseAndWritesWhatFinished) {
     const auto got = outcomes();
     ASSERT_TRUE(got.count(kBad)) << "the case in progress is recorded";
     EXPECT_EQ(got.at(kBad).first, "failed");
-    EXPECT_EQ(got.at(kBad).second.rfind("exited with status 0 in opbench's own process", 0), 0u)
-        << got.at(kBad).second;
+    EXPECT_EQ(got.at(kBad).second.rfind("exited with status 0 in opbench's own process", 0), 0u) << got.at(kBad).second;
     int passed = 0;
     for (const auto &[name, o] : got) passed += o.first == "passed";
     EXPECT_GE(passed, 1) << "the cases that finished before it are kept";
@@ -388,8 +390,7 @@ TEST_P(Interrupt, LeavesAnIncompleteResultSetThatResumeFinishes) {
     EXPECT_TRUE(leftovers().empty()) << "the journal goes with the complete set: " << leftovers().front();
 }
 
-INSTANTIATE_TEST_SUITE_P(Signals, Interrupt,
-                         ::testing::Values(std::pair{SIGINT, 130}, std::pair{SIGTERM, 143}),
+INSTANTIATE_TEST_SUITE_P(Signals, Interrupt, ::testing::Values(std::pair{SIGINT, 130}, std::pair{SIGTERM, 143}),
                          [](const auto &info) { return info.param.first == SIGINT ? "SIGINT" : "SIGTERM"; });
 
 TEST_F(IsolationTest, ASecondCtrlCStopsAtOnceAndStillWritesTheSet) {
@@ -472,8 +473,8 @@ TEST_F(IsolationTest, ResumeAfterForceAndAKillUsesTheJournalBesideTheOldSet) {
     ASSERT_EQ(run({"run", ISOLATION_SUITE, "--backends", "naive", "--out", out_, "--no-progress"}).status, 0);
     ASSERT_EQ(result_set()["context"]["opbench"]["complete"], true);
     const std::string log = (fs::path(dir_) / "log.txt").string();
-    const pid_t pid = start({"run", QUICK_SUITE, "--backends", "naive", "--out", out_, "--force", "--no-progress"},
-                            {}, log);
+    const pid_t pid =
+        start({"run", QUICK_SUITE, "--backends", "naive", "--out", out_, "--force", "--no-progress"}, {}, log);
     ASSERT_TRUE(journal_has(out_ + ".journal", 2, 120)) << slurp(log);
     ::kill(pid, SIGKILL);
     wait_for(pid, 30);
@@ -495,8 +496,8 @@ TEST_F(IsolationTest, ACasesRepetitionsComeFromThreeWorkerProcesses) {
             if (e.value("run_type", "") == "iteration") m[e["run_name"]].push_back(e["stats"]["process"].get<int>());
         return m;
     };
-    Outcome r = run({"run", ISOLATION_SUITE, "--out", out_, "--no-progress", "--backends", "naive", "--repetitions",
-                     "6"});
+    Outcome r =
+        run({"run", ISOLATION_SUITE, "--out", out_, "--no-progress", "--backends", "naive", "--repetitions", "6"});
     ASSERT_EQ(r.status, 0) << r.output;
     auto got = processes_of_each_case();
     ASSERT_EQ(got.size(), 3u) << r.output;
@@ -506,19 +507,18 @@ TEST_F(IsolationTest, ACasesRepetitionsComeFromThreeWorkerProcesses) {
     // repetitions; each run of repetitions (an activation, or a move after a
     // worker's share of 2) takes the pool's next worker, so however the
     // random order splits the 6 repetitions, all three workers take part.
-    r = run({"run", ISOLATION_SUITE, "--out", out_, "--force", "--no-progress", "--backends", "naive",
-             "--repetitions", "6", "--benchmark_enable_random_interleaving=true"});
+    r = run({"run", ISOLATION_SUITE, "--out", out_, "--force", "--no-progress", "--backends", "naive", "--repetitions",
+             "6", "--benchmark_enable_random_interleaving=true"});
     ASSERT_EQ(r.status, 0) << r.output;
     got = processes_of_each_case();
     ASSERT_EQ(got.size(), 3u) << r.output;
     for (const auto &[name, processes] : got)
         EXPECT_EQ(std::set<int>(processes.begin(), processes.end()), (std::set<int>{0, 1, 2})) << name;
 
-    r = run({"run", ISOLATION_SUITE, "--out", out_, "--force", "--no-progress", "--backends", "naive",
-             "--repetitions", "6", "--isolate", "none"});
+    r = run({"run", ISOLATION_SUITE, "--out", out_, "--force", "--no-progress", "--backends", "naive", "--repetitions",
+             "6", "--isolate", "none"});
     ASSERT_EQ(r.status, 0) << r.output;
-    for (const auto &[name, processes] : processes_of_each_case())
-        EXPECT_EQ(processes, std::vector<int>(6, 0)) << name;
+    for (const auto &[name, processes] : processes_of_each_case()) EXPECT_EQ(processes, std::vector<int>(6, 0)) << name;
 }
 
 } // namespace

@@ -250,8 +250,8 @@ TEST_F(Main, PluginsOthersMayWriteAreRefusedUnlessAllowed) {
     const std::string env = "OPBENCH_PLUGIN_PATH='" + (dir_ / "open").string() + "'";
     Outcome refused = opbench("list", dir_, env);
     EXPECT_EQ(refused.rc, 0) << refused.output;
-    EXPECT_TRUE(has(refused.output, "refused: " + (dir_ / "open" / "opbench-backend-fake.so").string() +
-                                        ": not loaded: its directory"))
+    EXPECT_TRUE(has(refused.output,
+                    "refused: " + (dir_ / "open" / "opbench-backend-fake.so").string() + ": not loaded: its directory"))
         << refused.output;
     EXPECT_TRUE(has(refused.output, "is writable by others (mode 0777)")) << refused.output;
     EXPECT_TRUE(has(refused.output, "--allow-insecure-plugins")) << refused.output;
@@ -259,8 +259,7 @@ TEST_F(Main, PluginsOthersMayWriteAreRefusedUnlessAllowed) {
 
     Outcome allowed = opbench("list --allow-insecure-plugins", dir_, env);
     EXPECT_EQ(allowed.rc, 0) << allowed.output;
-    EXPECT_TRUE(has(allowed.output, "from " + (dir_ / "open" / "opbench-backend-fake.so").string()))
-        << allowed.output;
+    EXPECT_TRUE(has(allowed.output, "from " + (dir_ / "open" / "opbench-backend-fake.so").string())) << allowed.output;
 
     // A file others may write, in a safe directory, named directly.
     fs::create_directories(dir_ / "safe");

@@ -56,8 +56,8 @@ std::vector<const ParamInfo *> given_params(const OpInfo &row) {
 // A suite with one case of `row` giving every key of given_params, the last
 // Dim key (if `sweep`) as the list [4, 8].
 std::string suite_for(const OpInfo &row, const ParamInfo *swept = nullptr) {
-    std::string s = "[suite]\nname = \"table\"\n[[case]]\nop = \"" + std::string(row.name) +
-                    "\"\nbackends = [\"naive\"]\n";
+    std::string s =
+        "[suite]\nname = \"table\"\n[[case]]\nop = \"" + std::string(row.name) + "\"\nbackends = [\"naive\"]\n";
     for (auto *p : given_params(row))
         s += std::string(p->key) + " = " + (p == swept ? "[4, 8]" : toml_value(*p)) + "\n";
     return s;
@@ -91,8 +91,7 @@ TEST_P(EveryRow, DefaultsAreWrittenAndRequiredKeysAreRequired) {
             (void)parse_suite(s, "table.toml");
             ADD_FAILURE() << row().name << " accepted a case without required '" << p.key << "'";
         } catch (const SuiteError &e) {
-            EXPECT_NE(e.message().find("needs '" + std::string(p.key) + "'"), std::string::npos)
-                << e.what();
+            EXPECT_NE(e.message().find("needs '" + std::string(p.key) + "'"), std::string::npos) << e.what();
         }
     }
     std::string minimal = "[suite]\nname = \"t\"\n[[case]]\nop = \"" + std::string(row().name) + "\"\n";
@@ -140,9 +139,12 @@ TEST_P(EveryRow, NamesAndResultFieldsComeFromTheRow) {
         if (!p.field) continue;
         ASSERT_TRUE(params.contains(p.field)) << row().name << " field " << p.field;
         const auto &f = params.at(p.field);
-        if (p.kind == ParamKind::Flag) EXPECT_TRUE(f.is_boolean()) << p.field;
-        else if (p.kind == ParamKind::Dim) EXPECT_TRUE(f.is_number_integer()) << p.field;
-        else EXPECT_TRUE(f.is_number_float()) << p.field;
+        if (p.kind == ParamKind::Flag)
+            EXPECT_TRUE(f.is_boolean()) << p.field;
+        else if (p.kind == ParamKind::Dim)
+            EXPECT_TRUE(f.is_number_integer()) << p.field;
+        else
+            EXPECT_TRUE(f.is_number_float()) << p.field;
     }
     CaseResult r;
     r.source = &c;

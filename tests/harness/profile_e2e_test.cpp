@@ -67,11 +67,10 @@ rows = 8
 cols = 8
 )";
         const std::string backends = built("onednn") ? "naive,onednn" : "naive";
-        output_ = new Output(run(kOpbench + " run " + (*dir_ / "attention.toml").string() +
-                                 " --no-progress --backends " + backends + " --profile --trace " +
-                                 (*dir_ / "t.trace.json").string() +
-                                 " --trace-schedule wait=0,warmup=1,active=2,repeat=1 --out " +
-                                 (*dir_ / "r.json").string()));
+        output_ =
+            new Output(run(kOpbench + " run " + (*dir_ / "attention.toml").string() + " --no-progress --backends " +
+                           backends + " --profile --trace " + (*dir_ / "t.trace.json").string() +
+                           " --trace-schedule wait=0,warmup=1,active=2,repeat=1 --out " + (*dir_ / "r.json").string()));
     }
     static void TearDownTestSuite() {
         std::error_code ec;
@@ -105,8 +104,8 @@ TEST_F(ProfiledRun, ProfileArraysHoldTheComponentsAndTheyAddUp) {
         ASSERT_TRUE(e.contains("profile")) << e["name"];
         std::map<std::string, json> by_path;
         for (const auto &n : e["profile"]) {
-            for (const char *k : {"scope", "path", "parent", "calls", "total_s", "self_s", "min_s", "max_s",
-                                  "allocs", "bytes"})
+            for (const char *k :
+                 {"scope", "path", "parent", "calls", "total_s", "self_s", "min_s", "max_s", "allocs", "bytes"})
                 ASSERT_TRUE(n.contains(k)) << k;
             by_path[n["path"]] = n;
         }
@@ -136,8 +135,8 @@ TEST_F(ProfiledRun, ContextMarksTheProfilingRunAndEntriesHaveBottlenecks) {
     EXPECT_EQ(p["enabled"], true);
     EXPECT_EQ(p["recorded_samples_in_statistics"], false);
     EXPECT_EQ(p["schedule"], "wait=0,warmup=1,active=2,repeat=1");
-    const std::set<std::string> kinds = {"memory-bound", "compute-bound", "sync-bound", "overhead",
-                                         "allocation-churn", "unoptimised", "unknown"};
+    const std::set<std::string> kinds = {"memory-bound",     "compute-bound", "sync-bound", "overhead",
+                                         "allocation-churn", "unoptimised",   "unknown"};
     for (const auto &e : set["benchmarks"]) {
         if (e.value("run_type", "") != "iteration" || e.value("status", "") != "passed") continue;
         ASSERT_TRUE(e.contains("bottleneck")) << e["name"];

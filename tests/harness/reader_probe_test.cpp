@@ -65,7 +65,8 @@ protected:
     void write_bad(const std::string &text) const { std::ofstream(bad, std::ios::trunc) << text; }
     // Every archived set's file replaced by `make(path)` (history and
     // --baseline-from read the sets the index lists).
-    template <class F> void spoil_archived_sets(F make) const {
+    template <class F>
+    void spoil_archived_sets(F make) const {
         for (const auto &e : fs::recursive_directory_iterator(archive))
             if (e.is_regular_file() && e.path().filename() != "index.json" && e.path().extension() == ".json")
                 make(e.path());
@@ -93,12 +94,14 @@ protected:
             const Outcome r = run_opbench(c);
             if (i < direct) EXPECT_NE(r.out.find(input + ":"), std::string::npos) << "opbench " << c << "\n" << r.out;
             EXPECT_EQ(r.rc, 2) << "opbench " << c << "\n" << r.out;
-            for (const auto &want : expected) EXPECT_NE(r.out.find(want), std::string::npos) << "opbench " << c << "\n" << r.out;
+            for (const auto &want : expected)
+                EXPECT_NE(r.out.find(want), std::string::npos) << "opbench " << c << "\n" << r.out;
             EXPECT_EQ(r.out.find("terminate called"), std::string::npos) << r.out;
         }
     }
     // The set `good()` with `edit` applied, written to `bad` and into the archive.
-    template <class F> void probe(F edit, const std::vector<std::string> &expected) {
+    template <class F>
+    void probe(F edit, const std::vector<std::string> &expected) {
         nlohmann::json j = good();
         edit(j);
         write_bad(j.dump(1));
@@ -162,9 +165,9 @@ TEST_F(ReaderProbe, ADirectoryIsRefusedClearly) {
 // Probe class 4: an index of [] crashed history, --baseline-from, archive.
 TEST_F(ReaderProbe, AnArchiveIndexThatIsNotAnObjectIsRefused) {
     std::ofstream(archive / "index.json", std::ios::trunc) << "[]";
-    for (const std::string c : {"history " + archive.string() + " --suite quick",
-                                "compare --baseline-from " + archive.string() + " " + newer,
-                                "archive " + archive.string() + " " + newer}) {
+    for (const std::string c :
+         {"history " + archive.string() + " --suite quick", "compare --baseline-from " + archive.string() + " " + newer,
+          "archive " + archive.string() + " " + newer}) {
         const Outcome r = run_opbench(c);
         EXPECT_EQ(r.rc, 2) << c << "\n" << r.out;
         EXPECT_NE(r.out.find("index.json: not an archive index"), std::string::npos) << c << "\n" << r.out;
@@ -224,7 +227,8 @@ TEST_F(ReaderProbe, AnIndexRowOutsideTheArchiveIsRefusedNamingTheRow) {
             const Outcome r = run_opbench(c);
             EXPECT_EQ(r.rc, 2) << c << "\n" << r.out;
             EXPECT_NE(r.out.find("index.json: sets[1].path: expected a path inside the archive"), std::string::npos)
-                << c << "\n" << r.out;
+                << c << "\n"
+                << r.out;
             EXPECT_EQ(r.out.find("root:"), std::string::npos) << r.out;
         }
     }
@@ -232,9 +236,9 @@ TEST_F(ReaderProbe, AnIndexRowOutsideTheArchiveIsRefusedNamingTheRow) {
 
 // What the probe must not cost: the sets themselves are still read.
 TEST_F(ReaderProbe, ValidSetsAreStillRead) {
-    for (const std::string c : {"compare " + base + " " + newer, "analyze " + base,
-                                "history " + archive.string() + " --suite quick",
-                                "compare --baseline-from " + archive.string() + " " + newer}) {
+    for (const std::string c :
+         {"compare " + base + " " + newer, "analyze " + base, "history " + archive.string() + " --suite quick",
+          "compare --baseline-from " + archive.string() + " " + newer}) {
         const Outcome r = run_opbench(c);
         EXPECT_EQ(r.rc, 0) << c << "\n" << r.out;
     }

@@ -18,13 +18,13 @@ struct FakeCase {
     std::string backend = "naive";
     std::string dtype = "f32";
     std::string variant = "default";
-    std::string name;                  // the suite's case name
+    std::string name; // the suite's case name
     nlohmann::json params = {{"R", 32}, {"C", 128}};
-    std::string status = "passed";     // passed | failed | skipped
+    std::string status = "passed"; // passed | failed | skipped
     std::string reason;
     std::vector<double> medians = {1e-5, 1e-5, 1e-5}; // seconds, one per repetition
-    std::vector<bool> target_met;      // per repetition; empty: all met
-    std::vector<int> processes;        // per repetition: stats.process; empty: not written
+    std::vector<bool> target_met;                     // per repetition; empty: all met
+    std::vector<int> processes;                       // per repetition: stats.process; empty: not written
     int threads = 0;
     std::string cache = "warm";
     double flops = 4096, bytes = 49152;
@@ -88,23 +88,42 @@ inline nlohmann::json fake_set_json(const FakeSet &s) {
     nlohmann::json benchmarks = nlohmann::json::array();
     for (const auto &c : s.cases) {
         const std::string name = fake_name(c) + "/manual_time";
-        nlohmann::json fields = {
-            {"op", c.op},       {"backend", c.backend}, {"dtype", c.dtype}, {"variant", c.variant},
-            {"case", c.name},   {"params", c.params},   {"flops", c.flops}, {"bytes", c.bytes},
-            {"arithmetic_intensity", c.flops / c.bytes},  {"status", c.status}, {"reason", c.reason},
-            {"reference", c.backend == "naive"},
-            {"settings",
-             {{"threads", c.threads}, {"cache", c.cache}, {"noise_target", 0.01}, {"min_time", 0.01}, {"max_time", 0.05}}},
-            {"memory", {{"plugin_peak_bytes", c.plugin_peak_bytes}, {"heap_peak_bytes", 0}}},
-            {"roofline", c.status == "passed" ? nlohmann::json{{"bound", c.bound},
-                                                               {"pct_peak_compute", c.pct_compute},
-                                                               {"pct_peak_bandwidth", c.pct_bandwidth},
-                                                               {"ridge_point", 7.1}}
-                                              : nlohmann::json()}};
+        nlohmann::json fields = {{"op", c.op},
+                                 {"backend", c.backend},
+                                 {"dtype", c.dtype},
+                                 {"variant", c.variant},
+                                 {"case", c.name},
+                                 {"params", c.params},
+                                 {"flops", c.flops},
+                                 {"bytes", c.bytes},
+                                 {"arithmetic_intensity", c.flops / c.bytes},
+                                 {"status", c.status},
+                                 {"reason", c.reason},
+                                 {"reference", c.backend == "naive"},
+                                 {"settings",
+                                  {{"threads", c.threads},
+                                   {"cache", c.cache},
+                                   {"noise_target", 0.01},
+                                   {"min_time", 0.01},
+                                   {"max_time", 0.05}}},
+                                 {"memory", {{"plugin_peak_bytes", c.plugin_peak_bytes}, {"heap_peak_bytes", 0}}},
+                                 {"roofline", c.status == "passed"
+                                                  ? nlohmann::json{{"bound", c.bound},
+                                                                   {"pct_peak_compute", c.pct_compute},
+                                                                   {"pct_peak_bandwidth", c.pct_bandwidth},
+                                                                   {"ridge_point", 7.1}}
+                                                  : nlohmann::json()}};
         if (c.status != "passed") {
-            nlohmann::json e = {{"name", name}, {"run_name", name}, {"run_type", "iteration"}, {"repetitions", 1},
-                                {"repetition_index", 0}, {"iterations", 0}, {"real_time", 0}, {"cpu_time", 0},
-                                {"time_unit", "us"}, {"error_occurred", true},
+            nlohmann::json e = {{"name", name},
+                                {"run_name", name},
+                                {"run_type", "iteration"},
+                                {"repetitions", 1},
+                                {"repetition_index", 0},
+                                {"iterations", 0},
+                                {"real_time", 0},
+                                {"cpu_time", 0},
+                                {"time_unit", "us"},
+                                {"error_occurred", true},
                                 {"error_message", c.status + ": " + c.reason}};
             e.update(fields);
             benchmarks.push_back(e);
@@ -114,19 +133,28 @@ inline nlohmann::json fake_set_json(const FakeSet &s) {
             const bool met = c.target_met.empty() || c.target_met[i];
             std::vector<double> samples;
             for (int k = -3; k <= 3; ++k) samples.push_back(c.medians[i] * (1 + 0.001 * k));
-            nlohmann::json e = {{"name", name}, {"run_name", name}, {"run_type", "iteration"},
-                                {"repetitions", c.medians.size()}, {"repetition_index", i}, {"iterations", 100},
-                                {"real_time", c.medians[i] * 1e6}, {"cpu_time", c.medians[i] * 1e6},
+            nlohmann::json e = {{"name", name},
+                                {"run_name", name},
+                                {"run_type", "iteration"},
+                                {"repetitions", c.medians.size()},
+                                {"repetition_index", i},
+                                {"iterations", 100},
+                                {"real_time", c.medians[i] * 1e6},
+                                {"cpu_time", c.medians[i] * 1e6},
                                 {"time_unit", "us"},
                                 {"stats",
-                                 {{"samples", samples.size()}, {"median", c.medians[i]}, {"noise", met ? 0.002 : 0.05},
-                                  {"noise_target_met", met}, {"timed_out", !met}, {"sample_times", samples}}}};
+                                 {{"samples", samples.size()},
+                                  {"median", c.medians[i]},
+                                  {"noise", met ? 0.002 : 0.05},
+                                  {"noise_target_met", met},
+                                  {"timed_out", !met},
+                                  {"sample_times", samples}}}};
             if (i < c.processes.size()) e["stats"]["process"] = c.processes[i];
             e.update(fields);
             benchmarks.push_back(e);
         }
         // Google Benchmark's aggregates, which readers must ignore.
-        nlohmann::json agg = {{"name", name + "_median"}, {"run_name", name}, {"run_type", "aggregate"},
+        nlohmann::json agg = {{"name", name + "_median"},   {"run_name", name},      {"run_type", "aggregate"},
                               {"aggregate_name", "median"}, {"real_time", 123456.0}, {"time_unit", "us"}};
         agg.update(fields);
         benchmarks.push_back(agg);

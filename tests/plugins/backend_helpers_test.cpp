@@ -29,8 +29,7 @@ TEST_F(Helpers, CheckStructRefusesNullForeignMajorAndShortStructs) {
     EXPECT_EQ(check_struct(&b, "be", "opb_memory_stats", &s), OPB_OK);
     s.struct_size = 12; // does not hold current_bytes, the first field a plugin fills
     EXPECT_EQ(check_struct(&b, "be", "opb_memory_stats", &s), OPB_ERR_INVALID);
-    EXPECT_NE(b.error.find("be: opb_memory_stats.struct_size is 12, expected at least 16"),
-              std::string::npos)
+    EXPECT_NE(b.error.find("be: opb_memory_stats.struct_size is 12, expected at least 16"), std::string::npos)
         << b.error;
 }
 

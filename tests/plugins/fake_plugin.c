@@ -31,7 +31,10 @@ static opb_status fake_create(const opb_host_services *s, opb_backend **out) {
 }
 static void fake_destroy(opb_backend *b) { free(b); }
 static const char *fake_last_error(opb_backend *b) { return b->error; }
-static opb_status fake_probe(opb_backend *b) { (void)b; return OPB_OK; }
+static opb_status fake_probe(opb_backend *b) {
+    (void)b;
+    return OPB_OK;
+}
 static opb_status fake_device_info(opb_backend *b, opb_device_info *out) {
     (void)b;
     out->kind = OPB_DEVICE_CPU;
@@ -48,23 +51,37 @@ static opb_status fake_alloc(opb_backend *b, uint64_t n, void **out) {
     *out = malloc(n ? n : 1);
     return *out ? OPB_OK : OPB_ERR_OUT_OF_MEMORY;
 }
-static void fake_free(opb_backend *b, void *p) { (void)b; free(p); }
+static void fake_free(opb_backend *b, void *p) {
+    (void)b;
+    free(p);
+}
 static opb_status fake_copy(opb_backend *b, void *dst, const void *src, uint64_t n) {
     (void)b;
     memcpy(dst, src, n);
     return OPB_OK;
 }
 static opb_status fake_prepare(opb_backend *b, const opb_op_desc *d, opb_plan **p, uint64_t *ws) {
-    (void)d; (void)p; (void)ws;
+    (void)d;
+    (void)p;
+    (void)ws;
     strcpy(b->error, "the fake backend runs no op");
     return OPB_ERR_UNSUPPORTED;
 }
 static opb_status fake_execute(opb_backend *b, opb_plan *p, void *const *t, int32_t n) {
-    (void)b; (void)p; (void)t; (void)n;
+    (void)b;
+    (void)p;
+    (void)t;
+    (void)n;
     return OPB_ERR_INVALID;
 }
-static void fake_release(opb_backend *b, opb_plan *p) { (void)b; (void)p; }
-static opb_status fake_sync(opb_backend *b) { (void)b; return OPB_OK; }
+static void fake_release(opb_backend *b, opb_plan *p) {
+    (void)b;
+    (void)p;
+}
+static opb_status fake_sync(opb_backend *b) {
+    (void)b;
+    return OPB_OK;
+}
 static opb_status fake_stats(opb_backend *b, opb_memory_stats *s) {
     (void)b;
     s->current_bytes = s->peak_bytes = s->workspace_bytes = 0;
@@ -81,10 +98,32 @@ typedef struct {
 
 static newer_api table = {
     {
-        sizeof(opb_backend_api), OPB_ABI_VERSION, FAKE_NAME, "0.0", "a plugin for loader tests", "",
-        fake_create, fake_destroy, fake_last_error, fake_probe, fake_device_info, fake_supports,
-        fake_alloc, fake_free, fake_copy, fake_copy, fake_prepare, fake_execute, fake_release,
-        fake_sync, fake_stats, fake_reset_peak, NULL, NULL, NULL, NULL,
+        sizeof(opb_backend_api),
+        OPB_ABI_VERSION,
+        FAKE_NAME,
+        "0.0",
+        "a plugin for loader tests",
+        "",
+        fake_create,
+        fake_destroy,
+        fake_last_error,
+        fake_probe,
+        fake_device_info,
+        fake_supports,
+        fake_alloc,
+        fake_free,
+        fake_copy,
+        fake_copy,
+        fake_prepare,
+        fake_execute,
+        fake_release,
+        fake_sync,
+        fake_stats,
+        fake_reset_peak,
+        NULL,
+        NULL,
+        NULL,
+        NULL,
     },
     NULL,
 };

@@ -46,8 +46,8 @@ Case make_case(const opb_op_desc &d, uint64_t seed) {
     return c;
 }
 
-opb_op_desc matmul_desc(int dtype, int64_t batch, int64_t m, int64_t n, int64_t k, bool ta = false,
-                        bool tb = false, bool bias = false) {
+opb_op_desc matmul_desc(int dtype, int64_t batch, int64_t m, int64_t n, int64_t k, bool ta = false, bool tb = false,
+                        bool bias = false) {
     opb_op_desc d = make_desc(OPB_OP_MATMUL, dtype);
     d.p.matmul = {batch, m, n, k, ta, tb, bias};
     return d;
@@ -118,8 +118,10 @@ TEST(Freivalds, PassesCorrectOutputsInEveryLayoutAndDtype) {
         int64_t batch, m, n, k;
         bool ta, tb, bias;
     };
-    const Layout layouts[] = {{1, 64, 48, 96, false, false, false}, {3, 17, 33, 65, true, false, true},
-                              {2, 40, 24, 128, false, true, true},   {2, 31, 29, 300, true, true, false},
+    const Layout layouts[] = {{1, 64, 48, 96, false, false, false},
+                              {3, 17, 33, 65, true, false, true},
+                              {2, 40, 24, 128, false, true, true},
+                              {2, 31, 29, 300, true, true, false},
                               {1, 1, 256, 512, false, true, false}};
     for (int dt : {OPB_DTYPE_F32, OPB_DTYPE_BF16, OPB_DTYPE_F16})
         for (const auto &l : layouts) {
@@ -282,8 +284,11 @@ TEST(SampledAttention, PassesCorrectOutputsCausalOrNotAndRowsThatSeeNoKey) {
         bool causal;
     };
     // seq_q > seq_kv with causal: the first rows see no key and must be 0.
-    const Shape shapes[] = {{1, 2, 64, 64, 32, true}, {2, 2, 40, 96, 16, true}, {1, 3, 50, 20, 8, true},
-                            {2, 1, 33, 77, 64, false}, {1, 1, 1, 128, 64, true}};
+    const Shape shapes[] = {{1, 2, 64, 64, 32, true},
+                            {2, 2, 40, 96, 16, true},
+                            {1, 3, 50, 20, 8, true},
+                            {2, 1, 33, 77, 64, false},
+                            {1, 1, 1, 128, 64, true}};
     for (int dt : {OPB_DTYPE_F32, OPB_DTYPE_BF16, OPB_DTYPE_F16})
         for (const auto &s : shapes) {
             Case c = make_case(attention_desc(dt, s.b, s.h, s.sq, s.skv, s.d, s.causal), 2);

@@ -52,7 +52,6 @@ __attribute__((no_sanitize("undefined"), noinline)) void write_through_null() {
     *null = 1;
 }
 
-
 std::string env(const char *name, const char *fallback) {
     const char *v = std::getenv(name);
     return v && *v ? v : fallback;
@@ -100,8 +99,7 @@ opb_status device_info(opb_backend *, opb_device_info *out) {
     return OPB_OK;
 }
 opb_status supports(opb_backend *b, const opb_op_desc *d) {
-    if (d->op != OPB_OP_ADD || d->dtype != OPB_DTYPE_F32)
-        return fail(b, OPB_ERR_UNSUPPORTED, "fault: only add in f32");
+    if (d->op != OPB_OP_ADD || d->dtype != OPB_DTYPE_F32) return fail(b, OPB_ERR_UNSUPPORTED, "fault: only add in f32");
     return OPB_OK;
 }
 opb_status alloc(opb_backend *b, uint64_t bytes, void **out) {

@@ -12,8 +12,7 @@
 using namespace opbench;
 
 namespace {
-opb_op_desc matmul(int64_t b, int64_t m, int64_t n, int64_t k, bool bias = false, bool ta = false,
-                   bool tb = false) {
+opb_op_desc matmul(int64_t b, int64_t m, int64_t n, int64_t k, bool bias = false, bool ta = false, bool tb = false) {
     opb_op_desc d = make_desc(OPB_OP_MATMUL, OPB_DTYPE_F32);
     d.p.matmul = {b, m, n, k, ta, tb, bias};
     return d;
@@ -138,9 +137,12 @@ TEST(OpTable, RowsAreInEnumOrderWithUniqueNamesAndKeys) {
         ASSERT_NE(row.tolerance, nullptr);
         // Ops whose reference costs far more than reading the output have a
         // fast check (fast_checks.hpp); the linear ones compare in full.
-        if (row.op == OPB_OP_MATMUL) EXPECT_EQ(row.fast_check, &opbench::freivalds_matmul);
-        else if (row.op == OPB_OP_ATTENTION) EXPECT_EQ(row.fast_check, &opbench::sampled_attention);
-        else EXPECT_EQ(row.fast_check, nullptr) << row.name;
+        if (row.op == OPB_OP_MATMUL)
+            EXPECT_EQ(row.fast_check, &opbench::freivalds_matmul);
+        else if (row.op == OPB_OP_ATTENTION)
+            EXPECT_EQ(row.fast_check, &opbench::sampled_attention);
+        else
+            EXPECT_EQ(row.fast_check, nullptr) << row.name;
         const opbench::Tolerance t = row.tolerance(opbench::make_desc(row.op, OPB_DTYPE_BF16));
         EXPECT_GT(t.max_pointwise, 0.0) << row.name;
         EXPECT_STRNE(t.pointwise_why, "") << row.name;

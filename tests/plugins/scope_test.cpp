@@ -17,7 +17,9 @@ struct Recorder {
     std::vector<std::string> events;
 };
 
-void rec_begin(void *host, const char *name) { static_cast<Recorder *>(host)->events.push_back(std::string("+") + name); }
+void rec_begin(void *host, const char *name) {
+    static_cast<Recorder *>(host)->events.push_back(std::string("+") + name);
+}
 void rec_end(void *host) { static_cast<Recorder *>(host)->events.push_back("-"); }
 void ignore_log(void *, int32_t, const char *) {}
 void ignore_alloc(void *, uint64_t, int32_t) {}

@@ -34,19 +34,16 @@ void run_matmul(benchmark::State &state, Shape s, memory::data_type dt, int thre
     dnnl::engine eng(dnnl::engine::kind::cpu, 0);
     dnnl::stream strm(eng);
     memory::desc a_md({1, s.m, s.k}, dt, memory::format_tag::abc);
-    memory::desc b_md({1, s.k, s.n}, dt,
-                      s.linear ? memory::format_tag::acb : memory::format_tag::abc);
+    memory::desc b_md({1, s.k, s.n}, dt, s.linear ? memory::format_tag::acb : memory::format_tag::abc);
     memory::desc c_md({1, s.m, s.n}, dt, memory::format_tag::abc);
     memory::desc bias_md({1, 1, s.n}, dt, memory::format_tag::abc);
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    dnnl::matmul::primitive_desc pd(s.linear ? dnnl::matmul::desc(a_md, b_md, bias_md, c_md)
-                                             : dnnl::matmul::desc(a_md, b_md, c_md),
-                                    attr, eng);
+    dnnl::matmul::primitive_desc pd(
+        s.linear ? dnnl::matmul::desc(a_md, b_md, bias_md, c_md) : dnnl::matmul::desc(a_md, b_md, c_md), attr, eng);
     dnnl::matmul prim(pd);
 
-    memory a(a_md, eng), b(b_md, eng), c(c_md, eng), bias(bias_md, eng),
-        scratch(pd.scratchpad_desc(), eng);
+    memory a(a_md, eng), b(b_md, eng), c(c_md, eng), bias(bias_md, eng), scratch(pd.scratchpad_desc(), eng);
     // Inputs in [-1, 1): values matter for nothing but realism (no denormals).
     std::mt19937 rng(42);
     std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
@@ -65,10 +62,8 @@ void run_matmul(benchmark::State &state, Shape s, memory::data_type dt, int thre
             }
         }
     }
-    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, a},
-                                         {DNNL_ARG_WEIGHTS, b},
-                                         {DNNL_ARG_DST, c},
-                                         {DNNL_ARG_SCRATCHPAD, scratch}};
+    std::unordered_map<int, memory> args{
+        {DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}, {DNNL_ARG_SCRATCHPAD, scratch}};
     if (s.linear) args.insert({DNNL_ARG_BIAS, bias});
     prim.execute(strm, args); // first run outside the timing (page faults, caches)
     strm.wait();
@@ -90,8 +85,7 @@ void run_matmul(benchmark::State &state, Shape s, memory::data_type dt, int thre
         state.counters["median_s"] = samples[samples.size() / 2];
     }
     // The same FLOP convention as opbench (ops.hpp): 2MNK, + MN for the bias.
-    const double flops = 2.0 * double(s.m) * double(s.n) * double(s.k) +
-                         (s.linear ? double(s.m) * double(s.n) : 0.0);
+    const double flops = 2.0 * double(s.m) * double(s.n) * double(s.k) + (s.linear ? double(s.m) * double(s.n) : 0.0);
     state.counters["GFLOPS"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
     state.counters["threads"] = threads;
     state.SetLabel(pd.impl_info_str());
@@ -100,26 +94,29 @@ void run_matmul(benchmark::State &state, Shape s, memory::data_type dt, int thre
 void register_all(int all_threads) {
     const Shape shapes[] = {
         // square, as suites/gemm.toml "square"
-        {512, 512, 512, false}, {1024, 1024, 1024, false}, {2048, 2048, 2048, false},
+        {512, 512, 512, false},
+        {1024, 1024, 1024, false},
+        {2048, 2048, 2048, false},
         // GPT-2 small / BERT-base linear layers at 1024 tokens
         {1024, 2304, 768, true}, // fused QKV projection
         {1024, 768, 768, true},  // attention output projection
         {1024, 3072, 768, true}, // MLP up
         {1024, 768, 3072, true}, // MLP down
         // the same layers at 2048 tokens, as suites/gemm.toml "linear"
-        {2048, 2304, 768, true}, {2048, 3072, 768, true}, {2048, 768, 3072, true},
+        {2048, 2304, 768, true},
+        {2048, 3072, 768, true},
+        {2048, 768, 3072, true},
     };
-    const std::pair<const char *, memory::data_type> dtypes[] = {
-        {"f32", memory::data_type::f32}, {"bf16", memory::data_type::bf16}};
+    const std::pair<const char *, memory::data_type> dtypes[] = {{"f32", memory::data_type::f32},
+                                                                 {"bf16", memory::data_type::bf16}};
     std::vector<int> thread_counts{1};
     if (all_threads > 1) thread_counts.push_back(all_threads);
     for (const auto &[dname, dt] : dtypes)
         for (int th : thread_counts)
             for (const auto &s : shapes) {
-                const std::string name = "matmul/B:1/M:" + std::to_string(s.m) + "/N:" +
-                                         std::to_string(s.n) + "/K:" + std::to_string(s.k) +
-                                         (s.linear ? "/tb:1/bias:1" : "") + "/dt:" + dname + "/threads:" + std::to_string(th) +
-                                         "/be:onednn-direct";
+                const std::string name = "matmul/B:1/M:" + std::to_string(s.m) + "/N:" + std::to_string(s.n) +
+                                         "/K:" + std::to_string(s.k) + (s.linear ? "/tb:1/bias:1" : "") +
+                                         "/dt:" + dname + "/threads:" + std::to_string(th) + "/be:onednn-direct";
                 benchmark::RegisterBenchmark(name.c_str(), run_matmul, s, dt, th)
                     ->UseManualTime()
                     ->Unit(benchmark::kMillisecond);

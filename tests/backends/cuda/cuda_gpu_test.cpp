@@ -23,8 +23,8 @@ namespace {
 
 using namespace opbench;
 using opbench::test::PluginHandle;
-using opbench::test::RecordingHost;
 using opbench::test::recording_services;
+using opbench::test::RecordingHost;
 
 PluginHandle *g_plugin = nullptr;
 
@@ -79,8 +79,7 @@ Vec reference(const opb_op_desc &d, const std::vector<Vec> &in) {
             for (int64_t c = 0; c < p.cols; ++c) var += (x[c] - mean) * (x[c] - mean);
             const double inv = 1.0 / std::sqrt(var / p.cols + p.eps);
             for (int64_t c = 0; c < p.cols; ++c)
-                y[r * p.cols + c] = (x[c] - mean) * inv * in[1][c] +
-                                    (d.op == OPB_OP_LAYERNORM ? in[2][c] : 0.0);
+                y[r * p.cols + c] = (x[c] - mean) * inv * in[1][c] + (d.op == OPB_OP_LAYERNORM ? in[2][c] : 0.0);
         }
         return y;
     }
@@ -216,7 +215,10 @@ protected:
 };
 
 TEST_F(CudaGpu, MatmulAllDtypesTransposesBatchesBiasMatchFloat64) {
-    struct C { int64_t batch, m, n, k; int ta, tb, bias; };
+    struct C {
+        int64_t batch, m, n, k;
+        int ta, tb, bias;
+    };
     for (int dt = 0; dt < 3; ++dt)
         for (C c : {C{1, 17, 33, 40, 0, 0, 0}, C{3, 16, 24, 32, 1, 0, 0}, C{2, 16, 8, 24, 0, 1, 1},
                     C{2, 8, 16, 8, 1, 1, 1}}) {
@@ -280,13 +282,17 @@ TEST_F(CudaGpu, ComposedAttentionWithAndWithoutCausalMatchesFloat64) {
 TEST_F(CudaGpu, FusedAttentionBf16F16MatchesFloat64OrIsRefusedWithCudnnsReason) {
     int ran = 0;
     for (int dt : {OPB_DTYPE_BF16, OPB_DTYPE_F16})
-        for (auto [sq, skv, d, causal] : {std::tuple{64, 64, 64, 0}, {64, 64, 64, 1}, {32, 96, 64, 1},
-                                          {1, 128, 128, 1}, {48, 48, 32, 0}, {17, 40, 64, 1}}) {
+        for (auto [sq, skv, d, causal] : {std::tuple{64, 64, 64, 0},
+                                          {64, 64, 64, 1},
+                                          {32, 96, 64, 1},
+                                          {1, 128, 128, 1},
+                                          {48, 48, 32, 0},
+                                          {17, 40, 64, 1}}) {
             auto desc = make_desc(OPB_OP_ATTENTION, dt, OPB_ATTENTION_FUSED);
             desc.p.attention = {2, 3, sq, skv, d, 0.0f, causal};
-            const std::string what = "attention fused " + std::string(dtype_name(dt)) + " sq " +
-                                     std::to_string(sq) + " skv " + std::to_string(skv) + " d " +
-                                     std::to_string(d) + " causal " + std::to_string(causal);
+            const std::string what = "attention fused " + std::string(dtype_name(dt)) + " sq " + std::to_string(sq) +
+                                     " skv " + std::to_string(skv) + " d " + std::to_string(d) + " causal " +
+                                     std::to_string(causal);
             ASSERT_EQ(api->supports(b, &desc), OPB_OK) << what << ": " << api->last_error(b);
             opb_plan *plan = nullptr;
             uint64_t ws = 0;
@@ -325,8 +331,7 @@ TEST_F(CudaGpu, AnOpItDoesNotKnowIsUnsupportedWithTheReason) {
     auto d = make_desc(OPB_OP_COUNT + 3, OPB_DTYPE_F32);
     d.p.eltwise = {4, 4};
     EXPECT_EQ(api->supports(b, &d), OPB_ERR_UNSUPPORTED) << api->last_error(b);
-    EXPECT_NE(std::string(api->last_error(b)).find("cuda: op " + std::to_string(OPB_OP_COUNT + 3)),
-              std::string::npos)
+    EXPECT_NE(std::string(api->last_error(b)).find("cuda: op " + std::to_string(OPB_OP_COUNT + 3)), std::string::npos)
         << api->last_error(b);
     opb_plan *plan = nullptr;
     EXPECT_EQ(api->prepare(b, &d, &plan, nullptr), OPB_ERR_UNSUPPORTED) << api->last_error(b);
@@ -421,9 +426,12 @@ TEST_F(CudaGpu, DeviceInfoAndInfoReportTheDevice) {
     EXPECT_GT(info.total_memory, 0u);
     EXPECT_LE(info.free_memory, info.total_memory);
     std::string keys;
-    api->info(b, [](void *u, const char *k, const char *v) {
-        *static_cast<std::string *>(u) += std::string(k) + "=" + v + "\n";
-    }, &keys);
+    api->info(
+        b,
+        [](void *u, const char *k, const char *v) {
+            *static_cast<std::string *>(u) += std::string(k) + "=" + v + "\n";
+        },
+        &keys);
     for (const char *k : {"device=", "compute_capability=", "sm_count=", "uuid=GPU-", "sm_clock_mhz="})
         EXPECT_NE(keys.find(k), std::string::npos) << k << " missing in\n" << keys;
 }

@@ -28,8 +28,8 @@ double at(const std::vector<double> &buf, const MatrixLayout &l, int64_t b, int6
 }
 
 // Executes a GemmPlan as cuBLASLt would, on host buffers.
-std::vector<double> run_plan(const GemmPlan &g, const std::vector<double> &first,
-                             const std::vector<double> &second, const std::vector<double> &bias) {
+std::vector<double> run_plan(const GemmPlan &g, const std::vector<double> &first, const std::vector<double> &second,
+                             const std::vector<double> &bias) {
     // op(first) is rows_d x inner; op(second) is inner x cols_d.
     const int64_t rows = static_cast<int64_t>(g.d.rows), cols = static_cast<int64_t>(g.d.cols);
     const int64_t inner = static_cast<int64_t>(g.trans_first ? g.first.rows : g.first.cols);
@@ -47,8 +47,7 @@ std::vector<double> run_plan(const GemmPlan &g, const std::vector<double> &first
                 double s = 0;
                 for (int64_t k = 0; k < inner; ++k) {
                     const double x = g.trans_first ? at(first, g.first, b, k, r) : at(first, g.first, b, r, k);
-                    const double y =
-                        g.trans_second ? at(second, g.second, b, c, k) : at(second, g.second, b, k, c);
+                    const double y = g.trans_second ? at(second, g.second, b, c, k) : at(second, g.second, b, k, c);
                     s += x * y;
                 }
                 if (g.bias) s += bias[r];
@@ -71,8 +70,8 @@ struct MatmulCase {
 };
 
 void PrintTo(const MatmulCase &c, std::ostream *os) {
-    *os << "batch " << c.batch << " M " << c.m << " N " << c.n << " K " << c.k << " trans_a "
-        << c.ta << " trans_b " << c.tb << " bias " << c.bias;
+    *os << "batch " << c.batch << " M " << c.m << " N " << c.n << " K " << c.k << " trans_a " << c.ta << " trans_b "
+        << c.tb << " bias " << c.bias;
 }
 
 class GemmMapping : public ::testing::TestWithParam<MatmulCase> {};
@@ -100,19 +99,15 @@ TEST_P(GemmMapping, RowMajorMatmulEqualsColumnMajorPlan) {
                 double ref = mc.bias ? bias[j] : 0.0;
                 for (int64_t kk = 0; kk < mc.k; ++kk) ref += a(b, i, kk) * bm(b, kk, j);
                 // D is column-major N x M, i.e. row-major [M, N]: the C buffer.
-                ASSERT_NEAR(D[(b * mc.m + i) * mc.n + j], ref, 1e-12)
-                    << "b=" << b << " i=" << i << " j=" << j;
+                ASSERT_NEAR(D[(b * mc.m + i) * mc.n + j], ref, 1e-12) << "b=" << b << " i=" << i << " j=" << j;
             }
 }
 
 INSTANTIATE_TEST_SUITE_P(
     TransposesBatchesBias, GemmMapping,
-    ::testing::Values(MatmulCase{1, 3, 5, 4, false, false, false},
-                      MatmulCase{2, 3, 5, 4, true, false, false},
-                      MatmulCase{2, 3, 5, 4, false, true, false},
-                      MatmulCase{3, 4, 2, 7, true, true, false},
-                      MatmulCase{2, 5, 3, 1, false, false, true},
-                      MatmulCase{2, 1, 6, 3, true, true, true}));
+    ::testing::Values(MatmulCase{1, 3, 5, 4, false, false, false}, MatmulCase{2, 3, 5, 4, true, false, false},
+                      MatmulCase{2, 3, 5, 4, false, true, false}, MatmulCase{3, 4, 2, 7, true, true, false},
+                      MatmulCase{2, 5, 3, 1, false, false, true}, MatmulCase{2, 1, 6, 3, true, true, true}));
 
 TEST(GemmPlan, ComputeAndElementTypesFollowDtypeAndVariant) {
     auto d = make_desc(OPB_OP_MATMUL, OPB_DTYPE_F32);
@@ -201,11 +196,9 @@ TEST(AttentionPlan, ScratchBytesAndInPlaceSoftmaxPerDtype) {
 TEST(ChooseImpl, EachOpGoesToItsLibraryAndUnsupportedCasesSayWhy) {
     for (int dt = 0; dt < 3; ++dt) {
         EXPECT_EQ(choose_impl(make_desc(OPB_OP_MATMUL, dt)).impl, Impl::CublasLt);
-        for (int op : {OPB_OP_SOFTMAX, OPB_OP_LAYERNORM, OPB_OP_RMSNORM, OPB_OP_GELU, OPB_OP_SILU,
-                       OPB_OP_ADD})
+        for (int op : {OPB_OP_SOFTMAX, OPB_OP_LAYERNORM, OPB_OP_RMSNORM, OPB_OP_GELU, OPB_OP_SILU, OPB_OP_ADD})
             EXPECT_EQ(choose_impl(make_desc(op, dt)).impl, Impl::OwnKernel) << op_name(op);
-        EXPECT_EQ(choose_impl(make_desc(OPB_OP_ATTENTION, dt, OPB_ATTENTION_COMPOSED)).impl,
-                  Impl::ComposedGemmSoftmax);
+        EXPECT_EQ(choose_impl(make_desc(OPB_OP_ATTENTION, dt, OPB_ATTENTION_COMPOSED)).impl, Impl::ComposedGemmSoftmax);
         auto fd = make_desc(OPB_OP_ATTENTION, dt, OPB_ATTENTION_FUSED);
         fd.p.attention = {1, 2, 64, 64, 64, 0.0f, 1};
         const ImplChoice fused = choose_impl(fd);
@@ -218,8 +211,7 @@ TEST(ChooseImpl, EachOpGoesToItsLibraryAndUnsupportedCasesSayWhy) {
             EXPECT_TRUE(fused.reason.empty());
         }
     }
-    EXPECT_EQ(choose_impl(make_desc(OPB_OP_MATMUL, OPB_DTYPE_F32, OPB_MATMUL_TF32)).impl,
-              Impl::CublasLt);
+    EXPECT_EQ(choose_impl(make_desc(OPB_OP_MATMUL, OPB_DTYPE_F32, OPB_MATMUL_TF32)).impl, Impl::CublasLt);
     const ImplChoice tf32_bf16 = choose_impl(make_desc(OPB_OP_MATMUL, OPB_DTYPE_BF16, OPB_MATMUL_TF32));
     EXPECT_EQ(tf32_bf16.impl, Impl::Unsupported);
     EXPECT_NE(tf32_bf16.reason.find("bf16"), std::string::npos) << tf32_bf16.reason;
@@ -287,8 +279,8 @@ TEST(LaunchGeometry, EltwiseLaunchCoversSmallInputsAndCapsTheGrid) {
 
 TEST(UnavailableReason, NamesMissingDriverOldDriverAndMissingDevice) {
     // cudaErrorInsufficientDriver = 35, cudaErrorNoDevice = 100.
-    std::string r = unavailable_reason(0, 13000, 35, "cudaErrorInsufficientDriver",
-                                       "CUDA driver version is insufficient", 0);
+    std::string r =
+        unavailable_reason(0, 13000, 35, "cudaErrorInsufficientDriver", "CUDA driver version is insufficient", 0);
     EXPECT_EQ(r.rfind("no CUDA driver", 0), 0u) << r;
     EXPECT_NE(r.find("cudaErrorInsufficientDriver"), std::string::npos) << r;
     r = unavailable_reason(12040, 13000, 35, "cudaErrorInsufficientDriver", "insufficient", 0);
@@ -344,7 +336,8 @@ struct Dense {
     }
 };
 
-template <class F> void for_each_coord(const int64_t dims[4], F f) {
+template <class F>
+void for_each_coord(const int64_t dims[4], F f) {
     int64_t c[4];
     for (c[0] = 0; c[0] < dims[0]; ++c[0])
         for (c[1] = 0; c[1] < dims[1]; ++c[1])
@@ -402,8 +395,7 @@ void run_sdpa_graph(const SdpaGraph &g, std::map<int64_t, std::vector<double>> &
         auto check_bcast = [&](const Dense &a, const char *what) {
             for (int k = 0; k < 4; ++k)
                 EXPECT_TRUE(a.dims[k] == y.dims[k] || a.dims[k] == 1)
-                    << op.name << ": " << what << " dim " << k << " = " << a.dims[k] << " vs output "
-                    << y.dims[k];
+                    << op.name << ": " << what << " dim " << k << " = " << a.dims[k] << " vs output " << y.dims[k];
         };
         if (op.kind == SdpaOpKind::Matmul) {
             const Dense &b = input(op.b);
@@ -486,8 +478,7 @@ void reference_attention(const SdpaCase &c, const std::vector<double> &q, const 
             double mx = -INFINITY, z = 0;
             for (int64_t j = 0; j < vis; ++j) {
                 double s = 0;
-                for (int64_t e = 0; e < c.d; ++e)
-                    s += q[(bh * c.sq + i) * c.d + e] * k[(bh * c.skv + j) * c.d + e];
+                for (int64_t e = 0; e < c.d; ++e) s += q[(bh * c.sq + i) * c.d + e] * k[(bh * c.skv + j) * c.d + e];
                 mx = std::max(mx, w[j] = s * scale);
             }
             for (auto &x : w) z += (x = std::exp(x - mx));
@@ -535,13 +526,12 @@ TEST_P(SdpaGraphRun, InterpretedGraphEqualsFloat64AttentionAndStats) {
     EXPECT_LT(sdpa_graph_error(c, g), 1e-12);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Shapes, SdpaGraphRun,
-    ::testing::Values(SdpaCase{2, 3, 5, 5, 8, 0.0f, 0}, SdpaCase{2, 3, 5, 5, 8, 0.0f, 1},
-                      SdpaCase{1, 2, 3, 7, 16, 0.0f, 1},  // bottom-right shift
-                      SdpaCase{2, 1, 4, 9, 8, 0.3f, 1},   // shift, explicit scale
-                      SdpaCase{1, 2, 7, 3, 8, 0.0f, 0},   // seq_q > seq_kv, no mask
-                      SdpaCase{1, 1, 1, 6, 8, 0.0f, 1})); // decode: one row sees every key
+INSTANTIATE_TEST_SUITE_P(Shapes, SdpaGraphRun,
+                         ::testing::Values(SdpaCase{2, 3, 5, 5, 8, 0.0f, 0}, SdpaCase{2, 3, 5, 5, 8, 0.0f, 1},
+                                           SdpaCase{1, 2, 3, 7, 16, 0.0f, 1},  // bottom-right shift
+                                           SdpaCase{2, 1, 4, 9, 8, 0.3f, 1},   // shift, explicit scale
+                                           SdpaCase{1, 2, 7, 3, 8, 0.0f, 0},   // seq_q > seq_kv, no mask
+                                           SdpaCase{1, 1, 1, 6, 8, 0.0f, 1})); // decode: one row sees every key
 
 TEST(SdpaGraph, WithoutTheBottomRightShiftCausalSeqQBelowSeqKvIsWrong) {
     // Rewire the comparison to the unshifted (top-left) row index: the
@@ -582,8 +572,8 @@ TEST(SdpaGraph, TensorsDimsStridesUidsAndBinding) {
     expect(kSdpaStats, SdpaType::Float, {2, 3, 5, 1}, {15, 5, 1, 1});
     expect(kSdpaScale, SdpaType::Float, {1, 1, 1, 1}, {1, 1, 1, 1});
     expect(kSdpaSeqKv, SdpaType::Int32, {1, 1, 1, 1}, {1, 1, 1, 1});
-    EXPECT_EQ(g.bound_uids(), (std::vector<int64_t>{kSdpaQ, kSdpaK, kSdpaV, kSdpaO, kSdpaStats,
-                                                    kSdpaScale, kSdpaMaskFill, kSdpaSeqKv, kSdpaSeqQ}));
+    EXPECT_EQ(g.bound_uids(), (std::vector<int64_t>{kSdpaQ, kSdpaK, kSdpaV, kSdpaO, kSdpaStats, kSdpaScale,
+                                                    kSdpaMaskFill, kSdpaSeqKv, kSdpaSeqQ}));
     EXPECT_EQ(g.stats_bytes, 2u * 3 * 5 * 4);
     EXPECT_FLOAT_EQ(g.scale, 0.25f); // 1/sqrt(16)
     EXPECT_EQ(g.seq_q, 5);
@@ -593,8 +583,7 @@ TEST(SdpaGraph, TensorsDimsStridesUidsAndBinding) {
 
     // Without the causal mask only Q, K, V, O, stats and the scale are bound.
     const SdpaGraph plain = plan_sdpa(sdpa_desc({2, 3, 5, 7, 16, 0.5f, 0}));
-    EXPECT_EQ(plain.bound_uids(),
-              (std::vector<int64_t>{kSdpaQ, kSdpaK, kSdpaV, kSdpaO, kSdpaStats, kSdpaScale}));
+    EXPECT_EQ(plain.bound_uids(), (std::vector<int64_t>{kSdpaQ, kSdpaK, kSdpaV, kSdpaO, kSdpaStats, kSdpaScale}));
     EXPECT_FLOAT_EQ(plain.scale, 0.5f);
     // seq_q == seq_kv: top-left is bottom-right, no shift tensors.
     const SdpaGraph square = plan_sdpa(sdpa_desc({1, 1, 6, 6, 8, 0.0f, 1}));
@@ -606,9 +595,10 @@ TEST(SdpaGraph, OperationsInOrderWithTheirOperands) {
     const SdpaGraph g = plan_sdpa(sdpa_desc({1, 2, 3, 7, 8, 0.0f, 1}));
     std::vector<std::string> got;
     for (const auto &op : g.ops) {
-        std::string s = op.kind == SdpaOpKind::Matmul      ? "matmul"
-                        : op.kind == SdpaOpKind::Reduction ? (op.reduce == SdpaReduce::Max ? "reduce MAX" : "reduce ADD")
-                                                           : std::string("pw ") + sdpa_pw_name(op.pw);
+        std::string s = op.kind == SdpaOpKind::Matmul ? "matmul"
+                        : op.kind == SdpaOpKind::Reduction
+                            ? (op.reduce == SdpaReduce::Max ? "reduce MAX" : "reduce ADD")
+                            : std::string("pw ") + sdpa_pw_name(op.pw);
         s += std::string("/") + sdpa_type_name(op.compute);
         if (op.axis >= 0) s += "/axis" + std::to_string(op.axis);
         got.push_back(s);
@@ -625,13 +615,22 @@ TEST(SdpaGraph, OperationsInOrderWithTheirOperands) {
                 EXPECT_TRUE(ready.count(u)) << op.name << " reads uid " << u << " before it exists";
             }
     }
-    const std::vector<std::string> want = {
-        "matmul/float",           "pw MUL/float",           "pw GEN_INDEX/float/axis2",
-        "pw GEN_INDEX/float/axis3", "pw ADD/int32",         "pw SUB/int32",
-        "pw CMP_GE/boolean",      "pw BINARY_SELECT/float", "reduce MAX/float",
-        "pw SUB/float",           "pw EXP/float",           "reduce ADD/float",
-        "pw LOG/float",           "pw ADD/float",           "pw DIV/float",
-        "matmul/float"};
+    const std::vector<std::string> want = {"matmul/float",
+                                           "pw MUL/float",
+                                           "pw GEN_INDEX/float/axis2",
+                                           "pw GEN_INDEX/float/axis3",
+                                           "pw ADD/int32",
+                                           "pw SUB/int32",
+                                           "pw CMP_GE/boolean",
+                                           "pw BINARY_SELECT/float",
+                                           "reduce MAX/float",
+                                           "pw SUB/float",
+                                           "pw EXP/float",
+                                           "reduce ADD/float",
+                                           "pw LOG/float",
+                                           "pw ADD/float",
+                                           "pw DIV/float",
+                                           "matmul/float"};
     EXPECT_EQ(got, want);
     EXPECT_EQ(g.ops.front().x, kSdpaQ);
     EXPECT_EQ(g.ops.front().b, kSdpaK);
@@ -662,13 +661,10 @@ TEST(SdpaSupport, ConfigurationsCuDnnCannotRunSayWhy) {
     const std::string tall = reason({1, 1, 9, 4, 64, 0.0f, 1}, OPB_DTYPE_BF16);
     EXPECT_NE(tall.find("seq_q 9 > seq_kv 4"), std::string::npos) << tall;
     EXPECT_EQ(reason({1, 1, 9, 4, 64, 0.0f, 0}, OPB_DTYPE_BF16), ""); // fine without the mask
-    EXPECT_NE(reason({1, 1, 8, 8, 64, 0.0f, 0}, OPB_DTYPE_BF16, {91900, 7, 5}).find("sm_75"),
-              std::string::npos);
-    EXPECT_NE(reason({1, 1, 8, 8, 192, 0.0f, 0}, OPB_DTYPE_BF16, a100_old).find("> 128 on sm_80"),
-              std::string::npos);
+    EXPECT_NE(reason({1, 1, 8, 8, 64, 0.0f, 0}, OPB_DTYPE_BF16, {91900, 7, 5}).find("sm_75"), std::string::npos);
+    EXPECT_NE(reason({1, 1, 8, 8, 192, 0.0f, 0}, OPB_DTYPE_BF16, a100_old).find("> 128 on sm_80"), std::string::npos);
     EXPECT_EQ(reason({1, 1, 8, 8, 192, 0.0f, 0}, OPB_DTYPE_BF16, a100), "");
-    EXPECT_NE(reason({1, 1, 8, 8, 64, 0.0f, 0}, OPB_DTYPE_BF16, {91000, 9, 0}).find("9.10.0"),
-              std::string::npos);
+    EXPECT_NE(reason({1, 1, 8, 8, 64, 0.0f, 0}, OPB_DTYPE_BF16, {91000, 9, 0}).find("9.10.0"), std::string::npos);
     EXPECT_NE(reason({1, 1, 8, 24, 64, 0.0f, 1}, OPB_DTYPE_BF16, {90500, 9, 0}).find("multiples of 64"),
               std::string::npos);
     EXPECT_EQ(reason({1, 1, 64, 128, 64, 0.0f, 1}, OPB_DTYPE_BF16, {90500, 9, 0}), "");

@@ -21,8 +21,8 @@ namespace {
 const char *g_plugin_path = nullptr;
 
 using opbench::test::PluginHandle;
-using opbench::test::RecordingHost;
 using opbench::test::recording_services;
+using opbench::test::RecordingHost;
 
 class CudaPluginLoad : public ::testing::Test {
 protected:
@@ -47,13 +47,12 @@ TEST_F(CudaPluginLoad, HandshakeStructSizeAbiVersionAndIdentity) {
     const std::string lv = api->library_versions;
     EXPECT_NE(lv.find("cuBLASLt "), std::string::npos) << lv;
     EXPECT_NE(lv.find("cuDNN 9."), std::string::npos) << lv;
-    for (auto fn : {(void *)api->create, (void *)api->destroy, (void *)api->last_error,
-                    (void *)api->probe, (void *)api->device_info, (void *)api->supports,
-                    (void *)api->alloc, (void *)api->free, (void *)api->copy_in,
-                    (void *)api->copy_out, (void *)api->prepare, (void *)api->execute,
-                    (void *)api->release, (void *)api->synchronize, (void *)api->memory_stats,
-                    (void *)api->reset_peak, (void *)api->timer_start, (void *)api->timer_stop,
-                    (void *)api->info, (void *)api->flush_cache})
+    for (auto fn :
+         {(void *)api->create,      (void *)api->destroy,     (void *)api->last_error,   (void *)api->probe,
+          (void *)api->device_info, (void *)api->supports,    (void *)api->alloc,        (void *)api->free,
+          (void *)api->copy_in,     (void *)api->copy_out,    (void *)api->prepare,      (void *)api->execute,
+          (void *)api->release,     (void *)api->synchronize, (void *)api->memory_stats, (void *)api->reset_peak,
+          (void *)api->timer_start, (void *)api->timer_stop,  (void *)api->info,         (void *)api->flush_cache})
         EXPECT_NE(fn, nullptr);
 }
 
@@ -75,8 +74,7 @@ TEST_F(CudaPluginLoad, CreateSucceedsAndProbeTellsWhetherTheGpuIsUsable) {
     } else {
         EXPECT_EQ(st, OPB_ERR_UNAVAILABLE);
         EXPECT_FALSE(reason.empty());
-        const bool known = reason.rfind("no CUDA driver", 0) == 0 ||
-                           reason.rfind("no CUDA device", 0) == 0 ||
+        const bool known = reason.rfind("no CUDA driver", 0) == 0 || reason.rfind("no CUDA device", 0) == 0 ||
                            reason.rfind("driver older than runtime", 0) == 0 ||
                            reason.rfind("CUDA device query failed", 0) == 0;
         EXPECT_TRUE(known) << reason;
@@ -139,9 +137,12 @@ TEST_F(CudaPluginLoad, WithoutDeviceEveryDeviceCallIsUnavailableWithTheReason) {
 
     // info still reports versions and the reason, for the result context.
     std::string keys;
-    api->info(b, [](void *u, const char *k, const char *v) {
-        *static_cast<std::string *>(u) += std::string(k) + "=" + v + "\n";
-    }, &keys);
+    api->info(
+        b,
+        [](void *u, const char *k, const char *v) {
+            *static_cast<std::string *>(u) += std::string(k) + "=" + v + "\n";
+        },
+        &keys);
     EXPECT_NE(keys.find("runtime_cuda_version="), std::string::npos) << keys;
     EXPECT_NE(keys.find("cudnn_version=9."), std::string::npos) << keys;
     EXPECT_NE(keys.find("unavailable=" + reason), std::string::npos) << keys;

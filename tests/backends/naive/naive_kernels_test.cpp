@@ -22,8 +22,7 @@ struct Tensor {
     int dt;
     int64_t n;
     std::vector<unsigned char> bytes;
-    Tensor(int dtype, int64_t count)
-        : dt(dtype), n(count), bytes(size_t(count) * dtype_size(dtype)) {}
+    Tensor(int dtype, int64_t count) : dt(dtype), n(count), bytes(size_t(count) * dtype_size(dtype)) {}
     void *data() { return bytes.data(); }
     const void *data() const { return bytes.data(); }
     double at(int64_t i) const { return load_as_f32(bytes.data(), dt, i); }
@@ -53,16 +52,15 @@ Tolerance rounding_tolerance(int dt) {
 }
 
 // Element-wise |got - ref| <= rel |ref| + abs; reports the first few misses.
-void expect_close(const Tensor &got, const std::vector<double> &ref, Tolerance tol,
-                  const std::string &what) {
+void expect_close(const Tensor &got, const std::vector<double> &ref, Tolerance tol, const std::string &what) {
     ASSERT_EQ(got.n, int64_t(ref.size())) << what;
     int misses = 0;
     for (int64_t i = 0; i < got.n; ++i) {
         const double g = got.at(i), r = ref[size_t(i)];
         if (!(std::abs(g - r) <= tol.rel * std::abs(r) + tol.abs)) {
             if (++misses <= 5)
-                ADD_FAILURE() << what << ": element " << i << " is " << g << ", reference " << r
-                              << " (|diff| " << std::abs(g - r) << ")";
+                ADD_FAILURE() << what << ": element " << i << " is " << g << ", reference " << r << " (|diff| "
+                              << std::abs(g - r) << ")";
         }
     }
     EXPECT_EQ(misses, 0) << what << ": " << misses << " of " << got.n << " elements differ";
@@ -72,8 +70,7 @@ std::string dt_label(int dt) { return std::string(dtype_name(dt)); }
 
 // ---- float64 references, straight from plugin.h's definitions -------------------
 
-std::vector<double> ref_matmul(const opb_matmul_params &p, const Tensor &a, const Tensor &b,
-                               const Tensor *bias) {
+std::vector<double> ref_matmul(const opb_matmul_params &p, const Tensor &a, const Tensor &b, const Tensor *bias) {
     std::vector<double> c(size_t(p.batch * p.m * p.n));
     for (int64_t bi = 0; bi < p.batch; ++bi)
         for (int64_t i = 0; i < p.m; ++i)
@@ -124,14 +121,12 @@ std::vector<double> ref_softmax(const opb_softmax_params &p, const Tensor &x) {
     return y;
 }
 
-std::vector<double> ref_layernorm(const opb_norm_params &p, const Tensor &x, const Tensor &g,
-                                  const Tensor &b) {
+std::vector<double> ref_layernorm(const opb_norm_params &p, const Tensor &x, const Tensor &g, const Tensor &b) {
     std::vector<double> y(size_t(p.rows * p.cols));
     for (int64_t r = 0; r < p.rows; ++r) {
         double mean = 0.0, var = 0.0;
         for (int64_t c = 0; c < p.cols; ++c) mean += x.at(r * p.cols + c) / double(p.cols);
-        for (int64_t c = 0; c < p.cols; ++c)
-            var += std::pow(x.at(r * p.cols + c) - mean, 2) / double(p.cols);
+        for (int64_t c = 0; c < p.cols; ++c) var += std::pow(x.at(r * p.cols + c) - mean, 2) / double(p.cols);
         for (int64_t c = 0; c < p.cols; ++c)
             y[size_t(r * p.cols + c)] =
                 (x.at(r * p.cols + c) - mean) / std::sqrt(var + double(p.eps)) * g.at(c) + b.at(c);
@@ -157,8 +152,7 @@ std::vector<double> ref_map(const Tensor &x, F f) {
     return y;
 }
 
-std::vector<double> ref_attention(const opb_attention_params &p, const Tensor &q, const Tensor &k,
-                                  const Tensor &v) {
+std::vector<double> ref_attention(const opb_attention_params &p, const Tensor &q, const Tensor &k, const Tensor &v) {
     // The default scale is defined as a float (ops.hpp effective_scale); every backend applies that value.
     const double scale = p.scale != 0.0f ? p.scale : 1.0f / std::sqrt(float(p.head_dim));
     const int64_t D = p.head_dim;
@@ -218,10 +212,10 @@ const int kAllDtypes[] = {OPB_DTYPE_F32, OPB_DTYPE_BF16, OPB_DTYPE_F16};
 // ---- matmul -----------------------------------------------------------------------
 
 void check_matmul(int dt, opb_matmul_params p, std::mt19937 &rng) {
-    const std::string what = "matmul " + dt_label(dt) + " b" + std::to_string(p.batch) + " m" +
-                             std::to_string(p.m) + " n" + std::to_string(p.n) + " k" +
-                             std::to_string(p.k) + " ta" + std::to_string(p.trans_a) + " tb" +
-                             std::to_string(p.trans_b) + " bias" + std::to_string(p.has_bias);
+    const std::string what = "matmul " + dt_label(dt) + " b" + std::to_string(p.batch) + " m" + std::to_string(p.m) +
+                             " n" + std::to_string(p.n) + " k" + std::to_string(p.k) + " ta" +
+                             std::to_string(p.trans_a) + " tb" + std::to_string(p.trans_b) + " bias" +
+                             std::to_string(p.has_bias);
     Tensor a = random_tensor(dt, p.batch * p.m * p.k, rng);
     Tensor b = random_tensor(dt, p.batch * p.k * p.n, rng);
     Tensor bias = random_tensor(dt, p.n, rng);
@@ -238,8 +232,7 @@ TEST(NaiveMatmul, EveryTransposeAndBiasCombinationWithBatchMatchesFloat64) {
     std::mt19937 rng(1);
     for (int ta = 0; ta < 2; ++ta)
         for (int tb = 0; tb < 2; ++tb)
-            for (int bias = 0; bias < 2; ++bias)
-                check_matmul(OPB_DTYPE_F32, {3, 5, 7, 11, ta, tb, bias}, rng);
+            for (int bias = 0; bias < 2; ++bias) check_matmul(OPB_DTYPE_F32, {3, 5, 7, 11, ta, tb, bias}, rng);
 }
 
 TEST(NaiveMatmul, SingleElementAndLongReductionMatchFloat64) {
@@ -257,9 +250,8 @@ TEST(NaiveMatmul, Bf16AndF16AreRoundedOnceFromFloat64) {
 // ---- softmax ----------------------------------------------------------------------
 
 void check_softmax(int dt, opb_softmax_params p, std::mt19937 &rng) {
-    const std::string what = "softmax " + dt_label(dt) + " " + std::to_string(p.rows) + "x" +
-                             std::to_string(p.cols) + " scale " + std::to_string(p.scale) +
-                             " causal " + std::to_string(p.causal);
+    const std::string what = "softmax " + dt_label(dt) + " " + std::to_string(p.rows) + "x" + std::to_string(p.cols) +
+                             " scale " + std::to_string(p.scale) + " causal " + std::to_string(p.causal);
     Tensor x = random_tensor(dt, p.batch * p.rows * p.cols, rng, -4.0f, 4.0f);
     Tensor y(dt, x.n);
     softmax(p, dt, x.data(), y.data());
@@ -275,9 +267,9 @@ TEST(NaiveSoftmax, ScaledRowsMatchFloat64) {
 
 TEST(NaiveSoftmax, CausalMaskIsBottomRightAlignedIncludingRowsNotEqualCols) {
     std::mt19937 rng(5);
-    check_softmax(OPB_DTYPE_F32, {2, 6, 6, 1.0f, 1}, rng);  // square: lower triangle
-    check_softmax(OPB_DTYPE_F32, {2, 3, 8, 0.5f, 1}, rng);  // decoding: last row sees all
-    check_softmax(OPB_DTYPE_F32, {1, 7, 4, 2.0f, 1}, rng);  // rows > cols: first rows fully masked
+    check_softmax(OPB_DTYPE_F32, {2, 6, 6, 1.0f, 1}, rng); // square: lower triangle
+    check_softmax(OPB_DTYPE_F32, {2, 3, 8, 0.5f, 1}, rng); // decoding: last row sees all
+    check_softmax(OPB_DTYPE_F32, {1, 7, 4, 2.0f, 1}, rng); // rows > cols: first rows fully masked
 }
 
 TEST(NaiveSoftmax, CausalDecodingRowSeesEveryColumnAndMaskedAreZero) {
@@ -345,9 +337,11 @@ TEST(NaiveGelu, ErfAndTanhFormsMatchFloat64InEveryDtype) {
         expect_close(y, ref_map(x, [](double v) { return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))); }),
                      rounding_tolerance(dt), "gelu erf " + dt_label(dt));
         gelu(p, dt, OPB_GELU_TANH, x.data(), y.data());
-        expect_close(y, ref_map(x, [](double v) {
-                         return 0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v)));
-                     }),
+        expect_close(y,
+                     ref_map(x,
+                             [](double v) {
+                                 return 0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v)));
+                             }),
                      rounding_tolerance(dt), "gelu tanh " + dt_label(dt));
     }
 }
@@ -374,8 +368,8 @@ TEST(NaiveSilu, MatchesFloat64InEveryDtype) {
         Tensor x = random_tensor(dt, p.rows * p.cols, rng, -8.0f, 8.0f);
         Tensor y(dt, x.n);
         silu(p, dt, x.data(), y.data());
-        expect_close(y, ref_map(x, [](double v) { return v / (1.0 + std::exp(-v)); }),
-                     rounding_tolerance(dt), "silu " + dt_label(dt));
+        expect_close(y, ref_map(x, [](double v) { return v / (1.0 + std::exp(-v)); }), rounding_tolerance(dt),
+                     "silu " + dt_label(dt));
     }
 }
 
@@ -423,20 +417,16 @@ AttentionRun run_attention(int dt, const opb_attention_params &p, std::mt19937 &
 }
 
 std::string attention_label(const opb_attention_params &p) {
-    return "attention b" + std::to_string(p.batch) + " h" + std::to_string(p.heads) + " sq" +
-           std::to_string(p.seq_q) + " skv" + std::to_string(p.seq_kv) + " d" +
-           std::to_string(p.head_dim) + " causal" + std::to_string(p.causal);
+    return "attention b" + std::to_string(p.batch) + " h" + std::to_string(p.heads) + " sq" + std::to_string(p.seq_q) +
+           " skv" + std::to_string(p.seq_kv) + " d" + std::to_string(p.head_dim) + " causal" + std::to_string(p.causal);
 }
 
 // Shapes: square, seq_q < seq_kv (decoding-like), seq_q > seq_kv (some causal
 // rows see no key), and several fused tiles in both directions with partial
 // last tiles.
 const opb_attention_params kAttentionShapes[] = {
-    {2, 3, 5, 5, 8, 0.0f, 0},
-    {1, 2, 7, 13, 16, 0.0f, 0},
-    {1, 2, 13, 7, 4, 0.3f, 0},
-    {1, 1, 70, 150, 16, 0.0f, 0},
-    {2, 1, 1, 200, 8, 0.0f, 0},
+    {2, 3, 5, 5, 8, 0.0f, 0},     {1, 2, 7, 13, 16, 0.0f, 0}, {1, 2, 13, 7, 4, 0.3f, 0},
+    {1, 1, 70, 150, 16, 0.0f, 0}, {2, 1, 1, 200, 8, 0.0f, 0},
 };
 
 TEST(NaiveAttention, BothVariantsMatchFloat64WithAndWithoutCausalMask) {
@@ -460,8 +450,7 @@ TEST(NaiveAttention, ComposedEqualsFusedToWithinOneF32Rounding) {
             for (int64_t i = 0; i < r.composed.n; ++i) composed[size_t(i)] = r.composed.at(i);
             // Both are exact to double precision before the one f32 rounding,
             // so they can differ by at most one f32 ulp.
-            expect_close(r.fused, composed, {std::ldexp(1.0, -23), 1e-12},
-                         "fused vs composed " + attention_label(p));
+            expect_close(r.fused, composed, {std::ldexp(1.0, -23), 1e-12}, "fused vs composed " + attention_label(p));
         }
 }
 
@@ -482,7 +471,8 @@ TEST(NaiveAttention, Bf16AndF16AreRoundedOnceFromFloat64) {
         for (int causal = 0; causal < 2; ++causal) {
             const opb_attention_params p{1, 2, 40, 90, 16, 0.0f, causal};
             AttentionRun r = run_attention(dt, p, rng);
-            expect_close(r.composed, r.ref, rounding_tolerance(dt), "composed " + dt_label(dt) + " " + attention_label(p));
+            expect_close(r.composed, r.ref, rounding_tolerance(dt),
+                         "composed " + dt_label(dt) + " " + attention_label(p));
             expect_close(r.fused, r.ref, rounding_tolerance(dt), "fused " + dt_label(dt) + " " + attention_label(p));
         }
 }

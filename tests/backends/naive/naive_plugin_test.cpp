@@ -164,9 +164,9 @@ TEST_F(NaivePlugin, DeviceInfoRefusesAShortStructAndAnotherMajor) {
 
 TEST_F(NaivePlugin, InfoReportsOneThreadAndTheAccumulation) {
     std::vector<std::pair<std::string, std::string>> facts;
-    api->info(b, [](void *u, const char *k, const char *v) {
-        static_cast<decltype(facts) *>(u)->emplace_back(k, v);
-    }, &facts);
+    api->info(
+        b, [](void *u, const char *k, const char *v) { static_cast<decltype(facts) *>(u)->emplace_back(k, v); },
+        &facts);
     auto find = [&](const std::string &key) -> std::string {
         for (auto &[k, v] : facts)
             if (k == key) return v;
@@ -378,8 +378,8 @@ TEST_F(NaivePlugin, AnOpItDoesNotKnowIsUnsupportedWithTheReason) {
     opb_op_desc d = make_desc(OPB_OP_COUNT + 3, OPB_DTYPE_F32);
     d.p.eltwise = {4, 4};
     EXPECT_EQ(api->supports(b, &d), OPB_ERR_UNSUPPORTED);
-    EXPECT_NE(std::string(api->last_error(b)).find("op " + std::to_string(OPB_OP_COUNT + 3) +
-                                                    " (unknown to this plugin's SDK"),
+    EXPECT_NE(std::string(api->last_error(b))
+                  .find("op " + std::to_string(OPB_OP_COUNT + 3) + " (unknown to this plugin's SDK"),
               std::string::npos)
         << api->last_error(b);
     opb_plan *plan = nullptr;
@@ -401,8 +401,7 @@ TEST_F(NaivePlugin, ShortOrForeignStructsAreInvalidWithTheFieldNamed) {
     d.p.eltwise = {4, 4};
     d.struct_size = 16;
     EXPECT_EQ(api->supports(b, &d), OPB_ERR_INVALID);
-    EXPECT_NE(std::string(api->last_error(b)).find("naive: opb_op_desc.struct_size is 16"),
-              std::string::npos)
+    EXPECT_NE(std::string(api->last_error(b)).find("naive: opb_op_desc.struct_size is 16"), std::string::npos)
         << api->last_error(b);
     d.struct_size = sizeof d;
     d.abi_version = (OPB_ABI_VERSION_MAJOR + 1u) << 16;

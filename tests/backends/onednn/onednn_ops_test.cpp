@@ -30,15 +30,14 @@ Tol tolerance(int dtype, bool attention = false) {
     }
 }
 
-void expect_close(const std::vector<float> &got, const std::vector<double> &ref, Tol tol,
-                  const std::string &what) {
+void expect_close(const std::vector<float> &got, const std::vector<double> &ref, Tol tol, const std::string &what) {
     ASSERT_EQ(got.size(), ref.size()) << what;
     int bad = 0;
     for (std::size_t i = 0; i < ref.size(); ++i) {
         const double err = std::abs(double(got[i]) - ref[i]);
         if (!(err <= tol.atol + tol.rtol * std::abs(ref[i])) && ++bad <= 5)
-            ADD_FAILURE() << what << ": element " << i << " got " << got[i] << ", expected "
-                          << ref[i] << " (error " << err << ")";
+            ADD_FAILURE() << what << ": element " << i << " got " << got[i] << ", expected " << ref[i] << " (error "
+                          << err << ")";
     }
     EXPECT_EQ(bad, 0) << what << ": " << bad << " of " << ref.size() << " elements out of tolerance";
 }
@@ -50,18 +49,18 @@ std::string label(const opb_op_desc &d) {
 
 // ---- float64 references ---------------------------------------------------
 
-std::vector<double> ref_matmul(const opb_matmul_params &p, const std::vector<float> &a,
-                               const std::vector<float> &b, const std::vector<float> *bias) {
+std::vector<double> ref_matmul(const opb_matmul_params &p, const std::vector<float> &a, const std::vector<float> &b,
+                               const std::vector<float> *bias) {
     std::vector<double> c(std::size_t(p.batch * p.m * p.n));
     for (int64_t bt = 0; bt < p.batch; ++bt)
         for (int64_t i = 0; i < p.m; ++i)
             for (int64_t j = 0; j < p.n; ++j) {
                 double s = bias ? (*bias)[std::size_t(j)] : 0.0;
                 for (int64_t k = 0; k < p.k; ++k) {
-                    const double av = p.trans_a ? a[std::size_t((bt * p.k + k) * p.m + i)]
-                                                : a[std::size_t((bt * p.m + i) * p.k + k)];
-                    const double bv = p.trans_b ? b[std::size_t((bt * p.n + j) * p.k + k)]
-                                                : b[std::size_t((bt * p.k + k) * p.n + j)];
+                    const double av =
+                        p.trans_a ? a[std::size_t((bt * p.k + k) * p.m + i)] : a[std::size_t((bt * p.m + i) * p.k + k)];
+                    const double bv =
+                        p.trans_b ? b[std::size_t((bt * p.n + j) * p.k + k)] : b[std::size_t((bt * p.k + k) * p.n + j)];
                     s += av * bv;
                 }
                 c[std::size_t((bt * p.m + i) * p.n + j)] = s;
@@ -70,8 +69,8 @@ std::vector<double> ref_matmul(const opb_matmul_params &p, const std::vector<flo
 }
 
 // Softmax of scale * x over rows of `cols`, bottom-right causal when asked.
-std::vector<double> ref_softmax_rows(const std::vector<double> &x, int64_t batch, int64_t rows,
-                                     int64_t cols, double scale, bool causal) {
+std::vector<double> ref_softmax_rows(const std::vector<double> &x, int64_t batch, int64_t rows, int64_t cols,
+                                     double scale, bool causal) {
     std::vector<double> y(x.size(), 0.0);
     for (int64_t bt = 0; bt < batch; ++bt)
         for (int64_t r = 0; r < rows; ++r) {
@@ -109,8 +108,7 @@ TEST_P(OnednnOpsTest, MatmulMatchesFloat64AcrossTransposesAndBias) {
                 auto bv = random(p.n, -1, 1, dtype(), 3);
                 std::vector<std::vector<float>> in{a, b};
                 if (bias) in.push_back(bv);
-                expect_close(run(d, in), ref_matmul(p, a, b, bias ? &bv : nullptr),
-                             tolerance(dtype()),
+                expect_close(run(d, in), ref_matmul(p, a, b, bias ? &bv : nullptr), tolerance(dtype()),
                              label(d) + " ta=" + std::to_string(ta) + " tb=" + std::to_string(tb) +
                                  " bias=" + std::to_string(bias));
             }
@@ -143,12 +141,10 @@ TEST_P(OnednnOpsTest, SoftmaxMatchesFloat64WithScaleAndCausalMask) {
         d.p.softmax = {c.batch, c.rows, c.cols, c.scale, c.causal};
         if (!offered(d)) return;
         auto x = random(c.batch * c.rows * c.cols, -4, 4, dtype(), 7);
-        const auto ref =
-            ref_softmax_rows(to_double(x), c.batch, c.rows, c.cols, effective_scale(d), c.causal);
+        const auto ref = ref_softmax_rows(to_double(x), c.batch, c.rows, c.cols, effective_scale(d), c.causal);
         expect_close(run(d, {x}), ref, tolerance(dtype()),
-                     label(d) + " rows=" + std::to_string(c.rows) + " cols=" +
-                         std::to_string(c.cols) + " scale=" + std::to_string(c.scale) +
-                         " causal=" + std::to_string(c.causal));
+                     label(d) + " rows=" + std::to_string(c.rows) + " cols=" + std::to_string(c.cols) +
+                         " scale=" + std::to_string(c.scale) + " causal=" + std::to_string(c.causal));
     }
 }
 
@@ -172,8 +168,7 @@ TEST_P(OnednnOpsTest, LayernormMatchesFloat64) {
         var /= double(p.cols);
         for (int64_t c = 0; c < p.cols; ++c)
             ref[std::size_t(r * p.cols + c)] =
-                (x[std::size_t(r * p.cols + c)] - mean) / std::sqrt(var + double(p.eps)) *
-                    gamma[std::size_t(c)] +
+                (x[std::size_t(r * p.cols + c)] - mean) / std::sqrt(var + double(p.eps)) * gamma[std::size_t(c)] +
                 beta[std::size_t(c)];
     }
     expect_close(run(d, {x, gamma, beta}), ref, tolerance(dtype()), label(d));
@@ -193,8 +188,8 @@ TEST_P(OnednnOpsTest, RmsnormMatchesFloat64) {
             ms += double(x[std::size_t(r * p.cols + c)]) * x[std::size_t(r * p.cols + c)];
         ms /= double(p.cols);
         for (int64_t c = 0; c < p.cols; ++c)
-            ref[std::size_t(r * p.cols + c)] = x[std::size_t(r * p.cols + c)] /
-                                               std::sqrt(ms + double(p.eps)) * gamma[std::size_t(c)];
+            ref[std::size_t(r * p.cols + c)] =
+                x[std::size_t(r * p.cols + c)] / std::sqrt(ms + double(p.eps)) * gamma[std::size_t(c)];
     }
     expect_close(run(d, {x, gamma}), ref, tolerance(dtype()), label(d));
 }
@@ -215,8 +210,7 @@ TEST_P(OnednnOpsTest, GeluErfTanhAndSiluMatchFloat64) {
                 else if (variant == OPB_GELU_ERF)
                     ref[i] = 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
                 else
-                    ref[i] = 0.5 * v *
-                             (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v)));
+                    ref[i] = 0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v)));
             }
             expect_close(run(d, {x}), ref, tolerance(dtype()), label(d));
         }
@@ -239,8 +233,7 @@ TEST_P(OnednnOpsTest, ComposedAttentionMatchesFloat64WithAndWithoutCausal) {
         float scale;
         int causal;
     };
-    for (const Case c : {Case{1, 2, 5, 7, 8, 0.0f, 0}, Case{2, 1, 6, 6, 16, 0.0f, 1},
-                         Case{1, 2, 3, 9, 8, 0.3f, 1}}) {
+    for (const Case c : {Case{1, 2, 5, 7, 8, 0.0f, 0}, Case{2, 1, 6, 6, 16, 0.0f, 1}, Case{1, 2, 3, 9, 8, 0.3f, 1}}) {
         auto d = make_desc(OPB_OP_ATTENTION, dtype(), OPB_ATTENTION_COMPOSED);
         d.p.attention = {c.batch, c.heads, c.sq, c.skv, c.dim, c.scale, c.causal};
         if (!offered(d)) return;
@@ -265,8 +258,8 @@ TEST_P(OnednnOpsTest, ComposedAttentionMatchesFloat64WithAndWithoutCausal) {
                 for (int64_t e = 0; e < c.dim; ++e) {
                     double acc = 0;
                     for (int64_t j = 0; j < c.skv; ++j)
-                        acc += pr[std::size_t((h * c.sq + i) * c.skv + j)] *
-                               v[std::size_t((h * c.skv + j) * c.dim + e)];
+                        acc +=
+                            pr[std::size_t((h * c.sq + i) * c.skv + j)] * v[std::size_t((h * c.skv + j) * c.dim + e)];
                     o[std::size_t((h * c.sq + i) * c.dim + e)] = acc;
                 }
         expect_close(run(d, {q, k, v}), o, tolerance(dtype(), true),
@@ -275,8 +268,7 @@ TEST_P(OnednnOpsTest, ComposedAttentionMatchesFloat64WithAndWithoutCausal) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, OnednnOpsTest,
-                         ::testing::Values(OPB_DTYPE_F32, OPB_DTYPE_BF16, OPB_DTYPE_F16),
+INSTANTIATE_TEST_SUITE_P(Dtypes, OnednnOpsTest, ::testing::Values(OPB_DTYPE_F32, OPB_DTYPE_BF16, OPB_DTYPE_F16),
                          [](const auto &info) { return std::string(dtype_name(info.param)); });
 
 } // namespace

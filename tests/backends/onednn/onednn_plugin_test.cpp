@@ -18,9 +18,10 @@ using OnednnPlugin = OnednnPluginTest;
 std::map<std::string, std::string> info_of(const opb_backend_api *api, opb_backend *be) {
     std::map<std::string, std::string> kv;
     EXPECT_NE(api->info, nullptr);
-    api->info(be, [](void *u, const char *k, const char *v) {
-        (*static_cast<std::map<std::string, std::string> *>(u))[k] = v;
-    }, &kv);
+    api->info(
+        be,
+        [](void *u, const char *k, const char *v) { (*static_cast<std::map<std::string, std::string> *>(u))[k] = v; },
+        &kv);
     return kv;
 }
 
@@ -35,8 +36,8 @@ TEST(OnednnEntry, RefusesAHostOfAnotherAbiMajor) {
 TEST_F(OnednnPlugin, NamesItselfAndTheOnednnVersionItRunsWith) {
     EXPECT_STREQ(api->name, "onednn");
     const dnnl_version_t *v = dnnl_version();
-    const std::string want = "oneDNN " + std::to_string(v->major) + "." +
-                             std::to_string(v->minor) + "." + std::to_string(v->patch);
+    const std::string want =
+        "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
     EXPECT_EQ(std::string(api->library_versions), want);
     EXPECT_EQ(api->probe(be), OPB_OK) << error();
 }
@@ -50,8 +51,7 @@ TEST_F(OnednnPlugin, InfoReportsDispatchedIsaRuntimeAndThreads) {
     if (!std::getenv("OMP_NUM_THREADS")) { // then "all threads" means every core
         EXPECT_EQ(kv["onednn_default_threads"], std::to_string(omp_get_num_procs()));
     }
-    EXPECT_EQ(kv["onednn_version"].rfind(std::to_string(dnnl_version()->major) + ".", 0), 0u)
-        << kv["onednn_version"];
+    EXPECT_EQ(kv["onednn_version"].rfind(std::to_string(dnnl_version()->major) + ".", 0), 0u) << kv["onednn_version"];
 }
 
 TEST_F(OnednnPlugin, DeviceInfoIsTheCpuWithItsMemory) {
@@ -68,8 +68,7 @@ TEST_F(OnednnPlugin, SupportsSaysWhyFusedAttentionAndTf32AreUnsupported) {
     auto fused = make_desc(OPB_OP_ATTENTION, OPB_DTYPE_F32, OPB_ATTENTION_FUSED);
     fused.p.attention = {1, 2, 64, 64, 32, 0.0f, 1};
     EXPECT_EQ(api->supports(be, &fused), OPB_ERR_UNSUPPORTED);
-    EXPECT_NE(error().find("no fused scaled-dot-product attention primitive"), std::string::npos)
-        << error();
+    EXPECT_NE(error().find("no fused scaled-dot-product attention primitive"), std::string::npos) << error();
 
     auto tf32 = make_desc(OPB_OP_MATMUL, OPB_DTYPE_F32, OPB_MATMUL_TF32);
     tf32.p.matmul = {1, 64, 64, 64, 0, 0, 0};
@@ -105,8 +104,7 @@ TEST_F(OnednnPlugin, F16IsOfferedOrRefusedWithTheDtypeAndIsaNamed) {
     if (st == OPB_OK) return; // a CPU where 2.6 has f16 matmul kernels
     EXPECT_EQ(st, OPB_ERR_UNSUPPORTED);
     EXPECT_NE(error().find("matmul f16"), std::string::npos) << error();
-    EXPECT_NE(error().find(onednn::isa_name(dnnl::get_effective_cpu_isa())), std::string::npos)
-        << error();
+    EXPECT_NE(error().find(onednn::isa_name(dnnl::get_effective_cpu_isa())), std::string::npos) << error();
 }
 
 TEST_F(OnednnPlugin, InvalidDescriptionIsRefusedWithWhatIsWrong) {
@@ -221,8 +219,7 @@ TEST_F(OnednnPlugin, AnOpItDoesNotKnowIsUnsupportedNotInternal) {
     auto d = make_desc(OPB_OP_COUNT + 3, OPB_DTYPE_F32);
     d.p.eltwise = {4, 4};
     EXPECT_EQ(api->supports(be, &d), OPB_ERR_UNSUPPORTED) << error();
-    EXPECT_NE(error().find("onednn: op " + std::to_string(OPB_OP_COUNT + 3)), std::string::npos)
-        << error();
+    EXPECT_NE(error().find("onednn: op " + std::to_string(OPB_OP_COUNT + 3)), std::string::npos) << error();
     opb_plan *plan = nullptr;
     EXPECT_EQ(api->prepare(be, &d, &plan, nullptr), OPB_ERR_UNSUPPORTED) << error();
     EXPECT_EQ(plan, nullptr);

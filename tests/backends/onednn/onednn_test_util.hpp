@@ -28,9 +28,7 @@ struct RecordingHost {
         services.struct_size = sizeof services;
         services.abi_version = OPB_ABI_VERSION;
         services.host = this;
-        services.log = [](void *h, int32_t, const char *m) {
-            static_cast<RecordingHost *>(h)->logs.emplace_back(m);
-        };
+        services.log = [](void *h, int32_t, const char *m) { static_cast<RecordingHost *>(h)->logs.emplace_back(m); };
         services.on_alloc = [](void *h, uint64_t n, int32_t) {
             auto *s = static_cast<RecordingHost *>(h);
             s->allocated += int64_t(n);

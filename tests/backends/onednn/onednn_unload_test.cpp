@@ -33,8 +33,7 @@ long long dt_flags_1(const std::vector<char> &f) {
         if (off + sizeof ph > f.size()) return -2;
         std::memcpy(&ph, f.data() + off, sizeof ph);
         if (ph.p_type != PT_DYNAMIC) continue;
-        for (std::size_t d = ph.p_offset; d + sizeof(Elf64_Dyn) <= ph.p_offset + ph.p_filesz;
-             d += sizeof(Elf64_Dyn)) {
+        for (std::size_t d = ph.p_offset; d + sizeof(Elf64_Dyn) <= ph.p_offset + ph.p_filesz; d += sizeof(Elf64_Dyn)) {
             Elf64_Dyn dyn;
             std::memcpy(&dyn, f.data() + d, sizeof dyn);
             if (dyn.d_tag == DT_NULL) break;

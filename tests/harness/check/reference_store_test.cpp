@@ -24,9 +24,8 @@ namespace {
 struct TempDir {
     fs::path path;
     TempDir() {
-        path = fs::temp_directory_path() /
-               ("opbench-refstore-test-" + std::to_string(::getpid()) + "-" +
-                ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        path = fs::temp_directory_path() / ("opbench-refstore-test-" + std::to_string(::getpid()) + "-" +
+                                            ::testing::UnitTest::GetInstance()->current_test_info()->name());
         fs::remove_all(path);
         fs::create_directories(path);
     }
@@ -193,8 +192,10 @@ TEST(ReferenceStore, DefaultDirFollowsTheMachineCacheDir) {
     const std::string saved = old ? old : "";
     ::setenv("OPBENCH_CACHE_DIR", "/some/where", 1);
     EXPECT_EQ(ReferenceStore::default_dir(), fs::path("/some/where/references"));
-    if (old) ::setenv("OPBENCH_CACHE_DIR", saved.c_str(), 1);
-    else ::unsetenv("OPBENCH_CACHE_DIR");
+    if (old)
+        ::setenv("OPBENCH_CACHE_DIR", saved.c_str(), 1);
+    else
+        ::unsetenv("OPBENCH_CACHE_DIR");
 }
 
 TEST(ReferenceStore, LoadOrComputeComputesOnceThenServesTheCache) {
@@ -215,8 +216,8 @@ TEST(ReferenceStore, LoadOrComputeComputesOnceThenServesTheCache) {
     EXPECT_EQ(source, "cache");
     EXPECT_EQ(computed, 1);
     // A failing computation stores nothing.
-    EXPECT_THROW((void)second_run.load_or_compute(key_for(d, 9), in, []() -> Outputs { throw std::runtime_error("x"); },
-                                                  source),
+    EXPECT_THROW((void)second_run.load_or_compute(
+                     key_for(d, 9), in, []() -> Outputs { throw std::runtime_error("x"); }, source),
                  std::runtime_error);
     EXPECT_EQ(ref_files(tmp.path), 1);
 }

@@ -164,9 +164,9 @@ TEST(CompareOutputs, NanOrInfFailsEvenWhenEverythingElseIsExact) {
     std::string verdict = judge(c, {1e300, "loose", 1e300, "loose"}, "y", {1000});
     EXPECT_NE(verdict.find("y[999] is inf"), std::string::npos) << verdict;
     out[999] = NAN;
-    EXPECT_FALSE(judge(compare_outputs(out.data(), ref.data(), OPB_DTYPE_F32, 1000, 1000), {1e300, "x", 1e300, "x"}, "y",
-                       {1000})
-                     .empty());
+    EXPECT_FALSE(
+        judge(compare_outputs(out.data(), ref.data(), OPB_DTYPE_F32, 1000, 1000), {1e300, "x", 1e300, "x"}, "y", {1000})
+            .empty());
 }
 
 TEST(CompareOutputs, NearZeroElementsAreJudgedOnTheOutputsScale) {

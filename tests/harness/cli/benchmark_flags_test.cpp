@@ -28,10 +28,13 @@ TEST(SortBenchmarkFlags, MinTimeAndRepetitionsBecomeOpbenchSettings) {
 }
 
 TEST(SortBenchmarkFlags, PassesTheFlagsOpbenchHonours) {
-    const std::vector<std::string> args = {"--benchmark_filter=matmul", "--benchmark_filter=-be:naive",
+    const std::vector<std::string> args = {"--benchmark_filter=matmul",
+                                           "--benchmark_filter=-be:naive",
                                            "--benchmark_enable_random_interleaving=true",
-                                           "--benchmark_enable_random_interleaving", "--benchmark_color=false",
-                                           "--benchmark_counters_tabular=true", "--benchmark_context=host=a"};
+                                           "--benchmark_enable_random_interleaving",
+                                           "--benchmark_color=false",
+                                           "--benchmark_counters_tabular=true",
+                                           "--benchmark_context=host=a"};
     EXPECT_EQ(sort_benchmark_flags(args).pass_through, args);
 }
 

@@ -23,9 +23,8 @@ namespace {
 class OutputPathTest : public ::testing::Test {
 protected:
     void SetUp() override {
-        dir_ = fs::temp_directory_path() /
-               ("opbench-out-" + std::to_string(::getpid()) + "-" +
-                ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        dir_ = fs::temp_directory_path() / ("opbench-out-" + std::to_string(::getpid()) + "-" +
+                                            ::testing::UnitTest::GetInstance()->current_test_info()->name());
         fs::remove_all(dir_);
         fs::create_directories(dir_);
     }
@@ -100,7 +99,10 @@ TEST_F(OutputPathTest, ADefaultNameStaysInTheResultsDirectory) {
 TEST_F(OutputPathTest, AnUnusedReservationIsRemovedAndAWrittenResultKept) {
     OutputRequest r;
     r.path = at("unused.json");
-    { ResultPath p = reserve_result_path(r, "suite"); EXPECT_TRUE(fs::exists(r.path)); }
+    {
+        ResultPath p = reserve_result_path(r, "suite");
+        EXPECT_TRUE(fs::exists(r.path));
+    }
     EXPECT_FALSE(fs::exists(r.path)) << "an empty reservation must not outlive a run that wrote nothing";
 
     r.path = at("written.json");
@@ -129,8 +131,8 @@ TEST_F(OutputPathTest, RefusesDevicesDirectoriesAndFifosEvenWhenForced) {
     struct Case {
         std::string path, kind;
     };
-    for (const Case &c : {Case{"/dev/null", "a character device"}, Case{dir_.string(), "a directory"},
-                          Case{at("fifo"), "a FIFO"}}) {
+    for (const Case &c :
+         {Case{"/dev/null", "a character device"}, Case{dir_.string(), "a directory"}, Case{at("fifo"), "a FIFO"}}) {
         for (bool force : {false, true}) {
             OutputRequest r;
             r.path = c.path;

@@ -110,7 +110,8 @@ TEST_F(ReaderCommands, CsvLoadsWithPythonsCsvModule) {
                            "h=rows[0]; assert h[:3]==['case','backend','base'], h; body=rows[1:rows.index([])];"
                            "assert len(body)==2 and all(len(r)==len(h) for r in body), body;"
                            "assert {r[h.index('verdict')] for r in body}=={'slower'};"
-                           "print('csv ok', len(rows))\" " + csv;
+                           "print('csv ok', len(rows))\" " +
+                           csv;
     FILE *p = popen((py + " 2>&1").c_str(), "r");
     std::array<char, 4096> buf{};
     std::string out(buf.data(), fread(buf.data(), 1, buf.size(), p));
@@ -250,8 +251,9 @@ TEST_F(ReaderCommands, RefusesToMixAProfilingRunWithAPlainOne) {
     std::ofstream(profiled) << set.dump(2);
     const Outcome r = run_opbench("compare " + base + " " + profiled);
     EXPECT_EQ(r.rc, 2) << r.out;
-    EXPECT_NE(r.out.find("a profiling run (--profile / --trace) cannot be compared with a plain one (profiling: off vs on)"),
-              std::string::npos)
+    EXPECT_NE(
+        r.out.find("a profiling run (--profile / --trace) cannot be compared with a plain one (profiling: off vs on)"),
+        std::string::npos)
         << r.out;
     // Two profiling runs compare as usual.
     EXPECT_EQ(run_opbench("compare " + profiled + " " + profiled).rc, 0);

@@ -47,8 +47,9 @@ TEST(BenchmarkName, SettingsThatChangeTheMeasurementAndTheCaseNameAppear) {
     c.settings.threads = 1;
     c.settings.cache = CacheState::cold;
     c.name = "gpt2-small.mlp.up";
-    EXPECT_EQ(benchmark_name(c, "onednn"),
-              "matmul/B:1/M:1024/N:1024/K:1024/variant:default/dt:f32/thr:1/cache:cold/be:onednn/case:gpt2-small.mlp.up");
+    EXPECT_EQ(
+        benchmark_name(c, "onednn"),
+        "matmul/B:1/M:1024/N:1024/K:1024/variant:default/dt:f32/thr:1/cache:cold/be:onednn/case:gpt2-small.mlp.up");
     Case a = attention_case();
     a.desc.p.attention.seq_q = 1;
     EXPECT_NE(benchmark_name(a, "naive").find("/Sq:1/Skv:512/"), std::string::npos);

@@ -36,8 +36,7 @@ TEST(CaseHost, AJobCrossesTheBoundaryUnchanged) {
     EXPECT_EQ(back.name, job.name);
     EXPECT_EQ(back.backend, "onednn");
     EXPECT_EQ(std::memcmp(&back.desc, &job.desc, sizeof job.desc), 0) << "the description, byte for byte";
-    for (const SettingInfo &s : measurement_settings())
-        EXPECT_EQ(s.get(back.settings), s.get(job.settings)) << s.key;
+    for (const SettingInfo &s : measurement_settings()) EXPECT_EQ(s.get(back.settings), s.get(job.settings)) << s.key;
     EXPECT_EQ(back.nmse_threshold, 1e-5);
     EXPECT_EQ(back.timer_overhead, 2.5e-8);
 }
@@ -46,7 +45,8 @@ TEST(CaseHost, AJobCrossesTheBoundaryUnchanged) {
 TEST(CaseHost, BackendFactsRoundTrip) {
     BackendFacts f;
     f.context = {{"name", "x"}, {"usable", true}, {"device", {{"kind", "cpu"}}}};
-    f.supports = {{CaseStatus::passed, ""}, {CaseStatus::skipped, "x: bf16 is not supported"},
+    f.supports = {{CaseStatus::passed, ""},
+                  {CaseStatus::skipped, "x: bf16 is not supported"},
                   {CaseStatus::failed, "supports: OPB_ERR_INTERNAL"}};
     const BackendFacts back = json(f).get<BackendFacts>();
     EXPECT_TRUE(back.usable());

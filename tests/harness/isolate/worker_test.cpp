@@ -33,7 +33,6 @@ __attribute__((no_sanitize("undefined"), noinline)) void write_through_null() {
     *null = 1;
 }
 
-
 json test_handler(const json &request, PhaseReporter &phase) {
     const std::string what = request.at("do").get<std::string>();
     if (request.contains("phase")) phase.enter(request["phase"].get<std::string>());
@@ -126,15 +125,15 @@ TEST_P(WorkerFault, CostsOneRequestAndTheWorkerIsStartedAgain) {
     EXPECT_EQ(w.starts(), 2);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    EachFault, WorkerFault,
-    ::testing::Values(FaultCase{"segv", "execute", "crashed: SIGSEGV in execute"},
-                      FaultCase{"abort", "execute", "crashed: SIGABRT in execute"},
-                      FaultCase{"exit0", "execute", "exited with status 0 during execute"},
-                      FaultCase{"throw", "execute", "exception: boom in execute"},
-                      FaultCase{"throw_int", "prepare", "exception: of a type that is not std::exception in prepare"},
-                      FaultCase{"bad_alloc", "prepare", "exception: std::bad_alloc in prepare"}),
-    [](const auto &info) { return std::string(info.param.what); });
+INSTANTIATE_TEST_SUITE_P(EachFault, WorkerFault,
+                         ::testing::Values(FaultCase{"segv", "execute", "crashed: SIGSEGV in execute"},
+                                           FaultCase{"abort", "execute", "crashed: SIGABRT in execute"},
+                                           FaultCase{"exit0", "execute", "exited with status 0 during execute"},
+                                           FaultCase{"throw", "execute", "exception: boom in execute"},
+                                           FaultCase{"throw_int", "prepare",
+                                                     "exception: of a type that is not std::exception in prepare"},
+                                           FaultCase{"bad_alloc", "prepare", "exception: std::bad_alloc in prepare"}),
+                         [](const auto &info) { return std::string(info.param.what); });
 
 TEST(Worker, ACrashBeforeAnyPhaseSaysSo) {
     WorkerProcess w(worker_command());

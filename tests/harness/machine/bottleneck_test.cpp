@@ -11,7 +11,7 @@ namespace {
 MachinePeaks two_core_machine() {
     MachinePeaks m;
     m.cores = 2;
-    m.one_thread = {1, 100.0, 200.0, 20.0, 25.0};  // GFLOP/s f32, bf16, GB/s triad, copy
+    m.one_thread = {1, 100.0, 200.0, 20.0, 25.0}; // GFLOP/s f32, bf16, GB/s triad, copy
     m.all_threads = {2, 200.0, 400.0, 30.0, 35.0};
     return m;
 }
@@ -54,8 +54,10 @@ TEST(PeaksFor, GpuNeverGetsCpuPeaks) {
 }
 
 TEST(DevicePeaks, FromBackendInfoStringsOrNumbers) {
-    const nlohmann::json info = {{"peak_f32_gflops", "60000"}, {"peak_bf16_gflops", 990000.0},
-                                 {"peak_bandwidth_gbps", "3350.4"}, {"peak_source", "theoretical"}};
+    const nlohmann::json info = {{"peak_f32_gflops", "60000"},
+                                 {"peak_bf16_gflops", 990000.0},
+                                 {"peak_bandwidth_gbps", "3350.4"},
+                                 {"peak_source", "theoretical"}};
     const auto f32 = device_peaks_from_info(info, PeakKind::f32);
     ASSERT_TRUE(f32);
     EXPECT_DOUBLE_EQ(f32->flops_per_s, 60000e9);

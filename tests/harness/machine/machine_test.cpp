@@ -18,317 +18,312 @@ namespace fs = std::filesystem;
 
 // A fresh directory under the system temp dir, removed at scope exit.
 struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "opbench-machine-test-XXXXXX").string();
-    path = ::mkdtemp(tmpl.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
+    fs::path path;
+    TempDir() {
+        std::string tmpl = (fs::temp_directory_path() / "opbench-machine-test-XXXXXX").string();
+        path = ::mkdtemp(tmpl.data());
+    }
+    ~TempDir() {
+        std::error_code ec;
+        fs::remove_all(path, ec);
+    }
 };
 
 // Cheaper than the defaults: about a second instead of several.
 MeasureOptions quick_options() {
-  MeasureOptions o;
-  o.seconds_per_figure = 0.1;
-  o.bandwidth_array_bytes = std::size_t{32} << 20;
-  return o;
+    MeasureOptions o;
+    o.seconds_per_figure = 0.1;
+    o.bandwidth_array_bytes = std::size_t{32} << 20;
+    return o;
 }
 
 MachinePeaks synthetic_peaks() {
-  MachinePeaks m;
-  m.cpu_model = "Synthetic CPU";
-  m.cores = 4;
-  m.one_thread = {1, 100.0, 400.0, 10.0, 12.0};     // ridge 10 flop/byte (f32)
-  m.all_threads = {4, 400.0, 1600.0, 20.0, 24.0};   // ridge 20 flop/byte (f32)
-  m.fma_isa = "avx512f";
-  m.has_bf16 = true;
-  m.notes = "n";
-  m.measured_at = "2024-01-01T00:00:00Z";
-  m.measure_seconds = 1.5;
-  m.method = "m";
-  return m;
+    MachinePeaks m;
+    m.cpu_model = "Synthetic CPU";
+    m.cores = 4;
+    m.one_thread = {1, 100.0, 400.0, 10.0, 12.0};   // ridge 10 flop/byte (f32)
+    m.all_threads = {4, 400.0, 1600.0, 20.0, 24.0}; // ridge 20 flop/byte (f32)
+    m.fma_isa = "avx512f";
+    m.has_bf16 = true;
+    m.notes = "n";
+    m.measured_at = "2024-01-01T00:00:00Z";
+    m.measure_seconds = 1.5;
+    m.method = "m";
+    return m;
 }
 
 class MeasuredPeaks : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() { peaks_ = new MachinePeaks(measure_machine(quick_options())); }
-  static void TearDownTestSuite() {
-    delete peaks_;
-    peaks_ = nullptr;
-  }
-  static MachinePeaks* peaks_;
+protected:
+    static void SetUpTestSuite() { peaks_ = new MachinePeaks(measure_machine(quick_options())); }
+    static void TearDownTestSuite() {
+        delete peaks_;
+        peaks_ = nullptr;
+    }
+    static MachinePeaks *peaks_;
 };
-MachinePeaks* MeasuredPeaks::peaks_ = nullptr;
+MachinePeaks *MeasuredPeaks::peaks_ = nullptr;
 
 TEST_F(MeasuredPeaks, DescribeThisMachine) {
-  const MachinePeaks& m = *peaks_;
-  EXPECT_EQ(m.cpu_model, cpu_model_name());
-  EXPECT_EQ(m.cores, allowed_cpu_count());
-  EXPECT_EQ(m.one_thread.threads, 1);
-  EXPECT_EQ(m.all_threads.threads, m.cores);
-  EXPECT_FALSE(m.method.empty());
-  EXPECT_TRUE(std::regex_match(m.measured_at, std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)")))
-      << m.measured_at;
-  const std::string expected_isa = __builtin_cpu_supports("avx512f") ? "avx512f"
-                                   : (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-                                       ? "avx2+fma"
-                                       : "scalar";
-  EXPECT_EQ(m.fma_isa, expected_isa);
+    const MachinePeaks &m = *peaks_;
+    EXPECT_EQ(m.cpu_model, cpu_model_name());
+    EXPECT_EQ(m.cores, allowed_cpu_count());
+    EXPECT_EQ(m.one_thread.threads, 1);
+    EXPECT_EQ(m.all_threads.threads, m.cores);
+    EXPECT_FALSE(m.method.empty());
+    EXPECT_TRUE(std::regex_match(m.measured_at, std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)"))) << m.measured_at;
+    const std::string expected_isa = __builtin_cpu_supports("avx512f")                                   ? "avx512f"
+                                     : (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) ? "avx2+fma"
+                                                                                                         : "scalar";
+    EXPECT_EQ(m.fma_isa, expected_isa);
 }
 
 TEST_F(MeasuredPeaks, ComputePeaksArePositiveAndScaleWithCores) {
-  const MachinePeaks& m = *peaks_;
-  EXPECT_GT(m.one_thread.f32_gflops, 0.0);
-  // Unit sanity: no single core does 2 TFLOP/s of f32 FMA.
-  EXPECT_LT(m.one_thread.f32_gflops, 2000.0);
-  EXPECT_GE(m.all_threads.f32_gflops, 0.8 * m.one_thread.f32_gflops);
+    const MachinePeaks &m = *peaks_;
+    EXPECT_GT(m.one_thread.f32_gflops, 0.0);
+    // Unit sanity: no single core does 2 TFLOP/s of f32 FMA.
+    EXPECT_LT(m.one_thread.f32_gflops, 2000.0);
+    EXPECT_GE(m.all_threads.f32_gflops, 0.8 * m.one_thread.f32_gflops);
 }
 
 TEST_F(MeasuredPeaks, Bf16MeasuredExactlyWhenTheIsaHasIt) {
-  const MachinePeaks& m = *peaks_;
-  const bool isa = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16");
-  EXPECT_EQ(m.has_bf16, isa);
-  if (isa) {
-    EXPECT_GT(m.one_thread.bf16_gflops, 0.0);
-    EXPECT_GT(m.all_threads.bf16_gflops, 0.0);
-  } else {
-    EXPECT_EQ(m.one_thread.bf16_gflops, 0.0);
-    EXPECT_NE(m.notes.find("bf16"), std::string::npos);
-  }
+    const MachinePeaks &m = *peaks_;
+    const bool isa = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16");
+    EXPECT_EQ(m.has_bf16, isa);
+    if (isa) {
+        EXPECT_GT(m.one_thread.bf16_gflops, 0.0);
+        EXPECT_GT(m.all_threads.bf16_gflops, 0.0);
+    } else {
+        EXPECT_EQ(m.one_thread.bf16_gflops, 0.0);
+        EXPECT_NE(m.notes.find("bf16"), std::string::npos);
+    }
 }
 
 TEST_F(MeasuredPeaks, BandwidthPeaksArePositiveAndPlausible) {
-  const MachinePeaks& m = *peaks_;
-  for (const ThreadPeaks& p : {m.one_thread, m.all_threads}) {
-    EXPECT_GT(p.triad_gbps, 0.0);
-    EXPECT_GT(p.copy_gbps, 0.0);
-    EXPECT_LT(p.triad_gbps, 10000.0);  // GB/s, not bytes/s
-  }
+    const MachinePeaks &m = *peaks_;
+    for (const ThreadPeaks &p : {m.one_thread, m.all_threads}) {
+        EXPECT_GT(p.triad_gbps, 0.0);
+        EXPECT_GT(p.copy_gbps, 0.0);
+        EXPECT_LT(p.triad_gbps, 10000.0); // GB/s, not bytes/s
+    }
 }
 
 TEST(MachinePeaksJson, RoundTripsEveryField) {
-  const MachinePeaks m = synthetic_peaks();
-  const nlohmann::json j = m;
-  EXPECT_EQ(j.at("schema_version"), kMachinePeaksSchemaVersion);
-  const auto back = nlohmann::json::parse(j.dump()).get<MachinePeaks>();
-  EXPECT_EQ(nlohmann::json(back), j);
-  EXPECT_EQ(back.cpu_model, m.cpu_model);
-  EXPECT_EQ(back.all_threads.bf16_gflops, m.all_threads.bf16_gflops);
+    const MachinePeaks m = synthetic_peaks();
+    const nlohmann::json j = m;
+    EXPECT_EQ(j.at("schema_version"), kMachinePeaksSchemaVersion);
+    const auto back = nlohmann::json::parse(j.dump()).get<MachinePeaks>();
+    EXPECT_EQ(nlohmann::json(back), j);
+    EXPECT_EQ(back.cpu_model, m.cpu_model);
+    EXPECT_EQ(back.all_threads.bf16_gflops, m.all_threads.bf16_gflops);
 }
 
 TEST(MachinePeaksJson, RejectsOtherVersionsAndMissingFields) {
-  nlohmann::json j = synthetic_peaks();
-  j["schema_version"] = kMachinePeaksSchemaVersion + 1;
-  EXPECT_THROW((void)j.get<MachinePeaks>(), std::runtime_error);
-  nlohmann::json k = synthetic_peaks();
-  k.erase("one_thread");
-  EXPECT_THROW((void)k.get<MachinePeaks>(), nlohmann::json::exception);
+    nlohmann::json j = synthetic_peaks();
+    j["schema_version"] = kMachinePeaksSchemaVersion + 1;
+    EXPECT_THROW((void)j.get<MachinePeaks>(), std::runtime_error);
+    nlohmann::json k = synthetic_peaks();
+    k.erase("one_thread");
+    EXPECT_THROW((void)k.get<MachinePeaks>(), nlohmann::json::exception);
 }
 
 TEST(MachineCache, PathIsPerMachine) {
-  const fs::path dir = "/x";
-  const fs::path a = machine_cache_path(dir, "CPU A", 8);
-  EXPECT_EQ(a.parent_path(), dir);
-  EXPECT_TRUE(std::regex_match(a.filename().string(), std::regex(R"(machine-[0-9a-f]{16}\.json)")))
-      << a;
-  EXPECT_EQ(a, machine_cache_path(dir, "CPU A", 8));  // stable
-  EXPECT_NE(a, machine_cache_path(dir, "CPU B", 8));
-  EXPECT_NE(a, machine_cache_path(dir, "CPU A", 16));
+    const fs::path dir = "/x";
+    const fs::path a = machine_cache_path(dir, "CPU A", 8);
+    EXPECT_EQ(a.parent_path(), dir);
+    EXPECT_TRUE(std::regex_match(a.filename().string(), std::regex(R"(machine-[0-9a-f]{16}\.json)"))) << a;
+    EXPECT_EQ(a, machine_cache_path(dir, "CPU A", 8)); // stable
+    EXPECT_NE(a, machine_cache_path(dir, "CPU B", 8));
+    EXPECT_NE(a, machine_cache_path(dir, "CPU A", 16));
 }
 
 TEST(MachineCache, DirectoryFollowsEnvironment) {
-  const char* old = std::getenv("OPBENCH_CACHE_DIR");
-  const std::string saved = old ? old : "";
-  ::setenv("OPBENCH_CACHE_DIR", "/some/where", 1);
-  EXPECT_EQ(machine_cache_dir(), fs::path("/some/where"));
-  if (old)
-    ::setenv("OPBENCH_CACHE_DIR", saved.c_str(), 1);
-  else
-    ::unsetenv("OPBENCH_CACHE_DIR");
+    const char *old = std::getenv("OPBENCH_CACHE_DIR");
+    const std::string saved = old ? old : "";
+    ::setenv("OPBENCH_CACHE_DIR", "/some/where", 1);
+    EXPECT_EQ(machine_cache_dir(), fs::path("/some/where"));
+    if (old)
+        ::setenv("OPBENCH_CACHE_DIR", saved.c_str(), 1);
+    else
+        ::unsetenv("OPBENCH_CACHE_DIR");
 }
 
 // With no HOME (and no OPBENCH_CACHE_DIR or XDG_CACHE_HOME) there is no cache
 // at all, never a fixed shared path such as /tmp/opbench-cache.
 TEST(MachineCache, NoHomeMeansNoCache) {
-  std::map<std::string, std::string> saved;
-  for (const char* v : {"OPBENCH_CACHE_DIR", "XDG_CACHE_HOME", "HOME"}) {
-    if (const char* old = std::getenv(v)) saved[v] = old;
-    ::unsetenv(v);
-  }
-  EXPECT_EQ(machine_cache_dir(), fs::path());
-  EXPECT_NE(cache_dir_problem(machine_cache_dir()).find("no cache directory"), std::string::npos);
-  for (const auto& [k, v] : saved) ::setenv(k.c_str(), v.c_str(), 1);
+    std::map<std::string, std::string> saved;
+    for (const char *v : {"OPBENCH_CACHE_DIR", "XDG_CACHE_HOME", "HOME"}) {
+        if (const char *old = std::getenv(v)) saved[v] = old;
+        ::unsetenv(v);
+    }
+    EXPECT_EQ(machine_cache_dir(), fs::path());
+    EXPECT_NE(cache_dir_problem(machine_cache_dir()).find("no cache directory"), std::string::npos);
+    for (const auto &[k, v] : saved) ::setenv(k.c_str(), v.c_str(), 1);
 }
 
 // The cache directory meets the plugins' trust rule: a symlink planted in a
 // directory others may write is not followed.
 TEST(MachineCache, AnUntrustedCacheDirectoryIsNotUsed) {
-  TempDir tmp;
-  const fs::path open_dir = tmp.path / "shared";
-  fs::create_directories(open_dir);
-  fs::permissions(open_dir, fs::perms::all, fs::perm_options::replace);  // 0777, not sticky
-  const fs::path elsewhere = tmp.path / "elsewhere";
-  fs::create_directories(elsewhere);
-  fs::create_directory_symlink(elsewhere, open_dir / "opbench-cache");
-  const std::string why = cache_dir_problem(open_dir / "opbench-cache");
-  EXPECT_NE(why.find("not used: it is reached through the symlink"), std::string::npos) << why;
-  EXPECT_EQ(cache_dir_problem(elsewhere), "");
-  MeasureOptions quick;
-  quick.seconds_per_figure = 0.005;
-  quick.min_trials = 1;
-  quick.bandwidth_array_bytes = 1 << 20;
-  const CachedMachinePeaks c = load_or_measure(false, open_dir / "opbench-cache", quick);
-  EXPECT_NE(c.warning.find("machine peaks not cached"), std::string::npos) << c.warning;
-  EXPECT_TRUE(fs::is_empty(elsewhere)) << "nothing written through the planted link";
-  fs::permissions(open_dir, fs::perms::others_write | fs::perms::group_write, fs::perm_options::remove);
+    TempDir tmp;
+    const fs::path open_dir = tmp.path / "shared";
+    fs::create_directories(open_dir);
+    fs::permissions(open_dir, fs::perms::all, fs::perm_options::replace); // 0777, not sticky
+    const fs::path elsewhere = tmp.path / "elsewhere";
+    fs::create_directories(elsewhere);
+    fs::create_directory_symlink(elsewhere, open_dir / "opbench-cache");
+    const std::string why = cache_dir_problem(open_dir / "opbench-cache");
+    EXPECT_NE(why.find("not used: it is reached through the symlink"), std::string::npos) << why;
+    EXPECT_EQ(cache_dir_problem(elsewhere), "");
+    MeasureOptions quick;
+    quick.seconds_per_figure = 0.005;
+    quick.min_trials = 1;
+    quick.bandwidth_array_bytes = 1 << 20;
+    const CachedMachinePeaks c = load_or_measure(false, open_dir / "opbench-cache", quick);
+    EXPECT_NE(c.warning.find("machine peaks not cached"), std::string::npos) << c.warning;
+    EXPECT_TRUE(fs::is_empty(elsewhere)) << "nothing written through the planted link";
+    fs::permissions(open_dir, fs::perms::others_write | fs::perms::group_write, fs::perm_options::remove);
 }
 
 TEST(MachineCache, SaveThenLoadRoundTripsAndLeavesNoTemporaries) {
-  TempDir tmp;
-  const fs::path path = tmp.path / "nested" / "machine-test.json";
-  const MachinePeaks m = synthetic_peaks();
-  save_machine_peaks(m, path);
-  const auto loaded = load_machine_peaks(path);
-  ASSERT_TRUE(loaded.has_value());
-  EXPECT_EQ(nlohmann::json(*loaded), nlohmann::json(m));
-  int files = 0;
-  for ([[maybe_unused]] const auto& e : fs::directory_iterator(path.parent_path())) ++files;
-  EXPECT_EQ(files, 1);
+    TempDir tmp;
+    const fs::path path = tmp.path / "nested" / "machine-test.json";
+    const MachinePeaks m = synthetic_peaks();
+    save_machine_peaks(m, path);
+    const auto loaded = load_machine_peaks(path);
+    ASSERT_TRUE(loaded.has_value());
+    EXPECT_EQ(nlohmann::json(*loaded), nlohmann::json(m));
+    int files = 0;
+    for ([[maybe_unused]] const auto &e : fs::directory_iterator(path.parent_path())) ++files;
+    EXPECT_EQ(files, 1);
 }
 
 TEST(MachineCache, MissingOrCorruptFilesLoadAsNothing) {
-  TempDir tmp;
-  EXPECT_FALSE(load_machine_peaks(tmp.path / "absent.json").has_value());
-  const fs::path bad = tmp.path / "bad.json";
-  std::ofstream(bad) << "{ \"schema_version\": 1, \"cpu_model\": ";
-  EXPECT_FALSE(load_machine_peaks(bad).has_value());
+    TempDir tmp;
+    EXPECT_FALSE(load_machine_peaks(tmp.path / "absent.json").has_value());
+    const fs::path bad = tmp.path / "bad.json";
+    std::ofstream(bad) << "{ \"schema_version\": 1, \"cpu_model\": ";
+    EXPECT_FALSE(load_machine_peaks(bad).has_value());
 }
 
 TEST(MachineCache, SaveIntoUnwritablePlaceThrowsNamingThePath) {
-  TempDir tmp;
-  const fs::path blocker = tmp.path / "file";
-  std::ofstream(blocker) << "x";
-  try {
-    save_machine_peaks(synthetic_peaks(), blocker / "machine.json");
-    FAIL() << "expected an exception";
-  } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find(blocker.string()), std::string::npos) << e.what();
-  }
+    TempDir tmp;
+    const fs::path blocker = tmp.path / "file";
+    std::ofstream(blocker) << "x";
+    try {
+        save_machine_peaks(synthetic_peaks(), blocker / "machine.json");
+        FAIL() << "expected an exception";
+    } catch (const std::runtime_error &e) {
+        EXPECT_NE(std::string(e.what()).find(blocker.string()), std::string::npos) << e.what();
+    }
 }
 
 TEST(MachineCache, LoadOrMeasureUsesCacheForThisMachineOnly) {
-  TempDir tmp;
-  MachinePeaks sentinel = synthetic_peaks();
-  sentinel.cpu_model = cpu_model_name();
-  sentinel.cores = allowed_cpu_count();
-  sentinel.one_thread.f32_gflops = 12345;  // no real measurement gives this
-  const fs::path path = machine_cache_path(tmp.path, sentinel.cpu_model, sentinel.cores);
-  save_machine_peaks(sentinel, path);
+    TempDir tmp;
+    MachinePeaks sentinel = synthetic_peaks();
+    sentinel.cpu_model = cpu_model_name();
+    sentinel.cores = allowed_cpu_count();
+    sentinel.one_thread.f32_gflops = 12345; // no real measurement gives this
+    const fs::path path = machine_cache_path(tmp.path, sentinel.cpu_model, sentinel.cores);
+    save_machine_peaks(sentinel, path);
 
-  MeasureOptions tiny;
-  tiny.seconds_per_figure = 0;  // min_trials only
-  tiny.min_trials = 1;
-  tiny.bandwidth_array_bytes = std::size_t{4} << 20;
+    MeasureOptions tiny;
+    tiny.seconds_per_figure = 0; // min_trials only
+    tiny.min_trials = 1;
+    tiny.bandwidth_array_bytes = std::size_t{4} << 20;
 
-  const CachedMachinePeaks hit = load_or_measure(false, tmp.path, tiny);
-  EXPECT_TRUE(hit.from_cache);
-  EXPECT_EQ(hit.path, path);
-  EXPECT_EQ(hit.peaks.one_thread.f32_gflops, 12345);
+    const CachedMachinePeaks hit = load_or_measure(false, tmp.path, tiny);
+    EXPECT_TRUE(hit.from_cache);
+    EXPECT_EQ(hit.path, path);
+    EXPECT_EQ(hit.peaks.one_thread.f32_gflops, 12345);
 
-  const CachedMachinePeaks fresh = load_or_measure(true, tmp.path, tiny);
-  EXPECT_FALSE(fresh.from_cache);
-  EXPECT_TRUE(fresh.warning.empty()) << fresh.warning;
-  EXPECT_NE(fresh.peaks.one_thread.f32_gflops, 12345);
-  const auto rewritten = load_machine_peaks(path);
-  ASSERT_TRUE(rewritten.has_value());
-  EXPECT_EQ(rewritten->one_thread.f32_gflops, fresh.peaks.one_thread.f32_gflops);
+    const CachedMachinePeaks fresh = load_or_measure(true, tmp.path, tiny);
+    EXPECT_FALSE(fresh.from_cache);
+    EXPECT_TRUE(fresh.warning.empty()) << fresh.warning;
+    EXPECT_NE(fresh.peaks.one_thread.f32_gflops, 12345);
+    const auto rewritten = load_machine_peaks(path);
+    ASSERT_TRUE(rewritten.has_value());
+    EXPECT_EQ(rewritten->one_thread.f32_gflops, fresh.peaks.one_thread.f32_gflops);
 
-  // A file for another CPU under this machine's name is not trusted.
-  MachinePeaks other = sentinel;
-  other.cpu_model = "Some Other CPU";
-  save_machine_peaks(other, path);
-  EXPECT_FALSE(load_or_measure(false, tmp.path, tiny).from_cache);
+    // A file for another CPU under this machine's name is not trusted.
+    MachinePeaks other = sentinel;
+    other.cpu_model = "Some Other CPU";
+    save_machine_peaks(other, path);
+    EXPECT_FALSE(load_or_measure(false, tmp.path, tiny).from_cache);
 }
 
 TEST(MachinePeaksAtThreads, PicksOrInterpolates) {
-  const MachinePeaks m = synthetic_peaks();
-  EXPECT_EQ(m.at_threads(0).f32_gflops, 100.0);
-  EXPECT_EQ(m.at_threads(1).f32_gflops, 100.0);
-  EXPECT_EQ(m.at_threads(4).f32_gflops, 400.0);
-  EXPECT_EQ(m.at_threads(64).triad_gbps, 20.0);
-  const ThreadPeaks two = m.at_threads(2);  // a third of the way from 1 to 4
-  EXPECT_EQ(two.threads, 2);
-  EXPECT_DOUBLE_EQ(two.f32_gflops, 200.0);
-  EXPECT_DOUBLE_EQ(two.triad_gbps, 10.0 + 10.0 / 3.0);
+    const MachinePeaks m = synthetic_peaks();
+    EXPECT_EQ(m.at_threads(0).f32_gflops, 100.0);
+    EXPECT_EQ(m.at_threads(1).f32_gflops, 100.0);
+    EXPECT_EQ(m.at_threads(4).f32_gflops, 400.0);
+    EXPECT_EQ(m.at_threads(64).triad_gbps, 20.0);
+    const ThreadPeaks two = m.at_threads(2); // a third of the way from 1 to 4
+    EXPECT_EQ(two.threads, 2);
+    EXPECT_DOUBLE_EQ(two.f32_gflops, 200.0);
+    EXPECT_DOUBLE_EQ(two.triad_gbps, 10.0 + 10.0 / 3.0);
 }
 
 TEST(Classify, ComputeBoundAboveTheRidge) {
-  // 1 GFLOP over 1 MB in 20 ms on one thread: intensity 1000 > ridge 10.
-  const Roofline r = classify(1e9, 1e6, 0.02, synthetic_peaks(), 1, 1e-7);
-  EXPECT_EQ(r.bound, "compute-bound");
-  EXPECT_DOUBLE_EQ(r.pct_peak_compute, 50.0);
-  EXPECT_DOUBLE_EQ(r.pct_peak_bandwidth, 0.5);
-  EXPECT_DOUBLE_EQ(r.arithmetic_intensity, 1000.0);
-  EXPECT_DOUBLE_EQ(r.ridge_point, 10.0);
+    // 1 GFLOP over 1 MB in 20 ms on one thread: intensity 1000 > ridge 10.
+    const Roofline r = classify(1e9, 1e6, 0.02, synthetic_peaks(), 1, 1e-7);
+    EXPECT_EQ(r.bound, "compute-bound");
+    EXPECT_DOUBLE_EQ(r.pct_peak_compute, 50.0);
+    EXPECT_DOUBLE_EQ(r.pct_peak_bandwidth, 0.5);
+    EXPECT_DOUBLE_EQ(r.arithmetic_intensity, 1000.0);
+    EXPECT_DOUBLE_EQ(r.ridge_point, 10.0);
 }
 
 TEST(Classify, MemoryBoundBelowTheRidge) {
-  // 1 MFLOP over 100 MB in 20 ms: intensity 0.01 < ridge 10.
-  const Roofline r = classify(1e6, 1e8, 0.02, synthetic_peaks(), 1, 1e-7);
-  EXPECT_EQ(r.bound, "memory-bound");
-  EXPECT_DOUBLE_EQ(r.pct_peak_bandwidth, 50.0);
+    // 1 MFLOP over 100 MB in 20 ms: intensity 0.01 < ridge 10.
+    const Roofline r = classify(1e6, 1e8, 0.02, synthetic_peaks(), 1, 1e-7);
+    EXPECT_EQ(r.bound, "memory-bound");
+    EXPECT_DOUBLE_EQ(r.pct_peak_bandwidth, 50.0);
 }
 
 TEST(Classify, RidgeDependsOnThreadsAndDtype) {
-  // Intensity 15: compute-bound against the 1-thread ridge (10), memory-bound
-  // against the 4-thread one (20) and against bf16's (40).
-  const MachinePeaks m = synthetic_peaks();
-  EXPECT_EQ(classify(15e6, 1e6, 1.0, m, 1, 0).bound, "compute-bound");
-  EXPECT_EQ(classify(15e6, 1e6, 1.0, m, 4, 0).bound, "memory-bound");
-  EXPECT_EQ(classify(15e6, 1e6, 1.0, m, 1, 0, PeakKind::bf16).bound, "memory-bound");
+    // Intensity 15: compute-bound against the 1-thread ridge (10), memory-bound
+    // against the 4-thread one (20) and against bf16's (40).
+    const MachinePeaks m = synthetic_peaks();
+    EXPECT_EQ(classify(15e6, 1e6, 1.0, m, 1, 0).bound, "compute-bound");
+    EXPECT_EQ(classify(15e6, 1e6, 1.0, m, 4, 0).bound, "memory-bound");
+    EXPECT_EQ(classify(15e6, 1e6, 1.0, m, 1, 0, PeakKind::bf16).bound, "memory-bound");
 }
 
 TEST(Classify, OverheadBoundWhenFixedCostDominates) {
-  const MachinePeaks m = synthetic_peaks();
-  // 100 ns per call against a 50 ns fixed cost: under the 5x threshold.
-  EXPECT_EQ(classify(1e9, 1e6, 100e-9, m, 1, 50e-9).bound, "overhead-bound");
-  // The same call at 300 ns is past the threshold.
-  EXPECT_EQ(classify(1e9, 1e6, 300e-9, m, 1, 50e-9).bound, "compute-bound");
-  // Nothing to compute or move: only overhead is left.
-  EXPECT_EQ(classify(0, 0, 1e-3, m, 1, 0).bound, "overhead-bound");
+    const MachinePeaks m = synthetic_peaks();
+    // 100 ns per call against a 50 ns fixed cost: under the 5x threshold.
+    EXPECT_EQ(classify(1e9, 1e6, 100e-9, m, 1, 50e-9).bound, "overhead-bound");
+    // The same call at 300 ns is past the threshold.
+    EXPECT_EQ(classify(1e9, 1e6, 300e-9, m, 1, 50e-9).bound, "compute-bound");
+    // Nothing to compute or move: only overhead is left.
+    EXPECT_EQ(classify(0, 0, 1e-3, m, 1, 0).bound, "overhead-bound");
 }
 
 TEST(Classify, UnknownForMeaninglessInputs) {
-  const MachinePeaks m = synthetic_peaks();
-  EXPECT_EQ(classify(1e9, 1e6, 0.0, m, 1, 0).bound, "unknown");
-  EXPECT_EQ(classify(1e9, 1e6, -1.0, m, 1, 0).bound, "unknown");
-  EXPECT_EQ(classify(-1, 1e6, 1.0, m, 1, 0).bound, "unknown");
-  EXPECT_EQ(classify(1e9, 1e6, 1.0, MachinePeaks{}, 1, 0).bound, "unknown");
+    const MachinePeaks m = synthetic_peaks();
+    EXPECT_EQ(classify(1e9, 1e6, 0.0, m, 1, 0).bound, "unknown");
+    EXPECT_EQ(classify(1e9, 1e6, -1.0, m, 1, 0).bound, "unknown");
+    EXPECT_EQ(classify(-1, 1e6, 1.0, m, 1, 0).bound, "unknown");
+    EXPECT_EQ(classify(1e9, 1e6, 1.0, MachinePeaks{}, 1, 0).bound, "unknown");
 }
 
 TEST(CpuContext, HasEveryFieldWithTheRightType) {
-  const nlohmann::json c = cpu_context();
-  EXPECT_TRUE(c.at("cpu_model").is_string());
-  for (const char* f : {"avx2", "fma", "avx512f", "avx512_bf16", "avx512_fp16", "amx_tile",
-                        "amx_bf16", "amx_int8"})
-    EXPECT_TRUE(c.at("isa").at(f).is_boolean()) << f;
-  EXPECT_GE(c.at("logical_cores").get<int>(), 1);
-  EXPECT_EQ(c.at("allowed_cores").get<int>(), allowed_cpu_count());
-  EXPECT_TRUE(c.at("physical_cores").is_null() || c.at("physical_cores").get<int>() >= 1);
-  EXPECT_TRUE(c.at("memory_total_bytes").is_null() ||
-              c.at("memory_total_bytes").get<std::uint64_t>() > 0);
-  EXPECT_TRUE(c.at("llc_bytes").is_null() || c.at("llc_bytes").get<std::uint64_t>() > 0);
-  EXPECT_TRUE(c.at("frequency_governor").is_string());
-  EXPECT_TRUE(c.at("cpu_scaling_enabled").is_null() || c.at("cpu_scaling_enabled").is_boolean());
-  EXPECT_TRUE(c.contains("turbo_boost"));
-  EXPECT_FALSE(c.at("kernel").get<std::string>().empty());
-  EXPECT_TRUE(c.at("load_average").is_null() || c.at("load_average").size() == 3);
-  // The ISA flags agree with the compiler's cpuid view.
-  EXPECT_EQ(c.at("isa").at("avx512f").get<bool>(), __builtin_cpu_supports("avx512f") != 0);
+    const nlohmann::json c = cpu_context();
+    EXPECT_TRUE(c.at("cpu_model").is_string());
+    for (const char *f : {"avx2", "fma", "avx512f", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8"})
+        EXPECT_TRUE(c.at("isa").at(f).is_boolean()) << f;
+    EXPECT_GE(c.at("logical_cores").get<int>(), 1);
+    EXPECT_EQ(c.at("allowed_cores").get<int>(), allowed_cpu_count());
+    EXPECT_TRUE(c.at("physical_cores").is_null() || c.at("physical_cores").get<int>() >= 1);
+    EXPECT_TRUE(c.at("memory_total_bytes").is_null() || c.at("memory_total_bytes").get<std::uint64_t>() > 0);
+    EXPECT_TRUE(c.at("llc_bytes").is_null() || c.at("llc_bytes").get<std::uint64_t>() > 0);
+    EXPECT_TRUE(c.at("frequency_governor").is_string());
+    EXPECT_TRUE(c.at("cpu_scaling_enabled").is_null() || c.at("cpu_scaling_enabled").is_boolean());
+    EXPECT_TRUE(c.contains("turbo_boost"));
+    EXPECT_FALSE(c.at("kernel").get<std::string>().empty());
+    EXPECT_TRUE(c.at("load_average").is_null() || c.at("load_average").size() == 3);
+    // The ISA flags agree with the compiler's cpuid view.
+    EXPECT_EQ(c.at("isa").at("avx512f").get<bool>(), __builtin_cpu_supports("avx512f") != 0);
 }
 
-}  // namespace
-}  // namespace opbench
+} // namespace
+} // namespace opbench

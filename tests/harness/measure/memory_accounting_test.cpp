@@ -36,12 +36,12 @@ constexpr uint64_t E = ALLOC_PROBE_EXECUTE_BYTES;
 
 // Runs opbench on the test suite with `extra` arguments; returns the result set.
 json run_opbench(const std::string &backends, const std::string &extra) {
-    const fs::path out = fs::temp_directory_path() /
-                         ("opbench-memory-accounting-" + std::to_string(::getpid()) + ".json");
+    const fs::path out =
+        fs::temp_directory_path() / ("opbench-memory-accounting-" + std::to_string(::getpid()) + ".json");
     ::setenv("OPBENCH_PLUGIN_PATH", ALLOC_PROBE_PLUGIN, 1);
-    const std::string cmd = std::string("'") + OPBENCH_EXE + "' run '" + MEMORY_SUITE +
-                            "' --backends " + backends + " --no-progress --out '" + out.string() +
-                            "' " + extra + " > '" + out.string() + ".log' 2>&1";
+    const std::string cmd = std::string("'") + OPBENCH_EXE + "' run '" + MEMORY_SUITE + "' --backends " + backends +
+                            " --no-progress --out '" + out.string() + "' " + extra + " > '" + out.string() +
+                            ".log' 2>&1";
     const int rc = std::system(cmd.c_str());
     EXPECT_EQ(rc, 0) << cmd << " (output in " << out.string() << ".log)";
     std::ifstream in(out);

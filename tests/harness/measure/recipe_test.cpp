@@ -85,10 +85,9 @@ TEST(Recipe, PhasesRunInOrderAndObserverSeesEachOnce) {
     Recipe recipe(work, quick(), {&clock, &log, 0.0});
     (void)recipe.prepare(pass);
     (void)recipe.measure_repetition();
-    const std::vector<std::string> expected = {
-        "begin prepare",      "end prepare",      "begin check",  "end check",  "begin warmup",
-        "end warmup",         "begin choose_batch", "end choose_batch", "begin sample", "end sample",
-        "begin summarise",    "end summarise"};
+    const std::vector<std::string> expected = {"begin prepare", "end prepare", "begin check",        "end check",
+                                               "begin warmup",  "end warmup",  "begin choose_batch", "end choose_batch",
+                                               "begin sample",  "end sample",  "begin summarise",    "end summarise"};
     EXPECT_EQ(log.events, expected);
     EXPECT_EQ(work.prepares, 1);
 }

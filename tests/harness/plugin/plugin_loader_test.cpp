@@ -93,8 +93,8 @@ struct ScratchDir {
 TEST(DiscoverPlugins, LoadsTheGoodOnesAndRefusesEachBadOneOnce) {
     // A directory contributes its opbench-backend-*.so files only.
     ScratchDir dir("discover");
-    for (const char *f : {"good", "newer-minor", "wrong-major", "short-struct", "null-table", "null-entry",
-                          "no-entry", "not-elf"})
+    for (const char *f :
+         {"good", "newer-minor", "wrong-major", "short-struct", "null-table", "null-entry", "no-entry", "not-elf"})
         dir.add(std::string("fake-") + f + ".so", std::string("opbench-backend-") + f + ".so");
     PluginSet set = discover_plugins({dir.path.string()});
     EXPECT_NE(set.find("fake"), nullptr);
@@ -195,8 +195,7 @@ TEST(PluginTrust, RefusesAGroupWritableFileOrDirectory) {
     fs::permissions(good, fs::perms::group_write, fs::perm_options::remove);
     fs::permissions(dir.path, fs::perms::group_write, fs::perm_options::add); // 0775
     why = plugin_trust_problem(good);
-    EXPECT_NE(why.find("its directory " + dir.path.string() + " is writable by its group"), std::string::npos)
-        << why;
+    EXPECT_NE(why.find("its directory " + dir.path.string() + " is writable by its group"), std::string::npos) << why;
     EXPECT_TRUE(discover_plugins({dir.path.string()}).plugins.empty());
     EXPECT_EQ(discover_plugins({dir.path.string()}, DiscoverOptions{true}).plugins.size(), 1u)
         << "--allow-insecure-plugins still overrides";

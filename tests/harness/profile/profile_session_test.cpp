@@ -31,8 +31,9 @@ ProfileOptions options(const char *schedule) {
 
 // One case: prepare, then `samples` samples of 2 calls each in one repetition.
 std::vector<bool> run_case(ProfileSession &s, FakeBackend &be, const std::string &name, int samples) {
-    s.case_begin(name, "fake", {{"op", "attention"}, {"params", {{"S", 64}}}},
-                 [&](bool on) { be.recording = on; }, [] { return std::optional<uint64_t>(); });
+    s.case_begin(
+        name, "fake", {{"op", "attention"}, {"params", {{"S", 64}}}}, [&](bool on) { be.recording = on; },
+        [] { return std::optional<uint64_t>(); });
     s.phase_begin("prepare");
     be.execute(s.profiler());
     s.phase_end();
@@ -91,7 +92,8 @@ TEST(ProfileSession, FailedCaseClosesItsOpenPhases) {
     ProfileSession s(options("wait=0,warmup=0,active=5,repeat=1"));
     s.run_begin({});
     bool recording = false;
-    s.case_begin("x", "fake", {}, [&](bool on) { recording = on; }, [] { return std::optional<uint64_t>(7); });
+    s.case_begin(
+        "x", "fake", {}, [&](bool on) { recording = on; }, [] { return std::optional<uint64_t>(7); });
     s.phase_begin("repetition");
     EXPECT_TRUE(s.sample_begin());
     EXPECT_TRUE(recording);

@@ -161,8 +161,8 @@ TEST(Profiler, ProfileJsonHasTheDocumentedFields) {
     record_case(p);
     const nlohmann::json j = profile_json(build_scope_tree(p, 0, p.mark()));
     ASSERT_EQ(j.size(), 5u);
-    for (const char *key : {"scope", "path", "parent", "thread", "kind", "calls", "total_s", "self_s",
-                            "min_s", "max_s", "allocs", "bytes"})
+    for (const char *key : {"scope", "path", "parent", "thread", "kind", "calls", "total_s", "self_s", "min_s", "max_s",
+                            "allocs", "bytes"})
         EXPECT_TRUE(j[3].contains(key)) << key;
     EXPECT_EQ(j[3]["scope"], "qk");
     EXPECT_EQ(j[3]["parent"], "case/sample/execute");

@@ -45,7 +45,8 @@ std::string error_of(std::string_view text) {
 }
 
 TEST(TraceSchedule, BadInputSaysWhatAndWhereAndWhatIsValid) {
-    EXPECT_NE(error_of("wait=1,colour=2").find("unknown key 'colour' at column 8 (valid: skip_first, wait, warmup, active, repeat)"),
+    EXPECT_NE(error_of("wait=1,colour=2")
+                  .find("unknown key 'colour' at column 8 (valid: skip_first, wait, warmup, active, repeat)"),
               std::string::npos)
         << error_of("wait=1,colour=2");
     EXPECT_NE(error_of("wait=1,wait=2").find("'wait' is given twice"), std::string::npos);
@@ -193,8 +194,7 @@ TEST(ChromeTrace, FormatFieldByField) {
         const auto &c = x_by_name[child], &p = x_by_name[parent];
         EXPECT_EQ(c["tid"], p["tid"]) << child;
         EXPECT_GE(c["ts"].get<double>(), p["ts"].get<double>()) << child;
-        EXPECT_LE(c["ts"].get<double>() + c["dur"].get<double>(),
-                  p["ts"].get<double>() + p["dur"].get<double>() + 1e-9)
+        EXPECT_LE(c["ts"].get<double>() + c["dur"].get<double>(), p["ts"].get<double>() + p["dur"].get<double>() + 1e-9)
             << child;
     };
     inside("case", "run");

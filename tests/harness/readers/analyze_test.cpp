@@ -28,9 +28,17 @@ nlohmann::json context() {
 
 nlohmann::json entry(const std::string &name, const std::string &op, const std::string &backend, double median,
                      double flops, double bytes) {
-    return {{"name", name + "/manual_time"}, {"run_name", name + "/manual_time"}, {"run_type", "iteration"},
-            {"op", op}, {"backend", backend}, {"dtype", "f32"}, {"variant", "default"}, {"status", "passed"},
-            {"flops", flops}, {"bytes", bytes}, {"settings", {{"threads", 0}}},
+    return {{"name", name + "/manual_time"},
+            {"run_name", name + "/manual_time"},
+            {"run_type", "iteration"},
+            {"op", op},
+            {"backend", backend},
+            {"dtype", "f32"},
+            {"variant", "default"},
+            {"status", "passed"},
+            {"flops", flops},
+            {"bytes", bytes},
+            {"settings", {{"threads", 0}}},
             {"memory", {{"allocs_per_call", 0.0}, {"alloc_bytes_per_call", 0.0}}},
             {"stats", {{"median", median}, {"device_time_per_call", nullptr}}}};
 }
@@ -38,8 +46,10 @@ nlohmann::json entry(const std::string &name, const std::string &op, const std::
 // qk 4 s, mask 1 s, softmax 3 s, pv 1.5 s under an `attention` scope of 10 s.
 nlohmann::json attention_profile() {
     auto node = [](const char *scope, const char *path, const char *parent, double total, double self) {
-        return nlohmann::json{{"scope", scope}, {"path", path}, {"parent", parent ? nlohmann::json(parent) : nlohmann::json()},
-                              {"kind", "plugin"}, {"calls", 1}, {"total_s", total}, {"self_s", self}};
+        return nlohmann::json{
+            {"scope", scope},   {"path", path}, {"parent", parent ? nlohmann::json(parent) : nlohmann::json()},
+            {"kind", "plugin"}, {"calls", 1},   {"total_s", total},
+            {"self_s", self}};
     };
     return {node("sample", "sample", nullptr, 10.5, 0.5),
             node("attention", "sample/attention", "sample", 10.0, 0.5),
@@ -54,15 +64,19 @@ nlohmann::json result_set() {
     auto &b = set["benchmarks"];
     // A big add on naive (1 thread): 3 repetitions, median of medians 1 ms: 12 GB/s of 20.
     for (double m : {1.2e-3, 1e-3, 0.9e-3}) b.push_back(entry("add/big/be:naive", "add", "naive", m, 1e6, 12e6));
-    b.push_back({{"name", "add/big/be:naive_median"}, {"run_name", "add/big/be:naive/manual_time"},
-                 {"run_type", "aggregate"}, {"real_time", 5.0}, {"time_unit", "s"}});
+    b.push_back({{"name", "add/big/be:naive_median"},
+                 {"run_name", "add/big/be:naive/manual_time"},
+                 {"run_type", "aggregate"},
+                 {"real_time", 5.0},
+                 {"time_unit", "s"}});
     // A tiny add on onednn: 3 us against a 2 us fixed cost.
     b.push_back(entry("add/tiny/be:onednn", "add", "onednn", 3e-6, 1e3, 12e3));
     // Attention with a profile and a verdict written by the run.
     nlohmann::json att = entry("attention/x/be:naive", "attention", "naive", 0.5, 1e9, 1e6);
     att["variant"] = "composed";
     att["profile"] = attention_profile();
-    att["bottleneck"] = {{"kind", "unoptimised"}, {"severity", "high"}, {"utilisation", 0.02}, {"headroom", 0.98},
+    att["bottleneck"] = {{"kind", "unoptimised"},         {"severity", "high"},
+                         {"utilisation", 0.02},           {"headroom", 0.98},
                          {"description", "from the run"}, {"suggestion", "use onednn"}};
     b.push_back(att);
     // A failed case is not analysed.
@@ -153,8 +167,8 @@ TEST(Analyze, DecoderEntriesShowTheirLayerComponents) {
     nlohmann::json set = result_set();
     nlohmann::json dec = entry("decoder/w/phase:decode/be:naive", "decoder", "naive", 2e-3, 1e6, 1e6);
     dec["decoder"] = nlohmann::json::object();
-    dec["decoder"]["components"] = nlohmann::json::array(
-        {{{"component", "qkv"}, {"share", 0.3}}, {{"component", "mlp_in"}, {"share", 0.6}}});
+    dec["decoder"]["components"] =
+        nlohmann::json::array({{{"component", "qkv"}, {"share", 0.3}}, {{"component", "mlp_in"}, {"share", 0.6}}});
     dec["decoder"]["components_unscoped_share"] = 0.1;
     set["benchmarks"].push_back(dec);
     const auto entries = analyse_result_set(set, "set.json");

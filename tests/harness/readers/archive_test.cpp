@@ -52,15 +52,18 @@ TEST(Archive, StoresUnderMachineSuiteTimeCommitAndIndexesIt) {
 
 TEST(Archive, LatestPicksTheNewestOlderSetOfTheSameMachineSuiteAndBuildType) {
     TempDir in, dir;
-    archive_store(dir.path, read_result_set(write_fake_set(in.path, "1.json", run_at("2026-11-20T10:00:00Z", "c1", 1e-5))));
-    archive_store(dir.path, read_result_set(write_fake_set(in.path, "2.json", run_at("2026-11-21T10:00:00Z", "c2", 1e-5))));
+    archive_store(dir.path,
+                  read_result_set(write_fake_set(in.path, "1.json", run_at("2026-11-20T10:00:00Z", "c1", 1e-5))));
+    archive_store(dir.path,
+                  read_result_set(write_fake_set(in.path, "2.json", run_at("2026-11-21T10:00:00Z", "c2", 1e-5))));
     FakeSet debug = run_at("2026-11-21T12:00:00Z", "c3", 1e-5);
     debug.build_type = "debug";
     archive_store(dir.path, read_result_set(write_fake_set(in.path, "3.json", debug)));
     FakeSet other = run_at("2026-11-21T13:00:00Z", "c4", 1e-5);
     other.cpu_model = "Intel Xeon";
     archive_store(dir.path, read_result_set(write_fake_set(in.path, "4.json", other)));
-    const ResultSet now = read_result_set(write_fake_set(in.path, "now.json", run_at("2026-11-22T10:00:00Z", "c5", 1e-5)));
+    const ResultSet now =
+        read_result_set(write_fake_set(in.path, "now.json", run_at("2026-11-22T10:00:00Z", "c5", 1e-5)));
     auto best = archive_latest(dir.path, now.machine_id(), "quick", "release", now.timestamp());
     ASSERT_TRUE(best);
     EXPECT_EQ(best->commit, "c2");
@@ -137,10 +140,13 @@ TEST(Archive, IndexRowsAreConfinedToTheArchive) {
         {R"({"schema_version": 1, "sets": [{"path": "a.json"}, {"path": "/etc/passwd"}]})",
          "index.json: sets[1].path: expected a path inside the archive (it is absolute)"},
         {R"({"schema_version": 1, "sets": [{"path": "a/../../b.json"}]})", "sets[0].path"},
-        {R"({"schema_version": 1, "sets": [{"path": ""}]})", "sets[0].path: expected a path inside the archive (it is empty)"},
+        {R"({"schema_version": 1, "sets": [{"path": ""}]})",
+         "sets[0].path: expected a path inside the archive (it is empty)"},
         {R"({"schema_version": 1, "sets": [{"path": 3}]})", "sets[0].path: expected a path relative to the archive"},
-        {R"({"schema_version": 1, "sets": [{"path": "a.json", "cases": -1}]})", "sets[0].cases: expected a whole number"},
-        {R"({"schema_version": 1, "sets": [{"path": "a.json", "timestamp": 5}]})", "sets[0].timestamp: expected a string"},
+        {R"({"schema_version": 1, "sets": [{"path": "a.json", "cases": -1}]})",
+         "sets[0].cases: expected a whole number"},
+        {R"({"schema_version": 1, "sets": [{"path": "a.json", "timestamp": 5}]})",
+         "sets[0].timestamp: expected a string"},
         {R"({"schema_version": 1e999999, "sets": []})", "not valid JSON"},
         {R"({"schema_version": 1, "sets": {}})", "archive index schema"},
     };

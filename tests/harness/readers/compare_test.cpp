@@ -28,12 +28,12 @@ const CaseComparison *find(const PairComparison &p, const std::string &backend) 
 } // namespace
 
 TEST(Compare, VerdictRule) {
-    CompareOptions o; // 5%, alpha 0.05
-    EXPECT_EQ(verdict_for(1.02, 0.001, o), "same");   // significant but under the threshold
+    CompareOptions o;                               // 5%, alpha 0.05
+    EXPECT_EQ(verdict_for(1.02, 0.001, o), "same"); // significant but under the threshold
     EXPECT_EQ(verdict_for(1.20, 0.001, o), "slower");
     EXPECT_EQ(verdict_for(0.80, 0.001, o), "faster");
-    EXPECT_EQ(verdict_for(1.20, 0.3, o), "noisy");    // large but not significant
-    EXPECT_EQ(verdict_for(1.20, NAN, o), "noisy");    // no test possible
+    EXPECT_EQ(verdict_for(1.20, 0.3, o), "noisy"); // large but not significant
+    EXPECT_EQ(verdict_for(1.20, NAN, o), "noisy"); // no test possible
     o.threshold = 0.25;
     EXPECT_EQ(verdict_for(1.20, 0.001, o), "same");
 }
@@ -298,7 +298,8 @@ TEST(Compare, BackToBackRunsWithAChangeGetTheInterleavingAdvice) {
     EXPECT_TRUE(has_advice(back_to_back));
 
     nlohmann::json interleaved = fake_set_json(b);
-    interleaved["context"]["opbench"]["measurement"]["benchmark_args"] = {"--benchmark_enable_random_interleaving=true"};
+    interleaved["context"]["opbench"]["measurement"]["benchmark_args"] = {
+        "--benchmark_enable_random_interleaving=true"};
     const Comparison mixed = compare_sets({make(a, "a"), parse_result_set(interleaved.dump(), "b")}, {});
     EXPECT_FALSE(has_advice(mixed));
     bool listed = false;
@@ -327,8 +328,8 @@ TEST(Compare, AChangeWithinTheSpreadAcrossWorkerProcessesIsNoisy) {
     FakeSet base, spread_out, tight;
     base.cases = {with_processes(reps(1e-5))};
     // Worker 2 of the new run 7.5% slower than workers 0 and 1 (1.07 vs 1.15).
-    spread_out.cases = {with_processes({1.07e-5, 1.071e-5, 1.069e-5, 1.07e-5, 1.072e-5, 1.068e-5, 1.15e-5, 1.151e-5,
-                                        1.149e-5})};
+    spread_out.cases = {
+        with_processes({1.07e-5, 1.071e-5, 1.069e-5, 1.07e-5, 1.072e-5, 1.068e-5, 1.15e-5, 1.151e-5, 1.149e-5})};
     tight.cases = {with_processes(reps(1.2e-5))};
     const Comparison c = compare_sets({make(base, "base"), make(spread_out, "new"), make(tight, "tight")}, {});
     const CaseComparison &within = c.pairs[0].cases[0];

@@ -23,7 +23,11 @@ struct Known {
 const std::vector<Known> &known() {
     static const std::vector<Known> k = {
         {"separated", {1, 2, 3, 4}, {5, 6, 7, 8, 9}, 0.0, 0.015873015873015872, 0.019964453305216043},
-        {"overlapping", {1.1, 2.3, 3.0, 4.7, 5.2}, {2.0, 3.5, 4.1, 6.0, 7.2, 8.8}, 8.0, 0.24675324675324672,
+        {"overlapping",
+         {1.1, 2.3, 3.0, 4.7, 5.2},
+         {2.0, 3.5, 4.1, 6.0, 7.2, 8.8},
+         8.0,
+         0.24675324675324672,
          0.23533326650958586},
         // With ties SciPy's exact method ignores them (as ours does); the
         // asymptotic one corrects the variance for them.

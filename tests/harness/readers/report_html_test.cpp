@@ -78,8 +78,8 @@ TEST(ReportHtml, SelfContainedWithEveryChart) {
     EXPECT_EQ(count(html, "data-chart=\"roofline\""), 1u);
     EXPECT_EQ(count(html, "data-chart=\"sweep-time\""), 1u);
     EXPECT_EQ(count(html, "data-chart=\"sweep-memory\""), 1u);
-    EXPECT_EQ(count(html, "<rect class=\"bar\""), 6u);  // six measured cases
-    EXPECT_GE(count(html, "<circle class=\"point\""), 6u + 12u); // roofline + sweeps
+    EXPECT_EQ(count(html, "<rect class=\"bar\""), 6u);                     // six measured cases
+    EXPECT_GE(count(html, "<circle class=\"point\""), 6u + 12u);           // roofline + sweeps
     EXPECT_NE(html.find("no fused &lt;primitive&gt;"), std::string::npos); // escaped, listed
     EXPECT_NE(html.find("id=\"contexts\""), std::string::npos);
 }

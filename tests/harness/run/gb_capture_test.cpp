@@ -16,25 +16,34 @@ TEST(JsonCapture, HandsOnTheContextAndEachBenchmarksEntriesAsTheyFinish) {
     std::vector<std::string> order; // what happened, in order
     json context;
     std::vector<std::vector<json>> pieces;
-    JsonCapture capture([&](json c) { order.push_back("context"); context = std::move(c); },
-                        [&](std::vector<json> e) {
-                            order.push_back("runs");
-                            pieces.push_back(std::move(e));
-                        });
+    JsonCapture capture(
+        [&](json c) {
+            order.push_back("context");
+            context = std::move(c);
+        },
+        [&](std::vector<json> e) {
+            order.push_back("runs");
+            pieces.push_back(std::move(e));
+        });
     JsonCapture second(nullptr, nullptr); // a tee feeds several reporters
     TeeReporter tee({&capture, &second});
 
-    benchmark::RegisterBenchmark("fast/n:1", [&](benchmark::State &st) {
-        order.push_back("bench fast");
-        for (auto _ : st) st.SetIterationTime(1e-6);
-    })->UseManualTime()->Iterations(1);
-    benchmark::RegisterBenchmark("broken/n:2", [&](benchmark::State &st) {
-        order.push_back("bench broken");
-        capture.flush(); // as the runner does when a new case starts
-        st.SkipWithError("failed: crashed: SIGSEGV in execute");
-        for (auto _ : st) {
-        }
-    })->UseManualTime()->Iterations(1);
+    benchmark::RegisterBenchmark("fast/n:1",
+                                 [&](benchmark::State &st) {
+                                     order.push_back("bench fast");
+                                     for (auto _ : st) st.SetIterationTime(1e-6);
+                                 })
+        ->UseManualTime()
+        ->Iterations(1);
+    benchmark::RegisterBenchmark("broken/n:2",
+                                 [&](benchmark::State &st) {
+                                     order.push_back("bench broken");
+                                     capture.flush(); // as the runner does when a new case starts
+                                     st.SkipWithError("failed: crashed: SIGSEGV in execute");
+                                     for (auto _ : st) {}
+                                 })
+        ->UseManualTime()
+        ->Iterations(1);
     std::vector<std::string> args = {"gb_capture_test", "--benchmark_repetitions=2"};
     std::vector<char *> argv;
     for (auto &a : args) argv.push_back(a.data());
@@ -69,14 +78,19 @@ TEST(FilterReporter, PassesOnOnlyTheRunsItKeeps) {
     FilterReporter filter(capture, [](const benchmark::BenchmarkReporter::Run &r) {
         return !(r.error_occurred && r.error_message == "interrupted");
     });
-    benchmark::RegisterBenchmark("kept", [](benchmark::State &st) {
-        for (auto _ : st) st.SetIterationTime(1e-6);
-    })->UseManualTime()->Iterations(1);
-    benchmark::RegisterBenchmark("abandoned", [](benchmark::State &st) {
-        st.SkipWithError("interrupted");
-        for (auto _ : st) {
-        }
-    })->UseManualTime()->Iterations(1);
+    benchmark::RegisterBenchmark("kept",
+                                 [](benchmark::State &st) {
+                                     for (auto _ : st) st.SetIterationTime(1e-6);
+                                 })
+        ->UseManualTime()
+        ->Iterations(1);
+    benchmark::RegisterBenchmark("abandoned",
+                                 [](benchmark::State &st) {
+                                     st.SkipWithError("interrupted");
+                                     for (auto _ : st) {}
+                                 })
+        ->UseManualTime()
+        ->Iterations(1);
     std::vector<std::string> args = {"gb_capture_test", "--benchmark_repetitions=1"};
     std::vector<char *> argv;
     for (auto &a : args) argv.push_back(a.data());
@@ -106,9 +120,12 @@ TEST(JsonCapture, HoldsNoTextBetweenReportsHoweverLongTheRun) {
         void Finalize() override { c.Finalize(); }
     } probe(capture, largest_buffer);
     for (int i = 0; i < 200; ++i)
-        benchmark::RegisterBenchmark(("many/i:" + std::to_string(i)).c_str(), [](benchmark::State &st) {
-            for (auto _ : st) st.SetIterationTime(1e-6);
-        })->UseManualTime()->Iterations(1);
+        benchmark::RegisterBenchmark(("many/i:" + std::to_string(i)).c_str(),
+                                     [](benchmark::State &st) {
+                                         for (auto _ : st) st.SetIterationTime(1e-6);
+                                     })
+            ->UseManualTime()
+            ->Iterations(1);
     std::vector<std::string> args = {"gb_capture_test", "--benchmark_repetitions=1"}; // flags are global
     std::vector<char *> argv;
     for (auto &a : args) argv.push_back(a.data());

@@ -42,7 +42,8 @@ TEST_F(JournalTest, KeepsTheHeaderAndEveryEntryInOrder) {
     {
         Journal j = Journal::create(path, json{{"suite", "quick.toml"}, {"sha256", "ab"}});
         j.append(json{{"name", "add/rows:1/be:naive"}, {"status", "passed"}});
-        j.append(json{{"name", "add/rows:2/be:naive"}, {"status", "failed"}, {"reason", "crashed: SIGSEGV in execute"}});
+        j.append(
+            json{{"name", "add/rows:2/be:naive"}, {"status", "failed"}, {"reason", "crashed: SIGSEGV in execute"}});
     }
     JournalContents c = read_journal(path);
     EXPECT_EQ(c.header, (json{{"suite", "quick.toml"}, {"sha256", "ab"}}));
@@ -98,8 +99,13 @@ TEST_F(JournalTest, ATornLastLineIsIgnoredAndCutOffOnReopen) {
 // (its case runs again), not trusted; the lines around it are kept.
 TEST_F(JournalTest, DamageBeforeTheLastLineIsDroppedAndNamedWithItsLine) {
     const std::string path = at("bad.journal");
-    std::ofstream(path) << R"({"opbench_journal": 1, "suite": "s"})" "\n" R"({"name": "a"})" "\n" "garbage\n"
-                        << R"({"name": "b"})" "\n";
+    std::ofstream(path) << R"({"opbench_journal": 1, "suite": "s"})"
+                           "\n"
+                           R"({"name": "a"})"
+                           "\n"
+                           "garbage\n"
+                        << R"({"name": "b"})"
+                           "\n";
     const JournalContents c = read_journal(path);
     ASSERT_EQ(c.dropped.size(), 1u);
     EXPECT_NE(c.dropped[0].find(path + ":3: not a JSON object"), std::string::npos) << c.dropped[0];
@@ -110,7 +116,9 @@ TEST_F(JournalTest, DamageBeforeTheLastLineIsDroppedAndNamedWithItsLine) {
 // A damaged first line is no journal at all.
 TEST_F(JournalTest, ADamagedFirstLineIsAnError) {
     const std::string path = at("bad1.journal");
-    std::ofstream(path) << "garbage\n" << R"({"name": "b"})" "\n";
+    std::ofstream(path) << "garbage\n"
+                        << R"({"name": "b"})"
+                           "\n";
     try {
         (void)read_journal(path);
         FAIL();
@@ -121,7 +129,8 @@ TEST_F(JournalTest, ADamagedFirstLineIsAnError) {
 
 TEST_F(JournalTest, AResultSetIsNotAJournal) {
     const std::string path = at("r.json");
-    std::ofstream(path) << R"({"context": {}, "benchmarks": []})" "\n";
+    std::ofstream(path) << R"({"context": {}, "benchmarks": []})"
+                           "\n";
     EXPECT_FALSE(looks_like_journal(path));
     EXPECT_THROW((void)read_journal(path), JournalError);
     EXPECT_FALSE(looks_like_journal(at("missing")));
@@ -129,7 +138,8 @@ TEST_F(JournalTest, AResultSetIsNotAJournal) {
 
 TEST_F(JournalTest, AnotherVersionIsRefused) {
     const std::string path = at("v2.journal");
-    std::ofstream(path) << R"({"opbench_journal": 2})" "\n";
+    std::ofstream(path) << R"({"opbench_journal": 2})"
+                           "\n";
     try {
         (void)read_journal(path);
         FAIL();
@@ -141,7 +151,8 @@ TEST_F(JournalTest, AnotherVersionIsRefused) {
 TEST_F(JournalTest, NamesWithInvalidUtf8StillJournal) {
     const std::string path = at("r.json.journal");
     Journal j = Journal::create(path, json{{"suite", "s"}});
-    j.append(json{{"name", std::string("bad\xff" "byte")}});
+    j.append(json{{"name", std::string("bad\xff"
+                                       "byte")}});
     EXPECT_EQ(read_journal(path).entries.size(), 1u);
 }
 

@@ -140,10 +140,12 @@ TEST_F(RunLogTest, DamagedJournalLinesAreNamedAndTheirCasesRunAgain) {
         log.add_case(1, "b", "passed", entries_of("b", 2));
     }
     std::ofstream(journal_, std::ios::app) << "garbage\n"
-                                            << R"({"case": 5, "status": "passed", "entries": []})" << "\n"
-                                            << R"({"case": "c", "status": "passed", "entries": []})" << "\n"
-                                            << R"({"case": "d", "status": "great", "entries": [{"name": "d"}]})"
-                                            << "\n";
+                                           << R"({"case": 5, "status": "passed", "entries": []})"
+                                           << "\n"
+                                           << R"({"case": "c", "status": "passed", "entries": []})"
+                                           << "\n"
+                                           << R"({"case": "d", "status": "great", "entries": [{"name": "d"}]})"
+                                           << "\n";
     const JournalContents c = read_journal(journal_);
     ASSERT_EQ(c.dropped.size(), 4u);
     EXPECT_NE(c.dropped[0].find(journal_ + ":4: not a JSON object"), std::string::npos) << c.dropped[0];

@@ -36,6 +36,4 @@ TEST(Shard, EveryCaseInExactlyOneShardRoundRobin) {
     EXPECT_EQ(shard_cases(cases, {1, 1}).size(), 10u);
 }
 
-TEST(Shard, AnEmptyShardIsRefused) {
-    EXPECT_THROW((void)shard_cases(numbered(2), {3, 4}), std::invalid_argument);
-}
+TEST(Shard, AnEmptyShardIsRefused) { EXPECT_THROW((void)shard_cases(numbered(2), {3, 4}), std::invalid_argument); }

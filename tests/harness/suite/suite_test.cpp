@@ -27,8 +27,7 @@ SuiteError error_of(std::string_view text, const SuiteOptions &options = {}) {
     } catch (const SuiteError &e) {
         return e;
     }
-    throw std::logic_error("parse_suite accepted a suite that should be refused:\n" +
-                           std::string(text));
+    throw std::logic_error("parse_suite accepted a suite that should be refused:\n" + std::string(text));
 }
 
 void expect_at(const SuiteError &e, int line, int column) {
@@ -39,9 +38,7 @@ void expect_at(const SuiteError &e, int line, int column) {
               "t.toml:" + std::to_string(line) + ":" + std::to_string(column) + ": " + e.message());
 }
 
-bool has(const std::string &text, const std::string &part) {
-    return text.find(part) != std::string::npos;
-}
+bool has(const std::string &text, const std::string &part) { return text.find(part) != std::string::npos; }
 
 // ---- valid suites -------------------------------------------------------------
 
@@ -364,7 +361,7 @@ shapes = [
     EXPECT_EQ(s.cases[0].where.column, 3);
     EXPECT_EQ(s.cases[2].name, "gpt2.mlp.fc");
     EXPECT_EQ(s.cases[2].desc.p.matmul.has_bias, 0); // the row overrides the case
-    EXPECT_EQ(s.cases[4].name, "gpt2"); // a row without a name keeps the case's
+    EXPECT_EQ(s.cases[4].name, "gpt2");              // a row without a name keeps the case's
     EXPECT_EQ(s.cases[4].desc.p.matmul.m, 1);
     EXPECT_EQ(s.cases[4].desc.dtype, OPB_DTYPE_F32);
     EXPECT_EQ(s.cases[5].desc.p.matmul.m, 1);
@@ -407,9 +404,7 @@ TEST(SuiteErrors, UnknownOpListsValidOps) {
     auto e = error_of("[suite]\nname = \"x\"\n[[case]]\nop = \"matmull\"\nm = 1\n");
     expect_at(e, 4, 6);
     EXPECT_TRUE(has(e.message(), "unknown op 'matmull'")) << e.what();
-    EXPECT_TRUE(has(e.message(),
-                    "valid: matmul, softmax, layernorm, rmsnorm, gelu, silu, add, attention"))
-        << e.what();
+    EXPECT_TRUE(has(e.message(), "valid: matmul, softmax, layernorm, rmsnorm, gelu, silu, add, attention")) << e.what();
 }
 
 TEST(SuiteErrors, MissingOpListsValidOps) {
@@ -430,8 +425,8 @@ TEST(SuiteErrors, UnknownKeyForOpListsValidKeys) {
 }
 
 TEST(SuiteErrors, UnknownKeyInAShapesRowListsValidKeys) {
-    auto e = error_of(
-        "[suite]\nname = \"x\"\n[[case]]\nop = \"add\"\nshapes = [{rows = 1, cols = 1, op = \"silu\"}]\n");
+    auto e =
+        error_of("[suite]\nname = \"x\"\n[[case]]\nop = \"add\"\nshapes = [{rows = 1, cols = 1, op = \"silu\"}]\n");
     expect_at(e, 5, 32);
     EXPECT_TRUE(has(e.message(), "unknown key 'op'")) << e.what();
     EXPECT_TRUE(has(e.message(), "valid: name, rows, cols")) << e.what();
@@ -452,8 +447,8 @@ TEST(SuiteErrors, UnknownKeyInDefaultsAndSuiteAndTopLevel) {
 }
 
 TEST(SuiteErrors, UnknownDtypeListsValidDtypes) {
-    auto e = error_of(
-        "[suite]\nname = \"x\"\n[[case]]\nop = \"add\"\nrows = 1\ncols = 1\ndtype = [\"f32\", \"fp16\"]\n");
+    auto e =
+        error_of("[suite]\nname = \"x\"\n[[case]]\nop = \"add\"\nrows = 1\ncols = 1\ndtype = [\"f32\", \"fp16\"]\n");
     expect_at(e, 7, 17);
     EXPECT_TRUE(has(e.message(), "unknown dtype 'fp16' (valid: f32, bf16, f16)")) << e.what();
 }
@@ -472,8 +467,7 @@ TEST(SuiteErrors, UnknownVariantListsTheOpsVariants) {
     EXPECT_TRUE(has(e.message(), "unknown variant for op attention 'flash'")) << e.what();
     EXPECT_TRUE(has(e.message(), "valid: composed, fused")) << e.what();
 
-    auto g = error_of(
-        "[suite]\nname = \"x\"\n[[case]]\nop = \"gelu\"\nrows = 1\ncols = 1\nvariant = \"fast\"\n");
+    auto g = error_of("[suite]\nname = \"x\"\n[[case]]\nop = \"gelu\"\nrows = 1\ncols = 1\nvariant = \"fast\"\n");
     expect_at(g, 7, 11);
     EXPECT_TRUE(has(g.message(), "valid: erf, tanh")) << g.what();
 }
@@ -491,8 +485,7 @@ TEST(SuiteErrors, UnknownBackendListsKnownOnesOnlyWhenTheyAreGiven) {
     known.known_backends = {"naive", "onednn", "cuda"};
     auto e = error_of(text, known);
     expect_at(e, 4, 22);
-    EXPECT_TRUE(has(e.message(), "unknown backend 'cudnn' (valid: naive, onednn, cuda)"))
-        << e.what();
+    EXPECT_TRUE(has(e.message(), "unknown backend 'cudnn' (valid: naive, onednn, cuda)")) << e.what();
     // With no known list, any name passes (the runner reports it as skipped).
     Suite s = parse_suite(text, "t.toml");
     EXPECT_EQ(s.cases.at(0).backends, (std::vector<std::string>{"naive", "cudnn"}));
@@ -507,11 +500,9 @@ TEST(SuiteErrors, WrongValueTypesNameTheExpectedType) {
     expect_at(flt, 6, 5);
     EXPECT_TRUE(has(flt.message(), "must be an integer, got floating-point 2")) << flt.what();
 
-    auto flag = error_of(
-        "[suite]\nname = \"x\"\n[[case]]\nop = \"matmul\"\nm = 1\nn = 1\nk = 1\ntrans_b = 1\n");
+    auto flag = error_of("[suite]\nname = \"x\"\n[[case]]\nop = \"matmul\"\nm = 1\nn = 1\nk = 1\ntrans_b = 1\n");
     expect_at(flag, 8, 11);
-    EXPECT_TRUE(has(flag.message(), "'trans_b' must be true or false, got integer 1"))
-        << flag.what();
+    EXPECT_TRUE(has(flag.message(), "'trans_b' must be true or false, got integer 1")) << flag.what();
 
     auto num = error_of("[suite]\nname = \"x\"\n[defaults]\nmin_time = \"1s\"\n");
     expect_at(num, 4, 12);
@@ -525,8 +516,7 @@ TEST(SuiteErrors, WrongValueTypesNameTheExpectedType) {
     expect_at(single, 3, 1);
     EXPECT_TRUE(has(single.message(), "write [[case]]")) << single.what();
 
-    auto nested = error_of(
-        "[suite]\nname = \"x\"\n[[case]]\nop = \"add\"\nrows = [[1, 2]]\ncols = 1\n");
+    auto nested = error_of("[suite]\nname = \"x\"\n[[case]]\nop = \"add\"\nrows = [[1, 2]]\ncols = 1\n");
     expect_at(nested, 5, 9);
     EXPECT_TRUE(has(nested.message(), "nested list")) << nested.what();
 }
@@ -536,13 +526,11 @@ TEST(SuiteErrors, ZeroAndNegativeDimsAreRefused) {
     expect_at(zero, 5, 12);
     EXPECT_TRUE(has(zero.message(), "'rows' must be > 0, got 0")) << zero.what();
 
-    auto neg = error_of(
-        "[suite]\nname = \"x\"\n[[case]]\nop = \"attention\"\nheads = -2\nseq = 4\nhead_dim = 4\n");
+    auto neg = error_of("[suite]\nname = \"x\"\n[[case]]\nop = \"attention\"\nheads = -2\nseq = 4\nhead_dim = 4\n");
     expect_at(neg, 5, 9);
     EXPECT_TRUE(has(neg.message(), "'heads' must be > 0, got -2")) << neg.what();
 
-    auto eps = error_of(
-        "[suite]\nname = \"x\"\n[[case]]\nop = \"rmsnorm\"\nrows = 1\ncols = 1\neps = 0.0\n");
+    auto eps = error_of("[suite]\nname = \"x\"\n[[case]]\nop = \"rmsnorm\"\nrows = 1\ncols = 1\neps = 0.0\n");
     expect_at(eps, 7, 7);
     EXPECT_TRUE(has(eps.message(), "'eps' must be > 0")) << eps.what();
 
@@ -571,8 +559,7 @@ TEST(SuiteErrors, MissingRequiredShapeKeyNamesIt) {
     expect_at(e, 3, 1);
     EXPECT_TRUE(has(e.message(), "op matmul needs 'n'")) << e.what();
 
-    auto row = error_of(
-        "[suite]\nname = \"x\"\n[[case]]\nop = \"add\"\nrows = 1\nshapes = [{cols = 1}, {}]\n");
+    auto row = error_of("[suite]\nname = \"x\"\n[[case]]\nop = \"add\"\nrows = 1\nshapes = [{cols = 1}, {}]\n");
     expect_at(row, 6, 23); // the row that lacks it
     EXPECT_TRUE(has(row.message(), "op add needs 'cols'")) << row.what();
 }
@@ -601,8 +588,8 @@ TEST(SuiteErrors, SweepOverTheCaseLimitIsRefusedAtItsTable) {
     // 50 * 50 * 50 = 125000 > 100000.
     std::string list = "[";
     for (int i = 1; i <= 50; ++i) list += std::to_string(i) + (i < 50 ? ", " : "]");
-    auto e = error_of("[suite]\nname = \"x\"\n[[case]]\nop = \"matmul\"\nm = " + list +
-                      "\nn = " + list + "\nk = " + list + "\n");
+    auto e = error_of("[suite]\nname = \"x\"\n[[case]]\nop = \"matmul\"\nm = " + list + "\nn = " + list +
+                      "\nk = " + list + "\n");
     expect_at(e, 3, 1);
     EXPECT_TRUE(has(e.message(), "more than 100000 cases")) << e.what();
 }
@@ -647,8 +634,7 @@ TEST(SuiteErrors, MaxTimeBelowMinTimeIsRefusedAtMaxTime) {
 
 TEST(SuiteErrors, ValuesThatOverflowTheDescriptionAreRefusedByValidateDesc) {
     // Finite as a TOML double, infinite as the description's float.
-    auto e = error_of(
-        "[suite]\nname = \"x\"\n[[case]]\nop = \"softmax\"\nrows = 1\ncols = 1\nscale = 1e39\n");
+    auto e = error_of("[suite]\nname = \"x\"\n[[case]]\nop = \"softmax\"\nrows = 1\ncols = 1\nscale = 1e39\n");
     expect_at(e, 3, 1);
     EXPECT_TRUE(has(e.message(), "invalid softmax: scale must be finite")) << e.what();
 }
@@ -677,7 +663,8 @@ TEST(SuiteErrors, UnreadableFileNamesThePath) {
 TEST(SuiteErrors, ControlCharacterInANameIsRefusedWithItsPosition) {
     // A control character in a case name used to reach the benchmark name and
     // break the result set's JSON after the whole run.
-    SuiteError e = error_of("[suite]\nname = \"s\"\n[[case]]\nop = \"add\"\nname = \"a\\u0001b\"\nrows = 1\ncols = 1\n");
+    SuiteError e =
+        error_of("[suite]\nname = \"s\"\n[[case]]\nop = \"add\"\nname = \"a\\u0001b\"\nrows = 1\ncols = 1\n");
     expect_at(e, 5, 8);
     EXPECT_TRUE(has(e.message(), "control character U+0001 at byte 2")) << e.what();
 
@@ -774,8 +761,8 @@ TEST(ShippedSuites, EverySuiteInSuitesDirLoads) {
         EXPECT_EQ(s.content_hash.size(), 64u);
         for (const auto &c : s.cases) EXPECT_EQ(validate_desc(c.desc), "");
     }
-    for (auto name : {"quick.toml", "gemm.toml", "attention.toml", "norms.toml",
-                      "transformer-shapes.toml", "decoder.toml"})
+    for (auto name :
+         {"quick.toml", "gemm.toml", "attention.toml", "norms.toml", "transformer-shapes.toml", "decoder.toml"})
         EXPECT_TRUE(found.count(name)) << name << " is missing from " << kSuitesDir;
 }
 
@@ -793,8 +780,7 @@ TEST(ShippedSuites, QuickCoversEveryOpBothAttentionVariantsAndBothGeluForms) {
         EXPECT_LE(c.settings.repetitions * c.settings.max_time, 1.5) << c.where.str();
         EXPECT_EQ(c.backends, (std::vector<std::string>{"naive", "onednn", "cuda"}));
     }
-    for (int op = 0; op < OPB_OP_COUNT; ++op)
-        EXPECT_TRUE(ops.count(op)) << "quick.toml lacks op " << op_name(op);
+    for (int op = 0; op < OPB_OP_COUNT; ++op) EXPECT_TRUE(ops.count(op)) << "quick.toml lacks op " << op_name(op);
     EXPECT_EQ(attention_variants, (std::set<int>{OPB_ATTENTION_COMPOSED, OPB_ATTENTION_FUSED}));
     EXPECT_EQ(gelu_variants, (std::set<int>{OPB_GELU_ERF, OPB_GELU_TANH}));
 }
@@ -840,9 +826,9 @@ TEST(Suite, AMinTimeBelowItsFloorIsRaisedWithOneWarningPerPlace) {
     EXPECT_EQ(s.cases[1].settings.min_time, 1e-4);
     EXPECT_EQ(s.cases[2].settings.min_time, 1e-4);
     EXPECT_EQ(s.cases[3].settings.min_time, 0.5);
-    EXPECT_EQ(s.warnings, (std::vector<std::string>{
-                              "t.toml:5:12: warning: 'min_time' 1e-09 is below its floor; using 0.0001",
-                              "t.toml:14:13: warning: 'min_time' 0 is below its floor; using 0.0001"}));
+    EXPECT_EQ(s.warnings,
+              (std::vector<std::string>{"t.toml:5:12: warning: 'min_time' 1e-09 is below its floor; using 0.0001",
+                                        "t.toml:14:13: warning: 'min_time' 0 is below its floor; using 0.0001"}));
     EXPECT_THROW((void)parse_suite("[suite]\nname = \"x\"\n[defaults]\nmin_time = -1\n", "t.toml"), SuiteError)
         << "a negative time is no request for the shortest one";
 }

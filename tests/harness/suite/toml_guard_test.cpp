@@ -11,10 +11,11 @@
 using namespace opbench;
 
 TEST(TomlGuard, LeavesNonAsciiInStringsAndCommentsAlone) {
-    for (const char *ok : {"name = \"gpt-2 \xc3\xa9\"\n", "# caf\xc3\xa9\nx = 1\n", "x = 'caf\xc3\xa9'\n",
-                           "x = \"\"\"\ncaf\xc3\xa9\n\"\"\"\n", "x = '''\xc3\xa9'''\n", "\"\xc3\xa9\" = 1\n",
-                           "x = \"a\\\"\xc3\xa9\"\n", "x = \"\"\"a\\\"\"\"\xc3\xa9\"\"\"\n", "x = \"\"\"\"\xc3\xa9\"\"\"\"\n",
-                           "\xEF\xBB\xBFx = 1\n", "x = \"\"\"\\\n  a\xc3\xa9\"\"\"\n"})
+    for (const char *ok :
+         {"name = \"gpt-2 \xc3\xa9\"\n", "# caf\xc3\xa9\nx = 1\n", "x = 'caf\xc3\xa9'\n",
+          "x = \"\"\"\ncaf\xc3\xa9\n\"\"\"\n", "x = '''\xc3\xa9'''\n", "\"\xc3\xa9\" = 1\n", "x = \"a\\\"\xc3\xa9\"\n",
+          "x = \"\"\"a\\\"\"\"\xc3\xa9\"\"\"\n", "x = \"\"\"\"\xc3\xa9\"\"\"\"\n", "\xEF\xBB\xBFx = 1\n",
+          "x = \"\"\"\\\n  a\xc3\xa9\"\"\"\n"})
         EXPECT_FALSE(find_non_ascii_outside_strings(ok)) << ok;
 }
 
@@ -60,7 +61,8 @@ TEST(TomlGuard, TheSuiteLoaderReportsItAsASyntaxError) {
 TEST(TomlGuard, AQuoteInsideABareTokenDoesNotOpenAString) {
     // fuzz_suite's second finding: TOML++ reads the number token `1\x02 6'''666...` on
     // through the quotes and classifies the U+00FD after them through the faulty lookup.
-    auto p = find_non_ascii_outside_strings("[suite]\nx = 1\x02" "6'''66==\xc3\xbd==\n");
+    auto p = find_non_ascii_outside_strings("[suite]\nx = 1\x02"
+                                            "6'''66==\xc3\xbd==\n");
     ASSERT_TRUE(p);
     EXPECT_EQ(p->line, 2);
     EXPECT_EQ(p->column, 15);
@@ -74,11 +76,11 @@ TEST(TomlGuard, AQuoteInsideABareTokenDoesNotOpenAString) {
 }
 
 TEST(TomlGuard, StringsWhereverTomlAllowsThemStayAccepted) {
-    for (const char *ok : {"a.\"\xc3\xa9\" = 1\n", "a . '\xc3\xa9' = 1\n", "[\"\xc3\xa9\"]\nx = 1\n",
-                           "[[a.'\xc3\xa9']]\nx = 1\n", "x = [\"\xc3\xa9\", '\xc3\xbc']\n",
-                           "x = [\n  \"\xc3\xa9\", # c\xc3\xa9\n  '\xc3\xbc',\n]\n",
-                           "x = { \"\xc3\xa9\" = 1, b.'\xc3\xbc' = \"\xc3\xbd\" }\n", "x = [[\"\xc3\xa9\"], ['\xc3\xbc']]\n",
-                           "# c\xc3\xa9\n\"\xc3\xa9\" = 1\n", "x = 1 # '\n\"\xc3\xa9\" = 2\n"}) {
+    for (const char *ok :
+         {"a.\"\xc3\xa9\" = 1\n", "a . '\xc3\xa9' = 1\n", "[\"\xc3\xa9\"]\nx = 1\n", "[[a.'\xc3\xa9']]\nx = 1\n",
+          "x = [\"\xc3\xa9\", '\xc3\xbc']\n", "x = [\n  \"\xc3\xa9\", # c\xc3\xa9\n  '\xc3\xbc',\n]\n",
+          "x = { \"\xc3\xa9\" = 1, b.'\xc3\xbc' = \"\xc3\xbd\" }\n", "x = [[\"\xc3\xa9\"], ['\xc3\xbc']]\n",
+          "# c\xc3\xa9\n\"\xc3\xa9\" = 1\n", "x = 1 # '\n\"\xc3\xa9\" = 2\n"}) {
         EXPECT_FALSE(find_non_ascii_outside_strings(ok)) << ok;
         EXPECT_NO_THROW((void)toml::parse(ok)) << ok << " (the cases must be valid TOML)";
     }

@@ -40,8 +40,8 @@ struct Reference {
         v = k;
     }
 
-    std::vector<double> norm(const std::vector<double> &x, const std::vector<float> &g,
-                             const std::vector<float> &beta, int64_t rows) const {
+    std::vector<double> norm(const std::vector<double> &x, const std::vector<float> &g, const std::vector<float> &beta,
+                             int64_t rows) const {
         const int64_t d = c.hidden;
         std::vector<double> y(x.size());
         for (int64_t r = 0; r < rows; ++r) {
@@ -114,7 +114,8 @@ struct Reference {
                         for (int64_t t = 0; t <= pos; ++t) {
                             double dot = 0;
                             for (int64_t j = 0; j < Dh; ++j)
-                                dot += q[std::size_t((b * S + s) * d + h * Dh + j)] * k[std::size_t(l)][slot(b, h, t, j)];
+                                dot +=
+                                    q[std::size_t((b * S + s) * d + h * Dh + j)] * k[std::size_t(l)][slot(b, h, t, j)];
                             p[std::size_t(t)] = dot / std::sqrt(double(Dh));
                             mx = std::max(mx, p[std::size_t(t)]);
                         }
@@ -122,7 +123,8 @@ struct Reference {
                         for (auto &e : p) sum += (e = std::exp(e - mx));
                         for (int64_t j = 0; j < Dh; ++j) {
                             double acc = 0;
-                            for (int64_t t = 0; t <= pos; ++t) acc += p[std::size_t(t)] * v[std::size_t(l)][slot(b, h, t, j)];
+                            for (int64_t t = 0; t <= pos; ++t)
+                                acc += p[std::size_t(t)] * v[std::size_t(l)][slot(b, h, t, j)];
                             o[std::size_t((b * S + s) * d + h * Dh + j)] = acc / sum;
                         }
                     }
@@ -266,7 +268,7 @@ TEST(DecoderWeights, DeterministicAndShaped) {
     EXPECT_EQ(a.layers[0].wq, b.layers[0].wq);
     EXPECT_NE(a.layers[0].wq, a.layers[0].wk); // each tensor has its own stream
     EXPECT_EQ(a.layers[0].w_gate.size(), std::size_t(24 * 16));
-    EXPECT_TRUE(a.layers[0].bq.empty());        // llama: no biases
+    EXPECT_TRUE(a.layers[0].bq.empty());         // llama: no biases
     EXPECT_TRUE(a.layers[0].norm1_beta.empty()); // rmsnorm: no beta
     EXPECT_EQ(a.embeddings.size(), std::size_t(1 * 6 * 16));
     DecoderConfig other = c;
@@ -344,8 +346,8 @@ TEST(DecoderNaive, ObserverSeesEveryComponentOfEveryLayerInOrder) {
     EXPECT_EQ(run.layer_outputs(1), plain[1]);
     std::vector<std::string> want = {"embed@-1"};
     for (int l = 0; l < 2; ++l)
-        for (const char *n : {"attn_norm", "qkv", "attention", "attn_out", "attn_residual", "mlp_norm",
-                              "mlp_in", "mlp_act", "mlp_mul", "mlp_down", "mlp_residual"})
+        for (const char *n : {"attn_norm", "qkv", "attention", "attn_out", "attn_residual", "mlp_norm", "mlp_in",
+                              "mlp_act", "mlp_mul", "mlp_down", "mlp_residual"})
             want.push_back(std::string(n) + "@" + std::to_string(l));
     EXPECT_EQ(rec.seen, want);
     EXPECT_EQ(rec.open, 0);
@@ -375,13 +377,13 @@ TEST(DecoderNaive, FootprintAndCallCounts) {
     auto mm = [](double m, double n, double k, bool bias) { return 2 * m * n * k + (bias ? m * n : 0); };
     const double S = 1, L = 3, T = 2; // decode step 1: one token per sequence, 3 cache rows before it
     const double Dh = 4;
-    double per_layer = 7 * T * d                                        // layernorm
-                       + mm(T, d, d, true)                              // Q
-                       + 2 * B * H * mm(S, Dh, d, true)                 // K, V
-                       + B * H * (L + S) * (4 * Dh + 6)                 // attention, all visible
-                       + mm(T, d, d, true) + T * d                      // out proj, residual
-                       + 7 * T * d + mm(T, F, d, true) + 9 * T * F      // norm, up, gelu tanh
-                       + mm(T, d, F, true) + T * d;                     // down, residual
+    double per_layer = 7 * T * d                                   // layernorm
+                       + mm(T, d, d, true)                         // Q
+                       + 2 * B * H * mm(S, Dh, d, true)            // K, V
+                       + B * H * (L + S) * (4 * Dh + 6)            // attention, all visible
+                       + mm(T, d, d, true) + T * d                 // out proj, residual
+                       + 7 * T * d + mm(T, F, d, true) + 9 * T * F // norm, up, gelu tanh
+                       + mm(T, d, F, true) + T * d;                // down, residual
     EXPECT_DOUBLE_EQ(run.flops_in_step(1), 2 * per_layer);
     EXPECT_EQ(run.tokens_in_step(3), 2);
 }
@@ -399,11 +401,11 @@ TEST(DecoderMemoryEstimate, CountsWeightsKvCacheAndTheLargestStep) {
     c.prompt = 4;
     c.generate = 2;
     const DecoderMemory m = estimate_decoder_memory(c);
-    const uint64_t layer = 2 * 8 * 2 /*norms: gamma, beta*/ + 4 * 64 /*q k v o*/ + 2 * 8 * 32 /*up, down*/ +
-                           4 * 8 + 32 + 8 /*biases*/;
+    const uint64_t layer =
+        2 * 8 * 2 /*norms: gamma, beta*/ + 4 * 64 /*q k v o*/ + 2 * 8 * 32 /*up, down*/ + 4 * 8 + 32 + 8 /*biases*/;
     EXPECT_EQ(m.weights, (2 * layer + 2 * 6 * 8 /*embeddings*/) * 4);
     EXPECT_EQ(m.kv_cache, 2u * 2 * 2 * 6 * 8 * 4); // K and V, layers, batch, context, hidden
-    const uint64_t T = 2 * 4;                    // prefill tokens
+    const uint64_t T = 2 * 4;                      // prefill tokens
     EXPECT_EQ(m.activations, ((2 + 1 + 1 + 2 + 2 + 1 + 1 + 2) * T * 8 + 4 * T * 32) * 4);
     EXPECT_EQ(m.total(), m.weights + m.kv_cache + m.activations);
 }
@@ -422,8 +424,8 @@ TEST(DecoderOnednn, MatchesNaiveLayerByLayer) {
             const std::string isa = opbench::test::onednn_isa_of(one->api(), one->handle());
             const bool runs = dtype == OPB_DTYPE_F32 || opbench::test::onednn_isa_runs_bf16(isa);
             const auto why = run.unsupported();
-            ASSERT_EQ(why.has_value(), !runs) << dtype_name(dtype) << " on " << isa << ": "
-                                              << (why ? why->reason : "supported");
+            ASSERT_EQ(why.has_value(), !runs)
+                << dtype_name(dtype) << " on " << isa << ": " << (why ? why->reason : "supported");
             if (why) {
                 EXPECT_EQ(why->status, "skipped");
                 EXPECT_NE(why->reason.find("bf16"), std::string::npos) << why->reason;

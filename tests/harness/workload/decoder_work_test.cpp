@@ -42,10 +42,10 @@ DecoderConfig small() {
 
 TEST(DecoderFigures, FromMeasurements) {
     DecoderMeasurements m;
-    m.call_seconds = {0.3, 0.1, 0.2};   // median 0.2 s
-    m.tokens_per_call = 10;             // -> 50 tokens/s
+    m.call_seconds = {0.3, 0.1, 0.2}; // median 0.2 s
+    m.tokens_per_call = 10;           // -> 50 tokens/s
     m.unit_seconds = {0.01, 0.02, 0.03, 0.04};
-    m.tokens_per_unit = 1;              // ms per token = unit seconds x 1000
+    m.tokens_per_unit = 1; // ms per token = unit seconds x 1000
     m.context_tokens = 100;
     m.peak_bytes = 5000;
     m.weight_bytes = 3000;
@@ -155,9 +155,9 @@ TEST(ComponentSpans, StepsHoldEveryComponentOfEveryLayer) {
         EXPECT_GT(p.total_s, 0.0) << p.component;
         parts += p.total_s;
     }
-    const std::vector<std::string> want = {"embed",    "attn_norm", "qkv",     "attention",
-                                           "attn_out", "attn_residual", "mlp_norm", "mlp_in",
-                                           "mlp_act",  "mlp_down",  "mlp_residual"}; // no mlp_mul: gelu
+    const std::vector<std::string> want = {"embed",    "attn_norm",     "qkv",         "attention",
+                                           "attn_out", "attn_residual", "mlp_norm",    "mlp_in",
+                                           "mlp_act",  "mlp_down",      "mlp_residual"}; // no mlp_mul: gelu
     EXPECT_EQ(names, want);
     EXPECT_LE(parts, t.step_seconds);
     EXPECT_NEAR(parts + t.unscoped_seconds, t.step_seconds, 1e-9 * t.step_seconds);
@@ -219,7 +219,7 @@ TEST(DecoderPhaseWork, CheckComparesThePhasesStepsOnly) {
     DecoderPhaseWork decode(run, Phase::decode);
     decode.prepare();
     EXPECT_EQ(check_phase(decode, reference).worst_nmse, 0.0); // same backend: bit-identical
-    reference[0][0][0] += 100.0f; // a prefill output: not the decode phase's business
+    reference[0][0][0] += 100.0f;                              // a prefill output: not the decode phase's business
     EXPECT_EQ(check_phase(decode, reference).worst_nmse, 0.0);
     reference[3][1][2] += 100.0f; // decode step 3, layer 1
     const LayerComparison c = check_phase(decode, reference);

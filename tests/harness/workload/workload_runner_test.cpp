@@ -87,9 +87,9 @@ const nlohmann::json *iteration(const nlohmann::json &set, const std::string &na
     return nullptr;
 }
 
-const std::vector<std::string> kComponents = {"embed",    "attn_norm", "qkv",    "attention", "attn_out",
-                                              "attn_residual", "mlp_norm", "mlp_in", "mlp_act",   "mlp_mul",
-                                              "mlp_down", "mlp_residual"};
+const std::vector<std::string> kComponents = {"embed",    "attn_norm",     "qkv",      "attention",
+                                              "attn_out", "attn_residual", "mlp_norm", "mlp_in",
+                                              "mlp_act",  "mlp_mul",       "mlp_down", "mlp_residual"};
 
 // An entry's component shares: named after the decoder's components, in no
 // more than the steps' time, and with the unscoped rest they make it whole.
@@ -219,7 +219,8 @@ TEST(WorkloadRunner, MemLimitSkipsAWorkloadThatCannotFit) {
 // component spans, spans in the trace), and its component shares are the
 // profile's component totals over its step totals.
 TEST(WorkloadRunner, ProfiledEntriesShareFromTheirComponentSpans) {
-    const fs::path trace = fs::temp_directory_path() / ("opbench-workload-trace-" + std::to_string(::getpid()) + ".json");
+    const fs::path trace =
+        fs::temp_directory_path() / ("opbench-workload-trace-" + std::to_string(::getpid()) + ".json");
     const RunOutput out = run_opbench(kSuite, "--backends naive --benchmark_filter=small/ --profile --trace " +
                                                   trace.string() + " --trace-schedule wait=0,warmup=1,active=2");
     ASSERT_EQ(out.rc, 0) << out.console;
@@ -229,7 +230,7 @@ TEST(WorkloadRunner, ProfiledEntriesShareFromTheirComponentSpans) {
         const int steps_per_call = std::string(phase) == "prefill" ? 1 : 3;
         const std::string name = std::string("decoder/small/phase:") + phase + "/dt:f32/thr:1/be:naive";
         EXPECT_NE(out.console.find(name + "\n"), std::string::npos) << "no hot path for " << name << "\n"
-                                                                      << out.console;
+                                                                    << out.console;
         const nlohmann::json *e = iteration(out.set, name);
         ASSERT_NE(e, nullptr) << name << "\n" << out.console;
         EXPECT_EQ((*e)["status"], "passed");
@@ -255,7 +256,8 @@ TEST(WorkloadRunner, ProfiledEntriesShareFromTheirComponentSpans) {
         ASSERT_EQ(step_paths.size(), 1u) << (*e)["profile"].dump(1);
         EXPECT_NE(step_paths.begin()->find("/sample/execute/step"), std::string::npos) << *step_paths.begin();
         for (const auto &n : (*e)["profile"])
-            if (n["parent"] == *step_paths.begin()) component_total[n["scope"].get<std::string>()] += n["total_s"].get<double>();
+            if (n["parent"] == *step_paths.begin())
+                component_total[n["scope"].get<std::string>()] += n["total_s"].get<double>();
         ASSERT_EQ(component_total.size(), d["components"].size());
         for (const auto &c : d["components"]) {
             const std::string comp = c["component"].get<std::string>();
@@ -266,8 +268,8 @@ TEST(WorkloadRunner, ProfiledEntriesShareFromTheirComponentSpans) {
         // The plugin's own scopes nest in the components (naive marks its ops).
         bool plugin_in_attention = false;
         for (const auto &n : (*e)["profile"])
-            plugin_in_attention = plugin_in_attention ||
-                                  (n["kind"] == "plugin" && n["parent"] == *step_paths.begin() + "/attention");
+            plugin_in_attention =
+                plugin_in_attention || (n["kind"] == "plugin" && n["parent"] == *step_paths.begin() + "/attention");
         EXPECT_TRUE(plugin_in_attention) << (*e)["profile"].dump(1);
     }
     // Recorded samples are extra: the context says so, as for op cases.

@@ -59,7 +59,7 @@ repetitions = 5
     EXPECT_EQ(w.settings.warmup, 1);      // from [defaults]
     EXPECT_EQ(w.settings.repetitions, 5); // the table's own wins
     EXPECT_EQ(w.settings.threads, 1);
-    EXPECT_EQ(w.decoder.threads, 1);      // copied into every op
+    EXPECT_EQ(w.decoder.threads, 1); // copied into every op
     EXPECT_EQ(w.decoder.hidden, 64);
     EXPECT_EQ(w.decoder.head_dim(), 16);
     EXPECT_EQ(w.decoder.ffn_width(), 96);
@@ -70,8 +70,7 @@ repetitions = 5
     EXPECT_FALSE(w.decoder.bias);
     EXPECT_EQ(w.decoder.dtype, OPB_DTYPE_BF16);
     EXPECT_FLOAT_EQ(w.decoder.eps, 1e-6f); // rmsnorm's default
-    EXPECT_EQ(w.phases, (std::vector<WorkloadCase::Phase>{WorkloadCase::Phase::prefill,
-                                                          WorkloadCase::Phase::decode}));
+    EXPECT_EQ(w.phases, (std::vector<WorkloadCase::Phase>{WorkloadCase::Phase::prefill, WorkloadCase::Phase::decode}));
     EXPECT_EQ(w.where.line, 10);
 }
 
@@ -90,9 +89,8 @@ TEST(WorkloadSuite, DefaultsOfAMinimalTable) {
 }
 
 TEST(WorkloadSuite, CasesAndWorkloadsTogether) {
-    const Suite s = parse(std::string(kHead) +
-                          "[[case]]\nop = \"add\"\nrows = 2\ncols = 2\n"
-                          "[[workload]]\nname = \"g\"\nhidden = 32\nheads = 2\nprompt = 4\n");
+    const Suite s = parse(std::string(kHead) + "[[case]]\nop = \"add\"\nrows = 2\ncols = 2\n"
+                                               "[[workload]]\nname = \"g\"\nhidden = 32\nheads = 2\nprompt = 4\n");
     EXPECT_EQ(s.cases.size(), 1u);
     EXPECT_EQ(s.workloads.size(), 1u);
 }

@@ -68,7 +68,7 @@ TEST(TableWriters, NumericColumnDetection) {
     Table t;
     t.columns = {"a", "b", "c"};
     t.rows = {{"+3.4%", "12.5 us", "x"}, {"-", "-1.2", "1"}, {"skipped", "3 ms", "y"}};
-    EXPECT_TRUE(numeric_column(t, 0));  // one number, one word: a tie counts as numeric
+    EXPECT_TRUE(numeric_column(t, 0)); // one number, one word: a tie counts as numeric
     EXPECT_TRUE(numeric_column(t, 1));
     EXPECT_FALSE(numeric_column(t, 2)); // one number, two words
 }
