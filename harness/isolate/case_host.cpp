@@ -7,6 +7,7 @@
 #include "measure/recipe.hpp"
 #include "check/reference_cache.hpp"
 #include "check/reference_store.hpp"
+#include "workload/workload_session.hpp"
 
 #include "opbench/ops.hpp"
 
@@ -101,6 +102,7 @@ void to_json(nlohmann::json &j, const CaseJob &job) {
          {"check_seed", job.check_seed},
          {"reference_store_dir", job.reference_store_dir},
          {"reference_store_key", job.reference_store_key}};
+    if (job.workload) j["workload"] = *job.workload;
 }
 
 void from_json(const nlohmann::json &j, CaseJob &job) {
@@ -117,6 +119,7 @@ void from_json(const nlohmann::json &j, CaseJob &job) {
     job.check_seed = j.at("check_seed").get<uint64_t>();
     job.reference_store_dir = j.at("reference_store_dir").get<std::string>();
     job.reference_store_key = j.at("reference_store_key").get<std::string>();
+    if (j.contains("workload")) job.workload = j["workload"].get<workload::WorkloadJob>();
 }
 
 void to_json(nlohmann::json &j, const MemoryFigures &m) {
@@ -156,6 +159,7 @@ void to_json(nlohmann::json &j, const Activation &a) {
          {"prepare_seconds", a.prepare_seconds},
          {"verify_seconds", a.verify_seconds},
          {"reference_problem", a.reference_problem}};
+    if (a.workload) j["workload"] = *a.workload;
 }
 
 void from_json(const nlohmann::json &j, Activation &a) {
@@ -170,6 +174,17 @@ void from_json(const nlohmann::json &j, Activation &a) {
     a.prepare_seconds = j.at("prepare_seconds").get<double>();
     a.verify_seconds = j.at("verify_seconds").get<double>();
     a.reference_problem = j.at("reference_problem").get<std::string>();
+    if (j.contains("workload")) a.workload = j["workload"].get<workload::WorkloadActivation>();
+}
+
+void to_json(nlohmann::json &j, const FinishRecord &f) {
+    j = {{"memory", f.memory}};
+    if (f.workload) j["workload"] = *f.workload;
+}
+
+void from_json(const nlohmann::json &j, FinishRecord &f) {
+    f.memory = j.at("memory").get<MemoryFigures>();
+    if (j.contains("workload")) f.workload = j["workload"].get<workload::WorkloadTail>();
 }
 
 // ---- in this process ----------------------------------------------------------------
@@ -205,7 +220,8 @@ public:
                   std::function<void(std::string_view)> on_phase, bool catch_exceptions,
                   CaseInstrumentation *instrumentation = nullptr)
         : sessions_(sessions), reference_(sessions.reference.get(), reference, sessions.reference_missing),
-          on_phase_(std::move(on_phase)), catch_exceptions_(catch_exceptions), instrumentation_(instrumentation) {}
+          on_phase_(std::move(on_phase)), catch_exceptions_(catch_exceptions), instrumentation_(instrumentation),
+          reference_name_(reference) {}
 
     BackendProbe probe_backend(const std::string &backend, const std::vector<opb_op_desc> &cases,
                                double /*timeout_seconds: nothing can stop a call here*/) override {
@@ -221,6 +237,7 @@ public:
     Activation activate(const CaseJob &job) override {
         release();
         job_ = job;
+        if (job_.workload) return activate_workload();
         Activation a;
         try {
             BackendInstance *be = sessions_.usable(job_.backend);
@@ -313,9 +330,9 @@ public:
     }
 
     RepetitionRecord measure_repetition() override {
-        if (!recipe_) throw MeasureFailure{CaseStatus::failed, "no active case (it failed to prepare)"};
+        if (!recipe_ && !workload_) throw MeasureFailure{CaseStatus::failed, "no active case (it failed to prepare)"};
         try {
-            return recipe_->measure_repetition();
+            return workload_ ? workload_->measure_repetition() : recipe_->measure_repetition();
         } catch (const MeasureFailure &) {
             throw;
         } catch (const std::exception &e) {
@@ -324,18 +341,76 @@ public:
         }
     }
 
-    MemoryFigures finish() override {
-        MemoryFigures out;
-        if (work_ && memory_) {
+    FinishRecord finish() override {
+        FinishRecord out;
+        if (workload_) {
+            enter(case_phase::finish);
+            auto [memory, tail] = workload_->finish();
+            out.memory = memory;
+            out.workload = std::move(tail);
+        } else if (work_ && memory_) {
             enter(case_phase::finish);
             memory_->finish(preparation_, work_->workspace_bytes());
-            out = figures_;
+            out.memory = figures_;
         }
         release();
         return out;
     }
 
 private:
+    // A workload phase (job_.workload): the reference's layer outputs first,
+    // in its own instance (never in this entry's memory figures), then the
+    // session's prepare, layer-by-layer check, warm-up and batch choice.
+    Activation activate_workload() {
+        Activation a;
+        const workload::WorkloadJob &w = *job_.workload;
+        try {
+            BackendInstance *be = usable_or_throw(job_.backend);
+            if (auto u = workload::workload_unsupported(*be, w.decoder)) throw *u;
+            enter(case_phase::reference);
+            const auto reference_start = std::chrono::steady_clock::now();
+            const workload::LayerOutputs &reference = workload_references_.get(
+                sessions_.reference.get(), reference_name_, sessions_.reference_missing, w.decoder);
+            a.verify_seconds =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - reference_start).count();
+            if (job_.settings.cache == CacheState::cold && !evictor_) evictor_ = std::make_unique<CacheEvictor>();
+            workload::WorkloadSession::Setup setup;
+            setup.name = job_.name;
+            setup.backend = job_.backend;
+            setup.settings = job_.settings;
+            setup.timer_overhead = job_.timer_overhead;
+            setup.evictor = evictor_.get();
+            setup.on_phase = [this](std::string_view p) { enter(case_phase_of(p)); };
+            setup.instrumentation = instrumentation_;
+            workload_ = std::make_unique<workload::WorkloadSession>(*be, w, std::move(setup));
+            double nmse = -1;
+            try {
+                a.workload = workload_->activate(reference, nmse, a.preparation);
+            } catch (const MeasureFailure &) {
+                a.nmse = nmse;
+                throw;
+            }
+            a.nmse = nmse;
+        } catch (const MeasureFailure &f) {
+            a.status = f.status;
+            a.reason = f.reason;
+            release();
+        } catch (const std::exception &e) {
+            if (!catch_exceptions_) throw;
+            a.status = CaseStatus::failed;
+            a.reason = fmt::format("exception: {} in {}", e.what(), phase_);
+            release();
+        }
+        return a;
+    }
+
+    BackendInstance *usable_or_throw(const std::string &backend) {
+        if (BackendInstance *be = sessions_.usable(backend)) return be;
+        auto it = sessions_.missing.find(backend);
+        throw MeasureFailure{CaseStatus::skipped,
+                             it != sessions_.missing.end() ? it->second : fmt::format("backend '{}' is not open", backend)};
+    }
+
     // Full mode: references kept on disk across runs, when the run asks.
     void use_reference_store(const CaseJob &job) {
         if (job.verify != VerifyMode::full || job.reference_store_dir.empty() || store_) return;
@@ -351,6 +426,7 @@ private:
         if (on_phase_) on_phase_(phase_);
     }
     void release() {
+        workload_.reset();
         recipe_.reset();
         if (instrumented_) instrumentation_->case_end();
         instrumented_ = false;
@@ -378,6 +454,9 @@ private:
     std::unique_ptr<Recipe> recipe_;
     CaseInstrumentation *instrumentation_;
     bool instrumented_ = false; // a case began in instrumentation_ and has not ended
+    std::string reference_name_;
+    workload::ReferenceLayerOutputs workload_references_;
+    std::unique_ptr<workload::WorkloadSession> workload_; // the active workload entry, if one is
 };
 
 // ---- in worker processes -------------------------------------------------------------
@@ -431,7 +510,10 @@ public:
     }
 
     RepetitionRecord measure_repetition() override {
-        if (repetitions_in_process_ == repetitions_per_process(job_.settings)) move_to_next_process();
+        // A workload stays in one process: its layer check and whole-model
+        // figures belong to the process that prepared it.
+        if (!job_.workload && repetitions_in_process_ == repetitions_per_process(job_.settings))
+            move_to_next_process();
         ++repetitions_in_process_;
         WorkerOutcome o = call(nlohmann::json{{"op", "repetition"}});
         if (!o.ok) throw MeasureFailure{CaseStatus::failed, reason_of(o)};
@@ -444,10 +526,10 @@ public:
         return record;
     }
 
-    MemoryFigures finish() override {
+    FinishRecord finish() override {
         WorkerOutcome o = call(nlohmann::json{{"op", "finish"}});
         if (!o.ok) throw MeasureFailure{CaseStatus::failed, reason_of(o)};
-        return o.reply.get<MemoryFigures>();
+        return o.reply.get<FinishRecord>();
     }
 
     void interrupt() override {

@@ -20,6 +20,8 @@
 #include "measure/settings.hpp"
 #include "check/verify.hpp"
 #include "isolate/worker.hpp"
+#include "profile/profile_session.hpp"
+#include "workload/workload_job.hpp"
 
 #include "opbench/plugin.h"
 
@@ -83,6 +85,9 @@ struct CaseJob {
     uint64_t check_seed = 0;         // the fast checks' randomness, recorded
     std::string reference_store_dir; // full mode: references kept on disk here ("" = none)
     std::string reference_store_key; // names the reference build exactly
+    // Set: a workload phase (its decoder and phase) instead of the op case
+    // `desc`; run by workload/workload_session.hpp, checked layer by layer.
+    std::optional<workload::WorkloadJob> workload;
 };
 void to_json(nlohmann::json &j, const CaseJob &job);
 void from_json(const nlohmann::json &j, CaseJob &job);
@@ -100,9 +105,19 @@ struct Activation {
     Verification verification;                      // mode, method, what was checked
     double prepare_seconds = 0, verify_seconds = 0; // reference + check for the latter
     std::string reference_problem;                  // the reference store could not be used (the run goes on)
+    std::optional<workload::WorkloadActivation> workload; // a workload job's: its check and work per call
 };
 void to_json(nlohmann::json &j, const Activation &a);
 void from_json(const nlohmann::json &j, Activation &a);
+
+// What finishing a case gave: its memory figures, and a workload's tail
+// (allocations, component times) for its whole-model figures.
+struct FinishRecord {
+    MemoryFigures memory;
+    std::optional<workload::WorkloadTail> workload;
+};
+void to_json(nlohmann::json &j, const FinishRecord &f);
+void from_json(const nlohmann::json &j, FinishRecord &f);
 
 // What probing a backend gave (CaseHost::probe_backend): its facts and call
 // overhead, or the fault that ended the probing.
@@ -127,7 +142,7 @@ public:
     // One repetition of the active case. Throws MeasureFailure.
     [[nodiscard]] virtual RepetitionRecord measure_repetition() = 0;
     // Memory figures of the active case (when it passed) and its release.
-    [[nodiscard]] virtual MemoryFigures finish() = 0;
+    [[nodiscard]] virtual FinishRecord finish() = 0;
     // Abandons the case in progress as soon as possible; callable from
     // another thread (the signal watcher). In-process: a no-op.
     virtual void interrupt() {}
@@ -145,6 +160,14 @@ public:
     [[nodiscard]] virtual MeasuredWork &wrap_work(MeasuredWork &work) = 0;
     [[nodiscard]] virtual RecipeObserver &wrap_observer(RecipeObserver &observer) = 0;
     virtual void case_end() = 0;
+    // A workload entry (workload/workload_session.hpp) instead of an op case:
+    // `args` go on its case span, `on_recording` hears the plugin's scope
+    // switch flip at each recorded sample; its component spans record into
+    // profiler(); finish_case() ends it with what was recorded.
+    virtual void begin(const std::string &name, const std::string &backend_name, nlohmann::json args,
+                       BackendInstance &backend, std::function<void(bool)> on_recording) = 0;
+    [[nodiscard]] virtual Profiler &profiler() = 0;
+    virtual const CaseProfile &finish_case() = 0;
 };
 
 // --isolate none: runs in this process on `sessions`' instances. A plugin

@@ -90,6 +90,7 @@ void to_json(nlohmann::json &j, const RepetitionRecord &r) {
          {"device_seconds_per_call", r.device_seconds_per_call},
          {"sample_times", r.sample_times},
          {"process", r.process}};
+    if (!r.unit_seconds.empty()) j["unit_seconds"] = r.unit_seconds;
 }
 
 void from_json(const nlohmann::json &j, RepetitionRecord &r) {
@@ -101,6 +102,7 @@ void from_json(const nlohmann::json &j, RepetitionRecord &r) {
     r.device_seconds_per_call = j.at("device_seconds_per_call").get<double>();
     r.sample_times = j.at("sample_times").get<std::vector<double>>();
     r.process = j.value("process", 0);
+    if (j.contains("unit_seconds")) r.unit_seconds = j["unit_seconds"].get<std::vector<double>>();
 }
 
 } // namespace opbench

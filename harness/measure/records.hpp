@@ -45,6 +45,9 @@ struct RepetitionRecord {
     double device_seconds_per_call = -1; // < 0: no device timer
     std::vector<double> sample_times;    // every sample's time per call, in order taken
     int process = 0;                     // which of the case's worker processes took it (0-based; always 0 in process)
+    // A workload entry's timed units of this repetition (a decode step each,
+    // or the whole prefill): its ms per token. Empty for an op case.
+    std::vector<double> unit_seconds;
 };
 
 // Conversions. Non-finite numbers travel as null and come back as NaN

@@ -68,7 +68,7 @@ void ProfileInstrumentation::case_begin(const CaseJob &job, BackendInstance &be)
            {"variant", variant_name(d.op, d.variant)},
            {"threads", d.threads},
            {"params", shape_params(d)}},
-          be);
+          be, nullptr);
 }
 
 void ProfileInstrumentation::begin(const std::string &name, const std::string &backend_name, nlohmann::json args,

@@ -76,12 +76,13 @@ public:
     // case span; `on_recording` hears the plugin's scope switch flip, at
     // each recorded sample's start and end.
     void begin(const std::string &name, const std::string &backend_name, nlohmann::json args, BackendInstance &backend,
-               std::function<void(bool)> on_recording = nullptr);
+               std::function<void(bool)> on_recording) override;
+    [[nodiscard]] Profiler &profiler() override { return session_.profiler(); }
     [[nodiscard]] MeasuredWork &wrap_work(MeasuredWork &work) override;
     [[nodiscard]] RecipeObserver &wrap_observer(RecipeObserver &observer) override;
     void case_end() override { (void)finish_case(); }
     // Ends the case; what it recorded (valid until the next case ends).
-    const CaseProfile &finish_case();
+    const CaseProfile &finish_case() override;
 
 private:
     ProfileSession &session_;

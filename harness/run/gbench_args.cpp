@@ -1,14 +1,18 @@
 #include "run/gbench_args.hpp"
 
-#include <fmt/format.h>
-
 namespace opbench {
+
+namespace {
+
+bool starts_with(const std::string &s, const std::string &prefix) { return s.rfind(prefix, 0) == 0; }
+
+} // namespace
 
 std::optional<NameFilter> NameFilter::from_args(const std::vector<std::string> &args) {
     std::optional<NameFilter> f;
     const std::string flag = "--benchmark_filter=";
     for (const auto &a : args)
-        if (a.rfind(flag, 0) == 0) f = NameFilter(a.substr(flag.size()));
+        if (starts_with(a, flag)) f = NameFilter(a.substr(flag.size()));
     return f;
 }
 
@@ -17,22 +21,32 @@ bool NameFilter::matches(const std::string &name) const {
     return std::regex_search(name, regex_) != negated_;
 }
 
+bool NameFilter::matches_entry(const std::string &name) const {
+    if (pattern_.empty() || pattern_ == "all") return true;
+    const bool found = std::regex_search(name, regex_) || std::regex_search(name + "/manual_time", regex_);
+    return found != negated_;
+}
+
 NameFilter::NameFilter(std::string pattern) {
     negated_ = !pattern.empty() && pattern[0] == '-';
     pattern_ = negated_ ? pattern.substr(1) : pattern;
     regex_ = std::regex(pattern_, std::regex::extended);
 }
 
-std::vector<std::string> gbench_argv(int repetitions, const std::vector<std::string> &user_args,
-                                     const std::string &json_out) {
-    std::vector<std::string> args = {"opbench", "--benchmark_min_time=0"};
-    if (repetitions > 0) args.push_back(fmt::format("--benchmark_repetitions={}", repetitions));
-    for (const auto &a : user_args) args.push_back(a);
-    if (!json_out.empty()) {
-        args.push_back("--benchmark_out=" + json_out);
-        args.push_back("--benchmark_out_format=json");
-    }
+std::vector<std::string> gbench_argv(const std::vector<std::string> &user_args) {
+    std::vector<std::string> args = {"opbench"};
+    for (const auto &a : user_args)
+        if (!starts_with(a, "--benchmark_filter=") && !starts_with(a, "--benchmark_repetitions=")) args.push_back(a);
     return args;
+}
+
+bool interleaved(const std::vector<std::string> &user_args) {
+    bool on = false;
+    for (const auto &a : user_args)
+        if (starts_with(a, "--benchmark_enable_random_interleaving"))
+            on = a == "--benchmark_enable_random_interleaving" || a == "--benchmark_enable_random_interleaving=true" ||
+                 a == "--benchmark_enable_random_interleaving=1";
+    return on;
 }
 
 } // namespace opbench

@@ -1,5 +1,5 @@
-// Google Benchmark's side of a run: the argv opbench hands it, and its
-// --benchmark_filter applied to cases that are never registered.
+// Google Benchmark's side of a run: the argv opbench hands it, and the
+// --benchmark_filter opbench applies itself, to the names users see.
 #pragma once
 
 #include <optional>
@@ -9,14 +9,20 @@
 
 namespace opbench {
 
-// Google Benchmark's --benchmark_filter, applied to cases that are never
-// registered (skipped before running) so the filter means the same for them:
-// an extended regex searched in the name; a leading '-' negates it.
+// --benchmark_filter as opbench applies it to entry names before anything
+// runs (Google Benchmark then runs every entry it is handed): an extended
+// regex searched in the name; a leading '-' negates it.
 class NameFilter {
 public:
     // The last --benchmark_filter= in `args`, if any.
     [[nodiscard]] static std::optional<NameFilter> from_args(const std::vector<std::string> &args);
     [[nodiscard]] bool matches(const std::string &name) const;
+    // An entry named `name` (as the console shows it): the pattern is searched
+    // in the name, and in the name with Google Benchmark's "/manual_time"
+    // (result sets and older filters), so "be:naive$" and
+    // "be:naive/manual_time" both select naive's entries.
+    [[nodiscard]] bool matches_entry(const std::string &name) const;
+    [[nodiscard]] const std::string &pattern() const { return pattern_; }
 
 private:
     explicit NameFilter(std::string pattern);
@@ -25,10 +31,13 @@ private:
     std::regex regex_;
 };
 
-// The argv for benchmark::Initialize: min_time 0 (each repetition is one
-// iteration holding opbench's own sampling), the global repetitions, the
-// user's --benchmark_* flags, and the JSON file when `json_out` is not empty.
-[[nodiscard]] std::vector<std::string> gbench_argv(int repetitions, const std::vector<std::string> &user_args,
-                                                   const std::string &json_out);
+// The argv for benchmark::Initialize: the user's --benchmark_* flags without
+// --benchmark_filter (applied by opbench) and without repetitions (each entry
+// registers its own).
+[[nodiscard]] std::vector<std::string> gbench_argv(const std::vector<std::string> &user_args);
+
+// Whether the flags ask for interleaved repetitions
+// (--benchmark_enable_random_interleaving=true).
+[[nodiscard]] bool interleaved(const std::vector<std::string> &user_args);
 
 } // namespace opbench

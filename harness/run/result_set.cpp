@@ -19,18 +19,6 @@ nlohmann::json run_context_json(const RunContext &c) {
     return ctx;
 }
 
-std::vector<nlohmann::json> case_entries(std::vector<nlohmann::json> gb_entries, const CaseResult &result) {
-    const bool ran = !gb_entries.empty();
-    nlohmann::json gb = {{"benchmarks", std::move(gb_entries)}};
-    const std::vector<CaseResult> one = {result};
-    std::vector<const CaseResult *> unmeasured;
-    if (!ran) unmeasured.push_back(&one.front());
-    nlohmann::json enriched = enrich_result_set(std::move(gb), one, unmeasured, nlohmann::json::object());
-    std::vector<nlohmann::json> out;
-    for (auto &e : enriched["benchmarks"]) out.push_back(std::move(e));
-    return out;
-}
-
 void add_run_analysis(nlohmann::json &result_set, const ProfileSession *profiling) {
     add_bottlenecks(result_set);
     if (profiling && profiling->options().hot_path) attach_profiles(result_set, profiling->cases());

@@ -38,12 +38,6 @@ struct RunContext {
 // context.opbench of the run (without "complete", which the run log adds).
 [[nodiscard]] nlohmann::json run_context_json(const RunContext &context);
 
-// A case's result-set entries: Google Benchmark's entries for it (its
-// repetitions and aggregates) with opbench's fields added; with no entries,
-// the one entry of a case that never ran (skipped or failed before running).
-[[nodiscard]] std::vector<nlohmann::json> case_entries(std::vector<nlohmann::json> gb_entries,
-                                                       const CaseResult &result);
-
 // Fields derived from the whole set once its entries are in: each entry's
 // bottleneck, and (profiling runs) each entry's profile array.
 void add_run_analysis(nlohmann::json &result_set, const ProfileSession *profiling);

@@ -2,11 +2,12 @@
 
 #include "writers/units.hpp"
 #include "opbench/ops.hpp"
-#include "run/gb_reporter.hpp"
 #include "measure/statistics.hpp"
 #include "writers/table_writers.hpp"
 
 #include <fmt/format.h>
+
+#include <iostream>
 
 #include <algorithm>
 #include <cmath>
@@ -69,17 +70,18 @@ std::vector<std::string> run_line_columns(const std::string &reference) {
 }
 
 std::vector<std::string> run_line_cells(const CaseResult &r, const std::optional<Roofline> &rl,
-                                        const CaseResult *reference) {
+                                        const CaseResult *reference, std::optional<CallWork> work) {
     const std::optional<CaseTime> t = case_time(r);
     if (!t) {
         std::string status(case_status_name(r.status));
         return {r.name, "-", "-", "-", "-", "-", "-", status + (r.reason.empty() ? "" : ": " + r.reason)};
     }
-    const Case &c = *r.source;
+    if (!work && r.source) work = CallWork{op_flops(r.source->desc), op_bytes(r.source->desc), 0, 0};
+    const double flops = work ? work->flops : 0, bytes = work ? work->bytes : 0;
     const std::string bound = rl ? bound_word(rl->bound) : "-";
-    const std::string throughput = bound == "memory" || op_flops(c.desc) <= 0
-                                       ? fmt::format("{:.3g} GB/s", op_bytes(c.desc) / t->median / 1e9)
-                                       : fmt::format("{:.3g} GFLOP/s", op_flops(c.desc) / t->median / 1e9);
+    const std::string throughput = bound == "memory" || flops <= 0
+                                       ? fmt::format("{:.3g} GB/s", bytes / t->median / 1e9)
+                                       : fmt::format("{:.3g} GFLOP/s", flops / t->median / 1e9);
     std::string vs = "-";
     if (r.is_reference)
         vs = "ref";
@@ -154,50 +156,35 @@ Table backend_summary(const std::vector<CaseResult> &results, const std::string 
     return table;
 }
 
-RunConsoleReporter::RunConsoleReporter(RunConsoleHooks hooks, const std::vector<std::string> &names,
-                                       std::string reference, bool colour)
-    : hooks_(std::move(hooks)), reference_(std::move(reference)), colour_(colour) {
+RunConsole::RunConsole(const std::vector<std::string> &names, std::string reference, bool colour)
+    : reference_(std::move(reference)), colour_(colour) {
     const auto columns = run_line_columns(reference_);
     widths_ = {0, 9, 6, 16, 12, 8, std::max<std::size_t>(9, columns[6].size())};
     widths_[0] = columns[0].size();
     for (const auto &n : names) widths_[0] = std::max(widths_[0], n.size());
-}
-
-bool RunConsoleReporter::ReportContext(const Context &) {
-    const auto columns = run_line_columns(reference_);
     std::string line;
     for (std::size_t i = 0; i < widths_.size(); ++i)
         line +=
             i == 0 ? fmt::format("{:<{}}  ", columns[i], widths_[i]) : fmt::format("{:>{}}  ", columns[i], widths_[i]);
     line += columns.back();
-    // Printed with the first line under it: a suite of workloads only has none.
     header_ = line + "\n" + std::string(line.size() + 10, '-') + "\n";
-    return true;
 }
 
-void RunConsoleReporter::ReportRuns(const std::vector<Run> &runs) {
-    for (const auto &run : runs) {
-        if (run.run_type != Run::RT_Iteration) continue;
-        const std::string name = strip_manual_time(run.run_name.str());
-        if (!printed_.insert(name).second) continue;
-        const CaseResult *r = hooks_.lookup(name);
-        if (!r) continue;
-        const auto cells = run_line_cells(*r, r->status == CaseStatus::passed ? hooks_.roofline(*r) : std::nullopt,
-                                          hooks_.reference_of(*r));
-        std::string line;
-        for (std::size_t i = 0; i < widths_.size(); ++i)
-            line +=
-                i == 0 ? fmt::format("{:<{}}  ", cells[i], widths_[i]) : fmt::format("{:>{}}  ", cells[i], widths_[i]);
-        const std::string &status = cells.back();
-        const char *col = r->status == CaseStatus::failed    ? kRed
-                          : r->status == CaseStatus::skipped ? kYellow
-                          : status == "passed"               ? kGreen
-                                                             : kYellow;
-        line += colour_ ? std::string(col) + status + kReset : status;
-        GetOutputStream() << header_ << line << "\n";
-        header_.clear();
-    }
-    GetOutputStream().flush();
+void RunConsole::entry_done(const Entry &e, const CaseResult *reference) {
+    const CaseResult &r = e.result;
+    const auto cells = run_line_cells(r, r.status == CaseStatus::passed ? r.roofline : std::nullopt, reference,
+                                      e.call_work());
+    std::string line;
+    for (std::size_t i = 0; i < widths_.size(); ++i)
+        line += i == 0 ? fmt::format("{:<{}}  ", cells[i], widths_[i]) : fmt::format("{:>{}}  ", cells[i], widths_[i]);
+    const std::string &status = cells.back();
+    const char *col = r.status == CaseStatus::failed    ? kRed
+                      : r.status == CaseStatus::skipped ? kYellow
+                      : status == "passed"              ? kGreen
+                                                        : kYellow;
+    line += colour_ ? std::string(col) + status + kReset : status;
+    std::cout << header_ << line << "\n" << std::flush;
+    header_.clear();
 }
 
 } // namespace opbench

@@ -2,15 +2,13 @@
 // backend once its repetitions finish (name, median, +- spread, FLOP/s or
 // GB/s, % of peak, bound, speed-up against the reference backend, status),
 // and a summary table per backend at the end. Google Benchmark's own
-// per-repetition lines only with --verbose. Colour only on a terminal. The
-// result set is written by another reporter and does not change.
+// per-repetition lines only with --verbose. Colour only on a terminal.
 #pragma once
 
 #include "machine/machine.hpp"
+#include "entry/entry.hpp"
 #include "entry/results.hpp"
 #include "writers/writer.hpp"
-
-#include <benchmark/benchmark.h>
 
 #include <functional>
 #include <optional>
@@ -19,15 +17,6 @@
 #include <vector>
 
 namespace opbench {
-
-struct RunConsoleHooks {
-    // The CaseResult of a benchmark name (without "/manual_time"), or nullptr.
-    std::function<const CaseResult *(const std::string &name)> lookup;
-    // Its roofline at the median of its repetitions' medians.
-    std::function<std::optional<Roofline>(const CaseResult &)> roofline;
-    // The reference backend's result for the same case (nullptr: none, or it is the reference).
-    std::function<const CaseResult *(const CaseResult &)> reference_of;
-};
 
 // The median of the repetitions' medians, and how far they spread
 // ((max - min) / 2 / median; one repetition: its CI half-width).
@@ -39,30 +28,29 @@ struct CaseTime {
 
 // The column titles and one case's cells, aligned by the caller.
 [[nodiscard]] std::vector<std::string> run_line_columns(const std::string &reference);
+// `work`: the entry's work per call (default: its op case's).
 [[nodiscard]] std::vector<std::string> run_line_cells(const CaseResult &r, const std::optional<Roofline> &roofline,
-                                                      const CaseResult *reference);
+                                                      const CaseResult *reference,
+                                                      std::optional<CallWork> work = std::nullopt);
 
 // Per backend: passed, failed, skipped, timed out, geomean speed-up against
 // the reference, median % of peak, bound counts.
 [[nodiscard]] Table backend_summary(const std::vector<CaseResult> &results, const std::string &reference,
                                     const std::function<std::optional<Roofline>(const CaseResult &)> &roofline);
 
-class RunConsoleReporter : public benchmark::BenchmarkReporter {
+// One aligned line per finished entry, under a column header printed with
+// the first line (a suite of workloads only prints none).
+class RunConsole {
 public:
-    // `names`: every benchmark name of the run, for the column width.
-    RunConsoleReporter(RunConsoleHooks hooks, const std::vector<std::string> &names, std::string reference,
-                       bool colour);
-
-    bool ReportContext(const Context &context) override;
-    void ReportRuns(const std::vector<Run> &runs) override;
-    void Finalize() override {}
+    // `names`: every entry name the run measures, for the column width.
+    RunConsole(const std::vector<std::string> &names, std::string reference, bool colour);
+    // `reference`: the reference backend's entry for the same case, if any.
+    void entry_done(const Entry &e, const CaseResult *reference);
 
 private:
-    RunConsoleHooks hooks_;
     std::string reference_;
     bool colour_;
     std::vector<std::size_t> widths_;
-    std::set<std::string> printed_;
     std::string header_; // the column header, until the first line is printed
 };
 

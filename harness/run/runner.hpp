@@ -1,19 +1,24 @@
-// Running a suite: every case on every backend, each measured by the recipe
-// (recipe.hpp) in a worker process per backend or in opbench itself
-// (case_host.hpp) and handed to Google Benchmark for naming and reporting.
-// Each finished case goes to the run log and its journal (run_log.hpp); the
-// result set is made from the log, complete or (interrupted) not.
+// Running a suite: one list of entries (entry/entry.hpp: every case on every
+// backend, then every workload phase on every backend), each measured by the
+// recipe in a worker process per backend or in opbench itself
+// (isolate/case_host.hpp), its repetitions driven by Google Benchmark. Each
+// finished entry goes to the run log and its journal (run_log.hpp) as the
+// result-set entries made from opbench's own records; the result set is made
+// from the log, complete or (interrupted) not.
 #pragma once
 
 #include "isolate/case_host.hpp"
 #include "plugin/plugin_loader.hpp"
 #include "profile/profile_session.hpp"
+#include "entry/entry.hpp"
 #include "entry/results.hpp"
 #include "measure/settings.hpp"
 #include "suite/shard.hpp"
+#include "suite/effective.hpp"
 #include "suite/suite.hpp"
 #include "check/verify.hpp"
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,19 +69,11 @@ struct RunSummary {
 //   "opbench: 12 passed, 0 failed, 0 skipped in 95.2 s: measuring 71.3 s (75%), verifying 3.1 s (fast), ..."
 [[nodiscard]] std::string summary_line(const RunSummary &s);
 
-// One case's or workload's settings and backend list as this run uses them:
-// the command-line overrides applied and checked (SuiteError at `where`),
-// --backends applied. Returns the resolved thread count.
-int apply_command_line(MeasureSettings &settings, std::vector<std::string> &backends, const SourceLocation &where,
-                       const RunOptions &options);
-
-// The suite's cases as this run measures them: command-line overrides
-// applied, threads resolved into desc.threads, --backends applied. Throws
-// SuiteError when two would get the same benchmark name.
-[[nodiscard]] std::vector<Case> effective_cases(const Suite &suite, const RunOptions &options);
-
-// One CaseResult per case x backend, in run order, unmeasured.
-[[nodiscard]] std::vector<CaseResult> planned_results(const std::vector<Case> &cases, const std::string &reference);
+// Every entry of the run, in run order, unmeasured: each case x backend,
+// then each workload x phase x backend.
+[[nodiscard]] std::vector<std::unique_ptr<Entry>> planned_entries(const std::vector<Case> &cases,
+                                                                  const std::vector<WorkloadCase> &workloads,
+                                                                  const std::string &reference);
 
 // Runs the suite; throws std::runtime_error for problems that stop the whole
 // run (bad Google Benchmark flags, unwritable output). Failed and skipped

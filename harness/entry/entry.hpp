@@ -1,0 +1,80 @@
+// An entry: one measured thing of a run, a case x backend or a workload
+// phase x backend. The runner (run/runner.cpp) drives one list of them the
+// same way: skip it before anything runs, or activate it in the case host
+// (isolate/case_host.hpp: a worker process, or this one), measure its
+// repetitions, finish it; then its records become its result-set entries
+// (result_entries below) and its console line. What differs between the two
+// kinds (the job the host runs, the work per call, the fields) is here.
+#pragma once
+
+#include "entry/results.hpp"
+#include "isolate/case_host.hpp"
+#include "measure/memory_estimate.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace opbench {
+
+// The work one call does, for the roofline at the entry's median.
+struct CallWork {
+    double flops = 0, bytes = 0;
+    int dtype = 0;   // opb_dtype: which peak (f32 or bf16)
+    int threads = 0; // resolved
+};
+
+// What every job of a run shares.
+struct JobDefaults {
+    double timer_overhead = 0;
+    VerifyMode verify = VerifyMode::fast;
+    std::string reference_store_dir, reference_store_key;
+};
+
+class Entry {
+public:
+    virtual ~Entry() = default;
+
+    [[nodiscard]] const std::string &name() const { return result.name; }
+    [[nodiscard]] const std::string &backend() const { return result.backend; }
+    [[nodiscard]] virtual const MeasureSettings &settings() const = 0;
+    // Google Benchmark's time unit for its entries: "us" for an op case, "ms" for a workload.
+    [[nodiscard]] virtual const char *time_unit() const = 0;
+
+    // What it would need in memory, on its backend and for the reference
+    // (with the verify mode's reference run), for the --mem-limit check.
+    [[nodiscard]] virtual MemoryEstimate memory_need(VerifyMode verify) const = 0;
+    // What the host activates.
+    [[nodiscard]] virtual CaseJob job(const JobDefaults &defaults) const = 0;
+    // Records what activation and finishing gave.
+    virtual void activated(const Activation &a);
+    virtual void finished(const FinishRecord &f);
+    // The work of one call, for its roofline.
+    [[nodiscard]] virtual CallWork call_work() const = 0;
+    // The fields every result-set entry of it carries (results/README.md).
+    [[nodiscard]] virtual nlohmann::json fields() const = 0;
+    // A repetition's Google Benchmark counters and label.
+    [[nodiscard]] virtual nlohmann::json counters(const RepetitionRecord &rec) const = 0;
+    [[nodiscard]] virtual std::string label(const RepetitionRecord &rec) const = 0;
+
+    // The median of its repetitions' medians; none before one was measured.
+    [[nodiscard]] std::optional<double> median_seconds() const;
+
+    CaseResult result; // what was measured: status, repetitions, memory, roofline ...
+};
+
+// The noise of one repetition as the label says it ("noise 0.42%", and
+// ", max_time reached" when it stopped there).
+[[nodiscard]] std::string noise_label(const RepetitionRecord &rec);
+
+// The entry's result-set entries, in Google Benchmark's form so compare.py
+// reads them: one per repetition (run_type "iteration": real_time the median
+// per call, iterations the calls measured, cpu_time per call), then the
+// aggregates over repetitions (mean, median, stddev, cv) when there are two
+// or more; each carries the entry's fields, and an iteration its `stats`.
+// One entry with error_occurred for a failed or skipped one (no times).
+[[nodiscard]] std::vector<nlohmann::json> result_entries(const Entry &entry);
+
+} // namespace opbench

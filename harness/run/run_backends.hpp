@@ -1,0 +1,73 @@
+// The backends of one run: where entries run (the case host: a worker pool
+// per backend, or this process), what each backend can do (its probe, asked
+// in its worker), its call overhead and context, and full mode's reference
+// store. A fault while probing costs that backend only: its entries fail
+// with the cause ("crashed: SIGSEGV in create (backend 'x')").
+#pragma once
+
+#include "isolate/case_host.hpp"
+#include "machine/machine.hpp"
+#include "plugin/backend_facts.hpp"
+#include "plugin/backend_sessions.hpp"
+#include "plugin/plugin_loader.hpp"
+#include "profile/profile_observer.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace opbench {
+
+struct RunOptions;
+
+class RunBackends {
+public:
+    RunBackends(const PluginSet &plugins, const RunOptions &options, ProfileSession *profile);
+
+    // Opens the host (and, when entries run in this process, the backends
+    // here), then probes each of `named` with the op cases it will be asked
+    // (`cases_of[backend]`; supports() answers come back in that order).
+    void open(const std::vector<std::string> &named, const std::map<std::string, std::vector<opb_op_desc>> &cases_of);
+    // Full mode keeps its references on disk: a re-run computes none again.
+    void choose_reference_store();
+
+    [[nodiscard]] CaseHost &host() { return *host_; }
+    [[nodiscard]] BackendSessions &sessions() { return sessions_; }
+    // Why `backend` cannot run entries (missing, refused, unusable, its probe
+    // faulted), or nothing.
+    [[nodiscard]] std::optional<MeasureFailure> cannot_run(const std::string &backend) const;
+    // supports() for the backend's k-th op case, as asked in open().
+    [[nodiscard]] SupportAnswer support(const std::string &backend, std::size_t k) const;
+    // The roofline of `flops` and `bytes` done in `seconds` per call on `backend`.
+    [[nodiscard]] Roofline roofline(double flops, double bytes, int dtype, int threads, const std::string &backend,
+                                    double seconds, const MachinePeaks &peaks) const;
+
+    [[nodiscard]] const std::map<std::string, nlohmann::json> &contexts() const { return contexts_; }
+    [[nodiscard]] const std::map<std::string, std::string> &unavailable() const { return unavailable_; }
+    [[nodiscard]] const std::map<std::string, double> &call_overheads() const { return call_overhead_; }
+    [[nodiscard]] const std::string &reference_store_dir() const { return store_dir_; }
+    [[nodiscard]] const std::string &reference_store_key() const { return store_key_; }
+
+private:
+    [[nodiscard]] double probe_timeout() const;
+    [[nodiscard]] bool reference_opens();
+    void open_host(bool entries_run_here);
+
+    const PluginSet &plugins_;
+    const RunOptions &options_;
+    ProfileSession *profile_;
+    BackendSessions sessions_; // instances here: --isolate none and profiling runs only
+    std::unique_ptr<ProfileInstrumentation> instrumentation_;
+    std::unique_ptr<CaseHost> host_;
+    std::map<std::string, BackendFacts> facts_;
+    std::map<std::string, nlohmann::json> contexts_; // device kind and info, for rooflines
+    std::map<std::string, std::string> unavailable_;
+    std::map<std::string, double> call_overhead_;
+    std::string store_dir_, store_key_;
+};
+
+} // namespace opbench

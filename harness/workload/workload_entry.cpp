@@ -1,0 +1,160 @@
+#include "workload/workload_entry.hpp"
+
+#include "workload/decoder.hpp"
+
+#include "measure/statistics.hpp"
+
+#include "opbench/ops.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <ostream>
+
+namespace opbench::workload {
+
+std::string workload_benchmark_name(const WorkloadCase &w, Phase phase, const std::string &backend) {
+    std::string n = fmt::format("{}/{}/phase:{}/dt:{}", w.kind, w.name, phase_name(phase), dtype_name(w.decoder.dtype));
+    if (w.settings.threads > 0) n += fmt::format("/thr:{}", w.settings.threads);
+    if (w.settings.cache != CacheState::warm) n += "/cache:" + std::string(cache_state_name(w.settings.cache));
+    return n + "/be:" + backend;
+}
+
+namespace {
+
+nlohmann::json shape_json(const DecoderConfig &c) {
+    return {{"hidden", c.hidden}, {"heads", c.heads}, {"head_dim", c.head_dim()}, {"ffn", c.ffn_width()},
+            {"layers", c.layers}, {"batch", c.batch}, {"prompt", c.prompt},       {"generate", c.generate}};
+}
+
+} // namespace
+
+WorkloadEntry::WorkloadEntry(const WorkloadCase &w, Phase phase, const std::string &backend,
+                             const std::string &reference)
+    : workload_(w), phase_(phase) {
+    result.backend = backend;
+    result.name = workload_benchmark_name(w, phase, backend);
+    result.is_reference = backend == reference;
+    result.nmse_threshold = decoder_tolerance(w.decoder).max_nmse;
+}
+
+// The backend's copy of weights, KV cache and activations, and the
+// reference's beside it (a workload is always checked layer by layer).
+MemoryEstimate WorkloadEntry::memory_need(VerifyMode) const {
+    const DecoderMemory m = estimate_decoder_memory(workload_.decoder);
+    MemoryEstimate need;
+    need.tensors = m.weights + m.kv_cache;
+    need.workspace = m.activations;
+    need.reference = result.is_reference ? 0 : m.total();
+    return need;
+}
+
+CaseJob WorkloadEntry::job(const JobDefaults &d) const {
+    CaseJob job;
+    job.name = result.name;
+    job.backend = result.backend;
+    job.settings = workload_.settings;
+    job.nmse_threshold = result.nmse_threshold;
+    job.timer_overhead = d.timer_overhead;
+    job.verify = d.verify;
+    job.workload = WorkloadJob{workload_.kind, workload_.name, workload_.decoder, phase_};
+    return job;
+}
+
+void WorkloadEntry::activated(const Activation &a) {
+    Entry::activated(a);
+    if (a.workload) activation_ = *a.workload;
+}
+
+void WorkloadEntry::finished(const FinishRecord &f) {
+    Entry::finished(f);
+    if (!f.workload || result.status != CaseStatus::passed) return;
+    if (!f.workload->failure.empty()) {
+        result.status = CaseStatus::failed;
+        result.reason = f.workload->failure;
+        return;
+    }
+    figures_ = workload_figures(result.repetitions, activation_, *f.workload, workload_.decoder, result.memory);
+}
+
+CallWork WorkloadEntry::call_work() const {
+    return CallWork{activation_.flops_per_call, activation_.bytes_per_call, workload_.decoder.dtype,
+                    workload_.decoder.threads};
+}
+
+nlohmann::json WorkloadEntry::fields() const {
+    const DecoderConfig &c = workload_.decoder;
+    nlohmann::json j;
+    j["op"] = workload_.kind;
+    j["backend"] = result.backend;
+    j["dtype"] = dtype_name(c.dtype);
+    j["variant"] = variant_name(OPB_OP_ATTENTION, c.attention_variant);
+    j["case"] = workload_.name;
+    j["phase"] = phase_name(phase_);
+    j["params"] = shape_json(c);
+    j["params"]["tokens_per_call"] = activation_.tokens_per_call;
+    j["workload"] = {{"kind", workload_.kind},
+                     {"name", workload_.name},
+                     {"norm", norm_name(c.norm)},
+                     {"mlp", mlp_name(c.mlp)},
+                     {"gelu", variant_name(OPB_OP_GELU, c.gelu_variant)},
+                     {"bias", c.bias},
+                     {"attention", variant_name(OPB_OP_ATTENTION, c.attention_variant)},
+                     {"seed", c.seed}};
+    j["flops"] = activation_.flops_per_call;
+    j["bytes"] = activation_.bytes_per_call;
+    j["arithmetic_intensity"] =
+        activation_.bytes_per_call > 0 ? activation_.flops_per_call / activation_.bytes_per_call : 0.0;
+    const nlohmann::json measurement = measurement_fields(result, workload_.settings, c.threads, workload_.where);
+    for (const auto &[k, v] : measurement.items()) j[k] = v;
+    j["nmse_where"] = activation_.check_where.empty() ? nlohmann::json(nullptr) : nlohmann::json(activation_.check_where);
+    j["decoder"] = figures_ ? figures_json(*figures_) : nlohmann::json(nullptr);
+    return j;
+}
+
+nlohmann::json WorkloadEntry::counters(const RepetitionRecord &rec) const {
+    const double t = rec.summary.median;
+    auto rate = [t](double per_call) { return t > 0 ? per_call / t : 0.0; };
+    return {{"tokens/s", rate(double(activation_.tokens_per_call))},
+            {"FLOP/s", rate(activation_.flops_per_call)},
+            {"bytes/s", rate(activation_.bytes_per_call)},
+            {"samples", double(rec.summary.n)}};
+}
+
+std::string WorkloadEntry::label(const RepetitionRecord &rec) const {
+    std::vector<double> ms;
+    const double per_unit = double(std::max<int64_t>(1, activation_.tokens_per_unit));
+    for (double u : rec.unit_seconds) ms.push_back(u * 1e3 / per_unit);
+    std::sort(ms.begin(), ms.end());
+    const double p50 = ms.empty() ? 0.0 : percentile_sorted(ms, 0.5);
+    return noise_label(rec) + fmt::format(", {:.3g} ms/token p50", p50);
+}
+
+void report_workload_figures(const std::vector<const WorkloadEntry *> &entries, std::ostream &out) {
+    std::vector<const WorkloadEntry *> shown;
+    for (const WorkloadEntry *e : entries)
+        if (e->figures() && e->result.status == CaseStatus::passed) shown.push_back(e);
+    if (shown.empty()) return;
+    out << "\nWorkloads (tokens/s at the median call; ms per token over every unit timed; "
+           "memory/token = (peak - weights) / context tokens;\n"
+           "  components: shares of the steps' time from their spans, the run's recorded samples when it "
+           "profiles (not in tokens/s), else scoped calls after the timed ones; unscoped: step time in no "
+           "component):\n";
+    out << fmt::format("  {:<44} {:>11} {:>9} {:>9} {:>10} {:>11} {:>10} {:>10} {:>9}  {}\n",
+                       "workload / phase / backend", "tokens/s", "ms p50", "ms p99", "peak MiB", "mem/token",
+                       "KV/token", "allocs/tok", "unscoped", "largest component");
+    for (const WorkloadEntry *e : shown) {
+        const DecoderFigures &f = *e->figures();
+        std::string top = "-";
+        double best = -1;
+        for (const auto &c : f.components)
+            if (c.share > best) best = c.share, top = fmt::format("{} {:.0f}%", c.component, 100 * c.share);
+        out << fmt::format("  {:<44} {:>11.4g} {:>9.4g} {:>9.4g} {:>10.1f} {:>9.1f}Ki {:>9}B {:>10.4g} {:>8.1f}%  {}\n",
+                           fmt::format("{} / {} / {}", e->source().name, phase_name(e->phase()), e->backend()),
+                           f.tokens_per_second, f.ms_per_token_p50, f.ms_per_token_p99,
+                           double(f.peak_bytes) / (1024.0 * 1024.0), f.memory_per_token_bytes / 1024.0,
+                           f.kv_cache_bytes_per_token, f.allocs_per_token, 100 * f.unscoped_share, top);
+    }
+}
+
+} // namespace opbench::workload

@@ -1,0 +1,249 @@
+#include "workload/workload_session.hpp"
+
+#include "workload/component_spans.hpp"
+
+#include "measure/settings.hpp"
+#include "measure/statistics.hpp"
+#include "plugin/memory_figures.hpp"
+
+#include "opbench/ops.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace opbench::workload {
+
+namespace {
+
+MeasureFailure as_measure_failure(const WorkloadFailure &f) {
+    return MeasureFailure{f.status == "skipped" ? CaseStatus::skipped : CaseStatus::failed, f.reason};
+}
+
+bool same_config(const DecoderConfig &a, const DecoderConfig &b) {
+    // Plain data (decoder_config.hpp): equal bytes, equal workload.
+    return std::memcmp(&a, &b, sizeof a) == 0;
+}
+
+nlohmann::json shape_json(const DecoderConfig &c) {
+    return {{"hidden", c.hidden}, {"heads", c.heads}, {"head_dim", c.head_dim()}, {"ffn", c.ffn_width()},
+            {"layers", c.layers}, {"batch", c.batch}, {"prompt", c.prompt},       {"generate", c.generate}};
+}
+
+} // namespace
+
+std::optional<MeasureFailure> workload_unsupported(BackendInstance &backend, const DecoderConfig &decoder) {
+    try {
+        DecoderRun probe(backend, decoder); // describes the steps; allocates nothing
+        if (auto u = probe.unsupported()) return as_measure_failure(*u);
+    } catch (const WorkloadFailure &f) {
+        return as_measure_failure(f);
+    }
+    return std::nullopt;
+}
+
+const LayerOutputs &ReferenceLayerOutputs::get(BackendInstance *reference, const std::string &reference_name,
+                                               const std::string &why_missing, const DecoderConfig &decoder) {
+    if (!cached_ || !same_config(*cached_, decoder)) {
+        cached_ = decoder;
+        outputs_.clear();
+        error_.clear();
+        try {
+            if (!reference) throw WorkloadFailure{"failed", why_missing};
+            DecoderRun ref(*reference, decoder);
+            if (auto u = ref.unsupported()) throw *u;
+            outputs_ = capture_layer_outputs(ref);
+        } catch (const WorkloadFailure &f) {
+            error_ = "cannot verify: reference backend '" + reference_name + "': " + f.reason;
+        }
+    }
+    if (!error_.empty()) throw MeasureFailure{CaseStatus::failed, error_};
+    return outputs_;
+}
+
+// A decoder phase as the recipe's MeasuredWork; WorkloadFailure becomes MeasureFailure.
+class WorkloadSession::Work final : public MeasuredWork {
+public:
+    Work(DecoderPhaseWork &work, BackendInstance &be, CacheEvictor *evictor)
+        : work_(work), be_(be), evictor_(evictor) {}
+    void prepare() override {
+        guarded([&] { work_.prepare(); });
+    }
+    void execute() override {
+        guarded([&] { work_.execute(); });
+    }
+    void synchronize() override {
+        guarded([&] { work_.synchronize(); });
+    }
+    void flush_cache() override {
+        if (evictor_) evictor_->evict();
+        if (be_.api().flush_cache) be_.api().flush_cache(be_.handle());
+        synchronize();
+    }
+
+private:
+    template <class F>
+    static void guarded(F &&f) {
+        try {
+            f();
+        } catch (const WorkloadFailure &e) {
+            throw as_measure_failure(e);
+        }
+    }
+    DecoderPhaseWork &work_;
+    BackendInstance &be_;
+    CacheEvictor *evictor_;
+};
+
+// The memory figures of an op case (MemoryObserver), plus the allocations the
+// plugin reported through on_alloc during the warm-up calls. The decode
+// steps of a sample kept out of the statistics (a profiler's recorded one)
+// are dropped from the step times too. Each phase is told to `on_phase`
+// first (the worker reports it to its parent, for a fault's message).
+class WorkloadSession::Observer final : public RecipeObserver {
+public:
+    Observer(BackendInstance &be, MemoryFigures &figures, DecoderPhaseWork &phase,
+             const std::function<void(std::string_view)> &on_phase)
+        : memory(be, figures), be_(be), phase_(phase), on_phase_(on_phase) {}
+    void on_sample_begin(std::size_t, int) override { sample_steps_from_ = phase_.step_seconds().size(); }
+    void on_sample_excluded(std::size_t) override { phase_.drop_step_seconds_since(sample_steps_from_); }
+    void on_phase_begin(std::string_view phase) override {
+        if (on_phase_) on_phase_(phase);
+        memory.on_phase_begin(phase);
+        if (phase == phase::warmup) backend_allocs_before = be_.accounting().alloc_calls;
+    }
+    void on_phase_end(std::string_view phase) override {
+        memory.on_phase_end(phase);
+        if (phase == phase::warmup) backend_allocs_after = be_.accounting().alloc_calls;
+    }
+    MemoryObserver memory;
+    uint64_t backend_allocs_before = 0, backend_allocs_after = 0;
+
+private:
+    BackendInstance &be_;
+    DecoderPhaseWork &phase_;
+    const std::function<void(std::string_view)> &on_phase_;
+    std::size_t sample_steps_from_ = 0;
+};
+
+WorkloadSession::WorkloadSession(BackendInstance &backend, WorkloadJob job, Setup setup)
+    : backend_(backend), job_(std::move(job)), setup_(std::move(setup)) {}
+
+WorkloadSession::~WorkloadSession() {
+    // A profiled entry that did not finish (it failed) still ends its span.
+    if (profiled_) (void)setup_.instrumentation->finish_case();
+}
+
+WorkloadActivation WorkloadSession::activate(const LayerOutputs &reference, double &nmse,
+                                             PreparationRecord &preparation) {
+    const DecoderConfig &c = job_.decoder;
+    run_ = std::make_unique<DecoderRun>(backend_, c);
+    phase_ = std::make_unique<DecoderPhaseWork>(*run_, job_.phase);
+    work_ = std::make_unique<Work>(*phase_, backend_, setup_.evictor);
+    observer_ = std::make_unique<Observer>(backend_, memory_, *phase_, setup_.on_phase);
+    MeasuredWork *measured = work_.get();
+    RecipeObserver *observer = observer_.get();
+    if (CaseInstrumentation *instr = setup_.instrumentation) {
+        // As an op case's: the component spans are installed while the
+        // plugin's scopes record (the schedule's samples), so every other
+        // call runs without them.
+        spans_ = std::make_unique<ComponentSpans>(instr->profiler(), *run_);
+        nlohmann::json args = {{"op", job_.kind},
+                               {"workload", job_.workload},
+                               {"phase", phase_name(job_.phase)},
+                               {"backend", setup_.backend},
+                               {"dtype", dtype_name(c.dtype)},
+                               {"threads", c.threads},
+                               {"params", shape_json(c)}};
+        instr->begin(setup_.name, setup_.backend, std::move(args), backend_,
+                     [phase = phase_.get(), spans = spans_.get()](bool on) {
+                         phase->set_component_observer(on ? spans : nullptr);
+                     });
+        profiled_ = true;
+        measured = &instr->wrap_work(*measured);
+        observer = &instr->wrap_observer(*observer);
+    }
+    recipe_ = std::make_unique<Recipe>(*measured, setup_.settings,
+                                       RecipeOptions{&steady_measure_clock(), observer, setup_.timer_overhead});
+    const WorkloadTolerance tol = decoder_tolerance(c);
+    WorkloadActivation a;
+    preparation_ = recipe_->prepare([&](MeasuredWork &) {
+        LayerComparison cmp;
+        try {
+            cmp = check_phase(*phase_, reference);
+        } catch (const WorkloadFailure &f) {
+            throw as_measure_failure(f);
+        }
+        nmse = cmp.worst_nmse;
+        a.check_where = cmp.where();
+        CheckVerdict v;
+        v.error = cmp.worst_nmse;
+        v.passed = cmp.worst_nmse <= tol.max_nmse;
+        if (!v.passed)
+            v.reason = fmt::format("verification failed: NMSE {:.3g} exceeds {:.3g} at {} ({})", cmp.worst_nmse,
+                                   tol.max_nmse, cmp.where(), tol.why);
+        return v;
+    });
+    preparation = preparation_;
+    for (int s : phase_->steps()) {
+        a.flops_per_call += run_->flops_in_step(s);
+        a.bytes_per_call += run_->bytes_in_step(s);
+    }
+    a.tokens_per_call = phase_->tokens_per_call();
+    a.tokens_per_unit = phase_->tokens_per_unit();
+    return a;
+}
+
+RepetitionRecord WorkloadSession::measure_repetition() {
+    if (!recipe_) throw MeasureFailure{CaseStatus::failed, "no active workload (it failed to prepare)"};
+    phase_->clear_step_seconds();
+    RepetitionRecord rec = recipe_->measure_repetition();
+    // Units: a decode step each (timed inside the call), or the whole prefill.
+    rec.unit_seconds = job_.phase == Phase::decode ? phase_->step_seconds() : rec.sample_times;
+    call_seconds_.insert(call_seconds_.end(), rec.sample_times.begin(), rec.sample_times.end());
+    return rec;
+}
+
+std::pair<MemoryFigures, WorkloadTail> WorkloadSession::finish() {
+    WorkloadTail tail;
+    // What the run's profile recorded of this entry (profiling runs only).
+    std::optional<ComponentTimes> profiled;
+    if (profiled_) {
+        profiled_ = false;
+        profiled = component_times(setup_.instrumentation->finish_case().tree);
+    }
+    if (!run_ || !recipe_) return {memory_, tail};
+    observer_->memory.finish(preparation_, run_->footprint().workspace);
+    tail.weight_bytes = run_->footprint().weights;
+    tail.kv_cache_bytes = run_->footprint().kv_cache;
+    tail.kv_bytes_per_token = run_->kv_bytes_per_token();
+    tail.backend_allocs_per_call = double(observer_->backend_allocs_after - observer_->backend_allocs_before) /
+                                   double(std::max(1, preparation_.warmup_calls));
+    // Component shares from the component spans: the run's recorded samples
+    // when it profiles, else scoped calls after the timed repetitions (not
+    // in them): up to 5, within about max_time.
+    try {
+        if (profiled && profiled->steps > 0) {
+            tail.components = *profiled;
+            tail.components_from = "profile";
+        } else {
+            const double per_call = call_seconds_.empty() ? 0.0 : summarize(call_seconds_).median;
+            const int calls = per_call > 0 ? std::clamp(int(setup_.settings.max_time / per_call), 1, 5) : 1;
+            tail.components = scoped_component_times(*phase_, calls);
+            tail.components_from = "scoped_calls";
+        }
+    } catch (const WorkloadFailure &f) {
+        tail.failure = "component timing: " + f.reason;
+    }
+    const MemoryFigures memory = memory_;
+    recipe_.reset();
+    observer_.reset();
+    work_.reset();
+    phase_.reset();
+    spans_.reset();
+    run_.reset(); // frees the workload's buffers and plans before the next entry
+    return {memory, tail};
+}
+
+} // namespace opbench::workload
