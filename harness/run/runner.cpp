@@ -99,7 +99,7 @@ private:
     void bench(benchmark::State &state, std::size_t i);
     void activate(std::size_t i);
     void finish_active();
-    void entry_done(std::size_t i);
+    void entry_done(std::size_t i, bool shown = true);
     void show_progress(std::size_t i);
     void open_log();
     void write_result_set(bool complete);
@@ -211,7 +211,7 @@ void SuiteRun::run_entries() {
             entries_[i]->result.reason = skip->reason;
             ran_[i] = true;
             not_measured_.push_back(i);
-            entry_done(i);
+            entry_done(i, /*shown=*/false); // listed under "Not measured" after the run
         } else {
             to_measure.push_back(i);
         }
@@ -345,11 +345,12 @@ void SuiteRun::finish_active() {
 }
 
 // A finished entry: into the log (and so the journal) with its result-set
-// entries, and onto the console.
-void SuiteRun::entry_done(std::size_t i) {
+// entries, and onto the console when `shown`.
+void SuiteRun::entry_done(std::size_t i, bool shown) {
     const Entry &e = *entries_[i];
     if (log_->has_case(e.name())) return;
     log_->add_case(i, e.name(), std::string(case_status_name(e.result.status)), result_entries(e));
+    if (!shown) return;
     const Entry *ref = reference_of(e);
     console_->entry_done(e, ref ? &ref->result : nullptr);
 }

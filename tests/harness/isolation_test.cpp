@@ -102,7 +102,9 @@ protected:
     void TearDown() override { fs::remove_all(dir_); }
 
     Outcome run(std::vector<std::string> args, std::vector<std::string> env = {}, double limit = 120) {
-        env.push_back(std::string("OPBENCH_PLUGIN_PATH=") + FAULT_PLUGIN);
+        bool has_path = false; // a test may name its own plugins
+        for (const auto &e : env) has_path = has_path || e.rfind("OPBENCH_PLUGIN_PATH=", 0) == 0;
+        if (!has_path) env.push_back(std::string("OPBENCH_PLUGIN_PATH=") + FAULT_PLUGIN);
         const std::string log = (fs::path(dir_) / "log.txt").string();
         const auto t0 = std::chrono::steady_clock::now();
         Outcome r;
@@ -269,6 +271,48 @@ TEST_F(IsolationTest, AHangIsCutAtTheCaseTimeout) {
             EXPECT_EQ(e["settings"]["timeout"], 1.0) << "the timeout is recorded";
         }
 }
+
+// A workload is an entry like an op case (issue 16): under the default
+// isolation it runs in its backend's worker, so a plugin crashing, aborting
+// or exiting inside a decoder workload costs that workload entry only. The
+// same backend's op case (softmax: no norm) and naive's workload still pass,
+// and the set is complete.
+class WorkloadFault : public IsolationTest, public ::testing::WithParamInterface<const char *> {};
+
+TEST_P(WorkloadFault, CostsOnlyTheWorkloadEntry) {
+    const std::string fault = GetParam();
+    const Outcome r = run({"run", WORKLOAD_FAULT_SUITE, "--out", out_, "--no-progress"},
+                          {"OPBENCH_FAULT=" + fault, std::string("OPBENCH_PLUGIN_PATH=") + FAULTWRAP_PLUGIN});
+    ASSERT_EQ(r.status, 1) << "a failed entry makes the run exit 1\n" << r.output;
+    const auto got = outcomes();
+    const std::string bad = "decoder/tiny.layer/phase:prefill/dt:f32/thr:1/be:faultwrap/manual_time";
+    ASSERT_TRUE(got.count(bad)) << r.output;
+    EXPECT_EQ(got.at(bad).first, "failed");
+    const std::string cause = fault == "segv"    ? "crashed: SIGSEGV"
+                              : fault == "abort" ? "crashed: SIGABRT"
+                                                 : "exited with status 0";
+    EXPECT_EQ(got.at(bad).second.rfind(cause, 0), 0u) << got.at(bad).second;
+    EXPECT_NE(got.at(bad).second.find("(backend 'faultwrap', case " + bad.substr(0, bad.size() - 12) + ")"),
+              std::string::npos)
+        << got.at(bad).second;
+    for (const char *ok : {"decoder/tiny.layer/phase:prefill/dt:f32/thr:1/be:naive/manual_time",
+                           "decoder/tiny.layer/phase:decode/dt:f32/thr:1/be:naive/manual_time",
+                           "softmax/B:1/R:8/C:32/dt:f32/thr:1/be:faultwrap/manual_time"}) {
+        ASSERT_TRUE(got.count(ok)) << ok << "\n" << r.output;
+        EXPECT_EQ(got.at(ok).first, "passed") << ok << ": " << got.at(ok).second;
+    }
+    EXPECT_EQ(result_set()["context"]["opbench"]["complete"], true);
+    // The naive entry carries its whole-model figures, made in the parent
+    // from what its worker measured.
+    for (const auto &e : result_set()["benchmarks"])
+        if (e.value("run_name", "") == "decoder/tiny.layer/phase:decode/dt:f32/thr:1/be:naive/manual_time") {
+            ASSERT_TRUE(e["decoder"].is_object());
+            EXPECT_GT(e["decoder"]["tokens_per_second"].get<double>(), 0);
+            EXPECT_GT(e["decoder"]["kv_cache_bytes_per_token"].get<double>(), 0);
+        }
+}
+
+INSTANTIATE_TEST_SUITE_P(InsideAWorkload, WorkloadFault, ::testing::Values("segv", "abort", "exit0"));
 
 TEST_F(IsolationTest, WithoutIsolationAThrowFailsItsCaseAndTheRunGoesOn) {
     const Outcome r = run_fault("throw", {"--isolate", "none"});

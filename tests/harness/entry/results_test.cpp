@@ -1,5 +1,6 @@
-// results.cpp: benchmark names and the fields added to Google Benchmark's
-// JSON (a round trip through text); atomic_file.cpp: atomic writing.
+// results.cpp and entry.cpp: benchmark names and an entry's result-set
+// entries made from its records (a round trip through text); atomic_file.cpp: atomic writing.
+#include "entry/op_case_entry.hpp"
 #include "entry/results.hpp"
 
 #include "opbench/ops.hpp"
@@ -55,68 +56,81 @@ TEST(BenchmarkName, SettingsThatChangeTheMeasurementAndTheCaseNameAppear) {
     EXPECT_NE(benchmark_name(a, "naive").find("/Sq:1/Skv:512/"), std::string::npos);
 }
 
-TEST(EnrichResultSet, AddsContextAndCaseFieldsAndSurvivesATextRoundTrip) {
-    Case c = matmul_case();
-    CaseResult r;
-    r.source = &c;
-    r.backend = "onednn";
-    r.name = benchmark_name(c, "onednn");
-    r.nmse = 1e-12;
-    r.nmse_threshold = 1e-8;
-    RepetitionRecord rec;
-    rec.summary.n = 40;
-    rec.summary.median = 0.002;
-    rec.calls_per_sample = 1;
-    rec.target_met = true;
-    r.repetitions = {rec};
-    r.memory.workspace_bytes = 4096;
+// The one result path (issue 16): an entry's result-set entries are made
+// from opbench's own records, in Google Benchmark's form, never from its JSON.
+TEST(ResultEntries, IterationsAndAggregatesFromTheRecordsWithTheCaseFieldsAndSurviveATextRoundTrip) {
+    const Case c = matmul_case();
+    OpCaseEntry e(c, 0, "onednn", "naive");
+    e.result.nmse = 1e-12;
+    for (double median : {0.002, 0.004}) {
+        RepetitionRecord rec;
+        rec.summary.n = 40;
+        rec.summary.median = median;
+        rec.calls_per_sample = 5;
+        rec.cpu_seconds_per_call = median / 2;
+        rec.target_met = true;
+        e.result.repetitions.push_back(rec);
+    }
+    e.result.memory.workspace_bytes = 4096;
+    std::vector<nlohmann::json> out;
+    for (const auto &j : result_entries(e)) out.push_back(nlohmann::json::parse(j.dump()));
 
-    Case skipped_case = attention_case();
-    CaseResult skipped;
-    skipped.source = &skipped_case;
-    skipped.backend = "onednn";
-    skipped.name = benchmark_name(skipped_case, "onednn");
-    skipped.status = CaseStatus::skipped;
-    skipped.reason = "no fused attention primitive";
-
-    nlohmann::json gb = {{"context", {{"num_cpus", 2}}},
-                         {"benchmarks",
-                          {{{"name", r.name + "/manual_time"},
-                            {"run_name", r.name + "/manual_time"},
-                            {"run_type", "iteration"},
-                            {"repetition_index", 0},
-                            {"real_time", 2000.0}}}}};
-    std::vector<CaseResult> all = {r, skipped};
-    nlohmann::json out = enrich_result_set(gb, all, {&all[1]}, {{"schema_version", kResultSchemaVersion}});
-    nlohmann::json back = nlohmann::json::parse(out.dump());
-
-    EXPECT_EQ(back["context"]["num_cpus"], 2);
-    EXPECT_EQ(back["context"]["opbench"]["schema_version"], kResultSchemaVersion);
-    ASSERT_EQ(back["benchmarks"].size(), 2u);
-    const auto &e = back["benchmarks"][0];
-    EXPECT_EQ(e["real_time"], 2000.0) << "Google Benchmark's fields are kept";
-    EXPECT_EQ(e["op"], "matmul");
-    EXPECT_EQ(e["backend"], "onednn");
-    EXPECT_EQ(e["status"], "passed");
-    EXPECT_EQ(e["nmse"], 1e-12);
-    EXPECT_EQ(e["flops"], 2.0 * 1024 * 1024 * 1024);
-    EXPECT_EQ(e["params"]["M"], 1024);
-    EXPECT_EQ(e["memory"]["workspace_bytes"], 4096);
-    EXPECT_EQ(e["stats"]["samples"], 40);
-    EXPECT_EQ(e["suite_location"], "suites/gemm.toml:12:1");
+    ASSERT_EQ(out.size(), 2u + 4u) << "two repetitions, then mean, median, stddev, cv";
+    const std::string run_name = e.name() + "/manual_time";
+    const auto &it = out[1];
+    EXPECT_EQ(it["name"], run_name);
+    EXPECT_EQ(it["run_name"], run_name);
+    EXPECT_EQ(it["run_type"], "iteration");
+    EXPECT_EQ(it["repetition_index"], 1);
+    EXPECT_EQ(it["repetitions"], 2);
+    EXPECT_EQ(it["time_unit"], "us");
+    EXPECT_DOUBLE_EQ(it["real_time"].get<double>(), 4000.0) << "the repetition's median per call, in us";
+    EXPECT_DOUBLE_EQ(it["cpu_time"].get<double>(), 2000.0);
+    EXPECT_EQ(it["iterations"], 200) << "calls measured: samples x calls per sample";
+    EXPECT_DOUBLE_EQ(it["FLOP/s"].get<double>(), 2.0 * 1024 * 1024 * 1024 / 0.004);
+    EXPECT_EQ(it["M"], 1024.0);
+    EXPECT_EQ(it["op"], "matmul");
+    EXPECT_EQ(it["backend"], "onednn");
+    EXPECT_EQ(it["status"], "passed");
+    EXPECT_EQ(it["nmse"], 1e-12);
+    EXPECT_EQ(it["flops"], 2.0 * 1024 * 1024 * 1024);
+    EXPECT_EQ(it["params"]["M"], 1024);
+    EXPECT_EQ(it["memory"]["workspace_bytes"], 4096);
+    EXPECT_EQ(it["stats"]["samples"], 40);
+    EXPECT_EQ(it["stats"]["median"], 0.004);
+    EXPECT_EQ(it["suite_location"], "suites/gemm.toml:12:1");
     // The settings keep their result-set names (from the settings table) and values.
-    const auto &st = e["settings"];
+    const auto &st = it["settings"];
     EXPECT_EQ(st["cache"], "warm");
     EXPECT_EQ(st["threads"], 0);
     EXPECT_TRUE(st.contains("noise_target") && !st.contains("noise")) << st.dump();
     EXPECT_FALSE(st.contains("repetitions")) << "repetitions are the entries themselves";
     for (const char *k : {"warmup", "min_time", "max_time", "min_samples", "threads_resolved"})
         EXPECT_TRUE(st.contains(k)) << k;
-    const auto &s = back["benchmarks"][1];
+    const auto &median = out[3];
+    EXPECT_EQ(median["name"], run_name + "_median");
+    EXPECT_EQ(median["run_type"], "aggregate");
+    EXPECT_EQ(median["aggregate_name"], "median");
+    EXPECT_DOUBLE_EQ(median["real_time"].get<double>(), 3000.0);
+    EXPECT_EQ(median["op"], "matmul") << "aggregates carry the fields too";
+    EXPECT_FALSE(median.contains("stats"));
+    EXPECT_EQ(out[5]["aggregate_name"], "cv");
+    EXPECT_EQ(out[5]["aggregate_unit"], "percentage");
+}
+
+TEST(ResultEntries, ASkippedEntryIsOneErrorEntryWithItsReason) {
+    const Case c = attention_case();
+    OpCaseEntry e(c, 0, "onednn", "naive");
+    e.result.status = CaseStatus::skipped;
+    e.result.reason = "no fused attention primitive";
+    const auto out = result_entries(e);
+    ASSERT_EQ(out.size(), 1u);
+    const auto &s = out[0];
     EXPECT_EQ(s["status"], "skipped");
     EXPECT_EQ(s["reason"], "no fused attention primitive");
     EXPECT_EQ(s["error_occurred"], true);
     EXPECT_EQ(s["error_message"], "skipped: no fused attention primitive");
+    EXPECT_EQ(s["real_time"], 0);
     EXPECT_TRUE(s["nmse"].is_null());
 }
 

@@ -29,7 +29,7 @@ TEST(Runner, EffectiveCasesApplyOverridesAndResolveThreads) {
     RunOptions o;
     o.overrides.set(*find_setting("warmup"), 7);
     o.backends = {"naive"};
-    const auto cases = effective_cases(suite, o);
+    const auto cases = effective_cases(suite, CommandLineChanges{o.overrides, o.backends});
     ASSERT_EQ(cases.size(), 4u);
     for (const Case &c : cases) {
         EXPECT_EQ(c.settings.warmup, 7);
@@ -42,14 +42,16 @@ TEST(Runner, EffectiveCasesApplyOverridesAndResolveThreads) {
 TEST(Runner, OverridesThatContradictTheSuiteAreBadInput) {
     RunOptions o;
     o.overrides.set(*find_setting("min_time"), 10); // suite max_time: default 2
-    EXPECT_THROW((void)effective_cases(two_cases(), o), SuiteError);
+    EXPECT_THROW((void)effective_cases(two_cases(), CommandLineChanges{o.overrides, o.backends}), SuiteError);
 }
 
-TEST(Runner, PlannedResultsOnePerCaseAndBackendInOrder) {
+TEST(Runner, PlannedEntriesOnePerCaseAndBackendInOrder) {
     RunOptions o;
     o.reference = "naive";
-    const auto cases = effective_cases(two_cases(), o);
-    const auto results = planned_results(cases, o.reference);
+    const auto cases = effective_cases(two_cases(), CommandLineChanges{o.overrides, o.backends});
+    const auto entries = planned_entries(cases, {}, o.reference);
+    std::vector<CaseResult> results;
+    for (const auto &e : entries) results.push_back(e->result);
     ASSERT_EQ(results.size(), 8u);
     EXPECT_EQ(results[0].backend, "naive");
     EXPECT_TRUE(results[0].is_reference);

@@ -1,6 +1,6 @@
-// harness/workload/workload_runner.cpp: [[workload]]s through the real
-// `opbench run`, their result entries checked field by field.
-#include "workload/workload_runner.hpp"
+// [[workload]]s (harness/workload/workload_entry.cpp, run by the one entry
+// loop) through the real `opbench run`, their result entries checked field by field.
+#include "workload/workload_entry.hpp"
 
 #include <gtest/gtest.h>
 
