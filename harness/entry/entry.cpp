@@ -48,7 +48,7 @@ double in_unit(double seconds, const char *unit) {
 }
 
 // The Google Benchmark name of every entry of a case: its run name.
-std::string run_name_of(const Entry &e) { return e.name() + "/manual_time"; }
+std::string run_name_of(const Entry &e) { return opbench::run_name_of(e.name()); }
 
 nlohmann::json with_fields(nlohmann::json entry, const nlohmann::json &fields) {
     for (const auto &[k, v] : fields.items()) entry[k] = v;

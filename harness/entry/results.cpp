@@ -20,12 +20,6 @@ namespace fs = std::filesystem;
 
 namespace opbench {
 
-std::string strip_manual_time(std::string name) {
-    const std::string suffix = "/manual_time";
-    if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
-        name.resize(name.size() - suffix.size());
-    return name;
-}
 
 nlohmann::json summary_json(const RepetitionRecord &r) {
     const SampleSummary &s = r.summary;
@@ -142,49 +136,5 @@ nlohmann::json measurement_fields(const CaseResult &r, const MeasureSettings &me
     return j;
 }
 
-nlohmann::json enrich_result_set(nlohmann::json gb, const std::vector<CaseResult> &results,
-                                 const std::vector<const CaseResult *> &unmeasured,
-                                 const nlohmann::json &opbench_context) {
-    std::map<std::string, const CaseResult *> by_name;
-    for (const auto &r : results) by_name[r.name] = &r;
-
-    gb["context"]["opbench"] = opbench_context;
-    for (auto &entry : gb["benchmarks"]) {
-        // Google Benchmark appends "/manual_time" to the names it reports.
-        auto it = by_name.find(strip_manual_time(entry.value("run_name", entry.value("name", ""))));
-        if (it == by_name.end()) continue;
-        const CaseResult &r = *it->second;
-        const nlohmann::json fields = case_fields(r);
-        for (const auto &[k, v] : fields.items()) entry[k] = v;
-        const bool is_aggregate = entry.value("run_type", "") == "aggregate";
-        // A non-negative integer only: nlohmann casts a float to an integer type
-        // without a range check (undefined beyond it; found by fuzzing).
-        const nlohmann::json *rep = entry.contains("repetition_index") ? &entry["repetition_index"] : nullptr;
-        if (!is_aggregate && rep && rep->is_number_integer() &&
-            (rep->is_number_unsigned() || rep->get<std::int64_t>() >= 0)) {
-            const auto idx = rep->get<std::uint64_t>();
-            if (idx < r.repetitions.size()) entry["stats"] = summary_json(r.repetitions[idx]);
-        }
-    }
-    for (const CaseResult *r : unmeasured) {
-        const std::string name = r->name + "/manual_time";
-        nlohmann::json entry = {{"name", name},
-                                {"run_name", name},
-                                {"run_type", "iteration"},
-                                {"repetitions", 1},
-                                {"repetition_index", 0},
-                                {"threads", 1},
-                                {"iterations", 0},
-                                {"real_time", 0},
-                                {"cpu_time", 0},
-                                {"time_unit", "us"},
-                                {"error_occurred", true},
-                                {"error_message", std::string(case_status_name(r->status)) + ": " + r->reason}};
-        const nlohmann::json fields = case_fields(*r);
-        for (const auto &[k, v] : fields.items()) entry[k] = v;
-        gb["benchmarks"].push_back(std::move(entry));
-    }
-    return gb;
-}
 
 } // namespace opbench

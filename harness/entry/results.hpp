@@ -1,5 +1,6 @@
-// Result sets: Google Benchmark's JSON, enriched with opbench's context and
-// per-entry fields (see results/README.md for the schema and its version).
+// What opbench knows about one entry (CaseResult) and the fields it
+// contributes to each of its result-set entries (results/README.md for the
+// schema and its version; entry.hpp makes the entries themselves).
 #pragma once
 
 #include "files/atomic_file.hpp"
@@ -40,25 +41,13 @@ struct CaseResult {
     std::optional<Roofline> roofline; // at the median of the repetitions' medians
 };
 
-// Add opbench's fields to Google Benchmark's JSON: `context.opbench` and, on
-// every benchmark entry, the fields of its CaseResult (matched by run_name;
-// repetition statistics by repetition_index). `unmeasured` cases (skipped
-// before running, so unknown to Google Benchmark) get an entry each, in
-// Google Benchmark's form with error_occurred set.
-[[nodiscard]] nlohmann::json enrich_result_set(nlohmann::json gb, const std::vector<CaseResult> &results,
-                                               const std::vector<const CaseResult *> &unmeasured,
-                                               const nlohmann::json &opbench_context);
-
-// A benchmark's run name without Google Benchmark's "/manual_time" suffix.
-[[nodiscard]] std::string strip_manual_time(std::string name);
-
 // The fields a CaseResult contributes to each of its entries.
 [[nodiscard]] nlohmann::json case_fields(const CaseResult &r);
 
 // The part of those fields that is about the measurement, not the op:
 // status, reason, reference, nmse, settings, suite_location,
 // repetition_spread, roofline, memory. Shared with workload entries
-// (harness/workload/workload_runner.cpp).
+// (harness/workload/workload_entry.cpp).
 [[nodiscard]] nlohmann::json measurement_fields(const CaseResult &r, const MeasureSettings &measured_with,
                                                 int threads_resolved, const SourceLocation &where);
 

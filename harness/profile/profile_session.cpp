@@ -1,6 +1,8 @@
 // One run's profiling; see profile_session.hpp.
 #include "profile/profile_session.hpp"
 
+#include "writers/result_schema.hpp"
+
 #include "measure/alloc_tracker.hpp"
 
 #include <map>
@@ -132,12 +134,9 @@ void attach_profiles(nlohmann::json &set, const std::vector<CaseProfile> &cases)
     if (!set.is_object() || !set.contains("benchmarks") || !set["benchmarks"].is_array()) return;
     std::map<std::string, const CaseProfile *> by_name;
     for (const auto &c : cases) by_name[c.name] = &c;
-    const std::string suffix = "/manual_time";
     for (auto &e : set["benchmarks"]) {
         if (!e.is_object() || e.value("run_type", "iteration") == "aggregate") continue;
-        std::string name = e.value("run_name", e.value("name", ""));
-        if (name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
-            name.resize(name.size() - suffix.size());
+        const std::string name = entry_name_of(e.value("run_name", e.value("name", "")));
         auto it = by_name.find(name);
         if (it != by_name.end()) e["profile"] = profile_json(it->second->tree);
     }

@@ -104,7 +104,7 @@ private:
 };
 
 // Writes each case's `profile` array (profile_json of its tree) into every
-// entry of the result set whose run name (less "/manual_time") is the case's
+// entry of the result set whose entry name (writers/result_schema.hpp) is the case's
 // name: the same array on each of its repetitions.
 void attach_profiles(nlohmann::json &set, const std::vector<CaseProfile> &cases);
 

@@ -1,5 +1,6 @@
 // `opbench analyze`; see analyze.hpp.
 #include "readers/analyze.hpp"
+#include "writers/result_schema.hpp"
 
 #include "readers/result_set_reader.hpp"
 #include "writers/units.hpp"
@@ -19,12 +20,6 @@ namespace opbench {
 
 namespace {
 
-std::string strip_manual_time(std::string name) {
-    const std::string suffix = "/manual_time";
-    if (name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
-        name.resize(name.size() - suffix.size());
-    return name;
-}
 
 double median_of(std::vector<double> v) {
     std::sort(v.begin(), v.end());
@@ -170,7 +165,7 @@ std::vector<std::pair<std::string, std::vector<J *>>> measured_groups(J &set) {
     for (auto &e : set["benchmarks"]) {
         if (!e.is_object() || e.value("run_type", "iteration") == "aggregate") continue;
         if (e.value("error_occurred", false) || e.value("status", "passed") != "passed") continue;
-        const std::string name = strip_manual_time(e.value("run_name", e.value("name", "")));
+        const std::string name = entry_name_of(e.value("run_name", e.value("name", "")));
         auto [it, inserted] = index.emplace(name, groups.size());
         if (inserted) groups.push_back({name, {}});
         groups[it->second].second.push_back(&e);

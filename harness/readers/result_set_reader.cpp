@@ -34,12 +34,6 @@ double unit_seconds(const std::string &unit) {
     return 0;
 }
 
-std::string strip_suffix(std::string name, const std::string &suffix) {
-    if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
-        name.resize(name.size() - suffix.size());
-    return name;
-}
-
 // Line and column (1-based) of a byte offset, for parse errors.
 std::pair<std::size_t, std::size_t> line_column(const std::string &text, std::size_t byte) {
     std::size_t line = 1, col = 1;
@@ -444,7 +438,7 @@ ResultSet parse_result_set(const std::string &text, const std::string &path) {
             throw ResultSetError(fmt::format("{}: benchmarks[{}] is not an object", path, entry_no - 1));
         if (str_or(e, "run_type", "iteration") != "iteration") continue; // aggregates are recomputed here
         if (!e.contains("op") || !e.contains("backend")) continue;       // not an opbench entry
-        const std::string name = strip_suffix(str_or(e, "run_name", str_or(e, "name")), "/manual_time");
+        const std::string name = entry_name_of(str_or(e, "run_name", str_or(e, "name")));
         auto [it, inserted] = index.emplace(name, set.cases.size());
         if (inserted) {
             CaseRecord c;

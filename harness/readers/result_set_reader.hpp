@@ -34,7 +34,7 @@ struct RepetitionTime {
 
 // Everything a set says about one case on one backend.
 struct CaseRecord {
-    std::string name; // run_name without "/manual_time"
+    std::string name; // run_name without Google Benchmark's manual-time suffix
     std::string op, backend, dtype, variant, case_name;
     nlohmann::json params = nlohmann::json::object();   // shape parameters
     nlohmann::json settings = nlohmann::json::object(); // threads, cache, noise_target, ...

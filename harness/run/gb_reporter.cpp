@@ -43,7 +43,7 @@ void PerCallReporter::ReportRuns(const std::vector<Run> &runs) {
     std::vector<Run> fixed = runs;
     for (auto &run : fixed) {
         if (run.error_occurred) continue;
-        const CaseResult *r = lookup_(strip_manual_time(run.run_name.str()));
+        const CaseResult *r = lookup_(run.run_name.str());
         if (!r) continue;
         if (run.run_type == Run::RT_Iteration) {
             const auto idx = static_cast<std::size_t>(std::max<int64_t>(run.repetition_index, 0));

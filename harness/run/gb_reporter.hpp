@@ -13,7 +13,7 @@
 
 namespace opbench {
 
-// The CaseResult of a benchmark name (without "/manual_time"), or nullptr.
+// The CaseResult of a Google Benchmark run name, or nullptr.
 using CaseLookup = std::function<const CaseResult *(const std::string &name)>;
 
 // Google Benchmark measures each repetition as a single iteration whose time

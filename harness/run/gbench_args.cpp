@@ -1,5 +1,7 @@
 #include "run/gbench_args.hpp"
 
+#include "writers/result_schema.hpp"
+
 namespace opbench {
 
 namespace {
@@ -23,7 +25,7 @@ bool NameFilter::matches(const std::string &name) const {
 
 bool NameFilter::matches_entry(const std::string &name) const {
     if (pattern_.empty() || pattern_ == "all") return true;
-    const bool found = std::regex_search(name, regex_) || std::regex_search(name + "/manual_time", regex_);
+    const bool found = std::regex_search(name, regex_) || std::regex_search(run_name_of(name), regex_);
     return found != negated_;
 }
 

@@ -18,9 +18,9 @@ public:
     [[nodiscard]] static std::optional<NameFilter> from_args(const std::vector<std::string> &args);
     [[nodiscard]] bool matches(const std::string &name) const;
     // An entry named `name` (as the console shows it): the pattern is searched
-    // in the name, and in the name with Google Benchmark's "/manual_time"
-    // (result sets and older filters), so "be:naive$" and
-    // "be:naive/manual_time" both select naive's entries.
+    // in the name, and in its run name (writers/result_schema.hpp: the form
+    // of result sets and older filters), so "be:naive$" and a filter
+    // written against the run names both select naive's entries.
     [[nodiscard]] bool matches_entry(const std::string &name) const;
     [[nodiscard]] const std::string &pattern() const { return pattern_; }
 

@@ -156,6 +156,18 @@ Table backend_summary(const std::vector<CaseResult> &results, const std::string 
     return table;
 }
 
+void print_not_measured(const std::vector<const CaseResult *> &entries, std::ostream &out) {
+    if (entries.empty()) return;
+    std::map<std::string, std::vector<std::string>> by_reason;
+    for (const CaseResult *r : entries)
+        by_reason[std::string(case_status_name(r->status)) + ": " + r->reason].push_back(r->name);
+    out << fmt::format("\nNot measured ({} entries):\n", entries.size());
+    for (const auto &[reason, names] : by_reason) {
+        out << "  " << reason << "\n";
+        for (const auto &n : names) out << "      " << n << "\n";
+    }
+}
+
 RunConsole::RunConsole(const std::vector<std::string> &names, std::string reference, bool colour)
     : reference_(std::move(reference)), colour_(colour) {
     const auto columns = run_line_columns(reference_);

@@ -11,6 +11,7 @@
 #include "writers/writer.hpp"
 
 #include <functional>
+#include <iosfwd>
 #include <optional>
 #include <set>
 #include <string>
@@ -37,6 +38,10 @@ struct CaseTime {
 // the reference, median % of peak, bound counts.
 [[nodiscard]] Table backend_summary(const std::vector<CaseResult> &results, const std::string &reference,
                                     const std::function<std::optional<Roofline>(const CaseResult &)> &roofline);
+
+// "Not measured (N entries):" and each reason with the entries it covers
+// (one backend's reason usually covers many); nothing when there are none.
+void print_not_measured(const std::vector<const CaseResult *> &entries, std::ostream &out);
 
 // One aligned line per finished entry, under a column header printed with
 // the first line (a suite of workloads only prints none).

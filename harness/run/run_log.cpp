@@ -1,5 +1,7 @@
 #include "run/run_log.hpp"
 
+#include "run/runner.hpp"
+
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
@@ -7,6 +9,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -153,6 +156,34 @@ void RunLog::finish() {
     std::lock_guard lock(mutex_);
     if (journal_) journal_->remove();
     journal_.reset();
+}
+
+std::unique_ptr<RunLog> open_run_log(const Suite &suite, const RunOptions &options) {
+    if (!options.resume_journal.empty()) {
+        auto log = RunLog::resume(options.resume_journal);
+        const std::string was = log->header().value("suite_sha256", std::string());
+        if (was != suite.content_hash)
+            throw JournalError(fmt::format("{}: the suite changed since the interrupted run (SHA-256 {} then, "
+                                           "{} now); its finished cases would not match: run it afresh",
+                                           suite.path, was, suite.content_hash));
+        return log;
+    }
+    std::optional<std::string> journal;
+    // Absolute: an incomplete result set names it, for --resume from anywhere.
+    if (!options.out_path.empty()) {
+        journal = std::filesystem::absolute(journal_path_for(options.out_path)).string();
+        std::error_code ec; // the result set's directory, made as the writer would make it
+        std::filesystem::create_directories(std::filesystem::path(*journal).parent_path(), ec);
+    }
+    std::error_code ec;
+    const nlohmann::json header = {
+        {"suite", suite.path},
+        {"suite_sha256", suite.content_hash},
+        {"cwd", std::filesystem::current_path(ec).string()},
+        {"out", options.out_path},
+        {"args", options.command_args},
+    };
+    return std::make_unique<RunLog>(header, journal);
 }
 
 } // namespace opbench

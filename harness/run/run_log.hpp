@@ -79,6 +79,16 @@ private:
     std::vector<std::string> resumed_at_;
 };
 
+struct RunOptions;
+struct Suite;
+
+// The log of a run: a new one whose journal (beside options.out_path, when
+// there is one) starts with what the run is (suite and its SHA-256, cwd,
+// out, args: enough for --resume to run the same command again), or the one
+// options.resume_journal continues. Throws JournalError when the suite
+// changed since the interrupted run.
+[[nodiscard]] std::unique_ptr<RunLog> open_run_log(const Suite &suite, const RunOptions &options);
+
 // The journal that `opbench run --resume FILE` continues: FILE itself when
 // it is a journal, else the one an incomplete result set names
 // (context.opbench.journal). Throws JournalError saying why there is none

@@ -58,12 +58,6 @@ OUTSIDE = {"plugins": FOLDERS, "backends": FOLDERS}
 
 # (file, included folder/header): today's crossings, each with its split.
 KNOWN = {
-    # The one entry loop (issue 16) ends these: workloads become entries the
-    # runner drives, with one interrupt rule and one Google Benchmark
-    # registration, instead of a second loop that calls back into the runner.
-    ("harness/workload/workload_runner.cpp", "run/interrupt.hpp"),
-    ("harness/workload/workload_runner.hpp", "run/gbench_args.hpp"),
-    ("harness/workload/workload_runner.hpp", "run/runner.hpp"),
     # The one result path (issue 16) ends this: the run reads its own JSON
     # back through the analyzer to stamp each entry's bottleneck, where the
     # entry's summary should be computed once from its records.

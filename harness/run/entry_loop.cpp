@@ -1,0 +1,278 @@
+#include "run/entry_loop.hpp"
+
+#include "entry/op_case_entry.hpp"
+#include "run/gb_context.hpp"
+#include "run/gb_reporter.hpp"
+#include "run/gbench_args.hpp"
+#include "run/interrupt.hpp"
+#include "run/runner.hpp"
+#include "workload/workload_entry.hpp"
+#include "writers/table_writers.hpp"
+#include "writers/writer.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iostream>
+#include <map>
+#include <unistd.h>
+
+namespace opbench {
+
+namespace {
+
+// Entries per Google Benchmark pass: it is handed a slice of the run at a
+// time, so a run of 100,000 entries starts at once and a signal is heard
+// between slices. Interleaved repetitions need every entry in one pass.
+constexpr std::size_t kEntriesPerPass = 64;
+
+// Google Benchmark drives the repetitions; what a user sees and the result
+// set come from opbench's own records, so its reports go nowhere.
+class SilentReporter final : public benchmark::BenchmarkReporter {
+public:
+    bool ReportContext(const Context &) override { return true; }
+    void ReportRuns(const std::vector<Run> &) override {}
+};
+
+} // namespace
+
+EntryLoop::EntryLoop(std::vector<std::unique_ptr<Entry>> &entries, Setup setup)
+    : entries_(entries), setup_(std::move(setup)) {
+    measured_.assign(entries_.size(), 0);
+    ran_.assign(entries_.size(), false);
+    interrupted_.assign(entries_.size(), false);
+}
+
+void EntryLoop::fail_active(const std::string &reason) {
+    if (active_ == SIZE_MAX) return;
+    entries_[active_]->result.status = CaseStatus::failed;
+    entries_[active_]->result.reason = reason;
+    entry_done(active_);
+}
+
+// Skips known before anything runs: the backend is missing, unusable here,
+// failed its probe, refuses the op case, or the entry would not fit.
+std::optional<MeasureFailure> EntryLoop::skip_before_running(std::size_t i) const {
+    const Entry &e = *entries_[i];
+    if (auto cannot = setup_.backends.cannot_run(e.backend())) return cannot;
+    if (setup_.probe_index[i] != SIZE_MAX) {
+        const SupportAnswer s = setup_.backends.support(e.backend(), setup_.probe_index[i]);
+        if (s.status != CaseStatus::passed) return MeasureFailure{s.status, s.reason};
+    }
+    if (auto why = memory_skip_reason(e.memory_need(setup_.options.verify), available_memory(setup_.options.mem_limit)))
+        return MeasureFailure{CaseStatus::skipped, *why};
+    return std::nullopt;
+}
+
+// Which entries run: those the filter keeps and a resumed run's journal does
+// not hold. Those that cannot run are logged as skipped at once; the rest go
+// to Google Benchmark a pass at a time.
+void EntryLoop::run() {
+    const std::optional<NameFilter> filter = NameFilter::from_args(setup_.options.benchmark_args);
+    std::vector<std::size_t> to_measure;
+    for (std::size_t i = 0; i < entries_.size(); ++i) {
+        Entry &e = *entries_[i];
+        if (filter && !filter->matches_entry(e.name())) continue;
+        if (setup_.log.has_case(e.name())) continue; // finished before the interruption (--resume)
+        planned_.push_back(i);
+    }
+    std::vector<std::string> names;
+    for (std::size_t i : planned_) names.push_back(entries_[i]->name());
+    console_ = std::make_unique<RunConsole>(names, setup_.options.reference, isatty(STDOUT_FILENO));
+    for (std::size_t i : planned_) {
+        // Interrupted while the backends were probed: nothing is recorded, so --resume runs every entry.
+        if (interrupt_requested()) return;
+        if (auto skip = skip_before_running(i)) {
+            entries_[i]->result.status = skip->status;
+            entries_[i]->result.reason = skip->reason;
+            ran_[i] = true;
+            not_measured_.push_back(i);
+            entry_done(i, /*shown=*/false); // listed under "Not measured" after the run
+        } else {
+            to_measure.push_back(i);
+        }
+    }
+    std::vector<std::string> args = gbench_argv(setup_.options.benchmark_args);
+    std::vector<char *> argv;
+    for (auto &a : args) argv.push_back(a.data());
+    int argc = static_cast<int>(argv.size());
+    benchmark::Initialize(&argc, argv.data());
+    if (benchmark::ReportUnrecognizedArguments(argc, argv.data()))
+        throw std::runtime_error("unrecognised Google Benchmark arguments (see above)");
+    setup_.log.set_gb_context(benchmark_context());
+    const std::size_t per_pass = interleaved(setup_.options.benchmark_args) ? to_measure.size() : kEntriesPerPass;
+    for (std::size_t from = 0; from < to_measure.size() && !interrupt_requested(); from += per_pass) {
+        const auto to = std::min(to_measure.size(), from + per_pass);
+        run_pass(std::vector<std::size_t>(to_measure.begin() + long(from), to_measure.begin() + long(to)));
+    }
+    finish_active();
+    benchmark::Shutdown();
+    report_after_run();
+}
+
+// One Google Benchmark pass over `pass`: one benchmark per entry, whose
+// iterations are the entry's repetitions.
+void EntryLoop::run_pass(const std::vector<std::size_t> &pass) {
+    for (std::size_t i : pass) {
+        auto *b = benchmark::RegisterBenchmark(entries_[i]->name().c_str(),
+                                               [this, i](benchmark::State &st) { bench(st, i); });
+        b->UseManualTime();
+        b->Iterations(1);
+        b->Repetitions(std::max(1, entries_[i]->settings().repetitions));
+    }
+    if (setup_.options.verbose) {
+        // Google Benchmark's run names add "/iterations:1/repeats:N" to the entry's.
+        auto lookup = [this](const std::string &run_name) -> const CaseResult * {
+            const std::string name = run_name.substr(0, run_name.find("/iterations:"));
+            for (const auto &e : entries_)
+                if (e->name() == name) return &e->result;
+            return nullptr;
+        };
+        PerCallReporter shown(std::make_unique<benchmark::ConsoleReporter>(), lookup);
+        benchmark::RunSpecifiedBenchmarks(&shown);
+    } else {
+        SilentReporter silent;
+        benchmark::RunSpecifiedBenchmarks(&silent);
+    }
+    benchmark::ClearRegisteredBenchmarks();
+}
+
+void EntryLoop::bench(benchmark::State &state, std::size_t i) {
+    Entry &e = *entries_[i];
+    const bool last = ++measured_[i] >= std::max(1, e.settings().repetitions);
+    if (interrupt_requested() || interrupted_[i]) {
+        // Google Benchmark cannot be stopped: the rest pass through at once
+        // and stay out of the result set (--resume runs them).
+        interrupted_[i] = true;
+        if (active_ == i) finish_active();
+        state.SkipWithError("interrupted");
+        for (auto _ : state) {}
+        return;
+    }
+    activate(i);
+    CaseResult &r = e.result;
+    if (r.status == CaseStatus::passed) {
+        for (auto _ : state) {
+            try {
+                // The sampling's share of the run's time (the summary line),
+                // seen from here: a worker's reply is a few microseconds more.
+                const auto t0 = std::chrono::steady_clock::now();
+                RepetitionRecord rec = setup_.backends.host().measure_repetition();
+                r.measure_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+                state.SetIterationTime(rec.summary.median);
+                r.repetitions.push_back(std::move(rec));
+            } catch (const MeasureFailure &f) {
+                r.status = f.status;
+                r.reason = f.reason;
+                if (setup_.backends.host().interrupted()) interrupted_[i] = true;
+            }
+        }
+    }
+    if (r.status != CaseStatus::passed) {
+        state.SkipWithError(interrupted_[i] ? "interrupted" : (std::string(case_status_name(r.status)) + ": " + r.reason).c_str());
+        for (auto _ : state) {}
+    }
+    if (last || r.status != CaseStatus::passed) {
+        if (active_ == i) finish_active();
+        if (!interrupted_[i]) entry_done(i);
+    }
+}
+
+// The recipe's untimed steps, once per entry before its first repetition (and
+// again when interleaved repetitions come back to it): in its backend's
+// worker, or here.
+void EntryLoop::activate(std::size_t i) {
+    if (active_ == i) return;
+    finish_active();
+    Entry &e = *entries_[i];
+    if (e.result.status != CaseStatus::passed) return; // failed in an earlier repetition
+    ran_[i] = true;
+    show_progress(i);
+    active_ = i;
+    const JobDefaults defaults{setup_.timer_overhead, setup_.options.verify, setup_.backends.reference_store_dir(),
+                               setup_.backends.reference_store_key()};
+    const Activation a = setup_.backends.host().activate(e.job(defaults));
+    if (setup_.backends.host().interrupted()) interrupted_[i] = true;
+    e.activated(a);
+    if (!a.reference_problem.empty()) std::cerr << "opbench: " << a.reference_problem << "\n";
+    if (a.status != CaseStatus::passed) active_ = SIZE_MAX; // nothing held
+}
+
+// Memory figures (and a workload's tail), release, and the roofline at the
+// median of the repetitions' medians.
+void EntryLoop::finish_active() {
+    if (active_ == SIZE_MAX) return;
+    const std::size_t i = active_;
+    active_ = SIZE_MAX;
+    Entry &e = *entries_[i];
+    if (e.result.status != CaseStatus::passed) return;
+    try {
+        e.finished(setup_.backends.host().finish());
+    } catch (const MeasureFailure &f) {
+        e.result.status = f.status;
+        e.result.reason = f.reason;
+        if (setup_.backends.host().interrupted()) interrupted_[i] = true;
+    }
+    if (auto median = e.median_seconds(); median && e.result.status == CaseStatus::passed) {
+        const CallWork w = e.call_work();
+        e.result.roofline =
+            setup_.backends.roofline(w.flops, w.bytes, w.dtype, w.threads, e.backend(), *median, setup_.peaks);
+    }
+}
+
+// A finished entry: into the log (and so the journal) with its result-set
+// entries, and onto the console when `shown`.
+void EntryLoop::entry_done(std::size_t i, bool shown) {
+    const Entry &e = *entries_[i];
+    if (setup_.log.has_case(e.name())) return;
+    setup_.log.add_case(i, e.name(), std::string(case_status_name(e.result.status)), result_entries(e));
+    if (!shown) return;
+    const Entry *ref = reference_of(e);
+    console_->entry_done(e, ref ? &ref->result : nullptr);
+}
+
+const Entry *EntryLoop::reference_of(const Entry &e) const {
+    auto *op = dynamic_cast<const OpCaseEntry *>(&e);
+    if (!op || e.result.is_reference) return nullptr;
+    for (const auto &other : entries_)
+        if (auto *o = dynamic_cast<const OpCaseEntry *>(other.get());
+            o && &o->source() == &op->source() && o->backend() == setup_.options.reference)
+            return other.get();
+    return nullptr;
+}
+
+// "[3/12  4s elapsed, ~12s left]  name": counts the entries this run measures.
+void EntryLoop::show_progress(std::size_t i) {
+    if (!setup_.options.progress || !isatty(STDERR_FILENO)) return;
+    const auto at = std::find(planned_.begin(), planned_.end(), i) - planned_.begin();
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+    std::string eta = "?";
+    if (at > 0) eta = fmt::format("{:.0f}s", elapsed / double(at) * double(long(planned_.size()) - at));
+    std::cerr << fmt::format("\x1b[2m[{}/{}  {:.0f}s elapsed, ~{} left]  {}\x1b[0m\n", at + 1, planned_.size(),
+                             elapsed, eta, entries_[i]->name());
+}
+
+// After the entries: what was not measured and why, the per-backend table,
+// and the workloads' whole-model figures.
+void EntryLoop::report_after_run() const {
+    std::vector<const CaseResult *> not_measured;
+    for (std::size_t i : not_measured_) not_measured.push_back(&entries_[i]->result);
+    print_not_measured(not_measured, std::cout);
+    // The op cases this run finished, as the summary line counts them: not
+    // an abandoned one (interrupted: not in the result set, --resume runs it).
+    std::vector<CaseResult> ran;
+    std::vector<const workload::WorkloadEntry *> workloads;
+    for (std::size_t i = 0; i < entries_.size(); ++i) {
+        if (!ran_[i] || interrupted_[i]) continue;
+        if (dynamic_cast<const OpCaseEntry *>(entries_[i].get())) ran.push_back(entries_[i]->result);
+        if (auto *w = dynamic_cast<const workload::WorkloadEntry *>(entries_[i].get())) workloads.push_back(w);
+    }
+    if (!ran.empty()) { // a suite of workloads only has no op-case table
+        Document summary;
+        summary.tables.push_back(backend_summary(ran, setup_.options.reference, [](const CaseResult &r) { return r.roofline; }));
+        std::cout << "\n" << write_console(summary);
+    }
+    workload::report_workload_figures(workloads, std::cout);
+}
+
+} // namespace opbench

@@ -1,0 +1,80 @@
+// The one entry loop of `opbench run`: drives a list of entries (op cases x
+// backends, then workload phases x backends; entry/entry.hpp) the same way.
+// Each is skipped before anything runs (its backend cannot run, it is
+// refused, it would not fit), or activated in the case host, measured one
+// repetition per Google Benchmark iteration, and finished; then its
+// result-set entries go to the run log (and journal) and its line to the
+// console. Google Benchmark gets a pass of entries at a time (all of them
+// when repetitions are interleaved), so a huge run starts at once and a
+// signal is heard between passes; after the first Ctrl-C, what is left
+// passes through at once and stays out of the set (--resume runs it).
+#pragma once
+
+#include "entry/entry.hpp"
+#include "machine/machine.hpp"
+#include "run/run_backends.hpp"
+#include "run/run_console.hpp"
+#include "run/run_log.hpp"
+
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace opbench {
+
+struct RunOptions;
+
+class EntryLoop {
+public:
+    struct Setup {
+        RunBackends &backends;
+        RunLog &log;
+        const RunOptions &options;
+        const MachinePeaks &peaks;
+        double timer_overhead = 0;
+        // An op entry's place among its backend's op cases in the probe
+        // (supports() answers); SIZE_MAX for a workload entry.
+        std::vector<std::size_t> probe_index;
+    };
+    EntryLoop(std::vector<std::unique_ptr<Entry>> &entries, Setup setup);
+
+    // Filters, skips, measures and logs every entry, then prints what was
+    // not measured, the per-backend table and the workloads' figures.
+    void run();
+
+    // Reached by this run (not filtered out, not finished before a --resume).
+    [[nodiscard]] bool ran(std::size_t i) const { return ran_[i]; }
+    // The entry the host holds active (SIZE_MAX: none): exit() in plugin
+    // code is charged to it.
+    [[nodiscard]] std::size_t active() const { return active_; }
+    // Fails the active entry with `reason` and logs it (the exit guard).
+    void fail_active(const std::string &reason);
+
+private:
+    std::optional<MeasureFailure> skip_before_running(std::size_t i) const;
+    void run_pass(const std::vector<std::size_t> &pass);
+    void bench(benchmark::State &state, std::size_t i);
+    void activate(std::size_t i);
+    void finish_active();
+    void entry_done(std::size_t i, bool shown = true);
+    void show_progress(std::size_t i);
+    void report_after_run() const;
+    const Entry *reference_of(const Entry &e) const;
+
+    std::vector<std::unique_ptr<Entry>> &entries_;
+    Setup setup_;
+    std::vector<int> measured_;        // Google Benchmark iterations each entry had
+    std::vector<bool> ran_;            // reached (not filtered out, not finished before a --resume)
+    std::vector<bool> interrupted_;    // abandoned by an interrupt: not in the result set
+    std::vector<std::size_t> planned_; // the entries this run measures, in order
+    std::vector<std::size_t> not_measured_;
+    std::size_t active_ = SIZE_MAX;
+    std::unique_ptr<RunConsole> console_;
+    std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+};
+
+} // namespace opbench

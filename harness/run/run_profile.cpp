@@ -1,0 +1,63 @@
+#include "run/run_profile.hpp"
+
+#include "build_config.hpp"
+#include "files/atomic_file.hpp"
+#include "writers/chrome_trace_writer.hpp"
+#include "writers/table_writers.hpp"
+
+#include <fmt/format.h>
+
+#include <iostream>
+
+namespace opbench {
+
+void begin_profiled_run(ProfileSession &profile, BackendSessions &sessions, const Suite &suite) {
+    // Never the reference's instance: its work is not the entry's.
+    for (auto &[name, inst] : sessions.backends) inst->attach_scope_sink(&profile.profiler());
+    profile.run_begin(
+        {{"suite", suite.name}, {"path", suite.path}, {"schedule", to_string(profile.options().schedule)}});
+}
+
+namespace {
+
+void print_hot_paths(const ProfileSession &profile) {
+    std::cout << fmt::format("\nHot paths: the samples the schedule recorded ({}), per case x backend; "
+                             "they are not in the timings above\n",
+                             to_string(profile.options().schedule));
+    for (const CaseProfile &c : profile.cases()) {
+        if (c.recorded_samples == 0) continue; // failed or skipped before sampling
+        std::cout << "\n" << render_text_table(hot_path_table(c.tree, c.name));
+    }
+    std::cout << "\n" << render_text_table(profile.top_scopes());
+}
+
+} // namespace
+
+std::optional<std::string> end_profiled_run(ProfileSession &profile, BackendSessions &sessions, const Suite &suite) {
+    profile.run_end();
+    for (auto &[name, inst] : sessions.backends) inst->attach_scope_sink(nullptr);
+    const ProfileOptions &o = profile.options();
+    if (o.hot_path) print_hot_paths(profile);
+    if (o.trace_path.empty()) return std::nullopt;
+    TraceInfo info;
+    info.process_name = fmt::format("opbench run {}", suite.name);
+    info.device_name = "device (backend timer)";
+    info.metadata = {{"suite", suite.name},
+                     {"suite_path", suite.path},
+                     {"schedule", to_string(o.schedule)},
+                     {"opbench_version", OPBENCH_VERSION}};
+    Document doc;
+    doc.data = profile.trace(info);
+    const std::size_t events = doc.data["traceEvents"].size();
+    try {
+        write_file_atomically(o.trace_path, write_chrome_trace(doc));
+        std::cout << fmt::format("\nopbench: trace of {} events -> {} (open in ui.perfetto.dev, "
+                                 "chrome://tracing or speedscope)\n",
+                                 events, o.trace_path);
+    } catch (const std::exception &e) {
+        return fmt::format("--trace {}: not written: {}", o.trace_path, e.what());
+    }
+    return std::nullopt;
+}
+
+} // namespace opbench
