@@ -185,6 +185,7 @@ private:
         std::vector<void *> tensors; // the calls' tensor pointer arrays, back to back
     };
     struct BufferSet; // the backend pointers, decoder.cpp
+    class StepBuilder; // one step's calls, decoder.cpp
 
     void *alloc(uint64_t bytes, uint64_t &counter);
     void upload(void *dst, const std::vector<float> &values);
