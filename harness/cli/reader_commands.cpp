@@ -77,7 +77,8 @@ void check_reader_output(const std::string &output, bool force, std::vector<std:
 } // namespace
 
 struct ReaderCommands::Options {
-    CLI::App *analyze = nullptr, *compare = nullptr, *report = nullptr, *history = nullptr, *merge = nullptr, *archive = nullptr;
+    CLI::App *analyze = nullptr, *compare = nullptr, *report = nullptr, *history = nullptr, *merge = nullptr,
+             *archive = nullptr;
     // analyze
     std::string analyze_path, analyze_format = "console", analyze_output;
     std::size_t analyze_top = 20;
@@ -248,11 +249,9 @@ int ReaderCommands::Options::run_analyze() {
 // --baseline-from: the archive's newest set of NEW's machine, suite and build
 // type goes first in `paths`, and the runs before it give the cases'
 // run-to-run ranges. An exit status when there is nothing to compare.
-std::optional<int> ReaderCommands::Options::add_archived_baseline(std::vector<std::string> &paths,
-                                                                   CompareOptions &co) {
+std::optional<int> ReaderCommands::Options::add_archived_baseline(std::vector<std::string> &paths, CompareOptions &co) {
     if (sets.size() != 1)
-        throw std::invalid_argument(
-            fmt::format("--baseline-from takes exactly one NEW.json (got {})", sets.size()));
+        throw std::invalid_argument(fmt::format("--baseline-from takes exactly one NEW.json (got {})", sets.size()));
     const ResultSet next = read_result_set(sets[0]);
     const std::vector<ArchiveEntry> earlier = archive_matching(baseline_from, next.machine_id(), next.suite_name(),
                                                                next.build_type(), next.timestamp(), sets[0]);
@@ -280,8 +279,7 @@ std::optional<int> ReaderCommands::Options::add_archived_baseline(std::vector<st
         history.push_back(read_result_set((std::filesystem::path(baseline_from) / earlier[i].path).string()));
     co.run_to_run = run_to_run_ranges(history, accept_unmet);
     if (history.size() >= kMinRunsForRange)
-        std::cerr << fmt::format("opbench compare: run-to-run ranges from the last {} archived runs\n",
-                                 history.size());
+        std::cerr << fmt::format("opbench compare: run-to-run ranges from the last {} archived runs\n", history.size());
     return std::nullopt;
 }
 

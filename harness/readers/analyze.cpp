@@ -294,8 +294,11 @@ namespace {
 nlohmann::json breakdown_json(const ComponentBreakdown &c) {
     nlohmann::json shares = nlohmann::json::array();
     for (const auto &[name, share] : c.shares) shares.push_back({{"component", name}, {"share", share}});
-    return {{"parent", c.parent}, {"parent_total_seconds", c.parent_total_s}, {"shares", shares},
-            {"other", c.other}, {"dominant", c.dominant}};
+    return {{"parent", c.parent},
+            {"parent_total_seconds", c.parent_total_s},
+            {"shares", shares},
+            {"other", c.other},
+            {"dominant", c.dominant}};
 }
 
 nlohmann::json entry_json(const AnalyzedEntry &a, std::size_t rank) {
@@ -324,7 +327,8 @@ nlohmann::json entry_json(const AnalyzedEntry &a, std::size_t rank) {
 Document analysis_document(const std::vector<AnalyzedEntry> &entries, std::size_t limit, const std::string &source) {
     Document doc;
     doc.data = {{"result_set", source}, {"measured", entries.size()}, {"entries", nlohmann::json::array()}};
-    for (std::size_t i = 0; i < entries.size() && i < limit; ++i) doc.data["entries"].push_back(entry_json(entries[i], i + 1));
+    for (std::size_t i = 0; i < entries.size() && i < limit; ++i)
+        doc.data["entries"].push_back(entry_json(entries[i], i + 1));
     if (entries.empty()) {
         Table none;
         none.title = "Bottlenecks";

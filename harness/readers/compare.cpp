@@ -468,11 +468,10 @@ nlohmann::json add_pair(const PairComparison &p, const Comparison &c, Document &
     skipped.columns = {"case", "backend", "status", "reason"};
     for (const auto &cc : p.cases) {
         if (cc.compared)
-            compared.rows.push_back({cc.label, cc.backend, format_seconds(cc.base_median),
-                                     format_seconds(cc.new_median), fmt::format("{:.3f}", cc.ratio),
-                                     percent(cc.ratio - 1),
-                                     std::isfinite(cc.p_value) ? fmt::format("{:.3g}", cc.p_value) : "-", cc.test,
-                                     cc.verdict});
+            compared.rows.push_back(
+                {cc.label, cc.backend, format_seconds(cc.base_median), format_seconds(cc.new_median),
+                 fmt::format("{:.3f}", cc.ratio), percent(cc.ratio - 1),
+                 std::isfinite(cc.p_value) ? fmt::format("{:.3g}", cc.p_value) : "-", cc.test, cc.verdict});
         else
             skipped.rows.push_back({cc.label, cc.backend, cc.verdict, cc.reason});
         pj["cases"].push_back(case_json(cc));

@@ -107,9 +107,8 @@ void add_backend_columns(BackendGrid &g, const std::vector<ResultSet> &sets, con
     for (const auto &b : order)
         for (std::size_t i : g.backend_sets[b]) g.columns.push_back({b, i});
     for (const auto &[backend, si] : g.columns)
-        g.column_names.push_back(g.backend_sets[backend].size() > 1
-                                     ? fmt::format("{}@{}", backend, sets[si].short_name())
-                                     : backend);
+        g.column_names.push_back(
+            g.backend_sets[backend].size() > 1 ? fmt::format("{}@{}", backend, sets[si].short_name()) : backend);
 }
 
 BackendGrid backend_grid(const std::vector<ResultSet> &sets, const LevelOptions &o) {

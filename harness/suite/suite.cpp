@@ -233,8 +233,7 @@ private:
     void parse_defaults(const toml::table &t);
     void parse_case(const toml::table &t, std::vector<Case> &out);
     void check_op_keys(int op, const Bindings &b, const SourceLocation &where) const;
-    std::vector<Axis> sweep_axes(int op, const Bindings &b, std::int64_t &case_count,
-                                 const SourceLocation &case_where);
+    std::vector<Axis> sweep_axes(int op, const Bindings &b, std::int64_t &case_count, const SourceLocation &case_where);
     Case make_case(int op, const std::string &name, const SourceLocation &where, const std::vector<Axis> &axes,
                    const std::vector<std::size_t> &idx) const;
     void expand(int op, const std::string &name, const Bindings &b, const SourceLocation &where,
@@ -527,8 +526,8 @@ std::vector<Axis> SuiteParser::sweep_axes(int op, const Bindings &b, std::int64_
 
 // One case: the axes' values at `idx`, written into its settings and its op
 // descriptor, and checked as a whole.
-Case SuiteParser::make_case(int op, const std::string &name, const SourceLocation &where,
-                            const std::vector<Axis> &axes, const std::vector<std::size_t> &idx) const {
+Case SuiteParser::make_case(int op, const std::string &name, const SourceLocation &where, const std::vector<Axis> &axes,
+                            const std::vector<std::size_t> &idx) const {
     const std::string op_text(op_name(op));
     const OpInfo &row = *op_info(op);
     auto get = [&](std::string_view key) -> const Atom * {
@@ -569,8 +568,8 @@ Case SuiteParser::make_case(int op, const std::string &name, const SourceLocatio
         double elems = 1.0;
         for (auto d : t.shape) elems *= static_cast<double>(d);
         if (elems > 9007199254740992.0) // 2^53: byte counts must stay exact
-            fail(where, op_text + " tensor " + t.name + " would hold " + format_double(elems) +
-                            " elements, more than 2^53");
+            fail(where,
+                 op_text + " tensor " + t.name + " would hold " + format_double(elems) + " elements, more than 2^53");
     }
     return c;
 }

@@ -275,11 +275,11 @@ private:
     const int step_;
     // The step's sizes, as decoder.hpp names them.
     const int64_t B, H, Dh, d, F, C;
-    const int64_t S;     // new tokens per sequence
-    const int64_t L;     // cache rows before this step
-    const int64_t T;     // tokens in the step
-    const bool decode;   // heads side by side (see decoder.hpp)
-    BufferSet none_;     // describing only: every pointer null
+    const int64_t S;   // new tokens per sequence
+    const int64_t L;   // cache rows before this step
+    const int64_t T;   // tokens in the step
+    const bool decode; // heads side by side (see decoder.hpp)
+    BufferSet none_;   // describing only: every pointer null
     StepProgram prog_;
     int64_t layer_ = -1;
 
