@@ -33,6 +33,7 @@ test_packages=(
   chromium   # renders opbench report's HTML in tests/harness/report_html_chromium_test.py
   cmark-gfm  # GitHub's Markdown renderer: tests/harness/compare_markdown_test.sh
   clang libclang-rt-14-dev      # the libFuzzer targets (scripts/fuzz.sh): clang++, -fsanitize=fuzzer
+  python3-clang-14               # libclang's Python bindings: tests/harness/function_length.py
 )
 [ "$with_tests" -eq 1 ] && packages+=("${test_packages[@]}")
 

@@ -1,6 +1,7 @@
 #include "cli/reader_commands.hpp"
 #include "cli/output_path.hpp"
 
+#include "readers/analyze.hpp"
 #include "readers/archive.hpp"
 #include "files/atomic_file.hpp"
 #include "readers/compare.hpp"
@@ -76,7 +77,11 @@ void check_reader_output(const std::string &output, bool force, std::vector<std:
 } // namespace
 
 struct ReaderCommands::Options {
-    CLI::App *compare = nullptr, *report = nullptr, *history = nullptr, *merge = nullptr, *archive = nullptr;
+    CLI::App *analyze = nullptr, *compare = nullptr, *report = nullptr, *history = nullptr, *merge = nullptr,
+             *archive = nullptr;
+    // analyze
+    std::string analyze_path, analyze_format = "console", analyze_output;
+    std::size_t analyze_top = 20;
     // compare
     std::vector<std::string> sets;
     std::string baseline_from, threshold = "5%", alpha = "0.05", by, baseline = "naive", format = "console", output;
@@ -96,15 +101,32 @@ struct ReaderCommands::Options {
     std::string archive_dir;
     std::vector<std::string> archive_sets;
 
+    void add_analyze(CLI::App &app);
+    int run_analyze();
     int run_compare();
+    std::optional<int> add_archived_baseline(std::vector<std::string> &paths, CompareOptions &co);
     int run_report();
     int run_history();
     int run_merge();
     int run_archive();
 };
 
+void ReaderCommands::Options::add_analyze(CLI::App &app) {
+    analyze = app.add_subcommand("analyze", "rank a result set's bottlenecks (kind, severity, suggestion; "
+                                            "attention's components when profiled); loads no plugin");
+    analyze->add_option("result_set", analyze_path, "result set JSON written by `opbench run`")->required();
+    analyze->add_option("--top", analyze_top, "show this many cases")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    analyze->add_option("--format", analyze_format, "output format: " + writer_names())->capture_default_str();
+    analyze->add_option("--output,-o", analyze_output,
+                        "write to this file instead of stdout (never the input; an existing file only with --force)");
+    analyze->add_flag("--force", force, "let -o replace an existing file (never the input)");
+}
+
 ReaderCommands::ReaderCommands(CLI::App &app) : o_(std::make_unique<Options>()) {
     Options &o = *o_;
+    o.add_analyze(app);
     auto *c = app.add_subcommand("compare", "compare result sets case by case (ratio of medians, U test, verdict), "
                                             "or side by side --by backend / --by machine. Reads result sets only.");
     o.compare = c;
@@ -182,6 +204,7 @@ ReaderCommands::~ReaderCommands() = default;
 std::optional<int> ReaderCommands::run() {
     Options &o = *o_;
     try {
+        if (*o.analyze) return o.run_analyze();
         if (*o.compare) return o.run_compare();
         if (*o.report) return o.run_report();
         if (*o.history) return o.run_history();
@@ -209,6 +232,57 @@ std::optional<int> ReaderCommands::run() {
     return std::nullopt;
 }
 
+int ReaderCommands::Options::run_analyze() {
+    if (analyze->count("--output") > 0) check_reader_output(analyze_output, force, {analyze_path});
+    if (!find_writer(analyze_format))
+        throw std::invalid_argument(fmt::format("--format {}: unknown (choose: {})", analyze_format, writer_names()));
+    Document doc;
+    try {
+        doc = analyze_file(analyze_path, analyze_top);
+    } catch (const AnalyzeError &e) {
+        std::cerr << "opbench analyze: " << e.what() << "\n";
+        return kExitBadInput;
+    }
+    return emit(doc, analyze_format, analyze_output, "analyze");
+}
+
+// --baseline-from: the archive's newest set of NEW's machine, suite and build
+// type goes first in `paths`, and the runs before it give the cases'
+// run-to-run ranges. An exit status when there is nothing to compare.
+std::optional<int> ReaderCommands::Options::add_archived_baseline(std::vector<std::string> &paths, CompareOptions &co) {
+    if (sets.size() != 1)
+        throw std::invalid_argument(fmt::format("--baseline-from takes exactly one NEW.json (got {})", sets.size()));
+    const ResultSet next = read_result_set(sets[0]);
+    const std::vector<ArchiveEntry> earlier = archive_matching(baseline_from, next.machine_id(), next.suite_name(),
+                                                               next.build_type(), next.timestamp(), sets[0]);
+    const std::optional<ArchiveEntry> base =
+        earlier.empty() ? std::nullopt : std::optional<ArchiveEntry>(earlier.back());
+    if (!base) {
+        const std::string what =
+            fmt::format("{}: no archived set of suite '{}' on machine {} ({} build) other than {} and not newer",
+                        baseline_from, next.suite_name(), next.machine_id(), next.build_type(), sets[0]);
+        if (allow_no_baseline) {
+            std::cerr << "opbench compare: " << what << "; nothing to compare (--allow-no-baseline)\n";
+            return 0;
+        }
+        std::cerr << "opbench compare: " << what << "\n";
+        return kExitBadInput;
+    }
+    const std::string base_path = (std::filesystem::path(baseline_from) / base->path).string();
+    std::cerr << fmt::format("opbench compare: baseline {} ({}, commit {})\n", base_path, base->timestamp,
+                             base->commit);
+    paths.insert(paths.begin(), base_path);
+    // The last runs before it tell how far each case moves between runs.
+    std::vector<ResultSet> history;
+    const std::size_t first = earlier.size() > kRunToRunHistory ? earlier.size() - kRunToRunHistory : 0;
+    for (std::size_t i = first; i < earlier.size(); ++i)
+        history.push_back(read_result_set((std::filesystem::path(baseline_from) / earlier[i].path).string()));
+    co.run_to_run = run_to_run_ranges(history, accept_unmet);
+    if (history.size() >= kMinRunsForRange)
+        std::cerr << fmt::format("opbench compare: run-to-run ranges from the last {} archived runs\n", history.size());
+    return std::nullopt;
+}
+
 int ReaderCommands::Options::run_compare() {
     if (compare->count("--output") > 0)
         check_reader_output(output, force, sets,
@@ -221,40 +295,8 @@ int ReaderCommands::Options::run_compare() {
     if (!find_writer(format))
         throw std::invalid_argument(fmt::format("--format {}: unknown (choose: {})", format, writer_names()));
     std::vector<std::string> paths = sets;
-    if (!baseline_from.empty()) {
-        if (sets.size() != 1)
-            throw std::invalid_argument(
-                fmt::format("--baseline-from takes exactly one NEW.json (got {})", sets.size()));
-        const ResultSet next = read_result_set(sets[0]);
-        const std::vector<ArchiveEntry> earlier = archive_matching(baseline_from, next.machine_id(), next.suite_name(),
-                                                                   next.build_type(), next.timestamp(), sets[0]);
-        const std::optional<ArchiveEntry> base =
-            earlier.empty() ? std::nullopt : std::optional<ArchiveEntry>(earlier.back());
-        if (!base) {
-            const std::string what =
-                fmt::format("{}: no archived set of suite '{}' on machine {} ({} build) other than {} and not newer",
-                            baseline_from, next.suite_name(), next.machine_id(), next.build_type(), sets[0]);
-            if (allow_no_baseline) {
-                std::cerr << "opbench compare: " << what << "; nothing to compare (--allow-no-baseline)\n";
-                return 0;
-            }
-            std::cerr << "opbench compare: " << what << "\n";
-            return kExitBadInput;
-        }
-        const std::string base_path = (std::filesystem::path(baseline_from) / base->path).string();
-        std::cerr << fmt::format("opbench compare: baseline {} ({}, commit {})\n", base_path, base->timestamp,
-                                 base->commit);
-        paths.insert(paths.begin(), base_path);
-        // The last runs before it tell how far each case moves between runs.
-        std::vector<ResultSet> history;
-        const std::size_t first = earlier.size() > kRunToRunHistory ? earlier.size() - kRunToRunHistory : 0;
-        for (std::size_t i = first; i < earlier.size(); ++i)
-            history.push_back(read_result_set((std::filesystem::path(baseline_from) / earlier[i].path).string()));
-        co.run_to_run = run_to_run_ranges(history, accept_unmet);
-        if (history.size() >= kMinRunsForRange)
-            std::cerr << fmt::format("opbench compare: run-to-run ranges from the last {} archived runs\n",
-                                     history.size());
-    }
+    if (!baseline_from.empty())
+        if (std::optional<int> rc = add_archived_baseline(paths, co)) return *rc;
     if (by.empty() && paths.size() < 2)
         throw std::invalid_argument("compare needs BASE.json and NEW.json (or --baseline-from DIR NEW.json)");
     if (paths.empty()) throw std::invalid_argument("compare --by needs at least one result set");
@@ -330,15 +372,17 @@ int ReaderCommands::Options::run_merge() {
     check_reader_output(merge_out, force, merge_sets);
     MergeOptions mo;
     mo.allow_mixed_machines = allow_mixed;
-    const nlohmann::json merged = merge_result_sets(read_sets(merge_sets), mo);
+    Document merged;
+    merged.data = merge_result_sets(read_sets(merge_sets), mo);
     try {
-        write_file_atomically(merge_out, merged.dump(2) + "\n");
+        // A result set, written as `opbench run` writes one: the json writer.
+        write_file_atomically(merge_out, find_writer("json")->write(merged));
     } catch (const std::exception &e) {
         std::cerr << "opbench merge: " << e.what() << "\n";
         return kExitEnvironment;
     }
     std::cerr << fmt::format("opbench merge: {} sets, {} entries -> {}\n", merge_sets.size(),
-                             merged["benchmarks"].size(), merge_out);
+                             merged.data["benchmarks"].size(), merge_out);
     return 0;
 }
 

@@ -1,5 +1,5 @@
-// The subcommands that read result sets and never load a plugin: compare,
-// report, history, merge, archive. main() registers them and, when one was
+// The subcommands that read result sets and never load a plugin: analyze,
+// compare, report, history, merge, archive. main() registers them and, when one was
 // chosen, runs it before any plugin discovery.
 #pragma once
 

@@ -114,18 +114,11 @@ Roofline roofline_for(double flops, double bytes, double seconds_per_call, const
                     fixed_cost_seconds, kind);
 }
 
-Bottleneck analyse(const EntryFigures &e, const BottleneckThresholds &t) {
-    Bottleneck b;
-    if (!(e.seconds > 0) || !std::isfinite(e.seconds)) {
-        b.kind = "unknown";
-        b.severity = "none";
-        b.description = "no time was measured";
-        b.suggestion = "none";
-        return b;
-    }
-    const double s = e.seconds;
+namespace {
 
-    // 1. Overhead: the call is mostly the backend's fixed cost.
+// 1. Overhead: the call is mostly the backend's fixed cost.
+std::optional<Bottleneck> overhead_verdict(const EntryFigures &e, const BottleneckThresholds &t, double s) {
+    Bottleneck b;
     if (e.call_overhead_s > 0 && s < t.overhead_factor * e.call_overhead_s) {
         const double share = std::min(1.0, e.call_overhead_s / s);
         b.kind = "overhead";
@@ -141,8 +134,12 @@ Bottleneck analyse(const EntryFigures &e, const BottleneckThresholds &t) {
                                   "call) or fuse small ops, so the fixed cost is paid once for more work";
         return b;
     }
+    return std::nullopt;
+}
 
-    // 2. Sync-bound: the device timer shows the device idle for most of the call.
+// 2. Sync-bound: the device timer shows the device idle for most of the call.
+std::optional<Bottleneck> sync_verdict(const EntryFigures &e, const BottleneckThresholds &t, double s) {
+    Bottleneck b;
     if (e.is_gpu && e.device_seconds && *e.device_seconds > 0) {
         const double busy = std::min(1.0, *e.device_seconds / s);
         if (busy < t.device_busy_min) {
@@ -158,8 +155,12 @@ Bottleneck analyse(const EntryFigures &e, const BottleneckThresholds &t) {
             return b;
         }
     }
+    return std::nullopt;
+}
 
-    // 3. Allocation churn: heap allocations in the timed call, at an estimated cost.
+// 3. Allocation churn: heap allocations in the timed call, at an estimated cost.
+std::optional<Bottleneck> allocation_verdict(const EntryFigures &e, const BottleneckThresholds &t, double s) {
+    Bottleneck b;
     if (e.allocs >= 1) {
         const double bw = e.peaks ? e.peaks->bytes_per_s : 10e9;
         const double estimate = e.allocs * t.alloc_seconds_each + e.alloc_bytes / bw;
@@ -175,8 +176,12 @@ Bottleneck analyse(const EntryFigures &e, const BottleneckThresholds &t) {
             return b;
         }
     }
+    return std::nullopt;
+}
 
-    // 4. The roofline, against the roofs for the threads or the device actually used.
+// 4a. No roofline without the peaks of the machine or the device.
+std::optional<Bottleneck> no_roofline_verdict(const EntryFigures &e) {
+    Bottleneck b;
     if (!e.peaks || !(e.peaks->flops_per_s > 0) || !(e.peaks->bytes_per_s > 0)) {
         b.kind = "unknown";
         b.severity = "none";
@@ -187,6 +192,12 @@ Bottleneck analyse(const EntryFigures &e, const BottleneckThresholds &t) {
                                 : "run `opbench machine` to measure the peaks";
         return b;
     }
+    return std::nullopt;
+}
+
+// 4b. The roofline, against the roofs for the threads or the device actually used.
+Bottleneck roofline_verdict(const EntryFigures &e, const BottleneckThresholds &t, double s) {
+    Bottleneck b;
     const RoofPeaks &p = *e.peaks;
     const double ai = e.bytes > 0 ? e.flops / e.bytes : std::numeric_limits<double>::infinity();
     const double ridge = p.flops_per_s / p.bytes_per_s;
@@ -240,6 +251,26 @@ Bottleneck analyse(const EntryFigures &e, const BottleneckThresholds &t) {
                              "vectors, and every thread the case allows";
     }
     return b;
+}
+
+} // namespace
+
+Bottleneck analyse(const EntryFigures &e, const BottleneckThresholds &t) {
+    if (!(e.seconds > 0) || !std::isfinite(e.seconds)) {
+        Bottleneck b;
+        b.kind = "unknown";
+        b.severity = "none";
+        b.description = "no time was measured";
+        b.suggestion = "none";
+        return b;
+    }
+    const double s = e.seconds;
+    // The rules in order; the first that applies gives the verdict.
+    if (auto b = overhead_verdict(e, t, s)) return *b;
+    if (auto b = sync_verdict(e, t, s)) return *b;
+    if (auto b = allocation_verdict(e, t, s)) return *b;
+    if (auto b = no_roofline_verdict(e)) return *b;
+    return roofline_verdict(e, t, s);
 }
 
 nlohmann::json to_json(const Bottleneck &b) {

@@ -420,6 +420,71 @@ void from_json(const nlohmann::json &j, MachinePeaks &p) {
 
 // --- measure_machine -----------------------------------------------------------------
 
+namespace {
+
+// f32 FMA peaks with the widest FMA the CPU has, and bf16 peaks where it has
+// AVX512-BF16; what was not measured goes to `notes`.
+void measure_compute(MachinePeaks &m, const std::vector<int> &cpus, const MeasureOptions &opt,
+                     std::vector<std::string> &notes) {
+    const int all = static_cast<int>(cpus.size());
+    detail::ComputeKernel fma = detail::fma_scalar;
+    double fma_flops = detail::kScalarFlopsPerIter;
+    m.fma_isa = "scalar";
+    if (__builtin_cpu_supports("avx512f")) {
+        fma = detail::fma_avx512;
+        fma_flops = detail::kAvx512FlopsPerIter;
+        m.fma_isa = "avx512f";
+    } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+        fma = detail::fma_avx2;
+        fma_flops = detail::kAvx2FlopsPerIter;
+        m.fma_isa = "avx2+fma";
+    }
+    m.one_thread.f32_gflops = detail::compute_peak(fma, fma_flops, 1, cpus, opt) / 1e9;
+    m.all_threads.f32_gflops = detail::compute_peak(fma, fma_flops, all, cpus, opt) / 1e9;
+
+    m.has_bf16 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16");
+    if (m.has_bf16) {
+        m.one_thread.bf16_gflops =
+            detail::compute_peak(detail::bf16_avx512, detail::kBf16FlopsPerIter, 1, cpus, opt) / 1e9;
+        m.all_threads.bf16_gflops =
+            detail::compute_peak(detail::bf16_avx512, detail::kBf16FlopsPerIter, all, cpus, opt) / 1e9;
+    } else {
+        notes.push_back("bf16 not measured: the CPU lacks AVX512-BF16 (bf16_gflops = 0)");
+    }
+    if (detail::cpuinfo_flags().count("amx_bf16"))
+        notes.push_back("AMX present but not measured: AMX tile instructions can exceed bf16_gflops");
+}
+
+// Triad and copy bandwidth on one thread and on all; returns the elements
+// per array (4x the last-level cache, 64 to 512 MiB, unless given).
+std::size_t measure_bandwidth(MachinePeaks &m, const std::vector<int> &cpus, const MeasureOptions &opt) {
+    const int all = static_cast<int>(cpus.size());
+    std::size_t bytes = opt.bandwidth_array_bytes;
+    if (bytes == 0)
+        bytes = std::clamp<std::uint64_t>(4 * llc_bytes(), std::uint64_t{64} << 20, std::uint64_t{512} << 20);
+    const std::size_t n = std::max<std::size_t>(bytes / sizeof(double) / 64 * 64, 64);
+    auto a = detail::aligned_doubles(n), b = detail::aligned_doubles(n), c = detail::aligned_doubles(n);
+    // First touch by the team that will use the pages (NUMA placement), not
+    // by this thread.
+    detail::run_team(all, cpus, 1, [&](int tid) {
+        const auto [lo, hi] = detail::chunk(n, tid, all);
+        for (std::size_t i = lo; i < hi; ++i) {
+            a[i] = 0.0;
+            b[i] = 1.0;
+            c[i] = 2.0;
+        }
+    });
+    const auto one = detail::bandwidth_peaks(a.get(), b.get(), c.get(), n, 1, cpus, opt);
+    const auto many = detail::bandwidth_peaks(a.get(), b.get(), c.get(), n, all, cpus, opt);
+    m.one_thread.triad_gbps = one.triad_gbps;
+    m.one_thread.copy_gbps = one.copy_gbps;
+    m.all_threads.triad_gbps = many.triad_gbps;
+    m.all_threads.copy_gbps = many.copy_gbps;
+    return n;
+}
+
+} // namespace
+
 MachinePeaks measure_machine(const MeasureOptions &options) {
     MeasureOptions opt = options;
     const MeasureOptions defaults;
@@ -437,57 +502,9 @@ MachinePeaks measure_machine(const MeasureOptions &options) {
     m.one_thread.threads = 1;
     m.all_threads.threads = all;
 
-    detail::ComputeKernel fma = detail::fma_scalar;
-    double fma_flops = detail::kScalarFlopsPerIter;
-    m.fma_isa = "scalar";
-    if (__builtin_cpu_supports("avx512f")) {
-        fma = detail::fma_avx512;
-        fma_flops = detail::kAvx512FlopsPerIter;
-        m.fma_isa = "avx512f";
-    } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-        fma = detail::fma_avx2;
-        fma_flops = detail::kAvx2FlopsPerIter;
-        m.fma_isa = "avx2+fma";
-    }
-    m.one_thread.f32_gflops = detail::compute_peak(fma, fma_flops, 1, cpus, opt) / 1e9;
-    m.all_threads.f32_gflops = detail::compute_peak(fma, fma_flops, all, cpus, opt) / 1e9;
-
     std::vector<std::string> notes;
-    m.has_bf16 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16");
-    if (m.has_bf16) {
-        m.one_thread.bf16_gflops =
-            detail::compute_peak(detail::bf16_avx512, detail::kBf16FlopsPerIter, 1, cpus, opt) / 1e9;
-        m.all_threads.bf16_gflops =
-            detail::compute_peak(detail::bf16_avx512, detail::kBf16FlopsPerIter, all, cpus, opt) / 1e9;
-    } else {
-        notes.push_back("bf16 not measured: the CPU lacks AVX512-BF16 (bf16_gflops = 0)");
-    }
-    if (detail::cpuinfo_flags().count("amx_bf16"))
-        notes.push_back("AMX present but not measured: AMX tile instructions can exceed bf16_gflops");
-
-    std::size_t bytes = opt.bandwidth_array_bytes;
-    if (bytes == 0)
-        bytes = std::clamp<std::uint64_t>(4 * llc_bytes(), std::uint64_t{64} << 20, std::uint64_t{512} << 20);
-    const std::size_t n = std::max<std::size_t>(bytes / sizeof(double) / 64 * 64, 64);
-    {
-        auto a = detail::aligned_doubles(n), b = detail::aligned_doubles(n), c = detail::aligned_doubles(n);
-        // First touch by the team that will use the pages (NUMA placement), not
-        // by this thread.
-        detail::run_team(all, cpus, 1, [&](int tid) {
-            const auto [lo, hi] = detail::chunk(n, tid, all);
-            for (std::size_t i = lo; i < hi; ++i) {
-                a[i] = 0.0;
-                b[i] = 1.0;
-                c[i] = 2.0;
-            }
-        });
-        const auto one = detail::bandwidth_peaks(a.get(), b.get(), c.get(), n, 1, cpus, opt);
-        const auto many = detail::bandwidth_peaks(a.get(), b.get(), c.get(), n, all, cpus, opt);
-        m.one_thread.triad_gbps = one.triad_gbps;
-        m.one_thread.copy_gbps = one.copy_gbps;
-        m.all_threads.triad_gbps = many.triad_gbps;
-        m.all_threads.copy_gbps = many.copy_gbps;
-    }
+    measure_compute(m, cpus, opt, notes);
+    const std::size_t n = measure_bandwidth(m, cpus, opt);
 
     for (std::size_t i = 0; i < notes.size(); ++i) m.notes += (i ? "; " : "") + notes[i];
     std::ostringstream method;

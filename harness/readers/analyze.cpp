@@ -284,7 +284,58 @@ std::vector<Table> analysis_tables(const std::vector<AnalyzedEntry> &entries, st
     return {rank, detail};
 }
 
-int cmd_analyze(const std::string &path, std::size_t limit, std::ostream &out, std::ostream &err) {
+namespace {
+
+nlohmann::json breakdown_json(const ComponentBreakdown &c) {
+    nlohmann::json shares = nlohmann::json::array();
+    for (const auto &[name, share] : c.shares) shares.push_back({{"component", name}, {"share", share}});
+    return {{"parent", c.parent},
+            {"parent_total_seconds", c.parent_total_s},
+            {"shares", shares},
+            {"other", c.other},
+            {"dominant", c.dominant}};
+}
+
+nlohmann::json entry_json(const AnalyzedEntry &a, std::size_t rank) {
+    const Bottleneck &b = a.bottleneck;
+    nlohmann::json j = {{"rank", rank},
+                        {"name", a.name},
+                        {"op", a.op},
+                        {"backend", a.backend},
+                        {"seconds_per_call", a.seconds},
+                        {"could_save_seconds", b.impact(a.seconds)},
+                        {"verdict_from", a.from_run ? "run" : "analyze"},
+                        {"bottleneck",
+                         {{"kind", b.kind},
+                          {"severity", b.severity},
+                          {"utilisation", b.utilisation},
+                          {"headroom", b.headroom},
+                          {"description", b.description},
+                          {"suggestion", b.suggestion}}}};
+    if (a.components) j["components"] = breakdown_json(*a.components);
+    if (a.layer) j["layer"] = breakdown_json(*a.layer);
+    return j;
+}
+
+} // namespace
+
+Document analysis_document(const std::vector<AnalyzedEntry> &entries, std::size_t limit, const std::string &source) {
+    Document doc;
+    doc.data = {{"result_set", source}, {"measured", entries.size()}, {"entries", nlohmann::json::array()}};
+    for (std::size_t i = 0; i < entries.size() && i < limit; ++i)
+        doc.data["entries"].push_back(entry_json(entries[i], i + 1));
+    if (entries.empty()) {
+        Table none;
+        none.title = "Bottlenecks";
+        none.notes.push_back(fmt::format("{}: no measured case (every entry failed or was skipped)", source));
+        doc.tables.push_back(std::move(none));
+        return doc;
+    }
+    doc.tables = analysis_tables(entries, limit);
+    return doc;
+}
+
+Document analyze_file(const std::string &path, std::size_t limit) {
     // The readers' one way in: size cap, directories refused, JSON and
     // schema checked (result_set_reader.hpp).
     nlohmann::json set;
@@ -292,30 +343,26 @@ int cmd_analyze(const std::string &path, std::size_t limit, std::ostream &out, s
         set = parse_reader_json(read_reader_input(path), path);
         validate_result_set(set, path);
     } catch (const ResultSetError &e) {
-        err << "opbench analyze: " << e.what() << "\n";
+        throw AnalyzeError(e.what());
+    }
+    return analysis_document(analyse_result_set(set, path), limit, path);
+}
+
+int cmd_analyze(const std::string &path, std::size_t limit, std::ostream &out, std::ostream &err,
+                std::string_view format) {
+    const Writer *writer = find_writer(format);
+    if (!writer) {
+        err << fmt::format("opbench analyze: --format {}: unknown (choose: {})\n", format, writer_names());
         return 2;
     }
-    std::vector<AnalyzedEntry> entries;
     try {
-        entries = analyse_result_set(set, path);
+        out << writer->write(analyze_file(path, limit));
     } catch (const AnalyzeError &e) {
         err << "opbench analyze: " << e.what() << "\n";
         return 2;
-    }
-    if (entries.empty()) {
-        out << fmt::format("{}: no measured case (every entry failed or was skipped)\n", path);
-        return 0;
-    }
-    const auto tables = analysis_tables(entries, limit);
-    out << render_text_table(tables[0]) << "\n";
-    // Details as wrapped text: the table's cells are too long for columns.
-    std::string current;
-    for (const auto &row : tables[1].rows) {
-        if (row[0] != current) {
-            current = row[0];
-            out << fmt::format("#{} {}\n", current, entries[std::stoul(current) - 1].name);
-        }
-        out << fmt::format("    {:<11} {}\n", row[1] + ":", row[2]);
+    } catch (const std::invalid_argument &e) { // a format this document has nothing for (chrome-trace)
+        err << "opbench analyze: " << e.what() << "\n";
+        return 2;
     }
     return 0;
 }

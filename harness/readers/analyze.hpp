@@ -14,6 +14,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace opbench {
@@ -78,8 +79,21 @@ void add_bottlenecks(nlohmann::json &set);
 // components) per entry.
 [[nodiscard]] std::vector<Table> analysis_tables(const std::vector<AnalyzedEntry> &entries, std::size_t limit);
 
-// The whole command: read `path`, print to `out`; exit status 0, or 2 for a
-// file that is missing or not a result set (the message goes to `err`).
-[[nodiscard]] int cmd_analyze(const std::string &path, std::size_t limit, std::ostream &out, std::ostream &err);
+// What every output format writes: `data` (the first `limit` entries, each
+// with its verdict, time, impact and breakdowns, as JSON) and `tables` (the
+// two above; for no measured case, one table saying so). `source` names the set.
+[[nodiscard]] Document analysis_document(const std::vector<AnalyzedEntry> &entries, std::size_t limit,
+                                         const std::string &source);
+
+// Reads and analyses the result set at `path` into its document. Throws
+// AnalyzeError (naming the file) for a file that is missing, too large, not
+// JSON or not a result set.
+[[nodiscard]] Document analyze_file(const std::string &path, std::size_t limit);
+
+// The whole command: read `path`, write it in `format` (a writer's name) to
+// `out`; exit status 0, or 2 for an unknown format or a file that is missing
+// or not a result set (the message goes to `err`).
+[[nodiscard]] int cmd_analyze(const std::string &path, std::size_t limit, std::ostream &out, std::ostream &err,
+                              std::string_view format = "console");
 
 } // namespace opbench

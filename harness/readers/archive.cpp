@@ -231,83 +231,115 @@ std::vector<ArchiveEntry> archive_matching(const fs::path &dir, const std::strin
     return out;
 }
 
-Document archive_history(const fs::path &dir, const HistoryOptions &o) {
-    const std::vector<ArchiveEntry> all = read_index(dir);
+namespace {
+
+// The archived runs history shows: the suite's, on one machine (the newest
+// run's unless --machine), the last `o.last`; and every machine the suite
+// was run on, for the note.
+struct HistoryRuns {
+    std::string machine;
+    std::vector<ArchiveEntry> runs;
+    std::vector<std::string> machines;
+};
+
+HistoryRuns history_runs(const fs::path &dir, const HistoryOptions &o) {
     std::vector<ArchiveEntry> of_suite;
     std::vector<std::string> suites;
-    for (const auto &e : all) {
+    for (const auto &e : read_index(dir)) {
         if (e.suite == o.suite) of_suite.push_back(e);
         if (std::find(suites.begin(), suites.end(), e.suite) == suites.end()) suites.push_back(e.suite);
     }
     if (of_suite.empty())
         throw ArchiveError(fmt::format("{}: no archived run of suite '{}' (the archive has: {})", dir.string(), o.suite,
                                        suites.empty() ? "nothing" : fmt::format("{}", fmt::join(suites, ", "))));
-    const std::string machine = o.machine_id.empty() ? of_suite.back().machine_id : o.machine_id;
-    std::vector<ArchiveEntry> runs;
-    std::vector<std::string> machines;
+    HistoryRuns h;
+    h.machine = o.machine_id.empty() ? of_suite.back().machine_id : o.machine_id;
     for (const auto &e : of_suite) {
-        if (e.machine_id == machine) runs.push_back(e);
-        if (std::find(machines.begin(), machines.end(), e.machine_id) == machines.end())
-            machines.push_back(e.machine_id);
+        if (e.machine_id == h.machine) h.runs.push_back(e);
+        if (std::find(h.machines.begin(), h.machines.end(), e.machine_id) == h.machines.end())
+            h.machines.push_back(e.machine_id);
     }
-    if (runs.empty())
+    if (h.runs.empty())
         throw ArchiveError(fmt::format("{}: no run of suite '{}' on machine '{}' (machines: {})", dir.string(), o.suite,
-                                       machine, fmt::join(machines, ", ")));
-    if (runs.size() > o.last) runs.erase(runs.begin(), runs.end() - static_cast<std::ptrdiff_t>(o.last));
-    const std::regex re(o.case_regex.empty() ? std::string(".*") : o.case_regex, std::regex::ECMAScript);
+                                       h.machine, fmt::join(h.machines, ", ")));
+    if (h.runs.size() > o.last) h.runs.erase(h.runs.begin(), h.runs.end() - static_cast<std::ptrdiff_t>(o.last));
+    return h;
+}
 
-    std::vector<ResultSet> sets;
-    for (const auto &r : runs) sets.push_back(read_result_set((dir / r.path).string()));
+// Each case [backend] that --case matches, in order of first appearance,
+// with its times in each run ("absent" where a run lacks it).
+struct HistorySeries {
     std::vector<std::string> order;
     std::map<std::string, std::string> labels;
     std::map<std::string, std::vector<ValidTimes>> series; // key -> one per run
+};
+
+HistorySeries history_series(const fs::path &dir, const std::vector<ArchiveEntry> &runs, const HistoryOptions &o) {
+    const std::regex re(o.case_regex.empty() ? std::string(".*") : o.case_regex, std::regex::ECMAScript);
+    std::vector<ResultSet> sets;
+    for (const auto &r : runs) sets.push_back(read_result_set((dir / r.path).string()));
+    HistorySeries h;
     for (std::size_t i = 0; i < sets.size(); ++i)
         for (const auto &c : sets[i].cases) {
             const std::string label = c.label() + " [" + c.backend + "]";
             if (!std::regex_search(label, re)) continue;
             const std::string k = c.match_key();
-            if (!labels.count(k)) {
-                order.push_back(k);
-                labels[k] = label;
-                series[k].resize(sets.size());
-                for (auto &v : series[k]) v.status = "absent";
+            if (!h.labels.count(k)) {
+                h.order.push_back(k);
+                h.labels[k] = label;
+                h.series[k].resize(sets.size());
+                for (auto &v : h.series[k]) v.status = "absent";
             }
-            series[k][i] = valid_times(c, o.accept_unmet_noise);
+            h.series[k][i] = valid_times(c, o.accept_unmet_noise);
         }
+    return h;
+}
 
+// One case's row: its median per run, then last / first.
+std::pair<std::vector<std::string>, nlohmann::json> history_row(const std::string &label,
+                                                                const std::vector<ValidTimes> &times) {
+    std::vector<std::string> row{label};
+    nlohmann::json cj = {{"case", label}, {"median_seconds", nlohmann::json::array()}};
+    double first = NAN, last = NAN;
+    for (const auto &v : times) {
+        if (v.status == "ok") {
+            row.push_back(format_seconds(v.median));
+            if (!std::isfinite(first)) first = v.median;
+            last = v.median;
+            cj["median_seconds"].push_back(v.median);
+        } else {
+            row.push_back(v.status);
+            cj["median_seconds"].push_back(nullptr);
+        }
+    }
+    row.push_back(std::isfinite(first) ? fmt::format("{:.3f}", last / first) : "-");
+    return {std::move(row), std::move(cj)};
+}
+
+} // namespace
+
+Document archive_history(const fs::path &dir, const HistoryOptions &o) {
+    const HistoryRuns h = history_runs(dir, o);
+    HistorySeries s = history_series(dir, h.runs, o);
     Table t;
-    t.title = fmt::format("History of suite '{}' on {} ({} runs, oldest first)", o.suite, machine, runs.size());
+    t.title = fmt::format("History of suite '{}' on {} ({} runs, oldest first)", o.suite, h.machine, h.runs.size());
     t.columns = {"case [backend]"};
-    for (const auto &r : runs)
+    for (const auto &r : h.runs)
         t.columns.push_back(fmt::format("{} {}", r.timestamp.substr(0, 19), r.commit.substr(0, 12)));
     t.columns.push_back("last / first");
     nlohmann::json data = {{"suite", o.suite},
-                           {"machine_id", machine},
+                           {"machine_id", h.machine},
                            {"runs", nlohmann::json::array()},
                            {"cases", nlohmann::json::array()}};
-    for (const auto &r : runs) data["runs"].push_back(to_json(r));
-    for (const auto &k : order) {
-        std::vector<std::string> row{labels[k]};
-        nlohmann::json cj = {{"case", labels[k]}, {"median_seconds", nlohmann::json::array()}};
-        double first = NAN, last = NAN;
-        for (const auto &v : series[k]) {
-            if (v.status == "ok") {
-                row.push_back(format_seconds(v.median));
-                if (!std::isfinite(first)) first = v.median;
-                last = v.median;
-                cj["median_seconds"].push_back(v.median);
-            } else {
-                row.push_back(v.status);
-                cj["median_seconds"].push_back(nullptr);
-            }
-        }
-        row.push_back(std::isfinite(first) ? fmt::format("{:.3f}", last / first) : "-");
+    for (const auto &r : h.runs) data["runs"].push_back(to_json(r));
+    for (const auto &k : s.order) {
+        auto [row, cj] = history_row(s.labels[k], s.series[k]);
         t.rows.push_back(std::move(row));
         data["cases"].push_back(std::move(cj));
     }
-    if (machines.size() > 1)
+    if (h.machines.size() > 1)
         t.notes.push_back(fmt::format("The archive holds this suite on {} machines ({}); --machine picks one.",
-                                      machines.size(), fmt::join(machines, ", ")));
+                                      h.machines.size(), fmt::join(h.machines, ", ")));
     Document doc;
     doc.tables.push_back(std::move(t));
     doc.data = std::move(data);

@@ -374,6 +374,124 @@ Comparison compare_sets(const std::vector<ResultSet> &sets, const CompareOptions
     return out;
 }
 
+namespace {
+
+// The table of settings that differ between the sets, with its JSON.
+void add_settings_differ(const Comparison &c, Document &doc, nlohmann::json &data) {
+    data["settings_differ"] = nlohmann::json::array();
+    if (c.differing.empty()) return;
+    Table t;
+    t.title = "Settings that differ";
+    t.columns.push_back("setting");
+    for (const auto &n : c.set_names) t.columns.push_back(n);
+    for (const auto &d : c.differing) {
+        std::vector<std::string> row{d.setting};
+        row.insert(row.end(), d.values.begin(), d.values.end());
+        t.rows.push_back(std::move(row));
+        data["settings_differ"].push_back({{"setting", d.setting}, {"values", d.values}, {"strict", d.strict}});
+    }
+    doc.tables.push_back(std::move(t));
+}
+
+nlohmann::json case_json(const CaseComparison &cc) {
+    nlohmann::json cj = {{"case", cc.label}, {"backend", cc.backend}, {"op", cc.op}, {"verdict", cc.verdict}};
+    if (!cc.compared) {
+        cj["reason"] = cc.reason;
+        return cj;
+    }
+    cj["base_median_seconds"] = cc.base_median;
+    cj["new_median_seconds"] = cc.new_median;
+    cj["ratio"] = cc.ratio;
+    cj["p_value"] = std::isfinite(cc.p_value) ? nlohmann::json(cc.p_value) : nlohmann::json(nullptr);
+    cj["test"] = cc.test;
+    if (!cc.note.empty()) cj["note"] = cc.note;
+    cj["process_spread"] = cc.process_spread;
+    cj["within_process_spread"] = cc.within_process_spread;
+    if (cc.run_to_run.runs > 0) {
+        cj["run_to_run_range"] = cc.run_to_run.range;
+        cj["run_to_run_runs"] = cc.run_to_run.runs;
+        cj["within_run_to_run"] = cc.within_run_to_run;
+    }
+    return cj;
+}
+
+// The compared table's notes: the verdict counts and rule, repetitions left
+// out, and how far run-to-run noise was accounted for.
+void add_compared_notes(Table &compared, const PairComparison &p, const Comparison &c, std::size_t no_ratio,
+                        nlohmann::json &pj) {
+    const CompareOptions &o = c.options;
+    std::vector<std::string> counts;
+    for (const char *v : {"same", "faster", "slower", "noisy"}) {
+        counts.push_back(fmt::format("{} {}", p.count(v), v));
+        pj["counts"][v] = p.count(v);
+    }
+    pj["counts"]["no_ratio"] = no_ratio;
+    compared.notes.push_back(fmt::format("{}; {} without a ratio. Verdict: a change under {:g}% is same; over "
+                                         "it, faster/slower when the U test gives p < {:g}, else noisy.",
+                                         fmt::join(counts, ", "), no_ratio, o.threshold * 100, o.alpha));
+    std::size_t left_out = 0;
+    for (const auto &cc : p.cases)
+        if (!cc.note.empty()) ++left_out;
+    if (left_out > 0)
+        compared.notes.push_back(fmt::format("{} cases compared on part of their repetitions (the others did not "
+                                             "meet their noise target; --accept-unmet-noise keeps them).",
+                                             left_out));
+    std::size_t with_range = 0, within = 0;
+    for (const auto &cc : p.cases) {
+        if (cc.run_to_run.runs > 0) ++with_range;
+        if (cc.within_run_to_run) ++within;
+    }
+    if (with_range == 0 && p.count("faster") + p.count("slower") > 0 && !c.interleaved)
+        compared.notes.push_back(
+            "Both runs took each case's repetitions back to back: a slow spell of the machine during one run "
+            "moves all of a case's repetitions at once, and reads as a change. To compare runs, use "
+            "--benchmark_enable_random_interleaving=true (each case spread over the run), or --baseline-from "
+            "an archive (each case's run-to-run range); docs/measurement.md.");
+    if (with_range > 0)
+        compared.notes.push_back(fmt::format(
+            "{} cases have a run-to-run range from at least {} archived runs (how far their median moved between "
+            "runs of unchanged code); {} significant changes fell within it and are noisy.",
+            with_range, kMinRunsForRange, within));
+}
+
+// One pair's tables (compared, without a ratio, geomeans) into `doc`, and its JSON.
+nlohmann::json add_pair(const PairComparison &p, const Comparison &c, Document &doc) {
+    nlohmann::json pj = {{"base", p.base_path},
+                         {"new", p.new_path},
+                         {"cases", nlohmann::json::array()},
+                         {"geomeans", nlohmann::json::array()}};
+    Table compared;
+    compared.title = pair_title(p);
+    compared.columns = {"case", "backend", "base", "new", "ratio", "change", "p", "test", "verdict"};
+    Table skipped;
+    skipped.title = pair_title(p) + ": no ratio";
+    skipped.columns = {"case", "backend", "status", "reason"};
+    for (const auto &cc : p.cases) {
+        if (cc.compared)
+            compared.rows.push_back(
+                {cc.label, cc.backend, format_seconds(cc.base_median), format_seconds(cc.new_median),
+                 fmt::format("{:.3f}", cc.ratio), percent(cc.ratio - 1),
+                 std::isfinite(cc.p_value) ? fmt::format("{:.3g}", cc.p_value) : "-", cc.test, cc.verdict});
+        else
+            skipped.rows.push_back({cc.label, cc.backend, cc.verdict, cc.reason});
+        pj["cases"].push_back(case_json(cc));
+    }
+    add_compared_notes(compared, p, c, skipped.rows.size(), pj);
+    doc.tables.push_back(std::move(compared));
+    if (!skipped.rows.empty()) doc.tables.push_back(std::move(skipped));
+    Table geo;
+    geo.title = pair_title(p) + ": geomean of ratios";
+    geo.columns = {"group", "cases", "ratio", "change"};
+    for (const auto &g : p.geomeans) {
+        geo.rows.push_back({g.group, std::to_string(g.cases), fmt::format("{:.3f}", g.ratio), percent(g.ratio - 1)});
+        pj["geomeans"].push_back({{"group", g.group}, {"cases", g.cases}, {"ratio", g.ratio}});
+    }
+    if (!geo.rows.empty()) doc.tables.push_back(std::move(geo));
+    return pj;
+}
+
+} // namespace
+
 Document comparison_document(const Comparison &c) {
     Document doc;
     const CompareOptions &o = c.options;
@@ -382,103 +500,9 @@ Document comparison_document(const Comparison &c) {
     data["alpha"] = o.alpha;
     data["accept_unmet_noise"] = o.accept_unmet_noise;
     data["sets"] = c.set_names;
-    data["settings_differ"] = nlohmann::json::array();
-    if (!c.differing.empty()) {
-        Table t;
-        t.title = "Settings that differ";
-        t.columns.push_back("setting");
-        for (const auto &n : c.set_names) t.columns.push_back(n);
-        for (const auto &d : c.differing) {
-            std::vector<std::string> row{d.setting};
-            row.insert(row.end(), d.values.begin(), d.values.end());
-            t.rows.push_back(std::move(row));
-            data["settings_differ"].push_back({{"setting", d.setting}, {"values", d.values}, {"strict", d.strict}});
-        }
-        doc.tables.push_back(std::move(t));
-    }
+    add_settings_differ(c, doc, data);
     data["comparisons"] = nlohmann::json::array();
-    for (const auto &p : c.pairs) {
-        nlohmann::json pj = {{"base", p.base_path},
-                             {"new", p.new_path},
-                             {"cases", nlohmann::json::array()},
-                             {"geomeans", nlohmann::json::array()}};
-        Table compared;
-        compared.title = pair_title(p);
-        compared.columns = {"case", "backend", "base", "new", "ratio", "change", "p", "test", "verdict"};
-        Table skipped;
-        skipped.title = pair_title(p) + ": no ratio";
-        skipped.columns = {"case", "backend", "status", "reason"};
-        for (const auto &cc : p.cases) {
-            nlohmann::json cj = {{"case", cc.label}, {"backend", cc.backend}, {"op", cc.op}, {"verdict", cc.verdict}};
-            if (cc.compared) {
-                cj["base_median_seconds"] = cc.base_median;
-                cj["new_median_seconds"] = cc.new_median;
-                cj["ratio"] = cc.ratio;
-                cj["p_value"] = std::isfinite(cc.p_value) ? nlohmann::json(cc.p_value) : nlohmann::json(nullptr);
-                cj["test"] = cc.test;
-                if (!cc.note.empty()) cj["note"] = cc.note;
-                cj["process_spread"] = cc.process_spread;
-                cj["within_process_spread"] = cc.within_process_spread;
-                if (cc.run_to_run.runs > 0) {
-                    cj["run_to_run_range"] = cc.run_to_run.range;
-                    cj["run_to_run_runs"] = cc.run_to_run.runs;
-                    cj["within_run_to_run"] = cc.within_run_to_run;
-                }
-                compared.rows.push_back(
-                    {cc.label, cc.backend, format_seconds(cc.base_median), format_seconds(cc.new_median),
-                     fmt::format("{:.3f}", cc.ratio), percent(cc.ratio - 1),
-                     std::isfinite(cc.p_value) ? fmt::format("{:.3g}", cc.p_value) : "-", cc.test, cc.verdict});
-            } else {
-                cj["reason"] = cc.reason;
-                skipped.rows.push_back({cc.label, cc.backend, cc.verdict, cc.reason});
-            }
-            pj["cases"].push_back(std::move(cj));
-        }
-        std::vector<std::string> counts;
-        for (const char *v : {"same", "faster", "slower", "noisy"}) {
-            counts.push_back(fmt::format("{} {}", p.count(v), v));
-            pj["counts"][v] = p.count(v);
-        }
-        pj["counts"]["no_ratio"] = skipped.rows.size();
-        compared.notes.push_back(fmt::format("{}; {} without a ratio. Verdict: a change under {:g}% is same; over "
-                                             "it, faster/slower when the U test gives p < {:g}, else noisy.",
-                                             fmt::join(counts, ", "), skipped.rows.size(), o.threshold * 100, o.alpha));
-        std::size_t left_out = 0;
-        for (const auto &cc : p.cases)
-            if (!cc.note.empty()) ++left_out;
-        if (left_out > 0)
-            compared.notes.push_back(fmt::format("{} cases compared on part of their repetitions (the others did not "
-                                                 "meet their noise target; --accept-unmet-noise keeps them).",
-                                                 left_out));
-        std::size_t with_range = 0, within = 0;
-        for (const auto &cc : p.cases) {
-            if (cc.run_to_run.runs > 0) ++with_range;
-            if (cc.within_run_to_run) ++within;
-        }
-        if (with_range == 0 && p.count("faster") + p.count("slower") > 0 && !c.interleaved)
-            compared.notes.push_back(
-                "Both runs took each case's repetitions back to back: a slow spell of the machine during one run "
-                "moves all of a case's repetitions at once, and reads as a change. To compare runs, use "
-                "--benchmark_enable_random_interleaving=true (each case spread over the run), or --baseline-from "
-                "an archive (each case's run-to-run range); docs/measurement.md.");
-        if (with_range > 0)
-            compared.notes.push_back(fmt::format(
-                "{} cases have a run-to-run range from at least {} archived runs (how far their median moved between "
-                "runs of unchanged code); {} significant changes fell within it and are noisy.",
-                with_range, kMinRunsForRange, within));
-        doc.tables.push_back(std::move(compared));
-        if (!skipped.rows.empty()) doc.tables.push_back(std::move(skipped));
-        Table geo;
-        geo.title = pair_title(p) + ": geomean of ratios";
-        geo.columns = {"group", "cases", "ratio", "change"};
-        for (const auto &g : p.geomeans) {
-            geo.rows.push_back(
-                {g.group, std::to_string(g.cases), fmt::format("{:.3f}", g.ratio), percent(g.ratio - 1)});
-            pj["geomeans"].push_back({{"group", g.group}, {"cases", g.cases}, {"ratio", g.ratio}});
-        }
-        if (!geo.rows.empty()) doc.tables.push_back(std::move(geo));
-        data["comparisons"].push_back(std::move(pj));
-    }
+    for (const auto &p : c.pairs) data["comparisons"].push_back(add_pair(p, c, doc));
     data["regression"] = c.has_regression();
     doc.data = std::move(data);
     return doc;

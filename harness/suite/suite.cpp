@@ -219,12 +219,23 @@ private:
     std::string name_value(const toml::node &n, std::string_view key) const;
     void check_keys(const toml::table &t, const std::vector<std::string_view> &valid,
                     const std::string &where_text) const;
+    std::int64_t integer_value(const toml::node &n, const std::string &key) const;
+    double number_value(const toml::node &n, const std::string &key) const; // finite
+    // The index of the node's string in `valid`; `what` names them in the error.
+    template <class Names>
+    std::int64_t index_of_name(const toml::node &n, std::string_view key, const Names &valid,
+                               const std::string &what) const;
+    void setting_atom(const SettingInfo &info, const toml::node &n, const std::string &key, Atom &a) const;
     Atom atom(const AxisKey &key, const toml::node &n, int op) const;
     std::vector<Atom> atoms(const AxisKey &key, const toml::node &n, int op) const;
     std::vector<std::string> backends(const toml::node &n) const;
 
     void parse_defaults(const toml::table &t);
     void parse_case(const toml::table &t, std::vector<Case> &out);
+    void check_op_keys(int op, const Bindings &b, const SourceLocation &where) const;
+    std::vector<Axis> sweep_axes(int op, const Bindings &b, std::int64_t &case_count, const SourceLocation &case_where);
+    Case make_case(int op, const std::string &name, const SourceLocation &where, const std::vector<Axis> &axes,
+                   const std::vector<std::size_t> &idx) const;
     void expand(int op, const std::string &name, const Bindings &b, const SourceLocation &where,
                 std::int64_t &case_count, const SourceLocation &case_where, std::vector<Case> &out);
 };
@@ -259,46 +270,70 @@ void SuiteParser::check_keys(const toml::table &t, const std::vector<std::string
                  "unknown key '" + std::string(k.str()) + "' " + where_text + " (valid: " + join(valid) + ")");
 }
 
+std::int64_t SuiteParser::integer_value(const toml::node &n, const std::string &key) const {
+    auto i = n.as_integer();
+    if (!i) fail(at(n), "'" + key + "' must be an integer, got " + describe(n));
+    return i->get();
+}
+
+double SuiteParser::number_value(const toml::node &n, const std::string &key) const {
+    double v;
+    if (auto i = n.as_integer())
+        v = static_cast<double>(i->get());
+    else if (auto f = n.as_floating_point())
+        v = f->get();
+    else
+        fail(at(n), "'" + key + "' must be a number, got " + describe(n));
+    if (!std::isfinite(v)) fail(at(n), "'" + key + "' must be finite, got " + describe(n));
+    return v;
+}
+
+template <class Names>
+std::int64_t SuiteParser::index_of_name(const toml::node &n, std::string_view key, const Names &valid,
+                                        const std::string &what) const {
+    auto s = string_value(n, key);
+    std::int64_t idx = 0;
+    for (const auto &v : valid) {
+        if (v == s) return idx;
+        ++idx;
+    }
+    fail(at(n), "unknown " + what + " '" + s + "' (valid: " + join(valid) + ")");
+}
+
+// A measurement setting's value: read as its type, raised to its floor (with
+// a warning), checked against its range.
+void SuiteParser::setting_atom(const SettingInfo &info, const toml::node &n, const std::string &key, Atom &a) const {
+    if (info.type == SettingType::cache) {
+        constexpr std::string_view names[] = {"warm", "cold"};
+        a.f = double(index_of_name(n, key, names, "cache mode"));
+    } else if (info.type == SettingType::integer) {
+        a.f = double(integer_value(n, key));
+    } else {
+        a.f = number_value(n, key);
+    }
+    const FlooredValue used = raise_to_floor(info, a.f);
+    if (!used.warning.empty()) warn(a.where, used.warning);
+    a.f = used.value;
+    if (auto why = check_setting(info, a.f)) fail(a.where, *why);
+    a.i = static_cast<std::int64_t>(a.f);
+    a.shown = value_text(info, a.f);
+}
+
 Atom SuiteParser::atom(const AxisKey &axis, const toml::node &n, int op) const {
     const std::string_view key = axis.name;
     const Kind kind = axis.kind;
     const std::string k(key);
     Atom a;
     a.where = at(n);
-    auto integer = [&]() -> std::int64_t {
-        auto i = n.as_integer();
-        if (!i) fail(a.where, "'" + k + "' must be an integer, got " + describe(n));
-        return i->get();
-    };
-    auto number = [&]() -> double {
-        double v;
-        if (auto i = n.as_integer())
-            v = static_cast<double>(i->get());
-        else if (auto f = n.as_floating_point())
-            v = f->get();
-        else
-            fail(a.where, "'" + k + "' must be a number, got " + describe(n));
-        if (!std::isfinite(v)) fail(a.where, "'" + k + "' must be finite, got " + describe(n));
-        return v;
-    };
-    auto name_in = [&](const auto &valid, const std::string &what) -> std::int64_t {
-        auto s = string_value(n, key);
-        std::int64_t idx = 0;
-        for (const auto &v : valid) {
-            if (v == s) return idx;
-            ++idx;
-        }
-        fail(a.where, "unknown " + what + " '" + s + "' (valid: " + join(valid) + ")");
-    };
     switch (kind) {
     case Kind::Dim:
-        a.i = integer();
+        a.i = integer_value(n, k);
         if (a.i <= 0) fail(a.where, "'" + k + "' must be > 0, got " + std::to_string(a.i));
         a.shown = std::to_string(a.i);
         break;
     case Kind::Count:
     case Kind::PosCount: {
-        a.i = integer();
+        a.i = integer_value(n, k);
         std::int64_t lo = kind == Kind::Count ? 0 : 1;
         if (a.i < lo || a.i > INT_MAX)
             fail(a.where, "'" + k + "' must be between " + std::to_string(lo) + " and " + std::to_string(INT_MAX) +
@@ -314,40 +349,23 @@ Atom SuiteParser::atom(const AxisKey &axis, const toml::node &n, int op) const {
         break;
     }
     case Kind::Scale:
-        a.f = number();
+        a.f = number_value(n, k);
         a.shown = format_double(a.f);
         break;
     case Kind::PosReal:
-        a.f = number();
+        a.f = number_value(n, k);
         if (!(a.f > 0.0)) fail(a.where, "'" + k + "' must be > 0, got " + format_double(a.f));
         a.shown = format_double(a.f);
         break;
     case Kind::Dtype:
-        a.i = name_in(kDtypeNames, "dtype");
+        a.i = index_of_name(n, key, kDtypeNames, "dtype");
         a.shown = dtype_name(static_cast<int>(a.i));
         break;
     case Kind::Variant:
-        a.i = name_in(variant_names(op), "variant for op " + std::string(op_name(op)));
+        a.i = index_of_name(n, key, variant_names(op), "variant for op " + std::string(op_name(op)));
         a.shown = variant_name(op, static_cast<int>(a.i));
         break;
-    case Kind::Setting: {
-        const SettingInfo &info = *axis.setting;
-        if (info.type == SettingType::cache) {
-            constexpr std::string_view names[] = {"warm", "cold"};
-            a.f = double(name_in(names, "cache mode"));
-        } else if (info.type == SettingType::integer) {
-            a.f = double(integer());
-        } else {
-            a.f = number();
-        }
-        const FlooredValue used = raise_to_floor(info, a.f);
-        if (!used.warning.empty()) warn(a.where, used.warning);
-        a.f = used.value;
-        if (auto why = check_setting(info, a.f)) fail(a.where, *why);
-        a.i = static_cast<std::int64_t>(a.f);
-        a.shown = value_text(info, a.f);
-        break;
-    }
+    case Kind::Setting: setting_atom(*axis.setting, n, k, a); break;
     }
     return a;
 }
@@ -458,18 +476,16 @@ void SuiteParser::parse_case(const toml::table &t, std::vector<Case> &out) {
     }
 }
 
-void SuiteParser::expand(int op, const std::string &name, const Bindings &b, const SourceLocation &where,
-                         std::int64_t &case_count, const SourceLocation &case_where, std::vector<Case> &out) {
+// The op's required keys are bound, its row's key check passes, and no two
+// conflicting keys are both given.
+void SuiteParser::check_op_keys(int op, const Bindings &b, const SourceLocation &where) const {
     const std::string op_text(op_name(op));
     auto has = [&](std::string_view key) { return b.find(key) != b.end(); };
-    auto require = [&](std::string_view key) {
-        if (!has(key))
-            fail(where, "op " + op_text + " needs '" + std::string(key) +
-                            "' (in the [[case]] table or in each row of 'shapes')");
-    };
     const OpInfo &row = *op_info(op);
     for (const auto &p : row.params)
-        if (p.required) require(p.key);
+        if (p.required && !has(p.key))
+            fail(where, "op " + op_text + " needs '" + std::string(p.key) +
+                            "' (in the [[case]] table or in each row of 'shapes')");
     if (row.check_keys)
         if (auto e = row.check_keys([&](std::string_view key) { return has(key); }); !e.empty()) fail(where, e);
     for (const auto &p : row.params) {
@@ -478,16 +494,17 @@ void SuiteParser::expand(int op, const std::string &name, const Bindings &b, con
         fail(b.find(p.key)->second.key_where, "give '" + other + "' or '" + p.key + "', not both (" + other +
                                                   " is set at " + b.find(other)->second.key_where.str() + ")");
     }
+}
 
-    // A suite that names no backends means the design's three; unbuilt ones are
-    // reported as skipped at run time rather than dropped silently here.
-    std::vector<std::string> backend_list = {"naive", "onednn", "cuda"};
-    if (auto it = b.find("backends"); it != b.end()) backend_list = backends(*it->second.node);
-
+// The bound keys as sweep axes, in sweep order (the op's parameters, then
+// the common axes); counts their product into the case's and the suite's
+// totals and refuses either past kMaxCases.
+std::vector<Axis> SuiteParser::sweep_axes(int op, const Bindings &b, std::int64_t &case_count,
+                                          const SourceLocation &case_where) {
     std::vector<Axis> axes;
     std::int64_t count = 1;
     std::vector<AxisKey> keys;
-    for (const ParamInfo *p : params_in_sweep_order(row)) keys.push_back({p->key, param_kind(p->kind)});
+    for (const ParamInfo *p : params_in_sweep_order(*op_info(op))) keys.push_back({p->key, param_kind(p->kind)});
     keys.insert(keys.end(), opbench::axis_keys().begin(), opbench::axis_keys().end());
     for (const auto &ak : keys) {
         auto it = b.find(ak.name);
@@ -504,53 +521,72 @@ void SuiteParser::expand(int op, const std::string &name, const Bindings &b, con
         fail(case_where, "the suite expands to more than " + std::to_string(kMaxCases) +
                              " cases at this [[case]]; split it into several suites");
     total_ += count;
+    return axes;
+}
 
+// One case: the axes' values at `idx`, written into its settings and its op
+// descriptor, and checked as a whole.
+Case SuiteParser::make_case(int op, const std::string &name, const SourceLocation &where, const std::vector<Axis> &axes,
+                            const std::vector<std::size_t> &idx) const {
+    const std::string op_text(op_name(op));
+    const OpInfo &row = *op_info(op);
+    auto get = [&](std::string_view key) -> const Atom * {
+        for (std::size_t i = 0; i < axes.size(); ++i)
+            if (axes[i].key == key) return &axes[i].values[idx[i]];
+        return nullptr;
+    };
+    auto dim = [&](std::string_view key, std::int64_t fallback) {
+        auto a = get(key);
+        return a ? a->i : fallback;
+    };
+    Case c;
+    c.name = name;
+    c.where = where;
+    MeasureSettings &s = c.settings;
+    for (const SettingInfo &info : measurement_settings())
+        if (auto a = get(info.key)) info.set(s, a->f);
+    if (auto why = check_settings(s)) {
+        auto a = get("max_time") ? get("max_time") : get("min_time");
+        fail(a->where, *why);
+    }
+    c.desc = make_desc(op, static_cast<int>(dim("dtype", OPB_DTYPE_F32)), static_cast<int>(dim("variant", 0)));
+    c.desc.threads = resolve_threads(s.threads);
+    // The row's parameters, in row order: a write may read earlier ones.
+    for (const auto &p : row.params) {
+        const Atom *a = get(p.key);
+        if (!a && !p.has_default) continue;
+        ParamValue v;
+        if (a)
+            v = {a->i, a->f, a->b};
+        else
+            v = {static_cast<std::int64_t>(p.default_value), p.default_value, p.default_value != 0.0};
+        if (auto e = p.write(c.desc, v); !e.empty()) fail(a ? a->where : where, e);
+    }
+    // float conversion can turn a huge finite scale/eps into inf; ops.hpp has the last word.
+    if (auto e = validate_desc(c.desc); !e.empty()) fail(where, "invalid " + op_text + ": " + e);
+    for (const auto &t : op_tensors(c.desc)) {
+        double elems = 1.0;
+        for (auto d : t.shape) elems *= static_cast<double>(d);
+        if (elems > 9007199254740992.0) // 2^53: byte counts must stay exact
+            fail(where,
+                 op_text + " tensor " + t.name + " would hold " + format_double(elems) + " elements, more than 2^53");
+    }
+    return c;
+}
+
+void SuiteParser::expand(int op, const std::string &name, const Bindings &b, const SourceLocation &where,
+                         std::int64_t &case_count, const SourceLocation &case_where, std::vector<Case> &out) {
+    check_op_keys(op, b, where);
+    // A suite that names no backends means the design's three; unbuilt ones are
+    // reported as skipped at run time rather than dropped silently here.
+    std::vector<std::string> backend_list = {"naive", "onednn", "cuda"};
+    if (auto it = b.find("backends"); it != b.end()) backend_list = backends(*it->second.node);
+
+    const std::vector<Axis> axes = sweep_axes(op, b, case_count, case_where);
     std::vector<std::size_t> idx(axes.size(), 0);
     for (;;) {
-        auto get = [&](std::string_view key) -> const Atom * {
-            for (std::size_t i = 0; i < axes.size(); ++i)
-                if (axes[i].key == key) return &axes[i].values[idx[i]];
-            return nullptr;
-        };
-        auto dim = [&](std::string_view key, std::int64_t fallback) {
-            auto a = get(key);
-            return a ? a->i : fallback;
-        };
-
-        Case c;
-        c.name = name;
+        Case c = make_case(op, name, where, axes, idx);
         c.backends = backend_list;
-        c.where = where;
-        MeasureSettings &s = c.settings;
-        for (const SettingInfo &info : measurement_settings())
-            if (auto a = get(info.key)) info.set(s, a->f);
-        if (auto why = check_settings(s)) {
-            auto a = get("max_time") ? get("max_time") : get("min_time");
-            fail(a->where, *why);
-        }
-
-        c.desc = make_desc(op, static_cast<int>(dim("dtype", OPB_DTYPE_F32)), static_cast<int>(dim("variant", 0)));
-        c.desc.threads = resolve_threads(s.threads);
-        // The row's parameters, in row order: a write may read earlier ones.
-        for (const auto &p : row.params) {
-            const Atom *a = get(p.key);
-            if (!a && !p.has_default) continue;
-            ParamValue v;
-            if (a)
-                v = {a->i, a->f, a->b};
-            else
-                v = {static_cast<std::int64_t>(p.default_value), p.default_value, p.default_value != 0.0};
-            if (auto e = p.write(c.desc, v); !e.empty()) fail(a ? a->where : where, e);
-        }
-        // float conversion can turn a huge finite scale/eps into inf; ops.hpp has the last word.
-        if (auto e = validate_desc(c.desc); !e.empty()) fail(where, "invalid " + op_text + ": " + e);
-        for (const auto &t : op_tensors(c.desc)) {
-            double elems = 1.0;
-            for (auto d : t.shape) elems *= static_cast<double>(d);
-            if (elems > 9007199254740992.0) // 2^53: byte counts must stay exact
-                fail(where, op_text + " tensor " + t.name + " would hold " + format_double(elems) +
-                                " elements, more than 2^53");
-        }
         out.push_back(std::move(c));
 
         // Odometer: the last axis varies fastest.

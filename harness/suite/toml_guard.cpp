@@ -81,107 +81,137 @@ private:
     std::vector<char> nesting_;  // H: a table header's brackets, [: an array, {: an inline table
 };
 
+// Walks the text byte by byte as TOML++'s lexer sees it (outside strings,
+// in comments, in each kind of string), keeping line and column current.
+class NonAsciiScan {
+public:
+    explicit NonAsciiScan(std::string_view text) : text_(text) {
+        if (starts("\xEF\xBB\xBF")) i_ = 3; // a UTF-8 byte order mark, which TOML++ skips
+    }
+
+    std::optional<TomlTextProblem> run() {
+        while (i_ < text_.size()) {
+            std::optional<TomlTextProblem> found;
+            switch (state_) {
+            case State::Normal: found = normal(); break;
+            case State::Comment: comment(); break;
+            case State::Basic: basic(); break;
+            case State::Literal: literal(); break;
+            case State::MultiBasic: found = multi_basic(); break;
+            case State::MultiLiteral: multi_literal(); break;
+            }
+            if (found) return found;
+        }
+        return std::nullopt;
+    }
+
+private:
+    enum class State { Normal, Comment, Basic, Literal, MultiBasic, MultiLiteral };
+    std::string_view text_;
+    State state_ = State::Normal;
+    TokenStarts tokens_;
+    int line_ = 1, column_ = 0;
+    std::size_t i_ = 0;
+
+    unsigned char current() const { return static_cast<unsigned char>(text_[i_]); }
+    // Advances over one byte, keeping line and column (code points) current.
+    void step() {
+        const auto c = static_cast<unsigned char>(text_[i_++]);
+        if (c == '\n') {
+            ++line_;
+            column_ = 0;
+        } else if ((c & 0xC0) != 0x80) {
+            ++column_; // not a UTF-8 continuation byte: a new code point
+        }
+    }
+    bool starts(std::string_view s) const { return text_.substr(i_, s.size()) == s; }
+    TomlTextProblem problem(const char *where) {
+        step(); // the column of the offending character itself
+        return TomlTextProblem{line_, column_,
+                               std::string("a non-ASCII character ") + where +
+                                   "; TOML allows non-ASCII text only inside quoted strings and comments"};
+    }
+
+    std::optional<TomlTextProblem> normal() {
+        const auto c = current();
+        if (c >= 0x80) return problem("outside a string or comment");
+        if (c == '#') {
+            state_ = State::Comment;
+        } else if ((c == '"' || c == '\'') && tokens_.string_may_start_here()) {
+            if (starts("\"\"\"")) {
+                step();
+                step();
+                state_ = State::MultiBasic;
+            } else if (starts("'''")) {
+                step();
+                step();
+                state_ = State::MultiLiteral;
+            } else
+                state_ = c == '"' ? State::Basic : State::Literal;
+            tokens_.saw_string();
+        } else {
+            tokens_.saw(static_cast<char>(c));
+        }
+        step();
+        return std::nullopt;
+    }
+    void comment() {
+        if (current() == '\n') {
+            state_ = State::Normal;
+            tokens_.saw('\n');
+        }
+        step();
+    }
+    void basic() {
+        const auto c = current();
+        if (c == '\\' && i_ + 1 < text_.size())
+            step(); // the escaped character
+        else if (c == '"' || c == '\n')
+            state_ = State::Normal;
+        step();
+    }
+    void literal() {
+        const auto c = current();
+        if (c == '\'' || c == '\n') state_ = State::Normal;
+        step();
+    }
+    std::optional<TomlTextProblem> multi_basic() {
+        if (current() == '\\') {
+            step();
+            // A line-ending backslash trims the whitespace that follows,
+            // through the same faulty lookup.
+            std::size_t j = i_;
+            while (j < text_.size() && (text_[j] == ' ' || text_[j] == '\t' || text_[j] == '\r')) ++j;
+            if (j < text_.size() && text_[j] == '\n') {
+                while (i_ < text_.size() &&
+                       (text_[i_] == ' ' || text_[i_] == '\t' || text_[i_] == '\r' || text_[i_] == '\n'))
+                    step();
+                if (i_ < text_.size() && current() >= 0x80) return problem("right after a line-ending backslash");
+            } else if (i_ < text_.size()) {
+                step(); // the escaped character
+            }
+        } else if (starts("\"\"\"")) {
+            while (i_ < text_.size() && text_[i_] == '"') step(); // """ plus up to two quotes of content
+            state_ = State::Normal;
+        } else {
+            step();
+        }
+        return std::nullopt;
+    }
+    void multi_literal() {
+        if (starts("'''")) {
+            while (i_ < text_.size() && text_[i_] == '\'') step();
+            state_ = State::Normal;
+        } else {
+            step();
+        }
+    }
+};
+
 } // namespace
 
 std::optional<TomlTextProblem> find_non_ascii_outside_strings(std::string_view text) {
-    enum class State { Normal, Comment, Basic, Literal, MultiBasic, MultiLiteral };
-    State state = State::Normal;
-    TokenStarts tokens;
-    int line = 1, column = 0;
-    std::size_t i = 0;
-    // Advances over one byte, keeping line and column (code points) current.
-    auto step = [&] {
-        const auto c = static_cast<unsigned char>(text[i++]);
-        if (c == '\n') {
-            ++line;
-            column = 0;
-        } else if ((c & 0xC0) != 0x80) {
-            ++column; // not a UTF-8 continuation byte: a new code point
-        }
-    };
-    auto starts = [&](std::string_view s) { return text.substr(i, s.size()) == s; };
-    if (starts("\xEF\xBB\xBF")) i = 3; // a UTF-8 byte order mark, which TOML++ skips
-    auto problem = [&](const char *where) {
-        step(); // the column of the offending character itself
-        return TomlTextProblem{line, column,
-                               std::string("a non-ASCII character ") + where +
-                                   "; TOML allows non-ASCII text only inside quoted strings and comments"};
-    };
-    while (i < text.size()) {
-        const auto c = static_cast<unsigned char>(text[i]);
-        switch (state) {
-        case State::Normal:
-            if (c >= 0x80) return problem("outside a string or comment");
-            if (c == '#') {
-                state = State::Comment;
-            } else if ((c == '"' || c == '\'') && tokens.string_may_start_here()) {
-                if (starts("\"\"\"")) {
-                    step();
-                    step();
-                    state = State::MultiBasic;
-                } else if (starts("'''")) {
-                    step();
-                    step();
-                    state = State::MultiLiteral;
-                } else
-                    state = c == '"' ? State::Basic : State::Literal;
-                tokens.saw_string();
-            } else {
-                tokens.saw(static_cast<char>(c));
-            }
-            step();
-            break;
-        case State::Comment:
-            if (c == '\n') {
-                state = State::Normal;
-                tokens.saw('\n');
-            }
-            step();
-            break;
-        case State::Basic:
-            if (c == '\\' && i + 1 < text.size())
-                step(); // the escaped character
-            else if (c == '"' || c == '\n')
-                state = State::Normal;
-            step();
-            break;
-        case State::Literal:
-            if (c == '\'' || c == '\n') state = State::Normal;
-            step();
-            break;
-        case State::MultiBasic:
-            if (c == '\\') {
-                step();
-                // A line-ending backslash trims the whitespace that follows,
-                // through the same faulty lookup.
-                std::size_t j = i;
-                while (j < text.size() && (text[j] == ' ' || text[j] == '\t' || text[j] == '\r')) ++j;
-                if (j < text.size() && text[j] == '\n') {
-                    while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n'))
-                        step();
-                    if (i < text.size() && static_cast<unsigned char>(text[i]) >= 0x80)
-                        return problem("right after a line-ending backslash");
-                } else if (i < text.size()) {
-                    step(); // the escaped character
-                }
-            } else if (starts("\"\"\"")) {
-                while (i < text.size() && text[i] == '"') step(); // """ plus up to two quotes of content
-                state = State::Normal;
-            } else {
-                step();
-            }
-            break;
-        case State::MultiLiteral:
-            if (starts("'''")) {
-                while (i < text.size() && text[i] == '\'') step();
-                state = State::Normal;
-            } else {
-                step();
-            }
-            break;
-        }
-    }
-    return std::nullopt;
+    return NonAsciiScan(text).run();
 }
 
 } // namespace opbench

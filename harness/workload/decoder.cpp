@@ -248,54 +248,72 @@ uint64_t DecoderRun::kv_bytes_per_token() const {
     return 2ull * uint64_t(config_.layers) * uint64_t(config_.hidden) * elem_;
 }
 
-DecoderRun::StepProgram DecoderRun::build_step(int step) {
-    const DecoderConfig &c = config_;
-    const int64_t B = c.batch, H = c.heads, Dh = c.head_dim(), d = c.hidden, F = c.ffn_width();
-    const int64_t C = c.context();
-    const int64_t S = step == 0 ? c.prompt : 1;            // new tokens per sequence
-    const int64_t L = step == 0 ? 0 : c.prompt + step - 1; // cache rows before this step
-    const int64_t T = B * S;                               // tokens in the step
-    const bool decode = S == 1;                            // heads side by side (see decoder.hpp)
-
-    BufferSet none; // describing only: every pointer null
-    if (!buf_) {
-        none.layers.resize(std::size_t(c.layers));
-        none.hidden.resize(std::size_t(c.layers + 1));
+// One step's calls, in order: the embeddings' copy, then each layer's
+// attention and MLP. While only describing (no buffers yet), every pointer
+// is null.
+class DecoderRun::StepBuilder {
+public:
+    StepBuilder(DecoderRun &run, int step)
+        : run_(run), c(run.config_), step_(step), B(c.batch), H(c.heads), Dh(c.head_dim()), d(c.hidden),
+          F(c.ffn_width()), C(c.context()), S(step == 0 ? c.prompt : 1), L(step == 0 ? 0 : c.prompt + step - 1),
+          T(B * S), decode(S == 1) {
+        if (!run.buf_) {
+            none_.layers.resize(std::size_t(c.layers));
+            none_.hidden.resize(std::size_t(c.layers + 1));
+        }
     }
-    const BufferSet &bs = buf_ ? *buf_ : none;
-    // Element offset into a buffer; stays null while only describing.
-    auto at = [&](void *base, int64_t elems) -> void * {
-        return base ? static_cast<char *>(base) + elems * int64_t(elem_) : nullptr;
-    };
 
-    StepProgram prog;
-    int64_t layer = -1;
-    auto call = [&](Component comp, const opb_op_desc &desc, std::initializer_list<void *> tensors) {
+    StepProgram build() {
+        add_embed();
+        for (int64_t l = 0; l < c.layers; ++l) add_layer(l);
+        return std::move(prog_);
+    }
+
+private:
+    DecoderRun &run_;
+    const DecoderConfig &c;
+    const int step_;
+    // The step's sizes, as decoder.hpp names them.
+    const int64_t B, H, Dh, d, F, C;
+    const int64_t S;   // new tokens per sequence
+    const int64_t L;   // cache rows before this step
+    const int64_t T;   // tokens in the step
+    const bool decode; // heads side by side (see decoder.hpp)
+    BufferSet none_;   // describing only: every pointer null
+    StepProgram prog_;
+    int64_t layer_ = -1;
+
+    const BufferSet &bs() const { return run_.buf_ ? *run_.buf_ : none_; }
+    // Element offset into a buffer; stays null while only describing.
+    void *at(void *base, int64_t elems) const {
+        return base ? static_cast<char *>(base) + elems * int64_t(run_.elem_) : nullptr;
+    }
+    void call(Component comp, const opb_op_desc &desc, std::initializer_list<void *> tensors) {
         Call k;
         k.component = comp;
-        k.layer = int(layer);
-        std::tie(k.desc, k.plan) = plan_for(desc);
-        k.first_tensor = prog.tensors.size();
+        k.layer = int(layer_);
+        std::tie(k.desc, k.plan) = run_.plan_for(desc);
+        k.first_tensor = prog_.tensors.size();
         k.tensor_count = static_cast<int32_t>(tensors.size());
-        prog.tensors.insert(prog.tensors.end(), tensors.begin(), tensors.end());
-        prog.calls.push_back(k);
-    };
-    auto base_desc = [&](int op, int variant = 0) {
+        prog_.tensors.insert(prog_.tensors.end(), tensors.begin(), tensors.end());
+        prog_.calls.push_back(k);
+    }
+    opb_op_desc base_desc(int op, int variant = 0) const {
         opb_op_desc desc = make_desc(op, c.dtype, variant);
         desc.threads = c.threads;
         return desc;
-    };
-    auto matmul = [&](int64_t batch, int64_t m, int64_t n, int64_t k, bool trans_b, bool bias) {
+    }
+    opb_op_desc matmul(int64_t batch, int64_t m, int64_t n, int64_t k, bool trans_b, bool bias) const {
         opb_op_desc desc = base_desc(OPB_OP_MATMUL);
         desc.p.matmul = {batch, m, n, k, 0, trans_b ? 1 : 0, bias ? 1 : 0};
         return desc;
-    };
-    auto rows_cols = [&](int op, int64_t rows, int64_t cols, int variant = 0) {
+    }
+    opb_op_desc rows_cols(int op, int64_t rows, int64_t cols, int variant = 0) const {
         opb_op_desc desc = base_desc(op, variant);
         desc.p.eltwise = {rows, cols};
         return desc;
-    };
-    auto norm = [&](Component comp, void *x, void *gamma, void *beta, void *y) {
+    }
+    void norm(Component comp, void *x, void *gamma, void *beta, void *y) {
         const bool ln = c.norm == NormKind::layernorm;
         opb_op_desc desc = base_desc(ln ? OPB_OP_LAYERNORM : OPB_OP_RMSNORM);
         desc.p.norm = {T, d, c.eps};
@@ -303,107 +321,120 @@ DecoderRun::StepProgram DecoderRun::build_step(int step) {
             call(comp, desc, {x, gamma, beta, y});
         else
             call(comp, desc, {x, gamma, y});
-    };
+    }
     // A matmul with an optional bias tensor between B and C, as plugin.h orders them.
-    auto linear = [&](Component comp, const opb_op_desc &desc, void *a, void *b, void *bias, void *out) {
+    void linear(Component comp, const opb_op_desc &desc, void *a, void *b, void *bias, void *out) {
         if (desc.p.matmul.has_bias)
             call(comp, desc, {a, b, bias, out});
         else
             call(comp, desc, {a, b, out});
-    };
+    }
 
-    Call embed;
-    embed.component = Component::embed;
-    embed.dst = bs.hidden[0];
-    embed.bytes = uint64_t(T * d) * elem_;
-    embed.host_src = step < static_cast<int>(step_inputs_.size()) ? step_inputs_[step].data() : nullptr;
-    prog.calls.push_back(embed);
+    void add_embed() {
+        Call embed;
+        embed.component = Component::embed;
+        embed.dst = bs().hidden[0];
+        embed.bytes = uint64_t(T * d) * run_.elem_;
+        embed.host_src = step_ < static_cast<int>(run_.step_inputs_.size()) ? run_.step_inputs_[step_].data() : nullptr;
+        prog_.calls.push_back(embed);
+    }
 
-    for (int64_t l = 0; l < c.layers; ++l) {
-        layer = l;
-        const LayerBuffers &w = bs.layers[std::size_t(l)];
-        void *x = bs.hidden[std::size_t(l)];
-        void *out = bs.hidden[std::size_t(l + 1)];
+    void add_layer(int64_t l) {
+        layer_ = l;
+        const LayerBuffers &w = bs().layers[std::size_t(l)];
+        void *x = bs().hidden[std::size_t(l)];
+        void *out = bs().hidden[std::size_t(l + 1)];
+        norm(Component::attn_norm, x, w.norm1_gamma, w.norm1_beta, bs().normed);
+        add_qkv(w);
+        add_attention(w);
+        void *attn = add_attn_out(w);
+        call(Component::attn_residual, rows_cols(OPB_OP_ADD, T, d), {x, attn, bs().attn_res});
+        add_mlp(w, out);
+    }
 
-        norm(Component::attn_norm, x, w.norm1_gamma, w.norm1_beta, bs.normed);
-
+    void add_qkv(const LayerBuffers &w) {
+        const BufferSet &b_ = bs();
         // Q: decode, one matmul -> [tokens, hidden] (each head's row dense);
         // prefill, one matmul per head -> [heads, tokens, head_dim]. Head h's
         // weights are rows h*Dh.. of the [out, in] matrix: dense.
         if (decode) {
-            linear(Component::qkv, matmul(1, T, d, d, true, c.bias), bs.normed, w.wq, w.bq, bs.q);
+            linear(Component::qkv, matmul(1, T, d, d, true, c.bias), b_.normed, w.wq, w.bq, b_.q);
         } else {
             for (int64_t h = 0; h < H; ++h)
-                linear(Component::qkv, matmul(1, T, Dh, d, true, c.bias), bs.normed, at(w.wq, h * Dh * d),
-                       at(w.bq, h * Dh), at(bs.q, h * T * Dh));
+                linear(Component::qkv, matmul(1, T, Dh, d, true, c.bias), b_.normed, at(w.wq, h * Dh * d),
+                       at(w.bq, h * Dh), at(b_.q, h * T * Dh));
         }
         // K, V: per sequence and head, written as rows L..L+S of the cache slab.
         for (int64_t b = 0; b < B; ++b)
             for (int64_t h = 0; h < H; ++h) {
                 const int64_t slab_row = ((b * H + h) * C + L) * Dh;
-                linear(Component::qkv, matmul(1, S, Dh, d, true, c.bias), at(bs.normed, b * S * d),
+                linear(Component::qkv, matmul(1, S, Dh, d, true, c.bias), at(b_.normed, b * S * d),
                        at(w.wk, h * Dh * d), at(w.bk, h * Dh), at(w.k_cache, slab_row));
-                linear(Component::qkv, matmul(1, S, Dh, d, true, c.bias), at(bs.normed, b * S * d),
+                linear(Component::qkv, matmul(1, S, Dh, d, true, c.bias), at(b_.normed, b * S * d),
                        at(w.wv, h * Dh * d), at(w.bv, h * Dh), at(w.v_cache, slab_row));
             }
+    }
 
-        // Attention per sequence and head: S queries against the L + S cache rows.
-        {
-            opb_op_desc desc = base_desc(OPB_OP_ATTENTION, c.attention_variant);
-            desc.p.attention = {1, 1, S, L + S, Dh, 0.0f, 1};
-            for (int64_t b = 0; b < B; ++b)
-                for (int64_t h = 0; h < H; ++h) {
-                    const int64_t qo = decode ? b * d + h * Dh : (h * B + b) * S * Dh;
-                    const int64_t slab = (b * H + h) * C * Dh;
-                    call(Component::attention, desc,
-                         {at(bs.q, qo), at(w.k_cache, slab), at(w.v_cache, slab), at(bs.o, qo)});
-                }
-        }
-
-        // Output projection, then the residual.
-        void *attn = nullptr;
-        if (decode) {
-            linear(Component::attn_out, matmul(1, T, d, d, false, c.bias), bs.o, w.wo, w.bo, bs.partial);
-            attn = bs.partial;
-        } else {
-            // Head h's output times rows h*Dh.. of Wo ([in, out]: dense): head 0
-            // carries the bias, heads 1.. are one batched matmul.
-            linear(Component::attn_out, matmul(1, T, d, Dh, false, c.bias), bs.o, w.wo, w.bo, bs.partial);
-            if (H > 1)
-                call(Component::attn_out, matmul(H - 1, T, d, Dh, false, false),
-                     {at(bs.o, T * Dh), at(w.wo, Dh * d), at(bs.partial, T * d)});
-            // Sum of the per-head partials, out of place (no add runs in place).
-            attn = bs.partial;
-            for (int64_t h = 1; h < H; ++h) {
-                void *dst = bs.acc[h % 2];
-                call(Component::attn_out, rows_cols(OPB_OP_ADD, T, d), {attn, at(bs.partial, h * T * d), dst});
-                attn = dst;
+    // Attention per sequence and head: S queries against the L + S cache rows.
+    void add_attention(const LayerBuffers &w) {
+        opb_op_desc desc = base_desc(OPB_OP_ATTENTION, c.attention_variant);
+        desc.p.attention = {1, 1, S, L + S, Dh, 0.0f, 1};
+        for (int64_t b = 0; b < B; ++b)
+            for (int64_t h = 0; h < H; ++h) {
+                const int64_t qo = decode ? b * d + h * Dh : (h * B + b) * S * Dh;
+                const int64_t slab = (b * H + h) * C * Dh;
+                call(Component::attention, desc,
+                     {at(bs().q, qo), at(w.k_cache, slab), at(w.v_cache, slab), at(bs().o, qo)});
             }
-        }
-        call(Component::attn_residual, rows_cols(OPB_OP_ADD, T, d), {x, attn, bs.attn_res});
+    }
 
-        // MLP.
-        norm(Component::mlp_norm, bs.attn_res, w.norm2_gamma, w.norm2_beta, bs.normed);
-        linear(Component::mlp_in, matmul(1, T, F, d, true, c.bias), bs.normed, w.w_up, w.b_up, bs.up);
-        void *hidden_act = bs.act;
+    // The output projection; returns the buffer holding it (before the residual).
+    void *add_attn_out(const LayerBuffers &w) {
+        const BufferSet &b_ = bs();
+        if (decode) {
+            linear(Component::attn_out, matmul(1, T, d, d, false, c.bias), b_.o, w.wo, w.bo, b_.partial);
+            return b_.partial;
+        }
+        // Head h's output times rows h*Dh.. of Wo ([in, out]: dense): head 0
+        // carries the bias, heads 1.. are one batched matmul.
+        linear(Component::attn_out, matmul(1, T, d, Dh, false, c.bias), b_.o, w.wo, w.bo, b_.partial);
+        if (H > 1)
+            call(Component::attn_out, matmul(H - 1, T, d, Dh, false, false),
+                 {at(b_.o, T * Dh), at(w.wo, Dh * d), at(b_.partial, T * d)});
+        // Sum of the per-head partials, out of place (no add runs in place).
+        void *attn = b_.partial;
+        for (int64_t h = 1; h < H; ++h) {
+            void *dst = b_.acc[h % 2];
+            call(Component::attn_out, rows_cols(OPB_OP_ADD, T, d), {attn, at(b_.partial, h * T * d), dst});
+            attn = dst;
+        }
+        return attn;
+    }
+
+    void add_mlp(const LayerBuffers &w, void *out) {
+        const BufferSet &b_ = bs();
+        norm(Component::mlp_norm, b_.attn_res, w.norm2_gamma, w.norm2_beta, b_.normed);
+        linear(Component::mlp_in, matmul(1, T, F, d, true, c.bias), b_.normed, w.w_up, w.b_up, b_.up);
+        void *hidden_act = b_.act;
         switch (c.mlp) {
         case MlpKind::gelu:
-            call(Component::mlp_act, rows_cols(OPB_OP_GELU, T, F, c.gelu_variant), {bs.up, bs.act});
+            call(Component::mlp_act, rows_cols(OPB_OP_GELU, T, F, c.gelu_variant), {b_.up, b_.act});
             break;
-        case MlpKind::silu: call(Component::mlp_act, rows_cols(OPB_OP_SILU, T, F), {bs.up, bs.act}); break;
+        case MlpKind::silu: call(Component::mlp_act, rows_cols(OPB_OP_SILU, T, F), {b_.up, b_.act}); break;
         case MlpKind::swiglu:
-            linear(Component::mlp_in, matmul(1, T, F, d, true, c.bias), bs.normed, w.w_gate, w.b_gate, bs.gate);
-            call(Component::mlp_act, rows_cols(OPB_OP_SILU, T, F), {bs.gate, bs.act});
+            linear(Component::mlp_in, matmul(1, T, F, d, true, c.bias), b_.normed, w.w_gate, w.b_gate, b_.gate);
+            call(Component::mlp_act, rows_cols(OPB_OP_SILU, T, F), {b_.gate, b_.act});
             // silu(gate) * up: T*F independent 1x1 products.
-            call(Component::mlp_mul, matmul(T * F, 1, 1, 1, false, false), {bs.act, bs.up, bs.prod});
-            hidden_act = bs.prod;
+            call(Component::mlp_mul, matmul(T * F, 1, 1, 1, false, false), {b_.act, b_.up, b_.prod});
+            hidden_act = b_.prod;
             break;
         }
-        linear(Component::mlp_down, matmul(1, T, d, F, true, c.bias), hidden_act, w.w_down, w.b_down, bs.mlp_out);
-        call(Component::mlp_residual, rows_cols(OPB_OP_ADD, T, d), {bs.attn_res, bs.mlp_out, out});
+        linear(Component::mlp_down, matmul(1, T, d, F, true, c.bias), hidden_act, w.w_down, w.b_down, b_.mlp_out);
+        call(Component::mlp_residual, rows_cols(OPB_OP_ADD, T, d), {b_.attn_res, b_.mlp_out, out});
     }
-    return prog;
-}
+};
+
+DecoderRun::StepProgram DecoderRun::build_step(int step) { return StepBuilder(*this, step).build(); }
 
 std::optional<WorkloadFailure> DecoderRun::unsupported() {
     if (plans_.empty())

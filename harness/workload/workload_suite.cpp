@@ -168,39 +168,56 @@ public:
             if (key == "kind" || key == "name" || key == "phases") continue;
             if (key == "backends")
                 w.backends = backends(v);
-            else if (setting(key, v, w.settings))
-                continue;
-            else if (key == "hidden")
-                c.hidden = integer(key, v, 1);
-            else if (key == "heads")
-                c.heads = integer(key, v, 1);
-            else if (key == "ffn")
-                c.ffn = integer(key, v, 1);
-            else if (key == "layers")
-                c.layers = integer(key, v, 1);
-            else if (key == "batch")
-                c.batch = integer(key, v, 1);
-            else if (key == "prompt")
-                c.prompt = integer(key, v, 1);
-            else if (key == "generate")
-                c.generate = integer(key, v, 0);
-            else if (key == "norm")
-                c.norm = NormKind(choice(key, v, kNormNames));
-            else if (key == "mlp")
-                c.mlp = MlpKind(choice(key, v, kMlpNames));
-            else if (key == "gelu")
-                c.gelu_variant = choice(key, v, kGeluNames);
-            else if (key == "bias")
-                c.bias = flag(key, v);
-            else if (key == "attention")
-                c.attention_variant = choice(key, v, kAttentionNames);
-            else if (key == "dtype")
-                c.dtype = choice(key, v, kDtypeNames);
-            else if (key == "eps")
-                c.eps = float(positive(key, v)), eps_given = true;
-            else if (key == "seed")
-                c.seed = uint64_t(integer(key, v, 0));
+            else if (!setting(key, v, w.settings))
+                eps_given |= decoder_key(key, v, c);
         }
+        check_decoder(t, w, eps_given);
+        w.phases = phases(t, c);
+        if (auto e = c.validate(); !e.empty()) fail(w.where, e);
+        return w;
+    }
+
+private:
+    // One key of the decoder's shape into `c`; true when it was 'eps'.
+    bool decoder_key(std::string_view key, const toml::node &v, DecoderConfig &c) const {
+        if (key == "hidden")
+            c.hidden = integer(key, v, 1);
+        else if (key == "heads")
+            c.heads = integer(key, v, 1);
+        else if (key == "ffn")
+            c.ffn = integer(key, v, 1);
+        else if (key == "layers")
+            c.layers = integer(key, v, 1);
+        else if (key == "batch")
+            c.batch = integer(key, v, 1);
+        else if (key == "prompt")
+            c.prompt = integer(key, v, 1);
+        else if (key == "generate")
+            c.generate = integer(key, v, 0);
+        else if (key == "norm")
+            c.norm = NormKind(choice(key, v, kNormNames));
+        else if (key == "mlp")
+            c.mlp = MlpKind(choice(key, v, kMlpNames));
+        else if (key == "gelu")
+            c.gelu_variant = choice(key, v, kGeluNames);
+        else if (key == "bias")
+            c.bias = flag(key, v);
+        else if (key == "attention")
+            c.attention_variant = choice(key, v, kAttentionNames);
+        else if (key == "dtype")
+            c.dtype = choice(key, v, kDtypeNames);
+        else if (key == "eps") {
+            c.eps = float(positive(key, v));
+            return true;
+        } else if (key == "seed")
+            c.seed = uint64_t(integer(key, v, 0));
+        return false;
+    }
+
+    // The required keys are there, eps and threads are settled, heads divide
+    // hidden, and the measurement settings agree with each other.
+    void check_decoder(const toml::table &t, WorkloadCase &w, bool eps_given) const {
+        DecoderConfig &c = w.decoder;
         for (auto key : {"hidden", "heads", "prompt"})
             if (!t.get(key)) fail(w.where, fmt::format("[[workload]] '{}' needs '{}'", w.name, key));
         if (!eps_given) c.eps = c.norm == NormKind::layernorm ? 1e-5f : 1e-6f; // PyTorch / Llama
@@ -210,28 +227,29 @@ public:
                                                    "(head_dim = hidden / heads)",
                                                    c.hidden, c.heads));
         if (auto why = check_settings(w.settings)) fail(w.where, *why);
-
-        if (auto p = t.get("phases")) {
-            auto arr = p->as_array();
-            if (!arr || arr->empty())
-                fail(at(*p), "'phases' must be a non-empty list of \"prefill\" and/or \"decode\"");
-            for (const toml::node &el : *arr) {
-                auto phase = WorkloadCase::Phase(choice("phase", el, kPhaseNames));
-                if (std::find(w.phases.begin(), w.phases.end(), phase) != w.phases.end())
-                    fail(at(el), "a phase is listed twice");
-                if (phase == WorkloadCase::Phase::decode && c.generate == 0)
-                    fail(at(el), "phase \"decode\" needs 'generate' >= 1 (tokens decoded after the prompt)");
-                w.phases.push_back(phase);
-            }
-        } else {
-            w.phases.push_back(WorkloadCase::Phase::prefill);
-            if (c.generate > 0) w.phases.push_back(WorkloadCase::Phase::decode);
-        }
-        if (auto e = c.validate(); !e.empty()) fail(w.where, e);
-        return w;
     }
 
-private:
+    // 'phases' as given, else prefill and (when it generates) decode.
+    std::vector<WorkloadCase::Phase> phases(const toml::table &t, const DecoderConfig &c) const {
+        std::vector<WorkloadCase::Phase> out;
+        auto p = t.get("phases");
+        if (!p) {
+            out.push_back(WorkloadCase::Phase::prefill);
+            if (c.generate > 0) out.push_back(WorkloadCase::Phase::decode);
+            return out;
+        }
+        auto arr = p->as_array();
+        if (!arr || arr->empty()) fail(at(*p), "'phases' must be a non-empty list of \"prefill\" and/or \"decode\"");
+        for (const toml::node &el : *arr) {
+            auto phase = WorkloadCase::Phase(choice("phase", el, kPhaseNames));
+            if (std::find(out.begin(), out.end(), phase) != out.end()) fail(at(el), "a phase is listed twice");
+            if (phase == WorkloadCase::Phase::decode && c.generate == 0)
+                fail(at(el), "phase \"decode\" needs 'generate' >= 1 (tokens decoded after the prompt)");
+            out.push_back(phase);
+        }
+        return out;
+    }
+
     const std::string &file_;
     const SuiteOptions &options_;
     std::vector<std::string> &warnings_;

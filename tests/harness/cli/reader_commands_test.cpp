@@ -1,5 +1,5 @@
-// The reader subcommands as a user runs them: opbench compare / history /
-// archive / merge / report on synthetic result sets, their exit codes and
+// The reader subcommands as a user runs them: opbench analyze / compare /
+// history / archive / merge / report on synthetic result sets, their exit codes and
 // every output format (CSV read back with Python's csv module).
 #include "../result_set_fixture.hpp"
 
@@ -133,6 +133,30 @@ TEST_F(ReaderCommands, MarkdownIsAPipeTableAndJsonParses) {
     EXPECT_EQ(j["comparisons"][0]["counts"]["slower"], 2);
 }
 
+// analyze through the writers (issue 16): json data, CSV, -o like every
+// reader's, and bad formats exit 2.
+TEST_F(ReaderCommands, AnalyzeWritesEveryFormatThroughTheWriters) {
+    Outcome r = run_opbench("analyze " + base + " --format json");
+    ASSERT_EQ(r.rc, 0) << r.out;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["measured"], 2); // naive and onednn; the skipped case is left out
+    ASSERT_EQ(j["entries"].size(), 2u);
+    for (const auto &e : j["entries"]) EXPECT_FALSE(e["bottleneck"]["kind"].get<std::string>().empty()) << e;
+    const std::string csv = (dir.path / "analyze.csv").string();
+    ASSERT_EQ(run_opbench("analyze " + base + " --format csv -o " + csv).rc, 0);
+    EXPECT_EQ(slurp(csv).rfind("#,case x backend,kind,severity,utilisation,time/call,could save\n", 0), 0u)
+        << slurp(csv);
+    r = run_opbench("analyze " + base + " --format csv");
+    EXPECT_EQ(r.out, slurp(csv)); // -o holds exactly what stdout shows
+    r = run_opbench("analyze " + base);
+    EXPECT_EQ(r.rc, 0);
+    EXPECT_NE(r.out.find("Bottlenecks, largest (time per call x headroom) first"), std::string::npos) << r.out;
+    r = run_opbench("analyze " + base + " --format yaml");
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_NE(r.out.find("--format yaml: unknown"), std::string::npos) << r.out;
+    EXPECT_EQ(run_opbench("analyze " + base + " --format chrome-trace").rc, 2);
+}
+
 TEST_F(ReaderCommands, ByBackendPrintsTheLevelTable) {
     const Outcome r = run_opbench("compare --by backend " + base);
     ASSERT_EQ(r.rc, 0) << r.out;
@@ -177,6 +201,7 @@ TEST_F(ReaderCommands, OutputsNeverReplaceAnInputOrAnExistingFileWithoutForce) {
         {"report " + base + " -o " + base + " --force", "is an input of this command"},
         {"compare " + base + " " + same + " -o " + base + " --force", "is an input of this command"},
         {"merge " + base + " " + same + " -o " + same + " --force", "is an input of this command"},
+        {"analyze " + base + " -o " + base + " --force", "is an input of this command"},
         {"compare --by backend " + base + " -o " + suite, "already exists; pass --force to replace it"},
         {"history " + archive + " --suite quick -o " + archive + "/index.json --force", "which this command reads"},
         {"compare " + base + " " + same + " -o /dev/null", "is a character device"},

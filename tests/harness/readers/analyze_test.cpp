@@ -212,9 +212,46 @@ TEST(Analyze, BadInputExits2WithTheReason) {
     std::ofstream(good) << result_set().dump();
     out.str("");
     EXPECT_EQ(cmd_analyze(good.string(), 5, out, err), 0) << err.str();
-    EXPECT_NE(out.str().find("#1 attention/x/be:naive"), std::string::npos) << out.str();
-    EXPECT_NE(out.str().find("suggestion:"), std::string::npos);
+    EXPECT_NE(out.str().find("Bottlenecks"), std::string::npos) << out.str();
+    EXPECT_NE(out.str().find("attention/x/be:naive"), std::string::npos) << out.str();
+    EXPECT_NE(out.str().find("suggestion"), std::string::npos);
     for (const auto &p : {not_json, no_set, good}) std::filesystem::remove(p);
+}
+
+// --format: each writer gets the same document; the json one holds the
+// ranked entries as data, the table ones the ranking and details tables.
+TEST(Analyze, EveryFormatIsWrittenByItsWriter) {
+    const auto good = std::filesystem::temp_directory_path() / "opbench-analyze-test-formats.json";
+    std::ofstream(good) << result_set().dump();
+    std::ostringstream out, err;
+    ASSERT_EQ(cmd_analyze(good.string(), 2, out, err, "json"), 0) << err.str();
+    const auto j = nlohmann::json::parse(out.str());
+    EXPECT_EQ(j["result_set"], good.string());
+    ASSERT_EQ(j["entries"].size(), 2u); // --top 2 of the measured ones
+    EXPECT_GT(j["measured"].get<std::size_t>(), 2u);
+    EXPECT_EQ(j["entries"][0]["rank"], 1);
+    EXPECT_EQ(j["entries"][0]["name"], "attention/x/be:naive");
+    EXPECT_FALSE(j["entries"][0]["bottleneck"]["suggestion"].get<std::string>().empty());
+    EXPECT_GE(j["entries"][0]["could_save_seconds"].get<double>(), j["entries"][1]["could_save_seconds"].get<double>());
+
+    out.str("");
+    ASSERT_EQ(cmd_analyze(good.string(), 2, out, err, "csv"), 0) << err.str();
+    EXPECT_EQ(
+        out.str().rfind("#,case x backend,kind,severity,utilisation,time/call,could save\n1,attention/x/be:naive,", 0),
+        0u)
+        << out.str();
+    out.str("");
+    ASSERT_EQ(cmd_analyze(good.string(), 2, out, err, "markdown"), 0) << err.str();
+    EXPECT_NE(out.str().find("| # | case x backend | kind | severity |"), std::string::npos) << out.str();
+    EXPECT_NE(out.str().find("| 1 | suggestion |"), std::string::npos) << out.str();
+
+    err.str("");
+    EXPECT_EQ(cmd_analyze(good.string(), 2, out, err, "yaml"), 2);
+    EXPECT_NE(err.str().find("--format yaml: unknown (choose: json,"), std::string::npos) << err.str();
+    err.str("");
+    EXPECT_EQ(cmd_analyze(good.string(), 2, out, err, "chrome-trace"), 2);
+    EXPECT_NE(err.str().find("use the json format"), std::string::npos) << err.str();
+    std::filesystem::remove(good);
 }
 
 } // namespace

@@ -1,0 +1,134 @@
+#include "cli/info_commands.hpp"
+
+#include "build_config.hpp"
+#include "cli/exit_codes.hpp"
+#include "cli/known_backends.hpp"
+#include "git_version.hpp"
+#include "machine/machine.hpp"
+#include "opbench/ops.hpp"
+#include "plugin/backend_facts.hpp"
+#include "suite/case_names.hpp"
+#include "suite/suite.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <set>
+
+namespace fs = std::filesystem;
+
+namespace opbench {
+
+namespace {
+
+// suites/ of the source tree, else ./suites.
+fs::path suites_dir() {
+    fs::path src = fs::path(OPBENCH_SOURCE_ROOT) / "suites";
+    std::error_code ec;
+    if (fs::is_directory(src, ec)) return src;
+    return fs::current_path() / "suites";
+}
+
+} // namespace
+
+int list_command(const PluginSet &plugins) {
+    std::cout << "opbench " << OPBENCH_VERSION << " (" << OPBENCH_GIT_COMMIT << "), plugin ABI "
+              << OPB_ABI_VERSION_MAJOR << "." << OPB_ABI_VERSION_MINOR << "\n\nBackends:\n";
+    if (plugins.plugins.empty()) std::cout << "  (none found; set OPBENCH_PLUGIN_PATH)\n";
+    for (const auto &p : plugins.plugins) {
+        BackendInstance be(p);
+        nlohmann::json ctx = backend_context(be, &p);
+        std::cout << fmt::format("  {:<10} {:<8} {}\n", p.name(), ctx["version"].get<std::string>(),
+                                 be.usable() ? "usable" : "NOT usable: " + be.unusable_reason());
+        std::cout << fmt::format("  {:<10} {}\n", "", ctx["description"].get<std::string>());
+        if (!ctx["library_versions"].get<std::string>().empty())
+            std::cout << fmt::format("  {:<10} libraries: {}\n", "", ctx["library_versions"].get<std::string>());
+        if (ctx.contains("device"))
+            std::cout << fmt::format("  {:<10} device: {} ({})\n", "", ctx["device"]["name"].get<std::string>(),
+                                     ctx["device"]["kind"].get<std::string>());
+        if (ctx.contains("info"))
+            for (const auto &[k, v] : ctx["info"].items())
+                std::cout << fmt::format("  {:<10} {}: {}\n", "", k, v.get<std::string>());
+        std::cout << fmt::format("  {:<10} from {}\n", "", p.path);
+    }
+    for (const auto &f : plugins.failures) std::cout << "  refused: " << f.reason << "\n";
+    for (const auto &f : plugins.ignored)
+        std::cout << "  ignored: " << f << " (plugin directories load only opbench-backend-*.so files)\n";
+
+    std::cout << "\nOps (dtypes: f32, bf16, f16):\n";
+    for (const OpInfo &row : kOps) {
+        auto variants = variant_names(row.op);
+        std::cout << fmt::format("  {:<10} variants: {}\n", row.name, fmt::join(variants, ", "));
+    }
+
+    std::cout << "\nSuites (" << suites_dir().string() << "):\n";
+    std::vector<fs::path> files;
+    std::error_code ec;
+    for (const auto &e : fs::directory_iterator(suites_dir(), ec))
+        if (e.path().extension() == ".toml") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    SuiteOptions so{known_backends(plugins)};
+    for (const auto &f : files) {
+        try {
+            Suite s = load_suite_file(f.string(), so);
+            const std::string workloads = s.workloads.empty() ? "" : fmt::format(", {} workloads", s.workloads.size());
+            std::cout << fmt::format("  {:<26} {:>4} cases{}  {}\n", f.filename().string(), s.cases.size(), workloads,
+                                     s.description);
+        } catch (const SuiteError &e) {
+            std::cout << fmt::format("  {:<26} INVALID: {}\n", f.filename().string(), e.what());
+        }
+    }
+    return 0;
+}
+
+int validate_command(const std::vector<std::string> &paths, const PluginSet &plugins) {
+    SuiteOptions so{known_backends(plugins)};
+    int rc = 0;
+    for (const auto &path : paths) {
+        try {
+            Suite s = load_suite_file(path, so);
+            for (const auto &w : s.warnings) std::cerr << w << "\n"; // used, not refused: still ok
+            check_unique_names(s.cases);
+            std::size_t runs = 0;
+            std::set<std::string> ops;
+            for (const auto &c : s.cases) {
+                runs += c.backends.size();
+                ops.insert(std::string(op_name(c.desc.op)));
+            }
+            std::cout << fmt::format("{}: ok: suite '{}', {} cases ({} case x backend runs), ops: {}\n", path, s.name,
+                                     s.cases.size(), runs, fmt::join(ops, ", "));
+            // Workloads: one entry per phase x backend.
+            for (const auto &w : s.workloads)
+                std::cout << fmt::format("  workload {} '{}': hidden {}, layers {}, prompt {}, generate {}; "
+                                         "phases {}, {} phase x backend runs\n",
+                                         w.kind, w.name, w.decoder.hidden, w.decoder.layers, w.decoder.prompt,
+                                         w.decoder.generate, w.phases.size(), w.phases.size() * w.backends.size());
+        } catch (const SuiteError &e) {
+            std::cerr << e.what() << "\n";
+            rc = kExitBadInput;
+        }
+    }
+    return rc;
+}
+
+int machine_command(bool refresh) {
+    CachedMachinePeaks c = load_or_measure(refresh);
+    const MachinePeaks &p = c.peaks;
+    std::cout << fmt::format("{} ({} cores), {} {}\n", p.cpu_model, p.cores,
+                             c.from_cache ? "cached figures from" : "measured now, cached in", c.path.string());
+    std::cout << fmt::format("measured {} in {:.1f} s; f32 kernel: {}\n\n", p.measured_at, p.measure_seconds,
+                             p.fma_isa);
+    std::cout << fmt::format("{:>8} {:>14} {:>14} {:>12} {:>12}\n", "threads", "f32 GFLOP/s", "bf16 GFLOP/s",
+                             "triad GB/s", "copy GB/s");
+    for (const ThreadPeaks &t : {p.one_thread, p.all_threads})
+        std::cout << fmt::format("{:>8} {:>14.1f} {:>14} {:>12.1f} {:>12.1f}\n", t.threads, t.f32_gflops,
+                                 p.has_bf16 ? fmt::format("{:.1f}", t.bf16_gflops) : std::string("-"), t.triad_gbps,
+                                 t.copy_gbps);
+    if (!p.notes.empty()) std::cout << "\nnotes: " << p.notes << "\n";
+    if (!c.warning.empty()) std::cerr << "opbench machine: warning: " << c.warning << "\n";
+    return 0;
+}
+
+} // namespace opbench

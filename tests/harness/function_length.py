@@ -1,0 +1,232 @@
+#!/usr/bin/env python3
+"""No function in harness/ longer than 80 lines (issue 16). Parses every
+harness source with libclang (Debian's python3-clang-14), using the build's
+compile_commands.json, and measures each function definition whose body is
+in harness/: its length is the lines from the first line of its declaration
+to its closing brace, both included. Lambdas count in the function that
+holds them.
+
+Fails naming file:line:function:length for each function over the limit,
+except those in ALLOWED: today's long functions in the files being
+rewritten into the one entry loop. The test also fails when an ALLOWED
+function is no longer long (or gone), so the list only shrinks.
+
+usage: function_length.py SOURCE_ROOT BUILD_DIR
+       function_length.py --self-test SOURCE_ROOT BUILD_DIR
+           measures a planted 81-line function and an 80-line one in a copy
+           of a harness source, and checks only the first is reported"""
+import json
+import os
+import shutil
+import sys
+import tempfile
+from concurrent.futures import ProcessPoolExecutor
+
+try:
+    import clang.cindex as ci
+except ImportError:
+    print("function_length: needs libclang's Python bindings (apt-get install python3-clang-14)", file=sys.stderr)
+    sys.exit(77)
+
+LIMIT = 80
+
+# (file under harness/, function): long today, in the files of the runner's
+# rewrite (run/runner.cpp, workload/workload_runner.cpp, isolate/, entry/).
+ALLOWED = {
+    ("isolate/case_host.cpp", "InProcessHost::activate"),
+}
+
+KINDS = {ci.CursorKind.FUNCTION_DECL, ci.CursorKind.CXX_METHOD, ci.CursorKind.CONSTRUCTOR,
+         ci.CursorKind.DESTRUCTOR, ci.CursorKind.CONVERSION_FUNCTION, ci.CursorKind.FUNCTION_TEMPLATE}
+
+
+def function_name(cursor):
+    """Class-qualified name (namespaces left out): Runner::run, main."""
+    parts = [cursor.spelling]
+    parent = cursor.semantic_parent
+    while parent is not None and parent.kind in (ci.CursorKind.CLASS_DECL, ci.CursorKind.STRUCT_DECL,
+                                                  ci.CursorKind.CLASS_TEMPLATE):
+        parts.insert(0, parent.spelling)
+        parent = parent.semantic_parent
+    return "::".join(parts)
+
+
+def measure(job):
+    """[(path, line, name, length)] of the function definitions whose file is
+    under `harness`, in one translation unit; errors: [str]."""
+    source, args, harness = job
+    tu = ci.Index.create().parse(source, args=args)
+    errors = [f"{d.location.file}:{d.location.line}: {d.spelling}" for d in tu.diagnostics
+              if d.severity >= ci.Diagnostic.Error]
+    found = []
+
+    def walk(cursor):
+        for child in cursor.get_children():
+            f = child.location.file
+            if f is None or not os.path.realpath(f.name).startswith(harness + os.sep):
+                continue
+            if child.kind in KINDS and child.is_definition():
+                start, end = child.extent.start.line, child.extent.end.line
+                found.append((os.path.realpath(f.name), start, function_name(child), end - start + 1))
+                continue  # what is inside (lambdas, local classes) counts in it
+            walk(child)
+
+    walk(tu.cursor)
+    return found, errors
+
+
+def compile_args(entry):
+    """The compiler's arguments without the compiler, the source and -o/-c."""
+    args = entry["command"].split() if "command" in entry else list(entry["arguments"])
+    while args and not args[0].startswith("-"):
+        args.pop(0)  # the compiler (ccache c++)
+    out, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+            continue
+        if a in ("-o", "-MF", "-MQ", "-MT"):
+            skip = True
+            continue
+        # -I/usr/include would put C headers before libstdc++'s (its
+        # #include_next then fails under clang); it is a default path anyway.
+        if a in ("-c", "-MD", "-I/usr/include") or a.startswith("-fdiagnostics-color") or a == entry["file"] or a.endswith(os.path.basename(entry["file"])):
+            continue
+        out.append(a)
+    return out
+
+
+def jobs_for(source_root, build_dir):
+    """One job per .cpp under harness/: its own compile command, or (for a
+    source the build leaves out, e.g. alloc_tracker.cpp under a sanitizer)
+    the arguments of another harness source."""
+    harness = os.path.realpath(os.path.join(source_root, "harness"))
+    with open(os.path.join(build_dir, "compile_commands.json")) as f:
+        commands = json.load(f)
+    by_source = {}
+    for e in commands:
+        path = os.path.realpath(os.path.join(e["directory"], e["file"]))
+        if path.startswith(harness + os.sep) and path not in by_source:
+            by_source[path] = (e["directory"], compile_args(e))
+    if not by_source:
+        sys.exit(f"function_length: {build_dir}/compile_commands.json compiles nothing under {harness}")
+    any_args = next(iter(by_source.values()))
+    jobs = []
+    for root, _, files in os.walk(harness):
+        for name in sorted(files):
+            if not name.endswith(".cpp"):
+                continue
+            path = os.path.realpath(os.path.join(root, name))
+            directory, args = by_source.get(path, any_args)
+            # Relative -I paths are the build directory's.
+            args = [a if not a.startswith("-I") or os.path.isabs(a[2:]) else "-I" + os.path.join(directory, a[2:])
+                    for a in args]
+            jobs.append((path, args, harness))
+    return harness, sorted(jobs)
+
+
+def long_functions(source_root, build_dir, only=None):
+    """Functions over LIMIT: [(path under harness/, line, name, length)];
+    `only`: measure just this source (a path under harness/)."""
+    harness, jobs = jobs_for(source_root, build_dir)
+    if only:
+        jobs = [j for j in jobs if j[0] == os.path.join(harness, only)]
+    seen, errors = {}, []
+    with ProcessPoolExecutor(max_workers=2) as pool:
+        for found, errs in pool.map(measure, jobs):
+            errors += errs
+            for path, line, name, length in found:
+                seen[(os.path.relpath(path, harness), line)] = (name, length)
+    if errors:
+        print("function_length: libclang could not parse every source, so lengths may be wrong:", file=sys.stderr)
+        for e in sorted(set(errors))[:20]:
+            print("  " + e, file=sys.stderr)
+        sys.exit(1)
+    return [(rel, line, name, length) for (rel, line), (name, length) in sorted(seen.items()) if length > LIMIT]
+
+
+def sanitized(build_dir):
+    """Whether the build is a sanitizer build (build-asan/): its sources are
+    the plain build's, measured there."""
+    with open(os.path.join(build_dir, "compile_commands.json")) as f:
+        return any("-fsanitize=" in e.get("command", " ".join(e.get("arguments", []))) for e in json.load(f))
+
+
+def check(source_root, build_dir):
+    if sanitized(build_dir):
+        print("function_length: a sanitizer build; the plain build's test measures these sources")
+        return 77
+    found = long_functions(source_root, build_dir)
+    failures = []
+    still_long = set()
+    for rel, line, name, length in found:
+        if (rel, name) in ALLOWED:
+            still_long.add((rel, name))
+            continue
+        failures.append(f"harness/{rel}:{line}:{name}:{length} lines (limit {LIMIT}): split it into parts "
+                        "with one job each")
+    for rel, name in sorted(ALLOWED - still_long):
+        failures.append(f"harness/{rel}: {name} is allowed to be long but is not (or is gone): "
+                        "remove it from ALLOWED in tests/harness/function_length.py")
+    for rel, line, name, length in found:
+        if (rel, name) in ALLOWED:
+            print(f"allowed for now: harness/{rel}:{line}:{name}:{length} lines")
+    for f in failures:
+        print(f, file=sys.stderr)
+    print(f"function_length: {len(found)} function(s) over {LIMIT} lines, {len(found) - len(failures)} allowed, "
+          f"{len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+def self_test(source_root, build_dir):
+    """Plants two functions in a copy of files/atomic_file.cpp (81 and 80
+    lines) and checks the measurement names the first only, with its line."""
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = os.path.join(tmp, "src")
+        os.makedirs(copy)
+        shutil.copytree(os.path.join(source_root, "harness"), os.path.join(copy, "harness"))
+        plugins = os.path.join(source_root, "plugins")
+        os.symlink(plugins, os.path.join(copy, "plugins"))
+        target = os.path.join(copy, "harness", "files", "atomic_file.cpp")
+        with open(target) as f:
+            text = f.read()
+        first_line = text.count("\n") + 2
+
+        def planted(name, lines):
+            body = "".join(f"    x += {i};\n" for i in range(lines - 3))
+            return f"int {name}(int x) {{\n{body}    return x;\n}}\n"
+
+        with open(target, "a") as f:
+            f.write("\n" + planted("planted_81", 81) + planted("planted_80", 80))
+        # The copy's sources compile with the build's arguments.
+        with open(os.path.join(build_dir, "compile_commands.json")) as f:
+            commands = json.load(f)
+        real = os.path.realpath(source_root)
+        for e in commands:
+            e["file"] = os.path.realpath(os.path.join(e["directory"], e["file"])).replace(real, copy, 1)
+        fake_build = os.path.join(tmp, "build")
+        os.makedirs(fake_build)
+        with open(os.path.join(fake_build, "compile_commands.json"), "w") as f:
+            json.dump(commands, f)
+        found = [x for x in long_functions(copy, fake_build, only="files/atomic_file.cpp")
+                 if x[0] == "files/atomic_file.cpp"]
+        want = [("files/atomic_file.cpp", first_line, "planted_81", 81)]
+        if found != want:
+            print(f"function_length --self-test: measured {found}, expected {want}", file=sys.stderr)
+            return 1
+        print(f"function_length --self-test: the planted 81-line function is caught at line {first_line}, "
+              "the 80-line one is not")
+        return 0
+
+
+def main(argv):
+    if len(argv) == 4 and argv[1] == "--self-test":
+        return self_test(argv[2], argv[3])
+    if len(argv) != 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    return check(argv[1], argv[2])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
