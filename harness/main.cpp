@@ -375,6 +375,8 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
                                                   "attention's components when profiled); loads no plugin");
     std::string analyze_path;
     std::size_t analyze_top = 20;
+    bool analyze_wide = false;
+    analyze->add_flag("--wide", analyze_wide, "full entry names and unwrapped details (default: fitted to 100 columns)");
     analyze->add_option("result_set", analyze_path, "result set JSON written by `opbench run`")->required();
     analyze->add_option("--top", analyze_top, "show this many cases")
         ->capture_default_str()
@@ -390,7 +392,7 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
         // --help and --version exit 0; a usage error is bad input (2).
         return app.exit(e) == 0 ? 0 : kExitBadInput;
     }
-    if (*analyze) return cmd_analyze(analyze_path, analyze_top, std::cout, std::cerr);
+    if (*analyze) return cmd_analyze(analyze_path, analyze_top, std::cout, std::cerr, analyze_wide);
     if (std::optional<int> rc = readers.run()) return *rc;
 
     // Pinning must precede plugin loading: OpenMP runtimes read the mask at load.

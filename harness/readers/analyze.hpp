@@ -6,6 +6,7 @@
 #pragma once
 
 #include "machine/bottleneck.hpp"
+#include "measure/entry_summary.hpp"
 #include "writers/writer.hpp"
 
 #include <nlohmann/json.hpp>
@@ -52,7 +53,10 @@ struct ComponentBreakdown {
 struct AnalyzedEntry {
     std::string name; // the benchmark's run name
     std::string op, backend;
-    double seconds = 0; // median over its repetitions' medians, per call
+    double seconds = 0;   // the summary's median (every repetition's median), per call
+    EntrySummary summary; // its median and quality (measure/entry_summary.hpp)
+    // A disturbed entry's bottleneck is kind "disturbed" with the remedy:
+    // its time says nothing about the kernel.
     Bottleneck bottleneck;
     bool from_run = false; // the result set carried the verdict
     std::optional<ComponentBreakdown> components;
@@ -76,10 +80,14 @@ void add_bottlenecks(nlohmann::json &set);
 
 // The ranking table and one detail table (description, suggestion,
 // components) per entry.
-[[nodiscard]] std::vector<Table> analysis_tables(const std::vector<AnalyzedEntry> &entries, std::size_t limit);
+// By default the ranking fits 100 columns (the name segments every entry
+// shares go to a header line); `wide` keeps full names.
+[[nodiscard]] std::vector<Table> analysis_tables(const std::vector<AnalyzedEntry> &entries, std::size_t limit,
+                                                 bool wide = false);
 
 // The whole command: read `path`, print to `out`; exit status 0, or 2 for a
 // file that is missing or not a result set (the message goes to `err`).
-[[nodiscard]] int cmd_analyze(const std::string &path, std::size_t limit, std::ostream &out, std::ostream &err);
+[[nodiscard]] int cmd_analyze(const std::string &path, std::size_t limit, std::ostream &out, std::ostream &err,
+                              bool wide = false);
 
 } // namespace opbench

@@ -1,5 +1,7 @@
 #include "readers/archive.hpp"
 
+#include "readers/compact_table.hpp"
+
 #include "files/atomic_file.hpp"
 
 #include <fmt/format.h>
@@ -231,6 +233,30 @@ std::vector<ArchiveEntry> archive_matching(const fs::path &dir, const std::strin
     return out;
 }
 
+namespace {
+// One character per run, the median's place between the series' lowest
+// (▁) and highest (█) on a log scale; · for a run without a time.
+std::string trend(const std::vector<double> &medians) {
+    static const char *const kBars[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+    double lo = INFINITY, hi = 0;
+    for (double m : medians)
+        if (std::isfinite(m) && m > 0) {
+            lo = std::min(lo, m);
+            hi = std::max(hi, m);
+        }
+    std::string out;
+    for (double m : medians) {
+        if (!(std::isfinite(m) && m > 0)) {
+            out += "·";
+            continue;
+        }
+        const double place = hi > lo ? std::log(m / lo) / std::log(hi / lo) : 0.0;
+        out += kBars[std::clamp(static_cast<int>(place * 7.0 + 0.5), 0, 7)];
+    }
+    return out;
+}
+} // namespace
+
 Document archive_history(const fs::path &dir, const HistoryOptions &o) {
     const std::vector<ArchiveEntry> all = read_index(dir);
     std::vector<ArchiveEntry> of_suite;
@@ -277,34 +303,74 @@ Document archive_history(const fs::path &dir, const HistoryOptions &o) {
 
     Table t;
     t.title = fmt::format("History of suite '{}' on {} ({} runs, oldest first)", o.suite, machine, runs.size());
+    // Default: the first and last median, their ratio, a trend of one
+    // character per run and the newest run's quality, so ten runs fit 100
+    // columns; the runs are listed in the header. --wide: a column per run.
+    std::vector<std::string> row_labels;
+    for (const auto &k : order) row_labels.push_back(labels[k].substr(0, labels[k].rfind(" [")));
+    const SharedSegments names = split_shared_segments(row_labels);
+    Footnotes footnotes;
     t.columns = {"case [backend]"};
-    for (const auto &r : runs)
-        t.columns.push_back(fmt::format("{} {}", r.timestamp.substr(0, 19), r.commit.substr(0, 12)));
-    t.columns.push_back("last / first");
+    if (o.wide) {
+        for (const auto &r : runs)
+            t.columns.push_back(fmt::format("{} {}", r.timestamp.substr(0, 19), r.commit.substr(0, 12)));
+        t.columns.push_back("last / first");
+    } else {
+        t.columns.insert(t.columns.end(), {"first", "last", "last / first", "trend", "last quality"});
+        std::vector<std::string> header;
+        if (!names.shared.empty()) header.push_back(fmt::format("every case: {}", fmt::join(names.shared, " ")));
+        std::vector<std::string> run_names;
+        for (const auto &r : runs)
+            run_names.push_back(fmt::format("{} {}", r.timestamp.substr(0, 16), r.commit.substr(0, 7)));
+        header.push_back(fmt::format("runs (trend left to right): {}", fmt::join(run_names, ", ")));
+        t.title = title_with_header(t.title, header);
+    }
     nlohmann::json data = {{"suite", o.suite},
                            {"machine_id", machine},
                            {"runs", nlohmann::json::array()},
                            {"cases", nlohmann::json::array()}};
     for (const auto &r : runs) data["runs"].push_back(to_json(r));
-    for (const auto &k : order) {
-        std::vector<std::string> row{labels[k]};
-        nlohmann::json cj = {{"case", labels[k]}, {"median_seconds", nlohmann::json::array()}};
+    for (std::size_t ri = 0; ri < order.size(); ++ri) {
+        const std::string &k = order[ri];
+        std::vector<std::string> row{o.wide ? labels[k] : names.rows[ri] + labels[k].substr(labels[k].rfind(" ["))};
+        nlohmann::json cj = {{"case", labels[k]},
+                             {"median_seconds", nlohmann::json::array()},
+                             {"quality", nlohmann::json::array()}};
         double first = NAN, last = NAN;
+        const EntrySummary *last_summary = nullptr;
+        std::vector<double> medians;
         for (const auto &v : series[k]) {
+            cj["quality"].push_back(v.summary.repetitions > 0 ? nlohmann::json(std::string(v.summary.flag()))
+                                                               : nlohmann::json(nullptr));
             if (v.status == "ok") {
-                row.push_back(format_seconds(v.median));
+                if (o.wide) row.push_back(format_seconds(v.median));
                 if (!std::isfinite(first)) first = v.median;
                 last = v.median;
+                last_summary = &v.summary;
+                medians.push_back(v.median);
                 cj["median_seconds"].push_back(v.median);
             } else {
-                row.push_back(v.status);
+                if (o.wide) row.push_back(v.status);
+                medians.push_back(NAN);
                 cj["median_seconds"].push_back(nullptr);
             }
         }
-        row.push_back(std::isfinite(first) ? fmt::format("{:.3f}", last / first) : "-");
+        const std::string ratio = std::isfinite(first) ? fmt::format("{:.3f}", last / first) : "-";
+        if (o.wide) {
+            row.push_back(ratio);
+        } else {
+            std::string quality = last_summary ? std::string(last_summary->flag()) : "-";
+            if (last_summary && last_summary->quality != Quality::clean)
+                quality += " " + footnotes.mark(last_summary->verdict());
+            row.insert(row.end(), {std::isfinite(first) ? format_seconds(first) : "-",
+                                   std::isfinite(last) ? format_seconds(last) : "-", ratio, trend(medians), quality});
+        }
         t.rows.push_back(std::move(row));
         data["cases"].push_back(std::move(cj));
     }
+    if (!o.wide)
+        t.notes.push_back("trend: each run's median from the case's lowest (▁) to highest (█); · no time");
+    footnotes.add_to(t);
     if (machines.size() > 1)
         t.notes.push_back(fmt::format("The archive holds this suite on {} machines ({}); --machine picks one.",
                                       machines.size(), fmt::join(machines, ", ")));

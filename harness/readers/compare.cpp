@@ -1,5 +1,6 @@
 #include "readers/compare.hpp"
 
+#include "readers/compact_table.hpp"
 #include "readers/mann_whitney.hpp"
 #include "measure/statistics.hpp"
 
@@ -154,6 +155,14 @@ std::vector<std::string> set_names(const std::vector<ResultSet> &sets) {
     return names;
 }
 
+// "clean", "noisy", or "clean/disturbed" when the sides differ ("-" for a
+// side without repetitions).
+std::string quality_cell(const CaseComparison &cc) {
+    auto flag = [](const EntrySummary &s) { return s.repetitions > 0 ? std::string(s.flag()) : std::string("-"); };
+    const std::string b = flag(cc.base_summary), n = flag(cc.new_summary);
+    return b == n ? b : b + "/" + n;
+}
+
 double geomean_of(const std::vector<double> &ratios) {
     double log_sum = 0;
     for (double r : ratios) log_sum += std::log(r);
@@ -206,6 +215,16 @@ CaseComparison compare_case(const CaseRecord &base, const CaseRecord &next, cons
     r.p_value = NAN;
     const ValidTimes b = valid_times(base, o.accept_unmet_noise);
     const ValidTimes n = valid_times(next, o.accept_unmet_noise);
+    r.base_summary = b.summary;
+    r.new_summary = n.summary;
+    {
+        std::vector<std::string> sides;
+        if (b.summary.repetitions > 0 && b.summary.quality != Quality::clean)
+            sides.push_back("base " + b.summary.verdict());
+        if (n.summary.repetitions > 0 && n.summary.quality != Quality::clean)
+            sides.push_back("new " + n.summary.verdict());
+        r.note = fmt::format("{}", fmt::join(sides, "; "));
+    }
     if (b.status != "ok" || n.status != "ok") {
         // No ratio: say which side has no time, and why.
         if (b.status != "ok" && n.status != "ok" && b.status == n.status && b.why == n.why) {
@@ -252,6 +271,12 @@ CaseComparison compare_case(const CaseRecord &base, const CaseRecord &next, cons
         r.within_process_spread = true;
         r.test += fmt::format(", within its spread across worker processes {:.1f}%", r.process_spread * 100);
     }
+    if ((r.verdict == "faster" || r.verdict == "slower") &&
+        (b.summary.quality == Quality::disturbed || n.summary.quality == Quality::disturbed)) {
+        r.verdict = "noisy";
+        r.disturbed = true;
+        r.test += ", a side disturbed";
+    }
     if (auto h = o.run_to_run.find(base.match_key()); h != o.run_to_run.end() && h->second.runs >= kMinRunsForRange) {
         r.run_to_run = h->second;
         if ((r.verdict == "faster" || r.verdict == "slower") && std::fabs(r.ratio - 1.0) <= h->second.range) {
@@ -260,8 +285,6 @@ CaseComparison compare_case(const CaseRecord &base, const CaseRecord &next, cons
             r.test += fmt::format(", within its run-to-run range {:.1f}%", h->second.range * 100);
         }
     }
-    if (b.excluded + n.excluded > 0)
-        r.note = fmt::format("left out (noise target not met): {} base, {} new repetitions", b.excluded, n.excluded);
     return r;
 }
 
@@ -404,33 +427,84 @@ Document comparison_document(const Comparison &c) {
                              {"geomeans", nlohmann::json::array()}};
         Table compared;
         compared.title = pair_title(p);
-        compared.columns = {"case", "backend", "base", "new", "ratio", "change", "p", "test", "verdict"};
         Table skipped;
         skipped.title = pair_title(p) + ": no ratio";
-        skipped.columns = {"case", "backend", "status", "reason"};
+        // By default rows show only what varies (the shared name segments and
+        // the usual test go to a header line; qualities, other tests and
+        // reasons to footnotes), so the table fits 100 columns; --wide keeps
+        // every name and text in its row.
+        std::vector<std::string> labels, skipped_labels;
+        std::map<std::string, std::size_t> test_counts;
+        for (const auto &cc : p.cases) {
+            (cc.compared ? labels : skipped_labels).push_back(cc.label);
+            if (cc.compared) ++test_counts[cc.test];
+        }
+        const SharedSegments names = split_shared_segments(labels);
+        const SharedSegments skipped_names = split_shared_segments(skipped_labels);
+        std::string usual_test;
+        for (const auto &[test, n] : test_counts)
+            if (usual_test.empty() || n > test_counts[usual_test]) usual_test = test;
+        Footnotes notes;
+        if (o.wide) {
+            compared.columns = {"case", "backend", "base", "new", "ratio", "change", "p", "test", "verdict", "quality"};
+            skipped.columns = {"case", "backend", "status", "reason"};
+        } else {
+            compared.columns = {"case", "backend", "base", "new", "change", "p", "verdict", "quality"};
+            skipped.columns = {"case", "backend", "status", "quality"};
+            std::vector<std::string> header;
+            if (!names.shared.empty()) header.push_back(fmt::format("every case: {}", fmt::join(names.shared, " ")));
+            if (!usual_test.empty())
+                header.push_back(fmt::format("U test: {} unless a note says otherwise", usual_test));
+            compared.title = title_with_header(compared.title, header);
+            if (!skipped_names.shared.empty())
+                skipped.title = title_with_header(
+                    skipped.title, {fmt::format("every case: {}", fmt::join(skipped_names.shared, " "))});
+        }
+        std::size_t compared_row = 0, skipped_row = 0;
         for (const auto &cc : p.cases) {
             nlohmann::json cj = {{"case", cc.label}, {"backend", cc.backend}, {"op", cc.op}, {"verdict", cc.verdict}};
+            if (cc.base_summary.repetitions > 0) cj["base_summary"] = cc.base_summary.to_json();
+            if (cc.new_summary.repetitions > 0) cj["new_summary"] = cc.new_summary.to_json();
+            cj["quality"] = std::string(quality_name(std::max(cc.base_summary.quality, cc.new_summary.quality)));
+            if (!cc.note.empty()) cj["note"] = cc.note;
+            std::string quality = quality_cell(cc);
+            if (!o.wide && !cc.note.empty()) quality += " " + notes.mark(cc.note);
             if (cc.compared) {
                 cj["base_median_seconds"] = cc.base_median;
                 cj["new_median_seconds"] = cc.new_median;
                 cj["ratio"] = cc.ratio;
                 cj["p_value"] = std::isfinite(cc.p_value) ? nlohmann::json(cc.p_value) : nlohmann::json(nullptr);
                 cj["test"] = cc.test;
-                if (!cc.note.empty()) cj["note"] = cc.note;
                 cj["process_spread"] = cc.process_spread;
                 cj["within_process_spread"] = cc.within_process_spread;
+                cj["disturbed"] = cc.disturbed;
                 if (cc.run_to_run.runs > 0) {
                     cj["run_to_run_range"] = cc.run_to_run.range;
                     cj["run_to_run_runs"] = cc.run_to_run.runs;
                     cj["within_run_to_run"] = cc.within_run_to_run;
                 }
-                compared.rows.push_back(
-                    {cc.label, cc.backend, format_seconds(cc.base_median), format_seconds(cc.new_median),
-                     fmt::format("{:.3f}", cc.ratio), percent(cc.ratio - 1),
-                     std::isfinite(cc.p_value) ? fmt::format("{:.3g}", cc.p_value) : "-", cc.test, cc.verdict});
+                const std::string p_text = std::isfinite(cc.p_value) ? fmt::format("{:.3g}", cc.p_value) : "-";
+                if (o.wide) {
+                    compared.rows.push_back({cc.label, cc.backend, format_seconds(cc.base_median),
+                                             format_seconds(cc.new_median), fmt::format("{:.3f}", cc.ratio),
+                                             percent(cc.ratio - 1), p_text, cc.test, cc.verdict,
+                                             cc.note.empty() ? quality : cc.note});
+                } else {
+                    const std::string verdict =
+                        cc.test == usual_test ? cc.verdict : cc.verdict + " " + notes.mark("U test: " + cc.test);
+                    compared.rows.push_back({names.rows[compared_row], cc.backend, format_seconds(cc.base_median),
+                                             format_seconds(cc.new_median), percent(cc.ratio - 1), p_text, verdict,
+                                             quality});
+                }
+                ++compared_row;
             } else {
                 cj["reason"] = cc.reason;
-                skipped.rows.push_back({cc.label, cc.backend, cc.verdict, cc.reason});
+                if (o.wide)
+                    skipped.rows.push_back({cc.label, cc.backend, cc.verdict, cc.reason});
+                else
+                    skipped.rows.push_back({skipped_names.rows[skipped_row], cc.backend,
+                                            cc.verdict + " " + notes.mark(cc.reason), quality});
+                ++skipped_row;
             }
             pj["cases"].push_back(std::move(cj));
         }
@@ -443,13 +517,6 @@ Document comparison_document(const Comparison &c) {
         compared.notes.push_back(fmt::format("{}; {} without a ratio. Verdict: a change under {:g}% is same; over "
                                              "it, faster/slower when the U test gives p < {:g}, else noisy.",
                                              fmt::join(counts, ", "), skipped.rows.size(), o.threshold * 100, o.alpha));
-        std::size_t left_out = 0;
-        for (const auto &cc : p.cases)
-            if (!cc.note.empty()) ++left_out;
-        if (left_out > 0)
-            compared.notes.push_back(fmt::format("{} cases compared on part of their repetitions (the others did not "
-                                                 "meet their noise target; --accept-unmet-noise keeps them).",
-                                                 left_out));
         std::size_t with_range = 0, within = 0;
         for (const auto &cc : p.cases) {
             if (cc.run_to_run.runs > 0) ++with_range;
@@ -466,8 +533,20 @@ Document comparison_document(const Comparison &c) {
                 "{} cases have a run-to-run range from at least {} archived runs (how far their median moved between "
                 "runs of unchanged code); {} significant changes fell within it and are noisy.",
                 with_range, kMinRunsForRange, within));
+        const std::size_t disturbed = static_cast<std::size_t>(
+            std::count_if(p.cases.begin(), p.cases.end(), [](const CaseComparison &cc) { return cc.disturbed; }));
+        if (disturbed > 0)
+            compared.notes.push_back(fmt::format("{} changes read as noisy because a side is disturbed (its times "
+                                                 "show outside interference; the quality says how).",
+                                                 disturbed));
+        compared.notes.push_back("quality: clean, noisy (less precise than the noise target asked) or disturbed "
+                                 "(interference in the times); base/new when the sides differ. docs/measurement.md");
+        if (skipped.rows.empty() || o.wide) notes.add_to(compared);
         doc.tables.push_back(std::move(compared));
-        if (!skipped.rows.empty()) doc.tables.push_back(std::move(skipped));
+        if (!skipped.rows.empty()) {
+            if (!o.wide) notes.add_to(skipped); // the footnotes after the last table that marks them
+            doc.tables.push_back(std::move(skipped));
+        }
         Table geo;
         geo.title = pair_title(p) + ": geomean of ratios";
         geo.columns = {"group", "cases", "ratio", "change"};

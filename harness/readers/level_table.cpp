@@ -1,5 +1,7 @@
 #include "readers/level_table.hpp"
 
+#include "readers/compact_table.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -120,16 +122,40 @@ Document by_backend(const std::vector<ResultSet> &sets, const LevelOptions &o) {
 
     Table t;
     t.title = fmt::format("Optimisation levels: time, speed-up against {}, % of peak, bound", o.baseline);
+    // Default: each row shows what varies (shared name segments go to a
+    // header line), no bound column (the % peak's roof names it), one
+    // quality column with the backends' flags and a footnote; --wide keeps
+    // today's columns and adds a quality column per backend.
+    std::vector<std::string> labels;
+    for (const auto &k : row_order) labels.push_back(row_label[k]);
+    const SharedSegments names = split_shared_segments(labels);
+    Footnotes footnotes;
     t.columns = {"case"};
     for (const auto &col : columns) {
         const std::string n = column_name(col);
-        for (const char *f : {"time", "speed-up", "% peak", "bound"}) t.columns.push_back(fmt::format("{} {}", n, f));
+        if (o.wide) {
+            for (const char *f : {"time", "speed-up", "% peak", "bound", "quality"})
+                t.columns.push_back(fmt::format("{} {}", n, f));
+        } else {
+            t.columns.push_back(n);
+            if (col.first != o.baseline) t.columns.push_back("speed-up");
+            t.columns.push_back("% peak");
+        }
+    }
+    if (!o.wide) {
+        t.columns.push_back("quality");
+        t.title = fmt::format("Optimisation levels: time, speed-up against {}, % of peak, quality", o.baseline);
+        std::vector<std::string> header;
+        if (!names.shared.empty()) header.push_back(fmt::format("every case: {}", fmt::join(names.shared, " ")));
+        header.push_back("% peak: of the roof the case is bound by (flop: compute, bw: memory bandwidth)");
+        t.title = title_with_header(t.title, header);
     }
     nlohmann::json rows = nlohmann::json::array();
     std::map<std::string, std::set<std::string>> reasons;
     std::map<std::string, std::vector<double>> speedups; // column -> speed-ups, for the geomean
-    for (const auto &k : row_order) {
-        std::vector<std::string> row{row_label[k]};
+    for (std::size_t ri = 0; ri < row_order.size(); ++ri) {
+        const std::string &k = row_order[ri];
+        std::vector<std::string> row{o.wide ? row_label[k] : names.rows[ri]};
         nlohmann::json rj = {{"case", row_label[k]}, {"levels", nlohmann::json::object()}};
         // The baseline's time: the first baseline column with a time.
         double base = NAN;
@@ -138,31 +164,54 @@ Document by_backend(const std::vector<ResultSet> &sets, const LevelOptions &o) {
                 base = cells[k][ci].t.median;
                 break;
             }
+        std::vector<std::string> flags, verdicts;
         for (std::size_t ci = 0; ci < columns.size(); ++ci) {
             const std::string cname = column_name(columns[ci]);
+            const bool is_baseline = columns[ci].first == o.baseline;
+            const std::size_t width = o.wide ? 5 : is_baseline ? 2 : 3;
             auto it = cells[k].find(ci);
             if (it == cells[k].end()) {
-                row.insert(row.end(), {"-", "-", "-", "-"});
+                row.insert(row.end(), width, "-");
                 continue;
             }
             const Cell &cell = it->second;
             nlohmann::json lj = {{"status", cell.t.status}};
+            const EntrySummary &summary = cell.t.summary;
+            if (summary.repetitions > 0) {
+                lj["summary"] = summary.to_json();
+                lj["quality"] = std::string(summary.flag());
+                flags.push_back(std::string(summary.flag()));
+                if (summary.quality != Quality::clean) verdicts.push_back(cname + " " + summary.verdict());
+            }
             if (cell.t.status != "ok") {
-                row.insert(row.end(), {cell.t.status, "-", "-", "-"});
+                row.push_back(cell.t.status);
+                row.insert(row.end(), width - (o.wide ? 2 : 1), "-"); // wide: the quality comes after
                 reasons[fmt::format("{}: {}", cell.t.status, cell.t.why)].insert(cname);
                 lj["reason"] = cell.t.why;
             } else {
                 const double sp = std::isfinite(base) ? base / cell.t.median : NAN;
                 row.push_back(format_seconds(cell.t.median));
-                row.push_back(std::isfinite(sp) ? fmt::format("{:.3g}x", sp) : "-");
+                if (o.wide || !is_baseline) row.push_back(std::isfinite(sp) ? fmt::format("{:.3g}x", sp) : "-");
+                // % of peak from the roofline the run computed at the median
+                // of every repetition's median: the summary's median.
                 row.push_back(percent_of_peak(*cell.rec));
-                row.push_back(bound_of(*cell.rec));
+                if (o.wide) row.push_back(bound_of(*cell.rec));
                 lj["median_seconds"] = cell.t.median;
                 lj["speedup"] = std::isfinite(sp) ? nlohmann::json(sp) : nlohmann::json(nullptr);
                 lj["roofline"] = cell.rec->roofline;
                 if (std::isfinite(sp)) speedups[cname].push_back(sp);
             }
+            if (o.wide) row.push_back(summary.repetitions > 0 ? summary.verdict() : "-");
             rj["levels"][cname] = std::move(lj);
+        }
+        if (!o.wide) {
+            std::string quality = "-";
+            if (!flags.empty())
+                quality = std::all_of(flags.begin(), flags.end(), [&](const std::string &f) { return f == flags[0]; })
+                              ? flags[0]
+                              : fmt::format("{}", fmt::join(flags, "/"));
+            if (!verdicts.empty()) quality += " " + footnotes.mark(fmt::format("{}", fmt::join(verdicts, "; ")));
+            row.push_back(quality);
         }
         t.rows.push_back(std::move(row));
         rows.push_back(std::move(rj));
@@ -182,6 +231,7 @@ Document by_backend(const std::vector<ResultSet> &sets, const LevelOptions &o) {
     if (!geo_text.empty())
         t.notes.push_back(fmt::format("Geomean speed-up against {}: {}.", o.baseline, fmt::join(geo_text, "; ")));
     add_reason_notes(t, reasons);
+    footnotes.add_to(t);
     Document doc;
     doc.tables.push_back(std::move(t));
     doc.data = {{"by", "backend"}, {"baseline", o.baseline}, {"rows", rows}, {"geomean_speedup", geo}};
