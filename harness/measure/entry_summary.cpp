@@ -163,6 +163,10 @@ double first_number(const nlohmann::json &array) {
 
 } // namespace
 
+RepetitionFigures repetition_figures(const RepetitionRecord &record) {
+    return {record.summary.median, record.summary.noise, record.target_met, record.summary.min};
+}
+
 RepetitionFigures repetition_figures(const nlohmann::json &entry) {
     RepetitionFigures r;
     const nlohmann::json &stats = member(entry, "stats");

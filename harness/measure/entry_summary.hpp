@@ -20,6 +20,8 @@
 //     kernel.
 #pragma once
 
+#include "measure/records.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <cmath>
@@ -93,6 +95,9 @@ struct EntrySummary {
 [[nodiscard]] EntrySummary summarize_entry(std::span<const RepetitionFigures> repetitions,
                                            const EntryConditions &conditions);
 
+// What the run holds while measuring: one repetition's record (its samples'
+// median, noise, min; whether it met the target).
+[[nodiscard]] RepetitionFigures repetition_figures(const RepetitionRecord &record);
 // From a result set: one iteration entry's figures (stats.median, else
 // real_time in its time_unit; stats.noise, stats.noise_target_met, stats.min).
 [[nodiscard]] RepetitionFigures repetition_figures(const nlohmann::json &entry);
