@@ -87,6 +87,7 @@ struct ReaderCommands::Options {
     std::string baseline_from, threshold = "5%", alpha = "0.05", by, baseline = "naive", format = "console", output;
     bool force = false; // -o may replace an existing file (every reader's -o)
     bool strict = false, fail_on_regression = false, accept_unmet = false, allow_no_baseline = false;
+    bool wide = false; // --wide: full names and every column instead of tables fitted to 100 columns
     // report
     std::vector<std::string> report_sets;
     std::string report_out, report_title, report_history;
@@ -115,6 +116,7 @@ void ReaderCommands::Options::add_analyze(CLI::App &app) {
     analyze = app.add_subcommand("analyze", "rank a result set's bottlenecks (kind, severity, suggestion; "
                                             "attention's components when profiled); loads no plugin");
     analyze->add_option("result_set", analyze_path, "result set JSON written by `opbench run`")->required();
+    analyze->add_flag("--wide", wide, "full entry names and unwrapped details (default: fitted to 100 columns)");
     analyze->add_option("--top", analyze_top, "show this many cases")
         ->capture_default_str()
         ->check(CLI::PositiveNumber);
@@ -143,7 +145,11 @@ ReaderCommands::ReaderCommands(CLI::App &app) : o_(std::make_unique<Options>()) 
         ->capture_default_str();
     c->add_option("--alpha", o.alpha, "significance level of the Mann-Whitney U test")->capture_default_str();
     c->add_flag("--accept-unmet-noise", o.accept_unmet,
-                "compare repetitions that did not meet their noise target too (timed out)");
+                "also compare a case none of whose repetitions met its noise target (by default it gets no "
+                "ratio; a case with some that met it is compared on all of them, docs/measurement.md)");
+    c->add_flag("--wide", o.wide,
+                "full case names, every column and note in its row (default: tables fitted to 100 columns, "
+                "shared names in a header line, long notes as footnotes)");
     c->add_option("--by", o.by, "side by side instead: backend (optimisation levels) or machine")
         ->check(CLI::IsMember({"backend", "machine"}));
     c->add_option("--baseline", o.baseline, "with --by backend: the level speed-ups are against")
@@ -180,7 +186,10 @@ ReaderCommands::ReaderCommands(CLI::App &app) : o_(std::make_unique<Options>()) 
                   "write to this file instead of stdout (never inside the "
                   "archive; an existing file only with --force)");
     h->add_flag("--force", o.force, "let -o replace an existing file (never one of the archive's)");
-    h->add_flag("--accept-unmet-noise", o.accept_unmet, "show repetitions that did not meet their noise target");
+    h->add_flag("--accept-unmet-noise", o.accept_unmet,
+                "also show a case none of whose repetitions met its noise target");
+    h->add_flag("--wide", o.wide,
+                "one column per run with its date and commit (default: first, last, trend, fitted to 100 columns)");
 
     auto *m = app.add_subcommand("merge", "merge shards of one suite into one result set");
     o.merge = m;
@@ -238,10 +247,15 @@ int ReaderCommands::Options::run_analyze() {
         throw std::invalid_argument(fmt::format("--format {}: unknown (choose: {})", analyze_format, writer_names()));
     Document doc;
     try {
-        doc = analyze_file(analyze_path, analyze_top);
+        doc = analyze_file(analyze_path, analyze_top, wide);
     } catch (const AnalyzeError &e) {
         std::cerr << "opbench analyze: " << e.what() << "\n";
         return kExitBadInput;
+    }
+    // On the terminal: the ranked table, then each entry's details wrapped.
+    if (analyze_format == "console" && (analyze_output.empty() || analyze_output == "-")) {
+        std::cout << console_analysis(doc, analyze_path, wide);
+        return 0;
     }
     return emit(doc, analyze_format, analyze_output, "analyze");
 }
@@ -292,6 +306,7 @@ int ReaderCommands::Options::run_compare() {
     co.threshold = parse_fraction("--threshold", threshold);
     co.alpha = parse_fraction("--alpha", alpha);
     co.accept_unmet_noise = accept_unmet;
+    co.wide = wide;
     if (!find_writer(format))
         throw std::invalid_argument(fmt::format("--format {}: unknown (choose: {})", format, writer_names()));
     std::vector<std::string> paths = sets;
@@ -303,11 +318,11 @@ int ReaderCommands::Options::run_compare() {
     const std::vector<ResultSet> loaded = read_sets(paths);
 
     if (by == "backend") {
-        LevelOptions lo{baseline, accept_unmet};
+        LevelOptions lo{baseline, accept_unmet, wide};
         return emit(by_backend(loaded, lo), format, output, "compare");
     }
     if (by == "machine") {
-        LevelOptions lo{baseline, accept_unmet};
+        LevelOptions lo{baseline, accept_unmet, wide};
         return emit(by_machine(loaded, lo), format, output, "compare");
     }
     const Comparison cmp = compare_sets(loaded, co);
@@ -363,6 +378,7 @@ int ReaderCommands::Options::run_history() {
     ho.machine_id = history_machine;
     ho.last = history_last;
     ho.accept_unmet_noise = accept_unmet;
+    ho.wide = wide;
     if (!find_writer(history_format))
         throw std::invalid_argument(fmt::format("--format {}: unknown (choose: {})", history_format, writer_names()));
     return emit(archive_history(history_dir, ho), history_format, history_output, "history");

@@ -125,9 +125,15 @@ std::optional<Bottleneck> overhead_verdict(const EntryFigures &e, const Bottlene
         b.utilisation = 1.0 - share;
         b.headroom = share;
         b.severity = share >= t.overhead_high ? "high" : "medium";
-        b.description = fmt::format("{} per call, of which about {} ({}) is {}'s fixed cost per call "
-                                    "(the smallest op's time): too little work per call",
-                                    duration(s), duration(e.call_overhead_s), pct(share), e.backend);
+        // A fixed cost measured at or above this call's time (a 1x1 add on a
+        // noisy machine can take longer than a small op) is not a share of it.
+        b.description = e.call_overhead_s >= s
+                            ? fmt::format("{} per call, no more than {}'s fixed cost per call ({}, the smallest "
+                                          "op's time): the call is all overhead, too little work per call",
+                                          duration(s), e.backend, duration(e.call_overhead_s))
+                            : fmt::format("{} per call, of which about {} ({}) is {}'s fixed cost per call "
+                                          "(the smallest op's time): too little work per call",
+                                          duration(s), duration(e.call_overhead_s), pct(share), e.backend);
         b.suggestion = e.is_gpu ? "give each call more work (a larger batch or sequence), fuse small ops, "
                                   "or capture the calls in a CUDA graph"
                                 : "give each call more work (a larger batch, several rows or heads per "
@@ -247,8 +253,12 @@ Bottleneck roofline_verdict(const EntryFigures &e, const BottleneckThresholds &t
         b.suggestion = u >= t.roof_medium_below
                            ? "near the compute roof: fewer FLOPs (a smaller dtype on matrix units: bf16, "
                              "AMX / tensor cores) or more threads are what is left"
-                           : "use a tuned kernel (oneDNN / cuBLAS), register blocking and FMA-wide "
-                             "vectors, and every thread the case allows";
+                       : e.backend == "naive"
+                           ? "the naive backend is the scalar reference: use an optimised backend (onednn, cuda) "
+                             "for this op"
+                           : "check which implementation the library dispatched (ONEDNN_VERBOSE=1 / the profiler) "
+                             "and the layout, dtype and threads it was given; a kernel of your own needs register "
+                             "blocking, FMA-wide vectors and every thread the case allows";
     }
     return b;
 }

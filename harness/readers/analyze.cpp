@@ -2,6 +2,7 @@
 #include "readers/analyze.hpp"
 #include "writers/result_schema.hpp"
 
+#include "readers/compact_table.hpp"
 #include "readers/result_set_reader.hpp"
 #include "writers/units.hpp"
 #include "opbench/ops.hpp"
@@ -20,24 +21,6 @@ namespace opbench {
 
 namespace {
 
-
-double median_of(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-// Seconds per call of one repetition entry: opbench's stats.median, else
-// Google Benchmark's real_time in its unit.
-std::optional<double> entry_seconds(const nlohmann::json &e) {
-    if (e.contains("stats") && e["stats"].is_object() && e["stats"].contains("median") &&
-        e["stats"]["median"].is_number())
-        return e["stats"]["median"].get<double>();
-    if (!e.contains("real_time") || !e["real_time"].is_number()) return std::nullopt;
-    const std::string unit = e.value("time_unit", "ns");
-    const double scale = unit == "s" ? 1.0 : unit == "ms" ? 1e-3 : unit == "us" ? 1e-6 : 1e-9;
-    return e["real_time"].get<double>() * scale;
-}
 
 const nlohmann::json &member(const nlohmann::json &j, const char *key) {
     static const nlohmann::json null;
@@ -173,13 +156,19 @@ std::vector<std::pair<std::string, std::vector<J *>>> measured_groups(J &set) {
     return groups;
 }
 
-template <class J>
-std::optional<double> median_seconds(const std::vector<J *> &entries) {
-    std::vector<double> medians;
-    for (const auto *e : entries)
-        if (auto s = entry_seconds(*e)) medians.push_back(*s);
-    if (medians.empty()) return std::nullopt;
-    return median_of(medians);
+// The verdict for an entry whose times show outside interference: never a
+// kernel diagnosis, the remedy instead.
+Bottleneck disturbed_verdict(const EntrySummary &summary) {
+    Bottleneck b;
+    b.kind = "disturbed";
+    b.severity = "none";
+    b.utilisation = 0;
+    b.headroom = 0; // nothing to win in the kernel: ranked after every diagnosis
+    b.description = summary.verdict() + ": the time measures the machine, not the kernel";
+    b.suggestion = "measure it again with fewer threads waiting for a CPU: --threads 1, --cpus LIST (CPUs of its "
+                   "own), a quieter machine, or interleaved repetitions "
+                   "(--benchmark_enable_random_interleaving=true); docs/measurement.md";
+    return b;
 }
 
 } // namespace
@@ -188,9 +177,13 @@ void add_bottlenecks(nlohmann::json &set) {
     if (!set.is_object() || !set.contains("benchmarks") || !set["benchmarks"].is_array()) return;
     const nlohmann::json ctx = member(member(set, "context"), "opbench");
     for (auto &[name, entries] : measured_groups(set)) {
-        const auto seconds = median_seconds(entries);
-        if (!seconds) continue;
-        const nlohmann::json verdict = to_json(analyse(figures_from_entry(*entries.front(), ctx, *seconds)));
+        std::vector<const nlohmann::json *> view(entries.begin(), entries.end());
+        const EntrySummary summary = summarize_entry_json(view, member(set, "context"));
+        if (!std::isfinite(summary.median_s)) continue;
+        const nlohmann::json verdict =
+            to_json(summary.quality == Quality::disturbed
+                        ? disturbed_verdict(summary)
+                        : analyse(figures_from_entry(*entries.front(), ctx, summary.median_s)));
         for (auto *e : entries) (*e)["bottleneck"] = verdict;
     }
 }
@@ -203,16 +196,19 @@ std::vector<AnalyzedEntry> analyse_result_set(const nlohmann::json &set, const s
     const nlohmann::json &ctx = member(member(set, "context"), "opbench");
     std::vector<AnalyzedEntry> out;
     for (const auto &[name, entries] : measured_groups(set)) {
-        const auto seconds = median_seconds(entries);
-        if (!seconds) continue;
+        const EntrySummary summary = summarize_entry_json(entries, member(set, "context"));
+        if (!std::isfinite(summary.median_s)) continue;
         const nlohmann::json &first = *entries.front();
         AnalyzedEntry a;
         a.name = name;
         a.op = first.value("op", "");
         a.backend = first.value("backend", "");
-        a.seconds = *seconds;
+        a.seconds = summary.median_s;
+        a.summary = summary;
         const nlohmann::json &given = member(first, "bottleneck");
-        if (given.is_object() && given.contains("kind")) {
+        if (summary.quality == Quality::disturbed) {
+            a.bottleneck = disturbed_verdict(summary); // whatever the run wrote: no kernel diagnosis
+        } else if (given.is_object() && given.contains("kind")) {
             a.from_run = true;
             a.bottleneck.kind = given.value("kind", "unknown");
             a.bottleneck.severity = given.value("severity", "none");
@@ -232,27 +228,41 @@ std::vector<AnalyzedEntry> analyse_result_set(const nlohmann::json &set, const s
             }
         out.push_back(std::move(a));
     }
+    // Diagnoses by impact; disturbed entries after them all (their impact is
+    // not the kernel's).
     std::stable_sort(out.begin(), out.end(), [](const AnalyzedEntry &x, const AnalyzedEntry &y) {
+        const bool xd = x.summary.quality == Quality::disturbed, yd = y.summary.quality == Quality::disturbed;
+        if (xd != yd) return yd;
         return x.bottleneck.impact(x.seconds) > y.bottleneck.impact(y.seconds);
     });
     return out;
 }
 
-std::vector<Table> analysis_tables(const std::vector<AnalyzedEntry> &entries, std::size_t limit) {
+std::vector<Table> analysis_tables(const std::vector<AnalyzedEntry> &entries, std::size_t limit, bool wide) {
     Table rank;
     rank.title = "Bottlenecks, largest (time per call x headroom) first";
-    rank.columns = {"#", "case x backend", "kind", "severity", "utilisation", "time/call", "could save"};
+    rank.columns = {"#", "case x backend", "kind", "severity", "utilisation", "time/call", "could save", "quality"};
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < entries.size() && i < limit; ++i) names.push_back(entries[i].name);
+    const SharedSegments shown = split_shared_segments(names);
+    if (!wide && !shown.shared.empty())
+        rank.title = title_with_header(rank.title, {fmt::format("every entry: {}", fmt::join(shown.shared, " "))});
     for (std::size_t i = 0; i < entries.size() && i < limit; ++i) {
         const auto &a = entries[i];
-        rank.rows.push_back({std::to_string(i + 1), a.name, a.bottleneck.kind, a.bottleneck.severity,
-                             fmt::format("{:.0f}%", 100.0 * a.bottleneck.utilisation), format_seconds(a.seconds),
-                             format_seconds(a.bottleneck.impact(a.seconds))});
+        const bool disturbed = a.summary.quality == Quality::disturbed;
+        rank.rows.push_back({std::to_string(i + 1), wide ? a.name : shown.rows[i], a.bottleneck.kind,
+                             a.bottleneck.severity,
+                             disturbed ? "-" : fmt::format("{:.0f}%", 100.0 * a.bottleneck.utilisation),
+                             format_seconds(a.seconds), disturbed ? "-" : format_seconds(a.bottleneck.impact(a.seconds)),
+                             std::string(a.summary.flag())});
     }
     if (entries.size() > limit)
         rank.notes.push_back(fmt::format("{} more not shown (--top N shows more)", entries.size() - limit));
     rank.notes.push_back("utilisation: of the roof the case is bound by (memory/compute), or the share of the "
                          "call doing the op's own work (overhead, allocation churn), or the device's busy "
                          "share (sync); docs/bottlenecks.md");
+    rank.notes.push_back("quality: clean, noisy (less precise than the noise target asked) or disturbed (the "
+                         "times show interference: no kernel diagnosis, the remedy instead); docs/measurement.md");
 
     Table detail;
     detail.title = "Details";
@@ -264,6 +274,8 @@ std::vector<Table> analysis_tables(const std::vector<AnalyzedEntry> &entries, st
             {n, "verdict",
              fmt::format("{} ({}): {}", a.bottleneck.kind, a.bottleneck.severity, a.bottleneck.description)});
         detail.rows.push_back({n, "suggestion", a.bottleneck.suggestion});
+        if (a.summary.quality != Quality::clean && a.summary.quality != Quality::disturbed)
+            detail.rows.push_back({n, "quality", a.summary.verdict()});
         if (a.layer) {
             std::string parts;
             for (const auto &[name, share] : a.layer->shares) parts += fmt::format("{} {:.1f}%, ", name, 100.0 * share);
@@ -317,9 +329,29 @@ nlohmann::json entry_json(const AnalyzedEntry &a, std::size_t rank) {
     return j;
 }
 
+// `text` after a 16-column label, wrapped at spaces to `width` columns
+// (unwrapped when width is 0).
+std::string wrapped_field(const std::string &label, const std::string &text, std::size_t width) {
+    const std::string indent(16, ' ');
+    std::string out = fmt::format("    {:<11} ", label + ":"), line;
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        std::size_t end = text.find(' ', start);
+        if (end == std::string::npos) end = text.size();
+        const std::string word = text.substr(start, end - start);
+        if (width > 0 && !line.empty() && indent.size() + line.size() + 1 + word.size() > width) {
+            out += line + "\n" + indent;
+            line.clear();
+        }
+        line += (line.empty() ? "" : " ") + word;
+        start = end + 1;
+    }
+    return out + line + "\n";
+}
 } // namespace
 
-Document analysis_document(const std::vector<AnalyzedEntry> &entries, std::size_t limit, const std::string &source) {
+Document analysis_document(const std::vector<AnalyzedEntry> &entries, std::size_t limit, const std::string &source,
+                           bool wide) {
     Document doc;
     doc.data = {{"result_set", source}, {"measured", entries.size()}, {"entries", nlohmann::json::array()}};
     for (std::size_t i = 0; i < entries.size() && i < limit; ++i)
@@ -331,11 +363,11 @@ Document analysis_document(const std::vector<AnalyzedEntry> &entries, std::size_
         doc.tables.push_back(std::move(none));
         return doc;
     }
-    doc.tables = analysis_tables(entries, limit);
+    doc.tables = analysis_tables(entries, limit, wide);
     return doc;
 }
 
-Document analyze_file(const std::string &path, std::size_t limit) {
+Document analyze_file(const std::string &path, std::size_t limit, bool wide) {
     // The readers' one way in: size cap, directories refused, JSON and
     // schema checked (result_set_reader.hpp).
     nlohmann::json set;
@@ -345,18 +377,35 @@ Document analyze_file(const std::string &path, std::size_t limit) {
     } catch (const ResultSetError &e) {
         throw AnalyzeError(e.what());
     }
-    return analysis_document(analyse_result_set(set, path), limit, path);
+    return analysis_document(analyse_result_set(set, path), limit, path, wide);
+}
+
+// The console form: the ranked table, then each entry's details as text
+// wrapped to the terminal (the cells are too long for columns).
+std::string console_analysis(const Document &doc, const std::string &path, bool wide) {
+    if (doc.data.value("measured", 0) == 0) return fmt::format("{}: no measured case (every entry failed or was skipped)\n", path);
+    std::string out = render_text_table(doc.tables[0]) + "\n";
+    std::string current;
+    for (const auto &row : doc.tables[1].rows) {
+        if (row[0] != current) {
+            current = row[0];
+            out += fmt::format("#{} {}\n", current, doc.data["entries"][std::stoul(current) - 1].value("name", ""));
+        }
+        out += wrapped_field(row[1], row[2], wide ? 0 : kConsoleColumns);
+    }
+    return out;
 }
 
 int cmd_analyze(const std::string &path, std::size_t limit, std::ostream &out, std::ostream &err,
-                std::string_view format) {
+                std::string_view format, bool wide) {
     const Writer *writer = find_writer(format);
     if (!writer) {
         err << fmt::format("opbench analyze: --format {}: unknown (choose: {})\n", format, writer_names());
         return 2;
     }
     try {
-        out << writer->write(analyze_file(path, limit));
+        const Document doc = analyze_file(path, limit, wide);
+        out << (format == "console" ? console_analysis(doc, path, wide) : writer->write(doc));
     } catch (const AnalyzeError &e) {
         err << "opbench analyze: " << e.what() << "\n";
         return 2;

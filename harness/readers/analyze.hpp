@@ -6,6 +6,7 @@
 #pragma once
 
 #include "machine/bottleneck.hpp"
+#include "measure/entry_summary.hpp"
 #include "writers/writer.hpp"
 
 #include <nlohmann/json.hpp>
@@ -53,7 +54,10 @@ struct ComponentBreakdown {
 struct AnalyzedEntry {
     std::string name; // the benchmark's run name
     std::string op, backend;
-    double seconds = 0; // median over its repetitions' medians, per call
+    double seconds = 0;   // the summary's median (every repetition's median), per call
+    EntrySummary summary; // its median and quality (measure/entry_summary.hpp)
+    // A disturbed entry's bottleneck is kind "disturbed" with the remedy:
+    // its time says nothing about the kernel.
     Bottleneck bottleneck;
     bool from_run = false; // the result set carried the verdict
     std::optional<ComponentBreakdown> components;
@@ -77,23 +81,32 @@ void add_bottlenecks(nlohmann::json &set);
 
 // The ranking table and one detail table (description, suggestion,
 // components) per entry.
-[[nodiscard]] std::vector<Table> analysis_tables(const std::vector<AnalyzedEntry> &entries, std::size_t limit);
+// By default the ranking fits 100 columns (the name segments every entry
+// shares go to a header line); `wide` keeps full names.
+[[nodiscard]] std::vector<Table> analysis_tables(const std::vector<AnalyzedEntry> &entries, std::size_t limit,
+                                                 bool wide = false);
 
 // What every output format writes: `data` (the first `limit` entries, each
 // with its verdict, time, impact and breakdowns, as JSON) and `tables` (the
-// two above; for no measured case, one table saying so). `source` names the set.
+// two above; for no measured case, one table saying so). `source` names the
+// set; `wide`: full names and parameters (else fitted to 100 columns).
 [[nodiscard]] Document analysis_document(const std::vector<AnalyzedEntry> &entries, std::size_t limit,
-                                         const std::string &source);
+                                         const std::string &source, bool wide = false);
 
 // Reads and analyses the result set at `path` into its document. Throws
 // AnalyzeError (naming the file) for a file that is missing, too large, not
 // JSON or not a result set.
-[[nodiscard]] Document analyze_file(const std::string &path, std::size_t limit);
+[[nodiscard]] Document analyze_file(const std::string &path, std::size_t limit, bool wide = false);
+
+// The console form of an analysis: the ranked table, then each entry's
+// details wrapped to 100 columns (unwrapped when `wide`).
+[[nodiscard]] std::string console_analysis(const Document &doc, const std::string &path, bool wide);
 
 // The whole command: read `path`, write it in `format` (a writer's name) to
-// `out`; exit status 0, or 2 for an unknown format or a file that is missing
-// or not a result set (the message goes to `err`).
+// `out` (console: the table, then each entry's details wrapped to 100
+// columns unless `wide`); exit status 0, or 2 for an unknown format or a file
+// that is missing or not a result set (the message goes to `err`).
 [[nodiscard]] int cmd_analyze(const std::string &path, std::size_t limit, std::ostream &out, std::ostream &err,
-                              std::string_view format = "console");
+                              std::string_view format = "console", bool wide = false);
 
 } // namespace opbench

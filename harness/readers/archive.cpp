@@ -1,5 +1,7 @@
 #include "readers/archive.hpp"
 
+#include "readers/compact_table.hpp"
+
 #include "files/atomic_file.hpp"
 
 #include <fmt/format.h>
@@ -232,114 +234,146 @@ std::vector<ArchiveEntry> archive_matching(const fs::path &dir, const std::strin
 }
 
 namespace {
+// One character per run, the median's place between the series' lowest
+// (▁) and highest (█) on a log scale; · for a run without a time.
+std::string trend(const std::vector<double> &medians) {
+    static const char *const kBars[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+    double lo = INFINITY, hi = 0;
+    for (double m : medians)
+        if (std::isfinite(m) && m > 0) {
+            lo = std::min(lo, m);
+            hi = std::max(hi, m);
+        }
+    std::string out;
+    for (double m : medians) {
+        if (!(std::isfinite(m) && m > 0)) {
+            out += "·";
+            continue;
+        }
+        const double place = hi > lo ? std::log(m / lo) / std::log(hi / lo) : 0.0;
+        out += kBars[std::clamp(static_cast<int>(place * 7.0 + 0.5), 0, 7)];
+    }
+    return out;
+}
+} // namespace
 
-// The archived runs history shows: the suite's, on one machine (the newest
-// run's unless --machine), the last `o.last`; and every machine the suite
-// was run on, for the note.
-struct HistoryRuns {
-    std::string machine;
-    std::vector<ArchiveEntry> runs;
-    std::vector<std::string> machines;
-};
-
-HistoryRuns history_runs(const fs::path &dir, const HistoryOptions &o) {
+Document archive_history(const fs::path &dir, const HistoryOptions &o) {
+    const std::vector<ArchiveEntry> all = read_index(dir);
     std::vector<ArchiveEntry> of_suite;
     std::vector<std::string> suites;
-    for (const auto &e : read_index(dir)) {
+    for (const auto &e : all) {
         if (e.suite == o.suite) of_suite.push_back(e);
         if (std::find(suites.begin(), suites.end(), e.suite) == suites.end()) suites.push_back(e.suite);
     }
     if (of_suite.empty())
         throw ArchiveError(fmt::format("{}: no archived run of suite '{}' (the archive has: {})", dir.string(), o.suite,
                                        suites.empty() ? "nothing" : fmt::format("{}", fmt::join(suites, ", "))));
-    HistoryRuns h;
-    h.machine = o.machine_id.empty() ? of_suite.back().machine_id : o.machine_id;
+    const std::string machine = o.machine_id.empty() ? of_suite.back().machine_id : o.machine_id;
+    std::vector<ArchiveEntry> runs;
+    std::vector<std::string> machines;
     for (const auto &e : of_suite) {
-        if (e.machine_id == h.machine) h.runs.push_back(e);
-        if (std::find(h.machines.begin(), h.machines.end(), e.machine_id) == h.machines.end())
-            h.machines.push_back(e.machine_id);
+        if (e.machine_id == machine) runs.push_back(e);
+        if (std::find(machines.begin(), machines.end(), e.machine_id) == machines.end())
+            machines.push_back(e.machine_id);
     }
-    if (h.runs.empty())
+    if (runs.empty())
         throw ArchiveError(fmt::format("{}: no run of suite '{}' on machine '{}' (machines: {})", dir.string(), o.suite,
-                                       h.machine, fmt::join(h.machines, ", ")));
-    if (h.runs.size() > o.last) h.runs.erase(h.runs.begin(), h.runs.end() - static_cast<std::ptrdiff_t>(o.last));
-    return h;
-}
+                                       machine, fmt::join(machines, ", ")));
+    if (runs.size() > o.last) runs.erase(runs.begin(), runs.end() - static_cast<std::ptrdiff_t>(o.last));
+    const std::regex re(o.case_regex.empty() ? std::string(".*") : o.case_regex, std::regex::ECMAScript);
 
-// Each case [backend] that --case matches, in order of first appearance,
-// with its times in each run ("absent" where a run lacks it).
-struct HistorySeries {
+    std::vector<ResultSet> sets;
+    for (const auto &r : runs) sets.push_back(read_result_set((dir / r.path).string()));
     std::vector<std::string> order;
     std::map<std::string, std::string> labels;
     std::map<std::string, std::vector<ValidTimes>> series; // key -> one per run
-};
-
-HistorySeries history_series(const fs::path &dir, const std::vector<ArchiveEntry> &runs, const HistoryOptions &o) {
-    const std::regex re(o.case_regex.empty() ? std::string(".*") : o.case_regex, std::regex::ECMAScript);
-    std::vector<ResultSet> sets;
-    for (const auto &r : runs) sets.push_back(read_result_set((dir / r.path).string()));
-    HistorySeries h;
     for (std::size_t i = 0; i < sets.size(); ++i)
         for (const auto &c : sets[i].cases) {
             const std::string label = c.label() + " [" + c.backend + "]";
             if (!std::regex_search(label, re)) continue;
             const std::string k = c.match_key();
-            if (!h.labels.count(k)) {
-                h.order.push_back(k);
-                h.labels[k] = label;
-                h.series[k].resize(sets.size());
-                for (auto &v : h.series[k]) v.status = "absent";
+            if (!labels.count(k)) {
+                order.push_back(k);
+                labels[k] = label;
+                series[k].resize(sets.size());
+                for (auto &v : series[k]) v.status = "absent";
             }
-            h.series[k][i] = valid_times(c, o.accept_unmet_noise);
+            series[k][i] = valid_times(c, o.accept_unmet_noise);
         }
-    return h;
-}
 
-// One case's row: its median per run, then last / first.
-std::pair<std::vector<std::string>, nlohmann::json> history_row(const std::string &label,
-                                                                const std::vector<ValidTimes> &times) {
-    std::vector<std::string> row{label};
-    nlohmann::json cj = {{"case", label}, {"median_seconds", nlohmann::json::array()}};
-    double first = NAN, last = NAN;
-    for (const auto &v : times) {
-        if (v.status == "ok") {
-            row.push_back(format_seconds(v.median));
-            if (!std::isfinite(first)) first = v.median;
-            last = v.median;
-            cj["median_seconds"].push_back(v.median);
-        } else {
-            row.push_back(v.status);
-            cj["median_seconds"].push_back(nullptr);
-        }
-    }
-    row.push_back(std::isfinite(first) ? fmt::format("{:.3f}", last / first) : "-");
-    return {std::move(row), std::move(cj)};
-}
-
-} // namespace
-
-Document archive_history(const fs::path &dir, const HistoryOptions &o) {
-    const HistoryRuns h = history_runs(dir, o);
-    HistorySeries s = history_series(dir, h.runs, o);
     Table t;
-    t.title = fmt::format("History of suite '{}' on {} ({} runs, oldest first)", o.suite, h.machine, h.runs.size());
+    t.title = fmt::format("History of suite '{}' on {} ({} runs, oldest first)", o.suite, machine, runs.size());
+    // Default: the first and last median, their ratio, a trend of one
+    // character per run and the newest run's quality, so ten runs fit 100
+    // columns; the runs are listed in the header. --wide: a column per run.
+    std::vector<std::string> row_labels;
+    for (const auto &k : order) row_labels.push_back(labels[k].substr(0, labels[k].rfind(" [")));
+    const SharedSegments names = split_shared_segments(row_labels);
+    Footnotes footnotes;
     t.columns = {"case [backend]"};
-    for (const auto &r : h.runs)
-        t.columns.push_back(fmt::format("{} {}", r.timestamp.substr(0, 19), r.commit.substr(0, 12)));
-    t.columns.push_back("last / first");
+    if (o.wide) {
+        for (const auto &r : runs)
+            t.columns.push_back(fmt::format("{} {}", r.timestamp.substr(0, 19), r.commit.substr(0, 12)));
+        t.columns.push_back("last / first");
+    } else {
+        t.columns.insert(t.columns.end(), {"first", "last", "last / first", "trend", "last quality"});
+        std::vector<std::string> header;
+        if (!names.shared.empty()) header.push_back(fmt::format("every case: {}", fmt::join(names.shared, " ")));
+        std::vector<std::string> run_names;
+        for (const auto &r : runs)
+            run_names.push_back(fmt::format("{} {}", r.timestamp.substr(0, 16), r.commit.substr(0, 7)));
+        header.push_back(fmt::format("runs (trend left to right): {}", fmt::join(run_names, ", ")));
+        t.title = title_with_header(t.title, header);
+    }
     nlohmann::json data = {{"suite", o.suite},
-                           {"machine_id", h.machine},
+                           {"machine_id", machine},
                            {"runs", nlohmann::json::array()},
                            {"cases", nlohmann::json::array()}};
-    for (const auto &r : h.runs) data["runs"].push_back(to_json(r));
-    for (const auto &k : s.order) {
-        auto [row, cj] = history_row(s.labels[k], s.series[k]);
+    for (const auto &r : runs) data["runs"].push_back(to_json(r));
+    for (std::size_t ri = 0; ri < order.size(); ++ri) {
+        const std::string &k = order[ri];
+        std::vector<std::string> row{o.wide ? labels[k] : names.rows[ri] + labels[k].substr(labels[k].rfind(" ["))};
+        nlohmann::json cj = {{"case", labels[k]},
+                             {"median_seconds", nlohmann::json::array()},
+                             {"quality", nlohmann::json::array()}};
+        double first = NAN, last = NAN;
+        const EntrySummary *last_summary = nullptr;
+        std::vector<double> medians;
+        for (const auto &v : series[k]) {
+            cj["quality"].push_back(v.summary.repetitions > 0 ? nlohmann::json(std::string(v.summary.flag()))
+                                                               : nlohmann::json(nullptr));
+            if (v.status == "ok") {
+                if (o.wide) row.push_back(format_seconds(v.median));
+                if (!std::isfinite(first)) first = v.median;
+                last = v.median;
+                last_summary = &v.summary;
+                medians.push_back(v.median);
+                cj["median_seconds"].push_back(v.median);
+            } else {
+                if (o.wide) row.push_back(v.status);
+                medians.push_back(NAN);
+                cj["median_seconds"].push_back(nullptr);
+            }
+        }
+        const std::string ratio = std::isfinite(first) ? fmt::format("{:.3f}", last / first) : "-";
+        if (o.wide) {
+            row.push_back(ratio);
+        } else {
+            std::string quality = last_summary ? std::string(last_summary->flag()) : "-";
+            if (last_summary && last_summary->quality != Quality::clean)
+                quality += " " + footnotes.mark(last_summary->verdict());
+            row.insert(row.end(), {std::isfinite(first) ? format_seconds(first) : "-",
+                                   std::isfinite(last) ? format_seconds(last) : "-", ratio, trend(medians), quality});
+        }
         t.rows.push_back(std::move(row));
         data["cases"].push_back(std::move(cj));
     }
-    if (h.machines.size() > 1)
+    if (!o.wide)
+        t.notes.push_back("trend: each run's median from the case's lowest (▁) to highest (█); · no time");
+    footnotes.add_to(t);
+    if (machines.size() > 1)
         t.notes.push_back(fmt::format("The archive holds this suite on {} machines ({}); --machine picks one.",
-                                      h.machines.size(), fmt::join(h.machines, ", ")));
+                                      machines.size(), fmt::join(machines, ", ")));
     Document doc;
     doc.tables.push_back(std::move(t));
     doc.data = std::move(data);

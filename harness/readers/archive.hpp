@@ -68,6 +68,7 @@ struct HistoryOptions {
     std::string machine_id; // empty: the machine of the newest set of the suite
     std::size_t last = 10;  // at most this many runs, the newest
     bool accept_unmet_noise = false;
+    bool wide = false; // one column per run (date, commit); default: first, last, trend, fitted to 100 columns
 };
 
 // Each case's median time across the archived runs of one suite on one

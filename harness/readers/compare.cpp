@@ -1,5 +1,6 @@
 #include "readers/compare.hpp"
 
+#include "readers/compact_table.hpp"
 #include "readers/mann_whitney.hpp"
 #include "measure/statistics.hpp"
 
@@ -154,6 +155,14 @@ std::vector<std::string> set_names(const std::vector<ResultSet> &sets) {
     return names;
 }
 
+// "clean", "noisy", or "clean/disturbed" when the sides differ ("-" for a
+// side without repetitions).
+std::string quality_cell(const CaseComparison &cc) {
+    auto flag = [](const EntrySummary &s) { return s.repetitions > 0 ? std::string(s.flag()) : std::string("-"); };
+    const std::string b = flag(cc.base_summary), n = flag(cc.new_summary);
+    return b == n ? b : b + "/" + n;
+}
+
 double geomean_of(const std::vector<double> &ratios) {
     double log_sum = 0;
     for (double r : ratios) log_sum += std::log(r);
@@ -206,6 +215,16 @@ CaseComparison compare_case(const CaseRecord &base, const CaseRecord &next, cons
     r.p_value = NAN;
     const ValidTimes b = valid_times(base, o.accept_unmet_noise);
     const ValidTimes n = valid_times(next, o.accept_unmet_noise);
+    r.base_summary = b.summary;
+    r.new_summary = n.summary;
+    {
+        std::vector<std::string> sides;
+        if (b.summary.repetitions > 0 && b.summary.quality != Quality::clean)
+            sides.push_back("base " + b.summary.verdict());
+        if (n.summary.repetitions > 0 && n.summary.quality != Quality::clean)
+            sides.push_back("new " + n.summary.verdict());
+        r.note = fmt::format("{}", fmt::join(sides, "; "));
+    }
     if (b.status != "ok" || n.status != "ok") {
         // No ratio: say which side has no time, and why.
         if (b.status != "ok" && n.status != "ok" && b.status == n.status && b.why == n.why) {
@@ -252,6 +271,12 @@ CaseComparison compare_case(const CaseRecord &base, const CaseRecord &next, cons
         r.within_process_spread = true;
         r.test += fmt::format(", within its spread across worker processes {:.1f}%", r.process_spread * 100);
     }
+    if ((r.verdict == "faster" || r.verdict == "slower") &&
+        (b.summary.quality == Quality::disturbed || n.summary.quality == Quality::disturbed)) {
+        r.verdict = "noisy";
+        r.disturbed = true;
+        r.test += ", a side disturbed";
+    }
     if (auto h = o.run_to_run.find(base.match_key()); h != o.run_to_run.end() && h->second.runs >= kMinRunsForRange) {
         r.run_to_run = h->second;
         if ((r.verdict == "faster" || r.verdict == "slower") && std::fabs(r.ratio - 1.0) <= h->second.range) {
@@ -260,8 +285,6 @@ CaseComparison compare_case(const CaseRecord &base, const CaseRecord &next, cons
             r.test += fmt::format(", within its run-to-run range {:.1f}%", h->second.range * 100);
         }
     }
-    if (b.excluded + n.excluded > 0)
-        r.note = fmt::format("left out (noise target not met): {} base, {} new repetitions", b.excluded, n.excluded);
     return r;
 }
 
@@ -374,124 +397,6 @@ Comparison compare_sets(const std::vector<ResultSet> &sets, const CompareOptions
     return out;
 }
 
-namespace {
-
-// The table of settings that differ between the sets, with its JSON.
-void add_settings_differ(const Comparison &c, Document &doc, nlohmann::json &data) {
-    data["settings_differ"] = nlohmann::json::array();
-    if (c.differing.empty()) return;
-    Table t;
-    t.title = "Settings that differ";
-    t.columns.push_back("setting");
-    for (const auto &n : c.set_names) t.columns.push_back(n);
-    for (const auto &d : c.differing) {
-        std::vector<std::string> row{d.setting};
-        row.insert(row.end(), d.values.begin(), d.values.end());
-        t.rows.push_back(std::move(row));
-        data["settings_differ"].push_back({{"setting", d.setting}, {"values", d.values}, {"strict", d.strict}});
-    }
-    doc.tables.push_back(std::move(t));
-}
-
-nlohmann::json case_json(const CaseComparison &cc) {
-    nlohmann::json cj = {{"case", cc.label}, {"backend", cc.backend}, {"op", cc.op}, {"verdict", cc.verdict}};
-    if (!cc.compared) {
-        cj["reason"] = cc.reason;
-        return cj;
-    }
-    cj["base_median_seconds"] = cc.base_median;
-    cj["new_median_seconds"] = cc.new_median;
-    cj["ratio"] = cc.ratio;
-    cj["p_value"] = std::isfinite(cc.p_value) ? nlohmann::json(cc.p_value) : nlohmann::json(nullptr);
-    cj["test"] = cc.test;
-    if (!cc.note.empty()) cj["note"] = cc.note;
-    cj["process_spread"] = cc.process_spread;
-    cj["within_process_spread"] = cc.within_process_spread;
-    if (cc.run_to_run.runs > 0) {
-        cj["run_to_run_range"] = cc.run_to_run.range;
-        cj["run_to_run_runs"] = cc.run_to_run.runs;
-        cj["within_run_to_run"] = cc.within_run_to_run;
-    }
-    return cj;
-}
-
-// The compared table's notes: the verdict counts and rule, repetitions left
-// out, and how far run-to-run noise was accounted for.
-void add_compared_notes(Table &compared, const PairComparison &p, const Comparison &c, std::size_t no_ratio,
-                        nlohmann::json &pj) {
-    const CompareOptions &o = c.options;
-    std::vector<std::string> counts;
-    for (const char *v : {"same", "faster", "slower", "noisy"}) {
-        counts.push_back(fmt::format("{} {}", p.count(v), v));
-        pj["counts"][v] = p.count(v);
-    }
-    pj["counts"]["no_ratio"] = no_ratio;
-    compared.notes.push_back(fmt::format("{}; {} without a ratio. Verdict: a change under {:g}% is same; over "
-                                         "it, faster/slower when the U test gives p < {:g}, else noisy.",
-                                         fmt::join(counts, ", "), no_ratio, o.threshold * 100, o.alpha));
-    std::size_t left_out = 0;
-    for (const auto &cc : p.cases)
-        if (!cc.note.empty()) ++left_out;
-    if (left_out > 0)
-        compared.notes.push_back(fmt::format("{} cases compared on part of their repetitions (the others did not "
-                                             "meet their noise target; --accept-unmet-noise keeps them).",
-                                             left_out));
-    std::size_t with_range = 0, within = 0;
-    for (const auto &cc : p.cases) {
-        if (cc.run_to_run.runs > 0) ++with_range;
-        if (cc.within_run_to_run) ++within;
-    }
-    if (with_range == 0 && p.count("faster") + p.count("slower") > 0 && !c.interleaved)
-        compared.notes.push_back(
-            "Both runs took each case's repetitions back to back: a slow spell of the machine during one run "
-            "moves all of a case's repetitions at once, and reads as a change. To compare runs, use "
-            "--benchmark_enable_random_interleaving=true (each case spread over the run), or --baseline-from "
-            "an archive (each case's run-to-run range); docs/measurement.md.");
-    if (with_range > 0)
-        compared.notes.push_back(fmt::format(
-            "{} cases have a run-to-run range from at least {} archived runs (how far their median moved between "
-            "runs of unchanged code); {} significant changes fell within it and are noisy.",
-            with_range, kMinRunsForRange, within));
-}
-
-// One pair's tables (compared, without a ratio, geomeans) into `doc`, and its JSON.
-nlohmann::json add_pair(const PairComparison &p, const Comparison &c, Document &doc) {
-    nlohmann::json pj = {{"base", p.base_path},
-                         {"new", p.new_path},
-                         {"cases", nlohmann::json::array()},
-                         {"geomeans", nlohmann::json::array()}};
-    Table compared;
-    compared.title = pair_title(p);
-    compared.columns = {"case", "backend", "base", "new", "ratio", "change", "p", "test", "verdict"};
-    Table skipped;
-    skipped.title = pair_title(p) + ": no ratio";
-    skipped.columns = {"case", "backend", "status", "reason"};
-    for (const auto &cc : p.cases) {
-        if (cc.compared)
-            compared.rows.push_back(
-                {cc.label, cc.backend, format_seconds(cc.base_median), format_seconds(cc.new_median),
-                 fmt::format("{:.3f}", cc.ratio), percent(cc.ratio - 1),
-                 std::isfinite(cc.p_value) ? fmt::format("{:.3g}", cc.p_value) : "-", cc.test, cc.verdict});
-        else
-            skipped.rows.push_back({cc.label, cc.backend, cc.verdict, cc.reason});
-        pj["cases"].push_back(case_json(cc));
-    }
-    add_compared_notes(compared, p, c, skipped.rows.size(), pj);
-    doc.tables.push_back(std::move(compared));
-    if (!skipped.rows.empty()) doc.tables.push_back(std::move(skipped));
-    Table geo;
-    geo.title = pair_title(p) + ": geomean of ratios";
-    geo.columns = {"group", "cases", "ratio", "change"};
-    for (const auto &g : p.geomeans) {
-        geo.rows.push_back({g.group, std::to_string(g.cases), fmt::format("{:.3f}", g.ratio), percent(g.ratio - 1)});
-        pj["geomeans"].push_back({{"group", g.group}, {"cases", g.cases}, {"ratio", g.ratio}});
-    }
-    if (!geo.rows.empty()) doc.tables.push_back(std::move(geo));
-    return pj;
-}
-
-} // namespace
-
 Document comparison_document(const Comparison &c) {
     Document doc;
     const CompareOptions &o = c.options;
@@ -500,9 +405,159 @@ Document comparison_document(const Comparison &c) {
     data["alpha"] = o.alpha;
     data["accept_unmet_noise"] = o.accept_unmet_noise;
     data["sets"] = c.set_names;
-    add_settings_differ(c, doc, data);
+    data["settings_differ"] = nlohmann::json::array();
+    if (!c.differing.empty()) {
+        Table t;
+        t.title = "Settings that differ";
+        t.columns.push_back("setting");
+        for (const auto &n : c.set_names) t.columns.push_back(n);
+        for (const auto &d : c.differing) {
+            std::vector<std::string> row{d.setting};
+            row.insert(row.end(), d.values.begin(), d.values.end());
+            t.rows.push_back(std::move(row));
+            data["settings_differ"].push_back({{"setting", d.setting}, {"values", d.values}, {"strict", d.strict}});
+        }
+        doc.tables.push_back(std::move(t));
+    }
     data["comparisons"] = nlohmann::json::array();
-    for (const auto &p : c.pairs) data["comparisons"].push_back(add_pair(p, c, doc));
+    for (const auto &p : c.pairs) {
+        nlohmann::json pj = {{"base", p.base_path},
+                             {"new", p.new_path},
+                             {"cases", nlohmann::json::array()},
+                             {"geomeans", nlohmann::json::array()}};
+        Table compared;
+        compared.title = pair_title(p);
+        Table skipped;
+        skipped.title = pair_title(p) + ": no ratio";
+        // By default rows show only what varies (the shared name segments and
+        // the usual test go to a header line; qualities, other tests and
+        // reasons to footnotes), so the table fits 100 columns; --wide keeps
+        // every name and text in its row.
+        std::vector<std::string> labels, skipped_labels;
+        std::map<std::string, std::size_t> test_counts;
+        for (const auto &cc : p.cases) {
+            (cc.compared ? labels : skipped_labels).push_back(cc.label);
+            if (cc.compared) ++test_counts[cc.test];
+        }
+        const SharedSegments names = split_shared_segments(labels);
+        const SharedSegments skipped_names = split_shared_segments(skipped_labels);
+        std::string usual_test;
+        for (const auto &[test, n] : test_counts)
+            if (usual_test.empty() || n > test_counts[usual_test]) usual_test = test;
+        Footnotes notes;
+        if (o.wide) {
+            compared.columns = {"case", "backend", "base", "new", "ratio", "change", "p", "test", "verdict", "quality"};
+            skipped.columns = {"case", "backend", "status", "reason"};
+        } else {
+            compared.columns = {"case", "backend", "base", "new", "change", "p", "verdict", "quality"};
+            skipped.columns = {"case", "backend", "status", "quality"};
+            std::vector<std::string> header;
+            if (!names.shared.empty()) header.push_back(fmt::format("every case: {}", fmt::join(names.shared, " ")));
+            if (!usual_test.empty())
+                header.push_back(fmt::format("U test: {} unless a note says otherwise", usual_test));
+            compared.title = title_with_header(compared.title, header);
+            if (!skipped_names.shared.empty())
+                skipped.title = title_with_header(
+                    skipped.title, {fmt::format("every case: {}", fmt::join(skipped_names.shared, " "))});
+        }
+        std::size_t compared_row = 0, skipped_row = 0;
+        for (const auto &cc : p.cases) {
+            nlohmann::json cj = {{"case", cc.label}, {"backend", cc.backend}, {"op", cc.op}, {"verdict", cc.verdict}};
+            if (cc.base_summary.repetitions > 0) cj["base_summary"] = cc.base_summary.to_json();
+            if (cc.new_summary.repetitions > 0) cj["new_summary"] = cc.new_summary.to_json();
+            cj["quality"] = std::string(quality_name(std::max(cc.base_summary.quality, cc.new_summary.quality)));
+            if (!cc.note.empty()) cj["note"] = cc.note;
+            std::string quality = quality_cell(cc);
+            if (!o.wide && !cc.note.empty()) quality += " " + notes.mark(cc.note);
+            if (cc.compared) {
+                cj["base_median_seconds"] = cc.base_median;
+                cj["new_median_seconds"] = cc.new_median;
+                cj["ratio"] = cc.ratio;
+                cj["p_value"] = std::isfinite(cc.p_value) ? nlohmann::json(cc.p_value) : nlohmann::json(nullptr);
+                cj["test"] = cc.test;
+                cj["process_spread"] = cc.process_spread;
+                cj["within_process_spread"] = cc.within_process_spread;
+                cj["disturbed"] = cc.disturbed;
+                if (cc.run_to_run.runs > 0) {
+                    cj["run_to_run_range"] = cc.run_to_run.range;
+                    cj["run_to_run_runs"] = cc.run_to_run.runs;
+                    cj["within_run_to_run"] = cc.within_run_to_run;
+                }
+                const std::string p_text = std::isfinite(cc.p_value) ? fmt::format("{:.3g}", cc.p_value) : "-";
+                if (o.wide) {
+                    compared.rows.push_back({cc.label, cc.backend, format_seconds(cc.base_median),
+                                             format_seconds(cc.new_median), fmt::format("{:.3f}", cc.ratio),
+                                             percent(cc.ratio - 1), p_text, cc.test, cc.verdict,
+                                             cc.note.empty() ? quality : cc.note});
+                } else {
+                    const std::string verdict =
+                        cc.test == usual_test ? cc.verdict : cc.verdict + " " + notes.mark("U test: " + cc.test);
+                    compared.rows.push_back({names.rows[compared_row], cc.backend, format_seconds(cc.base_median),
+                                             format_seconds(cc.new_median), percent(cc.ratio - 1), p_text, verdict,
+                                             quality});
+                }
+                ++compared_row;
+            } else {
+                cj["reason"] = cc.reason;
+                if (o.wide)
+                    skipped.rows.push_back({cc.label, cc.backend, cc.verdict, cc.reason});
+                else
+                    skipped.rows.push_back({skipped_names.rows[skipped_row], cc.backend,
+                                            cc.verdict + " " + notes.mark(cc.reason), quality});
+                ++skipped_row;
+            }
+            pj["cases"].push_back(std::move(cj));
+        }
+        std::vector<std::string> counts;
+        for (const char *v : {"same", "faster", "slower", "noisy"}) {
+            counts.push_back(fmt::format("{} {}", p.count(v), v));
+            pj["counts"][v] = p.count(v);
+        }
+        pj["counts"]["no_ratio"] = skipped.rows.size();
+        compared.notes.push_back(fmt::format("{}; {} without a ratio. Verdict: a change under {:g}% is same; over "
+                                             "it, faster/slower when the U test gives p < {:g}, else noisy.",
+                                             fmt::join(counts, ", "), skipped.rows.size(), o.threshold * 100, o.alpha));
+        std::size_t with_range = 0, within = 0;
+        for (const auto &cc : p.cases) {
+            if (cc.run_to_run.runs > 0) ++with_range;
+            if (cc.within_run_to_run) ++within;
+        }
+        if (with_range == 0 && p.count("faster") + p.count("slower") > 0 && !c.interleaved)
+            compared.notes.push_back(
+                "Both runs took each case's repetitions back to back: a slow spell of the machine during one run "
+                "moves all of a case's repetitions at once, and reads as a change. To compare runs, use "
+                "--benchmark_enable_random_interleaving=true (each case spread over the run), or --baseline-from "
+                "an archive (each case's run-to-run range); docs/measurement.md.");
+        if (with_range > 0)
+            compared.notes.push_back(fmt::format(
+                "{} cases have a run-to-run range from at least {} archived runs (how far their median moved between "
+                "runs of unchanged code); {} significant changes fell within it and are noisy.",
+                with_range, kMinRunsForRange, within));
+        const std::size_t disturbed = static_cast<std::size_t>(
+            std::count_if(p.cases.begin(), p.cases.end(), [](const CaseComparison &cc) { return cc.disturbed; }));
+        if (disturbed > 0)
+            compared.notes.push_back(fmt::format("{} changes read as noisy because a side is disturbed (its times "
+                                                 "show outside interference; the quality says how).",
+                                                 disturbed));
+        compared.notes.push_back("quality: clean, noisy (less precise than the noise target asked) or disturbed "
+                                 "(interference in the times); base/new when the sides differ. docs/measurement.md");
+        if (skipped.rows.empty() || o.wide) notes.add_to(compared);
+        doc.tables.push_back(std::move(compared));
+        if (!skipped.rows.empty()) {
+            if (!o.wide) notes.add_to(skipped); // the footnotes after the last table that marks them
+            doc.tables.push_back(std::move(skipped));
+        }
+        Table geo;
+        geo.title = pair_title(p) + ": geomean of ratios";
+        geo.columns = {"group", "cases", "ratio", "change"};
+        for (const auto &g : p.geomeans) {
+            geo.rows.push_back(
+                {g.group, std::to_string(g.cases), fmt::format("{:.3f}", g.ratio), percent(g.ratio - 1)});
+            pj["geomeans"].push_back({{"group", g.group}, {"cases", g.cases}, {"ratio", g.ratio}});
+        }
+        if (!geo.rows.empty()) doc.tables.push_back(std::move(geo));
+        data["comparisons"].push_back(std::move(pj));
+    }
     data["regression"] = c.has_regression();
     doc.data = std::move(data);
     return doc;

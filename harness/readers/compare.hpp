@@ -30,7 +30,8 @@ inline constexpr std::size_t kMinRunsForRange = 4;
 struct CompareOptions {
     double threshold = 0.05;         // smallest relative change of the median that counts
     double alpha = 0.05;             // significance level of the U test
-    bool accept_unmet_noise = false; // compare repetitions whose noise target was not met
+    bool accept_unmet_noise = false; // compare cases none of whose repetitions met its noise target
+    bool wide = false;               // tables with full case names and every column (--wide)
     // By CaseRecord::match_key(); empty without an archive.
     std::map<std::string, RunToRunRange> run_to_run;
 };
@@ -64,7 +65,11 @@ struct CaseComparison {
     std::string test;               // "repetitions 9 vs 9", "samples 640 vs 655", "none (1 vs 1 repetitions)"
     std::string verdict;            // same | faster | slower | noisy; or the status when not compared
     std::string reason;             // why not compared (status and reason of the side(s) without a time)
-    std::string note;               // excluded repetitions and the like
+    std::string note;               // the sides' quality when not clean
+    // Each side's one summary (median, quality); also for a case without a
+    // ratio, where the side has repetitions.
+    EntrySummary base_summary, new_summary;
+    bool disturbed = false; // a side is disturbed: a faster/slower verdict became noisy
     RunToRunRange run_to_run;       // from the archive; runs == 0 when none was used
     bool within_run_to_run = false; // a significant change within that range: noisy
     // The larger of the two sides' process spreads (process_spread()); a
@@ -109,6 +114,8 @@ struct Comparison {
 
 // Compare one case's valid times: the U test on the repetitions' medians
 // when there are enough of them to reach alpha, else on the per-sample times.
+// A side whose quality is disturbed (measure/entry_summary.hpp) never gives
+// faster or slower: its time says nothing about the code.
 [[nodiscard]] CaseComparison compare_case(const CaseRecord &base, const CaseRecord &next,
                                           const CompareOptions &options);
 

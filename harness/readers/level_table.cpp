@@ -1,5 +1,7 @@
 #include "readers/level_table.hpp"
 
+#include "readers/compact_table.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -77,25 +79,16 @@ std::string percent_of_peak(const CaseRecord &c) {
     return "-";
 }
 
-namespace {
-
-// --by backend's grid: a column per backend (per set, where a backend is in
-// several), the baseline first; a row per case; the cells between.
-struct BackendGrid {
+Document by_backend(const std::vector<ResultSet> &sets, const LevelOptions &o) {
+    const bool with_settings = settings_needed(sets, true);
+    // Columns: each backend once; a backend in several sets gets one column per set.
     std::vector<std::pair<std::string, std::size_t>> columns; // (backend, set index)
     std::map<std::string, std::set<std::size_t>> backend_sets;
-    std::vector<std::string> row_order;
-    std::map<std::string, std::string> row_label;
-    std::map<std::string, std::map<std::size_t, Cell>> cells; // row -> column -> cell
-    std::vector<std::string> column_names;
-};
-
-void add_backend_columns(BackendGrid &g, const std::vector<ResultSet> &sets, const LevelOptions &o) {
     for (std::size_t i = 0; i < sets.size(); ++i)
-        for (const auto &c : sets[i].cases) g.backend_sets[c.backend].insert(i);
-    if (!g.backend_sets.count(o.baseline)) {
+        for (const auto &c : sets[i].cases) backend_sets[c.backend].insert(i);
+    if (!backend_sets.count(o.baseline)) {
         std::vector<std::string> names;
-        for (const auto &[b, _] : g.backend_sets) names.push_back(b);
+        for (const auto &[b, _] : backend_sets) names.push_back(b);
         throw std::invalid_argument(fmt::format("--baseline {}: no such backend in the sets (they have: {})",
                                                 o.baseline, fmt::join(names, ", ")));
     }
@@ -105,116 +98,140 @@ void add_backend_columns(BackendGrid &g, const std::vector<ResultSet> &sets, con
         for (const auto &c : s.cases)
             if (std::find(order.begin(), order.end(), c.backend) == order.end()) order.push_back(c.backend);
     for (const auto &b : order)
-        for (std::size_t i : g.backend_sets[b]) g.columns.push_back({b, i});
-    for (const auto &[backend, si] : g.columns)
-        g.column_names.push_back(
-            g.backend_sets[backend].size() > 1 ? fmt::format("{}@{}", backend, sets[si].short_name()) : backend);
-}
+        for (std::size_t i : backend_sets[b]) columns.push_back({b, i});
+    auto column_name = [&](const std::pair<std::string, std::size_t> &col) {
+        return backend_sets[col.first].size() > 1 ? fmt::format("{}@{}", col.first, sets[col.second].short_name())
+                                                  : col.first;
+    };
 
-BackendGrid backend_grid(const std::vector<ResultSet> &sets, const LevelOptions &o) {
-    const bool with_settings = settings_needed(sets, true);
-    BackendGrid g;
-    add_backend_columns(g, sets, o);
-    for (std::size_t ci = 0; ci < g.columns.size(); ++ci) {
-        const auto &[backend, si] = g.columns[ci];
+    std::vector<std::string> row_order;
+    std::map<std::string, std::string> row_label;
+    std::map<std::string, std::map<std::size_t, Cell>> cells; // row -> column -> cell
+    for (std::size_t ci = 0; ci < columns.size(); ++ci) {
+        const auto &[backend, si] = columns[ci];
         for (const auto &c : sets[si].cases) {
             if (c.backend != backend) continue;
             const std::string k = row_key(c, with_settings);
-            if (!g.row_label.count(k)) {
-                g.row_order.push_back(k);
-                g.row_label[k] = c.label();
+            if (!row_label.count(k)) {
+                row_order.push_back(k);
+                row_label[k] = c.label();
             }
-            g.cells[k][ci] = {&c, valid_times(c, o.accept_unmet_noise)};
+            cells[k][ci] = {&c, valid_times(c, o.accept_unmet_noise)};
         }
     }
-    return g;
-}
 
-// What the rows add up to: reasons for the notes, speed-ups for the geomean.
-struct LevelTotals {
-    std::map<std::string, std::set<std::string>> reasons;
-    std::map<std::string, std::vector<double>> speedups; // column -> speed-ups
-};
-
-// One case's row of the table and its JSON.
-std::pair<std::vector<std::string>, nlohmann::json> level_row(BackendGrid &g, const std::string &k,
-                                                              const LevelOptions &o, LevelTotals &totals) {
-    std::vector<std::string> row{g.row_label[k]};
-    nlohmann::json rj = {{"case", g.row_label[k]}, {"levels", nlohmann::json::object()}};
-    // The baseline's time: the first baseline column with a time.
-    double base = NAN;
-    for (std::size_t ci = 0; ci < g.columns.size(); ++ci)
-        if (g.columns[ci].first == o.baseline && g.cells[k].count(ci) && g.cells[k][ci].t.status == "ok") {
-            base = g.cells[k][ci].t.median;
-            break;
-        }
-    for (std::size_t ci = 0; ci < g.columns.size(); ++ci) {
-        const std::string &cname = g.column_names[ci];
-        auto it = g.cells[k].find(ci);
-        if (it == g.cells[k].end()) {
-            row.insert(row.end(), {"-", "-", "-", "-"});
-            continue;
-        }
-        const Cell &cell = it->second;
-        nlohmann::json lj = {{"status", cell.t.status}};
-        if (cell.t.status != "ok") {
-            row.insert(row.end(), {cell.t.status, "-", "-", "-"});
-            totals.reasons[fmt::format("{}: {}", cell.t.status, cell.t.why)].insert(cname);
-            lj["reason"] = cell.t.why;
-        } else {
-            const double sp = std::isfinite(base) ? base / cell.t.median : NAN;
-            row.push_back(format_seconds(cell.t.median));
-            row.push_back(std::isfinite(sp) ? fmt::format("{:.3g}x", sp) : "-");
-            row.push_back(percent_of_peak(*cell.rec));
-            row.push_back(bound_of(*cell.rec));
-            lj["median_seconds"] = cell.t.median;
-            lj["speedup"] = std::isfinite(sp) ? nlohmann::json(sp) : nlohmann::json(nullptr);
-            lj["roofline"] = cell.rec->roofline;
-            if (std::isfinite(sp)) totals.speedups[cname].push_back(sp);
-        }
-        rj["levels"][cname] = std::move(lj);
-    }
-    return {std::move(row), std::move(rj)};
-}
-
-// Each non-baseline column's geometric-mean speed-up: the JSON, and a note.
-nlohmann::json add_geomean(Table &t, const BackendGrid &g, const LevelTotals &totals, const LevelOptions &o) {
-    nlohmann::json geo = nlohmann::json::object();
-    std::vector<std::string> geo_text;
-    for (std::size_t ci = 0; ci < g.columns.size(); ++ci) {
-        const std::string &cname = g.column_names[ci];
-        const auto found = totals.speedups.find(cname);
-        if (found == totals.speedups.end() || found->second.empty() || g.columns[ci].first == o.baseline) continue;
-        const auto &v = found->second;
-        double ls = 0;
-        for (double x : v) ls += std::log(x);
-        const double geomean = std::exp(ls / double(v.size()));
-        geo[cname] = {{"cases", v.size()}, {"speedup", geomean}};
-        geo_text.push_back(fmt::format("{} {:.3g}x over {} cases", cname, geomean, v.size()));
-    }
-    if (!geo_text.empty())
-        t.notes.push_back(fmt::format("Geomean speed-up against {}: {}.", o.baseline, fmt::join(geo_text, "; ")));
-    return geo;
-}
-
-} // namespace
-
-Document by_backend(const std::vector<ResultSet> &sets, const LevelOptions &o) {
-    BackendGrid g = backend_grid(sets, o);
     Table t;
     t.title = fmt::format("Optimisation levels: time, speed-up against {}, % of peak, bound", o.baseline);
+    // Default: each row shows what varies (shared name segments go to a
+    // header line), no bound column (the % peak's roof names it), one
+    // quality column with the backends' flags and a footnote; --wide keeps
+    // today's columns and adds a quality column per backend.
+    std::vector<std::string> labels;
+    for (const auto &k : row_order) labels.push_back(row_label[k]);
+    const SharedSegments names = split_shared_segments(labels);
+    Footnotes footnotes;
     t.columns = {"case"};
-    for (const auto &n : g.column_names)
-        for (const char *f : {"time", "speed-up", "% peak", "bound"}) t.columns.push_back(fmt::format("{} {}", n, f));
+    for (const auto &col : columns) {
+        const std::string n = column_name(col);
+        if (o.wide) {
+            for (const char *f : {"time", "speed-up", "% peak", "bound", "quality"})
+                t.columns.push_back(fmt::format("{} {}", n, f));
+        } else {
+            t.columns.push_back(n);
+            if (col.first != o.baseline) t.columns.push_back("speed-up");
+            t.columns.push_back("% peak");
+        }
+    }
+    if (!o.wide) {
+        t.columns.push_back("quality");
+        t.title = fmt::format("Optimisation levels: time, speed-up against {}, % of peak, quality", o.baseline);
+        std::vector<std::string> header;
+        if (!names.shared.empty()) header.push_back(fmt::format("every case: {}", fmt::join(names.shared, " ")));
+        header.push_back("% peak: of the roof the case is bound by (flop: compute, bw: memory bandwidth)");
+        t.title = title_with_header(t.title, header);
+    }
     nlohmann::json rows = nlohmann::json::array();
-    LevelTotals totals;
-    for (const auto &k : g.row_order) {
-        auto [row, rj] = level_row(g, k, o, totals);
+    std::map<std::string, std::set<std::string>> reasons;
+    std::map<std::string, std::vector<double>> speedups; // column -> speed-ups, for the geomean
+    for (std::size_t ri = 0; ri < row_order.size(); ++ri) {
+        const std::string &k = row_order[ri];
+        std::vector<std::string> row{o.wide ? row_label[k] : names.rows[ri]};
+        nlohmann::json rj = {{"case", row_label[k]}, {"levels", nlohmann::json::object()}};
+        // The baseline's time: the first baseline column with a time.
+        double base = NAN;
+        for (std::size_t ci = 0; ci < columns.size(); ++ci)
+            if (columns[ci].first == o.baseline && cells[k].count(ci) && cells[k][ci].t.status == "ok") {
+                base = cells[k][ci].t.median;
+                break;
+            }
+        std::vector<std::string> flags, verdicts;
+        for (std::size_t ci = 0; ci < columns.size(); ++ci) {
+            const std::string cname = column_name(columns[ci]);
+            const bool is_baseline = columns[ci].first == o.baseline;
+            const std::size_t width = o.wide ? 5 : is_baseline ? 2 : 3;
+            auto it = cells[k].find(ci);
+            if (it == cells[k].end()) {
+                row.insert(row.end(), width, "-");
+                continue;
+            }
+            const Cell &cell = it->second;
+            nlohmann::json lj = {{"status", cell.t.status}};
+            const EntrySummary &summary = cell.t.summary;
+            if (summary.repetitions > 0) {
+                lj["summary"] = summary.to_json();
+                lj["quality"] = std::string(summary.flag());
+                flags.push_back(std::string(summary.flag()));
+                if (summary.quality != Quality::clean) verdicts.push_back(cname + " " + summary.verdict());
+            }
+            if (cell.t.status != "ok") {
+                row.push_back(cell.t.status);
+                row.insert(row.end(), width - (o.wide ? 2 : 1), "-"); // wide: the quality comes after
+                reasons[fmt::format("{}: {}", cell.t.status, cell.t.why)].insert(cname);
+                lj["reason"] = cell.t.why;
+            } else {
+                const double sp = std::isfinite(base) ? base / cell.t.median : NAN;
+                row.push_back(format_seconds(cell.t.median));
+                if (o.wide || !is_baseline) row.push_back(std::isfinite(sp) ? fmt::format("{:.3g}x", sp) : "-");
+                // % of peak from the roofline the run computed at the median
+                // of every repetition's median: the summary's median.
+                row.push_back(percent_of_peak(*cell.rec));
+                if (o.wide) row.push_back(bound_of(*cell.rec));
+                lj["median_seconds"] = cell.t.median;
+                lj["speedup"] = std::isfinite(sp) ? nlohmann::json(sp) : nlohmann::json(nullptr);
+                lj["roofline"] = cell.rec->roofline;
+                if (std::isfinite(sp)) speedups[cname].push_back(sp);
+            }
+            if (o.wide) row.push_back(summary.repetitions > 0 ? summary.verdict() : "-");
+            rj["levels"][cname] = std::move(lj);
+        }
+        if (!o.wide) {
+            std::string quality = "-";
+            if (!flags.empty())
+                quality = std::all_of(flags.begin(), flags.end(), [&](const std::string &f) { return f == flags[0]; })
+                              ? flags[0]
+                              : fmt::format("{}", fmt::join(flags, "/"));
+            if (!verdicts.empty()) quality += " " + footnotes.mark(fmt::format("{}", fmt::join(verdicts, "; ")));
+            row.push_back(quality);
+        }
         t.rows.push_back(std::move(row));
         rows.push_back(std::move(rj));
     }
-    nlohmann::json geo = add_geomean(t, g, totals, o);
-    add_reason_notes(t, totals.reasons);
+    nlohmann::json geo = nlohmann::json::object();
+    std::vector<std::string> geo_text;
+    for (const auto &col : columns) {
+        const std::string cname = column_name(col);
+        const auto &v = speedups[cname];
+        if (v.empty() || col.first == o.baseline) continue;
+        double ls = 0;
+        for (double x : v) ls += std::log(x);
+        const double g = std::exp(ls / double(v.size()));
+        geo[cname] = {{"cases", v.size()}, {"speedup", g}};
+        geo_text.push_back(fmt::format("{} {:.3g}x over {} cases", cname, g, v.size()));
+    }
+    if (!geo_text.empty())
+        t.notes.push_back(fmt::format("Geomean speed-up against {}: {}.", o.baseline, fmt::join(geo_text, "; ")));
+    add_reason_notes(t, reasons);
+    footnotes.add_to(t);
     Document doc;
     doc.tables.push_back(std::move(t));
     doc.data = {{"by", "backend"}, {"baseline", o.baseline}, {"rows", rows}, {"geomean_speedup", geo}};

@@ -18,6 +18,7 @@ namespace opbench {
 struct LevelOptions {
     std::string baseline = "naive"; // backend the speed-ups are against
     bool accept_unmet_noise = false;
+    bool wide = false; // full case names, every column (--wide); else fitted to 100 columns
 };
 
 // "2.2% flop" / "61% bw": the % of peak that matters for the case's bound

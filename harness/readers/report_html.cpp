@@ -16,12 +16,12 @@ namespace opbench {
 
 namespace {
 
-// The time a report shows: the median of every passed repetition (a report
-// describes; compare decides). How many missed their noise target is said.
+// The time a report shows: the entry's one summary (measure/entry_summary.hpp),
+// the same median as every other view, with its quality when not clean.
 struct Shown {
     bool ok = false;
     double median = 0;
-    std::string note; // "noise target not met in 3 of 9 repetitions"
+    std::string note; // " (noisy: 3 of 9 repetitions missed the 1% noise target)"
 };
 
 Shown shown_time(const CaseRecord &c) {
@@ -30,10 +30,7 @@ Shown shown_time(const CaseRecord &c) {
     if (v.status != "ok") return s;
     s.ok = true;
     s.median = v.median;
-    std::size_t unmet = 0;
-    for (const auto &r : c.repetitions)
-        if (!r.noise_target_met) ++unmet;
-    if (unmet) s.note = fmt::format(" (noise target not met in {} of {} repetitions)", unmet, c.repetitions.size());
+    if (v.summary.quality != Quality::clean) s.note = fmt::format(" ({})", v.summary.verdict());
     return s;
 }
 

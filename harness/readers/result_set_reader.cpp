@@ -25,15 +25,6 @@ namespace opbench {
 
 namespace {
 
-// Google Benchmark's time units, in seconds.
-double unit_seconds(const std::string &unit) {
-    if (unit == "ns") return 1e-9;
-    if (unit == "us") return 1e-6;
-    if (unit == "ms") return 1e-3;
-    if (unit == "s") return 1.0;
-    return 0;
-}
-
 // Line and column (1-based) of a byte offset, for parse errors.
 std::pair<std::size_t, std::size_t> line_column(const std::string &text, std::size_t byte) {
     std::size_t line = 1, col = 1;
@@ -458,16 +449,19 @@ ResultSet parse_result_set(const std::string &text, const std::string &path) {
             c.arithmetic_intensity = num_or(e, "arithmetic_intensity");
             c.roofline = e.value("roofline", nlohmann::json());
             c.memory = e.value("memory", nlohmann::json::object());
+            c.conditions = entry_conditions(e, set.context);
             set.cases.push_back(std::move(c));
         }
         CaseRecord &c = set.cases[it->second];
         if (c.status != "passed" || e.value("error_occurred", false)) continue;
         RepetitionTime rep;
         const nlohmann::json stats = e.value("stats", nlohmann::json::object());
-        const double scale = unit_seconds(str_or(e, "time_unit", "ns"));
-        rep.median_seconds = stats.contains("median") ? num_or(stats, "median") : num_or(e, "real_time") * scale;
-        rep.noise = num_or(stats, "noise", INFINITY); // null: no CI (too few samples)
-        rep.noise_target_met = stats.value("noise_target_met", true);
+        // The summary's own reading of an entry, so every reader agrees.
+        const RepetitionFigures figures = repetition_figures(e);
+        rep.median_seconds = figures.median_s;
+        rep.noise = figures.noise;
+        rep.noise_target_met = figures.noise_target_met;
+        rep.fastest_seconds = figures.fastest_s;
         rep.timed_out = stats.value("timed_out", false);
         if (auto p = stats.find("process"); p != stats.end() && p->is_number_integer())
             rep.process = static_cast<int>(std::clamp<std::int64_t>(p->get<std::int64_t>(), 0, 1000));
@@ -535,6 +529,12 @@ std::string read_reader_input(const std::string &path, std::size_t cap) {
 
 ResultSet read_result_set(const std::string &path) { return parse_result_set(read_reader_input(path), path); }
 
+EntrySummary entry_summary(const CaseRecord &c) {
+    std::vector<RepetitionFigures> reps;
+    for (const auto &r : c.repetitions) reps.push_back({r.median_seconds, r.noise, r.noise_target_met, r.fastest_seconds});
+    return summarize_entry(reps, c.conditions);
+}
+
 ValidTimes valid_times(const CaseRecord &c, bool accept_unmet_noise_target) {
     ValidTimes v;
     if (c.status != "passed") {
@@ -542,20 +542,21 @@ ValidTimes valid_times(const CaseRecord &c, bool accept_unmet_noise_target) {
         v.why = c.reason;
         return v;
     }
+    v.summary = entry_summary(c);
     double best_noise = INFINITY;
-    std::size_t timed_out = 0;
+    std::size_t timed_out = 0, met = 0;
     for (const auto &r : c.repetitions) {
         best_noise = std::min(best_noise, r.noise);
         if (r.timed_out) ++timed_out;
-        if (!r.noise_target_met && !accept_unmet_noise_target) {
-            ++v.excluded;
-            continue;
-        }
+        if (r.noise_target_met) ++met;
         v.repetition_medians.push_back(r.median_seconds);
         v.repetition_processes.push_back(r.process);
         v.samples.insert(v.samples.end(), r.sample_times.begin(), r.sample_times.end());
     }
-    if (v.repetition_medians.empty()) {
+    if (c.repetitions.empty() || (met == 0 && !accept_unmet_noise_target)) {
+        v.repetition_medians.clear();
+        v.repetition_processes.clear();
+        v.samples.clear();
         v.status = timed_out > 0 ? "timed_out" : "noisy";
         const double target = c.settings.value("noise_target", 0.0);
         v.why = c.repetitions.empty()
@@ -567,7 +568,7 @@ ValidTimes valid_times(const CaseRecord &c, bool accept_unmet_noise_target) {
                                                             : std::string("too few samples for a confidence interval"));
         return v;
     }
-    v.median = summarize(v.repetition_medians).median;
+    v.median = v.summary.median_s;
     v.status = "ok";
     return v;
 }

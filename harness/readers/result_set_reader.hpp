@@ -4,6 +4,7 @@
 // plugin.
 #pragma once
 
+#include "measure/entry_summary.hpp"
 #include "writers/units.hpp"
 
 #include <nlohmann/json.hpp>
@@ -28,6 +29,7 @@ struct RepetitionTime {
     double noise = 0;          // relative half-width of that median's 95% CI
     bool noise_target_met = true;
     bool timed_out = false;
+    double fastest_seconds = NAN;     // stats.min: its fastest sample per call
     std::vector<double> sample_times; // seconds per call, every sample
     int process = 0;                  // stats.process: which of the backend's worker processes took it
 };
@@ -45,6 +47,7 @@ struct CaseRecord {
     nlohmann::json roofline;                 // null when not measured
     nlohmann::json memory;                   // the entry's memory object
     std::vector<RepetitionTime> repetitions; // passed entries only, in repetition order
+    EntryConditions conditions;              // noise target, threads, CPUs, load: for its summary
 
     // What the case computes, without the settings that only change how it
     // was measured (threads, cache): op, shape, dtype, variant, backend, name.
@@ -118,16 +121,21 @@ void validate_result_set(const nlohmann::json &raw, const std::string &path);
 // fresh host names, and their sets must find each other's baselines.
 [[nodiscard]] std::string machine_id(const nlohmann::json &context);
 
-// A valid time: the repetitions that passed and met their noise target (or
-// all that passed, with accept_unmet). Empty when there is none; `why` then
-// says why ("skipped: <reason>", "timed out: ...").
+// The entry's one summary (measure/entry_summary.hpp): its median over every
+// passed repetition and its quality, the same in every reader.
+[[nodiscard]] EntrySummary entry_summary(const CaseRecord &c);
+
+// A valid time: every passed repetition (the summary's policy: a repetition
+// that missed its noise target counts, and is a reason in the quality).
+// Empty when there is none, or when no repetition met its noise target
+// (unless accept_unmet): `why` then says why ("skipped: <reason>", ...).
 struct ValidTimes {
     std::vector<double> repetition_medians; // seconds
     std::vector<int> repetition_processes;  // the worker process of each (stats.process)
     std::vector<double> samples;            // every sample of those repetitions
-    double median = 0;                      // median of repetition_medians
-    std::size_t excluded = 0;               // passed repetitions left out (noise target not met)
-    std::string status;                     // "ok", or skipped / failed / timed_out
+    double median = 0;                      // summary.median_s
+    EntrySummary summary;                   // median and quality (also for an entry left without a time)
+    std::string status;                     // "ok", or skipped / failed / timed_out / noisy
     std::string why;
 };
 [[nodiscard]] ValidTimes valid_times(const CaseRecord &c, bool accept_unmet_noise_target);

@@ -22,6 +22,29 @@ std::string pad(const std::string &s, std::size_t w, bool right) {
     return right ? std::string(fill, ' ') + s : s + std::string(fill, ' ');
 }
 
+// A note longer than a 100-column terminal, wrapped at spaces; the lines
+// after the first are indented under its text.
+std::string wrapped_note(const std::string &note, std::size_t indent = 2, std::size_t hanging = 6) {
+    constexpr std::size_t kWidth = 100;
+    std::string out, line(indent, ' ');
+    std::size_t start = 0;
+    while (start < note.size()) {
+        std::size_t end = note.find(' ', start);
+        if (end == std::string::npos) end = note.size();
+        const std::string word = note.substr(start, end - start);
+        const bool line_has_text = line.size() > (out.empty() ? indent : hanging);
+        if (line_has_text && width(line) + 1 + width(word) > kWidth) {
+            out += line + "\n";
+            line = std::string(hanging, ' ');
+        } else if (line_has_text) {
+            line += ' ';
+        }
+        line += word;
+        start = end + 1;
+    }
+    return out + line + "\n";
+}
+
 } // namespace
 
 bool numeric_column(const Table &t, std::size_t col) {
@@ -69,7 +92,7 @@ std::string write_console(const Document &doc) {
         out += line(rule);
         for (const auto &row : t.rows) out += line(row);
         if (t.rows.empty()) out += "  (none)\n";
-        for (const auto &n : t.notes) out += "  " + n + "\n";
+        for (const auto &n : t.notes) out += wrapped_note(n);
     }
     return out;
 }
@@ -103,7 +126,7 @@ std::string render_text_table(const Table &table) {
     for (std::size_t w : width) total += w + 2;
     out += std::string(total > 2 ? total - 2 : 0, '-') + "\n";
     for (const auto &row : table.rows) line(row);
-    for (const auto &note : table.notes) out += note + "\n";
+    for (const auto &note : table.notes) out += wrapped_note(note, 0, 2);
     return out;
 }
 

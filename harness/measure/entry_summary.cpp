@@ -1,0 +1,212 @@
+// One entry's summary; the policy is in entry_summary.hpp.
+#include "measure/entry_summary.hpp"
+
+#include "machine/bottleneck.hpp"
+#include "measure/statistics.hpp"
+#include "writers/units.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <optional>
+
+namespace opbench {
+
+std::string_view quality_name(Quality q) {
+    switch (q) {
+    case Quality::clean: return "clean";
+    case Quality::noisy: return "noisy";
+    case Quality::disturbed: return "disturbed";
+    }
+    return "clean";
+}
+
+std::string EntrySummary::verdict() const {
+    if (reasons.empty()) return std::string(flag());
+    std::vector<std::string> texts;
+    for (const auto &r : reasons) texts.push_back(r.text);
+    return fmt::format("{}: {}", flag(), fmt::join(texts, "; "));
+}
+
+std::string EntrySummary::reason_codes() const {
+    std::vector<std::string> codes;
+    for (const auto &r : reasons) codes.push_back(r.code);
+    return fmt::format("{}", fmt::join(codes, ","));
+}
+
+nlohmann::json EntrySummary::to_json() const {
+    auto finite_or_null = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
+    nlohmann::json reasons_json = nlohmann::json::array();
+    for (const auto &r : reasons)
+        reasons_json.push_back({{"code", r.code}, {"severity", std::string(quality_name(r.severity))}, {"text", r.text}});
+    return {{"median_seconds", finite_or_null(median_s)},
+            {"spread", finite_or_null(spread)},
+            {"repetitions", repetitions},
+            {"missed_noise_target", missed_noise_target},
+            {"quality", std::string(quality_name(quality))},
+            {"reasons", std::move(reasons_json)}};
+}
+
+namespace {
+
+std::string pct(double share) { return fmt::format("{:.2g}%", share * 100); }
+
+// Two populations among the repetitions: the widest gap between neighbouring
+// sorted medians is at least kBimodalGap.
+std::optional<QualityReason> bimodal(std::vector<double> sorted) {
+    if (sorted.size() < 2) return std::nullopt;
+    std::sort(sorted.begin(), sorted.end());
+    std::size_t cut = 0;
+    double widest = 1;
+    for (std::size_t i = 1; i < sorted.size(); ++i)
+        if (sorted[i - 1] > 0 && sorted[i] / sorted[i - 1] > widest) {
+            widest = sorted[i] / sorted[i - 1];
+            cut = i;
+        }
+    if (widest < kBimodalGap) return std::nullopt;
+    const std::vector<double> low(sorted.begin(), sorted.begin() + std::ptrdiff_t(cut));
+    const std::vector<double> high(sorted.begin() + std::ptrdiff_t(cut), sorted.end());
+    return QualityReason{"bimodal", Quality::disturbed,
+                         fmt::format("bimodal: {} repetitions near {}, {} near {}", low.size(),
+                                     format_seconds(summarize(low).median), high.size(),
+                                     format_seconds(summarize(high).median))};
+}
+
+// Repetitions whose median is a whole number of scheduler slices for work
+// that ran far faster: a thread of the entry waited for a CPU.
+std::optional<QualityReason> quantised(std::span<const RepetitionFigures> reps) {
+    double fastest = INFINITY;
+    for (const auto &r : reps) {
+        if (std::isfinite(r.fastest_s) && r.fastest_s > 0) fastest = std::min(fastest, r.fastest_s);
+        if (std::isfinite(r.median_s) && r.median_s > 0) fastest = std::min(fastest, r.median_s);
+    }
+    if (!std::isfinite(fastest)) return std::nullopt;
+    std::vector<double> hits;
+    for (const auto &r : reps) {
+        const double m = r.median_s;
+        if (!(m >= kSliceSeconds) || m < kQuantisedFactor * fastest) continue;
+        const double slices = m / kSliceSeconds;
+        if (std::fabs(slices - std::round(slices)) <= kSliceTolerance) hits.push_back(m);
+    }
+    if (hits.empty()) return std::nullopt;
+    const auto [lo, hi] = std::minmax_element(hits.begin(), hits.end());
+    return QualityReason{"quantised", Quality::disturbed,
+                         fmt::format("{} of {} repetitions at whole milliseconds ({}{}) for work that ran in {}: "
+                                     "threads waited for a scheduler slice",
+                                     hits.size(), reps.size(), format_seconds(*lo),
+                                     *hi > *lo ? " to " + format_seconds(*hi) : std::string(),
+                                     format_seconds(fastest))};
+}
+
+} // namespace
+
+EntrySummary summarize_entry(std::span<const RepetitionFigures> reps, const EntryConditions &c) {
+    EntrySummary s;
+    std::vector<double> medians;
+    for (const auto &r : reps) {
+        if (!(r.median_s > 0) || !std::isfinite(r.median_s)) continue;
+        medians.push_back(r.median_s);
+        if (!r.noise_target_met) ++s.missed_noise_target;
+    }
+    s.repetitions = medians.size();
+    if (medians.empty()) return s;
+    s.median_s = summarize(medians).median;
+    if (medians.size() >= 2) {
+        const auto [lo, hi] = std::minmax_element(medians.begin(), medians.end());
+        s.spread = (*hi - *lo) / 2.0 / s.median_s;
+    }
+
+    if (auto r = bimodal(medians)) s.reasons.push_back(*r);
+    if (auto r = quantised(reps)) s.reasons.push_back(*r);
+    if (c.noise_target > 0 && std::isfinite(s.spread) && s.spread > c.noise_target)
+        s.reasons.push_back({"spread", Quality::noisy,
+                             fmt::format("repetitions spread ±{} > {} noise target", pct(s.spread),
+                                         pct(c.noise_target))});
+    if (s.missed_noise_target > 0)
+        s.reasons.push_back({"missed_noise_target", Quality::noisy,
+                             fmt::format("{} of {} repetitions missed the {} noise target", s.missed_noise_target,
+                                         s.repetitions, pct(c.noise_target))});
+    if (c.threads > 0 && c.cpus > 0 && std::isfinite(c.load)) {
+        const double free_cpus = std::max(0.0, double(c.cpus) - c.load);
+        if (double(c.threads) > free_cpus + kOversubscribedSlack)
+            s.reasons.push_back(
+                {"oversubscribed", Quality::noisy,
+                 fmt::format("{} thread{} on {:.1f} free CPUs (load {:.2f} on {}): --threads 1 or --cpus", c.threads,
+                             c.threads == 1 ? "" : "s", free_cpus, c.load, c.cpus)});
+    }
+    for (const auto &r : s.reasons) s.quality = std::max(s.quality, r.severity);
+    return s;
+}
+
+namespace {
+
+const nlohmann::json &member(const nlohmann::json &j, const char *key) {
+    static const nlohmann::json null;
+    if (!j.is_object()) return null;
+    auto it = j.find(key);
+    return it == j.end() ? null : *it;
+}
+
+double number_or(const nlohmann::json &j, const char *key, double fallback) {
+    const nlohmann::json &v = member(j, key);
+    return v.is_number() ? v.get<double>() : fallback;
+}
+
+// Google Benchmark's time units in seconds (0 for another).
+double unit_seconds(const std::string &unit) {
+    return unit == "ns" ? 1e-9 : unit == "us" ? 1e-6 : unit == "ms" ? 1e-3 : unit == "s" ? 1.0 : 0.0;
+}
+
+double first_number(const nlohmann::json &array) {
+    return array.is_array() && !array.empty() && array[0].is_number() ? array[0].get<double>() : NAN;
+}
+
+} // namespace
+
+RepetitionFigures repetition_figures(const RepetitionRecord &record) {
+    return {record.summary.median, record.summary.noise, record.target_met, record.summary.min};
+}
+
+RepetitionFigures repetition_figures(const nlohmann::json &entry) {
+    RepetitionFigures r;
+    const nlohmann::json &stats = member(entry, "stats");
+    const nlohmann::json &median = member(stats, "median");
+    if (median.is_number())
+        r.median_s = median.get<double>();
+    else if (member(entry, "real_time").is_number())
+        r.median_s = entry["real_time"].get<double>() * unit_seconds(entry.value("time_unit", "ns"));
+    r.noise = number_or(stats, "noise", INFINITY); // null: too few samples for a CI
+    const nlohmann::json &met = member(stats, "noise_target_met");
+    r.noise_target_met = met.is_boolean() ? met.get<bool>() : true;
+    r.fastest_s = number_or(stats, "min", NAN);
+    return r;
+}
+
+EntryConditions entry_conditions(const nlohmann::json &entry, const nlohmann::json &context) {
+    EntryConditions c;
+    const nlohmann::json &settings = member(entry, "settings");
+    c.noise_target = number_or(settings, "noise_target", 0.0);
+    const nlohmann::json &ob = member(context, "opbench");
+    const nlohmann::json &pinned = member(member(ob, "measurement"), "cpus");
+    if (pinned.is_array() && !pinned.empty())
+        c.cpus = int(pinned.size());
+    else if (const double allowed = number_or(member(ob, "machine"), "allowed_cores", 0); allowed >= 1)
+        c.cpus = int(allowed);
+    else
+        c.cpus = int(number_or(context, "num_cpus", 0));
+    const double resolved = number_or(settings, "threads_resolved", 0);
+    const int case_threads = resolved >= 1 ? int(resolved) : int(number_or(settings, "threads", 0));
+    const nlohmann::json &info = member(member(member(ob, "backends"), entry.value("backend", "").c_str()), "info");
+    c.threads = threads_used(case_threads, info, c.cpus);
+    c.load = first_number(member(member(ob, "machine"), "load_average"));
+    if (!std::isfinite(c.load)) c.load = first_number(member(context, "load_avg"));
+    return c;
+}
+
+EntrySummary summarize_entry_json(std::span<const nlohmann::json *const> entries, const nlohmann::json &context) {
+    std::vector<RepetitionFigures> reps;
+    for (const nlohmann::json *e : entries) reps.push_back(repetition_figures(*e));
+    return summarize_entry(reps, entries.empty() ? EntryConditions{} : entry_conditions(*entries.front(), context));
+}
+
+} // namespace opbench

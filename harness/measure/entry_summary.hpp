@@ -1,0 +1,114 @@
+// One entry's summary: the one median, spread and quality verdict that every
+// view of a case x backend shows (the run console, the result set, compare,
+// compare --by, report, analyze, history). Computed from plain numbers, so the
+// run can compute it while measuring, or from a result set's entries, so the
+// readers compute the same thing from what the run wrote.
+//
+// Policy (docs/measurement.md, "One median per entry"):
+//   - the median is the median of ALL passed repetitions' medians, the same
+//     as Google Benchmark's own `median` aggregate (and so compare.py's).
+//     A repetition that missed its noise target is still a measurement of
+//     what happened; dropping it would make one view show 27 us and another
+//     24 ms for the same entry. Missing the target is a reason in the verdict.
+//   - the spread is the repetitions' relative half-range,
+//     (max - min) / 2 / median: the result set's `repetition_spread`.
+//   - the quality is `clean`, `noisy` (the figure is less precise than the
+//     settings asked: spread above the noise target, repetitions that missed
+//     it, more runnable threads than free CPUs) or `disturbed` (the times
+//     show outside interference: bimodal repetitions, times quantised to the
+//     scheduler's slice). A disturbed entry's median says nothing about its
+//     kernel.
+#pragma once
+
+#include "measure/records.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstddef>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace opbench {
+
+enum class Quality { clean, noisy, disturbed };
+[[nodiscard]] std::string_view quality_name(Quality q);
+
+// Why an entry is not clean. `code` is stable (result sets, tests):
+// spread | missed_noise_target | oversubscribed | bimodal | quantised.
+struct QualityReason {
+    std::string code;
+    Quality severity = Quality::noisy;
+    std::string text; // for a person, short: "spread ±12% > 1% noise target"
+};
+
+// What one repetition contributes, per call, in seconds.
+struct RepetitionFigures {
+    double median_s = NAN;
+    double noise = INFINITY;     // relative half-width of the median's 95% CI
+    bool noise_target_met = true;
+    double fastest_s = NAN;      // its fastest sample (stats.min); NaN unknown
+};
+
+// How the entry ran: what the settings asked and what the machine had.
+struct EntryConditions {
+    double noise_target = 0; // relative; 0: none asked
+    int threads = 0;         // runnable threads the backend used for the entry; 0 unknown
+    int cpus = 0;            // CPUs the process could run on; 0 unknown
+    double load = NAN;       // the machine's 1-minute load average before the run; NaN unknown
+};
+
+// Thresholds, named so a reader of a verdict can find them.
+// Neighbouring (sorted) repetition medians this far apart: two populations.
+inline constexpr double kBimodalGap = 3.0;
+// A repetition median at least this many times the entry's fastest sample,
+// of at least kSliceSeconds, within kSliceTolerance of a whole number of
+// slices: a thread that waited for the scheduler (CFS's ticks are 1-4 ms).
+inline constexpr double kQuantisedFactor = 20.0;
+inline constexpr double kSliceSeconds = 1e-3;
+inline constexpr double kSliceTolerance = 0.1; // of a slice
+// More runnable threads than this many CPUs above the free ones (the load
+// average is a one-minute mean, so half a CPU of slack).
+inline constexpr double kOversubscribedSlack = 0.5;
+
+struct EntrySummary {
+    std::size_t repetitions = 0;
+    std::size_t missed_noise_target = 0;
+    double median_s = NAN; // median of every repetition's median
+    double spread = NAN;   // (max - min) / 2 / median; NaN with fewer than two repetitions
+    Quality quality = Quality::clean;
+    std::vector<QualityReason> reasons; // empty when clean; disturbed ones first
+
+    [[nodiscard]] std::string_view flag() const { return quality_name(quality); }
+    // "clean", or "noisy: <reason>; <reason>".
+    [[nodiscard]] std::string verdict() const;
+    // The codes of the reasons, comma-joined: "bimodal,oversubscribed".
+    [[nodiscard]] std::string reason_codes() const;
+    // The entry's `summary` object: median_seconds, spread, repetitions,
+    // missed_noise_target, quality, reasons [{code, severity, text}].
+    [[nodiscard]] nlohmann::json to_json() const;
+};
+
+// The one summary, from plain numbers. No repetition: median NaN, clean.
+[[nodiscard]] EntrySummary summarize_entry(std::span<const RepetitionFigures> repetitions,
+                                           const EntryConditions &conditions);
+
+// What the run holds while measuring: one repetition's record (its samples'
+// median, noise, min; whether it met the target).
+[[nodiscard]] RepetitionFigures repetition_figures(const RepetitionRecord &record);
+// From a result set: one iteration entry's figures (stats.median, else
+// real_time in its time_unit; stats.noise, stats.noise_target_met, stats.min).
+[[nodiscard]] RepetitionFigures repetition_figures(const nlohmann::json &entry);
+// The conditions of an entry (its settings: noise_target, threads) in a set
+// whose Google Benchmark `context` (with context.opbench) is given: threads
+// as machine/bottleneck.hpp's threads_used() counts them, CPUs the pinned
+// list or the allowed cores, load context.opbench.machine.load_average[0]
+// (else Google Benchmark's load_avg[0]).
+[[nodiscard]] EntryConditions entry_conditions(const nlohmann::json &entry, const nlohmann::json &context);
+// The summary of one case x backend from its passed iteration entries.
+[[nodiscard]] EntrySummary summarize_entry_json(std::span<const nlohmann::json *const> entries,
+                                                const nlohmann::json &context);
+
+} // namespace opbench

@@ -1,0 +1,81 @@
+#include "readers/compact_table.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+namespace opbench {
+
+namespace {
+std::vector<std::string> segments(const std::string &label) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    for (;;) {
+        const std::size_t slash = label.find('/', start);
+        out.push_back(label.substr(start, slash == std::string::npos ? std::string::npos : slash - start));
+        if (slash == std::string::npos) return out;
+        start = slash + 1;
+    }
+}
+} // namespace
+
+SharedSegments split_shared_segments(const std::vector<std::string> &labels) {
+    SharedSegments out;
+    if (labels.empty()) return out;
+    std::vector<std::vector<std::string>> split;
+    for (const auto &l : labels) split.push_back(segments(l));
+    // A single row shares everything with itself: keep its name whole.
+    if (labels.size() > 1)
+        for (const auto &seg : split.front()) {
+            const bool everywhere = std::all_of(split.begin(), split.end(), [&](const std::vector<std::string> &s) {
+                return std::find(s.begin(), s.end(), seg) != s.end();
+            });
+            if (everywhere && std::find(out.shared.begin(), out.shared.end(), seg) == out.shared.end())
+                out.shared.push_back(seg);
+        }
+    const std::set<std::string> shared(out.shared.begin(), out.shared.end());
+    for (const auto &s : split) {
+        std::vector<std::string> kept;
+        for (const auto &seg : s)
+            if (!shared.count(seg)) kept.push_back(seg);
+        out.rows.push_back(kept.empty() ? "(all)" : fmt::format("{}", fmt::join(kept, " ")));
+    }
+    return out;
+}
+
+std::string title_with_header(const std::string &title, const std::vector<std::string> &header) {
+    std::string out = title;
+    for (const auto &line : header) {
+        std::string current = "  "; // a header line's indent; its continuations get 4
+        bool empty = true;
+        std::size_t start = 0;
+        while (start < line.size()) {
+            std::size_t end = line.find(' ', start);
+            if (end == std::string::npos) end = line.size();
+            const std::string word = line.substr(start, end - start);
+            if (!empty && current.size() + 1 + word.size() > kConsoleColumns) {
+                out += "\n" + current;
+                current = "    ";
+                empty = true;
+            }
+            current += (empty ? "" : " ") + word;
+            empty = false;
+            start = end + 1;
+        }
+        out += "\n" + current;
+    }
+    return out;
+}
+
+std::string Footnotes::mark(const std::string &text) {
+    auto [it, inserted] = index_.emplace(text, texts_.size() + 1);
+    if (inserted) texts_.push_back(text);
+    return fmt::format("[{}]", it->second);
+}
+
+void Footnotes::add_to(Table &t) const {
+    for (std::size_t i = 0; i < texts_.size(); ++i) t.notes.push_back(fmt::format("[{}] {}", i + 1, texts_[i]));
+}
+
+} // namespace opbench

@@ -1,0 +1,45 @@
+// What makes a reader's console table fit 100 columns (issue 17): the parts
+// of the case names that every row shares go into one header line, each row
+// keeps only what varies, and long notes become numbered footnotes. `--wide`
+// skips all of it and shows today's full names.
+#pragma once
+
+#include "writers/writer.hpp"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace opbench {
+
+// The width every reader's default console table is made to fit.
+inline constexpr std::size_t kConsoleColumns = 100;
+
+// Labels split on '/' ("attention/B:1/H:2/dt:f32"): the segments every label
+// holds, and each label without them (joined with spaces, so a row reads
+// "attention B:1 H:2").
+struct SharedSegments {
+    std::vector<std::string> shared; // in the first label's order
+    std::vector<std::string> rows;   // one per label; "(all)" when nothing is left
+};
+[[nodiscard]] SharedSegments split_shared_segments(const std::vector<std::string> &labels);
+
+// A title followed by header lines (what every row shares), each wrapped at
+// kConsoleColumns: the table formats print a title as given, so the header
+// travels in it (Markdown shows its line breaks as <br>).
+[[nodiscard]] std::string title_with_header(const std::string &title, const std::vector<std::string> &header);
+
+// Numbered footnotes, each text once: mark() gives "[n]", add_to() appends
+// "[n] text" to a table's notes.
+class Footnotes {
+public:
+    [[nodiscard]] std::string mark(const std::string &text);
+    void add_to(Table &t) const;
+    [[nodiscard]] bool empty() const { return texts_.empty(); }
+
+private:
+    std::vector<std::string> texts_;
+    std::map<std::string, std::size_t> index_;
+};
+
+} // namespace opbench
