@@ -20,6 +20,8 @@
 #   --compare-args "A"  extra options for opbench compare (e.g. "--threshold 10%")
 #   --no-archive        never archive
 #   --archive-always    archive even when the gate fails
+#   --keep N            after archiving, keep the newest N sets of this machine,
+#                       suite and build type (default 100; 0: never prune)
 # Exit: 0 gate passed (or no baseline yet), 1 a case slower beyond the
 # threshold or a case failed verification, 2 bad input, 3 environment.
 set -euo pipefail
@@ -32,6 +34,7 @@ given_set=""
 summary=""
 compare_args=""
 archive_mode=on-pass
+keep=100
 run_args=()
 
 while [ $# -gt 0 ]; do
@@ -45,12 +48,14 @@ while [ $# -gt 0 ]; do
     --compare-args) compare_args=$2; shift 2 ;;
     --no-archive) archive_mode=never; shift ;;
     --archive-always) archive_mode=always; shift ;;
+    --keep) keep=$2; shift 2 ;;
     --) shift; run_args=("$@"); break ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
     *) echo "ci-bench: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
 
+case "$keep" in ''|*[!0-9]*) echo "ci-bench: --keep $keep: give a whole number of sets (0: never prune)" >&2; exit 2 ;; esac
 [ -x "$opbench" ] || { echo "ci-bench: no opbench program at $opbench (build first, or pass --opbench)" >&2; exit 3; }
 if [ -n "$given_set" ]; then
   [ -z "$out" ] || { echo "ci-bench: --set and --out exclude each other (--set gates a set that exists)" >&2; exit 2; }
@@ -101,6 +106,9 @@ done
 
 if [ "$archive_mode" = always ] || { [ "$archive_mode" = on-pass ] && [ $gate_rc -eq 0 ] && [ $run_rc -eq 0 ]; }; then
   "$opbench" archive "$archive" "$out"
+  # Bounds the archive: history, --baseline-from and run-to-run ranges read at
+  # most the last few dozen runs (docs/ci.md, "The archive").
+  [ "$keep" = 0 ] || "$opbench" archive prune "$archive" --keep "$keep"
 else
   echo "ci-bench: not archived ($out): gate exit $gate_rc, run exit $run_rc, archive mode $archive_mode"
 fi

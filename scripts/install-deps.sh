@@ -32,6 +32,7 @@ packages=(
 test_packages=(
   chromium   # renders opbench report's HTML in tests/harness/report_html_chromium_test.py
   cmark-gfm  # GitHub's Markdown renderer: tests/harness/compare_markdown_test.sh
+  python3-pandas  # python/opbench_results.py's DataFrame and pd.read_csv of compare's CSV: tests/python/opbench_results_test.py
   clang libclang-rt-14-dev      # the libFuzzer targets (scripts/fuzz.sh): clang++, -fsanitize=fuzzer
   python3-clang-14               # libclang's Python bindings: tests/harness/function_length.py
 )

@@ -9,6 +9,7 @@
 #include "readers/merge.hpp"
 #include "readers/report_html.hpp"
 #include "readers/result_set_reader.hpp"
+#include "readers/tidy_records.hpp"
 #include "writers/writer.hpp"
 
 #include <fmt/format.h>
@@ -101,6 +102,9 @@ struct ReaderCommands::Options {
     // archive
     std::string archive_dir;
     std::vector<std::string> archive_sets;
+    CLI::App *prune_cmd = nullptr;
+    std::string prune_dir;
+    std::size_t prune_keep = 0;
 
     void add_analyze(CLI::App &app);
     int run_analyze();
@@ -204,8 +208,16 @@ ReaderCommands::ReaderCommands(CLI::App &app) : o_(std::make_unique<Options>()) 
     auto *a =
         app.add_subcommand("archive", "store result sets in an archive: DIR/<machine>/<suite>/<time>-<commit>.json");
     o.archive = a;
-    a->add_option("dir", o.archive_dir, "archive directory (created if missing)")->required();
-    a->add_option("sets", o.archive_sets, "result sets")->required()->check(CLI::ExistingFile);
+    // Not required here: `archive prune DIR` has its own (run_archive checks).
+    a->add_option("dir", o.archive_dir, "archive directory (created if missing)");
+    a->add_option("sets", o.archive_sets, "result sets")->check(CLI::ExistingFile);
+    auto *ap = a->add_subcommand("prune", "keep the newest N sets of each machine, suite and build type; delete the "
+                                          "older sets and their index rows");
+    o.prune_cmd = ap;
+    ap->add_option("dir", o.prune_dir, "archive directory")->required()->check(CLI::ExistingDirectory);
+    ap->add_option("--keep", o.prune_keep, "sets to keep per machine, suite and build type")
+        ->required()
+        ->check(CLI::PositiveNumber);
 }
 
 ReaderCommands::~ReaderCommands() = default;
@@ -317,13 +329,11 @@ int ReaderCommands::Options::run_compare() {
     if (paths.empty()) throw std::invalid_argument("compare --by needs at least one result set");
     const std::vector<ResultSet> loaded = read_sets(paths);
 
-    if (by == "backend") {
+    if (!by.empty()) {
         LevelOptions lo{baseline, accept_unmet, wide};
-        return emit(by_backend(loaded, lo), format, output, "compare");
-    }
-    if (by == "machine") {
-        LevelOptions lo{baseline, accept_unmet, wide};
-        return emit(by_machine(loaded, lo), format, output, "compare");
+        Document doc = by == "backend" ? by_backend(loaded, lo) : by_machine(loaded, lo);
+        doc.records = entry_records(loaded, accept_unmet); // what --format csv writes
+        return emit(doc, format, output, "compare");
     }
     const Comparison cmp = compare_sets(loaded, co);
     for (const auto &d : cmp.differing)
@@ -342,7 +352,9 @@ int ReaderCommands::Options::run_compare() {
             return kExitBadInput;
         }
     }
-    if (const int rc = emit(comparison_document(cmp), format, output, "compare"); rc != 0) return rc;
+    Document doc = comparison_document(cmp);
+    doc.records = comparison_records(loaded, cmp); // what --format csv writes
+    if (const int rc = emit(doc, format, output, "compare"); rc != 0) return rc;
     if (fail_on_regression && cmp.has_regression()) {
         std::size_t slower = 0;
         for (const auto &p : cmp.pairs) slower += p.count("slower");
@@ -403,6 +415,18 @@ int ReaderCommands::Options::run_merge() {
 }
 
 int ReaderCommands::Options::run_archive() {
+    if (*prune_cmd) {
+        const PruneResult r = archive_prune(prune_dir, prune_keep);
+        for (const auto &e : r.removed) std::cout << fmt::format("removed {}\n", e.path);
+        std::cout << fmt::format("opbench archive prune: removed {} set(s), {:.1f} MiB; kept {}\n", r.removed.size(),
+                                 double(r.bytes_freed) / (1 << 20), r.kept);
+        return 0;
+    }
+    if (archive_dir.empty() || archive_sets.empty()) {
+        std::cerr << "opbench archive: give DIR and one or more result sets (opbench archive DIR SET.json...), or "
+                     "opbench archive prune DIR --keep N\n";
+        return kExitBadInput;
+    }
     for (const auto &p : archive_sets) {
         const ArchiveEntry e = archive_store(archive_dir, read_result_set(p));
         std::cout << fmt::format("{} -> {}\n", p, (std::filesystem::path(archive_dir) / e.path).string());

@@ -1,5 +1,6 @@
 #include "entry/results.hpp"
 
+#include "measure/sample_codec.hpp"
 #include "measure/settings.hpp"
 
 #include "opbench/ops.hpp"
@@ -42,7 +43,8 @@ nlohmann::json summary_json(const RepetitionRecord &r) {
             {"cpu_time_per_call", r.cpu_seconds_per_call},
             {"device_time_per_call",
              r.device_seconds_per_call >= 0 ? nlohmann::json(r.device_seconds_per_call) : nlohmann::json(nullptr)},
-            {"sample_times", r.sample_times},
+            // Every sample, to the timer's tick, without their order (sample_codec.hpp).
+            {"sample_histogram", encode_sample_histogram(r.sample_times, r.calls_per_sample)},
             {"process", r.process}};
 }
 

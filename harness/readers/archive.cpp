@@ -3,6 +3,7 @@
 #include "readers/compact_table.hpp"
 
 #include "files/atomic_file.hpp"
+#include "readers/tidy_records.hpp"
 
 #include <fmt/format.h>
 
@@ -130,6 +131,12 @@ private:
     int fd_ = -1;
 };
 
+void write_index(const fs::path &dir, const std::vector<ArchiveEntry> &entries) {
+    nlohmann::json index = {{"schema_version", kArchiveIndexVersion}, {"sets", nlohmann::json::array()}};
+    for (const auto &x : entries) index["sets"].push_back(to_json(x));
+    write_file_atomically((dir / "index.json").string(), index.dump(2) + "\n");
+}
+
 } // namespace
 
 std::string archive_file_name(const ResultSet &set) {
@@ -169,13 +176,51 @@ ArchiveEntry archive_store(const fs::path &dir, const ResultSet &set) {
         entries.push_back(e);
         std::stable_sort(entries.begin(), entries.end(),
                          [](const ArchiveEntry &a, const ArchiveEntry &b) { return a.timestamp < b.timestamp; });
-        nlohmann::json index = {{"schema_version", kArchiveIndexVersion}, {"sets", nlohmann::json::array()}};
-        for (const auto &x : entries) index["sets"].push_back(to_json(x));
-        write_file_atomically((dir / "index.json").string(), index.dump(2) + "\n");
+        write_index(dir, entries);
     } catch (const std::runtime_error &err) {
         throw ArchiveError(err.what());
     }
     return e;
+}
+
+PruneResult archive_prune(const fs::path &dir, std::size_t keep) {
+    if (keep < 1) throw ArchiveError("--keep: give 1 or more (the newest sets of each machine, suite and build type)");
+    std::error_code ec;
+    if (!fs::is_regular_file(dir / "index.json", ec))
+        throw ArchiveError(fmt::format("{}: not an archive (no index.json; `opbench archive DIR SETS` makes one)",
+                                       dir.string()));
+    IndexLock lock(dir);
+    const std::vector<ArchiveEntry> entries = read_index(dir); // oldest first
+    // Newest first per group, so the first `keep` of each group stay.
+    std::map<std::string, std::size_t> seen;
+    std::vector<bool> stays(entries.size(), false);
+    for (std::size_t i = entries.size(); i-- > 0;) {
+        const ArchiveEntry &e = entries[i];
+        stays[i] = ++seen[e.machine_id + "\n" + e.suite + "\n" + e.build_type] <= keep;
+    }
+    PruneResult result;
+    std::vector<ArchiveEntry> kept;
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        if (stays[i]) {
+            kept.push_back(entries[i]);
+            continue;
+        }
+        result.removed.push_back(entries[i]);
+    }
+    // The index first: a crash between the two leaves unlisted files (harmless)
+    // rather than rows whose files are gone.
+    try {
+        write_index(dir, kept);
+    } catch (const std::runtime_error &err) {
+        throw ArchiveError(err.what());
+    }
+    for (const ArchiveEntry &e : result.removed) {
+        const fs::path p = dir / e.path; // from_json refused absolute paths and ".."
+        const std::uintmax_t size = fs::file_size(p, ec);
+        if (fs::remove(p, ec) && !ec) result.bytes_freed += size;
+    }
+    result.kept = kept.size();
+    return result;
 }
 
 std::vector<ArchiveEntry> parse_archive_index(const std::string &text, const std::string &index) {
@@ -377,6 +422,10 @@ Document archive_history(const fs::path &dir, const HistoryOptions &o) {
     Document doc;
     doc.tables.push_back(std::move(t));
     doc.data = std::move(data);
+    // One row per case and run, oldest run first (what --format csv writes).
+    doc.records = entry_records(sets, o.accept_unmet_noise, [&](const CaseRecord &c) {
+        return std::regex_search(c.label() + " [" + c.backend + "]", re);
+    });
     return doc;
 }
 

@@ -58,6 +58,19 @@ archive_latest(const std::filesystem::path &dir, const std::string &machine_id, 
 archive_matching(const std::filesystem::path &dir, const std::string &machine_id, const std::string &suite,
                  const std::string &build_type, const std::string &not_after = "", const std::string &itself = "");
 
+// What archive_prune() did.
+struct PruneResult {
+    std::vector<ArchiveEntry> removed; // oldest first
+    std::size_t kept = 0;
+    std::uintmax_t bytes_freed = 0;
+};
+
+// Keep the newest `keep` sets (keep >= 1) of each machine, suite and build
+// type (the sets a baseline and history choose from) and delete the older
+// ones' files and index rows, under the index lock. A row whose file is
+// already gone is dropped too. Throws ArchiveError.
+PruneResult archive_prune(const std::filesystem::path &dir, std::size_t keep);
+
 // The file name a set gets: "<UTC time>-<commit>.json", e.g.
 // "20261122T145051Z-cf5d3abd267e.json".
 [[nodiscard]] std::string archive_file_name(const ResultSet &set);

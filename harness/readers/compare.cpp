@@ -212,6 +212,9 @@ CaseComparison compare_case(const CaseRecord &base, const CaseRecord &next, cons
     r.label = base.label();
     r.backend = base.backend;
     r.op = base.op;
+    r.dtype = base.dtype;
+    r.variant = base.variant;
+    r.params = base.params;
     r.p_value = NAN;
     const ValidTimes b = valid_times(base, o.accept_unmet_noise);
     const ValidTimes n = valid_times(next, o.accept_unmet_noise);
@@ -243,6 +246,16 @@ CaseComparison compare_case(const CaseRecord &base, const CaseRecord &next, cons
     r.base_median = b.median;
     r.new_median = n.median;
     r.ratio = n.median / b.median;
+    {
+        std::vector<double> bs = b.repetition_medians, ns = n.repetition_medians;
+        std::sort(bs.begin(), bs.end());
+        std::sort(ns.begin(), ns.end());
+        const MedianCi bci = median_ci(bs), nci = median_ci(ns);
+        if (bci.exists && nci.exists && bci.low > 0) {
+            r.ratio_low = nci.low / bci.high;
+            r.ratio_high = nci.high / bci.low;
+        }
+    }
     const std::size_t nb = b.repetition_medians.size(), nn = n.repetition_medians.size();
     bool overlap = false;
     if (min_two_sided_p(nb, nn) < o.alpha) {
@@ -338,6 +351,9 @@ CaseComparison only_in(const CaseRecord &c, const std::string &set_name) {
     r.label = c.label();
     r.backend = c.backend;
     r.op = c.op;
+    r.dtype = c.dtype;
+    r.variant = c.variant;
+    r.params = c.params;
     r.p_value = NAN;
     r.verdict = "missing";
     r.reason = fmt::format("only in {}", set_name);
@@ -370,13 +386,18 @@ Comparison compare_sets(const std::vector<ResultSet> &sets, const CompareOptions
             auto it = in_next.find(key(c));
             if (it == in_next.end()) {
                 missing.push_back(only_in(c, pair.base_name));
+                missing.back().key = key(c);
                 continue;
             }
             matched.insert(it->first);
             pair.cases.push_back(compare_case(c, *it->second, o));
+            pair.cases.back().key = key(c);
         }
         for (const auto &c : next.cases)
-            if (!matched.count(key(c))) missing.push_back(only_in(c, pair.new_name));
+            if (!matched.count(key(c))) {
+                missing.push_back(only_in(c, pair.new_name));
+                missing.back().key = key(c);
+            }
         std::stable_partition(pair.cases.begin(), pair.cases.end(), [](const CaseComparison &c) { return c.compared; });
         pair.cases.insert(pair.cases.end(), missing.begin(), missing.end());
 
@@ -462,7 +483,9 @@ Document comparison_document(const Comparison &c) {
         }
         std::size_t compared_row = 0, skipped_row = 0;
         for (const auto &cc : p.cases) {
-            nlohmann::json cj = {{"case", cc.label}, {"backend", cc.backend}, {"op", cc.op}, {"verdict", cc.verdict}};
+            nlohmann::json cj = {{"case", cc.label},   {"backend", cc.backend}, {"op", cc.op},
+                                 {"dtype", cc.dtype},  {"variant", cc.variant}, {"params", cc.params},
+                                 {"verdict", cc.verdict}};
             if (cc.base_summary.repetitions > 0) cj["base_summary"] = cc.base_summary.to_json();
             if (cc.new_summary.repetitions > 0) cj["new_summary"] = cc.new_summary.to_json();
             cj["quality"] = std::string(quality_name(std::max(cc.base_summary.quality, cc.new_summary.quality)));
@@ -473,6 +496,9 @@ Document comparison_document(const Comparison &c) {
                 cj["base_median_seconds"] = cc.base_median;
                 cj["new_median_seconds"] = cc.new_median;
                 cj["ratio"] = cc.ratio;
+                cj["ratio_ci95"] = std::isfinite(cc.ratio_low)
+                                       ? nlohmann::json::array({cc.ratio_low, cc.ratio_high})
+                                       : nlohmann::json(nullptr);
                 cj["p_value"] = std::isfinite(cc.p_value) ? nlohmann::json(cc.p_value) : nlohmann::json(nullptr);
                 cj["test"] = cc.test;
                 cj["process_spread"] = cc.process_spread;

@@ -7,6 +7,7 @@
 #include "readers/result_set_reader.hpp"
 #include "writers/writer.hpp"
 
+#include <cmath>
 #include <map>
 #include <string>
 #include <vector>
@@ -57,11 +58,17 @@ struct SettingDiff {
 
 struct CaseComparison {
     std::string label; // the case name without backend / threads / cache
-    std::string backend, op;
+    std::string backend, op, dtype, variant;
+    nlohmann::json params = nlohmann::json::object(); // shape parameters, as the set lists them
+    std::string key; // how the sets' cases were matched (match_key, with settings when needed)
     // Both sides valid: medians (seconds), ratio new / base, the U test.
     bool compared = false;
     double base_median = 0, new_median = 0, ratio = 0;
     double p_value = 1;             // NaN when no test could be made
+    // A 95% interval of the ratio: the new median's order-statistic interval
+    // over the base's (median_ci over the repetitions' medians), so it is
+    // conservative. NaN when either side has under 6 repetitions.
+    double ratio_low = NAN, ratio_high = NAN;
     std::string test;               // "repetitions 9 vs 9", "samples 640 vs 655", "none (1 vs 1 repetitions)"
     std::string verdict;            // same | faster | slower | noisy; or the status when not compared
     std::string reason;             // why not compared (status and reason of the side(s) without a time)

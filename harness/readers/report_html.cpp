@@ -3,6 +3,7 @@
 #include "readers/archive.hpp"
 #include "readers/compare.hpp"
 #include "readers/level_table.hpp"
+#include "readers/report_compare.hpp"
 #include "readers/svg_chart.hpp"
 
 #include <fmt/format.h>
@@ -278,29 +279,12 @@ std::string history_section(const std::vector<ResultSet> &sets, const std::strin
     } catch (const std::exception &e) {
         return "<p>" + html_escape(e.what()) + "</p>\n";
     }
-    XyChart chart;
-    chart.kind = "history";
-    chart.title = fmt::format("History of '{}' on {}: time relative to the first run", ho.suite, ho.machine_id);
-    chart.x_label = "archived run (oldest first)";
-    chart.y_label = "time / first run's time";
-    chart.log_x = false;
-    chart.log_y = false;
-    const auto &runs = d.data["runs"];
-    for (const auto &c : d.data["cases"]) {
-        XySeries s{c["case"].get<std::string>(), {}, true, true, false, -1};
-        double first = NAN;
-        for (std::size_t i = 0; i < c["median_seconds"].size(); ++i) {
-            const auto &v = c["median_seconds"][i];
-            if (!v.is_number()) continue;
-            if (!std::isfinite(first)) first = v.get<double>();
-            s.points.push_back({double(i + 1), v.get<double>() / first,
-                                fmt::format("{} run {} ({}, {}): {}", s.name, i + 1, runs[i].value("timestamp", ""),
-                                            runs[i].value("commit", ""), format_seconds(v.get<double>()))});
-        }
-        if (!s.points.empty()) chart.series.push_back(std::move(s));
-    }
-    std::string h = render_xy_chart(chart);
-    h += html_table(d.tables.at(0));
+    std::string h = fmt::format("<p class=\"note\">Suite '{}' on {}, the last {} archived runs, oldest first: each "
+                                "case's median per run, dates under each chart, a point's date and commit on hover."
+                                "</p>\n",
+                                html_escape(ho.suite), html_escape(ho.machine_id), d.data["runs"].size());
+    h += history_small_multiples_html(d.data["runs"], d.data["cases"]);
+    h += "<details><summary>The same as a table</summary>\n" + html_table(d.tables.at(0)) + "</details>\n";
     return h;
 }
 
@@ -399,15 +383,25 @@ std::string render_report_html(const std::vector<ResultSet> &sets, const ReportO
          "th,td{border:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top}\n"
          "th{background:#f0f0f0}tr.differs td{background:#fff3cd}\n"
          ".note{color:#555;font-size:12px}.pair{display:flex;flex-wrap:wrap;gap:8px}\n"
-         // Charts shrink to the window (their viewBox keeps the proportions).
-         "svg.chart{background:#fff;border:1px solid #eee;margin:6px 0;max-width:100%;height:auto}\n"
+         // Charts and tables keep their text size: wider than the window,
+         // they scroll inside their section rather than shrink.
+         "section{overflow-x:auto}svg.chart{background:#fff;border:1px solid #eee;margin:6px 0;flex:none}\n"
+         ".multiples{display:flex;flex-wrap:wrap;gap:8px}.scroll{overflow-x:auto}\n"
+         "table.sortable th{cursor:pointer}input.filter{font-size:13px;padding:3px}\n"
+         ".verdict-slower{color:#b34700;font-weight:bold}.verdict-faster{color:#007a5a;font-weight:bold}\n"
+         ".verdict-noisy{color:#9a6700}.counts span{margin-right:12px}\n"
          "</style>\n</head>\n<body>\n";
     h += "<h1>" + html_escape(title) + "</h1>\n<p>";
     h += fmt::format("{} result set{}; every figure is read from the sets (medians of the repetitions' median "
                      "times per call). Hover a bar or point for its case.</p>\n",
                      sets.size(), sets.size() > 1 ? "s" : "");
+    if (sets.size() >= 2)
+        h += section("comparison", fmt::format("Comparison: {} against {}", sets[0].short_name(),
+                                               sets.size() == 2 ? sets[1].short_name() : "each later set"),
+                     comparison_html(sets));
     h += section("contexts", "Contexts", contexts_section(sets));
     h += section("time", "Time per case", time_section(sets));
+    h += section("distributions", "Sample distributions", distributions_html(sets));
     std::string roof;
     for (const auto &s : sets) roof += roofline_chart(s);
     h += section("roofline", "Roofline (each machine's measured roofs)", roof);
@@ -427,6 +421,7 @@ std::string render_report_html(const std::vector<ResultSet> &sets, const ReportO
         }
     }
     h += section("levels", "Levels", tables);
+    h += report_script();
     h += "</body>\n</html>\n";
     return h;
 }

@@ -1,9 +1,13 @@
 // opbench report: one self-contained HTML page about one or more result
-// sets. No script and no network reference: styles inline, charts as inline
-// SVG (svg_chart.hpp). Sections: the contexts side by side, time per case by
-// backend and set, a roofline per set against its machine's measured peaks,
-// time and peak memory against each swept dimension, the archived history
-// (with a history directory), and the level tables.
+// sets. No network reference: styles and one short script (sorting and
+// filtering, report_compare.hpp) inline, charts as inline SVG (svg_chart.hpp).
+// Sections: with two or more sets, the comparison of the first with each
+// later one first (report_compare.hpp); the contexts side by side, time per
+// case by backend and set, each case's sample distributions, a roofline per
+// set against its machine's measured peaks, time and peak memory against each
+// swept dimension, the archived history as one small chart per case (with a
+// history directory), and the level tables. Text stays at its size: what is
+// wider than the window scrolls inside its section.
 #pragma once
 
 #include "readers/result_set_reader.hpp"

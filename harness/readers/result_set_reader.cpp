@@ -1,6 +1,7 @@
 #include "readers/result_set_reader.hpp"
 
 #include "writers/result_schema.hpp"
+#include "measure/sample_codec.hpp"
 #include "measure/statistics.hpp"
 
 #include <fmt/format.h>
@@ -65,6 +66,11 @@ std::vector<std::string> split(const std::string &s, char sep) {
 bool is_setting_segment(const std::string &seg) {
     return seg.rfind("thr:", 0) == 0 || seg.rfind("cache:", 0) == 0 || seg.rfind("be:", 0) == 0 ||
            seg == "variant:default";
+}
+
+// stats.calls_per_sample as an int in range (a hand-edited set may hold 1e300).
+int calls_per_sample_of(const nlohmann::json &stats) {
+    return static_cast<int>(std::clamp(num_or(stats, "calls_per_sample", 1), 1.0, double(1 << 30)));
 }
 
 // ---- Schema checks (validate_result_set) ----
@@ -148,6 +154,8 @@ public:
         if (!it->is_array()) fail(at + "." + key, "an array or null", *it);
         return &*it;
     }
+
+    [[nodiscard]] const std::string &file() const { return file_; }
 
 private:
     std::string file_;
@@ -253,6 +261,17 @@ void validate_entry(const SchemaCheck &c, const nlohmann::json &e, const std::st
         if (const auto *t = c.array(*st, sat, "sample_times"))
             for (std::size_t i = 0; i < t->size(); ++i)
                 c.check_number((*t)[i], fmt::format("{}.sample_times[{}]", sat, i), true, false);
+        if (auto h = st->find("sample_histogram"); h != st->end()) {
+            try {
+                const std::size_t n = decode_sample_histogram(*h, calls_per_sample_of(*st)).size();
+                if (auto s = st->find("samples"); s != st->end() && s->is_number() && s->get<double>() != double(n))
+                    c.fail(sat + ".sample_histogram.counts", fmt::format("counts adding up to samples ({})", s->dump()),
+                           nlohmann::json(n));
+            } catch (const SampleHistogramError &e) {
+                throw ResultSetError(fmt::format("{}: {}.sample_histogram: {} (results/README.md describes a result set)",
+                                                 c.file(), sat, e.what()));
+            }
+        }
         if (const auto *ci = c.array(*st, sat, "median_ci95"))
             for (std::size_t i = 0; i < ci->size(); ++i)
                 if (!(*ci)[i].is_null())
@@ -465,7 +484,11 @@ ResultSet parse_result_set(const std::string &text, const std::string &path) {
         rep.timed_out = stats.value("timed_out", false);
         if (auto p = stats.find("process"); p != stats.end() && p->is_number_integer())
             rep.process = static_cast<int>(std::clamp<std::int64_t>(p->get<std::int64_t>(), 0, 1000));
-        if (stats.contains("sample_times") && stats["sample_times"].is_array())
+        // Sets before the histogram hold every sample as a decimal number.
+        if (stats.contains("sample_histogram"))
+            rep.sample_times =
+                decode_sample_histogram(stats["sample_histogram"], calls_per_sample_of(stats));
+        else if (stats.contains("sample_times") && stats["sample_times"].is_array())
             for (const auto &s : stats["sample_times"])
                 if (s.is_number()) rep.sample_times.push_back(s.get<double>());
         if (!(rep.median_seconds > 0) || !std::isfinite(rep.median_seconds))

@@ -31,6 +31,11 @@ std::string row(const std::vector<std::string> &cells, std::size_t columns) {
 
 std::string write_csv(const Document &doc) {
     std::string out;
+    if (!doc.records.columns.empty()) {
+        out += row(doc.records.columns, doc.records.columns.size());
+        for (const auto &r : doc.records.rows) out += row(r, doc.records.columns.size());
+        return out;
+    }
     for (const Table &t : doc.tables) {
         if (!out.empty()) out += "\r\n";
         out += row(t.columns, t.columns.size());

@@ -27,6 +27,10 @@ struct Table {
 struct Document {
     nlohmann::json data;
     std::vector<Table> tables;
+    // The tidy form for data tools, when the command has one: one row per
+    // entry and set, raw numbers in SI units (readers/tidy_records.hpp). csv
+    // writes only this, so a file is one table that pandas reads right.
+    Table records;
 };
 
 struct Writer {

@@ -17,7 +17,7 @@ constexpr std::array kWriters = {
            "Chrome Trace Event JSON (opbench run --trace): Perfetto, chrome://tracing, speedscope", write_chrome_trace},
     Writer{"console", ".txt", "aligned text tables, for a terminal", write_console},
     Writer{"markdown", ".md", "GitHub Markdown tables (PR comments, $GITHUB_STEP_SUMMARY)", write_markdown},
-    Writer{"csv", ".csv", "RFC 4180 CSV, one block per table separated by an empty line", write_csv},
+    Writer{"csv", ".csv", "RFC 4180 CSV: one tidy table, a row per entry and set, numbers in SI units (compare, history)", write_csv},
 };
 
 } // namespace

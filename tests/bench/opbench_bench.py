@@ -312,7 +312,13 @@ def sample_seconds(result):
     for b in result["benchmarks"]:
         if b.get("run_type") == "iteration" and b.get("status") == "passed" and "stats" in b:
             st = b["stats"]
-            total += sum(st["sample_times"]) * st["calls_per_sample"]
+            if "sample_histogram" in st:  # whole ticks per sample, as differences (results/README.md)
+                h, tick = st["sample_histogram"], 0
+                for step, count in zip(map(int, h["ticks"].split()), map(int, h["counts"].split())):
+                    tick += step
+                    total += tick * count * h["tick_seconds"]
+            else:
+                total += sum(st["sample_times"]) * st["calls_per_sample"]
     return total
 
 

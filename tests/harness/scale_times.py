@@ -25,6 +25,10 @@ def scale(entry, factor):
         for key in ("median_ci95", "sample_times"):
             if isinstance(stats.get(key), list):
                 stats[key] = [t * factor for t in stats[key]]
+        hist = stats.get("sample_histogram")
+        if isinstance(hist, dict):
+            # Scaling the tick scales every sample (results/README.md, sample_histogram).
+            hist["tick_seconds"] *= factor
 
 
 def main():

@@ -2,7 +2,10 @@
 
 #include "../result_set_fixture.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include <fstream>
 #include <regex>
@@ -108,6 +111,54 @@ TEST(Archive, HistoryShowsEachCaseAcrossRuns) {
     o.suite = "quick";
     o.case_regex = "(";
     EXPECT_THROW((void)archive_history(dir.path, o), std::regex_error);
+}
+
+TEST(Archive, HistoryCsvRecordsAreOneRowPerCaseAndRun) {
+    TempDir in, dir;
+    for (int i = 0; i < 3; ++i)
+        archive_store(dir.path, read_result_set(write_fake_set(in.path, std::to_string(i) + ".json",
+                                                               run_at(fmt::format("2026-11-2{}T10:00:00Z", i),
+                                                                      "c" + std::to_string(i), 1e-5 * (i + 1)))));
+    HistoryOptions o;
+    o.suite = "quick";
+    o.case_regex = "onednn";
+    const Table &r = archive_history(dir.path, o).records;
+    ASSERT_EQ(r.rows.size(), 3u); // the onednn case in each of the three runs
+    const auto col = [&](const char *name) {
+        return std::size_t(std::find(r.columns.begin(), r.columns.end(), name) - r.columns.begin());
+    };
+    ASSERT_LT(col("median_s"), r.columns.size());
+    EXPECT_EQ(r.rows[0][col("commit")], "c0");
+    EXPECT_EQ(r.rows[2][col("backend")], "onednn");
+    EXPECT_DOUBLE_EQ(std::stod(r.rows[2][col("median_s")]), 3e-5 / 4);
+}
+
+TEST(Archive, PruneKeepsTheNewestOfEachMachineSuiteAndBuildType) {
+    TempDir in, dir;
+    std::vector<std::string> paths;
+    for (int i = 0; i < 5; ++i)
+        paths.push_back(archive_store(dir.path, read_result_set(write_fake_set(
+                                                    in.path, std::to_string(i) + ".json",
+                                                    run_at(fmt::format("2026-11-2{}T10:00:00Z", i),
+                                                           "c" + std::to_string(i), 1e-5))))
+                            .path);
+    FakeSet debug = run_at("2026-11-19T10:00:00Z", "d0", 1e-5); // the oldest, but alone in its group
+    debug.build_type = "debug";
+    archive_store(dir.path, read_result_set(write_fake_set(in.path, "d.json", debug)));
+    const PruneResult r = archive_prune(dir.path, 2);
+    ASSERT_EQ(r.removed.size(), 3u);
+    EXPECT_EQ(r.removed[0].commit, "c0");
+    EXPECT_EQ(r.removed[2].commit, "c2");
+    EXPECT_EQ(r.kept, 3u);
+    EXPECT_GT(r.bytes_freed, 0u);
+    for (int i = 0; i < 5; ++i) EXPECT_EQ(fs::exists(dir.path / paths[i]), i >= 3) << paths[i];
+    std::vector<std::string> left;
+    for (const auto &e : archive_entries(dir.path)) left.push_back(e.commit);
+    EXPECT_EQ(left, (std::vector<std::string>{"d0", "c3", "c4"}));
+    // Pruning again changes nothing; --keep 0 and a directory without an index are errors.
+    EXPECT_TRUE(archive_prune(dir.path, 2).removed.empty());
+    EXPECT_THROW((void)archive_prune(dir.path, 0), ArchiveError);
+    EXPECT_THROW((void)archive_prune(in.path, 2), ArchiveError);
 }
 
 TEST(Archive, ConcurrentStoresKeepEveryRow) {

@@ -70,10 +70,14 @@ TEST(ReportHtml, SelfContainedWithEveryChart) {
     skipped.cases.push_back(sk);
     const std::string html = render_report_html({make(skipped, "run-1")}, {});
     EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
-    // No network reference of any kind: no URL, no script, no external style.
+    // No network reference of any kind: no URL, no external script or style;
+    // the one inline script sorts and filters.
     EXPECT_EQ(html.find("http"), std::string::npos);
-    EXPECT_EQ(html.find("<script"), std::string::npos);
+    EXPECT_EQ(count(html, "<script"), 1u);
+    EXPECT_EQ(html.find("<script src"), std::string::npos);
     EXPECT_EQ(html.find("<link"), std::string::npos);
+    EXPECT_EQ(html.find("id=\"comparison\""), std::string::npos); // one set: nothing to compare
+    EXPECT_EQ(count(html, "data-chart=\"box\""), 6u);               // a distribution per measured case
     EXPECT_EQ(count(html, "data-chart=\"time-by-case\""), 1u);
     EXPECT_EQ(count(html, "data-chart=\"roofline\""), 1u);
     EXPECT_EQ(count(html, "data-chart=\"sweep-time\""), 1u);
@@ -91,6 +95,26 @@ TEST(ReportHtml, TwoSetsSideBySideHighlightDifferences) {
     EXPECT_EQ(count(html, "data-chart=\"roofline\""), 2u);
     EXPECT_NE(html.find("<tr class=\"differs\"><td>commit</td>"), std::string::npos);
     EXPECT_NE(html.find("a: naive"), std::string::npos); // series named by set and backend
+}
+
+TEST(ReportHtml, TwoSetsOpenWithTheComparison) {
+    FakeSet a = attention_sweep(), b = attention_sweep();
+    b.commit = "other";
+    for (auto &c : b.cases)
+        for (auto &m : c.medians) m *= 2; // every case twice as slow
+    const std::string html = render_report_html({make(a, "a"), make(b, "b")}, {});
+    const auto at = [&](const char *s) { return html.find(s); };
+    ASSERT_NE(at("id=\"comparison\""), std::string::npos);
+    EXPECT_LT(at("id=\"comparison\""), at("id=\"contexts\"")); // the page opens with it
+    EXPECT_EQ(count(html, "data-chart=\"ratio\""), 1u);
+    EXPECT_EQ(count(html, "class=\"ratio-row\""), 6u);  // one row per compared case
+    EXPECT_EQ(count(html, "<line class=\"ci\""), 6u);   // each with its interval (9 repetitions)
+    EXPECT_NE(at("6 slower</span>"), std::string::npos); // compare's verdicts
+    EXPECT_NE(at("<td>all</td><td>6</td><td>2.000</td>"), std::string::npos); // compare's geomean
+    EXPECT_NE(at("class=\"data sortable\" id=\"verdicts-1\""), std::string::npos);
+    EXPECT_NE(at("<input class=\"filter\""), std::string::npos);
+    EXPECT_EQ(count(html, "data-chart=\"box\""), 6u); // one per case, a box per set and backend
+    EXPECT_EQ(count(html, "<g class=\"box\""), 12u);
 }
 
 TEST(SvgChart, TickLabels) {

@@ -1,9 +1,11 @@
 #include "readers/result_set_reader.hpp"
+#include "measure/sample_codec.hpp"
 
 #include "../result_set_fixture.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <functional>
@@ -33,6 +35,56 @@ TEST(ResultSetReader, GroupsRepetitionsPerCaseAndIgnoresAggregates) {
     EXPECT_EQ(set.suite_name(), "quick");
     EXPECT_EQ(set.commit(), "abc123def456");
     EXPECT_EQ(set.short_name(), "x");
+}
+
+TEST(ResultSetReader, ReadsTheSampleHistogramAndTheOlderSampleTimesAlike) {
+    FakeSet s;
+    FakeCase a;
+    a.medians = {1e-5, 2e-5};
+    s.cases = {a};
+    nlohmann::json old_form = fake_set_json(s), new_form = old_form;
+    // The writer's form (measure/sample_codec.hpp) of the same samples.
+    for (auto &e : new_form["benchmarks"]) {
+        if (!e.contains("stats")) continue; // aggregates
+        auto &st = e["stats"];
+        st["sample_histogram"] =
+            encode_sample_histogram(st["sample_times"].get<std::vector<double>>(), st.value("calls_per_sample", 1), 1e-9);
+        st.erase("sample_times");
+    }
+    const ResultSet o = parse_result_set(old_form.dump(), "old.json"), n = parse_result_set(new_form.dump(), "new.json");
+    for (std::size_t r = 0; r < 2; ++r) {
+        auto want = o.cases[0].repetitions[r].sample_times;
+        std::sort(want.begin(), want.end());
+        const auto &got = n.cases[0].repetitions[r].sample_times;
+        ASSERT_EQ(got.size(), want.size());
+        for (std::size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-9);
+    }
+    // A histogram that does not add up to `samples`, or is malformed, is refused by its JSON path.
+    nlohmann::json short_form = new_form;
+    auto &counts = short_form["benchmarks"][0]["stats"]["sample_histogram"]["counts"];
+    counts = "2" + counts.get<std::string>().substr(1); // the first count was 1
+    EXPECT_THROW(
+        {
+            try {
+                (void)parse_result_set(short_form.dump(), "s.json");
+            } catch (const ResultSetError &e) {
+                EXPECT_NE(std::string(e.what()).find("benchmarks[0].stats.sample_histogram.counts"), std::string::npos)
+                    << e.what();
+                throw;
+            }
+        },
+        ResultSetError);
+    nlohmann::json bad = new_form;
+    auto &ticks = bad["benchmarks"][1]["stats"]["sample_histogram"]["ticks"];
+    ticks = "-5" + ticks.get<std::string>().substr(ticks.get<std::string>().find(' '));
+    try {
+        (void)parse_result_set(bad.dump(), "b.json");
+        ADD_FAILURE() << "a negative tick was accepted";
+    } catch (const ResultSetError &e) {
+        EXPECT_NE(std::string(e.what()).find("b.json: benchmarks[1].stats.sample_histogram: ticks: item 0 ('-5')"),
+                  std::string::npos)
+            << e.what();
+    }
 }
 
 TEST(ResultSetReader, MatchKeyLeavesThreadsAndCacheOut) {

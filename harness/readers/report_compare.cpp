@@ -1,0 +1,368 @@
+#include "readers/report_compare.hpp"
+
+#include "measure/statistics.hpp"
+#include "readers/compare.hpp"
+#include "readers/svg_chart.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace opbench {
+
+namespace {
+
+std::string num(double v) { return fmt::format("{:.1f}", v); }
+
+const char *verdict_color(const std::string &verdict) {
+    if (verdict == "faster") return "#009E73";
+    if (verdict == "slower") return "#D55E00";
+    if (verdict == "noisy") return "#E69F00";
+    if (verdict == "same") return "#0072B2";
+    return "#999999";
+}
+
+// At most `n` characters, "..." marking a cut (the full text goes in a <title>).
+std::string clip(const std::string &s, std::size_t n) { return s.size() <= n ? s : s.substr(0, n - 3) + "..."; }
+
+// A short time label: "24.1 us".
+std::string short_seconds(double v) {
+    const double a = std::fabs(v);
+    if (a < 1e-6) return fmt::format("{:.3g} ns", v * 1e9);
+    if (a < 1e-3) return fmt::format("{:.3g} us", v * 1e6);
+    if (a < 1) return fmt::format("{:.3g} ms", v * 1e3);
+    return fmt::format("{:.3g} s", v);
+}
+
+// A table cell; a finite `sort_value` becomes its data-v, so the sort is numeric.
+std::string cell(const std::string &text, double sort_value = NAN, const std::string &cls = "") {
+    return fmt::format("<td{}{}>{}</td>", std::isfinite(sort_value) ? fmt::format(" data-v=\"{:g}\"", sort_value) : "",
+                       cls.empty() ? "" : " class=\"" + cls + "\"", html_escape(text));
+}
+
+std::string filter_box(const std::string &target, const std::string &what) {
+    return fmt::format("<p><input class=\"filter\" data-target=\"{}\" placeholder=\"filter {}\" size=\"40\"></p>\n",
+                       html_escape(target), html_escape(what));
+}
+
+// Log-scale ratio axis around 1, with ticks that read as ratios.
+struct RatioAxis {
+    double lo, hi;
+    [[nodiscard]] double frac(double v) const { return (std::log(v) - std::log(lo)) / (std::log(hi) - std::log(lo)); }
+};
+
+std::string ratio_chart(const PairComparison &p, double threshold) {
+    std::vector<const CaseComparison *> rows;
+    double extent = std::log(1 + 2 * threshold);
+    for (const auto &c : p.cases) {
+        if (!c.compared) continue;
+        rows.push_back(&c);
+        for (double v : {c.ratio, c.ratio_low, c.ratio_high})
+            if (std::isfinite(v) && v > 0) extent = std::max(extent, std::fabs(std::log(v)));
+    }
+    if (rows.empty()) return "<p>No case has a time in both sets: no ratio to draw.</p>\n";
+    std::stable_sort(rows.begin(), rows.end(), [](auto *a, auto *b) { return a->ratio > b->ratio; });
+    extent *= 1.08;
+    const RatioAxis ax{std::exp(-extent), std::exp(extent)};
+    const double left = 330, plot_w = 380, right = 20, top = 44, row_h = 16;
+    const double width = left + plot_w + right, height = top + row_h * double(rows.size()) + 40;
+    auto X = [&](double v) { return left + std::clamp(ax.frac(v), 0.0, 1.0) * plot_w; };
+    std::string o = fmt::format("<svg class=\"chart\" data-chart=\"ratio\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 "
+                                "{0} {1}\" font-family=\"sans-serif\" font-size=\"11\">\n",
+                                num(width), num(height));
+    o += fmt::format("<text x=\"4\" y=\"18\" font-size=\"14\" font-weight=\"bold\">{} / {}: ratio of medians, 95% "
+                     "interval</text>\n",
+                     html_escape(clip(p.new_name, 30)), html_escape(clip(p.base_name, 30)));
+    o += fmt::format("<text x=\"4\" y=\"34\" fill=\"#555\">right of 1: slower; the band is the +-{:g}% threshold "
+                     "(same)</text>\n",
+                     threshold * 100);
+    const double bottom = top + row_h * double(rows.size());
+    o += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#eef3f8\"/>\n", num(X(1 - threshold)),
+                     num(top), num(X(1 + threshold) - X(1 - threshold)), num(bottom - top));
+    for (double t : {0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 0.8, 0.9, 1.0, 1.1, 1.25, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0}) {
+        if (t < ax.lo || t > ax.hi) continue;
+        // Keep ticks at least 28 px apart, 1 always.
+        if (t != 1.0 && std::fabs(X(t) - X(1.0)) < 28) continue;
+        o += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"{3}\"/><text x=\"{0}\" "
+                         "y=\"{4}\" text-anchor=\"middle\" fill=\"#444\">{5:g}</text>\n",
+                         num(X(t)), num(top), num(bottom), t == 1.0 ? "#333" : "#ddd", num(bottom + 14), t);
+    }
+    o += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">new / base (log scale)</text>\n",
+                     num(left + plot_w / 2), num(bottom + 30));
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const CaseComparison &c = *rows[i];
+        const double y = top + row_h * double(i) + row_h / 2;
+        const std::string name = c.label + " [" + c.backend + "]";
+        const std::string interval = std::isfinite(c.ratio_low)
+                                         ? fmt::format("95% {:.3f} to {:.3f}", c.ratio_low, c.ratio_high)
+                                         : std::string("no interval (under 6 repetitions)");
+        const std::string tip = fmt::format("{}: ratio {:.3f} ({}), {} -> {}, p {}, {}", name, c.ratio, interval,
+                                            short_seconds(c.base_median), short_seconds(c.new_median),
+                                            std::isfinite(c.p_value) ? fmt::format("{:.3g}", c.p_value) : "-",
+                                            c.verdict);
+        o += fmt::format("<g class=\"ratio-row\"><title>{}</title><text x=\"{}\" y=\"{}\" "
+                         "text-anchor=\"end\">{}</text>\n",
+                         html_escape(tip), num(left - 8), num(y + 4), html_escape(clip(name, 50)));
+        if (std::isfinite(c.ratio_low))
+            o += fmt::format("<line class=\"ci\" x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\" stroke=\"{3}\" "
+                             "stroke-width=\"2\"/>",
+                             num(X(c.ratio_low)), num(X(c.ratio_high)), num(y), verdict_color(c.verdict));
+        o += fmt::format("<circle class=\"point\" cx=\"{}\" cy=\"{}\" r=\"4\" fill=\"{}\"/></g>\n", num(X(c.ratio)),
+                         num(y), verdict_color(c.verdict));
+    }
+    o += "</svg>\n";
+    return o;
+}
+
+std::string verdict_table(const PairComparison &p, const std::string &id) {
+    std::string h = fmt::format("<table class=\"data sortable\" id=\"{}\">\n<tr class=\"head\">", id);
+    for (const char *c : {"case", "backend", "dtype", "base", "new", "ratio", "95% interval", "p", "verdict", "test"})
+        h += fmt::format("<th title=\"click to sort\">{}</th>", c);
+    h += "</tr>\n";
+    for (const auto &c : p.cases) {
+        h += "<tr>" + cell(c.label) + cell(c.backend) + cell(c.dtype);
+        if (c.compared) {
+            h += cell(short_seconds(c.base_median), c.base_median) + cell(short_seconds(c.new_median), c.new_median) +
+                 cell(fmt::format("{:.3f}", c.ratio), c.ratio) +
+                 cell(std::isfinite(c.ratio_low) ? fmt::format("{:.3f} - {:.3f}", c.ratio_low, c.ratio_high) : "-",
+                      c.ratio_low) +
+                 cell(std::isfinite(c.p_value) ? fmt::format("{:.3g}", c.p_value) : "-", c.p_value) +
+                 cell(c.verdict, NAN, "verdict-" + c.verdict) + cell(c.test + (c.note.empty() ? "" : "; " + c.note));
+        } else {
+            h += cell("-") + cell("-") + cell("-") + cell("-") + cell("-") + cell(c.verdict, NAN, "verdict-other") +
+                 cell(c.reason);
+        }
+        h += "</tr>\n";
+    }
+    return h + "</table>\n";
+}
+
+std::string geomean_table(const PairComparison &p) {
+    std::string h = "<table class=\"data\">\n<tr><th>geomean of new / base</th><th>cases</th><th>ratio</th></tr>\n";
+    for (const auto &g : p.geomeans)
+        h += fmt::format("<tr><td>{}</td><td>{}</td><td>{:.3f}</td></tr>\n", html_escape(g.group), g.cases, g.ratio);
+    return h + "</table>\n";
+}
+
+// Quartiles, median and Tukey whiskers of one box.
+struct Box {
+    std::string name;
+    std::size_t n = 0;
+    double min = 0, q1 = 0, median = 0, q3 = 0, max = 0, lo_whisker = 0, hi_whisker = 0;
+};
+
+Box box_of(std::string name, std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    Box b;
+    b.name = std::move(name);
+    b.n = v.size();
+    b.min = v.front();
+    b.max = v.back();
+    b.q1 = percentile_sorted(v, 0.25);
+    b.median = percentile_sorted(v, 0.5);
+    b.q3 = percentile_sorted(v, 0.75);
+    const double fence_lo = b.q1 - 1.5 * (b.q3 - b.q1), fence_hi = b.q3 + 1.5 * (b.q3 - b.q1);
+    b.lo_whisker = *std::lower_bound(v.begin(), v.end(), fence_lo);
+    b.hi_whisker = *(std::upper_bound(v.begin(), v.end(), fence_hi) - 1);
+    return b;
+}
+
+std::string box_chart(const std::string &title, const std::vector<Box> &boxes) {
+    const double width = 360, left = 112, right = 14, top = 30, row_h = 16, plot_w = width - left - right;
+    const double height = top + row_h * double(boxes.size()) + 26;
+    double lo = INFINITY, hi = 0;
+    for (const auto &b : boxes) {
+        lo = std::min(lo, b.min);
+        hi = std::max(hi, b.max);
+    }
+    lo = std::max(lo, hi * 1e-6); // a 0-tick sample: keep the log axis finite
+    if (!(lo > 0)) lo = hi > 0 ? hi / 10 : 1e-9;
+    if (hi <= lo) hi = lo * 1.1;
+    const double llo = std::log(lo) - 0.05 * (std::log(hi) - std::log(lo)), lhi = std::log(hi) + 0.05 * (std::log(hi) - std::log(lo));
+    auto X = [&](double v) {
+        return left + std::clamp((std::log(std::max(v, lo)) - llo) / (lhi - llo), 0.0, 1.0) * plot_w;
+    };
+    std::string o = fmt::format("<svg class=\"chart small\" data-chart=\"box\" width=\"{0}\" height=\"{1}\" "
+                                "viewBox=\"0 0 {0} {1}\" font-family=\"sans-serif\" font-size=\"11\">\n<title>{2}</title>\n",
+                                num(width), num(height), html_escape(title));
+    o += fmt::format("<text x=\"4\" y=\"16\" font-weight=\"bold\">{}</text>\n", html_escape(clip(title, 54)));
+    const double bottom = top + row_h * double(boxes.size());
+    for (double t : {lo, std::sqrt(lo * hi), hi})
+        o += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#ddd\"/><text x=\"{0}\" y=\"{3}\" "
+                         "text-anchor=\"middle\" fill=\"#444\">{4}</text>\n",
+                         num(X(t)), num(top), num(bottom), num(bottom + 14), short_seconds(t));
+    for (std::size_t i = 0; i < boxes.size(); ++i) {
+        const Box &b = boxes[i];
+        const double y = top + row_h * double(i), mid = y + row_h / 2;
+        const std::string tip = fmt::format("{}: {} samples; median {}, quartiles {} - {}, min {}, max {}", b.name, b.n,
+                                            short_seconds(b.median), short_seconds(b.q1), short_seconds(b.q3),
+                                            short_seconds(b.min), short_seconds(b.max));
+        o += fmt::format("<g class=\"box\"><title>{}</title><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>",
+                         html_escape(tip), num(left - 6), num(mid + 4), html_escape(clip(b.name, 17)));
+        o += fmt::format("<line x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\" stroke=\"#555\"/>", num(X(b.lo_whisker)),
+                         num(X(b.hi_whisker)), num(mid));
+        o += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#cfe3f3\" stroke=\"#0072B2\"/>",
+                         num(X(b.q1)), num(y + 3), num(std::max(1.0, X(b.q3) - X(b.q1))), num(row_h - 6));
+        o += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#000\" stroke-width=\"2\"/>",
+                         num(X(b.median)), num(y + 2), num(y + row_h - 2));
+        for (double v : {b.min, b.max})
+            if (v < b.lo_whisker || v > b.hi_whisker)
+                o += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"2\" fill=\"#555\"/>", num(X(v)), num(mid));
+        o += "</g>\n";
+    }
+    return o + "</svg>\n";
+}
+
+} // namespace
+
+std::string comparison_html(const std::vector<ResultSet> &sets) {
+    if (sets.size() < 2) return "";
+    const Comparison cmp = compare_sets(sets, CompareOptions{});
+    std::string h;
+    for (std::size_t i = 0; i < cmp.pairs.size(); ++i) {
+        const PairComparison &p = cmp.pairs[i];
+        h += fmt::format("<h3>{} -> {}</h3>\n<p class=\"counts\">", html_escape(p.base_name), html_escape(p.new_name));
+        for (const char *v : {"slower", "faster", "noisy", "same"})
+            h += fmt::format("<span class=\"verdict-{0}\">{1} {0}</span> ", v, p.count(v));
+        std::size_t no_ratio = 0;
+        for (const auto &c : p.cases)
+            if (!c.compared) ++no_ratio;
+        h += fmt::format("<span>{} without a ratio</span></p>\n", no_ratio);
+        h += fmt::format("<p class=\"note\">As opbench compare decides: a change under {:g}% is same; over it, "
+                         "faster or slower when the U test gives p &lt; {:g} and the change is beyond the spread "
+                         "between worker processes, else noisy. The interval is the new median's 95% interval over "
+                         "the base's (conservative).</p>\n",
+                         cmp.options.threshold * 100, cmp.options.alpha);
+        h += "<div class=\"scroll\">" + geomean_table(p) + "</div>\n";
+        h += "<div class=\"scroll\">" + ratio_chart(p, cmp.options.threshold) + "</div>\n";
+        const std::string id = fmt::format("verdicts-{}", i + 1);
+        h += filter_box("#" + id + " tr", "cases (e.g. onednn, slower, attention)");
+        h += "<div class=\"scroll\">" + verdict_table(p, id) + "</div>\n";
+    }
+    if (!cmp.differing.empty()) {
+        std::vector<std::string> names;
+        for (const auto &d : cmp.differing) names.push_back(d.setting);
+        h += fmt::format("<p class=\"note\">The sets differ in: {} (see Contexts).</p>\n",
+                         html_escape(fmt::format("{}", fmt::join(names, ", "))));
+    }
+    return h;
+}
+
+std::string distributions_html(const std::vector<ResultSet> &sets) {
+    // Rows are what a case computes (backend and set are boxes within it).
+    std::vector<std::string> order;
+    std::map<std::string, std::vector<Box>> groups;
+    std::map<std::string, std::string> titles;
+    for (std::size_t si = 0; si < sets.size(); ++si)
+        for (const auto &c : sets[si].cases) {
+            const ValidTimes v = valid_times(c, true);
+            if (v.status != "ok" || v.samples.empty()) continue;
+            CaseRecord k = c;
+            k.backend.clear();
+            const std::string key = k.match_key_with_settings();
+            if (!groups.count(key)) {
+                order.push_back(key);
+                titles[key] = c.label();
+            }
+            const std::string name =
+                sets.size() > 1 ? fmt::format("{}: {}", clip(sets[si].short_name(), 8), c.backend) : c.backend;
+            groups[key].push_back(box_of(name, v.samples));
+        }
+    if (order.empty()) return "<p>No samples in these sets.</p>\n";
+    std::string h = "<p class=\"note\">Every sample of the repetitions (time per call): box from the first to the "
+                    "third quartile, black line the median, whiskers to the furthest sample within 1.5 IQR, dots "
+                    "the minimum and maximum beyond them. Log time axis, one per case.</p>\n";
+    h += filter_box("#distributions-all > svg", "cases");
+    h += "<div class=\"multiples\" id=\"distributions-all\">\n";
+    for (const auto &k : order) h += box_chart(titles[k], groups[k]);
+    return h + "</div>\n";
+}
+
+std::string history_small_multiples_html(const nlohmann::json &runs, const nlohmann::json &cases) {
+    const auto date_of = [&](std::size_t i) {
+        return i < runs.size() ? runs[i].value("timestamp", std::string()).substr(0, 10) : std::string();
+    };
+    std::string h = filter_box("#history-all > svg", "cases");
+    h += "<div class=\"multiples\" id=\"history-all\">\n";
+    for (const auto &c : cases) {
+        const std::string name = c.value("case", std::string());
+        const auto &m = c["median_seconds"];
+        double lo = INFINITY, hi = 0, first = NAN, last = NAN;
+        for (const auto &v : m)
+            if (v.is_number()) {
+                lo = std::min(lo, v.get<double>());
+                hi = std::max(hi, v.get<double>());
+                if (!std::isfinite(first)) first = v.get<double>();
+                last = v.get<double>();
+            }
+        if (!(hi > 0)) continue;
+        const double pad = std::max((hi - lo) * 0.1, hi * 0.01);
+        const double ylo = std::max(0.0, lo - pad), yhi = hi + pad;
+        const double width = 360, height = 150, left = 62, right = 14, top = 30, bottom = 30;
+        const double pw = width - left - right, ph = height - top - bottom;
+        const std::size_t n = m.size();
+        auto X = [&](std::size_t i) { return left + (n > 1 ? double(i) / double(n - 1) : 0.5) * pw; };
+        auto Y = [&](double v) { return top + ph - (v - ylo) / (yhi - ylo) * ph; };
+        const std::string title = fmt::format("{}: last / first {:.3f}", name, last / first);
+        std::string o = fmt::format("<svg class=\"chart small\" data-chart=\"history\" width=\"{0}\" height=\"{1}\" "
+                                    "viewBox=\"0 0 {0} {1}\" font-family=\"sans-serif\" font-size=\"11\">\n"
+                                    "<title>{2}</title>\n",
+                                    num(width), num(height), html_escape(title));
+        o += fmt::format("<text x=\"4\" y=\"16\" font-weight=\"bold\">{}</text>\n", html_escape(clip(name, 46)));
+        o += fmt::format("<text x=\"{}\" y=\"16\" text-anchor=\"end\" fill=\"#555\">x{:.3f}</text>\n",
+                         num(width - right), last / first);
+        o += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#ccc\"/>\n",
+                         num(left), num(top), num(pw), num(ph));
+        for (double t : {ylo + pad, yhi - pad})
+            o += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"#444\">{}</text>\n", num(left - 4),
+                             num(Y(t) + 4), short_seconds(t));
+        o += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#444\">{}</text>\n", num(left), num(height - 10), date_of(0));
+        if (n > 1)
+            o += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"#444\">{}</text>\n", num(left + pw),
+                             num(height - 10), date_of(n - 1));
+        std::string d;
+        for (std::size_t i = 0; i < n; ++i) {
+            if (!m[i].is_number()) continue;
+            d += fmt::format("{}{},{}", d.empty() ? "M" : " L", num(X(i)), num(Y(m[i].get<double>())));
+        }
+        o += fmt::format("<path d=\"{}\" fill=\"none\" stroke=\"#0072B2\" stroke-width=\"1.5\"/>\n", d);
+        for (std::size_t i = 0; i < n; ++i) {
+            if (!m[i].is_number()) continue;
+            const nlohmann::json run = i < runs.size() ? runs[i] : nlohmann::json::object();
+            o += fmt::format("<circle class=\"point\" cx=\"{}\" cy=\"{}\" r=\"3\" fill=\"#0072B2\"><title>{} commit "
+                             "{}: {}</title></circle>\n",
+                             num(X(i)), num(Y(m[i].get<double>())), html_escape(run.value("timestamp", "")),
+                             html_escape(run.value("commit", "").substr(0, 12)), short_seconds(m[i].get<double>()));
+        }
+        h += o + "</svg>\n";
+    }
+    return h + "</div>\n";
+}
+
+std::string report_script() {
+    return R"(<script>
+// Sort: click a header of a table.sortable (numbers by data-v). Filter: type in an input.filter.
+document.querySelectorAll('table.sortable th').forEach(function (th, col) {
+  th.addEventListener('click', function () {
+    var body = th.closest('table').tBodies[0], rows = Array.from(body.rows).filter(function (r) { return !r.classList.contains('head'); });
+    var dir = th.dataset.dir = th.dataset.dir === '1' ? '-1' : '1';
+    var key = function (r) { var c = r.cells[col]; return c.dataset.v !== undefined ? parseFloat(c.dataset.v) : c.textContent; };
+    rows.sort(function (a, b) { var x = key(a), y = key(b); return (x < y ? -1 : x > y ? 1 : 0) * dir; });
+    rows.forEach(function (r) { body.appendChild(r); });
+  });
+});
+document.querySelectorAll('input.filter').forEach(function (f) {
+  f.addEventListener('input', function () {
+    var q = f.value.toLowerCase();
+    document.querySelectorAll(f.dataset.target).forEach(function (e) {
+      if (!e.classList.contains('head')) e.style.display = e.textContent.toLowerCase().indexOf(q) < 0 ? 'none' : '';
+    });
+  });
+});
+</script>
+)";
+}
+
+} // namespace opbench

@@ -1,0 +1,126 @@
+#include "readers/tidy_records.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+#include <set>
+
+namespace opbench {
+
+namespace {
+
+// Shortest text that reads back as the same double; empty when not finite.
+std::string number(double v) { return std::isfinite(v) ? fmt::format("{}", v) : std::string(); }
+
+// A parameter's value as text: numbers and booleans as JSON writes them.
+std::string param_text(const nlohmann::json &v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+double roofline_number(const CaseRecord &c, const char *key) {
+    if (!c.roofline.is_object()) return NAN;
+    auto it = c.roofline.find(key);
+    return it != c.roofline.end() && it->is_number() ? it->get<double>() : NAN;
+}
+
+const std::vector<std::string> kLeading = {"set", "commit", "timestamp", "machine_id", "suite", "name", "case",
+                                           "op",  "backend", "dtype",    "variant"};
+const std::vector<std::string> kTrailing = {"threads",           "cache",      "status",         "reason",
+                                            "median_s",          "repetitions", "repetitions_excluded",
+                                            "samples",           "flop",       "byte",           "flop_per_s",
+                                            "byte_per_s",        "pct_peak_compute", "pct_peak_bandwidth"};
+
+struct Layout {
+    std::vector<std::string> params; // every parameter name, in order of first appearance
+    std::vector<std::string> columns;
+};
+
+Layout layout_of(const std::vector<ResultSet> &sets, const std::vector<std::string> &extra) {
+    Layout l;
+    std::set<std::string> seen;
+    for (const auto &s : sets)
+        for (const auto &c : s.cases)
+            if (c.params.is_object())
+                for (const auto &[k, v] : c.params.items())
+                    if (seen.insert(k).second) l.params.push_back(k);
+    l.columns = kLeading;
+    for (const auto &p : l.params) l.columns.push_back("param_" + p);
+    l.columns.insert(l.columns.end(), kTrailing.begin(), kTrailing.end());
+    l.columns.insert(l.columns.end(), extra.begin(), extra.end());
+    return l;
+}
+
+std::vector<std::string> entry_row(const Layout &l, const ResultSet &s, const CaseRecord &c, bool accept_unmet) {
+    const ValidTimes v = valid_times(c, accept_unmet);
+    const bool timed = v.status == "ok";
+    std::vector<std::string> row = {s.short_name(), s.commit(), s.timestamp(), s.machine_id(), s.suite_name(),
+                                    c.name,         c.case_name, c.op,         c.backend,      c.dtype,
+                                    c.variant};
+    for (const auto &p : l.params) {
+        auto it = c.params.is_object() ? c.params.find(p) : c.params.end();
+        row.push_back(c.params.is_object() && it != c.params.end() ? param_text(*it) : "");
+    }
+    const auto setting = [&](const char *k) {
+        auto it = c.settings.find(k);
+        return it == c.settings.end() ? std::string() : param_text(*it);
+    };
+    std::size_t samples = 0;
+    for (const auto &r : c.repetitions) samples += r.sample_times.size();
+    const double median = timed ? v.median : NAN;
+    row.insert(row.end(),
+               {setting("threads"), setting("cache"), v.status, timed ? v.why : (v.why.empty() ? c.reason : v.why),
+                number(median), timed ? std::to_string(v.repetition_medians.size()) : "",
+                std::to_string(v.excluded), timed ? std::to_string(samples) : "", number(c.flops), number(c.bytes),
+                number(c.flops / median), number(c.bytes / median), number(roofline_number(c, "pct_peak_compute")),
+                number(roofline_number(c, "pct_peak_bandwidth"))});
+    return row;
+}
+
+std::string key_of(const CaseRecord &c, bool with_settings) {
+    return with_settings ? c.match_key_with_settings() : c.match_key();
+}
+
+} // namespace
+
+Table entry_records(const std::vector<ResultSet> &sets, bool accept_unmet_noise,
+                    const std::function<bool(const CaseRecord &)> &keep) {
+    const Layout l = layout_of(sets, {});
+    Table t;
+    t.title = "entries";
+    t.columns = l.columns;
+    for (const auto &s : sets)
+        for (const auto &c : s.cases)
+            if (!keep || keep(c)) t.rows.push_back(entry_row(l, s, c, accept_unmet_noise));
+    return t;
+}
+
+Table comparison_records(const std::vector<ResultSet> &sets, const Comparison &cmp) {
+    const Layout l = layout_of(sets, {"base_set", "ratio", "ratio_ci95_low", "ratio_ci95_high", "p_value", "test",
+                                      "verdict"});
+    const bool with_settings = needs_settings_in_key(sets);
+    Table t;
+    t.title = "entries";
+    t.columns = l.columns;
+    for (std::size_t i = 0; i < sets.size(); ++i) {
+        // The pair of this set against the first, by match key.
+        std::map<std::string, const CaseComparison *> by_key;
+        if (i > 0 && i - 1 < cmp.pairs.size())
+            for (const auto &cc : cmp.pairs[i - 1].cases) by_key.emplace(cc.key, &cc);
+        for (const auto &c : sets[i].cases) {
+            std::vector<std::string> row = entry_row(l, sets[i], c, cmp.options.accept_unmet_noise);
+            if (i == 0) {
+                row.insert(row.end(), {"", "", "", "", "", "", "base"});
+            } else if (auto it = by_key.find(key_of(c, with_settings)); it != by_key.end()) {
+                const CaseComparison &cc = *it->second;
+                row.insert(row.end(), {sets[0].short_name(), cc.compared ? number(cc.ratio) : "",
+                                       number(cc.ratio_low), number(cc.ratio_high), number(cc.p_value), cc.test,
+                                       cc.verdict});
+            } else {
+                row.insert(row.end(), {sets[0].short_name(), "", "", "", "", "", ""});
+            }
+            t.rows.push_back(std::move(row));
+        }
+    }
+    return t;
+}
+
+} // namespace opbench

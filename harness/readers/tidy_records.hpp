@@ -1,0 +1,30 @@
+// The tidy form of result sets for data tools (CSV, pandas): one row per
+// entry (case x backend) and set, every number in SI base units with the unit
+// in the column name (median_s, flop_per_s), op, dtype, variant, backend and
+// each shape parameter (param_<name>) a column of its own, and an entry
+// without a time saying why in `status` and `reason`, never in a number
+// column (those stay empty). results/README.md, "CSV", lists the columns;
+// python/opbench_results.py builds the same rows from the JSON.
+#pragma once
+
+#include "readers/compare.hpp"
+#include "readers/result_set_reader.hpp"
+#include "writers/writer.hpp"
+
+#include <functional>
+#include <vector>
+
+namespace opbench {
+
+// Every entry of every set, set by set in the sets' order. `keep` (empty:
+// all) picks entries. The time is valid_times()'s: the median of the
+// repetitions that met their noise target (all with accept_unmet_noise).
+[[nodiscard]] Table entry_records(const std::vector<ResultSet> &sets, bool accept_unmet_noise,
+                                  const std::function<bool(const CaseRecord &)> &keep = {});
+
+// entry_records() plus, on each later set's rows, its comparison with the
+// first set: base_set, ratio, ratio_ci95_low/high, p_value, test, verdict
+// (the first set's own rows: verdict "base").
+[[nodiscard]] Table comparison_records(const std::vector<ResultSet> &sets, const Comparison &comparison);
+
+} // namespace opbench

@@ -1,0 +1,148 @@
+#!/usr/bin/python3
+"""python/opbench_results.py and `compare --format csv` on a real small run
+(loader.toml, naive): pd.read_csv gives one table with numeric columns and
+one row per entry and set; a skipped entry's status is in `status`, never in
+a number column; the loader's median_s equals compare's for every entry; the
+loader reads result sets, compare JSON (with dtype, params and variant) and
+archives, with and without pandas; a set in the older `sample_times` form
+gives the same verdicts as the compact one. Skipped (exit 77) without
+Debian's python3-pandas (scripts/install-deps.sh --test).
+
+usage: opbench_results_test.py OPBENCH SUITE WORKDIR PYTHON_DIR
+"""
+import copy
+import importlib
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+
+SKIP = 77
+
+
+def run(*args):
+    p = subprocess.run(list(args), capture_output=True, text=True, timeout=240)
+    if p.returncode != 0:
+        sys.exit(f"FAIL: {' '.join(args)} exited {p.returncode}\n{p.stdout}\n{p.stderr}")
+    return p.stdout
+
+
+def check(cond, what):
+    if not cond:
+        sys.exit(f"FAIL: {what}")
+    print(f"ok: {what}")
+
+
+def to_old_form(result_set):
+    """The set as opbench wrote it before the histogram: stats.sample_times."""
+    old = copy.deepcopy(result_set)
+    for e in old["benchmarks"]:
+        st = e.get("stats")
+        if isinstance(st, dict) and "sample_histogram" in st:
+            st["sample_times"] = obr.samples(st)
+            del st["sample_histogram"]
+    return old
+
+
+def main():
+    global obr
+    if len(sys.argv) != 5:
+        sys.exit(__doc__)
+    opbench, suite, work, pydir = sys.argv[1:]
+    try:
+        import pandas as pd
+    except ImportError:
+        print("SKIP: python3-pandas is not installed (scripts/install-deps.sh --test)")
+        return SKIP
+    sys.path.insert(0, pydir)
+    obr = importlib.import_module("opbench_results")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    a, b = os.path.join(work, "a.json"), os.path.join(work, "b.json")
+    for out in (a, b):
+        run(opbench, "run", suite, "--out", out)
+    sa = json.load(open(a))
+    entries = [e for e in sa["benchmarks"] if e.get("repetition_index", 0) == 0 and "op" in e]
+    check(len(entries) >= 6, f"the run has its entries ({len(entries)})")
+
+    # compare's CSV: one tidy table.
+    csv = os.path.join(work, "ab.csv")
+    run(opbench, "compare", a, b, "--format", "csv", "-o", csv)
+    df = pd.read_csv(csv)
+    check(len(df) == 2 * len(entries), f"one row per entry and set ({len(df)} rows for {len(entries)} entries x 2)")
+    for col in ("median_s", "flop_per_s", "byte_per_s", "ratio", "p_value", "ratio_ci95_low", "param_M"):
+        check(pd.api.types.is_numeric_dtype(df[col]), f"column {col} is numeric ({df[col].dtype})")
+    for col in ("op", "backend", "dtype", "variant", "status", "verdict"):
+        check(col in df.columns, f"column {col}")
+    ok = df[df.status == "ok"]
+    check(len(ok) >= 6 and (ok.median_s > 0).all(), "every timed entry has a positive median_s")
+    check(df[df.status != "ok"].median_s.isna().all(), "entries without a time leave median_s empty")
+    check(set(df[df.set == "a"].verdict) == {"base"}, "the base set's rows say verdict 'base'")
+    timed_b = df[(df.set == "b") & (df.status == "ok")]
+    check(timed_b.ratio.notna().all() and (timed_b.ratio_ci95_low <= timed_b.ratio).all()
+          and (timed_b.ratio <= timed_b.ratio_ci95_high).all(), "each ratio lies in its 95% interval")
+
+    # A skipped entry: its status in `status`, nothing in the numbers.
+    skipped_set = copy.deepcopy(sa)
+    for e in skipped_set["benchmarks"]:
+        if e.get("op") == "add" and e.get("backend") == "naive":
+            e.update({"status": "skipped", "reason": "made skipped by the test", "error_occurred": True})
+            e.pop("stats", None)
+    c = os.path.join(work, "c.json")
+    json.dump(skipped_set, open(c, "w"))
+    csv2 = os.path.join(work, "ac.csv")
+    run(opbench, "compare", a, c, "--format", "csv", "-o", csv2)
+    d2 = pd.read_csv(csv2)
+    sk = d2[(d2.set == "c") & (d2.op == "add") & (d2.backend == "naive")]
+    check(len(sk) == 1 and sk.status.iloc[0] == "skipped" and sk.reason.iloc[0] == "made skipped by the test",
+          "a skipped entry says so in status and reason")
+    check(sk[["median_s", "flop_per_s", "ratio"]].isna().all(axis=None), "and leaves every number column empty")
+    check(pd.api.types.is_numeric_dtype(d2.median_s), "median_s stays numeric with a skipped row")
+
+    # The loader agrees with compare, entry by entry.
+    la = obr.load(a)
+    check(isinstance(la, pd.DataFrame) and len(la) == len(entries), "load(result set) gives a DataFrame per entry")
+    mine = {(r.name, r.status): r.median_s for r in la.itertuples()}
+    theirs = {(r.name, r.status): r.median_s for r in df[df.set == "a"].itertuples()}
+    check(mine.keys() == theirs.keys(), "loader and CSV list the same entries and statuses")
+    check(all((math.isnan(v) and math.isnan(theirs[k])) or math.isclose(v, theirs[k], rel_tol=1e-12)
+              for k, v in mine.items()), "loader's median_s equals compare's for every entry")
+    check(pd.api.types.is_numeric_dtype(la.median_s) and "param_M" in la.columns, "loader columns are numeric")
+
+    # compare JSON: dtype, params and variant as fields; the loader reads it.
+    cj = os.path.join(work, "ab.json")
+    run(opbench, "compare", a, b, "--format", "json", "-o", cj)
+    cases = json.load(open(cj))["comparisons"][0]["cases"]
+    check(all({"dtype", "params", "variant"} <= c.keys() for c in cases), "compare JSON has dtype, params, variant")
+    lc = obr.load(cj)
+    check(len(lc) == len(cases) and "param_M" in lc.columns and "ratio_ci95_low" in lc.columns,
+          "load(compare JSON) gives a row per case")
+
+    # An archive: every set.
+    arc = os.path.join(work, "archive")
+    run(opbench, "archive", arc, a, b)
+    check(len(obr.load(arc)) == 2 * len(entries), "load(archive) gives every set's entries")
+
+    # Without pandas: a list of dicts with the same rows.
+    sys.modules["pandas"] = None
+    rows = obr.load(a)
+    del sys.modules["pandas"]
+    check(isinstance(rows, list) and len(rows) == len(entries) and rows[0]["median_s"] == la.median_s.iloc[0],
+          "without pandas, load() gives the same rows as dicts")
+
+    # Older sets (sample_times) read the same, with the same verdicts.
+    a_old, b_old = os.path.join(work, "a_old.json"), os.path.join(work, "b_old.json")
+    json.dump(to_old_form(sa), open(a_old, "w"))
+    json.dump(to_old_form(json.load(open(b))), open(b_old, "w"))
+    old_csv = os.path.join(work, "ab_old.csv")
+    run(opbench, "compare", a_old, b_old, "--format", "csv", "-o", old_csv)
+    dold = pd.read_csv(old_csv)
+    check(list(dold.verdict) == list(df.verdict) and list(dold.test) == list(df.test),
+          "a set in the older sample_times form gives the same verdicts and tests")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
