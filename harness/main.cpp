@@ -16,6 +16,8 @@
 #include "cli/output_path.hpp"
 #include "plugin/plugin_loader.hpp"
 #include "cli/reader_commands.hpp"
+#include "cli/ab_command.hpp"
+#include "plugin/plugin_variant.hpp"
 #include "entry/results.hpp"
 #include "run/run_environment.hpp"
 #include "run/run_log.hpp"
@@ -314,6 +316,11 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
                     "run shard i of n of the suite's cases (1/4 .. 4/4; merge with opbench merge)");
     run->add_flag("--verbose", opts.verbose, "Google Benchmark's line per repetition instead of one line per case");
     run->add_option("--reference", opts.reference, "backend whose output is the reference")->capture_default_str();
+    std::vector<std::string> plugin_specs;
+    run->add_option("--plugin", plugin_specs,
+                    "one more build of a backend, as its own backend NAME@VARIANT: NAME@VARIANT=PATH (e.g. "
+                    "onednn@new=build/backends/onednn/opbench-backend-onednn.so); name it in --backends")
+        ->type_name("SPEC");
     // One option per measurement setting, from the table (settings.hpp).
     // Values are checked against the table's range; a bad one exits 2.
     for (const SettingInfo &info : measurement_settings()) {
@@ -383,6 +390,7 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
     // compare, report, history, merge, archive: they read result sets and
     // return before any plugin is loaded.
     ReaderCommands readers(app);
+    AbCommand ab(app); // paired A/B runs: loads its own plugins
 
     try {
         app.parse(argc, argv);
@@ -392,6 +400,7 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
     }
     if (*analyze) return cmd_analyze(analyze_path, analyze_top, std::cout, std::cerr);
     if (std::optional<int> rc = readers.run()) return *rc;
+    if (std::optional<int> rc = ab.run()) return *rc;
 
     // Pinning must precede plugin loading: OpenMP runtimes read the mask at load.
     if (*run && run->count("--cpus") > 0) {
@@ -410,6 +419,16 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
     }
 
     PluginSet plugins = discover_plugins(default_plugin_search_paths(), DiscoverOptions{allow_insecure_plugins});
+    if (*run) { // builds named by --plugin: the same trust and ABI checks, bad input when refused
+        try {
+            std::vector<PluginVariantSpec> specs;
+            for (const auto &text : plugin_specs) specs.push_back(parse_plugin_spec(text));
+            add_plugin_variants(plugins, specs, allow_insecure_plugins);
+        } catch (const PluginSpecError &e) {
+            std::cerr << "opbench run: " << e.what() << "\n";
+            return kExitBadInput;
+        }
+    }
 
     if (*list) return cmd_list(plugins);
     if (*validate) {
