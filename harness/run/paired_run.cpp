@@ -37,12 +37,13 @@ std::string label_of(const std::string &benchmark_name, const std::string &backe
     return label;
 }
 
-// The console's case column: a longer name keeps its end (the shape and
-// dtype that tell cases apart), marked with '~' where it was cut.
+// The console's case column: a longer name keeps its start (the op) and its
+// end (variant, dtype, case name), with '~' where the middle was cut.
 constexpr std::size_t kLabelWidth = 38;
 std::string fit(const std::string &s, std::size_t width) {
     if (s.size() <= width) return s + std::string(width - s.size(), ' ');
-    return "~" + s.substr(s.size() - (width - 1));
+    const std::size_t head = (width - 1) / 3;
+    return s.substr(0, head) + "~" + s.substr(s.size() - (width - 1 - head));
 }
 
 // One side of the pair: its worker host and what it measured of the current case.
@@ -59,7 +60,7 @@ struct Side {
 MeasureSettings block_settings(MeasureSettings s, const PairedRunOptions &o) {
     s.min_time = o.half_seconds;
     s.max_time = std::max(1e-3, 2 * o.half_seconds);
-    s.min_samples = 3;
+    s.min_samples = 5; // a slow case (400 us a call) still takes a median of 5 in each repetition
     s.noise = 1;
     s.repetitions = 2 * o.pairs; // spreads each side over its pool of worker processes (case_host.hpp)
     return s;
