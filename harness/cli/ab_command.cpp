@@ -145,7 +145,7 @@ std::optional<int> AbCommand::run() {
                              o.run.base, plugins.find(o.run.base)->path, o.run.next, plugins.find(o.run.next)->path,
                              o.run.pairs, o.run.half_seconds * 1e3);
     if (o.run.progress)
-        std::cout << paired_console_row("case", "base us", "new us", "new/base [95% CI]", "p", "verdict");
+        std::cout << paired_console_row("case", "base us", "new us", "new/base", "p", "verdict");
     PairedSummary summary;
     try {
         summary = run_paired(suite, plugins, o.run);

@@ -84,14 +84,21 @@ Document by_backend(const std::vector<ResultSet> &sets, const LevelOptions &o) {
     std::map<std::string, std::set<std::size_t>> backend_sets;
     for (std::size_t i = 0; i < sets.size(); ++i)
         for (const auto &c : sets[i].cases) backend_sets[c.backend].insert(i);
-    if (!backend_sets.count(o.baseline)) {
+    // A baseline given as a backend's name also means its first build in the
+    // sets (`naive` -> `naive@base`: --plugin NAME@VARIANT=PATH, opbench ab).
+    std::string baseline = o.baseline;
+    if (!backend_sets.count(baseline))
+        for (const auto &s : sets)
+            for (const auto &c : s.cases)
+                if (!backend_sets.count(baseline) && c.backend.rfind(o.baseline + "@", 0) == 0) baseline = c.backend;
+    if (!backend_sets.count(baseline)) {
         std::vector<std::string> names;
         for (const auto &[b, _] : backend_sets) names.push_back(b);
         throw std::invalid_argument(fmt::format("--baseline {}: no such backend in the sets (they have: {})",
                                                 o.baseline, fmt::join(names, ", ")));
     }
     // Baseline first, then the others in order of first appearance.
-    std::vector<std::string> order{o.baseline};
+    std::vector<std::string> order{baseline};
     for (const auto &s : sets)
         for (const auto &c : s.cases)
             if (std::find(order.begin(), order.end(), c.backend) == order.end()) order.push_back(c.backend);
@@ -119,7 +126,7 @@ Document by_backend(const std::vector<ResultSet> &sets, const LevelOptions &o) {
     }
 
     Table t;
-    t.title = fmt::format("Optimisation levels: time, speed-up against {}, % of peak, bound", o.baseline);
+    t.title = fmt::format("Optimisation levels: time, speed-up against {}, % of peak, bound", baseline);
     t.columns = {"case"};
     for (const auto &col : columns) {
         const std::string n = column_name(col);
@@ -134,7 +141,7 @@ Document by_backend(const std::vector<ResultSet> &sets, const LevelOptions &o) {
         // The baseline's time: the first baseline column with a time.
         double base = NAN;
         for (std::size_t ci = 0; ci < columns.size(); ++ci)
-            if (columns[ci].first == o.baseline && cells[k].count(ci) && cells[k][ci].t.status == "ok") {
+            if (columns[ci].first == baseline && cells[k].count(ci) && cells[k][ci].t.status == "ok") {
                 base = cells[k][ci].t.median;
                 break;
             }
@@ -172,7 +179,7 @@ Document by_backend(const std::vector<ResultSet> &sets, const LevelOptions &o) {
     for (const auto &col : columns) {
         const std::string cname = column_name(col);
         const auto &v = speedups[cname];
-        if (v.empty() || col.first == o.baseline) continue;
+        if (v.empty() || col.first == baseline) continue;
         double ls = 0;
         for (double x : v) ls += std::log(x);
         const double g = std::exp(ls / double(v.size()));
@@ -180,11 +187,11 @@ Document by_backend(const std::vector<ResultSet> &sets, const LevelOptions &o) {
         geo_text.push_back(fmt::format("{} {:.3g}x over {} cases", cname, g, v.size()));
     }
     if (!geo_text.empty())
-        t.notes.push_back(fmt::format("Geomean speed-up against {}: {}.", o.baseline, fmt::join(geo_text, "; ")));
+        t.notes.push_back(fmt::format("Geomean speed-up against {}: {}.", baseline, fmt::join(geo_text, "; ")));
     add_reason_notes(t, reasons);
     Document doc;
     doc.tables.push_back(std::move(t));
-    doc.data = {{"by", "backend"}, {"baseline", o.baseline}, {"rows", rows}, {"geomean_speedup", geo}};
+    doc.data = {{"by", "backend"}, {"baseline", baseline}, {"rows", rows}, {"geomean_speedup", geo}};
     return doc;
 }
 

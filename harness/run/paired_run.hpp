@@ -63,7 +63,8 @@ struct PairedSummary {
 [[nodiscard]] PairedSummary run_paired(const Suite &suite, const PluginSet &plugins, const PairedRunOptions &options);
 
 // One console line of a case (100 columns): case, base and new medians
-// (µs), ratio with its interval, p, verdict; the header passes the titles.
+// (µs), ratio new / base, p, verdict (`opbench compare SET` adds the 95%
+// interval); the header passes the titles.
 [[nodiscard]] std::string paired_console_row(const std::string &label, const std::string &base,
                                              const std::string &next, const std::string &ratio, const std::string &p,
                                              const std::string &verdict);

@@ -28,7 +28,11 @@ for i in $(seq 1 "$runs"); do
     result=$("$opbench" compare "$out/$tag.json" | grep -o '[0-9]* same, [0-9]* slower, [0-9]* faster, [0-9]* noisy')
   else
     "$opbench" run "$suite" --backends naive --no-progress --benchmark_enable_random_interleaving=true --out "$out/$tag-base.json" "$@" > "$out/$tag.log" 2>&1 || true
-    OPBENCH_PLUGIN_PATH=$spin "$opbench" run "$suite" --backends naive --no-progress --benchmark_enable_random_interleaving=true --out "$out/$tag-new.json" "$@" \
+    # EXTRA 0: the same naive file again (A/A); else the spin wrapper, found
+    # first as `naive` through OPBENCH_PLUGIN_PATH.
+    plugin_path=$spin
+    [ "$extra" = 0 ] && plugin_path=""
+    OPBENCH_PLUGIN_PATH=$plugin_path "$opbench" run "$suite" --backends naive --no-progress --benchmark_enable_random_interleaving=true --out "$out/$tag-new.json" "$@" \
       >> "$out/$tag.log" 2>&1 || true
     "$opbench" compare --threshold 2% "$out/$tag-base.json" "$out/$tag-new.json" > "$out/$tag.cmp" 2>&1 || true
     result=$(grep -o '[0-9]* same, [0-9]* faster, [0-9]* slower, [0-9]* noisy' "$out/$tag.cmp" | head -1)
