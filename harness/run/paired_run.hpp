@@ -30,7 +30,7 @@ namespace opbench {
 struct PairedRunOptions {
     std::string base, next;          // backend instances, e.g. "naive@base" and "naive@new"
     std::string reference = "naive"; // backend whose output verifies both sides
-    int pairs = 40;                  // ABBA blocks per case: one pair each
+    int pairs = 100;                 // ABBA blocks per case: one pair each
     double half_seconds = 0.001;     // each of a block's four repetitions samples this long (min_time)
     VerifyMode verify = VerifyMode::fast;
     PairedOptions verdict;
