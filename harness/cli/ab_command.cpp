@@ -1,14 +1,17 @@
 #include "cli/ab_command.hpp"
 
+#include "cli/cpu_list.hpp"
 #include "cli/output_path.hpp"
 #include "plugin/plugin_variant.hpp"
 #include "run/interrupt.hpp"
 #include "run/paired_run.hpp"
+#include "run/run_environment.hpp"
 #include "suite/suite.hpp"
 
 #include <fmt/format.h>
 
 #include <iostream>
+#include <sched.h>
 #include <set>
 
 namespace opbench {
@@ -19,7 +22,7 @@ constexpr int kExitFailedCases = 1, kExitBadInput = 2, kExitEnvironment = 3;
 
 struct AbCommand::Options {
     CLI::App *sub = nullptr;
-    std::string suite_path, pair, out_path, verify = "fast", reference = "naive";
+    std::string suite_path, pair, out_path, verify = "fast", reference = "naive", cpus;
     std::vector<std::string> plugin_specs;
     PairedRunOptions run;
     bool no_out = false, force = false, allow_insecure = false, no_progress = false;
@@ -56,6 +59,9 @@ AbCommand::AbCommand(CLI::App &app) : o_(std::make_unique<Options>()) {
     o.sub->add_option("--verify", o.verify, "checks of both sides against the reference: full | fast | off")
         ->check(CLI::IsMember({"full", "fast", "off"}))
         ->capture_default_str();
+    o.sub->add_option("--cpus", o.cpus,
+                      "CPUs both sides run on, as taskset -c writes them (default: the one CPU opbench starts on, "
+                      "so a pair never compares two CPUs; give more for multi-threaded backends)");
     o.sub->add_option("--reference", o.reference, "backend whose output verifies both sides")->capture_default_str();
     auto *out = o.sub->add_option("--out", o.out_path,
                                   "result set path (default results/<suite>-<UTC time>.json); an existing file is "
@@ -76,6 +82,19 @@ std::optional<int> AbCommand::run() {
         std::cerr << "opbench ab: " << what << "\n";
         return kExitBadInput;
     };
+    // Before any plugin loads (OpenMP reads the mask at load) and before the
+    // workers start (they inherit it). On a shared VM the vCPUs differ in
+    // speed (each has its own neighbours on the host), and a worker stays
+    // on one for a whole case: unpinned, an A/A case came out 13% "slower"
+    // under load 14 (docs/measurement.md, "Paired A/B").
+    std::vector<int> cpus;
+    try {
+        cpus = o.cpus.empty() ? std::vector<int>{sched_getcpu()} : parse_cpu_list(o.cpus);
+        pin_process_to_cpus(cpus);
+    } catch (const std::exception &e) {
+        return bad(fmt::format("--cpus: {}", e.what()));
+    }
+    o.run.cpus = cpus;
     PluginSet plugins = discover_plugins(default_plugin_search_paths(), DiscoverOptions{o.allow_insecure});
     std::vector<PluginVariantSpec> specs;
     try {
@@ -141,9 +160,10 @@ std::optional<int> AbCommand::run() {
         }
         o.run.out_path = result_path.path();
     }
-    std::cout << fmt::format("opbench ab: {} ({}) -> {} ({}): {} ABBA pairs per case, {:g} ms per repetition\n",
+    std::cout << fmt::format("opbench ab: {} ({}) -> {} ({}): {} ABBA pairs per case, {:g} ms per repetition, "
+                             "on CPU {}\n",
                              o.run.base, plugins.find(o.run.base)->path, o.run.next, plugins.find(o.run.next)->path,
-                             o.run.pairs, o.run.half_seconds * 1e3);
+                             o.run.pairs, o.run.half_seconds * 1e3, fmt::join(cpus, ","));
     if (o.run.progress)
         std::cout << paired_console_row("case", "base us", "new us", "new/base", "p", "verdict");
     PairedSummary summary;

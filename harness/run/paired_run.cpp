@@ -325,6 +325,7 @@ void PairedRun::write(PairedSummary &summary, const std::vector<Case> &cases) {
     ob["complete"] = summary.complete;
     ob["warnings"] = o_.warnings;
     ob["measurement"]["isolation"] = "process";
+    ob["measurement"]["cpus"] = o_.cpus;
     ob["paired"] = {{"base", base_.backend},
                     {"new", new_.backend},
                     {"base_plugin", plugins_.find(base_.backend)->path},

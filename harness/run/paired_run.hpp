@@ -37,6 +37,7 @@ struct PairedRunOptions {
     std::string out_path; // "" = no result set
     bool progress = true; // one line per case as it finishes
     std::vector<std::string> warnings; // already printed; recorded in context.opbench.warnings
+    std::vector<int> cpus;             // the process was pinned to these (recorded)
 };
 
 struct PairedCaseResult {
