@@ -2,6 +2,7 @@
 // hands each subcommand to its wiring in cli/; the work lives in the harness
 // modules.
 #include "build_config.hpp"
+#include "cli/ab_command.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/info_commands.hpp"
 #include "cli/known_backends.hpp"
@@ -51,6 +52,7 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
     // analyze, compare, report, history, merge, archive: they read result
     // sets and return before any plugin is loaded.
     ReaderCommands readers(app);
+    AbCommand ab(app); // paired A/B runs: loads its own plugins
 
     try {
         app.parse(argc, argv);
@@ -59,9 +61,11 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
         return app.exit(e) == 0 ? 0 : kExitBadInput;
     }
     if (std::optional<int> rc = readers.run()) return *rc;
+    if (std::optional<int> rc = ab.run()) return *rc;
     if (std::optional<int> rc = run.pin_cpus()) return *rc; // before plugins load
 
     PluginSet plugins = discover_plugins(default_plugin_search_paths(), DiscoverOptions{allow_insecure_plugins});
+    if (std::optional<int> rc = run.add_plugin_builds(plugins, allow_insecure_plugins)) return *rc;
 
     if (*list) return list_command(plugins);
     if (*validate) {

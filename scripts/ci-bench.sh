@@ -22,6 +22,14 @@
 #   --archive-always    archive even when the gate fails
 #   --keep N            after archiving, keep the newest N sets of this machine,
 #                       suite and build type (default 100; 0: never prune)
+#   --ab BASE_REF       paired instead: build BASE_REF's plugins (a git worktree
+#                       with its own build dir) and run the suite with each
+#                       changed backend's two builds side by side (`opbench ab`);
+#                       the gate is the paired verdict. With no plugin source
+#                       changed since BASE_REF (a harness-only change) the
+#                       gate falls back to the archive comparison above.
+#                       docs/ci.md says when to use which.
+#   --ab-args "A"       extra options for opbench ab (e.g. "--pairs 16 --threshold 0.03")
 # Exit: 0 gate passed (or no baseline yet), 1 a case slower beyond the
 # threshold or a case failed verification, 2 bad input, 3 environment.
 set -euo pipefail
@@ -36,6 +44,8 @@ compare_args=""
 archive_mode=on-pass
 keep=100
 run_args=()
+ab_ref=""
+ab_args=""
 
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -49,14 +59,84 @@ while [ $# -gt 0 ]; do
     --no-archive) archive_mode=never; shift ;;
     --archive-always) archive_mode=always; shift ;;
     --keep) keep=$2; shift 2 ;;
+    --ab) ab_ref=$2; shift 2 ;;
+    --ab-args) ab_args=$2; shift 2 ;;
     --) shift; run_args=("$@"); break ;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
     *) echo "ci-bench: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
 
 case "$keep" in ''|*[!0-9]*) echo "ci-bench: --keep $keep: give a whole number of sets (0: never prune)" >&2; exit 2 ;; esac
 [ -x "$opbench" ] || { echo "ci-bench: no opbench program at $opbench (build first, or pass --opbench)" >&2; exit 3; }
+
+# --- paired: the base commit's plugins against the head's, in one run ---
+# Prints the backends whose plugin changed between BASE_REF and the work tree
+# (all built ones when the SDK under plugins/ changed), one a line.
+changed_backends() {
+  local changed
+  changed=$(git diff --name-only "$ab_ref" -- backends/ plugins/) || return 2
+  if printf '%s\n' "$changed" | grep -q '^plugins/'; then
+    for d in "$head_backends"/*/; do [ -d "$d" ] && basename "$d"; done
+  else
+    printf '%s\n' "$changed" | sed -n 's#^backends/\([^/]*\)/.*#\1#p' | sort -u
+  fi
+}
+if [ -n "$ab_ref" ]; then
+  git rev-parse --verify --quiet "$ab_ref^{commit}" > /dev/null ||
+    { echo "ci-bench: --ab $ab_ref: not a commit of this repository" >&2; exit 2; }
+  [ -z "$given_set" ] || { echo "ci-bench: --ab runs the suite itself, so it cannot go with --set" >&2; exit 2; }
+  head_backends=$(dirname "$(dirname "$(readlink -f "$opbench")")")/backends
+  backends=$(changed_backends) || { echo "ci-bench: --ab $ab_ref: git diff failed" >&2; exit 2; }
+  if [ -z "$backends" ]; then
+    echo "ci-bench: no plugin source changed since $ab_ref (a harness-only change): the archive comparison gates"
+  else
+    base_tree=$(mktemp -d /tmp/opbench-ab-base-XXXXXX)
+    trap 'git worktree remove --force "$base_tree" > /dev/null 2>&1 || true; rm -rf "$base_tree"' EXIT
+    git worktree add --detach --force "$base_tree" "$ab_ref" > /dev/null
+    echo "::group::build $ab_ref's plugins in $base_tree/build" 2>/dev/null || true
+    meson setup "$base_tree/build" "$base_tree" > "$base_tree/setup.log" 2>&1 ||
+      { cat "$base_tree/setup.log" >&2; echo "ci-bench: cannot configure $ab_ref" >&2; exit 3; }
+    echo "::endgroup::" 2>/dev/null || true
+    [ -n "$out" ] || out="results/ci-ab-$(date -u +%Y%m%dT%H%M%SZ)"
+    ab_rc=0
+    markdown=""
+    for be in $backends; do
+      base_plugin="$base_tree/build/backends/$be/opbench-backend-$be.so"
+      new_plugin="$head_backends/$be/opbench-backend-$be.so"
+      ninja -C "$base_tree/build" "backends/$be/opbench-backend-$be.so" > "$base_tree/build-$be.log" 2>&1 ||
+        { echo "ci-bench: $be: $ab_ref's plugin did not build (new backend?): skipped"; continue; }
+      [ -f "$new_plugin" ] || { echo "ci-bench: $be: no head build at $new_plugin: skipped"; continue; }
+      set +e
+      # shellcheck disable=SC2086 # ab_args is a list of options
+      "$opbench" ab "$suite" --plugin "$be@base=$base_plugin" --plugin "$be@new=$new_plugin" \
+        --out "$out-$be.json" $ab_args
+      rc=$?
+      [ $rc -le 1 ] || { echo "ci-bench: opbench ab failed (exit $rc)" >&2; exit $rc; }
+      # shellcheck disable=SC2086
+      part=$("$opbench" compare "$out-$be.json" --fail-on-regression --format markdown $compare_args)
+      crc=$?
+      set -e
+      [ $crc -le 1 ] || { echo "ci-bench: opbench compare failed (exit $crc)" >&2; exit $crc; }
+      [ $rc -eq 0 ] && [ $crc -eq 0 ] || ab_rc=1
+      markdown="$markdown
+$part"
+    done
+    report="## opbench: $(basename "$suite") paired, $ab_ref -> HEAD on $(hostname)
+$markdown
+"
+    printf '%s\n' "$report"
+    for target in "$summary" "${GITHUB_STEP_SUMMARY:-}"; do
+      [ -n "$target" ] && printf '%s\n' "$report" >> "$target"
+    done
+    if [ $ab_rc -ne 0 ]; then
+      echo "ci-bench: REGRESSION (paired): a case of a changed backend is slower than at $ab_ref beyond the threshold, or failed" >&2
+      exit 1
+    fi
+    echo "ci-bench: gate passed (paired against $ab_ref)"
+    exit 0
+  fi
+fi
 if [ -n "$given_set" ]; then
   [ -z "$out" ] || { echo "ci-bench: --set and --out exclude each other (--set gates a set that exists)" >&2; exit 2; }
   [ ${#run_args[@]} -eq 0 ] || { echo "ci-bench: --set runs nothing, so it takes no opbench run options" >&2; exit 2; }

@@ -5,6 +5,7 @@
 #include "readers/archive.hpp"
 #include "files/atomic_file.hpp"
 #include "readers/compare.hpp"
+#include "readers/paired_compare.hpp"
 #include "readers/level_table.hpp"
 #include "readers/merge.hpp"
 #include "readers/report_html.hpp"
@@ -86,6 +87,7 @@ struct ReaderCommands::Options {
     // compare
     std::vector<std::string> sets;
     std::string baseline_from, threshold = "5%", alpha = "0.05", by, baseline = "naive", format = "console", output;
+    std::string normalize; // "canary": divide each set's times by its machine speed
     bool force = false; // -o may replace an existing file (every reader's -o)
     bool strict = false, fail_on_regression = false, accept_unmet = false, allow_no_baseline = false;
     bool wide = false; // --wide: full names and every column instead of tables fitted to 100 columns
@@ -110,6 +112,8 @@ struct ReaderCommands::Options {
     int run_analyze();
     int run_compare();
     std::optional<int> add_archived_baseline(std::vector<std::string> &paths, CompareOptions &co);
+    int run_paired_compare(const ResultSet &set);
+    void flag_canary_drift(const std::vector<ResultSet> &sets, double threshold) const;
     int run_report();
     int run_history();
     int run_merge();
@@ -164,6 +168,10 @@ ReaderCommands::ReaderCommands(CLI::App &app) : o_(std::make_unique<Options>()) 
                   "file only with --force)");
     c->add_flag("--force", o.force, "let -o replace an existing file (never an input)");
     c->add_flag("--fail-on-regression", o.fail_on_regression, "exit 1 when any case is slower beyond the threshold");
+    c->add_option("--normalize", o.normalize,
+                  "canary: divide each set's times by its drift canary's median (the machine's speed during "
+                  "that run; sets from `opbench ab` record one) before comparing")
+        ->check(CLI::IsMember({"canary"}));
 
     auto *r = app.add_subcommand("report", "one self-contained HTML page with SVG charts of result sets");
     o.report = r;
@@ -324,10 +332,24 @@ int ReaderCommands::Options::run_compare() {
     std::vector<std::string> paths = sets;
     if (!baseline_from.empty())
         if (std::optional<int> rc = add_archived_baseline(paths, co)) return *rc;
+    // One set from `opbench ab`: its pairs give the verdict (paired_compare.hpp).
+    if (by.empty() && paths.size() == 1) {
+        const ResultSet only = read_result_set(paths[0]);
+        if (is_paired_set(only)) return run_paired_compare(only);
+    }
     if (by.empty() && paths.size() < 2)
-        throw std::invalid_argument("compare needs BASE.json and NEW.json (or --baseline-from DIR NEW.json)");
+        throw std::invalid_argument("compare needs BASE.json and NEW.json (or --baseline-from DIR NEW.json), or "
+                                    "one paired set from `opbench ab`");
     if (paths.empty()) throw std::invalid_argument("compare --by needs at least one result set");
-    const std::vector<ResultSet> loaded = read_sets(paths);
+    std::vector<ResultSet> loaded = read_sets(paths);
+    flag_canary_drift(loaded, co.threshold);
+    if (normalize == "canary") {
+        // Every set at the first set's machine speed.
+        const auto first = canary_of(loaded.front());
+        const double reference = first ? canary_median_seconds(*first) : 0;
+        for (ResultSet &set : loaded) normalize_by_canary(set, reference > 0 ? reference : 1);
+        std::cerr << "opbench compare: times normalised by each set's drift canary (--normalize canary)\n";
+    }
 
     if (!by.empty()) {
         LevelOptions lo{baseline, accept_unmet, wide};
@@ -360,6 +382,37 @@ int ReaderCommands::Options::run_compare() {
         for (const auto &p : cmp.pairs) slower += p.count("slower");
         std::cerr << fmt::format("opbench compare: {} case(s) slower beyond {:g}% (--fail-on-regression)\n", slower,
                                  co.threshold * 100);
+        return kExitRegression;
+    }
+    return 0;
+}
+
+// A set whose machine speed moved more than the threshold during its run:
+// its unpaired times moved with it.
+void ReaderCommands::Options::flag_canary_drift(const std::vector<ResultSet> &sets, double threshold) const {
+    for (const ResultSet &set : sets)
+        if (auto canary = canary_of(set); canary && canary_drift(*canary) > threshold)
+            std::cerr << fmt::format("opbench compare: {}: the machine's speed drifted {:.0f}% during its run "
+                                     "(drift canary), more than the threshold {:g}%: its unpaired times moved with "
+                                     "it (--normalize canary, or a paired run: `opbench ab`)\n",
+                                     set.path, canary_drift(*canary) * 100, threshold * 100);
+}
+
+// compare on one paired set: the threshold is the run's own unless given.
+int ReaderCommands::Options::run_paired_compare(const ResultSet &set) {
+    if (normalize == "canary")
+        throw std::invalid_argument("--normalize canary is for unpaired sets: a paired set's drift cancels in its pairs");
+    PairedOptions po;
+    const nlohmann::json &recorded = set.opbench()["paired"];
+    po.threshold = compare->count("--threshold") > 0 ? parse_fraction("--threshold", threshold)
+                                                     : recorded.value("threshold", po.threshold);
+    po.alpha = compare->count("--alpha") > 0 ? parse_fraction("--alpha", alpha) : recorded.value("alpha", po.alpha);
+    const PairedComparison c = compare_paired(set, po);
+    if (const int rc = emit(paired_document(c), format, output, "compare"); rc != 0) return rc;
+    if (fail_on_regression && c.count("slower") > 0) {
+        std::cerr << fmt::format("opbench compare: {} case(s) slower beyond {:g}% in the paired run "
+                                 "(--fail-on-regression)\n",
+                                 c.count("slower"), po.threshold * 100);
         return kExitRegression;
     }
     return 0;

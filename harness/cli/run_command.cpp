@@ -1,5 +1,7 @@
 #include "cli/run_command.hpp"
 
+#include "plugin/plugin_variant.hpp"
+
 #include "cli/benchmark_flags.hpp"
 #include "cli/cpu_list.hpp"
 #include "cli/exit_codes.hpp"
@@ -160,6 +162,7 @@ struct RunCommand::Options {
     std::string suite_path, backends_csv, out_path, resume_from, isolate = "process", mem_limit_text;
     std::string archive_dir, shard_text, verify_mode = "fast", cpus_csv, trace_schedule;
     bool no_out = false, no_progress = false, force = false, no_reference_cache = false;
+    std::vector<std::string> plugin_specs; // --plugin NAME@VARIANT=PATH
     RunOptions opts;
 
     void add_where_options();
@@ -229,6 +232,10 @@ void RunCommand::Options::add_output_options(const std::function<void(CLI::App *
                     "run shard i of n of the suite's cases (1/4 .. 4/4; merge with opbench merge)");
     run->add_flag("--verbose", opts.verbose, "Google Benchmark's line per repetition instead of one line per case");
     run->add_option("--reference", opts.reference, "backend whose output is the reference")->capture_default_str();
+    run->add_option("--plugin", plugin_specs,
+                    "one more build of a backend, as its own backend NAME@VARIANT: NAME@VARIANT=PATH (e.g. "
+                    "onednn@new=build/backends/onednn/opbench-backend-onednn.so); name it in --backends")
+        ->type_name("SPEC");
 }
 
 // One option per measurement setting, from the table (settings.hpp). Values
@@ -282,6 +289,20 @@ void RunCommand::Options::add_check_and_profile_options() {
                     "wait=N,warmup=N,active=N,repeat=N[,skip_first=N] (default " +
                         to_string(TraceSchedule{}) + ")")
         ->type_name("SPEC");
+}
+
+std::optional<int> RunCommand::add_plugin_builds(PluginSet &plugins, bool allow_insecure) {
+    if (!chosen() || o_->plugin_specs.empty()) return std::nullopt;
+    // The same trust and ABI checks as any plugin; refused: bad input.
+    try {
+        std::vector<PluginVariantSpec> specs;
+        for (const auto &text : o_->plugin_specs) specs.push_back(parse_plugin_spec(text));
+        add_plugin_variants(plugins, specs, allow_insecure);
+    } catch (const PluginSpecError &e) {
+        std::cerr << "opbench run: " << e.what() << "\n";
+        return kExitBadInput;
+    }
+    return std::nullopt;
 }
 
 std::optional<int> RunCommand::pin_cpus() {

@@ -29,6 +29,11 @@ public:
     // load): pins the process to --cpus. The exit status on bad input.
     [[nodiscard]] std::optional<int> pin_cpus();
 
+    // After plugin discovery: the builds --plugin names, added to `plugins`
+    // as backends NAME@VARIANT. The exit status on bad input (a bad spec, a
+    // refused file).
+    [[nodiscard]] std::optional<int> add_plugin_builds(PluginSet &plugins, bool allow_insecure);
+
     // The whole command line again, as `run --resume` rebuilds it from the
     // journal, with the journal it resumes.
     using Relaunch = std::function<int(std::vector<std::string> args, const std::string &resume_journal)>;

@@ -1,4 +1,5 @@
 #include "isolate/case_host.hpp"
+#include "plugin/plugin_variant.hpp"
 
 #include "plugin/backend_work.hpp"
 #include "plugin/call_overhead.hpp"
@@ -649,6 +650,10 @@ int case_worker_main(int argc, char **argv) {
     for (const char *path : {argv[3], argv[5]}) {
         if (!*path) continue;
         LoadResult loaded = load_plugin(path);
+        // A variant (`--plugin onednn@base=FILE`): the backend file runs under its instance name.
+        if (loaded.plugin && path == argv[3] && variant_backend(argv[2]) == loaded.plugin->name() &&
+            std::string_view(argv[2]) != loaded.plugin->name())
+            loaded.plugin->instance = argv[2];
         if (loaded.plugin && !plugins.find(loaded.plugin->name())) plugins.plugins.push_back(*loaded.plugin);
         if (loaded.failure) plugins.failures.push_back(*loaded.failure);
     }

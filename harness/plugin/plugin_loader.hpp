@@ -22,8 +22,11 @@ struct LoadedPlugin {
     std::string path;
     const opb_backend_api *api = nullptr;
     std::shared_ptr<boost::dll::shared_library> library; // keeps the code mapped
+    // Set for a variant given by `--plugin NAME@VARIANT=PATH` (plugin_variant.hpp):
+    // the instance's name, which replaces the table's name everywhere.
+    std::string instance;
 
-    std::string name() const { return api->name; }
+    std::string name() const { return instance.empty() ? std::string(api->name) : instance; }
 };
 
 // A file that was refused, with one line saying why.

@@ -86,14 +86,21 @@ Document by_backend(const std::vector<ResultSet> &sets, const LevelOptions &o) {
     std::map<std::string, std::set<std::size_t>> backend_sets;
     for (std::size_t i = 0; i < sets.size(); ++i)
         for (const auto &c : sets[i].cases) backend_sets[c.backend].insert(i);
-    if (!backend_sets.count(o.baseline)) {
+    // A baseline given as a backend's name also means its first build in the
+    // sets (`naive` -> `naive@base`: --plugin NAME@VARIANT=PATH, opbench ab).
+    std::string baseline = o.baseline;
+    if (!backend_sets.count(baseline))
+        for (const auto &s : sets)
+            for (const auto &c : s.cases)
+                if (!backend_sets.count(baseline) && c.backend.rfind(o.baseline + "@", 0) == 0) baseline = c.backend;
+    if (!backend_sets.count(baseline)) {
         std::vector<std::string> names;
         for (const auto &[b, _] : backend_sets) names.push_back(b);
         throw std::invalid_argument(fmt::format("--baseline {}: no such backend in the sets (they have: {})",
                                                 o.baseline, fmt::join(names, ", ")));
     }
     // Baseline first, then the others in order of first appearance.
-    std::vector<std::string> order{o.baseline};
+    std::vector<std::string> order{baseline};
     for (const auto &s : sets)
         for (const auto &c : s.cases)
             if (std::find(order.begin(), order.end(), c.backend) == order.end()) order.push_back(c.backend);
@@ -121,7 +128,7 @@ Document by_backend(const std::vector<ResultSet> &sets, const LevelOptions &o) {
     }
 
     Table t;
-    t.title = fmt::format("Optimisation levels: time, speed-up against {}, % of peak, bound", o.baseline);
+    t.title = fmt::format("Optimisation levels: time, speed-up against {}, % of peak, bound", baseline);
     // Default: each row shows what varies (shared name segments go to a
     // header line), no bound column (the % peak's roof names it), one
     // quality column with the backends' flags and a footnote; --wide keeps
@@ -138,13 +145,13 @@ Document by_backend(const std::vector<ResultSet> &sets, const LevelOptions &o) {
                 t.columns.push_back(fmt::format("{} {}", n, f));
         } else {
             t.columns.push_back(n);
-            if (col.first != o.baseline) t.columns.push_back("speed-up");
+            if (col.first != baseline) t.columns.push_back("speed-up");
             t.columns.push_back("% peak");
         }
     }
     if (!o.wide) {
         t.columns.push_back("quality");
-        t.title = fmt::format("Optimisation levels: time, speed-up against {}, % of peak, quality", o.baseline);
+        t.title = fmt::format("Optimisation levels: time, speed-up against {}, % of peak, quality", baseline);
         std::vector<std::string> header;
         if (!names.shared.empty()) header.push_back(fmt::format("every case: {}", fmt::join(names.shared, " ")));
         header.push_back("% peak: of the roof the case is bound by (flop: compute, bw: memory bandwidth)");
@@ -160,14 +167,14 @@ Document by_backend(const std::vector<ResultSet> &sets, const LevelOptions &o) {
         // The baseline's time: the first baseline column with a time.
         double base = NAN;
         for (std::size_t ci = 0; ci < columns.size(); ++ci)
-            if (columns[ci].first == o.baseline && cells[k].count(ci) && cells[k][ci].t.status == "ok") {
+            if (columns[ci].first == baseline && cells[k].count(ci) && cells[k][ci].t.status == "ok") {
                 base = cells[k][ci].t.median;
                 break;
             }
         std::vector<std::string> flags, verdicts;
         for (std::size_t ci = 0; ci < columns.size(); ++ci) {
             const std::string cname = column_name(columns[ci]);
-            const bool is_baseline = columns[ci].first == o.baseline;
+            const bool is_baseline = columns[ci].first == baseline;
             const std::size_t width = o.wide ? 5 : is_baseline ? 2 : 3;
             auto it = cells[k].find(ci);
             if (it == cells[k].end()) {
@@ -221,7 +228,7 @@ Document by_backend(const std::vector<ResultSet> &sets, const LevelOptions &o) {
     for (const auto &col : columns) {
         const std::string cname = column_name(col);
         const auto &v = speedups[cname];
-        if (v.empty() || col.first == o.baseline) continue;
+        if (v.empty() || col.first == baseline) continue;
         double ls = 0;
         for (double x : v) ls += std::log(x);
         const double g = std::exp(ls / double(v.size()));
@@ -229,12 +236,12 @@ Document by_backend(const std::vector<ResultSet> &sets, const LevelOptions &o) {
         geo_text.push_back(fmt::format("{} {:.3g}x over {} cases", cname, g, v.size()));
     }
     if (!geo_text.empty())
-        t.notes.push_back(fmt::format("Geomean speed-up against {}: {}.", o.baseline, fmt::join(geo_text, "; ")));
+        t.notes.push_back(fmt::format("Geomean speed-up against {}: {}.", baseline, fmt::join(geo_text, "; ")));
     add_reason_notes(t, reasons);
     footnotes.add_to(t);
     Document doc;
     doc.tables.push_back(std::move(t));
-    doc.data = {{"by", "backend"}, {"baseline", o.baseline}, {"rows", rows}, {"geomean_speedup", geo}};
+    doc.data = {{"by", "backend"}, {"baseline", baseline}, {"rows", rows}, {"geomean_speedup", geo}};
     return doc;
 }
 

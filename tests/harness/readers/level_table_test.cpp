@@ -99,3 +99,23 @@ TEST(LevelTable, PercentOfPeakFollowsTheBound) {
     c.roofline = nullptr;
     EXPECT_EQ(percent_of_peak(c), "-");
 }
+
+// Two builds of one backend (--plugin naive@base=... --plugin naive@new=...):
+// one row per case, and the default baseline `naive` means its first build.
+TEST(LevelTable, BuildsOfOneBackendShareRowsAgainstTheFirstBuild) {
+    FakeSet s;
+    FakeCase base;
+    base.backend = "naive@base";
+    base.medians = reps(1e-5);
+    FakeCase next = base;
+    next.backend = "naive@new";
+    next.medians = reps(1.25e-5);
+    s.cases = {base, next};
+    const Document d = by_backend({make(s, "ab")}, {});
+    const Table &t = d.tables[0];
+    ASSERT_EQ(t.rows.size(), 1u);
+    EXPECT_EQ(t.columns[1], "naive@base time");
+    EXPECT_EQ(t.columns[5], "naive@new time");
+    EXPECT_EQ(t.rows[0][6], "0.8x");
+    EXPECT_EQ(d.data["baseline"], "naive@base");
+}

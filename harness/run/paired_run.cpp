@@ -1,0 +1,423 @@
+#include "run/paired_run.hpp"
+
+#include "check/reference_cache.hpp"
+#include "entry/results.hpp"
+#include "files/atomic_file.hpp"
+#include "isolate/case_host.hpp"
+#include "measure/canary.hpp"
+#include "measure/statistics.hpp"
+#include "plugin/plugin_variant.hpp"
+#include "run/context.hpp"
+#include "run/interrupt.hpp"
+#include "run/result_set.hpp"
+#include "run/runner.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <iostream>
+#include <memory>
+#include <thread>
+#include <unistd.h>
+
+namespace opbench {
+
+namespace {
+
+// As the runner's: the fast checks' randomness is fixed by the case's position.
+uint64_t fast_check_seed(std::size_t ci) { return ReferenceCache::input_seed(ci) ^ 0x9e3779b97f4a7c15ull; }
+
+// The benchmark name without its backend part ("/be:naive@base"): the case's label.
+std::string label_of(const std::string &benchmark_name, const std::string &backend) {
+    std::string label = benchmark_name;
+    const std::string part = "/be:" + backend;
+    if (auto at = label.find(part); at != std::string::npos) label.erase(at, part.size());
+    return label;
+}
+
+// The console's case column: a longer name keeps its start (the op) and its
+// end (variant, dtype, case name), with '~' where the middle was cut.
+constexpr std::size_t kLabelWidth = 52;
+std::string fit(const std::string &s, std::size_t width) {
+    if (s.size() <= width) return s + std::string(width - s.size(), ' ');
+    const std::size_t head = (width - 1) / 3;
+    return s.substr(0, head) + "~" + s.substr(s.size() - (width - 1 - head));
+}
+
+// Worker hosts per side. A process draws one memory layout, which moved a
+// case by up to 5-7% on this project's VM (docs/measurement.md, "Paired
+// A/B"): with one host (3 processes) a side's draw biased some A/A cases by
+// 2-3%. Block p runs in pool p % kPools, so a case's pairs average over
+// kPools x kProcessesPerCase processes per side.
+constexpr int kPools = 4;
+
+// One side of the pair: its worker hosts and what it measured of the current case.
+struct Side {
+    std::string backend; // instance name
+    std::vector<std::unique_ptr<CaseHost>> pools;
+    std::vector<bool> active; // per pool: the case is activated there
+    BackendFacts facts;
+    CaseResult result;
+};
+
+// A repetition lasts about half_seconds: the noise target never stops it
+// early (1 = 100%), so every half of a block samples the same length of time.
+MeasureSettings block_settings(MeasureSettings s, const PairedRunOptions &o) {
+    s.min_time = o.half_seconds;
+    s.max_time = std::max(1e-3, 2 * o.half_seconds);
+    s.min_samples = 5; // a slow case (400 us a call) still takes a median of 5 in each repetition
+    s.noise = 1;
+    // Each pool's share, spread over its worker processes (case_host.hpp).
+    s.repetitions = (2 * o.pairs + kPools - 1) / kPools;
+    return s;
+}
+
+// Google Benchmark's entries for one side of a case: one iteration entry
+// per repetition (manual time: the repetition's median per call) and the
+// mean / median / stddev aggregates, as `opbench run` writes them.
+std::vector<nlohmann::json> gb_entries(const CaseResult &r, const std::string &other_name,
+                                       const std::vector<double> &base_times, const std::vector<double> &new_times,
+                                       bool is_base) {
+    const std::string run_name = r.name + "/manual_time";
+    const std::size_t reps = r.repetitions.size();
+    std::vector<nlohmann::json> out;
+    std::vector<double> times;
+    for (std::size_t i = 0; i < reps; ++i) {
+        const RepetitionRecord &rec = r.repetitions[i];
+        const double us = rec.summary.median * 1e6;
+        times.push_back(us);
+        nlohmann::json e = {{"name", run_name},
+                            {"run_name", run_name},
+                            {"run_type", "iteration"},
+                            {"repetitions", reps},
+                            {"repetition_index", i},
+                            {"threads", 1},
+                            {"iterations", 1},
+                            {"real_time", us},
+                            {"cpu_time", rec.cpu_seconds_per_call * 1e6},
+                            {"time_unit", "us"}};
+        const std::size_t p = i / 2; // block p holds repetitions 2p and 2p+1 of each side
+        if (p < base_times.size())
+            e["pair"] = {{"index", p},
+                         {"role", is_base ? "base" : "new"},
+                         {"with", other_name + "/manual_time"},
+                         {"base_time", base_times[p]},
+                         {"new_time", new_times[p]}};
+        out.push_back(std::move(e));
+    }
+    if (reps < 2) return out;
+    const SampleSummary s = summarize(times);
+    for (auto [agg, value] : {std::pair{"mean", s.mean}, std::pair{"median", s.median}, std::pair{"stddev", s.stddev}})
+        out.push_back({{"name", run_name + "_" + agg},
+                       {"run_name", run_name},
+                       {"run_type", "aggregate"},
+                       {"repetitions", reps},
+                       {"threads", 1},
+                       {"aggregate_name", agg},
+                       {"aggregate_unit", "time"},
+                       {"iterations", reps},
+                       {"real_time", value},
+                       {"cpu_time", value},
+                       {"time_unit", "us"}});
+    return out;
+}
+
+// Google Benchmark's own context fields, which compare.py and the readers expect.
+nlohmann::json gb_context() {
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    char date[64];
+    std::time_t now = std::time(nullptr);
+    std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S%z", std::localtime(&now));
+    return {{"date", date},
+            {"host_name", host},
+            {"executable", "/proc/self/exe"},
+            {"num_cpus", std::thread::hardware_concurrency()},
+            {"mhz_per_cpu", 0},
+            {"library_build_type", "release"}};
+}
+
+class PairedRun {
+public:
+    PairedRun(const Suite &suite, const PluginSet &plugins, const PairedRunOptions &options)
+        : suite_(suite), plugins_(plugins), o_(options) {}
+
+    PairedSummary run();
+
+private:
+    void open_side(Side &side, const std::vector<Case> &cases);
+    bool activate(Side &side, const Case &c, std::size_t ci, const std::string &name, double nmse_threshold);
+    void finish(Side &side);
+    PairedCaseResult measure_case(const Case &c, std::size_t ci, const CaseResult &planned_base,
+                                  const CaseResult &planned_new);
+    void write(PairedSummary &summary, const std::vector<Case> &cases);
+
+    const Suite &suite_;
+    const PluginSet &plugins_;
+    const PairedRunOptions &o_;
+    Side base_, new_;
+    CanarySeries canary_;
+    double timer_overhead_ = measure_timer_overhead();
+    std::vector<nlohmann::json> entries_;
+    std::map<std::string, nlohmann::json> contexts_;
+    std::map<std::string, std::string> unavailable_;
+};
+
+void PairedRun::open_side(Side &side, const std::vector<Case> &cases) {
+    std::map<std::string, std::string> paths;
+    for (const std::string &name : {side.backend, o_.reference})
+        if (const LoadedPlugin *p = plugins_.find(name)) paths[name] = p->path;
+    for (int k = 0; k < kPools; ++k)
+        side.pools.push_back(make_worker_host({"/proc/self/exe", "__worker"}, o_.reference, paths));
+    side.active.assign(kPools, false);
+    std::vector<opb_op_desc> descs;
+    for (const Case &c : cases) descs.push_back(c.desc);
+    BackendProbe probe = side.pools[0]->probe_backend(side.backend, descs, 60.0);
+    if (!probe.fault.empty()) {
+        side.facts = BackendFacts{CaseStatus::failed, fmt::format("{} (backend '{}')", probe.fault, side.backend),
+                                  nullptr, {}};
+    } else {
+        side.facts = std::move(probe.facts);
+    }
+    if (!side.facts.context.is_null()) contexts_[side.backend] = side.facts.context;
+    if (!side.facts.usable()) unavailable_[side.backend] = side.facts.reason;
+}
+
+bool PairedRun::activate(Side &side, const Case &c, std::size_t ci, const std::string &name, double nmse_threshold) {
+    CaseResult &r = side.result;
+    if (!side.facts.usable()) {
+        r.status = side.facts.status;
+        r.reason = side.facts.reason;
+        return false;
+    }
+    if (ci < side.facts.supports.size() && side.facts.supports[ci].status != CaseStatus::passed) {
+        r.status = side.facts.supports[ci].status;
+        r.reason = side.facts.supports[ci].reason;
+        return false;
+    }
+    CaseJob job;
+    job.case_index = ci;
+    job.name = name;
+    job.backend = side.backend;
+    job.desc = c.desc;
+    job.settings = block_settings(c.settings, o_);
+    job.nmse_threshold = nmse_threshold;
+    job.timer_overhead = timer_overhead_;
+    job.verify = o_.verify;
+    job.check_seed = fast_check_seed(ci);
+    const Activation a = side.pools[0]->activate(job);
+    side.active[0] = a.status == CaseStatus::passed;
+    // The other pools run the inputs and code pool 0 verified: not checked again.
+    job.verify = VerifyMode::off;
+    Activation other = a;
+    for (int k = 1; k < kPools && other.status == CaseStatus::passed; ++k) {
+        other = side.pools[std::size_t(k)]->activate(job);
+        side.active[std::size_t(k)] = other.status == CaseStatus::passed;
+    }
+    r.status = other.status;
+    r.reason = other.reason;
+    r.nmse = a.nmse;
+    r.memory.workspace_bytes = a.workspace_bytes;
+    r.checked = a.checked;
+    r.verification = a.verification;
+    r.prepare_seconds = a.prepare_seconds;
+    r.verify_seconds = a.verify_seconds;
+    return r.status == CaseStatus::passed;
+}
+
+// Releases the case in every pool; the memory figures are pool 0's.
+void PairedRun::finish(Side &side) {
+    for (std::size_t k = 0; k < side.pools.size(); ++k) {
+        if (!side.active[k]) continue;
+        side.active[k] = false;
+        try {
+            const uint64_t workspace = side.result.memory.workspace_bytes;
+            MemoryFigures m = side.pools[k]->finish();
+            if (k > 0) continue;
+            side.result.memory = m;
+            if (side.result.memory.workspace_bytes == 0) side.result.memory.workspace_bytes = workspace;
+        } catch (const MeasureFailure &f) {
+            side.result.status = f.status;
+            side.result.reason = f.reason;
+        }
+    }
+}
+
+PairedCaseResult PairedRun::measure_case(const Case &c, std::size_t ci, const CaseResult &planned_base,
+                                         const CaseResult &planned_new) {
+    PairedCaseResult out;
+    out.label = label_of(planned_base.name, base_.backend);
+    base_.result = planned_base;
+    new_.result = planned_new;
+    const bool ok_base = activate(base_, c, ci, planned_base.name, planned_base.nmse_threshold);
+    const bool ok_new = ok_base && activate(new_, c, ci, planned_new.name, planned_new.nmse_threshold);
+    if (ok_base && !ok_new && new_.result.reason.empty()) new_.result.reason = "not run: the base side failed";
+    if (!ok_base) {
+        new_.result.status = base_.result.status;
+        new_.result.reason = fmt::format("not run: the base side ({}) did not: {}", base_.backend, base_.result.reason);
+    }
+    // ABBA, then BAAB: A = base. Each side's two times in a block average to its pair time.
+    std::size_t pool = 0;
+    auto measure = [&](Side &side, double &sum) {
+        const auto t0 = std::chrono::steady_clock::now();
+        RepetitionRecord rec = side.pools[pool]->measure_repetition();
+        rec.process += int(pool) * kProcessesPerCase; // stats.process: which of the side's processes
+        side.result.measure_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        sum += rec.summary.median;
+        side.result.repetitions.push_back(std::move(rec));
+    };
+    try {
+        for (int p = 0; ok_base && ok_new && p < o_.pairs && !interrupt_requested(); ++p) {
+            double a = 0, b = 0;
+            pool = std::size_t(p % kPools);
+            if (p % 2 == 0) {
+                measure(base_, a), measure(new_, b), measure(new_, b), measure(base_, a);
+            } else {
+                measure(new_, b), measure(base_, a), measure(base_, a), measure(new_, b);
+            }
+            out.base_times.push_back(a / 2);
+            out.new_times.push_back(b / 2);
+            (void)canary_.read();
+        }
+    } catch (const MeasureFailure &f) {
+        for (Side *s : {&base_, &new_})
+            if (s->active[pool]) {
+                s->result.status = f.status;
+                s->result.reason = f.reason;
+            }
+        out.base_times.clear();
+        out.new_times.clear();
+    }
+    finish(base_);
+    finish(new_);
+    for (Side *s : {&base_, &new_})
+        if (s->result.status != CaseStatus::passed) {
+            out.status = std::string(case_status_name(s->result.status));
+            out.reason = s->backend + ": " + s->result.reason;
+            out.base_times.clear();
+            out.new_times.clear();
+            break;
+        }
+    if (out.status == "passed") {
+        if (out.base_times.size() < std::size_t(o_.pairs)) { // interrupted mid-case: not recorded
+            out.status = "interrupted";
+            return out;
+        }
+        out.verdict = paired_verdict(out.base_times, out.new_times, o_.verdict);
+    }
+    for (Side *s : {&base_, &new_}) {
+        const Side &other = s == &base_ ? new_ : base_;
+        auto gb = s->result.status == CaseStatus::passed
+                      ? gb_entries(s->result, other.result.name, out.base_times, out.new_times, s == &base_)
+                      : std::vector<nlohmann::json>{};
+        for (auto &e : case_entries(std::move(gb), s->result)) entries_.push_back(std::move(e));
+    }
+    return out;
+}
+
+void PairedRun::write(PairedSummary &summary, const std::vector<Case> &cases) {
+    if (o_.out_path.empty()) return;
+    nlohmann::json ctx = gb_context();
+    nlohmann::json ob =
+        opbench_context(suite_, cases, contexts_, unavailable_, o_.reference, {}, timer_overhead_);
+    ob["complete"] = summary.complete;
+    ob["warnings"] = o_.warnings;
+    ob["measurement"]["isolation"] = "process";
+    ob["measurement"]["cpus"] = o_.cpus;
+    ob["paired"] = {{"base", base_.backend},
+                    {"new", new_.backend},
+                    {"base_plugin", plugins_.find(base_.backend)->path},
+                    {"new_plugin", plugins_.find(new_.backend)->path},
+                    {"order", "ABBA, BAAB alternately (A = base); a pair is each side's mean over one block"},
+                    {"pairs_per_case", o_.pairs},
+                    {"seconds_per_repetition", o_.half_seconds},
+                    {"threshold", o_.verdict.threshold},
+                    {"alpha", o_.verdict.alpha}};
+    ob["canary"] = canary_json(canary_.readings());
+    ctx["opbench"] = std::move(ob);
+    nlohmann::json set = {{"context", std::move(ctx)}, {"benchmarks", entries_}};
+    add_run_analysis(set, nullptr);
+    write_file_atomically(o_.out_path, set.dump(1) + "\n");
+    summary.out_path = o_.out_path;
+}
+
+PairedSummary PairedRun::run() {
+    const auto started = std::chrono::steady_clock::now();
+    PairedSummary summary;
+    // The suite's cases that list the pair's backend, on the two instances.
+    const std::string backend = variant_backend(o_.base);
+    Suite chosen = suite_;
+    chosen.cases.clear();
+    for (const Case &c : suite_.cases)
+        if (std::find(c.backends.begin(), c.backends.end(), backend) != c.backends.end()) chosen.cases.push_back(c);
+    RunOptions ro;
+    ro.backends = {o_.base, o_.next};
+    ro.reference = o_.reference;
+    const std::vector<Case> cases = effective_cases(chosen, ro);
+    const std::vector<CaseResult> planned = planned_results(cases, o_.reference);
+
+    base_.backend = o_.base;
+    new_.backend = o_.next;
+    open_side(base_, cases);
+    open_side(new_, cases);
+    on_first_interrupt([this] {
+        for (Side *s : {&base_, &new_})
+            for (auto &h : s->pools) h->interrupt();
+    });
+    (void)canary_.read(); // the machine's speed before the first pair
+    for (std::size_t ci = 0; ci < cases.size(); ++ci) {
+        if (interrupt_requested()) break;
+        PairedCaseResult r = measure_case(cases[ci], ci, planned[2 * ci], planned[2 * ci + 1]);
+        if (r.status == "interrupted") break;
+        if (o_.progress) {
+            if (r.status == "passed")
+                std::cout << paired_console_row(
+                    r.label, fmt::format("{:.2f}", summarize(r.base_times).median * 1e6),
+                    fmt::format("{:.2f}", summarize(r.new_times).median * 1e6),
+                    fmt::format("{:.3f}", r.verdict.ratio),
+                    fmt::format("{:.4f}", r.verdict.p_value), r.verdict.verdict);
+            else
+                std::cout << fmt::format("{} {}: {}\n", fit(r.label, kLabelWidth), r.status, r.reason);
+            std::cout.flush();
+        }
+        summary.cases.push_back(std::move(r));
+    }
+    on_first_interrupt(nullptr);
+    summary.complete = !interrupt_requested();
+    summary.canary_drift = canary_drift(canary_.readings());
+    summary.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    write(summary, cases);
+    return summary;
+}
+
+} // namespace
+
+std::size_t PairedSummary::count(const std::string &verdict) const {
+    return std::count_if(cases.begin(), cases.end(),
+                         [&](const PairedCaseResult &c) { return c.status == "passed" && c.verdict.verdict == verdict; });
+}
+
+std::size_t PairedSummary::failed() const {
+    return std::count_if(cases.begin(), cases.end(), [](const PairedCaseResult &c) { return c.status != "passed"; });
+}
+
+PairedSummary run_paired(const Suite &suite, const PluginSet &plugins, const PairedRunOptions &options) {
+    PairedRun run(suite, plugins, options);
+    return run.run();
+}
+
+std::string paired_console_row(const std::string &label, const std::string &base, const std::string &next,
+                               const std::string &ratio, const std::string &p, const std::string &verdict) {
+    return fmt::format("{} {:>9} {:>9} {:>9} {:>6}  {}\n", fit(label, kLabelWidth), base, next, ratio, p, verdict);
+}
+
+std::string paired_summary_line(const PairedSummary &s, const PairedRunOptions &o) {
+    return fmt::format("opbench ab: {} cases, {} -> {} (threshold {:g}%): {} same, {} slower, {} faster, {} noisy, "
+                       "{} not compared; machine speed drifted {:.0f}% (canary) in {:.1f} s",
+                       s.cases.size(), o.base, o.next, o.verdict.threshold * 100, s.count("same"), s.count("slower"),
+                       s.count("faster"), s.count("noisy"), s.failed(), s.canary_drift * 100, s.wall_seconds);
+}
+
+} // namespace opbench

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# `opbench ab` and `--plugin` end to end through the real program:
+#   1. bad --plugin specs and pairs exit 2 with what is wrong;
+#   2. A/A, the naive plugin file twice as naive@a and naive@b: every case
+#      `same` (threshold 25%: this checks the pairing's plumbing on a loaded
+#      machine; docs/measurement.md has the precision figures);
+#   3. a 2x slowdown (the spin wrapper of naive, OPBENCH_TEST_SPIN_EXTRA=1):
+#      every case `slower`, and compare --fail-on-regression exits 1;
+#   4. the sets hold the pairs and the canary as extra fields, and
+#      Google Benchmark's compare.py reads them;
+#   5. opbench run --plugin: a variant runs as its own backend.
+# usage: paired_e2e_test.sh SOURCE_ROOT OPBENCH NAIVE_PLUGIN SPIN_PLUGIN
+set -euo pipefail
+src=$1 opbench=$2 naive=$3 spin=$4
+suite=$src/tests/harness/paired.toml
+work=$(mktemp -d /tmp/opbench-paired-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+unset OPBENCH_TEST_SPIN_EXTRA OPBENCH_TEST_SPIN_INNER
+fail() { echo "FAIL: $*" >&2; exit 1; }
+# expect_bad MESSAGE ARGS...: exit 2 and MESSAGE on stderr
+expect_bad() {
+  local message=$1
+  shift
+  set +e
+  "$opbench" "$@" > "$work/bad.out" 2> "$work/bad.err"
+  local rc=$?
+  set -e
+  [ $rc -eq 2 ] || { cat "$work/bad.err"; fail "'$*' exited $rc, not 2"; }
+  grep -qF -- "$message" "$work/bad.err" || { cat "$work/bad.err"; fail "'$*' did not say: $message"; }
+}
+
+echo "== 1: bad input"
+expect_bad "expected NAME@VARIANT=PATH" ab "$suite" --plugin naive --plugin naive@b="$naive"
+expect_bad "no such plugin file" ab "$suite" --plugin naive@a=/nonexistent.so --plugin naive@b="$naive"
+expect_bad "provides backend 'naive', not 'onednn'" ab "$suite" --plugin onednn@a="$naive" --plugin onednn@b="$naive"
+expect_bad "is given twice" ab "$suite" --plugin naive@a="$naive" --plugin naive@a="$naive"
+expect_bad "give the two builds to compare" ab "$suite" --plugin naive@a="$naive"
+expect_bad "builds of two different backends" ab "$suite" --plugin naive@a="$naive" --pair naive@a,onednn
+expect_bad "expected NAME@VARIANT=PATH" run "$suite" --plugin =x --no-out
+
+ab() { "$opbench" ab "$suite" --pairs 8 --seconds 0.002 --threshold 0.25 --no-progress "$@"; }
+
+echo "== 2: A/A: the same file twice is same"
+ab --plugin naive@a="$naive" --plugin naive@b="$naive" --out "$work/aa.json" > "$work/aa.log" 2>&1 ||
+  { cat "$work/aa.log"; fail "A/A run failed"; }
+cat "$work/aa.log"
+grep -q "3 cases, naive@a -> naive@b (threshold 25%): 3 same, 0 slower" "$work/aa.log" || fail "A/A is not 3 same"
+"$opbench" compare "$work/aa.json" > "$work/aa.cmp" || { cat "$work/aa.cmp"; fail "compare on the A/A set"; }
+grep -q "3 same, 0 slower, 0 faster, 0 noisy" "$work/aa.cmp" || { cat "$work/aa.cmp"; fail "compare: A/A not same"; }
+
+echo "== 3: a 2x slowdown is slower"
+OPBENCH_TEST_SPIN_INNER=$naive OPBENCH_TEST_SPIN_EXTRA=1 \
+  ab --plugin naive@base="$naive" --plugin naive@new="$spin" --out "$work/slow.json" > "$work/slow.log" 2>&1 ||
+  { cat "$work/slow.log"; fail "slowdown run failed"; }
+cat "$work/slow.log"
+grep -q "0 same, 3 slower" "$work/slow.log" || fail "the 2x slowdown is not 3 slower"
+set +e
+"$opbench" compare "$work/slow.json" --fail-on-regression > "$work/slow.cmp" 2>&1
+rc=$?
+set -e
+cat "$work/slow.cmp"
+[ $rc -eq 1 ] || fail "compare --fail-on-regression on the slowdown exited $rc, not 1"
+[ "$(grep -c " slower$" "$work/slow.cmp")" -ge 3 ] || fail "compare does not show 3 slower rows"
+
+echo "== 4: extra fields; compare.py reads the set"
+python3 - "$work/slow.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+ob = s["context"]["opbench"]
+assert ob["paired"]["base"] == "naive@base" and ob["paired"]["new"] == "naive@new", ob["paired"]
+assert len(ob["canary"]["readings"]) >= 3 * 8, "a canary reading per pair block"
+it = [e for e in s["benchmarks"] if e.get("run_type") == "iteration"]
+assert len(it) == 3 * 2 * 16, len(it)  # cases x sides x (2 per pair)
+assert all("pair" in e for e in it)
+new = [e for e in it if "/be:naive@new/" in e["name"]]
+ratios = sorted(e["pair"]["new_time"] / e["pair"]["base_time"] for e in new)
+assert ratios[len(ratios) // 2] > 1.5, ratios  # the recorded pairs show the 2x slowdown
+PY
+if [ -f /usr/share/benchmark/compare.py ]; then
+  /usr/bin/python3 /usr/share/benchmark/compare.py filters "$work/slow.json" "be:naive@base" "be:naive@new" \
+    > "$work/comparepy.log" 2>&1 || { cat "$work/comparepy.log"; fail "compare.py cannot read the paired set"; }
+fi
+expect_bad "--normalize canary is for unpaired sets" compare "$work/slow.json" --normalize canary
+
+echo "== 5: opbench run --plugin: a variant is its own backend"
+"$opbench" run "$suite" --plugin naive@b="$naive" --backends naive,naive@b --repetitions 2 --min-time 0.002 \
+  --no-progress --out "$work/run.json" > "$work/run.log" 2>&1 || { cat "$work/run.log"; fail "run --plugin failed"; }
+python3 - "$work/run.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+names = {e["name"] for e in s["benchmarks"]}
+assert any("/be:naive@b/" in n for n in names), names
+assert any("/be:naive/" in n for n in names), names
+PY
+expect_bad "has no drift canary" compare "$work/run.json" "$work/run.json" --normalize canary
+echo "all paired end-to-end checks passed"
