@@ -12,7 +12,7 @@ Result sets give one row per entry (case x backend) and set, with the same
 columns, in the same units, as `opbench compare --format csv`: set, commit,
 timestamp, machine_id, suite, name, case, op, backend, dtype, variant,
 param_<name> for each shape parameter, threads, cache, status, reason,
-median_s, repetitions, repetitions_excluded, samples, flop, byte, flop_per_s,
+median_s, repetitions, repetitions_missed_noise_target, samples, flop, byte, flop_per_s,
 byte_per_s, pct_peak_compute, pct_peak_bandwidth (results/README.md, "CSV").
 A compare JSON gives one row per case and pair of sets: base_set, new_set,
 case, op, backend, dtype, variant, param_<name>, verdict, reason,
@@ -20,10 +20,12 @@ base_median_s, new_median_s, ratio, ratio_ci95_low, ratio_ci95_high, p_value,
 test. Numbers without a value (a skipped entry's time) are None (NaN in
 pandas); why is in `status` and `reason`.
 
-median_s follows opbench's readers (harness/readers/result_set_reader.cpp,
-valid_times): the median of the repetitions' medians, leaving out repetitions
-that missed their noise target (accept_unmet_noise=True keeps them);
-the python_loader test checks that both agree on a real run.
+median_s follows opbench's one summary per entry (harness/measure/entry_summary.hpp,
+which every view reads): the median of every repetition's median, those that
+missed their noise target included (they are counted in
+repetitions_missed_noise_target; accept_unmet_noise is kept for old callers
+and changes nothing); the python_loader test checks that both agree on a
+real run.
 """
 import json
 import math
@@ -90,7 +92,9 @@ def set_records(result_set, path="", accept_unmet_noise=False):
     for name in order:
         e, reps = entries[name]["entry"], entries[name]["reps"]
         status = e.get("status", "failed" if e.get("error_occurred") else "passed")
-        kept = [r for r in reps if r["met"] or accept_unmet_noise]
+        # One policy with opbench's own views (measure/entry_summary.hpp):
+        # the median of every repetition's median.
+        kept = reps
         median = _median([r["median"] for r in kept]) if kept and status == "passed" else None
         if status != "passed":
             time_status, reason = status, e.get("reason", e.get("error_message", ""))
@@ -110,7 +114,7 @@ def set_records(result_set, path="", accept_unmet_noise=False):
             row["param_" + k] = v
         row.update({"threads": settings.get("threads"), "cache": settings.get("cache"), "status": time_status,
                     "reason": reason, "median_s": median, "repetitions": len(kept) if median is not None else None,
-                    "repetitions_excluded": len(reps) - len(kept) if status == "passed" else 0,
+                    "repetitions_missed_noise_target": sum(1 for r in reps if not r["met"]) if status == "passed" else 0,
                     "samples": sum(r["samples"] for r in kept) if median is not None else None,
                     "flop": e.get("flops"), "byte": e.get("bytes"),
                     "flop_per_s": _ratio(e.get("flops"), median), "byte_per_s": _ratio(e.get("bytes"), median),

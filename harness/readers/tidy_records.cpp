@@ -25,7 +25,7 @@ double roofline_number(const CaseRecord &c, const char *key) {
 const std::vector<std::string> kLeading = {"set", "commit", "timestamp", "machine_id", "suite", "name", "case",
                                            "op",  "backend", "dtype",    "variant"};
 const std::vector<std::string> kTrailing = {"threads",           "cache",      "status",         "reason",
-                                            "median_s",          "repetitions", "repetitions_excluded",
+                                            "median_s",          "repetitions", "repetitions_missed_noise_target",
                                             "samples",           "flop",       "byte",           "flop_per_s",
                                             "byte_per_s",        "pct_peak_compute", "pct_peak_bandwidth"};
 
@@ -69,7 +69,7 @@ std::vector<std::string> entry_row(const Layout &l, const ResultSet &s, const Ca
     row.insert(row.end(),
                {setting("threads"), setting("cache"), v.status, timed ? v.why : (v.why.empty() ? c.reason : v.why),
                 number(median), timed ? std::to_string(v.repetition_medians.size()) : "",
-                std::to_string(v.excluded), timed ? std::to_string(samples) : "", number(c.flops), number(c.bytes),
+                std::to_string(v.summary.missed_noise_target), timed ? std::to_string(samples) : "", number(c.flops), number(c.bytes),
                 number(c.flops / median), number(c.bytes / median), number(roofline_number(c, "pct_peak_compute")),
                 number(roofline_number(c, "pct_peak_bandwidth"))});
     return row;

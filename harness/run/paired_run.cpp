@@ -1,6 +1,7 @@
 #include "run/paired_run.hpp"
 
 #include "check/reference_cache.hpp"
+#include "entry/op_case_entry.hpp"
 #include "entry/results.hpp"
 #include "files/atomic_file.hpp"
 #include "isolate/case_host.hpp"
@@ -8,6 +9,7 @@
 #include "measure/statistics.hpp"
 #include "plugin/plugin_variant.hpp"
 #include "run/context.hpp"
+#include "run/gb_context.hpp"
 #include "run/interrupt.hpp"
 #include "run/result_set.hpp"
 #include "run/runner.hpp"
@@ -74,69 +76,27 @@ MeasureSettings block_settings(MeasureSettings s, const PairedRunOptions &o) {
     return s;
 }
 
-// Google Benchmark's entries for one side of a case: one iteration entry
-// per repetition (manual time: the repetition's median per call) and the
-// mean / median / stddev aggregates, as `opbench run` writes them.
-std::vector<nlohmann::json> gb_entries(const CaseResult &r, const std::string &other_name,
-                                       const std::vector<double> &base_times, const std::vector<double> &new_times,
-                                       bool is_base) {
-    const std::string run_name = r.name + "/manual_time";
-    const std::size_t reps = r.repetitions.size();
-    std::vector<nlohmann::json> out;
-    std::vector<double> times;
-    for (std::size_t i = 0; i < reps; ++i) {
-        const RepetitionRecord &rec = r.repetitions[i];
-        const double us = rec.summary.median * 1e6;
-        times.push_back(us);
-        nlohmann::json e = {{"name", run_name},
-                            {"run_name", run_name},
-                            {"run_type", "iteration"},
-                            {"repetitions", reps},
-                            {"repetition_index", i},
-                            {"threads", 1},
-                            {"iterations", 1},
-                            {"real_time", us},
-                            {"cpu_time", rec.cpu_seconds_per_call * 1e6},
-                            {"time_unit", "us"}};
-        const std::size_t p = i / 2; // block p holds repetitions 2p and 2p+1 of each side
+// One side's result-set entries, as `opbench run` writes them
+// (entry/entry.hpp: iterations, aggregates, the case's fields), each
+// iteration carrying its pair: block p holds repetitions 2p and 2p+1 of
+// each side.
+std::vector<nlohmann::json> side_entries(const CaseResult &r, const std::string &other_name,
+                                         const std::vector<double> &base_times, const std::vector<double> &new_times,
+                                         bool is_base, const std::string &reference) {
+    OpCaseEntry entry(*r.source, 0, r.backend, reference);
+    entry.result = r;
+    std::vector<nlohmann::json> out = result_entries(entry);
+    for (auto &e : out) {
+        if (e.value("run_type", "") != "iteration" || e.contains("error_occurred")) continue;
+        const std::size_t p = e["repetition_index"].get<std::size_t>() / 2;
         if (p < base_times.size())
             e["pair"] = {{"index", p},
                          {"role", is_base ? "base" : "new"},
-                         {"with", other_name + "/manual_time"},
+                         {"with", run_name_of(other_name)},
                          {"base_time", base_times[p]},
                          {"new_time", new_times[p]}};
-        out.push_back(std::move(e));
     }
-    if (reps < 2) return out;
-    const SampleSummary s = summarize(times);
-    for (auto [agg, value] : {std::pair{"mean", s.mean}, std::pair{"median", s.median}, std::pair{"stddev", s.stddev}})
-        out.push_back({{"name", run_name + "_" + agg},
-                       {"run_name", run_name},
-                       {"run_type", "aggregate"},
-                       {"repetitions", reps},
-                       {"threads", 1},
-                       {"aggregate_name", agg},
-                       {"aggregate_unit", "time"},
-                       {"iterations", reps},
-                       {"real_time", value},
-                       {"cpu_time", value},
-                       {"time_unit", "us"}});
     return out;
-}
-
-// Google Benchmark's own context fields, which compare.py and the readers expect.
-nlohmann::json gb_context() {
-    char host[256] = {};
-    gethostname(host, sizeof host - 1);
-    char date[64];
-    std::time_t now = std::time(nullptr);
-    std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S%z", std::localtime(&now));
-    return {{"date", date},
-            {"host_name", host},
-            {"executable", "/proc/self/exe"},
-            {"num_cpus", std::thread::hardware_concurrency()},
-            {"mhz_per_cpu", 0},
-            {"library_build_type", "release"}};
 }
 
 class PairedRun {
@@ -234,7 +194,7 @@ void PairedRun::finish(Side &side) {
         side.active[k] = false;
         try {
             const uint64_t workspace = side.result.memory.workspace_bytes;
-            MemoryFigures m = side.pools[k]->finish();
+            MemoryFigures m = side.pools[k]->finish().memory;
             if (k > 0) continue;
             side.result.memory = m;
             if (side.result.memory.workspace_bytes == 0) side.result.memory.workspace_bytes = workspace;
@@ -309,17 +269,16 @@ PairedCaseResult PairedRun::measure_case(const Case &c, std::size_t ci, const Ca
     }
     for (Side *s : {&base_, &new_}) {
         const Side &other = s == &base_ ? new_ : base_;
-        auto gb = s->result.status == CaseStatus::passed
-                      ? gb_entries(s->result, other.result.name, out.base_times, out.new_times, s == &base_)
-                      : std::vector<nlohmann::json>{};
-        for (auto &e : case_entries(std::move(gb), s->result)) entries_.push_back(std::move(e));
+        for (auto &e : side_entries(s->result, other.result.name, out.base_times, out.new_times, s == &base_,
+                                    o_.reference))
+            entries_.push_back(std::move(e));
     }
     return out;
 }
 
 void PairedRun::write(PairedSummary &summary, const std::vector<Case> &cases) {
     if (o_.out_path.empty()) return;
-    nlohmann::json ctx = gb_context();
+    nlohmann::json ctx = benchmark_context();
     nlohmann::json ob =
         opbench_context(suite_, cases, contexts_, unavailable_, o_.reference, {}, timer_overhead_);
     ob["complete"] = summary.complete;
@@ -352,11 +311,9 @@ PairedSummary PairedRun::run() {
     chosen.cases.clear();
     for (const Case &c : suite_.cases)
         if (std::find(c.backends.begin(), c.backends.end(), backend) != c.backends.end()) chosen.cases.push_back(c);
-    RunOptions ro;
-    ro.backends = {o_.base, o_.next};
-    ro.reference = o_.reference;
-    const std::vector<Case> cases = effective_cases(chosen, ro);
-    const std::vector<CaseResult> planned = planned_results(cases, o_.reference);
+    const std::vector<Case> cases = effective_cases(chosen, CommandLineChanges{{}, {o_.base, o_.next}});
+    std::vector<CaseResult> planned; // base then new, per case
+    for (const auto &entry : planned_entries(cases, {}, o_.reference)) planned.push_back(entry->result);
 
     base_.backend = o_.base;
     new_.backend = o_.next;
