@@ -7,6 +7,7 @@
 #include "suite/case_names.hpp"
 #include "writers/result_schema.hpp"
 #include "machine/machine.hpp"
+#include "measure/entry_summary.hpp"
 #include "measure/records.hpp"
 #include "measure/statistics.hpp"
 #include "suite/suite.hpp"
@@ -39,6 +40,7 @@ struct CaseResult {
     MemoryFigures memory;
     std::vector<RepetitionRecord> repetitions;
     std::optional<Roofline> roofline; // at the median of the repetitions' medians
+    std::optional<EntrySummary> summary; // median and quality, once finished (measure/entry_summary.hpp)
 };
 
 // The fields a CaseResult contributes to each of its entries.

@@ -6,6 +6,7 @@
 #include "run/gbench_args.hpp"
 #include "run/interrupt.hpp"
 #include "run/runner.hpp"
+#include "measure/entry_summary.hpp"
 #include "workload/workload_entry.hpp"
 #include "writers/table_writers.hpp"
 #include "writers/writer.hpp"
@@ -100,6 +101,7 @@ void EntryLoop::run() {
     if (benchmark::ReportUnrecognizedArguments(argc, argv.data()))
         throw std::runtime_error("unrecognised Google Benchmark arguments (see above)");
     setup_.log.set_gb_context(benchmark_context());
+    context_ = setup_.log.context();
     const std::size_t per_pass = interleaved(setup_.options.benchmark_args) ? to_measure.size() : kEntriesPerPass;
     for (std::size_t from = 0; from < to_measure.size() && !interrupt_requested(); from += per_pass) {
         const auto to = std::min(to_measure.size(), from + per_pass);
@@ -223,9 +225,20 @@ void EntryLoop::finish_active() {
 // A finished entry: into the log (and so the journal) with its result-set
 // entries, and onto the console when `shown`.
 void EntryLoop::entry_done(std::size_t i, bool shown) {
-    const Entry &e = *entries_[i];
+    Entry &e = *entries_[i];
     if (setup_.log.has_case(e.name())) return;
-    setup_.log.add_case(i, e.name(), std::string(case_status_name(e.result.status)), result_entries(e));
+    std::vector<nlohmann::json> records = result_entries(e);
+    if (e.result.status == CaseStatus::passed) {
+        // One summary per entry (measure/entry_summary.hpp), computed from
+        // the entries it writes as every reader computes it, and stored.
+        std::vector<const nlohmann::json *> iterations;
+        for (const auto &r : records)
+            if (r.value("run_type", "") == "iteration") iterations.push_back(&r);
+        e.result.summary = summarize_entry_json(iterations, context_);
+        const nlohmann::json summary = e.result.summary->to_json();
+        for (auto &r : records) r["summary"] = summary;
+    }
+    setup_.log.add_case(i, e.name(), std::string(case_status_name(e.result.status)), std::move(records));
     if (!shown) return;
     const Entry *ref = reference_of(e);
     console_->entry_done(e, ref ? &ref->result : nullptr);

@@ -74,6 +74,7 @@ private:
     std::vector<std::size_t> not_measured_;
     std::size_t active_ = SIZE_MAX;
     std::unique_ptr<RunConsole> console_;
+    nlohmann::json context_; // the set's context: what an entry's summary is judged against
     std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 };
 

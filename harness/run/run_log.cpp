@@ -111,6 +111,13 @@ int RunLog::resumptions() const {
     return static_cast<int>(resumed_at_.size());
 }
 
+nlohmann::json RunLog::context() const {
+    std::lock_guard lock(mutex_);
+    nlohmann::json ctx = gb_context_.is_object() ? gb_context_ : nlohmann::json::object();
+    ctx["opbench"] = opbench_context_;
+    return ctx;
+}
+
 nlohmann::json RunLog::result_set(bool complete) const {
     std::lock_guard lock(mutex_);
     nlohmann::json doc;

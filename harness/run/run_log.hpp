@@ -51,6 +51,9 @@ public:
     // How many times this run was resumed.
     [[nodiscard]] int resumptions() const;
 
+    // The set's "context": Google Benchmark's with context.opbench.
+    [[nodiscard]] nlohmann::json context() const;
+
     // The result set: {"context": gb + {"opbench": ... "complete": complete},
     // "benchmarks": [...]}. An incomplete one also names the journal
     // (context.opbench.journal) that --resume continues from.
