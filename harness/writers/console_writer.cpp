@@ -45,6 +45,27 @@ std::string wrapped_note(const std::string &note, std::size_t indent = 2, std::s
     return out + line + "\n";
 }
 
+// A terminal's width: the rule under the header stops there.
+constexpr std::size_t kConsoleColumns = 100;
+
+// The rule's cells: as wide as each column, except a last, text column (a
+// sentence per row, as analyze's details) whose rule ends at kConsoleColumns
+// rather than drawing a line wider than the terminal.
+std::vector<std::string> rule_cells(const Table &t, const std::vector<std::size_t> &w, const std::vector<bool> &right) {
+    std::vector<std::string> rule;
+    std::size_t before = 1; // the line's leading space
+    for (std::size_t c = 0; c < t.columns.size(); ++c) {
+        std::size_t len = w[c];
+        if (c + 1 == t.columns.size() && !right[c]) {
+            const std::size_t room = kConsoleColumns > before + 1 ? kConsoleColumns - before - 1 : 0;
+            len = std::max(width(t.columns[c]), std::min(w[c], room));
+        }
+        rule.push_back(std::string(len, '-'));
+        before += 1 + w[c];
+    }
+    return rule;
+}
+
 } // namespace
 
 bool numeric_column(const Table &t, std::size_t col) {
@@ -87,9 +108,7 @@ std::string write_console(const Document &doc) {
             return l + "\n";
         };
         out += line(t.columns);
-        std::vector<std::string> rule;
-        for (std::size_t c = 0; c < t.columns.size(); ++c) rule.push_back(std::string(w[c], '-'));
-        out += line(rule);
+        out += line(rule_cells(t, w, right));
         for (const auto &row : t.rows) out += line(row);
         if (t.rows.empty()) out += "  (none)\n";
         for (const auto &n : t.notes) out += wrapped_note(n);

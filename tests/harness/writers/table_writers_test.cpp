@@ -64,6 +64,21 @@ TEST(TableWriters, ConsoleAlignsColumns) {
         << out;
 }
 
+// A last column of sentences (analyze's details) keeps its text whole, but
+// the rule under its header ends at 100 columns; other columns' rules do not.
+TEST(TableWriters, ConsoleRuleOfALongTextColumnEndsAt100Columns) {
+    Document d;
+    Table t;
+    t.columns = {"#", "field", "text"};
+    const std::string sentence(150, 'x');
+    t.rows = {{"1", "suggestion", sentence}};
+    d.tables.push_back(t);
+    const std::string out = write_console(d);
+    EXPECT_NE(out.find("  # field      text\n  - ---------- " + std::string(100 - 15, '-') + "\n"), std::string::npos)
+        << out;
+    EXPECT_NE(out.find("  1 suggestion " + sentence + "\n"), std::string::npos) << out;
+}
+
 TEST(TableWriters, NumericColumnDetection) {
     Table t;
     t.columns = {"a", "b", "c"};
