@@ -246,7 +246,11 @@ std::vector<AnalyzedEntry> analyse_result_set(const nlohmann::json &set, const s
 std::vector<Table> analysis_tables(const std::vector<AnalyzedEntry> &entries, std::size_t limit, bool wide) {
     Table rank;
     rank.title = "Bottlenecks, largest (time per call x headroom) first";
-    rank.columns = {"#", "case x backend", "kind", "severity", "utilisation", "time/call", "could save", "quality"};
+    // Short headers keep the default table within 100 columns.
+    rank.columns = wide ? std::vector<std::string>{"#", "case x backend", "kind", "severity", "utilisation",
+                                                   "time/call", "could save", "quality"}
+                        : std::vector<std::string>{"#", "case x backend", "kind", "severity", "util.", "time/call",
+                                                   "to save", "quality"};
     std::vector<std::string> names;
     for (std::size_t i = 0; i < entries.size() && i < limit; ++i) names.push_back(entries[i].name);
     const SharedSegments shown = split_shared_segments(names);
@@ -261,9 +265,10 @@ std::vector<Table> analysis_tables(const std::vector<AnalyzedEntry> &entries, st
                              format_seconds(a.seconds), disturbed ? "-" : format_seconds(a.bottleneck.impact(a.seconds)),
                              std::string(a.summary.flag())});
     }
+    if (!wide) add_legend(rank, shown);
     if (entries.size() > limit)
         rank.notes.push_back(fmt::format("{} more not shown (--top N shows more)", entries.size() - limit));
-    rank.notes.push_back("utilisation: of the roof the case is bound by (memory/compute), or the share of the "
+    rank.notes.push_back(std::string(wide ? "utilisation" : "util.") + ": of the roof the case is bound by (memory/compute), or the share of the "
                          "call doing the op's own work (overhead, allocation churn), or the device's busy "
                          "share (sync); docs/bottlenecks.md");
     rank.notes.push_back("quality: clean, noisy (less precise than the noise target asked) or disturbed (the "
@@ -348,11 +353,14 @@ int cmd_analyze(const std::string &path, std::size_t limit, std::ostream &out, s
     const auto tables = analysis_tables(entries, limit, wide);
     out << render_text_table(tables[0]) << "\n";
     // Details as wrapped text: the table's cells are too long for columns.
+    // Each is headed by the entry's name as its row shows it.
+    const auto &rank_rows = tables[0].rows;
     std::string current;
     for (const auto &row : tables[1].rows) {
         if (row[0] != current) {
             current = row[0];
-            out << fmt::format("#{} {}\n", current, entries[std::stoul(current) - 1].name);
+            const std::size_t i = std::stoul(current) - 1;
+            out << fmt::format("#{} {}\n", current, i < rank_rows.size() ? rank_rows[i][1] : entries[i].name);
         }
         out << wrapped_field(row[1], row[2], wide ? 0 : kConsoleColumns);
     }

@@ -368,8 +368,10 @@ Document archive_history(const fs::path &dir, const HistoryOptions &o) {
         t.rows.push_back(std::move(row));
         data["cases"].push_back(std::move(cj));
     }
-    if (!o.wide)
+    if (!o.wide) {
         t.notes.push_back("trend: each run's median from the case's lowest (▁) to highest (█); · no time");
+        add_legend(t, names);
+    }
     footnotes.add_to(t);
     if (machines.size() > 1)
         t.notes.push_back(fmt::format("The archive holds this suite on {} machines ({}); --machine picks one.",

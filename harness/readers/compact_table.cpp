@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 namespace opbench {
@@ -26,22 +27,59 @@ SharedSegments split_shared_segments(const std::vector<std::string> &labels) {
     std::vector<std::vector<std::string>> split;
     for (const auto &l : labels) split.push_back(segments(l));
     // A single row shares everything with itself: keep its name whole.
-    if (labels.size() > 1)
-        for (const auto &seg : split.front()) {
-            const bool everywhere = std::all_of(split.begin(), split.end(), [&](const std::vector<std::string> &s) {
-                return std::find(s.begin(), s.end(), seg) != s.end();
-            });
-            if (everywhere && std::find(out.shared.begin(), out.shared.end(), seg) == out.shared.end())
-                out.shared.push_back(seg);
-        }
+    if (labels.size() == 1) {
+        out.rows.push_back(labels[0]);
+        return out;
+    }
+    auto in_all = [](const std::vector<const std::vector<std::string> *> &group, const std::string &seg) {
+        return std::all_of(group.begin(), group.end(), [&](const std::vector<std::string> *s) {
+            return std::find(s->begin(), s->end(), seg) != s->end();
+        });
+    };
+    std::vector<const std::vector<std::string> *> everyone;
+    for (const auto &s : split) everyone.push_back(&s);
+    for (const auto &seg : split.front())
+        if (in_all(everyone, seg) && std::find(out.shared.begin(), out.shared.end(), seg) == out.shared.end())
+            out.shared.push_back(seg);
     const std::set<std::string> shared(out.shared.begin(), out.shared.end());
-    for (const auto &s : split) {
-        std::vector<std::string> kept;
+
+    // Groups by suite case name (not when every label has the same one: it is shared).
+    auto case_of = [&](const std::vector<std::string> &s) {
         for (const auto &seg : s)
-            if (!shared.count(seg)) kept.push_back(seg);
-        out.rows.push_back(kept.empty() ? "(all)" : fmt::format("{}", fmt::join(kept, " ")));
+            if (seg.rfind("case:", 0) == 0 && !shared.count(seg)) return seg;
+        return std::string();
+    };
+    std::map<std::string, std::vector<const std::vector<std::string> *>> groups;
+    std::vector<std::string> group_order;
+    for (const auto &s : split) {
+        const std::string c = case_of(s);
+        if (c.empty()) continue;
+        if (!groups.count(c)) group_order.push_back(c);
+        groups[c].push_back(&s);
+    }
+    std::map<std::string, std::set<std::string>> group_common;
+    for (const auto &c : group_order) {
+        std::vector<std::string> common;
+        for (const auto &seg : *groups[c].front())
+            if (seg != c && !shared.count(seg) && in_all(groups[c], seg)) common.push_back(seg);
+        group_common[c] = std::set<std::string>(common.begin(), common.end());
+        if (!common.empty()) out.legend.push_back(fmt::format("{}: {}", c.substr(5), fmt::join(common, "/")));
+    }
+    for (const auto &s : split) {
+        const std::string c = case_of(s);
+        std::vector<std::string> kept;
+        if (!c.empty()) kept.push_back(c.substr(5));
+        for (const auto &seg : s)
+            if (!shared.count(seg) && seg != c && !(c.empty() ? false : group_common[c].count(seg)))
+                kept.push_back(seg);
+        out.rows.push_back(kept.empty() ? "(all)" : fmt::format("{}", fmt::join(kept, "/")));
     }
     return out;
+}
+
+void add_legend(Table &t, const SharedSegments &names) {
+    if (names.legend.empty()) return;
+    t.notes.push_back(fmt::format("cases: {}", fmt::join(names.legend, "; ")));
 }
 
 std::string title_with_header(const std::string &title, const std::vector<std::string> &header) {

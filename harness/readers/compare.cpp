@@ -483,7 +483,9 @@ Document comparison_document(const Comparison &c) {
                     cj["run_to_run_runs"] = cc.run_to_run.runs;
                     cj["within_run_to_run"] = cc.within_run_to_run;
                 }
-                const std::string p_text = std::isfinite(cc.p_value) ? fmt::format("{:.3g}", cc.p_value) : "-";
+                const std::string p_text = !std::isfinite(cc.p_value) ? "-"
+                                           : o.wide                   ? fmt::format("{:.3g}", cc.p_value)
+                                                                      : fmt::format("{:.2g}", cc.p_value);
                 if (o.wide) {
                     compared.rows.push_back({cc.label, cc.backend, format_seconds(cc.base_median),
                                              format_seconds(cc.new_median), fmt::format("{:.3f}", cc.ratio),
@@ -541,6 +543,10 @@ Document comparison_document(const Comparison &c) {
                                                  disturbed));
         compared.notes.push_back("quality: clean, noisy (less precise than the noise target asked) or disturbed "
                                  "(interference in the times); base/new when the sides differ. docs/measurement.md");
+        if (!o.wide) {
+            add_legend(compared, names);
+            add_legend(skipped, skipped_names);
+        }
         if (skipped.rows.empty() || o.wide) notes.add_to(compared);
         doc.tables.push_back(std::move(compared));
         if (!skipped.rows.empty()) {

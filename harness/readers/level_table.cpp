@@ -231,6 +231,7 @@ Document by_backend(const std::vector<ResultSet> &sets, const LevelOptions &o) {
     if (!geo_text.empty())
         t.notes.push_back(fmt::format("Geomean speed-up against {}: {}.", o.baseline, fmt::join(geo_text, "; ")));
     add_reason_notes(t, reasons);
+    if (!o.wide) add_legend(t, names);
     footnotes.add_to(t);
     Document doc;
     doc.tables.push_back(std::move(t));
