@@ -246,24 +246,33 @@ std::vector<AnalyzedEntry> analyse_result_set(const nlohmann::json &set, const s
 std::vector<Table> analysis_tables(const std::vector<AnalyzedEntry> &entries, std::size_t limit, bool wide) {
     Table rank;
     rank.title = "Bottlenecks, largest (time per call x headroom) first";
-    // Short headers keep the default table within 100 columns.
+    // The default table fits 100 columns: the backend in its own column,
+    // short headers, no severity (the utilisation says it).
     rank.columns = wide ? std::vector<std::string>{"#", "case x backend", "kind", "severity", "utilisation",
                                                    "time/call", "could save", "quality"}
-                        : std::vector<std::string>{"#", "case x backend", "kind", "severity", "util.", "time/call",
-                                                   "to save", "quality"};
+                        : std::vector<std::string>{"#", "case", "backend", "kind", "util.", "time", "to save",
+                                                   "quality"};
     std::vector<std::string> names;
-    for (std::size_t i = 0; i < entries.size() && i < limit; ++i) names.push_back(entries[i].name);
+    for (std::size_t i = 0; i < entries.size() && i < limit; ++i) {
+        std::string name = entries[i].name;
+        if (const auto at = name.find("/be:" + entries[i].backend); at != std::string::npos)
+            name.erase(at, 4 + entries[i].backend.size());
+        names.push_back(name);
+    }
     const SharedSegments shown = split_shared_segments(names);
     if (!wide && !shown.shared.empty())
         rank.title = title_with_header(rank.title, {fmt::format("every entry: {}", fmt::join(shown.shared, " "))});
     for (std::size_t i = 0; i < entries.size() && i < limit; ++i) {
         const auto &a = entries[i];
         const bool disturbed = a.summary.quality == Quality::disturbed;
-        rank.rows.push_back({std::to_string(i + 1), wide ? a.name : shown.rows[i], a.bottleneck.kind,
-                             a.bottleneck.severity,
-                             disturbed ? "-" : fmt::format("{:.0f}%", 100.0 * a.bottleneck.utilisation),
-                             format_seconds(a.seconds), disturbed ? "-" : format_seconds(a.bottleneck.impact(a.seconds)),
-                             std::string(a.summary.flag())});
+        const std::string util = disturbed ? "-" : fmt::format("{:.0f}%", 100.0 * a.bottleneck.utilisation);
+        const std::string save = disturbed ? "-" : format_seconds(a.bottleneck.impact(a.seconds));
+        if (wide)
+            rank.rows.push_back({std::to_string(i + 1), a.name, a.bottleneck.kind, a.bottleneck.severity, util,
+                                 format_seconds(a.seconds), save, std::string(a.summary.flag())});
+        else
+            rank.rows.push_back({std::to_string(i + 1), shown.rows[i], a.backend, a.bottleneck.kind, util,
+                                 format_seconds(a.seconds), save, std::string(a.summary.flag())});
     }
     if (!wide) add_legend(rank, shown);
     if (entries.size() > limit)
@@ -360,7 +369,9 @@ int cmd_analyze(const std::string &path, std::size_t limit, std::ostream &out, s
         if (row[0] != current) {
             current = row[0];
             const std::size_t i = std::stoul(current) - 1;
-            out << fmt::format("#{} {}\n", current, i < rank_rows.size() ? rank_rows[i][1] : entries[i].name);
+            out << fmt::format("#{} {}\n", current,
+                               wide || i >= rank_rows.size() ? entries[i].name
+                                                             : rank_rows[i][1] + " [" + entries[i].backend + "]");
         }
         out << wrapped_field(row[1], row[2], wide ? 0 : kConsoleColumns);
     }

@@ -43,11 +43,12 @@ SharedSegments split_shared_segments(const std::vector<std::string> &labels) {
             out.shared.push_back(seg);
     const std::set<std::string> shared(out.shared.begin(), out.shared.end());
 
-    // Groups by suite case name (not when every label has the same one: it is shared).
+    // Groups by suite case name (not when every label has the same one: it
+    // is shared); a label without one by its op, its first segment.
     auto case_of = [&](const std::vector<std::string> &s) {
         for (const auto &seg : s)
             if (seg.rfind("case:", 0) == 0 && !shared.count(seg)) return seg;
-        return std::string();
+        return shared.count(s.front()) ? std::string() : "op:" + s.front();
     };
     std::map<std::string, std::vector<const std::vector<std::string> *>> groups;
     std::vector<std::string> group_order;
@@ -57,21 +58,27 @@ SharedSegments split_shared_segments(const std::vector<std::string> &labels) {
         if (!groups.count(c)) group_order.push_back(c);
         groups[c].push_back(&s);
     }
+    // The group's name as a row shows it: the case name, or the op.
+    auto shown = [](const std::string &c) { return c.substr(c.find(':') + 1); };
     std::map<std::string, std::set<std::string>> group_common;
     for (const auto &c : group_order) {
+        const bool by_op = c.rfind("op:", 0) == 0;
+        // An op with one row keeps its whole name; a case's own segments
+        // always go to the legend (its name stands for them).
+        if (by_op && groups[c].size() < 2) continue;
         std::vector<std::string> common;
         for (const auto &seg : *groups[c].front())
-            if (seg != c && !shared.count(seg) && in_all(groups[c], seg)) common.push_back(seg);
+            if (seg != c && seg != shown(c) && !shared.count(seg) && in_all(groups[c], seg)) common.push_back(seg);
         group_common[c] = std::set<std::string>(common.begin(), common.end());
-        if (!common.empty()) out.legend.push_back(fmt::format("{}: {}", c.substr(5), fmt::join(common, "/")));
+        if (!common.empty()) out.legend.push_back(fmt::format("{}: {}", shown(c), fmt::join(common, "/")));
     }
     for (const auto &s : split) {
         const std::string c = case_of(s);
+        const bool grouped = group_common.count(c) > 0;
         std::vector<std::string> kept;
-        if (!c.empty()) kept.push_back(c.substr(5));
+        if (!c.empty() && c.rfind("case:", 0) == 0) kept.push_back(shown(c));
         for (const auto &seg : s)
-            if (!shared.count(seg) && seg != c && !(c.empty() ? false : group_common[c].count(seg)))
-                kept.push_back(seg);
+            if (!shared.count(seg) && seg != c && !(grouped && group_common[c].count(seg))) kept.push_back(seg);
         out.rows.push_back(kept.empty() ? "(all)" : fmt::format("{}", fmt::join(kept, "/")));
     }
     return out;
