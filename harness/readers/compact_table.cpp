@@ -113,6 +113,37 @@ std::string title_with_header(const std::string &title, const std::vector<std::s
     return out;
 }
 
+std::set<std::string> common_reasons(const std::vector<const EntrySummary *> &summaries) {
+    std::set<std::string> common;
+    bool first = true;
+    for (const EntrySummary *s : summaries) {
+        if (s->repetitions == 0) continue;
+        std::set<std::string> mine;
+        for (const auto &r : s->reasons) mine.insert(r.text);
+        if (first) {
+            common = mine;
+            first = false;
+        } else {
+            std::set<std::string> both;
+            for (const auto &t : common)
+                if (mine.count(t)) both.insert(t);
+            common = std::move(both);
+        }
+    }
+    return common;
+}
+
+std::string common_reasons_line(const std::set<std::string> &common) {
+    return common.empty() ? std::string() : fmt::format("every entry: {}", fmt::join(common, "; "));
+}
+
+std::string verdict_beyond(const EntrySummary &s, const std::set<std::string> &common) {
+    std::vector<std::string> left;
+    for (const auto &r : s.reasons)
+        if (!common.count(r.text)) left.push_back(r.text);
+    return left.empty() ? std::string() : fmt::format("{}: {}", s.flag(), fmt::join(left, "; "));
+}
+
 std::string Footnotes::mark(const std::string &text) {
     auto [it, inserted] = index_.emplace(text, texts_.size() + 1);
     if (inserted) texts_.push_back(text);

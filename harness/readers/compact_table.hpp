@@ -4,9 +4,11 @@
 // skips all of it and shows today's full names.
 #pragma once
 
+#include "measure/entry_summary.hpp"
 #include "writers/writer.hpp"
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -35,6 +37,16 @@ void add_legend(Table &t, const SharedSegments &names);
 // kConsoleColumns: the table formats print a title as given, so the header
 // travels in it (Markdown shows its line breaks as <br>).
 [[nodiscard]] std::string title_with_header(const std::string &title, const std::vector<std::string> &header);
+
+// Quality reasons (by text) that every one of `summaries` (those with
+// repetitions) gives: a loaded machine's "1 thread on 0.0 free CPUs" is the
+// run's, and is said once in the header instead of in every footnote.
+[[nodiscard]] std::set<std::string> common_reasons(const std::vector<const EntrySummary *> &summaries);
+// The header line for them; empty when there are none.
+[[nodiscard]] std::string common_reasons_line(const std::set<std::string> &common);
+// A summary's verdict without the common reasons ("noisy: spread ..."), or
+// empty when clean or when only common reasons are left.
+[[nodiscard]] std::string verdict_beyond(const EntrySummary &s, const std::set<std::string> &common);
 
 // Numbered footnotes, each text once: mark() gives "[n]", add_to() appends
 // "[n] text" to a table's notes.

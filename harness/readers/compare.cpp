@@ -445,6 +445,10 @@ Document comparison_document(const Comparison &c) {
         for (const auto &[test, n] : test_counts)
             if (usual_test.empty() || n > test_counts[usual_test]) usual_test = test;
         Footnotes notes;
+        // Reasons every entry gives (a loaded machine's) go to the header once.
+        std::vector<const EntrySummary *> summaries;
+        for (const auto &cc : p.cases) summaries.insert(summaries.end(), {&cc.base_summary, &cc.new_summary});
+        const std::set<std::string> common = common_reasons(summaries);
         if (o.wide) {
             compared.columns = {"case", "backend", "base", "new", "ratio", "change", "p", "test", "verdict", "quality"};
             skipped.columns = {"case", "backend", "status", "reason"};
@@ -455,6 +459,7 @@ Document comparison_document(const Comparison &c) {
             if (!names.shared.empty()) header.push_back(fmt::format("every case: {}", fmt::join(names.shared, " ")));
             if (!usual_test.empty())
                 header.push_back(fmt::format("U test: {} unless a note says otherwise", usual_test));
+            if (!common.empty()) header.push_back(common_reasons_line(common));
             compared.title = title_with_header(compared.title, header);
             if (!skipped_names.shared.empty())
                 skipped.title = title_with_header(
@@ -468,7 +473,12 @@ Document comparison_document(const Comparison &c) {
             cj["quality"] = std::string(quality_name(std::max(cc.base_summary.quality, cc.new_summary.quality)));
             if (!cc.note.empty()) cj["note"] = cc.note;
             std::string quality = quality_cell(cc);
-            if (!o.wide && !cc.note.empty()) quality += " " + notes.mark(cc.note);
+            if (!o.wide) {
+                std::vector<std::string> sides;
+                if (auto v = verdict_beyond(cc.base_summary, common); !v.empty()) sides.push_back("base " + v);
+                if (auto v = verdict_beyond(cc.new_summary, common); !v.empty()) sides.push_back("new " + v);
+                if (!sides.empty()) quality += " " + notes.mark(fmt::format("{}", fmt::join(sides, "; ")));
+            }
             if (cc.compared) {
                 cj["base_median_seconds"] = cc.base_median;
                 cj["new_median_seconds"] = cc.new_median;
