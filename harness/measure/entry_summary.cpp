@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 
 namespace opbench {
 
@@ -88,7 +89,25 @@ std::optional<QualityReason> quantised(std::span<const RepetitionFigures> reps) 
         const double slices = m / kSliceSeconds;
         if (std::fabs(slices - std::round(slices)) <= kSliceTolerance) hits.push_back(m);
     }
-    if (hits.empty()) return std::nullopt;
+    if (hits.empty()) {
+        // Every sample slow too: the grid itself is the evidence.
+        std::set<long> slice_counts;
+        for (const auto &r : reps) {
+            const double slices = r.median_s / kSliceSeconds;
+            if (r.median_s >= kSliceSeconds && std::fabs(slices - std::round(slices)) <= kGridTolerance) {
+                hits.push_back(r.median_s);
+                slice_counts.insert(std::lround(slices));
+            }
+        }
+        if (reps.size() < kGridMinRepetitions || 3 * hits.size() < 2 * reps.size() || slice_counts.size() < 2)
+            return std::nullopt;
+        const auto [lo, hi] = std::minmax_element(hits.begin(), hits.end());
+        return QualityReason{"quantised", Quality::disturbed,
+                             fmt::format("{} of {} repetitions at whole milliseconds ({} to {}), at {} different "
+                                         "ones: threads waited for scheduler slices",
+                                         hits.size(), reps.size(), format_seconds(*lo), format_seconds(*hi),
+                                         slice_counts.size())};
+    }
     const auto [lo, hi] = std::minmax_element(hits.begin(), hits.end());
     return QualityReason{"quantised", Quality::disturbed,
                          fmt::format("{} of {} repetitions at whole milliseconds ({}{}) for work that ran in {}: "
@@ -124,8 +143,9 @@ EntrySummary summarize_entry(std::span<const RepetitionFigures> reps, const Entr
                                          pct(c.noise_target))});
     if (s.missed_noise_target > 0)
         s.reasons.push_back({"missed_noise_target", Quality::noisy,
-                             fmt::format("{} of {} repetitions missed the {} noise target", s.missed_noise_target,
-                                         s.repetitions, pct(c.noise_target))});
+                             fmt::format("{} of {} repetitions missed {} noise target", s.missed_noise_target,
+                                         s.repetitions,
+                                         c.noise_target > 0 ? "the " + pct(c.noise_target) : std::string("their"))});
     if (c.threads > 0 && c.cpus > 0 && std::isfinite(c.load)) {
         const double free_cpus = std::max(0.0, double(c.cpus) - c.load);
         if (double(c.threads) > free_cpus + kOversubscribedSlack)

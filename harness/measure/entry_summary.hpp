@@ -69,6 +69,13 @@ inline constexpr double kBimodalGap = 3.0;
 inline constexpr double kQuantisedFactor = 20.0;
 inline constexpr double kSliceSeconds = 1e-3;
 inline constexpr double kSliceTolerance = 0.1; // of a slice
+// Without a fast sample to compare with: at least kGridMinRepetitions
+// repetitions, two thirds of them within kGridTolerance of a whole number of
+// slices, at two or more different numbers (a steady op sits at one value;
+// waits of a slice or more land on several). A genuine time falls that close
+// with probability 0.1 per repetition.
+inline constexpr std::size_t kGridMinRepetitions = 5;
+inline constexpr double kGridTolerance = 0.05; // of a slice
 // More runnable threads than this many CPUs above the free ones (the load
 // average is a one-minute mean, so half a CPU of slack).
 inline constexpr double kOversubscribedSlack = 0.5;

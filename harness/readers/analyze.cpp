@@ -241,24 +241,38 @@ std::vector<AnalyzedEntry> analyse_result_set(const nlohmann::json &set, const s
 std::vector<Table> analysis_tables(const std::vector<AnalyzedEntry> &entries, std::size_t limit, bool wide) {
     Table rank;
     rank.title = "Bottlenecks, largest (time per call x headroom) first";
-    rank.columns = {"#", "case x backend", "kind", "severity", "utilisation", "time/call", "could save", "quality"};
+    // The default table fits 100 columns: the backend in its own column,
+    // short headers, no severity (the utilisation says it).
+    rank.columns = wide ? std::vector<std::string>{"#", "case x backend", "kind", "severity", "utilisation",
+                                                   "time/call", "could save", "quality"}
+                        : std::vector<std::string>{"#", "case", "backend", "kind", "util.", "time", "to save",
+                                                   "quality"};
     std::vector<std::string> names;
-    for (std::size_t i = 0; i < entries.size() && i < limit; ++i) names.push_back(entries[i].name);
+    for (std::size_t i = 0; i < entries.size() && i < limit; ++i) {
+        std::string name = entries[i].name;
+        if (const auto at = name.find("/be:" + entries[i].backend); at != std::string::npos)
+            name.erase(at, 4 + entries[i].backend.size());
+        names.push_back(name);
+    }
     const SharedSegments shown = split_shared_segments(names);
     if (!wide && !shown.shared.empty())
         rank.title = title_with_header(rank.title, {fmt::format("every entry: {}", fmt::join(shown.shared, " "))});
     for (std::size_t i = 0; i < entries.size() && i < limit; ++i) {
         const auto &a = entries[i];
         const bool disturbed = a.summary.quality == Quality::disturbed;
-        rank.rows.push_back({std::to_string(i + 1), wide ? a.name : shown.rows[i], a.bottleneck.kind,
-                             a.bottleneck.severity,
-                             disturbed ? "-" : fmt::format("{:.0f}%", 100.0 * a.bottleneck.utilisation),
-                             format_seconds(a.seconds), disturbed ? "-" : format_seconds(a.bottleneck.impact(a.seconds)),
-                             std::string(a.summary.flag())});
+        const std::string util = disturbed ? "-" : fmt::format("{:.0f}%", 100.0 * a.bottleneck.utilisation);
+        const std::string save = disturbed ? "-" : format_seconds(a.bottleneck.impact(a.seconds));
+        if (wide)
+            rank.rows.push_back({std::to_string(i + 1), a.name, a.bottleneck.kind, a.bottleneck.severity, util,
+                                 format_seconds(a.seconds), save, std::string(a.summary.flag())});
+        else
+            rank.rows.push_back({std::to_string(i + 1), shown.rows[i], a.backend, a.bottleneck.kind, util,
+                                 format_seconds(a.seconds), save, std::string(a.summary.flag())});
     }
+    if (!wide) add_legend(rank, shown);
     if (entries.size() > limit)
         rank.notes.push_back(fmt::format("{} more not shown (--top N shows more)", entries.size() - limit));
-    rank.notes.push_back("utilisation: of the roof the case is bound by (memory/compute), or the share of the "
+    rank.notes.push_back(std::string(wide ? "utilisation" : "util.") + ": of the roof the case is bound by (memory/compute), or the share of the "
                          "call doing the op's own work (overhead, allocation churn), or the device's busy "
                          "share (sync); docs/bottlenecks.md");
     rank.notes.push_back("quality: clean, noisy (less precise than the noise target asked) or disturbed (the "
@@ -385,11 +399,18 @@ Document analyze_file(const std::string &path, std::size_t limit, bool wide) {
 std::string console_analysis(const Document &doc, const std::string &path, bool wide) {
     if (doc.data.value("measured", 0) == 0) return fmt::format("{}: no measured case (every entry failed or was skipped)\n", path);
     std::string out = render_text_table(doc.tables[0]) + "\n";
+    // Each entry's details are headed by its name as its row shows it.
+    const auto &rank_rows = doc.tables[0].rows;
     std::string current;
     for (const auto &row : doc.tables[1].rows) {
         if (row[0] != current) {
             current = row[0];
-            out += fmt::format("#{} {}\n", current, doc.data["entries"][std::stoul(current) - 1].value("name", ""));
+            const std::size_t i = std::stoul(current) - 1;
+            const nlohmann::json &e = doc.data["entries"][i];
+            out += fmt::format("#{} {}\n", current,
+                               wide || i >= rank_rows.size()
+                                   ? e.value("name", "")
+                                   : rank_rows[i][1] + " [" + e.value("backend", "") + "]");
         }
         out += wrapped_field(row[1], row[2], wide ? 0 : kConsoleColumns);
     }

@@ -355,6 +355,14 @@ Document archive_history(const fs::path &dir, const HistoryOptions &o) {
     for (const auto &k : order) row_labels.push_back(labels[k].substr(0, labels[k].rfind(" [")));
     const SharedSegments names = split_shared_segments(row_labels);
     Footnotes footnotes;
+    std::vector<const EntrySummary *> newest; // each row's last summary; reasons all share go to the header
+    for (const auto &k : order)
+        for (auto it = series[k].rbegin(); it != series[k].rend(); ++it)
+            if (it->status == "ok") {
+                newest.push_back(&it->summary);
+                break;
+            }
+    const std::set<std::string> common = common_reasons(newest);
     t.columns = {"case [backend]"};
     if (o.wide) {
         for (const auto &r : runs)
@@ -368,6 +376,7 @@ Document archive_history(const fs::path &dir, const HistoryOptions &o) {
         for (const auto &r : runs)
             run_names.push_back(fmt::format("{} {}", r.timestamp.substr(0, 16), r.commit.substr(0, 7)));
         header.push_back(fmt::format("runs (trend left to right): {}", fmt::join(run_names, ", ")));
+        if (!common.empty()) header.push_back(common_reasons_line(common));
         t.title = title_with_header(t.title, header);
     }
     nlohmann::json data = {{"suite", o.suite},
@@ -405,16 +414,18 @@ Document archive_history(const fs::path &dir, const HistoryOptions &o) {
             row.push_back(ratio);
         } else {
             std::string quality = last_summary ? std::string(last_summary->flag()) : "-";
-            if (last_summary && last_summary->quality != Quality::clean)
-                quality += " " + footnotes.mark(last_summary->verdict());
+            if (last_summary)
+                if (auto v = verdict_beyond(*last_summary, common); !v.empty()) quality += " " + footnotes.mark(v);
             row.insert(row.end(), {std::isfinite(first) ? format_seconds(first) : "-",
                                    std::isfinite(last) ? format_seconds(last) : "-", ratio, trend(medians), quality});
         }
         t.rows.push_back(std::move(row));
         data["cases"].push_back(std::move(cj));
     }
-    if (!o.wide)
+    if (!o.wide) {
         t.notes.push_back("trend: each run's median from the case's lowest (▁) to highest (█); · no time");
+        add_legend(t, names);
+    }
     footnotes.add_to(t);
     if (machines.size() > 1)
         t.notes.push_back(fmt::format("The archive holds this suite on {} machines ({}); --machine picks one.",

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 namespace opbench {
@@ -26,22 +27,66 @@ SharedSegments split_shared_segments(const std::vector<std::string> &labels) {
     std::vector<std::vector<std::string>> split;
     for (const auto &l : labels) split.push_back(segments(l));
     // A single row shares everything with itself: keep its name whole.
-    if (labels.size() > 1)
-        for (const auto &seg : split.front()) {
-            const bool everywhere = std::all_of(split.begin(), split.end(), [&](const std::vector<std::string> &s) {
-                return std::find(s.begin(), s.end(), seg) != s.end();
-            });
-            if (everywhere && std::find(out.shared.begin(), out.shared.end(), seg) == out.shared.end())
-                out.shared.push_back(seg);
-        }
+    if (labels.size() == 1) {
+        out.rows.push_back(labels[0]);
+        return out;
+    }
+    auto in_all = [](const std::vector<const std::vector<std::string> *> &group, const std::string &seg) {
+        return std::all_of(group.begin(), group.end(), [&](const std::vector<std::string> *s) {
+            return std::find(s->begin(), s->end(), seg) != s->end();
+        });
+    };
+    std::vector<const std::vector<std::string> *> everyone;
+    for (const auto &s : split) everyone.push_back(&s);
+    for (const auto &seg : split.front())
+        if (in_all(everyone, seg) && std::find(out.shared.begin(), out.shared.end(), seg) == out.shared.end())
+            out.shared.push_back(seg);
     const std::set<std::string> shared(out.shared.begin(), out.shared.end());
-    for (const auto &s : split) {
-        std::vector<std::string> kept;
+
+    // Groups by suite case name (not when every label has the same one: it
+    // is shared); a label without one by its op, its first segment.
+    auto case_of = [&](const std::vector<std::string> &s) {
         for (const auto &seg : s)
-            if (!shared.count(seg)) kept.push_back(seg);
-        out.rows.push_back(kept.empty() ? "(all)" : fmt::format("{}", fmt::join(kept, " ")));
+            if (seg.rfind("case:", 0) == 0 && !shared.count(seg)) return seg;
+        return shared.count(s.front()) ? std::string() : "op:" + s.front();
+    };
+    std::map<std::string, std::vector<const std::vector<std::string> *>> groups;
+    std::vector<std::string> group_order;
+    for (const auto &s : split) {
+        const std::string c = case_of(s);
+        if (c.empty()) continue;
+        if (!groups.count(c)) group_order.push_back(c);
+        groups[c].push_back(&s);
+    }
+    // The group's name as a row shows it: the case name, or the op.
+    auto shown = [](const std::string &c) { return c.substr(c.find(':') + 1); };
+    std::map<std::string, std::set<std::string>> group_common;
+    for (const auto &c : group_order) {
+        const bool by_op = c.rfind("op:", 0) == 0;
+        // An op with one row keeps its whole name; a case's own segments
+        // always go to the legend (its name stands for them).
+        if (by_op && groups[c].size() < 2) continue;
+        std::vector<std::string> common;
+        for (const auto &seg : *groups[c].front())
+            if (seg != c && seg != shown(c) && !shared.count(seg) && in_all(groups[c], seg)) common.push_back(seg);
+        group_common[c] = std::set<std::string>(common.begin(), common.end());
+        if (!common.empty()) out.legend.push_back(fmt::format("{}: {}", shown(c), fmt::join(common, "/")));
+    }
+    for (const auto &s : split) {
+        const std::string c = case_of(s);
+        const bool grouped = group_common.count(c) > 0;
+        std::vector<std::string> kept;
+        if (!c.empty() && c.rfind("case:", 0) == 0) kept.push_back(shown(c));
+        for (const auto &seg : s)
+            if (!shared.count(seg) && seg != c && !(grouped && group_common[c].count(seg))) kept.push_back(seg);
+        out.rows.push_back(kept.empty() ? "(all)" : fmt::format("{}", fmt::join(kept, "/")));
     }
     return out;
+}
+
+void add_legend(Table &t, const SharedSegments &names) {
+    if (names.legend.empty()) return;
+    t.notes.push_back(fmt::format("cases: {}", fmt::join(names.legend, "; ")));
 }
 
 std::string title_with_header(const std::string &title, const std::vector<std::string> &header) {
@@ -66,6 +111,37 @@ std::string title_with_header(const std::string &title, const std::vector<std::s
         out += "\n" + current;
     }
     return out;
+}
+
+std::set<std::string> common_reasons(const std::vector<const EntrySummary *> &summaries) {
+    std::set<std::string> common;
+    bool first = true;
+    for (const EntrySummary *s : summaries) {
+        if (s->repetitions == 0) continue;
+        std::set<std::string> mine;
+        for (const auto &r : s->reasons) mine.insert(r.text);
+        if (first) {
+            common = mine;
+            first = false;
+        } else {
+            std::set<std::string> both;
+            for (const auto &t : common)
+                if (mine.count(t)) both.insert(t);
+            common = std::move(both);
+        }
+    }
+    return common;
+}
+
+std::string common_reasons_line(const std::set<std::string> &common) {
+    return common.empty() ? std::string() : fmt::format("every entry: {}", fmt::join(common, "; "));
+}
+
+std::string verdict_beyond(const EntrySummary &s, const std::set<std::string> &common) {
+    std::vector<std::string> left;
+    for (const auto &r : s.reasons)
+        if (!common.count(r.text)) left.push_back(r.text);
+    return left.empty() ? std::string() : fmt::format("{}: {}", s.flag(), fmt::join(left, "; "));
 }
 
 std::string Footnotes::mark(const std::string &text) {

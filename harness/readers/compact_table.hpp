@@ -4,9 +4,11 @@
 // skips all of it and shows today's full names.
 #pragma once
 
+#include "measure/entry_summary.hpp"
 #include "writers/writer.hpp"
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -15,19 +17,36 @@ namespace opbench {
 // The width every reader's default console table is made to fit.
 inline constexpr std::size_t kConsoleColumns = 100;
 
-// Labels split on '/' ("attention/B:1/H:2/dt:f32"): the segments every label
-// holds, and each label without them (joined with spaces, so a row reads
-// "attention B:1 H:2").
+// Labels split on '/' ("attention/B:1/H:2/dt:f32/case:att.small"): the
+// segments every label holds go to `shared` (the table's header line). A
+// label with a suite case name ("case:NAME") is grouped by it: its row is
+// NAME plus what varies within its group ("att.small/dt:bf16"), and what the
+// group shares is its `legend` line ("att.small: attention/B:1/H:2"). A
+// label without one keeps what varies, joined by '/', so a row still reads
+// as part of the name a filter matches.
 struct SharedSegments {
     std::vector<std::string> shared; // in the first label's order
     std::vector<std::string> rows;   // one per label; "(all)" when nothing is left
+    std::vector<std::string> legend; // "NAME: segments" per case name with segments of its own
 };
 [[nodiscard]] SharedSegments split_shared_segments(const std::vector<std::string> &labels);
+// Appends the legend lines to a table's notes (wrapped by the console writer).
+void add_legend(Table &t, const SharedSegments &names);
 
 // A title followed by header lines (what every row shares), each wrapped at
 // kConsoleColumns: the table formats print a title as given, so the header
 // travels in it (Markdown shows its line breaks as <br>).
 [[nodiscard]] std::string title_with_header(const std::string &title, const std::vector<std::string> &header);
+
+// Quality reasons (by text) that every one of `summaries` (those with
+// repetitions) gives: a loaded machine's "1 thread on 0.0 free CPUs" is the
+// run's, and is said once in the header instead of in every footnote.
+[[nodiscard]] std::set<std::string> common_reasons(const std::vector<const EntrySummary *> &summaries);
+// The header line for them; empty when there are none.
+[[nodiscard]] std::string common_reasons_line(const std::set<std::string> &common);
+// A summary's verdict without the common reasons ("noisy: spread ..."), or
+// empty when clean or when only common reasons are left.
+[[nodiscard]] std::string verdict_beyond(const EntrySummary &s, const std::set<std::string> &common);
 
 // Numbered footnotes, each text once: mark() gives "[n]", add_to() appends
 // "[n] text" to a table's notes.

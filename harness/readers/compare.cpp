@@ -466,6 +466,10 @@ Document comparison_document(const Comparison &c) {
         for (const auto &[test, n] : test_counts)
             if (usual_test.empty() || n > test_counts[usual_test]) usual_test = test;
         Footnotes notes;
+        // Reasons every entry gives (a loaded machine's) go to the header once.
+        std::vector<const EntrySummary *> summaries;
+        for (const auto &cc : p.cases) summaries.insert(summaries.end(), {&cc.base_summary, &cc.new_summary});
+        const std::set<std::string> common = common_reasons(summaries);
         if (o.wide) {
             compared.columns = {"case", "backend", "base", "new", "ratio", "change", "p", "test", "verdict", "quality"};
             skipped.columns = {"case", "backend", "status", "reason"};
@@ -476,6 +480,7 @@ Document comparison_document(const Comparison &c) {
             if (!names.shared.empty()) header.push_back(fmt::format("every case: {}", fmt::join(names.shared, " ")));
             if (!usual_test.empty())
                 header.push_back(fmt::format("U test: {} unless a note says otherwise", usual_test));
+            if (!common.empty()) header.push_back(common_reasons_line(common));
             compared.title = title_with_header(compared.title, header);
             if (!skipped_names.shared.empty())
                 skipped.title = title_with_header(
@@ -491,7 +496,12 @@ Document comparison_document(const Comparison &c) {
             cj["quality"] = std::string(quality_name(std::max(cc.base_summary.quality, cc.new_summary.quality)));
             if (!cc.note.empty()) cj["note"] = cc.note;
             std::string quality = quality_cell(cc);
-            if (!o.wide && !cc.note.empty()) quality += " " + notes.mark(cc.note);
+            if (!o.wide) {
+                std::vector<std::string> sides;
+                if (auto v = verdict_beyond(cc.base_summary, common); !v.empty()) sides.push_back("base " + v);
+                if (auto v = verdict_beyond(cc.new_summary, common); !v.empty()) sides.push_back("new " + v);
+                if (!sides.empty()) quality += " " + notes.mark(fmt::format("{}", fmt::join(sides, "; ")));
+            }
             if (cc.compared) {
                 cj["base_median_seconds"] = cc.base_median;
                 cj["new_median_seconds"] = cc.new_median;
@@ -509,7 +519,9 @@ Document comparison_document(const Comparison &c) {
                     cj["run_to_run_runs"] = cc.run_to_run.runs;
                     cj["within_run_to_run"] = cc.within_run_to_run;
                 }
-                const std::string p_text = std::isfinite(cc.p_value) ? fmt::format("{:.3g}", cc.p_value) : "-";
+                const std::string p_text = !std::isfinite(cc.p_value) ? "-"
+                                           : o.wide                   ? fmt::format("{:.3g}", cc.p_value)
+                                                                      : fmt::format("{:.2g}", cc.p_value);
                 if (o.wide) {
                     compared.rows.push_back({cc.label, cc.backend, format_seconds(cc.base_median),
                                              format_seconds(cc.new_median), fmt::format("{:.3f}", cc.ratio),
@@ -567,6 +579,10 @@ Document comparison_document(const Comparison &c) {
                                                  disturbed));
         compared.notes.push_back("quality: clean, noisy (less precise than the noise target asked) or disturbed "
                                  "(interference in the times); base/new when the sides differ. docs/measurement.md");
+        if (!o.wide) {
+            add_legend(compared, names);
+            add_legend(skipped, skipped_names);
+        }
         if (skipped.rows.empty() || o.wide) notes.add_to(compared);
         doc.tables.push_back(std::move(compared));
         if (!skipped.rows.empty()) {

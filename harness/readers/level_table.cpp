@@ -137,6 +137,10 @@ Document by_backend(const std::vector<ResultSet> &sets, const LevelOptions &o) {
     for (const auto &k : row_order) labels.push_back(row_label[k]);
     const SharedSegments names = split_shared_segments(labels);
     Footnotes footnotes;
+    std::vector<const EntrySummary *> summaries; // reasons all share go to the header once
+    for (const auto &k : row_order)
+        for (const auto &[ci, cell] : cells[k]) summaries.push_back(&cell.t.summary);
+    const std::set<std::string> common = common_reasons(summaries);
     t.columns = {"case"};
     for (const auto &col : columns) {
         const std::string n = column_name(col);
@@ -155,6 +159,7 @@ Document by_backend(const std::vector<ResultSet> &sets, const LevelOptions &o) {
         std::vector<std::string> header;
         if (!names.shared.empty()) header.push_back(fmt::format("every case: {}", fmt::join(names.shared, " ")));
         header.push_back("% peak: of the roof the case is bound by (flop: compute, bw: memory bandwidth)");
+        if (!common.empty()) header.push_back(common_reasons_line(common));
         t.title = title_with_header(t.title, header);
     }
     nlohmann::json rows = nlohmann::json::array();
@@ -188,7 +193,7 @@ Document by_backend(const std::vector<ResultSet> &sets, const LevelOptions &o) {
                 lj["summary"] = summary.to_json();
                 lj["quality"] = std::string(summary.flag());
                 flags.push_back(std::string(summary.flag()));
-                if (summary.quality != Quality::clean) verdicts.push_back(cname + " " + summary.verdict());
+                if (auto v = verdict_beyond(summary, common); !v.empty()) verdicts.push_back(cname + " " + v);
             }
             if (cell.t.status != "ok") {
                 row.push_back(cell.t.status);
@@ -238,6 +243,7 @@ Document by_backend(const std::vector<ResultSet> &sets, const LevelOptions &o) {
     if (!geo_text.empty())
         t.notes.push_back(fmt::format("Geomean speed-up against {}: {}.", baseline, fmt::join(geo_text, "; ")));
     add_reason_notes(t, reasons);
+    if (!o.wide) add_legend(t, names);
     footnotes.add_to(t);
     Document doc;
     doc.tables.push_back(std::move(t));

@@ -99,6 +99,26 @@ TEST(EntrySummary, WholeMillisecondMediansOfMicrosecondWorkAreQuantised) {
         << s.verdict();
 }
 
+TEST(EntrySummary, WholeMillisecondMediansAtSeveralValuesAreQuantisedWithoutAFastSample) {
+    // Measured on this 2-core machine under load: oneDNN softmax (1.8 us on
+    // one thread) at 2 threads, every sample 10-26 ms.
+    std::vector<RepetitionFigures> r;
+    for (double m : {25.990e-3, 25.994e-3, 25.8646e-3, 23.9877e-3, 19.7779e-3, 19.9792e-3, 19.9934e-3, 19.9821e-3,
+                     19.9913e-3})
+        r.push_back({m, 0.2, false, 9.7e-3});
+    const auto s = summarize_entry(r, EntryConditions{});
+    ASSERT_TRUE(has(s, "quantised")) << s.verdict();
+    EXPECT_EQ(s.quality, Quality::disturbed);
+    EXPECT_NE(s.verdict().find("7 of 9 repetitions at whole milliseconds (20 ms to 26 ms), at 3 different ones"), std::string::npos)
+        << s.verdict();
+    // A steady op that happens to sit on a whole millisecond: one value, not quantised.
+    std::vector<RepetitionFigures> steady;
+    for (double m : {20.01e-3, 20.02e-3, 20.0e-3, 19.99e-3, 20.03e-3}) steady.push_back({m, 0.002, true, 19.9e-3});
+    EXPECT_FALSE(has(summarize_entry(steady, EntryConditions{}), "quantised"));
+    // Too few repetitions to tell.
+    EXPECT_FALSE(has(summarize_entry(std::span(r).first(4), EntryConditions{}), "quantised"));
+}
+
 TEST(EntrySummary, MillisecondWorkAtWholeMillisecondsIsNotQuantised) {
     // A genuinely 6 ms op: its fastest sample is close to its median.
     EXPECT_FALSE(has(summarize_entry(reps({6.0e-3, 6.0e-3, 6.01e-3}), quiet()), "quantised"));

@@ -137,8 +137,13 @@ TEST(Analyze, TablesNameKindSeveritySuggestionAndComponents) {
     const auto tables = analysis_tables(analyse_result_set(result_set(), "set.json"), 10);
     ASSERT_EQ(tables.size(), 2u);
     EXPECT_EQ(tables[0].rows.size(), 3u);
-    EXPECT_EQ(tables[0].rows[1][2], "memory-bound");
-    EXPECT_EQ(tables[0].rows[1][3], "low"); // 60% of the roof: the low band starts there
+    // Default (100 columns): the backend in its own column, no severity column.
+    EXPECT_EQ(tables[0].rows[1][2], "naive");
+    EXPECT_EQ(tables[0].rows[1][3], "memory-bound");
+    const auto wide = analysis_tables(analyse_result_set(result_set(), "set.json"), 10, true);
+    EXPECT_EQ(wide[0].rows[1][2], "memory-bound");
+    EXPECT_EQ(wide[0].rows[1][3], "low"); // 60% of the roof: the low band starts there
+    EXPECT_EQ(tables[1].rows[0][2].rfind("unoptimised (high)", 0), 0u) << "the details keep the severity";
     bool components = false;
     for (const auto &row : tables[1].rows)
         if (row[1] == "components") {
@@ -212,9 +217,11 @@ TEST(Analyze, BadInputExits2WithTheReason) {
     std::ofstream(good) << result_set().dump();
     out.str("");
     EXPECT_EQ(cmd_analyze(good.string(), 5, out, err), 0) << err.str();
-    EXPECT_NE(out.str().find("Bottlenecks"), std::string::npos) << out.str();
-    EXPECT_NE(out.str().find("attention/x/be:naive"), std::string::npos) << out.str();
-    EXPECT_NE(out.str().find("suggestion"), std::string::npos);
+    EXPECT_NE(out.str().find("#1 attention/x [naive]"), std::string::npos) << out.str();
+    out.str("");
+    EXPECT_EQ(cmd_analyze(good.string(), 5, out, err, "console", true), 0) << err.str(); // --wide: the full names
+    EXPECT_NE(out.str().find("#1 attention/x/be:naive"), std::string::npos) << out.str();
+    EXPECT_NE(out.str().find("suggestion:"), std::string::npos);
     for (const auto &p : {not_json, no_set, good}) std::filesystem::remove(p);
 }
 

@@ -99,11 +99,25 @@ TEST(Archive, HistoryShowsEachCaseAcrossRuns) {
     ASSERT_EQ(d.tables.size(), 1u);
     const Table &t = d.tables[0];
     ASSERT_EQ(t.rows.size(), 1u); // only the naive case matches
-    EXPECT_EQ(t.columns.size(), 1u + 3u + 1u);
+    // Default (fits 100 columns): first, last, their ratio, a trend of one
+    // bar per run (log scale between the lowest and highest), the quality.
+    EXPECT_EQ(t.columns,
+              (std::vector<std::string>{"case [backend]", "first", "last", "last / first", "trend", "last quality"}));
     EXPECT_EQ(t.rows[0][1], "10 us");
-    EXPECT_EQ(t.rows[0][3], "20 us");
-    EXPECT_EQ(t.rows[0][4], "2.000");
+    EXPECT_EQ(t.rows[0][2], "20 us");
+    EXPECT_EQ(t.rows[0][3], "2.000");
+    EXPECT_EQ(t.rows[0][4], "▁▂█");
+    EXPECT_EQ(t.rows[0][5], "clean");
+    EXPECT_NE(t.title.find("c0, "), std::string::npos) << "the runs are listed in the header: " << t.title;
     EXPECT_EQ(d.data["cases"][0]["median_seconds"].size(), 3u);
+    EXPECT_EQ(d.data["cases"][0]["quality"], (nlohmann::json{"clean", "clean", "clean"}));
+    // --wide: a column per run.
+    o.wide = true;
+    const Table w = archive_history(dir.path, o).tables[0];
+    EXPECT_EQ(w.columns.size(), 1u + 3u + 1u);
+    EXPECT_EQ(w.rows[0][3], "20 us");
+    EXPECT_EQ(w.rows[0][4], "2.000");
+    o.wide = false;
     o.last = 2;
     EXPECT_EQ(archive_history(dir.path, o).tables[0].rows[0][1], "11 us");
     o.suite = "nope";

@@ -195,11 +195,24 @@ TEST(Compare, DocumentHasTablesAndData) {
     b.cases = {timed("naive", 3e-5), sk};
     const Document doc = comparison_document(compare_sets({make(a, "a"), make(b, "b")}, {}));
     ASSERT_GE(doc.tables.size(), 3u);
-    EXPECT_EQ(doc.tables[0].title, "a -> b");
+    // Default layout: the usual test in the header line under the title, the
+    // verdict then each side's quality, the skip reason as a footnote.
+    EXPECT_EQ(doc.tables[0].title, "a -> b\n  U test: repetitions 9 vs 9 unless a note says otherwise");
     EXPECT_EQ(doc.tables[0].rows.size(), 1u);
-    EXPECT_EQ(doc.tables[0].rows[0].back(), "slower");
+    EXPECT_EQ(doc.tables[0].rows[0][6], "slower");
+    EXPECT_EQ(doc.tables[0].rows[0].back(), "clean");
     EXPECT_EQ(doc.tables[1].title, "a -> b: no ratio");
-    EXPECT_EQ(doc.tables[1].rows[0][2], "skipped");
+    EXPECT_EQ(doc.tables[1].rows[0][2], "skipped [1]");
+    EXPECT_EQ(doc.tables[1].notes.back(), "[1] why");
+    // --wide: today's columns, the test and reason in the row, quality last.
+    CompareOptions wide;
+    wide.wide = true;
+    const Document w = comparison_document(compare_sets({make(a, "a"), make(b, "b")}, wide));
+    EXPECT_EQ(w.tables[0].title, "a -> b");
+    EXPECT_EQ(w.tables[0].rows[0][7], "repetitions 9 vs 9");
+    EXPECT_EQ(w.tables[0].rows[0][8], "slower");
+    EXPECT_EQ(w.tables[0].rows[0][9], "clean");
+    EXPECT_EQ(w.tables[1].rows[0][3], "why");
     EXPECT_TRUE(doc.data["regression"].get<bool>());
     const auto &cases = doc.data["comparisons"][0]["cases"];
     EXPECT_NEAR(cases[0]["ratio"].get<double>(), 3.0, 1e-9);

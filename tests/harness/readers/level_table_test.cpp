@@ -30,15 +30,31 @@ TEST(LevelTable, ByBackendGivesSpeedUpsAgainstTheBaseline) {
     const Document d = by_backend({make(s, "q")}, {});
     ASSERT_EQ(d.tables.size(), 1u);
     const Table &t = d.tables[0];
-    EXPECT_EQ(t.columns[1], "naive time");
-    EXPECT_EQ(t.columns[5], "onednn time");
+    // Default layout (fits 100 columns): time and % peak per backend, a
+    // speed-up for all but the baseline, one quality column.
+    EXPECT_EQ(t.columns, (std::vector<std::string>{"case", "naive", "% peak", "onednn", "speed-up", "% peak",
+                                                   "quality"}));
     ASSERT_EQ(t.rows.size(), 2u);
-    EXPECT_EQ(t.rows[0][2], "1x");
-    EXPECT_EQ(t.rows[0][6], "4x");
-    EXPECT_EQ(t.rows[0][7], "42% flop");
-    EXPECT_EQ(t.rows[0][8], "compute");
-    EXPECT_EQ(t.rows[1][5], "skipped"); // no time, no speed-up
-    EXPECT_EQ(t.rows[1][6], "-");
+    EXPECT_EQ(t.rows[0][4], "4x");
+    EXPECT_EQ(t.rows[0][5], "42% flop");
+    EXPECT_EQ(t.rows[0][6], "clean");
+    EXPECT_EQ(t.rows[1][3], "skipped"); // no time, no speed-up
+    EXPECT_EQ(t.rows[1][4], "-");
+    EXPECT_EQ(t.rows[1][6], "clean") << "the naive side's quality; the skipped side has none";
+    // --wide: today's columns per backend, and a quality per backend.
+    LevelOptions wide;
+    wide.wide = true;
+    const Document wide_doc = by_backend({make(s, "q")}, wide);
+    const Table &w = wide_doc.tables[0];
+    EXPECT_EQ(w.columns[1], "naive time");
+    EXPECT_EQ(w.columns[6], "onednn time");
+    EXPECT_EQ(w.rows[0][2], "1x");
+    EXPECT_EQ(w.rows[0][7], "4x");
+    EXPECT_EQ(w.rows[0][8], "42% flop");
+    EXPECT_EQ(w.rows[0][9], "compute");
+    EXPECT_EQ(w.rows[0][10], "clean");
+    EXPECT_EQ(w.rows[1][6], "skipped");
+    EXPECT_EQ(w.rows[1][10], "-");
     EXPECT_NEAR(d.data["geomean_speedup"]["onednn"]["speedup"].get<double>(), 4.0, 1e-9);
     bool reason_noted = false;
     for (const auto &n : t.notes)
@@ -57,7 +73,7 @@ TEST(LevelTable, BackendsFromSeveralSetsShareRows) {
     b.cases = {o};
     const Document d = by_backend({make(a, "a"), make(b, "b")}, {});
     ASSERT_EQ(d.tables[0].rows.size(), 1u);
-    EXPECT_EQ(d.tables[0].rows[0][6], "2x");
+    EXPECT_EQ(d.tables[0].rows[0][4], "2x");
 }
 
 TEST(LevelTable, UnknownBaselineIsRefused) {
