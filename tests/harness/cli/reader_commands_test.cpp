@@ -134,7 +134,9 @@ TEST_F(ReaderCommands, ArchivePruneKeepsTheNewestAndRefusesBadInput) {
     EXPECT_EQ(r.rc, 0) << r.out;
     EXPECT_NE(r.out.find("removed 2 set(s)"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("kept 1"), std::string::npos) << r.out;
-    EXPECT_EQ(run_opbench("archive prune " + archive + " --keep 0").rc, 2);
+    r = run_opbench("archive prune " + archive + " --keep 0");
+    EXPECT_EQ(r.rc, 2) << r.out;
+    EXPECT_NE(r.out.find("--keep: give 1 or more"), std::string::npos) << r.out;
     r = run_opbench("archive prune " + dir.path.string() + " --keep 1"); // no index.json
     EXPECT_EQ(r.rc, 2) << r.out;
     EXPECT_NE(r.out.find("not an archive"), std::string::npos) << r.out;
