@@ -223,9 +223,8 @@ ReaderCommands::ReaderCommands(CLI::App &app) : o_(std::make_unique<Options>()) 
                                           "older sets and their index rows");
     o.prune_cmd = ap;
     ap->add_option("dir", o.prune_dir, "archive directory")->required()->check(CLI::ExistingDirectory);
-    ap->add_option("--keep", o.prune_keep, "sets to keep per machine, suite and build type")
-        ->required()
-        ->check(CLI::PositiveNumber);
+    // 0 is refused by archive_prune, with a message that says what would do.
+    ap->add_option("--keep", o.prune_keep, "sets to keep per machine, suite and build type (1 or more)")->required();
 }
 
 ReaderCommands::~ReaderCommands() = default;

@@ -328,7 +328,14 @@ Document archive_history(const fs::path &dir, const HistoryOptions &o) {
     const std::regex re(o.case_regex.empty() ? std::string(".*") : o.case_regex, std::regex::ECMAScript);
 
     std::vector<ResultSet> sets;
-    for (const auto &r : runs) sets.push_back(read_result_set((dir / r.path).string()));
+    for (const auto &r : runs) {
+        sets.push_back(read_result_set((dir / r.path).string()));
+        // History reads medians only: dropping the parsed file and the samples
+        // keeps --last 1000 in tens of MB instead of GBs.
+        sets.back().raw = nullptr;
+        for (auto &c : sets.back().cases)
+            for (auto &rep : c.repetitions) std::vector<double>().swap(rep.sample_times);
+    }
     std::vector<std::string> order;
     std::map<std::string, std::string> labels;
     std::map<std::string, std::vector<ValidTimes>> series; // key -> one per run

@@ -81,10 +81,18 @@ std::string ratio_chart(const PairComparison &p, double threshold) {
     const double bottom = top + row_h * double(rows.size());
     o += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#eef3f8\"/>\n", num(X(1 - threshold)),
                      num(top), num(X(1 + threshold) - X(1 - threshold)), num(bottom - top));
-    for (double t : {0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 0.8, 0.9, 1.0, 1.1, 1.25, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0}) {
-        if (t < ax.lo || t > ax.hi) continue;
-        // Keep ticks at least 28 px apart, 1 always.
-        if (t != 1.0 && std::fabs(X(t) - X(1.0)) < 28) continue;
+    // Ticks outward from 1, each at least 30 px from the last one drawn.
+    std::vector<double> ticks{1.0};
+    for (const auto &side : {std::vector<double>{0.9, 0.8, 0.5, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001},
+                             std::vector<double>{1.1, 1.25, 2, 5, 10, 20, 50, 100, 200, 500, 1000}}) {
+        double last = X(1.0);
+        for (double t : side)
+            if (t >= ax.lo && t <= ax.hi && std::fabs(X(t) - last) >= 30) {
+                ticks.push_back(t);
+                last = X(t);
+            }
+    }
+    for (double t : ticks) {
         o += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"{3}\"/><text x=\"{0}\" "
                          "y=\"{4}\" text-anchor=\"middle\" fill=\"#444\">{5:g}</text>\n",
                          num(X(t)), num(top), num(bottom), t == 1.0 ? "#333" : "#ddd", num(bottom + 14), t);
@@ -281,8 +289,16 @@ std::string distributions_html(const std::vector<ResultSet> &sets) {
 }
 
 std::string history_small_multiples_html(const nlohmann::json &runs, const nlohmann::json &cases) {
+    // The first and last runs' dates under each chart; their times too when
+    // the runs are of one day.
+    const auto stamp = [&](std::size_t i) {
+        return i < runs.size() ? runs[i].value("timestamp", std::string()) : std::string();
+    };
+    const bool one_day = !runs.empty() && stamp(0).substr(0, 10) == stamp(runs.size() - 1).substr(0, 10);
     const auto date_of = [&](std::size_t i) {
-        return i < runs.size() ? runs[i].value("timestamp", std::string()).substr(0, 10) : std::string();
+        const std::string t = stamp(i);
+        if (!one_day || t.size() < 16) return t.substr(0, 10);
+        return t.substr(0, 10) + " " + t.substr(11, 5);
     };
     std::string h = filter_box("#history-all > svg", "cases");
     h += "<div class=\"multiples\" id=\"history-all\">\n";
@@ -305,18 +321,23 @@ std::string history_small_multiples_html(const nlohmann::json &runs, const nlohm
         const std::size_t n = m.size();
         auto X = [&](std::size_t i) { return left + (n > 1 ? double(i) / double(n - 1) : 0.5) * pw; };
         auto Y = [&](double v) { return top + ph - (v - ylo) / (yhi - ylo) * ph; };
-        const std::string title = fmt::format("{}: last / first {:.3f}", name, last / first);
+        // "label [backend]": the backend goes right, so a cut label never hides it.
+        const auto bracket = name.rfind(" [");
+        const std::string label = bracket == std::string::npos ? name : name.substr(0, bracket);
+        const std::string backend = bracket == std::string::npos ? "" : name.substr(bracket + 2, name.size() - bracket - 3);
+        const std::string title = fmt::format("{}: last / first {:.3g}", name, last / first);
         std::string o = fmt::format("<svg class=\"chart small\" data-chart=\"history\" width=\"{0}\" height=\"{1}\" "
                                     "viewBox=\"0 0 {0} {1}\" font-family=\"sans-serif\" font-size=\"11\">\n"
                                     "<title>{2}</title>\n",
                                     num(width), num(height), html_escape(title));
-        o += fmt::format("<text x=\"4\" y=\"16\" font-weight=\"bold\">{}</text>\n", html_escape(clip(name, 46)));
-        o += fmt::format("<text x=\"{}\" y=\"16\" text-anchor=\"end\" fill=\"#555\">x{:.3f}</text>\n",
-                         num(width - right), last / first);
+        o += fmt::format("<text x=\"4\" y=\"16\" font-weight=\"bold\">{}</text>\n", html_escape(clip(label, 34)));
+        o += fmt::format("<text x=\"{}\" y=\"16\" text-anchor=\"end\" fill=\"#555\">{} x{:.3g}</text>\n",
+                         num(width - right), html_escape(clip(backend, 10)), last / first);
         o += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#ccc\"/>\n",
                          num(left), num(top), num(pw), num(ph));
         for (double t : {ylo + pad, yhi - pad})
-            o += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"#444\">{}</text>\n", num(left - 4),
+            if (t == yhi - pad || Y(ylo + pad) - Y(yhi - pad) >= 14) // no label over another
+                o += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"#444\">{}</text>\n", num(left - 4),
                              num(Y(t) + 4), short_seconds(t));
         o += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#444\">{}</text>\n", num(left), num(height - 10), date_of(0));
         if (n > 1)

@@ -387,7 +387,7 @@ std::string render_report_html(const std::vector<ResultSet> &sets, const ReportO
          // they scroll inside their section rather than shrink.
          "section{overflow-x:auto}svg.chart{background:#fff;border:1px solid #eee;margin:6px 0;flex:none}\n"
          ".multiples{display:flex;flex-wrap:wrap;gap:8px}.scroll{overflow-x:auto}\n"
-         "table.sortable th{cursor:pointer}input.filter{font-size:13px;padding:3px}\n"
+         "table.sortable th{cursor:pointer}table.sortable td{white-space:nowrap}table.sortable td:last-child{white-space:normal;min-width:22em}input.filter{font-size:13px;padding:3px}\n"
          ".verdict-slower{color:#b34700;font-weight:bold}.verdict-faster{color:#007a5a;font-weight:bold}\n"
          ".verdict-noisy{color:#9a6700}.counts span{margin-right:12px}\n"
          "</style>\n</head>\n<body>\n";
@@ -396,7 +396,7 @@ std::string render_report_html(const std::vector<ResultSet> &sets, const ReportO
                      "times per call). Hover a bar or point for its case.</p>\n",
                      sets.size(), sets.size() > 1 ? "s" : "");
     if (sets.size() >= 2)
-        h += section("comparison", fmt::format("Comparison: {} against {}", sets[0].short_name(),
+        h += section("comparison", fmt::format("Comparison: {} -> {}", sets[0].short_name(),
                                                sets.size() == 2 ? sets[1].short_name() : "each later set"),
                      comparison_html(sets));
     h += section("contexts", "Contexts", contexts_section(sets));

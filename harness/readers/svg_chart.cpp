@@ -127,23 +127,36 @@ std::string tick_label(double v, AxisUnit unit) {
 }
 
 std::string render_bar_chart(const BarChart &c) {
-    // Room for the longest category label (about 6.2 px a character at 11 px).
+    // Room for the longest category label (about 6.2 px a character at 11
+    // px), up to kLabelChars: longer ones are cut (in full in their <title>),
+    // so the chart fits an 800 px window at its own text size.
+    constexpr std::size_t kLabelChars = 52;
     std::size_t longest = 0;
-    for (const auto &cat : c.categories) longest = std::max(longest, cat.size());
-    const double left = std::clamp(12 + 6.2 * double(longest), 120.0, 620.0), right = 30, top = 40, row_gap = 6;
+    for (const auto &cat : c.categories) longest = std::max(longest, std::min(cat.size(), kLabelChars));
+    const double left = std::clamp(12 + 6.2 * double(longest), 120.0, 340.0), right = 30, top = 40, row_gap = 6;
     const double bar_h = 9;
     const double group_h = bar_h * double(std::max<std::size_t>(c.series.size(), 1)) + row_gap;
     const double plot_h = group_h * double(c.categories.size());
-    const double width = left + 650, plot_w = width - left - right;
+    const double width = left + 420, plot_w = width - left - right;
     const double legend_h = 22;
-    const double height = top + plot_h + 40 + legend_h;
+    // Legend lines: the same wrapping as where it is drawn below.
+    double legend_lines = 1, used = 4;
+    for (const auto &s : c.series) {
+        const double w = 40 + 7 * double(s.name.size());
+        if (used > 4 && used + w > width) {
+            ++legend_lines;
+            used = 4;
+        }
+        used += w;
+    }
+    const double height = top + plot_h + 40 + legend_h * legend_lines;
     std::vector<double> all;
     for (const auto &s : c.series) all.insert(all.end(), s.values.begin(), s.values.end());
     const Axis ax = make_axis(all, c.log_scale, true);
     std::string o = fmt::format("<svg class=\"chart\" data-chart=\"{}\" width=\"{}\" height=\"{}\" "
                                 "viewBox=\"0 0 {} {}\" font-family=\"sans-serif\" font-size=\"11\">\n",
                                 html_escape(c.kind), num(width), num(height), num(width), num(height));
-    o += fmt::format("<text x=\"{}\" y=\"20\" font-size=\"14\" font-weight=\"bold\">{}</text>\n", num(left),
+    o += fmt::format("<text x=\"4\" y=\"20\" font-size=\"14\" font-weight=\"bold\">{}</text>\n",
                      html_escape(c.title));
     for (double t : ax.ticks()) {
         const double x = left + ax.frac(t) * plot_w;
@@ -156,8 +169,10 @@ std::string render_bar_chart(const BarChart &c) {
                      num(top + plot_h + 30), html_escape(c.value_label));
     for (std::size_t i = 0; i < c.categories.size(); ++i) {
         const double y0 = top + double(i) * group_h;
-        o += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", num(left - 6),
-                         num(y0 + (group_h - row_gap) / 2 + 4), html_escape(c.categories[i]));
+        const std::string &cat = c.categories[i];
+        o += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\"><title>{}</title>{}</text>\n", num(left - 6),
+                         num(y0 + (group_h - row_gap) / 2 + 4), html_escape(cat),
+                         html_escape(cat.size() <= kLabelChars ? cat : cat.substr(0, kLabelChars - 3) + "..."));
         for (std::size_t s = 0; s < c.series.size(); ++s) {
             const double v = i < c.series[s].values.size() ? c.series[s].values[i] : NAN;
             if (!std::isfinite(v) || (ax.log && v <= 0)) continue;
@@ -173,13 +188,18 @@ std::string render_bar_chart(const BarChart &c) {
     }
     o += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#333\"/>\n", num(left), num(top),
                      num(top + plot_h));
-    double lx = left;
-    const double ly = top + plot_h + 44;
+    // The legend under the plot, wrapped onto as many lines as it needs.
+    double lx = 4, ly = top + plot_h + 44;
     for (std::size_t s = 0; s < c.series.size(); ++s) {
+        const double w = 40 + 7 * double(c.series[s].name.size());
+        if (lx > 4 && lx + w > width) {
+            lx = 4;
+            ly += legend_h;
+        }
         o += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"{}\"/>"
                          "<text x=\"{}\" y=\"{}\">{}</text>\n",
                          num(lx), num(ly - 10), color(int(s)), num(lx + 16), num(ly), html_escape(c.series[s].name));
-        lx += 40 + 7 * double(c.series[s].name.size());
+        lx += w;
     }
     o += "</svg>\n";
     return o;

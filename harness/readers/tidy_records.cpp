@@ -63,13 +63,15 @@ std::vector<std::string> entry_row(const Layout &l, const ResultSet &s, const Ca
         auto it = c.settings.find(k);
         return it == c.settings.end() ? std::string() : param_text(*it);
     };
+    // Every repetition's samples (empty where a reader dropped them: history).
     std::size_t samples = 0;
     for (const auto &r : c.repetitions) samples += r.sample_times.size();
     const double median = timed ? v.median : NAN;
     row.insert(row.end(),
                {setting("threads"), setting("cache"), v.status, timed ? v.why : (v.why.empty() ? c.reason : v.why),
                 number(median), timed ? std::to_string(v.repetition_medians.size()) : "",
-                std::to_string(v.summary.missed_noise_target), timed ? std::to_string(samples) : "", number(c.flops), number(c.bytes),
+                std::to_string(v.summary.missed_noise_target), timed && samples > 0 ? std::to_string(samples) : "",
+                number(c.flops), number(c.bytes),
                 number(c.flops / median), number(c.bytes / median), number(roofline_number(c, "pct_peak_compute")),
                 number(roofline_number(c, "pct_peak_bandwidth"))});
     return row;

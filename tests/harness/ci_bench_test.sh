@@ -11,7 +11,7 @@
 #      the work per call) against a 500% threshold fails the gate and leaves
 #      naive alone;
 # then opbench run --archive, history, compare --baseline-from, run --shard
-# 1/2 and 2/2, and merge.
+# 1/2 and 2/2, and merge; last, --keep 1 prunes the archive after archiving.
 # usage: ci_bench_test.sh SOURCE_ROOT OPBENCH SLOWDOWN_PLUGIN
 set -euo pipefail
 src=$1 opbench=$2 plugin=$3
@@ -113,4 +113,12 @@ PY
 grep -q "shards must not overlap" "$work/merge.log" || { cat "$work/merge.log"; fail "no overlap message"; }
 /usr/bin/python3 /usr/share/benchmark/compare.py benchmarks "$work/fourth.json" "$work/merged.json" > /dev/null ||
   fail "compare.py cannot read the merged set"
+
+echo "== 6: --keep 1 prunes the archive to the newest set after archiving; a bad --keep is refused"
+[ "$(archived)" -ge 2 ] || fail "expected 2 or more archived sets before pruning"
+gate 100% --set "$work/unchanged.json" --archive-always --keep 1 > "$work/6.log" 2>&1 || { cat "$work/6.log"; fail "gate with --keep 1 failed"; }
+grep -q "opbench archive prune: removed" "$work/6.log" || { cat "$work/6.log"; fail "--keep 1 did not prune"; }
+[ "$(archived)" -eq 1 ] || fail "--keep 1 left $(archived) sets"
+! gate 100% --set "$work/unchanged.json" --keep many > "$work/6b.log" 2>&1 || fail "--keep many accepted"
+grep -q "give a whole number" "$work/6b.log" || { cat "$work/6b.log"; fail "no message for --keep many"; }
 echo "ok"

@@ -6,6 +6,7 @@ not installed: scripts/install-deps.sh installs it.
 
 usage: report_html_chromium_test.py OPBENCH SUITE WORKDIR
 """
+import json
 import os
 import re
 import shutil
@@ -93,7 +94,7 @@ def main():
     rep = subprocess.run([opbench, "report", result, "-o", report, "--force"], capture_output=True, text=True)
     assert rep.returncode == 0, rep.stderr
     html = open(report, encoding="utf-8").read()
-    assert "http" not in html and "<script" not in html and "<link" not in html, "report is not self-contained"
+    assert "http" not in html and "<script src" not in html and "<link" not in html, "report is not self-contained"
 
     dom = run_browser(browser, ["--dump-dom", "file://" + os.path.abspath(report)])
     assert dom.returncode == 0, dom.stderr[-2000:]
@@ -124,8 +125,69 @@ def main():
     # The palette's first two colours: bars and points were painted.
     has = lambda rgb: any(abs(c[0] - rgb[0]) + abs(c[1] - rgb[1]) + abs(c[2] - rgb[2]) < 30 for c in colours)
     assert has((0x00, 0x72, 0xB2)), "no blue (first series) pixel in the screenshot"
+    two_sets(browser, opbench, suite, work, result)
     print("ok:", report, shot)
     return 0
+
+
+def two_sets(browser, opbench, suite, work, first):
+    """opbench report A B --history: the page opens with the comparison, has a
+    box plot per case and a small history chart per case, its inline script
+    filters and sorts, and it renders at 800 and 1400 px (screenshots kept in
+    WORKDIR to look at)."""
+    second = os.path.join(work, "sweep2.json")
+    run = subprocess.run([opbench, "run", suite, "--backends", "naive", "--no-progress", "--force", "--out", second],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    archive = os.path.join(work, "archive")
+    shutil.rmtree(archive, ignore_errors=True)
+    subprocess.run([opbench, "archive", archive, first, second], check=True, capture_output=True)
+    report = os.path.join(work, "report2.html")
+    rep = subprocess.run([opbench, "report", first, second, "--history", archive, "-o", report, "--force"],
+                         capture_output=True, text=True)
+    assert rep.returncode == 0, rep.stderr
+    html = open(report, encoding="utf-8").read()
+    assert "http" not in html and "<script src" not in html and "<link" not in html, "report is not self-contained"
+    assert html.index('id="comparison"') < html.index('id="contexts"'), "the page does not open with the comparison"
+    cases = len({b["run_name"] for b in json.load(open(first))["benchmarks"] if b.get("run_type") == "iteration"})
+    # The inline script, driven in the browser: filter the verdict table to
+    # "fused", then sort it by ratio; the page records what it shows.
+    probe = report.replace(".html", "-probe.html")
+    open(probe, "w", encoding="utf-8").write(html.replace("</body>", """<script>
+var f = document.querySelector('input.filter'); f.value = 'fused'; f.dispatchEvent(new Event('input'));
+var rows = Array.from(document.querySelectorAll('#verdicts-1 tr')).slice(1);
+document.body.dataset.visible = rows.filter(function (r) { return r.style.display !== 'none'; }).length;
+var th = Array.from(document.querySelectorAll('#verdicts-1 th')).find(function (t) { return t.textContent === 'ratio'; });
+th.click();
+var r = Array.from(document.querySelectorAll('#verdicts-1 tr')).slice(1).map(function (t) { return t.cells[5].dataset.v; })
+  .filter(function (v) { return v !== undefined; }).map(parseFloat);
+document.body.dataset.sorted = String(r.every(function (v, i) { return i === 0 || r[i - 1] <= v; })) + ':' + r.length;
+</script></body>"""))
+    dom = run_browser(browser, ["--dump-dom", "file://" + os.path.abspath(probe)])
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    charts = re.findall(r'<svg class="chart[^"]*" data-chart="([a-z-]+)"', dom.stdout)
+    print("two-set charts:", {k: charts.count(k) for k in set(charts)})
+    assert charts.count("ratio") == 1, "no ratio chart"
+    assert charts.count("box") == cases, f"{charts.count('box')} box plots for {cases} cases"
+    assert charts.count("history") == cases, f"{charts.count('history')} history charts for {cases} cases"
+    visible = int(re.search(r'data-visible="(\d+)"', dom.stdout).group(1))
+    fused = sum(1 for b in json.load(open(first))["benchmarks"]
+                if b.get("run_type") == "iteration" and b.get("repetition_index", 0) == 0 and b.get("variant") == "fused")
+    print(f"filter 'fused': {visible} rows shown ({fused} fused cases)")
+    assert visible == fused, "the filter did not keep exactly the fused rows"
+    sorted_ok = re.search(r'data-sorted="([a-z]+):(\d+)"', dom.stdout)
+    assert sorted_ok and sorted_ok.group(1) == "true" and int(sorted_ok.group(2)) > 0, "sorting by ratio failed"
+    for width in (800, 1400):
+        shot = os.path.join(work, f"report2-{width}.png")
+        r = run_browser(browser, [f"--window-size={width},2000", "--screenshot=" + shot, "file://" + os.path.abspath(report)])
+        assert r.returncode == 0 and os.path.exists(shot), r.stderr[-2000:]
+        w, h, channels, rows = png_pixels(shot)
+        assert w == width, (w, width)
+        # The comparison's ratio chart is painted (its verdict colours) within the window.
+        colours = {bytes(row[x:x + 3]) for row in rows[::3] for x in range(0, w * channels, channels * 3)}
+        near = lambda rgb: any(abs(c[0] - rgb[0]) + abs(c[1] - rgb[1]) + abs(c[2] - rgb[2]) < 30 for c in colours)
+        assert near((0x00, 0x72, 0xB2)), f"no ratio point painted at {width} px"
+        print(f"screenshot {shot}: {w}x{h}")
 
 
 if __name__ == "__main__":

@@ -103,13 +103,21 @@ TEST_F(ReaderCommands, StrictRefusesDifferentThreadsButMatchesThemOtherwise) {
     EXPECT_EQ(run_opbench("compare --strict " + base + " " + same).rc, 0);
 }
 
-TEST_F(ReaderCommands, CsvLoadsWithPythonsCsvModule) {
+TEST_F(ReaderCommands, CsvIsOneTidyTableThatPythonsCsvModuleReads) {
+    // One header, then a row per entry and set (3 entries x 2 sets), no blank
+    // line; times are numbers in seconds; the skipped entry says so in
+    // `status` and leaves median_s empty.
     const std::string csv = (dir.path / "cmp.csv").string();
     ASSERT_EQ(run_opbench("compare " + base + " " + slow + " --format csv -o " + csv).rc, 0);
     const std::string py = "/usr/bin/python3 -c \"import csv,sys; rows=list(csv.reader(open(sys.argv[1], newline='')));"
-                           "h=rows[0]; assert h[:3]==['case','backend','base'], h; body=rows[1:rows.index([])];"
-                           "assert len(body)==2 and all(len(r)==len(h) for r in body), body;"
-                           "assert {r[h.index('verdict')] for r in body}=={'slower'};"
+                           "h=rows[0]; body=rows[1:]; assert [] not in rows and len(body)==6, rows;"
+                           "assert all(len(r)==len(h) for r in body);"
+                           "c=lambda r,k: r[h.index(k)];"
+                           "assert {c(r,'verdict') for r in body if c(r,'set')=='base'}=={'base'};"
+                           "assert {c(r,'verdict') for r in body if c(r,'set')=='slow' and c(r,'status')=='ok'}=={'slower'};"
+                           "assert all(float(c(r,'median_s'))>0 for r in body if c(r,'status')=='ok');"
+                           "sk=[r for r in body if c(r,'status')=='skipped']; assert len(sk)==2, sk;"
+                           "assert all(c(r,'median_s')=='' and c(r,'reason')=='no fused primitive' for r in sk);"
                            "print('csv ok', len(rows))\" " +
                            csv;
     FILE *p = popen((py + " 2>&1").c_str(), "r");
@@ -117,6 +125,24 @@ TEST_F(ReaderCommands, CsvLoadsWithPythonsCsvModule) {
     std::string out(buf.data(), fread(buf.data(), 1, buf.size(), p));
     EXPECT_EQ(pclose(p), 0) << out;
     EXPECT_NE(out.find("csv ok"), std::string::npos) << out;
+}
+
+TEST_F(ReaderCommands, ArchivePruneKeepsTheNewestAndRefusesBadInput) {
+    const std::string archive = (dir.path / "pruned").string();
+    ASSERT_EQ(run_opbench("archive " + archive + " " + base + " " + same + " " + slow).rc, 0);
+    Outcome r = run_opbench("archive prune " + archive + " --keep 1");
+    EXPECT_EQ(r.rc, 0) << r.out;
+    EXPECT_NE(r.out.find("removed 2 set(s)"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("kept 1"), std::string::npos) << r.out;
+    r = run_opbench("archive prune " + archive + " --keep 0");
+    EXPECT_EQ(r.rc, 2) << r.out;
+    EXPECT_NE(r.out.find("--keep: give 1 or more"), std::string::npos) << r.out;
+    r = run_opbench("archive prune " + dir.path.string() + " --keep 1"); // no index.json
+    EXPECT_EQ(r.rc, 2) << r.out;
+    EXPECT_NE(r.out.find("not an archive"), std::string::npos) << r.out;
+    r = run_opbench("archive " + archive); // no sets
+    EXPECT_EQ(r.rc, 2) << r.out;
+    EXPECT_NE(r.out.find("opbench archive prune DIR --keep N"), std::string::npos) << r.out;
 }
 
 TEST_F(ReaderCommands, MarkdownIsAPipeTableAndJsonParses) {

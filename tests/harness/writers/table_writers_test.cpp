@@ -30,6 +30,13 @@ TEST(TableWriters, CsvQuotesAndSeparatesTables) {
                                    "all,0.7\r\n");
 }
 
+TEST(TableWriters, CsvWritesOnlyTheTidyRecordsWhenADocumentHasThem) {
+    Document d = sample();
+    d.records.columns = {"name", "median_s"};
+    d.records.rows = {{"add", "2.5e-06"}, {"mm, big", ""}};
+    EXPECT_EQ(write_csv(d), "name,median_s\r\nadd,2.5e-06\r\n\"mm, big\",\r\n");
+}
+
 TEST(TableWriters, MarkdownEscapesPipesAndRightAlignsNumbers) {
     const std::string md = write_markdown(sample());
     EXPECT_NE(md.find("### a -> b\n\n| case | ratio | verdict |\n| --- | ---: | --- |\n"), std::string::npos) << md;
