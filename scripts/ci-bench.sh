@@ -29,7 +29,8 @@
 #                       changed since BASE_REF (a harness-only change) the
 #                       gate falls back to the archive comparison above.
 #                       docs/ci.md says when to use which.
-#   --ab-args "A"       extra options for opbench ab (e.g. "--pairs 16 --threshold 0.03")
+#   --ab-args "A"       extra options for opbench ab (e.g. "--pairs 200 --threshold 0.03")
+#   --ab-backends "B.." compare these backends instead of the changed ones
 # Exit: 0 gate passed (or no baseline yet), 1 a case slower beyond the
 # threshold or a case failed verification, 2 bad input, 3 environment.
 set -euo pipefail
@@ -46,6 +47,7 @@ keep=100
 run_args=()
 ab_ref=""
 ab_args=""
+ab_backends=""
 
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -61,8 +63,9 @@ while [ $# -gt 0 ]; do
     --keep) keep=$2; shift 2 ;;
     --ab) ab_ref=$2; shift 2 ;;
     --ab-args) ab_args=$2; shift 2 ;;
+    --ab-backends) ab_backends=$2; shift 2 ;;
     --) shift; run_args=("$@"); break ;;
-    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
     *) echo "ci-bench: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -75,7 +78,7 @@ case "$keep" in ''|*[!0-9]*) echo "ci-bench: --keep $keep: give a whole number o
 # (all built ones when the SDK under plugins/ changed), one a line.
 changed_backends() {
   local changed
-  changed=$(git diff --name-only "$ab_ref" -- backends/ plugins/) || return 2
+  changed=$(git diff --name-only "$ab_ref" -- ":/backends/" ":/plugins/") || return 2
   if printf '%s\n' "$changed" | grep -q '^plugins/'; then
     for d in "$head_backends"/*/; do [ -d "$d" ] && basename "$d"; done
   else
@@ -87,7 +90,8 @@ if [ -n "$ab_ref" ]; then
     { echo "ci-bench: --ab $ab_ref: not a commit of this repository" >&2; exit 2; }
   [ -z "$given_set" ] || { echo "ci-bench: --ab runs the suite itself, so it cannot go with --set" >&2; exit 2; }
   head_backends=$(dirname "$(dirname "$(readlink -f "$opbench")")")/backends
-  backends=$(changed_backends) || { echo "ci-bench: --ab $ab_ref: git diff failed" >&2; exit 2; }
+  backends=$ab_backends
+  [ -n "$backends" ] || backends=$(changed_backends) || { echo "ci-bench: --ab $ab_ref: git diff failed" >&2; exit 2; }
   if [ -z "$backends" ]; then
     echo "ci-bench: no plugin source changed since $ab_ref (a harness-only change): the archive comparison gates"
   else

@@ -30,8 +30,8 @@ namespace opbench {
 struct PairedRunOptions {
     std::string base, next;          // backend instances, e.g. "naive@base" and "naive@new"
     std::string reference = "naive"; // backend whose output verifies both sides
-    int pairs = 100;                 // ABBA blocks per case: one pair each
-    double half_seconds = 0.001;     // each of a block's four repetitions samples this long (min_time)
+    int pairs = 60;                  // ABBA blocks per case: one pair each
+    double half_seconds = 0.002;     // each of a block's four repetitions samples this long (min_time)
     VerifyMode verify = VerifyMode::fast;
     PairedOptions verdict;
     std::string out_path; // "" = no result set

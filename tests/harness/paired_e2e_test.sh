@@ -8,7 +8,9 @@
 #      every case `slower`, and compare --fail-on-regression exits 1;
 #   4. the sets hold the pairs and the canary as extra fields, and
 #      Google Benchmark's compare.py reads them;
-#   5. opbench run --plugin: a variant runs as its own backend.
+#   5. opbench run --plugin: a variant runs as its own backend;
+#   6. scripts/ci-bench.sh --ab with a ref that is no commit exits 2 (a real
+#      --ab run builds the base's plugins: docs/ci.md has one).
 # usage: paired_e2e_test.sh SOURCE_ROOT OPBENCH NAIVE_PLUGIN SPIN_PLUGIN
 set -euo pipefail
 src=$1 opbench=$2 naive=$3 spin=$4
@@ -93,4 +95,10 @@ assert any("/be:naive@b/" in n for n in names), names
 assert any("/be:naive/" in n for n in names), names
 PY
 expect_bad "has no drift canary" compare "$work/run.json" "$work/run.json" --normalize canary
+echo "== 6: ci-bench --ab refuses what it cannot pair"
+set +e
+"$src/scripts/ci-bench.sh" --opbench "$opbench" --ab no-such-ref-here > "$work/ci.log" 2>&1
+rc=$?
+set -e
+[ $rc -eq 2 ] && grep -q "not a commit of this repository" "$work/ci.log" || { cat "$work/ci.log"; fail "--ab with a bad ref exited $rc"; }
 echo "all paired end-to-end checks passed"
