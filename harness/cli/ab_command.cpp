@@ -160,10 +160,10 @@ std::optional<int> AbCommand::run() {
         }
         o.run.out_path = result_path.path();
     }
-    std::cout << fmt::format("opbench ab: {} ({}) -> {} ({}): {} ABBA pairs per case, {:g} ms per repetition, "
-                             "on CPU {}\n",
-                             o.run.base, plugins.find(o.run.base)->path, o.run.next, plugins.find(o.run.next)->path,
-                             o.run.pairs, o.run.half_seconds * 1e3, fmt::join(cpus, ","));
+    std::cout << fmt::format("opbench ab: {} -> {}: {} ABBA pairs per case, {:g} ms per repetition, on CPU {}\n"
+                             "  {}: {}\n  {}: {}\n",
+                             o.run.base, o.run.next, o.run.pairs, o.run.half_seconds * 1e3, fmt::join(cpus, ","),
+                             o.run.base, plugins.find(o.run.base)->path, o.run.next, plugins.find(o.run.next)->path);
     if (o.run.progress)
         std::cout << paired_console_row("case", "base us", "new us", "new/base", "p", "verdict");
     PairedSummary summary;
@@ -177,9 +177,10 @@ std::optional<int> AbCommand::run() {
         return kExitEnvironment;
     }
     std::cout << "\n" << paired_summary_line(summary, o.run);
-    if (!summary.out_path.empty()) std::cout << " -> " << summary.out_path;
     if (!summary.complete) std::cout << " (incomplete: interrupted)";
     std::cout << "\n";
+    if (!summary.out_path.empty())
+        std::cout << "  result set: " << summary.out_path << " (`opbench compare` on it shows the 95% intervals)\n";
     if (!summary.complete) return interrupt_exit_status();
     return summary.failed() > 0 ? kExitFailedCases : 0;
 }

@@ -371,10 +371,13 @@ std::string paired_console_row(const std::string &label, const std::string &base
 }
 
 std::string paired_summary_line(const PairedSummary &s, const PairedRunOptions &o) {
-    return fmt::format("opbench ab: {} cases, {} -> {} (threshold {:g}%): {} same, {} slower, {} faster, {} noisy, "
-                       "{} not compared; machine speed drifted {:.0f}% (canary) in {:.1f} s",
+    // Two lines, each within 100 columns: the verdicts, then how the run went.
+    return fmt::format("opbench ab: {} cases, {} -> {} (threshold {:g}%): {} same, {} slower, {} faster, {} noisy{}\n"
+                       "  the machine's speed moved {:.0f}% during the run (drift canary); {:.1f} s",
                        s.cases.size(), o.base, o.next, o.verdict.threshold * 100, s.count("same"), s.count("slower"),
-                       s.count("faster"), s.count("noisy"), s.failed(), s.canary_drift * 100, s.wall_seconds);
+                       s.count("faster"), s.count("noisy"),
+                       s.failed() > 0 ? fmt::format(", {} not compared", s.failed()) : std::string(),
+                       s.canary_drift * 100, s.wall_seconds);
 }
 
 } // namespace opbench

@@ -70,7 +70,8 @@ struct PairedSummary {
                                              const std::string &next, const std::string &ratio, const std::string &p,
                                              const std::string &verdict);
 
-// The summary line: "opbench ab: 14 cases naive@base -> naive@new: 13 same, 1 slower, ...".
+// The summary, two lines: "opbench ab: 14 cases, naive@base -> naive@new (threshold 2%): 13 same,
+// 1 slower, ..." and the canary's drift with the run's time.
 [[nodiscard]] std::string paired_summary_line(const PairedSummary &s, const PairedRunOptions &options);
 
 } // namespace opbench
