@@ -13,9 +13,10 @@
 namespace opbench::workload {
 namespace {
 
-constexpr std::string_view kDecoderKeys[] = {"kind",   "name",     "hidden", "heads",  "ffn",     "layers", "batch",
-                                             "prompt", "generate", "norm",   "mlp",    "gelu",    "bias",   "attention",
-                                             "dtype",  "eps",      "seed",   "phases", "backends"};
+constexpr std::string_view kDecoderKeys[] = {
+    "kind",  "name",   "model", "hidden",    "heads",    "kv_heads",   "head_dim", "ffn",  "layers", "batch",
+    "prompt", "generate", "norm", "mlp", "gelu", "bias", "qkv_bias", "rope", "rope_theta", "attention", "dtype",
+    "eps",   "seed",   "phases", "backends"};
 
 // The decoder's keys, then every measurement key (settings table).
 std::vector<std::string_view> valid_keys() {
@@ -163,9 +164,19 @@ public:
             }
         DecoderConfig &c = w.decoder;
         bool eps_given = false;
+        // A model preset first: the table's own keys then override it.
+        const ModelPreset *preset = nullptr;
+        if (auto m = t.get("model")) {
+            auto s = one("model", *m).as_string();
+            if (!s) fail(at(*m), fmt::format("'model' must be a string (valid: {})", model_preset_names()));
+            preset = find_model_preset(s->get());
+            if (!preset) fail(at(*m), fmt::format("unknown model '{}' (valid: {})", s->get(), model_preset_names()));
+            apply_model_preset(*preset, c);
+            eps_given = true;
+        }
         for (auto &&[k, v] : t) {
             const std::string_view key = k.str();
-            if (key == "kind" || key == "name" || key == "phases") continue;
+            if (key == "kind" || key == "name" || key == "phases" || key == "model") continue;
             if (key == "backends")
                 w.backends = backends(v);
             else if (setting(key, v, w.settings))
@@ -174,6 +185,16 @@ public:
                 c.hidden = integer(key, v, 1);
             else if (key == "heads")
                 c.heads = integer(key, v, 1);
+            else if (key == "kv_heads")
+                c.kv_heads = integer(key, v, 1);
+            else if (key == "head_dim")
+                c.head_size = integer(key, v, 1);
+            else if (key == "qkv_bias")
+                c.qkv_bias = flag(key, v);
+            else if (key == "rope")
+                c.rope = flag(key, v);
+            else if (key == "rope_theta")
+                c.rope_theta = float(positive(key, v));
             else if (key == "ffn")
                 c.ffn = integer(key, v, 1);
             else if (key == "layers")
@@ -202,13 +223,24 @@ public:
                 c.seed = uint64_t(integer(key, v, 0));
         }
         for (auto key : {"hidden", "heads", "prompt"})
-            if (!t.get(key)) fail(w.where, fmt::format("[[workload]] '{}' needs '{}'", w.name, key));
+            if (!t.get(key) && !(preset && std::string_view(key) != "prompt"))
+                fail(w.where, fmt::format("[[workload]] '{}' needs '{}'{}", w.name, key,
+                                          std::string_view(key) == "prompt" ? "" : " (or a 'model')"));
         if (!eps_given) c.eps = c.norm == NormKind::layernorm ? 1e-5f : 1e-6f; // PyTorch / Llama
         c.threads = w.settings.threads;
-        if (c.hidden % c.heads != 0)
-            fail(at(*t.get("hidden")), fmt::format("'hidden' {} is not divisible by 'heads' {} "
-                                                   "(head_dim = hidden / heads)",
+        if (c.head_size == 0 && c.hidden % c.heads != 0) {
+            const toml::node *n = t.get("hidden") ? t.get("hidden") : t.get("heads");
+            fail(n ? at(*n) : w.where, fmt::format("'hidden' {} is not divisible by 'heads' {} "
+                                                   "(head_dim = hidden / heads; or give 'head_dim')",
                                                    c.hidden, c.heads));
+        }
+        if (c.heads % c.kv_head_count() != 0) {
+            const toml::node *n = t.get("kv_heads") ? t.get("kv_heads") : t.get("heads");
+            fail(n ? at(*n) : w.where,
+                 fmt::format("'heads' {} is not a multiple of 'kv_heads' {} (each K/V head serves heads / kv_heads "
+                             "query heads; valid kv_heads divide heads)",
+                             c.heads, c.kv_head_count()));
+        }
         if (auto why = check_settings(w.settings)) fail(w.where, *why);
 
         if (auto p = t.get("phases")) {
