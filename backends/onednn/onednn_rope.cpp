@@ -19,7 +19,9 @@ namespace {
 template <int DT>
 void rotate_rows(const opb_rope_params &p, bool interleaved, int64_t rows, const void *x, void *y, const float *cs) {
     const int64_t D = p.head_dim, half = rope_rotary_dim(p) / 2;
-#pragma omp parallel for schedule(static)
+    // Below ~64k elements the team's fork and barrier cost more than the
+    // rotation (a decode step's rows): one thread then.
+#pragma omp parallel for schedule(static) if (rows * D >= (int64_t(1) << 16))
     for (int64_t row = 0; row < rows; ++row) {
         const float *c = cs + (row % p.seq) * half * 2;
         const int64_t base = row * D;
