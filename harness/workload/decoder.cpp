@@ -14,8 +14,8 @@ namespace opbench::workload {
 
 std::string_view component_name(Component c) {
     static constexpr std::string_view names[kComponentCount] = {
-        "embed",    "attn_norm", "qkv",     "attention", "attn_out", "attn_residual",
-        "mlp_norm", "mlp_in",    "mlp_act", "mlp_mul",   "mlp_down", "mlp_residual", "rope"};
+        "embed",  "attn_norm", "qkv",     "attention", "attn_out",     "attn_residual", "mlp_norm",
+        "mlp_in", "mlp_act",   "mlp_mul", "mlp_down",  "mlp_residual", "rope"};
     return names[static_cast<int>(c)];
 }
 
@@ -387,8 +387,7 @@ DecoderRun::StepProgram DecoderRun::build_step(int step) {
                        at(w.wv, kh * Dh * d), at(w.bv, kh * Dh), at(w.v_cache, slab_row));
                 if (c.rope)
                     call(Component::rope, rope_desc,
-                         {at(bs.q, q_at(b, kh * G)), bs.k_new, at(bs.q_rot, q_at(b, kh * G)),
-                          at(w.k_cache, slab_row)});
+                         {at(bs.q, q_at(b, kh * G)), bs.k_new, at(bs.q_rot, q_at(b, kh * G)), at(w.k_cache, slab_row)});
             }
         void *q_used = c.rope ? bs.q_rot : bs.q;
 

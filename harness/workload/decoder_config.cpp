@@ -46,8 +46,7 @@ std::string DecoderConfig::validate() const {
 // as scripts/model_suites.py writes into suites/models/).
 namespace {
 constexpr ModelPreset kPresets[] = {
-    {"llama-3-8b", "meta-llama/Meta-Llama-3-8B", 4096, 32, 8, 128, 14336, 32, 500000.0f, 1e-5f, MlpKind::swiglu,
-     false},
+    {"llama-3-8b", "meta-llama/Meta-Llama-3-8B", 4096, 32, 8, 128, 14336, 32, 500000.0f, 1e-5f, MlpKind::swiglu, false},
     {"mistral-7b", "mistralai/Mistral-7B-v0.1", 4096, 32, 8, 128, 14336, 32, 10000.0f, 1e-5f, MlpKind::swiglu, false},
     {"qwen2.5-7b", "Qwen/Qwen2.5-7B", 3584, 28, 4, 128, 18944, 28, 1000000.0f, 1e-6f, MlpKind::swiglu, true},
     {"phi-3-mini", "microsoft/Phi-3-mini-4k-instruct", 3072, 32, 32, 96, 8192, 32, 10000.0f, 1e-5f, MlpKind::swiglu,

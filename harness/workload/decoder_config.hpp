@@ -51,7 +51,7 @@ struct DecoderConfig {
 
     [[nodiscard]] int64_t head_dim() const { return head_size > 0 ? head_size : heads > 0 ? hidden / heads : 0; }
     [[nodiscard]] int64_t kv_head_count() const { return kv_heads > 0 ? kv_heads : heads; }
-    [[nodiscard]] int64_t q_width() const { return heads * head_dim(); }          // Q and O per token
+    [[nodiscard]] int64_t q_width() const { return heads * head_dim(); }            // Q and O per token
     [[nodiscard]] int64_t kv_width() const { return kv_head_count() * head_dim(); } // K (or V) per token
     [[nodiscard]] bool gated() const { return mlp == MlpKind::swiglu || mlp == MlpKind::geglu; }
     [[nodiscard]] bool has_qkv_bias() const { return bias || qkv_bias; }

@@ -40,8 +40,9 @@ std::vector<WorkloadCase> effective_workloads(const Suite &suite, const RunOptio
 namespace {
 
 nlohmann::json shape_json(const DecoderConfig &c) {
-    return {{"hidden", c.hidden}, {"heads", c.heads}, {"kv_heads", c.kv_head_count()}, {"head_dim", c.head_dim()}, {"ffn", c.ffn_width()},
-            {"layers", c.layers}, {"batch", c.batch}, {"prompt", c.prompt},       {"generate", c.generate}};
+    return {{"hidden", c.hidden},       {"heads", c.heads},     {"kv_heads", c.kv_head_count()},
+            {"head_dim", c.head_dim()}, {"ffn", c.ffn_width()}, {"layers", c.layers},
+            {"batch", c.batch},         {"prompt", c.prompt},   {"generate", c.generate}};
 }
 
 } // namespace

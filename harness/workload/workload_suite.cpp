@@ -14,9 +14,9 @@ namespace opbench::workload {
 namespace {
 
 constexpr std::string_view kDecoderKeys[] = {
-    "kind",  "name",   "model", "hidden",    "heads",    "kv_heads",   "head_dim", "ffn",  "layers", "batch",
-    "prompt", "generate", "norm", "mlp", "gelu", "bias", "qkv_bias", "rope", "rope_theta", "attention", "dtype",
-    "eps",   "seed",   "phases", "backends"};
+    "kind",       "name",      "model",    "hidden", "heads", "kv_heads", "head_dim", "ffn",      "layers",
+    "batch",      "prompt",    "generate", "norm",   "mlp",   "gelu",     "bias",     "qkv_bias", "rope",
+    "rope_theta", "attention", "dtype",    "eps",    "seed",  "phases",   "backends"};
 
 // The decoder's keys, then every measurement key (settings table).
 std::vector<std::string_view> valid_keys() {

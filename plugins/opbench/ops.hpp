@@ -294,8 +294,8 @@ struct OpInfo {
 // later one (suites/README.md, "Expansion order"). A key missing here sweeps
 // after all of these, in its row's order.
 inline constexpr std::string_view kParamSweepOrder[] = {
-    "batch",  "heads",  "kv_heads", "m",     "n",       "k",       "rows", "cols",   "seq",   "seq_q",      "seq_kv",
-    "head_dim", "hidden", "trans_a", "trans_b", "bias", "causal", "scale", "eps", "rotary_dim", "theta"};
+    "batch",    "heads",  "kv_heads", "m",       "n",    "k",      "rows",  "cols", "seq",        "seq_q", "seq_kv",
+    "head_dim", "hidden", "trans_a",  "trans_b", "bias", "causal", "scale", "eps",  "rotary_dim", "theta"};
 
 namespace op_rows {
 
@@ -573,8 +573,7 @@ inline constexpr ParamInfo kAttentionParams[] = {
           p.kv_heads = v.i;
           return std::string();
       },
-      [](const opb_op_desc &d) { return double(attention_kv_heads(d.p.attention)); }, "KVH", NameRule::IfNonzero,
-      "KVH",
+      [](const opb_op_desc &d) { return double(attention_kv_heads(d.p.attention)); }, "KVH", NameRule::IfNonzero, "KVH",
       [](const opb_op_desc &d) {
           const auto &p = d.p.attention;
           return attention_kv_heads(p) != p.heads ? double(p.kv_heads) : 0.0;

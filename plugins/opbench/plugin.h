@@ -193,7 +193,7 @@ typedef struct opb_op_desc {
         opb_norm_params norm;
         opb_eltwise_params eltwise;
         opb_attention_params attention;
-        opb_rope_params rope; /* ABI 1.2 */
+        opb_rope_params rope;  /* ABI 1.2 */
         uint8_t reserved[128]; /* keeps the union's size fixed as ops are added */
     } p;
 } opb_op_desc;

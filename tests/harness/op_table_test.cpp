@@ -61,9 +61,9 @@ std::string suite_for(const OpInfo &row, const ParamInfo *swept = nullptr, const
         "[suite]\nname = \"table\"\n[[case]]\nop = \"" + std::string(row.name) + "\"\nbackends = [\"naive\"]\n";
     for (auto *p : given_params(row))
         s += std::string(p->key) + " = " +
-             (p == swept                                       ? "[4, 8]"
+             (p == swept                               ? "[4, 8]"
               : fixed_dim && p->kind == ParamKind::Dim ? std::string(fixed_dim)
-                                                               : toml_value(*p)) +
+                                                       : toml_value(*p)) +
              "\n";
     return s;
 }

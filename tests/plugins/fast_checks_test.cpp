@@ -289,9 +289,8 @@ TEST(SampledAttention, PassesCorrectOutputsCausalOrNotAndRowsThatSeeNoKey) {
     };
     // seq_q > seq_kv with causal: the first rows see no key and must be 0.
     // The last two are grouped-query (K/V heads shared by 2 and 4 query heads).
-    const Shape shapes[] = {{1, 2, 64, 64, 32, true},      {2, 2, 40, 96, 16, true},
-                            {1, 3, 50, 20, 8, true},       {2, 1, 33, 77, 64, false},
-                            {1, 1, 1, 128, 64, true},      {2, 4, 1, 96, 16, true, 2},
+    const Shape shapes[] = {{1, 2, 64, 64, 32, true},  {2, 2, 40, 96, 16, true}, {1, 3, 50, 20, 8, true},
+                            {2, 1, 33, 77, 64, false}, {1, 1, 1, 128, 64, true}, {2, 4, 1, 96, 16, true, 2},
                             {1, 8, 20, 40, 8, true, 2}};
     for (int dt : {OPB_DTYPE_F32, OPB_DTYPE_BF16, OPB_DTYPE_F16})
         for (const auto &s : shapes) {

@@ -594,7 +594,8 @@ TEST(NaiveRope, PositionOffsetsTheRows) {
     // second row of the hand-worked example above.
     const opb_rope_params p{1, 1, 0, 1, 4, 0, 10000.0f, 1};
     const auto got = run_rope_f32(OPB_ROPE_HALF_SPLIT, p, {1, 2, 3, 4}, {1, 2, 3, 4}, nullptr);
-    expect_near_all(got, {1 * kCos1 - 3 * kSin1, 2 * kCos01 - 4 * kSin01, 3 * kCos1 + 1 * kSin1, 4 * kCos01 + 2 * kSin01},
+    expect_near_all(got,
+                    {1 * kCos1 - 3 * kSin1, 2 * kCos01 - 4 * kSin01, 3 * kCos1 + 1 * kSin1, 4 * kCos01 + 2 * kSin01},
                     "position 1");
 }
 
@@ -606,8 +607,8 @@ TEST(NaiveRope, PartialRotaryDimCopiesTheRestAndKUsesItsOwnHeads) {
     for (size_t i = 0; i < q.size(); ++i) q[i] = float(i % 6 + 1);
     std::vector<float> kr;
     const auto qr = run_rope_f32(OPB_ROPE_HALF_SPLIT, p, q, k, &kr);
-    const std::vector<double> pos1{1 * kCos1 - 3 * kSin1, 2 * kCos01 - 4 * kSin01, 3 * kCos1 + 1 * kSin1,
-                                   4 * kCos01 + 2 * kSin01, 5, 6};
+    const std::vector<double> pos1{
+        1 * kCos1 - 3 * kSin1, 2 * kCos01 - 4 * kSin01, 3 * kCos1 + 1 * kSin1, 4 * kCos01 + 2 * kSin01, 5, 6};
     std::vector<double> want_k{1, 2, 3, 4, 5, 6};
     want_k.insert(want_k.end(), pos1.begin(), pos1.end());
     expect_near_all({kr.begin(), kr.end()}, want_k, "K");

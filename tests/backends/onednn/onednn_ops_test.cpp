@@ -237,9 +237,9 @@ TEST_P(OnednnOpsTest, ComposedAttentionMatchesFloat64WithAndWithoutCausalAndGrou
         int causal;
         int64_t kv_heads;
     };
-    for (const Case c : {Case{1, 2, 5, 7, 8, 0.0f, 0, 2}, Case{2, 1, 6, 6, 16, 0.0f, 1, 1},
-                         Case{1, 2, 3, 9, 8, 0.3f, 1, 2}, Case{2, 8, 3, 11, 8, 0.0f, 1, 2},
-                         Case{1, 4, 1, 33, 16, 0.0f, 1, 1}}) {
+    for (const Case c :
+         {Case{1, 2, 5, 7, 8, 0.0f, 0, 2}, Case{2, 1, 6, 6, 16, 0.0f, 1, 1}, Case{1, 2, 3, 9, 8, 0.3f, 1, 2},
+          Case{2, 8, 3, 11, 8, 0.0f, 1, 2}, Case{1, 4, 1, 33, 16, 0.0f, 1, 1}}) {
         auto d = make_desc(OPB_OP_ATTENTION, dtype(), OPB_ATTENTION_COMPOSED);
         d.p.attention = {c.batch, c.heads, c.sq, c.skv, c.dim, c.scale, c.causal, c.kv_heads};
         if (!offered(d)) return;

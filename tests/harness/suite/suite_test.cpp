@@ -405,7 +405,8 @@ TEST(SuiteErrors, UnknownOpListsValidOps) {
     auto e = error_of("[suite]\nname = \"x\"\n[[case]]\nop = \"matmull\"\nm = 1\n");
     expect_at(e, 4, 6);
     EXPECT_TRUE(has(e.message(), "unknown op 'matmull'")) << e.what();
-    EXPECT_TRUE(has(e.message(), "valid: matmul, softmax, layernorm, rmsnorm, gelu, silu, add, attention, rope")) << e.what();
+    EXPECT_TRUE(has(e.message(), "valid: matmul, softmax, layernorm, rmsnorm, gelu, silu, add, attention, rope"))
+        << e.what();
 }
 
 TEST(SuiteErrors, MissingOpListsValidOps) {
@@ -556,9 +557,9 @@ TEST(SuiteErrors, KvHeadsNotDividingHeadsIsRefusedAtTheKvHeadsValue) {
 
 TEST(Suite, KvHeadsDefaultsToHeadsAndNamesOnlyGroupedCases) {
     Suite s = parse_suite("[suite]\nname = \"x\"\n[[case]]\nop = \"attention\"\nheads = 32\nseq_q = 1\n"
-                                 "seq_kv = 4096\nhead_dim = 128\nkv_heads = [32, 8]\n[[case]]\nop = \"attention\"\n"
-                                 "heads = 4\nseq = 8\nhead_dim = 8\n",
-                                 "t.toml");
+                          "seq_kv = 4096\nhead_dim = 128\nkv_heads = [32, 8]\n[[case]]\nop = \"attention\"\n"
+                          "heads = 4\nseq = 8\nhead_dim = 8\n",
+                          "t.toml");
     ASSERT_EQ(s.cases.size(), 3u);
     EXPECT_EQ(attention_kv_heads(s.cases[0].desc.p.attention), 32);
     EXPECT_EQ(s.cases[1].desc.p.attention.kv_heads, 8);
@@ -833,8 +834,10 @@ TEST(ShippedSuites, ModelSuitesValidateWithTheirKvHeadsAndRope) {
                     EXPECT_EQ(p.heads, m.heads);
                     EXPECT_EQ(attention_kv_heads(p), m.kv_heads);
                     EXPECT_EQ(p.head_dim, m.head_dim);
-                    if (p.seq_q == 1) decode_caches.insert(p.seq_kv);
-                    else prefill_lengths.insert(p.seq_q);
+                    if (p.seq_q == 1)
+                        decode_caches.insert(p.seq_kv);
+                    else
+                        prefill_lengths.insert(p.seq_q);
                 }
                 if (c.desc.op == OPB_OP_ROPE) {
                     ++rope_cases;
