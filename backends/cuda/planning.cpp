@@ -26,10 +26,20 @@ ImplChoice choose_impl(const opb_op_desc &d) {
     case OPB_OP_SILU:
     case OPB_OP_ADD: return {Impl::OwnKernel, {}};
     case OPB_OP_ATTENTION:
+        // Grouped-query K/V needs per-group strides in the cuBLASLt batched
+        // GEMMs and a K/V head count in the cuDNN SDPA graph; neither is wired
+        // up or tested on a GPU yet, so it is declined rather than misread.
+        if (attention_kv_heads(d.p.attention) != d.p.attention.heads)
+            return {Impl::Unsupported, "attention with kv_heads " + std::to_string(d.p.attention.kv_heads) +
+                                           " < heads " + std::to_string(d.p.attention.heads) +
+                                           " (grouped-query): not yet implemented in the cuda backend"};
         if (d.variant == OPB_ATTENTION_COMPOSED) return {Impl::ComposedGemmSoftmax, {}};
         if (auto why = sdpa_unsupported_reason(d, SdpaEnv{}); !why.empty())
             return {Impl::Unsupported, "attention fused (" + std::string(dtype_name(d.dtype)) + "): " + why};
         return {Impl::CudnnSdpa, {}};
+    case OPB_OP_ROPE:
+        return {Impl::Unsupported, "rope: no kernel in the cuda backend yet (cuDNN and cuBLASLt have no rotary "
+                                   "embedding operation; it needs an own kernel)"};
     }
     return {Impl::UnknownOp, "no implementation of op " + std::to_string(d.op)};
 }

@@ -159,8 +159,8 @@ struct HeadOffsets {
     int64_t q, kv;
 };
 HeadOffsets head_offsets(const opb_attention_params &p, int64_t bi, int64_t h) {
-    const int64_t bh = bi * p.heads + h;
-    return {bh * p.seq_q * p.head_dim, bh * p.seq_kv * p.head_dim};
+    const int64_t bh = bi * p.heads + h; // grouped-query: K/V head h / (heads / kv_heads)
+    return {bh * p.seq_q * p.head_dim, attention_kv_slice(p, bh) * p.seq_kv * p.head_dim};
 }
 
 template <int DT>
@@ -317,6 +317,30 @@ void attention_fused_t(const opb_attention_params &p, const void *q, const void 
     }
 }
 
+// ---- rope -----------------------------------------------------------------------
+
+// Rotates `rows` rows of head_dim elements (x -> y); row r is at position
+// p.position + r % seq.
+template <int DT>
+void rope_rows_t(const opb_rope_params &p, int variant, int64_t rows, const void *x, void *y) {
+    const int64_t D = p.head_dim, R = rope_rotary_dim(p), half = R / 2;
+    for (int64_t row = 0; row < rows; ++row) {
+        const double t = double(p.position + row % p.seq);
+        const int64_t base = row * D;
+        for (int64_t i = 0; i < half; ++i) {
+            // angle = t * theta^(-2i / rotary_dim), in double
+            const double angle = t * std::pow(double(p.theta), -2.0 * double(i) / double(R));
+            const double c = std::cos(angle), s = std::sin(angle);
+            const int64_t i0 = variant == OPB_ROPE_INTERLEAVED ? 2 * i : i;
+            const int64_t i1 = variant == OPB_ROPE_INTERLEAVED ? 2 * i + 1 : i + half;
+            const double x0 = ld<DT>(x, base + i0), x1 = ld<DT>(x, base + i1);
+            st<DT>(y, base + i0, x0 * c - x1 * s);
+            st<DT>(y, base + i1, x1 * c + x0 * s);
+        }
+        for (int64_t e = R; e < D; ++e) st<DT>(y, base + e, ld<DT>(x, base + e)); // past rotary_dim: copied
+    }
+}
+
 } // namespace
 
 // ---- public entry points --------------------------------------------------------
@@ -371,6 +395,17 @@ void attention_composed(const opb_attention_params &p, int dtype, const void *q,
 void attention_fused(const opb_attention_params &p, int dtype, const void *q, const void *k, const void *v, void *o,
                      double *workspace) {
     with_dtype(dtype, "attention", [&](auto dt) { attention_fused_t<decltype(dt)::value>(p, q, k, v, o, workspace); });
+}
+
+void rope(const opb_rope_params &p, int dtype, int variant, const void *q, const void *k, void *qr, void *kr) {
+    if (variant != OPB_ROPE_HALF_SPLIT && variant != OPB_ROPE_INTERLEAVED)
+        throw std::invalid_argument("naive rope: unknown variant " + std::to_string(variant) +
+                                    " (valid: 0 half_split, 1 interleaved)");
+    with_dtype(dtype, "rope", [&](auto dt) {
+        constexpr int DT = decltype(dt)::value;
+        rope_rows_t<DT>(p, variant, p.batch * p.heads * p.seq, q, qr);
+        rope_rows_t<DT>(p, variant, p.batch * rope_kv_heads(p) * p.seq, k, kr);
+    });
 }
 
 // ---- dispatch: one row per row of the SDK's op table --------------------------------
@@ -439,6 +474,11 @@ constexpr KernelRow kKernels[] = {
          if (d.variant == OPB_ATTENTION_FUSED) return uint64_t(fused_layout(p.head_dim).total) * sizeof(double);
          return uint64_t(p.seq_q) * uint64_t(p.seq_kv) * sizeof(double);
      }},
+    {OPB_OP_ROPE,
+     [](const opb_op_desc &d, void *const *t, double *, const sdk::ScopeHost &) {
+         rope(d.p.rope, d.dtype, d.variant, t[0], t[1], t[2], t[3]);
+     },
+     no_workspace},
 };
 // The reference runs every op: a new row in kOps needs its kernel here.
 static_assert(std::size(kKernels) == std::size(kOps), "naive: one kernel per row of kOps");

@@ -81,6 +81,11 @@ void attention_composed(const opb_attention_params &p, int dtype, const void *q,
 void attention_fused(const opb_attention_params &p, int dtype, const void *q, const void *k, const void *v, void *o,
                      double *workspace);
 
+// Rotary position embedding of Q and K (plugin.h, ROPE): the angles in
+// double, from theta^(-2i / rotary_dim) times the position (the row's index
+// in seq). variant: OPB_ROPE_HALF_SPLIT or OPB_ROPE_INTERLEAVED.
+void rope(const opb_rope_params &p, int dtype, int variant, const void *q, const void *k, void *qr, void *kr);
+
 // Whether there is a kernel for `op` (one per row of the SDK's op table, kOps).
 [[nodiscard]] bool has_kernel(int op);
 

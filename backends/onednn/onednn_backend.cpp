@@ -111,6 +111,11 @@ Plan *instantiate(Backend *b, const Recipe &r, int threads) {
         plan->impl += s.what + ": " + s.pd.impl_info_str();
         plan->steps.push_back(std::move(step));
     }
+    if (r.own_kernel) {
+        plan->own_kernel = r.own_kernel;
+        plan->own_buffers = bufs;
+        plan->impl = "own kernel (no oneDNN primitive)";
+    }
     return plan.release();
 }
 
@@ -255,6 +260,10 @@ opb_status api_execute(opb_backend *bb, opb_plan *pp, void *const *tensors, int3
             return OPB_OK;
         };
         OPB_SCOPE(b->scopes, plan->op_scope);
+        if (plan->own_kernel) {
+            plan->own_kernel(tensors, plan->own_buffers);
+            return OPB_OK;
+        }
         // A plan of one step is the op itself: a scope of its own would only
         // repeat the op's (matmul inside matmul).
         if (plan->steps.size() == 1) return run_step(0);

@@ -46,6 +46,10 @@ struct Recipe {
     std::vector<StepSpec> steps;
     std::vector<BufferSpec> buffers;
     int tensor_count = 0;
+    // An op oneDNN 2.6 has no primitive for, run by this plugin's own code
+    // instead of steps (rope: onednn_rope.cpp): called with execute's tensors
+    // and the plan's buffers (allocated and initialised as `buffers` says).
+    std::function<void(void *const *tensors, const std::vector<void *> &buffers)> own_kernel;
 };
 
 // A recipe turned into primitives, memory objects and owned buffers.
@@ -62,6 +66,8 @@ struct Plan {
     std::vector<std::pair<void *, uint64_t>> buffers; // workspace blocks (incl. scratchpad)
     uint64_t workspace_bytes = 0;
     int threads = 1;
+    std::function<void(void *const *, const std::vector<void *> &)> own_kernel; // see Recipe
+    std::vector<void *> own_buffers;                                            // its buffers
     std::string impl;            // implementation names oneDNN chose, for the log
     const char *op_scope = "op"; // profiling scope around all steps: the op's name
 };
@@ -95,6 +101,11 @@ struct UnknownOp {
     int op;
 };
 Recipe make_recipe(const Backend &b, const opb_op_desc &d);
+
+// RoPE (plugin.h, ROPE) as an own kernel: a cos/sin table per position and
+// pair, computed in double in prepare (a buffer), then one pass over the
+// rows of Q and K, OpenMP-parallel over rows (onednn_rope.cpp).
+Recipe rope_recipe(const opb_op_desc &d);
 
 // Effective ISA name, e.g. "avx512_core_bf16".
 const char *isa_name(dnnl::cpu_isa isa);

@@ -356,12 +356,22 @@ Recipe attention_recipe(const Backend &b, const opb_op_desc &d) {
     if (p.causal) require_all_rows_visible("attention", p.seq_q, p.seq_kv);
     const dt t = to_dt(d.dtype);
     const int64_t bh = p.batch * p.heads;
-    memory::desc q_md(dims{bh, p.seq_q, p.head_dim}, t, tag::abc);
-    // K is stored [bh, seq_kv, head_dim]; K^T is the same memory with strides.
-    memory::desc kt_md(dims{bh, p.head_dim, p.seq_kv}, t, dims{p.seq_kv * p.head_dim, 1, p.head_dim});
-    memory::desc v_md(dims{bh, p.seq_kv, p.head_dim}, t, tag::abc);
+    // Grouped-query attention: the `group` query heads that share a K/V head
+    // are adjacent in Q, so Q of one K/V head is a [group * seq_q, head_dim]
+    // matrix and both matmuls run per K/V head, reading K and V once (the
+    // group = 1 case is plain multi-head attention). The scores of a K/V
+    // head, [group * seq_q, seq_kv], are the same memory as `group` heads'
+    // [seq_q, seq_kv] matrices, which the mask and softmax see.
+    const int64_t kvh = attention_kv_heads(p), group = p.heads / kvh;
+    const int64_t bkv = p.batch * kvh, rows = group * p.seq_q;
+    memory::desc q_md(dims{bkv, rows, p.head_dim}, t, tag::abc);
+    // K is stored [bkv, seq_kv, head_dim]; K^T is the same memory with strides.
+    memory::desc kt_md(dims{bkv, p.head_dim, p.seq_kv}, t, dims{p.seq_kv * p.head_dim, 1, p.head_dim});
+    memory::desc v_md(dims{bkv, p.seq_kv, p.head_dim}, t, tag::abc);
     memory::desc o_md = q_md;
-    memory::desc s_md(dims{bh, p.seq_q, p.seq_kv}, dt::f32, tag::abc);
+    memory::desc s_mm_md(dims{bkv, rows, p.seq_kv}, dt::f32, tag::abc); // as the matmuls see the scores
+    memory::desc p_mm_md(dims{bkv, rows, p.seq_kv}, t, tag::abc);
+    memory::desc s_md(dims{bh, p.seq_q, p.seq_kv}, dt::f32, tag::abc); // as the mask and softmax see them
     memory::desc p_md(dims{bh, p.seq_q, p.seq_kv}, t, tag::abc);
     memory::desc m_md(dims{1, p.seq_q, p.seq_kv}, dt::f32, tag::abc);
 
@@ -370,7 +380,7 @@ Recipe attention_recipe(const Backend &b, const opb_op_desc &d) {
     auto qk_pd = make_pd("attention Q.K^T", d, [&] {
         auto attr = user_scratchpad();
         attr.set_output_scales(0, {effective_scale(d)});
-        return dnnl::matmul::primitive_desc(dnnl::matmul::desc(q_md, kt_md, s_md), attr, b.engine);
+        return dnnl::matmul::primitive_desc(dnnl::matmul::desc(q_md, kt_md, s_mm_md), attr, b.engine);
     });
     const int s_buf = add_buffer(r, "scores", s_md.get_size());
     const int p_buf = t == dt::f32 ? s_buf : add_buffer(r, "probabilities", p_md.get_size());
@@ -380,14 +390,14 @@ Recipe attention_recipe(const Backend &b, const opb_op_desc &d) {
             user_scratchpad(), b.engine);
     });
     auto pv_pd = make_pd("attention P.V", d, [&] {
-        return dnnl::matmul::primitive_desc(dnnl::matmul::desc(p_md, v_md, o_md), user_scratchpad(), b.engine);
+        return dnnl::matmul::primitive_desc(dnnl::matmul::desc(p_mm_md, v_md, o_md), user_scratchpad(), b.engine);
     });
     // Scopes qk / mask / softmax / pv: the same names as every backend's
     // composed attention, for the profile's component breakdown.
     StepSpec qk{
         "Q.K^T",
         qk_pd,
-        {{DNNL_ARG_SRC, tensor(0, q_md)}, {DNNL_ARG_WEIGHTS, tensor(1, kt_md)}, {DNNL_ARG_DST, buffer(s_buf, s_md)}},
+        {{DNNL_ARG_SRC, tensor(0, q_md)}, {DNNL_ARG_WEIGHTS, tensor(1, kt_md)}, {DNNL_ARG_DST, buffer(s_buf, s_mm_md)}},
         "qk"};
     r.steps.push_back(std::move(qk));
     if (p.causal) {
@@ -408,7 +418,7 @@ Recipe attention_recipe(const Backend &b, const opb_op_desc &d) {
     r.steps.push_back(
         {"P.V",
          pv_pd,
-         {{DNNL_ARG_SRC, buffer(p_buf, p_md)}, {DNNL_ARG_WEIGHTS, tensor(2, v_md)}, {DNNL_ARG_DST, tensor(3, o_md)}},
+         {{DNNL_ARG_SRC, buffer(p_buf, p_mm_md)}, {DNNL_ARG_WEIGHTS, tensor(2, v_md)}, {DNNL_ARG_DST, tensor(3, o_md)}},
          "pv"});
     return r;
 }
@@ -425,6 +435,7 @@ Recipe make_recipe(const Backend &b, const opb_op_desc &d) {
     case OPB_OP_SILU: return eltwise_recipe(b, d);
     case OPB_OP_ADD: return add_recipe(b, d);
     case OPB_OP_ATTENTION: return attention_recipe(b, d);
+    case OPB_OP_ROPE: return rope_recipe(d); // no oneDNN primitive pairs elements of a row: own kernel
     }
     throw UnknownOp{d.op};
 }

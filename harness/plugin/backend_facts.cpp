@@ -1,5 +1,7 @@
 #include "plugin/backend_facts.hpp"
 
+#include "opbench/ops.hpp"
+
 #include <fmt/format.h>
 
 namespace opbench {
@@ -77,6 +79,12 @@ BackendFacts probe_backend(const BackendSessions &sessions, const std::string &b
     const BackendInstance &be = *opened->second;
     if (on_phase) on_phase(backend_phase::supports);
     for (const opb_op_desc &desc : cases) {
+        // A plugin older than the description's fields would misread it: skip
+        // with the reason rather than ask it.
+        if (std::string gap = plugin_abi_gap(desc, be.api().abi_version); !gap.empty()) {
+            f.supports.push_back({CaseStatus::skipped, gap});
+            continue;
+        }
         const opb_status s = be.api().supports(be.handle(), &desc);
         if (s == OPB_OK)
             f.supports.push_back({CaseStatus::passed, ""});

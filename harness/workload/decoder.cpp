@@ -14,8 +14,8 @@ namespace opbench::workload {
 
 std::string_view component_name(Component c) {
     static constexpr std::string_view names[kComponentCount] = {
-        "embed",    "attn_norm", "qkv",     "attention", "attn_out", "attn_residual",
-        "mlp_norm", "mlp_in",    "mlp_act", "mlp_mul",   "mlp_down", "mlp_residual"};
+        "embed",  "attn_norm", "qkv",     "attention", "attn_out",     "attn_residual", "mlp_norm",
+        "mlp_in", "mlp_act",   "mlp_mul", "mlp_down",  "mlp_residual", "rope"};
     return names[static_cast<int>(c)];
 }
 
@@ -37,7 +37,15 @@ std::string describe_op(const opb_op_desc &d) {
     case OPB_OP_ADD: s += fmt::format(" rows={} cols={}", d.p.eltwise.rows, d.p.eltwise.cols); break;
     case OPB_OP_ATTENTION: {
         const auto &p = d.p.attention;
+        if (p.heads != 1) s += fmt::format(" heads={}", p.heads);
+        if (attention_kv_heads(p) != p.heads) s += fmt::format(" kv_heads={}", p.kv_heads);
         s += fmt::format(" seq_q={} seq_kv={} head_dim={}{}", p.seq_q, p.seq_kv, p.head_dim, p.causal ? " causal" : "");
+        break;
+    }
+    case OPB_OP_ROPE: {
+        const auto &p = d.p.rope;
+        s += fmt::format(" heads={} kv_heads={} seq={} head_dim={} position={}", p.heads, rope_kv_heads(p), p.seq,
+                         p.head_dim, p.position);
         break;
     }
     default: break;
@@ -94,17 +102,20 @@ LayerWeights make_layer_weights(const DecoderConfig &c, int64_t layer) {
     };
     auto gamma = [&](int64_t n) { return random_tensor(seed(), n, 0.1f, 1.0f, c.dtype); };
     const bool ln = c.norm == NormKind::layernorm;
-    const bool gated = c.mlp == MlpKind::swiglu;
+    const bool gated = c.gated();
+    // Q and O are heads x head_dim wide, K and V kv_heads x head_dim (both d
+    // for a multi-head model with head_dim = hidden / heads).
+    const int64_t qd = c.q_width(), kvd = c.kv_width();
     LayerWeights w;
     w.norm1_gamma = gamma(d);
     w.norm1_beta = small(d, ln);
-    w.wq = weight(d, d);
-    w.wk = weight(d, d);
-    w.wv = weight(d, d);
-    w.bq = small(d, c.bias);
-    w.bk = small(d, c.bias);
-    w.bv = small(d, c.bias);
-    w.wo = weight(d, d); // [in, out]: fan_in = d either way
+    w.wq = weight(qd, d);
+    w.wk = weight(kvd, d);
+    w.wv = weight(kvd, d);
+    w.bq = small(qd, c.has_qkv_bias());
+    w.bk = small(kvd, c.has_qkv_bias());
+    w.bv = small(kvd, c.has_qkv_bias());
+    w.wo = weight(d, qd); // [in = qd, out = d]
     w.bo = small(d, c.bias);
     w.norm2_gamma = gamma(d);
     w.norm2_beta = small(d, ln);
@@ -137,16 +148,21 @@ DecoderMemory estimate_decoder_memory(const DecoderConfig &c) {
     const uint64_t e = dtype_size(c.dtype), d = uint64_t(c.hidden), f = uint64_t(c.ffn_width());
     const uint64_t L = uint64_t(c.layers), B = uint64_t(c.batch), ctx = uint64_t(c.context());
     const uint64_t H = uint64_t(c.heads), T = B * uint64_t(c.prompt); // the largest step: prefill
-    const bool ln = c.norm == NormKind::layernorm, gated = c.mlp == MlpKind::swiglu;
+    const uint64_t qd = uint64_t(c.q_width()), kvd = uint64_t(c.kv_width());
+    const bool ln = c.norm == NormKind::layernorm, gated = c.gated();
     // Per layer, as make_layer_weights draws them.
-    uint64_t layer = 2 * d * (ln ? 2 : 1) + 4 * d * d + (gated ? 3 : 2) * d * f;
-    if (c.bias) layer += 4 * d + (gated ? 2 : 1) * f + d;
+    uint64_t layer = 2 * d * (ln ? 2 : 1) + 2 * qd * d + 2 * kvd * d + (gated ? 3 : 2) * d * f;
+    if (c.has_qkv_bias()) layer += qd + 2 * kvd;
+    if (c.bias) layer += d + (gated ? 2 : 1) * f + d;
     DecoderMemory m;
     m.weights = (L * layer + B * ctx * d) * e;
-    m.kv_cache = 2 * L * B * ctx * d * e;
-    // BufferSet: hidden[L + 1], normed, q, o, acc[2], attn_res, mlp_out of
-    // [T, d]; partial [H, T, d]; up, gate, act, prod of [T, f].
-    m.activations = ((L + 1 + 1 + 2 + 2 + 1 + 1 + H) * T * d + 4 * T * f) * e;
+    m.kv_cache = 2 * L * B * ctx * kvd * e;
+    // BufferSet: hidden[L + 1], normed, acc[2], attn_res, mlp_out of [T, d];
+    // q, o (and q_rot with RoPE) of [T, qd]; partial [H, T, d]; up, gate,
+    // act, prod of [T, f]; with RoPE k_new of [prompt, head_dim].
+    m.activations = ((L + 1 + 1 + 2 + 1 + 1 + H) * T * d + (c.rope ? 3 : 2) * T * qd + 4 * T * f +
+                     (c.rope ? uint64_t(c.prompt * c.head_dim()) : 0)) *
+                    e;
     return m;
 }
 
@@ -161,7 +177,7 @@ struct LayerBuffers {
     void *norm2_gamma = nullptr, *norm2_beta = nullptr;
     void *w_up = nullptr, *b_up = nullptr, *w_gate = nullptr, *b_gate = nullptr;
     void *w_down = nullptr, *b_down = nullptr;
-    void *k_cache = nullptr, *v_cache = nullptr; // [batch, heads, context, head_dim]
+    void *k_cache = nullptr, *v_cache = nullptr; // [batch, kv_heads, context, head_dim]
 };
 
 } // namespace
@@ -172,7 +188,13 @@ struct DecoderRun::BufferSet {
     std::vector<LayerBuffers> layers;
     std::vector<void *> hidden;        // [layers + 1]: hidden[0] = embeddings, hidden[l + 1] = layer l's output
     void *normed = nullptr;            // [tokens, hidden]
-    void *q = nullptr, *o = nullptr;   // prefill [heads, tokens, head_dim]; decode [tokens, hidden]
+    // q: decode [tokens, heads x head_dim]; prefill [heads, tokens, head_dim],
+    // or with RoPE [batch, heads, seq, head_dim] (so that a K/V head's query
+    // heads are adjacent for the rope call). o: decode as q; prefill
+    // [heads, tokens, head_dim].
+    void *q = nullptr, *o = nullptr;
+    void *q_rot = nullptr; // RoPE only: q rotated, q's layout
+    void *k_new = nullptr; // RoPE only: one (sequence, K/V head)'s new K rows [seq, head_dim] before rotation
     void *partial = nullptr;           // prefill [heads, tokens, hidden]: per-head output projections
     void *acc[2] = {nullptr, nullptr}; // [tokens, hidden]: the head reduction's running sum
     void *attn_res = nullptr;          // [tokens, hidden]
@@ -244,76 +266,61 @@ double DecoderRun::bytes_in_step(int step) const {
     return total;
 }
 
+// K and V, per layer, kv_heads x head_dim each: grouped-query attention
+// caches kv_heads / heads of what multi-head attention would.
 uint64_t DecoderRun::kv_bytes_per_token() const {
-    return 2ull * uint64_t(config_.layers) * uint64_t(config_.hidden) * elem_;
+    return 2ull * uint64_t(config_.layers) * uint64_t(config_.kv_width()) * elem_;
 }
 
-// One step's calls, in order: the embeddings' copy, then each layer's
-// attention and MLP. While only describing (no buffers yet), every pointer
-// is null.
-class DecoderRun::StepBuilder {
-public:
-    StepBuilder(DecoderRun &run, int step)
-        : run_(run), c(run.config_), step_(step), B(c.batch), H(c.heads), Dh(c.head_dim()), d(c.hidden),
-          F(c.ffn_width()), C(c.context()), S(step == 0 ? c.prompt : 1), L(step == 0 ? 0 : c.prompt + step - 1),
-          T(B * S), decode(S == 1) {
-        if (!run.buf_) {
-            none_.layers.resize(std::size_t(c.layers));
-            none_.hidden.resize(std::size_t(c.layers + 1));
-        }
+DecoderRun::StepProgram DecoderRun::build_step(int step) {
+    const DecoderConfig &c = config_;
+    const int64_t B = c.batch, H = c.heads, Dh = c.head_dim(), d = c.hidden, F = c.ffn_width();
+    const int64_t KVH = c.kv_head_count(), G = H / KVH, qd = c.q_width();
+    const int64_t C = c.context();
+    const int64_t S = step == 0 ? c.prompt : 1;            // new tokens per sequence
+    const int64_t L = step == 0 ? 0 : c.prompt + step - 1; // cache rows before this step
+    const int64_t T = B * S;                               // tokens in the step
+    const bool decode = S == 1;                            // heads side by side (see decoder.hpp)
+
+    BufferSet none; // describing only: every pointer null
+    if (!buf_) {
+        none.layers.resize(std::size_t(c.layers));
+        none.hidden.resize(std::size_t(c.layers + 1));
     }
-
-    StepProgram build() {
-        add_embed();
-        for (int64_t l = 0; l < c.layers; ++l) add_layer(l);
-        return std::move(prog_);
-    }
-
-private:
-    DecoderRun &run_;
-    const DecoderConfig &c;
-    const int step_;
-    // The step's sizes, as decoder.hpp names them.
-    const int64_t B, H, Dh, d, F, C;
-    const int64_t S;   // new tokens per sequence
-    const int64_t L;   // cache rows before this step
-    const int64_t T;   // tokens in the step
-    const bool decode; // heads side by side (see decoder.hpp)
-    BufferSet none_;   // describing only: every pointer null
-    StepProgram prog_;
-    int64_t layer_ = -1;
-
-    const BufferSet &bs() const { return run_.buf_ ? *run_.buf_ : none_; }
+    const BufferSet &bs = buf_ ? *buf_ : none;
     // Element offset into a buffer; stays null while only describing.
-    void *at(void *base, int64_t elems) const {
-        return base ? static_cast<char *>(base) + elems * int64_t(run_.elem_) : nullptr;
-    }
-    void call(Component comp, const opb_op_desc &desc, std::initializer_list<void *> tensors) {
+    auto at = [&](void *base, int64_t elems) -> void * {
+        return base ? static_cast<char *>(base) + elems * int64_t(elem_) : nullptr;
+    };
+
+    StepProgram prog;
+    int64_t layer = -1;
+    auto call = [&](Component comp, const opb_op_desc &desc, std::initializer_list<void *> tensors) {
         Call k;
         k.component = comp;
-        k.layer = int(layer_);
-        std::tie(k.desc, k.plan) = run_.plan_for(desc);
-        k.first_tensor = prog_.tensors.size();
+        k.layer = int(layer);
+        std::tie(k.desc, k.plan) = plan_for(desc);
+        k.first_tensor = prog.tensors.size();
         k.tensor_count = static_cast<int32_t>(tensors.size());
-        prog_.tensors.insert(prog_.tensors.end(), tensors.begin(), tensors.end());
-        prog_.calls.push_back(k);
-    }
-    opb_op_desc base_desc(int op, int variant = 0) const {
+        prog.tensors.insert(prog.tensors.end(), tensors.begin(), tensors.end());
+        prog.calls.push_back(k);
+    };
+    auto base_desc = [&](int op, int variant = 0) {
         opb_op_desc desc = make_desc(op, c.dtype, variant);
         desc.threads = c.threads;
         return desc;
-    }
-    opb_op_desc matmul(int64_t batch, int64_t m, int64_t n, int64_t k, bool trans_b, bool bias) const {
+    };
+    auto matmul = [&](int64_t batch, int64_t m, int64_t n, int64_t k, bool trans_b, bool bias) {
         opb_op_desc desc = base_desc(OPB_OP_MATMUL);
         desc.p.matmul = {batch, m, n, k, 0, trans_b ? 1 : 0, bias ? 1 : 0};
         return desc;
-    }
-    opb_op_desc rows_cols(int op, int64_t rows, int64_t cols, int variant = 0) const {
+    };
+    auto rows_cols = [&](int op, int64_t rows, int64_t cols, int variant = 0) {
         opb_op_desc desc = base_desc(op, variant);
         desc.p.eltwise = {rows, cols};
         return desc;
-    }
-    void norm(Component comp, void *x, void *gamma, void *beta, void *y) {
+    };
+    auto norm = [&](Component comp, void *x, void *gamma, void *beta, void *y) {
         const bool ln = c.norm == NormKind::layernorm;
         opb_op_desc desc = base_desc(ln ? OPB_OP_LAYERNORM : OPB_OP_RMSNORM);
         desc.p.norm = {T, d, c.eps};
@@ -321,125 +328,149 @@ private:
             call(comp, desc, {x, gamma, beta, y});
         else
             call(comp, desc, {x, gamma, y});
-    }
+    };
     // A matmul with an optional bias tensor between B and C, as plugin.h orders them.
-    void linear(Component comp, const opb_op_desc &desc, void *a, void *b, void *bias, void *out) {
+    auto linear = [&](Component comp, const opb_op_desc &desc, void *a, void *b, void *bias, void *out) {
         if (desc.p.matmul.has_bias)
             call(comp, desc, {a, b, bias, out});
         else
             call(comp, desc, {a, b, out});
-    }
+    };
 
-    void add_embed() {
-        Call embed;
-        embed.component = Component::embed;
-        embed.dst = bs().hidden[0];
-        embed.bytes = uint64_t(T * d) * run_.elem_;
-        embed.host_src = step_ < static_cast<int>(run_.step_inputs_.size()) ? run_.step_inputs_[step_].data() : nullptr;
-        prog_.calls.push_back(embed);
-    }
+    Call embed;
+    embed.component = Component::embed;
+    embed.dst = bs.hidden[0];
+    embed.bytes = uint64_t(T * d) * elem_;
+    embed.host_src = step < static_cast<int>(step_inputs_.size()) ? step_inputs_[step].data() : nullptr;
+    prog.calls.push_back(embed);
 
-    void add_layer(int64_t l) {
-        layer_ = l;
-        const LayerBuffers &w = bs().layers[std::size_t(l)];
-        void *x = bs().hidden[std::size_t(l)];
-        void *out = bs().hidden[std::size_t(l + 1)];
-        norm(Component::attn_norm, x, w.norm1_gamma, w.norm1_beta, bs().normed);
-        add_qkv(w);
-        add_attention(w);
-        void *attn = add_attn_out(w);
-        call(Component::attn_residual, rows_cols(OPB_OP_ADD, T, d), {x, attn, bs().attn_res});
-        add_mlp(w, out);
-    }
+    for (int64_t l = 0; l < c.layers; ++l) {
+        layer = l;
+        const LayerBuffers &w = bs.layers[std::size_t(l)];
+        void *x = bs.hidden[std::size_t(l)];
+        void *out = bs.hidden[std::size_t(l + 1)];
 
-    void add_qkv(const LayerBuffers &w) {
-        const BufferSet &b_ = bs();
-        // Q: decode, one matmul -> [tokens, hidden] (each head's row dense);
-        // prefill, one matmul per head -> [heads, tokens, head_dim]. Head h's
-        // weights are rows h*Dh.. of the [out, in] matrix: dense.
+        norm(Component::attn_norm, x, w.norm1_gamma, w.norm1_beta, bs.normed);
+
+        // Q: decode, one matmul -> [tokens, heads x head_dim] (each head's row
+        // dense); prefill, one matmul per head -> [heads, tokens, head_dim],
+        // or with RoPE one per (sequence, head) -> [batch, heads, seq,
+        // head_dim]. Head h's weights are rows h*Dh.. of the [out, in] matrix.
+        const bool qkv_bias = c.has_qkv_bias();
+        auto q_at = [&](int64_t b, int64_t h) { // element offset of (sequence b, head h)'s S rows of Q
+            return decode ? b * qd + h * Dh : c.rope ? (b * H + h) * S * Dh : (h * B + b) * S * Dh;
+        };
         if (decode) {
-            linear(Component::qkv, matmul(1, T, d, d, true, c.bias), b_.normed, w.wq, w.bq, b_.q);
+            linear(Component::qkv, matmul(1, T, qd, d, true, qkv_bias), bs.normed, w.wq, w.bq, bs.q);
+        } else if (c.rope) {
+            for (int64_t b = 0; b < B; ++b)
+                for (int64_t h = 0; h < H; ++h)
+                    linear(Component::qkv, matmul(1, S, Dh, d, true, qkv_bias), at(bs.normed, b * S * d),
+                           at(w.wq, h * Dh * d), at(w.bq, h * Dh), at(bs.q, q_at(b, h)));
         } else {
             for (int64_t h = 0; h < H; ++h)
-                linear(Component::qkv, matmul(1, T, Dh, d, true, c.bias), b_.normed, at(w.wq, h * Dh * d),
-                       at(w.bq, h * Dh), at(b_.q, h * T * Dh));
+                linear(Component::qkv, matmul(1, T, Dh, d, true, qkv_bias), bs.normed, at(w.wq, h * Dh * d),
+                       at(w.bq, h * Dh), at(bs.q, h * T * Dh));
         }
-        // K, V: per sequence and head, written as rows L..L+S of the cache slab.
+        // K, V: per sequence and K/V head, written as rows L..L+S of the cache
+        // slab; with RoPE, K goes to k_new and the rope call writes it there
+        // rotated, together with the K/V head's group of query heads
+        // (adjacent in q: [G, S, head_dim]), at positions L..L+S.
+        opb_op_desc rope_desc = base_desc(OPB_OP_ROPE, c.rope_variant);
+        rope_desc.p.rope = {1, G, 1, S, Dh, Dh, c.rope_theta, L};
         for (int64_t b = 0; b < B; ++b)
-            for (int64_t h = 0; h < H; ++h) {
-                const int64_t slab_row = ((b * H + h) * C + L) * Dh;
-                linear(Component::qkv, matmul(1, S, Dh, d, true, c.bias), at(b_.normed, b * S * d),
-                       at(w.wk, h * Dh * d), at(w.bk, h * Dh), at(w.k_cache, slab_row));
-                linear(Component::qkv, matmul(1, S, Dh, d, true, c.bias), at(b_.normed, b * S * d),
-                       at(w.wv, h * Dh * d), at(w.bv, h * Dh), at(w.v_cache, slab_row));
+            for (int64_t kh = 0; kh < KVH; ++kh) {
+                const int64_t slab_row = ((b * KVH + kh) * C + L) * Dh;
+                linear(Component::qkv, matmul(1, S, Dh, d, true, qkv_bias), at(bs.normed, b * S * d),
+                       at(w.wk, kh * Dh * d), at(w.bk, kh * Dh), c.rope ? bs.k_new : at(w.k_cache, slab_row));
+                linear(Component::qkv, matmul(1, S, Dh, d, true, qkv_bias), at(bs.normed, b * S * d),
+                       at(w.wv, kh * Dh * d), at(w.bv, kh * Dh), at(w.v_cache, slab_row));
+                if (c.rope)
+                    call(Component::rope, rope_desc,
+                         {at(bs.q, q_at(b, kh * G)), bs.k_new, at(bs.q_rot, q_at(b, kh * G)), at(w.k_cache, slab_row)});
             }
-    }
+        void *q_used = c.rope ? bs.q_rot : bs.q;
 
-    // Attention per sequence and head: S queries against the L + S cache rows.
-    void add_attention(const LayerBuffers &w) {
-        opb_op_desc desc = base_desc(OPB_OP_ATTENTION, c.attention_variant);
-        desc.p.attention = {1, 1, S, L + S, Dh, 0.0f, 1};
-        for (int64_t b = 0; b < B; ++b)
-            for (int64_t h = 0; h < H; ++h) {
-                const int64_t qo = decode ? b * d + h * Dh : (h * B + b) * S * Dh;
-                const int64_t slab = (b * H + h) * C * Dh;
-                call(Component::attention, desc,
-                     {at(bs().q, qo), at(w.k_cache, slab), at(w.v_cache, slab), at(bs().o, qo)});
+        // Attention against the L + S cache rows of the K/V head. Decode: per
+        // (sequence, K/V head), its G query heads at once (adjacent in q), so
+        // K and V are read once per group; prefill: per (sequence, head).
+        {
+            opb_op_desc desc = base_desc(OPB_OP_ATTENTION, c.attention_variant);
+            if (decode) {
+                desc.p.attention = {1, G, 1, L + 1, Dh, 0.0f, 1, 1};
+                for (int64_t b = 0; b < B; ++b)
+                    for (int64_t kh = 0; kh < KVH; ++kh) {
+                        const int64_t qo = q_at(b, kh * G), slab = (b * KVH + kh) * C * Dh;
+                        call(Component::attention, desc,
+                             {at(q_used, qo), at(w.k_cache, slab), at(w.v_cache, slab), at(bs.o, qo)});
+                    }
+            } else {
+                desc.p.attention = {1, 1, S, L + S, Dh, 0.0f, 1, 0};
+                for (int64_t b = 0; b < B; ++b)
+                    for (int64_t h = 0; h < H; ++h) {
+                        const int64_t slab = (b * KVH + h / G) * C * Dh;
+                        call(Component::attention, desc,
+                             {at(q_used, q_at(b, h)), at(w.k_cache, slab), at(w.v_cache, slab),
+                              at(bs.o, (h * B + b) * S * Dh)});
+                    }
             }
-    }
+        }
 
-    // The output projection; returns the buffer holding it (before the residual).
-    void *add_attn_out(const LayerBuffers &w) {
-        const BufferSet &b_ = bs();
+        // Output projection, then the residual.
+        void *attn = nullptr;
         if (decode) {
-            linear(Component::attn_out, matmul(1, T, d, d, false, c.bias), b_.o, w.wo, w.bo, b_.partial);
-            return b_.partial;
+            linear(Component::attn_out, matmul(1, T, d, qd, false, c.bias), bs.o, w.wo, w.bo, bs.partial);
+            attn = bs.partial;
+        } else {
+            // Head h's output times rows h*Dh.. of Wo ([in, out]: dense): head 0
+            // carries the bias, heads 1.. are one batched matmul.
+            linear(Component::attn_out, matmul(1, T, d, Dh, false, c.bias), bs.o, w.wo, w.bo, bs.partial);
+            if (H > 1)
+                call(Component::attn_out, matmul(H - 1, T, d, Dh, false, false),
+                     {at(bs.o, T * Dh), at(w.wo, Dh * d), at(bs.partial, T * d)});
+            // Sum of the per-head partials, out of place (no add runs in place).
+            attn = bs.partial;
+            for (int64_t h = 1; h < H; ++h) {
+                void *dst = bs.acc[h % 2];
+                call(Component::attn_out, rows_cols(OPB_OP_ADD, T, d), {attn, at(bs.partial, h * T * d), dst});
+                attn = dst;
+            }
         }
-        // Head h's output times rows h*Dh.. of Wo ([in, out]: dense): head 0
-        // carries the bias, heads 1.. are one batched matmul.
-        linear(Component::attn_out, matmul(1, T, d, Dh, false, c.bias), b_.o, w.wo, w.bo, b_.partial);
-        if (H > 1)
-            call(Component::attn_out, matmul(H - 1, T, d, Dh, false, false),
-                 {at(b_.o, T * Dh), at(w.wo, Dh * d), at(b_.partial, T * d)});
-        // Sum of the per-head partials, out of place (no add runs in place).
-        void *attn = b_.partial;
-        for (int64_t h = 1; h < H; ++h) {
-            void *dst = b_.acc[h % 2];
-            call(Component::attn_out, rows_cols(OPB_OP_ADD, T, d), {attn, at(b_.partial, h * T * d), dst});
-            attn = dst;
-        }
-        return attn;
-    }
+        call(Component::attn_residual, rows_cols(OPB_OP_ADD, T, d), {x, attn, bs.attn_res});
 
-    void add_mlp(const LayerBuffers &w, void *out) {
-        const BufferSet &b_ = bs();
-        norm(Component::mlp_norm, b_.attn_res, w.norm2_gamma, w.norm2_beta, b_.normed);
-        linear(Component::mlp_in, matmul(1, T, F, d, true, c.bias), b_.normed, w.w_up, w.b_up, b_.up);
-        void *hidden_act = b_.act;
+        // MLP.
+        norm(Component::mlp_norm, bs.attn_res, w.norm2_gamma, w.norm2_beta, bs.normed);
+        linear(Component::mlp_in, matmul(1, T, F, d, true, c.bias), bs.normed, w.w_up, w.b_up, bs.up);
+        void *hidden_act = bs.act;
         switch (c.mlp) {
         case MlpKind::gelu:
-            call(Component::mlp_act, rows_cols(OPB_OP_GELU, T, F, c.gelu_variant), {b_.up, b_.act});
+            call(Component::mlp_act, rows_cols(OPB_OP_GELU, T, F, c.gelu_variant), {bs.up, bs.act});
             break;
-        case MlpKind::silu: call(Component::mlp_act, rows_cols(OPB_OP_SILU, T, F), {b_.up, b_.act}); break;
+        case MlpKind::silu: call(Component::mlp_act, rows_cols(OPB_OP_SILU, T, F), {bs.up, bs.act}); break;
         case MlpKind::swiglu:
-            linear(Component::mlp_in, matmul(1, T, F, d, true, c.bias), b_.normed, w.w_gate, w.b_gate, b_.gate);
-            call(Component::mlp_act, rows_cols(OPB_OP_SILU, T, F), {b_.gate, b_.act});
+        case MlpKind::geglu:
+            linear(Component::mlp_in, matmul(1, T, F, d, true, c.bias), bs.normed, w.w_gate, w.b_gate, bs.gate);
+            if (c.mlp == MlpKind::geglu)
+                call(Component::mlp_act, rows_cols(OPB_OP_GELU, T, F, OPB_GELU_TANH), {bs.gate, bs.act});
+            else
+                call(Component::mlp_act, rows_cols(OPB_OP_SILU, T, F), {bs.gate, bs.act});
             // silu(gate) * up: T*F independent 1x1 products.
-            call(Component::mlp_mul, matmul(T * F, 1, 1, 1, false, false), {b_.act, b_.up, b_.prod});
-            hidden_act = b_.prod;
+            call(Component::mlp_mul, matmul(T * F, 1, 1, 1, false, false), {bs.act, bs.up, bs.prod});
+            hidden_act = bs.prod;
             break;
         }
-        linear(Component::mlp_down, matmul(1, T, d, F, true, c.bias), hidden_act, w.w_down, w.b_down, b_.mlp_out);
-        call(Component::mlp_residual, rows_cols(OPB_OP_ADD, T, d), {b_.attn_res, b_.mlp_out, out});
+        linear(Component::mlp_down, matmul(1, T, d, F, true, c.bias), hidden_act, w.w_down, w.b_down, bs.mlp_out);
+        call(Component::mlp_residual, rows_cols(OPB_OP_ADD, T, d), {bs.attn_res, bs.mlp_out, out});
     }
-};
-
-DecoderRun::StepProgram DecoderRun::build_step(int step) { return StepBuilder(*this, step).build(); }
+    return prog;
+}
 
 std::optional<WorkloadFailure> DecoderRun::unsupported() {
     if (plans_.empty())
         for (int s = 0; s < steps(); ++s) (void)build_step(s);
     for (const auto &[key, entry] : plans_) {
+        if (std::string gap = plugin_abi_gap(entry.first, be_.api().abi_version); !gap.empty())
+            return WorkloadFailure{"skipped", "needs " + describe_op(entry.first) + ": " + gap};
         opb_status s = be_.api().supports(be_.handle(), &entry.first);
         if (s == OPB_ERR_UNSUPPORTED || s == OPB_ERR_UNAVAILABLE)
             return WorkloadFailure{"skipped", "needs " + describe_op(entry.first) + ": " + be_.error_text(s)};
@@ -485,22 +516,26 @@ void DecoderRun::prepare() {
         put(lb.b_gate, w.b_gate);
         put(lb.w_down, w.w_down);
         put(lb.b_down, w.b_down);
-        lb.k_cache = alloc(bytes(B * H * C * c.head_dim()), footprint_.kv_cache);
-        lb.v_cache = alloc(bytes(B * H * C * c.head_dim()), footprint_.kv_cache);
+        lb.k_cache = alloc(bytes(B * c.kv_width() * C), footprint_.kv_cache);
+        lb.v_cache = alloc(bytes(B * c.kv_width() * C), footprint_.kv_cache);
         bs->layers.push_back(lb);
     }
     uint64_t &act = footprint_.activations;
     for (int64_t l = 0; l <= c.layers; ++l) bs->hidden.push_back(alloc(bytes(T * d), act));
     bs->normed = alloc(bytes(T * d), act);
-    bs->q = alloc(bytes(T * d), act);
-    bs->o = alloc(bytes(T * d), act);
+    bs->q = alloc(bytes(T * c.q_width()), act);
+    bs->o = alloc(bytes(T * c.q_width()), act);
+    if (c.rope) {
+        bs->q_rot = alloc(bytes(T * c.q_width()), act);
+        bs->k_new = alloc(bytes(c.prompt * c.head_dim()), act);
+    }
     bs->partial = alloc(bytes(H * T * d), act);
     bs->acc[0] = alloc(bytes(T * d), act);
     bs->acc[1] = alloc(bytes(T * d), act);
     bs->attn_res = alloc(bytes(T * d), act);
     bs->up = alloc(bytes(T * F), act);
     bs->act = alloc(bytes(T * F), act);
-    if (c.mlp == MlpKind::swiglu) {
+    if (c.gated()) {
         bs->gate = alloc(bytes(T * F), act);
         bs->prod = alloc(bytes(T * F), act);
     }

@@ -4,8 +4,8 @@
 // Each layer, for the tokens of one step (the prompt in prefill, one token
 // per sequence in a decode step), at cache position L:
 //
-//   x ── norm ── Q,K,V projection ── attention (KV cache) ── output projection ──(+x)── h
-//   h ── norm ── MLP (gelu | silu | swiglu) ─────────────────────────────────────(+h)── out
+//   x ── norm ── Q,K,V projection ── (RoPE) ── attention (KV cache) ── output projection ──(+x)── h
+//   h ── norm ── MLP (gelu | silu | swiglu | geglu) ──────────────────────────────────────(+h)── out
 //
 // The op set has no copy, slice, transpose or elementwise multiply, so the
 // wiring is chosen so that every op reads and writes dense tensors where they
@@ -24,7 +24,15 @@
 //     projection is then one matmul per head (head 0 with the bias, heads
 //     1.. as one batched matmul) into per-head partial sums, reduced with a
 //     chain of out-of-place adds; the residual add follows;
-//   * swiglu's silu(gate) * up is a batched 1x1 matmul (batch = tokens x ffn).
+//   * swiglu's silu(gate) * up is a batched 1x1 matmul (batch = tokens x ffn);
+//   * grouped-query attention (kv_heads < heads): the cache holds kv_heads
+//     slabs per sequence; a decode step's attention runs per K/V head over
+//     its group of query heads (adjacent in [tokens, heads x head_dim]);
+//   * RoPE: K is projected into a scratch [seq, head_dim], and one rope call
+//     per (sequence, K/V head) rotates it into the cache slab together with
+//     the group's query heads; prefill then lays Q out [batch, heads, seq,
+//     head_dim] (one Q matmul per sequence and head) so that the group is
+//     adjacent.
 // Every plan any step needs is prepared in prepare(), outside timing; a step
 // issues execute calls only (and one copy_in: the step's token embeddings, as
 // an embedding lookup would).
@@ -69,8 +77,9 @@ enum class Component {
     mlp_mul,       // swiglu only: silu(gate) * up, as a batched 1x1 matmul
     mlp_down,      // down projection
     mlp_residual,  // h + MLP output
+    rope,          // rotary embedding of Q and K (RoPE models), after qkv
 };
-inline constexpr int kComponentCount = 12;
+inline constexpr int kComponentCount = 13;
 [[nodiscard]] std::string_view component_name(Component c);
 
 // Sees each component's run of plugin calls begin and end (a profiler's

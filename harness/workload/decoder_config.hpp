@@ -14,16 +14,19 @@ namespace opbench::workload {
 
 enum class NormKind { layernorm, rmsnorm };
 // gelu: up -> gelu -> down (GPT-2). silu: up -> silu -> down.
-// swiglu: down(silu(gate) * up) (Llama); the elementwise multiply is composed
-// from a batched 1x1 matmul, because the op set has no multiply.
-enum class MlpKind { gelu, silu, swiglu };
+// swiglu: down(silu(gate) * up) (Llama); geglu: down(gelu_tanh(gate) * up)
+// (Gemma); the elementwise multiply is composed from a batched 1x1 matmul,
+// because the op set has no multiply.
+enum class MlpKind { gelu, silu, swiglu, geglu };
 
 inline constexpr std::string_view kNormNames[] = {"layernorm", "rmsnorm"};
-inline constexpr std::string_view kMlpNames[] = {"gelu", "silu", "swiglu"};
+inline constexpr std::string_view kMlpNames[] = {"gelu", "silu", "swiglu", "geglu"};
 
 struct DecoderConfig {
-    int64_t hidden = 0;   // d_model
-    int64_t heads = 0;    // attention heads; head_dim = hidden / heads
+    int64_t hidden = 0;    // d_model
+    int64_t heads = 0;     // attention (query) heads
+    int64_t kv_heads = 0;  // K/V heads (grouped-query attention); 0 = heads
+    int64_t head_size = 0; // elements per head; 0 = hidden / heads (Gemma-2: 256 with hidden 3584, 16 heads)
     int64_t ffn = 0;      // MLP inner width; 0 = 4 * hidden
     int64_t layers = 1;   // decoder layers in sequence
     int64_t batch = 1;    // sequences decoded together
@@ -33,13 +36,25 @@ struct DecoderConfig {
     MlpKind mlp = MlpKind::gelu;
     int gelu_variant = OPB_GELU_TANH; // GPT-2 uses the tanh form
     int attention_variant = OPB_ATTENTION_COMPOSED;
-    bool bias = true; // biases on the projections (GPT-2 yes, Llama no)
+    bool bias = true;      // biases on the projections (GPT-2 yes, Llama no)
+    bool qkv_bias = false; // biases on the Q, K, V projections only (Qwen2)
+    // Rotary position embedding of Q and K after their projections (the rope
+    // op at the tokens' positions); off: no position encoding (GPT-2's learned
+    // positions are part of its embeddings).
+    bool rope = false;
+    float rope_theta = 10000.0f;
+    int rope_variant = OPB_ROPE_HALF_SPLIT;
     int dtype = OPB_DTYPE_F32;
     float eps = 1e-5f;
     int threads = 0; // CPU threads for every op; 0 = backend default
     uint64_t seed = 0x0b5eed;
 
-    [[nodiscard]] int64_t head_dim() const { return heads > 0 ? hidden / heads : 0; }
+    [[nodiscard]] int64_t head_dim() const { return head_size > 0 ? head_size : heads > 0 ? hidden / heads : 0; }
+    [[nodiscard]] int64_t kv_head_count() const { return kv_heads > 0 ? kv_heads : heads; }
+    [[nodiscard]] int64_t q_width() const { return heads * head_dim(); }            // Q and O per token
+    [[nodiscard]] int64_t kv_width() const { return kv_head_count() * head_dim(); } // K (or V) per token
+    [[nodiscard]] bool gated() const { return mlp == MlpKind::swiglu || mlp == MlpKind::geglu; }
+    [[nodiscard]] bool has_qkv_bias() const { return bias || qkv_bias; }
     [[nodiscard]] int64_t ffn_width() const { return ffn > 0 ? ffn : 4 * hidden; }
     [[nodiscard]] int64_t context() const { return prompt + generate; } // KV cache rows
     // Empty when the configuration can be built; otherwise what is wrong.
@@ -48,5 +63,23 @@ struct DecoderConfig {
 
 [[nodiscard]] std::string_view norm_name(NormKind k);
 [[nodiscard]] std::string_view mlp_name(MlpKind k);
+
+// A model's published shape (its config.json), for `model = "llama-3-8b"` in
+// a [[workload]]: everything but layers, batch and sequence lengths, which
+// the workload gives (layers defaults to the model's own).
+struct ModelPreset {
+    std::string_view name;
+    std::string_view source; // where the numbers come from
+    int64_t hidden, heads, kv_heads, head_dim, ffn, layers;
+    float rope_theta;
+    float eps;
+    MlpKind mlp;
+    bool qkv_bias;
+};
+[[nodiscard]] const ModelPreset *find_model_preset(std::string_view name);
+[[nodiscard]] std::string model_preset_names(); // "llama-3-8b, mistral-7b, ..."
+// Writes the preset into `c` (rmsnorm, no projection biases but Qwen's QKV,
+// RoPE half-split) without touching batch, prompt, generate or dtype.
+void apply_model_preset(const ModelPreset &m, DecoderConfig &c);
 
 } // namespace opbench::workload

@@ -20,15 +20,6 @@ std::string workload_benchmark_name(const WorkloadCase &w, Phase phase, const st
     return n + "/be:" + backend;
 }
 
-namespace {
-
-nlohmann::json shape_json(const DecoderConfig &c) {
-    return {{"hidden", c.hidden}, {"heads", c.heads}, {"head_dim", c.head_dim()}, {"ffn", c.ffn_width()},
-            {"layers", c.layers}, {"batch", c.batch}, {"prompt", c.prompt},       {"generate", c.generate}};
-}
-
-} // namespace
-
 WorkloadEntry::WorkloadEntry(const WorkloadCase &w, Phase phase, const std::string &backend,
                              const std::string &reference)
     : workload_(w), phase_(phase) {
@@ -91,7 +82,7 @@ nlohmann::json WorkloadEntry::fields() const {
     j["variant"] = variant_name(OPB_OP_ATTENTION, c.attention_variant);
     j["case"] = workload_.name;
     j["phase"] = phase_name(phase_);
-    j["params"] = shape_json(c);
+    j["params"] = decoder_shape_json(c);
     j["params"]["tokens_per_call"] = activation_.tokens_per_call;
     j["workload"] = {{"kind", workload_.kind},
                      {"name", workload_.name},

@@ -47,6 +47,12 @@ void from_json(const nlohmann::json &j, WorkloadJob &w) {
     w.phase = j.at("phase").get<std::string>() == "decode" ? Phase::decode : Phase::prefill;
 }
 
+nlohmann::json decoder_shape_json(const DecoderConfig &c) {
+    return {{"hidden", c.hidden},       {"heads", c.heads},     {"kv_heads", c.kv_head_count()},
+            {"head_dim", c.head_dim()}, {"ffn", c.ffn_width()}, {"layers", c.layers},
+            {"batch", c.batch},         {"prompt", c.prompt},   {"generate", c.generate}};
+}
+
 DecoderFigures workload_figures(const std::vector<RepetitionRecord> &repetitions, const WorkloadActivation &activation,
                                 const WorkloadTail &tail, const DecoderConfig &config, const MemoryFigures &memory) {
     DecoderMeasurements m;

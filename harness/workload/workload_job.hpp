@@ -51,6 +51,10 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ComponentTimes, steps, step_seconds, unscoped
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(WorkloadTail, weight_bytes, kv_cache_bytes, kv_bytes_per_token,
                                    backend_allocs_per_call, components, components_from, failure)
 
+// The decoder's shape as a result set's `params` and a profile's args:
+// hidden, heads, kv_heads, head_dim, ffn, layers, batch, prompt, generate.
+[[nodiscard]] nlohmann::json decoder_shape_json(const DecoderConfig &config);
+
 // The whole-model figures of an entry from every repetition it measured
 // (their calls and units), what activation and finishing learned, and its
 // memory figures.

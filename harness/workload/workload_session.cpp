@@ -26,11 +26,6 @@ bool same_config(const DecoderConfig &a, const DecoderConfig &b) {
     return std::memcmp(&a, &b, sizeof a) == 0;
 }
 
-nlohmann::json shape_json(const DecoderConfig &c) {
-    return {{"hidden", c.hidden}, {"heads", c.heads}, {"head_dim", c.head_dim()}, {"ffn", c.ffn_width()},
-            {"layers", c.layers}, {"batch", c.batch}, {"prompt", c.prompt},       {"generate", c.generate}};
-}
-
 } // namespace
 
 std::optional<MeasureFailure> workload_unsupported(BackendInstance &backend, const DecoderConfig &decoder) {
@@ -155,7 +150,7 @@ WorkloadActivation WorkloadSession::activate(const LayerOutputs &reference, doub
                                {"backend", setup_.backend},
                                {"dtype", dtype_name(c.dtype)},
                                {"threads", c.threads},
-                               {"params", shape_json(c)}};
+                               {"params", decoder_shape_json(c)}};
         instr->begin(setup_.name, setup_.backend, std::move(args), backend_,
                      [phase = phase_.get(), spans = spans_.get()](bool on) {
                          phase->set_component_observer(on ? spans : nullptr);

@@ -13,9 +13,10 @@
 namespace opbench::workload {
 namespace {
 
-constexpr std::string_view kDecoderKeys[] = {"kind",   "name",     "hidden", "heads",  "ffn",     "layers", "batch",
-                                             "prompt", "generate", "norm",   "mlp",    "gelu",    "bias",   "attention",
-                                             "dtype",  "eps",      "seed",   "phases", "backends"};
+constexpr std::string_view kDecoderKeys[] = {
+    "kind",       "name",      "model",    "hidden", "heads", "kv_heads", "head_dim", "ffn",      "layers",
+    "batch",      "prompt",    "generate", "norm",   "mlp",   "gelu",     "bias",     "qkv_bias", "rope",
+    "rope_theta", "attention", "dtype",    "eps",    "seed",  "phases",   "backends"};
 
 // The decoder's keys, then every measurement key (settings table).
 std::vector<std::string_view> valid_keys() {
@@ -163,93 +164,106 @@ public:
             }
         DecoderConfig &c = w.decoder;
         bool eps_given = false;
+        // A model preset first: the table's own keys then override it.
+        const ModelPreset *preset = nullptr;
+        if (auto m = t.get("model")) {
+            auto s = one("model", *m).as_string();
+            if (!s) fail(at(*m), fmt::format("'model' must be a string (valid: {})", model_preset_names()));
+            preset = find_model_preset(s->get());
+            if (!preset) fail(at(*m), fmt::format("unknown model '{}' (valid: {})", s->get(), model_preset_names()));
+            apply_model_preset(*preset, c);
+            eps_given = true;
+        }
         for (auto &&[k, v] : t) {
             const std::string_view key = k.str();
-            if (key == "kind" || key == "name" || key == "phases") continue;
+            if (key == "kind" || key == "name" || key == "phases" || key == "model") continue;
             if (key == "backends")
                 w.backends = backends(v);
-            else if (!setting(key, v, w.settings))
-                eps_given |= decoder_key(key, v, c);
+            else if (setting(key, v, w.settings))
+                continue;
+            else if (key == "hidden")
+                c.hidden = integer(key, v, 1);
+            else if (key == "heads")
+                c.heads = integer(key, v, 1);
+            else if (key == "kv_heads")
+                c.kv_heads = integer(key, v, 1);
+            else if (key == "head_dim")
+                c.head_size = integer(key, v, 1);
+            else if (key == "qkv_bias")
+                c.qkv_bias = flag(key, v);
+            else if (key == "rope")
+                c.rope = flag(key, v);
+            else if (key == "rope_theta")
+                c.rope_theta = float(positive(key, v));
+            else if (key == "ffn")
+                c.ffn = integer(key, v, 1);
+            else if (key == "layers")
+                c.layers = integer(key, v, 1);
+            else if (key == "batch")
+                c.batch = integer(key, v, 1);
+            else if (key == "prompt")
+                c.prompt = integer(key, v, 1);
+            else if (key == "generate")
+                c.generate = integer(key, v, 0);
+            else if (key == "norm")
+                c.norm = NormKind(choice(key, v, kNormNames));
+            else if (key == "mlp")
+                c.mlp = MlpKind(choice(key, v, kMlpNames));
+            else if (key == "gelu")
+                c.gelu_variant = choice(key, v, kGeluNames);
+            else if (key == "bias")
+                c.bias = flag(key, v);
+            else if (key == "attention")
+                c.attention_variant = choice(key, v, kAttentionNames);
+            else if (key == "dtype")
+                c.dtype = choice(key, v, kDtypeNames);
+            else if (key == "eps")
+                c.eps = float(positive(key, v)), eps_given = true;
+            else if (key == "seed")
+                c.seed = uint64_t(integer(key, v, 0));
         }
-        check_decoder(t, w, eps_given);
-        w.phases = phases(t, c);
+        for (auto key : {"hidden", "heads", "prompt"})
+            if (!t.get(key) && !(preset && std::string_view(key) != "prompt"))
+                fail(w.where, fmt::format("[[workload]] '{}' needs '{}'{}", w.name, key,
+                                          std::string_view(key) == "prompt" ? "" : " (or a 'model')"));
+        if (!eps_given) c.eps = c.norm == NormKind::layernorm ? 1e-5f : 1e-6f; // PyTorch / Llama
+        c.threads = w.settings.threads;
+        if (c.head_size == 0 && c.hidden % c.heads != 0) {
+            const toml::node *n = t.get("hidden") ? t.get("hidden") : t.get("heads");
+            fail(n ? at(*n) : w.where, fmt::format("'hidden' {} is not divisible by 'heads' {} "
+                                                   "(head_dim = hidden / heads; or give 'head_dim')",
+                                                   c.hidden, c.heads));
+        }
+        if (c.heads % c.kv_head_count() != 0) {
+            const toml::node *n = t.get("kv_heads") ? t.get("kv_heads") : t.get("heads");
+            fail(n ? at(*n) : w.where,
+                 fmt::format("'heads' {} is not a multiple of 'kv_heads' {} (each K/V head serves heads / kv_heads "
+                             "query heads; valid kv_heads divide heads)",
+                             c.heads, c.kv_head_count()));
+        }
+        if (auto why = check_settings(w.settings)) fail(w.where, *why);
+
+        if (auto p = t.get("phases")) {
+            auto arr = p->as_array();
+            if (!arr || arr->empty())
+                fail(at(*p), "'phases' must be a non-empty list of \"prefill\" and/or \"decode\"");
+            for (const toml::node &el : *arr) {
+                auto phase = WorkloadCase::Phase(choice("phase", el, kPhaseNames));
+                if (std::find(w.phases.begin(), w.phases.end(), phase) != w.phases.end())
+                    fail(at(el), "a phase is listed twice");
+                if (phase == WorkloadCase::Phase::decode && c.generate == 0)
+                    fail(at(el), "phase \"decode\" needs 'generate' >= 1 (tokens decoded after the prompt)");
+                w.phases.push_back(phase);
+            }
+        } else {
+            w.phases.push_back(WorkloadCase::Phase::prefill);
+            if (c.generate > 0) w.phases.push_back(WorkloadCase::Phase::decode);
+        }
         if (auto e = c.validate(); !e.empty()) fail(w.where, e);
         return w;
     }
 
 private:
-    // One key of the decoder's shape into `c`; true when it was 'eps'.
-    bool decoder_key(std::string_view key, const toml::node &v, DecoderConfig &c) const {
-        if (key == "hidden")
-            c.hidden = integer(key, v, 1);
-        else if (key == "heads")
-            c.heads = integer(key, v, 1);
-        else if (key == "ffn")
-            c.ffn = integer(key, v, 1);
-        else if (key == "layers")
-            c.layers = integer(key, v, 1);
-        else if (key == "batch")
-            c.batch = integer(key, v, 1);
-        else if (key == "prompt")
-            c.prompt = integer(key, v, 1);
-        else if (key == "generate")
-            c.generate = integer(key, v, 0);
-        else if (key == "norm")
-            c.norm = NormKind(choice(key, v, kNormNames));
-        else if (key == "mlp")
-            c.mlp = MlpKind(choice(key, v, kMlpNames));
-        else if (key == "gelu")
-            c.gelu_variant = choice(key, v, kGeluNames);
-        else if (key == "bias")
-            c.bias = flag(key, v);
-        else if (key == "attention")
-            c.attention_variant = choice(key, v, kAttentionNames);
-        else if (key == "dtype")
-            c.dtype = choice(key, v, kDtypeNames);
-        else if (key == "eps") {
-            c.eps = float(positive(key, v));
-            return true;
-        } else if (key == "seed")
-            c.seed = uint64_t(integer(key, v, 0));
-        return false;
-    }
-
-    // The required keys are there, eps and threads are settled, heads divide
-    // hidden, and the measurement settings agree with each other.
-    void check_decoder(const toml::table &t, WorkloadCase &w, bool eps_given) const {
-        DecoderConfig &c = w.decoder;
-        for (auto key : {"hidden", "heads", "prompt"})
-            if (!t.get(key)) fail(w.where, fmt::format("[[workload]] '{}' needs '{}'", w.name, key));
-        if (!eps_given) c.eps = c.norm == NormKind::layernorm ? 1e-5f : 1e-6f; // PyTorch / Llama
-        c.threads = w.settings.threads;
-        if (c.hidden % c.heads != 0)
-            fail(at(*t.get("hidden")), fmt::format("'hidden' {} is not divisible by 'heads' {} "
-                                                   "(head_dim = hidden / heads)",
-                                                   c.hidden, c.heads));
-        if (auto why = check_settings(w.settings)) fail(w.where, *why);
-    }
-
-    // 'phases' as given, else prefill and (when it generates) decode.
-    std::vector<WorkloadCase::Phase> phases(const toml::table &t, const DecoderConfig &c) const {
-        std::vector<WorkloadCase::Phase> out;
-        auto p = t.get("phases");
-        if (!p) {
-            out.push_back(WorkloadCase::Phase::prefill);
-            if (c.generate > 0) out.push_back(WorkloadCase::Phase::decode);
-            return out;
-        }
-        auto arr = p->as_array();
-        if (!arr || arr->empty()) fail(at(*p), "'phases' must be a non-empty list of \"prefill\" and/or \"decode\"");
-        for (const toml::node &el : *arr) {
-            auto phase = WorkloadCase::Phase(choice("phase", el, kPhaseNames));
-            if (std::find(out.begin(), out.end(), phase) != out.end()) fail(at(el), "a phase is listed twice");
-            if (phase == WorkloadCase::Phase::decode && c.generate == 0)
-                fail(at(el), "phase \"decode\" needs 'generate' >= 1 (tokens decoded after the prompt)");
-            out.push_back(phase);
-        }
-        return out;
-    }
-
     const std::string &file_;
     const SuiteOptions &options_;
     std::vector<std::string> &warnings_;

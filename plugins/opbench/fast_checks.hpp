@@ -374,7 +374,7 @@ FastCheckResult attention_t(const FastCheckArgs &a) {
     double sum_sq = 0.0;
     for (int64_t flat_row : attention_checked_rows(d, a.seed)) {
         const int64_t bh = flat_row / SQ, i = flat_row % SQ;
-        const int64_t q0 = bh * SQ, kv0 = bh * SKV; // in rows
+        const int64_t q0 = bh * SQ, kv0 = attention_kv_slice(p, bh) * SKV; // in rows
         Row row{flat_row * D, std::vector<double>(D, 0.0)};
         const int64_t n = visible(i);
         double mx = -std::numeric_limits<double>::infinity();
@@ -421,7 +421,7 @@ FastCheckResult attention_t(const FastCheckArgs &a) {
     // prefix [0, n), so prefix minima and maxima serve every row of a head.
     std::vector<double> lo(SKV * D), hi(SKV * D);
     for (int64_t bh = 0; bh < p.batch * p.heads && r.passed; ++bh) {
-        const int64_t q0 = bh * SQ, kv0 = bh * SKV;
+        const int64_t q0 = bh * SQ, kv0 = attention_kv_slice(p, bh) * SKV;
         for (int64_t j = 0; j < SKV; ++j)
             for (int64_t k = 0; k < D; ++k) {
                 const double v = ld<DT>(V, (kv0 + j) * D + k);

@@ -69,6 +69,37 @@ inline int64_t causal_visible(int64_t row, int64_t rows, int64_t cols) {
     return last + 1 < cols ? last + 1 : cols;
 }
 
+// K/V heads of grouped-query attention: 0 in a description (an ABI 1.0/1.1
+// writer's, or a suite that did not give kv_heads) means heads.
+inline int64_t attention_kv_heads(const opb_attention_params &p) { return p.kv_heads > 0 ? p.kv_heads : p.heads; }
+// The K/V slice (batch * kv_heads + kv head) that the query slice
+// bh = batch * heads + head reads: query head h uses K/V head h / group.
+inline int64_t attention_kv_slice(const opb_attention_params &p, int64_t bh) {
+    const int64_t kvh = attention_kv_heads(p), b = bh / p.heads, h = bh % p.heads;
+    return b * kvh + h / (p.heads / kvh);
+}
+inline int64_t rope_kv_heads(const opb_rope_params &p) { return p.kv_heads > 0 ? p.kv_heads : p.heads; }
+// Elements of each head that RoPE rotates: 0 means all of head_dim.
+inline int64_t rope_rotary_dim(const opb_rope_params &p) { return p.rotary_dim > 0 ? p.rotary_dim : p.head_dim; }
+
+// The oldest plugin ABI minor that can read `d` as meant: 2 for a rope op or
+// grouped-query attention (kv_heads != heads, a field an ABI 1.1 plugin does
+// not know and would read as heads), else 0.
+inline uint32_t desc_needs_abi_minor(const opb_op_desc &d) {
+    if (d.op == OPB_OP_ROPE) return 2;
+    if (d.op == OPB_OP_ATTENTION && attention_kv_heads(d.p.attention) != d.p.attention.heads) return 2;
+    return 0;
+}
+// "" when a plugin of ABI `plugin_abi` reads `d` as meant, else why not (the
+// host then skips the case with this reason instead of calling the plugin).
+inline std::string plugin_abi_gap(const opb_op_desc &d, uint32_t plugin_abi) {
+    const uint32_t need = desc_needs_abi_minor(d);
+    if (OPB_ABI_MINOR(plugin_abi) >= need) return {};
+    return "the plugin was built against opbench ABI 1." + std::to_string(OPB_ABI_MINOR(plugin_abi)) +
+           ", which predates " + (d.op == OPB_OP_ROPE ? "the rope op" : "kv_heads (grouped-query attention)") +
+           " (ABI 1." + std::to_string(need) + "); rebuild it against this SDK";
+}
+
 // Number of (row, col) pairs a (possibly causal) rows x cols score matrix keeps.
 inline int64_t visible_pairs(int64_t rows, int64_t cols, bool causal) {
     if (!causal) return rows * cols;
@@ -262,9 +293,9 @@ struct OpInfo {
 // Parameter keys in sweep order: an earlier key varies more slowly than a
 // later one (suites/README.md, "Expansion order"). A key missing here sweeps
 // after all of these, in its row's order.
-inline constexpr std::string_view kParamSweepOrder[] = {"batch",   "heads",   "m",     "n",      "k",        "rows",
-                                                        "cols",    "seq",     "seq_q", "seq_kv", "head_dim", "hidden",
-                                                        "trans_a", "trans_b", "bias",  "causal", "scale",    "eps"};
+inline constexpr std::string_view kParamSweepOrder[] = {
+    "batch",    "heads",  "kv_heads", "m",       "n",    "k",      "rows",  "cols", "seq",        "seq_q", "seq_kv",
+    "head_dim", "hidden", "trans_a",  "trans_b", "bias", "causal", "scale", "eps",  "rotary_dim", "theta"};
 
 namespace op_rows {
 
@@ -309,6 +340,14 @@ inline std::string positives(std::initializer_list<std::pair<const char *, int64
     for (auto [n, v] : dims)
         if (auto e = positive(n, v); !e.empty()) return e;
     return {};
+}
+
+// heads must be a whole number of K/V heads' groups.
+inline std::string kv_heads_error(int64_t heads, int64_t kv_heads) {
+    if (kv_heads > 0 && heads % kv_heads == 0) return {};
+    return "heads " + std::to_string(heads) + " is not a multiple of kv_heads " + std::to_string(kv_heads) +
+           " (each K/V head serves heads / kv_heads query heads: kv_heads must divide heads, e.g. 1 or " +
+           std::to_string(heads) + ")";
 }
 
 // Shorthands for rows: a parameter written straight into one description field.
@@ -525,6 +564,20 @@ inline double attention_workspace_bound(const opb_op_desc &d) {
 inline constexpr ParamInfo kAttentionParams[] = {
     P{"batch", ParamKind::Dim, false, true, 1, nullptr, OPB_ROW_DIM(attention.batch), "B", NameRule::Always, "B"},
     P{"heads", ParamKind::Dim, true, false, 0, nullptr, OPB_ROW_DIM(attention.heads), "H", NameRule::Always, "H"},
+    // Not given: 0, read as heads. Named only when it differs from heads, so
+    // multi-head cases keep their names; the field is always the K/V heads used.
+    P{"kv_heads", ParamKind::Dim, false, false, 0, nullptr,
+      [](opb_op_desc &d, const ParamValue &v) {
+          auto &p = d.p.attention;
+          if (auto e = kv_heads_error(p.heads, v.i); !e.empty()) return e;
+          p.kv_heads = v.i;
+          return std::string();
+      },
+      [](const opb_op_desc &d) { return double(attention_kv_heads(d.p.attention)); }, "KVH", NameRule::IfNonzero, "KVH",
+      [](const opb_op_desc &d) {
+          const auto &p = d.p.attention;
+          return attention_kv_heads(p) != p.heads ? double(p.kv_heads) : 0.0;
+      }},
     P{"seq", ParamKind::Dim, false, false, 0, nullptr,
       [](opb_op_desc &d, const ParamValue &v) {
           d.p.attention.seq_q = d.p.attention.seq_kv = v.i;
@@ -578,8 +631,9 @@ inline std::string attention_check_keys(const KeyGiven &given) {
 inline void attention_tensors(const opb_op_desc &d, TensorList &t) {
     const auto &p = d.p.attention;
     t.add("Q", {p.batch, p.heads, p.seq_q, p.head_dim});
-    t.add("K", {p.batch, p.heads, p.seq_kv, p.head_dim});
-    t.add("V", {p.batch, p.heads, p.seq_kv, p.head_dim});
+    const int64_t kvh = attention_kv_heads(p); // K and V counted once per K/V head
+    t.add("K", {p.batch, kvh, p.seq_kv, p.head_dim});
+    t.add("V", {p.batch, kvh, p.seq_kv, p.head_dim});
     t.add("O", {p.batch, p.heads, p.seq_q, p.head_dim}, true);
 }
 inline double attention_flops(const opb_op_desc &d) {
@@ -597,7 +651,74 @@ inline std::string attention_validate(const opb_op_desc &d) {
                             {"head_dim", p.head_dim}});
         !e.empty())
         return e;
+    if (p.kv_heads < 0) return "kv_heads must be >= 0 (0 = heads), got " + std::to_string(p.kv_heads);
+    if (auto e = kv_heads_error(p.heads, attention_kv_heads(p)); !e.empty()) return e;
     return std::isfinite(p.scale) ? std::string() : std::string("scale must be finite");
+}
+
+// ---- rope
+inline constexpr VariantInfo kRopeVariants[] = {{"half_split", OPB_ROPE_HALF_SPLIT},
+                                                {"interleaved", OPB_ROPE_INTERLEAVED}};
+inline constexpr ParamInfo kRopeParams[] = {
+    P{"batch", ParamKind::Dim, false, true, 1, nullptr, OPB_ROW_DIM(rope.batch), "B", NameRule::Always, "B"},
+    P{"heads", ParamKind::Dim, true, false, 0, nullptr, OPB_ROW_DIM(rope.heads), "H", NameRule::Always, "H"},
+    P{"kv_heads", ParamKind::Dim, false, false, 0, nullptr,
+      [](opb_op_desc &d, const ParamValue &v) {
+          auto &p = d.p.rope;
+          if (auto e = kv_heads_error(p.heads, v.i); !e.empty()) return e;
+          p.kv_heads = v.i;
+          return std::string();
+      },
+      [](const opb_op_desc &d) { return double(rope_kv_heads(d.p.rope)); }, "KVH", NameRule::IfNonzero, "KVH",
+      [](const opb_op_desc &d) {
+          const auto &p = d.p.rope;
+          return rope_kv_heads(p) != p.heads ? double(p.kv_heads) : 0.0;
+      }},
+    P{"seq", ParamKind::Dim, true, false, 0, nullptr, OPB_ROW_DIM(rope.seq), "S", NameRule::Always, "S"},
+    P{"head_dim", ParamKind::Dim, true, false, 0, nullptr, OPB_ROW_DIM(rope.head_dim), "D", NameRule::Always, "D"},
+    // Not given: 0, read as head_dim (every element rotated). Named when partial.
+    P{"rotary_dim", ParamKind::Dim, false, false, 0, nullptr,
+      [](opb_op_desc &d, const ParamValue &v) {
+          d.p.rope.rotary_dim = v.i;
+          return std::string();
+      },
+      [](const opb_op_desc &d) { return double(rope_rotary_dim(d.p.rope)); }, "R", NameRule::IfNonzero, "rotary_dim",
+      [](const opb_op_desc &d) {
+          const auto &p = d.p.rope;
+          return rope_rotary_dim(p) != p.head_dim ? double(p.rotary_dim) : 0.0;
+      }},
+    P{"theta", ParamKind::PosReal, false, true, 10000, nullptr, OPB_ROW_REAL(rope.theta), "theta", NameRule::Always,
+      "theta"},
+};
+inline void rope_tensors(const opb_op_desc &d, TensorList &t) {
+    const auto &p = d.p.rope;
+    const int64_t kvh = rope_kv_heads(p);
+    t.add("Q", {p.batch, p.heads, p.seq, p.head_dim});
+    t.add("K", {p.batch, kvh, p.seq, p.head_dim});
+    t.add("Qr", {p.batch, p.heads, p.seq, p.head_dim}, true);
+    t.add("Kr", {p.batch, kvh, p.seq, p.head_dim}, true);
+}
+inline double rope_flops(const opb_op_desc &d) {
+    // per rotated pair: x0 cos - x1 sin, x1 cos + x0 sin = 4 mul + 2 add; the
+    // angles' cos/sin are a table an implementation may precompute (not
+    // counted), and the copied elements past rotary_dim are no arithmetic.
+    const auto &p = d.p.rope;
+    const double rows = double(p.batch) * double(p.heads + rope_kv_heads(p)) * double(p.seq);
+    return rows * double(rope_rotary_dim(p) / 2) * 6.0;
+}
+inline std::string rope_validate(const opb_op_desc &d) {
+    const auto &p = d.p.rope;
+    if (auto e = positives({{"batch", p.batch}, {"heads", p.heads}, {"seq", p.seq}, {"head_dim", p.head_dim}});
+        !e.empty())
+        return e;
+    if (p.kv_heads < 0) return "kv_heads must be >= 0 (0 = heads), got " + std::to_string(p.kv_heads);
+    if (auto e = kv_heads_error(p.heads, rope_kv_heads(p)); !e.empty()) return e;
+    if (p.position < 0) return "position must be >= 0, got " + std::to_string(p.position);
+    const int64_t r = rope_rotary_dim(p);
+    if (r < 0 || r > p.head_dim || r % 2 != 0)
+        return "rotary_dim must be even and in 2.." + std::to_string(p.head_dim) + " (head_dim), got " +
+               std::to_string(r);
+    return (p.theta > 0.0f && std::isfinite(p.theta)) ? std::string() : std::string("theta must be > 0");
 }
 
 #undef OPB_ROW_DIM
@@ -629,6 +750,8 @@ inline constexpr OpInfo kOps[] = {
     {OPB_OP_ATTENTION, "attention", op_rows::kAttentionVariants, op_rows::kAttentionParams,
      op_rows::attention_check_keys, op_rows::attention_tensors, op_rows::attention_flops, op_rows::attention_validate,
      op_rows::rounded_intermediates, sampled_attention, nullptr, op_rows::attention_workspace_bound},
+    {OPB_OP_ROPE, "rope", op_rows::kRopeVariants, op_rows::kRopeParams, nullptr, op_rows::rope_tensors,
+     op_rows::rope_flops, op_rows::rope_validate, op_rows::output_rounding, nullptr, op_rows::kFuseAdvice, nullptr},
 };
 static_assert(std::size(kOps) == OPB_OP_COUNT, "one kOps row per opb_op_kind");
 static_assert(

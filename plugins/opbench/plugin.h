@@ -35,7 +35,7 @@ extern "C" {
 /* ---- versions and the entry symbol ------------------------------------- */
 
 #define OPB_ABI_VERSION_MAJOR 1
-#define OPB_ABI_VERSION_MINOR 1
+#define OPB_ABI_VERSION_MINOR 2
 #define OPB_ABI_VERSION ((uint32_t)((OPB_ABI_VERSION_MAJOR << 16) | OPB_ABI_VERSION_MINOR))
 #define OPB_ABI_MAJOR(v) ((uint32_t)(v) >> 16)
 #define OPB_ABI_MINOR(v) ((uint32_t)(v)&0xffffu)
@@ -82,9 +82,10 @@ typedef enum opb_op_kind {
     OPB_OP_GELU = 4,
     OPB_OP_SILU = 5,
     OPB_OP_ADD = 6,
-    OPB_OP_ATTENTION = 7
+    OPB_OP_ATTENTION = 7,
+    OPB_OP_ROPE = 8 /* ABI 1.2 */
 } opb_op_kind;
-#define OPB_OP_COUNT 8
+#define OPB_OP_COUNT 9
 
 /* Variants. Each op interprets opb_op_desc.variant with its own constants;
  * 0 is always the op's default form. */
@@ -96,7 +97,10 @@ enum {
     OPB_GELU_TANH = 1, /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
 
     OPB_ATTENTION_COMPOSED = 0, /* QK^T -> softmax -> .V, materialises scores */
-    OPB_ATTENTION_FUSED = 1     /* tiled, online softmax, no seq_q x seq_kv buffer */
+    OPB_ATTENTION_FUSED = 1,    /* tiled, online softmax, no seq_q x seq_kv buffer */
+
+    OPB_ROPE_HALF_SPLIT = 0, /* GPT-NeoX / Llama: pairs (i, i + rotary_dim/2) */
+    OPB_ROPE_INTERLEAVED = 1 /* GPT-J: pairs (2i, 2i + 1) */
 };
 
 /*
@@ -120,11 +124,26 @@ enum {
  * ADD        y = a + b, all [rows, cols]; in a, in b, out y
  * ATTENTION  O = softmax(scale * Q K^T (+ causal mask)) V, per (batch, head)
  *            in Q: [batch, heads, seq_q, head_dim]
- *            in K: [batch, heads, seq_kv, head_dim]
- *            in V: [batch, heads, seq_kv, head_dim]
+ *            in K: [batch, kv_heads, seq_kv, head_dim]
+ *            in V: [batch, kv_heads, seq_kv, head_dim]
  *            out O: [batch, heads, seq_q, head_dim]
  *            causal uses the same bottom-right alignment as SOFTMAX.
  *            scale 0 means 1/sqrt(head_dim).
+ *            kv_heads (ABI 1.2; grouped-query attention): query head h reads
+ *            K/V head h / (heads / kv_heads); heads is a multiple of kv_heads.
+ *            0 means heads (what every description from an ABI 1.0/1.1 writer
+ *            holds, the union being zeroed); a plugin built before 1.2 never
+ *            reads it, so the host gives such a plugin only kv_heads = heads.
+ * ROPE       (ABI 1.2) rotary position embedding of Q and K at positions
+ *            position .. position + seq - 1 (row t of seq is at position + t):
+ *            for each rotated pair (x0, x1) of a head's first rotary_dim
+ *            elements, pair index i in [0, rotary_dim/2), position t:
+ *            angle = t * theta^(-2i / rotary_dim),
+ *            (x0, x1) -> (x0 cos - x1 sin, x1 cos + x0 sin); the elements past
+ *            rotary_dim are copied. The variant picks the pairs (above).
+ *            in Q: [batch, heads, seq, head_dim]
+ *            in K: [batch, kv_heads, seq, head_dim]
+ *            out Qr, out Kr: the shapes of Q and K
  */
 typedef struct opb_matmul_params {
     int64_t batch, m, n, k;
@@ -150,7 +169,15 @@ typedef struct opb_attention_params {
     int64_t batch, heads, seq_q, seq_kv, head_dim;
     float scale;
     int32_t causal;
+    int64_t kv_heads; /* ABI 1.2, appended: 0 = heads */
 } opb_attention_params;
+
+typedef struct opb_rope_params { /* ABI 1.2 */
+    int64_t batch, heads, kv_heads, seq, head_dim;
+    int64_t rotary_dim; /* even, <= head_dim; 0 = head_dim */
+    float theta;        /* base of the frequencies, > 0 */
+    int64_t position;   /* position of the first row (a decode step's cache length); >= 0 */
+} opb_rope_params;
 
 typedef struct opb_op_desc {
     uint32_t struct_size; /* sizeof(opb_op_desc) */
@@ -166,6 +193,7 @@ typedef struct opb_op_desc {
         opb_norm_params norm;
         opb_eltwise_params eltwise;
         opb_attention_params attention;
+        opb_rope_params rope;  /* ABI 1.2 */
         uint8_t reserved[128]; /* keeps the union's size fixed as ops are added */
     } p;
 } opb_op_desc;

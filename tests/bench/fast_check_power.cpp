@@ -147,7 +147,7 @@ int run_attention(int trials) {
     int failures = 0;
     for (int dt : {OPB_DTYPE_F32, OPB_DTYPE_BF16}) {
         opb_op_desc d = make_desc(OPB_OP_ATTENTION, dt, OPB_ATTENTION_FUSED);
-        d.p.attention = {1, 12, 1024, 1024, 64, 0.0f, 1};
+        d.p.attention = {1, 12, 1024, 1024, 64, 0.0f, 1, 0};
         const auto &p = d.p.attention;
         std::mt19937_64 rng(2027);
         const int64_t qn = p.batch * p.heads * p.seq_q * p.head_dim, kvn = p.batch * p.heads * p.seq_kv * p.head_dim;

@@ -87,7 +87,7 @@ TEST_F(QuickSuiteRun, ContextMakesTheNumbersComparable) {
     EXPECT_EQ(o["suite"]["name"], "quick");
     EXPECT_EQ(o["suite"]["sha256"].get<std::string>().size(), 64u);
     EXPECT_FALSE(o["build"]["git_commit"].get<std::string>().empty());
-    EXPECT_EQ(o["build"]["plugin_abi"], "1.1");
+    EXPECT_EQ(o["build"]["plugin_abi"], "1." + std::to_string(OPB_ABI_VERSION_MINOR));
     EXPECT_FALSE(o["machine"]["cpu_model"].get<std::string>().empty());
     EXPECT_TRUE(o["backends"]["naive"]["usable"].get<bool>());
     EXPECT_EQ(o["measurement"]["reference_backend"], "naive");

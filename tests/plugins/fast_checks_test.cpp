@@ -208,15 +208,18 @@ TEST(Freivalds, WrongTensorCountIsAFailureNotACrash) {
 
 namespace {
 
-opb_op_desc attention_desc(int dtype, int64_t b, int64_t h, int64_t sq, int64_t skv, int64_t d, bool causal) {
+opb_op_desc attention_desc(int dtype, int64_t b, int64_t h, int64_t sq, int64_t skv, int64_t d, bool causal,
+                           int64_t kv_heads = 0) {
     opb_op_desc desc = make_desc(OPB_OP_ATTENTION, dtype, OPB_ATTENTION_FUSED);
-    desc.p.attention = {b, h, sq, skv, d, 0.0f, causal};
+    desc.p.attention = {b, h, sq, skv, d, 0.0f, causal, kv_heads};
     return desc;
 }
 
 // O as a backend computes it: f32 scores and softmax, probabilities rounded
 // to the dtype (as bf16 kernels do), f32 accumulation, output rounded.
-void compute_attention_f32(Case &c) {
+// kv_of: the K/V slice a query slice reads (grouped-query; a test may pass a
+// wrong mapping to play a backend's bug).
+void compute_attention_f32(Case &c, int64_t (*kv_of)(const opb_attention_params &, int64_t) = attention_kv_slice) {
     const auto &p = c.desc.p.attention;
     const int dt = c.desc.dtype;
     const float scale = effective_scale(c.desc);
@@ -231,7 +234,7 @@ void compute_attention_f32(Case &c) {
                 float dot = 0.0f;
                 for (int64_t k = 0; k < p.head_dim; ++k)
                     dot += load_as_f32(Q, dt, (bh * p.seq_q + i) * p.head_dim + k) *
-                           load_as_f32(K, dt, (bh * p.seq_kv + j) * p.head_dim + k);
+                           load_as_f32(K, dt, (kv_of(p, bh) * p.seq_kv + j) * p.head_dim + k);
                 s[j] = scale * dot;
                 mx = std::max(mx, s[j]);
             }
@@ -242,7 +245,7 @@ void compute_attention_f32(Case &c) {
                     float prob = s[j] / sum;
                     if (dt == OPB_DTYPE_BF16) prob = bf16_to_f32(f32_to_bf16(prob));
                     if (dt == OPB_DTYPE_F16) prob = f16_to_f32(f32_to_f16(prob));
-                    acc += prob * load_as_f32(V, dt, (bh * p.seq_kv + j) * p.head_dim + k);
+                    acc += prob * load_as_f32(V, dt, (kv_of(p, bh) * p.seq_kv + j) * p.head_dim + k);
                 }
                 store_from_f32(O, dt, (bh * p.seq_q + i) * p.head_dim + k, acc);
             }
@@ -282,16 +285,16 @@ TEST(SampledAttention, PassesCorrectOutputsCausalOrNotAndRowsThatSeeNoKey) {
     struct Shape {
         int64_t b, h, sq, skv, d;
         bool causal;
+        int64_t kv_heads = 0;
     };
     // seq_q > seq_kv with causal: the first rows see no key and must be 0.
-    const Shape shapes[] = {{1, 2, 64, 64, 32, true},
-                            {2, 2, 40, 96, 16, true},
-                            {1, 3, 50, 20, 8, true},
-                            {2, 1, 33, 77, 64, false},
-                            {1, 1, 1, 128, 64, true}};
+    // The last two are grouped-query (K/V heads shared by 2 and 4 query heads).
+    const Shape shapes[] = {{1, 2, 64, 64, 32, true},  {2, 2, 40, 96, 16, true}, {1, 3, 50, 20, 8, true},
+                            {2, 1, 33, 77, 64, false}, {1, 1, 1, 128, 64, true}, {2, 4, 1, 96, 16, true, 2},
+                            {1, 8, 20, 40, 8, true, 2}};
     for (int dt : {OPB_DTYPE_F32, OPB_DTYPE_BF16, OPB_DTYPE_F16})
         for (const auto &s : shapes) {
-            Case c = make_case(attention_desc(dt, s.b, s.h, s.sq, s.skv, s.d, s.causal), 2);
+            Case c = make_case(attention_desc(dt, s.b, s.h, s.sq, s.skv, s.d, s.causal, s.kv_heads), 2);
             compute_attention_f32(c);
             for (uint64_t seed = 0; seed < 5; ++seed) {
                 FastCheckResult r = sampled(c, seed);
@@ -358,6 +361,16 @@ TEST(SampledAttention, ARowThatSeesNoKeyMustBeZero) {
     FastCheckResult r = sampled(c, seed);
     EXPECT_FALSE(r.passed);
     EXPECT_NE(r.detail.find("sees no key"), std::string::npos) << r.detail;
+}
+
+// A backend that maps query heads to K/V heads round-robin (h % kv_heads)
+// instead of in groups (h / (heads / kv_heads)) is caught.
+TEST(SampledAttention, CatchesGroupedKvReadFromTheWrongHead) {
+    Case c = make_case(attention_desc(OPB_DTYPE_F32, 1, 4, 8, 32, 8, true, 2), 4);
+    compute_attention_f32(c, [](const opb_attention_params &p, int64_t bh) { return bh % p.kv_heads; });
+    for (uint64_t seed = 0; seed < 3; ++seed) EXPECT_FALSE(sampled(c, seed).passed) << seed;
+    compute_attention_f32(c);
+    EXPECT_TRUE(sampled(c, 0).passed) << sampled(c, 0).detail;
 }
 
 TEST(SampledAttention, NanAnywhereFails) {

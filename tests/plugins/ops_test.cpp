@@ -19,7 +19,7 @@ opb_op_desc matmul(int64_t b, int64_t m, int64_t n, int64_t k, bool bias = false
 }
 opb_op_desc attention(int64_t b, int64_t h, int64_t sq, int64_t skv, int64_t dh, bool causal, int dtype = 0) {
     opb_op_desc d = make_desc(OPB_OP_ATTENTION, dtype, OPB_ATTENTION_FUSED);
-    d.p.attention = {b, h, sq, skv, dh, 0.0f, causal};
+    d.p.attention = {b, h, sq, skv, dh, 0.0f, causal, 0};
     return d;
 }
 } // namespace
@@ -65,6 +65,73 @@ TEST(OpFlops, AttentionCountsOnlyUnmaskedScores) {
     EXPECT_EQ(op_flops(attention(2, 3, 8, 8, 16, true)), 2.0 * 3 * 36 * (4.0 * 16 + 6));
     // bytes: Q, K, V read and O written, whatever the variant
     EXPECT_EQ(op_bytes(attention(1, 1, 8, 8, 16, false)), 4.0 * 4 * 8 * 16);
+}
+
+TEST(OpBytes, GroupedQueryAttentionCountsKvOncePerKvHead) {
+    // Llama-3-8B decode: 32 query heads, 8 K/V heads, head_dim 128, 8k cache.
+    opb_op_desc mha = attention(1, 32, 1, 8192, 128, true);
+    opb_op_desc gqa = mha;
+    gqa.p.attention.kv_heads = 8;
+    const double q_o = 2.0 * 32 * 1 * 128, kv_mha = 2.0 * 32 * 8192 * 128;
+    EXPECT_EQ(op_bytes(mha), 4.0 * (q_o + kv_mha));
+    EXPECT_EQ(op_bytes(gqa), 4.0 * (q_o + kv_mha / 4)); // K and V a quarter of multi-head's
+    // FLOPs are per query head: the same work, a quarter of the K/V traffic.
+    EXPECT_EQ(op_flops(gqa), op_flops(mha));
+    auto t = op_tensors(gqa);
+    EXPECT_EQ(t[1].shape, (std::vector<int64_t>{1, 8, 8192, 128}));
+    EXPECT_EQ(t[2].shape, (std::vector<int64_t>{1, 8, 8192, 128}));
+    EXPECT_EQ(t[3].shape, (std::vector<int64_t>{1, 32, 1, 128}));
+    // kv_heads 0 (an older writer's description) is heads.
+    EXPECT_EQ(attention_kv_heads(mha.p.attention), 32);
+    // query head h of batch b reads K/V slice b * kv_heads + h / 4
+    EXPECT_EQ(attention_kv_slice(gqa.p.attention, 0), 0);
+    EXPECT_EQ(attention_kv_slice(gqa.p.attention, 3), 0);
+    EXPECT_EQ(attention_kv_slice(gqa.p.attention, 4), 1);
+    EXPECT_EQ(attention_kv_slice(gqa.p.attention, 31), 7);
+}
+
+TEST(ValidateDesc, KvHeadsMustDivideHeads) {
+    opb_op_desc d = attention(1, 32, 1, 64, 128, true);
+    d.p.attention.kv_heads = 12;
+    EXPECT_NE(validate_desc(d).find("heads 32 is not a multiple of kv_heads 12"), std::string::npos)
+        << validate_desc(d);
+    d.p.attention.kv_heads = -1;
+    EXPECT_NE(validate_desc(d).find("kv_heads must be >= 0"), std::string::npos) << validate_desc(d);
+    d.p.attention.kv_heads = 1; // multi-query attention
+    EXPECT_EQ(validate_desc(d), "");
+}
+
+TEST(PluginAbiGap, OnlyGroupedKvAndRopeNeedAnAbi12Plugin) {
+    const uint32_t abi11 = (1u << 16) | 1u, abi12 = (1u << 16) | 2u;
+    opb_op_desc mha = attention(1, 32, 1, 64, 128, true);
+    EXPECT_EQ(plugin_abi_gap(mha, abi11), "");
+    mha.p.attention.kv_heads = 32; // given, equal to heads: an old plugin reads it right
+    EXPECT_EQ(plugin_abi_gap(mha, abi11), "");
+    opb_op_desc gqa = mha;
+    gqa.p.attention.kv_heads = 8;
+    EXPECT_NE(plugin_abi_gap(gqa, abi11).find("ABI 1.1, which predates kv_heads"), std::string::npos);
+    EXPECT_EQ(plugin_abi_gap(gqa, abi12), "");
+    opb_op_desc rope = make_desc(OPB_OP_ROPE, OPB_DTYPE_F32);
+    EXPECT_NE(plugin_abi_gap(rope, abi11).find("the rope op"), std::string::npos);
+    EXPECT_EQ(plugin_abi_gap(rope, abi12), "");
+}
+
+TEST(OpFlops, RopeIsSixPerRotatedPairOfQAndK) {
+    opb_op_desc d = make_desc(OPB_OP_ROPE, OPB_DTYPE_BF16, OPB_ROPE_HALF_SPLIT);
+    d.p.rope = {2, 32, 8, 128, 128, 0, 500000.0f, 0}; // Llama-3: rotary_dim = head_dim
+    EXPECT_EQ(validate_desc(d), "");
+    EXPECT_EQ(op_flops(d), 2.0 * (32 + 8) * 128 * 64 * 6);
+    // bytes: Q and K read, Qr and Kr written, once each
+    EXPECT_EQ(op_bytes(d), 2.0 * 2 * (2.0 * 32 * 128 * 128 + 2.0 * 8 * 128 * 128));
+    d.p.rope.rotary_dim = 32; // partial rotation: fewer FLOPs, the same bytes
+    EXPECT_EQ(op_flops(d), 2.0 * (32 + 8) * 128 * 16 * 6);
+    d.p.rope.rotary_dim = 33;
+    EXPECT_NE(validate_desc(d).find("rotary_dim must be even"), std::string::npos) << validate_desc(d);
+    d.p.rope.rotary_dim = 256;
+    EXPECT_NE(validate_desc(d).find("rotary_dim must be even and in 2..128"), std::string::npos);
+    d.p.rope.rotary_dim = 0;
+    d.p.rope.theta = 0.0f;
+    EXPECT_NE(validate_desc(d).find("theta must be > 0"), std::string::npos);
 }
 
 TEST(OpFlops, ElementwiseAndNormsPerElementCounts) {
@@ -173,6 +240,12 @@ TEST(OpTable, WritesReadBackAndTensorListsMatchOpTensors) {
             if (p.kind != opbench::ParamKind::Dim || !p.field) continue; // aliases set other fields
             opbench::ParamValue v;
             v.i = next++;
+            // A key bound by an earlier one (kv_heads must divide heads)
+            // refuses most values with the reason; 1 satisfies every such rule.
+            if (std::string why = p.write(d, v); !why.empty()) {
+                EXPECT_NE(why.find(p.key), std::string::npos) << row.name << " " << p.key << ": " << why;
+                v.i = 1;
+            }
             EXPECT_EQ(p.write(d, v), "") << row.name << " " << p.key;
             EXPECT_EQ(p.value(d), double(v.i)) << row.name << " " << p.key;
         }

@@ -52,6 +52,15 @@ TEST(AbiLayout, OpDescriptionHasAFixedSizeUnion) {
     EXPECT_EQ(sizeof(opb_op_desc), 24u + 128u);
 }
 
+TEST(AbiLayout, AttentionParamsKeepTheir1_1OffsetsAndAppendKvHeads) {
+    // 1.0/1.1: five int64 dims, then scale and causal; 1.2 appends kv_heads.
+    EXPECT_EQ(offsetof(opb_attention_params, head_dim), 32u);
+    EXPECT_EQ(offsetof(opb_attention_params, scale), 40u);
+    EXPECT_EQ(offsetof(opb_attention_params, causal), 44u);
+    EXPECT_EQ(offsetof(opb_attention_params, kv_heads), 48u);
+    EXPECT_LE(sizeof(opb_rope_params), 128u); // inside the fixed union
+}
+
 TEST(AbiVersion, MacrosAgree) {
     EXPECT_EQ(OPB_ABI_MAJOR(OPB_ABI_VERSION), static_cast<uint32_t>(OPB_ABI_VERSION_MAJOR));
     EXPECT_EQ(OPB_ABI_MINOR(OPB_ABI_VERSION), static_cast<uint32_t>(OPB_ABI_VERSION_MINOR));

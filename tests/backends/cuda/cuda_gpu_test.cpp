@@ -270,7 +270,7 @@ TEST_F(CudaGpu, ComposedAttentionWithAndWithoutCausalMatchesFloat64) {
     for (int dt = 0; dt < 3; ++dt)
         for (auto [sq, skv, causal] : {std::tuple{8, 8, 0}, {8, 8, 1}, {4, 12, 1}, {12, 4, 1}}) {
             auto d = make_desc(OPB_OP_ATTENTION, dt, OPB_ATTENTION_COMPOSED);
-            d.p.attention = {2, 3, sq, skv, 16, 0.0f, causal};
+            d.p.attention = {2, 3, sq, skv, 16, 0.0f, causal, 0};
             check(d, "attention composed");
         }
 }
@@ -289,7 +289,7 @@ TEST_F(CudaGpu, FusedAttentionBf16F16MatchesFloat64OrIsRefusedWithCudnnsReason) 
                                           {48, 48, 32, 0},
                                           {17, 40, 64, 1}}) {
             auto desc = make_desc(OPB_OP_ATTENTION, dt, OPB_ATTENTION_FUSED);
-            desc.p.attention = {2, 3, sq, skv, d, 0.0f, causal};
+            desc.p.attention = {2, 3, sq, skv, d, 0.0f, causal, 0};
             const std::string what = "attention fused " + std::string(dtype_name(dt)) + " sq " + std::to_string(sq) +
                                      " skv " + std::to_string(skv) + " d " + std::to_string(d) + " causal " +
                                      std::to_string(causal);
@@ -314,14 +314,14 @@ TEST_F(CudaGpu, FusedAttentionBf16F16MatchesFloat64OrIsRefusedWithCudnnsReason) 
 
 TEST_F(CudaGpu, FusedAttentionRefusesF32AndUnsupportedShapesWithAReason) {
     auto d = make_desc(OPB_OP_ATTENTION, OPB_DTYPE_F32, OPB_ATTENTION_FUSED);
-    d.p.attention = {1, 2, 8, 8, 16, 0.0f, 0};
+    d.p.attention = {1, 2, 8, 8, 16, 0.0f, 0, 0};
     EXPECT_EQ(api->supports(b, &d), OPB_ERR_UNSUPPORTED);
     EXPECT_NE(std::string(api->last_error(b)).find("f32"), std::string::npos) << api->last_error(b);
     d.dtype = OPB_DTYPE_BF16;
-    d.p.attention = {1, 2, 8, 8, 20, 0.0f, 0}; // head_dim not a multiple of 8
+    d.p.attention = {1, 2, 8, 8, 20, 0.0f, 0, 0}; // head_dim not a multiple of 8
     EXPECT_EQ(api->supports(b, &d), OPB_ERR_UNSUPPORTED);
     EXPECT_NE(std::string(api->last_error(b)).find("multiple of 8"), std::string::npos);
-    d.p.attention = {1, 2, 16, 8, 16, 0.0f, 1}; // causal seq_q > seq_kv
+    d.p.attention = {1, 2, 16, 8, 16, 0.0f, 1, 0}; // causal seq_q > seq_kv
     EXPECT_EQ(api->supports(b, &d), OPB_ERR_UNSUPPORTED);
     EXPECT_NE(std::string(api->last_error(b)).find("seq_q 16 > seq_kv 8"), std::string::npos);
 }
@@ -339,7 +339,7 @@ TEST_F(CudaGpu, AnOpItDoesNotKnowIsUnsupportedWithTheReason) {
 
 TEST_F(CudaGpu, FusedAttentionWorkspaceIsCountedAndReleased) {
     auto d = make_desc(OPB_OP_ATTENTION, OPB_DTYPE_F16, OPB_ATTENTION_FUSED);
-    d.p.attention = {2, 4, 128, 128, 64, 0.0f, 1};
+    d.p.attention = {2, 4, 128, 128, 64, 0.0f, 1, 0};
     opb_memory_stats s{};
     s.struct_size = sizeof s;
     s.abi_version = OPB_ABI_VERSION;
@@ -374,7 +374,7 @@ TEST_F(CudaGpu, MemoryAccountingCountsTensorsAndWorkspaceAndReturnsToZero) {
     EXPECT_EQ(host.device_bytes, static_cast<int64_t>(s.current_bytes));
 
     auto d = make_desc(OPB_OP_ATTENTION, OPB_DTYPE_BF16, OPB_ATTENTION_COMPOSED);
-    d.p.attention = {2, 4, 64, 96, 32, 0.0f, 1};
+    d.p.attention = {2, 4, 64, 96, 32, 0.0f, 1, 0};
     opb_plan *plan = nullptr;
     uint64_t ws = 0;
     ASSERT_EQ(api->prepare(b, &d, &plan, &ws), OPB_OK) << api->last_error(b);

@@ -133,7 +133,7 @@ TEST(GemmPlan, ComputeAndElementTypesFollowDtypeAndVariant) {
 TEST(AttentionPlan, ComposedGemmsReproduceAttention) {
     for (int causal = 0; causal < 2; ++causal) {
         auto d = make_desc(OPB_OP_ATTENTION, OPB_DTYPE_F32);
-        d.p.attention = {2, 2, 3, 5, 4, 0.0f, causal};
+        d.p.attention = {2, 2, 3, 5, 4, 0.0f, causal, 0};
         const AttentionPlan a = plan_attention(d);
         const auto &p = d.p.attention;
         EXPECT_EQ(a.bh, 4);
@@ -178,7 +178,7 @@ TEST(AttentionPlan, ComposedGemmsReproduceAttention) {
 
 TEST(AttentionPlan, ScratchBytesAndInPlaceSoftmaxPerDtype) {
     auto d = make_desc(OPB_OP_ATTENTION, OPB_DTYPE_F32);
-    d.p.attention = {2, 3, 5, 7, 8, 0.0f, 0};
+    d.p.attention = {2, 3, 5, 7, 8, 0.0f, 0, 0};
     AttentionPlan a = plan_attention(d);
     EXPECT_TRUE(a.probs_in_place);
     EXPECT_EQ(a.scores_bytes, 2u * 3 * 5 * 7 * 4);
@@ -200,7 +200,7 @@ TEST(ChooseImpl, EachOpGoesToItsLibraryAndUnsupportedCasesSayWhy) {
             EXPECT_EQ(choose_impl(make_desc(op, dt)).impl, Impl::OwnKernel) << op_name(op);
         EXPECT_EQ(choose_impl(make_desc(OPB_OP_ATTENTION, dt, OPB_ATTENTION_COMPOSED)).impl, Impl::ComposedGemmSoftmax);
         auto fd = make_desc(OPB_OP_ATTENTION, dt, OPB_ATTENTION_FUSED);
-        fd.p.attention = {1, 2, 64, 64, 64, 0.0f, 1};
+        fd.p.attention = {1, 2, 64, 64, 64, 0.0f, 1, 0};
         const ImplChoice fused = choose_impl(fd);
         if (dt == OPB_DTYPE_F32) {
             EXPECT_EQ(fused.impl, Impl::Unsupported);
@@ -227,7 +227,7 @@ TEST(DeviceLimits, BatchCountsAndGridSizesBeyondInt32AreRefusedWithTheValue) {
     d.p.matmul.batch = std::numeric_limits<int32_t>::max();
     EXPECT_EQ(check_device_limits(d), "");
     auto a = make_desc(OPB_OP_ATTENTION, OPB_DTYPE_BF16);
-    a.p.attention = {1 << 16, 1 << 16, 1, 1, 64, 0.0f, 0};
+    a.p.attention = {1 << 16, 1 << 16, 1, 1, 64, 0.0f, 0, 0};
     EXPECT_NE(check_device_limits(a).find("batch*heads"), std::string::npos);
     auto s = make_desc(OPB_OP_SOFTMAX, OPB_DTYPE_F32);
     s.p.softmax = {1 << 20, 1 << 12, 8, 1.0f, 0};
@@ -493,7 +493,7 @@ void reference_attention(const SdpaCase &c, const std::vector<double> &q, const 
 
 opb_op_desc sdpa_desc(const SdpaCase &c, int dtype = OPB_DTYPE_BF16) {
     auto d = make_desc(OPB_OP_ATTENTION, dtype, OPB_ATTENTION_FUSED);
-    d.p.attention = {c.b, c.h, c.sq, c.skv, c.d, c.scale, c.causal};
+    d.p.attention = {c.b, c.h, c.sq, c.skv, c.d, c.scale, c.causal, 0};
     return d;
 }
 

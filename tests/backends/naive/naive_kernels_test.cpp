@@ -425,8 +425,8 @@ std::string attention_label(const opb_attention_params &p) {
 // rows see no key), and several fused tiles in both directions with partial
 // last tiles.
 const opb_attention_params kAttentionShapes[] = {
-    {2, 3, 5, 5, 8, 0.0f, 0},     {1, 2, 7, 13, 16, 0.0f, 0}, {1, 2, 13, 7, 4, 0.3f, 0},
-    {1, 1, 70, 150, 16, 0.0f, 0}, {2, 1, 1, 200, 8, 0.0f, 0},
+    {2, 3, 5, 5, 8, 0.0f, 0, 0},     {1, 2, 7, 13, 16, 0.0f, 0, 0}, {1, 2, 13, 7, 4, 0.3f, 0, 0},
+    {1, 1, 70, 150, 16, 0.0f, 0, 0}, {2, 1, 1, 200, 8, 0.0f, 0, 0},
 };
 
 TEST(NaiveAttention, BothVariantsMatchFloat64WithAndWithoutCausalMask) {
@@ -456,7 +456,7 @@ TEST(NaiveAttention, ComposedEqualsFusedToWithinOneF32Rounding) {
 
 TEST(NaiveAttention, CausalRowsThatSeeNoKeyAreZero) {
     std::mt19937 rng(14);
-    const opb_attention_params p{1, 1, 6, 2, 4, 0.0f, 1}; // rows 0..3 see no key
+    const opb_attention_params p{1, 1, 6, 2, 4, 0.0f, 1, 0}; // rows 0..3 see no key
     AttentionRun r = run_attention(OPB_DTYPE_F32, p, rng);
     for (int64_t i = 0; i < 4 * p.head_dim; ++i) {
         EXPECT_EQ(r.composed.at(i), 0.0) << "composed element " << i;
@@ -469,7 +469,7 @@ TEST(NaiveAttention, Bf16AndF16AreRoundedOnceFromFloat64) {
     std::mt19937 rng(15);
     for (int dt : {OPB_DTYPE_BF16, OPB_DTYPE_F16})
         for (int causal = 0; causal < 2; ++causal) {
-            const opb_attention_params p{1, 2, 40, 90, 16, 0.0f, causal};
+            const opb_attention_params p{1, 2, 40, 90, 16, 0.0f, causal, 0};
             AttentionRun r = run_attention(dt, p, rng);
             expect_close(r.composed, r.ref, rounding_tolerance(dt),
                          "composed " + dt_label(dt) + " " + attention_label(p));
@@ -480,8 +480,8 @@ TEST(NaiveAttention, Bf16AndF16AreRoundedOnceFromFloat64) {
 // ---- workspace --------------------------------------------------------------------
 
 TEST(NaiveWorkspace, FusedAttentionWorkspaceDoesNotGrowWithSequenceLength) {
-    const opb_attention_params short_seq{1, 8, 512, 512, 64, 0.0f, 1};
-    const opb_attention_params long_seq{1, 8, 4096, 4096, 64, 0.0f, 1};
+    const opb_attention_params short_seq{1, 8, 512, 512, 64, 0.0f, 1, 0};
+    const opb_attention_params long_seq{1, 8, 4096, 4096, 64, 0.0f, 1, 0};
     const uint64_t fused_short = workspace_bytes(attention_desc(short_seq, OPB_ATTENTION_FUSED));
     const uint64_t fused_long = workspace_bytes(attention_desc(long_seq, OPB_ATTENTION_FUSED));
     EXPECT_GT(fused_short, 0u);
@@ -496,7 +496,7 @@ TEST(NaiveWorkspace, FusedAttentionWorkspaceDoesNotGrowWithSequenceLength) {
 }
 
 TEST(NaiveWorkspace, FusedAttentionWorkspaceGrowsWithHeadDimOnly) {
-    const opb_attention_params d64{1, 1, 100, 100, 64, 0.0f, 0};
+    const opb_attention_params d64{1, 1, 100, 100, 64, 0.0f, 0, 0};
     opb_attention_params d128 = d64;
     d128.head_dim = 128;
     opb_attention_params more_heads = d64;
@@ -506,6 +506,126 @@ TEST(NaiveWorkspace, FusedAttentionWorkspaceGrowsWithHeadDimOnly) {
     EXPECT_EQ(workspace_bytes(attention_desc(d128, OPB_ATTENTION_FUSED)) - w64,
               uint64_t(kFusedTileQ) * 64 * sizeof(double)); // the accumulator tile
     EXPECT_EQ(workspace_bytes(attention_desc(more_heads, OPB_ATTENTION_FUSED)), w64);
+}
+
+// Grouped-query attention is multi-head attention with each K/V head repeated
+// for its group of query heads: both variants give bit-identical outputs.
+TEST(NaiveAttention, GroupedKvEqualsMultiHeadWithRepeatedKvHeads) {
+    std::mt19937 rng(16);
+    for (int causal = 0; causal < 2; ++causal) {
+        const opb_attention_params gqa{2, 6, 3, 9, 8, 0.0f, causal, 2}; // group of 3
+        opb_attention_params mha = gqa;
+        mha.kv_heads = 0; // = heads
+        const int64_t nq = gqa.batch * gqa.heads * gqa.seq_q * gqa.head_dim;
+        const int64_t per_head = gqa.seq_kv * gqa.head_dim;
+        Tensor q = random_tensor(OPB_DTYPE_F32, nq, rng, -2.0f, 2.0f);
+        Tensor k = random_tensor(OPB_DTYPE_F32, gqa.batch * gqa.kv_heads * per_head, rng, -2.0f, 2.0f);
+        Tensor v = random_tensor(OPB_DTYPE_F32, gqa.batch * gqa.kv_heads * per_head, rng);
+        Tensor k_rep(OPB_DTYPE_F32, gqa.batch * gqa.heads * per_head), v_rep = k_rep;
+        for (int64_t b = 0; b < gqa.batch; ++b)
+            for (int64_t h = 0; h < gqa.heads; ++h) {
+                const int64_t src = (b * gqa.kv_heads + h / 3) * per_head, dst = (b * gqa.heads + h) * per_head;
+                std::memcpy(static_cast<float *>(k_rep.data()) + dst, static_cast<float *>(k.data()) + src,
+                            size_t(per_head) * 4);
+                std::memcpy(static_cast<float *>(v_rep.data()) + dst, static_cast<float *>(v.data()) + src,
+                            size_t(per_head) * 4);
+            }
+        for (int variant : {OPB_ATTENTION_COMPOSED, OPB_ATTENTION_FUSED}) {
+            GuardedWorkspace w(workspace_bytes(attention_desc(gqa, variant)));
+            Tensor o_gqa(OPB_DTYPE_F32, nq), o_mha(OPB_DTYPE_F32, nq);
+            auto run1 = [&](const opb_attention_params &p, const Tensor &kk, const Tensor &vv, Tensor &o) {
+                if (variant == OPB_ATTENTION_FUSED)
+                    attention_fused(p, OPB_DTYPE_F32, q.data(), kk.data(), vv.data(), o.data(), w.data());
+                else
+                    attention_composed(p, OPB_DTYPE_F32, q.data(), kk.data(), vv.data(), o.data(), w.data());
+            };
+            run1(gqa, k, v, o_gqa);
+            run1(mha, k_rep, v_rep, o_mha);
+            EXPECT_TRUE(w.guard_intact());
+            EXPECT_EQ(o_gqa.bytes, o_mha.bytes) << "variant " << variant << " causal " << causal;
+        }
+    }
+}
+
+// ---- rope -----------------------------------------------------------------------
+
+// One head of head_dim 4, positions 0 and 1, theta 10000: the pair
+// frequencies are 1 and 10000^(-2/4) = 0.01, so position 1 rotates the first
+// pair by 1 rad and the second by 0.01 rad. Values worked out by hand.
+constexpr double kCos1 = 0.5403023058681398, kSin1 = 0.8414709848078965;
+constexpr double kCos01 = 0.9999500004166653, kSin01 = 0.009999833334166664;
+
+std::vector<double> run_rope_f32(int variant, const opb_rope_params &p, const std::vector<float> &q,
+                                 std::vector<float> k, std::vector<float> *k_out) {
+    std::vector<float> qr(q.size()), kr(k.size());
+    rope(p, OPB_DTYPE_F32, variant, q.data(), k.data(), qr.data(), kr.data());
+    if (k_out) *k_out = kr;
+    return {qr.begin(), qr.end()};
+}
+
+void expect_near_all(const std::vector<double> &got, const std::vector<double> &want, const std::string &what) {
+    ASSERT_EQ(got.size(), want.size()) << what;
+    for (size_t i = 0; i < want.size(); ++i)
+        EXPECT_NEAR(got[i], want[i], 1e-6 * (1.0 + std::abs(want[i]))) << what << " element " << i;
+}
+
+TEST(NaiveRope, HalfSplitPairsElementIWithIPlusHalfByHand) {
+    const opb_rope_params p{1, 1, 0, 2, 4, 0, 10000.0f, 0};
+    const std::vector<float> q{1, 2, 3, 4, 1, 2, 3, 4}; // the same row at positions 0 and 1
+    const auto got = run_rope_f32(OPB_ROPE_HALF_SPLIT, p, q, q, nullptr);
+    expect_near_all(got,
+                    {1, 2, 3, 4, // position 0: no rotation
+                     1 * kCos1 - 3 * kSin1, 2 * kCos01 - 4 * kSin01, 3 * kCos1 + 1 * kSin1, 4 * kCos01 + 2 * kSin01},
+                    "half_split");
+}
+
+TEST(NaiveRope, InterleavedPairsAdjacentElementsByHand) {
+    const opb_rope_params p{1, 1, 0, 2, 4, 0, 10000.0f, 0};
+    const std::vector<float> q{1, 2, 3, 4, 1, 2, 3, 4};
+    const auto got = run_rope_f32(OPB_ROPE_INTERLEAVED, p, q, q, nullptr);
+    expect_near_all(got,
+                    {1, 2, 3, 4, //
+                     1 * kCos1 - 2 * kSin1, 2 * kCos1 + 1 * kSin1, 3 * kCos01 - 4 * kSin01, 4 * kCos01 + 3 * kSin01},
+                    "interleaved");
+}
+
+TEST(NaiveRope, PositionOffsetsTheRows) {
+    // One row at position 1 (a decode step after one cached token) is the
+    // second row of the hand-worked example above.
+    const opb_rope_params p{1, 1, 0, 1, 4, 0, 10000.0f, 1};
+    const auto got = run_rope_f32(OPB_ROPE_HALF_SPLIT, p, {1, 2, 3, 4}, {1, 2, 3, 4}, nullptr);
+    expect_near_all(got,
+                    {1 * kCos1 - 3 * kSin1, 2 * kCos01 - 4 * kSin01, 3 * kCos1 + 1 * kSin1, 4 * kCos01 + 2 * kSin01},
+                    "position 1");
+}
+
+TEST(NaiveRope, PartialRotaryDimCopiesTheRestAndKUsesItsOwnHeads) {
+    // head_dim 6, rotary_dim 4 (frequencies as above), theta 10000; Q has 2
+    // heads, K one (kv_heads 1); seq 2. Elements 4 and 5 are copied.
+    const opb_rope_params p{1, 2, 1, 2, 6, 4, 10000.0f, 0};
+    std::vector<float> q(2 * 2 * 6), k{1, 2, 3, 4, 5, 6, 1, 2, 3, 4, 5, 6};
+    for (size_t i = 0; i < q.size(); ++i) q[i] = float(i % 6 + 1);
+    std::vector<float> kr;
+    const auto qr = run_rope_f32(OPB_ROPE_HALF_SPLIT, p, q, k, &kr);
+    const std::vector<double> pos1{
+        1 * kCos1 - 3 * kSin1, 2 * kCos01 - 4 * kSin01, 3 * kCos1 + 1 * kSin1, 4 * kCos01 + 2 * kSin01, 5, 6};
+    std::vector<double> want_k{1, 2, 3, 4, 5, 6};
+    want_k.insert(want_k.end(), pos1.begin(), pos1.end());
+    expect_near_all({kr.begin(), kr.end()}, want_k, "K");
+    std::vector<double> want_q = want_k;
+    want_q.insert(want_q.end(), want_k.begin(), want_k.end()); // head 1: the same rows
+    expect_near_all(qr, want_q, "Q");
+}
+
+TEST(NaiveRope, Bf16IsRoundedOnceAndUnknownVariantIsRefused) {
+    const opb_rope_params p{1, 1, 0, 2, 4, 0, 10000.0f, 0};
+    std::vector<uint16_t> q(8), qr(8), kr(8);
+    const float vals[] = {1, 2, 3, 4, 1, 2, 3, 4};
+    for (int i = 0; i < 8; ++i) q[size_t(i)] = f32_to_bf16(vals[i]);
+    rope(p, OPB_DTYPE_BF16, OPB_ROPE_HALF_SPLIT, q.data(), q.data(), qr.data(), kr.data());
+    EXPECT_EQ(qr[4], f32_to_bf16(float(1 * kCos1 - 3 * kSin1)));
+    EXPECT_EQ(qr[7], f32_to_bf16(float(4 * kCos01 + 2 * kSin01)));
+    EXPECT_THROW(rope(p, OPB_DTYPE_F32, 2, q.data(), q.data(), qr.data(), kr.data()), std::invalid_argument);
 }
 
 TEST(NaiveWorkspace, ElementwiseNormAndSoftmaxNeedNone) {

@@ -79,7 +79,7 @@ opb_op_desc add_desc(int64_t rows, int64_t cols) {
 
 opb_op_desc attention(int variant, int64_t seq) {
     opb_op_desc d = make_desc(OPB_OP_ATTENTION, OPB_DTYPE_F32, variant);
-    d.p.attention = {1, 2, seq, seq, 16, 0.0f, 1};
+    d.p.attention = {1, 2, seq, seq, 16, 0.0f, 1, 0};
     return d;
 }
 
@@ -91,7 +91,7 @@ opb_op_desc valid_desc(int op, int dtype, int variant) {
     case OPB_OP_SOFTMAX: d.p.softmax = {1, 4, 8, 1.0f, 1}; break;
     case OPB_OP_LAYERNORM:
     case OPB_OP_RMSNORM: d.p.norm = {4, 8, 1e-5f}; break;
-    case OPB_OP_ATTENTION: d.p.attention = {1, 2, 8, 8, 16, 0.0f, 0}; break;
+    case OPB_OP_ATTENTION: d.p.attention = {1, 2, 8, 8, 16, 0.0f, 0, 0}; break;
     default: d.p.eltwise = {4, 8}; break;
     }
     return d;

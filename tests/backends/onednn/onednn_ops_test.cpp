@@ -227,20 +227,27 @@ TEST_P(OnednnOpsTest, AddMatchesFloat64) {
     expect_close(run(d, {a, b}), ref, tolerance(dtype()), label(d));
 }
 
-TEST_P(OnednnOpsTest, ComposedAttentionMatchesFloat64WithAndWithoutCausal) {
+// Multi-head and grouped-query (kv_heads < heads: query head h reads K/V head
+// h / (heads / kv_heads), which the composed plan folds into one matmul per
+// K/V head) against a float64 reference that maps the heads itself.
+TEST_P(OnednnOpsTest, ComposedAttentionMatchesFloat64WithAndWithoutCausalAndGroupedKv) {
     struct Case {
         int64_t batch, heads, sq, skv, dim;
         float scale;
         int causal;
+        int64_t kv_heads;
     };
-    for (const Case c : {Case{1, 2, 5, 7, 8, 0.0f, 0}, Case{2, 1, 6, 6, 16, 0.0f, 1}, Case{1, 2, 3, 9, 8, 0.3f, 1}}) {
+    for (const Case c :
+         {Case{1, 2, 5, 7, 8, 0.0f, 0, 2}, Case{2, 1, 6, 6, 16, 0.0f, 1, 1}, Case{1, 2, 3, 9, 8, 0.3f, 1, 2},
+          Case{2, 8, 3, 11, 8, 0.0f, 1, 2}, Case{1, 4, 1, 33, 16, 0.0f, 1, 1}}) {
         auto d = make_desc(OPB_OP_ATTENTION, dtype(), OPB_ATTENTION_COMPOSED);
-        d.p.attention = {c.batch, c.heads, c.sq, c.skv, c.dim, c.scale, c.causal};
+        d.p.attention = {c.batch, c.heads, c.sq, c.skv, c.dim, c.scale, c.causal, c.kv_heads};
         if (!offered(d)) return;
-        const int64_t bh = c.batch * c.heads;
+        const int64_t bh = c.batch * c.heads, bkv = c.batch * c.kv_heads, group = c.heads / c.kv_heads;
+        auto kv_of = [&](int64_t h) { return (h / c.heads) * c.kv_heads + (h % c.heads) / group; };
         auto q = random(bh * c.sq * c.dim, -1, 1, dtype(), 16);
-        auto k = random(bh * c.skv * c.dim, -1, 1, dtype(), 17);
-        auto v = random(bh * c.skv * c.dim, -1, 1, dtype(), 18);
+        auto k = random(bkv * c.skv * c.dim, -1, 1, dtype(), 17);
+        auto v = random(bkv * c.skv * c.dim, -1, 1, dtype(), 18);
         std::vector<double> s(std::size_t(bh * c.sq * c.skv));
         for (int64_t h = 0; h < bh; ++h)
             for (int64_t i = 0; i < c.sq; ++i)
@@ -248,7 +255,7 @@ TEST_P(OnednnOpsTest, ComposedAttentionMatchesFloat64WithAndWithoutCausal) {
                     double acc = 0;
                     for (int64_t e = 0; e < c.dim; ++e)
                         acc += double(q[std::size_t((h * c.sq + i) * c.dim + e)]) *
-                               k[std::size_t((h * c.skv + j) * c.dim + e)];
+                               k[std::size_t((kv_of(h) * c.skv + j) * c.dim + e)];
                     s[std::size_t((h * c.sq + i) * c.skv + j)] = acc;
                 }
         auto pr = ref_softmax_rows(s, bh, c.sq, c.skv, effective_scale(d), c.causal);
@@ -258,13 +265,47 @@ TEST_P(OnednnOpsTest, ComposedAttentionMatchesFloat64WithAndWithoutCausal) {
                 for (int64_t e = 0; e < c.dim; ++e) {
                     double acc = 0;
                     for (int64_t j = 0; j < c.skv; ++j)
-                        acc +=
-                            pr[std::size_t((h * c.sq + i) * c.skv + j)] * v[std::size_t((h * c.skv + j) * c.dim + e)];
+                        acc += pr[std::size_t((h * c.sq + i) * c.skv + j)] *
+                               v[std::size_t((kv_of(h) * c.skv + j) * c.dim + e)];
                     o[std::size_t((h * c.sq + i) * c.dim + e)] = acc;
                 }
         expect_close(run(d, {q, k, v}), o, tolerance(dtype(), true),
-                     label(d) + " sq=" + std::to_string(c.sq) + " skv=" + std::to_string(c.skv) +
+                     label(d) + " h=" + std::to_string(c.heads) + " kvh=" + std::to_string(c.kv_heads) +
+                         " sq=" + std::to_string(c.sq) + " skv=" + std::to_string(c.skv) +
                          " causal=" + std::to_string(c.causal));
+    }
+}
+
+// RoPE is this plugin's own kernel (onednn_rope.cpp): K's rotation (the
+// last output) in both layouts, with a partial rotary_dim and a position
+// offset, against float64 rotations written here from plugin.h.
+TEST_P(OnednnOpsTest, RopeOwnKernelMatchesFloat64InBothLayouts) {
+    for (int variant : {OPB_ROPE_HALF_SPLIT, OPB_ROPE_INTERLEAVED}) {
+        auto d = make_desc(OPB_OP_ROPE, dtype(), variant);
+        // batch 2, 4 query heads, 2 K/V heads, seq 5, head_dim 12, rotary 8, positions 100..104
+        d.p.rope = {2, 4, 2, 5, 12, 8, 10000.0f, 100};
+        ASSERT_EQ(api->supports(be, &d), OPB_OK) << error();
+        const auto &p = d.p.rope;
+        auto q = random(p.batch * p.heads * p.seq * p.head_dim, -1, 1, dtype(), 21);
+        auto k = random(p.batch * p.kv_heads * p.seq * p.head_dim, -1, 1, dtype(), 22);
+        std::vector<double> want(k.size());
+        const int64_t half = p.rotary_dim / 2;
+        for (int64_t row = 0; row < p.batch * p.kv_heads * p.seq; ++row) {
+            const double t = double(p.position + row % p.seq);
+            const float *x = &k[std::size_t(row * p.head_dim)];
+            double *y = &want[std::size_t(row * p.head_dim)];
+            for (int64_t e = 0; e < p.head_dim; ++e) y[e] = x[e];
+            for (int64_t i = 0; i < half; ++i) {
+                const double a = t * std::pow(10000.0, -2.0 * double(i) / double(p.rotary_dim));
+                const int64_t i0 = variant == OPB_ROPE_INTERLEAVED ? 2 * i : i;
+                const int64_t i1 = variant == OPB_ROPE_INTERLEAVED ? 2 * i + 1 : i + half;
+                y[i0] = x[i0] * std::cos(a) - x[i1] * std::sin(a);
+                y[i1] = x[i1] * std::cos(a) + x[i0] * std::sin(a);
+            }
+        }
+        // f32: the table is rounded to f32 (angles up to 104 rad) -> a few 1e-7.
+        const Tol tol = dtype() == OPB_DTYPE_F32 ? Tol{1e-6, 1e-6} : tolerance(dtype());
+        expect_close(run(d, {q, k}), want, tol, label(d));
     }
 }
 

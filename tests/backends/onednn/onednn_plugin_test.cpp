@@ -66,7 +66,7 @@ TEST_F(OnednnPlugin, DeviceInfoIsTheCpuWithItsMemory) {
 
 TEST_F(OnednnPlugin, SupportsSaysWhyFusedAttentionAndTf32AreUnsupported) {
     auto fused = make_desc(OPB_OP_ATTENTION, OPB_DTYPE_F32, OPB_ATTENTION_FUSED);
-    fused.p.attention = {1, 2, 64, 64, 32, 0.0f, 1};
+    fused.p.attention = {1, 2, 64, 64, 32, 0.0f, 1, 0};
     EXPECT_EQ(api->supports(be, &fused), OPB_ERR_UNSUPPORTED);
     EXPECT_NE(error().find("no fused scaled-dot-product attention primitive"), std::string::npos) << error();
 
@@ -131,7 +131,7 @@ TEST_F(OnednnPlugin, ExecuteChecksTheTensorCount) {
 
 TEST_F(OnednnPlugin, AttentionWorkspaceHoldsScoresAndIsCountedAndReleased) {
     auto d = make_desc(OPB_OP_ATTENTION, OPB_DTYPE_BF16, OPB_ATTENTION_COMPOSED);
-    d.p.attention = {2, 4, 128, 128, 64, 0.0f, 1};
+    d.p.attention = {2, 4, 128, 128, 64, 0.0f, 1, 0};
     if (!offered(d)) return;
     opb_plan *plan = nullptr;
     uint64_t ws = 0;

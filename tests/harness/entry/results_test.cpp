@@ -26,7 +26,7 @@ Case matmul_case() {
 Case attention_case() {
     Case c;
     c.desc = make_desc(OPB_OP_ATTENTION, OPB_DTYPE_F32, OPB_ATTENTION_FUSED);
-    c.desc.p.attention = {1, 8, 512, 512, 64, 0.0f, 1};
+    c.desc.p.attention = {1, 8, 512, 512, 64, 0.0f, 1, 0};
     return c;
 }
 fs::path temp_dir() {

@@ -22,7 +22,7 @@ TEST(CaseHost, AJobCrossesTheBoundaryUnchanged) {
     job.name = "attention/B:1/H:2/Sq:64/Skv:64/D:32/causal:1/variant:fused/dt:bf16/be:onednn";
     job.backend = "onednn";
     job.desc = make_desc(OPB_OP_ATTENTION, OPB_DTYPE_BF16, OPB_ATTENTION_FUSED);
-    job.desc.p.attention = {1, 2, 64, 64, 32, 0.125f, 1};
+    job.desc.p.attention = {1, 2, 64, 64, 32, 0.125f, 1, 0};
     job.desc.threads = 3;
     job.settings.warmup = 4;
     job.settings.max_time = 0.25;

@@ -48,7 +48,7 @@ TEST(MemoryEstimate, SkipReasonPrintsSizesInFittingUnits) {
 
 TEST(MemoryEstimate, ComposedAttentionHoldsItsScoreMatrix) {
     opb_op_desc d = make_desc(OPB_OP_ATTENTION, OPB_DTYPE_F32, OPB_ATTENTION_COMPOSED);
-    d.p.attention = {2, 4, 512, 1024, 64, 0.0f, 0};
+    d.p.attention = {2, 4, 512, 1024, 64, 0.0f, 0, 0};
     const uint64_t scores = 2ull * 4 * 512 * 1024 * 4;
     EXPECT_EQ(workspace_bound(d), 2 * scores);
     EXPECT_EQ(estimate_case_memory(d).workspace, 2 * scores);

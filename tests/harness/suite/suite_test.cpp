@@ -2,6 +2,7 @@
 // expansion (cartesian and zipped), every error kind with its position, and
 // the suites shipped in suites/.
 #include "suite/suite.hpp"
+#include "suite/case_names.hpp"
 
 #include "build_config.hpp"
 #include "opbench/ops.hpp"
@@ -404,7 +405,8 @@ TEST(SuiteErrors, UnknownOpListsValidOps) {
     auto e = error_of("[suite]\nname = \"x\"\n[[case]]\nop = \"matmull\"\nm = 1\n");
     expect_at(e, 4, 6);
     EXPECT_TRUE(has(e.message(), "unknown op 'matmull'")) << e.what();
-    EXPECT_TRUE(has(e.message(), "valid: matmul, softmax, layernorm, rmsnorm, gelu, silu, add, attention")) << e.what();
+    EXPECT_TRUE(has(e.message(), "valid: matmul, softmax, layernorm, rmsnorm, gelu, silu, add, attention, rope"))
+        << e.what();
 }
 
 TEST(SuiteErrors, MissingOpListsValidOps) {
@@ -544,6 +546,28 @@ TEST(SuiteErrors, HiddenNotDividingHeadsIsRefusedAtTheHiddenValue) {
                       "8\nhidden = [768, 1000]\n");
     expect_at(e, 7, 16);
     EXPECT_TRUE(has(e.message(), "hidden 1000 is not divisible by heads 12")) << e.what();
+}
+
+TEST(SuiteErrors, KvHeadsNotDividingHeadsIsRefusedAtTheKvHeadsValue) {
+    auto e = error_of("[suite]\nname = \"x\"\n[[case]]\nop = \"attention\"\nheads = 32\nseq = "
+                      "8\nhead_dim = 4\nkv_heads = [8, 12]\n");
+    expect_at(e, 8, 16);
+    EXPECT_TRUE(has(e.message(), "heads 32 is not a multiple of kv_heads 12")) << e.what();
+}
+
+TEST(Suite, KvHeadsDefaultsToHeadsAndNamesOnlyGroupedCases) {
+    Suite s = parse_suite("[suite]\nname = \"x\"\n[[case]]\nop = \"attention\"\nheads = 32\nseq_q = 1\n"
+                          "seq_kv = 4096\nhead_dim = 128\nkv_heads = [32, 8]\n[[case]]\nop = \"attention\"\n"
+                          "heads = 4\nseq = 8\nhead_dim = 8\n",
+                          "t.toml");
+    ASSERT_EQ(s.cases.size(), 3u);
+    EXPECT_EQ(attention_kv_heads(s.cases[0].desc.p.attention), 32);
+    EXPECT_EQ(s.cases[1].desc.p.attention.kv_heads, 8);
+    EXPECT_EQ(attention_kv_heads(s.cases[2].desc.p.attention), 4); // not given: = heads
+    EXPECT_EQ(benchmark_name(s.cases[0], "naive").find("KVH"), std::string::npos);
+    EXPECT_NE(benchmark_name(s.cases[1], "naive").find("/KVH:8/"), std::string::npos)
+        << benchmark_name(s.cases[1], "naive");
+    EXPECT_EQ(shape_params(s.cases[2].desc)["KVH"], 4);
 }
 
 TEST(SuiteErrors, HeadDimAndHiddenTogetherAreRefused) {
@@ -783,6 +807,50 @@ TEST(ShippedSuites, QuickCoversEveryOpBothAttentionVariantsAndBothGeluForms) {
     for (int op = 0; op < OPB_OP_COUNT; ++op) EXPECT_TRUE(ops.count(op)) << "quick.toml lacks op " << op_name(op);
     EXPECT_EQ(attention_variants, (std::set<int>{OPB_ATTENTION_COMPOSED, OPB_ATTENTION_FUSED}));
     EXPECT_EQ(gelu_variants, (std::set<int>{OPB_GELU_ERF, OPB_GELU_TANH}));
+}
+
+// suites/models/: each model's default and -full suite parse, validate, and
+// carry the model's grouped-query attention and RoPE (scripts/model_suites.py).
+TEST(ShippedSuites, ModelSuitesValidateWithTheirKvHeadsAndRope) {
+    struct Model {
+        const char *name;
+        int64_t heads, kv_heads, head_dim;
+        float theta;
+    };
+    for (const Model m : {Model{"llama-3-8b", 32, 8, 128, 500000.0f}, Model{"mistral-7b", 32, 8, 128, 10000.0f},
+                          Model{"qwen2.5-7b", 28, 4, 128, 1000000.0f}, Model{"phi-3-mini", 32, 32, 96, 10000.0f},
+                          Model{"gemma-2-9b", 16, 8, 256, 10000.0f}})
+        for (const std::string suffix : {"", "-full"}) {
+            const std::string name = std::string(m.name) + suffix;
+            SCOPED_TRACE(name);
+            Suite s = load_suite_file((kSuitesDir / "models" / (name + ".toml")).string(), kAllBackends);
+            EXPECT_EQ(s.name, name);
+            std::set<int64_t> decode_caches, prefill_lengths;
+            int rope_cases = 0;
+            for (const auto &c : s.cases) {
+                EXPECT_EQ(validate_desc(c.desc), "") << c.where.str();
+                if (c.desc.op == OPB_OP_ATTENTION) {
+                    const auto &p = c.desc.p.attention;
+                    EXPECT_EQ(p.heads, m.heads);
+                    EXPECT_EQ(attention_kv_heads(p), m.kv_heads);
+                    EXPECT_EQ(p.head_dim, m.head_dim);
+                    if (p.seq_q == 1)
+                        decode_caches.insert(p.seq_kv);
+                    else
+                        prefill_lengths.insert(p.seq_q);
+                }
+                if (c.desc.op == OPB_OP_ROPE) {
+                    ++rope_cases;
+                    EXPECT_FLOAT_EQ(c.desc.p.rope.theta, m.theta);
+                    EXPECT_EQ(rope_kv_heads(c.desc.p.rope), m.kv_heads);
+                }
+            }
+            EXPECT_EQ(decode_caches, (std::set<int64_t>{1024, 8192}));
+            EXPECT_EQ(prefill_lengths, (std::set<int64_t>{128, 2048}));
+            EXPECT_GT(rope_cases, 0);
+        }
+    Suite d = load_suite_file((kSuitesDir / "models" / "model-decoders.toml").string(), kAllBackends);
+    EXPECT_EQ(d.workloads.size(), 6u);
 }
 
 TEST(ShippedSuites, TransformerShapesNamesCasesAfterWhereTheyOccur) {

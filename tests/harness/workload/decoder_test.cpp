@@ -31,11 +31,11 @@ namespace {
 struct Reference {
     const DecoderConfig &c;
     const DecoderWeights &w;
-    // cache[layer][b][h][pos][j]
+    // cache[layer][b][kv head][pos][j]
     std::vector<std::vector<double>> k, v;
 
     Reference(const DecoderConfig &config, const DecoderWeights &weights) : c(config), w(weights) {
-        const std::size_t n = std::size_t(c.batch * c.heads * c.context() * c.head_dim());
+        const std::size_t n = std::size_t(c.batch * c.kv_head_count() * c.context() * c.head_dim());
         k.assign(std::size_t(c.layers), std::vector<double>(n, 0.0));
         v = k;
     }
@@ -77,10 +77,25 @@ struct Reference {
         return y;
     }
 
+    // RoPE of one head's row at position `pos`, as plugin.h defines it:
+    // pair i rotated by pos * theta^(-2i / head_dim).
+    void rotate(double *x, int64_t pos) const {
+        const int64_t Dh = c.head_dim(), half = Dh / 2;
+        const bool inter = c.rope_variant == OPB_ROPE_INTERLEAVED;
+        for (int64_t i = 0; i < half; ++i) {
+            const double a = double(pos) * std::pow(double(c.rope_theta), -2.0 * double(i) / double(Dh));
+            double &x0 = x[inter ? 2 * i : i], &x1 = x[inter ? 2 * i + 1 : i + half];
+            const double r0 = x0 * std::cos(a) - x1 * std::sin(a), r1 = x1 * std::cos(a) + x0 * std::sin(a);
+            x0 = r0;
+            x1 = r1;
+        }
+    }
+
     // One step: tokens [batch][S] at positions L..L+S-1. Returns each layer's output.
     std::vector<std::vector<double>> step(int64_t S, int64_t L) {
         const int64_t B = c.batch, d = c.hidden, H = c.heads, Dh = c.head_dim(), C = c.context();
         const int64_t F = c.ffn_width(), T = B * S;
+        const int64_t KVH = c.kv_head_count(), G = H / KVH, qd = c.q_width(), kvd = c.kv_width();
         std::vector<double> x(std::size_t(T * d));
         for (int64_t b = 0; b < B; ++b)
             for (int64_t s = 0; s < S; ++s)
@@ -90,21 +105,28 @@ struct Reference {
         for (int64_t l = 0; l < c.layers; ++l) {
             const LayerWeights &lw = w.layers[std::size_t(l)];
             auto n1 = norm(x, lw.norm1_gamma, lw.norm1_beta, T);
-            auto q = linear(n1, T, d, d, lw.wq, true, lw.bq);
-            auto kk = linear(n1, T, d, d, lw.wk, true, lw.bk);
-            auto vv = linear(n1, T, d, d, lw.wv, true, lw.bv);
-            auto slot = [&](int64_t b, int64_t h, int64_t pos, int64_t j) {
-                return std::size_t(((b * H + h) * C + pos) * Dh + j);
+            auto q = linear(n1, T, d, qd, lw.wq, true, lw.bq);
+            auto kk = linear(n1, T, d, kvd, lw.wk, true, lw.bk);
+            auto vv = linear(n1, T, d, kvd, lw.wv, true, lw.bv);
+            if (c.rope)
+                for (int64_t b = 0; b < B; ++b)
+                    for (int64_t s = 0; s < S; ++s) {
+                        for (int64_t h = 0; h < H; ++h) rotate(&q[std::size_t((b * S + s) * qd + h * Dh)], L + s);
+                        for (int64_t h = 0; h < KVH; ++h) rotate(&kk[std::size_t((b * S + s) * kvd + h * Dh)], L + s);
+                    }
+            auto slot = [&](int64_t b, int64_t kh, int64_t pos, int64_t j) {
+                return std::size_t(((b * KVH + kh) * C + pos) * Dh + j);
             };
             for (int64_t b = 0; b < B; ++b)
                 for (int64_t s = 0; s < S; ++s)
-                    for (int64_t h = 0; h < H; ++h)
+                    for (int64_t kh = 0; kh < KVH; ++kh)
                         for (int64_t j = 0; j < Dh; ++j) {
-                            k[std::size_t(l)][slot(b, h, L + s, j)] = kk[std::size_t((b * S + s) * d + h * Dh + j)];
-                            v[std::size_t(l)][slot(b, h, L + s, j)] = vv[std::size_t((b * S + s) * d + h * Dh + j)];
+                            k[std::size_t(l)][slot(b, kh, L + s, j)] = kk[std::size_t((b * S + s) * kvd + kh * Dh + j)];
+                            v[std::size_t(l)][slot(b, kh, L + s, j)] = vv[std::size_t((b * S + s) * kvd + kh * Dh + j)];
                         }
-            // Causal: position L + s sees positions 0 .. L + s.
-            std::vector<double> o(std::size_t(T * d));
+            // Causal: position L + s sees positions 0 .. L + s; query head h
+            // reads K/V head h / G.
+            std::vector<double> o(std::size_t(T * qd));
             for (int64_t b = 0; b < B; ++b)
                 for (int64_t s = 0; s < S; ++s)
                     for (int64_t h = 0; h < H; ++h) {
@@ -114,8 +136,8 @@ struct Reference {
                         for (int64_t t = 0; t <= pos; ++t) {
                             double dot = 0;
                             for (int64_t j = 0; j < Dh; ++j)
-                                dot +=
-                                    q[std::size_t((b * S + s) * d + h * Dh + j)] * k[std::size_t(l)][slot(b, h, t, j)];
+                                dot += q[std::size_t((b * S + s) * qd + h * Dh + j)] *
+                                       k[std::size_t(l)][slot(b, h / G, t, j)];
                             p[std::size_t(t)] = dot / std::sqrt(double(Dh));
                             mx = std::max(mx, p[std::size_t(t)]);
                         }
@@ -124,11 +146,11 @@ struct Reference {
                         for (int64_t j = 0; j < Dh; ++j) {
                             double acc = 0;
                             for (int64_t t = 0; t <= pos; ++t)
-                                acc += p[std::size_t(t)] * v[std::size_t(l)][slot(b, h, t, j)];
-                            o[std::size_t((b * S + s) * d + h * Dh + j)] = acc / sum;
+                                acc += p[std::size_t(t)] * v[std::size_t(l)][slot(b, h / G, t, j)];
+                            o[std::size_t((b * S + s) * qd + h * Dh + j)] = acc / sum;
                         }
                     }
-            auto attn = linear(o, T, d, d, lw.wo, false, lw.bo);
+            auto attn = linear(o, T, qd, d, lw.wo, false, lw.bo);
             std::vector<double> hres(x.size());
             for (std::size_t i = 0; i < x.size(); ++i) hres[i] = x[i] + attn[i];
             auto n2 = norm(hres, lw.norm2_gamma, lw.norm2_beta, T);
@@ -146,7 +168,11 @@ struct Reference {
                 for (std::size_t i = 0; i < up.size(); ++i) a[i] = silu(up[i]);
             } else {
                 auto gate = linear(n2, T, d, F, lw.w_gate, true, lw.b_gate);
-                for (std::size_t i = 0; i < up.size(); ++i) a[i] = silu(gate[i]) * up[i];
+                auto gelu_tanh = [](double z) {
+                    return 0.5 * z * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (z + 0.044715 * z * z * z)));
+                };
+                for (std::size_t i = 0; i < up.size(); ++i)
+                    a[i] = (c.mlp == MlpKind::geglu ? gelu_tanh(gate[i]) : silu(gate[i])) * up[i];
             }
             auto down = linear(a, T, F, d, lw.w_down, true, lw.b_down);
             for (std::size_t i = 0; i < x.size(); ++i) x[i] = hres[i] + down[i];
@@ -279,6 +305,59 @@ TEST(DecoderWeights, DeterministicAndShaped) {
 TEST(DecoderNaive, Gpt2LikeMatchesFloat64Reference) { expect_matches_reference(gpt2_like(), 1e-10); }
 
 TEST(DecoderNaive, LlamaLikeSwigluMatchesFloat64Reference) { expect_matches_reference(llama_like(), 1e-10); }
+
+// Grouped-query attention (2 K/V heads for 4 query heads) with RoPE at the
+// tokens' positions, batch 2 (so prefill's per-sequence Q layout matters).
+DecoderConfig gqa_rope_like() {
+    DecoderConfig c = llama_like();
+    c.kv_heads = 2;
+    c.batch = 2;
+    c.prompt = 3;
+    c.generate = 3;
+    c.rope = true;
+    c.rope_theta = 500000.0f;
+    return c;
+}
+
+TEST(DecoderNaive, GroupedQueryAttentionWithRopeMatchesFloat64Reference) {
+    expect_matches_reference(gqa_rope_like(), 1e-10);
+}
+
+TEST(DecoderNaive, GemmaLikeHeadDimGegluQkvBiasAndInterleavedRope) {
+    // head_dim 6 with hidden 8 and 2 heads (Q and O 12 wide), one K/V head
+    // (multi-query), GeGLU, biases on Q/K/V only, GPT-J's interleaved RoPE.
+    DecoderConfig c = llama_like();
+    c.hidden = 8;
+    c.heads = 2;
+    c.kv_heads = 1;
+    c.head_size = 6;
+    c.mlp = MlpKind::geglu;
+    c.qkv_bias = true;
+    c.rope = true;
+    c.rope_variant = OPB_ROPE_INTERLEAVED;
+    expect_matches_reference(c, 1e-10);
+}
+
+TEST(DecoderNaive, KvCacheBytesPerTokenCountKvHeadsOnly) {
+    // Llama-3-8B's shape, 2 layers: 2 (K and V) x 2 layers x 8 K/V heads x
+    // 128 x 4 bytes = 16,384 bytes per token in f32 (multi-head: 65,536);
+    // 8,192 in bf16.
+    DecoderConfig c;
+    apply_model_preset(*find_model_preset("llama-3-8b"), c);
+    c.layers = 2;
+    c.prompt = 4;
+    c.generate = 2;
+    auto be = naive();
+    ASSERT_TRUE(be);
+    {
+        DecoderRun run(*be, c);
+        EXPECT_EQ(run.kv_bytes_per_token(), 16384u);
+    }
+    c.dtype = OPB_DTYPE_BF16;
+    DecoderRun bf16(*be, c);
+    EXPECT_EQ(bf16.kv_bytes_per_token(), 8192u);
+    EXPECT_EQ(estimate_decoder_memory(c).kv_cache, 8192u * 6); // batch 1 x context 6
+}
 
 TEST(DecoderNaive, OddHeadsErfGeluSiluAndFusedAttention) {
     DecoderConfig c = gpt2_like();
@@ -413,7 +492,7 @@ TEST(DecoderMemoryEstimate, CountsWeightsKvCacheAndTheLargestStep) {
 #ifdef ONEDNN_PLUGIN
 TEST(DecoderOnednn, MatchesNaiveLayerByLayer) {
     for (int dtype : {OPB_DTYPE_F32, OPB_DTYPE_BF16}) {
-        for (DecoderConfig c : {gpt2_like(), llama_like()}) {
+        for (DecoderConfig c : {gpt2_like(), llama_like(), gqa_rope_like()}) {
             c.dtype = dtype;
             auto ref_be = naive();
             auto one = open_backend(ONEDNN_PLUGIN);

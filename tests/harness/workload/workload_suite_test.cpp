@@ -98,13 +98,13 @@ TEST(WorkloadSuite, CasesAndWorkloadsTogether) {
 TEST(WorkloadSuite, ErrorsSayWhereAndWhatIsValid) {
     const std::string base = std::string(kHead) + "[[workload]]\nname = \"g\"\nheads = 2\nprompt = 4\n";
     std::string e = error_of(base + "hidden = 30\nhiden = 3\n");
-    EXPECT_TRUE(has(e, "w.toml:8:1: unknown key 'hiden' in [[workload]] (valid: kind, name, hidden")) << e;
+    EXPECT_TRUE(has(e, "w.toml:8:1: unknown key 'hiden' in [[workload]] (valid: kind, name, model, hidden")) << e;
     e = error_of(base + "hidden = [32, 64]\n");
     EXPECT_TRUE(has(e, "w.toml:7:10: 'hidden' takes one value")) << e;
     e = error_of(base + "hidden = 31\n");
     EXPECT_TRUE(has(e, "w.toml:7:10: 'hidden' 31 is not divisible by 'heads' 2")) << e;
     e = error_of(base + "hidden = 32\nmlp = \"relu\"\n");
-    EXPECT_TRUE(has(e, "w.toml:8:7: unknown mlp 'relu' (valid: gelu, silu, swiglu)")) << e;
+    EXPECT_TRUE(has(e, "w.toml:8:7: unknown mlp 'relu' (valid: gelu, silu, swiglu, geglu)")) << e;
     e = error_of(base + "hidden = 32\nphases = [\"decode\"]\n");
     EXPECT_TRUE(has(e, "w.toml:8:11: phase \"decode\" needs 'generate' >= 1")) << e;
     e = error_of(base + "hidden = 32\nkind = \"encoder\"\n");
@@ -121,6 +121,49 @@ TEST(WorkloadSuite, ErrorsSayWhereAndWhatIsValid) {
     EXPECT_TRUE(has(e, "'workload' must be an array of tables")) << e;
     e = error_of(kHead);
     EXPECT_TRUE(has(e, "no [[case]] or [[workload]] tables")) << e;
+}
+
+TEST(WorkloadSuite, ModelPresetFillsThePublishedShapeAndKeysOverrideIt) {
+    Suite s = parse(std::string(kHead) +
+                    "[[workload]]\nname = \"l3\"\nmodel = \"llama-3-8b\"\nlayers = 2\nprompt = 16\ngenerate = 4\n"
+                    "[[workload]]\nname = \"g2\"\nmodel = \"gemma-2-9b\"\nlayers = 1\nprompt = 8\n"
+                    "dtype = \"bf16\"\nrope_theta = 20000\n");
+    ASSERT_EQ(s.workloads.size(), 2u);
+    const workload::DecoderConfig &l3 = s.workloads[0].decoder;
+    EXPECT_EQ(l3.hidden, 4096);
+    EXPECT_EQ(l3.heads, 32);
+    EXPECT_EQ(l3.kv_head_count(), 8);
+    EXPECT_EQ(l3.head_dim(), 128);
+    EXPECT_EQ(l3.ffn_width(), 14336);
+    EXPECT_EQ(l3.layers, 2); // overridden: the model has 32
+    EXPECT_EQ(l3.prompt, 16);
+    EXPECT_EQ(l3.generate, 4);
+    EXPECT_EQ(l3.norm, workload::NormKind::rmsnorm);
+    EXPECT_EQ(l3.mlp, workload::MlpKind::swiglu);
+    EXPECT_FALSE(l3.bias);
+    EXPECT_TRUE(l3.rope);
+    EXPECT_FLOAT_EQ(l3.rope_theta, 500000.0f);
+    EXPECT_FLOAT_EQ(l3.eps, 1e-5f);
+    const workload::DecoderConfig &g2 = s.workloads[1].decoder;
+    EXPECT_EQ(g2.head_dim(), 256); // not hidden / heads = 224
+    EXPECT_EQ(g2.q_width(), 4096);
+    EXPECT_EQ(g2.kv_width(), 2048);
+    EXPECT_EQ(g2.mlp, workload::MlpKind::geglu);
+    EXPECT_EQ(g2.dtype, OPB_DTYPE_BF16);
+    EXPECT_FLOAT_EQ(g2.rope_theta, 20000.0f);
+    EXPECT_EQ(g2.layers, 1);
+}
+
+TEST(WorkloadSuite, ModelAndKvHeadsErrorsSayWhere) {
+    const std::string base = std::string(kHead) + "[[workload]]\nname = \"g\"\nprompt = 4\n";
+    std::string e = error_of(base + "model = \"llama-4\"\n");
+    EXPECT_TRUE(has(e, "w.toml:6:9: unknown model 'llama-4' (valid: llama-3-8b, mistral-7b, qwen2.5-7b, "
+                       "phi-3-mini, gemma-2-9b)"))
+        << e;
+    e = error_of(base + "hidden = 32\nheads = 4\nkv_heads = 3\n");
+    EXPECT_TRUE(has(e, "w.toml:8:12: 'heads' 4 is not a multiple of 'kv_heads' 3")) << e;
+    e = error_of(base + "heads = 4\n");
+    EXPECT_TRUE(has(e, "[[workload]] 'g' needs 'hidden' (or a 'model')")) << e;
 }
 
 TEST(WorkloadSuite, KnownBackendsAreChecked) {
