@@ -156,8 +156,9 @@ ReaderCommands::ReaderCommands(CLI::App &app) : o_(std::make_unique<Options>()) 
                 "also compare a case none of whose repetitions met its noise target (by default it gets no "
                 "ratio; a case with some that met it is compared on all of them, docs/measurement.md)");
     c->add_flag("--wide", o.wide,
-                "full case names, every column and note in its row (default: tables fitted to 100 columns, "
-                "shared names in a header line, long notes as footnotes)");
+                "full case names, every column and note in its row (default for --format console: tables "
+                "fitted to 100 columns, shared names in a header line, long notes as footnotes; the other "
+                "formats are always wide)");
     c->add_option("--by", o.by, "side by side instead: backend (optimisation levels) or machine")
         ->check(CLI::IsMember({"backend", "machine"}));
     c->add_option("--baseline", o.baseline, "with --by backend: the level speed-ups are against")
@@ -325,7 +326,9 @@ int ReaderCommands::Options::run_compare() {
     co.threshold = parse_fraction("--threshold", threshold);
     co.alpha = parse_fraction("--alpha", alpha);
     co.accept_unmet_noise = accept_unmet;
-    co.wide = wide;
+    // Fitted tables are for a terminal; Markdown, CSV and JSON keep every
+    // column (the CI summary and scripts read them).
+    co.wide = wide || format != "console";
     if (!find_writer(format))
         throw std::invalid_argument(fmt::format("--format {}: unknown (choose: {})", format, writer_names()));
     std::vector<std::string> paths = sets;
@@ -351,7 +354,7 @@ int ReaderCommands::Options::run_compare() {
     }
 
     if (!by.empty()) {
-        LevelOptions lo{baseline, accept_unmet, wide};
+        LevelOptions lo{baseline, accept_unmet, co.wide};
         Document doc = by == "backend" ? by_backend(loaded, lo) : by_machine(loaded, lo);
         doc.records = entry_records(loaded, accept_unmet); // what --format csv writes
         return emit(doc, format, output, "compare");
@@ -442,7 +445,7 @@ int ReaderCommands::Options::run_history() {
     ho.machine_id = history_machine;
     ho.last = history_last;
     ho.accept_unmet_noise = accept_unmet;
-    ho.wide = wide;
+    ho.wide = wide || history_format != "console";
     if (!find_writer(history_format))
         throw std::invalid_argument(fmt::format("--format {}: unknown (choose: {})", history_format, writer_names()));
     return emit(archive_history(history_dir, ho), history_format, history_output, "history");

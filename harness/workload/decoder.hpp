@@ -194,7 +194,6 @@ private:
         std::vector<void *> tensors; // the calls' tensor pointer arrays, back to back
     };
     struct BufferSet;  // the backend pointers, decoder.cpp
-    class StepBuilder; // one step's calls, decoder.cpp
 
     void *alloc(uint64_t bytes, uint64_t &counter);
     void upload(void *dst, const std::vector<float> &values);

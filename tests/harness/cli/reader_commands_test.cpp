@@ -148,8 +148,9 @@ TEST_F(ReaderCommands, ArchivePruneKeepsTheNewestAndRefusesBadInput) {
 TEST_F(ReaderCommands, MarkdownIsAPipeTableAndJsonParses) {
     Outcome r = run_opbench("compare " + base + " " + slow + " --format markdown");
     ASSERT_EQ(r.rc, 0);
-    EXPECT_NE(r.out.find("### base -> slow\n\n| case | backend | base | new | ratio | change | p | test | verdict |\n"
-                         "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |\n"),
+    // Markdown keeps every column (the fitted layout is the console's), the quality last.
+    EXPECT_NE(r.out.find("### base -> slow\n\n| case | backend | base | new | ratio | change | p | test | verdict | "
+                         "quality |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |\n"),
               std::string::npos)
         << r.out;
     r = run_opbench("compare " + base + " " + slow + " --format json");
@@ -186,8 +187,11 @@ TEST_F(ReaderCommands, AnalyzeWritesEveryFormatThroughTheWriters) {
 TEST_F(ReaderCommands, ByBackendPrintsTheLevelTable) {
     const Outcome r = run_opbench("compare --by backend " + base);
     ASSERT_EQ(r.rc, 0) << r.out;
-    EXPECT_NE(r.out.find("naive time"), std::string::npos);
-    EXPECT_NE(r.out.find("onednn speed-up"), std::string::npos);
+    EXPECT_NE(r.out.find(" speed-up "), std::string::npos) << r.out; // fitted: one speed-up column per level
+    EXPECT_NE(r.out.find(" quality"), std::string::npos) << r.out;
+    const Outcome wide = run_opbench("compare --by backend --wide " + base);
+    EXPECT_NE(wide.out.find("naive time"), std::string::npos) << wide.out;
+    EXPECT_NE(wide.out.find("onednn speed-up"), std::string::npos) << wide.out;
     EXPECT_NE(r.out.find("8x"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("Geomean speed-up against naive: onednn 8x over 1 cases."), std::string::npos) << r.out;
     EXPECT_EQ(run_opbench("compare --by backend --baseline cuda " + base).rc, 2);
