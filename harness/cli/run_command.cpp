@@ -163,6 +163,7 @@ struct RunCommand::Options {
     std::string archive_dir, shard_text, verify_mode = "fast", cpus_csv, trace_schedule;
     bool no_out = false, no_progress = false, force = false, no_reference_cache = false;
     std::vector<std::string> plugin_specs; // --plugin NAME@VARIANT=PATH
+    bool list = false;                     // --list: the entry names, nothing run
     RunOptions opts;
 
     void add_where_options();
@@ -231,6 +232,9 @@ void RunCommand::Options::add_output_options(const std::function<void(CLI::App *
     run->add_option("--shard", shard_text,
                     "run shard i of n of the suite's cases (1/4 .. 4/4; merge with opbench merge)");
     run->add_flag("--verbose", opts.verbose, "Google Benchmark's line per repetition instead of one line per case");
+    run->add_flag("--list", list,
+                  "print the names of the entries this run would measure (after --backends and "
+                  "--benchmark_filter) and exit; nothing runs and nothing is written");
     run->add_option("--reference", opts.reference, "backend whose output is the reference")->capture_default_str();
     run->add_option("--plugin", plugin_specs,
                     "one more build of a backend, as its own backend NAME@VARIANT: NAME@VARIANT=PATH (e.g. "
@@ -496,6 +500,16 @@ int RunCommand::run(const PluginSet &plugins, int argc, char **argv, const std::
         Suite suite = o.load_checked_suite(plugins);
         o.check_backends(plugins);
         o.check_shard(suite);
+        std::vector<std::string> names; // a filter that matches nothing is bad input, before any work
+        try {
+            names = entry_names(suite, o.opts);
+        } catch (const SuiteError &e) {
+            throw BadRunInput{fmt::format("opbench run: {}", e.what())};
+        }
+        if (o.list) {
+            for (const std::string &name : names) std::cout << name << "\n";
+            return 0;
+        }
         if (o.no_out && !o.archive_dir.empty())
             throw BadRunInput{"opbench run: --archive stores the result set, so it cannot go with --no-out"};
         o.check_trace(resume_journal);

@@ -5,6 +5,7 @@
 #include "run/context.hpp"
 #include "run/exit_guard.hpp"
 #include "run/entry_loop.hpp"
+#include "run/gbench_args.hpp"
 #include "run/interrupt.hpp"
 #include "run/journal.hpp"
 #include "run/result_set.hpp"
@@ -45,6 +46,47 @@ std::vector<std::unique_ptr<Entry>> planned_entries(const std::vector<Case> &cas
             for (const auto &be : w.backends)
                 entries.push_back(std::make_unique<workload::WorkloadEntry>(w, phase, be, reference));
     return entries;
+}
+
+namespace {
+
+CommandLineChanges changes_of(const RunOptions &o);
+
+// How alike a name is to a filter's pattern: the share of the pattern's
+// three-character pieces (regex syntax left out) found in the name.
+double likeness(const std::string &pattern, const std::string &name) {
+    std::string plain;
+    for (char ch : pattern)
+        if (std::string_view("^$.*+?()[]{}|\\").find(ch) == std::string_view::npos) plain += ch;
+    if (plain.size() < 3) return name.find(plain) != std::string::npos ? 1.0 : 0.0;
+    std::size_t found = 0, pieces = plain.size() - 2;
+    for (std::size_t i = 0; i < pieces; ++i) found += name.find(plain.substr(i, 3)) != std::string::npos;
+    return double(found) / double(pieces);
+}
+
+} // namespace
+
+std::vector<std::string> entry_names(const Suite &suite, const RunOptions &options) {
+    const std::vector<Case> cases = effective_cases(suite, changes_of(options));
+    const std::vector<WorkloadCase> workloads = effective_workloads(suite, changes_of(options));
+    const auto entries = planned_entries(cases, workloads, options.reference);
+    const std::optional<NameFilter> filter = NameFilter::from_args(options.benchmark_args);
+    std::vector<std::string> names;
+    for (const auto &e : entries)
+        if (!filter || filter->matches_entry(e->name())) names.push_back(e->name());
+    if (names.empty() && filter && !entries.empty()) {
+        std::vector<std::pair<double, std::string>> ranked;
+        for (const auto &e : entries) ranked.emplace_back(-likeness(filter->pattern(), e->name()), e->name());
+        std::stable_sort(ranked.begin(), ranked.end(),
+                         [](const auto &a, const auto &b) { return a.first < b.first; });
+        std::string nearest;
+        for (std::size_t i = 0; i < ranked.size() && i < 5; ++i) nearest += "\n  " + ranked[i].second;
+        throw SuiteError(SourceLocation{suite.path, 0, 0},
+                         fmt::format("--benchmark_filter={} matches none of its {} entries (an extended regex "
+                                     "searched in each name; `opbench run {} --list` lists them); the nearest:{}",
+                                     filter->pattern(), entries.size(), suite.path, nearest));
+    }
+    return names;
 }
 
 namespace {

@@ -75,6 +75,12 @@ struct RunSummary {
                                                                   const std::vector<WorkloadCase> &workloads,
                                                                   const std::string &reference);
 
+// The names of the entries this run measures, in run order: --benchmark_filter
+// applied as the run applies it (to the names the console shows, `$`
+// included). Throws SuiteError (bad input) when a filter matches none,
+// naming the nearest entries.
+[[nodiscard]] std::vector<std::string> entry_names(const Suite &suite, const RunOptions &options);
+
 // Runs the suite; throws std::runtime_error for problems that stop the whole
 // run (bad Google Benchmark flags, unwritable output). Failed and skipped
 // cases are data in the summary and the result set, not exceptions.
