@@ -267,7 +267,8 @@ int ReaderCommands::Options::run_analyze() {
         throw std::invalid_argument(fmt::format("--format {}: unknown (choose: {})", analyze_format, writer_names()));
     Document doc;
     try {
-        doc = analyze_file(analyze_path, analyze_top, wide);
+        // Fitted tables are for a terminal; the file formats keep every column.
+        doc = analyze_file(analyze_path, analyze_top, wide || analyze_format != "console");
     } catch (const AnalyzeError &e) {
         std::cerr << "opbench analyze: " << e.what() << "\n";
         return kExitBadInput;

@@ -425,7 +425,8 @@ int cmd_analyze(const std::string &path, std::size_t limit, std::ostream &out, s
         return 2;
     }
     try {
-        const Document doc = analyze_file(path, limit, wide);
+        // Fitted tables are for a terminal; the file formats keep every column.
+        const Document doc = analyze_file(path, limit, wide || format != "console");
         out << (format == "console" ? console_analysis(doc, path, wide) : writer->write(doc));
     } catch (const AnalyzeError &e) {
         err << "opbench analyze: " << e.what() << "\n";

@@ -153,7 +153,15 @@ void EntryLoop::bench(benchmark::State &state, std::size_t i) {
     }
     activate(i);
     CaseResult &r = e.result;
-    if (r.status == CaseStatus::passed) {
+    // Why the entry ends without a time: what Google Benchmark is told.
+    auto failure = [&] {
+        return interrupted_[i] ? std::string("interrupted")
+                               : std::string(case_status_name(r.status)) + ": " + r.reason;
+    };
+    if (r.status != CaseStatus::passed) {
+        state.SkipWithError(failure().c_str());
+        for (auto _ : state) {} // Google Benchmark's loop runs once per call, here empty
+    } else {
         for (auto _ : state) {
             try {
                 // The sampling's share of the run's time (the summary line),
@@ -167,12 +175,10 @@ void EntryLoop::bench(benchmark::State &state, std::size_t i) {
                 r.status = f.status;
                 r.reason = f.reason;
                 if (setup_.backends.host().interrupted()) interrupted_[i] = true;
+                state.SkipWithError(failure().c_str());
+                break;
             }
         }
-    }
-    if (r.status != CaseStatus::passed) {
-        state.SkipWithError(interrupted_[i] ? "interrupted" : (std::string(case_status_name(r.status)) + ": " + r.reason).c_str());
-        for (auto _ : state) {}
     }
     if (last || r.status != CaseStatus::passed) {
         if (active_ == i) finish_active();

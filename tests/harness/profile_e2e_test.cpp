@@ -178,7 +178,7 @@ TEST_F(ProfiledRun, AnalyzeNamesBottlenecksAndTheDominantComponent) {
     EXPECT_EQ(a.exit_code, 0) << a.text;
     EXPECT_NE(a.text.find("Bottlenecks"), std::string::npos) << a.text;
     EXPECT_NE(a.text.find("suggestion"), std::string::npos) << a.text;
-    EXPECT_NE(a.text.find("components qk"), std::string::npos) << a.text; // the details table's row
+    EXPECT_NE(a.text.find("components: qk"), std::string::npos) << a.text; // the details, wrapped
     EXPECT_NE(a.text.find("dominant:"), std::string::npos) << a.text;
 }
 

@@ -92,6 +92,7 @@ opb_op_desc valid_desc(int op, int dtype, int variant) {
     case OPB_OP_LAYERNORM:
     case OPB_OP_RMSNORM: d.p.norm = {4, 8, 1e-5f}; break;
     case OPB_OP_ATTENTION: d.p.attention = {1, 2, 8, 8, 16, 0.0f, 0, 0}; break;
+    case OPB_OP_ROPE: d.p.rope = {1, 2, 2, 4, 16, 0, 10000.0f, 0}; break;
     default: d.p.eltwise = {4, 8}; break;
     }
     return d;

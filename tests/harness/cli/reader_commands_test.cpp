@@ -171,7 +171,7 @@ TEST_F(ReaderCommands, AnalyzeWritesEveryFormatThroughTheWriters) {
     for (const auto &e : j["entries"]) EXPECT_FALSE(e["bottleneck"]["kind"].get<std::string>().empty()) << e;
     const std::string csv = (dir.path / "analyze.csv").string();
     ASSERT_EQ(run_opbench("analyze " + base + " --format csv -o " + csv).rc, 0);
-    EXPECT_EQ(slurp(csv).rfind("#,case x backend,kind,severity,utilisation,time/call,could save\r\n", 0), 0u)
+    EXPECT_EQ(slurp(csv).rfind("#,case x backend,kind,severity,utilisation,time/call,could save,quality\r\n", 0), 0u)
         << slurp(csv);
     r = run_opbench("analyze " + base + " --format csv");
     EXPECT_EQ(r.out, slurp(csv)); // -o holds exactly what stdout shows

@@ -244,7 +244,7 @@ TEST(Analyze, EveryFormatIsWrittenByItsWriter) {
     out.str("");
     ASSERT_EQ(cmd_analyze(good.string(), 2, out, err, "csv"), 0) << err.str();
     EXPECT_EQ(
-        out.str().rfind("#,case x backend,kind,severity,utilisation,time/call,could save\r\n1,attention/x/be:naive,", 0),
+        out.str().rfind("#,case x backend,kind,severity,utilisation,time/call,could save,quality\r\n1,attention/x/be:naive,", 0),
         0u)
         << out.str();
     out.str("");
