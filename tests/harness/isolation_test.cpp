@@ -304,7 +304,8 @@ TEST_P(WorkloadFault, CostsOnlyTheWorkloadEntry) {
     EXPECT_EQ(result_set()["context"]["opbench"]["complete"], true);
     // The naive entry carries its whole-model figures, made in the parent
     // from what its worker measured.
-    for (const auto &e : result_set()["benchmarks"])
+    const json set = result_set(); // kept alive for the loop
+    for (const auto &e : set["benchmarks"])
         if (e.value("run_name", "") == "decoder/tiny.layer/phase:decode/dt:f32/thr:1/be:naive/manual_time") {
             ASSERT_TRUE(e["decoder"].is_object());
             EXPECT_GT(e["decoder"]["tokens_per_second"].get<double>(), 0);
