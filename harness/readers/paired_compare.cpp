@@ -1,6 +1,7 @@
 #include "readers/paired_compare.hpp"
 
 #include "measure/statistics.hpp"
+#include "writers/result_schema.hpp"
 #include "writers/units.hpp"
 
 #include <fmt/format.h>
@@ -13,13 +14,6 @@
 namespace opbench {
 
 namespace {
-
-std::string strip_manual(std::string name) {
-    const std::string suffix = "/manual_time";
-    if (name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
-        name.erase(name.size() - suffix.size());
-    return name;
-}
 
 double positive_time(const nlohmann::json &pair, const char *key, const std::string &where) {
     if (!pair.contains(key) || !pair[key].is_number() || !(pair[key].get<double>() > 0) ||
@@ -69,7 +63,7 @@ PairedComparison compare_paired(const ResultSet &set, const PairedOptions &optio
         if (!p.is_object() || !p.contains("index") || !p["index"].is_number_unsigned())
             throw ResultSetError(fmt::format("{}: pair.index is not a non-negative integer", where));
         if (p.value("role", "") != "new") continue;
-        auto &of_case = pairs[strip_manual(e.value("run_name", e.value("name", "")))];
+        auto &of_case = pairs[entry_name_of(e.value("run_name", e.value("name", "")))];
         const auto index = p["index"].get<std::size_t>();
         const std::pair<double, double> times{positive_time(p, "base_time", where), positive_time(p, "new_time", where)};
         auto [it, inserted] = of_case.emplace(index, times);

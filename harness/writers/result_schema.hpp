@@ -15,8 +15,8 @@ inline constexpr int kResultSchemaVersion = 1;
 // result-set entries keep that form. The one place it is spelled.
 inline constexpr std::string_view kManualTimeSuffix = "/manual_time";
 
-// The run name of the entry named `entry_name` ("softmax/.../be:naive" ->
-// "softmax/.../be:naive/manual_time").
+// The run name of the entry named `entry_name` ("<op>/.../be:naive" ->
+// "<op>/.../be:naive/manual_time").
 [[nodiscard]] inline std::string run_name_of(std::string_view entry_name) {
     return std::string(entry_name) + std::string(kManualTimeSuffix);
 }
