@@ -602,14 +602,11 @@ void SuiteParser::expand(int op, const std::string &name, const Bindings &b, con
 }
 
 Suite SuiteParser::parse(std::string_view text) {
-    // Before TOML++ 3.3.0 can reach undefined behaviour on such text (toml_guard.hpp).
-    if (auto bad = find_non_ascii_outside_strings(text))
-        fail({file_, bad->line, bad->column}, "TOML syntax error: " + bad->message);
     toml::table root;
     try {
-        root = toml::parse(text, std::string_view(file_));
-    } catch (const toml::parse_error &e) {
-        fail(at(e.source()), "TOML syntax error: " + std::string(e.description()));
+        root = parse_toml_safely(text, file_); // not toml::parse: TOML++ 3.3.0's undefined behaviour (toml_guard.hpp)
+    } catch (const TomlSyntaxError &e) {
+        fail({file_, e.line(), e.column()}, std::string("TOML syntax error: ") + e.what());
     }
     const SourceLocation file_start{file_, 1, 1};
     check_keys(root, {"suite", "defaults", "case", "workload"}, "at the top level");

@@ -1,217 +1,171 @@
 #include "suite/toml_guard.hpp"
 
+#include <boost/locale/utf.hpp>
+#include <fmt/format.h>
+
 #include <vector>
 
 namespace opbench {
 namespace {
 
-// Where a quote opens a string. TOML++ does so only where a key or a value
-// begins; elsewhere (inside a bare number, date or word) it scans the quote
-// as part of that token and goes on to the characters after it through the
-// faulty lookup, so such a quote must not hide what follows it. Exact for
-// valid TOML; on invalid text it errs towards "not a string", and TOML++
-// stops at its first error anyway.
-class TokenStarts {
-public:
-    [[nodiscard]] bool string_may_start_here() const {
-        if (in_bare_value_) return false;
-        switch (previous_) {
-        case '\n':
-        case '=':
-        case '[':
-        case ',':
-        case '{': return true;
-        case '.': return in_key_; // a dotted key: a."b"; in a value it is a number's point
-        default: return false;
-        }
-    }
-    void saw_string() { previous_ = '"'; }
-    // Every character outside strings and comments.
-    void saw(char c) {
-        // A bare value (number, date, boolean; or garbage) runs to a value
-        // terminator for TOML++: a bracket or quote inside it is part of it.
-        if (in_bare_value_) {
-            if (c != ' ' && c != '\t' && c != '\r' && c != '\n' && c != ',' && c != ']' && c != '}') {
-                previous_ = c;
-                return;
-            }
-            in_bare_value_ = false;
-        }
-        switch (c) {
-        case ' ':
-        case '\t':
-        case '\r': return; // whitespace keeps the previous token
-        case '\n':
-            if (nesting_.empty()) in_key_ = true; // a new line at the top level starts with a key
-            break;
-        case '=': in_key_ = false; break;
-        case '{':
-            nesting_.push_back('{');
-            in_key_ = true;
-            break;
-        case '[':
-            if (nesting_.empty() && previous_ == '\n') {
-                nesting_.push_back('H');
-                in_key_ = true;
-            } // [table]
-            else if (!nesting_.empty() && nesting_.back() == 'H' && previous_ == '[')
-                nesting_.push_back('H'); // [[
-            else {
-                nesting_.push_back('[');
-                in_key_ = false;
-            } // an array
-            break;
-        case ',': in_key_ = !nesting_.empty() && nesting_.back() == '{'; break;
-        case ']':
-        case '}':
-            if (!nesting_.empty()) nesting_.pop_back();
-            in_key_ = false;
-            break;
-        default:
-            if (!in_key_) in_bare_value_ = true;
-            break;
-        }
-        previous_ = c;
-    }
+constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF"; // TOML++ skips it at the start
+constexpr char kStandIn = '~'; // valid in strings and comments only, as non-ASCII text is
 
-private:
-    char previous_ = '\n'; // the last character outside whitespace; the text starts like a line
-    bool in_key_ = true;
-    bool in_bare_value_ = false; // inside a value that is not a string, array or inline table
-    std::vector<char> nesting_;  // H: a table header's brackets, [: an array, {: an inline table
+// One code point of the text, where it stands.
+struct CodePoint {
+    char32_t value;
+    std::size_t byte; // offset of its first byte
+    int line;
+    int column;
 };
 
-// Walks the text byte by byte as TOML++'s lexer sees it (outside strings,
-// in comments, in each kind of string), keeping line and column current.
-class NonAsciiScan {
-public:
-    explicit NonAsciiScan(std::string_view text) : text_(text) {
-        if (starts("\xEF\xBB\xBF")) i_ = 3; // a UTF-8 byte order mark, which TOML++ skips
+// Decodes the text (after a leading byte order mark) into code points with
+// their positions; throws TomlSyntaxError at the first byte that is not UTF-8.
+std::vector<CodePoint> decode_utf8(std::string_view text) {
+    using utf = boost::locale::utf::utf_traits<char>;
+    std::vector<CodePoint> out;
+    const char *p = text.data();
+    const char *const end = text.data() + text.size();
+    if (text.substr(0, kByteOrderMark.size()) == kByteOrderMark) p += kByteOrderMark.size();
+    int line = 1, column = 1;
+    while (p != end) {
+        const char *start = p;
+        const auto c = utf::decode(p, end);
+        if (c == boost::locale::utf::illegal || c == boost::locale::utf::incomplete)
+            throw TomlSyntaxError(line, column,
+                                  fmt::format("the text is not UTF-8 (byte 0x{:02X} starts no valid sequence); "
+                                              "TOML files must be UTF-8",
+                                              static_cast<unsigned char>(*start)));
+        out.push_back({static_cast<char32_t>(c), static_cast<std::size_t>(start - text.data()), line, column});
+        if (c == U'\n') {
+            ++line;
+            column = 1;
+        } else {
+            ++column;
+        }
     }
+    return out;
+}
 
-    std::optional<TomlTextProblem> run() {
-        while (i_ < text_.size()) {
-            std::optional<TomlTextProblem> found;
-            switch (state_) {
-            case State::Normal: found = normal(); break;
-            case State::Comment: comment(); break;
-            case State::Basic: basic(); break;
-            case State::Literal: literal(); break;
-            case State::MultiBasic: found = multi_basic(); break;
-            case State::MultiLiteral: multi_literal(); break;
+// The text with each non-ASCII code point replaced by kStandIn: one
+// character for one code point, so lines and columns stay the same.
+std::string ascii_stand_in(std::string_view text, const std::vector<CodePoint> &code_points) {
+    std::string out(text.substr(0, text.substr(0, kByteOrderMark.size()) == kByteOrderMark ? kByteOrderMark.size() : 0));
+    out.reserve(text.size());
+    for (const auto &cp : code_points) out.push_back(cp.value < 0x80 ? static_cast<char>(cp.value) : kStandIn);
+    return out;
+}
+
+const CodePoint *code_point_at(const std::vector<CodePoint> &code_points, int line, int column) {
+    for (const auto &cp : code_points)
+        if (cp.line == line && cp.column == column) return &cp;
+    return nullptr;
+}
+
+// "a non-ASCII character 'é' (U+00E9)"
+std::string describe_non_ascii(std::string_view text, const CodePoint &cp) {
+    std::size_t length = 1;
+    while (cp.byte + length < text.size() && (static_cast<unsigned char>(text[cp.byte + length]) & 0xC0) == 0x80)
+        ++length;
+    return fmt::format("a non-ASCII character '{}' (U+{:04X})", text.substr(cp.byte, length),
+                       static_cast<std::uint32_t>(cp.value));
+}
+
+TomlSyntaxError from_parse_error(const toml::parse_error &e) {
+    return TomlSyntaxError(static_cast<int>(e.source().begin.line), static_cast<int>(e.source().begin.column),
+                           std::string(e.description()));
+}
+
+// In text that is valid TOML, the first non-ASCII character that follows a
+// line-ending backslash in a multi-line basic string (TOML++ trims the
+// whitespace after the backslash through the faulty lookup). Valid TOML has
+// quotes outside strings and comments only where a string opens, so a plain
+// scan finds the strings exactly.
+const CodePoint *non_ascii_after_line_ending_backslash(const std::vector<CodePoint> &cps) {
+    enum class State { Normal, Comment, Basic, Literal, MultiBasic, MultiLiteral } state = State::Normal;
+    const auto n = cps.size();
+    auto run_of = [&](std::size_t i, char32_t c) {
+        std::size_t k = 0;
+        while (i + k < n && cps[i + k].value == c) ++k;
+        return k;
+    };
+    auto is_blank = [](char32_t c) { return c == U' ' || c == U'\t' || c == U'\r' || c == U'\n'; };
+    for (std::size_t i = 0; i < n;) {
+        const char32_t c = cps[i].value;
+        switch (state) {
+        case State::Normal:
+            if (c == U'#') state = State::Comment;
+            else if (c == U'"' || c == U'\'') {
+                const bool multi = run_of(i, c) >= 3;
+                state = c == U'"' ? (multi ? State::MultiBasic : State::Basic)
+                                  : (multi ? State::MultiLiteral : State::Literal);
+                i += multi ? 3 : 1;
+                continue;
             }
-            if (found) return found;
-        }
-        return std::nullopt;
-    }
-
-private:
-    enum class State { Normal, Comment, Basic, Literal, MultiBasic, MultiLiteral };
-    std::string_view text_;
-    State state_ = State::Normal;
-    TokenStarts tokens_;
-    int line_ = 1, column_ = 0;
-    std::size_t i_ = 0;
-
-    unsigned char current() const { return static_cast<unsigned char>(text_[i_]); }
-    // Advances over one byte, keeping line and column (code points) current.
-    void step() {
-        const auto c = static_cast<unsigned char>(text_[i_++]);
-        if (c == '\n') {
-            ++line_;
-            column_ = 0;
-        } else if ((c & 0xC0) != 0x80) {
-            ++column_; // not a UTF-8 continuation byte: a new code point
-        }
-    }
-    bool starts(std::string_view s) const { return text_.substr(i_, s.size()) == s; }
-    TomlTextProblem problem(const char *where) {
-        step(); // the column of the offending character itself
-        return TomlTextProblem{line_, column_,
-                               std::string("a non-ASCII character ") + where +
-                                   "; TOML allows non-ASCII text only inside quoted strings and comments"};
-    }
-
-    std::optional<TomlTextProblem> normal() {
-        const auto c = current();
-        if (c >= 0x80) return problem("outside a string or comment");
-        if (c == '#') {
-            state_ = State::Comment;
-        } else if ((c == '"' || c == '\'') && tokens_.string_may_start_here()) {
-            if (starts("\"\"\"")) {
-                step();
-                step();
-                state_ = State::MultiBasic;
-            } else if (starts("'''")) {
-                step();
-                step();
-                state_ = State::MultiLiteral;
-            } else
-                state_ = c == '"' ? State::Basic : State::Literal;
-            tokens_.saw_string();
-        } else {
-            tokens_.saw(static_cast<char>(c));
-        }
-        step();
-        return std::nullopt;
-    }
-    void comment() {
-        if (current() == '\n') {
-            state_ = State::Normal;
-            tokens_.saw('\n');
-        }
-        step();
-    }
-    void basic() {
-        const auto c = current();
-        if (c == '\\' && i_ + 1 < text_.size())
-            step(); // the escaped character
-        else if (c == '"' || c == '\n')
-            state_ = State::Normal;
-        step();
-    }
-    void literal() {
-        const auto c = current();
-        if (c == '\'' || c == '\n') state_ = State::Normal;
-        step();
-    }
-    std::optional<TomlTextProblem> multi_basic() {
-        if (current() == '\\') {
-            step();
-            // A line-ending backslash trims the whitespace that follows,
-            // through the same faulty lookup.
-            std::size_t j = i_;
-            while (j < text_.size() && (text_[j] == ' ' || text_[j] == '\t' || text_[j] == '\r')) ++j;
-            if (j < text_.size() && text_[j] == '\n') {
-                while (i_ < text_.size() &&
-                       (text_[i_] == ' ' || text_[i_] == '\t' || text_[i_] == '\r' || text_[i_] == '\n'))
-                    step();
-                if (i_ < text_.size() && current() >= 0x80) return problem("right after a line-ending backslash");
-            } else if (i_ < text_.size()) {
-                step(); // the escaped character
+            break;
+        case State::Comment:
+            if (c == U'\n') state = State::Normal;
+            break;
+        case State::Basic:
+            if (c == U'\\') ++i; // the escaped character
+            else if (c == U'"') state = State::Normal;
+            break;
+        case State::Literal:
+            if (c == U'\'') state = State::Normal;
+            break;
+        case State::MultiBasic:
+            if (c == U'\\' && i + 1 < n && is_blank(cps[i + 1].value)) {
+                ++i;
+                while (i < n && is_blank(cps[i].value)) ++i;
+                if (i < n && cps[i].value >= 0x80) return &cps[i];
+                continue;
             }
-        } else if (starts("\"\"\"")) {
-            while (i_ < text_.size() && text_[i_] == '"') step(); // """ plus up to two quotes of content
-            state_ = State::Normal;
-        } else {
-            step();
+            if (c == U'\\') ++i;
+            else if (c == U'"' && run_of(i, c) >= 3) {
+                i += run_of(i, c); // the delimiter and up to two quotes of content before it
+                state = State::Normal;
+                continue;
+            }
+            break;
+        case State::MultiLiteral:
+            if (c == U'\'' && run_of(i, c) >= 3) {
+                i += run_of(i, c);
+                state = State::Normal;
+                continue;
+            }
+            break;
         }
-        return std::nullopt;
+        ++i;
     }
-    void multi_literal() {
-        if (starts("'''")) {
-            while (i_ < text_.size() && text_[i_] == '\'') step();
-            state_ = State::Normal;
-        } else {
-            step();
-        }
-    }
-};
+    return nullptr;
+}
 
 } // namespace
 
-std::optional<TomlTextProblem> find_non_ascii_outside_strings(std::string_view text) {
-    return NonAsciiScan(text).run();
+toml::table parse_toml_safely(std::string_view text, std::string_view source_name) {
+    const auto code_points = decode_utf8(text);
+    try {
+        (void)toml::parse(ascii_stand_in(text, code_points), source_name);
+    } catch (const toml::parse_error &e) {
+        auto error = from_parse_error(e);
+        if (const auto *cp = code_point_at(code_points, error.line(), error.column()); cp && cp->value >= 0x80)
+            throw TomlSyntaxError(error.line(), error.column(),
+                                  describe_non_ascii(text, *cp) +
+                                      " outside a string or comment; TOML allows non-ASCII text only inside "
+                                      "quoted strings and comments");
+        throw error;
+    }
+    if (const auto *cp = non_ascii_after_line_ending_backslash(code_points))
+        throw TomlSyntaxError(
+            cp->line, cp->column,
+            describe_non_ascii(text, *cp) +
+                " right after a line-ending backslash, which TOML++ 3.3.0 cannot read; write it as a \\u "
+                "escape or put an ASCII character before it");
+    try {
+        return toml::parse(text, source_name);
+    } catch (const toml::parse_error &e) {
+        throw from_parse_error(e);
+    }
 }
 
 } // namespace opbench
