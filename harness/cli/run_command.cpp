@@ -1,5 +1,7 @@
 #include "cli/run_command.hpp"
 
+#include "cli/run_document.hpp"
+
 #include "plugin/plugin_variant.hpp"
 
 #include "cli/benchmark_flags.hpp"
@@ -21,11 +23,13 @@
 #include "run/runner.hpp"
 #include "suite/shard.hpp"
 #include "suite/suite.hpp"
+#include "writers/writer.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <iostream>
 
 namespace fs = std::filesystem;
@@ -161,6 +165,7 @@ struct RunCommand::Options {
     CLI::Option *backends_opt = nullptr, *out_opt = nullptr;
     std::string suite_path, backends_csv, out_path, resume_from, isolate = "process", mem_limit_text;
     std::string archive_dir, shard_text, verify_mode = "fast", cpus_csv, trace_schedule;
+    std::string format = "console"; // --format: what stdout carries after the run (cli/run_document.hpp)
     bool no_out = false, no_progress = false, force = false, no_reference_cache = false;
     std::vector<std::string> plugin_specs; // --plugin NAME@VARIANT=PATH
     bool list = false;                     // --list: the entry names, nothing run
@@ -179,6 +184,8 @@ struct RunCommand::Options {
     void check_trace(const std::string &resume_journal);
     [[nodiscard]] ResultPath reserve_out(const Suite &suite, const std::string &resume_journal);
     void check_trace_schedule();
+    void check_format();
+    [[nodiscard]] int run_and_close(const Suite &suite, const PluginSet &plugins, ResultPath &result_path);
     [[nodiscard]] int run_and_report(const Suite &suite, const PluginSet &plugins, ResultPath &result_path);
     [[nodiscard]] int archive(const std::string &result_set);
 };
@@ -231,6 +238,11 @@ void RunCommand::Options::add_output_options(const std::function<void(CLI::App *
                     "also store the result set in this archive: DIR/<machine>/<suite>/<UTC time>-<commit>.json");
     run->add_option("--shard", shard_text,
                     "run shard i of n of the suite's cases (1/4 .. 4/4; merge with opbench merge)");
+    run->add_option("--format", format,
+                    "what stdout carries: console (default) the run's lines; " + run_document_formats() +
+                        ": once the set is written, the table `opbench compare --by backend SET --format "
+                        "FORMAT` prints (csv: its tidy records), the run's lines going to stderr")
+        ->capture_default_str();
     run->add_flag("--verbose", opts.verbose, "Google Benchmark's line per repetition instead of one line per case");
     run->add_flag("--list", list,
                   "print the names of the entries this run would measure (after --backends and "
@@ -512,6 +524,7 @@ int RunCommand::run(const PluginSet &plugins, int argc, char **argv, const std::
         }
         if (o.no_out && !o.archive_dir.empty())
             throw BadRunInput{"opbench run: --archive stores the result set, so it cannot go with --no-out"};
+        o.check_format();
         o.check_trace(resume_journal);
         ResultPath result_path = o.reserve_out(suite, resume_journal);
         o.opts.progress = !o.no_progress;
@@ -525,8 +538,30 @@ int RunCommand::run(const PluginSet &plugins, int argc, char **argv, const std::
     }
 }
 
-// The run, its closing line, and --archive.
+// A --format other than console prints the written set's document.
+void RunCommand::Options::check_format() {
+    if (format == "console") return;
+    if (const std::string problem = run_format_problem(format); !problem.empty())
+        throw BadRunInput{"opbench run: " + problem};
+    if (no_out)
+        throw BadRunInput{fmt::format("opbench run: --format {} prints the result set's table, so it cannot go with "
+                                      "--no-out",
+                                      format)};
+}
+
+// The run, its closing line, --archive, and the --format document.
 int RunCommand::Options::run_and_report(const Suite &suite, const PluginSet &plugins, ResultPath &result_path) {
+    std::optional<StdoutToStderr> console_on_stderr;
+    if (format != "console") console_on_stderr.emplace();
+    const int rc = run_and_close(suite, plugins, result_path);
+    console_on_stderr.reset();
+    if (format == "console" || (rc != 0 && rc != kExitFailedCases) || opts.out_path.empty()) return rc;
+    const int printed = print_run_document(opts.out_path, format, opts.reference);
+    return printed != 0 ? printed : rc;
+}
+
+// The run, its closing line, and --archive.
+int RunCommand::Options::run_and_close(const Suite &suite, const PluginSet &plugins, ResultPath &result_path) {
     RunSummary summary;
     try {
         summary = run_suite(suite, plugins, opts);

@@ -134,6 +134,10 @@ TEST_F(Main, EveryBadInputExits2BeforeRunningWithAMessage) {
         {"run tiny.toml --trace .", "--trace .: is a directory"},
         {"run tiny.toml --trace fifo", "--trace fifo: is a FIFO"},
         {"run tiny.toml --trace ''", "--trace '': is empty"},
+        // run --format: a writer's name, a document the run can print.
+        {"run tiny.toml --format yaml", "--format yaml: unknown (choose: json, "},
+        {"run tiny.toml --format chrome-trace", "a run writes its trace with --trace FILE"},
+        {"run tiny.toml --format csv --no-out", "--format csv prints the result set's table, so it cannot go with"},
         // CPUs the machine lacks are refused, not recorded as pinned (issue 19).
         {"run tiny.toml --cpus 0-1023", "are not on this machine or not allowed to opbench (it may use "},
     };
@@ -156,6 +160,27 @@ TEST_F(Main, EveryBadInputExits2BeforeRunningWithAMessage) {
     EXPECT_TRUE(has(read("tiny.toml"), "[suite]"));
     EXPECT_FALSE(fs::exists(dir_ / "x.json"));
     EXPECT_FALSE(fs::exists(dir_ / "results")) << "no default result reserved by a refused run";
+}
+
+// run --format csv: stdout holds the written set's tidy records alone (the
+// rows `opbench compare --by backend SET --format csv` prints); the run's
+// console lines, its summary included, go to stderr.
+TEST_F(Main, RunFormatPrintsTheSetsDocumentAloneOnStdout) {
+    const std::string cmd = "cd '" + dir_.string() + "' && env OPBENCH_PLUGIN_PATH= '" OPBENCH_EXE
+                            "' run tiny.toml --no-progress --out r.json --format csv >out.csv 2>err.txt";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << read("err.txt");
+    const std::string csv = read("out.csv"), err = read("err.txt");
+    EXPECT_EQ(csv.rfind("set,", 0), 0u) << "not the tidy records' header:\n" << csv;
+    EXPECT_TRUE(has(csv, "median_s")) << csv;
+    EXPECT_TRUE(has(csv, ",add,")) << "the add entry's row:\n" << csv;
+    EXPECT_FALSE(has(csv, "passed,")) << "the summary line went to stdout:\n" << csv;
+    EXPECT_TRUE(has(err, "1 passed, 0 failed")) << err;
+    EXPECT_TRUE(fs::exists(dir_ / "r.json"));
+
+    const std::string md = "cd '" + dir_.string() + "' && env OPBENCH_PLUGIN_PATH= '" OPBENCH_EXE
+                           "' run tiny.toml --no-progress --out m.json --format markdown >out.md 2>/dev/null";
+    ASSERT_EQ(std::system(md.c_str()), 0);
+    EXPECT_TRUE(has(read("out.md"), "| case | naive time |")) << read("out.md");
 }
 
 TEST_F(Main, DefaultNamesOfBackToBackRunsDifferAndStayInResults) {
