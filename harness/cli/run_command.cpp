@@ -577,12 +577,11 @@ int RunCommand::Options::run_and_close(const Suite &suite, const PluginSet &plug
         std::cerr << "opbench run: " << e.what() << "\n";
         return exit_keeping_journal(result_path);
     }
-    std::cout << "\n" << summary_line(summary);
-    if (!summary.out_path.empty()) std::cout << " -> " << summary.out_path;
+    std::cout << "\n" << summary_line(summary) << "\n";
+    if (!summary.out_path.empty()) std::cout << "  result set: " << summary.out_path << "\n";
     if (!summary.complete)
-        std::cout << fmt::format(" (incomplete: interrupted; `opbench run --resume {}` finishes it)",
+        std::cout << fmt::format("  incomplete: interrupted; `opbench run --resume {}` finishes it\n",
                                  summary.out_path.empty() ? std::string("<result set>") : summary.out_path);
-    std::cout << "\n";
     for (const auto &e : summary.output_errors) std::cerr << "opbench run: " << e << "\n";
     if (!summary.complete) return interrupt_exit_status();
     if (!summary.output_errors.empty()) return kExitEnvironment;

@@ -77,9 +77,7 @@ void EntryLoop::run() {
         if (setup_.log.has_case(e.name())) continue; // finished before the interruption (--resume)
         planned_.push_back(i);
     }
-    std::vector<std::string> names;
-    for (std::size_t i : planned_) names.push_back(entries_[i]->name());
-    console_ = std::make_unique<RunConsole>(names, setup_.options.reference, isatty(STDOUT_FILENO));
+    console_ = std::make_unique<RunConsole>(setup_.options.reference, isatty(STDOUT_FILENO));
     for (std::size_t i : planned_) {
         // Interrupted while the backends were probed: nothing is recorded, so --resume runs every entry.
         if (interrupt_requested()) return;

@@ -171,34 +171,77 @@ void print_not_measured(const std::vector<const CaseResult *> &entries, std::ost
     }
 }
 
-RunConsole::RunConsole(const std::vector<std::string> &names, std::string reference, bool colour)
-    : reference_(std::move(reference)), colour_(colour) {
+namespace {
+
+constexpr std::size_t kConsoleWidth = 100;   // columns the run's lines fit
+constexpr std::size_t kFigureIndent = 4;   // of a figures line under its name; a detail line has 2 more
+
+// "passed, noisy: spread ±3% > 1% ..." -> {"passed, noisy", "spread ±3% > 1% ..."};
+// "passed (3/9 repetitions missed ...)" -> {"passed", "3/9 repetitions missed ..."}.
+std::pair<std::string, std::string> split_status(const std::string &status) {
+    const std::size_t colon = status.find(": "), paren = status.find(" (");
+    if (colon == std::string::npos && paren == std::string::npos) return {status, ""};
+    if (paren < colon) {
+        std::string detail = status.substr(paren + 2);
+        if (!detail.empty() && detail.back() == ')') detail.pop_back();
+        return {status.substr(0, paren), detail};
+    }
+    return {status.substr(0, colon), status.substr(colon + 2)};
+}
+
+// `text` word-wrapped to kConsoleWidth, each line indented by `indent`.
+std::string wrapped(const std::string &text, std::size_t indent) {
+    std::string out, line(indent, ' ');
+    std::size_t begin = 0;
+    while (begin < text.size()) {
+        std::size_t end = text.find(' ', begin);
+        if (end == std::string::npos) end = text.size();
+        const std::string word = text.substr(begin, end - begin);
+        if (line.size() > indent && line.size() + 1 + word.size() > kConsoleWidth) {
+            out += line + "\n";
+            line.assign(indent, ' ');
+        }
+        if (line.size() > indent) line += ' ';
+        line += word;
+        begin = end + 1;
+    }
+    if (line.size() > indent) out += line + "\n";
+    return out;
+}
+
+} // namespace
+
+RunConsole::RunConsole(std::string reference, bool colour) : reference_(std::move(reference)), colour_(colour) {
     const auto columns = run_line_columns(reference_);
-    widths_ = {0, 9, 6, 16, 12, 8, std::max<std::size_t>(9, columns[6].size())};
-    widths_[0] = columns[0].size();
-    for (const auto &n : names) widths_[0] = std::max(widths_[0], n.size());
-    std::string line;
-    for (std::size_t i = 0; i < widths_.size(); ++i)
-        line +=
-            i == 0 ? fmt::format("{:<{}}  ", columns[i], widths_[i]) : fmt::format("{:>{}}  ", columns[i], widths_[i]);
+    // Each name on a line of its own, its figures indented below it: entry
+    // names run to 60-90 columns, so name and figures never share 100.
+    widths_ = {kFigureIndent - 2, 9, 6, 16, 12, 8, std::max<std::size_t>(9, columns[6].size())};
+    std::string line = columns[0] + "\n" + std::string(kFigureIndent, ' ');
+    for (std::size_t i = 1; i < widths_.size(); ++i) line += fmt::format("{:>{}}  ", columns[i], widths_[i]);
     line += columns.back();
-    header_ = line + "\n" + std::string(line.size() + 10, '-') + "\n";
+    header_ = line + "\n" + std::string(kConsoleWidth - 1, '-') + "\n";
+}
+
+std::string RunConsole::lines_for(const std::vector<std::string> &cells, CaseStatus status) const {
+    std::string text = cells[0] + "\n" + std::string(kFigureIndent, ' ');
+    for (std::size_t i = 1; i < widths_.size(); ++i) text += fmt::format("{:>{}}  ", cells[i], widths_[i]);
+    const auto [word, detail] = split_status(cells.back());
+    const char *col = status == CaseStatus::failed    ? kRed
+                      : status == CaseStatus::skipped ? kYellow
+                      : word == "passed"              ? kGreen
+                                                      : kYellow;
+    text += colour_ ? std::string(col) + word + kReset : word;
+    text += "\n";
+    // The reason or the quality's verdict, in full, wrapped below the figures.
+    if (!detail.empty()) text += wrapped(detail, kFigureIndent + 2);
+    return text;
 }
 
 void RunConsole::entry_done(const Entry &e, const CaseResult *reference) {
     const CaseResult &r = e.result;
     const auto cells = run_line_cells(r, r.status == CaseStatus::passed ? r.roofline : std::nullopt, reference,
                                       e.call_work());
-    std::string line;
-    for (std::size_t i = 0; i < widths_.size(); ++i)
-        line += i == 0 ? fmt::format("{:<{}}  ", cells[i], widths_[i]) : fmt::format("{:>{}}  ", cells[i], widths_[i]);
-    const std::string &status = cells.back();
-    const char *col = r.status == CaseStatus::failed    ? kRed
-                      : r.status == CaseStatus::skipped ? kYellow
-                      : status == "passed"              ? kGreen
-                                                        : kYellow;
-    line += colour_ ? std::string(col) + status + kReset : status;
-    std::cout << header_ << line << "\n" << std::flush;
+    std::cout << header_ << lines_for(cells, r.status) << std::flush;
     header_.clear();
 }
 

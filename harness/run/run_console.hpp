@@ -43,14 +43,18 @@ struct CaseTime {
 // (one backend's reason usually covers many); nothing when there are none.
 void print_not_measured(const std::vector<const CaseResult *> &entries, std::ostream &out);
 
-// One aligned line per finished entry, under a column header printed with
-// the first line (a suite of workloads only prints none).
+// Aligned lines per finished entry, under a column header printed with the
+// first entry (a suite of workloads only prints none), fitted to 100
+// columns: the name, then its figures indented on the line below ending in
+// the status word, then the status's reason or the quality's verdict
+// wrapped on lines of its own.
 class RunConsole {
 public:
-    // `names`: every entry name the run measures, for the column width.
-    RunConsole(const std::vector<std::string> &names, std::string reference, bool colour);
+    RunConsole(std::string reference, bool colour);
     // `reference`: the reference backend's entry for the same case, if any.
     void entry_done(const Entry &e, const CaseResult *reference);
+    // The lines entry_done prints for one entry's cells (run_line_cells).
+    [[nodiscard]] std::string lines_for(const std::vector<std::string> &cells, CaseStatus status) const;
 
 private:
     std::string reference_;

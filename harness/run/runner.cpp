@@ -298,7 +298,7 @@ std::string summary_line(const RunSummary &s) {
     std::string line = fmt::format("opbench: {} passed, {} failed, {} skipped", s.passed, s.failed, s.skipped);
     if (s.unverified) line += fmt::format(" ({} passed UNVERIFIED: --verify off)", s.unverified);
     auto share = [&](double part) { return s.wall_seconds > 0 ? 100.0 * part / s.wall_seconds : 0.0; };
-    line += fmt::format(" in {:.1f} s: measuring {:.1f} s ({:.0f}%), verifying {:.1f} s ({:.0f}%, {}), "
+    line += fmt::format(" in {:.1f} s\n  measuring {:.1f} s ({:.0f}%), verifying {:.1f} s ({:.0f}%, {}), "
                         "preparing {:.1f} s",
                         s.wall_seconds, s.measure_seconds, share(s.measure_seconds), s.verify_seconds,
                         share(s.verify_seconds), verify_mode_name(s.verify), s.prepare_seconds);

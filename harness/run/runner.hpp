@@ -65,8 +65,8 @@ struct RunSummary {
     std::vector<std::string> output_errors;
 };
 
-// The run's summary line: counts, then wall time and where it went, e.g.
-//   "opbench: 12 passed, 0 failed, 0 skipped in 95.2 s: measuring 71.3 s (75%), verifying 3.1 s (fast), ..."
+// The run's summary: counts and wall time, then where the time went, e.g.
+//   "opbench: 12 passed, 0 failed, 0 skipped in 95.2 s\n  measuring 71.3 s (75%), verifying 3.1 s (fast), ..."
 [[nodiscard]] std::string summary_line(const RunSummary &s);
 
 // Every entry of the run, in run order, unmeasured: each case x backend,

@@ -76,8 +76,14 @@ suite=$src/tests/harness/ci_gate.toml
 grep -q "opbench: archived -> $work/archive/" "$work/5.log" || { cat "$work/5.log"; fail "run --archive did not archive"; }
 # The run's console: one line per case x backend and a table per backend;
 # Google Benchmark's per-repetition lines only with --verbose.
-grep -q "^case x backend .* vs naive  status" "$work/5.log" || { cat "$work/5.log"; fail "no header of the per-case lines"; }
-[ "$(grep -c "^add/.*/be:slowdown.* passed" "$work/5.log")" -eq 2 ] || { cat "$work/5.log"; fail "not one line per case"; }
+grep -q "^case x backend$" "$work/5.log" && grep -q "^ .* vs naive  status$" "$work/5.log" \
+  || { cat "$work/5.log"; fail "no header of the per-case lines"; }
+[ "$(grep -c "^add/.*/be:slowdown" "$work/5.log")" -eq 2 ] || { cat "$work/5.log"; fail "not one name line per case"; }
+[ "$(grep -A1 "^add/.*/be:slowdown" "$work/5.log" | grep -c "^ .*x  passed")" -eq 2 ] \
+  || { cat "$work/5.log"; fail "not one figures line per case"; }
+# 100 columns, but for the load warning and the lines that name a file.
+[ "$(awk 'length > 100' "$work/5.log" | grep -v "^\*\*\*WARNING" | grep -vc "$work")" -eq 0 ] \
+  || { cat "$work/5.log"; fail "a console line wider than 100 columns"; }
 grep -q "^Per backend" "$work/5.log" || fail "no per-backend table"
 ! grep -q "manual_time" "$work/5.log" || fail "Google Benchmark's lines without --verbose"
 "$opbench" run "$suite" --no-progress --no-out --verbose > "$work/verbose.log" 2>&1 || fail "run --verbose failed"

@@ -75,6 +75,40 @@ TEST(RunConsole, OneLineHasEveryFigure) {
     EXPECT_EQ(run_line_cells(failed, std::nullopt, &naive).back(), "failed: nmse 0.3");
 }
 
+// Issue 17: the run's lines fit 100 columns. A name takes a line of its own
+// with the figures indented below; the status word closes the figures and
+// its reason (or the quality's verdict) wraps on lines of its own.
+TEST(RunConsole, LinesFitAHundredColumns) {
+    const std::vector<std::string> cells = {
+        "matmul/B:1/M:32/N:96/K:64/tB:1/bias:1/variant:default/dt:f32/be:onednn/case:matmul.linear",
+        "5.05 us",
+        ">999%",
+        "78.5 GFLOP/s",
+        "117% bw",
+        "overhead",
+        "29x",
+        "passed, disturbed: bimodal: 6 repetitions near 4.11 us, 3 near 22.1 ms; 1 of 9 repetitions at whole "
+        "milliseconds (24 ms) for work that ran in 3.92 us: threads waited for a scheduler slice; 2 threads on "
+        "0.0 free CPUs (load 5.53 on 2): --threads 1 or --cpus"};
+    const RunConsole console("naive", false);
+    const std::string text = console.lines_for(cells, CaseStatus::passed);
+    std::size_t lines = 0;
+    for (std::size_t begin = 0, end; (end = text.find('\n', begin)) != std::string::npos; begin = end + 1) {
+        EXPECT_LE(end - begin, 100u) << text;
+        ++lines;
+    }
+    EXPECT_GE(lines, 4u) << text;
+    EXPECT_EQ(text.rfind(cells[0] + "\n", 0), 0u) << "the name first, on its own line:\n" << text;
+    EXPECT_NE(text.find("29x  passed, disturbed\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("--threads 1 or --cpus"), std::string::npos) << "the verdict is kept whole:\n" << text;
+
+    // A failure's reason goes below its figures the same way.
+    std::vector<std::string> failed = cells;
+    failed.back() = "failed: nmse 0.3";
+    const std::string f = console.lines_for(failed, CaseStatus::failed);
+    EXPECT_NE(f.find("29x  failed\n      nmse 0.3\n"), std::string::npos) << f;
+}
+
 TEST(RunConsole, SummaryPerBackend) {
     const Case c = matmul_case();
     CaseResult skipped;

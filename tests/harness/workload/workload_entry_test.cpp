@@ -182,10 +182,15 @@ TEST(WorkloadRunner, EntriesCarryTheDecoderFigures) {
     EXPECT_EQ((*fused)["status"], "skipped");
     EXPECT_NE((*fused)["reason"].get<std::string>().find("variant=fused"), std::string::npos) << (*fused)["reason"];
     // The refusal comes from the backend's worker when the entry is
-    // activated, so the console shows it on the entry's own line.
-    const auto line = out.console.find("decoder/small-fused/phase:prefill/dt:f32/thr:1/be:onednn");
+    // activated, so the console shows it under the entry's own name: its
+    // figures line ends in "skipped", the reason below it.
+    const auto line = out.console.find("decoder/small-fused/phase:prefill/dt:f32/thr:1/be:onednn\n");
     ASSERT_NE(line, std::string::npos) << out.console;
-    EXPECT_NE(out.console.find("skipped:", line), std::string::npos) << out.console;
+    const auto status = out.console.find("  skipped\n", line);
+    ASSERT_NE(status, std::string::npos) << out.console;
+    EXPECT_EQ(std::count(out.console.begin() + long(line), out.console.begin() + long(status), '\n'), 1)
+        << "not the figures line right under the name:\n" << out.console;
+    EXPECT_NE(out.console.find("variant=fused", status), std::string::npos) << out.console;
 #endif
 }
 
