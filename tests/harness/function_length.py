@@ -43,7 +43,6 @@ ALLOWED = {
     # Split on one branch and grown on another in the same session (the
     # fitted 100-column tables, the paired compare, `opbench ab`); the merge
     # kept the grown versions, so these splits are to be made again too.
-    ("cli/ab_command.cpp", "AbCommand::run"),
 }
 
 KINDS = {ci.CursorKind.FUNCTION_DECL, ci.CursorKind.CXX_METHOD, ci.CursorKind.CONSTRUCTOR,
