@@ -38,7 +38,6 @@ ALLOWED = {
     # grouped-query attention and RoPE on another (issue 18); the merge kept
     # the rewrite, so the split is to be made again.
     ("workload/decoder.cpp", "DecoderRun::build_step"),
-    ("workload/workload_suite.cpp", "Parser::parse"),
     ("workload/decoder.cpp", "DecoderRun::prepare"),
     # Split on one branch and grown on another in the same session (the
     # fitted 100-column tables, the paired compare, `opbench ab`); the merge
