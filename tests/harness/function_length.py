@@ -37,8 +37,6 @@ ALLOWED = {
     # Split on one branch (StepBuilder, decoder_key) and rewritten for
     # grouped-query attention and RoPE on another (issue 18); the merge kept
     # the rewrite, so the split is to be made again.
-    ("workload/decoder.cpp", "DecoderRun::build_step"),
-    ("workload/decoder.cpp", "DecoderRun::prepare"),
     # Split on one branch and grown on another in the same session (the
     # fitted 100-column tables, the paired compare, `opbench ab`); the merge
     # kept the grown versions, so these splits are to be made again too.
