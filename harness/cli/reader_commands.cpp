@@ -128,7 +128,7 @@ struct ReaderCommands::Options {
 
 void ReaderCommands::Options::add_analyze(CLI::App &app) {
     analyze = app.add_subcommand("analyze", "rank a result set's bottlenecks (kind, severity, suggestion; "
-                                            "attention's components when profiled); loads no plugin");
+                                            "a composed op's components when profiled); loads no plugin");
     analyze->add_option("result_set", analyze_path, "result set JSON written by `opbench run`")->required();
     analyze->add_flag("--wide", wide, "full entry names and unwrapped details (default: fitted to 100 columns)");
     analyze->add_option("--top", analyze_top, "show this many cases")
