@@ -13,11 +13,17 @@
 #include <iostream>
 #include <sched.h>
 #include <set>
+#include <stdexcept>
 
 namespace opbench {
 
 namespace {
 constexpr int kExitFailedCases = 1, kExitBadInput = 2, kExitEnvironment = 3;
+
+// Bad input found by a step of `opbench ab`: run() prints it and exits 2.
+struct AbBadInput : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
 } // namespace
 
 struct AbCommand::Options {
@@ -26,6 +32,16 @@ struct AbCommand::Options {
     std::vector<std::string> plugin_specs;
     PairedRunOptions run;
     bool no_out = false, force = false, allow_insecure = false, no_progress = false;
+
+    // The steps of run(), in order; each throws AbBadInput for bad input.
+    void pin_to_cpus();
+    PluginSet plugins_with_builds(std::vector<PluginVariantSpec> &specs) const;
+    void choose_pair(const std::vector<PluginVariantSpec> &specs, const PluginSet &plugins);
+    void choose_reference(const PluginSet &plugins);
+    Suite load_suite(const PluginSet &plugins) const; // throws SuiteError
+    ResultPath reserve_out(const Suite &suite);
+    void print_start(const PluginSet &plugins) const;
+    int run_pairs(const Suite &suite, const PluginSet &plugins) const;
 };
 
 AbCommand::AbCommand(CLI::App &app) : o_(std::make_unique<Options>()) {
@@ -75,100 +91,108 @@ AbCommand::AbCommand(CLI::App &app) : o_(std::make_unique<Options>()) {
 
 AbCommand::~AbCommand() = default;
 
-std::optional<int> AbCommand::run() {
-    Options &o = *o_;
-    if (!*o.sub) return std::nullopt;
-    auto bad = [](const std::string &what) {
-        std::cerr << "opbench ab: " << what << "\n";
-        return kExitBadInput;
-    };
-    // Before any plugin loads (OpenMP reads the mask at load) and before the
-    // workers start (they inherit it). On a shared VM the vCPUs differ in
-    // speed (each has its own neighbours on the host), and a worker stays
-    // on one for a whole case: unpinned, an A/A case came out 13% "slower"
-    // under load 14 (docs/measurement.md, "Paired A/B").
-    std::vector<int> cpus;
+// Before any plugin loads (OpenMP reads the mask at load) and before the
+// workers start (they inherit it). On a shared VM the vCPUs differ in speed
+// (each has its own neighbours on the host), and a worker stays on one for a
+// whole case: unpinned, an A/A case came out 13% "slower" under load 14
+// (docs/measurement.md, "Paired A/B").
+void AbCommand::Options::pin_to_cpus() {
     try {
-        cpus = o.cpus.empty() ? std::vector<int>{sched_getcpu()} : parse_cpu_list(o.cpus);
-        pin_process_to_cpus(cpus);
+        run.cpus = cpus.empty() ? std::vector<int>{sched_getcpu()} : parse_cpu_list(cpus);
+        pin_process_to_cpus(run.cpus);
     } catch (const std::exception &e) {
-        return bad(fmt::format("--cpus: {}", e.what()));
+        throw AbBadInput(fmt::format("--cpus: {}", e.what()));
     }
-    o.run.cpus = cpus;
-    PluginSet plugins = discover_plugins(default_plugin_search_paths(), DiscoverOptions{o.allow_insecure});
-    std::vector<PluginVariantSpec> specs;
-    try {
-        for (const auto &text : o.plugin_specs) specs.push_back(parse_plugin_spec(text));
-        add_plugin_variants(plugins, specs, o.allow_insecure);
-    } catch (const PluginSpecError &e) {
-        return bad(e.what());
-    }
-    // The pair: --pair, else the two --plugin builds.
-    if (!o.pair.empty()) {
-        const auto comma = o.pair.find(',');
-        if (comma == std::string::npos || o.pair.find(',', comma + 1) != std::string::npos)
-            return bad(fmt::format("--pair '{}': expected BASE,NEW (two backends, e.g. naive@base,naive@new)", o.pair));
-        o.run.base = o.pair.substr(0, comma);
-        o.run.next = o.pair.substr(comma + 1);
-    } else if (specs.size() == 2) {
-        o.run.base = specs[0].instance();
-        o.run.next = specs[1].instance();
-    } else {
-        return bad(fmt::format("give the two builds to compare: --plugin NAME@base=FILE --plugin NAME@new=FILE "
-                               "(got {} --plugin), or --pair BASE,NEW",
-                               specs.size()));
-    }
-    for (const std::string &name : {o.run.base, o.run.next})
-        if (!plugins.find(name)) return bad(fmt::format("--pair: {}", plugins.why_unavailable(name)));
-    if (o.run.base == o.run.next)
-        return bad(fmt::format("--pair {},{}: the same backend twice; an A/A run names two variants of one file "
-                               "(--plugin naive@a=F --plugin naive@b=F)",
-                               o.run.base, o.run.next));
-    if (variant_backend(o.run.base) != variant_backend(o.run.next))
-        return bad(fmt::format("--pair {},{}: builds of two different backends; a paired run compares two builds "
-                               "of one (NAME@base, NAME@new)",
-                               o.run.base, o.run.next));
-    o.run.reference = o.reference;
-    if (!plugins.find(o.reference))
-        return bad(fmt::format("the reference backend '{}' is not loaded: {}", o.reference,
-                               plugins.why_unavailable(o.reference)));
-    o.run.verify = *verify_mode_from_name(o.verify);
-    o.run.progress = !o.no_progress;
-    for (const auto &f : plugins.failures) std::cerr << "opbench: refused plugin " << f.reason << "\n";
+}
 
-    // As `opbench run`: the design's three and every plugin found, so a typo is caught.
+// The plugins found as usual plus the --plugin builds (parsed into `specs`).
+PluginSet AbCommand::Options::plugins_with_builds(std::vector<PluginVariantSpec> &specs) const {
+    PluginSet plugins = discover_plugins(default_plugin_search_paths(), DiscoverOptions{allow_insecure});
+    try {
+        for (const auto &text : plugin_specs) specs.push_back(parse_plugin_spec(text));
+        add_plugin_variants(plugins, specs, allow_insecure);
+    } catch (const PluginSpecError &e) {
+        throw AbBadInput(e.what());
+    }
+    return plugins;
+}
+
+// The pair: --pair, else the two --plugin builds; two loaded builds of one
+// backend.
+void AbCommand::Options::choose_pair(const std::vector<PluginVariantSpec> &specs, const PluginSet &plugins) {
+    if (!pair.empty()) {
+        const auto comma = pair.find(',');
+        if (comma == std::string::npos || pair.find(',', comma + 1) != std::string::npos)
+            throw AbBadInput(
+                fmt::format("--pair '{}': expected BASE,NEW (two backends, e.g. naive@base,naive@new)", pair));
+        run.base = pair.substr(0, comma);
+        run.next = pair.substr(comma + 1);
+    } else if (specs.size() == 2) {
+        run.base = specs[0].instance();
+        run.next = specs[1].instance();
+    } else {
+        throw AbBadInput(fmt::format("give the two builds to compare: --plugin NAME@base=FILE --plugin "
+                                     "NAME@new=FILE (got {} --plugin), or --pair BASE,NEW",
+                                     specs.size()));
+    }
+    for (const std::string &name : {run.base, run.next})
+        if (!plugins.find(name)) throw AbBadInput(fmt::format("--pair: {}", plugins.why_unavailable(name)));
+    if (run.base == run.next)
+        throw AbBadInput(fmt::format("--pair {},{}: the same backend twice; an A/A run names two variants of one "
+                                     "file (--plugin naive@a=F --plugin naive@b=F)",
+                                     run.base, run.next));
+    if (variant_backend(run.base) != variant_backend(run.next))
+        throw AbBadInput(fmt::format("--pair {},{}: builds of two different backends; a paired run compares two "
+                                     "builds of one (NAME@base, NAME@new)",
+                                     run.base, run.next));
+}
+
+void AbCommand::Options::choose_reference(const PluginSet &plugins) {
+    run.reference = reference;
+    if (!plugins.find(reference))
+        throw AbBadInput(
+            fmt::format("the reference backend '{}' is not loaded: {}", reference, plugins.why_unavailable(reference)));
+}
+
+// As `opbench run`: the design's three and every plugin found are known
+// backends, so a typo is caught.
+Suite AbCommand::Options::load_suite(const PluginSet &plugins) const {
     std::set<std::string> known = {"naive", "onednn", "cuda"};
     for (const auto &n : plugins.names_with_refused()) known.insert(n);
-    const std::vector<std::string> names(known.begin(), known.end());
-    Suite suite;
-    try {
-        suite = load_suite_file(o.suite_path, SuiteOptions{names});
-    } catch (const SuiteError &e) {
-        std::cerr << e.what() << "\n";
-        return kExitBadInput;
-    }
+    return load_suite_file(suite_path, SuiteOptions{std::vector<std::string>(known.begin(), known.end())});
+}
+
+// The result set's path, reserved (unless --no-out) for as long as the
+// returned object lives.
+ResultPath AbCommand::Options::reserve_out(const Suite &suite) {
+    if (no_out) return {};
     ResultPath result_path;
-    if (!o.no_out) {
-        try {
-            OutputRequest request;
-            request.path = o.out_path;
-            request.force = o.force;
-            request.suite_path = o.suite_path;
-            result_path = reserve_result_path(request, suite.name);
-        } catch (const OutputPathError &e) {
-            return bad(e.what());
-        }
-        o.run.out_path = result_path.path();
+    try {
+        OutputRequest request;
+        request.path = out_path;
+        request.force = force;
+        request.suite_path = suite_path;
+        result_path = reserve_result_path(request, suite.name);
+    } catch (const OutputPathError &e) {
+        throw AbBadInput(e.what());
     }
+    run.out_path = result_path.path();
+    return result_path;
+}
+
+void AbCommand::Options::print_start(const PluginSet &plugins) const {
     std::cout << fmt::format("opbench ab: {} -> {}: {} ABBA pairs per case, {:g} ms per repetition, on CPU {}\n"
                              "  {}: {}\n  {}: {}\n",
-                             o.run.base, o.run.next, o.run.pairs, o.run.half_seconds * 1e3, fmt::join(cpus, ","),
-                             o.run.base, plugins.find(o.run.base)->path, o.run.next, plugins.find(o.run.next)->path);
-    if (o.run.progress)
-        std::cout << paired_console_row("case", "base us", "new us", "new/base", "p", "verdict");
+                             run.base, run.next, run.pairs, run.half_seconds * 1e3, fmt::join(run.cpus, ","), run.base,
+                             plugins.find(run.base)->path, run.next, plugins.find(run.next)->path);
+    if (run.progress) std::cout << paired_console_row("case", "base us", "new us", "new/base", "p", "verdict");
+}
+
+// The paired run and its summary; the exit status.
+int AbCommand::Options::run_pairs(const Suite &suite, const PluginSet &plugins) const {
     PairedSummary summary;
     try {
-        summary = run_paired(suite, plugins, o.run);
+        summary = run_paired(suite, plugins, run);
     } catch (const SuiteError &e) {
         std::cerr << e.what() << "\n";
         return kExitBadInput;
@@ -176,13 +200,41 @@ std::optional<int> AbCommand::run() {
         std::cerr << "opbench ab: " << e.what() << "\n";
         return kExitEnvironment;
     }
-    std::cout << "\n" << paired_summary_line(summary, o.run);
+    std::cout << "\n" << paired_summary_line(summary, run);
     if (!summary.complete) std::cout << " (incomplete: interrupted)";
     std::cout << "\n";
     if (!summary.out_path.empty())
         std::cout << "  result set: " << summary.out_path << " (`opbench compare` on it shows the 95% intervals)\n";
     if (!summary.complete) return interrupt_exit_status();
     return summary.failed() > 0 ? kExitFailedCases : 0;
+}
+
+std::optional<int> AbCommand::run() {
+    Options &o = *o_;
+    if (!*o.sub) return std::nullopt;
+    try {
+        o.pin_to_cpus();
+        std::vector<PluginVariantSpec> specs;
+        const PluginSet plugins = o.plugins_with_builds(specs);
+        o.choose_pair(specs, plugins);
+        o.choose_reference(plugins);
+        o.run.verify = *verify_mode_from_name(o.verify);
+        o.run.progress = !o.no_progress;
+        for (const auto &f : plugins.failures) std::cerr << "opbench: refused plugin " << f.reason << "\n";
+        Suite suite;
+        try {
+            suite = o.load_suite(plugins);
+        } catch (const SuiteError &e) {
+            std::cerr << e.what() << "\n";
+            return kExitBadInput;
+        }
+        const ResultPath result_path = o.reserve_out(suite);
+        o.print_start(plugins);
+        return o.run_pairs(suite, plugins);
+    } catch (const AbBadInput &e) {
+        std::cerr << "opbench ab: " << e.what() << "\n";
+        return kExitBadInput;
+    }
 }
 
 } // namespace opbench

@@ -108,7 +108,13 @@ struct ReaderCommands::Options {
     std::string prune_dir;
     std::size_t prune_keep = 0;
 
+    // Each subcommand with its options and flags.
     void add_analyze(CLI::App &app);
+    void add_compare(CLI::App &app);
+    void add_report(CLI::App &app);
+    void add_history(CLI::App &app);
+    void add_merge(CLI::App &app);
+    void add_archive(CLI::App &app);
     int run_analyze();
     int run_compare();
     std::optional<int> add_archived_baseline(std::vector<std::string> &paths, CompareOptions &co);
@@ -122,7 +128,7 @@ struct ReaderCommands::Options {
 
 void ReaderCommands::Options::add_analyze(CLI::App &app) {
     analyze = app.add_subcommand("analyze", "rank a result set's bottlenecks (kind, severity, suggestion; "
-                                            "attention's components when profiled); loads no plugin");
+                                            "a composed op's components when profiled); loads no plugin");
     analyze->add_option("result_set", analyze_path, "result set JSON written by `opbench run`")->required();
     analyze->add_flag("--wide", wide, "full entry names and unwrapped details (default: fitted to 100 columns)");
     analyze->add_option("--top", analyze_top, "show this many cases")
@@ -134,98 +140,114 @@ void ReaderCommands::Options::add_analyze(CLI::App &app) {
     analyze->add_flag("--force", force, "let -o replace an existing file (never the input)");
 }
 
-ReaderCommands::ReaderCommands(CLI::App &app) : o_(std::make_unique<Options>()) {
-    Options &o = *o_;
-    o.add_analyze(app);
-    auto *c = app.add_subcommand("compare", "compare result sets case by case (ratio of medians, U test, verdict), "
+void ReaderCommands::Options::add_compare(CLI::App &app) {
+    compare = app.add_subcommand("compare", "compare result sets case by case (ratio of medians, U test, verdict), "
                                             "or side by side --by backend / --by machine. Reads result sets only.");
-    o.compare = c;
-    c->add_option("sets", o.sets, "BASE.json NEW.json [MORE.json...]: each later set against the first")
+    compare->add_option("sets", sets, "BASE.json NEW.json [MORE.json...]: each later set against the first")
         ->check(CLI::ExistingFile);
-    c->add_option("--baseline-from", o.baseline_from,
-                  "archive directory: the base is its newest set of NEW's machine, suite and build type; with 4 "
-                  "or more such sets, a change within a case's run-to-run range there (the second-largest change "
-                  "between consecutive runs of its last 10) is noisy, not faster/slower");
-    c->add_flag("--allow-no-baseline", o.allow_no_baseline,
-                "with --baseline-from: exit 0 with a note when the archive has no baseline yet");
-    c->add_flag("--strict", o.strict, "refuse (exit 2) when measurement settings differ (commit and host may)");
-    c->add_option("--threshold", o.threshold, "smallest change of the median that counts (5% or 0.05)")
+    compare->add_option("--baseline-from", baseline_from,
+                        "archive directory: the base is its newest set of NEW's machine, suite and build type; with 4 "
+                        "or more such sets, a change within a case's run-to-run range there (the second-largest change "
+                        "between consecutive runs of its last 10) is noisy, not faster/slower");
+    compare->add_flag("--allow-no-baseline", allow_no_baseline,
+                      "with --baseline-from: exit 0 with a note when the archive has no baseline yet");
+    compare->add_flag("--strict", strict, "refuse (exit 2) when measurement settings differ (commit and host may)");
+    compare->add_option("--threshold", threshold, "smallest change of the median that counts (5% or 0.05)")
         ->capture_default_str();
-    c->add_option("--alpha", o.alpha, "significance level of the Mann-Whitney U test")->capture_default_str();
-    c->add_flag("--accept-unmet-noise", o.accept_unmet,
-                "also compare a case none of whose repetitions met its noise target (by default it gets no "
-                "ratio; a case with some that met it is compared on all of them, docs/measurement.md)");
-    c->add_flag("--wide", o.wide,
-                "full case names, every column and note in its row (default for --format console: tables "
-                "fitted to 100 columns, shared names in a header line, long notes as footnotes; the other "
-                "formats are always wide)");
-    c->add_option("--by", o.by, "side by side instead: backend (optimisation levels) or machine")
+    compare->add_option("--alpha", alpha, "significance level of the Mann-Whitney U test")->capture_default_str();
+    compare->add_flag("--accept-unmet-noise", accept_unmet,
+                      "also compare a case none of whose repetitions met its noise target (by default it gets no "
+                      "ratio; a case with some that met it is compared on all of them, docs/measurement.md)");
+    compare->add_flag("--wide", wide,
+                      "full case names, every column and note in its row (default for --format console: tables "
+                      "fitted to 100 columns, shared names in a header line, long notes as footnotes; the other "
+                      "formats are always wide)");
+    compare->add_option("--by", by, "side by side instead: backend (optimisation levels) or machine")
         ->check(CLI::IsMember({"backend", "machine"}));
-    c->add_option("--baseline", o.baseline, "with --by backend: the level speed-ups are against")
+    compare->add_option("--baseline", baseline, "with --by backend: the level speed-ups are against")
         ->capture_default_str();
-    c->add_option("--format", o.format, "output format: " + writer_names())->capture_default_str();
-    c->add_option("--output,-o", o.output,
-                  "write to this file instead of stdout (never an input; an existing "
-                  "file only with --force)");
-    c->add_flag("--force", o.force, "let -o replace an existing file (never an input)");
-    c->add_flag("--fail-on-regression", o.fail_on_regression, "exit 1 when any case is slower beyond the threshold");
-    c->add_option("--normalize", o.normalize,
-                  "canary: divide each set's times by its drift canary's median (the machine's speed during "
-                  "that run; sets from `opbench ab` record one) before comparing")
+    compare->add_option("--format", format, "output format: " + writer_names())->capture_default_str();
+    compare->add_option("--output,-o", output,
+                        "write to this file instead of stdout (never an input; an existing "
+                        "file only with --force)");
+    compare->add_flag("--force", force, "let -o replace an existing file (never an input)");
+    compare->add_flag("--fail-on-regression", fail_on_regression,
+                      "exit 1 when any case is slower beyond the threshold");
+    compare
+        ->add_option("--normalize", normalize,
+                     "canary: divide each set's times by its drift canary's median (the machine's speed during "
+                     "that run; sets from `opbench ab` record one) before comparing")
         ->check(CLI::IsMember({"canary"}));
+}
 
-    auto *r = app.add_subcommand("report", "one self-contained HTML page with SVG charts of result sets");
-    o.report = r;
-    r->add_option("sets", o.report_sets, "result sets")->required()->check(CLI::ExistingFile);
-    r->add_option("-o,--output", o.report_out,
-                  "the HTML file to write (never an input; an existing file only "
-                  "with --force)")
+void ReaderCommands::Options::add_report(CLI::App &app) {
+    report = app.add_subcommand("report", "one self-contained HTML page with SVG charts of result sets");
+    report->add_option("sets", report_sets, "result sets")->required()->check(CLI::ExistingFile);
+    report
+        ->add_option("-o,--output", report_out,
+                     "the HTML file to write (never an input; an existing file only "
+                     "with --force)")
         ->required();
-    r->add_flag("--force", o.force, "let -o replace an existing file (never an input)");
-    r->add_option("--title", o.report_title, "page title");
-    r->add_option("--history", o.report_history, "archive directory: chart the trend of the first set's suite");
+    report->add_flag("--force", force, "let -o replace an existing file (never an input)");
+    report->add_option("--title", report_title, "page title");
+    report->add_option("--history", report_history, "archive directory: chart the trend of the first set's suite");
+}
 
-    auto *h = app.add_subcommand("history", "each case's median across the archived runs of a suite on one machine");
-    o.history = h;
-    h->add_option("dir", o.history_dir, "archive directory")->required()->check(CLI::ExistingDirectory);
-    h->add_option("--suite", o.history_suite, "suite name")->required();
-    h->add_option("--case", o.history_case, "regular expression on 'case [backend]'");
-    h->add_option("--machine", o.history_machine, "machine id (default: the newest run's)");
-    h->add_option("--last", o.history_last, "at most this many runs, the newest")
+void ReaderCommands::Options::add_history(CLI::App &app) {
+    history = app.add_subcommand("history", "each case's median across the archived runs of a suite on one machine");
+    history->add_option("dir", history_dir, "archive directory")->required()->check(CLI::ExistingDirectory);
+    history->add_option("--suite", history_suite, "suite name")->required();
+    history->add_option("--case", history_case, "regular expression on 'case [backend]'");
+    history->add_option("--machine", history_machine, "machine id (default: the newest run's)");
+    history->add_option("--last", history_last, "at most this many runs, the newest")
         ->capture_default_str()
         ->check(CLI::PositiveNumber);
-    h->add_option("--format", o.history_format, "output format: " + writer_names())->capture_default_str();
-    h->add_option("--output,-o", o.history_output,
-                  "write to this file instead of stdout (never inside the "
-                  "archive; an existing file only with --force)");
-    h->add_flag("--force", o.force, "let -o replace an existing file (never one of the archive's)");
-    h->add_flag("--accept-unmet-noise", o.accept_unmet,
-                "also show a case none of whose repetitions met its noise target");
-    h->add_flag("--wide", o.wide,
-                "one column per run with its date and commit (default: first, last, trend, fitted to 100 columns)");
+    history->add_option("--format", history_format, "output format: " + writer_names())->capture_default_str();
+    history->add_option("--output,-o", history_output,
+                        "write to this file instead of stdout (never inside the "
+                        "archive; an existing file only with --force)");
+    history->add_flag("--force", force, "let -o replace an existing file (never one of the archive's)");
+    history->add_flag("--accept-unmet-noise", accept_unmet,
+                      "also show a case none of whose repetitions met its noise target");
+    history->add_flag(
+        "--wide", wide,
+        "one column per run with its date and commit (default: first, last, trend, fitted to 100 columns)");
+}
 
-    auto *m = app.add_subcommand("merge", "merge shards of one suite into one result set");
-    o.merge = m;
-    m->add_option("sets", o.merge_sets, "result sets of one suite")->required()->check(CLI::ExistingFile);
-    m->add_option("-o,--output", o.merge_out,
-                  "the merged result set (never an input; an existing file only "
-                  "with --force)")
+void ReaderCommands::Options::add_merge(CLI::App &app) {
+    merge = app.add_subcommand("merge", "merge shards of one suite into one result set");
+    merge->add_option("sets", merge_sets, "result sets of one suite")->required()->check(CLI::ExistingFile);
+    merge
+        ->add_option("-o,--output", merge_out,
+                     "the merged result set (never an input; an existing file only "
+                     "with --force)")
         ->required();
-    m->add_flag("--force", o.force, "let -o replace an existing file (never an input)");
-    m->add_flag("--allow-mixed-machines", o.allow_mixed, "merge sets from different machines");
+    merge->add_flag("--force", force, "let -o replace an existing file (never an input)");
+    merge->add_flag("--allow-mixed-machines", allow_mixed, "merge sets from different machines");
+}
 
-    auto *a =
+void ReaderCommands::Options::add_archive(CLI::App &app) {
+    archive =
         app.add_subcommand("archive", "store result sets in an archive: DIR/<machine>/<suite>/<time>-<commit>.json");
-    o.archive = a;
     // Not required here: `archive prune DIR` has its own (run_archive checks).
-    a->add_option("dir", o.archive_dir, "archive directory (created if missing)");
-    a->add_option("sets", o.archive_sets, "result sets")->check(CLI::ExistingFile);
-    auto *ap = a->add_subcommand("prune", "keep the newest N sets of each machine, suite and build type; delete the "
-                                          "older sets and their index rows");
-    o.prune_cmd = ap;
-    ap->add_option("dir", o.prune_dir, "archive directory")->required()->check(CLI::ExistingDirectory);
+    archive->add_option("dir", archive_dir, "archive directory (created if missing)");
+    archive->add_option("sets", archive_sets, "result sets")->check(CLI::ExistingFile);
+    auto *ap =
+        archive->add_subcommand("prune", "keep the newest N sets of each machine, suite and build type; delete the "
+                                         "older sets and their index rows");
+    prune_cmd = ap;
+    ap->add_option("dir", prune_dir, "archive directory")->required()->check(CLI::ExistingDirectory);
     // 0 is refused by archive_prune, with a message that says what would do.
-    ap->add_option("--keep", o.prune_keep, "sets to keep per machine, suite and build type (1 or more)")->required();
+    ap->add_option("--keep", prune_keep, "sets to keep per machine, suite and build type (1 or more)")->required();
+}
+
+ReaderCommands::ReaderCommands(CLI::App &app) : o_(std::make_unique<Options>()) {
+    o_->add_analyze(app);
+    o_->add_compare(app);
+    o_->add_report(app);
+    o_->add_history(app);
+    o_->add_merge(app);
+    o_->add_archive(app);
 }
 
 ReaderCommands::~ReaderCommands() = default;

@@ -11,6 +11,7 @@
 #include "cli/output_path.hpp"
 #include "measure/memory_estimate.hpp"
 #include "measure/settings.hpp"
+#include "opbench/ops.hpp"
 #include "check/verify.hpp"
 #include "isolate/case_host.hpp"
 #include "profile/trace.hpp"
@@ -280,13 +281,25 @@ void RunCommand::Options::add_setting_options() {
     }
 }
 
+namespace {
+// The ops with a check of their own for --verify fast, from the op table:
+// "a, b".
+std::string ops_with_fast_check() {
+    std::vector<std::string> names;
+    for (const OpInfo &row : kOps)
+        if (row.fast_check) names.push_back(row.name);
+    return fmt::format("{}", fmt::join(names, ", "));
+}
+} // namespace
+
 // Verification, the console, pinning, profiling and tracing.
 void RunCommand::Options::add_check_and_profile_options() {
     run->add_option("--verify", verify_mode,
-                    "how each case's output is checked before it is timed: full (against the reference backend "
-                    "on the whole case; references kept in the cache dir), fast (matmul: Freivalds' check, "
-                    "attention: exact rows on a sample, other ops in full; the reference never runs for matmul "
-                    "and attention), off (nothing checked: entries are marked unverified)")
+                    fmt::format("how each case's output is checked before it is timed: full (against the reference "
+                                "backend on the whole case; references kept in the cache dir), fast ({}: a check of "
+                                "the output alone, e.g. Freivalds', and the reference never runs; other ops in "
+                                "full), off (nothing checked: entries are marked unverified)",
+                                ops_with_fast_check()))
         ->check(CLI::IsMember({"full", "fast", "off"}))
         ->capture_default_str();
     run->add_flag("--no-reference-cache", no_reference_cache,

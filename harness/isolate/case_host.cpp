@@ -241,81 +241,7 @@ public:
         if (job_.workload) return activate_workload();
         Activation a;
         try {
-            BackendInstance *be = sessions_.usable(job_.backend);
-            if (!be) {
-                auto it = sessions_.missing.find(job_.backend);
-                throw MeasureFailure{CaseStatus::skipped, it != sessions_.missing.end()
-                                                              ? it->second
-                                                              : fmt::format("backend '{}' is not open", job_.backend)};
-            }
-            // The check the mode calls for: fast mode runs the reference only
-            // for ops without a fast check (the linear ones, checked in full).
-            const OpInfo *row = op_info(job_.desc.op);
-            const FastCheckFn fast_check = row ? row->fast_check : nullptr;
-            const VerifyMode mode = job_.verify;
-            const bool needs_reference = mode == VerifyMode::full || (mode == VerifyMode::fast && !fast_check);
-            use_reference_store(job_);
-            // The reference runs first, in its own instance, and the evictor's
-            // buffer is made once: neither shows in this case's memory figures.
-            enter(case_phase::reference);
-            const auto reference_start = std::chrono::steady_clock::now();
-            const HostBuffers *reference = needs_reference ? &reference_.outputs(job_.case_index, job_.desc) : nullptr;
-            a.verify_seconds =
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - reference_start).count();
-            if (store_ && !store_->last_problem().empty()) a.reference_problem = store_->last_problem();
-            const HostTensors &host = reference_.inputs(job_.case_index, job_.desc);
-            if (job_.settings.cache == CacheState::cold && !evictor_) evictor_ = std::make_unique<CacheEvictor>();
-            figures_ = MemoryFigures{};
-            work_ = std::make_unique<BackendWork>(*be, job_.desc, host, evictor_.get());
-            memory_ = std::make_unique<MemoryObserver>(*be, figures_);
-            observer_ = std::make_unique<PhaseObserver>(*memory_, on_phase_, phase_);
-            phases_ = std::make_unique<PhaseTimer>(observer_.get());
-            MeasuredWork *measured = work_.get();
-            RecipeObserver *observer = phases_.get();
-            if (instrumentation_) {
-                instrumentation_->case_begin(job_, *be);
-                instrumented_ = true;
-                measured = &instrumentation_->wrap_work(*work_);
-                observer = &instrumentation_->wrap_observer(*observer_);
-            }
-            recipe_ = std::make_unique<Recipe>(*measured, job_.settings,
-                                               RecipeOptions{&steady_measure_clock(), observer, job_.timer_overhead});
-            a.verification.mode = mode;
-            Verifier verifier;
-            if (mode == VerifyMode::off) {
-                a.verification.method = "none";
-                a.checked = true; // recorded as off: unverified
-            } else {
-                verifier = [&, reference, fast_check, mode](MeasuredWork &) {
-                    a.checked = true;
-                    const HostBuffers outputs = work_->outputs();
-                    VerifyRequest rq;
-                    rq.mode = mode;
-                    rq.desc = &job_.desc;
-                    rq.host = &host;
-                    rq.outputs = &outputs;
-                    rq.fast_check = fast_check;
-                    rq.seed = job_.check_seed;
-                    rq.tolerance = tolerance_for(job_.desc);
-                    rq.reference = [this, reference](std::string &source) -> const HostBuffers & {
-                        source = reference_.source();
-                        return *reference;
-                    };
-                    a.verification = verify_outputs(rq);
-                    if (a.verification.nmse) a.nmse = *a.verification.nmse; // recorded for a failed check too
-                    return CheckVerdict{a.verification.verified, a.verification.nmse.value_or(-1.0),
-                                        a.verification.failure};
-                };
-            }
-            try {
-                a.preparation = recipe_->prepare(verifier);
-            } catch (const MeasureFailure &) {
-                record_phase_times(a);
-                throw;
-            }
-            record_phase_times(a);
-            a.workspace_bytes = work_->workspace_bytes();
-            preparation_ = a.preparation;
+            activate_op(a);
         } catch (const MeasureFailure &f) {
             a.status = f.status;
             a.reason = f.reason;
@@ -359,6 +285,99 @@ public:
     }
 
 private:
+    // An op case: the reference's outputs (when the check needs them), the
+    // backend's work under a recipe, and the recipe's preparation, which
+    // verifies. Throws MeasureFailure.
+    void activate_op(Activation &a) {
+        BackendInstance *be = usable_or_throw(job_.backend);
+        const OpInfo *row = op_info(job_.desc.op);
+        const FastCheckFn fast_check = row ? row->fast_check : nullptr;
+        const HostBuffers *reference = reference_outputs(a, fast_check);
+        const HostTensors &host = reference_.inputs(job_.case_index, job_.desc);
+        make_recipe(*be, host);
+        const Verifier verifier = make_verifier(a, host, reference, fast_check);
+        try {
+            a.preparation = recipe_->prepare(verifier);
+        } catch (const MeasureFailure &) {
+            record_phase_times(a);
+            throw;
+        }
+        record_phase_times(a);
+        a.workspace_bytes = work_->workspace_bytes();
+        preparation_ = a.preparation;
+    }
+
+    // The check the mode calls for: fast mode runs the reference only for ops
+    // without a fast check (the linear ones, checked in full). The reference
+    // runs first, in its own instance, so it never shows in this case's
+    // memory figures. Null when no reference is needed.
+    const HostBuffers *reference_outputs(Activation &a, FastCheckFn fast_check) {
+        const VerifyMode mode = job_.verify;
+        const bool needs_reference = mode == VerifyMode::full || (mode == VerifyMode::fast && !fast_check);
+        use_reference_store(job_);
+        enter(case_phase::reference);
+        const auto reference_start = std::chrono::steady_clock::now();
+        const HostBuffers *reference = needs_reference ? &reference_.outputs(job_.case_index, job_.desc) : nullptr;
+        a.verify_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - reference_start).count();
+        if (store_ && !store_->last_problem().empty()) a.reference_problem = store_->last_problem();
+        return reference;
+    }
+
+    // The backend's work and the recipe that measures it, with the memory
+    // and phase observers (and the instrumentation's wrappers). The
+    // evictor's buffer is made once, outside the case's memory figures.
+    void make_recipe(BackendInstance &be, const HostTensors &host) {
+        if (job_.settings.cache == CacheState::cold && !evictor_) evictor_ = std::make_unique<CacheEvictor>();
+        figures_ = MemoryFigures{};
+        work_ = std::make_unique<BackendWork>(be, job_.desc, host, evictor_.get());
+        memory_ = std::make_unique<MemoryObserver>(be, figures_);
+        observer_ = std::make_unique<PhaseObserver>(*memory_, on_phase_, phase_);
+        phases_ = std::make_unique<PhaseTimer>(observer_.get());
+        MeasuredWork *measured = work_.get();
+        RecipeObserver *observer = phases_.get();
+        if (instrumentation_) {
+            instrumentation_->case_begin(job_, be);
+            instrumented_ = true;
+            measured = &instrumentation_->wrap_work(*work_);
+            observer = &instrumentation_->wrap_observer(*observer_);
+        }
+        recipe_ = std::make_unique<Recipe>(*measured, job_.settings,
+                                           RecipeOptions{&steady_measure_clock(), observer, job_.timer_overhead});
+    }
+
+    // What the recipe's preparation calls to check the outputs; it records
+    // the verification in `a` (which must outlive the preparation). Empty
+    // with --verify off (recorded as off: unverified).
+    Verifier make_verifier(Activation &a, const HostTensors &host, const HostBuffers *reference,
+                           FastCheckFn fast_check) {
+        const VerifyMode mode = job_.verify;
+        a.verification.mode = mode;
+        if (mode == VerifyMode::off) {
+            a.verification.method = "none";
+            a.checked = true;
+            return {};
+        }
+        return [this, &a, &host, reference, fast_check, mode](MeasuredWork &) {
+            a.checked = true;
+            const HostBuffers outputs = work_->outputs();
+            VerifyRequest rq;
+            rq.mode = mode;
+            rq.desc = &job_.desc;
+            rq.host = &host;
+            rq.outputs = &outputs;
+            rq.fast_check = fast_check;
+            rq.seed = job_.check_seed;
+            rq.tolerance = tolerance_for(job_.desc);
+            rq.reference = [this, reference](std::string &source) -> const HostBuffers & {
+                source = reference_.source();
+                return *reference;
+            };
+            a.verification = verify_outputs(rq);
+            if (a.verification.nmse) a.nmse = *a.verification.nmse; // recorded for a failed check too
+            return CheckVerdict{a.verification.verified, a.verification.nmse.value_or(-1.0), a.verification.failure};
+        };
+    }
+
     // A workload phase (job_.workload): the reference's layer outputs first,
     // in its own instance (never in this entry's memory figures), then the
     // session's prepare, layer-by-layer check, warm-up and batch choice.

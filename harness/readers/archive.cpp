@@ -300,150 +300,188 @@ std::string trend(const std::vector<double> &medians) {
     }
     return out;
 }
-} // namespace
+// The runs history shows: the suite's on one machine (the newest run's
+// unless --machine), the last --last of them, oldest first.
+struct HistoryRuns {
+    std::vector<ArchiveEntry> runs;
+    std::string machine;
+    std::vector<std::string> machines; // every machine with a run of the suite
+};
 
-Document archive_history(const fs::path &dir, const HistoryOptions &o) {
-    const std::vector<ArchiveEntry> all = read_index(dir);
+HistoryRuns history_runs(const fs::path &dir, const HistoryOptions &o) {
     std::vector<ArchiveEntry> of_suite;
     std::vector<std::string> suites;
-    for (const auto &e : all) {
+    for (const auto &e : read_index(dir)) {
         if (e.suite == o.suite) of_suite.push_back(e);
         if (std::find(suites.begin(), suites.end(), e.suite) == suites.end()) suites.push_back(e.suite);
     }
     if (of_suite.empty())
         throw ArchiveError(fmt::format("{}: no archived run of suite '{}' (the archive has: {})", dir.string(), o.suite,
                                        suites.empty() ? "nothing" : fmt::format("{}", fmt::join(suites, ", "))));
-    const std::string machine = o.machine_id.empty() ? of_suite.back().machine_id : o.machine_id;
-    std::vector<ArchiveEntry> runs;
-    std::vector<std::string> machines;
+    HistoryRuns h;
+    h.machine = o.machine_id.empty() ? of_suite.back().machine_id : o.machine_id;
     for (const auto &e : of_suite) {
-        if (e.machine_id == machine) runs.push_back(e);
-        if (std::find(machines.begin(), machines.end(), e.machine_id) == machines.end())
-            machines.push_back(e.machine_id);
+        if (e.machine_id == h.machine) h.runs.push_back(e);
+        if (std::find(h.machines.begin(), h.machines.end(), e.machine_id) == h.machines.end())
+            h.machines.push_back(e.machine_id);
     }
-    if (runs.empty())
+    if (h.runs.empty())
         throw ArchiveError(fmt::format("{}: no run of suite '{}' on machine '{}' (machines: {})", dir.string(), o.suite,
-                                       machine, fmt::join(machines, ", ")));
-    if (runs.size() > o.last) runs.erase(runs.begin(), runs.end() - static_cast<std::ptrdiff_t>(o.last));
-    const std::regex re(o.case_regex.empty() ? std::string(".*") : o.case_regex, std::regex::ECMAScript);
+                                       h.machine, fmt::join(h.machines, ", ")));
+    if (h.runs.size() > o.last) h.runs.erase(h.runs.begin(), h.runs.end() - static_cast<std::ptrdiff_t>(o.last));
+    return h;
+}
 
+// The runs' result sets. History reads medians only: dropping the parsed
+// file and the samples keeps --last 1000 in tens of MB instead of GBs.
+std::vector<ResultSet> medians_of_runs(const fs::path &dir, const std::vector<ArchiveEntry> &runs) {
     std::vector<ResultSet> sets;
     for (const auto &r : runs) {
         sets.push_back(read_result_set((dir / r.path).string()));
-        // History reads medians only: dropping the parsed file and the samples
-        // keeps --last 1000 in tens of MB instead of GBs.
         sets.back().raw = nullptr;
         for (auto &c : sets.back().cases)
             for (auto &rep : c.repetitions) std::vector<double>().swap(rep.sample_times);
     }
+    return sets;
+}
+
+std::string label_with_backend(const CaseRecord &c) { return c.label() + " [" + c.backend + "]"; }
+
+// Each case's times, one per run ("absent" where a run lacks it), in order
+// of first appearance.
+struct CaseSeries {
     std::vector<std::string> order;
-    std::map<std::string, std::string> labels;
-    std::map<std::string, std::vector<ValidTimes>> series; // key -> one per run
+    std::map<std::string, std::string> labels;            // "case [backend]"
+    std::map<std::string, std::vector<ValidTimes>> times; // key -> one per run
+};
+
+CaseSeries case_series(const std::vector<ResultSet> &sets, const std::regex &re, bool accept_unmet_noise) {
+    CaseSeries s;
     for (std::size_t i = 0; i < sets.size(); ++i)
         for (const auto &c : sets[i].cases) {
-            const std::string label = c.label() + " [" + c.backend + "]";
+            const std::string label = label_with_backend(c);
             if (!std::regex_search(label, re)) continue;
             const std::string k = c.match_key();
-            if (!labels.count(k)) {
-                order.push_back(k);
-                labels[k] = label;
-                series[k].resize(sets.size());
-                for (auto &v : series[k]) v.status = "absent";
+            if (!s.labels.count(k)) {
+                s.order.push_back(k);
+                s.labels[k] = label;
+                s.times[k].resize(sets.size());
+                for (auto &v : s.times[k]) v.status = "absent";
             }
-            series[k][i] = valid_times(c, o.accept_unmet_noise);
+            s.times[k][i] = valid_times(c, accept_unmet_noise);
         }
+    return s;
+}
 
-    Table t;
-    t.title = fmt::format("History of suite '{}' on {} ({} runs, oldest first)", o.suite, machine, runs.size());
-    // Default: the first and last median, their ratio, a trend of one
-    // character per run and the newest run's quality, so ten runs fit 100
-    // columns; the runs are listed in the header. --wide: a column per run.
-    std::vector<std::string> row_labels;
-    for (const auto &k : order) row_labels.push_back(labels[k].substr(0, labels[k].rfind(" [")));
-    const SharedSegments names = split_shared_segments(row_labels);
-    Footnotes footnotes;
-    std::vector<const EntrySummary *> newest; // each row's last summary; reasons all share go to the header
-    for (const auto &k : order)
-        for (auto it = series[k].rbegin(); it != series[k].rend(); ++it)
+// Reasons every case's newest summary gives (they go to the header once).
+std::set<std::string> newest_common_reasons(CaseSeries &s) {
+    std::vector<const EntrySummary *> newest;
+    for (const auto &k : s.order)
+        for (auto it = s.times[k].rbegin(); it != s.times[k].rend(); ++it)
             if (it->status == "ok") {
                 newest.push_back(&it->summary);
                 break;
             }
-    const std::set<std::string> common = common_reasons(newest);
+    return common_reasons(newest);
+}
+
+// Default: the first and last median, their ratio, a trend of one character
+// per run and the newest run's quality, so ten runs fit 100 columns; the
+// runs are listed in the header. --wide: a column per run.
+void lay_out_history_table(Table &t, const std::vector<ArchiveEntry> &runs, const SharedSegments &names,
+                           const std::set<std::string> &common, bool wide) {
     t.columns = {"case [backend]"};
-    if (o.wide) {
+    if (wide) {
         for (const auto &r : runs)
             t.columns.push_back(fmt::format("{} {}", r.timestamp.substr(0, 19), r.commit.substr(0, 12)));
         t.columns.push_back("last / first");
-    } else {
-        t.columns.insert(t.columns.end(), {"first", "last", "last / first", "trend", "last quality"});
-        std::vector<std::string> header;
-        if (!names.shared.empty()) header.push_back(fmt::format("every case: {}", fmt::join(names.shared, " ")));
-        std::vector<std::string> run_names;
-        for (const auto &r : runs)
-            run_names.push_back(fmt::format("{} {}", r.timestamp.substr(0, 16), r.commit.substr(0, 7)));
-        header.push_back(fmt::format("runs (trend left to right): {}", fmt::join(run_names, ", ")));
-        if (!common.empty()) header.push_back(common_reasons_line(common));
-        t.title = title_with_header(t.title, header);
+        return;
     }
+    t.columns.insert(t.columns.end(), {"first", "last", "last / first", "trend", "last quality"});
+    std::vector<std::string> header;
+    if (!names.shared.empty()) header.push_back(fmt::format("every case: {}", fmt::join(names.shared, " ")));
+    std::vector<std::string> run_names;
+    for (const auto &r : runs)
+        run_names.push_back(fmt::format("{} {}", r.timestamp.substr(0, 16), r.commit.substr(0, 7)));
+    header.push_back(fmt::format("runs (trend left to right): {}", fmt::join(run_names, ", ")));
+    if (!common.empty()) header.push_back(common_reasons_line(common));
+    t.title = title_with_header(t.title, header);
+}
+
+// One case's row (`row` holds its name already) and its JSON entry.
+nlohmann::json add_history_row(std::vector<std::string> &row, const std::string &label,
+                               const std::vector<ValidTimes> &times, const std::set<std::string> &common,
+                               Footnotes &footnotes, bool wide) {
+    nlohmann::json cj = {
+        {"case", label}, {"median_seconds", nlohmann::json::array()}, {"quality", nlohmann::json::array()}};
+    double first = NAN, last = NAN;
+    const EntrySummary *last_summary = nullptr;
+    std::vector<double> medians;
+    for (const auto &v : times) {
+        cj["quality"].push_back(v.summary.repetitions > 0 ? nlohmann::json(std::string(v.summary.flag()))
+                                                          : nlohmann::json(nullptr));
+        const bool ok = v.status == "ok";
+        if (wide) row.push_back(ok ? format_seconds(v.median) : v.status);
+        medians.push_back(ok ? v.median : NAN);
+        cj["median_seconds"].push_back(ok ? nlohmann::json(v.median) : nlohmann::json(nullptr));
+        if (!ok) continue;
+        if (!std::isfinite(first)) first = v.median;
+        last = v.median;
+        last_summary = &v.summary;
+    }
+    const std::string ratio = std::isfinite(first) ? fmt::format("{:.3f}", last / first) : "-";
+    if (wide) {
+        row.push_back(ratio);
+        return cj;
+    }
+    std::string quality = last_summary ? std::string(last_summary->flag()) : "-";
+    if (last_summary)
+        if (auto v = verdict_beyond(*last_summary, common); !v.empty()) quality += " " + footnotes.mark(v);
+    row.insert(row.end(), {std::isfinite(first) ? format_seconds(first) : "-",
+                           std::isfinite(last) ? format_seconds(last) : "-", ratio, trend(medians), quality});
+    return cj;
+}
+} // namespace
+
+Document archive_history(const fs::path &dir, const HistoryOptions &o) {
+    const HistoryRuns h = history_runs(dir, o);
+    const std::regex re(o.case_regex.empty() ? std::string(".*") : o.case_regex, std::regex::ECMAScript);
+    const std::vector<ResultSet> sets = medians_of_runs(dir, h.runs);
+    CaseSeries s = case_series(sets, re, o.accept_unmet_noise);
+
+    Table t;
+    t.title = fmt::format("History of suite '{}' on {} ({} runs, oldest first)", o.suite, h.machine, h.runs.size());
+    std::vector<std::string> row_labels; // without the " [backend]", which stays in each row
+    for (const auto &k : s.order) row_labels.push_back(s.labels[k].substr(0, s.labels[k].rfind(" [")));
+    const SharedSegments names = split_shared_segments(row_labels);
+    const std::set<std::string> common = newest_common_reasons(s);
+    lay_out_history_table(t, h.runs, names, common, o.wide);
     nlohmann::json data = {{"suite", o.suite},
-                           {"machine_id", machine},
+                           {"machine_id", h.machine},
                            {"runs", nlohmann::json::array()},
                            {"cases", nlohmann::json::array()}};
-    for (const auto &r : runs) data["runs"].push_back(to_json(r));
-    for (std::size_t ri = 0; ri < order.size(); ++ri) {
-        const std::string &k = order[ri];
-        std::vector<std::string> row{o.wide ? labels[k] : names.rows[ri] + labels[k].substr(labels[k].rfind(" ["))};
-        nlohmann::json cj = {{"case", labels[k]},
-                             {"median_seconds", nlohmann::json::array()},
-                             {"quality", nlohmann::json::array()}};
-        double first = NAN, last = NAN;
-        const EntrySummary *last_summary = nullptr;
-        std::vector<double> medians;
-        for (const auto &v : series[k]) {
-            cj["quality"].push_back(v.summary.repetitions > 0 ? nlohmann::json(std::string(v.summary.flag()))
-                                                               : nlohmann::json(nullptr));
-            if (v.status == "ok") {
-                if (o.wide) row.push_back(format_seconds(v.median));
-                if (!std::isfinite(first)) first = v.median;
-                last = v.median;
-                last_summary = &v.summary;
-                medians.push_back(v.median);
-                cj["median_seconds"].push_back(v.median);
-            } else {
-                if (o.wide) row.push_back(v.status);
-                medians.push_back(NAN);
-                cj["median_seconds"].push_back(nullptr);
-            }
-        }
-        const std::string ratio = std::isfinite(first) ? fmt::format("{:.3f}", last / first) : "-";
-        if (o.wide) {
-            row.push_back(ratio);
-        } else {
-            std::string quality = last_summary ? std::string(last_summary->flag()) : "-";
-            if (last_summary)
-                if (auto v = verdict_beyond(*last_summary, common); !v.empty()) quality += " " + footnotes.mark(v);
-            row.insert(row.end(), {std::isfinite(first) ? format_seconds(first) : "-",
-                                   std::isfinite(last) ? format_seconds(last) : "-", ratio, trend(medians), quality});
-        }
+    for (const auto &r : h.runs) data["runs"].push_back(to_json(r));
+    Footnotes footnotes;
+    for (std::size_t ri = 0; ri < s.order.size(); ++ri) {
+        const std::string &label = s.labels[s.order[ri]];
+        std::vector<std::string> row{o.wide ? label : names.rows[ri] + label.substr(label.rfind(" ["))};
+        data["cases"].push_back(add_history_row(row, label, s.times[s.order[ri]], common, footnotes, o.wide));
         t.rows.push_back(std::move(row));
-        data["cases"].push_back(std::move(cj));
     }
     if (!o.wide) {
         t.notes.push_back("trend: each run's median from the case's lowest (▁) to highest (█); · no time");
         add_legend(t, names);
     }
     footnotes.add_to(t);
-    if (machines.size() > 1)
+    if (h.machines.size() > 1)
         t.notes.push_back(fmt::format("The archive holds this suite on {} machines ({}); --machine picks one.",
-                                      machines.size(), fmt::join(machines, ", ")));
+                                      h.machines.size(), fmt::join(h.machines, ", ")));
     Document doc;
     doc.tables.push_back(std::move(t));
     doc.data = std::move(data);
     // One row per case and run, oldest run first (what --format csv writes).
-    doc.records = entry_records(sets, o.accept_unmet_noise, [&](const CaseRecord &c) {
-        return std::regex_search(c.label() + " [" + c.backend + "]", re);
-    });
+    doc.records = entry_records(sets, o.accept_unmet_noise,
+                                [&](const CaseRecord &c) { return std::regex_search(label_with_backend(c), re); });
     return doc;
 }
 

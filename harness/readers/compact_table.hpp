@@ -17,11 +17,11 @@ namespace opbench {
 // The width every reader's default console table is made to fit.
 inline constexpr std::size_t kConsoleColumns = 100;
 
-// Labels split on '/' ("attention/B:1/H:2/dt:f32/case:att.small"): the
-// segments every label holds go to `shared` (the table's header line). A
-// label with a suite case name ("case:NAME") is grouped by it: its row is
-// NAME plus what varies within its group ("att.small/dt:bf16"), and what the
-// group shares is its `legend` line ("att.small: attention/B:1/H:2"). A
+// Labels split on '/' ("OP/B:1/H:2/dt:f32/case:small"): the segments every
+// label holds go to `shared` (the table's header line). A label with a suite
+// case name ("case:NAME") is grouped by it: its row is NAME plus what varies
+// within its group ("small/dt:bf16"), and what the group shares is its
+// `legend` line ("small: OP/B:1/H:2"). A
 // label without one keeps what varies, joined by '/', so a row still reads
 // as part of the name a filter matches.
 struct SharedSegments {

@@ -207,97 +207,134 @@ std::string verdict_for(double ratio, double p_value, const CompareOptions &o) {
     return "noisy";
 }
 
-CaseComparison compare_case(const CaseRecord &base, const CaseRecord &next, const CompareOptions &o) {
+namespace {
+
+// The case's names, copied from one side; every comparison starts here.
+CaseComparison named_after(const CaseRecord &c) {
     CaseComparison r;
-    r.label = base.label();
-    r.backend = base.backend;
-    r.op = base.op;
-    r.dtype = base.dtype;
-    r.variant = base.variant;
-    r.params = base.params;
+    r.label = c.label();
+    r.backend = c.backend;
+    r.op = c.op;
+    r.dtype = c.dtype;
+    r.variant = c.variant;
+    r.params = c.params;
     r.p_value = NAN;
+    return r;
+}
+
+// "base noisy (...); new disturbed (...)": the sides that are not clean.
+std::string unclean_sides(const ValidTimes &b, const ValidTimes &n) {
+    std::vector<std::string> sides;
+    if (b.summary.repetitions > 0 && b.summary.quality != Quality::clean)
+        sides.push_back("base " + b.summary.verdict());
+    if (n.summary.repetitions > 0 && n.summary.quality != Quality::clean) sides.push_back("new " + n.summary.verdict());
+    return fmt::format("{}", fmt::join(sides, "; "));
+}
+
+// No ratio: say which side has no time, and why.
+void explain_no_ratio(CaseComparison &r, const ValidTimes &b, const ValidTimes &n) {
+    if (b.status != "ok" && n.status != "ok" && b.status == n.status && b.why == n.why) {
+        r.verdict = b.status;
+        r.reason = b.why;
+        return;
+    }
+    r.verdict = b.status != "ok" ? b.status : n.status;
+    std::vector<std::string> parts;
+    if (b.status != "ok") parts.push_back(fmt::format("base {}: {}", b.status, b.why));
+    if (n.status != "ok") parts.push_back(fmt::format("new {}: {}", n.status, n.why));
+    r.reason = fmt::format("{}", fmt::join(parts, "; "));
+}
+
+// The ratio's 95% interval from the two medians' distribution-free intervals.
+void set_ratio_interval(CaseComparison &r, const ValidTimes &b, const ValidTimes &n) {
+    std::vector<double> bs = b.repetition_medians, ns = n.repetition_medians;
+    std::sort(bs.begin(), bs.end());
+    std::sort(ns.begin(), ns.end());
+    const MedianCi bci = median_ci(bs), nci = median_ci(ns);
+    if (bci.exists && nci.exists && bci.low > 0) {
+        r.ratio_low = nci.low / bci.high;
+        r.ratio_high = nci.high / bci.low;
+    }
+}
+
+// The Mann-Whitney U test on the repetitions, or on the samples when there
+// are too few repetitions to ever reach alpha. Returns whether the sides'
+// repetitions overlap (only asked of the samples' test).
+bool run_u_test(CaseComparison &r, const ValidTimes &b, const ValidTimes &n, const CompareOptions &o) {
+    const std::size_t nb = b.repetition_medians.size(), nn = n.repetition_medians.size();
+    if (min_two_sided_p(nb, nn) < o.alpha) {
+        r.p_value = mann_whitney_u(b.repetition_medians, n.repetition_medians).p_value;
+        r.test = fmt::format("repetitions {} vs {}", nb, nn);
+        return false;
+    }
+    if (b.samples.empty() || n.samples.empty()) {
+        r.test = fmt::format("none ({} vs {} repetitions, no samples)", nb, nn);
+        return false;
+    }
+    // The samples within the repetitions (serially correlated, so the
+    // p-value is optimistic).
+    r.p_value = mann_whitney_u(b.samples, n.samples).p_value;
+    r.test = fmt::format("samples {} vs {}", b.samples.size(), n.samples.size());
+    // Samples within a repetition are correlated, so their p-value ignores
+    // how far the case moves between repetitions: a change only counts
+    // when every repetition of one side is beyond every one of the other.
+    const auto [b_lo, b_hi] = std::minmax_element(b.repetition_medians.begin(), b.repetition_medians.end());
+    const auto [n_lo, n_hi] = std::minmax_element(n.repetition_medians.begin(), n.repetition_medians.end());
+    const bool overlap = nb + nn > 2 && !(*b_hi < *n_lo || *n_hi < *b_lo);
+    if (overlap) r.test += ", repetitions overlap";
+    return overlap;
+}
+
+bool is_change(const CaseComparison &r) { return r.verdict == "faster" || r.verdict == "slower"; }
+
+// A significant change becomes noisy when it is within what the case moves
+// anyway: across worker processes, with a side disturbed, or between
+// archived runs of unchanged code.
+void downgrade_unconvincing_change(CaseComparison &r, const ValidTimes &b, const ValidTimes &n,
+                                   const std::string &match_key, const CompareOptions &o) {
+    r.process_spread = std::max(process_spread(b), process_spread(n));
+    if (is_change(r) && std::fabs(r.ratio - 1.0) <= r.process_spread) {
+        r.verdict = "noisy";
+        r.within_process_spread = true;
+        r.test += fmt::format(", within its spread across worker processes {:.1f}%", r.process_spread * 100);
+    }
+    if (is_change(r) && (b.summary.quality == Quality::disturbed || n.summary.quality == Quality::disturbed)) {
+        r.verdict = "noisy";
+        r.disturbed = true;
+        r.test += ", a side disturbed";
+    }
+    if (auto h = o.run_to_run.find(match_key); h != o.run_to_run.end() && h->second.runs >= kMinRunsForRange) {
+        r.run_to_run = h->second;
+        if (is_change(r) && std::fabs(r.ratio - 1.0) <= h->second.range) {
+            r.verdict = "noisy";
+            r.within_run_to_run = true;
+            r.test += fmt::format(", within its run-to-run range {:.1f}%", h->second.range * 100);
+        }
+    }
+}
+
+} // namespace
+
+CaseComparison compare_case(const CaseRecord &base, const CaseRecord &next, const CompareOptions &o) {
+    CaseComparison r = named_after(base);
     const ValidTimes b = valid_times(base, o.accept_unmet_noise);
     const ValidTimes n = valid_times(next, o.accept_unmet_noise);
     r.base_summary = b.summary;
     r.new_summary = n.summary;
-    {
-        std::vector<std::string> sides;
-        if (b.summary.repetitions > 0 && b.summary.quality != Quality::clean)
-            sides.push_back("base " + b.summary.verdict());
-        if (n.summary.repetitions > 0 && n.summary.quality != Quality::clean)
-            sides.push_back("new " + n.summary.verdict());
-        r.note = fmt::format("{}", fmt::join(sides, "; "));
-    }
+    r.note = unclean_sides(b, n);
     if (b.status != "ok" || n.status != "ok") {
-        // No ratio: say which side has no time, and why.
-        if (b.status != "ok" && n.status != "ok" && b.status == n.status && b.why == n.why) {
-            r.verdict = b.status;
-            r.reason = b.why;
-        } else {
-            r.verdict = b.status != "ok" ? b.status : n.status;
-            std::vector<std::string> parts;
-            if (b.status != "ok") parts.push_back(fmt::format("base {}: {}", b.status, b.why));
-            if (n.status != "ok") parts.push_back(fmt::format("new {}: {}", n.status, n.why));
-            r.reason = fmt::format("{}", fmt::join(parts, "; "));
-        }
+        explain_no_ratio(r, b, n);
         return r;
     }
     r.compared = true;
     r.base_median = b.median;
     r.new_median = n.median;
     r.ratio = n.median / b.median;
-    {
-        std::vector<double> bs = b.repetition_medians, ns = n.repetition_medians;
-        std::sort(bs.begin(), bs.end());
-        std::sort(ns.begin(), ns.end());
-        const MedianCi bci = median_ci(bs), nci = median_ci(ns);
-        if (bci.exists && nci.exists && bci.low > 0) {
-            r.ratio_low = nci.low / bci.high;
-            r.ratio_high = nci.high / bci.low;
-        }
-    }
-    const std::size_t nb = b.repetition_medians.size(), nn = n.repetition_medians.size();
-    bool overlap = false;
-    if (min_two_sided_p(nb, nn) < o.alpha) {
-        r.p_value = mann_whitney_u(b.repetition_medians, n.repetition_medians).p_value;
-        r.test = fmt::format("repetitions {} vs {}", nb, nn);
-    } else if (!b.samples.empty() && !n.samples.empty()) {
-        // Too few repetitions for the test ever to reach alpha: the samples
-        // within them (serially correlated, so the p-value is optimistic).
-        r.p_value = mann_whitney_u(b.samples, n.samples).p_value;
-        r.test = fmt::format("samples {} vs {}", b.samples.size(), n.samples.size());
-        // Samples within a repetition are correlated, so their p-value ignores
-        // how far the case moves between repetitions: a change only counts
-        // when every repetition of one side is beyond every one of the other.
-        const auto [b_lo, b_hi] = std::minmax_element(b.repetition_medians.begin(), b.repetition_medians.end());
-        const auto [n_lo, n_hi] = std::minmax_element(n.repetition_medians.begin(), n.repetition_medians.end());
-        overlap = nb + nn > 2 && !(*b_hi < *n_lo || *n_hi < *b_lo);
-        if (overlap) r.test += ", repetitions overlap";
-    } else {
-        r.test = fmt::format("none ({} vs {} repetitions, no samples)", nb, nn);
-    }
+    set_ratio_interval(r, b, n);
+    const bool overlap = run_u_test(r, b, n, o);
     r.verdict = verdict_for(r.ratio, r.p_value, o);
-    if (overlap && (r.verdict == "faster" || r.verdict == "slower")) r.verdict = "noisy";
-    r.process_spread = std::max(process_spread(b), process_spread(n));
-    if ((r.verdict == "faster" || r.verdict == "slower") && std::fabs(r.ratio - 1.0) <= r.process_spread) {
-        r.verdict = "noisy";
-        r.within_process_spread = true;
-        r.test += fmt::format(", within its spread across worker processes {:.1f}%", r.process_spread * 100);
-    }
-    if ((r.verdict == "faster" || r.verdict == "slower") &&
-        (b.summary.quality == Quality::disturbed || n.summary.quality == Quality::disturbed)) {
-        r.verdict = "noisy";
-        r.disturbed = true;
-        r.test += ", a side disturbed";
-    }
-    if (auto h = o.run_to_run.find(base.match_key()); h != o.run_to_run.end() && h->second.runs >= kMinRunsForRange) {
-        r.run_to_run = h->second;
-        if ((r.verdict == "faster" || r.verdict == "slower") && std::fabs(r.ratio - 1.0) <= h->second.range) {
-            r.verdict = "noisy";
-            r.within_run_to_run = true;
-            r.test += fmt::format(", within its run-to-run range {:.1f}%", h->second.range * 100);
-        }
-    }
+    if (overlap && is_change(r)) r.verdict = "noisy";
+    downgrade_unconvincing_change(r, b, n, base.match_key(), o);
     return r;
 }
 
@@ -347,14 +384,7 @@ bool needs_settings_in_key(const std::vector<ResultSet> &sets) {
 namespace {
 // A case that only one of the two sets holds: listed, never given a ratio.
 CaseComparison only_in(const CaseRecord &c, const std::string &set_name) {
-    CaseComparison r;
-    r.label = c.label();
-    r.backend = c.backend;
-    r.op = c.op;
-    r.dtype = c.dtype;
-    r.variant = c.variant;
-    r.params = c.params;
-    r.p_value = NAN;
+    CaseComparison r = named_after(c);
     r.verdict = "missing";
     r.reason = fmt::format("only in {}", set_name);
     return r;
@@ -418,6 +448,243 @@ Comparison compare_sets(const std::vector<ResultSet> &sets, const CompareOptions
     return out;
 }
 
+namespace {
+
+// The "Settings that differ" table (when any do) and its JSON.
+void add_differing_settings(const Comparison &c, Document &doc, nlohmann::json &data) {
+    data["settings_differ"] = nlohmann::json::array();
+    if (c.differing.empty()) return;
+    Table t;
+    t.title = "Settings that differ";
+    t.columns.push_back("setting");
+    for (const auto &n : c.set_names) t.columns.push_back(n);
+    for (const auto &d : c.differing) {
+        std::vector<std::string> row{d.setting};
+        row.insert(row.end(), d.values.begin(), d.values.end());
+        t.rows.push_back(std::move(row));
+        data["settings_differ"].push_back({{"setting", d.setting}, {"values", d.values}, {"strict", d.strict}});
+    }
+    doc.tables.push_back(std::move(t));
+}
+
+// What the rows of one pair's tables leave out by default, so they fit 100
+// columns: the shared name segments, the usual test and the reasons every
+// entry gives go to a header line; qualities, other tests and reasons to
+// footnotes. --wide keeps every name and text in its row.
+struct PairLayout {
+    SharedSegments names;         // of the compared cases
+    SharedSegments skipped_names; // of the cases without a ratio
+    std::string usual_test;       // the U test most compared cases got
+    std::set<std::string> common; // reasons every entry gives (a loaded machine's)
+};
+
+PairLayout pair_layout(const PairComparison &p) {
+    std::vector<std::string> labels, skipped_labels;
+    std::map<std::string, std::size_t> test_counts;
+    for (const auto &cc : p.cases) {
+        (cc.compared ? labels : skipped_labels).push_back(cc.label);
+        if (cc.compared) ++test_counts[cc.test];
+    }
+    PairLayout l;
+    l.names = split_shared_segments(labels);
+    l.skipped_names = split_shared_segments(skipped_labels);
+    for (const auto &[test, n] : test_counts)
+        if (l.usual_test.empty() || n > test_counts[l.usual_test]) l.usual_test = test;
+    std::vector<const EntrySummary *> summaries;
+    for (const auto &cc : p.cases) summaries.insert(summaries.end(), {&cc.base_summary, &cc.new_summary});
+    l.common = common_reasons(summaries);
+    return l;
+}
+
+// The columns of the pair's two tables, and (compact) their header lines.
+void lay_out_tables(Table &compared, Table &skipped, const PairLayout &l, bool wide) {
+    if (wide) {
+        compared.columns = {"case", "backend", "base", "new", "ratio", "change", "p", "test", "verdict", "quality"};
+        skipped.columns = {"case", "backend", "status", "reason"};
+        return;
+    }
+    compared.columns = {"case", "backend", "base", "new", "change", "p", "verdict", "quality"};
+    skipped.columns = {"case", "backend", "status", "quality"};
+    std::vector<std::string> header;
+    if (!l.names.shared.empty()) header.push_back(fmt::format("every case: {}", fmt::join(l.names.shared, " ")));
+    if (!l.usual_test.empty()) header.push_back(fmt::format("U test: {} unless a note says otherwise", l.usual_test));
+    if (!l.common.empty()) header.push_back(common_reasons_line(l.common));
+    compared.title = title_with_header(compared.title, header);
+    if (!l.skipped_names.shared.empty())
+        skipped.title =
+            title_with_header(skipped.title, {fmt::format("every case: {}", fmt::join(l.skipped_names.shared, " "))});
+}
+
+// One case of the "comparisons" JSON.
+nlohmann::json case_json(const CaseComparison &cc) {
+    nlohmann::json cj = {{"case", cc.label},      {"backend", cc.backend}, {"op", cc.op},          {"dtype", cc.dtype},
+                         {"variant", cc.variant}, {"params", cc.params},   {"verdict", cc.verdict}};
+    if (cc.base_summary.repetitions > 0) cj["base_summary"] = cc.base_summary.to_json();
+    if (cc.new_summary.repetitions > 0) cj["new_summary"] = cc.new_summary.to_json();
+    cj["quality"] = std::string(quality_name(std::max(cc.base_summary.quality, cc.new_summary.quality)));
+    if (!cc.note.empty()) cj["note"] = cc.note;
+    if (!cc.compared) {
+        cj["reason"] = cc.reason;
+        return cj;
+    }
+    cj["base_median_seconds"] = cc.base_median;
+    cj["new_median_seconds"] = cc.new_median;
+    cj["ratio"] = cc.ratio;
+    cj["ratio_ci95"] =
+        std::isfinite(cc.ratio_low) ? nlohmann::json::array({cc.ratio_low, cc.ratio_high}) : nlohmann::json(nullptr);
+    cj["p_value"] = std::isfinite(cc.p_value) ? nlohmann::json(cc.p_value) : nlohmann::json(nullptr);
+    cj["test"] = cc.test;
+    cj["process_spread"] = cc.process_spread;
+    cj["within_process_spread"] = cc.within_process_spread;
+    cj["disturbed"] = cc.disturbed;
+    if (cc.run_to_run.runs > 0) {
+        cj["run_to_run_range"] = cc.run_to_run.range;
+        cj["run_to_run_runs"] = cc.run_to_run.runs;
+        cj["within_run_to_run"] = cc.within_run_to_run;
+    }
+    return cj;
+}
+
+// The quality cell; compact, with a footnote for what a side says beyond
+// the reasons in the header.
+std::string quality_text(const CaseComparison &cc, const PairLayout &l, Footnotes &notes, bool wide) {
+    std::string quality = quality_cell(cc);
+    if (wide) return quality;
+    std::vector<std::string> sides;
+    if (auto v = verdict_beyond(cc.base_summary, l.common); !v.empty()) sides.push_back("base " + v);
+    if (auto v = verdict_beyond(cc.new_summary, l.common); !v.empty()) sides.push_back("new " + v);
+    if (!sides.empty()) quality += " " + notes.mark(fmt::format("{}", fmt::join(sides, "; ")));
+    return quality;
+}
+
+std::vector<std::string> compared_row(const CaseComparison &cc, const std::string &compact_name,
+                                      const std::string &quality, const PairLayout &l, Footnotes &notes, bool wide) {
+    const std::string p_text = !std::isfinite(cc.p_value) ? "-"
+                               : wide                     ? fmt::format("{:.3g}", cc.p_value)
+                                                          : fmt::format("{:.2g}", cc.p_value);
+    if (wide)
+        return {cc.label,
+                cc.backend,
+                format_seconds(cc.base_median),
+                format_seconds(cc.new_median),
+                fmt::format("{:.3f}", cc.ratio),
+                percent(cc.ratio - 1),
+                p_text,
+                cc.test,
+                cc.verdict,
+                cc.note.empty() ? quality : cc.note};
+    const std::string verdict =
+        cc.test == l.usual_test ? cc.verdict : cc.verdict + " " + notes.mark("U test: " + cc.test);
+    return {compact_name,
+            cc.backend,
+            format_seconds(cc.base_median),
+            format_seconds(cc.new_median),
+            percent(cc.ratio - 1),
+            p_text,
+            verdict,
+            quality};
+}
+
+std::vector<std::string> skipped_row(const CaseComparison &cc, const std::string &compact_name,
+                                     const std::string &quality, Footnotes &notes, bool wide) {
+    if (wide) return {cc.label, cc.backend, cc.verdict, cc.reason};
+    return {compact_name, cc.backend, cc.verdict + " " + notes.mark(cc.reason), quality};
+}
+
+// The notes under the compared table: the counts and the verdict rule, and
+// why changes read as noisy (or may be the machine's).
+void add_verdict_notes(Table &compared, const PairComparison &p, const Comparison &c, std::size_t no_ratio,
+                       nlohmann::json &pj) {
+    const CompareOptions &o = c.options;
+    std::vector<std::string> counts;
+    for (const char *v : {"same", "faster", "slower", "noisy"}) {
+        counts.push_back(fmt::format("{} {}", p.count(v), v));
+        pj["counts"][v] = p.count(v);
+    }
+    pj["counts"]["no_ratio"] = no_ratio;
+    compared.notes.push_back(fmt::format("{}; {} without a ratio. Verdict: a change under {:g}% is same; over "
+                                         "it, faster/slower when the U test gives p < {:g}, else noisy.",
+                                         fmt::join(counts, ", "), no_ratio, o.threshold * 100, o.alpha));
+    std::size_t with_range = 0, within = 0;
+    for (const auto &cc : p.cases) {
+        if (cc.run_to_run.runs > 0) ++with_range;
+        if (cc.within_run_to_run) ++within;
+    }
+    if (with_range == 0 && p.count("faster") + p.count("slower") > 0 && !c.interleaved)
+        compared.notes.push_back(
+            "Both runs took each case's repetitions back to back: a slow spell of the machine during one run "
+            "moves all of a case's repetitions at once, and reads as a change. To compare runs, use "
+            "--benchmark_enable_random_interleaving=true (each case spread over the run), or --baseline-from "
+            "an archive (each case's run-to-run range); docs/measurement.md.");
+    if (with_range > 0)
+        compared.notes.push_back(fmt::format(
+            "{} cases have a run-to-run range from at least {} archived runs (how far their median moved between "
+            "runs of unchanged code); {} significant changes fell within it and are noisy.",
+            with_range, kMinRunsForRange, within));
+    const std::size_t disturbed = static_cast<std::size_t>(
+        std::count_if(p.cases.begin(), p.cases.end(), [](const CaseComparison &cc) { return cc.disturbed; }));
+    if (disturbed > 0)
+        compared.notes.push_back(fmt::format("{} changes read as noisy because a side is disturbed (its times "
+                                             "show outside interference; the quality says how).",
+                                             disturbed));
+    compared.notes.push_back("quality: clean, noisy (less precise than the noise target asked) or disturbed "
+                             "(interference in the times); base/new when the sides differ. docs/measurement.md");
+}
+
+void add_geomean_table(const PairComparison &p, Document &doc, nlohmann::json &pj) {
+    Table geo;
+    geo.title = pair_title(p) + ": geomean of ratios";
+    geo.columns = {"group", "cases", "ratio", "change"};
+    for (const auto &g : p.geomeans) {
+        geo.rows.push_back({g.group, std::to_string(g.cases), fmt::format("{:.3f}", g.ratio), percent(g.ratio - 1)});
+        pj["geomeans"].push_back({{"group", g.group}, {"cases", g.cases}, {"ratio", g.ratio}});
+    }
+    if (!geo.rows.empty()) doc.tables.push_back(std::move(geo));
+}
+
+// One pair's tables (compared, without a ratio, geomeans) into `doc`; returns
+// its entry of the "comparisons" JSON.
+nlohmann::json add_pair(const PairComparison &p, const Comparison &c, Document &doc) {
+    const bool wide = c.options.wide;
+    nlohmann::json pj = {{"base", p.base_path},
+                         {"new", p.new_path},
+                         {"cases", nlohmann::json::array()},
+                         {"geomeans", nlohmann::json::array()}};
+    Table compared;
+    compared.title = pair_title(p);
+    Table skipped;
+    skipped.title = pair_title(p) + ": no ratio";
+    const PairLayout l = pair_layout(p);
+    lay_out_tables(compared, skipped, l, wide);
+    Footnotes notes;
+    std::size_t compared_index = 0, skipped_index = 0;
+    for (const auto &cc : p.cases) {
+        const std::string quality = quality_text(cc, l, notes, wide);
+        if (cc.compared)
+            compared.rows.push_back(
+                compared_row(cc, wide ? "" : l.names.rows[compared_index++], quality, l, notes, wide));
+        else
+            skipped.rows.push_back(
+                skipped_row(cc, wide ? "" : l.skipped_names.rows[skipped_index++], quality, notes, wide));
+        pj["cases"].push_back(case_json(cc));
+    }
+    add_verdict_notes(compared, p, c, skipped.rows.size(), pj);
+    if (!wide) {
+        add_legend(compared, l.names);
+        add_legend(skipped, l.skipped_names);
+    }
+    if (skipped.rows.empty() || wide) notes.add_to(compared);
+    doc.tables.push_back(std::move(compared));
+    if (!skipped.rows.empty()) {
+        if (!wide) notes.add_to(skipped); // the footnotes after the last table that marks them
+        doc.tables.push_back(std::move(skipped));
+    }
+    add_geomean_table(p, doc, pj);
+    return pj;
+}
+
+} // namespace
+
 Document comparison_document(const Comparison &c) {
     Document doc;
     const CompareOptions &o = c.options;
@@ -426,180 +693,9 @@ Document comparison_document(const Comparison &c) {
     data["alpha"] = o.alpha;
     data["accept_unmet_noise"] = o.accept_unmet_noise;
     data["sets"] = c.set_names;
-    data["settings_differ"] = nlohmann::json::array();
-    if (!c.differing.empty()) {
-        Table t;
-        t.title = "Settings that differ";
-        t.columns.push_back("setting");
-        for (const auto &n : c.set_names) t.columns.push_back(n);
-        for (const auto &d : c.differing) {
-            std::vector<std::string> row{d.setting};
-            row.insert(row.end(), d.values.begin(), d.values.end());
-            t.rows.push_back(std::move(row));
-            data["settings_differ"].push_back({{"setting", d.setting}, {"values", d.values}, {"strict", d.strict}});
-        }
-        doc.tables.push_back(std::move(t));
-    }
+    add_differing_settings(c, doc, data);
     data["comparisons"] = nlohmann::json::array();
-    for (const auto &p : c.pairs) {
-        nlohmann::json pj = {{"base", p.base_path},
-                             {"new", p.new_path},
-                             {"cases", nlohmann::json::array()},
-                             {"geomeans", nlohmann::json::array()}};
-        Table compared;
-        compared.title = pair_title(p);
-        Table skipped;
-        skipped.title = pair_title(p) + ": no ratio";
-        // By default rows show only what varies (the shared name segments and
-        // the usual test go to a header line; qualities, other tests and
-        // reasons to footnotes), so the table fits 100 columns; --wide keeps
-        // every name and text in its row.
-        std::vector<std::string> labels, skipped_labels;
-        std::map<std::string, std::size_t> test_counts;
-        for (const auto &cc : p.cases) {
-            (cc.compared ? labels : skipped_labels).push_back(cc.label);
-            if (cc.compared) ++test_counts[cc.test];
-        }
-        const SharedSegments names = split_shared_segments(labels);
-        const SharedSegments skipped_names = split_shared_segments(skipped_labels);
-        std::string usual_test;
-        for (const auto &[test, n] : test_counts)
-            if (usual_test.empty() || n > test_counts[usual_test]) usual_test = test;
-        Footnotes notes;
-        // Reasons every entry gives (a loaded machine's) go to the header once.
-        std::vector<const EntrySummary *> summaries;
-        for (const auto &cc : p.cases) summaries.insert(summaries.end(), {&cc.base_summary, &cc.new_summary});
-        const std::set<std::string> common = common_reasons(summaries);
-        if (o.wide) {
-            compared.columns = {"case", "backend", "base", "new", "ratio", "change", "p", "test", "verdict", "quality"};
-            skipped.columns = {"case", "backend", "status", "reason"};
-        } else {
-            compared.columns = {"case", "backend", "base", "new", "change", "p", "verdict", "quality"};
-            skipped.columns = {"case", "backend", "status", "quality"};
-            std::vector<std::string> header;
-            if (!names.shared.empty()) header.push_back(fmt::format("every case: {}", fmt::join(names.shared, " ")));
-            if (!usual_test.empty())
-                header.push_back(fmt::format("U test: {} unless a note says otherwise", usual_test));
-            if (!common.empty()) header.push_back(common_reasons_line(common));
-            compared.title = title_with_header(compared.title, header);
-            if (!skipped_names.shared.empty())
-                skipped.title = title_with_header(
-                    skipped.title, {fmt::format("every case: {}", fmt::join(skipped_names.shared, " "))});
-        }
-        std::size_t compared_row = 0, skipped_row = 0;
-        for (const auto &cc : p.cases) {
-            nlohmann::json cj = {{"case", cc.label},   {"backend", cc.backend}, {"op", cc.op},
-                                 {"dtype", cc.dtype},  {"variant", cc.variant}, {"params", cc.params},
-                                 {"verdict", cc.verdict}};
-            if (cc.base_summary.repetitions > 0) cj["base_summary"] = cc.base_summary.to_json();
-            if (cc.new_summary.repetitions > 0) cj["new_summary"] = cc.new_summary.to_json();
-            cj["quality"] = std::string(quality_name(std::max(cc.base_summary.quality, cc.new_summary.quality)));
-            if (!cc.note.empty()) cj["note"] = cc.note;
-            std::string quality = quality_cell(cc);
-            if (!o.wide) {
-                std::vector<std::string> sides;
-                if (auto v = verdict_beyond(cc.base_summary, common); !v.empty()) sides.push_back("base " + v);
-                if (auto v = verdict_beyond(cc.new_summary, common); !v.empty()) sides.push_back("new " + v);
-                if (!sides.empty()) quality += " " + notes.mark(fmt::format("{}", fmt::join(sides, "; ")));
-            }
-            if (cc.compared) {
-                cj["base_median_seconds"] = cc.base_median;
-                cj["new_median_seconds"] = cc.new_median;
-                cj["ratio"] = cc.ratio;
-                cj["ratio_ci95"] = std::isfinite(cc.ratio_low)
-                                       ? nlohmann::json::array({cc.ratio_low, cc.ratio_high})
-                                       : nlohmann::json(nullptr);
-                cj["p_value"] = std::isfinite(cc.p_value) ? nlohmann::json(cc.p_value) : nlohmann::json(nullptr);
-                cj["test"] = cc.test;
-                cj["process_spread"] = cc.process_spread;
-                cj["within_process_spread"] = cc.within_process_spread;
-                cj["disturbed"] = cc.disturbed;
-                if (cc.run_to_run.runs > 0) {
-                    cj["run_to_run_range"] = cc.run_to_run.range;
-                    cj["run_to_run_runs"] = cc.run_to_run.runs;
-                    cj["within_run_to_run"] = cc.within_run_to_run;
-                }
-                const std::string p_text = !std::isfinite(cc.p_value) ? "-"
-                                           : o.wide                   ? fmt::format("{:.3g}", cc.p_value)
-                                                                      : fmt::format("{:.2g}", cc.p_value);
-                if (o.wide) {
-                    compared.rows.push_back({cc.label, cc.backend, format_seconds(cc.base_median),
-                                             format_seconds(cc.new_median), fmt::format("{:.3f}", cc.ratio),
-                                             percent(cc.ratio - 1), p_text, cc.test, cc.verdict,
-                                             cc.note.empty() ? quality : cc.note});
-                } else {
-                    const std::string verdict =
-                        cc.test == usual_test ? cc.verdict : cc.verdict + " " + notes.mark("U test: " + cc.test);
-                    compared.rows.push_back({names.rows[compared_row], cc.backend, format_seconds(cc.base_median),
-                                             format_seconds(cc.new_median), percent(cc.ratio - 1), p_text, verdict,
-                                             quality});
-                }
-                ++compared_row;
-            } else {
-                cj["reason"] = cc.reason;
-                if (o.wide)
-                    skipped.rows.push_back({cc.label, cc.backend, cc.verdict, cc.reason});
-                else
-                    skipped.rows.push_back({skipped_names.rows[skipped_row], cc.backend,
-                                            cc.verdict + " " + notes.mark(cc.reason), quality});
-                ++skipped_row;
-            }
-            pj["cases"].push_back(std::move(cj));
-        }
-        std::vector<std::string> counts;
-        for (const char *v : {"same", "faster", "slower", "noisy"}) {
-            counts.push_back(fmt::format("{} {}", p.count(v), v));
-            pj["counts"][v] = p.count(v);
-        }
-        pj["counts"]["no_ratio"] = skipped.rows.size();
-        compared.notes.push_back(fmt::format("{}; {} without a ratio. Verdict: a change under {:g}% is same; over "
-                                             "it, faster/slower when the U test gives p < {:g}, else noisy.",
-                                             fmt::join(counts, ", "), skipped.rows.size(), o.threshold * 100, o.alpha));
-        std::size_t with_range = 0, within = 0;
-        for (const auto &cc : p.cases) {
-            if (cc.run_to_run.runs > 0) ++with_range;
-            if (cc.within_run_to_run) ++within;
-        }
-        if (with_range == 0 && p.count("faster") + p.count("slower") > 0 && !c.interleaved)
-            compared.notes.push_back(
-                "Both runs took each case's repetitions back to back: a slow spell of the machine during one run "
-                "moves all of a case's repetitions at once, and reads as a change. To compare runs, use "
-                "--benchmark_enable_random_interleaving=true (each case spread over the run), or --baseline-from "
-                "an archive (each case's run-to-run range); docs/measurement.md.");
-        if (with_range > 0)
-            compared.notes.push_back(fmt::format(
-                "{} cases have a run-to-run range from at least {} archived runs (how far their median moved between "
-                "runs of unchanged code); {} significant changes fell within it and are noisy.",
-                with_range, kMinRunsForRange, within));
-        const std::size_t disturbed = static_cast<std::size_t>(
-            std::count_if(p.cases.begin(), p.cases.end(), [](const CaseComparison &cc) { return cc.disturbed; }));
-        if (disturbed > 0)
-            compared.notes.push_back(fmt::format("{} changes read as noisy because a side is disturbed (its times "
-                                                 "show outside interference; the quality says how).",
-                                                 disturbed));
-        compared.notes.push_back("quality: clean, noisy (less precise than the noise target asked) or disturbed "
-                                 "(interference in the times); base/new when the sides differ. docs/measurement.md");
-        if (!o.wide) {
-            add_legend(compared, names);
-            add_legend(skipped, skipped_names);
-        }
-        if (skipped.rows.empty() || o.wide) notes.add_to(compared);
-        doc.tables.push_back(std::move(compared));
-        if (!skipped.rows.empty()) {
-            if (!o.wide) notes.add_to(skipped); // the footnotes after the last table that marks them
-            doc.tables.push_back(std::move(skipped));
-        }
-        Table geo;
-        geo.title = pair_title(p) + ": geomean of ratios";
-        geo.columns = {"group", "cases", "ratio", "change"};
-        for (const auto &g : p.geomeans) {
-            geo.rows.push_back(
-                {g.group, std::to_string(g.cases), fmt::format("{:.3f}", g.ratio), percent(g.ratio - 1)});
-            pj["geomeans"].push_back({{"group", g.group}, {"cases", g.cases}, {"ratio", g.ratio}});
-        }
-        if (!geo.rows.empty()) doc.tables.push_back(std::move(geo));
-        data["comparisons"].push_back(std::move(pj));
-    }
+    for (const auto &p : c.pairs) data["comparisons"].push_back(add_pair(p, c, doc));
     data["regression"] = c.has_regression();
     doc.data = std::move(data);
     return doc;

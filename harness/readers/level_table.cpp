@@ -79,175 +79,249 @@ std::string percent_of_peak(const CaseRecord &c) {
     return "-";
 }
 
-Document by_backend(const std::vector<ResultSet> &sets, const LevelOptions &o) {
-    const bool with_settings = settings_needed(sets, true);
-    // Columns: each backend once; a backend in several sets gets one column per set.
-    std::vector<std::pair<std::string, std::size_t>> columns; // (backend, set index)
-    std::map<std::string, std::set<std::size_t>> backend_sets;
-    for (std::size_t i = 0; i < sets.size(); ++i)
-        for (const auto &c : sets[i].cases) backend_sets[c.backend].insert(i);
-    // A baseline given as a backend's name also means its first build in the
-    // sets (`naive` -> `naive@base`: --plugin NAME@VARIANT=PATH, opbench ab).
-    std::string baseline = o.baseline;
+namespace {
+
+// One column group of the table: a backend in one set.
+struct LevelColumn {
+    std::string backend;
+    std::size_t set = 0;
+    std::string name; // the backend, with @set when it is in several sets
+    bool is_baseline = false;
+};
+
+// The requested baseline's backend. A baseline given as a backend's name
+// also means its first build in the sets (`naive` -> `naive@base`: --plugin
+// NAME@VARIANT=PATH, opbench ab).
+std::string resolve_baseline(const std::vector<ResultSet> &sets,
+                             const std::map<std::string, std::set<std::size_t>> &backend_sets,
+                             const std::string &requested) {
+    std::string baseline = requested;
     if (!backend_sets.count(baseline))
         for (const auto &s : sets)
             for (const auto &c : s.cases)
-                if (!backend_sets.count(baseline) && c.backend.rfind(o.baseline + "@", 0) == 0) baseline = c.backend;
+                if (!backend_sets.count(baseline) && c.backend.rfind(requested + "@", 0) == 0) baseline = c.backend;
     if (!backend_sets.count(baseline)) {
         std::vector<std::string> names;
         for (const auto &[b, _] : backend_sets) names.push_back(b);
-        throw std::invalid_argument(fmt::format("--baseline {}: no such backend in the sets (they have: {})",
-                                                o.baseline, fmt::join(names, ", ")));
+        throw std::invalid_argument(fmt::format("--baseline {}: no such backend in the sets (they have: {})", requested,
+                                                fmt::join(names, ", ")));
     }
-    // Baseline first, then the others in order of first appearance.
+    return baseline;
+}
+
+// Each backend once, baseline first, then the others in order of first
+// appearance; a backend in several sets gets one column per set.
+std::vector<LevelColumn> level_columns(const std::vector<ResultSet> &sets, const std::string &requested_baseline) {
+    std::map<std::string, std::set<std::size_t>> backend_sets;
+    for (std::size_t i = 0; i < sets.size(); ++i)
+        for (const auto &c : sets[i].cases) backend_sets[c.backend].insert(i);
+    const std::string baseline = resolve_baseline(sets, backend_sets, requested_baseline);
     std::vector<std::string> order{baseline};
     for (const auto &s : sets)
         for (const auto &c : s.cases)
             if (std::find(order.begin(), order.end(), c.backend) == order.end()) order.push_back(c.backend);
+    std::vector<LevelColumn> columns;
     for (const auto &b : order)
-        for (std::size_t i : backend_sets[b]) columns.push_back({b, i});
-    auto column_name = [&](const std::pair<std::string, std::size_t> &col) {
-        return backend_sets[col.first].size() > 1 ? fmt::format("{}@{}", col.first, sets[col.second].short_name())
-                                                  : col.first;
-    };
-
-    std::vector<std::string> row_order;
-    std::map<std::string, std::string> row_label;
-    std::map<std::string, std::map<std::size_t, Cell>> cells; // row -> column -> cell
-    for (std::size_t ci = 0; ci < columns.size(); ++ci) {
-        const auto &[backend, si] = columns[ci];
-        for (const auto &c : sets[si].cases) {
-            if (c.backend != backend) continue;
-            const std::string k = row_key(c, with_settings);
-            if (!row_label.count(k)) {
-                row_order.push_back(k);
-                row_label[k] = c.label();
-            }
-            cells[k][ci] = {&c, valid_times(c, o.accept_unmet_noise)};
+        for (std::size_t i : backend_sets[b]) {
+            const std::string name = backend_sets[b].size() > 1 ? fmt::format("{}@{}", b, sets[i].short_name()) : b;
+            columns.push_back({b, i, name, b == baseline});
         }
-    }
+    return columns;
+}
 
-    Table t;
+// The cases by row (the case without its backend) and column.
+struct LevelRows {
+    std::vector<std::string> order;
+    std::map<std::string, std::string> label;
+    std::map<std::string, std::map<std::size_t, Cell>> cells; // row -> column -> cell
+};
+
+LevelRows level_rows(const std::vector<ResultSet> &sets, const std::vector<LevelColumn> &columns,
+                     const LevelOptions &o) {
+    const bool with_settings = settings_needed(sets, true);
+    LevelRows rows;
+    for (std::size_t ci = 0; ci < columns.size(); ++ci)
+        for (const auto &c : sets[columns[ci].set].cases) {
+            if (c.backend != columns[ci].backend) continue;
+            const std::string k = row_key(c, with_settings);
+            if (!rows.label.count(k)) {
+                rows.order.push_back(k);
+                rows.label[k] = c.label();
+            }
+            rows.cells[k][ci] = {&c, valid_times(c, o.accept_unmet_noise)};
+        }
+    return rows;
+}
+
+// Default: each row shows what varies (shared name segments go to a header
+// line), no bound column (the % peak's roof names it), one quality column
+// with the backends' flags and a footnote; --wide keeps today's columns and
+// adds a quality column per backend.
+void lay_out_level_table(Table &t, const std::vector<LevelColumn> &columns, const std::string &baseline,
+                         const SharedSegments &names, const std::set<std::string> &common, bool wide) {
     t.title = fmt::format("Optimisation levels: time, speed-up against {}, % of peak, bound", baseline);
-    // Default: each row shows what varies (shared name segments go to a
-    // header line), no bound column (the % peak's roof names it), one
-    // quality column with the backends' flags and a footnote; --wide keeps
-    // today's columns and adds a quality column per backend.
-    std::vector<std::string> labels;
-    for (const auto &k : row_order) labels.push_back(row_label[k]);
-    const SharedSegments names = split_shared_segments(labels);
-    Footnotes footnotes;
-    std::vector<const EntrySummary *> summaries; // reasons all share go to the header once
-    for (const auto &k : row_order)
-        for (const auto &[ci, cell] : cells[k]) summaries.push_back(&cell.t.summary);
-    const std::set<std::string> common = common_reasons(summaries);
     t.columns = {"case"};
     for (const auto &col : columns) {
-        const std::string n = column_name(col);
-        if (o.wide) {
+        if (wide) {
             for (const char *f : {"time", "speed-up", "% peak", "bound", "quality"})
-                t.columns.push_back(fmt::format("{} {}", n, f));
+                t.columns.push_back(fmt::format("{} {}", col.name, f));
         } else {
-            t.columns.push_back(n);
-            if (col.first != baseline) t.columns.push_back("speed-up");
+            t.columns.push_back(col.name);
+            if (!col.is_baseline) t.columns.push_back("speed-up");
             t.columns.push_back("% peak");
         }
     }
-    if (!o.wide) {
-        t.columns.push_back("quality");
-        t.title = fmt::format("Optimisation levels: time, speed-up against {}, % of peak, quality", baseline);
-        std::vector<std::string> header;
-        if (!names.shared.empty()) header.push_back(fmt::format("every case: {}", fmt::join(names.shared, " ")));
-        header.push_back("% peak: of the roof the case is bound by (flop: compute, bw: memory bandwidth)");
-        if (!common.empty()) header.push_back(common_reasons_line(common));
-        t.title = title_with_header(t.title, header);
+    if (wide) return;
+    t.columns.push_back("quality");
+    t.title = fmt::format("Optimisation levels: time, speed-up against {}, % of peak, quality", baseline);
+    std::vector<std::string> header;
+    if (!names.shared.empty()) header.push_back(fmt::format("every case: {}", fmt::join(names.shared, " ")));
+    header.push_back("% peak: of the roof the case is bound by (flop: compute, bw: memory bandwidth)");
+    if (!common.empty()) header.push_back(common_reasons_line(common));
+    t.title = title_with_header(t.title, header);
+}
+
+// What the rows gather for the notes under the table.
+struct LevelNotes {
+    std::map<std::string, std::set<std::string>> reasons; // "status: why" -> columns
+    std::map<std::string, std::vector<double>> speedups;  // column -> speed-ups, for the geomean
+    Footnotes footnotes;
+};
+
+// One row of the table, and its entry of the "rows" JSON.
+struct LevelRow {
+    std::vector<std::string> text;
+    std::vector<std::string> flags, verdicts; // for the compact quality column
+    nlohmann::json json;
+};
+
+// The baseline's time in a row: the first baseline column with a time.
+double baseline_time(const std::map<std::size_t, Cell> &row_cells, const std::vector<LevelColumn> &columns) {
+    for (std::size_t ci = 0; ci < columns.size(); ++ci)
+        if (auto it = row_cells.find(ci);
+            columns[ci].is_baseline && it != row_cells.end() && it->second.t.status == "ok")
+            return it->second.t.median;
+    return NAN;
+}
+
+// One backend's cells of a row (time, speed-up, % peak, ...), or its status
+// when it has no time.
+void add_level_cell(LevelRow &row, const Cell &cell, const LevelColumn &col, double base,
+                    const std::set<std::string> &common, bool wide, LevelNotes &notes) {
+    const std::size_t width = wide ? 5 : col.is_baseline ? 2 : 3;
+    nlohmann::json lj = {{"status", cell.t.status}};
+    const EntrySummary &summary = cell.t.summary;
+    if (summary.repetitions > 0) {
+        lj["summary"] = summary.to_json();
+        lj["quality"] = std::string(summary.flag());
+        row.flags.push_back(std::string(summary.flag()));
+        if (auto v = verdict_beyond(summary, common); !v.empty()) row.verdicts.push_back(col.name + " " + v);
     }
-    nlohmann::json rows = nlohmann::json::array();
-    std::map<std::string, std::set<std::string>> reasons;
-    std::map<std::string, std::vector<double>> speedups; // column -> speed-ups, for the geomean
-    for (std::size_t ri = 0; ri < row_order.size(); ++ri) {
-        const std::string &k = row_order[ri];
-        std::vector<std::string> row{o.wide ? row_label[k] : names.rows[ri]};
-        nlohmann::json rj = {{"case", row_label[k]}, {"levels", nlohmann::json::object()}};
-        // The baseline's time: the first baseline column with a time.
-        double base = NAN;
-        for (std::size_t ci = 0; ci < columns.size(); ++ci)
-            if (columns[ci].first == baseline && cells[k].count(ci) && cells[k][ci].t.status == "ok") {
-                base = cells[k][ci].t.median;
-                break;
-            }
-        std::vector<std::string> flags, verdicts;
-        for (std::size_t ci = 0; ci < columns.size(); ++ci) {
-            const std::string cname = column_name(columns[ci]);
-            const bool is_baseline = columns[ci].first == baseline;
-            const std::size_t width = o.wide ? 5 : is_baseline ? 2 : 3;
-            auto it = cells[k].find(ci);
-            if (it == cells[k].end()) {
-                row.insert(row.end(), width, "-");
-                continue;
-            }
-            const Cell &cell = it->second;
-            nlohmann::json lj = {{"status", cell.t.status}};
-            const EntrySummary &summary = cell.t.summary;
-            if (summary.repetitions > 0) {
-                lj["summary"] = summary.to_json();
-                lj["quality"] = std::string(summary.flag());
-                flags.push_back(std::string(summary.flag()));
-                if (auto v = verdict_beyond(summary, common); !v.empty()) verdicts.push_back(cname + " " + v);
-            }
-            if (cell.t.status != "ok") {
-                row.push_back(cell.t.status);
-                row.insert(row.end(), width - (o.wide ? 2 : 1), "-"); // wide: the quality comes after
-                reasons[fmt::format("{}: {}", cell.t.status, cell.t.why)].insert(cname);
-                lj["reason"] = cell.t.why;
-            } else {
-                const double sp = std::isfinite(base) ? base / cell.t.median : NAN;
-                row.push_back(format_seconds(cell.t.median));
-                if (o.wide || !is_baseline) row.push_back(std::isfinite(sp) ? fmt::format("{:.3g}x", sp) : "-");
-                // % of peak from the roofline the run computed at the median
-                // of every repetition's median: the summary's median.
-                row.push_back(percent_of_peak(*cell.rec));
-                if (o.wide) row.push_back(bound_of(*cell.rec));
-                lj["median_seconds"] = cell.t.median;
-                lj["speedup"] = std::isfinite(sp) ? nlohmann::json(sp) : nlohmann::json(nullptr);
-                lj["roofline"] = cell.rec->roofline;
-                if (std::isfinite(sp)) speedups[cname].push_back(sp);
-            }
-            if (o.wide) row.push_back(summary.repetitions > 0 ? summary.verdict() : "-");
-            rj["levels"][cname] = std::move(lj);
-        }
-        if (!o.wide) {
-            std::string quality = "-";
-            if (!flags.empty())
-                quality = std::all_of(flags.begin(), flags.end(), [&](const std::string &f) { return f == flags[0]; })
-                              ? flags[0]
-                              : fmt::format("{}", fmt::join(flags, "/"));
-            if (!verdicts.empty()) quality += " " + footnotes.mark(fmt::format("{}", fmt::join(verdicts, "; ")));
-            row.push_back(quality);
-        }
-        t.rows.push_back(std::move(row));
-        rows.push_back(std::move(rj));
+    if (cell.t.status != "ok") {
+        row.text.push_back(cell.t.status);
+        row.text.insert(row.text.end(), width - (wide ? 2 : 1), "-"); // wide: the quality comes after
+        notes.reasons[fmt::format("{}: {}", cell.t.status, cell.t.why)].insert(col.name);
+        lj["reason"] = cell.t.why;
+    } else {
+        const double sp = std::isfinite(base) ? base / cell.t.median : NAN;
+        row.text.push_back(format_seconds(cell.t.median));
+        if (wide || !col.is_baseline) row.text.push_back(std::isfinite(sp) ? fmt::format("{:.3g}x", sp) : "-");
+        // % of peak from the roofline the run computed at the median of
+        // every repetition's median: the summary's median.
+        row.text.push_back(percent_of_peak(*cell.rec));
+        if (wide) row.text.push_back(bound_of(*cell.rec));
+        lj["median_seconds"] = cell.t.median;
+        lj["speedup"] = std::isfinite(sp) ? nlohmann::json(sp) : nlohmann::json(nullptr);
+        lj["roofline"] = cell.rec->roofline;
+        if (std::isfinite(sp)) notes.speedups[col.name].push_back(sp);
     }
+    if (wide) row.text.push_back(summary.repetitions > 0 ? summary.verdict() : "-");
+    row.json["levels"][col.name] = std::move(lj);
+}
+
+// The compact quality column: the backends' flag (or flags, when they
+// differ), with a footnote for what they say beyond the header.
+std::string combined_quality(const LevelRow &row, Footnotes &footnotes) {
+    std::string quality = "-";
+    if (!row.flags.empty())
+        quality =
+            std::all_of(row.flags.begin(), row.flags.end(), [&](const std::string &f) { return f == row.flags[0]; })
+                ? row.flags[0]
+                : fmt::format("{}", fmt::join(row.flags, "/"));
+    if (!row.verdicts.empty()) quality += " " + footnotes.mark(fmt::format("{}", fmt::join(row.verdicts, "; ")));
+    return quality;
+}
+
+LevelRow level_row(const std::string &label, const std::string &compact_label,
+                   const std::map<std::size_t, Cell> &row_cells, const std::vector<LevelColumn> &columns,
+                   const std::set<std::string> &common, bool wide, LevelNotes &notes) {
+    LevelRow row;
+    row.text = {wide ? label : compact_label};
+    row.json = {{"case", label}, {"levels", nlohmann::json::object()}};
+    const double base = baseline_time(row_cells, columns);
+    for (std::size_t ci = 0; ci < columns.size(); ++ci) {
+        auto it = row_cells.find(ci);
+        if (it == row_cells.end()) {
+            row.text.insert(row.text.end(), wide ? 5 : columns[ci].is_baseline ? 2 : 3, "-");
+            continue;
+        }
+        add_level_cell(row, it->second, columns[ci], base, common, wide, notes);
+    }
+    if (!wide) row.text.push_back(combined_quality(row, notes.footnotes));
+    return row;
+}
+
+// The note with each column's geomean speed-up against the baseline;
+// returns them as JSON.
+nlohmann::json add_geomean_note(Table &t, const std::vector<LevelColumn> &columns, const std::string &baseline,
+                                const LevelNotes &notes) {
     nlohmann::json geo = nlohmann::json::object();
     std::vector<std::string> geo_text;
     for (const auto &col : columns) {
-        const std::string cname = column_name(col);
-        const auto &v = speedups[cname];
-        if (v.empty() || col.first == baseline) continue;
+        auto it = notes.speedups.find(col.name);
+        if (it == notes.speedups.end() || it->second.empty() || col.is_baseline) continue;
+        const auto &v = it->second;
         double ls = 0;
         for (double x : v) ls += std::log(x);
         const double g = std::exp(ls / double(v.size()));
-        geo[cname] = {{"cases", v.size()}, {"speedup", g}};
-        geo_text.push_back(fmt::format("{} {:.3g}x over {} cases", cname, g, v.size()));
+        geo[col.name] = {{"cases", v.size()}, {"speedup", g}};
+        geo_text.push_back(fmt::format("{} {:.3g}x over {} cases", col.name, g, v.size()));
     }
     if (!geo_text.empty())
         t.notes.push_back(fmt::format("Geomean speed-up against {}: {}.", baseline, fmt::join(geo_text, "; ")));
-    add_reason_notes(t, reasons);
+    return geo;
+}
+
+} // namespace
+
+Document by_backend(const std::vector<ResultSet> &sets, const LevelOptions &o) {
+    const std::vector<LevelColumn> columns = level_columns(sets, o.baseline);
+    const std::string baseline = columns.front().backend;
+    LevelRows rows = level_rows(sets, columns, o);
+    std::vector<std::string> labels;
+    for (const auto &k : rows.order) labels.push_back(rows.label[k]);
+    const SharedSegments names = split_shared_segments(labels);
+    std::vector<const EntrySummary *> summaries; // reasons all share go to the header once
+    for (const auto &k : rows.order)
+        for (const auto &[ci, cell] : rows.cells[k]) summaries.push_back(&cell.t.summary);
+    const std::set<std::string> common = common_reasons(summaries);
+    Table t;
+    lay_out_level_table(t, columns, baseline, names, common, o.wide);
+    LevelNotes notes;
+    nlohmann::json rows_json = nlohmann::json::array();
+    for (std::size_t ri = 0; ri < rows.order.size(); ++ri) {
+        const std::string &k = rows.order[ri];
+        LevelRow row = level_row(rows.label[k], names.rows[ri], rows.cells[k], columns, common, o.wide, notes);
+        t.rows.push_back(std::move(row.text));
+        rows_json.push_back(std::move(row.json));
+    }
+    const nlohmann::json geo = add_geomean_note(t, columns, baseline, notes);
+    add_reason_notes(t, notes.reasons);
     if (!o.wide) add_legend(t, names);
-    footnotes.add_to(t);
+    notes.footnotes.add_to(t);
     Document doc;
     doc.tables.push_back(std::move(t));
-    doc.data = {{"by", "backend"}, {"baseline", baseline}, {"rows", rows}, {"geomean_speedup", geo}};
+    doc.data = {{"by", "backend"}, {"baseline", baseline}, {"rows", rows_json}, {"geomean_speedup", geo}};
     return doc;
 }
 

@@ -47,6 +47,13 @@ std::string filter_box(const std::string &target, const std::string &what) {
                        html_escape(target), html_escape(what));
 }
 
+// What the verdict table's filter matches, with an example taken from the
+// pair's own first case (its backend, a verdict, its op).
+std::string verdict_filter_hint(const PairComparison &p) {
+    if (p.cases.empty()) return "cases";
+    return fmt::format("cases (e.g. {}, slower, {})", p.cases.front().backend, p.cases.front().op);
+}
+
 // Log-scale ratio axis around 1, with ticks that read as ratios.
 struct RatioAxis {
     double lo, hi;
@@ -246,7 +253,7 @@ std::string comparison_html(const std::vector<ResultSet> &sets) {
         h += "<div class=\"scroll\">" + geomean_table(p) + "</div>\n";
         h += "<div class=\"scroll\">" + ratio_chart(p, cmp.options.threshold) + "</div>\n";
         const std::string id = fmt::format("verdicts-{}", i + 1);
-        h += filter_box("#" + id + " tr", "cases (e.g. onednn, slower, attention)");
+        h += filter_box("#" + id + " tr", verdict_filter_hint(p));
         h += "<div class=\"scroll\">" + verdict_table(p, id) + "</div>\n";
     }
     if (!cmp.differing.empty()) {

@@ -272,55 +272,80 @@ uint64_t DecoderRun::kv_bytes_per_token() const {
     return 2ull * uint64_t(config_.layers) * uint64_t(config_.kv_width()) * elem_;
 }
 
-DecoderRun::StepProgram DecoderRun::build_step(int step) {
-    const DecoderConfig &c = config_;
-    const int64_t B = c.batch, H = c.heads, Dh = c.head_dim(), d = c.hidden, F = c.ffn_width();
-    const int64_t KVH = c.kv_head_count(), G = H / KVH, qd = c.q_width();
-    const int64_t C = c.context();
-    const int64_t S = step == 0 ? c.prompt : 1;            // new tokens per sequence
-    const int64_t L = step == 0 ? 0 : c.prompt + step - 1; // cache rows before this step
-    const int64_t T = B * S;                               // tokens in the step
-    const bool decode = S == 1;                            // heads side by side (see decoder.hpp)
-
-    BufferSet none; // describing only: every pointer null
-    if (!buf_) {
-        none.layers.resize(std::size_t(c.layers));
-        none.hidden.resize(std::size_t(c.layers + 1));
+// Builds one step's program: the embedding copy, then per layer the calls of
+// each part (norm, Q, K/V, attention, output projection, MLP) with their
+// tensors. Before prepare() every pointer is null: it only describes.
+class DecoderRun::StepBuilder {
+public:
+    StepBuilder(DecoderRun &run, int step)
+        : run_(run), c(run.config_), B(c.batch), H(c.heads), Dh(c.head_dim()), d(c.hidden), F(c.ffn_width()),
+          KVH(c.kv_head_count()), G(H / KVH), qd(c.q_width()), C(c.context()), S(step == 0 ? c.prompt : 1),
+          L(step == 0 ? 0 : c.prompt + step - 1), T(B * S), decode(S == 1), step_(step),
+          bs(run.buf_ ? *run.buf_ : none_) {
+        if (!run.buf_) {
+            none_.layers.resize(std::size_t(c.layers));
+            none_.hidden.resize(std::size_t(c.layers + 1));
+        }
     }
-    const BufferSet &bs = buf_ ? *buf_ : none;
-    // Element offset into a buffer; stays null while only describing.
-    auto at = [&](void *base, int64_t elems) -> void * {
-        return base ? static_cast<char *>(base) + elems * int64_t(elem_) : nullptr;
-    };
+    StepBuilder(const StepBuilder &) = delete; // bs may refer to none_
+    StepBuilder &operator=(const StepBuilder &) = delete;
 
-    StepProgram prog;
-    int64_t layer = -1;
-    auto call = [&](Component comp, const opb_op_desc &desc, std::initializer_list<void *> tensors) {
+    StepProgram build() {
+        embed();
+        for (int64_t l = 0; l < c.layers; ++l) add_layer(l);
+        return std::move(prog_);
+    }
+
+private:
+    DecoderRun &run_;
+    const DecoderConfig &c;
+    const int64_t B, H, Dh, d, F; // batch, heads, head_dim, hidden, ffn
+    const int64_t KVH, G, qd, C;  // K/V heads, query heads per K/V head, q width, context
+    const int64_t S;              // new tokens per sequence
+    const int64_t L;              // cache rows before this step
+    const int64_t T;              // tokens in the step
+    const bool decode;            // heads side by side (see decoder.hpp)
+    const int step_;
+    BufferSet none_; // describing only: every pointer null
+    const BufferSet &bs;
+    StepProgram prog_;
+    int64_t layer_ = -1;
+
+    // Element offset into a buffer; stays null while only describing.
+    void *at(void *base, int64_t elems) const {
+        return base ? static_cast<char *>(base) + elems * int64_t(run_.elem_) : nullptr;
+    }
+    // Element offset of (sequence b, head h)'s S rows of Q.
+    int64_t q_at(int64_t b, int64_t h) const {
+        return decode ? b * qd + h * Dh : c.rope ? (b * H + h) * S * Dh : (h * B + b) * S * Dh;
+    }
+
+    void call(Component comp, const opb_op_desc &desc, std::initializer_list<void *> tensors) {
         Call k;
         k.component = comp;
-        k.layer = int(layer);
-        std::tie(k.desc, k.plan) = plan_for(desc);
-        k.first_tensor = prog.tensors.size();
+        k.layer = int(layer_);
+        std::tie(k.desc, k.plan) = run_.plan_for(desc);
+        k.first_tensor = prog_.tensors.size();
         k.tensor_count = static_cast<int32_t>(tensors.size());
-        prog.tensors.insert(prog.tensors.end(), tensors.begin(), tensors.end());
-        prog.calls.push_back(k);
-    };
-    auto base_desc = [&](int op, int variant = 0) {
+        prog_.tensors.insert(prog_.tensors.end(), tensors.begin(), tensors.end());
+        prog_.calls.push_back(k);
+    }
+    opb_op_desc base_desc(int op, int variant = 0) const {
         opb_op_desc desc = make_desc(op, c.dtype, variant);
         desc.threads = c.threads;
         return desc;
-    };
-    auto matmul = [&](int64_t batch, int64_t m, int64_t n, int64_t k, bool trans_b, bool bias) {
+    }
+    opb_op_desc matmul(int64_t batch, int64_t m, int64_t n, int64_t k, bool trans_b, bool bias) const {
         opb_op_desc desc = base_desc(OPB_OP_MATMUL);
         desc.p.matmul = {batch, m, n, k, 0, trans_b ? 1 : 0, bias ? 1 : 0};
         return desc;
-    };
-    auto rows_cols = [&](int op, int64_t rows, int64_t cols, int variant = 0) {
+    }
+    opb_op_desc rows_cols(int op, int64_t rows, int64_t cols, int variant = 0) const {
         opb_op_desc desc = base_desc(op, variant);
         desc.p.eltwise = {rows, cols};
         return desc;
-    };
-    auto norm = [&](Component comp, void *x, void *gamma, void *beta, void *y) {
+    }
+    void norm(Component comp, void *x, void *gamma, void *beta, void *y) {
         const bool ln = c.norm == NormKind::layernorm;
         opb_op_desc desc = base_desc(ln ? OPB_OP_LAYERNORM : OPB_OP_RMSNORM);
         desc.p.norm = {T, d, c.eps};
@@ -328,38 +353,43 @@ DecoderRun::StepProgram DecoderRun::build_step(int step) {
             call(comp, desc, {x, gamma, beta, y});
         else
             call(comp, desc, {x, gamma, y});
-    };
+    }
     // A matmul with an optional bias tensor between B and C, as plugin.h orders them.
-    auto linear = [&](Component comp, const opb_op_desc &desc, void *a, void *b, void *bias, void *out) {
+    void linear(Component comp, const opb_op_desc &desc, void *a, void *b, void *bias, void *out) {
         if (desc.p.matmul.has_bias)
             call(comp, desc, {a, b, bias, out});
         else
             call(comp, desc, {a, b, out});
-    };
+    }
 
-    Call embed;
-    embed.component = Component::embed;
-    embed.dst = bs.hidden[0];
-    embed.bytes = uint64_t(T * d) * elem_;
-    embed.host_src = step < static_cast<int>(step_inputs_.size()) ? step_inputs_[step].data() : nullptr;
-    prog.calls.push_back(embed);
+    void embed() {
+        Call k;
+        k.component = Component::embed;
+        k.dst = bs.hidden[0];
+        k.bytes = uint64_t(T * d) * run_.elem_;
+        k.host_src = step_ < static_cast<int>(run_.step_inputs_.size()) ? run_.step_inputs_[step_].data() : nullptr;
+        prog_.calls.push_back(k);
+    }
 
-    for (int64_t l = 0; l < c.layers; ++l) {
-        layer = l;
+    void add_layer(int64_t l) {
+        layer_ = l;
         const LayerBuffers &w = bs.layers[std::size_t(l)];
         void *x = bs.hidden[std::size_t(l)];
-        void *out = bs.hidden[std::size_t(l + 1)];
-
         norm(Component::attn_norm, x, w.norm1_gamma, w.norm1_beta, bs.normed);
+        query(w);
+        keys_values(w);
+        attention(w, c.rope ? bs.q_rot : bs.q);
+        void *attn = output_projection(w);
+        call(Component::attn_residual, rows_cols(OPB_OP_ADD, T, d), {x, attn, bs.attn_res});
+        mlp(w, bs.hidden[std::size_t(l + 1)]);
+    }
 
-        // Q: decode, one matmul -> [tokens, heads x head_dim] (each head's row
-        // dense); prefill, one matmul per head -> [heads, tokens, head_dim],
-        // or with RoPE one per (sequence, head) -> [batch, heads, seq,
-        // head_dim]. Head h's weights are rows h*Dh.. of the [out, in] matrix.
+    // Q: decode, one matmul -> [tokens, heads x head_dim] (each head's row
+    // dense); prefill, one matmul per head -> [heads, tokens, head_dim], or
+    // with RoPE one per (sequence, head) -> [batch, heads, seq, head_dim].
+    // Head h's weights are rows h*Dh.. of the [out, in] matrix.
+    void query(const LayerBuffers &w) {
         const bool qkv_bias = c.has_qkv_bias();
-        auto q_at = [&](int64_t b, int64_t h) { // element offset of (sequence b, head h)'s S rows of Q
-            return decode ? b * qd + h * Dh : c.rope ? (b * H + h) * S * Dh : (h * B + b) * S * Dh;
-        };
         if (decode) {
             linear(Component::qkv, matmul(1, T, qd, d, true, qkv_bias), bs.normed, w.wq, w.bq, bs.q);
         } else if (c.rope) {
@@ -372,10 +402,14 @@ DecoderRun::StepProgram DecoderRun::build_step(int step) {
                 linear(Component::qkv, matmul(1, T, Dh, d, true, qkv_bias), bs.normed, at(w.wq, h * Dh * d),
                        at(w.bq, h * Dh), at(bs.q, h * T * Dh));
         }
-        // K, V: per sequence and K/V head, written as rows L..L+S of the cache
-        // slab; with RoPE, K goes to k_new and the rope call writes it there
-        // rotated, together with the K/V head's group of query heads
-        // (adjacent in q: [G, S, head_dim]), at positions L..L+S.
+    }
+
+    // K, V: per sequence and K/V head, written as rows L..L+S of the cache
+    // slab; with RoPE, K goes to k_new and the rope call writes it there
+    // rotated, together with the K/V head's group of query heads (adjacent
+    // in q: [G, S, head_dim]), at positions L..L+S.
+    void keys_values(const LayerBuffers &w) {
+        const bool qkv_bias = c.has_qkv_bias();
         opb_op_desc rope_desc = base_desc(OPB_OP_ROPE, c.rope_variant);
         rope_desc.p.rope = {1, G, 1, S, Dh, Dh, c.rope_theta, L};
         for (int64_t b = 0; b < B; ++b)
@@ -389,56 +423,57 @@ DecoderRun::StepProgram DecoderRun::build_step(int step) {
                     call(Component::rope, rope_desc,
                          {at(bs.q, q_at(b, kh * G)), bs.k_new, at(bs.q_rot, q_at(b, kh * G)), at(w.k_cache, slab_row)});
             }
-        void *q_used = c.rope ? bs.q_rot : bs.q;
+    }
 
-        // Attention against the L + S cache rows of the K/V head. Decode: per
-        // (sequence, K/V head), its G query heads at once (adjacent in q), so
-        // K and V are read once per group; prefill: per (sequence, head).
-        {
-            opb_op_desc desc = base_desc(OPB_OP_ATTENTION, c.attention_variant);
-            if (decode) {
-                desc.p.attention = {1, G, 1, L + 1, Dh, 0.0f, 1, 1};
-                for (int64_t b = 0; b < B; ++b)
-                    for (int64_t kh = 0; kh < KVH; ++kh) {
-                        const int64_t qo = q_at(b, kh * G), slab = (b * KVH + kh) * C * Dh;
-                        call(Component::attention, desc,
-                             {at(q_used, qo), at(w.k_cache, slab), at(w.v_cache, slab), at(bs.o, qo)});
-                    }
-            } else {
-                desc.p.attention = {1, 1, S, L + S, Dh, 0.0f, 1, 0};
-                for (int64_t b = 0; b < B; ++b)
-                    for (int64_t h = 0; h < H; ++h) {
-                        const int64_t slab = (b * KVH + h / G) * C * Dh;
-                        call(Component::attention, desc,
-                             {at(q_used, q_at(b, h)), at(w.k_cache, slab), at(w.v_cache, slab),
-                              at(bs.o, (h * B + b) * S * Dh)});
-                    }
-            }
+    // Against the L + S cache rows of the K/V head. Decode: per (sequence,
+    // K/V head), its G query heads at once (adjacent in q), so K and V are
+    // read once per group; prefill: per (sequence, head).
+    void attention(const LayerBuffers &w, void *q_used) {
+        opb_op_desc desc = base_desc(OPB_OP_ATTENTION, c.attention_variant);
+        if (decode) {
+            desc.p.attention = {1, G, 1, L + 1, Dh, 0.0f, 1, 1};
+            for (int64_t b = 0; b < B; ++b)
+                for (int64_t kh = 0; kh < KVH; ++kh) {
+                    const int64_t qo = q_at(b, kh * G), slab = (b * KVH + kh) * C * Dh;
+                    call(Component::attention, desc,
+                         {at(q_used, qo), at(w.k_cache, slab), at(w.v_cache, slab), at(bs.o, qo)});
+                }
+            return;
         }
+        desc.p.attention = {1, 1, S, L + S, Dh, 0.0f, 1, 0};
+        for (int64_t b = 0; b < B; ++b)
+            for (int64_t h = 0; h < H; ++h) {
+                const int64_t slab = (b * KVH + h / G) * C * Dh;
+                call(
+                    Component::attention, desc,
+                    {at(q_used, q_at(b, h)), at(w.k_cache, slab), at(w.v_cache, slab), at(bs.o, (h * B + b) * S * Dh)});
+            }
+    }
 
-        // Output projection, then the residual.
-        void *attn = nullptr;
+    // The output projection; returns the buffer that holds it.
+    void *output_projection(const LayerBuffers &w) {
         if (decode) {
             linear(Component::attn_out, matmul(1, T, d, qd, false, c.bias), bs.o, w.wo, w.bo, bs.partial);
-            attn = bs.partial;
-        } else {
-            // Head h's output times rows h*Dh.. of Wo ([in, out]: dense): head 0
-            // carries the bias, heads 1.. are one batched matmul.
-            linear(Component::attn_out, matmul(1, T, d, Dh, false, c.bias), bs.o, w.wo, w.bo, bs.partial);
-            if (H > 1)
-                call(Component::attn_out, matmul(H - 1, T, d, Dh, false, false),
-                     {at(bs.o, T * Dh), at(w.wo, Dh * d), at(bs.partial, T * d)});
-            // Sum of the per-head partials, out of place (no add runs in place).
-            attn = bs.partial;
-            for (int64_t h = 1; h < H; ++h) {
-                void *dst = bs.acc[h % 2];
-                call(Component::attn_out, rows_cols(OPB_OP_ADD, T, d), {attn, at(bs.partial, h * T * d), dst});
-                attn = dst;
-            }
+            return bs.partial;
         }
-        call(Component::attn_residual, rows_cols(OPB_OP_ADD, T, d), {x, attn, bs.attn_res});
+        // Head h's output times rows h*Dh.. of Wo ([in, out]: dense): head 0
+        // carries the bias, heads 1.. are one batched matmul.
+        linear(Component::attn_out, matmul(1, T, d, Dh, false, c.bias), bs.o, w.wo, w.bo, bs.partial);
+        if (H > 1)
+            call(Component::attn_out, matmul(H - 1, T, d, Dh, false, false),
+                 {at(bs.o, T * Dh), at(w.wo, Dh * d), at(bs.partial, T * d)});
+        // Sum of the per-head partials, out of place (no add runs in place).
+        void *attn = bs.partial;
+        for (int64_t h = 1; h < H; ++h) {
+            void *dst = bs.acc[h % 2];
+            call(Component::attn_out, rows_cols(OPB_OP_ADD, T, d), {attn, at(bs.partial, h * T * d), dst});
+            attn = dst;
+        }
+        return attn;
+    }
 
-        // MLP.
+    // The MLP and its residual, into `out` (the layer's output).
+    void mlp(const LayerBuffers &w, void *out) {
         norm(Component::mlp_norm, bs.attn_res, w.norm2_gamma, w.norm2_beta, bs.normed);
         linear(Component::mlp_in, matmul(1, T, F, d, true, c.bias), bs.normed, w.w_up, w.b_up, bs.up);
         void *hidden_act = bs.act;
@@ -462,8 +497,9 @@ DecoderRun::StepProgram DecoderRun::build_step(int step) {
         linear(Component::mlp_down, matmul(1, T, d, F, true, c.bias), hidden_act, w.w_down, w.b_down, bs.mlp_out);
         call(Component::mlp_residual, rows_cols(OPB_OP_ADD, T, d), {bs.attn_res, bs.mlp_out, out});
     }
-    return prog;
-}
+};
+
+DecoderRun::StepProgram DecoderRun::build_step(int step) { return StepBuilder(*this, step).build(); }
 
 std::optional<WorkloadFailure> DecoderRun::unsupported() {
     if (plans_.empty())
@@ -480,22 +516,18 @@ std::optional<WorkloadFailure> DecoderRun::unsupported() {
     return std::nullopt;
 }
 
-void DecoderRun::prepare() {
-    if (prepared_) return;
+// Weights, one layer at a time: the host copy of a Llama-7B-sized layer is
+// 0.8 GB in f32, so it is not kept once the backend has it. Each layer's
+// K/V cache beside them.
+void DecoderRun::upload_weights(BufferSet &bs) {
     const DecoderConfig &c = config_;
-    const int64_t B = c.batch, d = c.hidden, F = c.ffn_width(), H = c.heads, C = c.context();
-    const int64_t T = B * c.prompt; // the largest step
-    auto bytes = [&](int64_t elems) { return uint64_t(elems) * elem_; };
-
-    auto bs = std::make_unique<BufferSet>();
-    // Weights, one layer at a time: the host copy of a Llama-7B-sized layer is
-    // 0.8 GB in f32, so it is not kept once the backend has it.
+    const uint64_t cache_bytes = uint64_t(c.batch * c.kv_width() * c.context()) * elem_;
     for (int64_t l = 0; l < c.layers; ++l) {
         const LayerWeights w = make_layer_weights(c, l);
         LayerBuffers lb;
         auto put = [&](void *&dst, const std::vector<float> &v) {
             if (v.empty()) return;
-            dst = alloc(bytes(int64_t(v.size())), footprint_.weights);
+            dst = alloc(uint64_t(v.size()) * elem_, footprint_.weights);
             upload(dst, v);
         };
         put(lb.norm1_gamma, w.norm1_gamma);
@@ -516,39 +548,50 @@ void DecoderRun::prepare() {
         put(lb.b_gate, w.b_gate);
         put(lb.w_down, w.w_down);
         put(lb.b_down, w.b_down);
-        lb.k_cache = alloc(bytes(B * c.kv_width() * C), footprint_.kv_cache);
-        lb.v_cache = alloc(bytes(B * c.kv_width() * C), footprint_.kv_cache);
-        bs->layers.push_back(lb);
+        lb.k_cache = alloc(cache_bytes, footprint_.kv_cache);
+        lb.v_cache = alloc(cache_bytes, footprint_.kv_cache);
+        bs.layers.push_back(lb);
     }
-    uint64_t &act = footprint_.activations;
-    for (int64_t l = 0; l <= c.layers; ++l) bs->hidden.push_back(alloc(bytes(T * d), act));
-    bs->normed = alloc(bytes(T * d), act);
-    bs->q = alloc(bytes(T * c.q_width()), act);
-    bs->o = alloc(bytes(T * c.q_width()), act);
-    if (c.rope) {
-        bs->q_rot = alloc(bytes(T * c.q_width()), act);
-        bs->k_new = alloc(bytes(c.prompt * c.head_dim()), act);
-    }
-    bs->partial = alloc(bytes(H * T * d), act);
-    bs->acc[0] = alloc(bytes(T * d), act);
-    bs->acc[1] = alloc(bytes(T * d), act);
-    bs->attn_res = alloc(bytes(T * d), act);
-    bs->up = alloc(bytes(T * F), act);
-    bs->act = alloc(bytes(T * F), act);
-    if (c.gated()) {
-        bs->gate = alloc(bytes(T * F), act);
-        bs->prod = alloc(bytes(T * F), act);
-    }
-    bs->mlp_out = alloc(bytes(T * d), act);
-    buf_ = std::move(bs);
+}
 
-    // Each step's token embeddings, in the dtype, laid out as hidden[0] wants
-    // them ([batch, new tokens, hidden]).
+// Activations, sized for the largest step (prefill: batch x prompt tokens).
+void DecoderRun::allocate_activations(BufferSet &bs) {
+    const DecoderConfig &c = config_;
+    const int64_t d = c.hidden, F = c.ffn_width(), H = c.heads;
+    const int64_t T = c.batch * c.prompt; // the largest step
+    auto bytes = [&](int64_t elems) { return uint64_t(elems) * elem_; };
+    uint64_t &act = footprint_.activations;
+    for (int64_t l = 0; l <= c.layers; ++l) bs.hidden.push_back(alloc(bytes(T * d), act));
+    bs.normed = alloc(bytes(T * d), act);
+    bs.q = alloc(bytes(T * c.q_width()), act);
+    bs.o = alloc(bytes(T * c.q_width()), act);
+    if (c.rope) {
+        bs.q_rot = alloc(bytes(T * c.q_width()), act);
+        bs.k_new = alloc(bytes(c.prompt * c.head_dim()), act);
+    }
+    bs.partial = alloc(bytes(H * T * d), act);
+    bs.acc[0] = alloc(bytes(T * d), act);
+    bs.acc[1] = alloc(bytes(T * d), act);
+    bs.attn_res = alloc(bytes(T * d), act);
+    bs.up = alloc(bytes(T * F), act);
+    bs.act = alloc(bytes(T * F), act);
+    if (c.gated()) {
+        bs.gate = alloc(bytes(T * F), act);
+        bs.prod = alloc(bytes(T * F), act);
+    }
+    bs.mlp_out = alloc(bytes(T * d), act);
+}
+
+// Each step's token embeddings, in the dtype, laid out as hidden[0] wants
+// them ([batch, new tokens, hidden]).
+void DecoderRun::make_step_inputs() {
+    const DecoderConfig &c = config_;
+    const int64_t B = c.batch, d = c.hidden, C = c.context();
     const std::vector<float> emb = make_embeddings(c);
     step_inputs_.clear();
     for (int s = 0; s < steps(); ++s) {
         const int64_t S = s == 0 ? c.prompt : 1, first = s == 0 ? 0 : c.prompt + s - 1;
-        std::vector<uint8_t> in(std::size_t(bytes(B * S * d)));
+        std::vector<uint8_t> in(std::size_t(uint64_t(B * S * d) * elem_));
         int64_t i = 0;
         for (int64_t b = 0; b < B; ++b)
             for (int64_t p = first; p < first + S; ++p)
@@ -556,7 +599,15 @@ void DecoderRun::prepare() {
                     store_from_f32(in.data(), c.dtype, i++, emb[std::size_t((b * C + p) * d + j)]);
         step_inputs_.push_back(std::move(in));
     }
+}
 
+void DecoderRun::prepare() {
+    if (prepared_) return;
+    auto bs = std::make_unique<BufferSet>();
+    upload_weights(*bs);
+    allocate_activations(*bs);
+    buf_ = std::move(bs);
+    make_step_inputs();
     programs_.clear();
     for (int s = 0; s < steps(); ++s) programs_.push_back(build_step(s));
     prepared_ = true;

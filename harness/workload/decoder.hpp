@@ -194,6 +194,7 @@ private:
         std::vector<void *> tensors; // the calls' tensor pointer arrays, back to back
     };
     struct BufferSet;  // the backend pointers, decoder.cpp
+    class StepBuilder; // one step's calls, decoder.cpp
 
     void *alloc(uint64_t bytes, uint64_t &counter);
     void upload(void *dst, const std::vector<float> &values);
@@ -201,6 +202,10 @@ private:
     // prepare() it only records the description and returns null.
     std::pair<const opb_op_desc *, opb_plan *> plan_for(const opb_op_desc &desc);
     StepProgram build_step(int step);
+    // The parts of prepare(): backend memory, then the host inputs.
+    void upload_weights(BufferSet &bs);
+    void allocate_activations(BufferSet &bs);
+    void make_step_inputs();
     void issue(const Call &c, const StepProgram &p);
 
     BackendInstance &be_;

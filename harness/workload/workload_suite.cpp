@@ -143,17 +143,9 @@ public:
         WorkloadCase w;
         w.where = at(t);
         w.backends = {"naive", "onednn", "cuda"};
-        const auto keys = valid_keys();
-        for (auto &&[k, v] : t)
-            if (std::find(keys.begin(), keys.end(), k.str()) == keys.end())
-                fail(at(k.source()), fmt::format("unknown key '{}' in [[workload]] (valid: {})", k.str(), join(keys)));
+        refuse_unknown_keys(t);
         if (auto kind = t.get("kind")) w.kind = std::string(kKinds[choice("kind", *kind, kKinds)]);
-        auto name = t.get("name");
-        if (!name) fail(w.where, "[[workload]] has no 'name' (it names the result entries, e.g. \"gpt2-small.layer\")");
-        if (!name->as_string() || name->as_string()->get().empty())
-            fail(at(*name), "'name' must be a non-empty string");
-        w.name = name->as_string()->get();
-
+        w.name = name_of(t, w.where);
         // [defaults] first (backends and measurement keys), then the table's own.
         if (defaults)
             for (auto &&[k, v] : *defaults) {
@@ -162,72 +154,107 @@ public:
                 else
                     (void)setting(k.str(), v, w.settings);
             }
-        DecoderConfig &c = w.decoder;
-        bool eps_given = false;
         // A model preset first: the table's own keys then override it.
-        const ModelPreset *preset = nullptr;
-        if (auto m = t.get("model")) {
-            auto s = one("model", *m).as_string();
-            if (!s) fail(at(*m), fmt::format("'model' must be a string (valid: {})", model_preset_names()));
-            preset = find_model_preset(s->get());
-            if (!preset) fail(at(*m), fmt::format("unknown model '{}' (valid: {})", s->get(), model_preset_names()));
-            apply_model_preset(*preset, c);
-            eps_given = true;
-        }
+        const ModelPreset *preset = model_preset(t, w.decoder);
+        bool eps_given = preset != nullptr;
         for (auto &&[k, v] : t) {
             const std::string_view key = k.str();
             if (key == "kind" || key == "name" || key == "phases" || key == "model") continue;
             if (key == "backends")
                 w.backends = backends(v);
-            else if (setting(key, v, w.settings))
-                continue;
-            else if (key == "hidden")
-                c.hidden = integer(key, v, 1);
-            else if (key == "heads")
-                c.heads = integer(key, v, 1);
-            else if (key == "kv_heads")
-                c.kv_heads = integer(key, v, 1);
-            else if (key == "head_dim")
-                c.head_size = integer(key, v, 1);
-            else if (key == "qkv_bias")
-                c.qkv_bias = flag(key, v);
-            else if (key == "rope")
-                c.rope = flag(key, v);
-            else if (key == "rope_theta")
-                c.rope_theta = float(positive(key, v));
-            else if (key == "ffn")
-                c.ffn = integer(key, v, 1);
-            else if (key == "layers")
-                c.layers = integer(key, v, 1);
-            else if (key == "batch")
-                c.batch = integer(key, v, 1);
-            else if (key == "prompt")
-                c.prompt = integer(key, v, 1);
-            else if (key == "generate")
-                c.generate = integer(key, v, 0);
-            else if (key == "norm")
-                c.norm = NormKind(choice(key, v, kNormNames));
-            else if (key == "mlp")
-                c.mlp = MlpKind(choice(key, v, kMlpNames));
-            else if (key == "gelu")
-                c.gelu_variant = choice(key, v, kGeluNames);
-            else if (key == "bias")
-                c.bias = flag(key, v);
-            else if (key == "attention")
-                c.attention_variant = choice(key, v, kAttentionNames);
-            else if (key == "dtype")
-                c.dtype = choice(key, v, kDtypeNames);
-            else if (key == "eps")
-                c.eps = float(positive(key, v)), eps_given = true;
-            else if (key == "seed")
-                c.seed = uint64_t(integer(key, v, 0));
+            else if (!setting(key, v, w.settings))
+                eps_given |= decoder_key(key, v, w.decoder);
         }
+        check_shape(t, w, preset != nullptr);
+        if (!eps_given) w.decoder.eps = w.decoder.norm == NormKind::layernorm ? 1e-5f : 1e-6f; // PyTorch / Llama
+        w.decoder.threads = w.settings.threads;
+        if (auto why = check_settings(w.settings)) fail(w.where, *why);
+        w.phases = phases(t, w.decoder);
+        if (auto e = w.decoder.validate(); !e.empty()) fail(w.where, e);
+        return w;
+    }
+
+private:
+    void refuse_unknown_keys(const toml::table &t) const {
+        const auto keys = valid_keys();
+        for (auto &&[k, v] : t)
+            if (std::find(keys.begin(), keys.end(), k.str()) == keys.end())
+                fail(at(k.source()), fmt::format("unknown key '{}' in [[workload]] (valid: {})", k.str(), join(keys)));
+    }
+
+    std::string name_of(const toml::table &t, const SourceLocation &where) const {
+        auto name = t.get("name");
+        if (!name) fail(where, "[[workload]] has no 'name' (it names the result entries, e.g. \"gpt2-small.layer\")");
+        if (!name->as_string() || name->as_string()->get().empty())
+            fail(at(*name), "'name' must be a non-empty string");
+        return name->as_string()->get();
+    }
+
+    // The 'model' preset, applied to `c`; nullptr when the table names none.
+    const ModelPreset *model_preset(const toml::table &t, DecoderConfig &c) const {
+        auto m = t.get("model");
+        if (!m) return nullptr;
+        auto s = one("model", *m).as_string();
+        if (!s) fail(at(*m), fmt::format("'model' must be a string (valid: {})", model_preset_names()));
+        const ModelPreset *preset = find_model_preset(s->get());
+        if (!preset) fail(at(*m), fmt::format("unknown model '{}' (valid: {})", s->get(), model_preset_names()));
+        apply_model_preset(*preset, c);
+        return preset;
+    }
+
+    // One key of the decoder's shape into `c`; returns whether it was 'eps'.
+    bool decoder_key(std::string_view key, const toml::node &v, DecoderConfig &c) const {
+        if (key == "hidden")
+            c.hidden = integer(key, v, 1);
+        else if (key == "heads")
+            c.heads = integer(key, v, 1);
+        else if (key == "kv_heads")
+            c.kv_heads = integer(key, v, 1);
+        else if (key == "head_dim")
+            c.head_size = integer(key, v, 1);
+        else if (key == "qkv_bias")
+            c.qkv_bias = flag(key, v);
+        else if (key == "rope")
+            c.rope = flag(key, v);
+        else if (key == "rope_theta")
+            c.rope_theta = float(positive(key, v));
+        else if (key == "ffn")
+            c.ffn = integer(key, v, 1);
+        else if (key == "layers")
+            c.layers = integer(key, v, 1);
+        else if (key == "batch")
+            c.batch = integer(key, v, 1);
+        else if (key == "prompt")
+            c.prompt = integer(key, v, 1);
+        else if (key == "generate")
+            c.generate = integer(key, v, 0);
+        else if (key == "norm")
+            c.norm = NormKind(choice(key, v, kNormNames));
+        else if (key == "mlp")
+            c.mlp = MlpKind(choice(key, v, kMlpNames));
+        else if (key == "gelu")
+            c.gelu_variant = choice(key, v, kGeluNames);
+        else if (key == "bias")
+            c.bias = flag(key, v);
+        else if (key == "attention")
+            c.attention_variant = choice(key, v, kAttentionNames);
+        else if (key == "dtype")
+            c.dtype = choice(key, v, kDtypeNames);
+        else if (key == "eps") {
+            c.eps = float(positive(key, v));
+            return true;
+        } else if (key == "seed")
+            c.seed = uint64_t(integer(key, v, 0));
+        return false;
+    }
+
+    // The keys the shape needs, and the head counts that divide.
+    void check_shape(const toml::table &t, const WorkloadCase &w, bool has_preset) const {
+        const DecoderConfig &c = w.decoder;
         for (auto key : {"hidden", "heads", "prompt"})
-            if (!t.get(key) && !(preset && std::string_view(key) != "prompt"))
+            if (!t.get(key) && !(has_preset && std::string_view(key) != "prompt"))
                 fail(w.where, fmt::format("[[workload]] '{}' needs '{}'{}", w.name, key,
                                           std::string_view(key) == "prompt" ? "" : " (or a 'model')"));
-        if (!eps_given) c.eps = c.norm == NormKind::layernorm ? 1e-5f : 1e-6f; // PyTorch / Llama
-        c.threads = w.settings.threads;
         if (c.head_size == 0 && c.hidden % c.heads != 0) {
             const toml::node *n = t.get("hidden") ? t.get("hidden") : t.get("heads");
             fail(n ? at(*n) : w.where, fmt::format("'hidden' {} is not divisible by 'heads' {} "
@@ -241,29 +268,29 @@ public:
                              "query heads; valid kv_heads divide heads)",
                              c.heads, c.kv_head_count()));
         }
-        if (auto why = check_settings(w.settings)) fail(w.where, *why);
-
-        if (auto p = t.get("phases")) {
-            auto arr = p->as_array();
-            if (!arr || arr->empty())
-                fail(at(*p), "'phases' must be a non-empty list of \"prefill\" and/or \"decode\"");
-            for (const toml::node &el : *arr) {
-                auto phase = WorkloadCase::Phase(choice("phase", el, kPhaseNames));
-                if (std::find(w.phases.begin(), w.phases.end(), phase) != w.phases.end())
-                    fail(at(el), "a phase is listed twice");
-                if (phase == WorkloadCase::Phase::decode && c.generate == 0)
-                    fail(at(el), "phase \"decode\" needs 'generate' >= 1 (tokens decoded after the prompt)");
-                w.phases.push_back(phase);
-            }
-        } else {
-            w.phases.push_back(WorkloadCase::Phase::prefill);
-            if (c.generate > 0) w.phases.push_back(WorkloadCase::Phase::decode);
-        }
-        if (auto e = c.validate(); !e.empty()) fail(w.where, e);
-        return w;
     }
 
-private:
+    // 'phases', or by default prefill, and decode when tokens are generated.
+    std::vector<WorkloadCase::Phase> phases(const toml::table &t, const DecoderConfig &c) const {
+        std::vector<WorkloadCase::Phase> out;
+        auto p = t.get("phases");
+        if (!p) {
+            out.push_back(WorkloadCase::Phase::prefill);
+            if (c.generate > 0) out.push_back(WorkloadCase::Phase::decode);
+            return out;
+        }
+        auto arr = p->as_array();
+        if (!arr || arr->empty()) fail(at(*p), "'phases' must be a non-empty list of \"prefill\" and/or \"decode\"");
+        for (const toml::node &el : *arr) {
+            auto phase = WorkloadCase::Phase(choice("phase", el, kPhaseNames));
+            if (std::find(out.begin(), out.end(), phase) != out.end()) fail(at(el), "a phase is listed twice");
+            if (phase == WorkloadCase::Phase::decode && c.generate == 0)
+                fail(at(el), "phase \"decode\" needs 'generate' >= 1 (tokens decoded after the prompt)");
+            out.push_back(phase);
+        }
+        return out;
+    }
+
     const std::string &file_;
     const SuiteOptions &options_;
     std::vector<std::string> &warnings_;
