@@ -126,6 +126,16 @@ int machine_command(bool refresh) {
         std::cout << fmt::format("{:>8} {:>14.1f} {:>14} {:>12.1f} {:>12.1f}\n", t.threads, t.f32_gflops,
                                  p.has_bf16 ? fmt::format("{:.1f}", t.bf16_gflops) : std::string("-"), t.triad_gbps,
                                  t.copy_gbps);
+    if (!p.cache_roofs.empty()) {
+        // The roofs % of peak uses when a warm case's bytes fit a level (results/README.md, roofline).
+        std::cout << fmt::format("\n{:>8} {:>12} {:>10} {:>18} {:>18}\n", "level", "size", "shared by",
+                                 "1 thread GB/s", fmt::format("{} threads GB/s", p.cores));
+        for (const CacheRoof &r : p.cache_roofs)
+            std::cout << fmt::format("{:>8} {:>9} KiB {:>6} CPU {:>18.1f} {:>18.1f}\n", r.level, r.bytes >> 10,
+                                     r.sharing_cpus, r.one_thread_gbps, r.all_threads_gbps);
+        std::cout << fmt::format("{:>8} {:>12} {:>10} {:>18.1f} {:>18.1f}\n", "DRAM", "-", "-",
+                                 p.one_thread.triad_gbps, p.all_threads.triad_gbps);
+    }
     if (!p.notes.empty()) std::cout << "\nnotes: " << p.notes << "\n";
     if (!c.warning.empty()) std::cerr << "opbench machine: warning: " << c.warning << "\n";
     return 0;

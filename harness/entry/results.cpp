@@ -120,7 +120,8 @@ nlohmann::json measurement_fields(const CaseResult &r, const MeasureSettings &me
         j["roofline"] = {{"bound", rl.bound},
                          {"pct_peak_compute", finite_or_null(rl.pct_peak_compute)},
                          {"pct_peak_bandwidth", finite_or_null(rl.pct_peak_bandwidth)},
-                         {"ridge_point", finite_or_null(rl.ridge_point)}};
+                         {"ridge_point", finite_or_null(rl.ridge_point)},
+                         {"bandwidth_roof", rl.bandwidth_roof}};
     } else {
         j["roofline"] = nullptr;
     }

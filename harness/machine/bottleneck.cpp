@@ -91,7 +91,8 @@ std::optional<RoofPeaks> peaks_for(bool is_gpu, int threads, const MachinePeaks 
 }
 
 Roofline roofline_for(double flops, double bytes, double seconds_per_call, const nlohmann::json &backend,
-                      int case_threads, const MachinePeaks &machine, double fixed_cost_seconds, PeakKind kind) {
+                      int case_threads, const MachinePeaks &machine, double fixed_cost_seconds, PeakKind kind,
+                      double working_set_bytes) {
     const nlohmann::json info = backend.is_object() && backend.contains("info") ? backend["info"] : nlohmann::json();
     const bool gpu = backend.is_object() && backend.contains("device") && backend["device"].is_object() &&
                      backend["device"].value("kind", "") == "gpu";
@@ -111,7 +112,7 @@ Roofline roofline_for(double flops, double bytes, double seconds_per_call, const
         return classify(flops, bytes, seconds_per_call, device, 1, fixed_cost_seconds, kind);
     }
     return classify(flops, bytes, seconds_per_call, machine, threads_used(case_threads, info, machine.cores),
-                    fixed_cost_seconds, kind);
+                    fixed_cost_seconds, kind, working_set_bytes);
 }
 
 namespace {

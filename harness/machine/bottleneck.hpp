@@ -48,10 +48,10 @@ struct RoofPeaks {
 // analyse(): a CPU backend against the machine's peaks at threads_used();
 // a GPU backend against its own device peaks, or "unknown" without them.
 // `backend` is the backend's context (context.hpp backend_context: "device",
-// "info").
+// "info"). `working_set_bytes` picks a CPU's cache roof (classify); 0: DRAM.
 [[nodiscard]] Roofline roofline_for(double flops, double bytes, double seconds_per_call, const nlohmann::json &backend,
                                     int case_threads, const MachinePeaks &machine, double fixed_cost_seconds,
-                                    PeakKind kind);
+                                    PeakKind kind, double working_set_bytes = 0);
 
 // What analyse() looks at, all per call of the op.
 struct EntryFigures {

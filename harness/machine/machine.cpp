@@ -322,22 +322,65 @@ BandwidthPeaks bandwidth_peaks(double *a, double *b, double *c, std::size_t n, i
         triad = triad_avx2;
         copy = copy_avx2;
     }
+    int passes = 1; // over the arrays per trial: a cache-sized pass is too short to time alone
     auto triad_pass = [&](int tid) {
         const auto [lo, hi] = chunk(n, tid, threads);
-        triad(a + lo, b + lo, c + lo, 3.0, hi - lo);
+        for (int p = 0; p < passes; ++p) triad(a + lo, b + lo, c + lo, 3.0, hi - lo);
     };
     auto copy_pass = [&](int tid) {
         const auto [lo, hi] = chunk(n, tid, threads);
-        copy(a + lo, b + lo, hi - lo);
+        for (int p = 0; p < passes; ++p) copy(a + lo, b + lo, hi - lo);
     };
-    // A first pass sizes the trial count (and warms the pages and the clock).
-    const double pass = best(run_team(threads, cpus, 1, triad_pass));
+    // A first pass sizes the passes and the trial count (and warms the pages
+    // and the clock): a trial lasts at least kMinTrialSeconds, far above the
+    // team's barrier.
+    constexpr double kMinTrialSeconds = 50e-6;
+    double pass = best(run_team(threads, cpus, 3, triad_pass));
+    if (pass < kMinTrialSeconds) {
+        passes = static_cast<int>(std::min(1e6, std::ceil(kMinTrialSeconds / std::max(pass, 1e-9))));
+        pass = best(run_team(threads, cpus, 3, triad_pass));
+    }
     const int trials = trial_count(pass, opt);
-    const double elems = static_cast<double>(n / 8 * 8);
+    const double elems = static_cast<double>(n / 8 * 8) * passes;
     BandwidthPeaks r;
     r.triad_gbps = 24 * elems / best(run_team(threads, cpus, trials, triad_pass)) / 1e9;
     r.copy_gbps = 16 * elems / best(run_team(threads, cpus, trials, copy_pass)) / 1e9;
     return r;
+}
+
+// The CPUs of a sysfs list such as "0-3,8" that are also in `allowed`.
+int cpus_in_list(const std::string &list, const std::vector<int> &allowed) {
+    int count = 0;
+    std::stringstream ranges(list);
+    for (std::string range; std::getline(ranges, range, ',');) {
+        const auto dash = range.find('-');
+        const int lo = std::atoi(range.c_str());
+        const int hi = dash == std::string::npos ? lo : std::atoi(range.c_str() + dash + 1);
+        for (int cpu : allowed) count += cpu >= lo && cpu <= hi;
+    }
+    return count;
+}
+
+// CPU 0's data and unified caches from sysfs, smallest level first.
+std::vector<CacheRoof> cache_levels(const std::vector<int> &allowed) {
+    const std::filesystem::path dir = "/sys/devices/system/cpu/cpu0/cache";
+    std::vector<std::pair<int, CacheRoof>> found;
+    std::error_code ec;
+    for (const auto &entry : std::filesystem::directory_iterator(dir, ec)) {
+        if (entry.path().filename().string().rfind("index", 0) != 0) continue;
+        const std::string type = read_first_line(entry.path() / "type");
+        if (type != "Data" && type != "Unified") continue;
+        const int level = std::atoi(read_first_line(entry.path() / "level").c_str());
+        CacheRoof roof;
+        roof.level = "L" + std::to_string(level) + (type == "Data" ? "d" : "");
+        roof.bytes = host::parse_cache_size(read_first_line(entry.path() / "size"));
+        roof.sharing_cpus = std::max(1, cpus_in_list(read_first_line(entry.path() / "shared_cpu_list"), allowed));
+        if (level > 0 && roof.bytes > 0) found.emplace_back(level, roof);
+    }
+    std::sort(found.begin(), found.end(), [](const auto &x, const auto &y) { return x.first < y.first; });
+    std::vector<CacheRoof> roofs;
+    for (auto &[level, roof] : found) roofs.push_back(std::move(roof));
+    return roofs;
 }
 
 } // namespace detail
@@ -356,6 +399,29 @@ ThreadPeaks MachinePeaks::at_threads(int threads) const {
     p.triad_gbps = lerp(one_thread.triad_gbps, all_threads.triad_gbps);
     p.copy_gbps = lerp(one_thread.copy_gbps, all_threads.copy_gbps);
     return p;
+}
+
+std::uint64_t CacheRoof::capacity(int threads, int cores) const {
+    // Threads are pinned one per allowed CPU in order, so they fill whole
+    // instances of the cache before they reach another one.
+    const int used = std::clamp(threads, 1, std::max(1, cores));
+    const int instances = (used + sharing_cpus - 1) / sharing_cpus;
+    return bytes * static_cast<std::uint64_t>(instances);
+}
+
+const CacheRoof *MachinePeaks::roof_for(double working_set_bytes, int threads) const {
+    if (!(working_set_bytes > 0)) return nullptr;
+    for (const CacheRoof &roof : cache_roofs)
+        if (roof.all_threads_gbps > 0 && working_set_bytes <= static_cast<double>(roof.capacity(threads, cores)))
+            return &roof;
+    return nullptr;
+}
+
+double MachinePeaks::roof_gbps(const CacheRoof &roof, int threads) const {
+    if (threads <= 1 || cores <= 1) return roof.one_thread_gbps;
+    if (threads >= cores) return roof.all_threads_gbps;
+    const double t = static_cast<double>(threads - 1) / static_cast<double>(cores - 1);
+    return roof.one_thread_gbps + t * (roof.all_threads_gbps - roof.one_thread_gbps);
 }
 
 void to_json(nlohmann::json &j, const ThreadPeaks &p) {
@@ -387,6 +453,26 @@ void from_json(const nlohmann::json &j, ThreadPeaks &p) {
     j.at("copy_gbps").get_to(p.copy_gbps);
 }
 
+void to_json(nlohmann::json &j, const CacheRoof &r) {
+    j = {{"level", r.level},
+         {"bytes", r.bytes},
+         {"sharing_cpus", r.sharing_cpus},
+         {"one_thread_gbps", r.one_thread_gbps},
+         {"all_threads_gbps", r.all_threads_gbps}};
+}
+
+// Hand-written, as ThreadPeaks' is: a count read from a result set must be an
+// integer in range (int_field), never a cast of any number.
+void from_json(const nlohmann::json &j, CacheRoof &r) {
+    j.at("level").get_to(r.level);
+    const double bytes = j.at("bytes").get<double>();
+    if (!(bytes >= 0 && bytes < 1e18)) throw std::runtime_error("machine peaks: a cache roof's 'bytes' is out of range");
+    r.bytes = static_cast<std::uint64_t>(bytes);
+    r.sharing_cpus = std::max(1, int_field(j, "sharing_cpus"));
+    j.at("one_thread_gbps").get_to(r.one_thread_gbps);
+    j.at("all_threads_gbps").get_to(r.all_threads_gbps);
+}
+
 void to_json(nlohmann::json &j, const MachinePeaks &p) {
     j = {{"schema_version", kMachinePeaksSchemaVersion},
          {"cpu_model", p.cpu_model},
@@ -398,7 +484,8 @@ void to_json(nlohmann::json &j, const MachinePeaks &p) {
          {"notes", p.notes},
          {"measured_at", p.measured_at},
          {"measure_seconds", p.measure_seconds},
-         {"method", p.method}};
+         {"method", p.method},
+         {"cache_roofs", p.cache_roofs}};
 }
 
 void from_json(const nlohmann::json &j, MachinePeaks &p) {
@@ -416,6 +503,9 @@ void from_json(const nlohmann::json &j, MachinePeaks &p) {
     j.at("measured_at").get_to(p.measured_at);
     j.at("measure_seconds").get_to(p.measure_seconds);
     j.at("method").get_to(p.method);
+    // Optional: machine caches and result sets from before the cache roofs.
+    p.cache_roofs = j.contains("cache_roofs") ? j.at("cache_roofs").get<std::vector<CacheRoof>>()
+                                              : std::vector<CacheRoof>{};
 }
 
 // --- measure_machine -----------------------------------------------------------------
@@ -483,6 +573,27 @@ std::size_t measure_bandwidth(MachinePeaks &m, const std::vector<int> &cpus, con
     return n;
 }
 
+// Triad bandwidth of each cache level, on a working set of half the level
+// (three arrays), for one thread and for all.
+void measure_cache_roofs(MachinePeaks &m, const std::vector<int> &cpus, const MeasureOptions &opt) {
+    const int all = static_cast<int>(cpus.size());
+    m.cache_roofs = detail::cache_levels(cpus);
+    for (CacheRoof &roof : m.cache_roofs) {
+        auto triad_gbps = [&](int threads) {
+            // Three arrays of whole 64-byte lines, a 64-element share each thread at least.
+            const std::size_t n = std::max<std::size_t>(
+                roof.capacity(threads, m.cores) / 2 / 3 / sizeof(double) / 64 * 64, 64 * std::size_t(threads));
+            auto a = detail::aligned_doubles(n), b = detail::aligned_doubles(n), c = detail::aligned_doubles(n);
+            std::fill_n(a.get(), n, 0.0);
+            std::fill_n(b.get(), n, 1.0);
+            std::fill_n(c.get(), n, 2.0);
+            return detail::bandwidth_peaks(a.get(), b.get(), c.get(), n, threads, cpus, opt).triad_gbps;
+        };
+        roof.one_thread_gbps = triad_gbps(1);
+        roof.all_threads_gbps = triad_gbps(all);
+    }
+}
+
 } // namespace
 
 MachinePeaks measure_machine(const MeasureOptions &options) {
@@ -505,13 +616,15 @@ MachinePeaks measure_machine(const MeasureOptions &options) {
     std::vector<std::string> notes;
     measure_compute(m, cpus, opt, notes);
     const std::size_t n = measure_bandwidth(m, cpus, opt);
+    measure_cache_roofs(m, cpus, opt);
 
     for (std::size_t i = 0; i < notes.size(); ++i) m.notes += (i ? "; " : "") + notes[i];
     std::ostringstream method;
     method << "f32: " << m.fma_isa << " FMA, independent accumulator chains, 2 flops/lane; "
            << (m.has_bf16 ? "bf16: vdpbf16ps, 64 flops/instruction; " : "")
            << "triad a=b+s*c and copy a=b on 3 arrays of " << (n * sizeof(double) >> 20)
-           << " MiB doubles, 24/16 bytes per element (write-allocate not counted); "
+           << " MiB doubles, 24/16 bytes per element (write-allocate not counted); cache roofs: triad on half "
+           << "of each cache level (its instances the threads use); "
            << "threads pinned one per allowed CPU; best of many short trials (" << opt.seconds_per_figure
            << " s per figure)";
     m.method = method.str();
@@ -575,7 +688,10 @@ CachedMachinePeaks load_or_measure(bool remeasure, const std::filesystem::path &
     if (!remeasure) {
         // The hash could collide and a file could be copied between machines:
         // trust it only when it names this CPU and core count.
-        if (auto cached = load_machine_peaks(r.path); cached && cached->cpu_model == model && cached->cores == cores) {
+        // A cache from before the cache roofs is measured again.
+        if (auto cached = load_machine_peaks(r.path); cached && cached->cpu_model == model && cached->cores == cores &&
+                                                      (!cached->cache_roofs.empty() ||
+                                                       detail::cache_levels(detail::allowed_cpus()).empty())) {
             r.peaks = *cached;
             r.from_cache = true;
             return r;
@@ -593,14 +709,19 @@ CachedMachinePeaks load_or_measure(bool remeasure, const std::filesystem::path &
 // --- roofline ------------------------------------------------------------------------
 
 Roofline classify(double flops, double bytes, double seconds_per_call, const MachinePeaks &peaks, int threads,
-                  double fixed_cost_seconds, PeakKind kind) {
+                  double fixed_cost_seconds, PeakKind kind, double working_set_bytes) {
     Roofline r;
     r.bound = "unknown";
     if (!(seconds_per_call > 0) || !std::isfinite(seconds_per_call) || !(flops >= 0) || !(bytes >= 0)) return r;
     const ThreadPeaks p = peaks.at_threads(threads);
     const double peak_gflops = (kind == PeakKind::bf16 && p.bf16_gflops > 0) ? p.bf16_gflops : p.f32_gflops;
     if (!(peak_gflops > 0) || !(p.triad_gbps > 0)) return r;
-    const double peak_flops = peak_gflops * 1e9, peak_bw = p.triad_gbps * 1e9;
+    double bw_gbps = p.triad_gbps;
+    if (const CacheRoof *roof = peaks.roof_for(working_set_bytes, threads)) {
+        r.bandwidth_roof = roof->level;
+        bw_gbps = std::max(bw_gbps, peaks.roof_gbps(*roof, threads)); // never below DRAM's
+    }
+    const double peak_flops = peak_gflops * 1e9, peak_bw = bw_gbps * 1e9;
     r.pct_peak_compute = 100.0 * flops / seconds_per_call / peak_flops;
     r.pct_peak_bandwidth = 100.0 * bytes / seconds_per_call / peak_bw;
     r.arithmetic_intensity = bytes > 0 ? flops / bytes : std::numeric_limits<double>::infinity();

@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -36,6 +37,21 @@ struct ThreadPeaks {
     double copy_gbps = 0;   // a[i] = b[i], doubles, 16 bytes per element
 };
 
+// The triad bandwidth of one cache level: what a working set that fits the
+// level reaches (Intel Advisor's cache-aware roofline). `bytes` is one
+// instance of the cache; `sharing_cpus` of the allowed CPUs share one
+// instance (a private L1/L2: 1, or 2 with SMT; an L3: often all).
+struct CacheRoof {
+    std::string level; // "L1d", "L2", "L3"
+    std::uint64_t bytes = 0;
+    int sharing_cpus = 1;
+    double one_thread_gbps = 0;
+    double all_threads_gbps = 0;
+
+    // Bytes of this level that `threads` threads (one per CPU) can hold.
+    [[nodiscard]] std::uint64_t capacity(int threads, int cores) const;
+};
+
 struct MachinePeaks {
     std::string cpu_model;
     int cores = 0;              // logical CPUs this process may run on (the "all cores" count)
@@ -47,10 +63,19 @@ struct MachinePeaks {
     std::string measured_at;    // UTC, ISO 8601
     double measure_seconds = 0; // wall time measure_machine() took
     std::string method;         // short description of the kernels and rules
+    // Faster roofs than DRAM's (one_thread/all_threads triad_gbps), smallest
+    // level first; empty when sysfs names no cache or (older caches and
+    // result sets) they were not measured.
+    std::vector<CacheRoof> cache_roofs;
 
     // Peaks for `threads` threads: one_thread for threads <= 1, all_threads for
     // threads >= cores, linear interpolation between them otherwise.
     [[nodiscard]] ThreadPeaks at_threads(int threads) const;
+    // The smallest cache level whose capacity at `threads` holds
+    // `working_set_bytes`; nullptr for DRAM (none holds it, or 0 bytes: unknown).
+    [[nodiscard]] const CacheRoof *roof_for(double working_set_bytes, int threads) const;
+    // A roof's triad GB/s at `threads`, interpolated as at_threads() does.
+    [[nodiscard]] double roof_gbps(const CacheRoof &roof, int threads) const;
 };
 
 void to_json(nlohmann::json &j, const ThreadPeaks &p);
@@ -117,10 +142,11 @@ enum class PeakKind { f32, bf16 };
 
 struct Roofline {
     double pct_peak_compute = 0;     // 100 * achieved FLOP/s / peak FLOP/s
-    double pct_peak_bandwidth = 0;   // 100 * achieved bytes/s / peak triad bytes/s
+    double pct_peak_bandwidth = 0;   // 100 * achieved bytes/s / the bandwidth roof's triad bytes/s
     double arithmetic_intensity = 0; // flops / bytes (+inf when bytes == 0)
     double ridge_point = 0;          // peak FLOP/s / peak bytes/s at that thread count
     std::string bound;               // "compute-bound", "memory-bound", "overhead-bound" or "unknown"
+    std::string bandwidth_roof = "DRAM"; // the level whose roof pct_peak_bandwidth is of: "L1d", "L2", "L3", "DRAM"
 };
 
 // The rule, in order:
@@ -131,10 +157,13 @@ struct Roofline {
 //                    timer, dispatch, synchronisation), or flops == bytes == 0;
 //   "compute-bound"  arithmetic intensity >= the ridge point;
 //   "memory-bound"   otherwise.
-// Peaks are at_threads(threads); bandwidth is the triad figure; kind bf16 uses
-// the bf16 peak where measured, else f32.
+// Peaks are at_threads(threads); bandwidth is the triad figure of the
+// smallest cache level that holds `working_set_bytes` (roof_for), else
+// DRAM's; 0 (unknown, or a cold-cache measurement) means DRAM. Kind bf16
+// uses the bf16 peak where measured, else f32.
 [[nodiscard]] Roofline classify(double flops, double bytes, double seconds_per_call, const MachinePeaks &peaks,
-                                int threads, double fixed_cost_seconds, PeakKind kind = PeakKind::f32);
+                                int threads, double fixed_cost_seconds, PeakKind kind = PeakKind::f32,
+                                double working_set_bytes = 0);
 
 // --- context ----------------------------------------------------------------
 

@@ -69,13 +69,17 @@ std::string percent_of_peak(const CaseRecord &c) {
     const double flop = json_num(c.roofline, "pct_peak_compute");
     const double bw = json_num(c.roofline, "pct_peak_bandwidth");
     const std::string b = bound_of(c);
-    auto fmt_pct = [](double v, const char *what) {
+    auto fmt_pct = [](double v, const std::string &what) {
         return v < 10 ? fmt::format("{:.2g}% {}", v, what) : fmt::format("{:.0f}% {}", v, what);
     };
+    // The roof of the cache level the working set fits ("L2 bw"); DRAM's
+    // (and sets from before the cache roofs) is plain "bw".
+    const std::string roof = c.roofline.value("bandwidth_roof", std::string("DRAM"));
+    const std::string bw_word = roof == "DRAM" ? "bw" : roof + " bw";
     if (b == "compute" && std::isfinite(flop)) return fmt_pct(flop, "flop");
-    if (b == "memory" && std::isfinite(bw)) return fmt_pct(bw, "bw");
+    if (b == "memory" && std::isfinite(bw)) return fmt_pct(bw, bw_word);
     if (std::isfinite(flop) && (!std::isfinite(bw) || flop >= bw)) return fmt_pct(flop, "flop");
-    if (std::isfinite(bw)) return fmt_pct(bw, "bw");
+    if (std::isfinite(bw)) return fmt_pct(bw, bw_word);
     return "-";
 }
 

@@ -279,6 +279,7 @@ void validate_entry(const SchemaCheck &c, const nlohmann::json &e, const std::st
     }
     if (const auto *r = c.object(e, at, "roofline")) {
         c.string(*r, at + ".roofline", "bound");
+        c.string(*r, at + ".roofline", "bandwidth_roof");
         for (const char *k : {"pct_peak_compute", "pct_peak_bandwidth"}) c.number(*r, at + ".roofline", k, true, true);
     }
     if (const auto *b = c.object(e, at, "bottleneck")) {

@@ -222,7 +222,8 @@ void EntryLoop::finish_active() {
     if (auto median = e.median_seconds(); median && e.result.status == CaseStatus::passed) {
         const CallWork w = e.call_work();
         e.result.roofline =
-            setup_.backends.roofline(w.flops, w.bytes, w.dtype, w.threads, e.backend(), *median, setup_.peaks);
+            setup_.backends.roofline(w.flops, w.bytes, w.dtype, w.threads, e.backend(), *median, setup_.peaks,
+                                     e.settings().cache == CacheState::warm);
     }
 }
 

@@ -75,12 +75,12 @@ SupportAnswer RunBackends::support(const std::string &backend, std::size_t k) co
 // Judged against the threads the backend really uses (naive: one), or a GPU
 // backend's own peaks (bottleneck.hpp roofline_for).
 Roofline RunBackends::roofline(double flops, double bytes, int dtype, int threads, const std::string &backend,
-                               double seconds, const MachinePeaks &peaks) const {
+                               double seconds, const MachinePeaks &peaks, bool warm_cache) const {
     auto overhead = call_overhead_.find(backend);
     auto context = contexts_.find(backend);
     return roofline_for(flops, bytes, seconds, context != contexts_.end() ? context->second : nlohmann::json(),
                         threads, peaks, overhead != call_overhead_.end() ? overhead->second : 0.0,
-                        dtype == OPB_DTYPE_F32 ? PeakKind::f32 : PeakKind::bf16);
+                        dtype == OPB_DTYPE_F32 ? PeakKind::f32 : PeakKind::bf16, warm_cache ? bytes : 0);
 }
 
 // The seconds each step of probing a backend may take: --case-timeout when

@@ -42,9 +42,11 @@ public:
     [[nodiscard]] std::optional<MeasureFailure> cannot_run(const std::string &backend) const;
     // supports() for the backend's k-th op case, as asked in open().
     [[nodiscard]] SupportAnswer support(const std::string &backend, std::size_t k) const;
-    // The roofline of `flops` and `bytes` done in `seconds` per call on `backend`.
+    // The roofline of `flops` and `bytes` done in `seconds` per call on
+    // `backend`; `warm_cache`: the data stays in cache between calls, so the
+    // roof of the cache level that holds `bytes` applies (else DRAM's).
     [[nodiscard]] Roofline roofline(double flops, double bytes, int dtype, int threads, const std::string &backend,
-                                    double seconds, const MachinePeaks &peaks) const;
+                                    double seconds, const MachinePeaks &peaks, bool warm_cache) const;
 
     [[nodiscard]] const std::map<std::string, nlohmann::json> &contexts() const { return contexts_; }
     [[nodiscard]] const std::map<std::string, std::string> &unavailable() const { return unavailable_; }

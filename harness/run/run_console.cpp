@@ -25,14 +25,16 @@ std::string bound_word(const std::string &bound) {
 // The % of peak that matters for the bound (level_table.cpp's rule).
 std::string peak_text(const Roofline &rl) {
     const std::string b = bound_word(rl.bound);
-    auto pct = [](double v, const char *what) {
+    auto pct = [](double v, const std::string &what) {
         return v < 10 ? fmt::format("{:.2g}% {}", v, what) : fmt::format("{:.0f}% {}", v, what);
     };
+    // "L2 bw": the roof of the cache level the working set fits; DRAM's is plain "bw".
+    const std::string bw = rl.bandwidth_roof == "DRAM" ? "bw" : rl.bandwidth_roof + " bw";
     const bool f = std::isfinite(rl.pct_peak_compute), m = std::isfinite(rl.pct_peak_bandwidth);
     if (b == "compute" && f) return pct(rl.pct_peak_compute, "flop");
-    if (b == "memory" && m) return pct(rl.pct_peak_bandwidth, "bw");
+    if (b == "memory" && m) return pct(rl.pct_peak_bandwidth, bw);
     if (f && (!m || rl.pct_peak_compute >= rl.pct_peak_bandwidth)) return pct(rl.pct_peak_compute, "flop");
-    if (m) return pct(rl.pct_peak_bandwidth, "bw");
+    if (m) return pct(rl.pct_peak_bandwidth, bw);
     return "-";
 }
 

@@ -49,6 +49,9 @@ MachinePeaks synthetic_peaks() {
     m.measured_at = "2024-01-01T00:00:00Z";
     m.measure_seconds = 1.5;
     m.method = "m";
+    // A private 32 KiB L1d and 1 MiB L2 per CPU, a 32 MiB L3 for all four.
+    m.cache_roofs = {{"L1d", 32 << 10, 1, 200.0, 800.0}, {"L2", 1 << 20, 1, 100.0, 400.0},
+                     {"L3", 32 << 20, 4, 50.0, 150.0}};
     return m;
 }
 
@@ -105,6 +108,18 @@ TEST_F(MeasuredPeaks, BandwidthPeaksArePositiveAndPlausible) {
         EXPECT_GT(p.copy_gbps, 0.0);
         EXPECT_LT(p.triad_gbps, 10000.0); // GB/s, not bytes/s
     }
+    // Issue 17: a roof per cache level sysfs names, each measured, smallest first.
+    if (llc_bytes() > 0) {
+        ASSERT_FALSE(m.cache_roofs.empty());
+        for (std::size_t i = 0; i < m.cache_roofs.size(); ++i) {
+            const CacheRoof &r = m.cache_roofs[i];
+            EXPECT_GT(r.one_thread_gbps, 0.0) << r.level;
+            EXPECT_GT(r.all_threads_gbps, 0.0) << r.level;
+            EXPECT_LT(r.one_thread_gbps, 100000.0) << r.level;
+            if (i > 0) EXPECT_GE(r.bytes, m.cache_roofs[i - 1].bytes) << r.level;
+        }
+        EXPECT_EQ(m.cache_roofs.back().bytes, llc_bytes());
+    }
 }
 
 TEST(MachinePeaksJson, RoundTripsEveryField) {
@@ -124,6 +139,15 @@ TEST(MachinePeaksJson, RejectsOtherVersionsAndMissingFields) {
     nlohmann::json k = synthetic_peaks();
     k.erase("one_thread");
     EXPECT_THROW((void)k.get<MachinePeaks>(), nlohmann::json::exception);
+}
+
+TEST(MachinePeaksJson, ReadsPeaksFromBeforeTheCacheRoofs) {
+    nlohmann::json j = synthetic_peaks();
+    j.erase("cache_roofs");
+    EXPECT_TRUE(j.get<MachinePeaks>().cache_roofs.empty());
+    nlohmann::json k = synthetic_peaks();
+    k["cache_roofs"][0]["sharing_cpus"] = 1e300; // a count, never a cast of any number
+    EXPECT_THROW((void)k.get<MachinePeaks>(), std::runtime_error);
 }
 
 TEST(MachineCache, PathIsPerMachine) {
@@ -296,6 +320,27 @@ TEST(Classify, OverheadBoundWhenFixedCostDominates) {
     EXPECT_EQ(classify(1e9, 1e6, 300e-9, m, 1, 50e-9).bound, "compute-bound");
     // Nothing to compute or move: only overhead is left.
     EXPECT_EQ(classify(0, 0, 1e-3, m, 1, 0).bound, "overhead-bound");
+}
+
+// Issue 17: % of bandwidth peak is of the roof of the cache level that holds
+// the working set, so a case whose data stays in L2 is not "1000% of DRAM".
+TEST(Classify, TheWorkingSetPicksItsCacheLevelsRoof) {
+    const MachinePeaks m = synthetic_peaks();
+    const double bytes = 48 << 10; // more than one L1d, within one L2
+    const Roofline dram = classify(0, bytes, bytes / 20e9, m, 1, 0);
+    EXPECT_EQ(dram.bandwidth_roof, "DRAM") << "no working set given: DRAM";
+    EXPECT_NEAR(dram.pct_peak_bandwidth, 200.0, 1e-9);
+    const Roofline l2 = classify(0, bytes, bytes / 20e9, m, 1, 0, PeakKind::f32, bytes);
+    EXPECT_EQ(l2.bandwidth_roof, "L2");
+    EXPECT_NEAR(l2.pct_peak_bandwidth, 20.0, 1e-9); // 20 GB/s of L2's 100
+    // Four threads hold four private L1ds: 128 KiB.
+    EXPECT_EQ(classify(0, bytes, 1e-6, m, 4, 0, PeakKind::f32, bytes).bandwidth_roof, "L1d");
+    EXPECT_NEAR(classify(0, bytes, bytes / 80e9, m, 4, 0, PeakKind::f32, bytes).pct_peak_bandwidth, 10.0, 1e-9);
+    // The shared L3 holds 32 MiB however many threads; past it, DRAM.
+    EXPECT_EQ(classify(0, 16e6, 1e-3, m, 4, 0, PeakKind::f32, 16e6).bandwidth_roof, "L3");
+    EXPECT_EQ(classify(0, 64e6, 1e-3, m, 4, 0, PeakKind::f32, 64e6).bandwidth_roof, "DRAM");
+    // The ridge point moves with the roof: more bandwidth, a lower ridge.
+    EXPECT_LT(l2.ridge_point, dram.ridge_point);
 }
 
 TEST(Classify, UnknownForMeaninglessInputs) {

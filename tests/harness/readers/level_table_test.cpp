@@ -108,6 +108,10 @@ TEST(LevelTable, PercentOfPeakFollowsTheBound) {
     CaseRecord c;
     c.roofline = {{"bound", "memory-bound"}, {"pct_peak_compute", 1.0}, {"pct_peak_bandwidth", 61.0}};
     EXPECT_EQ(percent_of_peak(c), "61% bw");
+    c.roofline["bandwidth_roof"] = "L2"; // the working set fit L2: its roof, named
+    EXPECT_EQ(percent_of_peak(c), "61% L2 bw");
+    c.roofline["bandwidth_roof"] = "DRAM";
+    EXPECT_EQ(percent_of_peak(c), "61% bw");
     c.roofline["bound"] = "overhead-bound";
     c.roofline["pct_peak_compute"] = 3.0;
     c.roofline["pct_peak_bandwidth"] = 0.5;
