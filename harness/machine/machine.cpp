@@ -358,14 +358,6 @@ ThreadPeaks MachinePeaks::at_threads(int threads) const {
     return p;
 }
 
-void to_json(nlohmann::json &j, const ThreadPeaks &p) {
-    j = {{"threads", p.threads},
-         {"f32_gflops", p.f32_gflops},
-         {"bf16_gflops", p.bf16_gflops},
-         {"triad_gbps", p.triad_gbps},
-         {"copy_gbps", p.copy_gbps}};
-}
-
 // An int field of a cache file. nlohmann converts a floating-point value to
 // int with a plain cast, undefined beyond int's range (found by fuzzing
 // tests/fuzz/fuzz_result_set.cpp), so only JSON integers in range are taken.
@@ -377,14 +369,6 @@ int int_field(const nlohmann::json &j, const char *key) {
             return static_cast<int>(n);
     }
     throw std::runtime_error(std::string("machine peaks: '") + key + "' is not an integer in int's range");
-}
-
-void from_json(const nlohmann::json &j, ThreadPeaks &p) {
-    p.threads = int_field(j, "threads");
-    j.at("f32_gflops").get_to(p.f32_gflops);
-    j.at("bf16_gflops").get_to(p.bf16_gflops);
-    j.at("triad_gbps").get_to(p.triad_gbps);
-    j.at("copy_gbps").get_to(p.copy_gbps);
 }
 
 void to_json(nlohmann::json &j, const MachinePeaks &p) {
@@ -408,6 +392,8 @@ void from_json(const nlohmann::json &j, MachinePeaks &p) {
                                  std::to_string(kMachinePeaksSchemaVersion));
     j.at("cpu_model").get_to(p.cpu_model);
     p.cores = int_field(j, "cores");
+    // ThreadPeaks' own reading (a macro's) takes any number as its thread count.
+    for (const char *key : {"one_thread", "all_threads"}) (void)int_field(j.at(key), "threads");
     j.at("one_thread").get_to(p.one_thread);
     j.at("all_threads").get_to(p.all_threads);
     j.at("fma_isa").get_to(p.fma_isa);
