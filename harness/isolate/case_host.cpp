@@ -63,7 +63,8 @@ nlohmann::json descs_to_json(const std::vector<opb_op_desc> &descs) {
 
 std::vector<opb_op_desc> descs_from_json(const nlohmann::json &j) {
     std::vector<opb_op_desc> descs(j.size());
-    for (std::size_t i = 0; i < descs.size(); ++i) plain_from_hex(j[i].get<std::string>(), descs[i], "case description");
+    for (std::size_t i = 0; i < descs.size(); ++i)
+        plain_from_hex(j[i].get<std::string>(), descs[i], "case description");
     return descs;
 }
 

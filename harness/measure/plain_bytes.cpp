@@ -21,7 +21,8 @@ void bytes_from_hex(std::string_view hex, void *data, std::size_t n, std::string
         const char *first = hex.data() + 2 * i;
         const auto [end, ec] = std::from_chars(first, first + 2, out[i], 16);
         if (ec != std::errc() || end != first + 2)
-            throw std::invalid_argument(fmt::format("{}: '{}' at {} is not a hex byte", what, hex.substr(2 * i, 2), 2 * i));
+            throw std::invalid_argument(
+                fmt::format("{}: '{}' at {} is not a hex byte", what, hex.substr(2 * i, 2), 2 * i));
     }
 }
 

@@ -113,9 +113,10 @@ TEST(CaseHost, RecordsKeepTheirKeysOnTheWire) {
         for (const auto &[key, value] : j.items()) k.push_back(key);
         return k;
     };
-    EXPECT_EQ(keys(json(RepetitionRecord{})),
-              (std::vector<std::string>{"calls_per_sample", "cpu_seconds_per_call", "device_seconds_per_call", "process",
-                                        "sample_times", "summary", "target_met", "timed_out", "unit_seconds"}));
+    EXPECT_EQ(
+        keys(json(RepetitionRecord{})),
+        (std::vector<std::string>{"calls_per_sample", "cpu_seconds_per_call", "device_seconds_per_call", "process",
+                                  "sample_times", "summary", "target_met", "timed_out", "unit_seconds"}));
     EXPECT_EQ(keys(json(PreparationRecord{})),
               (std::vector<std::string>{"batch_probe_seconds", "calls_per_sample", "check_error", "warmup_calls"}));
     EXPECT_EQ(keys(json(MemoryFigures{})),

@@ -133,9 +133,9 @@ TEST(MachinePeaksJson, KeepsTheResultSetsKeys) {
     std::vector<std::string> keys, thread_keys;
     for (const auto &[k, v] : j.items()) keys.push_back(k);
     for (const auto &[k, v] : j["one_thread"].items()) thread_keys.push_back(k);
-    EXPECT_EQ(keys, (std::vector<std::string>{"all_threads", "cores", "cpu_model",
-                                              "fma_isa", "has_bf16", "measure_seconds", "measured_at", "method", "notes",
-                                              "one_thread", "schema_version"}));
+    EXPECT_EQ(keys,
+              (std::vector<std::string>{"all_threads", "cores", "cpu_model", "fma_isa", "has_bf16", "measure_seconds",
+                                        "measured_at", "method", "notes", "one_thread", "schema_version"}));
     EXPECT_EQ(thread_keys,
               (std::vector<std::string>{"bf16_gflops", "copy_gbps", "f32_gflops", "threads", "triad_gbps"}));
 }
