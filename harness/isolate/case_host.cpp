@@ -5,6 +5,7 @@
 #include "plugin/call_overhead.hpp"
 #include "plugin/memory_figures.hpp"
 #include "measure/phase_timer.hpp"
+#include "measure/plain_bytes.hpp"
 #include "measure/recipe.hpp"
 #include "check/reference_cache.hpp"
 #include "check/reference_store.hpp"
@@ -53,36 +54,17 @@ double case_timeout_seconds(const MeasureSettings &s) {
 
 namespace {
 
-std::string to_hex(const void *data, std::size_t n) {
-    static const char *digits = "0123456789abcdef";
-    std::string s;
-    s.reserve(2 * n);
-    for (std::size_t i = 0; i < n; ++i) {
-        const auto b = static_cast<const unsigned char *>(data)[i];
-        s += digits[b >> 4];
-        s += digits[b & 15];
-    }
-    return s;
-}
-
-void from_hex(const std::string &s, void *data, std::size_t n) {
-    if (s.size() != 2 * n) throw std::invalid_argument("case description of the wrong size");
-    auto nibble = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
-    for (std::size_t i = 0; i < n; ++i)
-        static_cast<unsigned char *>(data)[i] =
-            static_cast<unsigned char>(nibble(s[2 * i]) << 4 | nibble(s[2 * i + 1]));
-}
-
 // Descriptions cross as their bytes: both ends are the same program.
 nlohmann::json descs_to_json(const std::vector<opb_op_desc> &descs) {
     nlohmann::json j = nlohmann::json::array();
-    for (const opb_op_desc &d : descs) j.push_back(to_hex(&d, sizeof d));
+    for (const opb_op_desc &d : descs) j.push_back(plain_to_hex(d));
     return j;
 }
 
 std::vector<opb_op_desc> descs_from_json(const nlohmann::json &j) {
     std::vector<opb_op_desc> descs(j.size());
-    for (std::size_t i = 0; i < descs.size(); ++i) from_hex(j[i].get<std::string>(), &descs[i], sizeof descs[i]);
+    for (std::size_t i = 0; i < descs.size(); ++i)
+        plain_from_hex(j[i].get<std::string>(), descs[i], "case description");
     return descs;
 }
 
@@ -91,11 +73,10 @@ std::vector<opb_op_desc> descs_from_json(const nlohmann::json &j) {
 void to_json(nlohmann::json &j, const CaseJob &job) {
     nlohmann::json settings;
     for (const SettingInfo &s : measurement_settings()) settings[std::string(s.key)] = s.get(job.settings);
-    // Both ends are the same program: the description travels as its bytes.
     j = {{"case_index", job.case_index},
          {"name", job.name},
          {"backend", job.backend},
-         {"desc", to_hex(&job.desc, sizeof job.desc)},
+         {"desc", plain_to_hex(job.desc)},
          {"settings", settings},
          {"nmse_threshold", job.nmse_threshold},
          {"timer_overhead", job.timer_overhead},
@@ -110,7 +91,7 @@ void from_json(const nlohmann::json &j, CaseJob &job) {
     job.case_index = j.at("case_index").get<std::size_t>();
     job.name = j.at("name").get<std::string>();
     job.backend = j.at("backend").get<std::string>();
-    from_hex(j.at("desc").get<std::string>(), &job.desc, sizeof job.desc);
+    plain_from_hex(j.at("desc").get<std::string>(), job.desc, "case description");
     for (const SettingInfo &s : measurement_settings())
         if (j.at("settings").contains(std::string(s.key)))
             s.set(job.settings, j["settings"][std::string(s.key)].get<double>());
@@ -123,34 +104,8 @@ void from_json(const nlohmann::json &j, CaseJob &job) {
     if (j.contains("workload")) job.workload = j["workload"].get<workload::WorkloadJob>();
 }
 
-void to_json(nlohmann::json &j, const MemoryFigures &m) {
-    j = {{"workspace_bytes", m.workspace_bytes},
-         {"plugin_peak_bytes", m.plugin_peak_bytes},
-         {"host_accounted_peak", m.host_accounted_peak},
-         {"device_accounted_peak", m.device_accounted_peak},
-         {"heap_peak_bytes", m.heap_peak_bytes},
-         {"allocs_per_call", m.allocs_per_call},
-         {"alloc_bytes_per_call", m.alloc_bytes_per_call},
-         {"rss_peak_bytes", m.rss_peak_bytes},
-         {"heap_tracked", m.heap_tracked},
-         {"rss_peak_reset", m.rss_peak_reset}};
-}
-
-void from_json(const nlohmann::json &j, MemoryFigures &m) {
-    j.at("workspace_bytes").get_to(m.workspace_bytes);
-    j.at("plugin_peak_bytes").get_to(m.plugin_peak_bytes);
-    j.at("host_accounted_peak").get_to(m.host_accounted_peak);
-    j.at("device_accounted_peak").get_to(m.device_accounted_peak);
-    j.at("heap_peak_bytes").get_to(m.heap_peak_bytes);
-    j.at("allocs_per_call").get_to(m.allocs_per_call);
-    j.at("alloc_bytes_per_call").get_to(m.alloc_bytes_per_call);
-    j.at("rss_peak_bytes").get_to(m.rss_peak_bytes);
-    j.at("heap_tracked").get_to(m.heap_tracked);
-    j.at("rss_peak_reset").get_to(m.rss_peak_reset);
-}
-
 void to_json(nlohmann::json &j, const Activation &a) {
-    j = {{"status", case_status_name(a.status)},
+    j = {{"status", a.status},
          {"reason", a.reason},
          {"nmse", std::isfinite(a.nmse) ? nlohmann::json(a.nmse) : nlohmann::json(nullptr)},
          {"preparation", a.preparation},
@@ -164,7 +119,7 @@ void to_json(nlohmann::json &j, const Activation &a) {
 }
 
 void from_json(const nlohmann::json &j, Activation &a) {
-    a.status = case_status_from_name(j.at("status").get<std::string>()).value_or(CaseStatus::failed);
+    a.status = j.at("status").get<CaseStatus>();
     a.reason = j.at("reason").get<std::string>();
     // A NaN NMSE (NaN in the output) travels as null.
     a.nmse = j.at("nmse").is_null() ? std::numeric_limits<double>::quiet_NaN() : j["nmse"].get<double>();

@@ -89,10 +89,9 @@ struct CaseJob {
     // `desc`; run by workload/workload_session.hpp, checked layer by layer.
     std::optional<workload::WorkloadJob> workload;
 };
+// By hand: the description crosses as its bytes (measure/plain_bytes.hpp), the settings through their table.
 void to_json(nlohmann::json &j, const CaseJob &job);
 void from_json(const nlohmann::json &j, CaseJob &job);
-void to_json(nlohmann::json &j, const MemoryFigures &m);
-void from_json(const nlohmann::json &j, MemoryFigures &m);
 
 // What activating a case gave: passed, or failed / skipped with the reason.
 struct Activation {
@@ -107,6 +106,7 @@ struct Activation {
     std::string reference_problem;                  // the reference store could not be used (the run goes on)
     std::optional<workload::WorkloadActivation> workload; // a workload job's: its check and work per call
 };
+// By hand: a NaN NMSE travels as null, the verification through verify.hpp's own codec.
 void to_json(nlohmann::json &j, const Activation &a);
 void from_json(const nlohmann::json &j, Activation &a);
 
@@ -116,6 +116,7 @@ struct FinishRecord {
     MemoryFigures memory;
     std::optional<workload::WorkloadTail> workload;
 };
+// By hand: an op case has no "workload" (nlohmann-json 3.11 has no std::optional).
 void to_json(nlohmann::json &j, const FinishRecord &f);
 void from_json(const nlohmann::json &j, FinishRecord &f);
 

@@ -424,14 +424,6 @@ double MachinePeaks::roof_gbps(const CacheRoof &roof, int threads) const {
     return roof.one_thread_gbps + t * (roof.all_threads_gbps - roof.one_thread_gbps);
 }
 
-void to_json(nlohmann::json &j, const ThreadPeaks &p) {
-    j = {{"threads", p.threads},
-         {"f32_gflops", p.f32_gflops},
-         {"bf16_gflops", p.bf16_gflops},
-         {"triad_gbps", p.triad_gbps},
-         {"copy_gbps", p.copy_gbps}};
-}
-
 // An int field of a cache file. nlohmann converts a floating-point value to
 // int with a plain cast, undefined beyond int's range (found by fuzzing
 // tests/fuzz/fuzz_result_set.cpp), so only JSON integers in range are taken.
@@ -443,34 +435,6 @@ int int_field(const nlohmann::json &j, const char *key) {
             return static_cast<int>(n);
     }
     throw std::runtime_error(std::string("machine peaks: '") + key + "' is not an integer in int's range");
-}
-
-void from_json(const nlohmann::json &j, ThreadPeaks &p) {
-    p.threads = int_field(j, "threads");
-    j.at("f32_gflops").get_to(p.f32_gflops);
-    j.at("bf16_gflops").get_to(p.bf16_gflops);
-    j.at("triad_gbps").get_to(p.triad_gbps);
-    j.at("copy_gbps").get_to(p.copy_gbps);
-}
-
-void to_json(nlohmann::json &j, const CacheRoof &r) {
-    j = {{"level", r.level},
-         {"bytes", r.bytes},
-         {"sharing_cpus", r.sharing_cpus},
-         {"one_thread_gbps", r.one_thread_gbps},
-         {"all_threads_gbps", r.all_threads_gbps}};
-}
-
-// Hand-written, as ThreadPeaks' is: a count read from a result set must be an
-// integer in range (int_field), never a cast of any number.
-void from_json(const nlohmann::json &j, CacheRoof &r) {
-    j.at("level").get_to(r.level);
-    const double bytes = j.at("bytes").get<double>();
-    if (!(bytes >= 0 && bytes < 1e18)) throw std::runtime_error("machine peaks: a cache roof's 'bytes' is out of range");
-    r.bytes = static_cast<std::uint64_t>(bytes);
-    r.sharing_cpus = std::max(1, int_field(j, "sharing_cpus"));
-    j.at("one_thread_gbps").get_to(r.one_thread_gbps);
-    j.at("all_threads_gbps").get_to(r.all_threads_gbps);
 }
 
 void to_json(nlohmann::json &j, const MachinePeaks &p) {
@@ -495,6 +459,8 @@ void from_json(const nlohmann::json &j, MachinePeaks &p) {
                                  std::to_string(kMachinePeaksSchemaVersion));
     j.at("cpu_model").get_to(p.cpu_model);
     p.cores = int_field(j, "cores");
+    // ThreadPeaks' own reading (a macro's) takes any number as its thread count.
+    for (const char *key : {"one_thread", "all_threads"}) (void)int_field(j.at(key), "threads");
     j.at("one_thread").get_to(p.one_thread);
     j.at("all_threads").get_to(p.all_threads);
     j.at("fma_isa").get_to(p.fma_isa);
@@ -504,8 +470,15 @@ void from_json(const nlohmann::json &j, MachinePeaks &p) {
     j.at("measure_seconds").get_to(p.measure_seconds);
     j.at("method").get_to(p.method);
     // Optional: machine caches and result sets from before the cache roofs.
-    p.cache_roofs = j.contains("cache_roofs") ? j.at("cache_roofs").get<std::vector<CacheRoof>>()
-                                              : std::vector<CacheRoof>{};
+    // CacheRoof's macro casts any number to its counts, so they are checked first.
+    p.cache_roofs.clear();
+    if (j.contains("cache_roofs")) {
+        for (const nlohmann::json &roof : j.at("cache_roofs")) {
+            if (int_field(roof, "sharing_cpus") < 1) throw std::runtime_error("machine peaks: 'sharing_cpus' < 1");
+            if (!roof.at("bytes").is_number_unsigned()) throw std::runtime_error("machine peaks: 'bytes' not a count");
+        }
+        j.at("cache_roofs").get_to(p.cache_roofs);
+    }
 }
 
 // --- measure_machine -----------------------------------------------------------------

@@ -78,10 +78,12 @@ struct MachinePeaks {
     [[nodiscard]] double roof_gbps(const CacheRoof &roof, int threads) const;
 };
 
-void to_json(nlohmann::json &j, const ThreadPeaks &p);
-void from_json(const nlohmann::json &j, ThreadPeaks &p);
-// Includes "schema_version". from_json throws nlohmann::json::exception for a
-// missing or mistyped field and std::runtime_error for another schema version.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ThreadPeaks, threads, f32_gflops, bf16_gflops, triad_gbps, copy_gbps)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CacheRoof, level, bytes, sharing_cpus, one_thread_gbps, all_threads_gbps)
+// By hand: adds "schema_version", which is no member. from_json throws
+// nlohmann::json::exception for a missing or mistyped field and
+// std::runtime_error for another schema version or an int field that is no
+// integer in int's range (nlohmann's own cast of 1e300 to int is undefined).
 void to_json(nlohmann::json &j, const MachinePeaks &p);
 void from_json(const nlohmann::json &j, MachinePeaks &p);
 

@@ -67,42 +67,4 @@ void from_json(const nlohmann::json &j, SampleSummary &s) {
     s.outliers_high = j.at("outliers_high").get<std::size_t>();
 }
 
-void to_json(nlohmann::json &j, const PreparationRecord &r) {
-    j = {{"check_error", r.check_error},
-         {"warmup_calls", r.warmup_calls},
-         {"batch_probe_seconds", r.batch_probe_seconds},
-         {"calls_per_sample", r.calls_per_sample}};
-}
-
-void from_json(const nlohmann::json &j, PreparationRecord &r) {
-    r.check_error = j.at("check_error").get<double>();
-    r.warmup_calls = j.at("warmup_calls").get<int>();
-    r.batch_probe_seconds = j.at("batch_probe_seconds").get<double>();
-    r.calls_per_sample = j.at("calls_per_sample").get<int>();
-}
-
-void to_json(nlohmann::json &j, const RepetitionRecord &r) {
-    j = {{"summary", r.summary},
-         {"calls_per_sample", r.calls_per_sample},
-         {"target_met", r.target_met},
-         {"timed_out", r.timed_out},
-         {"cpu_seconds_per_call", r.cpu_seconds_per_call},
-         {"device_seconds_per_call", r.device_seconds_per_call},
-         {"sample_times", r.sample_times},
-         {"process", r.process}};
-    if (!r.unit_seconds.empty()) j["unit_seconds"] = r.unit_seconds;
-}
-
-void from_json(const nlohmann::json &j, RepetitionRecord &r) {
-    r.summary = j.at("summary").get<SampleSummary>();
-    r.calls_per_sample = j.at("calls_per_sample").get<int>();
-    r.target_met = j.at("target_met").get<bool>();
-    r.timed_out = j.at("timed_out").get<bool>();
-    r.cpu_seconds_per_call = j.at("cpu_seconds_per_call").get<double>();
-    r.device_seconds_per_call = j.at("device_seconds_per_call").get<double>();
-    r.sample_times = j.at("sample_times").get<std::vector<double>>();
-    r.process = j.value("process", 0);
-    if (j.contains("unit_seconds")) r.unit_seconds = j["unit_seconds"].get<std::vector<double>>();
-}
-
 } // namespace opbench

@@ -19,6 +19,10 @@ namespace opbench {
 enum class CaseStatus { passed, failed, skipped };
 [[nodiscard]] std::string_view case_status_name(CaseStatus s);
 [[nodiscard]] std::optional<CaseStatus> case_status_from_name(std::string_view name);
+// The same names in JSON; a name not listed reads as failed (the first pair).
+NLOHMANN_JSON_SERIALIZE_ENUM(CaseStatus, {{CaseStatus::failed, "failed"},
+                                          {CaseStatus::passed, "passed"},
+                                          {CaseStatus::skipped, "skipped"}})
 
 // A failure inside a case: thrown by the parts of a measurement, caught and
 // recorded on the case; never thrown out of a run.
@@ -50,14 +54,16 @@ struct RepetitionRecord {
     std::vector<double> unit_seconds;
 };
 
-// Conversions. Non-finite numbers travel as null and come back as NaN
-// (noise as +infinity), the way JSON allows.
+// Conversions, each member under its own name. A summary is written by hand:
+// its non-finite numbers travel as null, the way JSON allows, and come back
+// as NaN (noise as +infinity). A repetition's `process` and `unit_seconds`
+// may be missing (0 and none).
 void to_json(nlohmann::json &j, const SampleSummary &s);
 void from_json(const nlohmann::json &j, SampleSummary &s);
-void to_json(nlohmann::json &j, const PreparationRecord &r);
-void from_json(const nlohmann::json &j, PreparationRecord &r);
-void to_json(nlohmann::json &j, const RepetitionRecord &r);
-void from_json(const nlohmann::json &j, RepetitionRecord &r);
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(PreparationRecord, check_error, warmup_calls, batch_probe_seconds, calls_per_sample)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RepetitionRecord, summary, calls_per_sample, target_met, timed_out,
+                                                cpu_seconds_per_call, device_seconds_per_call, sample_times, process,
+                                                unit_seconds)
 
 // Memory figures of one case on one backend, measured over its own prepare and
 // execute (never the reference run).
@@ -73,5 +79,8 @@ struct MemoryFigures {
     bool heap_tracked = false;          // the interposer was active
     bool rss_peak_reset = false;        // the RSS high-water mark was reset before the case
 };
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MemoryFigures, workspace_bytes, plugin_peak_bytes, host_accounted_peak,
+                                   device_accounted_peak, heap_peak_bytes, allocs_per_call, alloc_bytes_per_call,
+                                   rss_peak_bytes, heap_tracked, rss_peak_reset)
 
 } // namespace opbench

@@ -45,26 +45,6 @@ nlohmann::json backend_context(const BackendInstance &be, const LoadedPlugin *pl
     return j;
 }
 
-void to_json(nlohmann::json &j, const BackendFacts &f) {
-    nlohmann::json supports = nlohmann::json::array();
-    for (const SupportAnswer &s : f.supports)
-        supports.push_back({{"status", case_status_name(s.status)}, {"reason", s.reason}});
-    j = {{"status", case_status_name(f.status)},
-         {"reason", f.reason},
-         {"context", f.context},
-         {"supports", std::move(supports)}};
-}
-
-void from_json(const nlohmann::json &j, BackendFacts &f) {
-    f.status = case_status_from_name(j.at("status").get<std::string>()).value_or(CaseStatus::failed);
-    f.reason = j.at("reason").get<std::string>();
-    f.context = j.at("context");
-    f.supports.clear();
-    for (const auto &s : j.at("supports"))
-        f.supports.push_back({case_status_from_name(s.at("status").get<std::string>()).value_or(CaseStatus::failed),
-                              s.at("reason").get<std::string>()});
-}
-
 BackendFacts probe_backend(const BackendSessions &sessions, const std::string &backend,
                            const std::vector<opb_op_desc> &cases,
                            const std::function<void(std::string_view)> &on_phase) {

@@ -43,6 +43,7 @@ struct SupportAnswer {
     CaseStatus status = CaseStatus::passed;
     std::string reason;
 };
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SupportAnswer, status, reason)
 
 struct BackendFacts {
     // passed: usable. skipped: not loaded, or create/probe said no.
@@ -54,8 +55,7 @@ struct BackendFacts {
 
     [[nodiscard]] bool usable() const { return status == CaseStatus::passed; }
 };
-void to_json(nlohmann::json &j, const BackendFacts &f);
-void from_json(const nlohmann::json &j, BackendFacts &f);
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(BackendFacts, status, reason, context, supports)
 
 // The facts of `backend` from instances opened in this process (`sessions`,
 // where it is either opened or missing): its context, and supports() for

@@ -42,6 +42,7 @@ struct WorkloadTail {
     std::string failure;         // the component timing failed: why (the entry fails)
 };
 
+// By hand: the decoder's shape crosses as its bytes (measure/plain_bytes.hpp), as an op case's description does.
 void to_json(nlohmann::json &j, const WorkloadJob &w);
 void from_json(const nlohmann::json &j, WorkloadJob &w);
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(WorkloadActivation, check_where, flops_per_call, bytes_per_call, tokens_per_call,

@@ -10,6 +10,9 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
 
 using namespace opbench;
 using nlohmann::json;
@@ -99,6 +102,102 @@ TEST(CaseHost, ActivationAndMemoryFiguresRoundTrip) {
     const MemoryFigures n = json(m).get<MemoryFigures>();
     EXPECT_EQ(json(n), json(m));
     EXPECT_EQ(n.rss_peak_bytes, 1ull << 40);
+}
+
+// The records' JSON comes from nlohmann's macros, so a member's name is its
+// key: renaming a member must show here, not as a worker reply that no longer
+// reads. Status names are the result set's words; an unknown one reads as failed.
+TEST(CaseHost, RecordsKeepTheirKeysOnTheWire) {
+    auto keys = [](const json &j) {
+        std::vector<std::string> k;
+        for (const auto &[key, value] : j.items()) k.push_back(key);
+        return k;
+    };
+    EXPECT_EQ(
+        keys(json(RepetitionRecord{})),
+        (std::vector<std::string>{"calls_per_sample", "cpu_seconds_per_call", "device_seconds_per_call", "process",
+                                  "sample_times", "summary", "target_met", "timed_out", "unit_seconds"}));
+    EXPECT_EQ(keys(json(PreparationRecord{})),
+              (std::vector<std::string>{"batch_probe_seconds", "calls_per_sample", "check_error", "warmup_calls"}));
+    EXPECT_EQ(keys(json(MemoryFigures{})),
+              (std::vector<std::string>{"alloc_bytes_per_call", "allocs_per_call", "device_accounted_peak",
+                                        "heap_peak_bytes", "heap_tracked", "host_accounted_peak", "plugin_peak_bytes",
+                                        "rss_peak_bytes", "rss_peak_reset", "workspace_bytes"}));
+    BackendFacts f;
+    f.supports = {{CaseStatus::skipped, "no"}};
+    const json fj = f;
+    EXPECT_EQ(keys(fj), (std::vector<std::string>{"context", "reason", "status", "supports"}));
+    EXPECT_EQ(fj["supports"][0], (json{{"status", "skipped"}, {"reason", "no"}}));
+    for (CaseStatus s : {CaseStatus::passed, CaseStatus::failed, CaseStatus::skipped})
+        EXPECT_EQ(json(s), std::string(case_status_name(s)));
+    EXPECT_EQ(json("crashed").get<CaseStatus>(), CaseStatus::failed);
+}
+
+// A repetition crosses the pipe as text: its summary's non-finite figures
+// (no samples) come back as NaN and the noise as +infinity, and a reply
+// without `process` or `unit_seconds` reads as process 0 with no units.
+TEST(CaseHost, ARepetitionCrossesAsText) {
+    RepetitionRecord r;
+    r.summary.n = 0;
+    r.summary.median = std::nan("");
+    r.summary.noise = std::numeric_limits<double>::infinity();
+    r.summary.min = 2e-6;
+    r.sample_times = {2e-6, 3e-6};
+    r.unit_seconds = {1e-3};
+    r.process = 2;
+    r.device_seconds_per_call = -1;
+    const RepetitionRecord back = json::parse(json(r).dump()).get<RepetitionRecord>();
+    EXPECT_TRUE(std::isnan(back.summary.median));
+    EXPECT_TRUE(std::isinf(back.summary.noise));
+    EXPECT_EQ(back.summary.min, 2e-6);
+    EXPECT_EQ(back.sample_times, r.sample_times);
+    EXPECT_EQ(back.unit_seconds, r.unit_seconds);
+    EXPECT_EQ(back.process, 2);
+    EXPECT_EQ(back.device_seconds_per_call, -1);
+
+    json older = json(r);
+    older.erase("process");
+    older.erase("unit_seconds");
+    const RepetitionRecord o = older.get<RepetitionRecord>();
+    EXPECT_EQ(o.process, 0);
+    EXPECT_TRUE(o.unit_seconds.empty());
+    EXPECT_EQ(o.sample_times, r.sample_times);
+}
+
+// Descriptions cross as their bytes (measure/plain_bytes.hpp): a workload's
+// decoder comes back byte for byte, and a garbled description is refused
+// with what it is rather than read as another case.
+TEST(CaseHost, PlainDataCrossesAsItsBytes) {
+    CaseJob job;
+    job.desc = make_desc(OPB_OP_SOFTMAX, OPB_DTYPE_F32, 0);
+    workload::WorkloadJob w;
+    w.workload = "gpt2-small.layer";
+    w.decoder.hidden = 768;
+    w.decoder.heads = 12;
+    w.decoder.rope_theta = 500000.0f;
+    w.phase = workload::Phase::decode;
+    job.workload = w;
+    const json j = json::parse(json(job).dump());
+    EXPECT_EQ(j.at("desc").get<std::string>().size(), 2 * sizeof job.desc);
+    const CaseJob back = j.get<CaseJob>();
+    ASSERT_TRUE(back.workload);
+    EXPECT_EQ(std::memcmp(&back.workload->decoder, &w.decoder, sizeof w.decoder), 0);
+    EXPECT_EQ(back.workload->phase, workload::Phase::decode);
+    EXPECT_EQ(back.workload->workload, "gpt2-small.layer");
+
+    json shorter = j;
+    shorter["desc"] = j["desc"].get<std::string>().substr(2);
+    EXPECT_THROW((void)shorter.get<CaseJob>(), std::invalid_argument);
+    json garbled = j;
+    std::string hex = j["desc"].get<std::string>();
+    hex.replace(4, 2, "zz");
+    garbled["desc"] = hex;
+    try {
+        (void)garbled.get<CaseJob>();
+        ADD_FAILURE() << "a description with 'zz' in it was read";
+    } catch (const std::invalid_argument &e) {
+        EXPECT_NE(std::string(e.what()).find("case description: 'zz' at 4"), std::string::npos) << e.what();
+    }
 }
 
 TEST(CaseHost, RecipePhasesMapOntoReportedPhases) {

@@ -10,6 +10,7 @@
 #include <map>
 #include <regex>
 #include <string>
+#include <vector>
 
 namespace opbench {
 namespace {
@@ -146,8 +147,38 @@ TEST(MachinePeaksJson, ReadsPeaksFromBeforeTheCacheRoofs) {
     j.erase("cache_roofs");
     EXPECT_TRUE(j.get<MachinePeaks>().cache_roofs.empty());
     nlohmann::json k = synthetic_peaks();
-    k["cache_roofs"][0]["sharing_cpus"] = 1e300; // a count, never a cast of any number
+    for (const nlohmann::json bad : {nlohmann::json(1e300), nlohmann::json(0), nlohmann::json(-1)}) {
+        k["cache_roofs"][0]["sharing_cpus"] = bad; // a count, never a cast of any number
+        EXPECT_THROW((void)k.get<MachinePeaks>(), std::runtime_error) << bad;
+    }
+    k = synthetic_peaks();
+    k["cache_roofs"][1]["bytes"] = -1e300;
     EXPECT_THROW((void)k.get<MachinePeaks>(), std::runtime_error);
+}
+
+// Result sets carry these keys as context.opbench.machine_peaks (results/README.md).
+TEST(MachinePeaksJson, KeepsTheResultSetsKeys) {
+    const nlohmann::json j = synthetic_peaks();
+    std::vector<std::string> keys, thread_keys;
+    for (const auto &[k, v] : j.items()) keys.push_back(k);
+    for (const auto &[k, v] : j["one_thread"].items()) thread_keys.push_back(k);
+    EXPECT_EQ(keys,
+              (std::vector<std::string>{"all_threads", "cache_roofs", "cores", "cpu_model", "fma_isa", "has_bf16",
+                                        "measure_seconds", "measured_at", "method", "notes", "one_thread",
+                                        "schema_version"}));
+    EXPECT_EQ(thread_keys,
+              (std::vector<std::string>{"bf16_gflops", "copy_gbps", "f32_gflops", "threads", "triad_gbps"}));
+}
+
+// A thread count that is no integer in int's range is refused before it is
+// cast (the cast would be undefined), inside one_thread / all_threads too.
+TEST(MachinePeaksJson, RefusesThreadCountsOutsideInt) {
+    for (const char *where : {"one_thread", "all_threads"})
+        for (const nlohmann::json bad : {nlohmann::json(1e300), nlohmann::json(2.5), nlohmann::json(1ull << 40)}) {
+            nlohmann::json j = synthetic_peaks();
+            j[where]["threads"] = bad;
+            EXPECT_THROW((void)j.get<MachinePeaks>(), std::runtime_error) << where << " " << bad;
+        }
 }
 
 TEST(MachineCache, PathIsPerMachine) {
