@@ -1,4 +1,5 @@
 #include "cli/ab_command.hpp"
+#include "cli/known_backends.hpp"
 
 #include "cli/cpu_list.hpp"
 #include "cli/output_path.hpp"
@@ -105,11 +106,11 @@ void AbCommand::Options::pin_to_cpus() {
     }
 }
 
-// The plugins found as usual plus the --plugin builds (parsed into `specs`).
+// The plugins found as usual plus the suite's and the --plugin builds (into `specs`).
 PluginSet AbCommand::Options::plugins_with_builds(std::vector<PluginVariantSpec> &specs) const {
     PluginSet plugins = discover_plugins(default_plugin_search_paths(), DiscoverOptions{allow_insecure});
     try {
-        for (const auto &text : plugin_specs) specs.push_back(parse_plugin_spec(text));
+        specs = plugin_builds(suite_path, plugin_specs);
         add_plugin_variants(plugins, specs, allow_insecure);
     } catch (const PluginSpecError &e) {
         throw AbBadInput(e.what());
@@ -132,7 +133,7 @@ void AbCommand::Options::choose_pair(const std::vector<PluginVariantSpec> &specs
         run.next = specs[1].instance();
     } else {
         throw AbBadInput(fmt::format("give the two builds to compare: --plugin NAME@base=FILE --plugin "
-                                     "NAME@new=FILE (got {} --plugin), or --pair BASE,NEW",
+                                     "NAME@new=FILE, or two in the suite's [defaults] plugins (got {}), or --pair BASE,NEW",
                                      specs.size()));
     }
     for (const std::string &name : {run.base, run.next})

@@ -1,5 +1,8 @@
 #include "cli/known_backends.hpp"
 
+#include "suite/suite.hpp"
+
+#include <algorithm>
 #include <iostream>
 #include <set>
 
@@ -9,6 +12,19 @@ std::vector<std::string> known_backends(const PluginSet &plugins) {
     std::set<std::string> names = {"naive", "onednn", "cuda"};
     for (const auto &n : plugins.names_with_refused()) names.insert(n);
     return {names.begin(), names.end()};
+}
+
+std::vector<PluginVariantSpec> plugin_builds(const std::string &suite_path,
+                                             const std::vector<std::string> &command_line) {
+    std::vector<PluginVariantSpec> from_suite = suite_plugin_builds(suite_path), specs;
+    for (const auto &text : command_line) specs.push_back(parse_plugin_spec(text));
+    // A build the command line names again is its; one it names twice stays
+    // twice, for add_plugin_variants to refuse.
+    std::erase_if(from_suite, [&](const PluginVariantSpec &s) {
+        return std::any_of(specs.begin(), specs.end(), [&](const auto &c) { return c.instance() == s.instance(); });
+    });
+    specs.insert(specs.begin(), from_suite.begin(), from_suite.end());
+    return specs;
 }
 
 void print_refused(const PluginSet &plugins) {

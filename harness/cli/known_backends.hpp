@@ -3,6 +3,7 @@
 #pragma once
 
 #include "plugin/plugin_loader.hpp"
+#include "plugin/plugin_spec.hpp"
 
 #include <string>
 #include <vector>
@@ -13,6 +14,12 @@ namespace opbench {
 // refused by name, so a typo is caught while an unbuilt or refused backend
 // is merely skipped (with the loader's reason).
 [[nodiscard]] std::vector<std::string> known_backends(const PluginSet &plugins);
+
+// The plugin builds a run loads: the suite's [defaults] plugins, then each
+// --plugin NAME@VARIANT=PATH, which replaces the suite's build of the same
+// instance. Throws PluginSpecError for a malformed --plugin.
+[[nodiscard]] std::vector<PluginVariantSpec> plugin_builds(const std::string &suite_path,
+                                                           const std::vector<std::string> &command_line);
 
 // One "opbench: refused plugin ..." line on stderr per refused plugin.
 void print_refused(const PluginSet &plugins);

@@ -321,11 +321,11 @@ void RunCommand::Options::add_check_and_profile_options() {
 }
 
 std::optional<int> RunCommand::add_plugin_builds(PluginSet &plugins, bool allow_insecure) {
-    if (!chosen() || o_->plugin_specs.empty()) return std::nullopt;
+    if (!chosen()) return std::nullopt;
     // The same trust and ABI checks as any plugin; refused: bad input.
     try {
-        std::vector<PluginVariantSpec> specs;
-        for (const auto &text : o_->plugin_specs) specs.push_back(parse_plugin_spec(text));
+        const std::vector<PluginVariantSpec> specs = plugin_builds(o_->suite_path, o_->plugin_specs);
+        if (specs.empty()) return std::nullopt;
         add_plugin_variants(plugins, specs, allow_insecure);
     } catch (const PluginSpecError &e) {
         std::cerr << "opbench run: " << e.what() << "\n";

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "plugin/plugin_loader.hpp"
+#include "plugin/plugin_spec.hpp"
 
 #include <stdexcept>
 #include <string>
@@ -15,29 +16,6 @@
 #include <vector>
 
 namespace opbench {
-
-// A bad --plugin spec or a variant file that cannot be loaded: bad input.
-class PluginSpecError : public std::runtime_error {
-public:
-    using std::runtime_error::runtime_error;
-};
-
-// NAME@VARIANT=PATH, split.
-struct PluginVariantSpec {
-    std::string backend; // "onednn": the name the plugin's table must carry
-    std::string variant; // "base"
-    std::string path;
-    [[nodiscard]] std::string instance() const { return backend + "@" + variant; }
-};
-
-// Parses NAME@VARIANT=PATH. Throws PluginSpecError saying what is wrong
-// and what a valid spec looks like.
-[[nodiscard]] PluginVariantSpec parse_plugin_spec(std::string_view text);
-
-// "onednn@base" -> "onednn"; a plain name is its own backend.
-[[nodiscard]] std::string variant_backend(std::string_view instance);
-// "onednn@base" -> "base"; "" for a plain name.
-[[nodiscard]] std::string variant_label(std::string_view instance);
 
 // Loads each spec's file into `plugins` under its instance name, after the
 // trust check (unless allow_insecure) and the ABI handshake. Throws

@@ -4,6 +4,8 @@
 
 #include "suite/toml_guard.hpp"
 
+#include "plugin/plugin_spec.hpp"
+
 #include "opbench/ops.hpp"
 #include "workload/workload_suite.hpp"
 
@@ -15,6 +17,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -143,7 +146,7 @@ std::vector<std::string_view> case_keys(int op, bool row) {
 }
 
 std::vector<std::string_view> defaults_keys() {
-    std::vector<std::string_view> keys = {"backends", "dtypes"};
+    std::vector<std::string_view> keys = {"backends", "dtypes", "plugins"};
     const auto settings = setting_keys();
     keys.insert(keys.end(), settings.begin(), settings.end());
     return keys;
@@ -190,13 +193,13 @@ struct Axis {
 
 class SuiteParser {
 public:
-    SuiteParser(std::string file, const SuiteOptions &options) : file_(std::move(file)), options_(options) {}
+    SuiteParser(std::string file, SuiteOptions options) : file_(std::move(file)), options_(std::move(options)) {}
 
     Suite parse(std::string_view text);
 
 private:
     std::string file_;
-    const SuiteOptions &options_;
+    SuiteOptions options_; // its known backends grow by the suite's own plugin builds
     Bindings defaults_;
     std::int64_t total_ = 0;
 
@@ -215,6 +218,7 @@ private:
     mutable std::vector<std::string> warnings_; // filled by the const value readers
 
     std::string string_value(const toml::node &n, std::string_view key) const;
+    std::vector<PluginVariantSpec> plugin_builds(const toml::table &defaults);
     // A name that becomes part of a benchmark name and a file name: printable.
     std::string name_value(const toml::node &n, std::string_view key) const;
     void check_keys(const toml::table &t, const std::vector<std::string_view> &valid,
@@ -413,9 +417,41 @@ std::vector<std::string> SuiteParser::backends(const toml::node &n) const {
     return out;
 }
 
+// [defaults] plugins = ["onednn@base=old/opbench-backend-onednn.so", ...]:
+// backend instances built from plugin files, as --plugin gives them; a
+// relative path is from the suite file's directory. Their names join the
+// known backends before any `backends` list is checked.
+std::vector<PluginVariantSpec> SuiteParser::plugin_builds(const toml::table &defaults) {
+    std::vector<PluginVariantSpec> specs;
+    const toml::node *n = defaults.get("plugins");
+    if (!n) return specs;
+    const toml::array *list = n->as_array();
+    if (!list)
+        fail(at(*n), "'plugins' must be a list of \"NAME@VARIANT=PATH\" strings, got " + describe(*n));
+    for (const toml::node &item : *list) {
+        PluginVariantSpec spec;
+        try {
+            spec = parse_plugin_spec(string_value(item, "plugins"));
+        } catch (const PluginSpecError &e) {
+            std::string why = e.what();
+            if (why.rfind("--plugin ", 0) == 0) why = "plugins: " + why.substr(9);
+            fail(at(item), why);
+        }
+        for (const PluginVariantSpec &earlier : specs)
+            if (earlier.instance() == spec.instance())
+                fail(at(item), "plugins: '" + spec.instance() + "' is given twice; each variant names one file");
+        if (std::filesystem::path(spec.path).is_relative())
+            spec.path = (std::filesystem::path(file_).parent_path() / spec.path).lexically_normal().string();
+        if (!options_.known_backends.empty()) options_.known_backends.push_back(spec.instance());
+        specs.push_back(std::move(spec));
+    }
+    return specs;
+}
+
 void SuiteParser::parse_defaults(const toml::table &t) {
     check_keys(t, defaults_keys(), "in [defaults]");
     for (auto &&[k, v] : t) {
+        if (k.str() == "plugins") continue; // plugin_builds() read it first
         // [defaults] says `dtypes` (plural); a case says `dtype`. Both feed the dtype axis.
         std::string key = k.str() == "dtypes" ? "dtype" : std::string(k.str());
         // Check now, so a bad default is reported even where every case overrides it.
@@ -626,6 +662,7 @@ Suite SuiteParser::parse(std::string_view text) {
     if (auto d = root.get("defaults")) {
         auto t = d->as_table();
         if (!t) fail(at(*d), "'defaults' must be a table, got " + describe(*d));
+        suite.plugins = plugin_builds(*t);
         parse_defaults(*t);
     }
 
@@ -670,6 +707,15 @@ std::string sha256_hex(std::string_view bytes, const std::string &file) {
 
 void add_warning(std::vector<std::string> &warnings, const std::string &warning) {
     if (std::find(warnings.begin(), warnings.end(), warning) == warnings.end()) warnings.push_back(warning);
+}
+
+std::vector<PluginVariantSpec> suite_plugin_builds(const std::string &path) {
+    if (path.empty()) return {};
+    try {
+        return load_suite_file(path).plugins; // no known backends: nothing is checked against them
+    } catch (const SuiteError &) {
+        return {};
+    }
 }
 
 Suite parse_suite(std::string_view text, const std::string &source_name, const SuiteOptions &options) {

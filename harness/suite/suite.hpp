@@ -3,6 +3,8 @@
 // and reports errors as "file:line:column: what is wrong (valid: ...)".
 #pragma once
 
+#include "plugin/plugin_spec.hpp"
+
 #include "measure/settings.hpp"
 
 #include "opbench/plugin.h"
@@ -55,6 +57,10 @@ struct Suite {
     std::string content_hash;            // SHA-256 hex of the file's bytes
     std::vector<Case> cases;             // fully expanded, in file order
     std::vector<WorkloadCase> workloads; // [[workload]] tables, in file order
+    // [defaults] plugins: backend instances built from plugin files, paths
+    // made relative to the working directory; --plugin adds to (and for the
+    // same instance replaces) them.
+    std::vector<PluginVariantSpec> plugins;
     // "file:line:col: warning: ..." for values used other than written (a
     // min_time below its floor), each once; `run` and `validate` print them.
     std::vector<std::string> warnings;
@@ -84,6 +90,11 @@ struct SuiteOptions {
 
 // Parse and expand a suite file. Throws SuiteError (also for an unreadable file).
 [[nodiscard]] Suite load_suite_file(const std::string &path, const SuiteOptions &options = {});
+
+// The [defaults] plugins of the suite file at `path`, to load before the
+// suite is parsed against the loaded backends; none when `path` is empty or
+// the suite does not parse (its full parse then reports why).
+[[nodiscard]] std::vector<PluginVariantSpec> suite_plugin_builds(const std::string &path);
 
 // Parse and expand suite text; `source_name` is used in error locations.
 [[nodiscard]] Suite parse_suite(std::string_view text, const std::string &source_name,

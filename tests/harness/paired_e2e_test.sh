@@ -95,6 +95,22 @@ assert any("/be:naive@b/" in n for n in names), names
 assert any("/be:naive/" in n for n in names), names
 PY
 expect_bad "has no drift canary" compare "$work/run.json" "$work/run.json" --normalize canary
+
+echo "== 5b: a suite's [defaults] plugins: the same builds without --plugin, for run and ab"
+mkdir -p "$work/suite" && cp "$naive" "$work/suite/naive-copy.so"
+sed -e 's|^backends = \["naive"\]|backends = ["naive", "naive@b"]\nplugins = ["naive@b=naive-copy.so"]|' \
+  "$suite" > "$work/suite/with-plugins.toml"
+grep -q '^plugins = \["naive@b=naive-copy.so"\]' "$work/suite/with-plugins.toml" || fail "the suite was not rewritten"
+"$opbench" run "$work/suite/with-plugins.toml" --repetitions 2 --min-time 0.002 --no-progress \
+  --out "$work/suite-run.json" > "$work/suite-run.log" 2>&1 || { cat "$work/suite-run.log"; fail "run with suite plugins"; }
+grep -q "be:naive@b" "$work/suite-run.json" || fail "the suite's plugin build did not run"
+sed -e 's|^plugins = .*|plugins = ["naive@a=naive-copy.so", "naive@b=naive-copy.so"]|' \
+  -e 's|^backends = .*|backends = ["naive"]|' "$work/suite/with-plugins.toml" > "$work/suite/ab.toml"
+"$opbench" ab "$work/suite/ab.toml" --pairs 6 --seconds 0.002 --threshold 0.25 --no-progress --no-out \
+  > "$work/suite-ab.log" 2>&1 || { cat "$work/suite-ab.log"; fail "ab with the suite's two builds"; }
+grep -q "naive@a -> naive@b" "$work/suite-ab.log" || { cat "$work/suite-ab.log"; fail "ab did not pair the suite's builds"; }
+sed -e 's|^plugins = .*|plugins = ["naive@b"]|' "$work/suite/with-plugins.toml" > "$work/suite/bad.toml"
+expect_bad "bad.toml:8:12: plugins: 'naive@b': expected NAME@VARIANT=PATH" validate "$work/suite/bad.toml"
 echo "== 6: ci-bench --ab refuses what it cannot pair"
 set +e
 "$src/scripts/ci-bench.sh" --opbench "$opbench" --ab no-such-ref-here > "$work/ci.log" 2>&1

@@ -437,7 +437,7 @@ TEST(SuiteErrors, UnknownKeyInAShapesRowListsValidKeys) {
 TEST(SuiteErrors, UnknownKeyInDefaultsAndSuiteAndTopLevel) {
     auto d = error_of("[suite]\nname = \"x\"\n[defaults]\ndtype = \"f32\"\n");
     expect_at(d, 4, 1);
-    EXPECT_TRUE(has(d.message(), "valid: backends, dtypes, warmup")) << d.what();
+    EXPECT_TRUE(has(d.message(), "valid: backends, dtypes, plugins, warmup")) << d.what();
 
     auto s = error_of("[suite]\nname = \"x\"\nauthor = \"me\"\n");
     expect_at(s, 3, 1);
@@ -923,3 +923,48 @@ TEST(SuiteErrors, SettingRangesFromTheTable) {
         EXPECT_LT(std::string(e.what()).size(), 100u) << e.what();
     }
 }
+
+namespace opbench {
+namespace {
+
+// Issue 20: a suite's [defaults] plugins names builds as --plugin does; a
+// relative path is from the suite file's directory, and the builds' names
+// are backends the suite's lists may use.
+TEST(SuitePlugins, BuildsFromTheSuiteFileAreKnownBackends) {
+    const std::string text = "[suite]\nname = \"p\"\n[defaults]\nbackends = [\"onednn@base\", \"onednn@new\"]\n"
+                             "plugins = [\"onednn@base=old/b.so\", \"onednn@new=/abs/n.so\"]\n"
+                             "[[case]]\nop = \"add\"\nrows = 2\ncols = 2\n";
+    SuiteOptions known;
+    known.known_backends = {"naive", "onednn", "cuda"};
+    const Suite s = parse_suite(text, "suites/ab/p.toml", known);
+    ASSERT_EQ(s.plugins.size(), 2u);
+    EXPECT_EQ(s.plugins[0].instance(), "onednn@base");
+    EXPECT_EQ(s.plugins[0].path, "suites/ab/old/b.so") << "relative to the suite's directory";
+    EXPECT_EQ(s.plugins[1].path, "/abs/n.so");
+    ASSERT_EQ(s.cases.size(), 1u);
+    EXPECT_EQ(s.cases[0].backends, (std::vector<std::string>{"onednn@base", "onednn@new"}));
+
+    // Without the plugins key those names are unknown.
+    std::string without = text;
+    without.erase(without.find("plugins ="), without.find("[[case]]") - without.find("plugins ="));
+    EXPECT_TRUE(has(error_of(without, known).message(), "unknown backend 'onednn@base'"));
+}
+
+TEST(SuitePlugins, BadEntriesAreRefusedWhereTheyStand) {
+    auto suite = [](const std::string &plugins) {
+        return "[suite]\nname = \"p\"\n[defaults]\nplugins = " + plugins + "\n[[case]]\nop = \"add\"\nrows = 2\ncols = 2\n";
+    };
+    SuiteError e = error_of(suite("\"naive@b=x.so\""));
+    expect_at(e, 4, 11);
+    EXPECT_TRUE(has(e.message(), "'plugins' must be a list of \"NAME@VARIANT=PATH\" strings")) << e.what();
+    e = error_of(suite("[\"naive@b=x.so\", \"naive\"]"));
+    expect_at(e, 4, 28);
+    EXPECT_TRUE(has(e.message(), "plugins: 'naive': expected NAME@VARIANT=PATH")) << e.what();
+    e = error_of(suite("[\"naive@b=x.so\", \"naive@b=y.so\"]"));
+    EXPECT_TRUE(has(e.message(), "'naive@b' is given twice")) << e.what();
+    e = error_of(suite("[3]"));
+    EXPECT_TRUE(has(e.message(), "'plugins' must be a string")) << e.what();
+}
+
+} // namespace
+} // namespace opbench
