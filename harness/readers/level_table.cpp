@@ -180,7 +180,7 @@ void lay_out_level_table(Table &t, const std::vector<LevelColumn> &columns, cons
     t.title = fmt::format("Optimisation levels: time, speed-up against {}, % of peak, quality", baseline);
     std::vector<std::string> header;
     if (!names.shared.empty()) header.push_back(fmt::format("every case: {}", fmt::join(names.shared, " ")));
-    header.push_back("% peak: of the roof the case is bound by (flop: compute, bw: memory bandwidth)");
+    header.push_back("% peak: of the roof the case is bound by (flop: compute, bw: DRAM, L2 bw: the cache holding it)");
     if (!common.empty()) header.push_back(common_reasons_line(common));
     t.title = title_with_header(t.title, header);
 }

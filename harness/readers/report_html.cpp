@@ -156,6 +156,32 @@ std::string time_section(const std::vector<ResultSet> &sets) {
     return h;
 }
 
+// The cache-aware roofs (as Intel Advisor draws them): each cache level's
+// all-cores triad bandwidth up to the f32 peak, dotted; a case whose bytes
+// fit a level is judged against that level's roof (results/README.md).
+void add_cache_roofs(XyChart &chart, const nlohmann::json &peaks, double ai_lo) {
+    const double peak = peak_of(peaks, "all_threads", "f32_gflops");
+    const auto roofs = peaks.find("cache_roofs");
+    if (!(peak > 0) || roofs == peaks.end() || !roofs->is_array()) return;
+    constexpr int kGrey = 9; // the palette's last grey; the labels at the ridges tell the levels apart
+    for (const nlohmann::json &roof : *roofs) {
+        if (!roof.is_object()) continue;
+        const auto level = roof.find("level"), gbps = roof.find("all_threads_gbps");
+        if (level == roof.end() || !level->is_string() || gbps == roof.end() || !gbps->is_number()) continue;
+        const double bw = gbps->get<double>();
+        if (!(bw > 0) || !std::isfinite(bw)) continue;
+        const double ridge = peak / bw;
+        const double lo = std::pow(10.0, std::floor(std::log10(std::min(ai_lo, ridge) / 2)));
+        chart.series.push_back(XySeries{
+            fmt::format("roof {} all cores ({:.0f} GB/s)", level->get<std::string>(), bw),
+            {{lo, bw * lo, ""}, {ridge, peak, fmt::format("{} ridge {:.3g} FLOP/byte", level->get<std::string>(), ridge)}},
+            true,
+            false,
+            true,
+            kGrey});
+    }
+}
+
 std::string roofline_chart(const ResultSet &set) {
     const nlohmann::json peaks = set.opbench().value("machine_peaks", nlohmann::json::object());
     XyChart chart;
@@ -202,7 +228,7 @@ std::string roofline_chart(const ResultSet &set) {
             chart.series.push_back(std::move(roof));
         }
     }
-    std::vector<XySeries> points;
+    add_cache_roofs(chart, peaks, ai_lo);
     for (const auto &b : order) chart.series.push_back(by_backend[b]);
     for (std::size_t i = 0; i < chart.series.size(); ++i)
         if (chart.series[i].color < 0) chart.series[i].color = int(i - (chart.series.size() - order.size()));
