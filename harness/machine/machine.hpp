@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -141,6 +142,13 @@ struct CachedMachinePeaks {
 // --- roofline ---------------------------------------------------------------
 
 enum class PeakKind { f32, bf16 };
+
+// What every view says when it shows a % of peak above 100 (issue 17:
+// never one without a note).
+inline constexpr std::string_view kAboveRoofNote =
+    "% peak above 100%: faster than the measured roof (a best-of-trials triad or FMA loop per level): the case "
+    "moves fewer bytes or does fewer FLOPs than its model counts, or its data sits in a faster level than its size "
+    "suggests";
 
 struct Roofline {
     double pct_peak_compute = 0;     // 100 * achieved FLOP/s / peak FLOP/s

@@ -1,5 +1,6 @@
 #include "readers/level_table.hpp"
 
+#include "machine/machine.hpp"
 #include "readers/compact_table.hpp"
 
 #include <fmt/format.h>
@@ -64,24 +65,41 @@ void add_reason_notes(Table &t, const std::map<std::string, std::set<std::string
 
 } // namespace
 
-std::string percent_of_peak(const CaseRecord &c) {
-    if (!c.roofline.is_object()) return "-";
+namespace {
+
+// The % of peak a view shows and of which roof: NaN when there is none.
+struct PeakShare {
+    double pct = NAN;
+    std::string roof; // "flop", "bw" (DRAM), "L2 bw", ...
+};
+
+PeakShare peak_share(const CaseRecord &c) {
+    if (!c.roofline.is_object()) return {};
     const double flop = json_num(c.roofline, "pct_peak_compute");
     const double bw = json_num(c.roofline, "pct_peak_bandwidth");
     const std::string b = bound_of(c);
-    auto fmt_pct = [](double v, const std::string &what) {
-        return v < 10 ? fmt::format("{:.2g}% {}", v, what) : fmt::format("{:.0f}% {}", v, what);
-    };
     // The roof of the cache level the working set fits ("L2 bw"); DRAM's
     // (and sets from before the cache roofs) is plain "bw".
     const std::string roof = c.roofline.value("bandwidth_roof", std::string("DRAM"));
     const std::string bw_word = roof == "DRAM" ? "bw" : roof + " bw";
-    if (b == "compute" && std::isfinite(flop)) return fmt_pct(flop, "flop");
-    if (b == "memory" && std::isfinite(bw)) return fmt_pct(bw, bw_word);
-    if (std::isfinite(flop) && (!std::isfinite(bw) || flop >= bw)) return fmt_pct(flop, "flop");
-    if (std::isfinite(bw)) return fmt_pct(bw, bw_word);
-    return "-";
+    if (b == "compute" && std::isfinite(flop)) return {flop, "flop"};
+    if (b == "memory" && std::isfinite(bw)) return {bw, bw_word};
+    if (std::isfinite(flop) && (!std::isfinite(bw) || flop >= bw)) return {flop, "flop"};
+    if (std::isfinite(bw)) return {bw, bw_word};
+    return {};
 }
+
+} // namespace
+
+std::string percent_of_peak(const CaseRecord &c) {
+    const PeakShare p = peak_share(c);
+    if (!std::isfinite(p.pct)) return "-";
+    return p.pct < 10 ? fmt::format("{:.2g}% {}", p.pct, p.roof) : fmt::format("{:.0f}% {}", p.pct, p.roof);
+}
+
+bool above_its_roof(const CaseRecord &c) { return peak_share(c).pct > 100; }
+
+std::string above_roof_note() { return std::string(kAboveRoofNote); }
 
 namespace {
 
@@ -188,6 +206,7 @@ void lay_out_level_table(Table &t, const std::vector<LevelColumn> &columns, cons
 // What the rows gather for the notes under the table.
 struct LevelNotes {
     std::map<std::string, std::set<std::string>> reasons; // "status: why" -> columns
+    bool above_roof = false;                              // a % peak over 100 is shown
     std::map<std::string, std::vector<double>> speedups;  // column -> speed-ups, for the geomean
     Footnotes footnotes;
 };
@@ -233,6 +252,7 @@ void add_level_cell(LevelRow &row, const Cell &cell, const LevelColumn &col, dou
         // % of peak from the roofline the run computed at the median of
         // every repetition's median: the summary's median.
         row.text.push_back(percent_of_peak(*cell.rec));
+        notes.above_roof = notes.above_roof || above_its_roof(*cell.rec);
         if (wide) row.text.push_back(bound_of(*cell.rec));
         lj["median_seconds"] = cell.t.median;
         lj["speedup"] = std::isfinite(sp) ? nlohmann::json(sp) : nlohmann::json(nullptr);
@@ -321,6 +341,7 @@ Document by_backend(const std::vector<ResultSet> &sets, const LevelOptions &o) {
     }
     const nlohmann::json geo = add_geomean_note(t, columns, baseline, notes);
     add_reason_notes(t, notes.reasons);
+    if (notes.above_roof) t.notes.push_back(above_roof_note());
     if (!o.wide) add_legend(t, names);
     notes.footnotes.add_to(t);
     Document doc;
@@ -372,6 +393,7 @@ Document by_machine(const std::vector<ResultSet> &sets, const LevelOptions &o) {
         for (const char *f : {"time", "throughput", "% peak", "bound", "vs first"})
             t.columns.push_back(fmt::format("{} {}", n, f));
     std::map<std::string, std::set<std::string>> reasons;
+    bool above_roof = false; // a % peak over 100 is shown
     nlohmann::json rows = nlohmann::json::array();
     for (const auto &k : row_order) {
         std::vector<std::string> row{row_label[k]};
@@ -394,6 +416,7 @@ Document by_machine(const std::vector<ResultSet> &sets, const LevelOptions &o) {
             row.push_back(format_seconds(cell.t.median));
             row.push_back(throughput(*cell.rec, cell.t.median));
             row.push_back(percent_of_peak(*cell.rec));
+            above_roof = above_roof || above_its_roof(*cell.rec);
             row.push_back(bound_of(*cell.rec));
             row.push_back(std::isfinite(vs) ? fmt::format("{:.3g}x", vs) : "-");
             rj["sets"][names[i]] = {{"status", "ok"},
@@ -405,6 +428,7 @@ Document by_machine(const std::vector<ResultSet> &sets, const LevelOptions &o) {
         rows.push_back(std::move(rj));
     }
     add_reason_notes(t, reasons);
+    if (above_roof) t.notes.push_back(above_roof_note());
     doc.tables.push_back(std::move(t));
     doc.data = {{"by", "machine"}, {"machines", machines}, {"rows", rows}};
     return doc;

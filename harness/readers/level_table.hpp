@@ -25,6 +25,9 @@ struct LevelOptions {
 // (compute-bound: FLOP/s; memory-bound: bandwidth; overhead-bound: the
 // larger). "-" when the set has no roofline for it.
 [[nodiscard]] std::string percent_of_peak(const CaseRecord &c);
+// Whether that % is above 100, and the note that says why it can be.
+[[nodiscard]] bool above_its_roof(const CaseRecord &c);
+[[nodiscard]] std::string above_roof_note();
 
 // Throws std::invalid_argument when no set has the baseline backend.
 [[nodiscard]] Document by_backend(const std::vector<ResultSet> &sets, const LevelOptions &options);

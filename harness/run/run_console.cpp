@@ -118,6 +118,7 @@ Table backend_summary(const std::vector<CaseResult> &results, const std::string 
     std::map<std::string, Tally> by;
     // The reference's time per case, by the case it measures.
     std::map<const Case *, double> ref_time;
+    bool above_roof = false; // an entry's % peak over 100 was shown
     for (const auto &r : results)
         if (r.backend == reference)
             if (auto t = case_time(r)) ref_time[r.source] = t->median;
@@ -133,6 +134,7 @@ Table backend_summary(const std::vector<CaseResult> &results, const std::string 
         if (auto it = ref_time.find(r.source); it != ref_time.end()) t.speedups.push_back(it->second / ct->median);
         if (auto rl = roofline(r)) {
             if (std::isfinite(peak_value(*rl))) t.peaks.push_back(peak_value(*rl));
+            above_roof = above_roof || peak_value(*rl) > 100;
             ++t.bounds[bound_word(rl->bound)];
         }
     }
@@ -158,6 +160,7 @@ Table backend_summary(const std::vector<CaseResult> &results, const std::string 
     }
     table.notes.push_back("noise target missed: cases with a repetition that reached max_time first (every view "
                           "counts it; the quality says so).");
+    if (above_roof) table.notes.push_back(std::string(kAboveRoofNote));
     return table;
 }
 

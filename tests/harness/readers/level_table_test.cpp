@@ -104,6 +104,28 @@ TEST(LevelTable, ByMachineShowsEachMachinesOwnPeaks) {
     EXPECT_EQ(row[10], "5x");
 }
 
+// Issue 17: no % of peak above 100 without a note saying how it can be.
+TEST(LevelTable, APercentAboveTheRoofComesWithANote) {
+    FakeSet s;
+    FakeCase naive, onednn;
+    naive.medians = reps(1e-5);
+    onednn = naive;
+    onednn.backend = "onednn";
+    onednn.bound = "compute-bound";
+    onednn.pct_compute = 42.0;
+    s.cases = {naive, onednn};
+    auto has_note = [](const Table &t) {
+        for (const auto &n : t.notes)
+            if (n.rfind("% peak above 100%", 0) == 0) return true;
+        return false;
+    };
+    EXPECT_FALSE(has_note(by_backend({make(s, "q")}, {}).tables[0]));
+    s.cases[1].pct_compute = 130.0;
+    const Document d = by_backend({make(s, "q")}, {});
+    EXPECT_EQ(d.tables[0].rows[0][5], "130% flop");
+    EXPECT_TRUE(has_note(d.tables[0]));
+}
+
 TEST(LevelTable, PercentOfPeakFollowsTheBound) {
     CaseRecord c;
     c.roofline = {{"bound", "memory-bound"}, {"pct_peak_compute", 1.0}, {"pct_peak_bandwidth", 61.0}};
