@@ -4,6 +4,7 @@
 #include "files/atomic_file.hpp"
 #include "writers/chrome_trace_writer.hpp"
 #include "writers/table_writers.hpp"
+#include "writers/units.hpp"
 
 #include <fmt/format.h>
 
@@ -18,26 +19,42 @@ void begin_profiled_run(ProfileSession &profile, BackendSessions &sessions, cons
         {{"suite", suite.name}, {"path", suite.path}, {"schedule", to_string(profile.options().schedule)}});
 }
 
+std::string profile_disagreement(double profiled_per_call, double measured_median) {
+    if (!(profiled_per_call > 0) || !(measured_median > 0)) return "";
+    const double ratio = profiled_per_call / measured_median;
+    if (ratio <= 2 && ratio >= 0.5) return "";
+    return fmt::format("profile and measurement disagree: execute took {} per call in the recorded samples, {} "
+                       "measured ({:.2g}x); the profiler's own cost or another machine state, so read the "
+                       "profile's shares, and the measured time as the case's time",
+                       format_seconds(profiled_per_call), format_seconds(measured_median), ratio);
+}
+
 namespace {
 
-void print_hot_paths(const ProfileSession &profile) {
+void print_hot_paths(const ProfileSession &profile, const std::map<std::string, double> &measured) {
     std::cout << fmt::format("\nHot paths: the samples the schedule recorded ({}), per case x backend; "
                              "they are not in the timings above\n",
                              to_string(profile.options().schedule));
     for (const CaseProfile &c : profile.cases()) {
         if (c.recorded_samples == 0) continue; // failed or skipped before sampling
         std::cout << "\n" << render_text_table(hot_path_table(c.tree, c.name));
+        const ScopeNode *execute = c.tree.find("case/repetition/sample/execute");
+        const auto median = measured.find(c.name);
+        if (execute && median != measured.end())
+            if (const std::string line = profile_disagreement(execute->mean_s(), median->second); !line.empty())
+                std::cout << "  " << line << "\n";
     }
     std::cout << "\n" << render_text_table(profile.top_scopes());
 }
 
 } // namespace
 
-std::optional<std::string> end_profiled_run(ProfileSession &profile, BackendSessions &sessions, const Suite &suite) {
+std::optional<std::string> end_profiled_run(ProfileSession &profile, BackendSessions &sessions, const Suite &suite,
+                                            const std::map<std::string, double> &measured) {
     profile.run_end();
     for (auto &[name, inst] : sessions.backends) inst->attach_scope_sink(nullptr);
     const ProfileOptions &o = profile.options();
-    if (o.hot_path) print_hot_paths(profile);
+    if (o.hot_path) print_hot_paths(profile, measured);
     if (o.trace_path.empty()) return std::nullopt;
     TraceInfo info;
     info.process_name = fmt::format("opbench run {}", suite.name);

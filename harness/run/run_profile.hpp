@@ -7,6 +7,7 @@
 #include "profile/profile_session.hpp"
 #include "suite/suite.hpp"
 
+#include <map>
 #include <optional>
 #include <string>
 
@@ -16,9 +17,16 @@ namespace opbench {
 void begin_profiled_run(ProfileSession &profile, BackendSessions &sessions, const Suite &suite);
 
 // Closes the run's span and detaches the session; prints the hot paths
-// (--profile) and writes the trace (--trace). A trace that cannot be written
-// never costs the result set: returns "--trace FILE: not written: why" (exit 3).
+// (--profile), each with a line where its time per call disagrees with the
+// entry's measured median (`measured`: entry name -> seconds) by more than
+// 2x, and writes the trace (--trace). A trace that cannot be written never
+// costs the result set: returns "--trace FILE: not written: why" (exit 3).
 [[nodiscard]] std::optional<std::string> end_profiled_run(ProfileSession &profile, BackendSessions &sessions,
-                                                          const Suite &suite);
+                                                          const Suite &suite,
+                                                          const std::map<std::string, double> &measured);
+
+// The line saying a profile's time per call and the measured median differ
+// by more than 2x; "" when they agree within 2x or either is unknown.
+[[nodiscard]] std::string profile_disagreement(double profiled_per_call, double measured_median);
 
 } // namespace opbench

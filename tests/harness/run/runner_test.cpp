@@ -1,5 +1,6 @@
 // The runner's plan of a run, without plugins or Google Benchmark.
 #include "run/runner.hpp"
+#include "run/run_profile.hpp"
 
 #include <gtest/gtest.h>
 
@@ -82,4 +83,17 @@ TEST(SummaryLine, GivesWallTimeAndWhereItWent) {
     s.unverified = 3;
     s.verify = VerifyMode::off;
     EXPECT_NE(summary_line(s).find("3 passed UNVERIFIED"), std::string::npos) << summary_line(s);
+}
+
+// Issue 17: a profile whose time per call differs from the entry's measured
+// median by more than 2x says so; within 2x it says nothing.
+TEST(ProfileCheck, SaysWhenTheProfileAndTheMeasurementDisagreeByMoreThanTwice) {
+    EXPECT_EQ(opbench::profile_disagreement(1.9e-6, 1e-6), "");
+    EXPECT_EQ(opbench::profile_disagreement(0.6e-6, 1e-6), "");
+    EXPECT_EQ(opbench::profile_disagreement(0, 1e-6), "") << "no profile, no claim";
+    const std::string slower = opbench::profile_disagreement(2.5e-6, 1e-6);
+    EXPECT_NE(slower.find("execute took 2.5 us per call in the recorded samples, 1 us measured (2.5x)"),
+              std::string::npos)
+        << slower;
+    EXPECT_NE(opbench::profile_disagreement(0.2e-6, 1e-6).find("(0.2x)"), std::string::npos);
 }
