@@ -350,13 +350,12 @@ Document by_backend(const std::vector<ResultSet> &sets, const LevelOptions &o) {
     return doc;
 }
 
-Document by_machine(const std::vector<ResultSet> &sets, const LevelOptions &o) {
-    const bool with_settings = settings_needed(sets, false);
-    std::vector<std::string> names;
-    for (const auto &s : sets) names.push_back(s.short_name());
+namespace {
 
-    Document doc;
-    nlohmann::json machines = nlohmann::json::array();
+// The table of each set's machine and its all-cores peaks; `machines` gets
+// each set's machine and peaks as JSON.
+Table machine_peaks_table(const std::vector<ResultSet> &sets, const std::vector<std::string> &names,
+                          nlohmann::json &machines) {
     Table peaks;
     peaks.title = "Machines and their measured peaks (all cores)";
     peaks.columns = {"set", "machine", "CPU", "cores", "f32 GFLOP/s", "bf16 GFLOP/s", "triad GB/s"};
@@ -372,7 +371,19 @@ Document by_machine(const std::vector<ResultSet> &sets, const LevelOptions &o) {
                               g("triad_gbps")});
         machines.push_back({{"set", sets[i].path}, {"machine_id", sets[i].machine_id()}, {"peaks", p}});
     }
-    doc.tables.push_back(std::move(peaks));
+    return peaks;
+}
+
+} // namespace
+
+Document by_machine(const std::vector<ResultSet> &sets, const LevelOptions &o) {
+    const bool with_settings = settings_needed(sets, false);
+    std::vector<std::string> names;
+    for (const auto &s : sets) names.push_back(s.short_name());
+
+    Document doc;
+    nlohmann::json machines = nlohmann::json::array();
+    doc.tables.push_back(machine_peaks_table(sets, names, machines));
 
     std::vector<std::string> row_order;
     std::map<std::string, std::string> row_label;
