@@ -194,27 +194,29 @@ std::pair<std::string, std::string> split_status(const std::string &status) {
     return {status.substr(0, colon), status.substr(colon + 2)};
 }
 
-// `text` word-wrapped to kConsoleWidth, each line indented by `indent`.
-std::string wrapped(const std::string &text, std::size_t indent) {
-    std::string out, line(indent, ' ');
+} // namespace
+
+std::string wrapped(const std::string &text, std::size_t indent, std::size_t first_indent) {
+    std::string out, line(first_indent, ' ');
+    bool has_words = false; // the line holds a word beyond its indent
     std::size_t begin = 0;
     while (begin < text.size()) {
         std::size_t end = text.find(' ', begin);
         if (end == std::string::npos) end = text.size();
         const std::string word = text.substr(begin, end - begin);
-        if (line.size() > indent && line.size() + 1 + word.size() > kConsoleWidth) {
+        if (has_words && line.size() + 1 + word.size() > kConsoleWidth) {
             out += line + "\n";
             line.assign(indent, ' ');
+            has_words = false;
         }
-        if (line.size() > indent) line += ' ';
+        if (has_words) line += ' ';
         line += word;
+        has_words = true;
         begin = end + 1;
     }
-    if (line.size() > indent) out += line + "\n";
+    if (has_words) out += line + "\n";
     return out;
 }
-
-} // namespace
 
 RunConsole::RunConsole(std::string reference, bool colour) : reference_(std::move(reference)), colour_(colour) {
     const auto columns = run_line_columns(reference_);

@@ -43,6 +43,11 @@ struct CaseTime {
 // (one backend's reason usually covers many); nothing when there are none.
 void print_not_measured(const std::vector<const CaseResult *> &entries, std::ostream &out);
 
+// `text` word-wrapped to the run console's 100 columns: the first line
+// indented by `first_indent`, the others by `indent`.
+[[nodiscard]] std::string wrapped(const std::string &text, std::size_t indent, std::size_t first_indent);
+inline std::string wrapped(const std::string &text, std::size_t indent) { return wrapped(text, indent, indent); }
+
 // Aligned lines per finished entry, under a column header printed with the
 // first entry (a suite of workloads only prints none), fitted to 100
 // columns: the name, then its figures indented on the line below ending in

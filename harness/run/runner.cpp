@@ -141,7 +141,7 @@ private:
 
 RunSummary SuiteRun::run() {
     warnings_ = measurement_warnings();
-    for (const auto &w : warnings_) std::cerr << "***WARNING*** " << w << "\n";
+    for (const auto &w : warnings_) std::cerr << wrapped("***WARNING*** " + w, 4, 0);
     // Printed where they were found (main.cpp); recorded with the others.
     warnings_.insert(warnings_.end(), options_.setting_warnings.begin(), options_.setting_warnings.end());
     machine_ = load_or_measure();

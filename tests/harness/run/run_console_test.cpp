@@ -125,3 +125,20 @@ TEST(RunConsole, SummaryPerBackend) {
     EXPECT_EQ(t.rows[2][3], "1"); // cuda skipped
     EXPECT_EQ(t.rows[2][5], "-");
 }
+
+// The load warning and every wrapped detail fit 100 columns, words whole:
+// the first line at its own indent, the rest at theirs.
+TEST(RunConsole, WrapsToAHundredColumnsWithAHangingIndent) {
+    std::string text = "***WARNING***";
+    for (int i = 0; i < 40; ++i) text += " word" + std::to_string(i);
+    const std::string out = wrapped(text, 4, 0);
+    EXPECT_EQ(out.rfind("***WARNING*** word0 ", 0), 0u) << out;
+    std::size_t lines = 0;
+    for (std::size_t begin = 0, end; (end = out.find('\n', begin)) != std::string::npos; begin = end + 1, ++lines) {
+        EXPECT_LE(end - begin, 100u) << out;
+        if (lines > 0) EXPECT_EQ(out.substr(begin, 5), "    w") << out;
+    }
+    EXPECT_GE(lines, 3u);
+    EXPECT_NE(out.find("word39\n"), std::string::npos) << "nothing lost at the end";
+    EXPECT_EQ(wrapped("", 4, 0), "");
+}
