@@ -180,15 +180,21 @@ void ReaderCommands::Options::add_compare(CLI::App &app) {
         ->check(CLI::IsMember({"canary"}));
 }
 
+namespace {
+
+// A required -o FILE that never replaces an input, and --force to let it
+// replace another existing file.
+void add_required_output(CLI::App *sub, std::string &path, bool &force, const std::string &what) {
+    sub->add_option("-o,--output", path, what + " (never an input; an existing file only with --force)")->required();
+    sub->add_flag("--force", force, "let -o replace an existing file (never an input)");
+}
+
+} // namespace
+
 void ReaderCommands::Options::add_report(CLI::App &app) {
     report = app.add_subcommand("report", "one self-contained HTML page with SVG charts of result sets");
     report->add_option("sets", report_sets, "result sets")->required()->check(CLI::ExistingFile);
-    report
-        ->add_option("-o,--output", report_out,
-                     "the HTML file to write (never an input; an existing file only "
-                     "with --force)")
-        ->required();
-    report->add_flag("--force", force, "let -o replace an existing file (never an input)");
+    add_required_output(report, report_out, force, "the HTML file to write");
     report->add_option("--title", report_title, "page title");
     report->add_option("--history", report_history, "archive directory: chart the trend of the first set's suite");
 }
@@ -217,12 +223,7 @@ void ReaderCommands::Options::add_history(CLI::App &app) {
 void ReaderCommands::Options::add_merge(CLI::App &app) {
     merge = app.add_subcommand("merge", "merge shards of one suite into one result set");
     merge->add_option("sets", merge_sets, "result sets of one suite")->required()->check(CLI::ExistingFile);
-    merge
-        ->add_option("-o,--output", merge_out,
-                     "the merged result set (never an input; an existing file only "
-                     "with --force)")
-        ->required();
-    merge->add_flag("--force", force, "let -o replace an existing file (never an input)");
+    add_required_output(merge, merge_out, force, "the merged result set");
     merge->add_flag("--allow-mixed-machines", allow_mixed, "merge sets from different machines");
 }
 
