@@ -183,10 +183,13 @@ document.body.dataset.sorted = String(r.every(function (v, i) { return i === 0 |
         assert r.returncode == 0 and os.path.exists(shot), r.stderr[-2000:]
         w, h, channels, rows = png_pixels(shot)
         assert w == width, (w, width)
-        # The comparison's ratio chart is painted (its verdict colours) within the window.
+        # The comparison's ratio chart is painted within the window, in its
+        # verdict colours. Which verdicts two real runs get depends on the
+        # machine's load, so any of same, faster, slower or noisy will do.
         colours = {bytes(row[x:x + 3]) for row in rows[::3] for x in range(0, w * channels, channels * 3)}
         near = lambda rgb: any(abs(c[0] - rgb[0]) + abs(c[1] - rgb[1]) + abs(c[2] - rgb[2]) < 30 for c in colours)
-        assert near((0x00, 0x72, 0xB2)), f"no ratio point painted at {width} px"
+        verdict_colours = [(0x00, 0x72, 0xB2), (0x00, 0x9E, 0x73), (0xD5, 0x5E, 0x00), (0xE6, 0x9F, 0x00)]
+        assert any(near(rgb) for rgb in verdict_colours), f"no ratio point painted at {width} px"
         print(f"screenshot {shot}: {w}x{h}")
 
 
