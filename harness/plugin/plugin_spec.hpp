@@ -20,6 +20,9 @@ struct PluginVariantSpec {
     std::string backend; // "onednn": the name the plugin's table must carry
     std::string variant; // "base"
     std::string path;
+    // Where the spec was written, for errors: "--plugin", or
+    // "suite.toml:8:12: plugins" for a suite's [defaults] entry.
+    std::string origin = "--plugin";
     [[nodiscard]] std::string instance() const { return backend + "@" + variant; }
 };
 

@@ -440,6 +440,7 @@ std::vector<PluginVariantSpec> SuiteParser::plugin_builds(const toml::table &def
         for (const PluginVariantSpec &earlier : specs)
             if (earlier.instance() == spec.instance())
                 fail(at(item), "plugins: '" + spec.instance() + "' is given twice; each variant names one file");
+        spec.origin = at(item).str() + ": plugins";
         if (std::filesystem::path(spec.path).is_relative())
             spec.path = (std::filesystem::path(file_).parent_path() / spec.path).lexically_normal().string();
         if (!options_.known_backends.empty()) options_.known_backends.push_back(spec.instance());

@@ -38,9 +38,23 @@ TEST(PluginSpec, VariantNames) {
     EXPECT_EQ(variant_label("naive"), "");
 }
 
-TEST(PluginSpec, MissingFileIsRefused) {
+// A refused build names where it was written: the command line, or the
+// suite entry's file:line:col (set by the suite parser as the spec's origin).
+TEST(PluginSpec, MissingFileIsRefusedNamingWhereItWasWritten) {
     PluginSet set;
-    EXPECT_THROW(add_plugin_variants(set, {parse_plugin_spec("naive@x=/nonexistent/plugin.so")}, false),
-                 PluginSpecError);
+    try {
+        add_plugin_variants(set, {parse_plugin_spec("naive@x=/nonexistent/plugin.so")}, false);
+        ADD_FAILURE() << "a missing file was accepted";
+    } catch (const PluginSpecError &e) {
+        EXPECT_EQ(std::string(e.what()), "--plugin naive@x=/nonexistent/plugin.so: no such plugin file");
+    }
+    PluginVariantSpec from_suite = parse_plugin_spec("naive@x=/nonexistent/plugin.so");
+    from_suite.origin = "suites/ab.toml:4:12: plugins";
+    try {
+        add_plugin_variants(set, {from_suite}, false);
+        ADD_FAILURE() << "a missing file was accepted";
+    } catch (const PluginSpecError &e) {
+        EXPECT_EQ(std::string(e.what()), "suites/ab.toml:4:12: plugins naive@x=/nonexistent/plugin.so: no such plugin file");
+    }
     EXPECT_TRUE(set.plugins.empty());
 }

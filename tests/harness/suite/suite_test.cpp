@@ -941,6 +941,7 @@ TEST(SuitePlugins, BuildsFromTheSuiteFileAreKnownBackends) {
     EXPECT_EQ(s.plugins[0].instance(), "onednn@base");
     EXPECT_EQ(s.plugins[0].path, "suites/ab/old/b.so") << "relative to the suite's directory";
     EXPECT_EQ(s.plugins[1].path, "/abs/n.so");
+    EXPECT_EQ(s.plugins[0].origin, "suites/ab/p.toml:5:12: plugins") << "load errors name the suite entry";
     ASSERT_EQ(s.cases.size(), 1u);
     EXPECT_EQ(s.cases[0].backends, (std::vector<std::string>{"onednn@base", "onednn@new"}));
 
