@@ -12,8 +12,10 @@ Result sets give one row per entry (case x backend) and set, with the same
 columns, in the same units, as `opbench compare --format csv`: set, commit,
 timestamp, machine_id, suite, name, case, op, backend, dtype, variant,
 param_<name> for each shape parameter, threads, cache, status, reason,
-median_s, repetitions, repetitions_missed_noise_target, samples, flop, byte, flop_per_s,
-byte_per_s, pct_peak_compute, pct_peak_bandwidth (results/README.md, "CSV").
+median_s, spread, repetitions, repetitions_missed_noise_target, samples, flop, byte,
+flop_per_s, byte_per_s, pct_peak_compute, pct_peak_bandwidth (results/README.md, "CSV": the
+metrics table of harness/measure/entry_metrics.hpp; read from an entry's stored
+`metrics` object where the set has one).
 A compare JSON gives one row per case and pair of sets: base_set, new_set,
 case, op, backend, dtype, variant, param_<name>, verdict, reason,
 base_median_s, new_median_s, ratio, ratio_ci95_low, ratio_ci95_high, p_value,
@@ -113,15 +115,31 @@ def set_records(result_set, path="", accept_unmet_noise=False):
         for k, v in (e.get("params") or {}).items():
             row["param_" + k] = v
         row.update({"threads": settings.get("threads"), "cache": settings.get("cache"), "status": time_status,
-                    "reason": reason, "median_s": median, "repetitions": len(kept) if median is not None else None,
-                    "repetitions_missed_noise_target": sum(1 for r in reps if not r["met"]) if status == "passed" else 0,
-                    "samples": sum(r["samples"] for r in kept) if median is not None else None,
-                    "flop": e.get("flops"), "byte": e.get("bytes"),
-                    "flop_per_s": _ratio(e.get("flops"), median), "byte_per_s": _ratio(e.get("bytes"), median),
-                    "pct_peak_compute": roof.get("pct_peak_compute"),
-                    "pct_peak_bandwidth": roof.get("pct_peak_bandwidth")})
+                    "reason": reason})
+        row.update(_metrics(e, median, kept, reps, status, roof))
         rows.append(row)
     return rows
+
+
+# The metric columns (harness/measure/entry_metrics.hpp's table, in its
+# order): the entry's stored `metrics` object when the run wrote one, else
+# the same figures computed here for a set written before it.
+_METRIC_COLUMNS = ["median_s", "spread", "repetitions", "repetitions_missed_noise_target", "samples", "flop",
+                   "byte", "flop_per_s", "byte_per_s", "pct_peak_compute", "pct_peak_bandwidth"]
+
+
+def _metrics(e, median, kept, reps, status, roof):
+    stored = e.get("metrics")
+    if isinstance(stored, dict):
+        return {k: stored.get(k) for k in _METRIC_COLUMNS}
+    medians = [r["median"] for r in kept]
+    spread = (max(medians) - min(medians)) / 2 / median if median and len(medians) >= 2 else None
+    return {"median_s": median, "spread": spread, "repetitions": len(kept) if median is not None else None,
+            "repetitions_missed_noise_target": sum(1 for r in reps if not r["met"]) if status == "passed" else 0,
+            "samples": sum(r["samples"] for r in kept) if median is not None else None,
+            "flop": e.get("flops"), "byte": e.get("bytes"),
+            "flop_per_s": _ratio(e.get("flops"), median), "byte_per_s": _ratio(e.get("bytes"), median),
+            "pct_peak_compute": roof.get("pct_peak_compute"), "pct_peak_bandwidth": roof.get("pct_peak_bandwidth")}
 
 
 def _sample_count(stats):

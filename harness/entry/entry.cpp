@@ -138,4 +138,18 @@ std::vector<nlohmann::json> result_entries(const Entry &e) {
     return out;
 }
 
+EntryMetricInputs metric_inputs(const Entry &e) {
+    EntryMetricInputs in;
+    if (e.result.summary) in.summary = *e.result.summary;
+    for (const RepetitionRecord &rec : e.result.repetitions) in.samples += rec.summary.n;
+    const CallWork work = e.call_work();
+    in.flops = work.flops;
+    in.bytes = work.bytes;
+    if (e.result.roofline) {
+        in.pct_peak_compute = e.result.roofline->pct_peak_compute;
+        in.pct_peak_bandwidth = e.result.roofline->pct_peak_bandwidth;
+    }
+    return in;
+}
+
 } // namespace opbench

@@ -9,6 +9,7 @@
 
 #include "entry/results.hpp"
 #include "isolate/case_host.hpp"
+#include "measure/entry_metrics.hpp"
 #include "measure/memory_estimate.hpp"
 
 #include <nlohmann/json.hpp>
@@ -76,5 +77,9 @@ public:
 // or more; each carries the entry's fields, and an iteration its `stats`.
 // One entry with error_occurred for a failed or skipped one (no times).
 [[nodiscard]] std::vector<nlohmann::json> result_entries(const Entry &entry);
+
+// What the entry's metrics (measure/entry_metrics.hpp) are computed from, once
+// its summary is set: the summary, its samples, its work per call, its roofline.
+[[nodiscard]] EntryMetricInputs metric_inputs(const Entry &entry);
 
 } // namespace opbench

@@ -24,10 +24,8 @@ double roofline_number(const CaseRecord &c, const char *key) {
 
 const std::vector<std::string> kLeading = {"set", "commit", "timestamp", "machine_id", "suite", "name", "case",
                                            "op",  "backend", "dtype",    "variant"};
-const std::vector<std::string> kTrailing = {"threads",           "cache",      "status",         "reason",
-                                            "median_s",          "repetitions", "repetitions_missed_noise_target",
-                                            "samples",           "flop",       "byte",           "flop_per_s",
-                                            "byte_per_s",        "pct_peak_compute", "pct_peak_bandwidth"};
+// After the shape parameters; then the metrics table's columns (measure/entry_metrics.hpp).
+const std::vector<std::string> kSettingsAndStatus = {"threads", "cache", "status", "reason"};
 
 struct Layout {
     std::vector<std::string> params; // every parameter name, in order of first appearance
@@ -44,7 +42,8 @@ Layout layout_of(const std::vector<ResultSet> &sets, const std::vector<std::stri
                     if (seen.insert(k).second) l.params.push_back(k);
     l.columns = kLeading;
     for (const auto &p : l.params) l.columns.push_back("param_" + p);
-    l.columns.insert(l.columns.end(), kTrailing.begin(), kTrailing.end());
+    l.columns.insert(l.columns.end(), kSettingsAndStatus.begin(), kSettingsAndStatus.end());
+    for (const MetricInfo &m : entry_metrics()) l.columns.emplace_back(m.key);
     l.columns.insert(l.columns.end(), extra.begin(), extra.end());
     return l;
 }
@@ -63,17 +62,9 @@ std::vector<std::string> entry_row(const Layout &l, const ResultSet &s, const Ca
         auto it = c.settings.find(k);
         return it == c.settings.end() ? std::string() : param_text(*it);
     };
-    // Every repetition's samples (empty where a reader dropped them: history).
-    std::size_t samples = 0;
-    for (const auto &r : c.repetitions) samples += r.sample_times.size();
-    const double median = timed ? v.median : NAN;
-    row.insert(row.end(),
-               {setting("threads"), setting("cache"), v.status, timed ? v.why : (v.why.empty() ? c.reason : v.why),
-                number(median), timed ? std::to_string(v.repetition_medians.size()) : "",
-                std::to_string(v.summary.missed_noise_target), timed && samples > 0 ? std::to_string(samples) : "",
-                number(c.flops), number(c.bytes),
-                number(c.flops / median), number(c.bytes / median), number(roofline_number(c, "pct_peak_compute")),
-                number(roofline_number(c, "pct_peak_bandwidth"))});
+    row.insert(row.end(), {setting("threads"), setting("cache"), v.status,
+                           timed ? v.why : (v.why.empty() ? c.reason : v.why)});
+    for (const double value : entry_metric_values(metric_inputs(c, v))) row.push_back(number(value));
     return row;
 }
 
@@ -82,6 +73,19 @@ std::string key_of(const CaseRecord &c, bool with_settings) {
 }
 
 } // namespace
+
+EntryMetricInputs metric_inputs(const CaseRecord &c, const ValidTimes &v) {
+    EntryMetricInputs in;
+    in.summary = v.summary;
+    if (v.status != "ok") in.summary.median_s = NAN; // no time to show (failed, skipped, noisy unaccepted)
+    // Every repetition's samples (none where a reader dropped them: history).
+    for (const auto &r : c.repetitions) in.samples += r.sample_times.size();
+    in.flops = c.flops;
+    in.bytes = c.bytes;
+    in.pct_peak_compute = roofline_number(c, "pct_peak_compute");
+    in.pct_peak_bandwidth = roofline_number(c, "pct_peak_bandwidth");
+    return in;
+}
 
 Table entry_records(const std::vector<ResultSet> &sets, bool accept_unmet_noise,
                     const std::function<bool(const CaseRecord &)> &keep) {

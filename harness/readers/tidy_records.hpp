@@ -3,10 +3,12 @@
 // in the column name (median_s, flop_per_s), op, dtype, variant, backend and
 // each shape parameter (param_<name>) a column of its own, and an entry
 // without a time saying why in `status` and `reason`, never in a number
-// column (those stay empty). results/README.md, "CSV", lists the columns;
+// column (those stay empty). The metric columns are measure/entry_metrics.hpp's
+// table. results/README.md, "CSV", lists the columns;
 // python/opbench_results.py builds the same rows from the JSON.
 #pragma once
 
+#include "measure/entry_metrics.hpp"
 #include "readers/compare.hpp"
 #include "readers/result_set_reader.hpp"
 #include "writers/writer.hpp"
@@ -15,6 +17,11 @@
 #include <vector>
 
 namespace opbench {
+
+// What a read entry's metrics are computed from: the summary of `times`
+// (median NaN unless its status is "ok"), its samples, work and roofline.
+// The run computes the same from its records (entry/entry.hpp).
+[[nodiscard]] EntryMetricInputs metric_inputs(const CaseRecord &c, const ValidTimes &times);
 
 // Every entry of every set, set by set in the sets' order. `keep` (empty:
 // all) picks entries. The time is valid_times()'s: the median of the

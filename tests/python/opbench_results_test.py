@@ -112,6 +112,25 @@ def main():
               for k, v in mine.items()), "loader's median_s equals compare's for every entry")
     check(pd.api.types.is_numeric_dtype(la.median_s) and "param_M" in la.columns, "loader columns are numeric")
 
+    # The metrics table (harness/measure/entry_metrics.hpp): the run stores it
+    # in each passed entry, compare's CSV computes it from the reader, and the
+    # loader reads the stored one; a set without it is computed alike.
+    metric_cols = obr._METRIC_COLUMNS
+    check(list(df.columns[df.columns.get_loc("reason") + 1:][:len(metric_cols)]) == metric_cols,
+          "the CSV's metric columns are the loader's, in order")
+    check(all("metrics" in e for e in sa["benchmarks"] if e.get("status") == "passed"
+              and e.get("run_type") == "iteration"), "every passed entry stores its metrics")
+    stripped = os.path.join(work, "a_no_metrics.json")
+    json.dump({**sa, "benchmarks": [{k: v for k, v in e.items() if k != "metrics"} for e in sa["benchmarks"]]},
+              open(stripped, "w"))
+    ln = obr.load(stripped)
+    csv_a = df[df.set == "a"].reset_index(drop=True)
+    for col in metric_cols:
+        for frame, what in ((la, "stored"), (ln, "computed")):
+            same = all((pd.isna(x) and pd.isna(y)) or math.isclose(float(x), float(y), rel_tol=1e-9)
+                       for x, y in zip(frame[col], csv_a[col]))
+            check(same, f"{col}: the loader's ({what}) equals compare's CSV for every entry")
+
     # compare JSON: dtype, params and variant as fields; the loader reads it.
     cj = os.path.join(work, "ab.json")
     run(opbench, "compare", a, b, "--format", "json", "-o", cj)
