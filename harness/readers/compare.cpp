@@ -545,20 +545,44 @@ nlohmann::json case_json(const CaseComparison &cc) {
     return cj;
 }
 
-// The quality cell; compact, with a footnote for what a side says beyond
-// the reasons in the header.
-std::string quality_text(const CaseComparison &cc, const PairLayout &l, Footnotes &notes, bool wide) {
-    std::string quality = quality_cell(cc);
-    if (wide) return quality;
-    std::vector<std::string> sides;
-    if (auto v = verdict_beyond(cc.base_summary, l.common); !v.empty()) sides.push_back("base " + v);
-    if (auto v = verdict_beyond(cc.new_summary, l.common); !v.empty()) sides.push_back("new " + v);
-    if (!sides.empty()) quality += " " + notes.mark(fmt::format("{}", fmt::join(sides, "; ")));
-    return quality;
+// A compact row's quality: one flag, the worse side's (a disturbed side
+// always shows), and what the sides say beyond the header's reasons (each
+// side's flag too when they differ), for the row's footnote.
+struct CompactQuality {
+    std::string flag;
+    std::vector<std::string> notes;
+};
+
+CompactQuality compact_quality(const CaseComparison &cc, const PairLayout &l) {
+    CompactQuality q;
+    const EntrySummary *worse = nullptr;
+    for (const EntrySummary *s : {&cc.base_summary, &cc.new_summary})
+        if (s->repetitions > 0 && (!worse || s->quality > worse->quality)) worse = s;
+    q.flag = worse ? std::string(worse->flag()) : "-";
+    const bool differ = quality_cell(cc).find('/') != std::string::npos;
+    for (const auto &[side, summary] : {std::pair{"base", &cc.base_summary}, std::pair{"new", &cc.new_summary}}) {
+        if (auto v = verdict_beyond(*summary, l.common); !v.empty())
+            q.notes.push_back(std::string(side) + " " + v);
+        else if (differ)
+            q.notes.push_back(std::string(side) + " " + (summary->repetitions > 0 ? std::string(summary->flag()) : "-"));
+    }
+    return q;
 }
 
-std::vector<std::string> compared_row(const CaseComparison &cc, const std::string &compact_name,
-                                      const std::string &quality, const PairLayout &l, Footnotes &notes, bool wide) {
+// The last cell of a compact row: its quality and one footnote mark for all
+// the row's notes, so no other column widens with marks.
+std::string with_mark(const std::string &cell, const std::vector<std::string> &row_notes, Footnotes &notes) {
+    return row_notes.empty() ? cell : cell + " " + notes.mark(fmt::format("{}", fmt::join(row_notes, "; ")));
+}
+
+// A change for a person: "+4.1%", or "6018x" from 10x up, where a percentage
+// would run to eight digits.
+std::string change_text(double ratio) {
+    return ratio >= 10 ? fmt::format("{:.0f}x", ratio) : percent(ratio - 1);
+}
+
+std::vector<std::string> compared_row(const CaseComparison &cc, const std::string &compact_name, const PairLayout &l,
+                                      Footnotes &notes, bool wide) {
     const std::string p_text = !std::isfinite(cc.p_value) ? "-"
                                : wide                     ? fmt::format("{:.3g}", cc.p_value)
                                                           : fmt::format("{:.2g}", cc.p_value);
@@ -572,23 +596,25 @@ std::vector<std::string> compared_row(const CaseComparison &cc, const std::strin
                 p_text,
                 cc.test,
                 cc.verdict,
-                cc.note.empty() ? quality : cc.note};
-    const std::string verdict =
-        cc.test == l.usual_test ? cc.verdict : cc.verdict + " " + notes.mark("U test: " + cc.test);
+                cc.note.empty() ? quality_cell(cc) : cc.note};
+    CompactQuality q = compact_quality(cc, l);
+    if (cc.test != l.usual_test) q.notes.insert(q.notes.begin(), "U test: " + cc.test);
     return {compact_name,
             cc.backend,
             format_seconds(cc.base_median),
             format_seconds(cc.new_median),
-            percent(cc.ratio - 1),
+            change_text(cc.ratio),
             p_text,
-            verdict,
-            quality};
+            cc.verdict,
+            with_mark(q.flag, q.notes, notes)};
 }
 
-std::vector<std::string> skipped_row(const CaseComparison &cc, const std::string &compact_name,
-                                     const std::string &quality, Footnotes &notes, bool wide) {
+std::vector<std::string> skipped_row(const CaseComparison &cc, const std::string &compact_name, const PairLayout &l,
+                                     Footnotes &notes, bool wide) {
     if (wide) return {cc.label, cc.backend, cc.verdict, cc.reason};
-    return {compact_name, cc.backend, cc.verdict + " " + notes.mark(cc.reason), quality};
+    // The table has four columns: the reason may mark the status.
+    const CompactQuality q = compact_quality(cc, l);
+    return {compact_name, cc.backend, with_mark(cc.verdict, {cc.reason}, notes), with_mark(q.flag, q.notes, notes)};
 }
 
 // The notes under the compared table: the counts and the verdict rule, and
@@ -627,8 +653,13 @@ void add_verdict_notes(Table &compared, const PairComparison &p, const Compariso
         compared.notes.push_back(fmt::format("{} changes read as noisy because a side is disturbed (its times "
                                              "show outside interference; the quality says how).",
                                              disturbed));
-    compared.notes.push_back("quality: clean, noisy (less precise than the noise target asked) or disturbed "
-                             "(interference in the times); base/new when the sides differ. docs/measurement.md");
+    compared.notes.push_back(c.options.wide
+                                 ? "quality: clean, noisy (less precise than the noise target asked) or disturbed "
+                                   "(interference in the times); base/new when the sides differ. "
+                                   "docs/measurement.md"
+                                 : "quality: clean, noisy (less precise than the noise target asked) or disturbed "
+                                   "(interference in the times); the worse side's when they differ (its footnote "
+                                   "gives both). docs/measurement.md");
 }
 
 void add_geomean_table(const PairComparison &p, Document &doc, nlohmann::json &pj) {
@@ -659,13 +690,10 @@ nlohmann::json add_pair(const PairComparison &p, const Comparison &c, Document &
     Footnotes notes;
     std::size_t compared_index = 0, skipped_index = 0;
     for (const auto &cc : p.cases) {
-        const std::string quality = quality_text(cc, l, notes, wide);
         if (cc.compared)
-            compared.rows.push_back(
-                compared_row(cc, wide ? "" : l.names.rows[compared_index++], quality, l, notes, wide));
+            compared.rows.push_back(compared_row(cc, wide ? "" : l.names.rows[compared_index++], l, notes, wide));
         else
-            skipped.rows.push_back(
-                skipped_row(cc, wide ? "" : l.skipped_names.rows[skipped_index++], quality, notes, wide));
+            skipped.rows.push_back(skipped_row(cc, wide ? "" : l.skipped_names.rows[skipped_index++], l, notes, wide));
         pj["cases"].push_back(case_json(cc));
     }
     add_verdict_notes(compared, p, c, skipped.rows.size(), pj);

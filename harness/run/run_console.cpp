@@ -4,6 +4,7 @@
 #include "opbench/ops.hpp"
 #include "measure/statistics.hpp"
 #include "writers/table_writers.hpp"
+#include "writers/text_wrap.hpp"
 
 #include <fmt/format.h>
 
@@ -170,9 +171,10 @@ void print_not_measured(const std::vector<const CaseResult *> &entries, std::ost
     for (const CaseResult *r : entries)
         by_reason[std::string(case_status_name(r->status)) + ": " + r->reason].push_back(r->name);
     out << fmt::format("\nNot measured ({} entries):\n", entries.size());
+    // Each reason wrapped to the console, its entries' names under it.
     for (const auto &[reason, names] : by_reason) {
-        out << "  " << reason << "\n";
-        for (const auto &n : names) out << "      " << n << "\n";
+        out << wrap_words(reason, 6, 2);
+        for (const auto &n : names) out << wrap_name(n, 6);
     }
 }
 
@@ -197,25 +199,7 @@ std::pair<std::string, std::string> split_status(const std::string &status) {
 } // namespace
 
 std::string wrapped(const std::string &text, std::size_t indent, std::size_t first_indent) {
-    std::string out, line(first_indent, ' ');
-    bool has_words = false; // the line holds a word beyond its indent
-    std::size_t begin = 0;
-    while (begin < text.size()) {
-        std::size_t end = text.find(' ', begin);
-        if (end == std::string::npos) end = text.size();
-        const std::string word = text.substr(begin, end - begin);
-        if (has_words && line.size() + 1 + word.size() > kConsoleWidth) {
-            out += line + "\n";
-            line.assign(indent, ' ');
-            has_words = false;
-        }
-        if (has_words) line += ' ';
-        line += word;
-        has_words = true;
-        begin = end + 1;
-    }
-    if (has_words) out += line + "\n";
-    return out;
+    return wrap_words(text, indent, first_indent, kConsoleWidth);
 }
 
 RunConsole::RunConsole(std::string reference, bool colour) : reference_(std::move(reference)), colour_(colour) {
@@ -230,7 +214,7 @@ RunConsole::RunConsole(std::string reference, bool colour) : reference_(std::mov
 }
 
 std::string RunConsole::lines_for(const std::vector<std::string> &cells, CaseStatus status) const {
-    std::string text = cells[0] + "\n" + std::string(kFigureIndent, ' ');
+    std::string text = wrap_name(cells[0], 0, kConsoleWidth) + std::string(kFigureIndent, ' ');
     for (std::size_t i = 1; i < widths_.size(); ++i) text += fmt::format("{:>{}}  ", cells[i], widths_[i]);
     const auto [word, detail] = split_status(cells.back());
     const char *col = status == CaseStatus::failed    ? kRed

@@ -1,4 +1,5 @@
 #include "writers/table_writers.hpp"
+#include "writers/text_wrap.hpp"
 
 #include <fmt/format.h>
 
@@ -9,13 +10,7 @@ namespace opbench {
 
 namespace {
 
-// Display width: UTF-8 continuation bytes take no column.
-std::size_t width(const std::string &s) {
-    std::size_t w = 0;
-    for (unsigned char c : s)
-        if ((c & 0xC0) != 0x80) ++w;
-    return w;
-}
+std::size_t width(const std::string &s) { return display_width(s); }
 
 std::string pad(const std::string &s, std::size_t w, bool right) {
     const std::size_t fill = w > width(s) ? w - width(s) : 0;
@@ -25,24 +20,7 @@ std::string pad(const std::string &s, std::size_t w, bool right) {
 // A note longer than a 100-column terminal, wrapped at spaces; the lines
 // after the first are indented under its text.
 std::string wrapped_note(const std::string &note, std::size_t indent = 2, std::size_t hanging = 6) {
-    constexpr std::size_t kWidth = 100;
-    std::string out, line(indent, ' ');
-    std::size_t start = 0;
-    while (start < note.size()) {
-        std::size_t end = note.find(' ', start);
-        if (end == std::string::npos) end = note.size();
-        const std::string word = note.substr(start, end - start);
-        const bool line_has_text = line.size() > (out.empty() ? indent : hanging);
-        if (line_has_text && width(line) + 1 + width(word) > kWidth) {
-            out += line + "\n";
-            line = std::string(hanging, ' ');
-        } else if (line_has_text) {
-            line += ' ';
-        }
-        line += word;
-        start = end + 1;
-    }
-    return out + line + "\n";
+    return wrap_words(note, hanging, indent);
 }
 
 // A terminal's width: the rule under the header stops there.

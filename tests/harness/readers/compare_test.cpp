@@ -1,7 +1,8 @@
 #include "readers/compare.hpp"
+#include "writers/table_writers.hpp"
+#include "writers/text_wrap.hpp"
 
 #include "../result_set_fixture.hpp"
-#include "writers/table_writers.hpp"
 
 #include <gtest/gtest.h>
 
@@ -372,4 +373,45 @@ TEST(Compare, ProcessSpreadNeedsTwoProcesses) {
     ValidTimes two = one;
     two.repetition_processes = {0, 1, 1};
     EXPECT_NEAR(process_spread(two), (1.3 - 1.0) / 1.2, 1e-12);
+}
+
+// The compact table fits 100 columns with the widest cells a loaded machine
+// gives: a long case name, a 3000x change, a U test note and a disturbed side
+// against a noisy one. The row carries one footnote mark, at its end, and
+// the quality is the worse side's, with both sides named in the footnote.
+TEST(Compare, TheCompactTableFits100ColumnsOnALoadedMachinesWorstRows) {
+    FakeCase attn = timed("onednn", 3e-6, 0.3);
+    attn.op = "attention";
+    attn.variant = "composed";
+    attn.params = {{"B", 1}, {"H", 4}, {"KVH", 2}, {"Sq", 1}, {"Skv", 96}, {"D", 32}, {"causal", 1}};
+    attn.name = "attention.gqa";
+    FakeCase disturbed = attn;
+    disturbed.medians = {12e-3, 12e-3, 24e-3, 12e-3, 36e-3, 12e-3, 3e-6};
+    disturbed.target_met = {false, false, false, false, false, false, true};
+    // A neighbour that differs in two parameters, so the compact names keep them.
+    FakeCase other = attn;
+    other.variant = "fused";
+    other.params["causal"] = 0;
+    other.name = "attention.gqa_long_name";
+    FakeSet a, b;
+    a.cases = {attn, other, timed("naive", 1e-5)};
+    b.cases = {disturbed, other, timed("naive", 1e-5)};
+    const Document doc = comparison_document(compare_sets({make(a, "a"), make(b, "b")}, {}));
+    const std::string text = write_console(doc);
+    std::size_t start = 0;
+    while (start < text.size()) {
+        std::size_t end = text.find('\n', start);
+        if (end == std::string::npos) end = text.size();
+        const std::string line = text.substr(start, end - start);
+        EXPECT_LE(display_width(line), 100u) << line;
+        start = end + 1;
+    }
+    const auto compared = std::find_if(doc.tables.begin(), doc.tables.end(),
+                                       [](const Table &t) { return t.title.rfind("a -> b\n", 0) == 0; });
+    ASSERT_NE(compared, doc.tables.end());
+    const auto &row = compared->rows[0];
+    EXPECT_EQ(row[1], "onednn");
+    EXPECT_NE(row[4].find('x'), std::string::npos) << "a change of 10x or more reads as a ratio: " << row[4];
+    EXPECT_EQ(row.back().rfind("disturbed [", 0), 0u) << row.back();
+    for (std::size_t i = 0; i + 1 < row.size(); ++i) EXPECT_EQ(row[i].find('['), std::string::npos) << row[i];
 }

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 using namespace opbench;
 
 namespace {
@@ -141,4 +143,25 @@ TEST(RunConsole, WrapsToAHundredColumnsWithAHangingIndent) {
     EXPECT_GE(lines, 3u);
     EXPECT_NE(out.find("word39\n"), std::string::npos) << "nothing lost at the end";
     EXPECT_EQ(wrapped("", 4, 0), "");
+}
+
+// "Not measured" after the run: a long reason wraps under its status, and a
+// name longer than the console breaks after a '/' (both were one line of
+// 190-230 columns on the quick suite).
+TEST(RunConsole, NotMeasuredFits100Columns) {
+    const Case c = matmul_case();
+    CaseResult r = measured(c, "cuda", {});
+    r.status = CaseStatus::skipped;
+    r.name = "attention/B:1/H:4/KVH:2/Sq:1/Skv:96/D:32/causal:1/variant:composed/dt:f32/be:cuda/case:attention.gqa";
+    r.reason = "backend 'cuda' is not usable here: no CUDA driver: the runtime found no installed driver "
+               "(libcuda.so.1); cudaGetDeviceCount: cudaErrorInsufficientDriver: CUDA driver version is "
+               "insufficient for CUDA runtime version";
+    std::ostringstream out;
+    print_not_measured({&r}, out);
+    const std::string text = out.str();
+    std::istringstream lines(text);
+    int count = 0;
+    for (std::string l; std::getline(lines, l); ++count) EXPECT_LE(l.size(), 100u) << l;
+    EXPECT_GE(count, 6) << text; // blank, title, 3 reason lines, 2 name lines
+    EXPECT_NE(text.find("  skipped: backend 'cuda'"), std::string::npos) << text;
 }
