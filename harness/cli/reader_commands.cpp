@@ -480,6 +480,7 @@ int ReaderCommands::Options::run_merge() {
     MergeOptions mo;
     mo.allow_mixed_machines = allow_mixed;
     Document merged;
+    merged.compact = true;
     merged.data = merge_result_sets(read_sets(merge_sets), mo);
     try {
         // A result set, written as `opbench run` writes one: the json writer.

@@ -242,10 +242,12 @@ void EntryLoop::entry_done(std::size_t i, bool shown) {
         e.result.summary = summarize_entry_json(iterations, context_);
         const nlohmann::json summary = e.result.summary->to_json();
         const nlohmann::json metrics = entry_metrics_json(metric_inputs(e));
-        for (auto &r : records) {
-            r["summary"] = summary;
-            r["metrics"] = metrics;
-        }
+        // On the repetitions' entries; Google Benchmark's aggregates have their own.
+        for (auto &r : records)
+            if (r.value("run_type", "") == "iteration") {
+                r["summary"] = summary;
+                r["metrics"] = metrics;
+            }
     }
     setup_.log.add_case(i, e.name(), std::string(case_status_name(e.result.status)), std::move(records));
     if (!shown) return;

@@ -298,7 +298,7 @@ void PairedRun::write(PairedSummary &summary, const std::vector<Case> &cases) {
     ctx["opbench"] = std::move(ob);
     nlohmann::json set = {{"context", std::move(ctx)}, {"benchmarks", entries_}};
     add_run_analysis(set, nullptr);
-    write_file_atomically(o_.out_path, set.dump(1) + "\n");
+    write_file_atomically(o_.out_path, set.dump() + "\n"); // compact, as `opbench run` writes sets
     summary.out_path = o_.out_path;
 }
 

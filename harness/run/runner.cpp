@@ -286,6 +286,7 @@ void SuiteRun::write_result_set(bool complete) {
     if (!writer)
         throw std::runtime_error("no output writer '" + options_.out_format + "' (known: " + writer_names() + ")");
     Document doc;
+    doc.compact = true;
     doc.data = log_->result_set(complete);
     add_run_analysis(doc.data, profile_.get());
     write_file_atomically(options_.out_path, writer->write(doc));

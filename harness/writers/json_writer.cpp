@@ -2,6 +2,6 @@
 
 namespace opbench {
 
-std::string write_json(const Document &doc) { return doc.data.dump(2) + "\n"; }
+std::string write_json(const Document &doc) { return (doc.compact ? doc.data.dump() : doc.data.dump(2)) + "\n"; }
 
 } // namespace opbench
