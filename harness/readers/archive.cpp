@@ -3,6 +3,7 @@
 #include "readers/compact_table.hpp"
 
 #include "files/atomic_file.hpp"
+#include "readers/set_summaries.hpp"
 #include "readers/tidy_records.hpp"
 
 #include <fmt/format.h>
@@ -34,7 +35,7 @@ std::string safe_name(const std::string &s, const char *fallback) {
 }
 
 nlohmann::json to_json(const ArchiveEntry &e) {
-    return {{"path", e.path},
+    nlohmann::json j = {{"path", e.path},
             {"machine_id", e.machine_id},
             {"suite", e.suite},
             {"suite_sha256", e.suite_sha256},
@@ -44,6 +45,8 @@ nlohmann::json to_json(const ArchiveEntry &e) {
             {"host_name", e.host_name},
             {"cpu_model", e.cpu_model},
             {"cases", e.cases}};
+    if (!e.summaries.empty()) j["summaries"] = e.summaries;
+    return j;
 }
 
 // A row's path: relative to the archive and inside it (no absolute path, no
@@ -74,6 +77,12 @@ ArchiveEntry from_json(const nlohmann::json &j, const std::string &at, const std
     e.path = p->get<std::string>();
     if (const std::string why = confined_path(e.path); !why.empty())
         throw bad(".path", fmt::format("a path inside the archive ({})", why), *p);
+    if (auto s = j.find("summaries"); s != j.end()) {
+        if (!s->is_string()) throw bad(".summaries", "a path relative to the archive", *s);
+        e.summaries = s->get<std::string>();
+        if (const std::string why = confined_path(e.summaries); !why.empty())
+            throw bad(".summaries", fmt::format("a path inside the archive ({})", why), *s);
+    }
     const auto str = [&](const char *key, std::string &out) {
         auto it = j.find(key);
         if (it == j.end()) return;
@@ -162,6 +171,7 @@ ArchiveEntry archive_store(const fs::path &dir, const ResultSet &set) {
     e.cpu_model = set.cpu_model();
     e.cases = set.cases.size();
     const std::string text = read_text(set.path);
+    const std::string summaries = set_summaries(set).dump() + "\n";
 
     IndexLock lock(dir);
     std::vector<ArchiveEntry> entries = read_index(dir);
@@ -171,8 +181,10 @@ ArchiveEntry archive_store(const fs::path &dir, const ResultSet &set) {
     for (int n = 2; fs::exists(dir / rel_dir / file, ec); ++n)
         file = fmt::format("{}-{}.json", archive_file_name(set).substr(0, archive_file_name(set).size() - 5), n);
     e.path = (rel_dir / file).string();
+    e.summaries = set_summaries_file_name(e.path);
     try {
         write_file_atomically((dir / e.path).string(), text);
+        write_file_atomically((dir / e.summaries).string(), summaries);
         entries.push_back(e);
         std::stable_sort(entries.begin(), entries.end(),
                          [](const ArchiveEntry &a, const ArchiveEntry &b) { return a.timestamp < b.timestamp; });
@@ -218,6 +230,10 @@ PruneResult archive_prune(const fs::path &dir, std::size_t keep) {
         const fs::path p = dir / e.path; // from_json refused absolute paths and ".."
         const std::uintmax_t size = fs::file_size(p, ec);
         if (fs::remove(p, ec) && !ec) result.bytes_freed += size;
+        if (e.summaries.empty()) continue;
+        const fs::path summaries = dir / e.summaries;
+        const std::uintmax_t summaries_size = fs::file_size(summaries, ec);
+        if (fs::remove(summaries, ec) && !ec) result.bytes_freed += summaries_size;
     }
     result.kept = kept.size();
     return result;
@@ -332,12 +348,28 @@ HistoryRuns history_runs(const fs::path &dir, const HistoryOptions &o) {
     return h;
 }
 
+// One run's set as history needs it: from its entry summaries (a few KB),
+// else (archived before they were written, or their file is gone) from the
+// set itself, whose parse takes ~0.2 s.
+ResultSet run_without_samples(const fs::path &dir, const ArchiveEntry &run) {
+    std::error_code ec;
+    if (!run.summaries.empty() && fs::is_regular_file(dir / run.summaries, ec)) {
+        try {
+            return parse_set_summaries(read_text(dir / run.summaries), (dir / run.summaries).string(),
+                                       (dir / run.path).string());
+        } catch (const ResultSetError &e) {
+            throw ArchiveError(e.what());
+        }
+    }
+    return read_result_set((dir / run.path).string());
+}
+
 // The runs' result sets. History reads medians only: dropping the parsed
 // file and the samples keeps --last 1000 in tens of MB instead of GBs.
 std::vector<ResultSet> medians_of_runs(const fs::path &dir, const std::vector<ArchiveEntry> &runs) {
     std::vector<ResultSet> sets;
     for (const auto &r : runs) {
-        sets.push_back(read_result_set((dir / r.path).string()));
+        sets.push_back(run_without_samples(dir, r));
         sets.back().raw = nullptr;
         for (auto &c : sets.back().cases)
             for (auto &rep : c.repetitions) std::vector<double>().swap(rep.sample_times);
