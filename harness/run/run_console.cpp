@@ -187,7 +187,7 @@ void print_not_measured(const std::vector<const CaseResult *> &entries, std::ost
         by_reason[std::string(case_status_name(r->status)) + ": " + r->reason].push_back(r->name);
     out << fmt::format("\nNot measured ({} entries):\n", entries.size());
     for (const auto &[reason, names] : by_reason) {
-        out << "  " << reason << "\n";
+        out << wrapped(reason, 4, 2); // the names (below, at 6) stay whole: a filter matches them
         for (const auto &n : names) out << "      " << n << "\n";
     }
 }

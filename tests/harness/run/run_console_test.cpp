@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <sstream>
 
 using namespace opbench;
 
@@ -179,4 +180,26 @@ TEST(RunConsole, WrapsToAHundredColumnsWithAHangingIndent) {
     EXPECT_GE(lines, 3u);
     EXPECT_NE(out.find("word39\n"), std::string::npos) << "nothing lost at the end";
     EXPECT_EQ(wrapped("", 4, 0), "");
+}
+
+// "Not measured": a long reason wraps to 100 columns (at a smaller indent
+// than the names under it); the names stay whole, as a filter matches them.
+TEST(RunConsole, NotMeasuredReasonsWrapAndNamesStayWhole) {
+    const Case c = matmul_case();
+    CaseResult skipped;
+    skipped.source = &c;
+    skipped.backend = "cuda";
+    skipped.status = CaseStatus::skipped;
+    skipped.name = "attention/B:1/H:4/KVH:2/Sq:1/Skv:96/D:32/causal:1/variant:composed/dt:f32/be:cuda/case:attention.gqa";
+    skipped.reason = "backend 'cuda' is not usable here: no CUDA driver: the runtime found no installed driver "
+                     "(libcuda.so.1); cudaGetDeviceCount: cudaErrorInsufficientDriver";
+    std::ostringstream out;
+    print_not_measured({&skipped}, out);
+    const std::string text = out.str();
+    EXPECT_NE(text.find("\n  skipped: backend 'cuda' is not usable here"), std::string::npos) << text;
+    EXPECT_NE(text.find("\n    "), std::string::npos) << "the reason goes on at its indent:\n" << text;
+    EXPECT_NE(text.find("\n      " + skipped.name + "\n"), std::string::npos) << text;
+    for (std::size_t begin = 0, end; (end = text.find('\n', begin)) != std::string::npos; begin = end + 1)
+        if (text.substr(begin, end - begin).find(skipped.name) == std::string::npos)
+            EXPECT_LE(end - begin, 100u) << text;
 }
