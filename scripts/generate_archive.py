@@ -52,7 +52,7 @@ def copies(base, n):
     start = datetime(2026, 1, 1, tzinfo=timezone.utc)
     for i in range(n):
         stamp = (start + timedelta(hours=i)).strftime("%Y-%m-%dT%H:%M:%SZ")
-        commit = f"{i:012x}"
+        commit = f"{(i * 2654435761) % 2**48:012x}"  # distinct in its first 7 digits too
         ob["timestamp"] = stamp
         ob["build"]["git_commit"] = commit
         scale = 1 + 0.01 * ((i * 7) % 5 - 2)  # +-2% drift between runs

@@ -4,10 +4,14 @@
 
 #include <cmath>
 #include <filesystem>
+#include <initializer_list>
+#include <stdexcept>
 
 namespace opbench {
 
 namespace {
+
+constexpr const char *kRepetitionFields = "median_s, noise, noise_target_met, timed_out, fastest_s, process";
 
 // JSON has no NaN or infinity: a figure that is not finite is written as null
 // and read back as the value its reader uses for "unknown".
@@ -33,13 +37,36 @@ nlohmann::json identity_context(const ResultSet &set) {
     return ctx;
 }
 
+// One repetition as an array (kRepetitionFields): a quick set has ~600
+// repetitions, and their keys would be half of the file history parses.
 nlohmann::json repetition_json(const RepetitionTime &r) {
-    return {{"median_s", r.median_seconds},
-            {"noise", finite_or_null(r.noise)},
-            {"noise_target_met", r.noise_target_met},
-            {"timed_out", r.timed_out},
-            {"fastest_s", finite_or_null(r.fastest_seconds)},
-            {"process", r.process}};
+    return nlohmann::json::array({r.median_seconds, finite_or_null(r.noise), r.noise_target_met, r.timed_out,
+                                  finite_or_null(r.fastest_seconds), r.process});
+}
+
+RepetitionTime repetition_from_json(const nlohmann::json &r) {
+    if (!r.is_array() || r.size() != 6)
+        throw std::invalid_argument(fmt::format("a repetition is [{}]", kRepetitionFields));
+    const auto number = [&](std::size_t i, double otherwise) {
+        return r[i].is_number() ? r[i].get<double>() : otherwise;
+    };
+    RepetitionTime rep;
+    rep.median_seconds = r[0].get<double>();
+    rep.noise = number(1, INFINITY); // null: too few samples for a CI, as in the set
+    rep.noise_target_met = r[2].get<bool>();
+    rep.timed_out = r[3].get<bool>();
+    rep.fastest_seconds = number(4, NAN);
+    rep.process = r[5].get<int>();
+    return rep;
+}
+
+// The settings and roofline figures history and its CSV rows read.
+nlohmann::json picked(const nlohmann::json &from, std::initializer_list<const char *> keys) {
+    if (!from.is_object()) return from;
+    nlohmann::json out = nlohmann::json::object();
+    for (const char *k : keys)
+        if (auto it = from.find(k); it != from.end()) out[k] = *it;
+    return out;
 }
 
 nlohmann::json entry_json(const CaseRecord &c) {
@@ -52,13 +79,13 @@ nlohmann::json entry_json(const CaseRecord &c) {
             {"variant", c.variant},
             {"case", c.case_name},
             {"params", c.params},
-            {"settings", c.settings},
+            {"settings", picked(c.settings, {"threads", "cache", "noise_target"})},
             {"status", c.status},
             {"reason", c.reason},
             {"reference", c.reference},
             {"flops", c.flops},
             {"bytes", c.bytes},
-            {"roofline", c.roofline},
+            {"roofline", picked(c.roofline, {"pct_peak_compute", "pct_peak_bandwidth", "bandwidth_roof", "bound"})},
             {"conditions",
              {{"noise_target", c.conditions.noise_target},
               {"threads", c.conditions.threads},
@@ -88,16 +115,7 @@ CaseRecord case_from_json(const nlohmann::json &e) {
     c.conditions.threads = cond.at("threads").get<int>();
     c.conditions.cpus = cond.at("cpus").get<int>();
     c.conditions.load = number_or(cond, "load", NAN);
-    for (const auto &r : e.at("repetitions")) {
-        RepetitionTime rep;
-        rep.median_seconds = r.at("median_s").get<double>();
-        rep.noise = number_or(r, "noise", INFINITY); // null: too few samples for a CI, as in the set
-        rep.noise_target_met = r.at("noise_target_met").get<bool>();
-        rep.timed_out = r.at("timed_out").get<bool>();
-        rep.fastest_seconds = number_or(r, "fastest_s", NAN);
-        rep.process = r.at("process").get<int>();
-        c.repetitions.push_back(rep);
-    }
+    for (const auto &r : e.at("repetitions")) c.repetitions.push_back(repetition_from_json(r));
     return c;
 }
 
@@ -132,7 +150,7 @@ ResultSet parse_set_summaries(const std::string &text, const std::string &summar
         for (std::size_t i = 0; i < entries.size(); ++i) {
             try {
                 set.cases.push_back(case_from_json(entries.at(i)));
-            } catch (const nlohmann::json::exception &e) {
+            } catch (const std::exception &e) { // nlohmann's type errors, a repetition's shape
                 throw refuse(fmt::format("entries[{}]: {}", i, e.what()));
             }
         }

@@ -103,7 +103,7 @@ TEST(Archive, HistoryShowsEachCaseAcrossRuns) {
     // Default (fits 100 columns): first, last, their ratio, a trend of one
     // bar per run (log scale between the lowest and highest), the quality.
     EXPECT_EQ(t.columns,
-              (std::vector<std::string>{"case [backend]", "first", "last", "last / first", "trend", "last quality"}));
+              (std::vector<std::string>{"case [backend]", "first", "last", "last/first", "trend", "last quality"}));
     EXPECT_EQ(t.rows[0][1], "10 us");
     EXPECT_EQ(t.rows[0][2], "20 us");
     EXPECT_EQ(t.rows[0][3], "2.000");
@@ -362,4 +362,27 @@ TEST(Archive, HistoryReadsSummariesAndFallsBackToTheSet) {
     EXPECT_FALSE(fs::exists(dir.path / stored[0].summaries));
     EXPECT_FALSE(fs::exists(dir.path / stored[0].path));
     EXPECT_TRUE(fs::exists(dir.path / stored[2].summaries));
+}
+
+// More runs than the trend's 10 bars (--last 1000): each bar is the median
+// of a group of consecutive runs, and the header names the first and last
+// run instead of listing every one, so the table still fits 100 columns.
+TEST(Archive, HistoryOfManyRunsGroupsTheTrend) {
+    TempDir in, dir;
+    for (int i = 0; i < 12; ++i)
+        archive_store(dir.path, read_result_set(write_fake_set(
+                                    in.path, std::to_string(i) + ".json",
+                                    run_at(fmt::format("2026-11-{:02}T10:00:00Z", i + 1), fmt::format("c{:02}", i),
+                                           1e-5 * (1 + i)))));
+    HistoryOptions o;
+    o.suite = "quick";
+    o.last = 100;
+    o.case_regex = "naive";
+    const Table t = archive_history(dir.path, o).tables[0];
+    ASSERT_EQ(t.rows.size(), 1u);
+    EXPECT_EQ(t.rows[0][4], "▁▄▅▇▇█"); // 6 bars of 2 runs each: 15, 35, ..., 115 us on a log scale
+    EXPECT_NE(t.title.find("a bar per 2 runs: their median): 12 from 2026-11-01T10:00 c00"), std::string::npos)
+        << t.title;
+    EXPECT_NE(t.title.find("2026-11-12T10:00 c11"), std::string::npos) << t.title;
+    EXPECT_EQ(t.title.find("c05"), std::string::npos) << "the runs between are not listed:\n" << t.title;
 }
