@@ -177,7 +177,7 @@ ArchiveEntry archive_store(const fs::path &dir, const ResultSet &set) {
     e.cpu_model = set.cpu_model();
     e.cases = set.cases.size();
     const std::string text = read_text(set.path);
-    const std::string summaries = set_summaries(set).dump() + "\n";
+    const std::string summaries = set_summaries_bytes(set);
 
     IndexLock lock(dir);
     std::vector<ArchiveEntry> entries = read_index(dir);
@@ -385,8 +385,7 @@ ResultSet run_without_samples(const fs::path &dir, const ArchiveEntry &run) {
     std::error_code ec;
     if (!run.summaries.empty() && fs::is_regular_file(dir / run.summaries, ec)) {
         try {
-            return parse_set_summaries(read_text(dir / run.summaries), (dir / run.summaries).string(),
-                                       (dir / run.path).string());
+            return read_set_summaries((dir / run.summaries).string(), (dir / run.path).string());
         } catch (const ResultSetError &e) {
             throw ArchiveError(e.what());
         }

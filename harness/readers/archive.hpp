@@ -1,6 +1,6 @@
 // An archive of result sets on disk, for history and baselines:
 //   DIR/<machine id>/<suite>/<UTC time>-<commit>.json   the sets, byte for byte
-//   DIR/<machine id>/<suite>/<UTC time>-<commit>.summaries.json
+//   DIR/<machine id>/<suite>/<UTC time>-<commit>.summaries.cbor
 //                                                      their entry summaries (readers/set_summaries.hpp)
 //   DIR/index.json                                     one row per set
 // Storing copies the set and rewrites the index atomically (under a lock,

@@ -2,8 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <initializer_list>
 #include <stdexcept>
 
@@ -11,16 +15,10 @@ namespace opbench {
 
 namespace {
 
-constexpr const char *kRepetitionFields = "median_s, noise, noise_target_met, timed_out, fastest_s, process";
 
 // JSON has no NaN or infinity: a figure that is not finite is written as null
 // and read back as the value its reader uses for "unknown".
 nlohmann::json finite_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
-
-double number_or(const nlohmann::json &j, const char *key, double otherwise) {
-    auto it = j.find(key);
-    return it != j.end() && it->is_number() ? it->get<double>() : otherwise;
-}
 
 // What ResultSet's accessors and machine_id() read (suite, build, commit,
 // time, host, machine), and nothing else.
@@ -37,29 +35,6 @@ nlohmann::json identity_context(const ResultSet &set) {
     return ctx;
 }
 
-// One repetition as an array (kRepetitionFields): a quick set has ~600
-// repetitions, and their keys would be half of the file history parses.
-nlohmann::json repetition_json(const RepetitionTime &r) {
-    return nlohmann::json::array({r.median_seconds, finite_or_null(r.noise), r.noise_target_met, r.timed_out,
-                                  finite_or_null(r.fastest_seconds), r.process});
-}
-
-RepetitionTime repetition_from_json(const nlohmann::json &r) {
-    if (!r.is_array() || r.size() != 6)
-        throw std::invalid_argument(fmt::format("a repetition is [{}]", kRepetitionFields));
-    const auto number = [&](std::size_t i, double otherwise) {
-        return r[i].is_number() ? r[i].get<double>() : otherwise;
-    };
-    RepetitionTime rep;
-    rep.median_seconds = r[0].get<double>();
-    rep.noise = number(1, INFINITY); // null: too few samples for a CI, as in the set
-    rep.noise_target_met = r[2].get<bool>();
-    rep.timed_out = r[3].get<bool>();
-    rep.fastest_seconds = number(4, NAN);
-    rep.process = r[5].get<int>();
-    return rep;
-}
-
 // The settings and roofline figures history and its CSV rows read.
 nlohmann::json picked(const nlohmann::json &from, std::initializer_list<const char *> keys) {
     if (!from.is_object()) return from;
@@ -69,72 +44,130 @@ nlohmann::json picked(const nlohmann::json &from, std::initializer_list<const ch
     return out;
 }
 
-nlohmann::json entry_json(const CaseRecord &c) {
-    nlohmann::json reps = nlohmann::json::array();
-    for (const auto &r : c.repetitions) reps.push_back(repetition_json(r));
-    return {{"name", c.name},
-            {"op", c.op},
-            {"backend", c.backend},
-            {"dtype", c.dtype},
-            {"variant", c.variant},
-            {"case", c.case_name},
-            {"params", c.params},
-            {"settings", picked(c.settings, {"threads", "cache", "noise_target"})},
-            {"status", c.status},
-            {"reason", c.reason},
-            {"reference", c.reference},
-            {"flops", c.flops},
-            {"bytes", c.bytes},
-            {"roofline", picked(c.roofline, {"pct_peak_compute", "pct_peak_bandwidth", "bandwidth_roof", "bound"})},
-            {"conditions",
-             {{"noise_target", c.conditions.noise_target},
-              {"threads", c.conditions.threads},
-              {"cpus", c.conditions.cpus},
-              {"load", finite_or_null(c.conditions.load)}}},
-            {"repetitions", std::move(reps)}};
+// The entries as columns (an array per field, one element per entry; the
+// conditions and repetitions flattened): a quick set's 600 repetitions as
+// objects were 4,000 small allocations to parse per run, most of history's
+// time over 1,000 runs.
+constexpr const char *kTextColumns[] = {"name", "op", "backend", "dtype", "variant", "case", "status", "reason"};
+constexpr std::size_t kConditionFields = 4;  // noise_target, threads, cpus, load
+constexpr std::size_t kRepetitionFields = 6; // median_s, noise, noise_target_met, timed_out, fastest_s, process
+
+nlohmann::json entry_columns(const std::vector<CaseRecord> &cases) {
+    nlohmann::json cols = nlohmann::json::object();
+    for (const char *k : {"name", "op", "backend", "dtype", "variant", "case", "status", "reason", "params", "settings",
+                          "reference", "flops", "bytes", "roofline", "conditions", "repetition_counts", "repetitions"})
+        cols[k] = nlohmann::json::array();
+    for (const auto &c : cases) {
+        const std::string *text[] = {&c.name, &c.op, &c.backend, &c.dtype, &c.variant, &c.case_name, &c.status, &c.reason};
+        for (std::size_t i = 0; i < std::size(kTextColumns); ++i) cols[kTextColumns[i]].push_back(*text[i]);
+        cols["params"].push_back(c.params);
+        cols["settings"].push_back(picked(c.settings, {"threads", "cache", "noise_target"}));
+        cols["reference"].push_back(c.reference);
+        cols["flops"].push_back(c.flops);
+        cols["bytes"].push_back(c.bytes);
+        cols["roofline"].push_back(picked(c.roofline, {"pct_peak_compute", "pct_peak_bandwidth", "bandwidth_roof", "bound"}));
+        for (const nlohmann::json &v : {nlohmann::json(c.conditions.noise_target), nlohmann::json(c.conditions.threads),
+                                        nlohmann::json(c.conditions.cpus), finite_or_null(c.conditions.load)})
+            cols["conditions"].push_back(v);
+        cols["repetition_counts"].push_back(c.repetitions.size());
+        for (const auto &r : c.repetitions)
+            for (const nlohmann::json &v :
+                 {nlohmann::json(r.median_seconds), finite_or_null(r.noise), nlohmann::json(r.noise_target_met),
+                  nlohmann::json(r.timed_out), finite_or_null(r.fastest_seconds), nlohmann::json(r.process)})
+                cols["repetitions"].push_back(v);
+    }
+    return cols;
 }
 
-CaseRecord case_from_json(const nlohmann::json &e) {
-    CaseRecord c;
-    c.name = e.at("name").get<std::string>();
-    c.op = e.at("op").get<std::string>();
-    c.backend = e.at("backend").get<std::string>();
-    c.dtype = e.at("dtype").get<std::string>();
-    c.variant = e.at("variant").get<std::string>();
-    c.case_name = e.at("case").get<std::string>();
-    c.params = e.at("params");
-    c.settings = e.at("settings");
-    c.status = e.at("status").get<std::string>();
-    c.reason = e.at("reason").get<std::string>();
-    c.reference = e.at("reference").get<bool>();
-    c.flops = e.at("flops").get<double>();
-    c.bytes = e.at("bytes").get<double>();
-    c.roofline = e.at("roofline");
-    const nlohmann::json &cond = e.at("conditions");
-    c.conditions.noise_target = cond.at("noise_target").get<double>();
-    c.conditions.threads = cond.at("threads").get<int>();
-    c.conditions.cpus = cond.at("cpus").get<int>();
-    c.conditions.load = number_or(cond, "load", NAN);
-    for (const auto &r : e.at("repetitions")) c.repetitions.push_back(repetition_from_json(r));
-    return c;
+double number_at(const nlohmann::json &a, std::size_t i, double otherwise) {
+    return a.at(i).is_number() ? a[i].get<double>() : otherwise;
+}
+
+// The cases back from entry_columns(); throws nlohmann's exceptions or
+// std::invalid_argument for columns of the wrong type or length.
+std::vector<CaseRecord> cases_from_columns(const nlohmann::json &cols) {
+    const std::size_t n = cols.at("name").size();
+    const auto column = [&](const char *k, std::size_t per_entry) -> const nlohmann::json & {
+        const nlohmann::json &c = cols.at(k);
+        if (!c.is_array() || (per_entry > 0 && c.size() != n * per_entry))
+            throw std::invalid_argument(fmt::format("entries.{}: expected an array of {} x {} values", k, n, per_entry));
+        return c;
+    };
+    const nlohmann::json &counts = column("repetition_counts", 1), &reps = column("repetitions", 0),
+                         &conditions = column("conditions", kConditionFields);
+    std::vector<CaseRecord> cases(n);
+    std::size_t rep = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        CaseRecord &c = cases[i];
+        std::string *text[] = {&c.name, &c.op, &c.backend, &c.dtype, &c.variant, &c.case_name, &c.status, &c.reason};
+        for (std::size_t k = 0; k < std::size(kTextColumns); ++k)
+            *text[k] = column(kTextColumns[k], 1)[i].get<std::string>();
+        c.params = column("params", 1)[i];
+        c.settings = column("settings", 1)[i];
+        c.reference = column("reference", 1)[i].get<bool>();
+        c.flops = column("flops", 1)[i].get<double>();
+        c.bytes = column("bytes", 1)[i].get<double>();
+        c.roofline = column("roofline", 1)[i];
+        const std::size_t at = i * kConditionFields;
+        c.conditions = {conditions[at].get<double>(), conditions[at + 1].get<int>(), conditions[at + 2].get<int>(),
+                        number_at(conditions, at + 3, NAN)};
+        for (std::size_t r = counts[i].get<std::size_t>(); r > 0; --r, rep += kRepetitionFields) {
+            if (rep + kRepetitionFields > reps.size())
+                throw std::invalid_argument("entries.repetitions: fewer values than repetition_counts needs");
+            RepetitionTime t;
+            t.median_seconds = reps[rep].get<double>();
+            t.noise = number_at(reps, rep + 1, INFINITY); // null: too few samples for a CI, as in the set
+            t.noise_target_met = reps[rep + 2].get<bool>();
+            t.timed_out = reps[rep + 3].get<bool>();
+            t.fastest_seconds = number_at(reps, rep + 4, NAN);
+            t.process = reps[rep + 5].get<int>();
+            c.repetitions.push_back(t);
+        }
+    }
+    return cases;
 }
 
 } // namespace
 
 std::string set_summaries_file_name(const std::string &set_file_name) {
     const std::filesystem::path p(set_file_name);
-    return (p.parent_path() / (p.stem().string() + ".summaries.json")).string();
+    return (p.parent_path() / (p.stem().string() + ".summaries.cbor")).string();
 }
 
 nlohmann::json set_summaries(const ResultSet &set) {
-    nlohmann::json entries = nlohmann::json::array();
-    for (const auto &c : set.cases) entries.push_back(entry_json(c));
-    return {{"schema_version", kSetSummariesVersion}, {"context", identity_context(set)}, {"entries", entries}};
+    return {{"schema_version", kSetSummariesVersion},
+            {"context", identity_context(set)},
+            {"entries", entry_columns(set.cases)}};
 }
 
-ResultSet parse_set_summaries(const std::string &text, const std::string &summaries_path,
-                              const std::string &set_path) {
-    const nlohmann::json j = parse_reader_json(text, summaries_path);
+std::string set_summaries_bytes(const ResultSet &set) {
+    const std::vector<std::uint8_t> cbor = nlohmann::json::to_cbor(set_summaries(set));
+    return std::string(cbor.begin(), cbor.end());
+}
+
+ResultSet read_set_summaries(const std::string &summaries_path, const std::string &set_path) {
+    std::ifstream in(summaries_path, std::ios::binary | std::ios::ate);
+    if (!in) throw ResultSetError(fmt::format("{}: cannot open ({})", summaries_path, std::strerror(errno)));
+    const std::streamoff size = in.tellg();
+    if (size < 0 || static_cast<std::uintmax_t>(size) > kMaxReaderInputBytes)
+        throw ResultSetError(fmt::format("{}: not a readable file of at most {} MiB", summaries_path,
+                                         kMaxReaderInputBytes >> 20));
+    std::string bytes(static_cast<std::size_t>(size), '\0');
+    in.seekg(0);
+    in.read(bytes.data(), size);
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::from_cbor(bytes);
+    } catch (const nlohmann::json::exception &e) {
+        throw ResultSetError(fmt::format("{}: not the entry summaries of an archived set (not CBOR: {}); "
+                                         "results/README.md, \"Archive\"",
+                                         summaries_path, e.what()));
+    }
+    return set_from_summaries(j, summaries_path, set_path);
+}
+
+ResultSet set_from_summaries(const nlohmann::json &j, const std::string &summaries_path,
+                             const std::string &set_path) {
     const auto refuse = [&](const std::string &why) {
         return ResultSetError(fmt::format("{}: not the entry summaries of an archived set ({}); results/README.md, "
                                           "\"Archive\"",
@@ -146,15 +179,8 @@ ResultSet parse_set_summaries(const std::string &text, const std::string &summar
     set.path = set_path;
     try {
         set.context = j.at("context");
-        const nlohmann::json &entries = j.at("entries");
-        for (std::size_t i = 0; i < entries.size(); ++i) {
-            try {
-                set.cases.push_back(case_from_json(entries.at(i)));
-            } catch (const std::exception &e) { // nlohmann's type errors, a repetition's shape
-                throw refuse(fmt::format("entries[{}]: {}", i, e.what()));
-            }
-        }
-    } catch (const nlohmann::json::exception &e) {
+        set.cases = cases_from_columns(j.at("entries"));
+    } catch (const std::exception &e) { // nlohmann's type errors, a column's length
         throw refuse(e.what());
     }
     if (!set.context.is_object() || !set.opbench().is_object()) throw refuse("`context` is not an object");

@@ -206,7 +206,7 @@ TEST(Archive, IndexRowsAreConfinedToTheArchive) {
         {R"({"schema_version": 1, "sets": [{"path": "a.json"}, {"path": "/etc/passwd"}]})",
          "index.json: sets[1].path: expected a path inside the archive (it is absolute)"},
         {R"({"schema_version": 1, "sets": [{"path": "a/../../b.json"}]})", "sets[0].path"},
-        {R"({"schema_version": 1, "sets": [{"path": "a.json", "summaries": "../../a.summaries.json"}]})",
+        {R"({"schema_version": 1, "sets": [{"path": "a.json", "summaries": "../../a.summaries.cbor"}]})",
          "sets[0].summaries: expected a path inside the archive (it has a '..' component)"},
         {R"({"schema_version": 1, "sets": [{"path": "a.json", "summaries": 1}]})",
          "sets[0].summaries: expected a path relative to the archive"},
@@ -283,7 +283,7 @@ TEST(Archive, HistoryFromEntrySummariesEqualsHistoryFromTheSets) {
     for (int i = 0; i < 4; ++i) {
         const ArchiveEntry e = archive_store(
             dir.path, read_result_set(write_fake_set(in.path, std::to_string(i) + ".json", run_of_every_kind(i))));
-        EXPECT_EQ(e.summaries, e.path.substr(0, e.path.size() - 5) + ".summaries.json");
+        EXPECT_EQ(e.summaries, e.path.substr(0, e.path.size() - 5) + ".summaries.cbor");
         EXPECT_TRUE(fs::is_regular_file(dir.path / e.summaries));
         EXPECT_LT(fs::file_size(dir.path / e.summaries), fs::file_size(dir.path / e.path));
     }
