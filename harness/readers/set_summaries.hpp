@@ -1,9 +1,10 @@
 // A result set's entry summaries: the compact file the archive keeps beside
 // each set (DIR/<machine>/<suite>/<time>-<commit>.summaries.cbor) so that
-// `opbench history` reads ~45 KB per run instead of parsing a 2 MB set
+// `opbench history` reads ~34 KB per run instead of parsing a 2 MB set
 // (issue 17: history over 1,000 archived runs in < 2 s). The file is CBOR
-// (RFC 8949, nlohmann::json's to_cbor): the same document as JSON text took
-// 1.6x as long to parse, most of history's time, and doubles stay exact.
+// (RFC 8949, nlohmann::json's to_cbor), in columns: parsing is most of
+// history's time, and as JSON text, or an object per entry, it took 1.2-1.5x
+// as long (docs/ci.md, "The archive"); doubles stay exact.
 //
 // Per entry it keeps what history shows and the figures its one summary
 // (measure/entry_summary.hpp) is computed from: the case's identity, status
