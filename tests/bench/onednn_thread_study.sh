@@ -12,11 +12,13 @@
 # median spread of their repetitions, and the run-to-run change of each
 # entry's median between rounds (the median and the largest |log ratio|).
 #
-# usage: onednn_thread_study.sh OPBENCH OUTDIR [ROUNDS]   (needs stress-ng)
+# usage: onednn_thread_study.sh OPBENCH OUTDIR [ROUNDS [--tables-only]]   (needs stress-ng)
+#   --tables-only: no runs, the tables of the sets OUTDIR holds
 set -eu
-opbench=$1 out=$2 rounds=${3:-2}
+opbench=$1 out=$2 rounds=${3:-2} only=${4:-}
 suite=$(dirname "$0")/../../suites/quick.toml
 mkdir -p "$out"
+[ "$only" = --tables-only ] || {
 stress-ng --cpu 2 --timeout 900s --quiet &
 stress=$!
 trap 'kill $stress 2>/dev/null || true' EXIT INT TERM
@@ -39,6 +41,7 @@ while [ "$r" -le "$rounds" ]; do
   r=$((r + 1))
 done
 kill $stress 2>/dev/null || true
+}
 python3 - "$out" "$rounds" <<'EOF'
 import json, math, statistics, sys
 out, rounds = sys.argv[1], int(sys.argv[2])
@@ -55,7 +58,7 @@ def entries(path):
     return e
 
 print(f"{'setting':9} {'entries':>7} {'clean':>5} {'noisy':>5} {'disturbed':>9} {'median spread':>13} "
-      f"{'run-to-run median':>17} {'run-to-run max':>14}")
+      f"{'run-to-run median':>17} {'run-to-run max':>14}  (entries x rounds)")
 for setting in ["default", "threads1", "passive", "pinned"]:
     runs = [entries(f"{out}/{setting}-{r}.json") for r in range(1, rounds + 1)]
     q = [v[1] for run in runs for v in run.values()]
@@ -68,6 +71,6 @@ for setting in ["default", "threads1", "passive", "pinned"]:
     n = len(q) // rounds
     print(f"{setting:9} {n:>7} {q.count('clean'):>5} {q.count('noisy'):>5} {q.count('disturbed'):>9} "
           f"{statistics.median(spreads) * 100:>12.1f}% "
-          f"{(math.exp(statistics.median(changes)) - 1) * 100:>16.1f}% "
-          f"{math.exp(max(changes)):>13.0f}x")
+          f"{math.exp(statistics.median(changes)):>16.3g}x "
+          f"{math.exp(max(changes)):>13.3g}x")
 EOF
