@@ -15,9 +15,9 @@ namespace opbench {
 
 namespace {
 
-
-// JSON has no NaN or infinity: a figure that is not finite is written as null
-// and read back as the value its reader uses for "unknown".
+// A figure that is not finite is written as null (the document stays one
+// that JSON can hold) and read back as the value its reader uses for
+// "unknown".
 nlohmann::json finite_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
 // What ResultSet's accessors and machine_id() read (suite, build, commit,
@@ -45,9 +45,9 @@ nlohmann::json picked(const nlohmann::json &from, std::initializer_list<const ch
 }
 
 // The entries as columns (an array per field, one element per entry; the
-// conditions and repetitions flattened): a quick set's 600 repetitions as
-// objects were 4,000 small allocations to parse per run, most of history's
-// time over 1,000 runs.
+// conditions and repetitions flattened): reading is mostly allocating the
+// document's nodes, and an object per entry and repetition took 1.3x as
+// long over 1,000 runs (docs/ci.md, "The archive").
 constexpr const char *kTextColumns[] = {"name", "op", "backend", "dtype", "variant", "case", "status", "reason"};
 constexpr std::size_t kConditionFields = 4;  // noise_target, threads, cpus, load
 constexpr std::size_t kRepetitionFields = 6; // median_s, noise, noise_target_met, timed_out, fastest_s, process
