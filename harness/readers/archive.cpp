@@ -450,7 +450,8 @@ RunTimes times_of_run(const fs::path &dir, const ArchiveEntry &run, CaseMatcher 
 
 // Every run's times, oldest first. Reading and parsing is most of history's
 // time and each run's file is its own, so up to kReadThreads threads read
-// them (docs/ci.md, "The archive", has the figures).
+// them. On the loaded 2-vCPU machine of docs/ci.md's figures this gained
+// nothing measurable (its other CPU was busy): the gain is for free CPUs.
 std::vector<RunTimes> times_of_runs(const fs::path &dir, const std::vector<ArchiveEntry> &runs, CaseMatcher &match,
                                     bool accept_unmet_noise, bool keep_sets) {
     constexpr unsigned kReadThreads = 4;
