@@ -470,6 +470,7 @@ int ReaderCommands::Options::run_history() {
     ho.last = history_last;
     ho.accept_unmet_noise = accept_unmet;
     ho.wide = wide || history_format != "console";
+    ho.records = history_format == "csv"; // only csv writes them
     if (!find_writer(history_format))
         throw std::invalid_argument(fmt::format("--format {}: unknown (choose: {})", history_format, writer_names()));
     return emit(archive_history(history_dir, ho), history_format, history_output, "history");

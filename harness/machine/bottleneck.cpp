@@ -81,13 +81,20 @@ std::optional<RoofPeaks> device_peaks_from_info(const nlohmann::json &backend_in
 }
 
 std::optional<RoofPeaks> peaks_for(bool is_gpu, int threads, const MachinePeaks &machine,
-                                   const std::optional<RoofPeaks> &device, PeakKind kind) {
+                                   const std::optional<RoofPeaks> &device, PeakKind kind, double working_set_bytes) {
     if (is_gpu) return device; // a GPU is judged against its own roofs or none
     const ThreadPeaks p = machine.at_threads(threads);
     const double gflops = (kind == PeakKind::bf16 && p.bf16_gflops > 0) ? p.bf16_gflops : p.f32_gflops;
     if (!(gflops > 0) || !(p.triad_gbps > 0)) return std::nullopt;
     const int n = std::max(1, threads);
-    return RoofPeaks{gflops * 1e9, p.triad_gbps * 1e9, fmt::format("CPU, {} thread{}", n, n == 1 ? "" : "s")};
+    RoofPeaks peaks{gflops * 1e9, p.triad_gbps * 1e9, fmt::format("CPU, {} thread{}", n, n == 1 ? "" : "s")};
+    // classify()'s rule: the level's roof, never below DRAM's.
+    if (const CacheRoof *roof = machine.roof_for(working_set_bytes, threads)) {
+        peaks.bytes_per_s = std::max(peaks.bytes_per_s, machine.roof_gbps(*roof, threads) * 1e9);
+        peaks.bandwidth_roof = roof->level;
+        peaks.source += ", " + roof->level;
+    }
+    return peaks;
 }
 
 Roofline roofline_for(double flops, double bytes, double seconds_per_call, const nlohmann::json &backend,
@@ -234,10 +241,15 @@ Bottleneck roofline_verdict(const EntryFigures &e, const BottleneckThresholds &t
         b.description = fmt::format("{} of peak bandwidth at {:.3g} FLOP/byte, below the ridge at {:.3g} "
                                     "({})",
                                     pct(u), ai, ridge, roofs);
-        // The roof is DRAM's (STREAM triad); a small working set beats it from cache.
+        // Faster than its level's roof (DRAM's for a cold cache or a working
+        // set no cache holds): the data sits in a faster level.
         if (u_bw > 1.0)
-            b.description +=
-                fmt::format(": {:.3g} GB/s, faster than memory, so its data stays in cache", e.bytes / s / 1e9);
+            b.description += p.bandwidth_roof == "DRAM"
+                                 ? fmt::format(": {:.3g} GB/s, faster than memory, so its data stays in cache",
+                                               e.bytes / s / 1e9)
+                                 : fmt::format(": {:.3g} GB/s, faster than the {} roof, so its data stays in a "
+                                               "faster level",
+                                               e.bytes / s / 1e9, p.bandwidth_roof);
         b.suggestion = u >= t.roof_medium_below
                            ? fmt::format("near the bandwidth roof: only moving fewer bytes helps; {}", fewer_bytes(e))
                        : e.threads == 1

@@ -23,8 +23,9 @@ namespace opbench {
 // The two roofs of a roofline, per second, and where they come from.
 struct RoofPeaks {
     double flops_per_s = 0; // peak FLOP/s for the dtype
-    double bytes_per_s = 0; // peak memory bandwidth
-    std::string source;     // "CPU, 1 thread", "CPU, 2 threads", "device (backend-reported)"
+    double bytes_per_s = 0; // peak memory bandwidth: the roof of the level the working set fits
+    std::string source;     // "CPU, 1 thread", "CPU, 2 threads, L2", "device (backend-reported)"
+    std::string bandwidth_roof = "DRAM"; // that level: "L1d", "L2", "L3" or "DRAM" (a device's memory too)
 };
 
 // Threads a CPU backend uses for a case, in this order: the backend's fixed
@@ -39,10 +40,13 @@ struct RoofPeaks {
 [[nodiscard]] std::optional<RoofPeaks> device_peaks_from_info(const nlohmann::json &backend_info, PeakKind kind);
 
 // The roofs for an entry. A CPU backend: the machine's peaks at `threads`
-// (MachinePeaks::at_threads). A GPU backend: `device` only; without it there
-// are no roofs (nullopt), because CPU peaks say nothing about a GPU.
+// (MachinePeaks::at_threads), its bandwidth the roof of the smallest cache
+// level holding `working_set_bytes` (0: DRAM's), as classify() and so the
+// run's `roofline` field choose it. A GPU backend: `device` only; without it
+// there are no roofs (nullopt), because CPU peaks say nothing about a GPU.
 [[nodiscard]] std::optional<RoofPeaks> peaks_for(bool is_gpu, int threads, const MachinePeaks &machine,
-                                                 const std::optional<RoofPeaks> &device, PeakKind kind);
+                                                 const std::optional<RoofPeaks> &device, PeakKind kind,
+                                                 double working_set_bytes = 0);
 
 // The result entry's `roofline` for a case on a backend, judged like
 // analyse(): a CPU backend against the machine's peaks at threads_used();

@@ -133,7 +133,11 @@ EntryFigures figures_from_entry(const nlohmann::json &entry, const nlohmann::jso
     const int case_threads = member(entry, "settings").is_object() ? entry["settings"].value("threads", 0) : 0;
     f.threads = f.is_gpu ? 1 : threads_used(case_threads, info, machine.cores);
     const PeakKind kind = entry.value("dtype", "f32") == "f32" ? PeakKind::f32 : PeakKind::bf16;
-    f.peaks = peaks_for(f.is_gpu, f.threads, machine, device_peaks_from_info(info, kind), kind);
+    // The run's roofline rule (run_backends.cpp): a warm cache keeps the
+    // bytes of a call in the smallest level that holds them; a cold one
+    // reads them from DRAM.
+    const double working_set = member(member(entry, "settings"), "cache") == "cold" ? 0.0 : f.bytes;
+    f.peaks = peaks_for(f.is_gpu, f.threads, machine, device_peaks_from_info(info, kind), kind, working_set);
     return f;
 }
 

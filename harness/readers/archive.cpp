@@ -3,20 +3,27 @@
 #include "readers/compact_table.hpp"
 
 #include "files/atomic_file.hpp"
+#include "readers/set_summaries.hpp"
 #include "readers/tidy_records.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <exception>
 #include <fcntl.h>
 #include <fstream>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <regex>
 #include <sstream>
+#include <unordered_map>
 #include <sys/file.h>
+#include <thread>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -34,7 +41,7 @@ std::string safe_name(const std::string &s, const char *fallback) {
 }
 
 nlohmann::json to_json(const ArchiveEntry &e) {
-    return {{"path", e.path},
+    nlohmann::json j = {{"path", e.path},
             {"machine_id", e.machine_id},
             {"suite", e.suite},
             {"suite_sha256", e.suite_sha256},
@@ -44,6 +51,8 @@ nlohmann::json to_json(const ArchiveEntry &e) {
             {"host_name", e.host_name},
             {"cpu_model", e.cpu_model},
             {"cases", e.cases}};
+    if (!e.summaries.empty()) j["summaries"] = e.summaries;
+    return j;
 }
 
 // A row's path: relative to the archive and inside it (no absolute path, no
@@ -74,6 +83,12 @@ ArchiveEntry from_json(const nlohmann::json &j, const std::string &at, const std
     e.path = p->get<std::string>();
     if (const std::string why = confined_path(e.path); !why.empty())
         throw bad(".path", fmt::format("a path inside the archive ({})", why), *p);
+    if (auto s = j.find("summaries"); s != j.end()) {
+        if (!s->is_string()) throw bad(".summaries", "a path relative to the archive", *s);
+        e.summaries = s->get<std::string>();
+        if (const std::string why = confined_path(e.summaries); !why.empty())
+            throw bad(".summaries", fmt::format("a path inside the archive ({})", why), *s);
+    }
     const auto str = [&](const char *key, std::string &out) {
         auto it = j.find(key);
         if (it == j.end()) return;
@@ -162,6 +177,7 @@ ArchiveEntry archive_store(const fs::path &dir, const ResultSet &set) {
     e.cpu_model = set.cpu_model();
     e.cases = set.cases.size();
     const std::string text = read_text(set.path);
+    const std::string summaries = set_summaries_bytes(set);
 
     IndexLock lock(dir);
     std::vector<ArchiveEntry> entries = read_index(dir);
@@ -171,8 +187,10 @@ ArchiveEntry archive_store(const fs::path &dir, const ResultSet &set) {
     for (int n = 2; fs::exists(dir / rel_dir / file, ec); ++n)
         file = fmt::format("{}-{}.json", archive_file_name(set).substr(0, archive_file_name(set).size() - 5), n);
     e.path = (rel_dir / file).string();
+    e.summaries = set_summaries_file_name(e.path);
     try {
         write_file_atomically((dir / e.path).string(), text);
+        write_file_atomically((dir / e.summaries).string(), summaries);
         entries.push_back(e);
         std::stable_sort(entries.begin(), entries.end(),
                          [](const ArchiveEntry &a, const ArchiveEntry &b) { return a.timestamp < b.timestamp; });
@@ -218,6 +236,10 @@ PruneResult archive_prune(const fs::path &dir, std::size_t keep) {
         const fs::path p = dir / e.path; // from_json refused absolute paths and ".."
         const std::uintmax_t size = fs::file_size(p, ec);
         if (fs::remove(p, ec) && !ec) result.bytes_freed += size;
+        if (e.summaries.empty()) continue;
+        const fs::path summaries = dir / e.summaries;
+        const std::uintmax_t summaries_size = fs::file_size(summaries, ec);
+        if (fs::remove(summaries, ec) && !ec) result.bytes_freed += summaries_size;
     }
     result.kept = kept.size();
     return result;
@@ -279,9 +301,33 @@ std::vector<ArchiveEntry> archive_matching(const fs::path &dir, const std::strin
 }
 
 namespace {
-// One character per run, the median's place between the series' lowest
-// (▁) and highest (█) on a log scale; · for a run without a time.
-std::string trend(const std::vector<double> &medians) {
+// The trend's width at most, so --last 1000 still fits 100 columns: beyond
+// it each bar stands for a group of consecutive runs (runs_per_bar).
+constexpr std::size_t kTrendBars = 10; // the default --last: a bar per run
+
+std::size_t runs_per_bar(std::size_t runs) { return (runs + kTrendBars - 1) / kTrendBars; }
+
+// Each group's median of its runs' times (NaN: none has one).
+std::vector<double> grouped_medians(const std::vector<double> &medians) {
+    const std::size_t per_bar = std::max<std::size_t>(1, runs_per_bar(medians.size()));
+    if (per_bar == 1) return medians;
+    std::vector<double> out;
+    for (std::size_t begin = 0; begin < medians.size(); begin += per_bar) {
+        std::vector<double> group;
+        for (std::size_t i = begin; i < std::min(medians.size(), begin + per_bar); ++i)
+            if (std::isfinite(medians[i])) group.push_back(medians[i]);
+        std::sort(group.begin(), group.end());
+        const std::size_t n = group.size();
+        out.push_back(n == 0 ? NAN : n % 2 ? group[n / 2] : (group[n / 2 - 1] + group[n / 2]) / 2);
+    }
+    return out;
+}
+
+// One character per run (per group of runs beyond kTrendBars), the median's
+// place between the series' lowest (▁) and highest (█) on a log scale; · for
+// a run without a time.
+std::string trend(const std::vector<double> &run_medians) {
+    const std::vector<double> medians = grouped_medians(run_medians);
     static const char *const kBars[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
     double lo = INFINITY, hi = 0;
     for (double m : medians)
@@ -332,20 +378,102 @@ HistoryRuns history_runs(const fs::path &dir, const HistoryOptions &o) {
     return h;
 }
 
-// The runs' result sets. History reads medians only: dropping the parsed
-// file and the samples keeps --last 1000 in tens of MB instead of GBs.
-std::vector<ResultSet> medians_of_runs(const fs::path &dir, const std::vector<ArchiveEntry> &runs) {
-    std::vector<ResultSet> sets;
-    for (const auto &r : runs) {
-        sets.push_back(read_result_set((dir / r.path).string()));
-        sets.back().raw = nullptr;
-        for (auto &c : sets.back().cases)
-            for (auto &rep : c.repetitions) std::vector<double>().swap(rep.sample_times);
+// One run's set as history needs it: from its entry summaries (a few KB),
+// else (archived before they were written, or their file is gone) from the
+// set itself, whose parse takes ~0.2 s.
+ResultSet run_without_samples(const fs::path &dir, const ArchiveEntry &run) {
+    std::error_code ec;
+    if (!run.summaries.empty() && fs::is_regular_file(dir / run.summaries, ec)) {
+        try {
+            return read_set_summaries((dir / run.summaries).string(), (dir / run.path).string());
+        } catch (const ResultSetError &e) {
+            throw ArchiveError(e.what());
+        }
     }
-    return sets;
+    return read_result_set((dir / run.path).string());
 }
 
 std::string label_with_backend(const CaseRecord &c) { return c.label() + " [" + c.backend + "]"; }
+
+// Whether --case matches an entry, and its key and label, worked out once
+// per entry name: the same entries recur in every run, and a regex search
+// per entry and run was a fifth of history's time over 1,000 runs.
+class CaseMatcher {
+public:
+    struct Match {
+        bool matches = false;
+        std::string key, label;
+    };
+    explicit CaseMatcher(const std::string &regex)
+        : re_(regex.empty() ? std::string(".*") : regex, std::regex::ECMAScript) {}
+    // Thread-safe (runs are read in parallel); a Match stays where it is.
+    const Match &operator()(const CaseRecord &c) {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        auto [it, inserted] = seen_.try_emplace(c.name + '\n' + c.backend);
+        if (inserted) {
+            it->second.label = label_with_backend(c);
+            it->second.matches = std::regex_search(it->second.label, re_);
+            it->second.key = c.match_key();
+        }
+        return it->second;
+    }
+
+private:
+    std::regex re_;
+    std::mutex mutex_;
+    std::unordered_map<std::string, Match> seen_;
+};
+
+// One run as history keeps it: each matching entry's time, in the set's
+// order, and the set itself (without samples) only where the CSV records
+// need it: dropping it as soon as it is read keeps --last 1000 small.
+struct RunTimes {
+    std::vector<std::pair<const CaseMatcher::Match *, ValidTimes>> cases;
+    std::optional<ResultSet> set;
+};
+
+RunTimes times_of_run(const fs::path &dir, const ArchiveEntry &run, CaseMatcher &match, bool accept_unmet_noise,
+                      bool keep_set) {
+    RunTimes out;
+    ResultSet set = run_without_samples(dir, run);
+    for (const auto &c : set.cases)
+        if (const CaseMatcher::Match &m = match(c); m.matches)
+            out.cases.emplace_back(&m, valid_times(c, accept_unmet_noise));
+    if (keep_set) {
+        set.raw = nullptr;
+        for (auto &c : set.cases)
+            for (auto &rep : c.repetitions) std::vector<double>().swap(rep.sample_times);
+        out.set = std::move(set);
+    }
+    return out;
+}
+
+// Every run's times, oldest first. Reading and parsing is most of history's
+// time and each run's file is its own, so up to kReadThreads threads read
+// them. On the loaded 2-vCPU machine of docs/ci.md's figures this gained
+// nothing measurable (its other CPU was busy): the gain is for free CPUs.
+std::vector<RunTimes> times_of_runs(const fs::path &dir, const std::vector<ArchiveEntry> &runs, CaseMatcher &match,
+                                    bool accept_unmet_noise, bool keep_sets) {
+    constexpr unsigned kReadThreads = 4;
+    std::vector<RunTimes> out(runs.size());
+    std::vector<std::exception_ptr> failed(runs.size());
+    std::atomic<std::size_t> next{0};
+    const auto read_some = [&] {
+        for (std::size_t i; (i = next.fetch_add(1)) < runs.size();) try {
+                out[i] = times_of_run(dir, runs[i], match, accept_unmet_noise, keep_sets);
+            } catch (...) {
+                failed[i] = std::current_exception();
+            }
+    };
+    const unsigned threads = std::clamp(std::thread::hardware_concurrency(), 1u, kReadThreads);
+    std::vector<std::thread> readers;
+    for (unsigned t = 1; t < threads && t < runs.size(); ++t) readers.emplace_back(read_some);
+    read_some();
+    for (auto &t : readers) t.join();
+    for (const auto &e : failed) // the oldest run's error, as reading in order would give
+        if (e) std::rethrow_exception(e);
+    return out;
+}
 
 // Each case's times, one per run ("absent" where a run lacks it), in order
 // of first appearance.
@@ -355,20 +483,18 @@ struct CaseSeries {
     std::map<std::string, std::vector<ValidTimes>> times; // key -> one per run
 };
 
-CaseSeries case_series(const std::vector<ResultSet> &sets, const std::regex &re, bool accept_unmet_noise) {
+CaseSeries case_series(std::vector<RunTimes> &runs) {
     CaseSeries s;
-    for (std::size_t i = 0; i < sets.size(); ++i)
-        for (const auto &c : sets[i].cases) {
-            const std::string label = label_with_backend(c);
-            if (!std::regex_search(label, re)) continue;
-            const std::string k = c.match_key();
+    for (std::size_t i = 0; i < runs.size(); ++i)
+        for (auto &[m, times] : runs[i].cases) {
+            const std::string &k = m->key;
             if (!s.labels.count(k)) {
                 s.order.push_back(k);
-                s.labels[k] = label;
-                s.times[k].resize(sets.size());
+                s.labels[k] = m->label;
+                s.times[k].resize(runs.size());
                 for (auto &v : s.times[k]) v.status = "absent";
             }
-            s.times[k][i] = valid_times(c, accept_unmet_noise);
+            s.times[k][i] = std::move(times);
         }
     return s;
 }
@@ -397,13 +523,19 @@ void lay_out_history_table(Table &t, const std::vector<ArchiveEntry> &runs, cons
         t.columns.push_back("last / first");
         return;
     }
-    t.columns.insert(t.columns.end(), {"first", "last", "last / first", "trend", "last quality"});
+    t.columns.insert(t.columns.end(), {"first", "last", "last/first", "trend", "last quality"});
     std::vector<std::string> header;
     if (!names.shared.empty()) header.push_back(fmt::format("every case: {}", fmt::join(names.shared, " ")));
+    const auto run_name = [](const ArchiveEntry &r) {
+        return fmt::format("{} {}", r.timestamp.substr(0, 16), r.commit.substr(0, 7));
+    };
     std::vector<std::string> run_names;
-    for (const auto &r : runs)
-        run_names.push_back(fmt::format("{} {}", r.timestamp.substr(0, 16), r.commit.substr(0, 7)));
-    header.push_back(fmt::format("runs (trend left to right): {}", fmt::join(run_names, ", ")));
+    for (const auto &r : runs) run_names.push_back(run_name(r));
+    if (runs.size() <= kTrendBars) // else the first and the last; --wide or --format json list them all
+        header.push_back(fmt::format("runs (trend left to right): {}", fmt::join(run_names, ", ")));
+    else
+        header.push_back(fmt::format("runs (trend left to right, a bar per {} runs: their median): {} from {} to {}",
+                                     runs_per_bar(runs.size()), runs.size(), run_names.front(), run_names.back()));
     if (!common.empty()) header.push_back(common_reasons_line(common));
     t.title = title_with_header(t.title, header);
 }
@@ -445,9 +577,9 @@ nlohmann::json add_history_row(std::vector<std::string> &row, const std::string 
 
 Document archive_history(const fs::path &dir, const HistoryOptions &o) {
     const HistoryRuns h = history_runs(dir, o);
-    const std::regex re(o.case_regex.empty() ? std::string(".*") : o.case_regex, std::regex::ECMAScript);
-    const std::vector<ResultSet> sets = medians_of_runs(dir, h.runs);
-    CaseSeries s = case_series(sets, re, o.accept_unmet_noise);
+    CaseMatcher match(o.case_regex); // a bad regex throws before any set is read
+    std::vector<RunTimes> runs = times_of_runs(dir, h.runs, match, o.accept_unmet_noise, o.records);
+    CaseSeries s = case_series(runs);
 
     Table t;
     t.title = fmt::format("History of suite '{}' on {} ({} runs, oldest first)", o.suite, h.machine, h.runs.size());
@@ -480,8 +612,11 @@ Document archive_history(const fs::path &dir, const HistoryOptions &o) {
     doc.tables.push_back(std::move(t));
     doc.data = std::move(data);
     // One row per case and run, oldest run first (what --format csv writes).
-    doc.records = entry_records(sets, o.accept_unmet_noise,
-                                [&](const CaseRecord &c) { return std::regex_search(label_with_backend(c), re); });
+    if (o.records) {
+        std::vector<ResultSet> sets;
+        for (auto &r : runs) sets.push_back(std::move(*r.set));
+        doc.records = entry_records(sets, o.accept_unmet_noise, [&](const CaseRecord &c) { return match(c).matches; });
+    }
     return doc;
 }
 

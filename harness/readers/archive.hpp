@@ -1,5 +1,7 @@
 // An archive of result sets on disk, for history and baselines:
 //   DIR/<machine id>/<suite>/<UTC time>-<commit>.json   the sets, byte for byte
+//   DIR/<machine id>/<suite>/<UTC time>-<commit>.summaries.cbor
+//                                                      their entry summaries (readers/set_summaries.hpp)
 //   DIR/index.json                                     one row per set
 // Storing copies the set and rewrites the index atomically (under a lock,
 // so concurrent CI jobs on one file system do not lose each other's rows).
@@ -20,6 +22,9 @@ inline constexpr int kArchiveIndexVersion = 1;
 // One archived set as the index lists it.
 struct ArchiveEntry {
     std::string path; // relative to the archive directory
+    // The set's entry summaries, relative to the archive; empty for a set
+    // archived before they were written (history then reads the set).
+    std::string summaries;
     std::string machine_id, suite, suite_sha256, build_type, commit, timestamp, host_name, cpu_model;
     std::size_t cases = 0;
 };
@@ -82,10 +87,12 @@ struct HistoryOptions {
     std::size_t last = 10;  // at most this many runs, the newest
     bool accept_unmet_noise = false;
     bool wide = false; // one column per run (date, commit); default: first, last, trend, fitted to 100 columns
+    bool records = true; // the Document's tidy records (--format csv); 66,000 rows over 1,000 quick runs
 };
 
 // Each case's median time across the archived runs of one suite on one
-// machine, oldest run first. Throws ArchiveError when there is nothing to
+// machine, oldest run first. Reads each run's entry summaries, or the set
+// itself where the archive has none (archived by an older opbench). Throws ArchiveError when there is nothing to
 // show (no such suite, no such machine) and std::regex_error for a bad regex.
 [[nodiscard]] Document archive_history(const std::filesystem::path &dir, const HistoryOptions &options);
 

@@ -35,7 +35,9 @@ struct CaseTime {
                                                       std::optional<CallWork> work = std::nullopt);
 
 // Per backend: passed, failed, skipped, timed out, geomean speed-up against
-// the reference, median % of peak, bound counts.
+// the reference, median % of peak; the bound counts in a note below, so the
+// table fits 100 columns whatever the mix of bounds (backend names up to
+// 40 characters).
 [[nodiscard]] Table backend_summary(const std::vector<CaseResult> &results, const std::string &reference,
                                     const std::function<std::optional<Roofline>(const CaseResult &)> &roofline);
 

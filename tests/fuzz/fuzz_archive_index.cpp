@@ -18,11 +18,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
     } catch (const opbench::ArchiveError &) {
         return 0;
     }
-    for (const auto &r : rows) {
-        const std::filesystem::path p(r.path);
-        if (r.path.empty() || p.is_absolute() || r.path.front() == '/') std::abort();
+    const auto confined = [](const std::string &path) {
+        const std::filesystem::path p(path);
+        if (path.empty() || p.is_absolute() || path.front() == '/') std::abort();
         for (const auto &part : p)
             if (part == "..") std::abort();
+    };
+    for (const auto &r : rows) {
+        confined(r.path);
+        if (!r.summaries.empty()) confined(r.summaries); // the entry summaries history opens
     }
     return 0;
 }

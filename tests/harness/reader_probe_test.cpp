@@ -63,13 +63,19 @@ protected:
     }
     nlohmann::json good() const { return nlohmann::json::parse(std::ifstream(base)); }
     void write_bad(const std::string &text) const { std::ofstream(bad, std::ios::trunc) << text; }
-    // Every archived set's file replaced by `make(path)` (history and
-    // --baseline-from read the sets the index lists).
+    // Every archived set's file replaced by `make(path)` (--baseline-from
+    // reads the sets the index lists), and its entry summaries removed, so
+    // that history reads the set too, as it does a set archived before
+    // summaries were written.
     template <class F>
     void spoil_archived_sets(F make) const {
-        for (const auto &e : fs::recursive_directory_iterator(archive))
+        std::vector<fs::path> summaries;
+        for (const auto &e : fs::recursive_directory_iterator(archive)) {
+            if (e.is_regular_file() && e.path().extension() == ".cbor") summaries.push_back(e.path());
             if (e.is_regular_file() && e.path().filename() != "index.json" && e.path().extension() == ".json")
                 make(e.path());
+        }
+        for (const auto &p : summaries) fs::remove(p);
     }
     // Runs every reader on `input` (which already holds the bad text) and on
     // an archive whose sets hold it; each must exit 2 with all of `expected`.

@@ -273,7 +273,7 @@ TEST_F(ReaderCommands, ArchiveHistoryAndBaselineFromEndToEnd) {
     ASSERT_EQ(r.rc, 0) << r.out;
     EXPECT_NE(r.out.find("History of suite 'quick'"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("add/C:128/R:32/dt:f32 [naive]"), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find("30 us        3.000"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("30 us      3.000"), std::string::npos) << r.out;
     EXPECT_EQ(r.out.find("[onednn]"), std::string::npos) << r.out; // filtered out
     EXPECT_EQ(run_opbench("history " + archive + " --suite nope").rc, 2);
     // The report charts the history.

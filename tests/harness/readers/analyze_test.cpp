@@ -118,6 +118,47 @@ TEST(Analyze, FiguresFromEntryUseTheBackendsThreadsAndOverhead) {
     EXPECT_FALSE(f.is_gpu);
 }
 
+// Issue 17: analyze judges a warm-cache CPU case against the roof of the
+// cache level its bytes per call fit (the run's `roofline` rule), not DRAM's,
+// so a small in-cache add at its L2 roof is told it is near that roof rather
+// than "faster than memory"; a cold-cache case still reads DRAM's roof.
+TEST(Analyze, WarmSmallCaseIsJudgedAgainstItsCacheLevelsRoof) {
+    nlohmann::json ctx = context();
+    MachinePeaks m = ctx["machine_peaks"].get<MachinePeaks>();
+    m.cache_roofs = {{"L1d", 32768, 1, 200.0, 350.0}, {"L2", 1 << 20, 1, 100.0, 180.0}};
+    ctx["machine_peaks"] = m;
+    // 48 KB per call (more than L1d, less than L2) in 0.6 us: 82 GB/s on one
+    // thread, 82% of L2's 100 GB/s and 4.1x DRAM's 20 GB/s.
+    nlohmann::json warm = entry("add/small/be:naive", "add", "naive", 0.6e-6, 12288, 49152);
+    warm["settings"]["cache"] = "warm";
+    const EntryFigures f = figures_from_entry(warm, ctx, 0.6e-6);
+    ASSERT_TRUE(f.peaks);
+    EXPECT_EQ(f.peaks->bandwidth_roof, "L2");
+    EXPECT_DOUBLE_EQ(f.peaks->bytes_per_s, 100e9);
+    const Bottleneck b = analyse(f);
+    EXPECT_EQ(b.kind, "memory-bound");
+    EXPECT_NEAR(b.utilisation, 0.8192, 1e-9);
+    EXPECT_EQ(b.severity, "low");
+    EXPECT_NE(b.description.find("CPU, 1 thread, L2"), std::string::npos) << b.description;
+    EXPECT_EQ(b.description.find("faster than memory"), std::string::npos) << b.description;
+
+    // The same case measured with a cold cache: DRAM's roof, and it beats it.
+    nlohmann::json cold = warm;
+    cold["settings"]["cache"] = "cold";
+    const EntryFigures fc = figures_from_entry(cold, ctx, 0.6e-6);
+    ASSERT_TRUE(fc.peaks);
+    EXPECT_EQ(fc.peaks->bandwidth_roof, "DRAM");
+    EXPECT_DOUBLE_EQ(fc.peaks->bytes_per_s, 20e9);
+    EXPECT_NE(analyse(fc).description.find("faster than memory"), std::string::npos);
+
+    // Through the whole set, as `opbench analyze` reads it.
+    nlohmann::json set = {{"context", {{"opbench", ctx}}}, {"benchmarks", {warm}}};
+    const auto entries = analyse_result_set(set, "set.json");
+    ASSERT_EQ(entries.size(), 1u);
+    EXPECT_EQ(entries[0].bottleneck.kind, "memory-bound");
+    EXPECT_NE(entries[0].bottleneck.description.find("L2"), std::string::npos);
+}
+
 TEST(Analyze, AttentionBreakdownSharesAddUpWithTheParentsSelfTime) {
     const auto c = component_breakdown(attention_profile(), variant_components("attention", "composed"));
     ASSERT_TRUE(c);

@@ -9,6 +9,7 @@
 
 #include <fstream>
 #include <regex>
+#include <set>
 #include <thread>
 
 using namespace opbench;
@@ -102,7 +103,7 @@ TEST(Archive, HistoryShowsEachCaseAcrossRuns) {
     // Default (fits 100 columns): first, last, their ratio, a trend of one
     // bar per run (log scale between the lowest and highest), the quality.
     EXPECT_EQ(t.columns,
-              (std::vector<std::string>{"case [backend]", "first", "last", "last / first", "trend", "last quality"}));
+              (std::vector<std::string>{"case [backend]", "first", "last", "last/first", "trend", "last quality"}));
     EXPECT_EQ(t.rows[0][1], "10 us");
     EXPECT_EQ(t.rows[0][2], "20 us");
     EXPECT_EQ(t.rows[0][3], "2.000");
@@ -205,6 +206,10 @@ TEST(Archive, IndexRowsAreConfinedToTheArchive) {
         {R"({"schema_version": 1, "sets": [{"path": "a.json"}, {"path": "/etc/passwd"}]})",
          "index.json: sets[1].path: expected a path inside the archive (it is absolute)"},
         {R"({"schema_version": 1, "sets": [{"path": "a/../../b.json"}]})", "sets[0].path"},
+        {R"({"schema_version": 1, "sets": [{"path": "a.json", "summaries": "../../a.summaries.cbor"}]})",
+         "sets[0].summaries: expected a path inside the archive (it has a '..' component)"},
+        {R"({"schema_version": 1, "sets": [{"path": "a.json", "summaries": 1}]})",
+         "sets[0].summaries: expected a path relative to the archive"},
         {R"({"schema_version": 1, "sets": [{"path": ""}]})",
          "sets[0].path: expected a path inside the archive (it is empty)"},
         {R"({"schema_version": 1, "sets": [{"path": 3}]})", "sets[0].path: expected a path relative to the archive"},
@@ -223,4 +228,161 @@ TEST(Archive, IndexRowsAreConfinedToTheArchive) {
             EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
         }
     }
+}
+
+namespace {
+
+// A run with an entry of each kind history shows: clean, noisy, disturbed
+// (repetitions 1000x apart), one whose repetitions all missed their noise
+// target (no time unless --accept-unmet-noise), a skipped one and a failed one.
+FakeSet run_of_every_kind(int i) {
+    FakeSet s = run_at(fmt::format("2026-11-2{}T10:00:00Z", i), "c" + std::to_string(i), 1e-5 * (1 + 0.1 * i));
+    FakeCase noisy;
+    noisy.op = "matmul";
+    noisy.params = {{"M", 64}, {"N", 64}, {"K", 64}};
+    noisy.medians = {100e-6, 110e-6 + i * 1e-6, 120e-6, 105e-6, 115e-6};
+    FakeCase disturbed = noisy;
+    disturbed.backend = "onednn";
+    disturbed.medians = {27e-6, 28e-6, 29e-6, 24e-3, 26e-3, 28e-3};
+    disturbed.target_met = {true, true, true, false, false, false};
+    disturbed.processes = {0, 1, 0, 1, 0, 1};
+    FakeCase unmet = noisy;
+    unmet.op = "softmax";
+    unmet.params = {{"R", 8}, {"C", 64}};
+    unmet.target_met = {false, false, false, false, false};
+    FakeCase skipped = unmet;
+    skipped.backend = "onednn";
+    skipped.status = "skipped";
+    skipped.reason = "bf16 not supported";
+    FakeCase failed = skipped;
+    failed.op = "gelu";
+    failed.status = "failed";
+    failed.reason = "wrong result: nmse 0.3";
+    s.cases.insert(s.cases.end(), {noisy, disturbed, unmet, skipped, failed});
+    return s;
+}
+
+// The archive's index again without its `summaries` fields: an archive
+// written before they were (its rows name only the sets).
+void forget_summaries(const fs::path &dir) {
+    std::ifstream in(dir / "index.json");
+    nlohmann::json index = nlohmann::json::parse(in);
+    for (auto &row : index["sets"]) row.erase("summaries");
+    std::ofstream(dir / "index.json") << index.dump(2);
+}
+
+} // namespace
+
+// Issue 17: history reads each run's entry summaries, written beside the set
+// when it is archived, instead of parsing the whole set. What it shows must
+// not change: the same tables, medians, quality flags and CSV records as
+// from the sets themselves (an archive without summaries), with and without
+// --accept-unmet-noise, in the default and the --wide layout.
+TEST(Archive, HistoryFromEntrySummariesEqualsHistoryFromTheSets) {
+    TempDir in, dir;
+    for (int i = 0; i < 4; ++i) {
+        const ArchiveEntry e = archive_store(
+            dir.path, read_result_set(write_fake_set(in.path, std::to_string(i) + ".json", run_of_every_kind(i))));
+        EXPECT_EQ(e.summaries, e.path.substr(0, e.path.size() - 5) + ".summaries.cbor");
+        EXPECT_TRUE(fs::is_regular_file(dir.path / e.summaries));
+        EXPECT_LT(fs::file_size(dir.path / e.summaries), fs::file_size(dir.path / e.path));
+    }
+    for (const auto &row : archive_entries(dir.path)) EXPECT_FALSE(row.summaries.empty()) << row.path;
+    std::vector<Document> from_summaries;
+    HistoryOptions o;
+    o.suite = "quick";
+    for (bool accept : {false, true})
+        for (bool wide : {false, true}) {
+            o.accept_unmet_noise = accept;
+            o.wide = wide;
+            from_summaries.push_back(archive_history(dir.path, o));
+        }
+    // The summaries hold what history shows: each kind of entry is in them.
+    const nlohmann::json &cases = from_summaries[0].data["cases"];
+    ASSERT_EQ(cases.size(), 7u);
+    std::set<std::string> qualities;
+    for (const auto &c : cases)
+        for (const auto &q : c["quality"])
+            if (q.is_string()) qualities.insert(q.get<std::string>());
+    EXPECT_EQ(qualities, (std::set<std::string>{"clean", "noisy", "disturbed"}));
+
+    forget_summaries(dir.path);
+    std::size_t n = 0;
+    for (bool accept : {false, true})
+        for (bool wide : {false, true}) {
+            o.accept_unmet_noise = accept;
+            o.wide = wide;
+            const Document from_sets = archive_history(dir.path, o);
+            const Document &d = from_summaries[n++];
+            SCOPED_TRACE(fmt::format("accept_unmet_noise {} wide {}", accept, wide));
+            EXPECT_EQ(d.data["cases"], from_sets.data["cases"]); // medians and quality per case and run
+            nlohmann::json runs = d.data["runs"]; // the same runs, which name their summaries
+            for (auto &r : runs) {
+                EXPECT_TRUE(r.contains("summaries")) << r;
+                r.erase("summaries");
+            }
+            EXPECT_EQ(runs, from_sets.data["runs"]);
+            ASSERT_EQ(d.tables.size(), from_sets.tables.size());
+            EXPECT_EQ(d.tables[0].title, from_sets.tables[0].title);
+            EXPECT_EQ(d.tables[0].columns, from_sets.tables[0].columns);
+            EXPECT_EQ(d.tables[0].rows, from_sets.tables[0].rows);
+            EXPECT_EQ(d.tables[0].notes, from_sets.tables[0].notes);
+            EXPECT_EQ(d.records.columns, from_sets.records.columns);
+            EXPECT_EQ(d.records.rows, from_sets.records.rows);
+        }
+}
+
+// History reads the summaries, not the sets (a set whose file is gone is
+// still shown), and falls back to the set where a row names no summaries
+// or its summaries file is gone. prune deletes both files.
+TEST(Archive, HistoryReadsSummariesAndFallsBackToTheSet) {
+    TempDir in, dir;
+    std::vector<ArchiveEntry> stored;
+    for (int i = 0; i < 3; ++i)
+        stored.push_back(archive_store(
+            dir.path, read_result_set(write_fake_set(in.path, std::to_string(i) + ".json", run_of_every_kind(i)))));
+    HistoryOptions o;
+    o.suite = "quick";
+    const nlohmann::json before = archive_history(dir.path, o).data;
+    fs::rename(dir.path / stored[0].path, in.path / "moved.json");
+    EXPECT_EQ(archive_history(dir.path, o).data, before);
+    fs::rename(in.path / "moved.json", dir.path / stored[0].path);
+    fs::remove(dir.path / stored[1].summaries);
+    EXPECT_EQ(archive_history(dir.path, o).data, before);
+    // A summaries file that is not one is an error naming it.
+    std::ofstream(dir.path / stored[2].summaries) << R"({"schema_version": 7})";
+    try {
+        (void)archive_history(dir.path, o);
+        ADD_FAILURE() << "a corrupt summaries file was accepted";
+    } catch (const ArchiveError &e) {
+        EXPECT_NE(std::string(e.what()).find(stored[2].summaries), std::string::npos) << e.what();
+    }
+    const PruneResult r = archive_prune(dir.path, 1);
+    ASSERT_EQ(r.removed.size(), 2u);
+    EXPECT_FALSE(fs::exists(dir.path / stored[0].summaries));
+    EXPECT_FALSE(fs::exists(dir.path / stored[0].path));
+    EXPECT_TRUE(fs::exists(dir.path / stored[2].summaries));
+}
+
+// More runs than the trend's 10 bars (--last 1000): each bar is the median
+// of a group of consecutive runs, and the header names the first and last
+// run instead of listing every one, so the table still fits 100 columns.
+TEST(Archive, HistoryOfManyRunsGroupsTheTrend) {
+    TempDir in, dir;
+    for (int i = 0; i < 12; ++i)
+        archive_store(dir.path, read_result_set(write_fake_set(
+                                    in.path, std::to_string(i) + ".json",
+                                    run_at(fmt::format("2026-11-{:02}T10:00:00Z", i + 1), fmt::format("c{:02}", i),
+                                           1e-5 * (1 + i)))));
+    HistoryOptions o;
+    o.suite = "quick";
+    o.last = 100;
+    o.case_regex = "naive";
+    const Table t = archive_history(dir.path, o).tables[0];
+    ASSERT_EQ(t.rows.size(), 1u);
+    EXPECT_EQ(t.rows[0][4], "▁▄▅▇▇█"); // 6 bars of 2 runs each: 15, 35, ..., 115 us on a log scale
+    EXPECT_NE(t.title.find("a bar per 2 runs: their median): 12 from 2026-11-01T10:00 c00"), std::string::npos)
+        << t.title;
+    EXPECT_NE(t.title.find("2026-11-12T10:00 c11"), std::string::npos) << t.title;
+    EXPECT_EQ(t.title.find("c05"), std::string::npos) << "the runs between are not listed:\n" << t.title;
 }

@@ -1,0 +1,190 @@
+#include "readers/set_summaries.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <stdexcept>
+
+namespace opbench {
+
+namespace {
+
+// A figure that is not finite is written as null (the document stays one
+// that JSON can hold) and read back as the value its reader uses for
+// "unknown".
+nlohmann::json finite_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+// What ResultSet's accessors and machine_id() read (suite, build, commit,
+// time, host, machine), and nothing else.
+nlohmann::json identity_context(const ResultSet &set) {
+    nlohmann::json ctx = nlohmann::json::object();
+    for (const char *k : {"host_name", "date"})
+        if (auto it = set.context.find(k); it != set.context.end()) ctx[k] = *it;
+    nlohmann::json ob = nlohmann::json::object();
+    for (const char *k : {"schema_version", "timestamp", "suite", "build", "machine"})
+        if (auto it = set.opbench().find(k); it != set.opbench().end()) ob[k] = *it;
+    if (ob.contains("suite") && ob["suite"].is_object()) // the suite's own text is not needed
+        for (const char *k : {"workloads", "description", "path"}) ob["suite"].erase(k);
+    ctx["opbench"] = std::move(ob);
+    return ctx;
+}
+
+// The settings and roofline figures history and its CSV rows read.
+nlohmann::json picked(const nlohmann::json &from, std::initializer_list<const char *> keys) {
+    if (!from.is_object()) return from;
+    nlohmann::json out = nlohmann::json::object();
+    for (const char *k : keys)
+        if (auto it = from.find(k); it != from.end()) out[k] = *it;
+    return out;
+}
+
+// The entries as columns (an array per field, one element per entry; the
+// conditions and repetitions flattened): reading is mostly allocating the
+// document's nodes, and an object per entry and repetition took 1.3x as
+// long over 1,000 runs (docs/ci.md, "The archive").
+constexpr const char *kTextColumns[] = {"name", "op", "backend", "dtype", "variant", "case", "status", "reason"};
+constexpr std::size_t kConditionFields = 4;  // noise_target, threads, cpus, load
+constexpr std::size_t kRepetitionFields = 6; // median_s, noise, noise_target_met, timed_out, fastest_s, process
+
+nlohmann::json entry_columns(const std::vector<CaseRecord> &cases) {
+    nlohmann::json cols = nlohmann::json::object();
+    for (const char *k : {"name", "op", "backend", "dtype", "variant", "case", "status", "reason", "params", "settings",
+                          "reference", "flops", "bytes", "roofline", "conditions", "repetition_counts", "repetitions"})
+        cols[k] = nlohmann::json::array();
+    for (const auto &c : cases) {
+        const std::string *text[] = {&c.name, &c.op, &c.backend, &c.dtype, &c.variant, &c.case_name, &c.status, &c.reason};
+        for (std::size_t i = 0; i < std::size(kTextColumns); ++i) cols[kTextColumns[i]].push_back(*text[i]);
+        cols["params"].push_back(c.params);
+        cols["settings"].push_back(picked(c.settings, {"threads", "cache", "noise_target"}));
+        cols["reference"].push_back(c.reference);
+        cols["flops"].push_back(c.flops);
+        cols["bytes"].push_back(c.bytes);
+        cols["roofline"].push_back(picked(c.roofline, {"pct_peak_compute", "pct_peak_bandwidth", "bandwidth_roof", "bound"}));
+        for (const nlohmann::json &v : {nlohmann::json(c.conditions.noise_target), nlohmann::json(c.conditions.threads),
+                                        nlohmann::json(c.conditions.cpus), finite_or_null(c.conditions.load)})
+            cols["conditions"].push_back(v);
+        cols["repetition_counts"].push_back(c.repetitions.size());
+        for (const auto &r : c.repetitions)
+            for (const nlohmann::json &v :
+                 {nlohmann::json(r.median_seconds), finite_or_null(r.noise), nlohmann::json(r.noise_target_met),
+                  nlohmann::json(r.timed_out), finite_or_null(r.fastest_seconds), nlohmann::json(r.process)})
+                cols["repetitions"].push_back(v);
+    }
+    return cols;
+}
+
+double number_at(const nlohmann::json &a, std::size_t i, double otherwise) {
+    return a.at(i).is_number() ? a[i].get<double>() : otherwise;
+}
+
+// The cases back from entry_columns(); throws nlohmann's exceptions or
+// std::invalid_argument for columns of the wrong type or length.
+std::vector<CaseRecord> cases_from_columns(const nlohmann::json &cols) {
+    const std::size_t n = cols.at("name").size();
+    const auto column = [&](const char *k, std::size_t per_entry) -> const nlohmann::json & {
+        const nlohmann::json &c = cols.at(k);
+        if (!c.is_array() || (per_entry > 0 && c.size() != n * per_entry))
+            throw std::invalid_argument(fmt::format("entries.{}: expected an array of {} x {} values", k, n, per_entry));
+        return c;
+    };
+    const nlohmann::json &counts = column("repetition_counts", 1), &reps = column("repetitions", 0),
+                         &conditions = column("conditions", kConditionFields);
+    std::vector<CaseRecord> cases(n);
+    std::size_t rep = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        CaseRecord &c = cases[i];
+        std::string *text[] = {&c.name, &c.op, &c.backend, &c.dtype, &c.variant, &c.case_name, &c.status, &c.reason};
+        for (std::size_t k = 0; k < std::size(kTextColumns); ++k)
+            *text[k] = column(kTextColumns[k], 1)[i].get<std::string>();
+        c.params = column("params", 1)[i];
+        c.settings = column("settings", 1)[i];
+        c.reference = column("reference", 1)[i].get<bool>();
+        c.flops = column("flops", 1)[i].get<double>();
+        c.bytes = column("bytes", 1)[i].get<double>();
+        c.roofline = column("roofline", 1)[i];
+        const std::size_t at = i * kConditionFields;
+        c.conditions = {conditions[at].get<double>(), conditions[at + 1].get<int>(), conditions[at + 2].get<int>(),
+                        number_at(conditions, at + 3, NAN)};
+        for (std::size_t r = counts[i].get<std::size_t>(); r > 0; --r, rep += kRepetitionFields) {
+            if (rep + kRepetitionFields > reps.size())
+                throw std::invalid_argument("entries.repetitions: fewer values than repetition_counts needs");
+            RepetitionTime t;
+            t.median_seconds = reps[rep].get<double>();
+            t.noise = number_at(reps, rep + 1, INFINITY); // null: too few samples for a CI, as in the set
+            t.noise_target_met = reps[rep + 2].get<bool>();
+            t.timed_out = reps[rep + 3].get<bool>();
+            t.fastest_seconds = number_at(reps, rep + 4, NAN);
+            t.process = reps[rep + 5].get<int>();
+            c.repetitions.push_back(t);
+        }
+    }
+    return cases;
+}
+
+} // namespace
+
+std::string set_summaries_file_name(const std::string &set_file_name) {
+    const std::filesystem::path p(set_file_name);
+    return (p.parent_path() / (p.stem().string() + ".summaries.cbor")).string();
+}
+
+nlohmann::json set_summaries(const ResultSet &set) {
+    return {{"schema_version", kSetSummariesVersion},
+            {"context", identity_context(set)},
+            {"entries", entry_columns(set.cases)}};
+}
+
+std::string set_summaries_bytes(const ResultSet &set) {
+    const std::vector<std::uint8_t> cbor = nlohmann::json::to_cbor(set_summaries(set));
+    return std::string(cbor.begin(), cbor.end());
+}
+
+ResultSet read_set_summaries(const std::string &summaries_path, const std::string &set_path) {
+    std::ifstream in(summaries_path, std::ios::binary | std::ios::ate);
+    if (!in) throw ResultSetError(fmt::format("{}: cannot open ({})", summaries_path, std::strerror(errno)));
+    const std::streamoff size = in.tellg();
+    if (size < 0 || static_cast<std::uintmax_t>(size) > kMaxReaderInputBytes)
+        throw ResultSetError(fmt::format("{}: not a readable file of at most {} MiB", summaries_path,
+                                         kMaxReaderInputBytes >> 20));
+    std::string bytes(static_cast<std::size_t>(size), '\0');
+    in.seekg(0);
+    in.read(bytes.data(), size);
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::from_cbor(bytes);
+    } catch (const nlohmann::json::exception &e) {
+        throw ResultSetError(fmt::format("{}: not the entry summaries of an archived set (not CBOR: {}); "
+                                         "results/README.md, \"Archive\"",
+                                         summaries_path, e.what()));
+    }
+    return set_from_summaries(j, summaries_path, set_path);
+}
+
+ResultSet set_from_summaries(const nlohmann::json &j, const std::string &summaries_path,
+                             const std::string &set_path) {
+    const auto refuse = [&](const std::string &why) {
+        return ResultSetError(fmt::format("{}: not the entry summaries of an archived set ({}); results/README.md, "
+                                          "\"Archive\"",
+                                          summaries_path, why));
+    };
+    if (!j.is_object() || j.value("schema_version", -1) != kSetSummariesVersion)
+        throw refuse(fmt::format("expected an object with schema_version {}", kSetSummariesVersion));
+    ResultSet set;
+    set.path = set_path;
+    try {
+        set.context = j.at("context");
+        set.cases = cases_from_columns(j.at("entries"));
+    } catch (const std::exception &e) { // nlohmann's type errors, a column's length
+        throw refuse(e.what());
+    }
+    if (!set.context.is_object() || !set.opbench().is_object()) throw refuse("`context` is not an object");
+    return set;
+}
+
+} // namespace opbench
