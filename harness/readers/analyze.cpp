@@ -1,5 +1,6 @@
 // `opbench analyze`; see analyze.hpp.
 #include "readers/analyze.hpp"
+#include "writers/text_wrap.hpp"
 #include "writers/result_schema.hpp"
 
 #include "readers/compact_table.hpp"
@@ -350,21 +351,11 @@ nlohmann::json entry_json(const AnalyzedEntry &a, std::size_t rank) {
 // `text` after a 16-column label, wrapped at spaces to `width` columns
 // (unwrapped when width is 0).
 std::string wrapped_field(const std::string &label, const std::string &text, std::size_t width) {
-    const std::string indent(16, ' ');
-    std::string out = fmt::format("    {:<11} ", label + ":"), line;
-    std::size_t start = 0;
-    while (start <= text.size()) {
-        std::size_t end = text.find(' ', start);
-        if (end == std::string::npos) end = text.size();
-        const std::string word = text.substr(start, end - start);
-        if (width > 0 && !line.empty() && indent.size() + line.size() + 1 + word.size() > width) {
-            out += line + "\n" + indent;
-            line.clear();
-        }
-        line += (line.empty() ? "" : " ") + word;
-        start = end + 1;
-    }
-    return out + line + "\n";
+    // The label's 16 columns, then the text; its later lines under the text.
+    const std::string head = fmt::format("    {:<11} ", label + ":");
+    if (width == 0) return head + text + "\n";
+    const std::string body = wrap_words(text, 16, 16, width);
+    return body.empty() ? head + "\n" : head + body.substr(16);
 }
 } // namespace
 
