@@ -561,7 +561,11 @@ nlohmann::json add_history_row(std::vector<std::string> &row, const std::string 
         last = v.median;
         last_summary = &v.summary;
     }
-    const std::string ratio = std::isfinite(first) ? fmt::format("{:.3f}", last / first) : "-";
+    // Three decimals, or three significant digits under 0.01 (a 12 ms -> 5 us drop is not "0.000").
+    const double r = last / first;
+    const std::string ratio = !std::isfinite(first) ? "-"
+                              : r < 0.01            ? fmt::format("{:.3g}", r)
+                                                    : fmt::format("{:.3f}", r);
     if (wide) {
         row.push_back(ratio);
         return cj;
