@@ -140,13 +140,16 @@ Recipe matmul_recipe(const Backend &b, const opb_op_desc &d) {
 // the int8 matmul (s32 accumulation) with those as runtime output scales, the
 // activations' zero point as a runtime source zero point, and the bias as a
 // binary-add post-op: post-ops run after the output scales, so the bias is
-// added unscaled, as plugin.h defines C.
+// added unscaled, as plugin.h defines C. A bf16 C is a third step, a reorder
+// from an f32 buffer: oneDNN 2.6 has only its reference int8 matmul for a
+// bf16 destination (ref_int8:any, about 1000x slower here, ONEDNN_VERBOSE).
 Recipe int8_matmul_recipe(const Backend &b, const opb_op_desc &d) {
     const auto &p = d.p.matmul;
     const dt a_t = p.act_dtype == OPB_DTYPE_U8 ? dt::u8 : dt::s8;
     memory::desc a_md(dims{p.batch, p.m, p.k}, a_t, p.trans_a ? dims{p.m * p.k, 1, p.m} : dims{p.m * p.k, p.k, 1});
     memory::desc b_md(dims{p.batch, p.k, p.n}, dt::s8, p.trans_b ? dims{p.k * p.n, 1, p.k} : dims{p.k * p.n, p.n, 1});
     memory::desc c_md(dims{p.batch, p.m, p.n}, to_dt(p.out_dtype), tag::abc);
+    memory::desc acc_md(dims{p.batch, p.m, p.n}, dt::f32, tag::abc); // the matmul's own destination
     memory::desc n_md(dims{p.n}, dt::f32, tag::a);
     memory::desc bias_md(dims{1, 1, p.n}, dt::f32, tag::abc);
     memory::desc zp_md(dims{1}, dt::s32, tag::a);
@@ -169,7 +172,7 @@ Recipe int8_matmul_recipe(const Backend &b, const opb_op_desc &d) {
             po.append_binary(algorithm::binary_add, bias_md);
             attr.set_post_ops(po);
         }
-        return dnnl::matmul::primitive_desc(dnnl::matmul::desc(a_md, b_md, c_md), attr, b.engine);
+        return dnnl::matmul::primitive_desc(dnnl::matmul::desc(a_md, b_md, acc_md), attr, b.engine);
     });
     StepSpec s{"int8 matmul",
                pd,
@@ -182,8 +185,18 @@ Recipe int8_matmul_recipe(const Backend &b, const opb_op_desc &d) {
         s.args.push_back({DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, buffer(zp, zp_md)});
     }
     if (p.has_bias) s.args.push_back({DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, tensor(3, bias_md)});
-    s.args.push_back({DNNL_ARG_DST, tensor(r.tensor_count - 1, c_md)});
+    const MemRef c = tensor(r.tensor_count - 1, c_md);
+    if (p.out_dtype == OPB_DTYPE_F32) {
+        s.args.push_back({DNNL_ARG_DST, c});
+        r.steps.push_back(std::move(s));
+        return r;
+    }
+    const MemRef acc = buffer(add_buffer(r, "f32 result", acc_md.get_size()), acc_md);
+    s.args.push_back({DNNL_ARG_DST, acc});
     r.steps.push_back(std::move(s));
+    auto rpd = make_pd("int8 matmul (to bf16)", d,
+                       [&] { return dnnl::reorder::primitive_desc(b.engine, acc_md, b.engine, c_md, user_scratchpad()); });
+    r.steps.push_back({"to bf16", rpd, {{DNNL_ARG_FROM, acc}, {DNNL_ARG_TO, c}}});
     return r;
 }
 
