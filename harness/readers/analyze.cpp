@@ -132,7 +132,7 @@ EntryFigures figures_from_entry(const nlohmann::json &entry, const nlohmann::jso
     }
     const int case_threads = member(entry, "settings").is_object() ? entry["settings"].value("threads", 0) : 0;
     f.threads = f.is_gpu ? 1 : threads_used(case_threads, info, machine.cores);
-    const PeakKind kind = entry.value("dtype", "f32") == "f32" ? PeakKind::f32 : PeakKind::bf16;
+    const PeakKind kind = peak_kind(entry.value("dtype", std::string("f32")));
     f.peaks = peaks_for(f.is_gpu, f.threads, machine, device_peaks_from_info(info, kind), kind);
     return f;
 }
