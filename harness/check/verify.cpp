@@ -267,7 +267,7 @@ void reference_path(const VerifyRequest &rq, const std::vector<TensorSpec> &spec
     double worst_nmse = 0.0, worst_pointwise = 0.0;
     int64_t offset = 0;
     for (std::size_t t = 0; t < rq.outputs->size(); ++t) {
-        const int dt = specs[t].dtype; // the op's, but for int8 matmul's f32/bf16 C
+        const int dt = specs[t].dtype; // each output in its own dtype (ops.hpp op_tensors)
         const int64_t n = int64_t((*rq.outputs)[t].size() / dtype_size(dt));
         const int64_t row = specs[t].shape.empty() ? n : specs[t].shape.back();
         const Comparison c = compare_outputs((*rq.outputs)[t].data(), ref[t].data(), dt, n, row);
