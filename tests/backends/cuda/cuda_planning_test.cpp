@@ -217,6 +217,11 @@ TEST(ChooseImpl, EachOpGoesToItsLibraryAndUnsupportedCasesSayWhy) {
     EXPECT_NE(tf32_bf16.reason.find("bf16"), std::string::npos) << tf32_bf16.reason;
     for (const auto &c : {choose_impl(make_desc(OPB_OP_MATMUL, 0)), choose_impl(make_desc(OPB_OP_ADD, 1))})
         EXPECT_TRUE(c.reason.empty());
+    // int8 weights: no cuBLASLt path written; skipped with the reason.
+    const ImplChoice int8 = choose_impl(make_desc(OPB_OP_MATMUL, OPB_DTYPE_S8));
+    EXPECT_EQ(int8.impl, Impl::Unsupported);
+    EXPECT_NE(int8.reason.find("int8 (dtype s8): not implemented in the cuda backend"), std::string::npos)
+        << int8.reason;
 }
 
 TEST(DeviceLimits, BatchCountsAndGridSizesBeyondInt32AreRefusedWithTheValue) {
