@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -860,6 +861,28 @@ TEST(ShippedSuites, QuickCoversEveryOpBothAttentionVariantsAndBothGeluForms) {
     for (int op = 0; op < OPB_OP_COUNT; ++op) EXPECT_TRUE(ops.count(op)) << "quick.toml lacks op " << op_name(op);
     EXPECT_EQ(attention_variants, (std::set<int>{OPB_ATTENTION_COMPOSED, OPB_ATTENTION_FUSED}));
     EXPECT_EQ(gelu_variants, (std::set<int>{OPB_GELU_ERF, OPB_GELU_TANH}));
+}
+
+// suites/int8.toml: each linear layer in f32, bf16 and s8, whose names differ
+// in dt: alone (so its rows line up), naive only where a call stays short.
+TEST(ShippedSuites, Int8PutsF32Bf16AndS8OfEachLayerSideBySide) {
+    Suite s = load_suite_file((kSuitesDir / "int8.toml").string(), kAllBackends);
+    std::map<std::string, std::set<int>> dtypes_by_shape;
+    int s8 = 0;
+    for (const auto &c : s.cases) {
+        EXPECT_EQ(c.desc.op, OPB_OP_MATMUL);
+        std::string name = benchmark_name(c, "onednn");
+        name.erase(name.find("/dt:"), name.find("/be:") - name.find("/dt:"));
+        dtypes_by_shape[name].insert(c.desc.dtype);
+        s8 += c.desc.dtype == OPB_DTYPE_S8;
+        if (op_flops(c.desc) > 1e9) // over a second per call on naive
+            EXPECT_EQ(c.backends, std::vector<std::string>{"onednn"}) << c.where.str();
+    }
+    EXPECT_GE(s8, 6);
+    int triplets = 0;
+    for (const auto &[name, dts] : dtypes_by_shape)
+        triplets += dts == std::set<int>{OPB_DTYPE_F32, OPB_DTYPE_BF16, OPB_DTYPE_S8};
+    EXPECT_GE(triplets, 4);
 }
 
 // suites/models/: each model's default and -full suite parse, validate, and
