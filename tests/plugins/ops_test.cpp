@@ -14,7 +14,7 @@ using namespace opbench;
 namespace {
 opb_op_desc matmul(int64_t b, int64_t m, int64_t n, int64_t k, bool bias = false, bool ta = false, bool tb = false) {
     opb_op_desc d = make_desc(OPB_OP_MATMUL, OPB_DTYPE_F32);
-    d.p.matmul = {b, m, n, k, ta, tb, bias};
+    d.p.matmul = {b, m, n, k, ta, tb, bias, 0, 0.0f, 0, 0};
     return d;
 }
 opb_op_desc attention(int64_t b, int64_t h, int64_t sq, int64_t skv, int64_t dh, bool causal, int dtype = 0) {

@@ -100,7 +100,7 @@ TEST_P(OnednnOpsTest, MatmulMatchesFloat64AcrossTransposesAndBias) {
         for (int tb = 0; tb < 2; ++tb)
             for (int bias = 0; bias < 2; ++bias) {
                 auto d = make_desc(OPB_OP_MATMUL, dtype());
-                d.p.matmul = {2, 5, 7, 9, ta, tb, bias};
+                d.p.matmul = {2, 5, 7, 9, ta, tb, bias, 0, 0.0f, 0, 0};
                 if (!offered(d)) return;
                 const auto &p = d.p.matmul;
                 auto a = random(p.batch * p.m * p.k, -1, 1, dtype(), 1);
@@ -117,7 +117,7 @@ TEST_P(OnednnOpsTest, MatmulMatchesFloat64AcrossTransposesAndBias) {
 TEST_P(OnednnOpsTest, MatmulMatchesFloat64OnBlockedKernelSizes) {
     // Large enough for oneDNN's blocked (brgemm / gemm) kernels with tails.
     auto d = make_desc(OPB_OP_MATMUL, dtype());
-    d.p.matmul = {1, 67, 49, 96, 0, 1, 1};
+    d.p.matmul = {1, 67, 49, 96, 0, 1, 1, 0, 0.0f, 0, 0};
     if (!offered(d)) return;
     const auto &p = d.p.matmul;
     auto a = random(p.m * p.k, -1, 1, dtype(), 4);

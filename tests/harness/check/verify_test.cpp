@@ -111,7 +111,7 @@ TEST(CompareOutputs, OneWrongElementOfA4096SquareBf16OutputFailsPointWise) {
     out[wrong] = f32_to_bf16(bf16_to_f32(ref[wrong]) + 20.0f); // off by one rms
     Comparison c = compare_outputs(out.data(), ref.data(), OPB_DTYPE_BF16, n, 4096);
     opb_op_desc d = make_desc(OPB_OP_MATMUL, OPB_DTYPE_BF16);
-    d.p.matmul = {1, 4096, 4096, 4096, 0, 0, 0};
+    d.p.matmul = {1, 4096, 4096, 4096, 0, 0, 0, 0, 0.0f, 0, 0};
     const Tolerance t = tolerance_for(d);
     EXPECT_LT(c.nmse, t.max_nmse) << "NMSE alone lets it pass";
     EXPECT_EQ(c.worst_index, wrong);
@@ -240,7 +240,7 @@ struct MatmulCase {
 MatmulCase small_matmul() {
     MatmulCase c;
     c.desc = make_desc(OPB_OP_MATMUL, OPB_DTYPE_F32);
-    c.desc.p.matmul = {1, 8, 6, 5, 0, 0, 0};
+    c.desc.p.matmul = {1, 8, 6, 5, 0, 0, 0, 0, 0.0f, 0, 0};
     c.host = make_inputs(c.desc, 3);
     std::vector<uint8_t> out(8 * 6 * 4);
     for (int i = 0; i < 8; ++i)
