@@ -350,6 +350,29 @@ void matmul(const opb_matmul_params &p, int dtype, const void *a, const void *b,
     with_dtype(dtype, "matmul", [&](auto dt) { matmul_t<decltype(dt)::value>(p, a, b, bias, c, workspace); });
 }
 
+void int8_matmul(const opb_matmul_params &p, const void *a, const void *b, const float *w_scale, const float *bias,
+                 void *c, void *workspace) {
+    const int64_t M = p.m, N = p.n, K = p.k;
+    auto *row = static_cast<int64_t *>(workspace);
+    for (int64_t bi = 0; bi < p.batch; ++bi) {
+        const int64_t a0 = bi * M * K, b0 = bi * K * N, c0 = bi * M * N;
+        for (int64_t i = 0; i < M; ++i) {
+            std::fill(row, row + N, int64_t(0));
+            for (int64_t kk = 0; kk < K; ++kk) {
+                const int64_t aik =
+                    int64_t(load_as_f32(a, p.act_dtype, a0 + (p.trans_a ? kk * M + i : i * K + kk))) - p.act_zero_point;
+                for (int64_t j = 0; j < N; ++j)
+                    row[j] += aik * static_cast<const int8_t *>(b)[b0 + (p.trans_b ? j * K + kk : kk * N + j)];
+            }
+            // Exact sums; the dequantisation in double, rounded once at the store.
+            for (int64_t j = 0; j < N; ++j) {
+                const double v = double(p.act_scale) * double(w_scale[j]) * double(row[j]) + (bias ? bias[j] : 0.0);
+                store_from_f32(c, p.out_dtype, c0 + i * N + j, static_cast<float>(v));
+            }
+        }
+    }
+}
+
 void softmax(const opb_softmax_params &p, int dtype, const void *x, void *y) {
     with_dtype(dtype, "softmax", [&](auto dt) { softmax_t<decltype(dt)::value>(p, x, y); });
 }
@@ -423,7 +446,11 @@ uint64_t no_workspace(const opb_op_desc &) { return 0; }
 constexpr KernelRow kKernels[] = {
     {OPB_OP_MATMUL,
      [](const opb_op_desc &d, void *const *t, double *ws, const sdk::ScopeHost &) {
-         if (d.p.matmul.has_bias)
+         if (d.dtype == OPB_DTYPE_S8) // int8 weights: A, B, w_scale, [bias], C
+             int8_matmul(d.p.matmul, t[0], t[1], static_cast<const float *>(t[2]),
+                         d.p.matmul.has_bias ? static_cast<const float *>(t[3]) : nullptr, t[d.p.matmul.has_bias ? 4 : 3],
+                         ws);
+         else if (d.p.matmul.has_bias)
              matmul(d.p.matmul, d.dtype, t[0], t[1], t[2], t[3], ws);
          else
              matmul(d.p.matmul, d.dtype, t[0], t[1], nullptr, t[2], ws);

@@ -34,7 +34,7 @@ inline constexpr int64_t kFusedTileKV = 64;
 
 // Bytes of scratch memory the kernel for `desc` needs (0 when none). Assumes a
 // description that passed validate_desc.
-//   matmul: one row of C in double (N x 8)
+//   matmul: one row of C in double (N x 8); int8 weights: in int64 (N x 8)
 //   attention composed: the seq_q x seq_kv score matrix of one (batch, head) in double
 //   attention fused: a kFusedTileQ x kFusedTileKV score tile, a kFusedTileQ x head_dim
 //     accumulator, and the running max and sum per query row, all double
@@ -44,6 +44,13 @@ inline constexpr int64_t kFusedTileKV = 64;
 // workspace: at least p.n doubles.
 void matmul(const opb_matmul_params &p, int dtype, const void *a, const void *b, const void *bias, void *c,
             double *workspace);
+
+// int8 weights (plugin.h, MATMUL dtype S8): C = act_scale * w_scale[n] *
+// sum_k (A - zero point) * B (+ bias), the sums exact in int64, the
+// dequantisation in double, rounded once to p.out_dtype. `bias` may be null.
+// workspace: at least p.n int64s (the bytes of p.n doubles).
+void int8_matmul(const opb_matmul_params &p, const void *a, const void *b, const float *w_scale, const float *bias,
+                 void *c, void *workspace);
 
 // y = softmax(scale * x) along the last axis, bottom-right causal mask when
 // p.causal. scale 0 means 1. A row whose every column is masked (rows > cols)

@@ -134,6 +134,72 @@ Recipe matmul_recipe(const Backend &b, const opb_op_desc &d) {
     return r;
 }
 
+// int8 weights (plugin.h, MATMUL dtype S8) in two steps: the per-column
+// output scales act_scale * w_scale[n] (eltwise linear on w_scale into a
+// buffer, O(N) per call: w_scale is a tensor, known only at execute), then
+// the int8 matmul (s32 accumulation) with those as runtime output scales, the
+// activations' zero point as a runtime source zero point, and the bias as a
+// binary-add post-op: post-ops run after the output scales, so the bias is
+// added unscaled, as plugin.h defines C. A bf16 C is a third step, a reorder
+// from an f32 buffer: oneDNN 2.6 has only its reference int8 matmul for a
+// bf16 destination (ref_int8:any, about 1000x slower here, ONEDNN_VERBOSE).
+Recipe int8_matmul_recipe(const Backend &b, const opb_op_desc &d) {
+    const auto &p = d.p.matmul;
+    const dt a_t = p.act_dtype == OPB_DTYPE_U8 ? dt::u8 : dt::s8;
+    memory::desc a_md(dims{p.batch, p.m, p.k}, a_t, p.trans_a ? dims{p.m * p.k, 1, p.m} : dims{p.m * p.k, p.k, 1});
+    memory::desc b_md(dims{p.batch, p.k, p.n}, dt::s8, p.trans_b ? dims{p.k * p.n, 1, p.k} : dims{p.k * p.n, p.n, 1});
+    memory::desc c_md(dims{p.batch, p.m, p.n}, to_dt(p.out_dtype), tag::abc);
+    memory::desc acc_md(dims{p.batch, p.m, p.n}, dt::f32, tag::abc); // the matmul's own destination
+    memory::desc n_md(dims{p.n}, dt::f32, tag::a);
+    memory::desc bias_md(dims{1, 1, p.n}, dt::f32, tag::abc);
+    memory::desc zp_md(dims{1}, dt::s32, tag::a);
+
+    Recipe r;
+    r.tensor_count = p.has_bias ? 5 : 4; // A, B, w_scale, [bias], C
+    const int scales = add_buffer(r, "output scales", n_md.get_size());
+    auto spd = make_pd("int8 matmul (output scales)", d, [&] {
+        return dnnl::eltwise_forward::primitive_desc(
+            dnnl::eltwise_forward::desc(prop_kind::forward_inference, algorithm::eltwise_linear, n_md, p.act_scale, 0.0f),
+            user_scratchpad(), b.engine);
+    });
+    r.steps.push_back({"output scales", spd, {{DNNL_ARG_SRC, tensor(2, n_md)}, {DNNL_ARG_DST, buffer(scales, n_md)}}});
+    auto pd = make_pd("int8 matmul", d, [&] {
+        auto attr = user_scratchpad();
+        attr.set_output_scales(1 << 2, {DNNL_RUNTIME_F32_VAL}); // per N, the last of [batch, M, N]
+        if (p.act_zero_point != 0) attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+        if (p.has_bias) {
+            dnnl::post_ops po;
+            po.append_binary(algorithm::binary_add, bias_md);
+            attr.set_post_ops(po);
+        }
+        return dnnl::matmul::primitive_desc(dnnl::matmul::desc(a_md, b_md, acc_md), attr, b.engine);
+    });
+    StepSpec s{"int8 matmul",
+               pd,
+               {{DNNL_ARG_SRC, tensor(0, a_md)},
+                {DNNL_ARG_WEIGHTS, tensor(1, b_md)},
+                {DNNL_ARG_ATTR_OUTPUT_SCALES, buffer(scales, n_md)}}};
+    if (p.act_zero_point != 0) {
+        const int zp = add_buffer(r, "source zero point", zp_md.get_size(),
+                                  [z = p.act_zero_point](void *q) { *static_cast<int32_t *>(q) = z; });
+        s.args.push_back({DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, buffer(zp, zp_md)});
+    }
+    if (p.has_bias) s.args.push_back({DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, tensor(3, bias_md)});
+    const MemRef c = tensor(r.tensor_count - 1, c_md);
+    if (p.out_dtype == OPB_DTYPE_F32) {
+        s.args.push_back({DNNL_ARG_DST, c});
+        r.steps.push_back(std::move(s));
+        return r;
+    }
+    const MemRef acc = buffer(add_buffer(r, "f32 result", acc_md.get_size()), acc_md);
+    s.args.push_back({DNNL_ARG_DST, acc});
+    r.steps.push_back(std::move(s));
+    auto rpd = make_pd("int8 matmul (to bf16)", d,
+                       [&] { return dnnl::reorder::primitive_desc(b.engine, acc_md, b.engine, c_md, user_scratchpad()); });
+    r.steps.push_back({"to bf16", rpd, {{DNNL_ARG_FROM, acc}, {DNNL_ARG_TO, c}}});
+    return r;
+}
+
 // softmax(scale * x [+ mask]). Plain softmax is one softmax_v2 primitive.
 // With a scale or a causal mask, scale * x (+ mask) is first written in f32
 // to a workspace, then softmax_v2 reads it and writes y in the op's dtype:
@@ -427,7 +493,7 @@ Recipe attention_recipe(const Backend &b, const opb_op_desc &d) {
 
 Recipe make_recipe(const Backend &b, const opb_op_desc &d) {
     switch (d.op) {
-    case OPB_OP_MATMUL: return matmul_recipe(b, d);
+    case OPB_OP_MATMUL: return d.dtype == OPB_DTYPE_S8 ? int8_matmul_recipe(b, d) : matmul_recipe(b, d);
     case OPB_OP_SOFTMAX: return softmax_recipe(b, d);
     case OPB_OP_LAYERNORM: return layernorm_recipe(b, d);
     case OPB_OP_RMSNORM: return rmsnorm_recipe(b, d);

@@ -208,8 +208,9 @@ std::vector<TensorSpec> output_specs(const opb_op_desc &desc) {
 }
 
 // The first element still holding the sentinel, as "y[2, 3] (5 such elements)"; "" when none.
-std::string find_unwritten(const Outputs &outputs, const std::vector<TensorSpec> &specs, int dtype) {
+std::string find_unwritten(const Outputs &outputs, const std::vector<TensorSpec> &specs) {
     for (std::size_t t = 0; t < outputs.size() && t < specs.size(); ++t) {
+        const int dtype = specs[t].dtype;
         const int64_t n = int64_t(outputs[t].size() / dtype_size(dtype));
         int64_t count = 0, first = -1;
         for (int64_t i = 0; i < n; ++i)
@@ -222,7 +223,7 @@ std::string find_unwritten(const Outputs &outputs, const std::vector<TensorSpec>
 
 void fast_path(const VerifyRequest &rq, const std::vector<TensorSpec> &specs, Verification &v) {
     v.seed = rq.seed;
-    if (std::string where = find_unwritten(*rq.outputs, specs, rq.desc->dtype); !where.empty()) {
+    if (std::string where = find_unwritten(*rq.outputs, specs); !where.empty()) {
         v.method = "sentinel";
         v.failure = "verification failed: " + where +
                     " still holds the sentinel the output was filled with: the backend never wrote it";
@@ -257,16 +258,16 @@ void reference_path(const VerifyRequest &rq, const std::vector<TensorSpec> &spec
     std::string source;
     const Outputs &ref = rq.reference(source);
     v.reference = source;
-    if (std::string where = find_unwritten(ref, specs, rq.desc->dtype); !where.empty()) {
+    if (std::string where = find_unwritten(ref, specs); !where.empty()) {
         v.failure = "cannot verify: the reference backend never wrote " + where;
         return;
     }
-    const int dt = rq.desc->dtype;
     const Limits limits{rq.tolerance.max_nmse, rq.tolerance.why, rq.tolerance.max_pointwise,
                         rq.tolerance.pointwise_why};
     double worst_nmse = 0.0, worst_pointwise = 0.0;
     int64_t offset = 0;
     for (std::size_t t = 0; t < rq.outputs->size(); ++t) {
+        const int dt = specs[t].dtype; // each output in its own dtype (ops.hpp op_tensors)
         const int64_t n = int64_t((*rq.outputs)[t].size() / dtype_size(dt));
         const int64_t row = specs[t].shape.empty() ? n : specs[t].shape.back();
         const Comparison c = compare_outputs((*rq.outputs)[t].data(), ref[t].data(), dt, n, row);

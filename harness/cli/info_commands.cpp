@@ -118,14 +118,15 @@ int machine_command(bool refresh) {
     const MachinePeaks &p = c.peaks;
     std::cout << fmt::format("{} ({} cores), {} {}\n", p.cpu_model, p.cores,
                              c.from_cache ? "cached figures from" : "measured now, cached in", c.path.string());
-    std::cout << fmt::format("measured {} in {:.1f} s; f32 kernel: {}\n\n", p.measured_at, p.measure_seconds,
-                             p.fma_isa);
-    std::cout << fmt::format("{:>8} {:>14} {:>14} {:>12} {:>12}\n", "threads", "f32 GFLOP/s", "bf16 GFLOP/s",
-                             "triad GB/s", "copy GB/s");
+    std::cout << fmt::format("measured {} in {:.1f} s; f32 kernel: {}; int8 kernel: {}\n\n", p.measured_at,
+                             p.measure_seconds, p.fma_isa, p.int8_isa.empty() ? "-" : p.int8_isa);
+    std::cout << fmt::format("{:>8} {:>14} {:>14} {:>14} {:>12} {:>12}\n", "threads", "f32 GFLOP/s", "bf16 GFLOP/s",
+                             "int8 GOP/s", "triad GB/s", "copy GB/s");
+    auto or_dash = [](bool measured, double v) { return measured ? fmt::format("{:.1f}", v) : std::string("-"); };
     for (const ThreadPeaks &t : {p.one_thread, p.all_threads})
-        std::cout << fmt::format("{:>8} {:>14.1f} {:>14} {:>12.1f} {:>12.1f}\n", t.threads, t.f32_gflops,
-                                 p.has_bf16 ? fmt::format("{:.1f}", t.bf16_gflops) : std::string("-"), t.triad_gbps,
-                                 t.copy_gbps);
+        std::cout << fmt::format("{:>8} {:>14.1f} {:>14} {:>14} {:>12.1f} {:>12.1f}\n", t.threads, t.f32_gflops,
+                                 or_dash(p.has_bf16, t.bf16_gflops), or_dash(t.int8_gops > 0, t.int8_gops),
+                                 t.triad_gbps, t.copy_gbps);
     if (!p.cache_roofs.empty()) {
         // The roofs % of peak uses when a warm case's bytes fit a level (results/README.md, roofline).
         std::cout << fmt::format("\n{:>8} {:>12} {:>10} {:>18} {:>18}\n", "level", "size", "shared by",

@@ -72,6 +72,8 @@ std::optional<RoofPeaks> device_peaks_from_info(const nlohmann::json &backend_in
     double gflops = positive(backend_info, "peak_f32_gflops");
     if (kind == PeakKind::bf16)
         if (const double bf16 = positive(backend_info, "peak_bf16_gflops"); bf16 > 0) gflops = bf16;
+    if (kind == PeakKind::int8)
+        if (const double int8 = positive(backend_info, "peak_int8_gops"); int8 > 0) gflops = int8;
     const double gbps = positive(backend_info, "peak_bandwidth_gbps");
     if (gflops <= 0 || gbps <= 0) return std::nullopt;
     std::string source = "device peaks the backend reports";
@@ -84,7 +86,9 @@ std::optional<RoofPeaks> peaks_for(bool is_gpu, int threads, const MachinePeaks 
                                    const std::optional<RoofPeaks> &device, PeakKind kind, double working_set_bytes) {
     if (is_gpu) return device; // a GPU is judged against its own roofs or none
     const ThreadPeaks p = machine.at_threads(threads);
-    const double gflops = (kind == PeakKind::bf16 && p.bf16_gflops > 0) ? p.bf16_gflops : p.f32_gflops;
+    const double gflops = kind == PeakKind::bf16 && p.bf16_gflops > 0   ? p.bf16_gflops
+                          : kind == PeakKind::int8 && p.int8_gops > 0 ? p.int8_gops
+                                                                      : p.f32_gflops;
     if (!(gflops > 0) || !(p.triad_gbps > 0)) return std::nullopt;
     const int n = std::max(1, threads);
     RoofPeaks peaks{gflops * 1e9, p.triad_gbps * 1e9, fmt::format("CPU, {} thread{}", n, n == 1 ? "" : "s")};

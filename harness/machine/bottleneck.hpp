@@ -35,7 +35,7 @@ struct RoofPeaks {
 [[nodiscard]] int threads_used(int case_threads, const nlohmann::json &backend_info, int machine_cores);
 
 // Device peaks a backend reports in its info: "peak_f32_gflops" (and
-// "peak_bf16_gflops") and "peak_bandwidth_gbps", as decimal strings or
+// "peak_bf16_gflops", "peak_int8_gops") and "peak_bandwidth_gbps", as decimal strings or
 // numbers. nullopt when either roof is missing or not positive.
 [[nodiscard]] std::optional<RoofPeaks> device_peaks_from_info(const nlohmann::json &backend_info, PeakKind kind);
 

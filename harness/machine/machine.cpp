@@ -6,6 +6,8 @@
 
 #include "files/atomic_file.hpp"
 
+#include "opbench/plugin.h"
+
 #include <immintrin.h>
 #include <pthread.h>
 #include <sched.h>
@@ -183,6 +185,52 @@ __attribute__((target("avx512f,avx512bf16"))) float bf16_avx512(std::uint64_t it
     return sum_lanes(sum);
 }
 constexpr double kBf16FlopsPerIter = kAvx512Accumulators * 64;
+
+// int8 multiply-accumulate, u8 x s8 into s32 lanes (the integers wrap
+// harmlessly; the sum only keeps the loop alive). Ops count 2 per MAC.
+// vpdpbusd: per 512-bit instruction, 64 u8 x s8 products summed in fours
+// into 16 s32 lanes = 128 ops.
+__attribute__((target("avx512f,avx512vnni"))) float int8_vnni(std::uint64_t iters) {
+    __m512i acc[kAvx512Accumulators];
+    for (int j = 0; j < kAvx512Accumulators; ++j) acc[j] = _mm512_set1_epi32(j);
+    const __m512i a = _mm512_set1_epi8(3), b = _mm512_set1_epi8(-2);
+    for (std::uint64_t i = 0; i < iters; ++i) {
+#pragma GCC unroll 16
+        for (int j = 0; j < kAvx512Accumulators; ++j) acc[j] = _mm512_dpbusd_epi32(acc[j], a, b);
+    }
+    __m512i sum = acc[0];
+    for (int j = 1; j < kAvx512Accumulators; ++j) sum = _mm512_add_epi32(sum, acc[j]);
+    return sum_lanes(_mm512_cvtepi32_ps(sum));
+}
+constexpr double kInt8VnniOpsPerIter = kAvx512Accumulators * 128;
+
+// Without VNNI (AVX2, as oneDNN's int8 kernels do): vpmaddubsw multiplies 32
+// u8 x s8 pairs and sums neighbours into 16 s16, vpmaddwd by ones widens
+// them to 8 s32, vpaddd accumulates: 32 MACs = 64 ops per three instructions.
+// The empty asm makes `a` new to the compiler for every product, so the
+// loop-invariant multiply is neither hoisted nor shared between chains.
+constexpr int kInt8Avx2Accumulators = 8; // + a, b, ones and temporaries in 16 ymm
+__attribute__((target("avx2"))) float int8_avx2(std::uint64_t iters) {
+    __m256i acc[kInt8Avx2Accumulators];
+    for (int j = 0; j < kInt8Avx2Accumulators; ++j) acc[j] = _mm256_set1_epi32(j);
+    __m256i a = _mm256_set1_epi8(3);
+    const __m256i b = _mm256_set1_epi8(-2), ones = _mm256_set1_epi16(1);
+    for (std::uint64_t i = 0; i < iters; ++i) {
+#pragma GCC unroll 8
+        for (int j = 0; j < kInt8Avx2Accumulators; ++j) {
+            __asm__("" : "+x"(a));
+            acc[j] = _mm256_add_epi32(acc[j], _mm256_madd_epi16(_mm256_maddubs_epi16(a, b), ones));
+        }
+    }
+    __m256i sum = acc[0];
+    for (int j = 1; j < kInt8Avx2Accumulators; ++j) sum = _mm256_add_epi32(sum, acc[j]);
+    alignas(32) std::int32_t lanes[8];
+    _mm256_store_si256(reinterpret_cast<__m256i *>(lanes), sum);
+    float s = 0;
+    for (std::int32_t x : lanes) s += static_cast<float>(x);
+    return s;
+}
+constexpr double kInt8Avx2OpsPerIter = kInt8Avx2Accumulators * 64;
 
 // --- bandwidth kernels ---------------------------------------------------------
 //
@@ -398,7 +446,31 @@ ThreadPeaks MachinePeaks::at_threads(int threads) const {
     p.bf16_gflops = lerp(one_thread.bf16_gflops, all_threads.bf16_gflops);
     p.triad_gbps = lerp(one_thread.triad_gbps, all_threads.triad_gbps);
     p.copy_gbps = lerp(one_thread.copy_gbps, all_threads.copy_gbps);
+    p.int8_gops = lerp(one_thread.int8_gops, all_threads.int8_gops);
     return p;
+}
+
+void to_json(nlohmann::json &j, const ThreadPeaks &p) {
+    j = {{"threads", p.threads},       {"f32_gflops", p.f32_gflops}, {"bf16_gflops", p.bf16_gflops},
+         {"triad_gbps", p.triad_gbps}, {"copy_gbps", p.copy_gbps},   {"int8_gops", p.int8_gops}};
+}
+
+void from_json(const nlohmann::json &j, ThreadPeaks &p) {
+    j.at("threads").get_to(p.threads);
+    j.at("f32_gflops").get_to(p.f32_gflops);
+    j.at("bf16_gflops").get_to(p.bf16_gflops);
+    j.at("triad_gbps").get_to(p.triad_gbps);
+    j.at("copy_gbps").get_to(p.copy_gbps);
+    p.int8_gops = j.contains("int8_gops") ? j.at("int8_gops").get<double>() : 0.0; // optional: older files
+}
+
+PeakKind peak_kind(int dtype) {
+    if (dtype == OPB_DTYPE_S8) return PeakKind::int8;
+    return dtype == OPB_DTYPE_F32 ? PeakKind::f32 : PeakKind::bf16;
+}
+PeakKind peak_kind(std::string_view dtype_name) {
+    if (dtype_name == "s8") return PeakKind::int8;
+    return dtype_name == "f32" ? PeakKind::f32 : PeakKind::bf16;
 }
 
 std::uint64_t CacheRoof::capacity(int threads, int cores) const {
@@ -445,6 +517,7 @@ void to_json(nlohmann::json &j, const MachinePeaks &p) {
          {"all_threads", p.all_threads},
          {"fma_isa", p.fma_isa},
          {"has_bf16", p.has_bf16},
+         {"int8_isa", p.int8_isa},
          {"notes", p.notes},
          {"measured_at", p.measured_at},
          {"measure_seconds", p.measure_seconds},
@@ -465,6 +538,7 @@ void from_json(const nlohmann::json &j, MachinePeaks &p) {
     j.at("all_threads").get_to(p.all_threads);
     j.at("fma_isa").get_to(p.fma_isa);
     j.at("has_bf16").get_to(p.has_bf16);
+    p.int8_isa = j.contains("int8_isa") ? j.at("int8_isa").get<std::string>() : std::string(); // optional
     j.at("notes").get_to(p.notes);
     j.at("measured_at").get_to(p.measured_at);
     j.at("measure_seconds").get_to(p.measure_seconds);
@@ -516,6 +590,30 @@ void measure_compute(MachinePeaks &m, const std::vector<int> &cpus, const Measur
     }
     if (detail::cpuinfo_flags().count("amx_bf16"))
         notes.push_back("AMX present but not measured: AMX tile instructions can exceed bf16_gflops");
+}
+
+// The int8 kernel this CPU runs: VNNI where present, else AVX2's three-instruction MAC.
+const char *int8_kernel_isa() {
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vnni")) return "avx512_vnni";
+    if (__builtin_cpu_supports("avx2")) return "avx2";
+    return "";
+}
+
+// int8 multiply-accumulate peaks with the kernel int8_kernel_isa() names.
+void measure_int8(MachinePeaks &m, const std::vector<int> &cpus, const MeasureOptions &opt,
+                  std::vector<std::string> &notes) {
+    m.int8_isa = int8_kernel_isa();
+    if (m.int8_isa.empty()) {
+        notes.push_back("int8 not measured: the CPU lacks AVX2 (int8_gops = 0)");
+        return;
+    }
+    const bool vnni = m.int8_isa == "avx512_vnni";
+    const detail::ComputeKernel kernel = vnni ? detail::int8_vnni : detail::int8_avx2;
+    const double ops = vnni ? detail::kInt8VnniOpsPerIter : detail::kInt8Avx2OpsPerIter;
+    m.one_thread.int8_gops = detail::compute_peak(kernel, ops, 1, cpus, opt) / 1e9;
+    m.all_threads.int8_gops = detail::compute_peak(kernel, ops, static_cast<int>(cpus.size()), cpus, opt) / 1e9;
+    if (detail::cpuinfo_flags().count("amx_int8"))
+        notes.push_back("AMX-INT8 present but not measured: AMX tile instructions can exceed int8_gops");
 }
 
 // Triad and copy bandwidth on one thread and on all; returns the elements
@@ -588,6 +686,7 @@ MachinePeaks measure_machine(const MeasureOptions &options) {
 
     std::vector<std::string> notes;
     measure_compute(m, cpus, opt, notes);
+    measure_int8(m, cpus, opt, notes);
     const std::size_t n = measure_bandwidth(m, cpus, opt);
     measure_cache_roofs(m, cpus, opt);
 
@@ -595,6 +694,9 @@ MachinePeaks measure_machine(const MeasureOptions &options) {
     std::ostringstream method;
     method << "f32: " << m.fma_isa << " FMA, independent accumulator chains, 2 flops/lane; "
            << (m.has_bf16 ? "bf16: vdpbf16ps, 64 flops/instruction; " : "")
+           << (m.int8_isa == "avx512_vnni" ? "int8: vpdpbusd, 128 ops/instruction; "
+               : m.int8_isa == "avx2"      ? "int8: vpmaddubsw+vpmaddwd+vpaddd, 64 ops per 3 instructions; "
+                                           : "")
            << "triad a=b+s*c and copy a=b on 3 arrays of " << (n * sizeof(double) >> 20)
            << " MiB doubles, 24/16 bytes per element (write-allocate not counted); cache roofs: triad on half "
            << "of each cache level (its instances the threads use); "
@@ -661,10 +763,11 @@ CachedMachinePeaks load_or_measure(bool remeasure, const std::filesystem::path &
     if (!remeasure) {
         // The hash could collide and a file could be copied between machines:
         // trust it only when it names this CPU and core count.
-        // A cache from before the cache roofs is measured again.
+        // A cache from before the cache roofs or the int8 peak is measured again.
         if (auto cached = load_machine_peaks(r.path); cached && cached->cpu_model == model && cached->cores == cores &&
                                                       (!cached->cache_roofs.empty() ||
-                                                       detail::cache_levels(detail::allowed_cpus()).empty())) {
+                                                       detail::cache_levels(detail::allowed_cpus()).empty()) &&
+                                                      (cached->one_thread.int8_gops > 0 || !*int8_kernel_isa())) {
             r.peaks = *cached;
             r.from_cache = true;
             return r;
@@ -687,7 +790,9 @@ Roofline classify(double flops, double bytes, double seconds_per_call, const Mac
     r.bound = "unknown";
     if (!(seconds_per_call > 0) || !std::isfinite(seconds_per_call) || !(flops >= 0) || !(bytes >= 0)) return r;
     const ThreadPeaks p = peaks.at_threads(threads);
-    const double peak_gflops = (kind == PeakKind::bf16 && p.bf16_gflops > 0) ? p.bf16_gflops : p.f32_gflops;
+    const double peak_gflops = kind == PeakKind::bf16 && p.bf16_gflops > 0   ? p.bf16_gflops
+                               : kind == PeakKind::int8 && p.int8_gops > 0 ? p.int8_gops
+                                                                           : p.f32_gflops;
     if (!(peak_gflops > 0) || !(p.triad_gbps > 0)) return r;
     double bw_gbps = p.triad_gbps;
     if (const CacheRoof *roof = peaks.roof_for(working_set_bytes, threads)) {

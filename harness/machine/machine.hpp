@@ -36,6 +36,9 @@ struct ThreadPeaks {
     double bf16_gflops = 0; // AVX512-BF16 vdpbf16ps, 2 flops per bf16 pair; 0 without the ISA
     double triad_gbps = 0;  // a[i] = b[i] + s * c[i], doubles, 24 bytes per element
     double copy_gbps = 0;   // a[i] = b[i], doubles, 16 bytes per element
+    // u8 x s8 multiply-accumulate into s32, 2 ops per MAC (MachinePeaks::int8_isa
+    // says how); 0 when not measured (no kernel, or caches and sets from before it).
+    double int8_gops = 0;
 };
 
 // The triad bandwidth of one cache level: what a working set that fits the
@@ -60,6 +63,7 @@ struct MachinePeaks {
     ThreadPeaks all_threads;    // threads == cores
     std::string fma_isa;        // kernel used for f32: "avx512f", "avx2+fma" or "scalar"
     bool has_bf16 = false;      // AVX512-BF16 present and measured
+    std::string int8_isa;       // int8 kernel: "avx512_vnni" (vpdpbusd), "avx2" (vpmaddubsw); "" none
     std::string notes;          // e.g. why bf16 is 0
     std::string measured_at;    // UTC, ISO 8601
     double measure_seconds = 0; // wall time measure_machine() took
@@ -79,7 +83,9 @@ struct MachinePeaks {
     [[nodiscard]] double roof_gbps(const CacheRoof &roof, int threads) const;
 };
 
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ThreadPeaks, threads, f32_gflops, bf16_gflops, triad_gbps, copy_gbps)
+// By hand: int8_gops is optional (0) in caches and result sets from before it.
+void to_json(nlohmann::json &j, const ThreadPeaks &p);
+void from_json(const nlohmann::json &j, ThreadPeaks &p);
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CacheRoof, level, bytes, sharing_cpus, one_thread_gbps, all_threads_gbps)
 // By hand: adds "schema_version", which is no member. from_json throws
 // nlohmann::json::exception for a missing or mistyped field and
@@ -141,7 +147,12 @@ struct CachedMachinePeaks {
 
 // --- roofline ---------------------------------------------------------------
 
-enum class PeakKind { f32, bf16 };
+enum class PeakKind { f32, bf16, int8 };
+
+// The compute roof a description's dtype is measured against: bf16 and f16 the
+// bf16 peak, s8 (int8 weights) the int8 peak, f32 the f32 one.
+[[nodiscard]] PeakKind peak_kind(int dtype);
+[[nodiscard]] PeakKind peak_kind(std::string_view dtype_name);
 
 // What every view says when it shows a % of peak above 100 (issue 17:
 // never one without a note).
@@ -170,7 +181,7 @@ struct Roofline {
 // Peaks are at_threads(threads); bandwidth is the triad figure of the
 // smallest cache level that holds `working_set_bytes` (roof_for), else
 // DRAM's; 0 (unknown, or a cold-cache measurement) means DRAM. Kind bf16
-// uses the bf16 peak where measured, else f32.
+// uses the bf16 peak where measured, kind int8 the int8 peak, else f32.
 [[nodiscard]] Roofline classify(double flops, double bytes, double seconds_per_call, const MachinePeaks &peaks,
                                 int threads, double fixed_cost_seconds, PeakKind kind = PeakKind::f32,
                                 double working_set_bytes = 0);

@@ -34,7 +34,7 @@ struct TensorBytes {
 TensorBytes tensor_bytes(const opb_op_desc &desc) {
     TensorBytes b;
     for (const TensorSpec &t : op_tensors(desc)) {
-        uint64_t n = dtype_size(desc.dtype);
+        uint64_t n = dtype_size(t.dtype);
         for (int64_t d : t.shape) n = mul_sat(n, d > 0 ? uint64_t(d) : 0);
         b.all = add_sat(b.all, n);
         if (t.is_output) b.outputs = add_sat(b.outputs, n);

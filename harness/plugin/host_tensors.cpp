@@ -2,10 +2,30 @@
 
 #include "opbench/ops.hpp"
 
+#include <cmath>
 #include <cstring>
 #include <random>
 
 namespace opbench {
+
+namespace {
+
+// int8 weights in 7 bits, -64..63: what quantisers produce for x86 CPUs
+// without VNNI, whose vpmaddubsw sums two u8 x s8 products in s16 and
+// saturates at full 8-bit range (255 * -128 * 2 < -32768). With -128..127,
+// oneDNN 2.6 on AVX2 fails verification (NMSE 0.035, docs/measurement.md).
+constexpr float kWeightLevels = 64.0f;
+
+// v in [-1, 1) as an element of an input tensor: every integer of u8 (0..255)
+// and of s8 activations (-128..127) equally likely, weights (`is_weight`,
+// s8) in -64..63; floating dtypes keep v.
+float integer_in_range(float v, int dtype, bool is_weight) {
+    if (dtype == OPB_DTYPE_S8) return std::floor(v * (is_weight ? kWeightLevels : 128.0f));
+    if (dtype == OPB_DTYPE_U8) return std::floor((v + 1.0f) * 128.0f);
+    return v;
+}
+
+} // namespace
 
 HostTensors make_inputs(const opb_op_desc &desc, uint64_t seed) {
     HostTensors t;
@@ -23,17 +43,21 @@ HostTensors make_inputs(const opb_op_desc &desc, uint64_t seed) {
         have_half = !have_half;
         return float(u) * 0x1p-23f - 1.0f;
     };
-    const std::size_t elem = dtype_size(desc.dtype);
     for (const auto &spec : op_tensors(desc)) {
-        std::vector<uint8_t> buf(static_cast<std::size_t>(spec.elements()) * elem, 0);
+        std::vector<uint8_t> buf(static_cast<std::size_t>(spec.elements()) * dtype_size(spec.dtype), 0);
         if (spec.is_output) {
-            fill_sentinel(buf.data(), desc.dtype, spec.elements());
+            fill_sentinel(buf.data(), spec.dtype, spec.elements());
         } else {
-            // Norm scales near 1 so the output is not dominated by tiny gammas.
-            const bool is_gamma = spec.name == "gamma";
+            // Norm scales near 1 so the output is not dominated by tiny gammas;
+            // int8 weights' scales positive, about 1/64 (weights in about [-1.5, 1.5]).
+            const bool is_gamma = spec.name == "gamma", is_w_scale = spec.name == "w_scale";
+            const bool is_weight = desc.dtype == OPB_DTYPE_S8 && spec.name == "B";
             for (int64_t i = 0; i < spec.elements(); ++i) {
-                float v = dist(rng);
-                store_from_f32(buf.data(), desc.dtype, i, is_gamma ? 1.0f + 0.5f * v : v);
+                const float v = dist(rng);
+                store_from_f32(buf.data(), spec.dtype, i,
+                               is_gamma     ? 1.0f + 0.5f * v
+                               : is_w_scale ? (1.0f + 0.5f * v) / kWeightLevels
+                                            : integer_in_range(v, spec.dtype, is_weight));
             }
         }
         t.buffers.push_back(std::move(buf));

@@ -133,7 +133,7 @@ EntryFigures figures_from_entry(const nlohmann::json &entry, const nlohmann::jso
     }
     const int case_threads = member(entry, "settings").is_object() ? entry["settings"].value("threads", 0) : 0;
     f.threads = f.is_gpu ? 1 : threads_used(case_threads, info, machine.cores);
-    const PeakKind kind = entry.value("dtype", "f32") == "f32" ? PeakKind::f32 : PeakKind::bf16;
+    const PeakKind kind = peak_kind(entry.value("dtype", std::string("f32")));
     // The run's roofline rule (run_backends.cpp): a warm cache keeps the
     // bytes of a call in the smallest level that holds them; a cold one
     // reads them from DRAM.

@@ -80,6 +80,7 @@ std::string contexts_section(const std::vector<ResultSet> &sets) {
     for (const auto &d : all_settings(sets)) row(d.setting, d.values);
     for (auto [label, which, key] : {std::tuple{"peak f32 GFLOP/s (all cores)", "all_threads", "f32_gflops"},
                                      std::tuple{"peak bf16 GFLOP/s (all cores)", "all_threads", "bf16_gflops"},
+                                     std::tuple{"peak int8 GOP/s (all cores)", "all_threads", "int8_gops"},
                                      std::tuple{"triad GB/s (all cores)", "all_threads", "triad_gbps"},
                                      std::tuple{"peak f32 GFLOP/s (1 thread)", "one_thread", "f32_gflops"},
                                      std::tuple{"triad GB/s (1 thread)", "one_thread", "triad_gbps"}}) {
@@ -212,7 +213,8 @@ std::string roofline_chart(const ResultSet &set) {
     for (auto [which, label, dashed] :
          {std::tuple{"all_threads", "all cores", false}, std::tuple{"one_thread", "1 thread", true}}) {
         const double bw = peak_of(peaks, which, "triad_gbps");
-        for (auto [key, dtype] : {std::pair{"f32_gflops", "f32"}, std::pair{"bf16_gflops", "bf16"}}) {
+        for (auto [key, dtype] :
+             {std::pair{"f32_gflops", "f32"}, std::pair{"bf16_gflops", "bf16"}, std::pair{"int8_gops", "int8"}}) {
             const double peak = peak_of(peaks, which, key);
             if (!(peak > 0) || !(bw > 0)) continue;
             const double ridge = peak / bw;
@@ -224,7 +226,7 @@ std::string roofline_chart(const ResultSet &set) {
                 true,
                 false,
                 dashed,
-                std::string(dtype) == "f32" ? roof_color : roof_color + 1};
+                std::string(dtype) == "f32" ? roof_color : std::string(dtype) == "bf16" ? roof_color + 1 : roof_color + 2};
             chart.series.push_back(std::move(roof));
         }
     }

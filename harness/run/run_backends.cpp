@@ -80,7 +80,7 @@ Roofline RunBackends::roofline(double flops, double bytes, int dtype, int thread
     auto context = contexts_.find(backend);
     return roofline_for(flops, bytes, seconds, context != contexts_.end() ? context->second : nlohmann::json(),
                         threads, peaks, overhead != call_overhead_.end() ? overhead->second : 0.0,
-                        dtype == OPB_DTYPE_F32 ? PeakKind::f32 : PeakKind::bf16, warm_cache ? bytes : 0);
+                        peak_kind(dtype), warm_cache ? bytes : 0);
 }
 
 // The seconds each step of probing a backend may take: --case-timeout when

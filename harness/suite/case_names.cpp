@@ -16,6 +16,7 @@ nlohmann::json param_json(const ParamInfo &p, double v) {
     switch (p.kind) {
     case ParamKind::Dim: return static_cast<std::int64_t>(v);
     case ParamKind::Flag: return v != 0.0;
+    case ParamKind::Choice: return std::string(p.choices[static_cast<std::size_t>(v)]);
     case ParamKind::Scale:
     case ParamKind::PosReal: break;
     }
@@ -28,6 +29,7 @@ std::string param_text(const ParamInfo &p, double v) {
     switch (p.kind) {
     case ParamKind::Dim: return fmt::format("{}", static_cast<std::int64_t>(v));
     case ParamKind::Flag: return v != 0.0 ? "1" : "0";
+    case ParamKind::Choice: return std::string(p.choices[static_cast<std::size_t>(v)]);
     case ParamKind::Scale:
     case ParamKind::PosReal: break;
     }
@@ -40,7 +42,7 @@ nlohmann::json shape_params(const opb_op_desc &d) {
     nlohmann::json j = nlohmann::json::object();
     if (const OpInfo *row = op_info(d.op))
         for (const auto &p : row->params)
-            if (p.field) j[p.field] = param_json(p, p.value(d));
+            if (p.field && (!p.applies || p.applies(d))) j[p.field] = param_json(p, p.value(d));
     return j;
 }
 
@@ -49,7 +51,7 @@ std::string benchmark_name(const Case &c, const std::string &backend) {
     std::string n{op_name(d.op)};
     if (const OpInfo *row = op_info(d.op))
         for (const auto &p : row->params) {
-            if (!p.label || p.name_rule == NameRule::Never) continue;
+            if (!p.label || p.name_rule == NameRule::Never || (p.applies && !p.applies(d))) continue;
             const double v = p.name_value ? p.name_value(d) : p.value(d);
             if (p.name_rule == NameRule::IfNonzero && v == 0.0) continue;
             n += fmt::format("/{}:{}", p.label, param_text(p, v));

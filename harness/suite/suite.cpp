@@ -58,12 +58,14 @@ enum class Kind {
     Dtype,    // "f32" | "bf16" | "f16"
     Variant,  // one of the op's variant names
     Setting,  // a measurement setting: type and range from its row in settings.hpp
+    Choice,   // one of an op parameter's names (ParamInfo::choices)
 };
 
 struct AxisKey {
     std::string_view name;
     Kind kind;
     const SettingInfo *setting = nullptr; // Kind::Setting only
+    const ParamInfo *param = nullptr;     // Kind::Choice only
 };
 
 // Keys besides the op's own parameters that can be a sweep axis, in sweep
@@ -110,6 +112,7 @@ Kind param_kind(ParamKind k) {
     case ParamKind::Flag: return Kind::Flag;
     case ParamKind::Scale: return Kind::Scale;
     case ParamKind::PosReal: return Kind::PosReal;
+    case ParamKind::Choice: return Kind::Choice;
     }
     return Kind::Dim;
 }
@@ -362,7 +365,8 @@ Atom SuiteParser::atom(const AxisKey &axis, const toml::node &n, int op) const {
         a.shown = format_double(a.f);
         break;
     case Kind::Dtype:
-        a.i = index_of_name(n, key, kDtypeNames, "dtype");
+        // u8 is an activation type only (ops.hpp dtype_error): not offered here.
+        a.i = index_of_name(n, key, std::span(kDtypeNames, OPB_DTYPE_S8 + 1), "dtype");
         a.shown = dtype_name(static_cast<int>(a.i));
         break;
     case Kind::Variant:
@@ -370,6 +374,10 @@ Atom SuiteParser::atom(const AxisKey &axis, const toml::node &n, int op) const {
         a.shown = variant_name(op, static_cast<int>(a.i));
         break;
     case Kind::Setting: setting_atom(*axis.setting, n, k, a); break;
+    case Kind::Choice:
+        a.i = index_of_name(n, key, axis.param->choices, "value of '" + k + "'");
+        a.shown = axis.param->choices[static_cast<std::size_t>(a.i)];
+        break;
     }
     return a;
 }
@@ -541,7 +549,8 @@ std::vector<Axis> SuiteParser::sweep_axes(int op, const Bindings &b, std::int64_
     std::vector<Axis> axes;
     std::int64_t count = 1;
     std::vector<AxisKey> keys;
-    for (const ParamInfo *p : params_in_sweep_order(*op_info(op))) keys.push_back({p->key, param_kind(p->kind)});
+    for (const ParamInfo *p : params_in_sweep_order(*op_info(op)))
+        keys.push_back({p->key, param_kind(p->kind), nullptr, p});
     keys.insert(keys.end(), opbench::axis_keys().begin(), opbench::axis_keys().end());
     for (const auto &ak : keys) {
         auto it = b.find(ak.name);
@@ -587,6 +596,7 @@ Case SuiteParser::make_case(int op, const std::string &name, const SourceLocatio
         fail(a->where, *why);
     }
     c.desc = make_desc(op, static_cast<int>(dim("dtype", OPB_DTYPE_F32)), static_cast<int>(dim("variant", 0)));
+    if (auto e = dtype_error(op, c.desc.dtype); !e.empty()) fail(get("dtype")->where, e);
     c.desc.threads = resolve_threads(s.threads);
     // The row's parameters, in row order: a write may read earlier ones.
     for (const auto &p : row.params) {

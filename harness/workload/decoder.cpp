@@ -337,7 +337,7 @@ private:
     }
     opb_op_desc matmul(int64_t batch, int64_t m, int64_t n, int64_t k, bool trans_b, bool bias) const {
         opb_op_desc desc = base_desc(OPB_OP_MATMUL);
-        desc.p.matmul = {batch, m, n, k, 0, trans_b ? 1 : 0, bias ? 1 : 0};
+        desc.p.matmul = {batch, m, n, k, 0, trans_b ? 1 : 0, bias ? 1 : 0, 0, 0.0f, 0, 0};
         return desc;
     }
     opb_op_desc rows_cols(int op, int64_t rows, int64_t cols, int variant = 0) const {

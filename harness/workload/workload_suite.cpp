@@ -239,7 +239,7 @@ private:
         else if (key == "attention")
             c.attention_variant = choice(key, v, kAttentionNames);
         else if (key == "dtype")
-            c.dtype = choice(key, v, kDtypeNames);
+            c.dtype = choice(key, v, std::span(kDtypeNames, OPB_DTYPE_F16 + 1)); // f32, bf16, f16
         else if (key == "eps") {
             c.eps = float(positive(key, v));
             return true;

@@ -15,8 +15,12 @@
 //                         rows (always the first and the last of each head),
 //                         compared point by point; every row of O is also
 //                         checked to lie in the hull of the V rows it can see.
+//   int8_matmul_check     (int8 weights, reached through freivalds_matmul) the
+//                         integer sums exactly: Freivalds in int64 on every
+//                         row, exact sums on sampled rows; the dequantisation
+//                         within its rounding bound.
 //
-// Both check every output element for NaN and Inf.
+// Each checks every output element for NaN and Inf.
 //
 // The op table (ops.hpp, kOps) points to these: a row's fast_check. ops.hpp
 // includes this header at its end, so either header may be included first.
@@ -288,10 +292,13 @@ FastCheckResult freivalds_t(const FastCheckArgs &a) {
 
 } // namespace fastcheck_detail
 
+inline FastCheckResult int8_matmul_check(const FastCheckArgs &a); // below
+
 inline FastCheckResult freivalds_matmul(const FastCheckArgs &a) {
     FastCheckResult r;
     r.method = "freivalds";
     if (fastcheck_detail::wrong_tensor_count(a, r)) return r;
+    if (a.desc->dtype == OPB_DTYPE_S8) return int8_matmul_check(a);
     return fastcheck_detail::with_dtype(a.desc->dtype,
                                         [&](auto dt) { return fastcheck_detail::freivalds_t<decltype(dt)::value>(a); });
 }
@@ -458,6 +465,150 @@ inline FastCheckResult sampled_attention(const FastCheckArgs &a) {
     if (fastcheck_detail::wrong_tensor_count(a, r)) return r;
     return fastcheck_detail::with_dtype(a.desc->dtype,
                                         [&](auto dt) { return fastcheck_detail::attention_t<decltype(dt)::value>(a); });
+}
+
+// ---- int8 matmul: exact integer sums, bounded dequantisation ---------------------
+//
+// C[m, n] = act_scale · w_scale[n] · S[m, n] (+ bias[n]) with S the s32 sum of
+// (A - zp)·B, exact in every correct implementation. The check computes S
+// exactly (int64) and judges C against it, element by element, within the
+// dequantisation's bound: the f32 roundings of the dequantisation (taken as
+// kInt8DequantRoundings units of 2^-24 of |C| + |bias|) plus half an ulp of C
+// in its dtype. An error of one in an element's integer sum moves C by the
+// step act_scale · w_scale[n]: it is caught wherever that step exceeds the
+// bound (for f32 C at the host's inputs, every element; for bf16 C, only
+// errors of many steps). Two parts:
+//   * every row, Freivalds in integers: C's recovered sums (C - bias) / step
+//     times random ±1 vectors against (A - zp)·(B·r), exact in int64, within
+//     kFreivaldsSigmas deviations of the rows' bounds (in steps);
+//   * sampled rows (the first, the last and kSampledRandomRows more per batch)
+//     element by element.
+inline constexpr double kInt8DequantRoundings = 4.0;
+
+namespace fastcheck_detail {
+
+// The bound on |C - exact| at one element, from the exact value's size.
+inline double int8_bound(double exact, double bias, int out_dtype) {
+    return half_ulp(float(exact), out_dtype) + kInt8DequantRoundings * std::ldexp(1.0, -24) * (std::fabs(exact) + std::fabs(bias));
+}
+
+struct Int8View {
+    const opb_matmul_params *p;
+    const void *A, *B, *C;
+    const float *w_scale, *bias;
+    int out_dtype, act_dtype;
+    int64_t a_at(int64_t bi, int64_t i, int64_t k) const {
+        const int64_t M = p->m, K = p->k;
+        return int64_t(load_as_f32(A, act_dtype, bi * M * K + (p->trans_a ? k * M + i : i * K + k))) -
+               p->act_zero_point;
+    }
+    int64_t b_at(int64_t bi, int64_t k, int64_t j) const {
+        const int64_t N = p->n, K = p->k;
+        return static_cast<const int8_t *>(B)[bi * K * N + (p->trans_b ? j * K + k : k * N + j)];
+    }
+    double step(int64_t j) const { return double(p->act_scale) * double(w_scale[j]); }
+    double bias_at(int64_t j) const { return bias ? double(bias[j]) : 0.0; }
+};
+
+// Every row: Freivalds on the recovered integer sums; false when a row fails.
+inline bool int8_freivalds_rows(const Int8View &v, int64_t bi, Stream &rng, FastCheckResult &r) {
+    const auto &p = *v.p;
+    const int64_t M = p.m, N = p.n, K = p.k;
+    constexpr int V = kFreivaldsVectors;
+    std::vector<int64_t> R(N * V), Y(K * V, 0);
+    for (auto &x : R) x = rng.sign() > 0 ? 1 : -1;
+    for (int64_t k = 0; k < K; ++k)
+        for (int64_t j = 0; j < N; ++j)
+            for (int w = 0; w < V; ++w) Y[k * V + w] += v.b_at(bi, k, j) * R[j * V + w];
+    for (int64_t i = 0; i < M; ++i) {
+        int64_t t[V] = {};
+        for (int64_t k = 0; k < K; ++k)
+            for (int w = 0; w < V; ++w) t[w] += v.a_at(bi, i, k) * Y[k * V + w];
+        double dr[V] = {}, var = 0.0;
+        for (int64_t j = 0; j < N; ++j) {
+            const double c = load_as_f32(v.C, v.out_dtype, (bi * M + i) * N + j);
+            const double e = int8_bound(c, v.bias_at(j), v.out_dtype) / v.step(j);
+            var += e * e / 3.0;
+            for (int w = 0; w < V; ++w) dr[w] += (c - v.bias_at(j)) / v.step(j) * double(R[j * V + w]);
+        }
+        const double tol = kFreivaldsSigmas * std::sqrt(var);
+        for (int w = 0; w < V; ++w) {
+            const double resid = std::fabs(dr[w] - double(t[w]));
+            const double ratio = tol > 0.0 ? resid / tol : (resid > 0.0 ? INFINITY : 0.0);
+            if (ratio > r.worst_ratio) {
+                r.worst_ratio = ratio;
+                r.worst_index = (bi * M + i) * N;
+            }
+            if (ratio > 1.0) {
+                r.passed = false;
+                r.detail = "row " + describe_index({p.batch, M}, bi * M + i) +
+                           " of C: its integer sums times a random ±1 vector differ from (A - zp)·(B·r) by " +
+                           number(resid) + ", tolerance " + number(tol) + ": an element of that row is wrong";
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+// Sampled rows, element by element against the exact sum; false on the first failure.
+inline bool int8_exact_rows(const Int8View &v, int64_t bi, const std::vector<int64_t> &rows, FastCheckResult &r) {
+    const auto &p = *v.p;
+    const int64_t M = p.m, N = p.n, K = p.k;
+    for (int64_t i : rows)
+        for (int64_t j = 0; j < N; ++j) {
+            int64_t sum = 0;
+            for (int64_t k = 0; k < K; ++k) sum += v.a_at(bi, i, k) * v.b_at(bi, k, j);
+            const double exact = v.step(j) * double(sum) + v.bias_at(j);
+            const int64_t at = (bi * M + i) * N + j;
+            const double c = load_as_f32(v.C, v.out_dtype, at);
+            const double tol = int8_bound(exact, v.bias_at(j), v.out_dtype);
+            const double ratio = std::fabs(c - exact) / tol;
+            if (ratio > r.worst_ratio) {
+                r.worst_ratio = ratio;
+                r.worst_index = at;
+            }
+            if (ratio > 1.0) {
+                r.passed = false;
+                r.detail = "C" + describe_index({p.batch, M, N}, at) + " is " + number(c) + ", the exact integer sum " +
+                           std::to_string(sum) + " dequantises to " + number(exact) + " (bound " + number(tol) + ")";
+                return false;
+            }
+        }
+    return true;
+}
+
+} // namespace fastcheck_detail
+
+inline FastCheckResult int8_matmul_check(const FastCheckArgs &a) {
+    using namespace fastcheck_detail;
+    const opb_op_desc &d = *a.desc;
+    const auto &p = d.p.matmul;
+    const auto specs = op_tensors(d);
+    FastCheckResult r;
+    r.method = "int8-exact";
+    r.unit = "elements";
+    r.vectors = kFreivaldsVectors;
+    r.total = p.batch * p.m * p.n;
+    const Int8View v{&p,
+                     a.tensors[0],
+                     a.tensors[1],
+                     a.tensors[a.count - 1],
+                     static_cast<const float *>(a.tensors[2]),
+                     p.has_bias ? static_cast<const float *>(a.tensors[a.count - 2]) : nullptr, // before C
+                     p.out_dtype,
+                     p.act_dtype};
+    const bool bf16 = p.out_dtype == OPB_DTYPE_BF16;
+    if (bf16 ? find_nonfinite<OPB_DTYPE_BF16>(v.C, r.total, specs.back(), r)
+             : find_nonfinite<OPB_DTYPE_F32>(v.C, r.total, specs.back(), r))
+        return r;
+    Stream rng{a.seed};
+    for (int64_t bi = 0; bi < p.batch; ++bi) {
+        if (!int8_freivalds_rows(v, bi, rng, r)) return r;
+        if (!int8_exact_rows(v, bi, sampled_rows(p.m, rng), r)) return r;
+    }
+    r.checked = r.total; // every element takes part in the row checks
+    return r;
 }
 
 } // namespace opbench

@@ -27,18 +27,47 @@ namespace opbench {
 
 // ---- dtypes -----------------------------------------------------------------
 
-inline constexpr std::string_view kDtypeNames[] = {"f32", "bf16", "f16"};
+// Index = opb_dtype. s8 as an op's dtype means int8 weights (matmul only);
+// u8 is an int8 matmul's activation type, never an op's dtype.
+inline constexpr std::string_view kDtypeNames[] = {"f32", "bf16", "f16", "s8", "u8"};
+inline constexpr int kDtypeCount = 5;
 
-inline std::string_view dtype_name(int dt) { return (dt >= 0 && dt < 3) ? kDtypeNames[dt] : std::string_view("?"); }
+inline std::string_view dtype_name(int dt) {
+    return (dt >= 0 && dt < kDtypeCount) ? kDtypeNames[dt] : std::string_view("?");
+}
 inline std::optional<int> dtype_from_name(std::string_view s) {
-    for (int i = 0; i < 3; ++i)
+    for (int i = 0; i < kDtypeCount; ++i)
         if (kDtypeNames[i] == s) return i;
     return std::nullopt;
 }
 
-inline std::size_t dtype_size(int dt) { return dt == OPB_DTYPE_F32 ? 4 : 2; }
+inline std::size_t dtype_size(int dt) {
+    switch (dt) {
+    case OPB_DTYPE_F32: return 4;
+    case OPB_DTYPE_S8:
+    case OPB_DTYPE_U8: return 1;
+    default: return 2;
+    }
+}
+inline bool is_int8_dtype(int dt) { return dt == OPB_DTYPE_S8 || dt == OPB_DTYPE_U8; }
+
+// "" when `op` takes `dtype` as its dtype, else why not and what would be valid.
+inline std::string dtype_error(int op, int dtype) {
+    if (dtype == OPB_DTYPE_U8)
+        return "u8 is an activation type, not an op's dtype: for an int8 linear layer give dtype = \"s8\" "
+               "(int8 weights) with activations = \"u8\"";
+    if (dtype == OPB_DTYPE_S8 && op != OPB_OP_MATMUL)
+        return "dtype s8 (int8 weights) is for matmul only; this op takes f32, bf16 or f16";
+    return {};
+}
 
 // ---- descriptions -----------------------------------------------------------
+
+// An int8 matmul's activation quantisation when a suite does not choose:
+// u8 with zero point 128 (A - 128 spans [-128, 127]) and scale 1/128, so the
+// activations the host generates read as values in [-1, 1).
+inline constexpr float kDefaultActScale = 1.0f / 128.0f;
+inline constexpr int32_t kDefaultU8ZeroPoint = 128;
 
 inline opb_op_desc make_desc(int op, int dtype, int variant = 0) {
     opb_op_desc d;
@@ -48,6 +77,12 @@ inline opb_op_desc make_desc(int op, int dtype, int variant = 0) {
     d.op = op;
     d.dtype = dtype;
     d.variant = variant;
+    if (op == OPB_OP_MATMUL && dtype == OPB_DTYPE_S8) {
+        d.p.matmul.act_dtype = OPB_DTYPE_U8;
+        d.p.matmul.act_scale = kDefaultActScale;
+        d.p.matmul.act_zero_point = kDefaultU8ZeroPoint;
+        d.p.matmul.out_dtype = OPB_DTYPE_F32;
+    }
     return d;
 }
 
@@ -82,10 +117,12 @@ inline int64_t rope_kv_heads(const opb_rope_params &p) { return p.kv_heads > 0 ?
 // Elements of each head that RoPE rotates: 0 means all of head_dim.
 inline int64_t rope_rotary_dim(const opb_rope_params &p) { return p.rotary_dim > 0 ? p.rotary_dim : p.head_dim; }
 
-// The oldest plugin ABI minor that can read `d` as meant: 2 for a rope op or
-// grouped-query attention (kv_heads != heads, a field an ABI 1.1 plugin does
-// not know and would read as heads), else 0.
+// The oldest plugin ABI minor that can read `d` as meant: 3 for int8
+// weights (dtype s8, whose fields an ABI 1.2 plugin does not know), 2 for a
+// rope op or grouped-query attention (kv_heads != heads, a field an ABI 1.1
+// plugin does not know and would read as heads), else 0.
 inline uint32_t desc_needs_abi_minor(const opb_op_desc &d) {
+    if (d.dtype == OPB_DTYPE_S8) return 3;
     if (d.op == OPB_OP_ROPE) return 2;
     if (d.op == OPB_OP_ATTENTION && attention_kv_heads(d.p.attention) != d.p.attention.heads) return 2;
     return 0;
@@ -96,7 +133,10 @@ inline std::string plugin_abi_gap(const opb_op_desc &d, uint32_t plugin_abi) {
     const uint32_t need = desc_needs_abi_minor(d);
     if (OPB_ABI_MINOR(plugin_abi) >= need) return {};
     return "the plugin was built against opbench ABI 1." + std::to_string(OPB_ABI_MINOR(plugin_abi)) +
-           ", which predates " + (d.op == OPB_OP_ROPE ? "the rope op" : "kv_heads (grouped-query attention)") +
+           ", which predates " +
+           (d.dtype == OPB_DTYPE_S8 ? "int8 matmul (dtype s8)"
+            : d.op == OPB_OP_ROPE   ? "the rope op"
+                                    : "kv_heads (grouped-query attention)") +
            " (ABI 1." + std::to_string(need) + "); rebuild it against this SDK";
 }
 
@@ -114,6 +154,7 @@ struct TensorSpec {
     std::string name;
     std::vector<int64_t> shape;
     bool is_output = false;
+    int dtype = OPB_DTYPE_F32; // opb_dtype of the elements (the op's, but for int8 matmul's)
     int64_t elements() const {
         int64_t n = 1;
         for (auto s : shape) n *= s;
@@ -129,6 +170,7 @@ struct TensorShape {
     int rank = 0;
     int64_t dims[kMaxTensorRank] = {};
     bool is_output = false;
+    int dtype = -1; // opb_dtype; a row leaves -1 for the op's, which op_tensor_list fills in
     int64_t elements() const {
         int64_t n = 1;
         for (int i = 0; i < rank; ++i) n *= dims[i];
@@ -138,10 +180,11 @@ struct TensorShape {
 struct TensorList {
     TensorShape items[kMaxOpTensors];
     int count = 0;
-    void add(const char *name, std::initializer_list<int64_t> shape, bool is_output = false) {
+    void add(const char *name, std::initializer_list<int64_t> shape, bool is_output = false, int dtype = -1) {
         TensorShape &t = items[count++];
         t.name = name;
         t.is_output = is_output;
+        t.dtype = dtype;
         for (int64_t s : shape) t.dims[t.rank++] = s;
     }
     const TensorShape *begin() const { return items; }
@@ -162,11 +205,12 @@ enum class ParamKind {
     Flag,    // boolean
     Scale,   // finite number; 0 = the op's default
     PosReal, // number > 0
+    Choice,  // one of ParamInfo::choices (a string); the value is its index
 };
 
 // One checked suite value of a parameter; the member of its kind is set.
 struct ParamValue {
-    int64_t i = 0;  // Dim
+    int64_t i = 0;  // Dim; Choice: the index
     double f = 0;   // Scale, PosReal
     bool b = false; // Flag
 };
@@ -196,6 +240,12 @@ struct ParamInfo {
     double (*value)(const opb_op_desc &d);
     // The value for the name when it differs from value(); nullptr = value().
     double (*name_value)(const opb_op_desc &d);
+    std::span<const std::string_view> choices = {}; // Choice: the names, index = value
+    // Whether the description has this parameter at all (int8 matmul's
+    // activations only for dtype s8): nullptr = always. Where it has not,
+    // the parameter is neither named nor a result field, and a suite giving
+    // it is refused by `write`.
+    bool (*applies)(const opb_op_desc &d) = nullptr;
 };
 
 struct VariantInfo {
@@ -295,7 +345,8 @@ struct OpInfo {
 // after all of these, in its row's order.
 inline constexpr std::string_view kParamSweepOrder[] = {
     "batch",    "heads",  "kv_heads", "m",       "n",    "k",      "rows",  "cols", "seq",        "seq_q", "seq_kv",
-    "head_dim", "hidden", "trans_a",  "trans_b", "bias", "causal", "scale", "eps",  "rotary_dim", "theta"};
+    "head_dim", "hidden", "trans_a",  "trans_b", "bias", "causal", "scale", "eps",  "rotary_dim", "theta",
+    "activations", "out_dtype"};
 
 namespace op_rows {
 
@@ -387,13 +438,24 @@ struct P {
     NameRule name_rule;
     const char *field;
     double (*name_value)(const opb_op_desc &) = nullptr;
+    std::span<const std::string_view> choices = {};
+    bool (*applies)(const opb_op_desc &) = nullptr;
     constexpr operator ParamInfo() const {
-        return {key,   kind,  required,  has_default, default_value, conflicts_with,
-                write, label, name_rule, field,       value,         name_value};
+        return {key,   kind,  required,  has_default, default_value, conflicts_with, write,
+                label, name_rule, field, value,       name_value,    choices,        applies};
     }
 };
 
 // ---- matmul
+// int8 weights (dtype s8): the activations' type and the output's are
+// parameters of such a description only (ParamInfo::applies).
+inline bool is_int8_matmul(const opb_op_desc &d) { return d.op == OPB_OP_MATMUL && d.dtype == OPB_DTYPE_S8; }
+inline constexpr std::string_view kActivationChoices[] = {"u8", "s8"};
+inline constexpr std::string_view kOutDtypeChoices[] = {"f32", "bf16"};
+inline std::string int8_only(const opb_op_desc &d, const char *key) {
+    return std::string("'") + key + "' is a setting of int8 weights (dtype = \"s8\"); this case's dtype is " +
+           std::string(dtype_name(d.dtype));
+}
 inline constexpr VariantInfo kMatmulVariants[] = {{"default", OPB_MATMUL_DEFAULT}, {"tf32", OPB_MATMUL_TF32}};
 inline constexpr ParamInfo kMatmulParams[] = {
     P{"batch", ParamKind::Dim, false, true, 1, nullptr, OPB_ROW_DIM(matmul.batch), "B", NameRule::Always, "B"},
@@ -406,30 +468,78 @@ inline constexpr ParamInfo kMatmulParams[] = {
       "trans_b"},
     P{"bias", ParamKind::Flag, false, true, 0, nullptr, OPB_ROW_FLAG(matmul.has_bias), "bias", NameRule::IfNonzero,
       "bias"},
+    // u8 (zero point 128) or s8 (zero point 0), both with scale 1/128; named when s8.
+    P{"activations", ParamKind::Choice, false, false, 0, nullptr,
+      [](opb_op_desc &d, const ParamValue &v) {
+          if (d.dtype != OPB_DTYPE_S8) return int8_only(d, "activations");
+          d.p.matmul.act_dtype = v.i == 0 ? OPB_DTYPE_U8 : OPB_DTYPE_S8;
+          d.p.matmul.act_zero_point = v.i == 0 ? kDefaultU8ZeroPoint : 0;
+          return std::string();
+      },
+      [](const opb_op_desc &d) { return d.p.matmul.act_dtype == OPB_DTYPE_S8 ? 1.0 : 0.0; }, "act",
+      NameRule::IfNonzero, "activations", nullptr, kActivationChoices, is_int8_matmul},
+    // C's dtype; named when bf16.
+    P{"out_dtype", ParamKind::Choice, false, false, 0, nullptr,
+      [](opb_op_desc &d, const ParamValue &v) {
+          if (d.dtype != OPB_DTYPE_S8) return int8_only(d, "out_dtype");
+          d.p.matmul.out_dtype = v.i == 0 ? OPB_DTYPE_F32 : OPB_DTYPE_BF16;
+          return std::string();
+      },
+      [](const opb_op_desc &d) { return d.p.matmul.out_dtype == OPB_DTYPE_BF16 ? 1.0 : 0.0; }, "out",
+      NameRule::IfNonzero, "out_dtype", nullptr, kOutDtypeChoices, is_int8_matmul},
 };
 inline void matmul_tensors(const opb_op_desc &d, TensorList &t) {
     const auto &p = d.p.matmul;
+    // int8 weights: each tensor has its own dtype (plugin.h); else all the op's (-1).
+    const bool q = is_int8_matmul(d);
+    const int a_dt = q ? p.act_dtype : -1, b_dt = q ? int(OPB_DTYPE_S8) : -1, f32 = q ? int(OPB_DTYPE_F32) : -1;
     if (p.trans_a)
-        t.add("A", {p.batch, p.k, p.m});
+        t.add("A", {p.batch, p.k, p.m}, false, a_dt);
     else
-        t.add("A", {p.batch, p.m, p.k});
+        t.add("A", {p.batch, p.m, p.k}, false, a_dt);
     if (p.trans_b)
-        t.add("B", {p.batch, p.n, p.k});
+        t.add("B", {p.batch, p.n, p.k}, false, b_dt);
     else
-        t.add("B", {p.batch, p.k, p.n});
-    if (p.has_bias) t.add("bias", {p.n});
-    t.add("C", {p.batch, p.m, p.n}, true);
+        t.add("B", {p.batch, p.k, p.n}, false, b_dt);
+    if (q) t.add("w_scale", {p.n}, false, f32);
+    if (p.has_bias) t.add("bias", {p.n}, false, f32);
+    t.add("C", {p.batch, p.m, p.n}, true, q ? p.out_dtype : -1);
 }
+// int8: the integer multiply-adds count as f32's do (one multiply and one add
+// per MAC), so GFLOP/s reads as GOP/s; the dequantisation is not counted.
 inline double matmul_flops(const opb_op_desc &d) {
     const auto &p = d.p.matmul;
     double mnk = double(p.batch) * p.m * p.n * p.k;
     return 2.0 * mnk + (p.has_bias ? double(p.batch) * p.m * p.n : 0.0);
 }
+inline std::string int8_matmul_validate(const opb_op_desc &d) {
+    const auto &p = d.p.matmul;
+    if (d.variant != OPB_MATMUL_DEFAULT) return "int8 weights (dtype s8) have variant default only";
+    if (p.act_dtype != OPB_DTYPE_U8 && p.act_dtype != OPB_DTYPE_S8)
+        return "act_dtype must be u8 or s8, got " + std::string(dtype_name(p.act_dtype));
+    if (!(p.act_scale > 0.0f) || !std::isfinite(p.act_scale)) return "act_scale must be > 0 and finite";
+    if (p.act_dtype == OPB_DTYPE_U8 ? (p.act_zero_point < 0 || p.act_zero_point > 255) : p.act_zero_point != 0)
+        return "act_zero_point must be in 0..255 for u8 activations and 0 for s8, got " +
+               std::to_string(p.act_zero_point);
+    if (p.out_dtype != OPB_DTYPE_F32 && p.out_dtype != OPB_DTYPE_BF16)
+        return "out_dtype must be f32 or bf16, got " + std::string(dtype_name(p.out_dtype));
+    return {};
+}
 inline std::string matmul_validate(const opb_op_desc &d) {
     const auto &p = d.p.matmul;
-    return positives({{"batch", p.batch}, {"M", p.m}, {"N", p.n}, {"K", p.k}});
+    if (auto e = positives({{"batch", p.batch}, {"M", p.m}, {"N", p.n}, {"K", p.k}}); !e.empty()) return e;
+    return is_int8_matmul(d) ? int8_matmul_validate(d) : std::string();
+}
+// int8: the integer sum is exact in every correct implementation; what
+// differs is the f32 dequantisation (a few roundings) and the output's own.
+inline Tolerance int8_matmul_tolerance(const opb_op_desc &d) {
+    Tolerance t = dtype_tolerance(d.p.matmul.out_dtype, false);
+    t.why = d.p.matmul.out_dtype == OPB_DTYPE_BF16 ? "int8: exact s32 sum, f32 dequantisation, bf16 output rounding"
+                                                   : "int8: exact s32 sum, f32 dequantisation rounding";
+    return t;
 }
 inline Tolerance matmul_tolerance(const opb_op_desc &d) {
+    if (is_int8_matmul(d)) return int8_matmul_tolerance(d);
     if (d.variant == OPB_MATMUL_TF32) {
         const PointwiseRule rule = pointwise_tolerance(d.dtype, false, true);
         return {1e-5, "tf32 rounds inputs to a 10-bit mantissa (~1e-3 relative)", rule.max_error, rule.why};
@@ -828,7 +938,8 @@ inline std::optional<int> variant_from_name(int op, std::string_view s) {
 inline std::string validate_desc(const opb_op_desc &d) {
     const OpInfo *row = op_info(d.op);
     if (!row) return "unknown op " + std::to_string(d.op);
-    if (d.dtype < 0 || d.dtype > 2) return "unknown dtype " + std::to_string(d.dtype);
+    if (d.dtype < 0 || d.dtype >= kDtypeCount) return "unknown dtype " + std::to_string(d.dtype);
+    if (auto e = dtype_error(d.op, d.dtype); !e.empty()) return e;
     if (d.variant < 0 || d.variant >= static_cast<int>(row->variants.size()))
         return "unknown variant " + std::to_string(d.variant) + " for " + row->name;
     if (d.threads < 0) return "threads must be >= 0 (0 = backend default)";
@@ -852,6 +963,8 @@ inline std::string validate_desc(const opb_op_desc &d) {
 inline TensorList op_tensor_list(const opb_op_desc &d) {
     TensorList t;
     if (const OpInfo *row = op_info(d.op)) row->tensors(d, t);
+    for (int i = 0; i < t.count; ++i)
+        if (t.items[i].dtype < 0) t.items[i].dtype = d.dtype;
     return t;
 }
 
@@ -859,7 +972,7 @@ inline TensorList op_tensor_list(const opb_op_desc &d) {
 inline std::vector<TensorSpec> op_tensors(const opb_op_desc &d) {
     std::vector<TensorSpec> out;
     for (const auto &t : op_tensor_list(d))
-        out.push_back({t.name, std::vector<int64_t>(t.dims, t.dims + t.rank), t.is_output});
+        out.push_back({t.name, std::vector<int64_t>(t.dims, t.dims + t.rank), t.is_output, t.dtype});
     return out;
 }
 
@@ -868,10 +981,11 @@ inline double op_flops(const opb_op_desc &d) {
     return row ? row->flops(d) : 0.0;
 }
 
+// Each tensor in its own dtype (int8 matmul: 1-byte A and B, f32 scales).
 inline double op_bytes(const opb_op_desc &d) {
     double total = 0.0;
-    for (const auto &t : op_tensor_list(d)) total += double(t.elements());
-    return total * double(dtype_size(d.dtype));
+    for (const auto &t : op_tensor_list(d)) total += double(t.elements()) * double(dtype_size(t.dtype));
+    return total;
 }
 
 // FLOPs per byte; 0 when the op moves no bytes.
@@ -945,19 +1059,29 @@ inline uint16_t f32_to_f16(float f) {
     return uint16_t(sign | (r >> 13));
 }
 
-// Element i of a buffer of dtype `dt`, as f32.
+// Element i of a buffer of dtype `dt`, as f32 (s8/u8: the integer).
 inline float load_as_f32(const void *buf, int dt, int64_t i) {
     switch (dt) {
     case OPB_DTYPE_BF16: return bf16_to_f32(static_cast<const uint16_t *>(buf)[i]);
     case OPB_DTYPE_F16: return f16_to_f32(static_cast<const uint16_t *>(buf)[i]);
+    case OPB_DTYPE_S8: return static_cast<const int8_t *>(buf)[i];
+    case OPB_DTYPE_U8: return static_cast<const uint8_t *>(buf)[i];
     default: return static_cast<const float *>(buf)[i];
     }
+}
+// An integer dtype's nearest value to v (ties to even), saturated; NaN -> 0.
+inline int32_t saturate_int8(float v, int dt) {
+    const float lo = dt == OPB_DTYPE_U8 ? 0.0f : -128.0f, hi = dt == OPB_DTYPE_U8 ? 255.0f : 127.0f;
+    if (!(v == v)) return 0;
+    return static_cast<int32_t>(std::nearbyint(std::fmin(std::fmax(v, lo), hi)));
 }
 // Store f32 value v as element i of a buffer of dtype `dt`.
 inline void store_from_f32(void *buf, int dt, int64_t i, float v) {
     switch (dt) {
     case OPB_DTYPE_BF16: static_cast<uint16_t *>(buf)[i] = f32_to_bf16(v); break;
     case OPB_DTYPE_F16: static_cast<uint16_t *>(buf)[i] = f32_to_f16(v); break;
+    case OPB_DTYPE_S8: static_cast<int8_t *>(buf)[i] = static_cast<int8_t>(saturate_int8(v, dt)); break;
+    case OPB_DTYPE_U8: static_cast<uint8_t *>(buf)[i] = static_cast<uint8_t>(saturate_int8(v, dt)); break;
     default: static_cast<float *>(buf)[i] = v; break;
     }
 }

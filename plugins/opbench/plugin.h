@@ -35,7 +35,7 @@ extern "C" {
 /* ---- versions and the entry symbol ------------------------------------- */
 
 #define OPB_ABI_VERSION_MAJOR 1
-#define OPB_ABI_VERSION_MINOR 2
+#define OPB_ABI_VERSION_MINOR 3
 #define OPB_ABI_VERSION ((uint32_t)((OPB_ABI_VERSION_MAJOR << 16) | OPB_ABI_VERSION_MINOR))
 #define OPB_ABI_MAJOR(v) ((uint32_t)(v) >> 16)
 #define OPB_ABI_MINOR(v) ((uint32_t)(v)&0xffffu)
@@ -71,7 +71,9 @@ typedef enum opb_status {
 typedef enum opb_dtype {
     OPB_DTYPE_F32 = 0,
     OPB_DTYPE_BF16 = 1, /* stored as uint16_t, the upper half of an IEEE f32 */
-    OPB_DTYPE_F16 = 2   /* IEEE binary16, stored as uint16_t */
+    OPB_DTYPE_F16 = 2,  /* IEEE binary16, stored as uint16_t */
+    OPB_DTYPE_S8 = 3,   /* ABI 1.3: int8_t; as an op's dtype: int8 weights (MATMUL only) */
+    OPB_DTYPE_U8 = 4    /* ABI 1.3: uint8_t; an int8 matmul's activations only, never an op's dtype */
 } opb_dtype;
 
 typedef enum opb_op_kind {
@@ -112,6 +114,17 @@ enum {
  *            in  B: [batch, K, N]  (stored [batch, N, K] when trans_b)
  *            in  bias: [N]         (only when has_bias)
  *            out C: [batch, M, N]
+ *            Every tensor is in the op's dtype, except for int8 weights:
+ * MATMUL, dtype S8 (ABI 1.3; int8 linear layer), the tensors' own dtypes:
+ *            in  A: act_dtype (U8 or S8), shaped as above
+ *            in  B: S8, shaped as above
+ *            in  w_scale: f32 [N]  per-output-channel weight scales, > 0
+ *            in  bias: f32 [N]     (only when has_bias)
+ *            out C: out_dtype (F32 or BF16) [batch, M, N]
+ *            C[m, n] = act_scale * w_scale[n] * sum_k (A[m, k] - act_zero_point) * B[k, n]
+ *                      (+ bias[n]), the sum exact in s32, the rest in f32.
+ *            act_zero_point is 0 for S8 activations; 0..255 for U8.
+ *            A plugin built before ABI 1.3 is never given an S8 description.
  * SOFTMAX    y = softmax(scale * x) along the last axis of x: [batch, rows, cols].
  *            causal masks x[b, r, c] for c > r + (cols - rows) (bottom-right
  *            aligned, as in decoding: the last row sees every column).
@@ -148,6 +161,11 @@ enum {
 typedef struct opb_matmul_params {
     int64_t batch, m, n, k;
     int32_t trans_a, trans_b, has_bias;
+    /* ABI 1.3, appended; read only when the op's dtype is OPB_DTYPE_S8 */
+    int32_t act_dtype;      /* A's dtype: OPB_DTYPE_U8 or OPB_DTYPE_S8 */
+    float act_scale;        /* > 0, finite */
+    int32_t act_zero_point; /* U8: 0..255; S8: 0 */
+    int32_t out_dtype;      /* C's dtype: OPB_DTYPE_F32 or OPB_DTYPE_BF16 */
 } opb_matmul_params;
 
 typedef struct opb_softmax_params {

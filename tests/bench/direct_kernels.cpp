@@ -85,7 +85,7 @@ int naive_matmul(int64_t m, int64_t n, int64_t k, double seconds) {
     auto a = random_floats(std::size_t(m * k), 1), b = random_floats(std::size_t(k * n), 2);
     std::vector<float> c(std::size_t(m * n));
     std::vector<double> ws(static_cast<std::size_t>(n));
-    opb_matmul_params p{1, m, n, k, 0, 0, 0};
+    opb_matmul_params p{1, m, n, k, 0, 0, 0, 0, 0.0f, 0, 0};
     return measure([&] { naive::matmul(p, OPB_DTYPE_F32, a.data(), b.data(), nullptr, c.data(), ws.data()); }, seconds);
 }
 

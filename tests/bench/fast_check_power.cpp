@@ -80,7 +80,7 @@ int run_matmul(int64_t n, int trials) {
     int failures = 0;
     for (int dt : {OPB_DTYPE_F32, OPB_DTYPE_BF16}) {
         opb_op_desc d = make_desc(OPB_OP_MATMUL, dt);
-        d.p.matmul = {1, n, n, n, 0, 0, 0};
+        d.p.matmul = {1, n, n, n, 0, 0, 0, 0, 0.0f, 0, 0};
         std::mt19937_64 rng(2026);
         Bytes A = random_tensor(n * n, dt, rng), B = random_tensor(n * n, dt, rng);
         auto t0 = Clock::now();

@@ -12,6 +12,7 @@
 #define FAKE_NULL_TABLE 3
 #define FAKE_NULL_ENTRY 4
 #define FAKE_NEWER_MINOR 5
+#define FAKE_ABI_1_2 6 /* built before int8 weights (ABI 1.3): must never be given an s8 case */
 
 #ifndef FAKE_MODE
 #error "FAKE_MODE must be set"
@@ -138,6 +139,8 @@ OPB_PLUGIN_ENTRY(host_version) {
     return NULL;
 #elif FAKE_MODE == FAKE_NULL_ENTRY
     table.base.prepare = NULL;
+#elif FAKE_MODE == FAKE_ABI_1_2
+    table.base.abi_version = (1u << 16) | 2u;
 #elif FAKE_MODE == FAKE_NEWER_MINOR
     table.base.struct_size = sizeof(newer_api);
     table.base.abi_version = OPB_ABI_VERSION + 1;

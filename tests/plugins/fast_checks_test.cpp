@@ -49,7 +49,7 @@ Case make_case(const opb_op_desc &d, uint64_t seed) {
 opb_op_desc matmul_desc(int dtype, int64_t batch, int64_t m, int64_t n, int64_t k, bool ta = false, bool tb = false,
                         bool bias = false) {
     opb_op_desc d = make_desc(OPB_OP_MATMUL, dtype);
-    d.p.matmul = {batch, m, n, k, ta, tb, bias};
+    d.p.matmul = {batch, m, n, k, ta, tb, bias, 0, 0.0f, 0, 0};
     return d;
 }
 

@@ -14,7 +14,7 @@ using namespace opbench;
 namespace {
 opb_op_desc matmul(int64_t b, int64_t m, int64_t n, int64_t k, bool bias = false, bool ta = false, bool tb = false) {
     opb_op_desc d = make_desc(OPB_OP_MATMUL, OPB_DTYPE_F32);
-    d.p.matmul = {b, m, n, k, ta, tb, bias};
+    d.p.matmul = {b, m, n, k, ta, tb, bias, 0, 0.0f, 0, 0};
     return d;
 }
 opb_op_desc attention(int64_t b, int64_t h, int64_t sq, int64_t skv, int64_t dh, bool causal, int dtype = 0) {
@@ -114,6 +114,94 @@ TEST(PluginAbiGap, OnlyGroupedKvAndRopeNeedAnAbi12Plugin) {
     opb_op_desc rope = make_desc(OPB_OP_ROPE, OPB_DTYPE_F32);
     EXPECT_NE(plugin_abi_gap(rope, abi11).find("the rope op"), std::string::npos);
     EXPECT_EQ(plugin_abi_gap(rope, abi12), "");
+}
+
+TEST(Int8Matmul, TensorsHaveTheirOwnDtypesAndBytesCountEachOnce) {
+    opb_op_desc d = make_desc(OPB_OP_MATMUL, OPB_DTYPE_S8);
+    d.p.matmul.batch = 2;
+    d.p.matmul.m = 16;
+    d.p.matmul.n = 64;
+    d.p.matmul.k = 32;
+    d.p.matmul.has_bias = 1;
+    ASSERT_EQ(validate_desc(d), "");
+    const auto t = op_tensors(d);
+    ASSERT_EQ(t.size(), 5u);
+    EXPECT_EQ(t[0].name, "A");
+    EXPECT_EQ(t[0].dtype, OPB_DTYPE_U8); // the default activations
+    EXPECT_EQ(t[1].dtype, OPB_DTYPE_S8);
+    EXPECT_EQ(t[2].name, "w_scale");
+    EXPECT_EQ(t[2].shape, std::vector<int64_t>{64});
+    EXPECT_EQ(t[2].dtype, OPB_DTYPE_F32);
+    EXPECT_EQ(t[3].name, "bias");
+    EXPECT_EQ(t[3].dtype, OPB_DTYPE_F32);
+    EXPECT_EQ(t[4].dtype, OPB_DTYPE_F32);
+    // 1-byte A and B, 4-byte scales, bias and C.
+    EXPECT_EQ(op_bytes(d), 2.0 * 16 * 32 + 2.0 * 32 * 64 + 4.0 * 64 + 4.0 * 64 + 4.0 * 2 * 16 * 64);
+    // One multiply and one add per integer MAC, as f32's; plus the bias add.
+    EXPECT_EQ(op_flops(d), 2.0 * 2 * 16 * 64 * 32 + 2.0 * 16 * 64);
+    d.p.matmul.out_dtype = OPB_DTYPE_BF16;
+    EXPECT_EQ(op_tensors(d).back().dtype, OPB_DTYPE_BF16);
+    EXPECT_EQ(op_bytes(d), 2.0 * 16 * 32 + 2.0 * 32 * 64 + 4.0 * 64 + 4.0 * 64 + 2.0 * 2 * 16 * 64);
+    // An f32 matmul's tensors are all f32, as before.
+    opb_op_desc f = d;
+    f.dtype = OPB_DTYPE_F32;
+    for (const auto &x : op_tensors(f)) EXPECT_EQ(x.dtype, OPB_DTYPE_F32) << x.name;
+    EXPECT_EQ(op_tensors(f).size(), 4u); // no w_scale
+}
+
+TEST(Int8Matmul, ValidationRefusesWhatNoInt8MatmulIs) {
+    opb_op_desc d = make_desc(OPB_OP_MATMUL, OPB_DTYPE_S8);
+    d.p.matmul.batch = d.p.matmul.m = d.p.matmul.n = d.p.matmul.k = 8;
+    ASSERT_EQ(validate_desc(d), "");
+    auto refused = [](opb_op_desc x, const char *what) {
+        EXPECT_NE(validate_desc(x).find(what), std::string::npos) << validate_desc(x);
+    };
+    opb_op_desc x = d;
+    x.p.matmul.act_zero_point = 256;
+    refused(x, "act_zero_point must be in 0..255");
+    x = d;
+    x.p.matmul.act_dtype = OPB_DTYPE_S8; // s8 activations keep zero point 0
+    refused(x, "and 0 for s8");
+    x = d;
+    x.p.matmul.act_scale = 0.0f;
+    refused(x, "act_scale must be > 0");
+    x = d;
+    x.p.matmul.out_dtype = OPB_DTYPE_F16;
+    refused(x, "out_dtype must be f32 or bf16");
+    x = d;
+    x.dtype = OPB_DTYPE_U8;
+    refused(x, "u8 is an activation type");
+    opb_op_desc sm = make_desc(OPB_OP_SOFTMAX, OPB_DTYPE_S8);
+    sm.p.softmax = {1, 4, 4, 0.0f, 0};
+    refused(sm, "dtype s8 (int8 weights) is for matmul only");
+}
+
+TEST(PluginAbiGap, Int8MatmulNeedsAnAbi13Plugin) {
+    const uint32_t abi12 = (1u << 16) | 2u, abi13 = (1u << 16) | 3u;
+    opb_op_desc d = make_desc(OPB_OP_MATMUL, OPB_DTYPE_S8);
+    EXPECT_NE(plugin_abi_gap(d, abi12).find("ABI 1.2, which predates int8 matmul (dtype s8)"), std::string::npos)
+        << plugin_abi_gap(d, abi12);
+    EXPECT_EQ(plugin_abi_gap(d, abi13), "");
+    EXPECT_EQ(plugin_abi_gap(make_desc(OPB_OP_MATMUL, OPB_DTYPE_BF16), abi12), "");
+}
+
+TEST(Int8Conversions, LoadsIntegersAndStoresRoundedSaturated) {
+    int8_t s[3];
+    uint8_t u[3];
+    store_from_f32(s, OPB_DTYPE_S8, 0, -200.0f);
+    store_from_f32(s, OPB_DTYPE_S8, 1, 2.5f); // ties to even
+    store_from_f32(s, OPB_DTYPE_S8, 2, 127.4f);
+    store_from_f32(u, OPB_DTYPE_U8, 0, -3.0f);
+    store_from_f32(u, OPB_DTYPE_U8, 1, 254.6f);
+    store_from_f32(u, OPB_DTYPE_U8, 2, 999.0f);
+    EXPECT_EQ(load_as_f32(s, OPB_DTYPE_S8, 0), -128.0f);
+    EXPECT_EQ(load_as_f32(s, OPB_DTYPE_S8, 1), 2.0f);
+    EXPECT_EQ(load_as_f32(s, OPB_DTYPE_S8, 2), 127.0f);
+    EXPECT_EQ(load_as_f32(u, OPB_DTYPE_U8, 0), 0.0f);
+    EXPECT_EQ(load_as_f32(u, OPB_DTYPE_U8, 1), 255.0f);
+    EXPECT_EQ(load_as_f32(u, OPB_DTYPE_U8, 2), 255.0f);
+    EXPECT_EQ(dtype_size(OPB_DTYPE_S8), 1u);
+    EXPECT_EQ(dtype_size(OPB_DTYPE_U8), 1u);
 }
 
 TEST(OpFlops, RopeIsSixPerRotatedPairOfQAndK) {

@@ -65,3 +65,19 @@ TEST(AbiVersion, MacrosAgree) {
     EXPECT_EQ(OPB_ABI_MAJOR(OPB_ABI_VERSION), static_cast<uint32_t>(OPB_ABI_VERSION_MAJOR));
     EXPECT_EQ(OPB_ABI_MINOR(OPB_ABI_VERSION), static_cast<uint32_t>(OPB_ABI_VERSION_MINOR));
 }
+
+TEST(AbiLayout, MatmulParamsKeepTheir1_0OffsetsAndAppendInt8Fields) {
+    // 1.0: four int64 dims, then trans_a, trans_b, has_bias; 1.3 appends the
+    // int8 fields, the first in what was the struct's tail padding.
+    EXPECT_EQ(offsetof(opb_matmul_params, k), 24u);
+    EXPECT_EQ(offsetof(opb_matmul_params, has_bias), 40u);
+    EXPECT_EQ(offsetof(opb_matmul_params, act_dtype), 44u);
+    EXPECT_EQ(offsetof(opb_matmul_params, act_scale), 48u);
+    EXPECT_EQ(offsetof(opb_matmul_params, act_zero_point), 52u);
+    EXPECT_EQ(offsetof(opb_matmul_params, out_dtype), 56u);
+    EXPECT_LE(sizeof(opb_matmul_params), 128u); // inside the fixed union
+    // The dtypes of ABI 1.0 keep their values.
+    EXPECT_EQ(OPB_DTYPE_F32, 0);
+    EXPECT_EQ(OPB_DTYPE_BF16, 1);
+    EXPECT_EQ(OPB_DTYPE_F16, 2);
+}

@@ -223,11 +223,11 @@ TEST_F(CudaGpu, MatmulAllDtypesTransposesBatchesBiasMatchFloat64) {
         for (C c : {C{1, 17, 33, 40, 0, 0, 0}, C{3, 16, 24, 32, 1, 0, 0}, C{2, 16, 8, 24, 0, 1, 1},
                     C{2, 8, 16, 8, 1, 1, 1}}) {
             auto d = make_desc(OPB_OP_MATMUL, dt);
-            d.p.matmul = {c.batch, c.m, c.n, c.k, c.ta, c.tb, c.bias};
+            d.p.matmul = {c.batch, c.m, c.n, c.k, c.ta, c.tb, c.bias, 0, 0.0f, 0, 0};
             check(d, "matmul");
         }
     auto d = make_desc(OPB_OP_MATMUL, OPB_DTYPE_F32, OPB_MATMUL_TF32);
-    d.p.matmul = {2, 32, 32, 64, 0, 1, 1};
+    d.p.matmul = {2, 32, 32, 64, 0, 1, 1, 0, 0.0f, 0, 0};
     check(d, "matmul tf32");
 }
 
@@ -397,7 +397,7 @@ TEST_F(CudaGpu, MemoryAccountingCountsTensorsAndWorkspaceAndReturnsToZero) {
 
 TEST_F(CudaGpu, EventTimerMeasuresEnqueuedWork) {
     auto d = make_desc(OPB_OP_MATMUL, OPB_DTYPE_F32);
-    d.p.matmul = {4, 256, 256, 256, 0, 0, 0};
+    d.p.matmul = {4, 256, 256, 256, 0, 0, 0, 0, 0.0f, 0, 0};
     std::vector<void *> t(3);
     for (int i = 0; i < 3; ++i) ASSERT_EQ(api->alloc(b, 4 * 256 * 256 * 4, &t[i]), OPB_OK);
     opb_plan *plan = nullptr;

@@ -79,7 +79,7 @@ class GemmMapping : public ::testing::TestWithParam<MatmulCase> {};
 TEST_P(GemmMapping, RowMajorMatmulEqualsColumnMajorPlan) {
     const MatmulCase mc = GetParam();
     auto d = make_desc(OPB_OP_MATMUL, OPB_DTYPE_F32);
-    d.p.matmul = {mc.batch, mc.m, mc.n, mc.k, mc.ta, mc.tb, mc.bias};
+    d.p.matmul = {mc.batch, mc.m, mc.n, mc.k, mc.ta, mc.tb, mc.bias, 0, 0.0f, 0, 0};
     const GemmPlan g = plan_matmul(d);
     // Row-major opbench buffers, stored as op_tensors documents.
     auto A = random_vec(mc.batch * mc.m * mc.k, 1), B = random_vec(mc.batch * mc.k * mc.n, 2),
@@ -111,13 +111,13 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(GemmPlan, ComputeAndElementTypesFollowDtypeAndVariant) {
     auto d = make_desc(OPB_OP_MATMUL, OPB_DTYPE_F32);
-    d.p.matmul = {1, 8, 8, 8, 0, 0, 0};
+    d.p.matmul = {1, 8, 8, 8, 0, 0, 0, 0, 0.0f, 0, 0};
     EXPECT_EQ(plan_matmul(d).compute, ComputeType::F32);
     EXPECT_EQ(plan_matmul(d).ab_type, ElemType::F32);
     d.variant = OPB_MATMUL_TF32;
     EXPECT_EQ(plan_matmul(d).compute, ComputeType::F32_FAST_TF32);
     d = make_desc(OPB_OP_MATMUL, OPB_DTYPE_BF16);
-    d.p.matmul = {1, 8, 8, 8, 0, 0, 1};
+    d.p.matmul = {1, 8, 8, 8, 0, 0, 1, 0, 0.0f, 0, 0};
     const GemmPlan g = plan_matmul(d);
     EXPECT_EQ(g.compute, ComputeType::F32); // bf16 inputs accumulate in f32
     EXPECT_EQ(g.ab_type, ElemType::BF16);
@@ -217,11 +217,16 @@ TEST(ChooseImpl, EachOpGoesToItsLibraryAndUnsupportedCasesSayWhy) {
     EXPECT_NE(tf32_bf16.reason.find("bf16"), std::string::npos) << tf32_bf16.reason;
     for (const auto &c : {choose_impl(make_desc(OPB_OP_MATMUL, 0)), choose_impl(make_desc(OPB_OP_ADD, 1))})
         EXPECT_TRUE(c.reason.empty());
+    // int8 weights: no cuBLASLt path written; skipped with the reason.
+    const ImplChoice int8 = choose_impl(make_desc(OPB_OP_MATMUL, OPB_DTYPE_S8));
+    EXPECT_EQ(int8.impl, Impl::Unsupported);
+    EXPECT_NE(int8.reason.find("int8 (dtype s8): not implemented in the cuda backend"), std::string::npos)
+        << int8.reason;
 }
 
 TEST(DeviceLimits, BatchCountsAndGridSizesBeyondInt32AreRefusedWithTheValue) {
     auto d = make_desc(OPB_OP_MATMUL, OPB_DTYPE_F32);
-    d.p.matmul = {int64_t{1} << 31, 1, 1, 1, 0, 0, 0};
+    d.p.matmul = {int64_t{1} << 31, 1, 1, 1, 0, 0, 0, 0, 0.0f, 0, 0};
     const std::string e = check_device_limits(d);
     EXPECT_NE(e.find("2147483648"), std::string::npos) << e;
     d.p.matmul.batch = std::numeric_limits<int32_t>::max();
@@ -238,7 +243,7 @@ TEST(DeviceLimits, BatchCountsAndGridSizesBeyondInt32AreRefusedWithTheValue) {
 
 TEST(TensorCount, MatchesTheOpsTensorList) {
     auto d = make_desc(OPB_OP_MATMUL, OPB_DTYPE_F32);
-    d.p.matmul = {1, 2, 2, 2, 0, 0, 0};
+    d.p.matmul = {1, 2, 2, 2, 0, 0, 0, 0, 0.0f, 0, 0};
     EXPECT_EQ(expected_tensor_count(d), 3);
     d.p.matmul.has_bias = 1;
     EXPECT_EQ(expected_tensor_count(d), 4);

@@ -97,7 +97,7 @@ TEST_F(CudaPluginLoad, WithoutDeviceEveryDeviceCallIsUnavailableWithTheReason) {
     const std::string reason = api->last_error(b);
 
     auto d = opbench::make_desc(OPB_OP_MATMUL, OPB_DTYPE_F32);
-    d.p.matmul = {1, 16, 16, 16, 0, 0, 0};
+    d.p.matmul = {1, 16, 16, 16, 0, 0, 0, 0, 0.0f, 0, 0};
     EXPECT_EQ(api->supports(b, &d), OPB_ERR_UNAVAILABLE);
     EXPECT_EQ(reason, api->last_error(b));
     opb_plan *plan = reinterpret_cast<opb_plan *>(0x1);

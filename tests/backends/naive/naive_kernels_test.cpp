@@ -232,19 +232,19 @@ TEST(NaiveMatmul, EveryTransposeAndBiasCombinationWithBatchMatchesFloat64) {
     std::mt19937 rng(1);
     for (int ta = 0; ta < 2; ++ta)
         for (int tb = 0; tb < 2; ++tb)
-            for (int bias = 0; bias < 2; ++bias) check_matmul(OPB_DTYPE_F32, {3, 5, 7, 11, ta, tb, bias}, rng);
+            for (int bias = 0; bias < 2; ++bias) check_matmul(OPB_DTYPE_F32, {3, 5, 7, 11, ta, tb, bias, 0, 0.0f, 0, 0}, rng);
 }
 
 TEST(NaiveMatmul, SingleElementAndLongReductionMatchFloat64) {
     std::mt19937 rng(2);
-    check_matmul(OPB_DTYPE_F32, {1, 1, 1, 1, 0, 0, 1}, rng);
-    check_matmul(OPB_DTYPE_F32, {1, 3, 2, 1000, 1, 0, 0}, rng);
+    check_matmul(OPB_DTYPE_F32, {1, 1, 1, 1, 0, 0, 1, 0, 0.0f, 0, 0}, rng);
+    check_matmul(OPB_DTYPE_F32, {1, 3, 2, 1000, 1, 0, 0, 0, 0.0f, 0, 0}, rng);
 }
 
 TEST(NaiveMatmul, Bf16AndF16AreRoundedOnceFromFloat64) {
     std::mt19937 rng(3);
     for (int dt : {OPB_DTYPE_BF16, OPB_DTYPE_F16})
-        for (int tb = 0; tb < 2; ++tb) check_matmul(dt, {2, 6, 5, 17, 1 - tb, tb, 1}, rng);
+        for (int tb = 0; tb < 2; ++tb) check_matmul(dt, {2, 6, 5, 17, 1 - tb, tb, 1, 0, 0.0f, 0, 0}, rng);
 }
 
 // ---- softmax ----------------------------------------------------------------------

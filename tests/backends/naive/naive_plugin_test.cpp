@@ -87,7 +87,7 @@ opb_op_desc attention(int variant, int64_t seq) {
 opb_op_desc valid_desc(int op, int dtype, int variant) {
     opb_op_desc d = make_desc(op, dtype, variant);
     switch (op) {
-    case OPB_OP_MATMUL: d.p.matmul = {2, 8, 8, 8, 0, 1, 1}; break;
+    case OPB_OP_MATMUL: d.p.matmul = {2, 8, 8, 8, 0, 1, 1, 0, 0.0f, 0, 0}; break;
     case OPB_OP_SOFTMAX: d.p.softmax = {1, 4, 8, 1.0f, 1}; break;
     case OPB_OP_LAYERNORM:
     case OPB_OP_RMSNORM: d.p.norm = {4, 8, 1e-5f}; break;

@@ -100,7 +100,7 @@ TEST_P(OnednnOpsTest, MatmulMatchesFloat64AcrossTransposesAndBias) {
         for (int tb = 0; tb < 2; ++tb)
             for (int bias = 0; bias < 2; ++bias) {
                 auto d = make_desc(OPB_OP_MATMUL, dtype());
-                d.p.matmul = {2, 5, 7, 9, ta, tb, bias};
+                d.p.matmul = {2, 5, 7, 9, ta, tb, bias, 0, 0.0f, 0, 0};
                 if (!offered(d)) return;
                 const auto &p = d.p.matmul;
                 auto a = random(p.batch * p.m * p.k, -1, 1, dtype(), 1);
@@ -117,7 +117,7 @@ TEST_P(OnednnOpsTest, MatmulMatchesFloat64AcrossTransposesAndBias) {
 TEST_P(OnednnOpsTest, MatmulMatchesFloat64OnBlockedKernelSizes) {
     // Large enough for oneDNN's blocked (brgemm / gemm) kernels with tails.
     auto d = make_desc(OPB_OP_MATMUL, dtype());
-    d.p.matmul = {1, 67, 49, 96, 0, 1, 1};
+    d.p.matmul = {1, 67, 49, 96, 0, 1, 1, 0, 0.0f, 0, 0};
     if (!offered(d)) return;
     const auto &p = d.p.matmul;
     auto a = random(p.m * p.k, -1, 1, dtype(), 4);
@@ -127,6 +127,60 @@ TEST_P(OnednnOpsTest, MatmulMatchesFloat64OnBlockedKernelSizes) {
     Tol tol = tolerance(dtype());
     if (dtype() == OPB_DTYPE_F32) tol = {1e-5, 1e-4};
     expect_close(run(d, {a, b, bv}), ref_matmul(p, a, b, &bv), tol, label(d));
+}
+
+// int8 weights (dtype s8): u8 (zero point 128) or s8 activations, f32 or
+// bf16 output, with and without bias and transposed weights, against the
+// exact integer sum dequantised in double. oneDNN has int8 matmul on every
+// x86-64 ISA (AVX2 included: the onednn-ops-avx2 test runs this under
+// ONEDNN_MAX_CPU_ISA=AVX2), so supports() must accept each. Weights span
+// -64..63, as the host generates them: at full 8-bit range oneDNN's AVX2
+// kernel (vpmaddubsw) saturates (harness/plugin/host_tensors.cpp).
+TEST_F(OnednnPluginTest, Int8MatmulMatchesTheExactIntegerSumOnEveryIsa) {
+    std::mt19937 rng(11);
+    auto ints = [&](int64_t n, int lo, int hi) {
+        std::uniform_int_distribution<int> u(lo, hi);
+        std::vector<float> v(static_cast<std::size_t>(n));
+        for (auto &x : v) x = float(u(rng));
+        return v;
+    };
+    for (int act : {OPB_DTYPE_U8, OPB_DTYPE_S8})
+        for (int out : {OPB_DTYPE_F32, OPB_DTYPE_BF16})
+            for (int tb = 0; tb < 2; ++tb)
+                for (int bias = 0; bias < 2; ++bias) {
+                    auto d = make_desc(OPB_OP_MATMUL, OPB_DTYPE_S8);
+                    auto &p = d.p.matmul;
+                    p.batch = 2, p.m = 19, p.n = 37, p.k = 70, p.trans_b = tb, p.has_bias = bias;
+                    p.act_dtype = act;
+                    p.act_zero_point = act == OPB_DTYPE_U8 ? 128 : 0;
+                    p.out_dtype = out;
+                    const std::string what = "int8 act " + std::string(dtype_name(act)) + " out " +
+                                             std::string(dtype_name(out)) + " tb=" + std::to_string(tb) +
+                                             " bias=" + std::to_string(bias) + " on " + isa();
+                    ASSERT_EQ(validate_desc(d), "");
+                    ASSERT_EQ(api->supports(be, &d), OPB_OK) << what << ": " << error();
+                    auto a = act == OPB_DTYPE_U8 ? ints(p.batch * p.m * p.k, 0, 255) : ints(p.batch * p.m * p.k, -128, 127);
+                    auto w = ints(p.batch * p.k * p.n, -64, 63);
+                    std::vector<float> w_scale(std::size_t(p.n)), bv(std::size_t(p.n));
+                    for (int64_t j = 0; j < p.n; ++j) {
+                        w_scale[std::size_t(j)] = float(1 + j % 5) / 64.0f;
+                        bv[std::size_t(j)] = float(j % 7) - 3.0f;
+                    }
+                    // The exact sum of (A - zp) B, then the dequantisation in double.
+                    auto a_zp = a;
+                    for (auto &x : a_zp) x -= float(p.act_zero_point);
+                    opb_matmul_params plain = p;
+                    std::vector<double> ref = ref_matmul(plain, a_zp, w, nullptr);
+                    for (std::size_t i = 0; i < ref.size(); ++i) {
+                        const std::size_t j = i % std::size_t(p.n);
+                        ref[i] = double(p.act_scale) * w_scale[j] * ref[i] + (bias ? bv[j] : 0.0);
+                    }
+                    std::vector<std::vector<float>> in{a, w, w_scale};
+                    if (bias) in.push_back(bv);
+                    // f32: a few f32 roundings of the dequantisation; bf16: its output rounding.
+                    const Tol tol = out == OPB_DTYPE_BF16 ? Tol{8e-3, 8e-3} : Tol{1e-6, 1e-6};
+                    expect_close(run(d, in), ref, tol, what);
+                }
 }
 
 TEST_P(OnednnOpsTest, SoftmaxMatchesFloat64WithScaleAndCausalMask) {

@@ -71,7 +71,7 @@ TEST_F(OnednnPlugin, SupportsSaysWhyFusedAttentionAndTf32AreUnsupported) {
     EXPECT_NE(error().find("no fused scaled-dot-product attention primitive"), std::string::npos) << error();
 
     auto tf32 = make_desc(OPB_OP_MATMUL, OPB_DTYPE_F32, OPB_MATMUL_TF32);
-    tf32.p.matmul = {1, 64, 64, 64, 0, 0, 0};
+    tf32.p.matmul = {1, 64, 64, 64, 0, 0, 0, 0, 0.0f, 0, 0};
     EXPECT_EQ(api->supports(be, &tf32), OPB_ERR_UNSUPPORTED);
     EXPECT_NE(error().find("no TF32 math mode"), std::string::npos) << error();
 
@@ -99,7 +99,7 @@ TEST_F(OnednnPlugin, SupportsRefusesCausalRowsThatSeeNoColumn) {
 
 TEST_F(OnednnPlugin, F16IsOfferedOrRefusedWithTheDtypeAndIsaNamed) {
     auto d = make_desc(OPB_OP_MATMUL, OPB_DTYPE_F16);
-    d.p.matmul = {1, 32, 32, 32, 0, 0, 0};
+    d.p.matmul = {1, 32, 32, 32, 0, 0, 0, 0, 0.0f, 0, 0};
     const opb_status st = api->supports(be, &d);
     if (st == OPB_OK) return; // a CPU where 2.6 has f16 matmul kernels
     EXPECT_EQ(st, OPB_ERR_UNSUPPORTED);
@@ -109,7 +109,7 @@ TEST_F(OnednnPlugin, F16IsOfferedOrRefusedWithTheDtypeAndIsaNamed) {
 
 TEST_F(OnednnPlugin, InvalidDescriptionIsRefusedWithWhatIsWrong) {
     auto d = make_desc(OPB_OP_MATMUL, OPB_DTYPE_F32);
-    d.p.matmul = {1, 0, 8, 8, 0, 0, 0};
+    d.p.matmul = {1, 0, 8, 8, 0, 0, 0, 0, 0.0f, 0, 0};
     EXPECT_EQ(api->supports(be, &d), OPB_ERR_INVALID);
     EXPECT_NE(error().find("M must be > 0"), std::string::npos) << error();
     EXPECT_EQ(api->supports(be, nullptr), OPB_ERR_INVALID);
@@ -159,7 +159,7 @@ TEST_F(OnednnPlugin, MatmulScratchpadIsUserManagedAndCounted) {
     // scratchpad, which must appear in the plan's workspace, not be hidden
     // inside the library.
     auto d = make_desc(OPB_OP_MATMUL, OPB_DTYPE_BF16);
-    d.p.matmul = {1, 256, 256, 256, 1, 0, 0};
+    d.p.matmul = {1, 256, 256, 256, 1, 0, 0, 0, 0.0f, 0, 0};
     if (!offered(d)) return;
     opb_plan *plan = nullptr;
     uint64_t ws = 0;
@@ -190,7 +190,7 @@ TEST_F(OnednnPlugin, OneThreadAndAllThreadsBothRunAndAgree) {
     for (int threads : {1, 0}) {
         auto d = make_desc(OPB_OP_MATMUL, OPB_DTYPE_F32);
         d.threads = threads;
-        d.p.matmul = {2, 96, 80, 64, 0, 1, 1};
+        d.p.matmul = {2, 96, 80, 64, 0, 1, 1, 0, 0.0f, 0, 0};
         auto a = random(2 * 96 * 64, -1, 1, OPB_DTYPE_F32, 21);
         auto b = random(2 * 80 * 64, -1, 1, OPB_DTYPE_F32, 22);
         auto bias = random(80, -1, 1, OPB_DTYPE_F32, 23);

@@ -108,9 +108,9 @@ protected:
                            uint64_t *workspace = nullptr) {
         auto specs = op_tensors(d);
         EXPECT_GE(specs.size(), inputs.size() + 1); // outputs past the first (rope's Qr, Kr): the last is returned
-        const std::size_t esz = dtype_size(d.dtype);
         std::vector<void *> bufs;
         for (std::size_t i = 0; i < specs.size(); ++i) {
+            const std::size_t esz = dtype_size(specs[i].dtype); // int8 matmul: per tensor
             void *p = nullptr;
             EXPECT_EQ(api->alloc(be, uint64_t(specs[i].elements()) * esz, &p), OPB_OK) << error();
             bufs.push_back(p);
@@ -118,7 +118,7 @@ protected:
                 EXPECT_EQ(int64_t(inputs[i].size()), specs[i].elements()) << specs[i].name;
                 std::vector<uint8_t> raw(inputs[i].size() * esz);
                 for (std::size_t j = 0; j < inputs[i].size(); ++j)
-                    store_from_f32(raw.data(), d.dtype, int64_t(j), inputs[i][j]);
+                    store_from_f32(raw.data(), specs[i].dtype, int64_t(j), inputs[i][j]);
                 EXPECT_EQ(api->copy_in(be, p, raw.data(), raw.size()), OPB_OK) << error();
             }
         }
@@ -132,10 +132,11 @@ protected:
             EXPECT_EQ(api->execute(be, plan, bufs.data(), int32_t(bufs.size())), OPB_OK) << error();
             EXPECT_EQ(api->synchronize(be), OPB_OK) << error();
             const int64_t n = specs.back().elements();
-            std::vector<uint8_t> raw(std::size_t(n) * esz);
+            const int out_dt = specs.back().dtype;
+            std::vector<uint8_t> raw(std::size_t(n) * dtype_size(out_dt));
             EXPECT_EQ(api->copy_out(be, raw.data(), bufs.back(), raw.size()), OPB_OK) << error();
             out.resize(std::size_t(n));
-            for (int64_t j = 0; j < n; ++j) out[std::size_t(j)] = load_as_f32(raw.data(), d.dtype, j);
+            for (int64_t j = 0; j < n; ++j) out[std::size_t(j)] = load_as_f32(raw.data(), out_dt, j);
             api->release(be, plan);
         }
         for (void *p : bufs) api->free(be, p);

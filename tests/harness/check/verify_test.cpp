@@ -111,7 +111,7 @@ TEST(CompareOutputs, OneWrongElementOfA4096SquareBf16OutputFailsPointWise) {
     out[wrong] = f32_to_bf16(bf16_to_f32(ref[wrong]) + 20.0f); // off by one rms
     Comparison c = compare_outputs(out.data(), ref.data(), OPB_DTYPE_BF16, n, 4096);
     opb_op_desc d = make_desc(OPB_OP_MATMUL, OPB_DTYPE_BF16);
-    d.p.matmul = {1, 4096, 4096, 4096, 0, 0, 0};
+    d.p.matmul = {1, 4096, 4096, 4096, 0, 0, 0, 0, 0.0f, 0, 0};
     const Tolerance t = tolerance_for(d);
     EXPECT_LT(c.nmse, t.max_nmse) << "NMSE alone lets it pass";
     EXPECT_EQ(c.worst_index, wrong);
@@ -240,7 +240,7 @@ struct MatmulCase {
 MatmulCase small_matmul() {
     MatmulCase c;
     c.desc = make_desc(OPB_OP_MATMUL, OPB_DTYPE_F32);
-    c.desc.p.matmul = {1, 8, 6, 5, 0, 0, 0};
+    c.desc.p.matmul = {1, 8, 6, 5, 0, 0, 0, 0, 0.0f, 0, 0};
     c.host = make_inputs(c.desc, 3);
     std::vector<uint8_t> out(8 * 6 * 4);
     for (int i = 0; i < 8; ++i)
@@ -374,4 +374,101 @@ TEST(MakeInputs, UniformOverMinusOneToOne) {
     EXPECT_NEAR(sum / 100000, 0.0, 0.01);
     EXPECT_NEAR(below_half / 100000.0, 0.25, 0.01);
     EXPECT_NE(h.buffers[0], h.buffers[1]) << "a and b differ";
+}
+
+// ---- int8 weights (dtype s8) ---------------------------------------------------------
+
+namespace {
+
+// An int8 matmul with bias, its host inputs, and its exact output: the integer
+// sums in int64, dequantised in double, rounded once to `out_dtype`.
+MatmulCase int8_matmul(int out_dtype) {
+    MatmulCase c;
+    c.desc = make_desc(OPB_OP_MATMUL, OPB_DTYPE_S8);
+    auto &p = c.desc.p.matmul;
+    p.batch = 1, p.m = 9, p.n = 12, p.k = 300, p.has_bias = 1, p.out_dtype = out_dtype;
+    c.host = make_inputs(c.desc, 5);
+    const auto &b = c.host.buffers;
+    const auto *w_scale = reinterpret_cast<const float *>(b[2].data());
+    const auto *bias = reinterpret_cast<const float *>(b[3].data());
+    std::vector<uint8_t> out(std::size_t(p.m * p.n) * dtype_size(out_dtype));
+    for (int64_t i = 0; i < p.m; ++i)
+        for (int64_t j = 0; j < p.n; ++j) {
+            int64_t s = 0;
+            for (int64_t k = 0; k < p.k; ++k)
+                s += (int64_t(load_as_f32(b[0].data(), OPB_DTYPE_U8, i * p.k + k)) - p.act_zero_point) *
+                     int64_t(load_as_f32(b[1].data(), OPB_DTYPE_S8, k * p.n + j));
+            store_from_f32(out.data(), out_dtype, i * p.n + j,
+                           float(double(p.act_scale) * w_scale[j] * double(s) + bias[j]));
+        }
+    c.right = {out};
+    return c;
+}
+
+} // namespace
+
+TEST(MakeInputs, Int8MatmulHasIntegerActivationsSevenBitWeightsAndPositiveScales) {
+    opb_op_desc d = make_desc(OPB_OP_MATMUL, OPB_DTYPE_S8);
+    d.p.matmul.batch = 1, d.p.matmul.m = 64, d.p.matmul.n = 256, d.p.matmul.k = 128;
+    const HostTensors h = make_inputs(d, 9);
+    ASSERT_EQ(h.buffers.size(), 4u); // A, B, w_scale, C
+    EXPECT_EQ(h.buffers[0].size(), 64u * 128);  // u8: one byte each
+    EXPECT_EQ(h.buffers[1].size(), 128u * 256); // s8
+    EXPECT_EQ(h.buffers[3].size(), 64u * 256 * 4);
+    int a_lo = 255, a_hi = 0, b_lo = 127, b_hi = -128;
+    for (uint8_t a : h.buffers[0]) a_lo = std::min<int>(a_lo, a), a_hi = std::max<int>(a_hi, a);
+    for (uint8_t raw : h.buffers[1]) {
+        const int b = int8_t(raw);
+        b_lo = std::min(b_lo, b), b_hi = std::max(b_hi, b);
+    }
+    EXPECT_EQ(a_lo, 0); // the whole u8 range
+    EXPECT_EQ(a_hi, 255);
+    EXPECT_EQ(b_lo, -64); // 7-bit weights: no AVX2 vpmaddubsw saturation
+    EXPECT_EQ(b_hi, 63);
+    for (int64_t j = 0; j < 256; ++j) {
+        const float s = load_as_f32(h.buffers[2].data(), OPB_DTYPE_F32, j);
+        EXPECT_GT(s, 0.0f);
+        EXPECT_LT(s, 2.0f / 64);
+    }
+}
+
+TEST(VerifyOutputs, Int8FastCheckIsExactForTheIntegerSumAndBoundedForTheDequantisation) {
+    MatmulCase c = int8_matmul(OPB_DTYPE_F32);
+    int calls = 0;
+    Verification v = verify_outputs(request(c, c.right, VerifyMode::fast, &calls));
+    EXPECT_TRUE(v.verified) << v.failure;
+    EXPECT_EQ(v.method, "int8-exact");
+    EXPECT_EQ(v.checked, 9 * 12);
+    EXPECT_EQ(calls, 0);
+    // An output rounded a few f32 ulps differently (another dequantisation order) passes.
+    Outputs rounded = c.right;
+    for (int64_t i = 0; i < 9 * 12; ++i) {
+        const float x = load_as_f32(rounded[0].data(), OPB_DTYPE_F32, i);
+        store_from_f32(rounded[0].data(), OPB_DTYPE_F32, i, std::nextafter(x, 2 * x));
+    }
+    EXPECT_TRUE(verify_outputs(request(c, rounded, VerifyMode::fast, &calls)).verified);
+    // One element whose integer sum is off by one (C moves by one step) fails,
+    // in the first row and in a middle one.
+    const auto *w_scale = reinterpret_cast<const float *>(c.host.buffers[2].data());
+    for (int64_t at : {int64_t(5), int64_t(4 * 12 + 7)}) {
+        Outputs off = c.right;
+        const int64_t j = at % 12;
+        const double step = double(c.desc.p.matmul.act_scale) * w_scale[j];
+        store_from_f32(off[0].data(), OPB_DTYPE_F32, at, float(load_as_f32(off[0].data(), OPB_DTYPE_F32, at) + step));
+        v = verify_outputs(request(c, off, VerifyMode::fast, &calls));
+        EXPECT_FALSE(v.verified) << "element " << at;
+        EXPECT_NE(v.failure.find("int8-exact"), std::string::npos) << v.failure;
+    }
+}
+
+TEST(VerifyOutputs, Int8FullModeComparesTheOutputInItsOwnDtype) {
+    MatmulCase c = int8_matmul(OPB_DTYPE_BF16);
+    int calls = 0;
+    Verification v = verify_outputs(request(c, c.right, VerifyMode::full, &calls));
+    EXPECT_TRUE(v.verified) << v.failure;
+    EXPECT_EQ(v.total, 9 * 12); // bf16 elements, not bytes / 4
+    EXPECT_EQ(calls, 1);
+    Outputs wrong = c.right;
+    store_from_f32(wrong[0].data(), OPB_DTYPE_BF16, 3, 1e3f);
+    EXPECT_FALSE(verify_outputs(request(c, wrong, VerifyMode::full, &calls)).verified);
 }

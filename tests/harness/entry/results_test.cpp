@@ -18,7 +18,7 @@ namespace {
 Case matmul_case() {
     Case c;
     c.desc = make_desc(OPB_OP_MATMUL, OPB_DTYPE_F32);
-    c.desc.p.matmul = {1, 1024, 1024, 1024, 0, 0, 0};
+    c.desc.p.matmul = {1, 1024, 1024, 1024, 0, 0, 0, 0, 0.0f, 0, 0};
     c.backends = {"onednn"};
     c.where = {"suites/gemm.toml", 12, 1};
     return c;

@@ -3,6 +3,8 @@
 // synthetic peaks, and the CPU context's fields.
 #include "machine/machine.hpp"
 
+#include "opbench/plugin.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -42,10 +44,11 @@ MachinePeaks synthetic_peaks() {
     MachinePeaks m;
     m.cpu_model = "Synthetic CPU";
     m.cores = 4;
-    m.one_thread = {1, 100.0, 400.0, 10.0, 12.0};   // ridge 10 flop/byte (f32)
-    m.all_threads = {4, 400.0, 1600.0, 20.0, 24.0}; // ridge 20 flop/byte (f32)
+    m.one_thread = {1, 100.0, 400.0, 10.0, 12.0, 800.0};   // ridge 10 flop/byte (f32), 80 (int8)
+    m.all_threads = {4, 400.0, 1600.0, 20.0, 24.0, 3200.0}; // ridge 20 flop/byte (f32)
     m.fma_isa = "avx512f";
     m.has_bf16 = true;
+    m.int8_isa = "avx512_vnni";
     m.notes = "n";
     m.measured_at = "2024-01-01T00:00:00Z";
     m.measure_seconds = 1.5;
@@ -102,6 +105,21 @@ TEST_F(MeasuredPeaks, Bf16MeasuredExactlyWhenTheIsaHasIt) {
     }
 }
 
+TEST_F(MeasuredPeaks, Int8MeasuredWithTheKernelTheCpuHas) {
+    const MachinePeaks &m = *peaks_;
+    const bool vnni = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vnni");
+    EXPECT_EQ(m.int8_isa, vnni ? "avx512_vnni" : __builtin_cpu_supports("avx2") ? "avx2" : "");
+    if (!m.int8_isa.empty()) {
+        EXPECT_GT(m.one_thread.int8_gops, 0.0);
+        EXPECT_GT(m.all_threads.int8_gops, 0.0);
+        // Unit sanity: ops per second in billions, not ops per second.
+        EXPECT_LT(m.one_thread.int8_gops, 20000.0);
+    } else {
+        EXPECT_EQ(m.one_thread.int8_gops, 0.0);
+        EXPECT_NE(m.notes.find("int8 not measured"), std::string::npos);
+    }
+}
+
 TEST_F(MeasuredPeaks, BandwidthPeaksArePositiveAndPlausible) {
     const MachinePeaks &m = *peaks_;
     for (const ThreadPeaks &p : {m.one_thread, m.all_threads}) {
@@ -142,6 +160,19 @@ TEST(MachinePeaksJson, RejectsOtherVersionsAndMissingFields) {
     EXPECT_THROW((void)k.get<MachinePeaks>(), nlohmann::json::exception);
 }
 
+TEST(MachinePeaksJson, ReadsPeaksFromBeforeTheInt8Peak) {
+    nlohmann::json j = synthetic_peaks();
+    j.erase("int8_isa");
+    j["one_thread"].erase("int8_gops");
+    j["all_threads"].erase("int8_gops");
+    const MachinePeaks m = j.get<MachinePeaks>();
+    EXPECT_EQ(m.int8_isa, "");
+    EXPECT_EQ(m.one_thread.int8_gops, 0.0);
+    EXPECT_EQ(m.all_threads.f32_gflops, 400.0);
+    // Without an int8 peak an s8 case is judged against f32's, as bf16 is without its own.
+    EXPECT_DOUBLE_EQ(classify(1e9, 1e6, 0.02, m, 1, 0, PeakKind::int8).pct_peak_compute, 50.0);
+}
+
 TEST(MachinePeaksJson, ReadsPeaksFromBeforeTheCacheRoofs) {
     nlohmann::json j = synthetic_peaks();
     j.erase("cache_roofs");
@@ -164,10 +195,10 @@ TEST(MachinePeaksJson, KeepsTheResultSetsKeys) {
     for (const auto &[k, v] : j["one_thread"].items()) thread_keys.push_back(k);
     EXPECT_EQ(keys,
               (std::vector<std::string>{"all_threads", "cache_roofs", "cores", "cpu_model", "fma_isa", "has_bf16",
-                                        "measure_seconds", "measured_at", "method", "notes", "one_thread",
+                                        "int8_isa", "measure_seconds", "measured_at", "method", "notes", "one_thread",
                                         "schema_version"}));
-    EXPECT_EQ(thread_keys,
-              (std::vector<std::string>{"bf16_gflops", "copy_gbps", "f32_gflops", "threads", "triad_gbps"}));
+    EXPECT_EQ(thread_keys, (std::vector<std::string>{"bf16_gflops", "copy_gbps", "f32_gflops", "int8_gops", "threads",
+                                                     "triad_gbps"}));
 }
 
 // A thread count that is no integer in int's range is refused before it is
@@ -298,6 +329,12 @@ TEST(MachineCache, LoadOrMeasureUsesCacheForThisMachineOnly) {
     ASSERT_TRUE(rewritten.has_value());
     EXPECT_EQ(rewritten->one_thread.f32_gflops, fresh.peaks.one_thread.f32_gflops);
 
+    // A cache from before the int8 peak is measured again where the CPU has an int8 kernel.
+    MachinePeaks old = sentinel;
+    old.one_thread.int8_gops = old.all_threads.int8_gops = 0;
+    save_machine_peaks(old, path);
+    EXPECT_EQ(load_or_measure(false, tmp.path, tiny).from_cache, !__builtin_cpu_supports("avx2"));
+
     // A file for another CPU under this machine's name is not trusted.
     MachinePeaks other = sentinel;
     other.cpu_model = "Some Other CPU";
@@ -341,6 +378,18 @@ TEST(Classify, RidgeDependsOnThreadsAndDtype) {
     EXPECT_EQ(classify(15e6, 1e6, 1.0, m, 1, 0).bound, "compute-bound");
     EXPECT_EQ(classify(15e6, 1e6, 1.0, m, 4, 0).bound, "memory-bound");
     EXPECT_EQ(classify(15e6, 1e6, 1.0, m, 1, 0, PeakKind::bf16).bound, "memory-bound");
+}
+
+TEST(Classify, Int8CasesAreJudgedAgainstTheInt8Roof) {
+    const MachinePeaks m = synthetic_peaks();
+    // 1 G ops in 20 ms on one thread: 50 G ops/s, 50% of f32's 100 and 6.25% of int8's 800.
+    EXPECT_DOUBLE_EQ(classify(1e9, 1e6, 0.02, m, 1, 0, PeakKind::int8).pct_peak_compute, 6.25);
+    EXPECT_DOUBLE_EQ(classify(1e9, 1e6, 0.02, m, 1, 0, PeakKind::int8).ridge_point, 80.0);
+    EXPECT_EQ(peak_kind(OPB_DTYPE_S8), PeakKind::int8);
+    EXPECT_EQ(peak_kind(OPB_DTYPE_BF16), PeakKind::bf16);
+    EXPECT_EQ(peak_kind(OPB_DTYPE_F32), PeakKind::f32);
+    EXPECT_EQ(peak_kind("s8"), PeakKind::int8);
+    EXPECT_EQ(peak_kind("f16"), PeakKind::bf16);
 }
 
 TEST(Classify, OverheadBoundWhenFixedCostDominates) {

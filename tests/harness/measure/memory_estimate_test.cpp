@@ -12,7 +12,7 @@ namespace {
 
 opb_op_desc matmul(int64_t m, int64_t n, int64_t k, int dtype = OPB_DTYPE_F32) {
     opb_op_desc d = make_desc(OPB_OP_MATMUL, dtype);
-    d.p.matmul = {1, m, n, k, 0, 0, 0};
+    d.p.matmul = {1, m, n, k, 0, 0, 0, 0, 0.0f, 0, 0};
     return d;
 }
 

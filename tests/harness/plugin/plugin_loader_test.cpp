@@ -1,6 +1,10 @@
 // The plugin loader: the ABI handshake against fake plugins (one per defect),
 // discovery over directories and OPBENCH_PLUGIN_PATH, and BackendInstance.
 #include "plugin/plugin_loader.hpp"
+#include "plugin/backend_facts.hpp"
+#include "plugin/backend_sessions.hpp"
+
+#include "opbench/ops.hpp"
 
 #include <gtest/gtest.h>
 
@@ -252,6 +256,27 @@ TEST(DefaultSearchPaths, StartWithEveryEntryOfOpbenchPluginPath) {
     ASSERT_GE(paths.size(), 2u);
     EXPECT_EQ(paths[0], "/a/dir");
     EXPECT_EQ(paths[1], "/b/file.so");
+}
+
+// A plugin built against ABI 1.2 keeps loading, and is asked about an f32
+// matmul but never given an int8 one (dtype s8, ABI 1.3): that case is
+// skipped with a reason naming the ABI.
+TEST(BackendFacts, AnAbi12PluginLoadsAndIsNeverGivenAnInt8Case) {
+    PluginSet set = discover_plugins({fake("fake-abi-1-2.so")});
+    ASSERT_EQ(set.plugins.size(), 1u) << (set.failures.empty() ? "" : set.failures[0].reason);
+    BackendSessions sessions;
+    sessions.backends["fake_abi12"] = std::make_unique<BackendInstance>(set.plugins[0]);
+    ASSERT_TRUE(sessions.backends["fake_abi12"]->usable());
+    EXPECT_EQ(OPB_ABI_MINOR(sessions.backends["fake_abi12"]->api().abi_version), 2u);
+    opb_op_desc s8 = make_desc(OPB_OP_MATMUL, OPB_DTYPE_S8), f32 = make_desc(OPB_OP_MATMUL, OPB_DTYPE_F32);
+    for (opb_op_desc *d : {&s8, &f32}) d->p.matmul.batch = d->p.matmul.m = d->p.matmul.n = d->p.matmul.k = 4;
+    const BackendFacts f = probe_backend(sessions, "fake_abi12", {s8, f32}, {});
+    ASSERT_EQ(f.supports.size(), 2u);
+    EXPECT_EQ(f.supports[0].status, CaseStatus::skipped);
+    EXPECT_NE(f.supports[0].reason.find("built against opbench ABI 1.2, which predates int8 matmul (dtype s8)"),
+              std::string::npos)
+        << f.supports[0].reason;
+    EXPECT_EQ(f.supports[1].reason, "the fake backend runs no op"); // asked: its own answer
 }
 
 TEST(BackendInstance, CreatesProbesAndReportsErrorsThroughLastError) {

@@ -15,7 +15,7 @@ namespace {
 Case matmul_case() {
     Case c;
     c.desc = make_desc(OPB_OP_MATMUL, OPB_DTYPE_F32);
-    c.desc.p.matmul = {1, 64, 64, 64, 0, 0, 0};
+    c.desc.p.matmul = {1, 64, 64, 64, 0, 0, 0, 0, 0.0f, 0, 0};
     return c;
 }
 

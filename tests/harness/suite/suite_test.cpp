@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -452,7 +453,7 @@ TEST(SuiteErrors, UnknownDtypeListsValidDtypes) {
     auto e =
         error_of("[suite]\nname = \"x\"\n[[case]]\nop = \"add\"\nrows = 1\ncols = 1\ndtype = [\"f32\", \"fp16\"]\n");
     expect_at(e, 7, 17);
-    EXPECT_TRUE(has(e.message(), "unknown dtype 'fp16' (valid: f32, bf16, f16)")) << e.what();
+    EXPECT_TRUE(has(e.message(), "unknown dtype 'fp16' (valid: f32, bf16, f16, s8)")) << e.what();
 }
 
 TEST(SuiteErrors, UnknownDtypeInDefaultsIsReportedEvenWhenEveryCaseOverrides) {
@@ -568,6 +569,59 @@ TEST(Suite, KvHeadsDefaultsToHeadsAndNamesOnlyGroupedCases) {
     EXPECT_NE(benchmark_name(s.cases[1], "naive").find("/KVH:8/"), std::string::npos)
         << benchmark_name(s.cases[1], "naive");
     EXPECT_EQ(shape_params(s.cases[2].desc)["KVH"], 4);
+}
+
+// int8 weights: dtype "s8" on matmul, with activations (u8 default) and
+// out_dtype (f32 default) keys of that dtype only.
+TEST(Suite, Int8MatmulTakesActivationsAndOutDtypeAndNamesOnlyTheNonDefaults) {
+    Suite s = parse_suite("[suite]\nname = \"x\"\n[[case]]\nop = \"matmul\"\nm = 4\nn = 8\nk = 16\n"
+                          "dtype = [\"f32\", \"s8\"]\n[[case]]\nop = \"matmul\"\nm = 4\nn = 8\nk = 16\n"
+                          "dtype = \"s8\"\nactivations = \"s8\"\nout_dtype = \"bf16\"\n",
+                          "t.toml");
+    ASSERT_EQ(s.cases.size(), 3u);
+    const auto &def = s.cases[1].desc.p.matmul, &given = s.cases[2].desc.p.matmul;
+    EXPECT_EQ(s.cases[1].desc.dtype, OPB_DTYPE_S8);
+    EXPECT_EQ(def.act_dtype, OPB_DTYPE_U8);
+    EXPECT_EQ(def.act_zero_point, 128);
+    EXPECT_EQ(def.out_dtype, OPB_DTYPE_F32);
+    EXPECT_EQ(given.act_dtype, OPB_DTYPE_S8);
+    EXPECT_EQ(given.act_zero_point, 0);
+    EXPECT_EQ(given.out_dtype, OPB_DTYPE_BF16);
+    // The default s8 case's name differs from the f32 one's only in dt:.
+    EXPECT_EQ(benchmark_name(s.cases[0], "onednn"), "matmul/B:1/M:4/N:8/K:16/variant:default/dt:f32/be:onednn");
+    EXPECT_EQ(benchmark_name(s.cases[1], "onednn"), "matmul/B:1/M:4/N:8/K:16/variant:default/dt:s8/be:onednn");
+    EXPECT_EQ(benchmark_name(s.cases[2], "onednn"),
+              "matmul/B:1/M:4/N:8/K:16/act:s8/out:bf16/variant:default/dt:s8/be:onednn");
+    // Result params: an f32 matmul's are those of every earlier set; s8's add the two.
+    EXPECT_FALSE(shape_params(s.cases[0].desc).contains("activations"));
+    EXPECT_EQ(shape_params(s.cases[1].desc)["activations"], "u8");
+    EXPECT_EQ(shape_params(s.cases[2].desc)["out_dtype"], "bf16");
+}
+
+TEST(SuiteErrors, Int8KeysOnAnotherDtypeAreRefusedAtTheKey) {
+    auto e = error_of("[suite]\nname = \"x\"\n[[case]]\nop = \"matmul\"\nm = 4\nn = 8\nk = 16\n"
+                      "activations = \"u8\"\n");
+    expect_at(e, 8, 15);
+    EXPECT_TRUE(has(e.message(), "'activations' is a setting of int8 weights (dtype = \"s8\"); this case's dtype is f32"))
+        << e.what();
+}
+
+TEST(SuiteErrors, S8OnAnOpOtherThanMatmulIsRefusedAtTheDtype) {
+    auto e = error_of("[suite]\nname = \"x\"\n[[case]]\nop = \"softmax\"\nrows = 4\ncols = 8\n"
+                      "dtype = [\"f32\", \"s8\"]\n");
+    expect_at(e, 7, 17);
+    EXPECT_TRUE(has(e.message(), "dtype s8 (int8 weights) is for matmul only")) << e.what();
+    // u8 is not a dtype at all; an unknown activation type lists the valid ones.
+    e = error_of("[suite]\nname = \"x\"\n[[case]]\nop = \"matmul\"\nm = 4\nn = 8\nk = 16\ndtype = \"u8\"\n");
+    expect_at(e, 8, 9);
+    EXPECT_TRUE(has(e.message(), "unknown dtype 'u8' (valid: f32, bf16, f16, s8)")) << e.what();
+    e = error_of("[suite]\nname = \"x\"\n[[case]]\nop = \"matmul\"\nm = 4\nn = 8\nk = 16\ndtype = \"s8\"\n"
+                 "activations = \"int4\"\n");
+    expect_at(e, 9, 15);
+    EXPECT_TRUE(has(e.message(), "unknown value of 'activations' 'int4' (valid: u8, s8)")) << e.what();
+    e = error_of("[suite]\nname = \"x\"\n[[case]]\nop = \"matmul\"\nm = 4\nn = 8\nk = 16\ndtype = \"s8\"\n"
+                 "variant = \"tf32\"\n");
+    EXPECT_TRUE(has(e.message(), "int8 weights (dtype s8) have variant default only")) << e.what();
 }
 
 TEST(SuiteErrors, HeadDimAndHiddenTogetherAreRefused) {
@@ -807,6 +861,28 @@ TEST(ShippedSuites, QuickCoversEveryOpBothAttentionVariantsAndBothGeluForms) {
     for (int op = 0; op < OPB_OP_COUNT; ++op) EXPECT_TRUE(ops.count(op)) << "quick.toml lacks op " << op_name(op);
     EXPECT_EQ(attention_variants, (std::set<int>{OPB_ATTENTION_COMPOSED, OPB_ATTENTION_FUSED}));
     EXPECT_EQ(gelu_variants, (std::set<int>{OPB_GELU_ERF, OPB_GELU_TANH}));
+}
+
+// suites/int8.toml: each linear layer in f32, bf16 and s8, whose names differ
+// in dt: alone (so its rows line up), naive only where a call stays short.
+TEST(ShippedSuites, Int8PutsF32Bf16AndS8OfEachLayerSideBySide) {
+    Suite s = load_suite_file((kSuitesDir / "int8.toml").string(), kAllBackends);
+    std::map<std::string, std::set<int>> dtypes_by_shape;
+    int s8 = 0;
+    for (const auto &c : s.cases) {
+        EXPECT_EQ(c.desc.op, OPB_OP_MATMUL);
+        std::string name = benchmark_name(c, "onednn");
+        name.erase(name.find("/dt:"), name.find("/be:") - name.find("/dt:"));
+        dtypes_by_shape[name].insert(c.desc.dtype);
+        s8 += c.desc.dtype == OPB_DTYPE_S8;
+        if (op_flops(c.desc) > 1e9) // over a second per call on naive
+            EXPECT_EQ(c.backends, std::vector<std::string>{"onednn"}) << c.where.str();
+    }
+    EXPECT_GE(s8, 6);
+    int triplets = 0;
+    for (const auto &[name, dts] : dtypes_by_shape)
+        triplets += dts == std::set<int>{OPB_DTYPE_F32, OPB_DTYPE_BF16, OPB_DTYPE_S8};
+    EXPECT_GE(triplets, 4);
 }
 
 // suites/models/: each model's default and -full suite parse, validate, and
