@@ -38,9 +38,15 @@ TEST(EntryMetrics, KeysAreUniqueAndNameTheirUnit) {
         EXPECT_TRUE(keys.insert(m.key).second) << m.key << " twice";
         EXPECT_FALSE(m.label.empty()) << m.key;
         EXPECT_FALSE(m.description.empty()) << m.key;
-        if (m.unit == "s") EXPECT_TRUE(ends_with(m.key, "_s")) << m.key;
-        if (m.unit == "FLOP/s" || m.unit == "B/s") EXPECT_TRUE(ends_with(m.key, "_per_s")) << m.key;
-        if (m.unit == "%") EXPECT_EQ(m.key.substr(0, 4), "pct_") << m.key;
+        if (m.unit == "s") {
+            EXPECT_TRUE(ends_with(m.key, "_s")) << m.key;
+        }
+        if (m.unit == "FLOP/s" || m.unit == "B/s") {
+            EXPECT_TRUE(ends_with(m.key, "_per_s")) << m.key;
+        }
+        if (m.unit == "%") {
+            EXPECT_EQ(m.key.substr(0, 4), "pct_") << m.key;
+        }
     }
 }
 
