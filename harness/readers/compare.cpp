@@ -155,11 +155,12 @@ std::vector<std::string> set_names(const std::vector<ResultSet> &sets) {
     return names;
 }
 
-// "clean", "noisy", or "clean/disturbed" when the sides differ ("-" for a
-// side without repetitions).
+// A side's quality flag; "-" for a side without repetitions.
+std::string side_flag(const EntrySummary &s) { return s.repetitions > 0 ? std::string(s.flag()) : std::string("-"); }
+
+// "clean", "noisy", or "clean/disturbed" when the sides differ.
 std::string quality_cell(const CaseComparison &cc) {
-    auto flag = [](const EntrySummary &s) { return s.repetitions > 0 ? std::string(s.flag()) : std::string("-"); };
-    const std::string b = flag(cc.base_summary), n = flag(cc.new_summary);
+    const std::string b = side_flag(cc.base_summary), n = side_flag(cc.new_summary);
     return b == n ? b : b + "/" + n;
 }
 
@@ -559,12 +560,12 @@ CompactQuality compact_quality(const CaseComparison &cc, const PairLayout &l) {
     for (const EntrySummary *s : {&cc.base_summary, &cc.new_summary})
         if (s->repetitions > 0 && (!worse || s->quality > worse->quality)) worse = s;
     q.flag = worse ? std::string(worse->flag()) : "-";
-    const bool differ = quality_cell(cc).find('/') != std::string::npos;
+    const bool differ = side_flag(cc.base_summary) != side_flag(cc.new_summary);
     for (const auto &[side, summary] : {std::pair{"base", &cc.base_summary}, std::pair{"new", &cc.new_summary}}) {
         if (auto v = verdict_beyond(*summary, l.common); !v.empty())
             q.notes.push_back(std::string(side) + " " + v);
         else if (differ)
-            q.notes.push_back(std::string(side) + " " + (summary->repetitions > 0 ? std::string(summary->flag()) : "-"));
+            q.notes.push_back(std::string(side) + " " + side_flag(*summary));
     }
     return q;
 }
