@@ -82,6 +82,23 @@ def layer_cases(key, m, full):
         case([f'op = "attention"', f'name = "{tag}.attn"', f"batch = {batch}", f"heads = {h}", f"kv_heads = {kvh}",
               "seq_q = 1", f"seq_kv = {KV_CACHE}", f"head_dim = {dh}", "causal = true",
               'variant = ["composed", "fused"]', *be])
+
+    # int8 weights (dtype s8: per-output-channel scales, u8 activations): the
+    # same projections stored [in, out], as an int8 inference engine lays its
+    # weights out once at load (oneDNN 2.6 repacks a transposed int8 B on
+    # every call), with the quantisation of their input beside them. The
+    # naive backend runs the batch-1 decode only (its int8 matmul is exact
+    # integer code, about as slow as its f32 one).
+    for tag, m, be in ([(f"{key}.int8.decode.b{b}", b, opt_only if b > 1 else []) for b in DECODE_BATCH] +
+                       [(f"{key}.int8.prefill{t}", t, opt_only) for t in PREFILL]):
+        case([f'op = "matmul"', f'name = "{tag}"', 'dtype = "s8"', f"m = {m}", *be, "shapes = [",
+              f'  {{name = "attn.qkv", n = {qkv_n}, k = {d}, bias = {str(qkv_bias).lower()}}},',
+              f'  {{name = "attn.o", n = {d}, k = {h * dh}}},',
+              f'  {{name = "mlp.gate_up", n = {2 * f}, k = {d}}},',
+              f'  {{name = "mlp.down", n = {d}, k = {f}}},',
+              "]"])
+        case([f'op = "quantize"', f'name = "{tag}.quantize"', 'dtype = "f32"', f"rows = {m}", f"cols = {d}",
+              *([] if m <= 128 or full else opt_only)])
     return out
 
 
@@ -92,11 +109,12 @@ HEADER = """# {title}: one decoder layer as opbench ops, from the published conf
 #
 # Prefill at {p0} and {p1} tokens (batch 1) and decode at batch {b0} and {b1}
 # against KV caches of {kv0} and {kv1} tokens, in f32 and bf16 (bf16 only where
-# the backend offers it: a backend without it skips with the reason).
+# the backend offers it: a backend without it skips with the reason), and the
+# linear layers with int8 weights (dtype s8) at the same widths.
 {how}
 [suite]
 name = "{name}"
-description = "{title} layer: prefill {p0}/{p1} tokens, decode batch {b0}/{b1} with {kv0}/{kv1}-token KV caches, f32 and bf16{desc_tail}."
+description = "{title} layer: prefill {p0}/{p1} tokens, decode batch {b0}/{b1} with {kv0}/{kv1}-token KV caches, f32 and bf16, int8 linear layers{desc_tail}."
 
 [defaults]
 backends = ["naive", "onednn", "cuda"]

@@ -49,6 +49,10 @@ ImplChoice choose_impl(const opb_op_desc &d) {
     case OPB_OP_ROPE:
         return {Impl::Unsupported, "rope: no kernel in the cuda backend yet (cuDNN and cuBLASLt have no rotary "
                                    "embedding operation; it needs an own kernel)"};
+    case OPB_OP_QUANTIZE:
+        // It feeds the int8 matmul, which this backend skips (above).
+        return {Impl::Unsupported, "quantize: no kernel in the cuda backend yet (it feeds the int8 matmul, "
+                                   "which cuda skips too; run int8 layers on onednn)"};
     }
     return {Impl::UnknownOp, "no implementation of op " + std::to_string(d.op)};
 }

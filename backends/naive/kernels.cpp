@@ -431,6 +431,19 @@ void rope(const opb_rope_params &p, int dtype, int variant, const void *q, const
     });
 }
 
+void quantize(const opb_quantize_params &p, int dtype, const void *x, void *y) {
+    const int64_t n = p.rows * p.cols;
+    with_dtype(dtype, "quantize", [&](auto dt) {
+        constexpr int DT = decltype(dt)::value;
+        const double lo = p.out_dtype == OPB_DTYPE_U8 ? 0.0 : -128.0, hi = p.out_dtype == OPB_DTYPE_U8 ? 255.0 : 127.0;
+        for (int64_t i = 0; i < n; ++i) {
+            const double v = ld<DT>(x, i) / double(p.scale); // the exact quotient, rounded once below
+            const double q = std::isnan(v) ? 0.0 : std::nearbyint(v); // ties to even (the default rounding mode)
+            store_from_f32(y, p.out_dtype, i, static_cast<float>(std::clamp(q + p.zero_point, lo, hi)));
+        }
+    });
+}
+
 // ---- dispatch: one row per row of the SDK's op table --------------------------------
 
 namespace {
@@ -504,6 +517,11 @@ constexpr KernelRow kKernels[] = {
     {OPB_OP_ROPE,
      [](const opb_op_desc &d, void *const *t, double *, const sdk::ScopeHost &) {
          rope(d.p.rope, d.dtype, d.variant, t[0], t[1], t[2], t[3]);
+     },
+     no_workspace},
+    {OPB_OP_QUANTIZE,
+     [](const opb_op_desc &d, void *const *t, double *, const sdk::ScopeHost &) {
+         quantize(d.p.quantize, d.dtype, t[0], t[1]);
      },
      no_workspace},
 };

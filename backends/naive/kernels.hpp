@@ -93,6 +93,10 @@ void attention_fused(const opb_attention_params &p, int dtype, const void *q, co
 // in seq). variant: OPB_ROPE_HALF_SPLIT or OPB_ROPE_INTERLEAVED.
 void rope(const opb_rope_params &p, int dtype, int variant, const void *q, const void *k, void *qr, void *kr);
 
+// y = saturate(round_half_even(x / scale) + zero_point) to p.out_dtype (u8 or
+// s8), the quotient in double; NaN gives the zero point.
+void quantize(const opb_quantize_params &p, int dtype, const void *x, void *y);
+
 // Whether there is a kernel for `op` (one per row of the SDK's op table, kOps).
 [[nodiscard]] bool has_kernel(int op);
 

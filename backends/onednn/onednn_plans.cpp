@@ -489,6 +489,26 @@ Recipe attention_recipe(const Backend &b, const opb_op_desc &d) {
     return r;
 }
 
+// Quantisation (plugin.h, QUANTIZE) as one reorder to u8/s8 with the
+// output scale 1/scale and the zero point: oneDNN's reorder rounds to
+// nearest even and saturates, as plugin.h defines y. (x * (1/scale) equals
+// x / scale exactly when the scale is a power of two, as the decoder's are.)
+Recipe quantize_recipe(const Backend &b, const opb_op_desc &d) {
+    const auto &p = d.p.quantize;
+    memory::desc x_md(dims{p.rows, p.cols}, to_dt(d.dtype), tag::ab);
+    memory::desc y_md(dims{p.rows, p.cols}, p.out_dtype == OPB_DTYPE_U8 ? dt::u8 : dt::s8, tag::ab);
+    Recipe r;
+    r.tensor_count = 2;
+    auto pd = make_pd("quantize", d, [&] {
+        auto attr = user_scratchpad();
+        attr.set_output_scales(0, {1.0f / p.scale});
+        if (p.zero_point != 0) attr.set_zero_points(DNNL_ARG_DST, 0, {p.zero_point});
+        return dnnl::reorder::primitive_desc(b.engine, x_md, b.engine, y_md, attr);
+    });
+    r.steps.push_back({"quantize", pd, {{DNNL_ARG_FROM, tensor(0, x_md)}, {DNNL_ARG_TO, tensor(1, y_md)}}});
+    return r;
+}
+
 } // namespace
 
 Recipe make_recipe(const Backend &b, const opb_op_desc &d) {
@@ -502,6 +522,7 @@ Recipe make_recipe(const Backend &b, const opb_op_desc &d) {
     case OPB_OP_ADD: return add_recipe(b, d);
     case OPB_OP_ATTENTION: return attention_recipe(b, d);
     case OPB_OP_ROPE: return rope_recipe(d); // no oneDNN primitive pairs elements of a row: own kernel
+    case OPB_OP_QUANTIZE: return quantize_recipe(b, d);
     }
     throw UnknownOp{d.op};
 }

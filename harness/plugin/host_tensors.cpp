@@ -78,7 +78,9 @@ uint32_t sentinel_bits(int dtype) {
 
 void fill_sentinel(void *buf, int dtype, int64_t count) {
     const uint32_t bits = sentinel_bits(dtype);
-    if (dtype == OPB_DTYPE_F32) {
+    if (dtype_size(dtype) == 1) { // u8/s8: every byte is a value, so this is a fill, not a sentinel
+        std::fill_n(static_cast<uint8_t *>(buf), count, static_cast<uint8_t>(bits));
+    } else if (dtype == OPB_DTYPE_F32) {
         std::fill_n(static_cast<uint32_t *>(buf), count, bits);
     } else {
         std::fill_n(static_cast<uint16_t *>(buf), count, static_cast<uint16_t>(bits));
@@ -86,6 +88,7 @@ void fill_sentinel(void *buf, int dtype, int64_t count) {
 }
 
 bool is_sentinel(const void *buf, int dtype, int64_t i) {
+    if (dtype_size(dtype) == 1) return false; // no integer is not a value: the comparison finds it
     if (dtype == OPB_DTYPE_F32) return static_cast<const uint32_t *>(buf)[i] == sentinel_bits(dtype);
     return static_cast<const uint16_t *>(buf)[i] == sentinel_bits(dtype);
 }

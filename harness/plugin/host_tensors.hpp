@@ -26,7 +26,10 @@ struct HostTensors {
 // Outputs start as a quiet NaN with a payload no arithmetic produces from
 // finite inputs (f32 0x7fdbdbdb, bf16 0x7fdb, f16 0x7edb). An element that
 // still holds it after execute was never written (or was read and passed
-// through, as in C += A·B on an output the backend assumed zero).
+// through, as in C += A·B on an output the backend assumed zero). Integer
+// outputs (u8/s8: quantize) have no value that is not one: they are filled
+// with 0xdb, is_sentinel is false for them, and an unwritten element shows as
+// a difference from the reference instead.
 [[nodiscard]] uint32_t sentinel_bits(int dtype);
 void fill_sentinel(void *buf, int dtype, int64_t count);
 [[nodiscard]] bool is_sentinel(const void *buf, int dtype, int64_t i);

@@ -2,6 +2,7 @@
 
 #include "machine/machine.hpp"
 #include "readers/compact_table.hpp"
+#include "readers/workload_levels.hpp"
 
 #include <fmt/format.h>
 
@@ -347,6 +348,10 @@ Document by_backend(const std::vector<ResultSet> &sets, const LevelOptions &o) {
     Document doc;
     doc.tables.push_back(std::move(t));
     doc.data = {{"by", "backend"}, {"baseline", baseline}, {"rows", rows_json}, {"geomean_speedup", geo}};
+    if (auto workloads = workload_levels(sets, baseline, o.accept_unmet_noise)) {
+        doc.tables.push_back(std::move(workloads->table));
+        doc.data["workload_levels"] = std::move(workloads->rows);
+    }
     return doc;
 }
 

@@ -459,6 +459,7 @@ ResultSet parse_result_set(const std::string &text, const std::string &path) {
             c.dtype = str_or(e, "dtype");
             c.variant = str_or(e, "variant");
             c.case_name = str_or(e, "case");
+            c.phase = str_or(e, "phase");
             c.params = e.value("params", nlohmann::json::object());
             c.settings = e.value("settings", nlohmann::json::object());
             c.status = str_or(e, "status", e.value("error_occurred", false) ? "failed" : "passed");

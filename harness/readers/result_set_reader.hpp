@@ -38,6 +38,7 @@ struct RepetitionTime {
 struct CaseRecord {
     std::string name; // run_name without Google Benchmark's manual-time suffix
     std::string op, backend, dtype, variant, case_name;
+    std::string phase; // a workload entry's phase ("prefill", "decode"); empty for an op case
     nlohmann::json params = nlohmann::json::object();   // shape parameters
     nlohmann::json settings = nlohmann::json::object(); // threads, cache, noise_target, ...
     std::string status;                                 // passed | failed | skipped (as written)

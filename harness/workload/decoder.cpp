@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <tuple>
@@ -48,6 +49,10 @@ std::string describe_op(const opb_op_desc &d) {
                          p.head_dim, p.position);
         break;
     }
+    case OPB_OP_QUANTIZE:
+        s += fmt::format(" rows={} cols={} to {}", d.p.quantize.rows, d.p.quantize.cols,
+                         dtype_name(d.p.quantize.out_dtype));
+        break;
     default: break;
     }
     if (d.variant != 0) s += fmt::format(" variant={}", variant_name(d.op, d.variant));
@@ -94,13 +99,13 @@ LayerWeights make_layer_weights(const DecoderConfig &c, int64_t layer) {
     // U(-a, a) with a = sqrt(3 / fan_in) has variance 1 / fan_in: a projection
     // keeps its input's scale, so attention scores are O(1), not saturated.
     auto weight = [&](int64_t rows, int64_t fan_in) {
-        return random_tensor(seed(), rows * fan_in, std::sqrt(3.0f / float(fan_in)), 0.0f, c.dtype);
+        return random_tensor(seed(), rows * fan_in, std::sqrt(3.0f / float(fan_in)), 0.0f, c.act_dtype());
     };
     auto small = [&](int64_t n, bool present) {
         auto s = seed(); // drawn either way: presence of one tensor never shifts another's values
-        return present ? random_tensor(s, n, 0.1f, 0.0f, c.dtype) : std::vector<float>{};
+        return present ? random_tensor(s, n, 0.1f, 0.0f, c.act_dtype()) : std::vector<float>{};
     };
-    auto gamma = [&](int64_t n) { return random_tensor(seed(), n, 0.1f, 1.0f, c.dtype); };
+    auto gamma = [&](int64_t n) { return random_tensor(seed(), n, 0.1f, 1.0f, c.act_dtype()); };
     const bool ln = c.norm == NormKind::layernorm;
     const bool gated = c.gated();
     // Q and O are heads x head_dim wide, K and V kv_heads x head_dim (both d
@@ -123,7 +128,7 @@ LayerWeights make_layer_weights(const DecoderConfig &c, int64_t layer) {
     w.b_up = small(f, c.bias);
     {
         auto s = seed();
-        if (gated) w.w_gate = random_tensor(s, f * d, std::sqrt(3.0f / float(d)), 0.0f, c.dtype);
+        if (gated) w.w_gate = random_tensor(s, f * d, std::sqrt(3.0f / float(d)), 0.0f, c.act_dtype());
     }
     w.b_gate = small(f, c.bias && gated);
     w.w_down = weight(d, f);
@@ -132,7 +137,7 @@ LayerWeights make_layer_weights(const DecoderConfig &c, int64_t layer) {
 }
 
 std::vector<float> make_embeddings(const DecoderConfig &c) {
-    return random_tensor(splitmix64(c.seed ^ 0xe3bedull), c.batch * c.context() * c.hidden, 1.0f, 0.0f, c.dtype);
+    return random_tensor(splitmix64(c.seed ^ 0xe3bedull), c.batch * c.context() * c.hidden, 1.0f, 0.0f, c.act_dtype());
 }
 
 } // namespace
@@ -145,42 +150,49 @@ DecoderWeights make_decoder_weights(const DecoderConfig &config) {
 }
 
 DecoderMemory estimate_decoder_memory(const DecoderConfig &c) {
-    const uint64_t e = dtype_size(c.dtype), d = uint64_t(c.hidden), f = uint64_t(c.ffn_width());
+    const uint64_t e = dtype_size(c.act_dtype()), d = uint64_t(c.hidden), f = uint64_t(c.ffn_width());
     const uint64_t L = uint64_t(c.layers), B = uint64_t(c.batch), ctx = uint64_t(c.context());
     const uint64_t H = uint64_t(c.heads), T = B * uint64_t(c.prompt); // the largest step: prefill
     const uint64_t qd = uint64_t(c.q_width()), kvd = uint64_t(c.kv_width());
     const bool ln = c.norm == NormKind::layernorm, gated = c.gated();
-    // Per layer, as make_layer_weights draws them.
-    uint64_t layer = 2 * d * (ln ? 2 : 1) + 2 * qd * d + 2 * kvd * d + (gated ? 3 : 2) * d * f;
-    if (c.has_qkv_bias()) layer += qd + 2 * kvd;
-    if (c.bias) layer += d + (gated ? 2 : 1) * f + d;
+    // Per layer, as make_layer_weights draws them: the linear layers' weights
+    // (int8 layers: one byte each, plus an f32 scale per output channel), then
+    // the norms' parameters and the biases.
+    const uint64_t linear = 2 * qd * d + 2 * kvd * d + (gated ? 3 : 2) * d * f;
+    const uint64_t channels = qd + 2 * kvd + d + (gated ? 2 : 1) * f + d;
+    uint64_t layer = c.int8_linear() ? linear + 4 * channels : linear * e;
+    uint64_t small = 2 * d * (ln ? 2 : 1);
+    if (c.has_qkv_bias()) small += qd + 2 * kvd;
+    if (c.bias) small += d + (gated ? 2 : 1) * f + d;
+    layer += small * e;
     DecoderMemory m;
-    m.weights = (L * layer + B * ctx * d) * e;
+    m.weights = L * layer + B * ctx * d * e;
     m.kv_cache = 2 * L * B * ctx * kvd * e;
     // BufferSet: hidden[L + 1], normed, acc[2], attn_res, mlp_out of [T, d];
     // q, o (and q_rot with RoPE) of [T, qd]; partial [H, T, d]; up, gate,
-    // act, prod of [T, f]; with RoPE k_new of [prompt, head_dim].
+    // act, prod of [T, f]; with RoPE k_new of [prompt, head_dim]; int8
+    // layers' quantised input [T, max(d, qd, f)] of one byte each.
     m.activations = ((L + 1 + 1 + 2 + 1 + 1 + H) * T * d + (c.rope ? 3 : 2) * T * qd + 4 * T * f +
                      (c.rope ? uint64_t(c.prompt * c.head_dim()) : 0)) *
                     e;
+    if (c.int8_linear()) m.activations += T * std::max({d, qd, f});
     return m;
 }
 
 // ---- backend buffers --------------------------------------------------------------
 
-namespace {
-
-struct LayerBuffers {
+struct DecoderRun::LayerBuffers {
     void *norm1_gamma = nullptr, *norm1_beta = nullptr;
     void *wq = nullptr, *wk = nullptr, *wv = nullptr, *bq = nullptr, *bk = nullptr, *bv = nullptr;
     void *wo = nullptr, *bo = nullptr;
     void *norm2_gamma = nullptr, *norm2_beta = nullptr;
     void *w_up = nullptr, *b_up = nullptr, *w_gate = nullptr, *b_gate = nullptr;
     void *w_down = nullptr, *b_down = nullptr;
+    // int8 layers: each weight's per-output-channel scales (f32)
+    void *s_q = nullptr, *s_k = nullptr, *s_v = nullptr, *s_o = nullptr;
+    void *s_up = nullptr, *s_gate = nullptr, *s_down = nullptr;
     void *k_cache = nullptr, *v_cache = nullptr; // [batch, kv_heads, context, head_dim]
 };
-
-} // namespace
 
 // Pointers into backend memory. Activations are sized for the largest step
 // (prefill: tokens = batch x prompt) and reused by every layer and step.
@@ -200,10 +212,11 @@ struct DecoderRun::BufferSet {
     void *attn_res = nullptr;          // [tokens, hidden]
     void *up = nullptr, *gate = nullptr, *act = nullptr, *prod = nullptr; // [tokens, ffn]
     void *mlp_out = nullptr;                                              // [tokens, hidden]
+    void *xq = nullptr; // int8 layers: the layer input quantised to u8, [tokens, max(hidden, q width, ffn)]
 };
 
 DecoderRun::DecoderRun(BackendInstance &backend, const DecoderConfig &config)
-    : be_(backend), config_(config), elem_(dtype_size(config.dtype)) {
+    : be_(backend), config_(config), elem_(dtype_size(config.act_dtype())) {
     if (auto e = config_.validate(); !e.empty()) throw WorkloadFailure{"failed", "decoder: " + e};
 }
 
@@ -225,9 +238,38 @@ void *DecoderRun::alloc(uint64_t bytes, uint64_t &counter) {
 
 void DecoderRun::upload(void *dst, const std::vector<float> &values) {
     std::vector<uint8_t> bytes(values.size() * elem_);
-    for (std::size_t i = 0; i < values.size(); ++i) store_from_f32(bytes.data(), config_.dtype, int64_t(i), values[i]);
+    for (std::size_t i = 0; i < values.size(); ++i) store_from_f32(bytes.data(), config_.act_dtype(), int64_t(i), values[i]);
     opb_status s = be_.api().copy_in(be_.handle(), dst, bytes.data(), bytes.size());
     if (s != OPB_OK) throw WorkloadFailure{"failed", "decoder: copy_in of weights: " + be_.error_text(s)};
+}
+
+// Symmetric per-output-channel quantisation, as int8 inference stores a
+// linear layer: scale = max |w| / 127 over the channel, s8 = round(w / scale).
+// `w` is [rows, cols]; its output channels are its rows when channel_rows,
+// else its columns; stored [rows, cols], or [cols, rows] when transposed.
+void DecoderRun::upload_int8(void *&dst, void *&scale_dst, const std::vector<float> &w, int64_t rows, int64_t cols,
+                             bool channel_rows, bool transposed) {
+    const int64_t channels = channel_rows ? rows : cols;
+    std::vector<float> scale(std::size_t(channels), 0.0f);
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t k = 0; k < cols; ++k) {
+            float &m = scale[std::size_t(channel_rows ? r : k)];
+            m = std::max(m, std::fabs(w[std::size_t(r * cols + k)]));
+        }
+    for (float &m : scale) m = m > 0.0f ? m / 127.0f : 1.0f;
+    std::vector<int8_t> q(w.size());
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t k = 0; k < cols; ++k) {
+            const float v = w[std::size_t(r * cols + k)] / scale[std::size_t(channel_rows ? r : k)];
+            q[std::size_t(transposed ? k * rows + r : r * cols + k)] = static_cast<int8_t>(saturate_int8(v, OPB_DTYPE_S8));
+        }
+    dst = alloc(q.size(), footprint_.weights);
+    scale_dst = alloc(scale.size() * sizeof(float), footprint_.weights);
+    for (auto [to, from, bytes] : {std::tuple{dst, static_cast<const void *>(q.data()), q.size()},
+                                   std::tuple{scale_dst, static_cast<const void *>(scale.data()), scale.size() * 4}}) {
+        opb_status s = be_.api().copy_in(be_.handle(), to, from, bytes);
+        if (s != OPB_OK) throw WorkloadFailure{"failed", "decoder: copy_in of int8 weights: " + be_.error_text(s)};
+    }
 }
 
 std::pair<const opb_op_desc *, opb_plan *> DecoderRun::plan_for(const opb_op_desc &desc) {
@@ -272,6 +314,14 @@ uint64_t DecoderRun::kv_bytes_per_token() const {
     return 2ull * uint64_t(config_.layers) * uint64_t(config_.kv_width()) * elem_;
 }
 
+// int8 layers' activation scales (u8 with zero point 128 keeps
+// [-128, 127] x scale): a normalised layer input or an attention output is
+// O(1) (decoder.hpp: weights scaled by 1/sqrt(fan_in)), an MLP hidden value
+// (gate x up) up to ~10. Static, as a calibrated int8 model's are; powers
+// of two, so x / scale is exact in every backend.
+constexpr float kInputScale = 1.0f / 16.0f; // |x| < 8
+constexpr float kHiddenScale = 1.0f / 8.0f; // |x| < 16
+
 // Builds one step's program: the embedding copy, then per layer the calls of
 // each part (norm, Q, K/V, attention, output projection, MLP) with their
 // tensors. Before prepare() every pointer is null: it only describes.
@@ -312,9 +362,8 @@ private:
     int64_t layer_ = -1;
 
     // Element offset into a buffer; stays null while only describing.
-    void *at(void *base, int64_t elems) const {
-        return base ? static_cast<char *>(base) + elems * int64_t(run_.elem_) : nullptr;
-    }
+    void *at(void *base, int64_t elems) const { return bytes_at(base, elems * int64_t(run_.elem_)); }
+    static void *bytes_at(void *base, int64_t bytes) { return base ? static_cast<char *>(base) + bytes : nullptr; }
     // Element offset of (sequence b, head h)'s S rows of Q.
     int64_t q_at(int64_t b, int64_t h) const {
         return decode ? b * qd + h * Dh : c.rope ? (b * H + h) * S * Dh : (h * B + b) * S * Dh;
@@ -331,7 +380,7 @@ private:
         prog_.calls.push_back(k);
     }
     opb_op_desc base_desc(int op, int variant = 0) const {
-        opb_op_desc desc = make_desc(op, c.dtype, variant);
+        opb_op_desc desc = make_desc(op, c.act_dtype(), variant);
         desc.threads = c.threads;
         return desc;
     }
@@ -354,9 +403,49 @@ private:
         else
             call(comp, desc, {x, gamma, y});
     }
-    // A matmul with an optional bias tensor between B and C, as plugin.h orders them.
-    void linear(Component comp, const opb_op_desc &desc, void *a, void *b, void *bias, void *out) {
-        if (desc.p.matmul.has_bias)
+    // A linear layer's weight: its buffers, the element offset of the slice
+    // a call uses, and that slice's first output channel (the offset of its
+    // bias and, for int8 layers, of its scales).
+    struct Weight {
+        void *w = nullptr, *scale = nullptr, *bias = nullptr;
+        int64_t offset = 0, channel = 0;
+    };
+    // A linear layer's matmul. int8 layers: s8 weights, u8 activations at
+    // `act_scale` (what quantize_input wrote), f32 out.
+    opb_op_desc linear_desc(int64_t batch, int64_t m, int64_t n, int64_t k, bool trans_b, bool bias,
+                            float act_scale) const {
+        if (!c.int8_linear()) return matmul(batch, m, n, k, trans_b, bias);
+        opb_op_desc desc = make_desc(OPB_OP_MATMUL, OPB_DTYPE_S8);
+        desc.threads = c.threads;
+        desc.p.matmul = {batch, m, n, k,  0, trans_b ? 1 : 0, bias ? 1 : 0, OPB_DTYPE_U8, act_scale,
+                         kDefaultU8ZeroPoint, OPB_DTYPE_F32};
+        return desc;
+    }
+    // int8 layers: the layer input's `elems` elements quantised into xq,
+    // timed with the layer it feeds (`comp`).
+    void quantize_input(Component comp, void *in, int64_t elems, float scale) {
+        if (!c.int8_linear()) return;
+        opb_op_desc desc = base_desc(OPB_OP_QUANTIZE);
+        desc.p.quantize = {T, elems / T, scale, kDefaultU8ZeroPoint, OPB_DTYPE_U8};
+        call(comp, desc, {in, bs.xq});
+    }
+    // in[in_at..] . W (+ bias) into out; for an int8 layer A is the same
+    // elements of xq, and the weight's scales go between B and the bias, as
+    // plugin.h orders the tensors.
+    void linear(Component comp, const opb_op_desc &desc, void *in, int64_t in_at, const Weight &w, void *out) {
+        void *bias = at(w.bias, w.channel);
+        const bool has_bias = desc.p.matmul.has_bias != 0;
+        if (c.int8_linear()) {
+            void *a = bytes_at(bs.xq, in_at), *b = bytes_at(w.w, w.offset);
+            void *scale = bytes_at(w.scale, w.channel * int64_t(sizeof(float)));
+            if (has_bias)
+                call(comp, desc, {a, b, scale, bias, out});
+            else
+                call(comp, desc, {a, b, scale, out});
+            return;
+        }
+        void *a = at(in, in_at), *b = at(w.w, w.offset);
+        if (has_bias)
             call(comp, desc, {a, b, bias, out});
         else
             call(comp, desc, {a, b, out});
@@ -376,6 +465,7 @@ private:
         const LayerBuffers &w = bs.layers[std::size_t(l)];
         void *x = bs.hidden[std::size_t(l)];
         norm(Component::attn_norm, x, w.norm1_gamma, w.norm1_beta, bs.normed);
+        quantize_input(Component::qkv, bs.normed, T * d, kInputScale);
         query(w);
         keys_values(w);
         attention(w, c.rope ? bs.q_rot : bs.q);
@@ -390,17 +480,18 @@ private:
     // Head h's weights are rows h*Dh.. of the [out, in] matrix.
     void query(const LayerBuffers &w) {
         const bool qkv_bias = c.has_qkv_bias();
+        auto head = [&](int64_t h) { return Weight{w.wq, w.s_q, w.bq, h * Dh * d, h * Dh}; };
         if (decode) {
-            linear(Component::qkv, matmul(1, T, qd, d, true, qkv_bias), bs.normed, w.wq, w.bq, bs.q);
+            linear(Component::qkv, linear_desc(1, T, qd, d, true, qkv_bias, kInputScale), bs.normed, 0, head(0), bs.q);
         } else if (c.rope) {
             for (int64_t b = 0; b < B; ++b)
                 for (int64_t h = 0; h < H; ++h)
-                    linear(Component::qkv, matmul(1, S, Dh, d, true, qkv_bias), at(bs.normed, b * S * d),
-                           at(w.wq, h * Dh * d), at(w.bq, h * Dh), at(bs.q, q_at(b, h)));
+                    linear(Component::qkv, linear_desc(1, S, Dh, d, true, qkv_bias, kInputScale), bs.normed, b * S * d,
+                           head(h), at(bs.q, q_at(b, h)));
         } else {
             for (int64_t h = 0; h < H; ++h)
-                linear(Component::qkv, matmul(1, T, Dh, d, true, qkv_bias), bs.normed, at(w.wq, h * Dh * d),
-                       at(w.bq, h * Dh), at(bs.q, h * T * Dh));
+                linear(Component::qkv, linear_desc(1, T, Dh, d, true, qkv_bias, kInputScale), bs.normed, 0, head(h),
+                       at(bs.q, h * T * Dh));
         }
     }
 
@@ -415,10 +506,11 @@ private:
         for (int64_t b = 0; b < B; ++b)
             for (int64_t kh = 0; kh < KVH; ++kh) {
                 const int64_t slab_row = ((b * KVH + kh) * C + L) * Dh;
-                linear(Component::qkv, matmul(1, S, Dh, d, true, qkv_bias), at(bs.normed, b * S * d),
-                       at(w.wk, kh * Dh * d), at(w.bk, kh * Dh), c.rope ? bs.k_new : at(w.k_cache, slab_row));
-                linear(Component::qkv, matmul(1, S, Dh, d, true, qkv_bias), at(bs.normed, b * S * d),
-                       at(w.wv, kh * Dh * d), at(w.bv, kh * Dh), at(w.v_cache, slab_row));
+                const opb_op_desc desc = linear_desc(1, S, Dh, d, true, qkv_bias, kInputScale);
+                linear(Component::qkv, desc, bs.normed, b * S * d, {w.wk, w.s_k, w.bk, kh * Dh * d, kh * Dh},
+                       c.rope ? bs.k_new : at(w.k_cache, slab_row));
+                linear(Component::qkv, desc, bs.normed, b * S * d, {w.wv, w.s_v, w.bv, kh * Dh * d, kh * Dh},
+                       at(w.v_cache, slab_row));
                 if (c.rope)
                     call(Component::rope, rope_desc,
                          {at(bs.q, q_at(b, kh * G)), bs.k_new, at(bs.q_rot, q_at(b, kh * G)), at(w.k_cache, slab_row)});
@@ -452,16 +544,20 @@ private:
 
     // The output projection; returns the buffer that holds it.
     void *output_projection(const LayerBuffers &w) {
+        quantize_input(Component::attn_out, bs.o, T * qd, kInputScale);
         if (decode) {
-            linear(Component::attn_out, matmul(1, T, d, qd, false, c.bias), bs.o, w.wo, w.bo, bs.partial);
+            linear(Component::attn_out, linear_desc(1, T, d, qd, false, c.bias, kInputScale), bs.o, 0,
+                   {w.wo, w.s_o, w.bo}, bs.partial);
             return bs.partial;
         }
         // Head h's output times rows h*Dh.. of Wo ([in, out]: dense): head 0
-        // carries the bias, heads 1.. are one batched matmul.
-        linear(Component::attn_out, matmul(1, T, d, Dh, false, c.bias), bs.o, w.wo, w.bo, bs.partial);
+        // carries the bias, heads 1.. are one batched matmul (an int8 layer's
+        // scales, one per output column, serve every head).
+        linear(Component::attn_out, linear_desc(1, T, d, Dh, false, c.bias, kInputScale), bs.o, 0,
+               {w.wo, w.s_o, w.bo}, bs.partial);
         if (H > 1)
-            call(Component::attn_out, matmul(H - 1, T, d, Dh, false, false),
-                 {at(bs.o, T * Dh), at(w.wo, Dh * d), at(bs.partial, T * d)});
+            linear(Component::attn_out, linear_desc(H - 1, T, d, Dh, false, false, kInputScale), bs.o, T * Dh,
+                   {w.wo, w.s_o, nullptr, Dh * d, 0}, at(bs.partial, T * d));
         // Sum of the per-head partials, out of place (no add runs in place).
         void *attn = bs.partial;
         for (int64_t h = 1; h < H; ++h) {
@@ -475,7 +571,11 @@ private:
     // The MLP and its residual, into `out` (the layer's output).
     void mlp(const LayerBuffers &w, void *out) {
         norm(Component::mlp_norm, bs.attn_res, w.norm2_gamma, w.norm2_beta, bs.normed);
-        linear(Component::mlp_in, matmul(1, T, F, d, true, c.bias), bs.normed, w.w_up, w.b_up, bs.up);
+        quantize_input(Component::mlp_in, bs.normed, T * d, kInputScale);
+        // int8 layers store the MLP's weights [in, out] (upload_weights).
+        const bool trans_b = !c.int8_linear();
+        linear(Component::mlp_in, linear_desc(1, T, F, d, trans_b, c.bias, kInputScale), bs.normed, 0,
+               {w.w_up, w.s_up, w.b_up}, bs.up);
         void *hidden_act = bs.act;
         switch (c.mlp) {
         case MlpKind::gelu:
@@ -484,7 +584,8 @@ private:
         case MlpKind::silu: call(Component::mlp_act, rows_cols(OPB_OP_SILU, T, F), {bs.up, bs.act}); break;
         case MlpKind::swiglu:
         case MlpKind::geglu:
-            linear(Component::mlp_in, matmul(1, T, F, d, true, c.bias), bs.normed, w.w_gate, w.b_gate, bs.gate);
+            linear(Component::mlp_in, linear_desc(1, T, F, d, trans_b, c.bias, kInputScale), bs.normed, 0,
+                   {w.w_gate, w.s_gate, w.b_gate}, bs.gate);
             if (c.mlp == MlpKind::geglu)
                 call(Component::mlp_act, rows_cols(OPB_OP_GELU, T, F, OPB_GELU_TANH), {bs.gate, bs.act});
             else
@@ -494,7 +595,9 @@ private:
             hidden_act = bs.prod;
             break;
         }
-        linear(Component::mlp_down, matmul(1, T, d, F, true, c.bias), hidden_act, w.w_down, w.b_down, bs.mlp_out);
+        quantize_input(Component::mlp_down, hidden_act, T * F, kHiddenScale);
+        linear(Component::mlp_down, linear_desc(1, T, d, F, trans_b, c.bias, kHiddenScale), hidden_act, 0,
+               {w.w_down, w.s_down, w.b_down}, bs.mlp_out);
         call(Component::mlp_residual, rows_cols(OPB_OP_ADD, T, d), {bs.attn_res, bs.mlp_out, out});
     }
 };
@@ -532,26 +635,45 @@ void DecoderRun::upload_weights(BufferSet &bs) {
         };
         put(lb.norm1_gamma, w.norm1_gamma);
         put(lb.norm1_beta, w.norm1_beta);
-        put(lb.wq, w.wq);
-        put(lb.wk, w.wk);
-        put(lb.wv, w.wv);
         put(lb.bq, w.bq);
         put(lb.bk, w.bk);
         put(lb.bv, w.bv);
-        put(lb.wo, w.wo);
         put(lb.bo, w.bo);
         put(lb.norm2_gamma, w.norm2_gamma);
         put(lb.norm2_beta, w.norm2_beta);
-        put(lb.w_up, w.w_up);
         put(lb.b_up, w.b_up);
-        put(lb.w_gate, w.w_gate);
         put(lb.b_gate, w.b_gate);
-        put(lb.w_down, w.w_down);
         put(lb.b_down, w.b_down);
+        upload_linear_weights(lb, w);
         lb.k_cache = alloc(cache_bytes, footprint_.kv_cache);
         lb.v_cache = alloc(cache_bytes, footprint_.kv_cache);
         bs.layers.push_back(lb);
     }
+}
+
+// The linear layers' weights in the dtype, or as int8: Q, K, V stay
+// [out, in] (a head's slice is then dense rows), Wo stays [in, out], and the
+// MLP's are stored [in, out], so that their matmuls need no transposed B
+// (oneDNN 2.6's int8 matmul repacks a transposed B on every call).
+void DecoderRun::upload_linear_weights(LayerBuffers &lb, const LayerWeights &w) {
+    const DecoderConfig &c = config_;
+    const int64_t d = c.hidden, f = c.ffn_width(), qd = c.q_width(), kvd = c.kv_width();
+    if (!c.int8_linear()) {
+        for (auto [dst, v] : {std::pair{&lb.wq, &w.wq}, {&lb.wk, &w.wk}, {&lb.wv, &w.wv}, {&lb.wo, &w.wo},
+                              {&lb.w_up, &w.w_up}, {&lb.w_gate, &w.w_gate}, {&lb.w_down, &w.w_down}})
+            if (!v->empty()) {
+                *dst = alloc(uint64_t(v->size()) * elem_, footprint_.weights);
+                upload(*dst, *v);
+            }
+        return;
+    }
+    upload_int8(lb.wq, lb.s_q, w.wq, qd, d, true, false);
+    upload_int8(lb.wk, lb.s_k, w.wk, kvd, d, true, false);
+    upload_int8(lb.wv, lb.s_v, w.wv, kvd, d, true, false);
+    upload_int8(lb.wo, lb.s_o, w.wo, qd, d, false, false);
+    upload_int8(lb.w_up, lb.s_up, w.w_up, f, d, true, true);
+    if (c.gated()) upload_int8(lb.w_gate, lb.s_gate, w.w_gate, f, d, true, true);
+    upload_int8(lb.w_down, lb.s_down, w.w_down, d, f, true, true);
 }
 
 // Activations, sized for the largest step (prefill: batch x prompt tokens).
@@ -580,6 +702,7 @@ void DecoderRun::allocate_activations(BufferSet &bs) {
         bs.prod = alloc(bytes(T * F), act);
     }
     bs.mlp_out = alloc(bytes(T * d), act);
+    if (c.int8_linear()) bs.xq = alloc(uint64_t(T * std::max({d, c.q_width(), F})), act);
 }
 
 // Each step's token embeddings, in the dtype, laid out as hidden[0] wants
@@ -596,7 +719,7 @@ void DecoderRun::make_step_inputs() {
         for (int64_t b = 0; b < B; ++b)
             for (int64_t p = first; p < first + S; ++p)
                 for (int64_t j = 0; j < d; ++j)
-                    store_from_f32(in.data(), c.dtype, i++, emb[std::size_t((b * C + p) * d + j)]);
+                    store_from_f32(in.data(), c.act_dtype(), i++, emb[std::size_t((b * C + p) * d + j)]);
         step_inputs_.push_back(std::move(in));
     }
 }
@@ -662,7 +785,7 @@ std::vector<std::vector<float>> DecoderRun::layer_outputs(int step) const {
         if (s != OPB_OK)
             throw WorkloadFailure{"failed", fmt::format("decoder: copy_out of layer {}: {}", l, be_.error_text(s))};
         std::vector<float> v(static_cast<std::size_t>(n));
-        for (int64_t i = 0; i < n; ++i) v[std::size_t(i)] = load_as_f32(raw.data(), config_.dtype, i);
+        for (int64_t i = 0; i < n; ++i) v[std::size_t(i)] = load_as_f32(raw.data(), config_.act_dtype(), i);
         out.push_back(std::move(v));
     }
     return out;

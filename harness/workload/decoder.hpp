@@ -193,17 +193,21 @@ private:
         std::vector<Call> calls;
         std::vector<void *> tensors; // the calls' tensor pointer arrays, back to back
     };
-    struct BufferSet;  // the backend pointers, decoder.cpp
+    struct LayerBuffers; // one layer's weights and cache in the backend, decoder.cpp
+    struct BufferSet;    // the backend pointers, decoder.cpp
     class StepBuilder; // one step's calls, decoder.cpp
 
     void *alloc(uint64_t bytes, uint64_t &counter);
     void upload(void *dst, const std::vector<float> &values);
+    void upload_int8(void *&dst, void *&scale_dst, const std::vector<float> &w, int64_t rows, int64_t cols,
+                     bool channel_rows, bool transposed);
     // Prepared plan for `desc` (one per distinct description); before
     // prepare() it only records the description and returns null.
     std::pair<const opb_op_desc *, opb_plan *> plan_for(const opb_op_desc &desc);
     StepProgram build_step(int step);
     // The parts of prepare(): backend memory, then the host inputs.
     void upload_weights(BufferSet &bs);
+    void upload_linear_weights(LayerBuffers &lb, const LayerWeights &w);
     void allocate_activations(BufferSet &bs);
     void make_step_inputs();
     void issue(const Call &c, const StepProgram &p);

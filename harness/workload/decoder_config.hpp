@@ -44,6 +44,9 @@ struct DecoderConfig {
     bool rope = false;
     float rope_theta = 10000.0f;
     int rope_variant = OPB_ROPE_HALF_SPLIT;
+    // f32, bf16 or f16: every tensor. s8: int8 linear layers (s8 weights with
+    // per-output-channel f32 scales, each layer's input quantised to u8 by a
+    // quantize op first), every other op and the KV cache in f32.
     int dtype = OPB_DTYPE_F32;
     float eps = 1e-5f;
     int threads = 0; // CPU threads for every op; 0 = backend default
@@ -57,6 +60,9 @@ struct DecoderConfig {
     [[nodiscard]] bool has_qkv_bias() const { return bias || qkv_bias; }
     [[nodiscard]] int64_t ffn_width() const { return ffn > 0 ? ffn : 4 * hidden; }
     [[nodiscard]] int64_t context() const { return prompt + generate; } // KV cache rows
+    [[nodiscard]] bool int8_linear() const { return dtype == OPB_DTYPE_S8; }
+    // The dtype of everything but an int8 layer's weights: activations, norms, the cache.
+    [[nodiscard]] int act_dtype() const { return int8_linear() ? int(OPB_DTYPE_F32) : dtype; }
     // Empty when the configuration can be built; otherwise what is wrong.
     [[nodiscard]] std::string validate() const;
 };

@@ -239,7 +239,7 @@ private:
         else if (key == "attention")
             c.attention_variant = choice(key, v, kAttentionNames);
         else if (key == "dtype")
-            c.dtype = choice(key, v, std::span(kDtypeNames, OPB_DTYPE_F16 + 1)); // f32, bf16, f16
+            c.dtype = choice(key, v, std::span(kDtypeNames, OPB_DTYPE_S8 + 1)); // f32, bf16, f16, s8 (int8 layers)
         else if (key == "eps") {
             c.eps = float(positive(key, v));
             return true;
@@ -308,10 +308,13 @@ void parse_workloads(const toml::node &workload_array, const toml::table *defaul
         auto t = n.as_table();
         if (!t) p.fail(p.at(n), "each entry of 'workload' must be a table");
         WorkloadCase w = p.parse(*t, defaults);
+        // One name may come at several dtypes (its levels: f32, bf16, s8), each
+        // its own entries (".../dt:<dtype>/..."), never twice at one dtype.
         for (const auto &prev : out)
-            if (prev.name == w.name)
-                p.fail(w.where,
-                       fmt::format("workload name '{}' is used twice (first at {})", w.name, prev.where.str()));
+            if (prev.name == w.name && prev.decoder.dtype == w.decoder.dtype)
+                p.fail(w.where, fmt::format("workload name '{}' is used twice at dtype {} (first at {}); a name may "
+                                            "repeat at another dtype only",
+                                            w.name, dtype_name(w.decoder.dtype), prev.where.str()));
         out.push_back(std::move(w));
     }
 }

@@ -28,7 +28,8 @@ namespace opbench {
 // ---- dtypes -----------------------------------------------------------------
 
 // Index = opb_dtype. s8 as an op's dtype means int8 weights (matmul only);
-// u8 is an int8 matmul's activation type, never an op's dtype.
+// u8 is an int8 matmul's activation type (and a quantize op's output), never
+// an op's dtype.
 inline constexpr std::string_view kDtypeNames[] = {"f32", "bf16", "f16", "s8", "u8"};
 inline constexpr int kDtypeCount = 5;
 
@@ -56,6 +57,9 @@ inline std::string dtype_error(int op, int dtype) {
     if (dtype == OPB_DTYPE_U8)
         return "u8 is an activation type, not an op's dtype: for an int8 linear layer give dtype = \"s8\" "
                "(int8 weights) with activations = \"u8\"";
+    if (dtype == OPB_DTYPE_S8 && op == OPB_OP_QUANTIZE)
+        return "a quantize op's dtype is its input's (f32, bf16 or f16); its output type is out_dtype = \"u8\" "
+               "or \"s8\"";
     if (dtype == OPB_DTYPE_S8 && op != OPB_OP_MATMUL)
         return "dtype s8 (int8 weights) is for matmul only; this op takes f32, bf16 or f16";
     return {};
@@ -82,6 +86,11 @@ inline opb_op_desc make_desc(int op, int dtype, int variant = 0) {
         d.p.matmul.act_scale = kDefaultActScale;
         d.p.matmul.act_zero_point = kDefaultU8ZeroPoint;
         d.p.matmul.out_dtype = OPB_DTYPE_F32;
+    }
+    if (op == OPB_OP_QUANTIZE) { // the matching int8 matmul activations
+        d.p.quantize.scale = kDefaultActScale;
+        d.p.quantize.zero_point = kDefaultU8ZeroPoint;
+        d.p.quantize.out_dtype = OPB_DTYPE_U8;
     }
     return d;
 }
@@ -117,11 +126,12 @@ inline int64_t rope_kv_heads(const opb_rope_params &p) { return p.kv_heads > 0 ?
 // Elements of each head that RoPE rotates: 0 means all of head_dim.
 inline int64_t rope_rotary_dim(const opb_rope_params &p) { return p.rotary_dim > 0 ? p.rotary_dim : p.head_dim; }
 
-// The oldest plugin ABI minor that can read `d` as meant: 3 for int8
-// weights (dtype s8, whose fields an ABI 1.2 plugin does not know), 2 for a
-// rope op or grouped-query attention (kv_heads != heads, a field an ABI 1.1
-// plugin does not know and would read as heads), else 0.
+// The oldest plugin ABI minor that can read `d` as meant: 4 for the quantize
+// op, 3 for int8 weights (dtype s8, whose fields an ABI 1.2 plugin does not
+// know), 2 for a rope op or grouped-query attention (kv_heads != heads, a
+// field an ABI 1.1 plugin does not know and would read as heads), else 0.
 inline uint32_t desc_needs_abi_minor(const opb_op_desc &d) {
+    if (d.op == OPB_OP_QUANTIZE) return 4;
     if (d.dtype == OPB_DTYPE_S8) return 3;
     if (d.op == OPB_OP_ROPE) return 2;
     if (d.op == OPB_OP_ATTENTION && attention_kv_heads(d.p.attention) != d.p.attention.heads) return 2;
@@ -134,8 +144,9 @@ inline std::string plugin_abi_gap(const opb_op_desc &d, uint32_t plugin_abi) {
     if (OPB_ABI_MINOR(plugin_abi) >= need) return {};
     return "the plugin was built against opbench ABI 1." + std::to_string(OPB_ABI_MINOR(plugin_abi)) +
            ", which predates " +
-           (d.dtype == OPB_DTYPE_S8 ? "int8 matmul (dtype s8)"
-            : d.op == OPB_OP_ROPE   ? "the rope op"
+           (d.op == OPB_OP_QUANTIZE ? "the quantize op"
+            : d.dtype == OPB_DTYPE_S8 ? "int8 matmul (dtype s8)"
+            : d.op == OPB_OP_ROPE     ? "the rope op"
                                     : "kv_heads (grouped-query attention)") +
            " (ABI 1." + std::to_string(need) + "); rebuild it against this SDK";
 }
@@ -831,6 +842,49 @@ inline std::string rope_validate(const opb_op_desc &d) {
     return (p.theta > 0.0f && std::isfinite(p.theta)) ? std::string() : std::string("theta must be > 0");
 }
 
+// ---- quantize (the activations of an int8 linear layer)
+// u8 with zero point 128 or s8 with zero point 0, both at scale 1/128, as an
+// int8 matmul's activations; the decoder workload sets its own scales.
+inline constexpr std::string_view kQuantizeOutChoices[] = {"u8", "s8"};
+inline constexpr ParamInfo kQuantizeParams[] = {
+    P{"rows", ParamKind::Dim, true, false, 0, nullptr, OPB_ROW_DIM(quantize.rows), "R", NameRule::Always, "R"},
+    P{"cols", ParamKind::Dim, true, false, 0, nullptr, OPB_ROW_DIM(quantize.cols), "C", NameRule::Always, "C"},
+    // y's dtype; named when s8.
+    P{"out_dtype", ParamKind::Choice, false, false, 0, nullptr,
+      [](opb_op_desc &d, const ParamValue &v) {
+          d.p.quantize.out_dtype = v.i == 0 ? OPB_DTYPE_U8 : OPB_DTYPE_S8;
+          d.p.quantize.zero_point = v.i == 0 ? kDefaultU8ZeroPoint : 0;
+          return std::string();
+      },
+      [](const opb_op_desc &d) { return d.p.quantize.out_dtype == OPB_DTYPE_S8 ? 1.0 : 0.0; }, "out",
+      NameRule::IfNonzero, "out_dtype", nullptr, kQuantizeOutChoices},
+};
+inline void quantize_tensors(const opb_op_desc &d, TensorList &t) {
+    const auto &p = d.p.quantize;
+    t.add("x", {p.rows, p.cols});
+    t.add("y", {p.rows, p.cols}, true, p.out_dtype);
+}
+// per element: scale and shift (the rounding and saturation are not counted)
+inline double quantize_flops(const opb_op_desc &d) { return 2.0 * double(d.p.quantize.rows) * d.p.quantize.cols; }
+inline std::string quantize_validate(const opb_op_desc &d) {
+    const auto &p = d.p.quantize;
+    if (auto e = positives({{"rows", p.rows}, {"cols", p.cols}}); !e.empty()) return e;
+    if (p.out_dtype != OPB_DTYPE_U8 && p.out_dtype != OPB_DTYPE_S8)
+        return "out_dtype must be u8 or s8, got " + std::string(dtype_name(p.out_dtype));
+    if (!(p.scale > 0.0f) || !std::isfinite(p.scale)) return "scale must be > 0 and finite";
+    if (p.out_dtype == OPB_DTYPE_U8 ? (p.zero_point < 0 || p.zero_point > 255) : p.zero_point != 0)
+        return "zero_point must be in 0..255 for u8 and 0 for s8, got " + std::to_string(p.zero_point);
+    return {};
+}
+// x / scale may be computed as x * (1 / scale), and a product that lands
+// on a rounding tie either way: one step either side of the reference, on
+// rare elements. One step of a row of typical size (RMS >= ~64 steps) is a
+// point-wise error <= 1/64.
+inline Tolerance quantize_tolerance(const opb_op_desc &) {
+    return {1e-4, "int8: a value at a rounding tie may land one step either side", 0.02,
+            "int8: one quantisation step"};
+}
+
 #undef OPB_ROW_DIM
 #undef OPB_ROW_FLAG
 #undef OPB_ROW_REAL
@@ -862,6 +916,9 @@ inline constexpr OpInfo kOps[] = {
      op_rows::rounded_intermediates, sampled_attention, nullptr, op_rows::attention_workspace_bound},
     {OPB_OP_ROPE, "rope", op_rows::kRopeVariants, op_rows::kRopeParams, nullptr, op_rows::rope_tensors,
      op_rows::rope_flops, op_rows::rope_validate, op_rows::output_rounding, nullptr, op_rows::kFuseAdvice, nullptr},
+    {OPB_OP_QUANTIZE, "quantize", op_rows::kDefaultVariant, op_rows::kQuantizeParams, nullptr,
+     op_rows::quantize_tensors, op_rows::quantize_flops, op_rows::quantize_validate, op_rows::quantize_tolerance,
+     nullptr, op_rows::kFuseAdvice, nullptr},
 };
 static_assert(std::size(kOps) == OPB_OP_COUNT, "one kOps row per opb_op_kind");
 static_assert(

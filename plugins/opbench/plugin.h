@@ -35,7 +35,7 @@ extern "C" {
 /* ---- versions and the entry symbol ------------------------------------- */
 
 #define OPB_ABI_VERSION_MAJOR 1
-#define OPB_ABI_VERSION_MINOR 3
+#define OPB_ABI_VERSION_MINOR 4
 #define OPB_ABI_VERSION ((uint32_t)((OPB_ABI_VERSION_MAJOR << 16) | OPB_ABI_VERSION_MINOR))
 #define OPB_ABI_MAJOR(v) ((uint32_t)(v) >> 16)
 #define OPB_ABI_MINOR(v) ((uint32_t)(v)&0xffffu)
@@ -73,7 +73,7 @@ typedef enum opb_dtype {
     OPB_DTYPE_BF16 = 1, /* stored as uint16_t, the upper half of an IEEE f32 */
     OPB_DTYPE_F16 = 2,  /* IEEE binary16, stored as uint16_t */
     OPB_DTYPE_S8 = 3,   /* ABI 1.3: int8_t; as an op's dtype: int8 weights (MATMUL only) */
-    OPB_DTYPE_U8 = 4    /* ABI 1.3: uint8_t; an int8 matmul's activations only, never an op's dtype */
+    OPB_DTYPE_U8 = 4    /* ABI 1.3: uint8_t; an int8 matmul's activations or a QUANTIZE output, never an op's dtype */
 } opb_dtype;
 
 typedef enum opb_op_kind {
@@ -85,9 +85,10 @@ typedef enum opb_op_kind {
     OPB_OP_SILU = 5,
     OPB_OP_ADD = 6,
     OPB_OP_ATTENTION = 7,
-    OPB_OP_ROPE = 8 /* ABI 1.2 */
+    OPB_OP_ROPE = 8,    /* ABI 1.2 */
+    OPB_OP_QUANTIZE = 9 /* ABI 1.4 */
 } opb_op_kind;
-#define OPB_OP_COUNT 9
+#define OPB_OP_COUNT 10
 
 /* Variants. Each op interprets opb_op_desc.variant with its own constants;
  * 0 is always the op's default form. */
@@ -157,6 +158,13 @@ enum {
  *            in Q: [batch, heads, seq, head_dim]
  *            in K: [batch, kv_heads, seq, head_dim]
  *            out Qr, out Kr: the shapes of Q and K
+ * QUANTIZE   (ABI 1.4) per-tensor affine quantisation of x: [rows, cols] in
+ *            the op's dtype (F32 or BF16) to out_dtype (U8 or S8), the input
+ *            of an int8 matmul (MATMUL dtype S8, act_scale and act_zero_point
+ *            the same numbers):
+ *            y = saturate(round_half_even(x / scale) + zero_point)
+ *            saturated to 0..255 (U8) or -128..127 (S8); NaN gives zero_point.
+ *            in x, out y: [rows, cols] in out_dtype
  */
 typedef struct opb_matmul_params {
     int64_t batch, m, n, k;
@@ -197,6 +205,13 @@ typedef struct opb_rope_params { /* ABI 1.2 */
     int64_t position;   /* position of the first row (a decode step's cache length); >= 0 */
 } opb_rope_params;
 
+typedef struct opb_quantize_params { /* ABI 1.4 */
+    int64_t rows, cols;
+    float scale;        /* > 0, finite */
+    int32_t zero_point; /* U8: 0..255; S8: 0 */
+    int32_t out_dtype;  /* OPB_DTYPE_U8 or OPB_DTYPE_S8 */
+} opb_quantize_params;
+
 typedef struct opb_op_desc {
     uint32_t struct_size; /* sizeof(opb_op_desc) */
     uint32_t abi_version; /* OPB_ABI_VERSION */
@@ -212,6 +227,7 @@ typedef struct opb_op_desc {
         opb_eltwise_params eltwise;
         opb_attention_params attention;
         opb_rope_params rope;  /* ABI 1.2 */
+        opb_quantize_params quantize; /* ABI 1.4 */
         uint8_t reserved[128]; /* keeps the union's size fixed as ops are added */
     } p;
 } opb_op_desc;

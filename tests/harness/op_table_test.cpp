@@ -164,6 +164,8 @@ TEST_P(EveryRow, NamesAndResultFieldsComeFromTheRow) {
             EXPECT_TRUE(f.is_boolean()) << p.field;
         else if (p.kind == ParamKind::Dim)
             EXPECT_TRUE(f.is_number_integer()) << p.field;
+        else if (p.kind == ParamKind::Choice)
+            EXPECT_TRUE(f.is_string()) << p.field;
         else
             EXPECT_TRUE(f.is_number_float()) << p.field;
     }
@@ -207,7 +209,7 @@ TEST_P(EveryRow, NaiveDispatchRunsEveryVariant) {
             if (!specs[i].is_output) continue;
             double sum = 0;
             for (int64_t e = 0; e < specs[i].elements(); ++e) {
-                const float x = load_as_f32(ptrs[i], d.dtype, e);
+                const float x = load_as_f32(ptrs[i], specs[i].dtype, e); // int8 outputs: their own dtype
                 ASSERT_TRUE(std::isfinite(x)) << row().name << " " << v.name;
                 sum += std::fabs(x);
             }

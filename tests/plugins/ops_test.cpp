@@ -185,6 +185,57 @@ TEST(PluginAbiGap, Int8MatmulNeedsAnAbi13Plugin) {
     EXPECT_EQ(plugin_abi_gap(make_desc(OPB_OP_MATMUL, OPB_DTYPE_BF16), abi12), "");
 }
 
+TEST(Quantize, TensorsBytesFlopsAndDefaultsMatchTheInt8MatmulsActivations) {
+    opb_op_desc d = make_desc(OPB_OP_QUANTIZE, OPB_DTYPE_BF16);
+    d.p.quantize.rows = 8;
+    d.p.quantize.cols = 64;
+    ASSERT_EQ(validate_desc(d), "");
+    // The defaults are what an int8 matmul's activations are by default.
+    const opb_op_desc mm = make_desc(OPB_OP_MATMUL, OPB_DTYPE_S8);
+    EXPECT_EQ(d.p.quantize.scale, mm.p.matmul.act_scale);
+    EXPECT_EQ(d.p.quantize.zero_point, mm.p.matmul.act_zero_point);
+    EXPECT_EQ(d.p.quantize.out_dtype, mm.p.matmul.act_dtype);
+    const auto t = op_tensors(d);
+    ASSERT_EQ(t.size(), 2u);
+    EXPECT_EQ(t[0].dtype, OPB_DTYPE_BF16);
+    EXPECT_EQ(t[1].dtype, OPB_DTYPE_U8);
+    EXPECT_TRUE(t[1].is_output);
+    EXPECT_EQ(op_bytes(d), 2.0 * 8 * 64 + 1.0 * 8 * 64); // bf16 in, one byte out
+    EXPECT_EQ(op_flops(d), 2.0 * 8 * 64);                // scale and shift per element
+}
+
+TEST(Quantize, ValidationRefusesWhatNoQuantisationIs) {
+    opb_op_desc d = make_desc(OPB_OP_QUANTIZE, OPB_DTYPE_F32);
+    d.p.quantize.rows = d.p.quantize.cols = 4;
+    ASSERT_EQ(validate_desc(d), "");
+    auto refused = [](opb_op_desc x, const char *what) {
+        EXPECT_NE(validate_desc(x).find(what), std::string::npos) << validate_desc(x);
+    };
+    opb_op_desc x = d;
+    x.p.quantize.scale = -1.0f;
+    refused(x, "scale must be > 0");
+    x = d;
+    x.p.quantize.out_dtype = OPB_DTYPE_F32;
+    refused(x, "out_dtype must be u8 or s8");
+    x = d;
+    x.p.quantize.out_dtype = OPB_DTYPE_S8; // s8 keeps zero point 0
+    refused(x, "0 for s8");
+    x = d;
+    x.p.quantize.zero_point = 300;
+    refused(x, "zero_point must be in 0..255");
+    x = d;
+    x.dtype = OPB_DTYPE_S8;
+    refused(x, "a quantize op's dtype is its input's");
+}
+
+TEST(PluginAbiGap, QuantizeNeedsAnAbi14Plugin) {
+    const uint32_t abi13 = (1u << 16) | 3u, abi14 = (1u << 16) | 4u;
+    opb_op_desc d = make_desc(OPB_OP_QUANTIZE, OPB_DTYPE_F32);
+    EXPECT_NE(plugin_abi_gap(d, abi13).find("ABI 1.3, which predates the quantize op (ABI 1.4)"), std::string::npos)
+        << plugin_abi_gap(d, abi13);
+    EXPECT_EQ(plugin_abi_gap(d, abi14), "");
+}
+
 TEST(Int8Conversions, LoadsIntegersAndStoresRoundedSaturated) {
     int8_t s[3];
     uint8_t u[3];

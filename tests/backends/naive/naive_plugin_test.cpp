@@ -389,6 +389,23 @@ TEST_F(NaivePlugin, AnOpItDoesNotKnowIsUnsupportedWithTheReason) {
 }
 
 // Every op of the SDK's table has a naive kernel: the reference runs them all.
+// plugin.h's QUANTIZE, by hand: y = saturate(round_half_even(x / scale) + zp).
+TEST(NaiveKernels, QuantizeRoundsTiesToEvenSaturatesAndMapsNanToTheZeroPoint) {
+    const float x[] = {0.0f, 0.3f, 0.75f, -0.25f, 1.25f, 100.0f, -100.0f, std::nanf("")};
+    opb_quantize_params p{1, 8, 0.5f, 128, OPB_DTYPE_U8};
+    uint8_t u[8];
+    naive::quantize(p, OPB_DTYPE_F32, x, u);
+    // x / 0.5 = 0, 0.6, 1.5, -0.5, 2.5, 200, -200, NaN -> 0, 1, 2, -0, 2, 200, -200, (0) then + 128, in 0..255
+    const uint8_t want_u[] = {128, 129, 130, 128, 130, 255, 0, 128};
+    for (int i = 0; i < 8; ++i) EXPECT_EQ(u[i], want_u[i]) << "u8 element " << i;
+    p.out_dtype = OPB_DTYPE_S8;
+    p.zero_point = 0;
+    int8_t s[8];
+    naive::quantize(p, OPB_DTYPE_F32, x, s);
+    const int8_t want_s[] = {0, 1, 2, 0, 2, 127, -128, 0};
+    for (int i = 0; i < 8; ++i) EXPECT_EQ(s[i], want_s[i]) << "s8 element " << i;
+}
+
 TEST(NaiveKernels, DispatchCoversEveryRowOfTheOpTable) {
     for (const OpInfo &row : kOps) EXPECT_TRUE(has_kernel(row.op)) << row.name;
     EXPECT_FALSE(has_kernel(-1));

@@ -926,7 +926,7 @@ TEST(ShippedSuites, ModelSuitesValidateWithTheirKvHeadsAndRope) {
             EXPECT_GT(rope_cases, 0);
         }
     Suite d = load_suite_file((kSuitesDir / "models" / "model-decoders.toml").string(), kAllBackends);
-    EXPECT_EQ(d.workloads.size(), 6u);
+    EXPECT_EQ(d.workloads.size(), 7u); // Llama-3-8B at f32, bf16 and s8, four models at f32
 }
 
 TEST(ShippedSuites, TransformerShapesNamesCasesAfterWhereTheyOccur) {

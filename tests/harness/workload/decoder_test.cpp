@@ -9,6 +9,7 @@
 // f32 tolerance. onednn (when built) is checked against naive the way the
 // harness verifies any backend.
 #include "workload/decoder.hpp"
+#include "workload/decoder_work.hpp"
 
 #include "plugin/plugin_loader.hpp"
 #include "check/verify.hpp"
@@ -353,6 +354,11 @@ TEST(DecoderNaive, KvCacheBytesPerTokenCountKvHeadsOnly) {
         DecoderRun run(*be, c);
         EXPECT_EQ(run.kv_bytes_per_token(), 16384u);
     }
+    {
+        c.dtype = OPB_DTYPE_S8; // int8 layers keep the cache in f32
+        DecoderRun int8(*be, c);
+        EXPECT_EQ(int8.kv_bytes_per_token(), 2u * 2 * 8 * 128 * 4);
+    }
     c.dtype = OPB_DTYPE_BF16;
     DecoderRun bf16(*be, c);
     EXPECT_EQ(bf16.kv_bytes_per_token(), 8192u);
@@ -387,6 +393,41 @@ TEST(DecoderNaive, Bf16StaysNearTheReference) {
     // Every op output is rounded to bf16 (8-bit mantissa): ~1e-5 per op, a few
     // ops in sequence; a wiring error is O(1).
     expect_matches_reference(c, 1e-3);
+}
+
+TEST(DecoderNaive, Int8LayersStayNearTheFloatReference) {
+    // dtype s8: the same f32 weights, quantised per output channel, and each
+    // linear layer's input quantised to u8 (decoder.cpp's static scales);
+    // the reference stays f32. Quantisation costs ~1e-3 of NMSE here; a
+    // wiring error (wrong scale, slice or layout) is O(1).
+    for (DecoderConfig c : {llama_like(), gqa_rope_like(), gpt2_like()}) {
+        c.dtype = OPB_DTYPE_S8;
+        expect_matches_reference(c, 2e-2);
+    }
+}
+
+TEST(DecoderNaive, Int8LayersRunAQuantizeBeforeEachLinearInput) {
+    // Llama-like (no biases): per layer, decode: Q, 2BH K/V, o-proj, up, gate, down
+    // are int8 matmuls fed by 4 quantize calls (normed twice, attention
+    // output, MLP hidden).
+    DecoderConfig c = llama_like();
+    auto be = naive();
+    ASSERT_TRUE(be);
+    DecoderRun f32(*be, c);
+    f32.prepare();
+    c.dtype = OPB_DTYPE_S8;
+    DecoderRun s8(*be, c);
+    s8.prepare();
+    for (int step : {0, 1}) EXPECT_EQ(s8.calls_in_step(step), f32.calls_in_step(step) + 4 * c.layers) << step;
+    // Weights: one byte per weight plus an f32 scale per output channel; the
+    // norms' gammas stay f32.
+    const uint64_t d = 16, F = 24;
+    const uint64_t weights = 4 * d * d + 3 * F * d, channels = 4 * d + 2 * F + d;
+    EXPECT_EQ(s8.footprint().weights, weights + 4 * channels + 4 * 2 * d);
+    EXPECT_EQ(f32.footprint().weights, 4 * (weights + 2 * d));
+    // The cache stays f32: 2 x layers x kv_heads x head_dim x 4 bytes.
+    EXPECT_EQ(s8.kv_bytes_per_token(), 2u * 1 * 4 * 4 * 4);
+    EXPECT_EQ(estimate_decoder_memory(c).weights, s8.footprint().weights + 1 * 6 * d * 4); // + embeddings
 }
 
 TEST(DecoderNaive, RerunningAStepReproducesItExactly) {
@@ -491,7 +532,7 @@ TEST(DecoderMemoryEstimate, CountsWeightsKvCacheAndTheLargestStep) {
 
 #ifdef ONEDNN_PLUGIN
 TEST(DecoderOnednn, MatchesNaiveLayerByLayer) {
-    for (int dtype : {OPB_DTYPE_F32, OPB_DTYPE_BF16}) {
+    for (int dtype : {OPB_DTYPE_F32, OPB_DTYPE_BF16, OPB_DTYPE_S8}) {
         for (DecoderConfig c : {gpt2_like(), llama_like(), gqa_rope_like()}) {
             c.dtype = dtype;
             auto ref_be = naive();
@@ -501,7 +542,8 @@ TEST(DecoderOnednn, MatchesNaiveLayerByLayer) {
             // f32 runs everywhere; bf16 where oneDNN has kernels on this ISA,
             // and elsewhere the workload is refused with the dtype and ISA.
             const std::string isa = opbench::test::onednn_isa_of(one->api(), one->handle());
-            const bool runs = dtype == OPB_DTYPE_F32 || opbench::test::onednn_isa_runs_bf16(isa);
+            // int8 (u8 x s8 matmul, the quantize reorder) runs on every ISA oneDNN has.
+            const bool runs = dtype != OPB_DTYPE_BF16 || opbench::test::onednn_isa_runs_bf16(isa);
             const auto why = run.unsupported();
             ASSERT_EQ(why.has_value(), !runs)
                 << dtype_name(dtype) << " on " << isa << ": " << (why ? why->reason : "supported");
@@ -514,8 +556,11 @@ TEST(DecoderOnednn, MatchesNaiveLayerByLayer) {
             auto want = run_all(ref), got = run_all(run);
             // The harness's own per-op tolerance, at the dtype: a layer is a
             // chain of ops, each within it.
-            opb_op_desc any = make_desc(OPB_OP_ADD, dtype);
-            const double tol = tolerance_for(any).max_nmse * 10;
+            // int8 layers: the workload's own tolerance (an activation at a
+            // step boundary may quantise one step apart).
+            opb_op_desc any = make_desc(OPB_OP_ADD, dtype == OPB_DTYPE_S8 ? OPB_DTYPE_F32 : dtype);
+            const double tol =
+                dtype == OPB_DTYPE_S8 ? decoder_tolerance(c).max_nmse : tolerance_for(any).max_nmse * 10;
             for (std::size_t s = 0; s < want.size(); ++s)
                 for (std::size_t l = 0; l < want[s].size(); ++l) {
                     std::vector<double> w(want[s][l].begin(), want[s][l].end());

@@ -114,7 +114,7 @@ TEST(WorkloadSuite, ErrorsSayWhereAndWhatIsValid) {
     e = error_of(std::string(kHead) + "[[workload]]\nname = \"g\"\nheads = 2\nprompt = 4\n");
     EXPECT_TRUE(has(e, "[[workload]] 'g' needs 'hidden'")) << e;
     e = error_of(base + "hidden = 32\n" + "[[workload]]\nname = \"g\"\nhidden = 32\nheads = 2\nprompt = 4\n");
-    EXPECT_TRUE(has(e, "w.toml:8:1: workload name 'g' is used twice (first at w.toml:3:1)")) << e;
+    EXPECT_TRUE(has(e, "w.toml:8:1: workload name 'g' is used twice at dtype f32 (first at w.toml:3:1)")) << e;
     e = error_of(base + "hidden = 32\nmin_time = 2\nmax_time = 1\n");
     EXPECT_TRUE(has(e, "max_time (1 s) is less than min_time (2 s)")) << e;
     e = error_of(std::string(kHead) + "[workload]\nname = \"g\"\n");
@@ -152,6 +152,20 @@ TEST(WorkloadSuite, ModelPresetFillsThePublishedShapeAndKeysOverrideIt) {
     EXPECT_EQ(g2.dtype, OPB_DTYPE_BF16);
     EXPECT_FLOAT_EQ(g2.rope_theta, 20000.0f);
     EXPECT_EQ(g2.layers, 1);
+}
+
+// One workload at its levels: the same name at f32, bf16 and s8 (int8 linear
+// layers) is three workloads whose entries differ in dt:, the levels table's row.
+TEST(WorkloadSuite, ANameRepeatsAtAnotherDtypeOnly) {
+    const std::string one = "[[workload]]\nname = \"l3\"\nmodel = \"llama-3-8b\"\nlayers = 1\nprompt = 4\n";
+    Suite s = parse(std::string(kHead) + one + one + "dtype = \"bf16\"\n" + one + "dtype = \"s8\"\n");
+    ASSERT_EQ(s.workloads.size(), 3u);
+    EXPECT_EQ(s.workloads[2].decoder.dtype, OPB_DTYPE_S8);
+    EXPECT_TRUE(s.workloads[2].decoder.int8_linear());
+    EXPECT_EQ(s.workloads[2].decoder.act_dtype(), OPB_DTYPE_F32); // everything but the int8 weights
+    const std::string e = error_of(std::string(kHead) + one + "dtype = \"s8\"\n" + one + "dtype = \"s8\"\n");
+    EXPECT_TRUE(has(e, "w.toml:9:1: workload name 'l3' is used twice at dtype s8 (first at w.toml:3:1)")) << e;
+    EXPECT_TRUE(has(error_of(std::string(kHead) + one + "dtype = \"u8\"\n"), "unknown dtype 'u8'"));
 }
 
 TEST(WorkloadSuite, ModelAndKvHeadsErrorsSayWhere) {
