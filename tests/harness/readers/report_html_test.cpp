@@ -2,6 +2,10 @@
 
 #include "../result_set_fixture.hpp"
 #include "readers/svg_chart.hpp"
+#include "../metric_text.hpp"
+#include "readers/tidy_records.hpp"
+
+#include <fmt/format.h>
 
 #include <gtest/gtest.h>
 
@@ -50,6 +54,23 @@ TEST(ReportHtml, FindsTheSeqSweepOnceWithBothVariants) {
     EXPECT_EQ(sweeps[0].axis_label, "Skv=Sq");
     EXPECT_EQ(sweeps[0].cases.size(), 6u);
     EXPECT_EQ(sweeps[0].fixed, "B:1 D:32 H:2 causal:false");
+}
+
+// Issue 16: the report's figures are the metrics table's. Every case's bar
+// and roofline point say its median and FLOP/s in the table's rows' text for
+// the inputs the tidy CSV reads, and the roofline's axis is the row's label.
+TEST(ReportHtml, FiguresAreTheMetricsTablesRows) {
+    const std::vector<ResultSet> sets{make(attention_sweep(), "a")};
+    const std::string html = render_report_html(sets, {});
+    for (const CaseRecord &c : sets[0].cases) {
+        const EntryMetricInputs in = metric_inputs(c, valid_times(c, true));
+        const std::string bar = fmt::format("{} [{}]: {}", c.label(), c.backend, table_text("median_s", in));
+        const std::string point = fmt::format("{} [{}]: {} at", c.label(), c.backend, table_text("flop_per_s", in));
+        EXPECT_NE(html.find(html_escape(bar)), std::string::npos) << bar;
+        EXPECT_NE(html.find(html_escape(point)), std::string::npos) << point;
+    }
+    EXPECT_NE(html.find(">" + std::string(metric("flop_per_s").label) + "<"), std::string::npos)
+        << "the roofline's y axis is labelled with the row's label";
 }
 
 TEST(ReportHtml, NoSweepInUnrelatedCases) {

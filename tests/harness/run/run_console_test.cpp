@@ -4,6 +4,7 @@
 // and the "Not measured" list.
 #include "run/run_console.hpp"
 
+#include "../metric_text.hpp"
 #include "entry/entry.hpp"
 #include "opbench/ops.hpp"
 #include "writers/table_writers.hpp"
@@ -16,6 +17,7 @@
 #include <sstream>
 
 using namespace opbench;
+using opbench::test::table_text;
 
 namespace {
 
@@ -60,16 +62,6 @@ CaseResult measured(const Case &c, const std::string &backend, std::vector<doubl
 }
 
 CallWork work_of(const Case &c) { return {op_flops(c.desc), op_bytes(c.desc), 0, 0}; }
-
-// A row's value for `in` as the table formats it, from entry_metric_values():
-// the numbers the result set's `metrics` and the tidy CSV hold.
-std::string table_text(std::string_view key, const EntryMetricInputs &in) {
-    const std::vector<double> values = entry_metric_values(in);
-    for (std::size_t i = 0; i < entry_metrics().size(); ++i)
-        if (entry_metrics()[i].key == key) return entry_metrics()[i].text(values[i]);
-    ADD_FAILURE() << "no row " << key;
-    return "";
-}
 
 } // namespace
 
