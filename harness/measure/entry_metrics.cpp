@@ -33,9 +33,12 @@ std::string flop_text(double v) {
                     : fmt::format("{:.3g} FLOP", v);
 }
 std::string bytes_text(double v) { return format_bytes(v); }
+// Three significant digits, and every digit of a larger number ("2000", not
+// "2e+03": a GPU or a many-core bf16 run reaches thousands of GFLOP/s).
+std::string three_digits(double v) { return std::fabs(v) >= 1000 ? fmt::format("{:.0f}", v) : fmt::format("{:.3g}", v); }
 // Rates in the unit of their label (GFLOP/s, GB/s), so a column reads alike.
-std::string gflop_per_s_text(double v) { return std::isfinite(v) ? fmt::format("{:.3g} GFLOP/s", v / 1e9) : "-"; }
-std::string gb_per_s_text(double v) { return std::isfinite(v) ? fmt::format("{:.3g} GB/s", v / 1e9) : "-"; }
+std::string gflop_per_s_text(double v) { return std::isfinite(v) ? three_digits(v / 1e9) + " GFLOP/s" : "-"; }
+std::string gb_per_s_text(double v) { return std::isfinite(v) ? three_digits(v / 1e9) + " GB/s" : "-"; }
 std::string percent_text(double v) {
     if (!std::isfinite(v)) return "-";
     return v < 10 ? fmt::format("{:.2g}%", v) : fmt::format("{:.0f}%", v);
