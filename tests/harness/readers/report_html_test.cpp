@@ -73,6 +73,26 @@ TEST(ReportHtml, FiguresAreTheMetricsTablesRows) {
         << "the roofline's y axis is labelled with the row's label";
 }
 
+// Issue 16: the report's comparison table shows each side's median as the
+// metrics table's median_s text for that side's record.
+TEST(ReportHtml, ComparisonMediansAreTheMetricsTablesRow) {
+    FakeSet a, b;
+    FakeCase c;
+    c.medians = reps(1.234e-5);
+    a.cases = {c};
+    c.medians = reps(2.346e-3);
+    b.cases = {c};
+    const std::vector<ResultSet> sets{make(a, "a"), make(b, "b")};
+    const std::string html = render_report_html(sets, {});
+    for (const ResultSet &set : sets) {
+        const CaseRecord &r = set.cases.at(0);
+        const std::string median = table_text("median_s", metric_inputs(r, valid_times(r, true)));
+        EXPECT_NE(html.find(">" + median + "</td>"), std::string::npos) << median;
+    }
+    EXPECT_NE(html.find(">12.3 us</td>"), std::string::npos);
+    EXPECT_NE(html.find(">2.35 ms</td>"), std::string::npos);
+}
+
 TEST(ReportHtml, NoSweepInUnrelatedCases) {
     FakeSet s;
     FakeCase a, b;
