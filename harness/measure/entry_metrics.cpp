@@ -27,15 +27,17 @@ std::string spread_text(double v) {
 std::string count_text(double v) { return std::isfinite(v) ? fmt::format("{:.0f}", v) : "-"; }
 std::string flop_text(double v) {
     if (!std::isfinite(v)) return "-";
-    return v >= 1e9 ? fmt::format("{:.3g} GFLOP", v / 1e9)
-         : v >= 1e6 ? fmt::format("{:.3g} MFLOP", v / 1e6)
-         : v >= 1e3 ? fmt::format("{:.3g} kFLOP", v / 1e3)
-                    : fmt::format("{:.3g} FLOP", v);
+    return v >= 1e9   ? fmt::format("{:.3g} GFLOP", v / 1e9)
+           : v >= 1e6 ? fmt::format("{:.3g} MFLOP", v / 1e6)
+           : v >= 1e3 ? fmt::format("{:.3g} kFLOP", v / 1e3)
+                      : fmt::format("{:.3g} FLOP", v);
 }
 std::string bytes_text(double v) { return format_bytes(v); }
 // Three significant digits, and every digit of a larger number ("2000", not
 // "2e+03": a GPU or a many-core bf16 run reaches thousands of GFLOP/s).
-std::string three_digits(double v) { return std::fabs(v) >= 1000 ? fmt::format("{:.0f}", v) : fmt::format("{:.3g}", v); }
+std::string three_digits(double v) {
+    return std::fabs(v) >= 1000 ? fmt::format("{:.0f}", v) : fmt::format("{:.3g}", v);
+}
 // Rates in the unit of their label (GFLOP/s, GB/s), so a column reads alike.
 std::string gflop_per_s_text(double v) { return std::isfinite(v) ? three_digits(v / 1e9) + " GFLOP/s" : "-"; }
 std::string gb_per_s_text(double v) { return std::isfinite(v) ? three_digits(v / 1e9) + " GB/s" : "-"; }
@@ -46,38 +48,27 @@ std::string percent_text(double v) {
 
 const std::array<MetricInfo, 11> kMetrics = {{
     {"median_s", "s", "median", "median of the repetitions' medians, time per call (the one summary)",
-     [](const EntryMetricInputs &in) { return timed(in) ? in.summary.median_s : NAN; },
-     seconds_text},
+     [](const EntryMetricInputs &in) { return timed(in) ? in.summary.median_s : NAN; }, seconds_text},
     {"spread", "1", "+-", "repetitions' relative half-range: (max - min) / 2 / median",
-     [](const EntryMetricInputs &in) { return timed(in) ? in.summary.spread : NAN; },
-     spread_text},
+     [](const EntryMetricInputs &in) { return timed(in) ? in.summary.spread : NAN; }, spread_text},
     {"repetitions", "1", "reps", "passed repetitions behind the median",
-     [](const EntryMetricInputs &in) { return timed(in) ? double(in.summary.repetitions) : NAN; },
-     count_text},
+     [](const EntryMetricInputs &in) { return timed(in) ? double(in.summary.repetitions) : NAN; }, count_text},
     {"repetitions_missed_noise_target", "1", "missed", "repetitions that missed their noise target",
-     [](const EntryMetricInputs &in) { return double(in.summary.missed_noise_target); },
-     count_text},
+     [](const EntryMetricInputs &in) { return double(in.summary.missed_noise_target); }, count_text},
     {"samples", "1", "samples", "samples of those repetitions",
-     [](const EntryMetricInputs &in) { return timed(in) && in.samples > 0 ? double(in.samples) : NAN; },
-     count_text},
+     [](const EntryMetricInputs &in) { return timed(in) && in.samples > 0 ? double(in.samples) : NAN; }, count_text},
     {"flop", "FLOP", "FLOP", "floating-point operations of one call (the op table's formula)",
-     [](const EntryMetricInputs &in) { return in.flops; },
-     flop_text},
+     [](const EntryMetricInputs &in) { return in.flops; }, flop_text},
     {"byte", "B", "bytes", "bytes one call moves (the op table's formula)",
-     [](const EntryMetricInputs &in) { return in.bytes; },
-     bytes_text},
+     [](const EntryMetricInputs &in) { return in.bytes; }, bytes_text},
     {"flop_per_s", "FLOP/s", "GFLOP/s", "flop / median",
-     [](const EntryMetricInputs &in) { return per_second(in.flops, in); },
-     gflop_per_s_text},
-    {"byte_per_s", "B/s", "GB/s", "byte / median",
-     [](const EntryMetricInputs &in) { return per_second(in.bytes, in); },
+     [](const EntryMetricInputs &in) { return per_second(in.flops, in); }, gflop_per_s_text},
+    {"byte_per_s", "B/s", "GB/s", "byte / median", [](const EntryMetricInputs &in) { return per_second(in.bytes, in); },
      gb_per_s_text},
     {"pct_peak_compute", "%", "% flop", "flop_per_s as a share of the machine's measured compute peak",
-     [](const EntryMetricInputs &in) { return in.pct_peak_compute; },
-     percent_text},
+     [](const EntryMetricInputs &in) { return in.pct_peak_compute; }, percent_text},
     {"pct_peak_bandwidth", "%", "% bw", "byte_per_s as a share of the roof of the cache level the data fits",
-     [](const EntryMetricInputs &in) { return in.pct_peak_bandwidth; },
-     percent_text},
+     [](const EntryMetricInputs &in) { return in.pct_peak_bandwidth; }, percent_text},
 }};
 
 } // namespace

@@ -34,12 +34,12 @@ namespace opbench {
 
 // What an entry's metrics are computed from.
 struct EntryMetricInputs {
-    EntrySummary summary;      // the one summary; median NaN when the entry has no time
-    std::size_t samples = 0;   // samples of the passed repetitions; 0 unknown
-    double flops = 0;          // work of one call
-    double bytes = 0;          // bytes one call moves
-    double pct_peak_compute = NAN;   // roofline, at the median; NaN not measured
-    double pct_peak_bandwidth = NAN; // against the roof of the level the working set fits
+    EntrySummary summary;                // the one summary; median NaN when the entry has no time
+    std::size_t samples = 0;             // samples of the passed repetitions; 0 unknown
+    double flops = 0;                    // work of one call
+    double bytes = 0;                    // bytes one call moves
+    double pct_peak_compute = NAN;       // roofline, at the median; NaN not measured
+    double pct_peak_bandwidth = NAN;     // against the roof of the level the working set fits
     std::string bound;                   // the roofline's: "compute-bound", "memory-bound", ...; empty: none
     std::string bandwidth_roof = "DRAM"; // the level pct_peak_bandwidth is of: "L1d", "L2", "L3", "DRAM"
 };

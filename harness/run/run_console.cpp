@@ -44,8 +44,7 @@ std::vector<std::string> run_line_columns(const std::string &reference) {
             "status"};
 }
 
-std::vector<std::string> run_line_cells(const CaseResult &r, const EntryMetricInputs &in,
-                                        const CaseResult *reference) {
+std::vector<std::string> run_line_cells(const CaseResult &r, const EntryMetricInputs &in, const CaseResult *reference) {
     const double median = median_of(in);
     if (r.status != CaseStatus::passed || !std::isfinite(median)) {
         std::string status(case_status_name(r.status));

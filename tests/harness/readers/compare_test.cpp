@@ -231,8 +231,10 @@ TEST(Compare, MediansAreTheMetricsTablesRow) {
     a.cases = {timed("naive", 1.234e-5)};
     b.cases = {timed("naive", 2.346e-3)};
     const std::vector<ResultSet> sets{make(a, "a"), make(b, "b")};
-    const std::string base = table_text("median_s", metric_inputs(sets[0].cases[0], valid_times(sets[0].cases[0], false)));
-    const std::string next = table_text("median_s", metric_inputs(sets[1].cases[0], valid_times(sets[1].cases[0], false)));
+    const std::string base =
+        table_text("median_s", metric_inputs(sets[0].cases[0], valid_times(sets[0].cases[0], false)));
+    const std::string next =
+        table_text("median_s", metric_inputs(sets[1].cases[0], valid_times(sets[1].cases[0], false)));
     EXPECT_EQ(base, "12.3 us");
     EXPECT_EQ(next, "2.35 ms");
     for (const bool wide : {false, true}) {
