@@ -15,7 +15,7 @@ param_<name> for each shape parameter, threads, cache, status, reason,
 median_s, spread, repetitions, repetitions_missed_noise_target, samples, flop, byte,
 flop_per_s, byte_per_s, pct_peak_compute, pct_peak_bandwidth (results/README.md, "CSV": the
 metrics table of harness/measure/entry_metrics.hpp; read from an entry's stored
-`metrics` object where the set has one).
+`metrics` object where the set has one, whose every further key is a column too).
 A compare JSON gives one row per case and pair of sets: base_set, new_set,
 case, op, backend, dtype, variant, param_<name>, verdict, reason,
 base_median_s, new_median_s, ratio, ratio_ci95_low, ratio_ci95_high, p_value,
