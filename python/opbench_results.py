@@ -15,7 +15,7 @@ param_<name> for each shape parameter, threads, cache, status, reason,
 median_s, spread, repetitions, repetitions_missed_noise_target, samples, flop, byte,
 flop_per_s, byte_per_s, pct_peak_compute, pct_peak_bandwidth (results/README.md, "CSV": the
 metrics table of harness/measure/entry_metrics.hpp; read from an entry's stored
-`metrics` object where the set has one).
+`metrics` object where the set has one, whose every further key is a column too).
 A compare JSON gives one row per case and pair of sets: base_set, new_set,
 case, op, backend, dtype, variant, param_<name>, verdict, reason,
 base_median_s, new_median_s, ratio, ratio_ci95_low, ratio_ci95_high, p_value,
@@ -123,7 +123,9 @@ def set_records(result_set, path="", accept_unmet_noise=False):
 
 # The metric columns (harness/measure/entry_metrics.hpp's table, in its
 # order): the entry's stored `metrics` object when the run wrote one, else
-# the same figures computed here for a set written before it.
+# the same figures computed here for a set written before it. Every key of a
+# stored object becomes a column, so a metric added to the table reaches the
+# loader with no change here (after these, in the object's order).
 _METRIC_COLUMNS = ["median_s", "spread", "repetitions", "repetitions_missed_noise_target", "samples", "flop",
                    "byte", "flop_per_s", "byte_per_s", "pct_peak_compute", "pct_peak_bandwidth"]
 
@@ -131,7 +133,9 @@ _METRIC_COLUMNS = ["median_s", "spread", "repetitions", "repetitions_missed_nois
 def _metrics(e, median, kept, reps, status, roof):
     stored = e.get("metrics")
     if isinstance(stored, dict):
-        return {k: stored.get(k) for k in _METRIC_COLUMNS}
+        row = {k: stored.get(k) for k in _METRIC_COLUMNS}
+        row.update((k, v) for k, v in stored.items() if k not in row)
+        return row
     medians = [r["median"] for r in kept]
     spread = (max(medians) - min(medians)) / 2 / median if median and len(medians) >= 2 else None
     return {"median_s": median, "spread": spread, "repetitions": len(kept) if median is not None else None,

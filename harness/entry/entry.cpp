@@ -138,16 +138,19 @@ std::vector<nlohmann::json> result_entries(const Entry &e) {
     return out;
 }
 
-EntryMetricInputs metric_inputs(const Entry &e) {
+EntryMetricInputs metric_inputs(const Entry &e) { return metric_inputs(e.result, e.call_work()); }
+
+EntryMetricInputs metric_inputs(const CaseResult &result, const CallWork &work) {
     EntryMetricInputs in;
-    if (e.result.summary) in.summary = *e.result.summary;
-    for (const RepetitionRecord &rec : e.result.repetitions) in.samples += rec.summary.n;
-    const CallWork work = e.call_work();
+    if (result.summary) in.summary = *result.summary;
+    for (const RepetitionRecord &rec : result.repetitions) in.samples += rec.summary.n;
     in.flops = work.flops;
     in.bytes = work.bytes;
-    if (e.result.roofline) {
-        in.pct_peak_compute = e.result.roofline->pct_peak_compute;
-        in.pct_peak_bandwidth = e.result.roofline->pct_peak_bandwidth;
+    if (result.roofline) {
+        in.pct_peak_compute = result.roofline->pct_peak_compute;
+        in.pct_peak_bandwidth = result.roofline->pct_peak_bandwidth;
+        in.bound = result.roofline->bound;
+        in.bandwidth_roof = result.roofline->bandwidth_roof;
     }
     return in;
 }

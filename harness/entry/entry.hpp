@@ -80,6 +80,10 @@ public:
 
 // What the entry's metrics (measure/entry_metrics.hpp) are computed from, once
 // its summary is set: the summary, its samples, its work per call, its roofline.
+// The result set's `metrics` and the run console both read these.
 [[nodiscard]] EntryMetricInputs metric_inputs(const Entry &entry);
+// The same from a result and a call's work (a default CallWork: no work known,
+// so no rate; the time and % of peak still are).
+[[nodiscard]] EntryMetricInputs metric_inputs(const CaseResult &result, const CallWork &work);
 
 } // namespace opbench

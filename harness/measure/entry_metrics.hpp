@@ -7,6 +7,11 @@
 //     (readers/tidy_records.cpp: every tidy CSV row, compare's records,
 //     `run --format`), so a set written before `metrics` existed reads alike.
 //   - python/opbench_results.py takes the stored object when a set has it.
+//   - The views show the rows' values in the rows' own text (MetricInfo::text)
+//     under the rows' labels: the run console, compare's tables (also
+//     --by backend / machine) and the report. Which rate and which % of peak a
+//     one-line view shows for an entry's bound is throughput_metric() and
+//     peak_metric() here, so every view picks the same one.
 //
 // Adding a metric is one field and one row: a field in EntryMetricInputs when
 // the metric needs a figure not there yet (filled by the run's
@@ -21,6 +26,7 @@
 #include <cmath>
 #include <cstddef>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -28,12 +34,14 @@ namespace opbench {
 
 // What an entry's metrics are computed from.
 struct EntryMetricInputs {
-    EntrySummary summary;      // the one summary; median NaN when the entry has no time
-    std::size_t samples = 0;   // samples of the passed repetitions; 0 unknown
-    double flops = 0;          // work of one call
-    double bytes = 0;          // bytes one call moves
-    double pct_peak_compute = NAN;   // roofline, at the median; NaN not measured
-    double pct_peak_bandwidth = NAN; // against the roof of the level the working set fits
+    EntrySummary summary;                // the one summary; median NaN when the entry has no time
+    std::size_t samples = 0;             // samples of the passed repetitions; 0 unknown
+    double flops = 0;                    // work of one call
+    double bytes = 0;                    // bytes one call moves
+    double pct_peak_compute = NAN;       // roofline, at the median; NaN not measured
+    double pct_peak_bandwidth = NAN;     // against the roof of the level the working set fits
+    std::string bound;                   // the roofline's: "compute-bound", "memory-bound", ...; empty: none
+    std::string bandwidth_roof = "DRAM"; // the level pct_peak_bandwidth is of: "L1d", "L2", "L3", "DRAM"
 };
 
 struct MetricInfo {
@@ -42,10 +50,30 @@ struct MetricInfo {
     std::string_view label; // short column label for a person: "median", "GFLOP/s"
     std::string_view description;
     double (*get)(const EntryMetricInputs &); // NaN: no figure (an entry without a time)
+    // The value for a person, its unit scaled and named: "12.3 us", "262 GFLOP/s",
+    // "39%"; "-" for no figure (NaN). Every view formats the row with this.
+    std::string (*text)(double value);
 };
 
 // Every metric, in the tidy CSV's column order.
 [[nodiscard]] std::span<const MetricInfo> entry_metrics();
+
+// The row of `key`. An unknown key is a mistake in the code, not in input:
+// std::logic_error naming it.
+[[nodiscard]] const MetricInfo &metric(std::string_view key);
+
+// The row's value for `in` in the row's text: metric(key).text(get(in)).
+[[nodiscard]] std::string metric_text(std::string_view key, const EntryMetricInputs &in);
+
+// The rate a one-line view shows: byte_per_s for a memory-bound entry or one
+// without FLOPs, else flop_per_s.
+[[nodiscard]] const MetricInfo &throughput_metric(const EntryMetricInputs &in);
+// The % of peak that matters for the entry's bound: pct_peak_compute when
+// compute-bound, pct_peak_bandwidth when memory-bound, else the larger of
+// the measured ones; nullptr when neither was measured.
+[[nodiscard]] const MetricInfo *peak_metric(const EntryMetricInputs &in);
+// That % with the roof it is of: "39% flop", "61% bw" (DRAM), "61% L2 bw"; "-".
+[[nodiscard]] std::string peak_text(const EntryMetricInputs &in);
 
 // The `metrics` object of a result-set entry: each key, a number or null.
 [[nodiscard]] nlohmann::json entry_metrics_json(const EntryMetricInputs &in);

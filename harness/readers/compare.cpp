@@ -2,6 +2,7 @@
 
 #include "readers/compact_table.hpp"
 #include "readers/mann_whitney.hpp"
+#include "measure/entry_metrics.hpp"
 #include "measure/statistics.hpp"
 
 #include <fmt/format.h>
@@ -582,6 +583,14 @@ std::string change_text(double ratio) {
     return ratio >= 10 ? fmt::format("{:.0f}x", ratio) : percent(ratio - 1);
 }
 
+// A side's median as every view shows it: the metrics table's median_s of the
+// side's summary (cc.base_median and cc.new_median are those summaries').
+std::string median_text(const EntrySummary &side) {
+    EntryMetricInputs in;
+    in.summary = side;
+    return metric_text("median_s", in);
+}
+
 std::vector<std::string> compared_row(const CaseComparison &cc, const std::string &compact_name, const PairLayout &l,
                                       Footnotes &notes, bool wide) {
     const std::string p_text = !std::isfinite(cc.p_value) ? "-"
@@ -590,8 +599,8 @@ std::vector<std::string> compared_row(const CaseComparison &cc, const std::strin
     if (wide)
         return {cc.label,
                 cc.backend,
-                format_seconds(cc.base_median),
-                format_seconds(cc.new_median),
+                median_text(cc.base_summary),
+                median_text(cc.new_summary),
                 fmt::format("{:.3f}", cc.ratio),
                 percent(cc.ratio - 1),
                 p_text,
@@ -602,8 +611,8 @@ std::vector<std::string> compared_row(const CaseComparison &cc, const std::strin
     if (cc.test != l.usual_test) q.notes.insert(q.notes.begin(), "U test: " + cc.test);
     return {compact_name,
             cc.backend,
-            format_seconds(cc.base_median),
-            format_seconds(cc.new_median),
+            median_text(cc.base_summary),
+            median_text(cc.new_summary),
             change_text(cc.ratio),
             p_text,
             cc.verdict,

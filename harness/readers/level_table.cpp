@@ -2,6 +2,7 @@
 
 #include "machine/machine.hpp"
 #include "readers/compact_table.hpp"
+#include "readers/tidy_records.hpp"
 #include "readers/workload_levels.hpp"
 
 #include <fmt/format.h>
@@ -48,15 +49,11 @@ bool settings_needed(const std::vector<ResultSet> &sets, bool per_backend) {
     return false;
 }
 
-// "12.1 GFLOP/s" or "3.4 GB/s" at a time: FLOP/s unless memory-bound.
-std::string throughput(const CaseRecord &c, double seconds) {
-    if (bound_of(c) == "memory" || c.flops <= 0) return fmt::format("{:.3g} GB/s", c.bytes / seconds / 1e9);
-    return fmt::format("{:.3g} GFLOP/s", c.flops / seconds / 1e9);
-}
-
 struct Cell {
     const CaseRecord *rec = nullptr;
     ValidTimes t;
+    // What the cell's figures are: rows of the metrics table (measure/entry_metrics.hpp).
+    [[nodiscard]] EntryMetricInputs metrics() const { return metric_inputs(*rec, t); }
 };
 
 // Notes for cells without a time: one line per distinct (status, reason).
@@ -66,39 +63,13 @@ void add_reason_notes(Table &t, const std::map<std::string, std::set<std::string
 
 } // namespace
 
-namespace {
+std::string percent_of_peak(const CaseRecord &c) { return peak_text(metric_inputs(c, ValidTimes{})); }
 
-// The % of peak a view shows and of which roof: NaN when there is none.
-struct PeakShare {
-    double pct = NAN;
-    std::string roof; // "flop", "bw" (DRAM), "L2 bw", ...
-};
-
-PeakShare peak_share(const CaseRecord &c) {
-    if (!c.roofline.is_object()) return {};
-    const double flop = json_num(c.roofline, "pct_peak_compute");
-    const double bw = json_num(c.roofline, "pct_peak_bandwidth");
-    const std::string b = bound_of(c);
-    // The roof of the cache level the working set fits ("L2 bw"); DRAM's
-    // (and sets from before the cache roofs) is plain "bw".
-    const std::string roof = c.roofline.value("bandwidth_roof", std::string("DRAM"));
-    const std::string bw_word = roof == "DRAM" ? "bw" : roof + " bw";
-    if (b == "compute" && std::isfinite(flop)) return {flop, "flop"};
-    if (b == "memory" && std::isfinite(bw)) return {bw, bw_word};
-    if (std::isfinite(flop) && (!std::isfinite(bw) || flop >= bw)) return {flop, "flop"};
-    if (std::isfinite(bw)) return {bw, bw_word};
-    return {};
+bool above_its_roof(const CaseRecord &c) {
+    const EntryMetricInputs in = metric_inputs(c, ValidTimes{});
+    const MetricInfo *peak = peak_metric(in);
+    return peak && peak->get(in) > 100;
 }
-
-} // namespace
-
-std::string percent_of_peak(const CaseRecord &c) {
-    const PeakShare p = peak_share(c);
-    if (!std::isfinite(p.pct)) return "-";
-    return p.pct < 10 ? fmt::format("{:.2g}% {}", p.pct, p.roof) : fmt::format("{:.0f}% {}", p.pct, p.roof);
-}
-
-bool above_its_roof(const CaseRecord &c) { return peak_share(c).pct > 100; }
 
 std::string above_roof_note() { return std::string(kAboveRoofNote); }
 
@@ -248,11 +219,12 @@ void add_level_cell(LevelRow &row, const Cell &cell, const LevelColumn &col, dou
         lj["reason"] = cell.t.why;
     } else {
         const double sp = std::isfinite(base) ? base / cell.t.median : NAN;
-        row.text.push_back(format_seconds(cell.t.median));
+        const EntryMetricInputs in = cell.metrics();
+        row.text.push_back(metric_text("median_s", in));
         if (wide || !col.is_baseline) row.text.push_back(std::isfinite(sp) ? fmt::format("{:.3g}x", sp) : "-");
         // % of peak from the roofline the run computed at the median of
         // every repetition's median: the summary's median.
-        row.text.push_back(percent_of_peak(*cell.rec));
+        row.text.push_back(peak_text(in));
         notes.above_roof = notes.above_roof || above_its_roof(*cell.rec);
         if (wide) row.text.push_back(bound_of(*cell.rec));
         lj["median_seconds"] = cell.t.median;
@@ -429,9 +401,11 @@ Document by_machine(const std::vector<ResultSet> &sets, const LevelOptions &o) {
                 continue;
             }
             const double vs = std::isfinite(first) ? first / cell.t.median : NAN;
-            row.push_back(format_seconds(cell.t.median));
-            row.push_back(throughput(*cell.rec, cell.t.median));
-            row.push_back(percent_of_peak(*cell.rec));
+            const EntryMetricInputs in = cell.metrics();
+            const MetricInfo &rate = throughput_metric(in);
+            row.push_back(metric_text("median_s", in));
+            row.push_back(rate.text(rate.get(in)));
+            row.push_back(peak_text(in));
             above_roof = above_roof || above_its_roof(*cell.rec);
             row.push_back(bound_of(*cell.rec));
             row.push_back(std::isfinite(vs) ? fmt::format("{:.3g}x", vs) : "-");

@@ -1,5 +1,6 @@
 #include "readers/report_compare.hpp"
 
+#include "measure/entry_metrics.hpp"
 #include "measure/statistics.hpp"
 #include "readers/compare.hpp"
 #include "readers/svg_chart.hpp"
@@ -27,14 +28,8 @@ const char *verdict_color(const std::string &verdict) {
 // At most `n` characters, "..." marking a cut (the full text goes in a <title>).
 std::string clip(const std::string &s, std::size_t n) { return s.size() <= n ? s : s.substr(0, n - 3) + "..."; }
 
-// A short time label: "24.1 us".
-std::string short_seconds(double v) {
-    const double a = std::fabs(v);
-    if (a < 1e-6) return fmt::format("{:.3g} ns", v * 1e9);
-    if (a < 1e-3) return fmt::format("{:.3g} us", v * 1e6);
-    if (a < 1) return fmt::format("{:.3g} ms", v * 1e3);
-    return fmt::format("{:.3g} s", v);
-}
+// A median as every view shows it: the metrics table's median_s text ("24.1 us").
+std::string median_text(double seconds) { return metric("median_s").text(seconds); }
 
 // A table cell; a finite `sort_value` becomes its data-v, so the sort is numeric.
 std::string cell(const std::string &text, double sort_value = NAN, const std::string &cls = "") {
@@ -114,7 +109,7 @@ std::string ratio_chart(const PairComparison &p, double threshold) {
                                          ? fmt::format("95% {:.3f} to {:.3f}", c.ratio_low, c.ratio_high)
                                          : std::string("no interval (under 6 repetitions)");
         const std::string tip = fmt::format("{}: ratio {:.3f} ({}), {} -> {}, p {}, {}", name, c.ratio, interval,
-                                            short_seconds(c.base_median), short_seconds(c.new_median),
+                                            median_text(c.base_median), median_text(c.new_median),
                                             std::isfinite(c.p_value) ? fmt::format("{:.3g}", c.p_value) : "-",
                                             c.verdict);
         o += fmt::format("<g class=\"ratio-row\"><title>{}</title><text x=\"{}\" y=\"{}\" "
@@ -139,7 +134,7 @@ std::string verdict_table(const PairComparison &p, const std::string &id) {
     for (const auto &c : p.cases) {
         h += "<tr>" + cell(c.label) + cell(c.backend) + cell(c.dtype);
         if (c.compared) {
-            h += cell(short_seconds(c.base_median), c.base_median) + cell(short_seconds(c.new_median), c.new_median) +
+            h += cell(median_text(c.base_median), c.base_median) + cell(median_text(c.new_median), c.new_median) +
                  cell(fmt::format("{:.3f}", c.ratio), c.ratio) +
                  cell(std::isfinite(c.ratio_low) ? fmt::format("{:.3f} - {:.3f}", c.ratio_low, c.ratio_high) : "-",
                       c.ratio_low) +
@@ -207,13 +202,13 @@ std::string box_chart(const std::string &title, const std::vector<Box> &boxes) {
     for (double t : {lo, std::sqrt(lo * hi), hi})
         o += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#ddd\"/><text x=\"{0}\" y=\"{3}\" "
                          "text-anchor=\"middle\" fill=\"#444\">{4}</text>\n",
-                         num(X(t)), num(top), num(bottom), num(bottom + 14), short_seconds(t));
+                         num(X(t)), num(top), num(bottom), num(bottom + 14), format_seconds(t));
     for (std::size_t i = 0; i < boxes.size(); ++i) {
         const Box &b = boxes[i];
         const double y = top + row_h * double(i), mid = y + row_h / 2;
         const std::string tip = fmt::format("{}: {} samples; median {}, quartiles {} - {}, min {}, max {}", b.name, b.n,
-                                            short_seconds(b.median), short_seconds(b.q1), short_seconds(b.q3),
-                                            short_seconds(b.min), short_seconds(b.max));
+                                            format_seconds(b.median), format_seconds(b.q1), format_seconds(b.q3),
+                                            format_seconds(b.min), format_seconds(b.max));
         o += fmt::format("<g class=\"box\"><title>{}</title><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>",
                          html_escape(tip), num(left - 6), num(mid + 4), html_escape(clip(b.name, 17)));
         o += fmt::format("<line x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\" stroke=\"#555\"/>", num(X(b.lo_whisker)),
@@ -345,7 +340,7 @@ std::string history_small_multiples_html(const nlohmann::json &runs, const nlohm
         for (double t : {ylo + pad, yhi - pad})
             if (t == yhi - pad || Y(ylo + pad) - Y(yhi - pad) >= 14) // no label over another
                 o += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"#444\">{}</text>\n", num(left - 4),
-                             num(Y(t) + 4), short_seconds(t));
+                             num(Y(t) + 4), format_seconds(t));
         o += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#444\">{}</text>\n", num(left), num(height - 10), date_of(0));
         if (n > 1)
             o += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"#444\">{}</text>\n", num(left + pw),
@@ -362,7 +357,7 @@ std::string history_small_multiples_html(const nlohmann::json &runs, const nlohm
             o += fmt::format("<circle class=\"point\" cx=\"{}\" cy=\"{}\" r=\"3\" fill=\"#0072B2\"><title>{} commit "
                              "{}: {}</title></circle>\n",
                              num(X(i)), num(Y(m[i].get<double>())), html_escape(run.value("timestamp", "")),
-                             html_escape(run.value("commit", "").substr(0, 12)), short_seconds(m[i].get<double>()));
+                             html_escape(run.value("commit", "").substr(0, 12)), median_text(m[i].get<double>()));
         }
         h += o + "</svg>\n";
     }

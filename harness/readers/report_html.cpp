@@ -5,6 +5,7 @@
 #include "readers/level_table.hpp"
 #include "readers/report_compare.hpp"
 #include "readers/svg_chart.hpp"
+#include "readers/tidy_records.hpp"
 
 #include <fmt/format.h>
 
@@ -18,10 +19,12 @@ namespace opbench {
 namespace {
 
 // The time a report shows: the entry's one summary (measure/entry_summary.hpp),
-// the same median as every other view, with its quality when not clean.
+// the same median as every other view, with its quality when not clean. Its
+// figures are the metrics table's rows (measure/entry_metrics.hpp).
 struct Shown {
     bool ok = false;
     double median = 0;
+    EntryMetricInputs metrics;
     std::string note; // " (noisy: 3 of 9 repetitions missed the 1% noise target)"
 };
 
@@ -30,7 +33,8 @@ Shown shown_time(const CaseRecord &c) {
     const ValidTimes v = valid_times(c, true);
     if (v.status != "ok") return s;
     s.ok = true;
-    s.median = v.median;
+    s.metrics = metric_inputs(c, v);
+    s.median = metric("median_s").get(s.metrics);
     if (v.summary.quality != Quality::clean) s.note = fmt::format(" ({})", v.summary.verdict());
     return s;
 }
@@ -143,7 +147,8 @@ std::string time_section(const std::vector<ResultSet> &sets) {
             const Shown t = shown_time(c);
             if (t.ok) {
                 s.values[r] = t.median;
-                s.tooltips[r] = fmt::format("{} [{}]: {}{}", c.label(), s.name, format_seconds(t.median), t.note);
+                s.tooltips[r] =
+                    fmt::format("{} [{}]: {}{}", c.label(), s.name, metric_text("median_s", t.metrics), t.note);
             } else {
                 unmeasured.push_back(fmt::format("{} [{}]: {}: {}", c.label(), s.name, c.status, c.reason));
             }
@@ -189,22 +194,23 @@ std::string roofline_chart(const ResultSet &set) {
     chart.kind = "roofline";
     chart.title = fmt::format("Roofline: {} ({})", set.short_name(), set.cpu_model());
     chart.x_label = "arithmetic intensity (FLOP/byte)";
-    chart.y_label = "GFLOP/s";
+    const MetricInfo &rate = metric("flop_per_s");
+    chart.y_label = std::string(rate.label); // the axis in the label's unit: FLOP/s / 1e9
     std::map<std::string, XySeries> by_backend;
     std::vector<std::string> order;
     double ai_lo = INFINITY, ai_hi = 0;
     for (const auto &c : set.cases) {
         const Shown t = shown_time(c);
-        if (!t.ok || c.flops <= 0 || c.arithmetic_intensity <= 0) continue;
+        const double flop_per_s = t.ok ? rate.get(t.metrics) : NAN;
+        if (!std::isfinite(flop_per_s) || c.arithmetic_intensity <= 0) continue;
         if (!by_backend.count(c.backend)) {
             order.push_back(c.backend);
             by_backend[c.backend] = XySeries{c.backend, {}, false, true, false, -1};
         }
-        const double gflops = c.flops / t.median / 1e9;
         by_backend[c.backend].points.push_back(
-            {c.arithmetic_intensity, gflops,
-             fmt::format("{} [{}]: {:.3g} GFLOP/s at {:.3g} FLOP/byte, {}{}", c.label(), c.backend, gflops,
-                         c.arithmetic_intensity, format_seconds(t.median), t.note)});
+            {c.arithmetic_intensity, flop_per_s / 1e9,
+             fmt::format("{} [{}]: {} at {:.3g} FLOP/byte, {}{}", c.label(), c.backend, rate.text(flop_per_s),
+                         c.arithmetic_intensity, metric_text("median_s", t.metrics), t.note)});
         ai_lo = std::min(ai_lo, c.arithmetic_intensity);
         ai_hi = std::max(ai_hi, c.arithmetic_intensity);
     }
@@ -273,7 +279,8 @@ std::string sweeps_section(const std::vector<ResultSet> &sets) {
             const Shown t = shown_time(c);
             if (t.ok)
                 series[name].first.points.push_back(
-                    {x, t.median, fmt::format("{} {}={}: {}{}", name, sw.axis, x, format_seconds(t.median), t.note)});
+                    {x, t.median,
+                     fmt::format("{} {}={}: {}{}", name, sw.axis, x, metric_text("median_s", t.metrics), t.note)});
             if (c.status == "passed") {
                 double bytes = c.memory.value("plugin_peak_bytes", 0.0);
                 if (bytes <= 0) bytes = c.memory.value("heap_peak_bytes", 0.0);

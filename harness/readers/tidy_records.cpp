@@ -84,6 +84,11 @@ EntryMetricInputs metric_inputs(const CaseRecord &c, const ValidTimes &v) {
     in.bytes = c.bytes;
     in.pct_peak_compute = roofline_number(c, "pct_peak_compute");
     in.pct_peak_bandwidth = roofline_number(c, "pct_peak_bandwidth");
+    if (c.roofline.is_object()) {
+        in.bound = c.roofline.value("bound", std::string());
+        // Sets from before the cache roofs judged every case against DRAM's.
+        in.bandwidth_roof = c.roofline.value("bandwidth_roof", std::string("DRAM"));
+    }
     return in;
 }
 

@@ -293,7 +293,7 @@ void EntryLoop::report_after_run() const {
     }
     if (!ran.empty()) { // a suite of workloads only has no op-case table
         Document summary;
-        summary.tables.push_back(backend_summary(ran, setup_.options.reference, [](const CaseResult &r) { return r.roofline; }));
+        summary.tables.push_back(backend_summary(ran, setup_.options.reference));
         std::cout << "\n" << write_console(summary);
     }
     workload::report_workload_figures(workloads, std::cout);

@@ -1,7 +1,5 @@
 #include "run/run_console.hpp"
 
-#include "writers/units.hpp"
-#include "opbench/ops.hpp"
 #include "measure/statistics.hpp"
 #include "writers/table_writers.hpp"
 #include "writers/text_wrap.hpp"
@@ -23,87 +21,53 @@ std::string bound_word(const std::string &bound) {
     return pos == std::string::npos ? bound : bound.substr(0, pos);
 }
 
-// The % of peak that matters for the bound (level_table.cpp's rule).
-std::string peak_text(const Roofline &rl) {
-    const std::string b = bound_word(rl.bound);
-    auto pct = [](double v, const std::string &what) {
-        return v < 10 ? fmt::format("{:.2g}% {}", v, what) : fmt::format("{:.0f}% {}", v, what);
-    };
-    // "L2 bw": the roof of the cache level the working set fits; DRAM's is plain "bw".
-    const std::string bw = rl.bandwidth_roof == "DRAM" ? "bw" : rl.bandwidth_roof + " bw";
-    const bool f = std::isfinite(rl.pct_peak_compute), m = std::isfinite(rl.pct_peak_bandwidth);
-    if (b == "compute" && f) return pct(rl.pct_peak_compute, "flop");
-    if (b == "memory" && m) return pct(rl.pct_peak_bandwidth, bw);
-    if (f && (!m || rl.pct_peak_compute >= rl.pct_peak_bandwidth)) return pct(rl.pct_peak_compute, "flop");
-    if (m) return pct(rl.pct_peak_bandwidth, bw);
-    return "-";
-}
+double median_of(const EntryMetricInputs &in) { return metric("median_s").get(in); }
 
-double peak_value(const Roofline &rl) {
-    const std::string b = bound_word(rl.bound);
-    if (b == "memory") return rl.pct_peak_bandwidth;
-    if (b == "compute") return rl.pct_peak_compute;
-    return std::max(rl.pct_peak_compute, rl.pct_peak_bandwidth);
+// Repetitions that reached max_time before their noise target.
+std::size_t timed_out_repetitions(const CaseResult &r) {
+    return std::size_t(std::count_if(r.repetitions.begin(), r.repetitions.end(),
+                                     [](const RepetitionRecord &rec) { return rec.timed_out; }));
 }
 
 const char *kGreen = "\x1b[32m", *kYellow = "\x1b[33m", *kRed = "\x1b[31m", *kReset = "\x1b[0m";
 
 } // namespace
 
-std::optional<CaseTime> case_time(const CaseResult &r) {
-    if (r.status != CaseStatus::passed || r.repetitions.empty()) return std::nullopt;
-    CaseTime t;
-    std::vector<double> medians;
-    for (const auto &rec : r.repetitions) {
-        medians.push_back(rec.summary.median);
-        if (rec.timed_out) ++t.timed_out;
-    }
-    t.median = summarize(medians).median;
-    if (medians.size() >= 2) {
-        const auto [lo, hi] = std::minmax_element(medians.begin(), medians.end());
-        t.spread = t.median > 0 ? (*hi - *lo) / 2 / t.median : 0;
-    } else {
-        t.spread = r.repetitions[0].summary.noise;
-    }
-    return t;
-}
-
 std::vector<std::string> run_line_columns(const std::string &reference) {
-    return {"case x backend", "median", "+-", "throughput", "% peak", "bound", "vs " + reference, "status"};
+    return {"case x backend",
+            std::string(metric("median_s").label),
+            std::string(metric("spread").label),
+            "throughput", // flop_per_s or byte_per_s, as the bound says; the cell names its unit
+            "% peak",
+            "bound",
+            "vs " + reference,
+            "status"};
 }
 
-std::vector<std::string> run_line_cells(const CaseResult &r, const std::optional<Roofline> &rl,
-                                        const CaseResult *reference, std::optional<CallWork> work) {
-    const std::optional<CaseTime> t = case_time(r);
-    if (!t) {
+std::vector<std::string> run_line_cells(const CaseResult &r, const EntryMetricInputs &in, const CaseResult *reference) {
+    const double median = median_of(in);
+    if (r.status != CaseStatus::passed || !std::isfinite(median)) {
         std::string status(case_status_name(r.status));
         return {r.name, "-", "-", "-", "-", "-", "-", status + (r.reason.empty() ? "" : ": " + r.reason)};
     }
-    if (!work && r.source) work = CallWork{op_flops(r.source->desc), op_bytes(r.source->desc), 0, 0};
-    const double flops = work ? work->flops : 0, bytes = work ? work->bytes : 0;
-    const std::string bound = rl ? bound_word(rl->bound) : "-";
-    const std::string throughput = bound == "memory" || flops <= 0
-                                       ? fmt::format("{:.3g} GB/s", bytes / t->median / 1e9)
-                                       : fmt::format("{:.3g} GFLOP/s", flops / t->median / 1e9);
     std::string vs = "-";
     if (r.is_reference)
         vs = "ref";
-    else if (reference)
-        if (auto rt = case_time(*reference)) vs = fmt::format("{:.3g}x", rt->median / t->median);
+    else if (const double ref = reference ? median_of(metric_inputs(*reference, {})) : NAN; std::isfinite(ref))
+        vs = fmt::format("{:.3g}x", ref / median);
     std::string status = "passed";
     // The entry's quality (measure/entry_summary.hpp), as compare and the report show it.
     if (r.summary && r.summary->quality != Quality::clean)
         status += ", " + r.summary->verdict();
-    else if (t->timed_out > 0)
-        status += fmt::format(" ({}/{} repetitions missed the noise target)", t->timed_out, r.repetitions.size());
+    else if (const std::size_t missed = timed_out_repetitions(r); missed > 0)
+        status += fmt::format(" ({}/{} repetitions missed the noise target)", missed, r.repetitions.size());
+    const MetricInfo &rate = throughput_metric(in);
     return {r.name,
-            format_seconds(t->median),
-            !std::isfinite(t->spread) ? "n/a"
-            : t->spread >= 10         ? ">999%" // repetitions an order of magnitude apart: a disturbed run
-                                      : fmt::format("{:.1f}%", t->spread * 100),
-            throughput,
-            rl ? peak_text(*rl) : "-",
-            bound,
+            metric_text("median_s", in),
+            metric_text("spread", in),
+            rate.text(rate.get(in)),
+            peak_text(in),
+            in.bound.empty() ? "-" : bound_word(in.bound),
             vs,
             status};
 }
@@ -121,8 +85,7 @@ std::string bounds_text(const std::map<std::string, int> &bounds) {
 
 } // namespace
 
-Table backend_summary(const std::vector<CaseResult> &results, const std::string &reference,
-                      const std::function<std::optional<Roofline>(const CaseResult &)> &roofline) {
+Table backend_summary(const std::vector<CaseResult> &results, const std::string &reference) {
     struct Tally {
         int passed = 0, failed = 0, skipped = 0, timed_out = 0;
         std::vector<double> speedups, peaks;
@@ -134,23 +97,24 @@ Table backend_summary(const std::vector<CaseResult> &results, const std::string 
     std::map<const Case *, double> ref_time;
     bool above_roof = false; // an entry's % peak over 100 was shown
     for (const auto &r : results)
-        if (r.backend == reference)
-            if (auto t = case_time(r)) ref_time[r.source] = t->median;
+        if (const double t = median_of(metric_inputs(r, {})); r.backend == reference && std::isfinite(t))
+            ref_time[r.source] = t;
     for (const auto &r : results) {
         if (!by.count(r.backend)) order.push_back(r.backend);
         Tally &t = by[r.backend];
         if (r.status == CaseStatus::failed) ++t.failed;
         if (r.status == CaseStatus::skipped) ++t.skipped;
-        const auto ct = case_time(r);
-        if (!ct) continue;
+        const EntryMetricInputs in = metric_inputs(r, {});
+        const double median = median_of(in);
+        if (r.status != CaseStatus::passed || !std::isfinite(median)) continue;
         ++t.passed;
-        if (ct->timed_out) ++t.timed_out;
-        if (auto it = ref_time.find(r.source); it != ref_time.end()) t.speedups.push_back(it->second / ct->median);
-        if (auto rl = roofline(r)) {
-            if (std::isfinite(peak_value(*rl))) t.peaks.push_back(peak_value(*rl));
-            above_roof = above_roof || peak_value(*rl) > 100;
-            ++t.bounds[bound_word(rl->bound)];
+        if (timed_out_repetitions(r) > 0) ++t.timed_out;
+        if (auto it = ref_time.find(r.source); it != ref_time.end()) t.speedups.push_back(it->second / median);
+        if (const MetricInfo *peak = peak_metric(in)) {
+            t.peaks.push_back(peak->get(in));
+            above_roof = above_roof || t.peaks.back() > 100;
         }
+        if (!in.bound.empty()) ++t.bounds[bound_word(in.bound)];
     }
     Table table;
     table.title = "Per backend";
@@ -168,7 +132,8 @@ Table backend_summary(const std::vector<CaseResult> &results, const std::string 
         }
         table.rows.push_back({b, std::to_string(t.passed), std::to_string(t.failed), std::to_string(t.skipped),
                               std::to_string(t.timed_out), geo,
-                              t.peaks.empty() ? "-" : fmt::format("{:.2g}%", summarize(t.peaks).median)});
+                              // Both % rows read alike: either's text.
+                              metric("pct_peak_compute").text(t.peaks.empty() ? NAN : summarize(t.peaks).median)});
         if (!t.bounds.empty()) bound_counts.push_back(fmt::format("bound (cases) of {}: {}", b, bounds_text(t.bounds)));
     }
     table.notes.push_back(fmt::format("speed-up: the geomean, over the cases both ran, of {}'s median over the "
@@ -246,8 +211,7 @@ std::string RunConsole::lines_for(const std::vector<std::string> &cells, CaseSta
 
 void RunConsole::entry_done(const Entry &e, const CaseResult *reference) {
     const CaseResult &r = e.result;
-    const auto cells = run_line_cells(r, r.status == CaseStatus::passed ? r.roofline : std::nullopt, reference,
-                                      e.call_work());
+    const auto cells = run_line_cells(r, metric_inputs(e), reference);
     std::cout << header_ << lines_for(cells, r.status) << std::flush;
     header_.clear();
 }

@@ -10,7 +10,6 @@
 #include "entry/results.hpp"
 #include "writers/writer.hpp"
 
-#include <functional>
 #include <iosfwd>
 #include <optional>
 #include <set>
@@ -19,27 +18,22 @@
 
 namespace opbench {
 
-// The median of the repetitions' medians, and how far they spread
-// ((max - min) / 2 / median; one repetition: its CI half-width).
-struct CaseTime {
-    double median = 0, spread = 0;
-    std::size_t timed_out = 0;
-};
-[[nodiscard]] std::optional<CaseTime> case_time(const CaseResult &r);
-
-// The column titles and one case's cells, aligned by the caller.
+// The column titles and one entry's cells, aligned by the caller. The
+// figures are rows of the metrics table (measure/entry_metrics.hpp), in the
+// rows' text and under their labels: median, +- (spread), throughput
+// (throughput_metric), % peak (peak_text); `in` is the entry's metric inputs
+// (entry/entry.hpp), the same the result set's `metrics` are written from.
 [[nodiscard]] std::vector<std::string> run_line_columns(const std::string &reference);
-// `work`: the entry's work per call (default: its op case's).
-[[nodiscard]] std::vector<std::string> run_line_cells(const CaseResult &r, const std::optional<Roofline> &roofline,
-                                                      const CaseResult *reference,
-                                                      std::optional<CallWork> work = std::nullopt);
+// `reference`: the reference backend's result for the same case, if any.
+[[nodiscard]] std::vector<std::string> run_line_cells(const CaseResult &r, const EntryMetricInputs &in,
+                                                      const CaseResult *reference);
 
 // Per backend: passed, failed, skipped, timed out, geomean speed-up against
 // the reference, median % of peak; the bound counts in a note below, so the
 // table fits 100 columns whatever the mix of bounds (backend names up to
-// 40 characters).
-[[nodiscard]] Table backend_summary(const std::vector<CaseResult> &results, const std::string &reference,
-                                    const std::function<std::optional<Roofline>(const CaseResult &)> &roofline);
+// 40 characters). Times, % of peak and bounds are the metrics table's, from
+// each result's summary and roofline.
+[[nodiscard]] Table backend_summary(const std::vector<CaseResult> &results, const std::string &reference);
 
 // "Not measured (N entries):" and each reason with the entries it covers
 // (one backend's reason usually covers many); nothing when there are none.

@@ -1,6 +1,8 @@
 // The metrics table (harness/measure/entry_metrics.hpp): its keys are unique
 // and carry their unit, each getter computes its figure from a hand-made
-// entry, and an entry without a time gives no rate (null in the JSON), never 0.
+// entry, and an entry without a time gives no rate (null in the JSON), never 0;
+// each row has the text the views show, and the bound picks the rate and the
+// % of peak a one-line view shows.
 #include "measure/entry_metrics.hpp"
 
 #include <gtest/gtest.h>
@@ -79,4 +81,60 @@ TEST(EntryMetrics, AnEntryWithoutATimeHasNoRateNotZero) {
     // The work of a call is known without a time.
     EXPECT_DOUBLE_EQ(j["flop"].get<double>(), 4e6);
     EXPECT_DOUBLE_EQ(j["repetitions_missed_noise_target"].get<double>(), 1);
+}
+
+// Each row says its value for a person (the views show only this text): the
+// unit scaled to the row's label, "-" for no figure, never "nan".
+// tests/harness/metric_text.hpp holds the views' tests to these texts.
+TEST(EntryMetrics, EachRowHasItsText) {
+    const EntryMetricInputs in = timed_entry();
+    EXPECT_EQ(metric_text("median_s", in), "2 us");
+    EXPECT_EQ(metric_text("spread", in), "5.0%");
+    EXPECT_EQ(metric_text("repetitions", in), "9");
+    EXPECT_EQ(metric_text("samples", in), "900");
+    EXPECT_EQ(metric_text("flop", in), "4 MFLOP");
+    EXPECT_EQ(metric_text("byte", in), "976.6 KiB");
+    EXPECT_EQ(metric_text("flop_per_s", in), "2000 GFLOP/s") << "every digit, no exponent";
+    EXPECT_EQ(metric_text("byte_per_s", in), "500 GB/s");
+    EXPECT_EQ(metric_text("pct_peak_compute", in), "12%");
+    EXPECT_EQ(metric_text("pct_peak_bandwidth", in), "40%");
+    EXPECT_EQ(metric("pct_peak_compute").text(2.25), "2.2%") << "two digits under 10%";
+    EXPECT_EQ(metric("spread").text(12.0), ">999%") << "repetitions an order of magnitude apart";
+    for (const MetricInfo &m : entry_metrics()) {
+        ASSERT_NE(m.text, nullptr) << m.key;
+        EXPECT_EQ(m.text(NAN), "-") << m.key;
+    }
+    // The rates' text is in their label's unit, so a column reads alike.
+    EXPECT_NE(metric_text("flop_per_s", in).find(metric("flop_per_s").label), std::string::npos);
+    EXPECT_NE(metric_text("byte_per_s", in).find(metric("byte_per_s").label), std::string::npos);
+}
+
+TEST(EntryMetrics, AnUnknownKeyIsAMistakeInTheCode) {
+    EXPECT_EQ(metric("byte_per_s").unit, "B/s");
+    EXPECT_THROW((void)metric("bytes_per_second"), std::logic_error);
+}
+
+// Which rate and which % of peak a one-line view shows: the one the entry's
+// bound is about, the same in every view.
+TEST(EntryMetrics, TheBoundPicksTheRateAndThePeak) {
+    EntryMetricInputs in = timed_entry(); // 12.5% of the compute peak, 40% of the bandwidth roof
+    in.bound = "compute-bound";
+    EXPECT_EQ(throughput_metric(in).key, "flop_per_s");
+    EXPECT_EQ(peak_metric(in)->key, "pct_peak_compute");
+    EXPECT_EQ(peak_text(in), "12% flop");
+    in.bound = "memory-bound";
+    EXPECT_EQ(throughput_metric(in).key, "byte_per_s");
+    EXPECT_EQ(peak_text(in), "40% bw") << "DRAM's roof is plain bw";
+    in.bandwidth_roof = "L2";
+    EXPECT_EQ(peak_text(in), "40% L2 bw") << "a cache level's roof is named";
+    in.bound = "overhead-bound"; // the larger share
+    EXPECT_EQ(peak_metric(in)->key, "pct_peak_bandwidth");
+    in.pct_peak_bandwidth = NAN;
+    EXPECT_EQ(peak_metric(in)->key, "pct_peak_compute") << "the measured one";
+    in.pct_peak_compute = NAN;
+    EXPECT_EQ(peak_metric(in), nullptr);
+    EXPECT_EQ(peak_text(in), "-");
+    in.flops = 0; // no FLOPs: the byte rate whatever the bound
+    in.bound = "compute-bound";
+    EXPECT_EQ(throughput_metric(in).key, "byte_per_s");
 }

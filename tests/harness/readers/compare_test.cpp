@@ -1,4 +1,6 @@
 #include "readers/compare.hpp"
+#include "../metric_text.hpp"
+#include "readers/tidy_records.hpp"
 #include "writers/table_writers.hpp"
 #include "writers/text_wrap.hpp"
 
@@ -219,6 +221,30 @@ TEST(Compare, DocumentHasTablesAndData) {
     EXPECT_NEAR(cases[0]["ratio"].get<double>(), 3.0, 1e-9);
     EXPECT_FALSE(cases[1].contains("ratio"));
     EXPECT_EQ(cases[1]["verdict"], "skipped");
+}
+
+// Issue 16: compare's base and new medians are the metrics table's median_s,
+// in its text, for the inputs the tidy CSV reads from the same records
+// (compact and --wide tables alike).
+TEST(Compare, MediansAreTheMetricsTablesRow) {
+    FakeSet a, b;
+    a.cases = {timed("naive", 1.234e-5)};
+    b.cases = {timed("naive", 2.346e-3)};
+    const std::vector<ResultSet> sets{make(a, "a"), make(b, "b")};
+    const std::string base =
+        table_text("median_s", metric_inputs(sets[0].cases[0], valid_times(sets[0].cases[0], false)));
+    const std::string next =
+        table_text("median_s", metric_inputs(sets[1].cases[0], valid_times(sets[1].cases[0], false)));
+    EXPECT_EQ(base, "12.3 us");
+    EXPECT_EQ(next, "2.35 ms");
+    for (const bool wide : {false, true}) {
+        CompareOptions o;
+        o.wide = wide;
+        const Document doc = comparison_document(compare_sets(sets, o));
+        // case, backend, base, new, ...
+        EXPECT_EQ(doc.tables.at(0).rows.at(0)[2], base) << "wide " << wide;
+        EXPECT_EQ(doc.tables.at(0).rows.at(0)[3], next) << "wide " << wide;
+    }
 }
 
 // The run-to-run range from archived runs (--baseline-from): a significant

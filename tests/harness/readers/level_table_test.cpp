@@ -1,6 +1,8 @@
 #include "readers/level_table.hpp"
 
 #include "../result_set_fixture.hpp"
+#include "../metric_text.hpp"
+#include "readers/tidy_records.hpp"
 
 #include <gtest/gtest.h>
 
@@ -124,6 +126,50 @@ TEST(LevelTable, APercentAboveTheRoofComesWithANote) {
     const Document d = by_backend({make(s, "q")}, {});
     EXPECT_EQ(d.tables[0].rows[0][5], "130% flop");
     EXPECT_TRUE(has_note(d.tables[0]));
+}
+
+// Issue 16: compare --by shows the metrics table's figures, not its own. Each
+// time, throughput and % peak cell equals the table's row in the row's text
+// for the inputs the tidy CSV reads from the same record; a memory-bound case
+// shows byte_per_s and its cache level's bandwidth share, a compute-bound one
+// flop_per_s and its compute share.
+TEST(LevelTable, FiguresAreTheMetricsTablesRows) {
+    FakeSet s;
+    FakeCase memory; // add: 4096 FLOP, 49152 bytes a call
+    memory.medians = reps(3.1e-6);
+    memory.pct_bandwidth = 61.0;
+    memory.bandwidth_roof = "L2";
+    FakeCase compute = memory;
+    compute.op = "silu";
+    compute.bound = "compute-bound";
+    compute.pct_compute = 39.0;
+    compute.medians = reps(7.3e-6);
+    s.cases = {memory, compute};
+    const ResultSet set = make(s, "q");
+    const Table machine = by_machine({set}, {}).tables.at(1);
+    const Table backend = by_backend({set}, {}).tables.at(0);
+    ASSERT_EQ(machine.rows.size(), 2u);
+    ASSERT_EQ(backend.rows.size(), 2u);
+    for (std::size_t i = 0; i < 2; ++i) {
+        const CaseRecord &c = set.cases[i];
+        const EntryMetricInputs in = metric_inputs(c, valid_times(c, false));
+        const bool memory_bound = i == 0;
+        const std::string peak = memory_bound ? table_text("pct_peak_bandwidth", in) + " L2 bw"
+                                              : table_text("pct_peak_compute", in) + " flop";
+        // by machine: case, time, throughput, % peak, bound, vs first.
+        EXPECT_EQ(machine.rows[i][1], table_text("median_s", in));
+        EXPECT_EQ(machine.rows[i][2], table_text(memory_bound ? "byte_per_s" : "flop_per_s", in));
+        EXPECT_EQ(machine.rows[i][3], peak);
+        // by backend (one backend, the baseline): case, time, % peak.
+        EXPECT_EQ(backend.rows[i][1], table_text("median_s", in));
+        EXPECT_EQ(backend.rows[i][2], peak);
+    }
+    // And what that is, so a formatter that broke both would still fail here.
+    EXPECT_EQ(machine.rows[0][1], "3.1 us");
+    EXPECT_EQ(machine.rows[0][2], "15.9 GB/s"); // 49152 B / 3.1 us
+    EXPECT_EQ(machine.rows[0][3], "61% L2 bw");
+    EXPECT_EQ(machine.rows[1][2], "0.561 GFLOP/s"); // 4096 FLOP / 7.3 us
+    EXPECT_EQ(machine.rows[1][3], "39% flop");
 }
 
 TEST(LevelTable, PercentOfPeakFollowsTheBound) {

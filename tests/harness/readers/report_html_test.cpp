@@ -2,6 +2,10 @@
 
 #include "../result_set_fixture.hpp"
 #include "readers/svg_chart.hpp"
+#include "../metric_text.hpp"
+#include "readers/tidy_records.hpp"
+
+#include <fmt/format.h>
 
 #include <gtest/gtest.h>
 
@@ -50,6 +54,43 @@ TEST(ReportHtml, FindsTheSeqSweepOnceWithBothVariants) {
     EXPECT_EQ(sweeps[0].axis_label, "Skv=Sq");
     EXPECT_EQ(sweeps[0].cases.size(), 6u);
     EXPECT_EQ(sweeps[0].fixed, "B:1 D:32 H:2 causal:false");
+}
+
+// Issue 16: the report's figures are the metrics table's. Every case's bar
+// and roofline point say its median and FLOP/s in the table's rows' text for
+// the inputs the tidy CSV reads, and the roofline's axis is the row's label.
+TEST(ReportHtml, FiguresAreTheMetricsTablesRows) {
+    const std::vector<ResultSet> sets{make(attention_sweep(), "a")};
+    const std::string html = render_report_html(sets, {});
+    for (const CaseRecord &c : sets[0].cases) {
+        const EntryMetricInputs in = metric_inputs(c, valid_times(c, true));
+        const std::string bar = fmt::format("{} [{}]: {}", c.label(), c.backend, table_text("median_s", in));
+        const std::string point = fmt::format("{} [{}]: {} at", c.label(), c.backend, table_text("flop_per_s", in));
+        EXPECT_NE(html.find(html_escape(bar)), std::string::npos) << bar;
+        EXPECT_NE(html.find(html_escape(point)), std::string::npos) << point;
+    }
+    EXPECT_NE(html.find(">" + std::string(metric("flop_per_s").label) + "<"), std::string::npos)
+        << "the roofline's y axis is labelled with the row's label";
+}
+
+// Issue 16: the report's comparison table shows each side's median as the
+// metrics table's median_s text for that side's record.
+TEST(ReportHtml, ComparisonMediansAreTheMetricsTablesRow) {
+    FakeSet a, b;
+    FakeCase c;
+    c.medians = reps(1.234e-5);
+    a.cases = {c};
+    c.medians = reps(2.346e-3);
+    b.cases = {c};
+    const std::vector<ResultSet> sets{make(a, "a"), make(b, "b")};
+    const std::string html = render_report_html(sets, {});
+    for (const ResultSet &set : sets) {
+        const CaseRecord &r = set.cases.at(0);
+        const std::string median = table_text("median_s", metric_inputs(r, valid_times(r, true)));
+        EXPECT_NE(html.find(">" + median + "</td>"), std::string::npos) << median;
+    }
+    EXPECT_NE(html.find(">12.3 us</td>"), std::string::npos);
+    EXPECT_NE(html.find(">2.35 ms</td>"), std::string::npos);
 }
 
 TEST(ReportHtml, NoSweepInUnrelatedCases) {

@@ -1,14 +1,23 @@
+// The run console (harness/run/run_console.hpp): an entry's line, its
+// figures taken from the metrics table (measure/entry_metrics.hpp) for the
+// entry's metric inputs, the lines' fit to 100 columns, the per-backend table
+// and the "Not measured" list.
 #include "run/run_console.hpp"
 
+#include "../metric_text.hpp"
+#include "entry/entry.hpp"
 #include "opbench/ops.hpp"
 #include "writers/table_writers.hpp"
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <sstream>
 
 using namespace opbench;
+using opbench::test::table_text;
 
 namespace {
 
@@ -19,22 +28,6 @@ Case matmul_case() {
     return c;
 }
 
-CaseResult measured(const Case &c, const std::string &backend, std::vector<double> medians, int timed_out = 0) {
-    CaseResult r;
-    r.source = &c;
-    r.backend = backend;
-    r.name = "matmul/B:1/M:64/N:64/K:64/dt:f32/be:" + backend;
-    r.is_reference = backend == "naive";
-    for (double m : medians) {
-        RepetitionRecord rec;
-        rec.summary.median = m;
-        rec.summary.n = 10;
-        rec.timed_out = timed_out-- > 0;
-        r.repetitions.push_back(rec);
-    }
-    return r;
-}
-
 Roofline compute_bound(double pct) {
     Roofline rl;
     rl.bound = "compute-bound";
@@ -43,25 +36,40 @@ Roofline compute_bound(double pct) {
     return rl;
 }
 
-} // namespace
-
-TEST(RunConsole, CaseTimeIsTheMedianOfMediansWithItsSpread) {
-    const Case c = matmul_case();
-    const auto t = case_time(measured(c, "naive", {1e-5, 1.2e-5, 1.1e-5}, 1));
-    ASSERT_TRUE(t);
-    EXPECT_DOUBLE_EQ(t->median, 1.1e-5);
-    EXPECT_NEAR(t->spread, 0.1e-5 / 1.1e-5, 1e-12);
-    EXPECT_EQ(t->timed_out, 1u);
-    CaseResult skipped;
-    skipped.status = CaseStatus::skipped;
-    EXPECT_FALSE(case_time(skipped));
+// A passed entry with its one summary (as the run sets it before the
+// console line) and a roofline. `timed_out` repetitions reached max_time
+// before their noise target; no noise target asked, so the summary is clean.
+CaseResult measured(const Case &c, const std::string &backend, std::vector<double> medians, int timed_out = 0,
+                    const Roofline &roofline = compute_bound(10.0)) {
+    CaseResult r;
+    r.source = &c;
+    r.backend = backend;
+    r.name = "matmul/B:1/M:64/N:64/K:64/dt:f32/be:" + backend;
+    r.is_reference = backend == "naive";
+    std::vector<RepetitionFigures> figures;
+    for (double m : medians) {
+        RepetitionRecord rec;
+        rec.summary.median = m;
+        rec.summary.n = 10;
+        rec.timed_out = timed_out-- > 0;
+        rec.target_met = true;
+        r.repetitions.push_back(rec);
+        figures.push_back(repetition_figures(rec));
+    }
+    if (!medians.empty()) r.summary = summarize_entry(figures, EntryConditions{});
+    r.roofline = roofline;
+    return r;
 }
+
+CallWork work_of(const Case &c) { return {op_flops(c.desc), op_bytes(c.desc), 0, 0}; }
+
+} // namespace
 
 TEST(RunConsole, OneLineHasEveryFigure) {
     const Case c = matmul_case(); // 2 * 64^3 = 524288 FLOP
     const CaseResult naive = measured(c, "naive", {4e-5, 4e-5, 4e-5});
-    const CaseResult onednn = measured(c, "onednn", {2e-6, 2.1e-6, 2e-6}, 1);
-    const auto cells = run_line_cells(onednn, compute_bound(39.0), &naive);
+    const CaseResult onednn = measured(c, "onednn", {2e-6, 2.1e-6, 2e-6}, 1, compute_bound(39.0));
+    const auto cells = run_line_cells(onednn, metric_inputs(onednn, work_of(c)), &naive);
     ASSERT_EQ(cells.size(), run_line_columns("naive").size());
     EXPECT_EQ(cells[0], onednn.name);
     EXPECT_EQ(cells[1], "2 us");
@@ -71,12 +79,43 @@ TEST(RunConsole, OneLineHasEveryFigure) {
     EXPECT_EQ(cells[5], "compute");
     EXPECT_EQ(cells[6], "20x");
     EXPECT_EQ(cells[7], "passed (1/3 repetitions missed the noise target)");
-    EXPECT_EQ(run_line_cells(naive, compute_bound(2.0), nullptr)[6], "ref");
+    EXPECT_EQ(run_line_cells(naive, metric_inputs(naive, work_of(c)), nullptr)[6], "ref");
     CaseResult failed = onednn;
     failed.status = CaseStatus::failed;
     failed.reason = "nmse 0.3";
     failed.repetitions.clear();
-    EXPECT_EQ(run_line_cells(failed, std::nullopt, &naive).back(), "failed: nmse 0.3");
+    failed.summary.reset();
+    const auto failed_cells = run_line_cells(failed, metric_inputs(failed, work_of(c)), &naive);
+    EXPECT_EQ(failed_cells.back(), "failed: nmse 0.3");
+    EXPECT_EQ(failed_cells[1], "-") << "no time, no figure";
+}
+
+// Issue 16: the console shows the metrics table's figures, not its own. For
+// one entry, each figure cell equals the table's row for the same inputs in
+// the row's text, and the figure columns carry the rows' labels; a memory-
+// bound entry of a cache level shows byte_per_s and its bandwidth share.
+TEST(RunConsole, FiguresAreTheMetricsTablesRows) {
+    const Case c = matmul_case();
+    const CaseResult naive = measured(c, "naive", {4e-5, 4.4e-5, 4.2e-5});
+    Roofline memory = compute_bound(3.0);
+    memory.bound = "memory-bound";
+    memory.pct_peak_bandwidth = 61.0;
+    memory.bandwidth_roof = "L2";
+    for (const Roofline &rl : {compute_bound(39.0), memory}) {
+        const CaseResult onednn = measured(c, "onednn", {2e-6, 2.3e-6, 2.1e-6}, 0, rl);
+        const EntryMetricInputs in = metric_inputs(onednn, work_of(c));
+        const auto cells = run_line_cells(onednn, in, &naive);
+        EXPECT_EQ(cells[1], table_text("median_s", in));
+        EXPECT_EQ(cells[2], table_text("spread", in));
+        const bool memory_bound = rl.bound == "memory-bound";
+        EXPECT_EQ(cells[3], table_text(memory_bound ? "byte_per_s" : "flop_per_s", in));
+        EXPECT_EQ(cells[4], memory_bound ? table_text("pct_peak_bandwidth", in) + " L2 bw"
+                                         : table_text("pct_peak_compute", in) + " flop");
+        EXPECT_EQ(cells[6], fmt::format("{:.3g}x", 4.2e-5 / entry_metric_values(in)[0])) << "median_s is row 0";
+    }
+    const auto columns = run_line_columns("naive");
+    EXPECT_EQ(columns[1], metric("median_s").label);
+    EXPECT_EQ(columns[2], metric("spread").label);
 }
 
 // Issue 17: the run's lines fit 100 columns. A name takes a line of its own
@@ -120,7 +159,7 @@ TEST(RunConsole, SummaryPerBackend) {
     skipped.backend = "cuda";
     skipped.status = CaseStatus::skipped;
     const std::vector<CaseResult> results{measured(c, "naive", {4e-5}), measured(c, "onednn", {1e-5}), skipped};
-    const Table t = backend_summary(results, "naive", [](const CaseResult &) { return compute_bound(10.0); });
+    const Table t = backend_summary(results, "naive");
     ASSERT_EQ(t.rows.size(), 3u);
     EXPECT_EQ(t.rows[0][0], "naive");
     EXPECT_EQ(t.rows[1][5], "4x");
@@ -140,16 +179,13 @@ TEST(RunConsole, SummaryPerBackendFitsAHundredColumnsWithEveryKindOfBound) {
     const std::vector<std::string> bounds = {"memory-bound", "compute-bound", "overhead-bound", "unknown",
                                              "memory-bound"};
     std::vector<CaseResult> results;
-    std::vector<Roofline> rooflines;
     for (const auto &b : backends)
         for (const auto &bound : bounds) {
-            results.push_back(measured(c, b, {b == "naive" ? 4e-5 : 1.234e-6}, 1));
             Roofline rl = compute_bound(1234.5);
             rl.bound = bound;
-            rooflines.push_back(rl);
+            results.push_back(measured(c, b, {b == "naive" ? 4e-5 : 1.234e-6}, 1, rl));
         }
-    std::size_t i = 0;
-    const Table t = backend_summary(results, "naive", [&](const CaseResult &) { return rooflines[i++ % 15]; });
+    const Table t = backend_summary(results, "naive");
     Document d;
     d.tables.push_back(t);
     const std::string out = write_console(d);
