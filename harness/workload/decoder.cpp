@@ -244,7 +244,11 @@ void DecoderRun::upload(void *dst, const std::vector<float> &values) {
 }
 
 // Symmetric per-output-channel quantisation, as int8 inference stores a
-// linear layer: scale = max |w| / 127 over the channel, s8 = round(w / scale).
+// linear layer: scale = max |w| / 63 over the channel, s8 = round(w / scale).
+// 7 bits, as quantisers for x86 without VNNI keep them: AVX2's vpmaddubsw adds
+// two u8 x s8 products in s16 and saturates beyond (docs/measurement.md,
+// "int8 weights"; at full range onednn's int8 decoder missed naive's by NMSE
+// 1e-3 on this project's Zen 4).
 // `w` is [rows, cols]; its output channels are its rows when channel_rows,
 // else its columns; stored [rows, cols], or [cols, rows] when transposed.
 void DecoderRun::upload_int8(void *&dst, void *&scale_dst, const std::vector<float> &w, int64_t rows, int64_t cols,
@@ -256,7 +260,7 @@ void DecoderRun::upload_int8(void *&dst, void *&scale_dst, const std::vector<flo
             float &m = scale[std::size_t(channel_rows ? r : k)];
             m = std::max(m, std::fabs(w[std::size_t(r * cols + k)]));
         }
-    for (float &m : scale) m = m > 0.0f ? m / 127.0f : 1.0f;
+    for (float &m : scale) m = m > 0.0f ? m / 63.0f : 1.0f;
     std::vector<int8_t> q(w.size());
     for (int64_t r = 0; r < rows; ++r)
         for (int64_t k = 0; k < cols; ++k) {
