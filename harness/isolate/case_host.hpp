@@ -76,8 +76,10 @@ inline constexpr int kProcessesPerCase = 3;
 // How many repetitions run in one process: ceil(repetitions / kProcessesPerCase).
 [[nodiscard]] int repetitions_per_process(const MeasureSettings &s);
 
-// A case's description and settings cross as their bytes
-// (measure/plain_bytes.hpp): every field, with no list of them to keep.
+// The jobs and records below cross the pipe through nlohmann's macros, which
+// list every member: a member left out of its list does not cross. A case's
+// description and settings cross as their bytes (measure/plain_bytes.hpp):
+// every field, with no list of them to keep.
 template <>
 inline constexpr std::string_view kPlainBytesName<opb_op_desc> = "case description";
 template <>
