@@ -139,7 +139,7 @@ std::optional<VerifyMode> verify_mode_from_name(std::string_view s) {
     return std::nullopt;
 }
 
-nlohmann::json to_json(const Verification &v) {
+nlohmann::json verification_json(const Verification &v) {
     nlohmann::json j;
     j["mode"] = verify_mode_name(v.mode);
     j["verified"] = v.verified;
@@ -161,34 +161,6 @@ nlohmann::json to_json(const Verification &v) {
     j["worst_index"] = v.worst_index;
     if (!v.failure.empty()) j["failure"] = v.failure;
     return j;
-}
-
-Verification verification_from_json(const nlohmann::json &j) {
-    Verification v;
-    v.mode = verify_mode_from_name(j.at("mode").get<std::string>()).value_or(VerifyMode::full);
-    v.verified = j.at("verified").get<bool>();
-    v.method = j.at("method").get<std::string>();
-    auto number = [](const nlohmann::json &x) {
-        return x.is_null() ? std::numeric_limits<double>::infinity() : x.get<double>();
-    };
-    auto optional_number = [&](const char *key) -> std::optional<double> {
-        if (!j.contains(key)) return std::nullopt;
-        return number(j[key]);
-    };
-    v.reference = j.value("reference", std::string());
-    v.checked = j.value("checked", int64_t(0));
-    v.total = j.value("total", int64_t(0));
-    v.unit = j.value("unit", std::string());
-    v.vectors = j.value("vectors", 0);
-    v.seed = j.value("seed", uint64_t(0));
-    v.nmse = optional_number("nmse");
-    v.max_nmse = optional_number("max_nmse");
-    v.pointwise_error = optional_number("pointwise_error");
-    v.pointwise_tolerance = optional_number("pointwise_tolerance");
-    if (j.contains("worst_ratio")) v.worst_ratio = number(j["worst_ratio"]);
-    v.worst_index = j.value("worst_index", int64_t(-1));
-    v.failure = j.value("failure", std::string());
-    return v;
 }
 
 } // namespace opbench

@@ -2,6 +2,7 @@
 // output with the reference backend's (normalised mean squared error).
 #pragma once
 
+#include "measure/json_optional.hpp"
 #include "plugin/host_tensors.hpp"
 #include "opbench/ops.hpp"
 #include "opbench/plugin.h"
@@ -64,6 +65,8 @@ enum class VerifyMode { full, fast, off };
 [[nodiscard]] std::string_view verify_mode_name(VerifyMode m);
 // std::nullopt for anything but "full", "fast", "off".
 [[nodiscard]] std::optional<VerifyMode> verify_mode_from_name(std::string_view s);
+// The same names in JSON; a name not listed reads as full (the first pair).
+NLOHMANN_JSON_SERIALIZE_ENUM(VerifyMode, {{VerifyMode::full, "full"}, {VerifyMode::fast, "fast"}, {VerifyMode::off, "off"}})
 
 struct Verification {
     VerifyMode mode = VerifyMode::fast;
@@ -83,11 +86,14 @@ struct Verification {
     std::string failure;      // empty when verified or off
 };
 
-// The entry's `verification` object (see results/README.md).
-[[nodiscard]] nlohmann::json to_json(const Verification &v);
-// Back from to_json (a worker sends its verification to the run this way);
-// a figure written as null (not finite) reads back as infinity.
-[[nodiscard]] Verification verification_from_json(const nlohmann::json &j);
+// The entry's `verification` object (see results/README.md): only the
+// fields that apply, a non-finite figure as null. Written, never read back.
+[[nodiscard]] nlohmann::json verification_json(const Verification &v);
+// Every member under its own name: how a worker sends its verification to
+// the run (isolate/worker.hpp's CBOR keeps infinite figures as they are).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Verification, mode, verified, method, reference, unit, checked, total, vectors, seed,
+                                   nmse, max_nmse, pointwise_error, pointwise_tolerance, worst_ratio, worst_index,
+                                   failure)
 
 // ---- checking one case's outputs ------------------------------------------------
 

@@ -77,7 +77,7 @@ nlohmann::json measurement_fields(const CaseResult &r, const MeasureSettings &me
     // How the output was checked; "verified" is false for --verify off (and
     // for anything that did not pass a check), so an unchecked entry can
     // never read as a checked one.
-    j["verification"] = r.checked ? to_json(r.verification) : nlohmann::json(nullptr);
+    j["verification"] = r.checked ? verification_json(r.verification) : nlohmann::json(nullptr);
     j["verified"] = r.checked && r.verification.verified;
     j["prepare_seconds"] = r.prepare_seconds;
     j["verify_seconds"] = r.verify_seconds;

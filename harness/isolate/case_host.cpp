@@ -5,7 +5,6 @@
 #include "plugin/call_overhead.hpp"
 #include "plugin/memory_figures.hpp"
 #include "measure/phase_timer.hpp"
-#include "measure/plain_bytes.hpp"
 #include "measure/recipe.hpp"
 #include "check/reference_cache.hpp"
 #include "check/reference_store.hpp"
@@ -48,99 +47,6 @@ int repetitions_per_process(const MeasureSettings &s) {
 double case_timeout_seconds(const MeasureSettings &s) {
     if (s.timeout > 0) return s.timeout;
     return 60.0 + 10.0 * double(std::max(1, s.repetitions)) * s.max_time;
-}
-
-// ---- plain data <-> JSON ---------------------------------------------------------
-
-namespace {
-
-// Descriptions cross as their bytes: both ends are the same program.
-nlohmann::json descs_to_json(const std::vector<opb_op_desc> &descs) {
-    nlohmann::json j = nlohmann::json::array();
-    for (const opb_op_desc &d : descs) j.push_back(plain_to_hex(d));
-    return j;
-}
-
-std::vector<opb_op_desc> descs_from_json(const nlohmann::json &j) {
-    std::vector<opb_op_desc> descs(j.size());
-    for (std::size_t i = 0; i < descs.size(); ++i)
-        plain_from_hex(j[i].get<std::string>(), descs[i], "case description");
-    return descs;
-}
-
-} // namespace
-
-void to_json(nlohmann::json &j, const CaseJob &job) {
-    nlohmann::json settings;
-    for (const SettingInfo &s : measurement_settings()) settings[std::string(s.key)] = s.get(job.settings);
-    j = {{"case_index", job.case_index},
-         {"name", job.name},
-         {"backend", job.backend},
-         {"desc", plain_to_hex(job.desc)},
-         {"settings", settings},
-         {"nmse_threshold", job.nmse_threshold},
-         {"timer_overhead", job.timer_overhead},
-         {"verify", verify_mode_name(job.verify)},
-         {"check_seed", job.check_seed},
-         {"reference_store_dir", job.reference_store_dir},
-         {"reference_store_key", job.reference_store_key}};
-    if (job.workload) j["workload"] = *job.workload;
-}
-
-void from_json(const nlohmann::json &j, CaseJob &job) {
-    job.case_index = j.at("case_index").get<std::size_t>();
-    job.name = j.at("name").get<std::string>();
-    job.backend = j.at("backend").get<std::string>();
-    plain_from_hex(j.at("desc").get<std::string>(), job.desc, "case description");
-    for (const SettingInfo &s : measurement_settings())
-        if (j.at("settings").contains(std::string(s.key)))
-            s.set(job.settings, j["settings"][std::string(s.key)].get<double>());
-    job.nmse_threshold = j.at("nmse_threshold").get<double>();
-    job.timer_overhead = j.at("timer_overhead").get<double>();
-    job.verify = verify_mode_from_name(j.at("verify").get<std::string>()).value_or(VerifyMode::full);
-    job.check_seed = j.at("check_seed").get<uint64_t>();
-    job.reference_store_dir = j.at("reference_store_dir").get<std::string>();
-    job.reference_store_key = j.at("reference_store_key").get<std::string>();
-    if (j.contains("workload")) job.workload = j["workload"].get<workload::WorkloadJob>();
-}
-
-void to_json(nlohmann::json &j, const Activation &a) {
-    j = {{"status", a.status},
-         {"reason", a.reason},
-         {"nmse", std::isfinite(a.nmse) ? nlohmann::json(a.nmse) : nlohmann::json(nullptr)},
-         {"preparation", a.preparation},
-         {"workspace_bytes", a.workspace_bytes},
-         {"checked", a.checked},
-         {"verification", to_json(a.verification)},
-         {"prepare_seconds", a.prepare_seconds},
-         {"verify_seconds", a.verify_seconds},
-         {"reference_problem", a.reference_problem}};
-    if (a.workload) j["workload"] = *a.workload;
-}
-
-void from_json(const nlohmann::json &j, Activation &a) {
-    a.status = j.at("status").get<CaseStatus>();
-    a.reason = j.at("reason").get<std::string>();
-    // A NaN NMSE (NaN in the output) travels as null.
-    a.nmse = j.at("nmse").is_null() ? std::numeric_limits<double>::quiet_NaN() : j["nmse"].get<double>();
-    a.preparation = j.at("preparation").get<PreparationRecord>();
-    a.workspace_bytes = j.at("workspace_bytes").get<uint64_t>();
-    a.checked = j.at("checked").get<bool>();
-    a.verification = verification_from_json(j.at("verification"));
-    a.prepare_seconds = j.at("prepare_seconds").get<double>();
-    a.verify_seconds = j.at("verify_seconds").get<double>();
-    a.reference_problem = j.at("reference_problem").get<std::string>();
-    if (j.contains("workload")) a.workload = j["workload"].get<workload::WorkloadActivation>();
-}
-
-void to_json(nlohmann::json &j, const FinishRecord &f) {
-    j = {{"memory", f.memory}};
-    if (f.workload) j["workload"] = *f.workload;
-}
-
-void from_json(const nlohmann::json &j, FinishRecord &f) {
-    f.memory = j.at("memory").get<MemoryFigures>();
-    if (j.contains("workload")) f.workload = j["workload"].get<workload::WorkloadTail>();
 }
 
 // ---- in this process ----------------------------------------------------------------
@@ -462,7 +368,7 @@ public:
         for (const char *op : {"probe", "call_overhead"}) {
             timeout_ = timeout_seconds;
             started_ = std::chrono::steady_clock::now();
-            WorkerOutcome o = call(nlohmann::json{{"op", op}, {"cases", descs_to_json(cases)}});
+            WorkerOutcome o = call(nlohmann::json{{"op", op}, {"cases", cases}});
             if (!o.ok) {
                 p.fault = cause_of(o);
                 break;
@@ -666,7 +572,7 @@ int serve_case_worker(const PluginSet &plugins, const std::string &backend, cons
         const std::string op = request.at("op").get<std::string>();
         if (op == "probe")
             return nlohmann::json(
-                opbench::probe_backend(*sessions, backend, descs_from_json(request.at("cases")), on_phase));
+                opbench::probe_backend(*sessions, backend, request.at("cases").get<std::vector<opb_op_desc>>(), on_phase));
         if (op == "call_overhead") {
             BackendInstance *be = sessions->usable(backend);
             if (!be) return nlohmann::json{{"seconds", nullptr}};

@@ -7,7 +7,8 @@
 // up, choose batch), measure_repetition (once per Google Benchmark
 // repetition), finish (memory figures, release). Everything that crosses
 // the host is plain data (records.hpp, MemoryFigures), so the worker host
-// sends it over a pipe as JSON (worker.hpp) and a plugin's crash, abort,
+// sends it over a pipe (worker.hpp: CBOR, converted by nlohmann's macros
+// below) and a plugin's crash, abort,
 // exit(), exception or hang costs that case x backend only:
 //   "crashed: SIGSEGV in execute", "exited with status 0 during execute",
 //   "exception: <what> in prepare", "timed out after 60 s in execute".
@@ -15,6 +16,8 @@
 
 #include "plugin/backend_facts.hpp"
 #include "plugin/backend_sessions.hpp"
+#include "measure/json_optional.hpp"
+#include "measure/plain_bytes.hpp"
 #include "measure/recipe.hpp"
 #include "measure/records.hpp"
 #include "measure/settings.hpp"
@@ -73,6 +76,15 @@ inline constexpr int kProcessesPerCase = 3;
 // How many repetitions run in one process: ceil(repetitions / kProcessesPerCase).
 [[nodiscard]] int repetitions_per_process(const MeasureSettings &s);
 
+// The jobs and records below cross the pipe through nlohmann's macros, which
+// list every member: a member left out of its list does not cross. A case's
+// description and settings cross as their bytes (measure/plain_bytes.hpp):
+// every field, with no list of them to keep.
+template <>
+inline constexpr std::string_view kPlainBytesName<opb_op_desc> = "case description";
+template <>
+inline constexpr std::string_view kPlainBytesName<MeasureSettings> = "measurement settings";
+
 struct CaseJob {
     std::size_t case_index = 0; // seeds the inputs; keys the reference cache
     std::string name;           // benchmark name, for messages
@@ -89,9 +101,8 @@ struct CaseJob {
     // `desc`; run by workload/workload_session.hpp, checked layer by layer.
     std::optional<workload::WorkloadJob> workload;
 };
-// By hand: the description crosses as its bytes (measure/plain_bytes.hpp), the settings through their table.
-void to_json(nlohmann::json &j, const CaseJob &job);
-void from_json(const nlohmann::json &j, CaseJob &job);
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CaseJob, case_index, name, backend, desc, settings, nmse_threshold, timer_overhead,
+                                   verify, check_seed, reference_store_dir, reference_store_key, workload)
 
 // What activating a case gave: passed, or failed / skipped with the reason.
 struct Activation {
@@ -106,9 +117,8 @@ struct Activation {
     std::string reference_problem;                  // the reference store could not be used (the run goes on)
     std::optional<workload::WorkloadActivation> workload; // a workload job's: its check and work per call
 };
-// By hand: a NaN NMSE travels as null, the verification through verify.hpp's own codec.
-void to_json(nlohmann::json &j, const Activation &a);
-void from_json(const nlohmann::json &j, Activation &a);
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Activation, status, reason, nmse, preparation, workspace_bytes, checked, verification,
+                                   prepare_seconds, verify_seconds, reference_problem, workload)
 
 // What finishing a case gave: its memory figures, and a workload's tail
 // (allocations, component times) for its whole-model figures.
@@ -116,9 +126,7 @@ struct FinishRecord {
     MemoryFigures memory;
     std::optional<workload::WorkloadTail> workload;
 };
-// By hand: an op case has no "workload" (nlohmann-json 3.11 has no std::optional).
-void to_json(nlohmann::json &j, const FinishRecord &f);
-void from_json(const nlohmann::json &j, FinishRecord &f);
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FinishRecord, memory, workload)
 
 // What probing a backend gave (CaseHost::probe_backend): its facts and call
 // overhead, or the fault that ended the probing.

@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
@@ -37,17 +39,44 @@ bool write_all(int fd, std::string_view text) {
     return true;
 }
 
-bool send_line(int fd, const nlohmann::json &message) {
-    return write_all(fd, message.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+// Text that is not UTF-8 (a plugin's message) becomes U+FFFD, as JSON text
+// would have it: the journal and result sets must stay writable.
+void replace_invalid_utf8(nlohmann::json &j) {
+    if (j.is_string()) {
+        const std::string &text = j.get_ref<const std::string &>();
+        if (std::none_of(text.begin(), text.end(), [](char c) { return (c & 0x80) != 0; }))
+            return; // ASCII: nothing to replace
+        j = nlohmann::json::parse(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    } else if (j.is_structured()) {
+        for (nlohmann::json &v : j) replace_invalid_utf8(v);
+    }
 }
 
-// Pops one complete line off the front of `buffer`, if there is one.
-std::optional<std::string> pop_line(std::string &buffer) {
-    std::size_t nl = buffer.find('\n');
-    if (nl == std::string::npos) return std::nullopt;
-    std::string line = buffer.substr(0, nl);
-    buffer.erase(0, nl + 1);
-    return line;
+// One frame: the message's CBOR size as 4 bytes in this machine's order
+// (both ends are the same program), then its CBOR. False when the other end
+// is gone (or the message is over 4 GiB).
+bool send_message(int fd, nlohmann::json message) {
+    replace_invalid_utf8(message);
+    const std::vector<std::uint8_t> cbor = nlohmann::json::to_cbor(message);
+    if (cbor.size() > UINT32_MAX) return false;
+    const auto size = static_cast<std::uint32_t>(cbor.size());
+    std::string frame(sizeof size, '\0');
+    std::memcpy(frame.data(), &size, sizeof size);
+    frame.append(cbor.begin(), cbor.end());
+    return write_all(fd, frame);
+}
+
+// Pops one complete frame off the front of `buffer`, if there is one: its
+// message, or a discarded value when the frame is not one CBOR value.
+std::optional<nlohmann::json> pop_message(std::string &buffer) {
+    std::uint32_t size = 0;
+    if (buffer.size() < sizeof size) return std::nullopt;
+    std::memcpy(&size, buffer.data(), sizeof size);
+    if (buffer.size() - sizeof size < size) return std::nullopt;
+    const auto first = buffer.begin() + sizeof size;
+    nlohmann::json message = nlohmann::json::from_cbor(first, first + size, /*strict=*/true, /*allow_exceptions=*/false);
+    buffer.erase(0, sizeof size + size);
+    return message;
 }
 
 // A descriptor numbered at least 10, so that placing it on 3 or 4 in the
@@ -187,14 +216,14 @@ WorkerOutcome WorkerProcess::call(const nlohmann::json &request, double timeout_
         return st;
     };
 
-    if (!send_line(to_child_, nlohmann::json{{"request", request}})) {
+    if (!send_message(to_child_, nlohmann::json{{"request", request}})) {
         const int st = reap_exited();
         return fail(describe_exit(st, phase), phase);
     }
     char chunk[65536];
     for (;;) {
-        while (auto line = pop_line(buffer_)) {
-            nlohmann::json msg = nlohmann::json::parse(*line, nullptr, false);
+        while (auto message = pop_message(buffer_)) {
+            nlohmann::json &msg = *message;
             if (msg.is_discarded() || !msg.is_object()) {
                 int st = 0;
                 kill_and_reap(&st);
@@ -273,7 +302,7 @@ void PhaseReporter::enter(std::string_view phase) {
     if (phase == phase_) return;
     phase_ = std::string(phase);
     // A parent that is gone cannot be told; the next reply write ends the worker.
-    (void)send_line(fd_, nlohmann::json{{"phase", phase_}});
+    (void)send_message(fd_, nlohmann::json{{"phase", phase_}});
 }
 
 int serve_worker(const WorkerHandler &handler) {
@@ -286,36 +315,35 @@ int serve_worker(const WorkerHandler &handler) {
     std::string buffer;
     char chunk[65536];
     for (;;) {
-        std::optional<std::string> line = pop_line(buffer);
-        if (!line) {
+        std::optional<nlohmann::json> msg = pop_message(buffer);
+        if (!msg) {
             const ssize_t n = ::read(kRequestFd, chunk, sizeof chunk);
             if (n < 0 && errno == EINTR) continue;
             if (n <= 0) return 0; // the parent closed the pipe: done
             buffer.append(chunk, static_cast<std::size_t>(n));
             continue;
         }
-        nlohmann::json msg = nlohmann::json::parse(*line, nullptr, false);
-        if (msg.is_discarded() || !msg.contains("request")) {
-            (void)send_line(kReplyFd, nlohmann::json{{"fault", "protocol error: unreadable request"}});
+        if (msg->is_discarded() || !msg->is_object() || !msg->contains("request")) {
+            (void)send_message(kReplyFd, nlohmann::json{{"fault", "protocol error: unreadable request"}});
             return kFaultExit;
         }
         nlohmann::json reply;
         std::string fault;
         try {
-            reply = handler(msg["request"], phase);
+            reply = handler((*msg)["request"], phase);
         } catch (const std::exception &e) {
             fault = fmt::format("exception: {}", e.what());
         } catch (...) {
             fault = "exception: of a type that is not std::exception";
         }
         if (!fault.empty()) {
-            (void)send_line(kReplyFd, nlohmann::json{{"fault", fault}, {"phase", phase.current()}});
+            (void)send_message(kReplyFd, nlohmann::json{{"fault", fault}, {"phase", phase.current()}});
             // A plugin that threw may be in any state: no destructors, no
             // atexit handlers of its libraries; the parent starts afresh.
             std::fflush(nullptr);
             ::_exit(kFaultExit);
         }
-        if (!send_line(kReplyFd, nlohmann::json{{"reply", std::move(reply)}})) return 1;
+        if (!send_message(kReplyFd, nlohmann::json{{"reply", std::move(reply)}})) return 1;
         phase.reset(); // the parent starts each request with no phase, too
     }
 }

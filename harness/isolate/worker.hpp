@@ -10,7 +10,11 @@
 //
 // Protocol. Two pipes on fixed descriptors in the child (kRequestFd,
 // kReplyFd), never stdin/stdout (plugins print there). Each message is one
-// line of JSON:
+// frame, its CBOR size (4 bytes) and nlohmann-json's CBOR of it, which keeps
+// what JSON text cannot: NaN and infinities (a summary of no samples, an
+// infinite check error) and binary values (measure/plain_bytes.hpp). Text
+// that is not UTF-8 is replaced with U+FFFD on the way, as JSON text would.
+// The messages, as JSON:
 //   parent -> child  {"request": ...}
 //   child -> parent  {"phase": "prepare"}           whenever the phase changes
 //                    {"reply": ...}                 the request's answer
@@ -90,7 +94,7 @@ private:
     int to_child_ = -1, from_child_ = -1;
     int starts_ = 0;
     volatile bool interrupted_ = false;
-    std::string buffer_; // bytes read from the child past the last full line
+    std::string buffer_; // bytes read from the child past the last full frame
 };
 
 // The child's side: reports phases to the parent.

@@ -450,20 +450,6 @@ ThreadPeaks MachinePeaks::at_threads(int threads) const {
     return p;
 }
 
-void to_json(nlohmann::json &j, const ThreadPeaks &p) {
-    j = {{"threads", p.threads},       {"f32_gflops", p.f32_gflops}, {"bf16_gflops", p.bf16_gflops},
-         {"triad_gbps", p.triad_gbps}, {"copy_gbps", p.copy_gbps},   {"int8_gops", p.int8_gops}};
-}
-
-void from_json(const nlohmann::json &j, ThreadPeaks &p) {
-    j.at("threads").get_to(p.threads);
-    j.at("f32_gflops").get_to(p.f32_gflops);
-    j.at("bf16_gflops").get_to(p.bf16_gflops);
-    j.at("triad_gbps").get_to(p.triad_gbps);
-    j.at("copy_gbps").get_to(p.copy_gbps);
-    p.int8_gops = j.contains("int8_gops") ? j.at("int8_gops").get<double>() : 0.0; // optional: older files
-}
-
 PeakKind peak_kind(int dtype) {
     if (dtype == OPB_DTYPE_S8) return PeakKind::int8;
     return dtype == OPB_DTYPE_F32 ? PeakKind::f32 : PeakKind::bf16;
@@ -532,10 +518,14 @@ void from_json(const nlohmann::json &j, MachinePeaks &p) {
                                  std::to_string(kMachinePeaksSchemaVersion));
     j.at("cpu_model").get_to(p.cpu_model);
     p.cores = int_field(j, "cores");
-    // ThreadPeaks' own reading (a macro's) takes any number as its thread count.
-    for (const char *key : {"one_thread", "all_threads"}) (void)int_field(j.at(key), "threads");
-    j.at("one_thread").get_to(p.one_thread);
-    j.at("all_threads").get_to(p.all_threads);
+    for (auto [key, peaks] : {std::pair{"one_thread", &p.one_thread}, std::pair{"all_threads", &p.all_threads}}) {
+        nlohmann::json figures = j.at(key);
+        // ThreadPeaks' own reading (a macro's) takes any number as its thread count.
+        (void)int_field(figures, "threads");
+        // Optional: caches and result sets from before the int8 peak (0: not measured).
+        if (!figures.contains("int8_gops")) figures["int8_gops"] = 0.0;
+        figures.get_to(*peaks);
+    }
     j.at("fma_isa").get_to(p.fma_isa);
     j.at("has_bf16").get_to(p.has_bf16);
     p.int8_isa = j.contains("int8_isa") ? j.at("int8_isa").get<std::string>() : std::string(); // optional

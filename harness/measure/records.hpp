@@ -54,12 +54,13 @@ struct RepetitionRecord {
     std::vector<double> unit_seconds;
 };
 
-// Conversions, each member under its own name. A summary is written by hand:
-// its non-finite numbers travel as null, the way JSON allows, and come back
-// as NaN (noise as +infinity). A repetition's `process` and `unit_seconds`
-// may be missing (0 and none).
-void to_json(nlohmann::json &j, const SampleSummary &s);
-void from_json(const nlohmann::json &j, SampleSummary &s);
+// Conversions, each member under its own name, for the worker pipe
+// (isolate/worker.hpp). Its CBOR carries NaN and infinity as they are, so a
+// summary of no samples needs no rule of its own; result sets write their
+// fields through entry/results.cpp instead. A repetition's `process` and
+// `unit_seconds` may be missing (0 and none).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SampleSummary, n, min, max, mean, median, p90, p99, stddev, cv, median_ci_low,
+                                   median_ci_high, noise, outliers_low, outliers_high)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(PreparationRecord, check_error, warmup_calls, batch_probe_seconds, calls_per_sample)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RepetitionRecord, summary, calls_per_sample, target_met, timed_out,
                                                 cpu_seconds_per_call, device_seconds_per_call, sample_times, process,

@@ -1,22 +1,6 @@
 #include "workload/workload_job.hpp"
 
-#include "measure/plain_bytes.hpp"
-
 namespace opbench::workload {
-
-void to_json(nlohmann::json &j, const WorkloadJob &w) {
-    j = {{"kind", w.kind},
-         {"workload", w.workload},
-         {"decoder", plain_to_hex(w.decoder)},
-         {"phase", w.phase == Phase::decode ? "decode" : "prefill"}};
-}
-
-void from_json(const nlohmann::json &j, WorkloadJob &w) {
-    w.kind = j.at("kind").get<std::string>();
-    w.workload = j.at("workload").get<std::string>();
-    plain_from_hex(j.at("decoder").get<std::string>(), w.decoder, "decoder description");
-    w.phase = j.at("phase").get<std::string>() == "decode" ? Phase::decode : Phase::prefill;
-}
 
 nlohmann::json decoder_shape_json(const DecoderConfig &c) {
     return {{"hidden", c.hidden},       {"heads", c.heads},     {"kv_heads", c.kv_head_count()},

@@ -8,6 +8,7 @@
 #include "workload/decoder_config.hpp"
 #include "workload/decoder_work.hpp"
 
+#include "measure/plain_bytes.hpp"
 #include "measure/records.hpp"
 
 #include <nlohmann/json.hpp>
@@ -15,6 +16,16 @@
 #include <cstdint>
 #include <string>
 #include <vector>
+
+namespace opbench {
+// Phases by name; an unknown name reads as prefill (the first pair).
+NLOHMANN_JSON_SERIALIZE_ENUM(WorkloadCase::Phase, {{WorkloadCase::Phase::prefill, "prefill"},
+                                                   {WorkloadCase::Phase::decode, "decode"}})
+} // namespace opbench
+
+// The decoder's shape crosses as its bytes, as an op case's description does.
+template <>
+inline constexpr std::string_view opbench::kPlainBytesName<opbench::workload::DecoderConfig> = "decoder description";
 
 namespace opbench::workload {
 
@@ -42,9 +53,7 @@ struct WorkloadTail {
     std::string failure;         // the component timing failed: why (the entry fails)
 };
 
-// By hand: the decoder's shape crosses as its bytes (measure/plain_bytes.hpp), as an op case's description does.
-void to_json(nlohmann::json &j, const WorkloadJob &w);
-void from_json(const nlohmann::json &j, WorkloadJob &w);
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(WorkloadJob, kind, workload, decoder, phase)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(WorkloadActivation, check_where, flops_per_call, bytes_per_call, tokens_per_call,
                                    tokens_per_unit)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ComponentTimes::Part, component, spans, total_s, self_s)

@@ -188,7 +188,7 @@ TEST(VerificationJson, OffIsUnverifiedAndCarriesNoFigures) {
     Verification v;
     v.mode = VerifyMode::off;
     v.method = "none";
-    nlohmann::json j = to_json(v);
+    nlohmann::json j = verification_json(v);
     EXPECT_EQ(j["mode"], "off");
     EXPECT_EQ(j["verified"], false);
     EXPECT_FALSE(j.contains("nmse"));
@@ -206,14 +206,14 @@ TEST(VerificationJson, FastRecordsMethodSeedAndCoverage) {
     v.seed = 42;
     v.worst_ratio = 0.25;
     v.worst_index = 8;
-    nlohmann::json j = to_json(v);
+    nlohmann::json j = verification_json(v);
     EXPECT_EQ(j["method"], "freivalds");
     EXPECT_EQ(j["seed"], 42);
     EXPECT_EQ(j["checked"], 64);
     EXPECT_EQ(j["vectors"], 4);
     EXPECT_FALSE(j.contains("nmse"));
     v.nmse = INFINITY;
-    EXPECT_TRUE(to_json(v)["nmse"].is_null()) << "JSON has no infinity";
+    EXPECT_TRUE(verification_json(v)["nmse"].is_null()) << "JSON has no infinity";
 }
 
 // Under a causal mask the first rows of attention are large and the last

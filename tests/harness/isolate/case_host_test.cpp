@@ -1,6 +1,6 @@
-// Tests of harness/case_host: what crosses the worker boundary comes back
-// unchanged, the recipe's phases map onto the reported ones, and the case
-// timeout follows the settings.
+// Tests of harness/case_host: what crosses the worker boundary (as the
+// pipe's CBOR, isolate/worker.hpp) comes back unchanged, the recipe's phases
+// map onto the reported ones, and the case timeout follows the settings.
 #include "isolate/case_host.hpp"
 #include "measure/recipe.hpp"
 
@@ -19,6 +19,12 @@ using nlohmann::json;
 
 namespace {
 
+// What the other end of the worker pipe reads: the value through CBOR.
+template <class T>
+T across_the_pipe(const T &value) {
+    return json::from_cbor(json::to_cbor(json(value))).get<T>();
+}
+
 TEST(CaseHost, AJobCrossesTheBoundaryUnchanged) {
     CaseJob job;
     job.case_index = 7;
@@ -33,8 +39,12 @@ TEST(CaseHost, AJobCrossesTheBoundaryUnchanged) {
     job.settings.timeout = 12.5;
     job.nmse_threshold = 1e-5;
     job.timer_overhead = 2.5e-8;
+    job.verify = VerifyMode::off;
+    job.check_seed = 99;
+    job.reference_store_dir = "/tmp/refs";
+    job.reference_store_key = "k";
 
-    const CaseJob back = json(job).get<CaseJob>();
+    const CaseJob back = across_the_pipe(job);
     EXPECT_EQ(back.case_index, 7u);
     EXPECT_EQ(back.name, job.name);
     EXPECT_EQ(back.backend, "onednn");
@@ -42,6 +52,15 @@ TEST(CaseHost, AJobCrossesTheBoundaryUnchanged) {
     for (const SettingInfo &s : measurement_settings()) EXPECT_EQ(s.get(back.settings), s.get(job.settings)) << s.key;
     EXPECT_EQ(back.nmse_threshold, 1e-5);
     EXPECT_EQ(back.timer_overhead, 2.5e-8);
+    EXPECT_EQ(back.verify, VerifyMode::off);
+    EXPECT_EQ(back.check_seed, 99u);
+    EXPECT_EQ(back.reference_store_dir, "/tmp/refs");
+    EXPECT_EQ(back.reference_store_key, "k");
+    EXPECT_FALSE(back.workload) << "an op case has no workload";
+    json named = json(job);
+    EXPECT_EQ(named["verify"], "off") << "the mode by name";
+    named["verify"] = "thorough";
+    EXPECT_EQ(named.get<CaseJob>().verify, VerifyMode::full) << "an unknown mode reads as full";
 }
 
 // A backend's probe answer (backend_facts.hpp) comes back from its worker unchanged.
@@ -80,13 +99,43 @@ TEST(CaseHost, ActivationAndMemoryFiguresRoundTrip) {
     a.preparation.warmup_calls = 3;
     a.preparation.calls_per_sample = 16;
     a.workspace_bytes = 4096;
-    const Activation b = json(a).get<Activation>();
+    a.checked = true;
+    a.verification.mode = VerifyMode::fast;
+    a.verification.method = "freivalds";
+    a.verification.nmse = std::numeric_limits<double>::infinity();
+    a.verification.worst_index = 7;
+    a.reference_problem = "store full";
+    const Activation b = across_the_pipe(a);
     EXPECT_EQ(b.status, CaseStatus::failed);
     EXPECT_EQ(b.reason, a.reason);
-    EXPECT_TRUE(std::isnan(b.nmse)) << "a NaN NMSE stays NaN (JSON has no NaN)";
+    EXPECT_TRUE(std::isnan(b.nmse)) << "a NaN NMSE stays NaN";
     EXPECT_EQ(b.preparation.warmup_calls, 3);
     EXPECT_EQ(b.preparation.calls_per_sample, 16);
     EXPECT_EQ(b.workspace_bytes, 4096u);
+    EXPECT_TRUE(b.checked);
+    EXPECT_EQ(b.verification.method, "freivalds");
+    ASSERT_TRUE(b.verification.nmse);
+    EXPECT_TRUE(std::isinf(*b.verification.nmse)) << "an infinite check error stays infinite";
+    EXPECT_FALSE(b.verification.max_nmse) << "a figure not taken stays absent";
+    EXPECT_EQ(b.verification.worst_index, 7);
+    EXPECT_EQ(b.reference_problem, "store full");
+    EXPECT_FALSE(b.workload);
+
+    a.workload = workload::WorkloadActivation{"decode step 3, layer 1", 1e9, 2e6, 4, 1};
+    const Activation w = across_the_pipe(a);
+    ASSERT_TRUE(w.workload) << "a workload's activation keeps its part";
+    EXPECT_EQ(w.workload->check_where, "decode step 3, layer 1");
+    EXPECT_EQ(w.workload->tokens_per_call, 4);
+
+    FinishRecord f;
+    f.memory.plugin_peak_bytes = 12;
+    EXPECT_FALSE(across_the_pipe(f).workload);
+    f.workload = workload::WorkloadTail{};
+    f.workload->components_from = "profile";
+    const FinishRecord g = across_the_pipe(f);
+    ASSERT_TRUE(g.workload);
+    EXPECT_EQ(g.workload->components_from, "profile");
+    EXPECT_EQ(g.memory.plugin_peak_bytes, 12u);
 
     MemoryFigures m;
     m.workspace_bytes = 1;
@@ -133,10 +182,10 @@ TEST(CaseHost, RecordsKeepTheirKeysOnTheWire) {
     EXPECT_EQ(json("crashed").get<CaseStatus>(), CaseStatus::failed);
 }
 
-// A repetition crosses the pipe as text: its summary's non-finite figures
-// (no samples) come back as NaN and the noise as +infinity, and a reply
+// A repetition crosses the pipe as CBOR: its summary's non-finite figures
+// (no samples) come back as they were, NaN and +infinity, and a reply
 // without `process` or `unit_seconds` reads as process 0 with no units.
-TEST(CaseHost, ARepetitionCrossesAsText) {
+TEST(CaseHost, ARepetitionCrossesThePipe) {
     RepetitionRecord r;
     r.summary.n = 0;
     r.summary.median = std::nan("");
@@ -146,9 +195,9 @@ TEST(CaseHost, ARepetitionCrossesAsText) {
     r.unit_seconds = {1e-3};
     r.process = 2;
     r.device_seconds_per_call = -1;
-    const RepetitionRecord back = json::parse(json(r).dump()).get<RepetitionRecord>();
+    const RepetitionRecord back = across_the_pipe(r);
     EXPECT_TRUE(std::isnan(back.summary.median));
-    EXPECT_TRUE(std::isinf(back.summary.noise));
+    EXPECT_TRUE(std::isinf(back.summary.noise) && back.summary.noise > 0);
     EXPECT_EQ(back.summary.min, 2e-6);
     EXPECT_EQ(back.sample_times, r.sample_times);
     EXPECT_EQ(back.unit_seconds, r.unit_seconds);
@@ -164,9 +213,10 @@ TEST(CaseHost, ARepetitionCrossesAsText) {
     EXPECT_EQ(o.sample_times, r.sample_times);
 }
 
-// Descriptions cross as their bytes (measure/plain_bytes.hpp): a workload's
-// decoder comes back byte for byte, and a garbled description is refused
-// with what it is rather than read as another case.
+// Descriptions and settings cross as their bytes (measure/plain_bytes.hpp):
+// a workload's decoder comes back byte for byte, and a description of the
+// wrong size (or not bytes at all) is refused with what it is rather than
+// read as another case.
 TEST(CaseHost, PlainDataCrossesAsItsBytes) {
     CaseJob job;
     job.desc = make_desc(OPB_OP_SOFTMAX, OPB_DTYPE_F32, 0);
@@ -177,8 +227,10 @@ TEST(CaseHost, PlainDataCrossesAsItsBytes) {
     w.decoder.rope_theta = 500000.0f;
     w.phase = workload::Phase::decode;
     job.workload = w;
-    const json j = json::parse(json(job).dump());
-    EXPECT_EQ(j.at("desc").get<std::string>().size(), 2 * sizeof job.desc);
+    const json j = json::from_cbor(json::to_cbor(json(job)));
+    EXPECT_EQ(j.at("desc").get_binary().size(), sizeof job.desc);
+    EXPECT_EQ(j.at("settings").get_binary().size(), sizeof job.settings);
+    EXPECT_EQ(j.at("workload").at("phase"), "decode") << "the phase by name";
     const CaseJob back = j.get<CaseJob>();
     ASSERT_TRUE(back.workload);
     EXPECT_EQ(std::memcmp(&back.workload->decoder, &w.decoder, sizeof w.decoder), 0);
@@ -186,18 +238,17 @@ TEST(CaseHost, PlainDataCrossesAsItsBytes) {
     EXPECT_EQ(back.workload->workload, "gpt2-small.layer");
 
     json shorter = j;
-    shorter["desc"] = j["desc"].get<std::string>().substr(2);
-    EXPECT_THROW((void)shorter.get<CaseJob>(), std::invalid_argument);
-    json garbled = j;
-    std::string hex = j["desc"].get<std::string>();
-    hex.replace(4, 2, "zz");
-    garbled["desc"] = hex;
+    shorter["desc"].get_binary().pop_back();
     try {
-        (void)garbled.get<CaseJob>();
-        ADD_FAILURE() << "a description with 'zz' in it was read";
+        (void)shorter.get<CaseJob>();
+        ADD_FAILURE() << "a description a byte short was read";
     } catch (const std::invalid_argument &e) {
-        EXPECT_NE(std::string(e.what()).find("case description: 'zz' at 4"), std::string::npos) << e.what();
+        EXPECT_EQ(std::string(e.what()), "case description of " + std::to_string(sizeof job.desc - 1) +
+                                             " bytes, expected " + std::to_string(sizeof job.desc));
     }
+    json text = j;
+    text["workload"]["decoder"] = "00ff";
+    EXPECT_THROW((void)text.get<CaseJob>(), json::type_error) << "a decoder must be bytes, not text";
 }
 
 TEST(CaseHost, RecipePhasesMapOntoReportedPhases) {

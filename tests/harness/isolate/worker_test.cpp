@@ -10,6 +10,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
+#include <limits>
 #include <csignal>
 #include <cstdlib>
 #include <new>
@@ -89,6 +91,24 @@ TEST(Worker, CarriesRepliesLargerThanAPipeBuffer) {
     WorkerOutcome o = w.call(json{{"do", "big"}, {"bytes", 3 << 20}}, 30);
     ASSERT_TRUE(o.ok) << o.failure;
     EXPECT_EQ(o.reply.get<std::string>().size(), std::size_t(3) << 20);
+}
+
+// Messages cross as CBOR (worker.hpp): what JSON text cannot hold (NaN,
+// infinities, bytes) comes back as it was, and text that is not UTF-8 (a
+// plugin's message) comes back with U+FFFD in place of the bad byte.
+TEST(Worker, CarriesWhatJsonTextCannot) {
+    WorkerProcess w(worker_command());
+    const json value = {std::nan(""), -std::numeric_limits<double>::infinity(), json::binary({0, 0xff, 7}),
+                        std::string("bad \xff byte"), "caf\xc3\xa9"};
+    WorkerOutcome o = w.call(json{{"do", "echo"}, {"value", value}}, 10);
+    ASSERT_TRUE(o.ok) << o.failure;
+    ASSERT_EQ(o.reply.size(), 5u);
+    EXPECT_TRUE(std::isnan(o.reply[0].get<double>()));
+    EXPECT_EQ(o.reply[1].get<double>(), -std::numeric_limits<double>::infinity());
+    EXPECT_EQ(o.reply[2].get_binary(), json::binary_t({0, 0xff, 7}));
+    EXPECT_EQ(o.reply[3], "bad \xef\xbf\xbd byte") << "the bad byte replaced, the rest kept";
+    EXPECT_EQ(o.reply[4], "caf\xc3\xa9") << "valid UTF-8 untouched";
+    EXPECT_NO_THROW((void)o.reply.dump()) << "the reply can be written as JSON text";
 }
 
 TEST(Worker, ReportsTheLastPhaseWithAReply) {
