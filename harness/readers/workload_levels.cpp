@@ -29,7 +29,7 @@ struct Cell {
     ValidTimes t;
 };
 
-// One workload (its name and attention variant: what it computes) across levels and phases.
+// One workload (its name and variant: what it computes) across levels and phases.
 struct WorkloadRow {
     std::string label;
     std::map<std::size_t, std::map<std::string, Cell>> cells; // level -> phase -> cell
@@ -47,6 +47,7 @@ struct Collected {
     std::vector<Level> levels;
     std::vector<std::string> phases; // in order of appearance
     std::vector<WorkloadRow> rows;
+    std::map<std::string, std::set<std::string>> variants; // per workload name
 };
 
 Collected collect(const std::vector<ResultSet> &sets, bool accept_unmet_noise) {
@@ -61,10 +62,16 @@ Collected collect(const std::vector<ResultSet> &sets, bool accept_unmet_noise) {
             if (new_level) c.levels.push_back({rec.backend, rec.dtype, level});
             const std::string key = rec.case_name + "|" + rec.variant;
             auto [ri, new_row] = row_index.emplace(key, c.rows.size());
-            if (new_row) c.rows.push_back({rec.case_name + (rec.variant.empty() ? "" : " " + rec.variant), {}});
+            if (new_row) c.rows.push_back({rec.case_name, {}});
+            c.variants[rec.case_name].insert(rec.variant);
             if (std::find(c.phases.begin(), c.phases.end(), rec.phase) == c.phases.end()) c.phases.push_back(rec.phase);
             c.rows[ri->second].cells[li->second][rec.phase] = {&rec, valid_times(rec, accept_unmet_noise)};
         }
+    // A name at several variants: each row says which.
+    for (auto &[key, ri] : row_index) {
+        const std::string name = key.substr(0, key.rfind('|')), variant = key.substr(key.rfind('|') + 1);
+        if (c.variants[name].size() > 1) c.rows[ri].label += " " + variant;
+    }
     return c;
 }
 
@@ -146,7 +153,13 @@ std::optional<WorkloadLevels> workload_levels(const std::vector<ResultSet> &sets
     const std::vector<std::size_t> order = level_order(c.levels, baseline);
     WorkloadLevels out;
     Table &t = out.table;
-    t.title = fmt::format("Workload levels: tokens/s per phase, speed-up against {}'s first level", baseline);
+    std::string base_level = baseline;
+    for (std::size_t li : order)
+        if (backend_is(c.levels[li], baseline)) {
+            base_level = c.levels[li].name;
+            break;
+        }
+    t.title = fmt::format("Workload levels: tokens/s per phase, speed-up against {}", base_level);
     t.columns = {"workload", "level"};
     for (const std::string &p : c.phases) {
         t.columns.push_back(p + " tok/s");

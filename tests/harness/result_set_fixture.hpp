@@ -32,6 +32,7 @@ struct FakeCase {
     double pct_compute = 1.0, pct_bandwidth = 10.0;
     std::string bandwidth_roof; // the roofline's; empty: not written (a set from before the cache roofs)
     uint64_t plugin_peak_bytes = 49152;
+    std::string phase; // a workload entry's ("prefill", "decode"); empty: an op case
 };
 
 struct FakeSet {
@@ -52,6 +53,7 @@ inline std::string fake_name(const FakeCase &c) {
     std::string n = c.op;
     for (const auto &[k, v] : c.params.items()) n += "/" + k + ":" + v.dump();
     if (c.variant != "default") n += "/variant:" + c.variant;
+    if (!c.phase.empty()) n += "/phase:" + c.phase;
     n += "/dt:" + c.dtype;
     if (c.threads > 0) n += "/thr:" + std::to_string(c.threads);
     if (c.cache != "warm") n += "/cache:" + c.cache;
@@ -114,6 +116,7 @@ inline nlohmann::json fake_set_json(const FakeSet &s) {
                                                                    {"pct_peak_bandwidth", c.pct_bandwidth},
                                                                    {"ridge_point", 7.1}}
                                                   : nlohmann::json()}};
+        if (!c.phase.empty()) fields["phase"] = c.phase;
         if (!c.bandwidth_roof.empty() && c.status == "passed") fields["roofline"]["bandwidth_roof"] = c.bandwidth_roof;
         if (c.status != "passed") {
             nlohmann::json e = {{"name", name},

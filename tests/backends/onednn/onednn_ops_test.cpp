@@ -12,6 +12,7 @@
 //  - f16 (where oneDNN 2.6 has kernels on this CPU): 2^-11 rounding, 2e-3.
 #include "onednn_test_util.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -181,6 +182,32 @@ TEST_F(OnednnPluginTest, Int8MatmulMatchesTheExactIntegerSumOnEveryIsa) {
                     const Tol tol = out == OPB_DTYPE_BF16 ? Tol{8e-3, 8e-3} : Tol{1e-6, 1e-6};
                     expect_close(run(d, in), ref, tol, what);
                 }
+}
+
+// The reorder that quantizes (plugin.h, QUANTIZE): ties to even, saturation
+// and the zero point exactly as the reference, at a power-of-two scale (the
+// decoder's), from f32 and bf16, to u8 and s8, on every ISA.
+TEST_F(OnednnPluginTest, QuantizeMatchesTheReferenceExactly) {
+    std::vector<float> x = {0.0f, 0.03125f, 0.09375f, -0.03125f, 0.15625f, 9.0f, -9.0f, 0.3f};
+    for (float v : random(244, -5, 5, OPB_DTYPE_BF16, 31)) x.push_back(v); // bf16-exact, so both inputs agree
+    for (int in : {OPB_DTYPE_F32, OPB_DTYPE_BF16})
+        for (int out : {OPB_DTYPE_U8, OPB_DTYPE_S8}) {
+            auto d = make_desc(OPB_OP_QUANTIZE, in);
+            d.p.quantize = {3, 84, 1.0f / 16.0f, out == OPB_DTYPE_U8 ? 128 : 0, out};
+            const std::string what = "quantize " + std::string(dtype_name(in)) + " -> " +
+                                     std::string(dtype_name(out)) + " on " + isa();
+            ASSERT_EQ(validate_desc(d), "");
+            ASSERT_EQ(api->supports(be, &d), OPB_OK) << what << ": " << error();
+            std::vector<double> want(x.size());
+            const double lo = out == OPB_DTYPE_U8 ? 0 : -128, hi = out == OPB_DTYPE_U8 ? 255 : 127;
+            for (std::size_t i = 0; i < x.size(); ++i)
+                want[i] = std::clamp(std::nearbyint(double(x[i]) * 16.0) + d.p.quantize.zero_point, lo, hi);
+            // 0.5, 1.5, -0.5 and 2.5 steps: ties go to even (0, 2, 0, 2).
+            EXPECT_EQ(want[1], want[0]);
+            const std::vector<float> got = run(d, {x});
+            ASSERT_EQ(got.size(), want.size());
+            for (std::size_t i = 0; i < x.size(); ++i) ASSERT_EQ(double(got[i]), want[i]) << what << " x = " << x[i];
+        }
 }
 
 TEST_P(OnednnOpsTest, SoftmaxMatchesFloat64WithScaleAndCausalMask) {

@@ -209,3 +209,47 @@ TEST(LevelTable, BuildsOfOneBackendShareRowsAgainstTheFirstBuild) {
     EXPECT_EQ(t.rows[0][7], "0.8x");
     EXPECT_EQ(d.data["baseline"], "naive@base");
 }
+
+// A decoder at its levels (readers/workload_levels): one row per workload and
+// level, naive first, then each backend's dtypes from f32 to s8; tokens/s is
+// tokens per call over the one summary's median, the speed-up against naive f32.
+TEST(LevelTable, WorkloadLevelsLineUpBackendsAndDtypesAsOneTable) {
+    FakeSet s;
+    auto entry = [](const std::string &backend, const std::string &dtype, const std::string &phase, double median) {
+        FakeCase c;
+        c.op = "decoder";
+        c.name = "llama";
+        c.variant = "composed";
+        c.backend = backend;
+        c.dtype = dtype;
+        c.phase = phase;
+        c.params = {{"hidden", 64}, {"tokens_per_call", phase == "prefill" ? 16 : 4}};
+        c.medians = reps(median);
+        return c;
+    };
+    // Listed out of level order: the table sorts them.
+    s.cases = {entry("onednn", "s8", "prefill", 0.01),  entry("naive", "f32", "prefill", 1.0),
+               entry("onednn", "f32", "prefill", 0.1),  entry("onednn", "bf16", "prefill", 0.05),
+               entry("naive", "f32", "decode", 2.0),     entry("onednn", "f32", "decode", 0.5)};
+    FakeCase op_case; // an op case is not a workload level
+    s.cases.push_back(op_case);
+    const Document d = by_backend({make(s, "q")}, {});
+    ASSERT_EQ(d.tables.size(), 2u);
+    const Table &t = d.tables[1];
+    EXPECT_NE(t.title.find("speed-up against naive f32"), std::string::npos) << t.title;
+    EXPECT_EQ(t.columns, (std::vector<std::string>{"workload", "level", "prefill tok/s", "speed-up", "decode tok/s",
+                                                   "speed-up"}));
+    ASSERT_EQ(t.rows.size(), 4u);
+    EXPECT_EQ(t.rows[0], (std::vector<std::string>{"llama", "naive f32", "16", "1x", "2", "1x"}));
+    EXPECT_EQ(t.rows[1], (std::vector<std::string>{"", "onednn f32", "160", "10x", "8", "4x"}));
+    EXPECT_EQ(t.rows[2], (std::vector<std::string>{"", "onednn bf16", "320", "20x", "-", "-"}));
+    EXPECT_EQ(t.rows[3], (std::vector<std::string>{"", "onednn s8", "1600", "100x", "-", "-"}));
+    const auto &rows = d.data.at("workload_levels");
+    ASSERT_EQ(rows.size(), 4u);
+    EXPECT_DOUBLE_EQ(rows[3]["phases"]["prefill"]["tokens_per_second"].get<double>(), 1600.0);
+    EXPECT_DOUBLE_EQ(rows[3]["phases"]["prefill"]["speedup"].get<double>(), 100.0);
+    // Sets without workload entries keep their one table.
+    FakeSet ops;
+    ops.cases = {op_case};
+    EXPECT_EQ(by_backend({make(ops, "o")}, {}).tables.size(), 1u);
+}
