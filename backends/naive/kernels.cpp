@@ -437,7 +437,7 @@ void quantize(const opb_quantize_params &p, int dtype, const void *x, void *y) {
         constexpr int DT = decltype(dt)::value;
         const double lo = p.out_dtype == OPB_DTYPE_U8 ? 0.0 : -128.0, hi = p.out_dtype == OPB_DTYPE_U8 ? 255.0 : 127.0;
         for (int64_t i = 0; i < n; ++i) {
-            const double v = ld<DT>(x, i) / double(p.scale); // the exact quotient, rounded once below
+            const double v = ld<DT>(x, i) / double(p.scale);          // the exact quotient, rounded once below
             const double q = std::isnan(v) ? 0.0 : std::nearbyint(v); // ties to even (the default rounding mode)
             store_from_f32(y, p.out_dtype, i, static_cast<float>(std::clamp(q + p.zero_point, lo, hi)));
         }
@@ -461,8 +461,8 @@ constexpr KernelRow kKernels[] = {
      [](const opb_op_desc &d, void *const *t, double *ws, const sdk::ScopeHost &) {
          if (d.dtype == OPB_DTYPE_S8) // int8 weights: A, B, w_scale, [bias], C
              int8_matmul(d.p.matmul, t[0], t[1], static_cast<const float *>(t[2]),
-                         d.p.matmul.has_bias ? static_cast<const float *>(t[3]) : nullptr, t[d.p.matmul.has_bias ? 4 : 3],
-                         ws);
+                         d.p.matmul.has_bias ? static_cast<const float *>(t[3]) : nullptr,
+                         t[d.p.matmul.has_bias ? 4 : 3], ws);
          else if (d.p.matmul.has_bias)
              matmul(d.p.matmul, d.dtype, t[0], t[1], t[2], t[3], ws);
          else

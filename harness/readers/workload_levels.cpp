@@ -56,8 +56,8 @@ Collected collect(const std::vector<ResultSet> &sets, bool accept_unmet_noise) {
     for (std::size_t si = 0; si < sets.size(); ++si)
         for (const CaseRecord &rec : sets[si].cases) {
             if (rec.phase.empty()) continue; // an op case
-            const std::string level = fmt::format("{} {}{}", rec.backend, rec.dtype,
-                                                  sets.size() > 1 ? "@" + sets[si].short_name() : "");
+            const std::string level =
+                fmt::format("{} {}{}", rec.backend, rec.dtype, sets.size() > 1 ? "@" + sets[si].short_name() : "");
             auto [li, new_level] = level_index.emplace(level, c.levels.size());
             if (new_level) c.levels.push_back({rec.backend, rec.dtype, level});
             const std::string key = rec.case_name + "|" + rec.variant;
@@ -172,7 +172,8 @@ std::optional<WorkloadLevels> workload_levels(const std::vector<ResultSet> &sets
         for (std::size_t li : order) {
             auto it = row.cells.find(li);
             if (it == row.cells.end()) continue;
-            nlohmann::json j = {{"workload", row.label}, {"level", c.levels[li].name}, {"phases", nlohmann::json::object()}};
+            nlohmann::json j = {
+                {"workload", row.label}, {"level", c.levels[li].name}, {"phases", nlohmann::json::object()}};
             std::vector<std::string> line = {first ? row.label : "", c.levels[li].name};
             for (std::string &cell : level_line(it->second, c, c.levels[li], base, j, reasons))
                 line.push_back(std::move(cell));

@@ -198,16 +198,16 @@ struct DecoderRun::LayerBuffers {
 // (prefill: tokens = batch x prompt) and reused by every layer and step.
 struct DecoderRun::BufferSet {
     std::vector<LayerBuffers> layers;
-    std::vector<void *> hidden;        // [layers + 1]: hidden[0] = embeddings, hidden[l + 1] = layer l's output
-    void *normed = nullptr;            // [tokens, hidden]
+    std::vector<void *> hidden; // [layers + 1]: hidden[0] = embeddings, hidden[l + 1] = layer l's output
+    void *normed = nullptr;     // [tokens, hidden]
     // q: decode [tokens, heads x head_dim]; prefill [heads, tokens, head_dim],
     // or with RoPE [batch, heads, seq, head_dim] (so that a K/V head's query
     // heads are adjacent for the rope call). o: decode as q; prefill
     // [heads, tokens, head_dim].
     void *q = nullptr, *o = nullptr;
-    void *q_rot = nullptr; // RoPE only: q rotated, q's layout
-    void *k_new = nullptr; // RoPE only: one (sequence, K/V head)'s new K rows [seq, head_dim] before rotation
-    void *partial = nullptr;           // prefill [heads, tokens, hidden]: per-head output projections
+    void *q_rot = nullptr;   // RoPE only: q rotated, q's layout
+    void *k_new = nullptr;   // RoPE only: one (sequence, K/V head)'s new K rows [seq, head_dim] before rotation
+    void *partial = nullptr; // prefill [heads, tokens, hidden]: per-head output projections
     void *acc[2] = {nullptr, nullptr}; // [tokens, hidden]: the head reduction's running sum
     void *attn_res = nullptr;          // [tokens, hidden]
     void *up = nullptr, *gate = nullptr, *act = nullptr, *prod = nullptr; // [tokens, ffn]
@@ -238,7 +238,8 @@ void *DecoderRun::alloc(uint64_t bytes, uint64_t &counter) {
 
 void DecoderRun::upload(void *dst, const std::vector<float> &values) {
     std::vector<uint8_t> bytes(values.size() * elem_);
-    for (std::size_t i = 0; i < values.size(); ++i) store_from_f32(bytes.data(), config_.act_dtype(), int64_t(i), values[i]);
+    for (std::size_t i = 0; i < values.size(); ++i)
+        store_from_f32(bytes.data(), config_.act_dtype(), int64_t(i), values[i]);
     opb_status s = be_.api().copy_in(be_.handle(), dst, bytes.data(), bytes.size());
     if (s != OPB_OK) throw WorkloadFailure{"failed", "decoder: copy_in of weights: " + be_.error_text(s)};
 }
@@ -265,7 +266,8 @@ void DecoderRun::upload_int8(void *&dst, void *&scale_dst, const std::vector<flo
     for (int64_t r = 0; r < rows; ++r)
         for (int64_t k = 0; k < cols; ++k) {
             const float v = w[std::size_t(r * cols + k)] / scale[std::size_t(channel_rows ? r : k)];
-            q[std::size_t(transposed ? k * rows + r : r * cols + k)] = static_cast<int8_t>(saturate_int8(v, OPB_DTYPE_S8));
+            q[std::size_t(transposed ? k * rows + r : r * cols + k)] =
+                static_cast<int8_t>(saturate_int8(v, OPB_DTYPE_S8));
         }
     dst = alloc(q.size(), footprint_.weights);
     scale_dst = alloc(scale.size() * sizeof(float), footprint_.weights);
@@ -421,8 +423,9 @@ private:
         if (!c.int8_linear()) return matmul(batch, m, n, k, trans_b, bias);
         opb_op_desc desc = make_desc(OPB_OP_MATMUL, OPB_DTYPE_S8);
         desc.threads = c.threads;
-        desc.p.matmul = {batch, m, n, k,  0, trans_b ? 1 : 0, bias ? 1 : 0, OPB_DTYPE_U8, act_scale,
-                         kDefaultU8ZeroPoint, OPB_DTYPE_F32};
+        desc.p.matmul = {
+            batch,        m, n, k, 0, trans_b ? 1 : 0, bias ? 1 : 0, OPB_DTYPE_U8, act_scale, kDefaultU8ZeroPoint,
+            OPB_DTYPE_F32};
         return desc;
     }
     // int8 layers: the layer input's `elems` elements quantised into xq,
@@ -557,8 +560,8 @@ private:
         // Head h's output times rows h*Dh.. of Wo ([in, out]: dense): head 0
         // carries the bias, heads 1.. are one batched matmul (an int8 layer's
         // scales, one per output column, serve every head).
-        linear(Component::attn_out, linear_desc(1, T, d, Dh, false, c.bias, kInputScale), bs.o, 0,
-               {w.wo, w.s_o, w.bo}, bs.partial);
+        linear(Component::attn_out, linear_desc(1, T, d, Dh, false, c.bias, kInputScale), bs.o, 0, {w.wo, w.s_o, w.bo},
+               bs.partial);
         if (H > 1)
             linear(Component::attn_out, linear_desc(H - 1, T, d, Dh, false, false, kInputScale), bs.o, T * Dh,
                    {w.wo, w.s_o, nullptr, Dh * d, 0}, at(bs.partial, T * d));
@@ -663,8 +666,13 @@ void DecoderRun::upload_linear_weights(LayerBuffers &lb, const LayerWeights &w) 
     const DecoderConfig &c = config_;
     const int64_t d = c.hidden, f = c.ffn_width(), qd = c.q_width(), kvd = c.kv_width();
     if (!c.int8_linear()) {
-        for (auto [dst, v] : {std::pair{&lb.wq, &w.wq}, {&lb.wk, &w.wk}, {&lb.wv, &w.wv}, {&lb.wo, &w.wo},
-                              {&lb.w_up, &w.w_up}, {&lb.w_gate, &w.w_gate}, {&lb.w_down, &w.w_down}})
+        for (auto [dst, v] : {std::pair{&lb.wq, &w.wq},
+                              {&lb.wk, &w.wk},
+                              {&lb.wv, &w.wv},
+                              {&lb.wo, &w.wo},
+                              {&lb.w_up, &w.w_up},
+                              {&lb.w_gate, &w.w_gate},
+                              {&lb.w_down, &w.w_down}})
             if (!v->empty()) {
                 *dst = alloc(uint64_t(v->size()) * elem_, footprint_.weights);
                 upload(*dst, *v);

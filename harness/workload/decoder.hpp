@@ -96,7 +96,8 @@ public:
 };
 
 // Host copies of the weights and inputs, as float, already rounded to the
-// workload's dtype: exactly the values the backend receives. Layouts:
+// workload's dtype: exactly the values the backend receives (dtype s8: the
+// f32 weights that upload quantises per output channel, decoder.cpp). Layouts:
 //   wq, wk, wv, w_up, w_gate, w_down: [out, in] (nn.Linear; used with trans_b)
 //   wo: [in, out] (GPT-2's Conv1D), so head h's rows h*head_dim.. are dense
 //   embeddings: [batch, prompt + generate, hidden], the input of every position

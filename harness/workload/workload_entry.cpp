@@ -98,7 +98,8 @@ nlohmann::json WorkloadEntry::fields() const {
         activation_.bytes_per_call > 0 ? activation_.flops_per_call / activation_.bytes_per_call : 0.0;
     const nlohmann::json measurement = measurement_fields(result, workload_.settings, c.threads, workload_.where);
     for (const auto &[k, v] : measurement.items()) j[k] = v;
-    j["nmse_where"] = activation_.check_where.empty() ? nlohmann::json(nullptr) : nlohmann::json(activation_.check_where);
+    j["nmse_where"] =
+        activation_.check_where.empty() ? nlohmann::json(nullptr) : nlohmann::json(activation_.check_where);
     j["decoder"] = figures_ ? figures_json(*figures_) : nlohmann::json(nullptr);
     return j;
 }
@@ -121,27 +122,29 @@ std::string WorkloadEntry::label(const RepetitionRecord &rec) const {
     return noise_label(rec) + fmt::format(", {:.3g} ms/token p50", p50);
 }
 
+// Two lines an entry, so that the table fits 100 columns: the entry's name
+// (with its dtype: one workload may come at several), then its figures.
 void report_workload_figures(const std::vector<const WorkloadEntry *> &entries, std::ostream &out) {
     std::vector<const WorkloadEntry *> shown;
     for (const WorkloadEntry *e : entries)
         if (e->figures() && e->result.status == CaseStatus::passed) shown.push_back(e);
     if (shown.empty()) return;
-    out << "\nWorkloads (tokens/s at the median call; ms per token over every unit timed; "
-           "memory/token = (peak - weights) / context tokens;\n"
-           "  components: shares of the steps' time from their spans, the run's recorded samples when it "
-           "profiles (not in tokens/s), else scoped calls after the timed ones; unscoped: step time in no "
-           "component):\n";
-    out << fmt::format("  {:<44} {:>11} {:>9} {:>9} {:>10} {:>11} {:>10} {:>10} {:>9}  {}\n",
-                       "workload / phase / backend", "tokens/s", "ms p50", "ms p99", "peak MiB", "mem/token",
-                       "KV/token", "allocs/tok", "unscoped", "largest component");
+    out << "\nWorkloads (tokens/s at the median call; ms per token over every unit timed; memory/token =\n"
+           "  (peak - weights) / context tokens; components: shares of the steps' time from their spans, the\n"
+           "  run's recorded samples when it profiles (not in tokens/s), else scoped calls after the timed\n"
+           "  ones; unscoped: step time in no component):\n";
+    out << "  workload / phase / backend dtype\n";
+    out << fmt::format("  {:>10} {:>8} {:>8} {:>9} {:>10} {:>9} {:>10} {:>8}  {}\n", "tokens/s", "ms p50", "ms p99",
+                       "peak MiB", "mem/token", "KV/token", "allocs/tok", "unscoped", "largest component");
     for (const WorkloadEntry *e : shown) {
         const DecoderFigures &f = *e->figures();
         std::string top = "-";
         double best = -1;
         for (const auto &c : f.components)
             if (c.share > best) best = c.share, top = fmt::format("{} {:.0f}%", c.component, 100 * c.share);
-        out << fmt::format("  {:<44} {:>11.4g} {:>9.4g} {:>9.4g} {:>10.1f} {:>9.1f}Ki {:>9}B {:>10.4g} {:>8.1f}%  {}\n",
-                           fmt::format("{} / {} / {}", e->source().name, phase_name(e->phase()), e->backend()),
+        out << fmt::format("  {} / {} / {} {}\n", e->source().name, phase_name(e->phase()), e->backend(),
+                           dtype_name(e->source().decoder.dtype));
+        out << fmt::format("  {:>10.4g} {:>8.4g} {:>8.4g} {:>9.1f} {:>8.1f}Ki {:>8}B {:>10.4g} {:>7.1f}%  {}\n",
                            f.tokens_per_second, f.ms_per_token_p50, f.ms_per_token_p99,
                            double(f.peak_bytes) / (1024.0 * 1024.0), f.memory_per_token_bytes / 1024.0,
                            f.kv_cache_bytes_per_token, f.allocs_per_token, 100 * f.unscoped_share, top);

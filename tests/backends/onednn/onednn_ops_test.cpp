@@ -160,7 +160,8 @@ TEST_F(OnednnPluginTest, Int8MatmulMatchesTheExactIntegerSumOnEveryIsa) {
                                              " bias=" + std::to_string(bias) + " on " + isa();
                     ASSERT_EQ(validate_desc(d), "");
                     ASSERT_EQ(api->supports(be, &d), OPB_OK) << what << ": " << error();
-                    auto a = act == OPB_DTYPE_U8 ? ints(p.batch * p.m * p.k, 0, 255) : ints(p.batch * p.m * p.k, -128, 127);
+                    auto a =
+                        act == OPB_DTYPE_U8 ? ints(p.batch * p.m * p.k, 0, 255) : ints(p.batch * p.m * p.k, -128, 127);
                     auto w = ints(p.batch * p.k * p.n, -64, 63);
                     std::vector<float> w_scale(std::size_t(p.n)), bv(std::size_t(p.n));
                     for (int64_t j = 0; j < p.n; ++j) {
@@ -194,8 +195,8 @@ TEST_F(OnednnPluginTest, QuantizeMatchesTheReferenceExactly) {
         for (int out : {OPB_DTYPE_U8, OPB_DTYPE_S8}) {
             auto d = make_desc(OPB_OP_QUANTIZE, in);
             d.p.quantize = {3, 84, 1.0f / 16.0f, out == OPB_DTYPE_U8 ? 128 : 0, out};
-            const std::string what = "quantize " + std::string(dtype_name(in)) + " -> " +
-                                     std::string(dtype_name(out)) + " on " + isa();
+            const std::string what =
+                "quantize " + std::string(dtype_name(in)) + " -> " + std::string(dtype_name(out)) + " on " + isa();
             ASSERT_EQ(validate_desc(d), "");
             ASSERT_EQ(api->supports(be, &d), OPB_OK) << what << ": " << error();
             std::vector<double> want(x.size());

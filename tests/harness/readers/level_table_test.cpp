@@ -34,8 +34,8 @@ TEST(LevelTable, ByBackendGivesSpeedUpsAgainstTheBaseline) {
     const Table &t = d.tables[0];
     // Default layout (fits 100 columns): time and % peak per backend, a
     // speed-up for all but the baseline, one quality column.
-    EXPECT_EQ(t.columns, (std::vector<std::string>{"case", "naive", "% peak", "onednn", "speed-up", "% peak",
-                                                   "quality"}));
+    EXPECT_EQ(t.columns,
+              (std::vector<std::string>{"case", "naive", "% peak", "onednn", "speed-up", "% peak", "quality"}));
     ASSERT_EQ(t.rows.size(), 2u);
     EXPECT_EQ(t.rows[0][4], "4x");
     EXPECT_EQ(t.rows[0][5], "42% flop");
@@ -228,17 +228,17 @@ TEST(LevelTable, WorkloadLevelsLineUpBackendsAndDtypesAsOneTable) {
         return c;
     };
     // Listed out of level order: the table sorts them.
-    s.cases = {entry("onednn", "s8", "prefill", 0.01),  entry("naive", "f32", "prefill", 1.0),
-               entry("onednn", "f32", "prefill", 0.1),  entry("onednn", "bf16", "prefill", 0.05),
-               entry("naive", "f32", "decode", 2.0),     entry("onednn", "f32", "decode", 0.5)};
+    s.cases = {entry("onednn", "s8", "prefill", 0.01), entry("naive", "f32", "prefill", 1.0),
+               entry("onednn", "f32", "prefill", 0.1), entry("onednn", "bf16", "prefill", 0.05),
+               entry("naive", "f32", "decode", 2.0),   entry("onednn", "f32", "decode", 0.5)};
     FakeCase op_case; // an op case is not a workload level
     s.cases.push_back(op_case);
     const Document d = by_backend({make(s, "q")}, {});
     ASSERT_EQ(d.tables.size(), 2u);
     const Table &t = d.tables[1];
     EXPECT_NE(t.title.find("speed-up against naive f32"), std::string::npos) << t.title;
-    EXPECT_EQ(t.columns, (std::vector<std::string>{"workload", "level", "prefill tok/s", "speed-up", "decode tok/s",
-                                                   "speed-up"}));
+    EXPECT_EQ(t.columns,
+              (std::vector<std::string>{"workload", "level", "prefill tok/s", "speed-up", "decode tok/s", "speed-up"}));
     ASSERT_EQ(t.rows.size(), 4u);
     EXPECT_EQ(t.rows[0], (std::vector<std::string>{"llama", "naive f32", "16", "1x", "2", "1x"}));
     EXPECT_EQ(t.rows[1], (std::vector<std::string>{"", "onednn f32", "160", "10x", "8", "4x"}));

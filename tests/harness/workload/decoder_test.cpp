@@ -559,8 +559,7 @@ TEST(DecoderOnednn, MatchesNaiveLayerByLayer) {
             // int8 layers: the workload's own tolerance (an activation at a
             // step boundary may quantise one step apart).
             opb_op_desc any = make_desc(OPB_OP_ADD, dtype == OPB_DTYPE_S8 ? OPB_DTYPE_F32 : dtype);
-            const double tol =
-                dtype == OPB_DTYPE_S8 ? decoder_tolerance(c).max_nmse : tolerance_for(any).max_nmse * 10;
+            const double tol = dtype == OPB_DTYPE_S8 ? decoder_tolerance(c).max_nmse : tolerance_for(any).max_nmse * 10;
             for (std::size_t s = 0; s < want.size(); ++s)
                 for (std::size_t l = 0; l < want[s].size(); ++l) {
                     std::vector<double> w(want[s][l].begin(), want[s][l].end());

@@ -163,8 +163,12 @@ TEST(WorkloadRunner, EntriesCarryTheDecoderFigures) {
     }
     // The console's summary names every measured entry with its tokens/s.
     EXPECT_NE(out.console.find("Workloads (tokens/s"), std::string::npos) << out.console;
-    EXPECT_NE(out.console.find("small / prefill / naive"), std::string::npos) << out.console;
-    EXPECT_NE(out.console.find("small / decode / naive"), std::string::npos) << out.console;
+    EXPECT_NE(out.console.find("small / prefill / naive f32\n"), std::string::npos) << out.console;
+    EXPECT_NE(out.console.find("small / decode / naive f32\n"), std::string::npos) << out.console;
+    for (std::size_t at = 0, end; at < out.console.size(); at = end + 1) { // every line within 100 columns
+        end = std::min(out.console.find('\n', at), out.console.size());
+        EXPECT_LE(end - at, 100u) << out.console.substr(at, end - at);
+    }
     // Google Benchmark's own aggregates stay, so compare.py reads the set.
     bool has_median = false;
     for (const auto &b : out.set["benchmarks"])
