@@ -29,7 +29,7 @@ struct Cell {
     ValidTimes t;
 };
 
-// One workload (its name and variant: what it computes) across levels and phases.
+// One workload (its name, variant and settings) across levels and phases.
 struct WorkloadRow {
     std::string label;
     std::map<std::size_t, std::map<std::string, Cell>> cells; // level -> phase -> cell
@@ -47,8 +47,20 @@ struct Collected {
     std::vector<Level> levels;
     std::vector<std::string> phases; // in order of appearance
     std::vector<WorkloadRow> rows;
-    std::map<std::string, std::set<std::string>> variants; // per workload name
+    std::map<std::string, std::set<std::string>> forms; // per workload name: its variants and settings
 };
+
+// What else tells two entries of one workload name apart: the variant, and
+// the threads and cache when the run set them ("composed thr:2 cache:cold").
+std::string form_of(const CaseRecord &rec) {
+    std::string form = rec.variant;
+    if (!rec.settings.is_object()) return form;
+    if (auto t = rec.settings.find("threads"); t != rec.settings.end() && t->is_number() && t->get<double>() > 0)
+        form += fmt::format(" thr:{}", t->get<double>());
+    if (auto c = rec.settings.find("cache"); c != rec.settings.end() && c->is_string() && *c != "warm")
+        form += " cache:" + c->get<std::string>();
+    return form;
+}
 
 Collected collect(const std::vector<ResultSet> &sets, bool accept_unmet_noise) {
     Collected c;
@@ -60,17 +72,17 @@ Collected collect(const std::vector<ResultSet> &sets, bool accept_unmet_noise) {
                 fmt::format("{} {}{}", rec.backend, rec.dtype, sets.size() > 1 ? "@" + sets[si].short_name() : "");
             auto [li, new_level] = level_index.emplace(level, c.levels.size());
             if (new_level) c.levels.push_back({rec.backend, rec.dtype, level});
-            const std::string key = rec.case_name + "|" + rec.variant;
-            auto [ri, new_row] = row_index.emplace(key, c.rows.size());
+            const std::string form = form_of(rec);
+            auto [ri, new_row] = row_index.emplace(rec.case_name + "|" + form, c.rows.size());
             if (new_row) c.rows.push_back({rec.case_name, {}});
-            c.variants[rec.case_name].insert(rec.variant);
+            c.forms[rec.case_name].insert(form);
             if (std::find(c.phases.begin(), c.phases.end(), rec.phase) == c.phases.end()) c.phases.push_back(rec.phase);
             c.rows[ri->second].cells[li->second][rec.phase] = {&rec, valid_times(rec, accept_unmet_noise)};
         }
-    // A name at several variants: each row says which.
+    // A name in several forms: each row says which.
     for (auto &[key, ri] : row_index) {
-        const std::string name = key.substr(0, key.rfind('|')), variant = key.substr(key.rfind('|') + 1);
-        if (c.variants[name].size() > 1) c.rows[ri].label += " " + variant;
+        const std::string name = key.substr(0, key.rfind('|')), form = key.substr(key.rfind('|') + 1);
+        if (c.forms[name].size() > 1) c.rows[ri].label += " " + form;
     }
     return c;
 }

@@ -253,3 +253,28 @@ TEST(LevelTable, WorkloadLevelsLineUpBackendsAndDtypesAsOneTable) {
     ops.cases = {op_case};
     EXPECT_EQ(by_backend({make(ops, "o")}, {}).tables.size(), 1u);
 }
+
+// One workload measured at two thread counts: two rows, each naming its
+// threads, never one cell overwritten by the other.
+TEST(LevelTable, WorkloadLevelsKeepEachSettingOnItsOwnRow) {
+    FakeSet s;
+    for (int threads : {1, 2}) {
+        FakeCase c;
+        c.op = "decoder";
+        c.name = "llama";
+        c.variant = "composed";
+        c.phase = "decode";
+        c.threads = threads;
+        c.params = {{"hidden", 64}, {"tokens_per_call", 4}};
+        c.medians = reps(threads == 1 ? 2.0 : 1.0);
+        s.cases.push_back(c);
+    }
+    const Document d = by_backend({make(s, "q")}, {});
+    ASSERT_EQ(d.tables.size(), 2u);
+    const Table &t = d.tables[1];
+    ASSERT_EQ(t.rows.size(), 2u);
+    EXPECT_EQ(t.rows[0][0], "llama composed thr:1");
+    EXPECT_EQ(t.rows[0][2], "2");
+    EXPECT_EQ(t.rows[1][0], "llama composed thr:2");
+    EXPECT_EQ(t.rows[1][2], "4");
+}
