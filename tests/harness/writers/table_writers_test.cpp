@@ -1,4 +1,6 @@
 #include "writers/table_writers.hpp"
+#include "writers/chrome_trace_writer.hpp"
+#include "writers/json_writer.hpp"
 
 #include <gtest/gtest.h>
 
@@ -98,4 +100,19 @@ TEST(TableWriters, NumericColumnDetection) {
 TEST(TableWriters, EveryFormatIsInTheTable) {
     for (const char *f : {"json", "console", "markdown", "csv"}) EXPECT_NE(find_writer(f), nullptr) << f;
     EXPECT_EQ(find_writer("xml"), nullptr);
+}
+
+// A file name or a plugin message that is not UTF-8 is written as U+FFFD:
+// the set (or trace) is still written, and reads back.
+TEST(JsonWriters, BytesThatAreNotUtf8AreWrittenAsReplacementCharacters) {
+    Document d;
+    d.data = {{"suite_path", std::string("/tmp/bad\xffname.toml")}, {"traceEvents", nlohmann::json::array()}};
+    d.data["traceEvents"].push_back({{"name", std::string("span\xc3")}});
+    for (bool compact : {true, false}) {
+        d.compact = compact;
+        const nlohmann::json back = nlohmann::json::parse(write_json(d));
+        EXPECT_EQ(back["suite_path"], "/tmp/bad\xef\xbf\xbdname.toml");
+    }
+    const nlohmann::json trace = nlohmann::json::parse(write_chrome_trace(d));
+    EXPECT_EQ(trace["traceEvents"][0]["name"], "span\xef\xbf\xbd");
 }
