@@ -176,13 +176,24 @@ TEST(Int8Matmul, ValidationRefusesWhatNoInt8MatmulIs) {
     refused(sm, "dtype s8 (int8 weights) is for matmul only");
 }
 
-TEST(PluginAbiGap, Int8MatmulNeedsAnAbi13Plugin) {
-    const uint32_t abi12 = (1u << 16) | 2u, abi13 = (1u << 16) | 3u;
-    opb_op_desc d = make_desc(OPB_OP_MATMUL, OPB_DTYPE_S8);
-    EXPECT_NE(plugin_abi_gap(d, abi12).find("ABI 1.2, which predates int8 matmul (dtype s8)"), std::string::npos)
-        << plugin_abi_gap(d, abi12);
-    EXPECT_EQ(plugin_abi_gap(d, abi13), "");
-    EXPECT_EQ(plugin_abi_gap(make_desc(OPB_OP_MATMUL, OPB_DTYPE_BF16), abi12), "");
+// int8 matmul (ABI 1.3) and quantize (ABI 1.4): a plugin one minor older is
+// told which feature it predates; the minor that brought it reads it.
+TEST(PluginAbiGap, Int8MatmulNeedsAbi13AndQuantizeAbi14) {
+    struct Row {
+        opb_op_desc desc;
+        uint32_t minor;
+        const char *predates;
+    };
+    for (const Row &r : {Row{make_desc(OPB_OP_MATMUL, OPB_DTYPE_S8), 3, "int8 matmul (dtype s8)"},
+                         Row{make_desc(OPB_OP_QUANTIZE, OPB_DTYPE_F32), 4, "the quantize op (ABI 1.4)"}}) {
+        const uint32_t older = (1u << 16) | (r.minor - 1), introduced = (1u << 16) | r.minor;
+        const std::string gap = plugin_abi_gap(r.desc, older);
+        EXPECT_NE(gap.find("ABI 1." + std::to_string(r.minor - 1) + ", which predates " + r.predates),
+                  std::string::npos)
+            << gap;
+        EXPECT_EQ(plugin_abi_gap(r.desc, introduced), "") << r.predates;
+    }
+    EXPECT_EQ(plugin_abi_gap(make_desc(OPB_OP_MATMUL, OPB_DTYPE_BF16), (1u << 16) | 2u), "");
 }
 
 TEST(Quantize, TensorsBytesFlopsAndDefaultsMatchTheInt8MatmulsActivations) {
@@ -226,14 +237,6 @@ TEST(Quantize, ValidationRefusesWhatNoQuantisationIs) {
     x = d;
     x.dtype = OPB_DTYPE_S8;
     refused(x, "a quantize op's dtype is its input's");
-}
-
-TEST(PluginAbiGap, QuantizeNeedsAnAbi14Plugin) {
-    const uint32_t abi13 = (1u << 16) | 3u, abi14 = (1u << 16) | 4u;
-    opb_op_desc d = make_desc(OPB_OP_QUANTIZE, OPB_DTYPE_F32);
-    EXPECT_NE(plugin_abi_gap(d, abi13).find("ABI 1.3, which predates the quantize op (ABI 1.4)"), std::string::npos)
-        << plugin_abi_gap(d, abi13);
-    EXPECT_EQ(plugin_abi_gap(d, abi14), "");
 }
 
 TEST(Int8Conversions, LoadsIntegersAndStoresRoundedSaturated) {
