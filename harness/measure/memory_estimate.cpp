@@ -99,19 +99,24 @@ MemoryEstimate estimate_case_memory(const opb_op_desc &desc, bool reference_runs
     return e;
 }
 
-MemoryBudget available_memory(std::optional<uint64_t> mem_limit) {
+MemoryBudget smallest_memory_limit(const MemoryLimits &limits) {
     MemoryBudget b{std::numeric_limits<uint64_t>::max(), "unknown"};
-    if (auto kib = read_field("/proc/meminfo", "MemAvailable:")) b = {mul_sat(*kib, 1024), "MemAvailable"};
+    if (limits.mem_available) b = {*limits.mem_available, "MemAvailable"};
+    if (limits.cgroup_left && *limits.cgroup_left < b.bytes) b = {*limits.cgroup_left, "cgroup memory.max"};
+    if (limits.mem_limit && *limits.mem_limit < b.bytes) b = {*limits.mem_limit, "--mem-limit"};
+    return b;
+}
+
+MemoryBudget available_memory(std::optional<uint64_t> mem_limit) {
+    MemoryLimits limits;
+    limits.mem_limit = mem_limit;
+    if (auto kib = read_field("/proc/meminfo", "MemAvailable:")) limits.mem_available = mul_sat(*kib, 1024);
     if (auto dir = cgroup_dir()) {
         auto max = read_number_file(*dir + "/memory.max");
         auto cur = read_number_file(*dir + "/memory.current");
-        if (max && cur) {
-            const uint64_t left = *max > *cur ? *max - *cur : 0;
-            if (left < b.bytes) b = {left, "cgroup memory.max"};
-        }
+        if (max && cur) limits.cgroup_left = *max > *cur ? *max - *cur : 0;
     }
-    if (mem_limit && *mem_limit < b.bytes) b = {*mem_limit, "--mem-limit"};
-    return b;
+    return smallest_memory_limit(limits);
 }
 
 std::optional<std::string> memory_skip_reason(const MemoryEstimate &need, const MemoryBudget &have) {

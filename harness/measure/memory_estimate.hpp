@@ -46,6 +46,15 @@ struct MemoryBudget {
 };
 [[nodiscard]] MemoryBudget available_memory(std::optional<uint64_t> mem_limit);
 
+// The rule behind available_memory, apart from reading the machine (whose
+// MemAvailable moves between two reads): the least of the limits present.
+struct MemoryLimits {
+    std::optional<uint64_t> mem_available; // bytes, from /proc/meminfo
+    std::optional<uint64_t> cgroup_left;   // memory.max - memory.current
+    std::optional<uint64_t> mem_limit;     // --mem-limit
+};
+[[nodiscard]] MemoryBudget smallest_memory_limit(const MemoryLimits &limits);
+
 // Empty when the case fits; else "needs 12.50 GiB, 7.25 GiB available (MemAvailable)".
 [[nodiscard]] std::optional<std::string> memory_skip_reason(const MemoryEstimate &need, const MemoryBudget &have);
 
