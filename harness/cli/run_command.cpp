@@ -461,7 +461,7 @@ void RunCommand::Options::check_shard(Suite &suite) {
 // existing file only with --force.
 void RunCommand::Options::check_trace(const std::string &resume_journal) {
     if (run->count("--trace") == 0) return;
-    OutputFile trace{"--trace", opts.profile.trace_path, force, {suite_path}, {}};
+    OutputFile trace{"--trace", opts.profile.trace_path, force, {suite_path}, {}, {}};
     if (!resume_journal.empty()) trace.inputs.push_back(resume_journal);
     // Before --out is reserved (a refused trace leaves nothing behind); a
     // default --out is a fresh name no trace can hold.

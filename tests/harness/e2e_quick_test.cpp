@@ -139,7 +139,9 @@ TEST_F(QuickSuiteRun, EveryPassedEntryIsVerifiedAndConsistent) {
         }
         if (e["backend"] == "naive") {
             EXPECT_TRUE(e["reference"].get<bool>()) << name;
-            if (expected_method == "reference") EXPECT_EQ(e["nmse"].get<double>(), 0.0) << name;
+            if (expected_method == "reference") {
+                EXPECT_EQ(e["nmse"].get<double>(), 0.0) << name;
+            }
         }
         // The reported time is the median of the samples, per call, in us.
         const json &st = e["stats"];

@@ -109,10 +109,11 @@ TEST_P(EveryRow, DefaultsAreWrittenAndRequiredKeysAreRequired) {
     const Suite suite = parse_suite(minimal, "table.toml");
     ASSERT_EQ(suite.cases.size(), 1u);
     for (const auto &p : row().params)
-        if (p.has_default && p.kind != ParamKind::Scale) // scale reads back as applied
+        if (p.has_default && p.kind != ParamKind::Scale) { // scale reads back as applied
             EXPECT_EQ(p.value(suite.cases[0].desc),
                       p.kind == ParamKind::PosReal ? double(float(p.default_value)) : p.default_value)
                 << row().name << " default of " << p.key;
+        }
 }
 
 TEST_P(EveryRow, SweepsEachDimKeyAndNamesTellTheCasesApart) {
@@ -149,7 +150,9 @@ TEST_P(EveryRow, NamesAndResultFieldsComeFromTheRow) {
         EXPECT_EQ(name.find("/" + std::string(p.label) + ":") != std::string::npos, shown)
             << name << " label " << p.label;
     }
-    if (row().variants.size() > 1) EXPECT_NE(name.find("/variant:"), std::string::npos) << name;
+    if (row().variants.size() > 1) {
+        EXPECT_NE(name.find("/variant:"), std::string::npos) << name;
+    }
 
     const nlohmann::json params = shape_params(c.desc);
     for (const auto &p : row().params) {

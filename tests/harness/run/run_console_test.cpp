@@ -211,7 +211,9 @@ TEST(RunConsole, WrapsToAHundredColumnsWithAHangingIndent) {
     std::size_t lines = 0;
     for (std::size_t begin = 0, end; (end = out.find('\n', begin)) != std::string::npos; begin = end + 1, ++lines) {
         EXPECT_LE(end - begin, 100u) << out;
-        if (lines > 0) EXPECT_EQ(out.substr(begin, 5), "    w") << out;
+        if (lines > 0) {
+            EXPECT_EQ(out.substr(begin, 5), "    w") << out;
+        }
     }
     EXPECT_GE(lines, 3u);
     EXPECT_NE(out.find("word39\n"), std::string::npos) << "nothing lost at the end";

@@ -875,8 +875,9 @@ TEST(ShippedSuites, Int8PutsF32Bf16AndS8OfEachLayerSideBySide) {
         name.erase(name.find("/dt:"), name.find("/be:") - name.find("/dt:"));
         dtypes_by_shape[name].insert(c.desc.dtype);
         s8 += c.desc.dtype == OPB_DTYPE_S8;
-        if (op_flops(c.desc) > 1e9) // over a second per call on naive
+        if (op_flops(c.desc) > 1e9) { // over a second per call on naive
             EXPECT_EQ(c.backends, std::vector<std::string>{"onednn"}) << c.where.str();
+        }
     }
     EXPECT_GE(s8, 6);
     int triplets = 0;
