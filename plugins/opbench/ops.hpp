@@ -54,12 +54,12 @@ inline bool is_int8_dtype(int dt) { return dt == OPB_DTYPE_S8 || dt == OPB_DTYPE
 
 // "" when `op` takes `dtype` as its dtype, else why not and what would be valid.
 inline std::string dtype_error(int op, int dtype) {
+    if (is_int8_dtype(dtype) && op == OPB_OP_QUANTIZE)
+        return "a quantize op's dtype is its input's (f32, bf16 or f16); its output type is out_dtype = \"u8\" "
+               "or \"s8\"";
     if (dtype == OPB_DTYPE_U8)
         return "u8 is an activation type, not an op's dtype: for an int8 linear layer give dtype = \"s8\" "
                "(int8 weights) with activations = \"u8\"";
-    if (dtype == OPB_DTYPE_S8 && op == OPB_OP_QUANTIZE)
-        return "a quantize op's dtype is its input's (f32, bf16 or f16); its output type is out_dtype = \"u8\" "
-               "or \"s8\"";
     if (dtype == OPB_DTYPE_S8 && op != OPB_OP_MATMUL)
         return "dtype s8 (int8 weights) is for matmul only; this op takes f32, bf16 or f16";
     return {};

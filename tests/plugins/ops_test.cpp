@@ -237,6 +237,8 @@ TEST(Quantize, ValidationRefusesWhatNoQuantisationIs) {
     x = d;
     x.dtype = OPB_DTYPE_S8;
     refused(x, "a quantize op's dtype is its input's");
+    x.dtype = OPB_DTYPE_U8; // quantize's own wording, not the int8 matmul's
+    refused(x, "a quantize op's dtype is its input's");
 }
 
 TEST(Int8Conversions, LoadsIntegersAndStoresRoundedSaturated) {
@@ -358,8 +360,12 @@ TEST(OpTable, RowsAreInEnumOrderWithUniqueNamesAndKeys) {
         std::set<std::string> keys, labels, fields;
         for (const auto &p : row.params) {
             EXPECT_TRUE(keys.insert(p.key).second) << row.name << " key " << p.key;
-            if (p.label) EXPECT_TRUE(labels.insert(p.label).second) << row.name << " label " << p.label;
-            if (p.field) EXPECT_TRUE(fields.insert(p.field).second) << row.name << " field " << p.field;
+            if (p.label) {
+                EXPECT_TRUE(labels.insert(p.label).second) << row.name << " label " << p.label;
+            }
+            if (p.field) {
+                EXPECT_TRUE(fields.insert(p.field).second) << row.name << " field " << p.field;
+            }
             EXPECT_FALSE(p.required && p.has_default) << row.name << " " << p.key;
             ASSERT_NE(p.write, nullptr);
             ASSERT_NE(p.value, nullptr);
