@@ -251,9 +251,12 @@ void DecoderRun::upload(void *dst, const std::vector<float> &values) {
 // "int8 weights"; at full range onednn's int8 decoder missed naive's by NMSE
 // 1e-3 on this project's Zen 4).
 // `w` is [rows, cols]; its output channels are its rows when channel_rows,
-// else its columns; stored [rows, cols], or [cols, rows] when transposed.
+// else its columns. Stored [rows, cols] when transposed_blocks_of is 0;
+// else each block of that many rows is stored transposed, one after another
+// ([rows / n, cols, n]): n = rows is the whole [cols, rows], n = head_dim
+// gives each head its own dense [in, head_dim].
 void DecoderRun::upload_int8(void *&dst, void *&scale_dst, const std::vector<float> &w, int64_t rows, int64_t cols,
-                             bool channel_rows, bool transposed) {
+                             bool channel_rows, int64_t transposed_blocks_of) {
     const int64_t channels = channel_rows ? rows : cols;
     std::vector<float> scale(std::size_t(channels), 0.0f);
     for (int64_t r = 0; r < rows; ++r)
@@ -266,8 +269,9 @@ void DecoderRun::upload_int8(void *&dst, void *&scale_dst, const std::vector<flo
     for (int64_t r = 0; r < rows; ++r)
         for (int64_t k = 0; k < cols; ++k) {
             const float v = w[std::size_t(r * cols + k)] / scale[std::size_t(channel_rows ? r : k)];
-            q[std::size_t(transposed ? k * rows + r : r * cols + k)] =
-                static_cast<int8_t>(saturate_int8(v, OPB_DTYPE_S8));
+            const int64_t n = transposed_blocks_of;
+            const int64_t at = n == 0 ? r * cols + k : (r / n) * n * cols + k * n + r % n;
+            q[std::size_t(at)] = static_cast<int8_t>(saturate_int8(v, OPB_DTYPE_S8));
         }
     dst = alloc(q.size(), footprint_.weights);
     scale_dst = alloc(scale.size() * sizeof(float), footprint_.weights);
@@ -484,20 +488,22 @@ private:
     // Q: decode, one matmul -> [tokens, heads x head_dim] (each head's row
     // dense); prefill, one matmul per head -> [heads, tokens, head_dim], or
     // with RoPE one per (sequence, head) -> [batch, heads, seq, head_dim].
-    // Head h's weights are rows h*Dh.. of the [out, in] matrix.
+    // Head h's weights start at element h*Dh*d: rows h*Dh.. of the [out, in]
+    // matrix, or for int8 its own [in, head_dim] block, which has no one
+    // matrix of every head, so int8 decode runs one matmul per (token, head).
     void query(const LayerBuffers &w) {
-        const bool qkv_bias = c.has_qkv_bias();
+        const bool qkv_bias = c.has_qkv_bias(), trans_b = !c.int8_linear();
         auto head = [&](int64_t h) { return Weight{w.wq, w.s_q, w.bq, h * Dh * d, h * Dh}; };
-        if (decode) {
+        if (decode && !c.int8_linear()) {
             linear(Component::qkv, linear_desc(1, T, qd, d, true, qkv_bias, kInputScale), bs.normed, 0, head(0), bs.q);
-        } else if (c.rope) {
+        } else if (decode || c.rope) {
             for (int64_t b = 0; b < B; ++b)
                 for (int64_t h = 0; h < H; ++h)
-                    linear(Component::qkv, linear_desc(1, S, Dh, d, true, qkv_bias, kInputScale), bs.normed, b * S * d,
-                           head(h), at(bs.q, q_at(b, h)));
+                    linear(Component::qkv, linear_desc(1, S, Dh, d, trans_b, qkv_bias, kInputScale), bs.normed,
+                           b * S * d, head(h), at(bs.q, q_at(b, h)));
         } else {
             for (int64_t h = 0; h < H; ++h)
-                linear(Component::qkv, linear_desc(1, T, Dh, d, true, qkv_bias, kInputScale), bs.normed, 0, head(h),
+                linear(Component::qkv, linear_desc(1, T, Dh, d, trans_b, qkv_bias, kInputScale), bs.normed, 0, head(h),
                        at(bs.q, h * T * Dh));
         }
     }
@@ -507,13 +513,13 @@ private:
     // rotated, together with the K/V head's group of query heads (adjacent
     // in q: [G, S, head_dim]), at positions L..L+S.
     void keys_values(const LayerBuffers &w) {
-        const bool qkv_bias = c.has_qkv_bias();
+        const bool qkv_bias = c.has_qkv_bias(), trans_b = !c.int8_linear(); // int8: [in, head_dim] blocks
         opb_op_desc rope_desc = base_desc(OPB_OP_ROPE, c.rope_variant);
         rope_desc.p.rope = {1, G, 1, S, Dh, Dh, c.rope_theta, L};
         for (int64_t b = 0; b < B; ++b)
             for (int64_t kh = 0; kh < KVH; ++kh) {
                 const int64_t slab_row = ((b * KVH + kh) * C + L) * Dh;
-                const opb_op_desc desc = linear_desc(1, S, Dh, d, true, qkv_bias, kInputScale);
+                const opb_op_desc desc = linear_desc(1, S, Dh, d, trans_b, qkv_bias, kInputScale);
                 linear(Component::qkv, desc, bs.normed, b * S * d, {w.wk, w.s_k, w.bk, kh * Dh * d, kh * Dh},
                        c.rope ? bs.k_new : at(w.k_cache, slab_row));
                 linear(Component::qkv, desc, bs.normed, b * S * d, {w.wv, w.s_v, w.bv, kh * Dh * d, kh * Dh},
@@ -658,10 +664,10 @@ void DecoderRun::upload_weights(BufferSet &bs) {
     }
 }
 
-// The linear layers' weights in the dtype, or as int8: Q, K, V stay
-// [out, in] (a head's slice is then dense rows), Wo stays [in, out], and the
-// MLP's are stored [in, out], so that their matmuls need no transposed B
-// (oneDNN 2.6's int8 matmul repacks a transposed B on every call).
+// The linear layers' weights in the dtype, or as int8 laid out so that no
+// matmul reads a transposed B (oneDNN 2.6's int8 matmul repacks a transposed
+// B on every call, inside the timed step): Q, K and V as one dense
+// [in, head_dim] block per head, Wo as it is ([in, out]), the MLP's [in, out].
 void DecoderRun::upload_linear_weights(LayerBuffers &lb, const LayerWeights &w) {
     const DecoderConfig &c = config_;
     const int64_t d = c.hidden, f = c.ffn_width(), qd = c.q_width(), kvd = c.kv_width();
@@ -679,13 +685,14 @@ void DecoderRun::upload_linear_weights(LayerBuffers &lb, const LayerWeights &w) 
             }
         return;
     }
-    upload_int8(lb.wq, lb.s_q, w.wq, qd, d, true, false);
-    upload_int8(lb.wk, lb.s_k, w.wk, kvd, d, true, false);
-    upload_int8(lb.wv, lb.s_v, w.wv, kvd, d, true, false);
-    upload_int8(lb.wo, lb.s_o, w.wo, qd, d, false, false);
-    upload_int8(lb.w_up, lb.s_up, w.w_up, f, d, true, true);
-    if (c.gated()) upload_int8(lb.w_gate, lb.s_gate, w.w_gate, f, d, true, true);
-    upload_int8(lb.w_down, lb.s_down, w.w_down, d, f, true, true);
+    const int64_t dh = c.head_dim();
+    upload_int8(lb.wq, lb.s_q, w.wq, qd, d, true, dh);
+    upload_int8(lb.wk, lb.s_k, w.wk, kvd, d, true, dh);
+    upload_int8(lb.wv, lb.s_v, w.wv, kvd, d, true, dh);
+    upload_int8(lb.wo, lb.s_o, w.wo, qd, d, false, 0);
+    upload_int8(lb.w_up, lb.s_up, w.w_up, f, d, true, f);
+    if (c.gated()) upload_int8(lb.w_gate, lb.s_gate, w.w_gate, f, d, true, f);
+    upload_int8(lb.w_down, lb.s_down, w.w_down, d, f, true, d);
 }
 
 // Activations, sized for the largest step (prefill: batch x prompt tokens).

@@ -201,7 +201,7 @@ private:
     void *alloc(uint64_t bytes, uint64_t &counter);
     void upload(void *dst, const std::vector<float> &values);
     void upload_int8(void *&dst, void *&scale_dst, const std::vector<float> &w, int64_t rows, int64_t cols,
-                     bool channel_rows, bool transposed);
+                     bool channel_rows, int64_t transposed_blocks_of);
     // Prepared plan for `desc` (one per distinct description); before
     // prepare() it only records the description and returns null.
     std::pair<const opb_op_desc *, opb_plan *> plan_for(const opb_op_desc &desc);
