@@ -98,13 +98,15 @@ int validate_command(const std::vector<std::string> &paths, const PluginSet &plu
                 ops.insert(std::string(op_name(c.desc.op)));
             }
             std::cout << fmt::format("{}: ok: suite '{}', {} cases ({} case x backend runs), ops: {}\n", path, s.name,
-                                     s.cases.size(), runs, fmt::join(ops, ", "));
-            // Workloads: one entry per phase x backend.
+                                     s.cases.size(), runs, ops.empty() ? "none" : fmt::to_string(fmt::join(ops, ", ")));
+            // Workloads: one entry per phase x backend. The dtype tells apart
+            // one name's levels (f32, bf16, s8).
             for (const auto &w : s.workloads)
-                std::cout << fmt::format("  workload {} '{}': hidden {}, layers {}, prompt {}, generate {}; "
-                                         "phases {}, {} phase x backend runs\n",
-                                         w.kind, w.name, w.decoder.hidden, w.decoder.layers, w.decoder.prompt,
-                                         w.decoder.generate, w.phases.size(), w.phases.size() * w.backends.size());
+                std::cout << fmt::format("  {} '{}' {}: hidden {}, layers {}, prompt {}, generate {}; "
+                                         "{} phases x {} backends\n",
+                                         w.kind, w.name, dtype_name(w.decoder.dtype), w.decoder.hidden,
+                                         w.decoder.layers, w.decoder.prompt, w.decoder.generate, w.phases.size(),
+                                         w.backends.size());
         } catch (const SuiteError &e) {
             std::cerr << e.what() << "\n";
             rc = kExitBadInput;

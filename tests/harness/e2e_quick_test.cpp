@@ -245,6 +245,16 @@ TEST(OpbenchCli, ValidatePrintsTheExpandedCaseCount) {
     EXPECT_NE(o.text.find(" cases ("), std::string::npos) << o.text;
 }
 
+TEST(OpbenchCli, ValidateNamesEachWorkloadLevelByItsDtype) {
+    // model-decoders.toml has llama-3-8b.l2 at f32, bf16 and s8: three lines
+    // that must not read alike. No op cases: "ops: none", not an empty list.
+    Output o = run(kOpbench + " validate " + kSuites + "/models/model-decoders.toml");
+    EXPECT_EQ(o.exit_code, 0) << o.text;
+    for (const char *level : {"'llama-3-8b.l2' f32:", "'llama-3-8b.l2' bf16:", "'llama-3-8b.l2' s8:"})
+        EXPECT_NE(o.text.find(level), std::string::npos) << level << "\n" << o.text;
+    EXPECT_NE(o.text.find("0 cases (0 case x backend runs), ops: none"), std::string::npos) << o.text;
+}
+
 TEST(OpbenchCli, ABadSuiteIsRefusedWithLineAndColumnBeforeAnythingRuns) {
     fs::path dir = temp_dir();
     fs::path bad = dir / "bad.toml";
