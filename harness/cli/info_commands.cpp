@@ -9,6 +9,7 @@
 #include "plugin/backend_facts.hpp"
 #include "suite/case_names.hpp"
 #include "suite/suite.hpp"
+#include "writers/text_wrap.hpp"
 
 #include <fmt/format.h>
 
@@ -31,53 +32,72 @@ fs::path suites_dir() {
     return fs::current_path() / "suites";
 }
 
+// One line of `list` or `validate`: `prefix` as it is (its aligned columns),
+// then `text` word-wrapped to the terminal (a plugin's reason or a suite's
+// description runs to 200 columns), its later lines indented by
+// continuation_indent.
+void print_listed(const std::string &prefix, const std::string &text, std::size_t continuation_indent) {
+    const std::size_t width = display_width(prefix);
+    std::string out = wrap_words(text, continuation_indent, width);
+    if (out.empty()) out = std::string(width, ' ') + "\n";
+    std::cout << prefix << out.substr(width);
+}
+
+// The suites in `dir` (and its subfolders: suites/models/), named relative to it.
+std::vector<fs::path> suite_files(const fs::path &dir) {
+    std::vector<fs::path> files;
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+         it.increment(ec))
+        if (it->path().extension() == ".toml") files.push_back(it->path().lexically_relative(dir));
+    std::sort(files.begin(), files.end());
+    return files;
+}
+
 } // namespace
 
 int list_command(const PluginSet &plugins) {
     std::cout << "opbench " << OPBENCH_VERSION << " (" << OPBENCH_GIT_COMMIT << "), plugin ABI "
               << OPB_ABI_VERSION_MAJOR << "." << OPB_ABI_VERSION_MINOR << "\n\nBackends:\n";
     if (plugins.plugins.empty()) std::cout << "  (none found; set OPBENCH_PLUGIN_PATH)\n";
+    constexpr std::size_t kDetail = 13; // under the backend's name column
     for (const auto &p : plugins.plugins) {
         BackendInstance be(p);
         nlohmann::json ctx = backend_context(be, &p);
-        std::cout << fmt::format("  {:<10} {:<8} {}\n", p.name(), ctx["version"].get<std::string>(),
-                                 be.usable() ? "usable" : "NOT usable: " + be.unusable_reason());
-        std::cout << fmt::format("  {:<10} {}\n", "", ctx["description"].get<std::string>());
+        print_listed(fmt::format("  {:<10} {:<8} ", p.name(), ctx["version"].get<std::string>()),
+                     be.usable() ? "usable" : "NOT usable: " + be.unusable_reason(), kDetail + 2);
+        auto detail = [&](const std::string &text) { print_listed(std::string(kDetail, ' '), text, kDetail + 2); };
+        detail(ctx["description"].get<std::string>());
         if (!ctx["library_versions"].get<std::string>().empty())
-            std::cout << fmt::format("  {:<10} libraries: {}\n", "", ctx["library_versions"].get<std::string>());
+            detail("libraries: " + ctx["library_versions"].get<std::string>());
         if (ctx.contains("device"))
-            std::cout << fmt::format("  {:<10} device: {} ({})\n", "", ctx["device"]["name"].get<std::string>(),
-                                     ctx["device"]["kind"].get<std::string>());
+            detail(fmt::format("device: {} ({})", ctx["device"]["name"].get<std::string>(),
+                               ctx["device"]["kind"].get<std::string>()));
         if (ctx.contains("info"))
-            for (const auto &[k, v] : ctx["info"].items())
-                std::cout << fmt::format("  {:<10} {}: {}\n", "", k, v.get<std::string>());
-        std::cout << fmt::format("  {:<10} from {}\n", "", p.path);
+            for (const auto &[k, v] : ctx["info"].items()) detail(k + ": " + v.get<std::string>());
+        detail("from " + p.path);
     }
-    for (const auto &f : plugins.failures) std::cout << "  refused: " << f.reason << "\n";
+    for (const auto &f : plugins.failures) print_listed("  refused: ", f.reason, 4);
     for (const auto &f : plugins.ignored)
-        std::cout << "  ignored: " << f << " (plugin directories load only opbench-backend-*.so files)\n";
+        print_listed("  ignored: ", f + " (plugin directories load only opbench-backend-*.so files)", 4);
 
-    std::cout << "\nOps (dtypes: f32, bf16, f16):\n";
+    std::cout << "\nOps (dtypes: f32, bf16, f16; matmul also s8, int8 weights):\n";
     for (const OpInfo &row : kOps) {
         auto variants = variant_names(row.op);
         std::cout << fmt::format("  {:<10} variants: {}\n", row.name, fmt::join(variants, ", "));
     }
 
-    std::cout << "\nSuites (" << suites_dir().string() << "):\n";
-    std::vector<fs::path> files;
-    std::error_code ec;
-    for (const auto &e : fs::directory_iterator(suites_dir(), ec))
-        if (e.path().extension() == ".toml") files.push_back(e.path());
-    std::sort(files.begin(), files.end());
+    const fs::path dir = suites_dir();
+    std::cout << "\nSuites (" << dir.string() << "):\n";
     SuiteOptions so{known_backends(plugins)};
-    for (const auto &f : files) {
+    for (const auto &f : suite_files(dir)) {
         try {
-            Suite s = load_suite_file(f.string(), so);
+            Suite s = load_suite_file((dir / f).string(), so);
             const std::string workloads = s.workloads.empty() ? "" : fmt::format(", {} workloads", s.workloads.size());
-            std::cout << fmt::format("  {:<26} {:>4} cases{}  {}\n", f.filename().string(), s.cases.size(), workloads,
-                                     s.description);
+            print_listed(fmt::format("  {:<30} {:>4} cases{}  ", f.string(), s.cases.size(), workloads), s.description,
+                         4);
         } catch (const SuiteError &e) {
-            std::cout << fmt::format("  {:<26} INVALID: {}\n", f.filename().string(), e.what());
+            print_listed(fmt::format("  {:<30} INVALID: ", f.string()), e.what(), 4);
         }
     }
     return 0;
@@ -97,8 +117,10 @@ int validate_command(const std::vector<std::string> &paths, const PluginSet &plu
                 runs += c.backends.size();
                 ops.insert(std::string(op_name(c.desc.op)));
             }
-            std::cout << fmt::format("{}: ok: suite '{}', {} cases ({} case x backend runs), ops: {}\n", path, s.name,
-                                     s.cases.size(), runs, ops.empty() ? "none" : fmt::to_string(fmt::join(ops, ", ")));
+            print_listed(path + ": ",
+                         fmt::format("ok: suite '{}', {} cases ({} case x backend runs), ops: {}", s.name,
+                                     s.cases.size(), runs, ops.empty() ? "none" : fmt::to_string(fmt::join(ops, ", "))),
+                         4);
             // Workloads: one entry per phase x backend. The dtype tells apart
             // one name's levels (f32, bf16, s8).
             for (const auto &w : s.workloads)
