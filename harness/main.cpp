@@ -4,6 +4,7 @@
 #include "build_config.hpp"
 #include "cli/ab_command.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/help_format.hpp"
 #include "cli/info_commands.hpp"
 #include "cli/known_backends.hpp"
 #include "cli/reader_commands.hpp"
@@ -26,6 +27,7 @@ namespace {
 int run_cli(int argc, char **argv, const std::string &resume_journal) {
     CLI::App app{"opbench: benchmark transformer ops on interchangeable backends.\n"
                  "Backends are plugins found in the build tree, the install dir and OPBENCH_PLUGIN_PATH."};
+    app.formatter(std::make_shared<WrappingHelpFormatter>()); // before the subcommands: they copy it
     app.require_subcommand(1);
     app.set_version_flag("--version", std::string(OPBENCH_VERSION) + " (" + OPBENCH_GIT_COMMIT + ")");
 

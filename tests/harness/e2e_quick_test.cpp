@@ -246,6 +246,22 @@ TEST(OpbenchCli, ValidatePrintsTheExpandedCaseCount) {
     EXPECT_NE(o.text.find(" cases ("), std::string::npos) << o.text;
 }
 
+TEST(OpbenchCli, EveryHelpFitsOneHundredColumns) {
+    // CLI11 2.1 printed each description on one line (run --help: 378
+    // columns); cli/help_format wraps them beside their names.
+    for (const char *command : {"", "list", "validate", "run", "machine", "analyze", "compare", "report", "history",
+                                "merge", "archive", "ab"}) {
+        Output o = run(kOpbench + " " + command + " --help");
+        EXPECT_EQ(o.exit_code, 0) << command << ": " << o.text;
+        EXPECT_NE(o.text.find("Options:"), std::string::npos) << command << ": " << o.text;
+        std::istringstream lines(o.text);
+        for (std::string line; std::getline(lines, line);) {
+            if (line.rfind("Usage: ", 0) == 0) continue; // holds the program's path, as it was called
+            EXPECT_LE(line.size(), 100u) << "opbench " << command << " --help:\n" << line;
+        }
+    }
+}
+
 TEST(OpbenchCli, ValidateNamesEachWorkloadLevelByItsDtype) {
     // model-decoders.toml has llama-3-8b.l2 at f32, bf16 and s8: three lines
     // that must not read alike. No op cases: "ops: none", not an empty list.
