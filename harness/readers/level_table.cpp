@@ -81,6 +81,10 @@ struct LevelColumn {
     std::size_t set = 0;
     std::string name; // the backend, with @set when it is in several sets
     bool is_baseline = false;
+    // Not in the default table: no case has a time (a backend not usable on
+    // this machine, every case skipped); its reasons are the notes'. In the
+    // JSON rows and under --wide it stays.
+    bool untimed_hidden = false;
 };
 
 // The requested baseline's backend. A baseline given as a backend's name
@@ -147,6 +151,17 @@ LevelRows level_rows(const std::vector<ResultSet> &sets, const std::vector<Level
     return rows;
 }
 
+// Default layout: a non-baseline column with no time in any row is hidden
+// (cuda on a machine without a GPU took 3 columns of "skipped - -").
+void hide_untimed_columns(std::vector<LevelColumn> &columns, const LevelRows &rows) {
+    for (std::size_t ci = 0; ci < columns.size(); ++ci) {
+        bool timed = false;
+        for (const auto &[k, row_cells] : rows.cells)
+            if (auto it = row_cells.find(ci); it != row_cells.end() && it->second.t.status == "ok") timed = true;
+        columns[ci].untimed_hidden = !timed && !columns[ci].is_baseline;
+    }
+}
+
 // Default: each row shows what varies (shared name segments go to a header
 // line), no bound column (the % peak's roof names it), one quality column
 // with the backends' flags and a footnote; --wide keeps today's columns and
@@ -159,7 +174,7 @@ void lay_out_level_table(Table &t, const std::vector<LevelColumn> &columns, cons
         if (wide) {
             for (const char *f : {"time", "speed-up", "% peak", "bound", "quality"})
                 t.columns.push_back(fmt::format("{} {}", col.name, f));
-        } else {
+        } else if (!col.untimed_hidden) {
             t.columns.push_back(col.name);
             if (!col.is_baseline) t.columns.push_back("speed-up");
             t.columns.push_back("% peak");
@@ -172,6 +187,12 @@ void lay_out_level_table(Table &t, const std::vector<LevelColumn> &columns, cons
     if (!names.shared.empty()) header.push_back(fmt::format("every case: {}", fmt::join(names.shared, " ")));
     header.push_back("% peak: of the roof the case is bound by (flop: compute, bw: DRAM, L2 bw: the cache holding it)");
     if (!common.empty()) header.push_back(common_reasons_line(common));
+    std::vector<std::string> hidden;
+    for (const auto &col : columns)
+        if (col.untimed_hidden) hidden.push_back(col.name);
+    if (!hidden.empty())
+        header.push_back(fmt::format("not shown, no case timed (reasons below; --wide shows them): {}",
+                                     fmt::join(hidden, ", ")));
     t.title = title_with_header(t.title, header);
 }
 
@@ -180,13 +201,21 @@ struct LevelNotes {
     std::map<std::string, std::set<std::string>> reasons; // "status: why" -> columns
     bool above_roof = false;                              // a % peak over 100 is shown
     std::map<std::string, std::vector<double>> speedups;  // column -> speed-ups, for the geomean
+    bool flags_differ = false;                            // a row's backends have different qualities
     Footnotes footnotes;
 };
 
 // One row of the table, and its entry of the "rows" JSON.
 struct LevelRow {
     std::vector<std::string> text;
-    std::vector<std::string> flags, verdicts; // for the compact quality column
+    // For the compact quality column: each timed backend's summary, and what
+    // it says beyond the header's reasons ("" when nothing).
+    struct Side {
+        std::string column;
+        const EntrySummary *summary;
+        std::string verdict;
+    };
+    std::vector<Side> sides;
     nlohmann::json json;
 };
 
@@ -209,8 +238,7 @@ void add_level_cell(LevelRow &row, const Cell &cell, const LevelColumn &col, dou
     if (summary.repetitions > 0) {
         lj["summary"] = summary.to_json();
         lj["quality"] = std::string(summary.flag());
-        row.flags.push_back(std::string(summary.flag()));
-        if (auto v = verdict_beyond(summary, common); !v.empty()) row.verdicts.push_back(col.name + " " + v);
+        row.sides.push_back({col.name, &summary, verdict_beyond(summary, common)});
     }
     if (cell.t.status != "ok") {
         row.text.push_back(cell.t.status);
@@ -236,16 +264,26 @@ void add_level_cell(LevelRow &row, const Cell &cell, const LevelColumn &col, dou
     row.json["levels"][col.name] = std::move(lj);
 }
 
-// The compact quality column: the backends' flag (or flags, when they
-// differ), with a footnote for what they say beyond the header.
-std::string combined_quality(const LevelRow &row, Footnotes &footnotes) {
-    std::string quality = "-";
-    if (!row.flags.empty())
-        quality =
-            std::all_of(row.flags.begin(), row.flags.end(), [&](const std::string &f) { return f == row.flags[0]; })
-                ? row.flags[0]
-                : fmt::format("{}", fmt::join(row.flags, "/"));
-    if (!row.verdicts.empty()) quality += " " + footnotes.mark(fmt::format("{}", fmt::join(row.verdicts, "; ")));
+// The compact quality column: one flag, the worst backend's (a disturbed
+// side always shows), as compare shows the worse side's; a footnote with
+// what the backends say beyond the header, and each one's flag when they
+// differ.
+std::string combined_quality(const LevelRow &row, Footnotes &footnotes, bool &flags_differ) {
+    const LevelRow::Side *worst = nullptr;
+    bool differ = false;
+    for (const auto &side : row.sides) {
+        if (!worst || side.summary->quality > worst->summary->quality) worst = &side;
+        differ = differ || side.summary->flag() != row.sides.front().summary->flag();
+    }
+    flags_differ = flags_differ || differ;
+    std::vector<std::string> notes;
+    for (const auto &side : row.sides)
+        if (!side.verdict.empty())
+            notes.push_back(side.column + " " + side.verdict);
+        else if (differ)
+            notes.push_back(side.column + " " + std::string(side.summary->flag()));
+    std::string quality = worst ? std::string(worst->summary->flag()) : "-";
+    if (!notes.empty()) quality += " " + footnotes.mark(fmt::format("{}", fmt::join(notes, "; ")));
     return quality;
 }
 
@@ -258,13 +296,14 @@ LevelRow level_row(const std::string &label, const std::string &compact_label,
     const double base = baseline_time(row_cells, columns);
     for (std::size_t ci = 0; ci < columns.size(); ++ci) {
         auto it = row_cells.find(ci);
-        if (it == row_cells.end()) {
+        const std::size_t shown = row.text.size();
+        if (it == row_cells.end())
             row.text.insert(row.text.end(), wide ? 5 : columns[ci].is_baseline ? 2 : 3, "-");
-            continue;
-        }
-        add_level_cell(row, it->second, columns[ci], base, common, wide, notes);
+        else
+            add_level_cell(row, it->second, columns[ci], base, common, wide, notes);
+        if (!wide && columns[ci].untimed_hidden) row.text.resize(shown); // its JSON and notes stay
     }
-    if (!wide) row.text.push_back(combined_quality(row, notes.footnotes));
+    if (!wide) row.text.push_back(combined_quality(row, notes.footnotes, notes.flags_differ));
     return row;
 }
 
@@ -292,9 +331,10 @@ nlohmann::json add_geomean_note(Table &t, const std::vector<LevelColumn> &column
 } // namespace
 
 Document by_backend(const std::vector<ResultSet> &sets, const LevelOptions &o) {
-    const std::vector<LevelColumn> columns = level_columns(sets, o.baseline);
+    std::vector<LevelColumn> columns = level_columns(sets, o.baseline);
     const std::string baseline = columns.front().backend;
     LevelRows rows = level_rows(sets, columns, o);
+    if (!o.wide) hide_untimed_columns(columns, rows);
     std::vector<std::string> labels;
     for (const auto &k : rows.order) labels.push_back(rows.label[k]);
     const SharedSegments names = split_shared_segments(labels);
@@ -315,6 +355,9 @@ Document by_backend(const std::vector<ResultSet> &sets, const LevelOptions &o) {
     const nlohmann::json geo = add_geomean_note(t, columns, baseline, notes);
     add_reason_notes(t, notes.reasons);
     if (notes.above_roof) t.notes.push_back(above_roof_note());
+    if (notes.flags_differ)
+        t.notes.push_back("quality: the worst backend's when they differ (clean < noisy < disturbed); the row's "
+                          "footnote gives each.");
     if (!o.wide) add_legend(t, names);
     notes.footnotes.add_to(t);
     Document doc;

@@ -64,6 +64,43 @@ TEST(LevelTable, ByBackendGivesSpeedUpsAgainstTheBaseline) {
     EXPECT_TRUE(reason_noted);
 }
 
+// A backend with no time in any row (cuda where no GPU is: every case
+// skipped) gets no columns in the default table, only a header line and its
+// reason; --wide and the JSON keep it.
+TEST(LevelTable, ABackendThatTimedNothingIsNotGivenColumns) {
+    FakeSet s;
+    FakeCase naive, onednn, cuda;
+    naive.medians = reps(1e-5);
+    onednn = naive;
+    onednn.backend = "onednn";
+    onednn.medians = reps(2.5e-6);
+    cuda = naive;
+    cuda.backend = "cuda";
+    cuda.status = "skipped";
+    cuda.reason = "no CUDA driver";
+    FakeCase silu_naive = naive, silu_cuda = cuda;
+    silu_naive.op = silu_cuda.op = "silu";
+    s.cases = {naive, onednn, cuda, silu_naive, silu_cuda};
+    const Document d = by_backend({make(s, "q")}, {});
+    const Table &t = d.tables.at(0);
+    EXPECT_EQ(t.columns,
+              (std::vector<std::string>{"case", "naive", "% peak", "onednn", "speed-up", "% peak", "quality"}));
+    for (const auto &row : t.rows) EXPECT_EQ(row.size(), t.columns.size());
+    EXPECT_NE(t.title.find("not shown, no case timed (reasons below; --wide shows them): cuda"), std::string::npos)
+        << t.title;
+    bool reason_noted = false;
+    for (const auto &n : t.notes) reason_noted = reason_noted || n.find("no CUDA driver") != std::string::npos;
+    EXPECT_TRUE(reason_noted);
+    EXPECT_EQ(d.data["rows"][0]["levels"]["cuda"]["status"], "skipped") << "the JSON keeps every backend";
+    LevelOptions wide;
+    wide.wide = true;
+    EXPECT_EQ(by_backend({make(s, "q")}, wide).tables.at(0).columns.size(), 16u) << "--wide: 3 backends x 5";
+    // One timed case is enough to keep the columns.
+    s.cases[2].status = "passed";
+    s.cases[2].reason.clear();
+    EXPECT_EQ(by_backend({make(s, "q")}, {}).tables.at(0).columns.size(), 10u);
+}
+
 TEST(LevelTable, BackendsFromSeveralSetsShareRows) {
     FakeSet a, b;
     FakeCase n;
