@@ -81,7 +81,10 @@ int list_command(const PluginSet &plugins) {
     for (const auto &f : plugins.ignored)
         print_listed("  ignored: ", f + " (plugin directories load only opbench-backend-*.so files)", 4);
 
-    std::cout << "\nOps (dtypes: f32, bf16, f16; matmul also s8, int8 weights):\n";
+    std::vector<std::string_view> int8_weight_ops; // the ops whose dtype may be s8 (ops.hpp dtype_error)
+    for (const OpInfo &row : kOps)
+        if (dtype_error(row.op, OPB_DTYPE_S8).empty()) int8_weight_ops.push_back(row.name);
+    std::cout << fmt::format("\nOps (dtypes: f32, bf16, f16; s8, int8 weights: {}):\n", fmt::join(int8_weight_ops, ", "));
     for (const OpInfo &row : kOps) {
         auto variants = variant_names(row.op);
         std::cout << fmt::format("  {:<10} variants: {}\n", row.name, fmt::join(variants, ", "));

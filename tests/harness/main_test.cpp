@@ -75,7 +75,23 @@ protected:
     fs::path dir_;
 };
 
-bool has(const std::string &text, const std::string &part) { return text.find(part) != std::string::npos; }
+// `part` in `text`, or in `text` with its wrapped lines joined: `list`
+// wraps a long reason onto indented lines ("\n" + spaces reads as one space).
+bool has(const std::string &text, const std::string &part) {
+    if (text.find(part) != std::string::npos) return true;
+    std::string joined;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if (text[i] != '\n') {
+            joined += text[i];
+            continue;
+        }
+        std::size_t next = text.find_first_not_of(' ', i + 1);
+        if (next == std::string::npos) break;
+        joined += ' ';
+        i = next - 1;
+    }
+    return joined.find(part) != std::string::npos;
+}
 
 } // namespace
 
