@@ -396,74 +396,142 @@ Table machine_peaks_table(const std::vector<ResultSet> &sets, const std::vector<
 
 } // namespace
 
-Document by_machine(const std::vector<ResultSet> &sets, const LevelOptions &o) {
+namespace {
+
+// The by-machine rows: each case x backend once, its cell per set.
+struct MachineRows {
+    std::vector<std::string> order;
+    std::map<std::string, std::string> label, backend;
+    std::map<std::string, std::map<std::size_t, Cell>> cells; // row -> set -> cell
+};
+
+MachineRows machine_rows(const std::vector<ResultSet> &sets, bool accept_unmet_noise) {
     const bool with_settings = settings_needed(sets, false);
+    MachineRows rows;
+    for (std::size_t i = 0; i < sets.size(); ++i)
+        for (const auto &c : sets[i].cases) {
+            const std::string k = with_settings ? c.match_key_with_settings() : c.match_key();
+            if (!rows.label.count(k)) {
+                rows.order.push_back(k);
+                rows.label[k] = c.label();
+                rows.backend[k] = c.backend;
+            }
+            rows.cells[k][i] = {&c, valid_times(c, accept_unmet_noise)};
+        }
+    return rows;
+}
+
+bool timed_in_some_set(const std::map<std::size_t, Cell> &cells) {
+    return std::any_of(cells.begin(), cells.end(), [](const auto &kv) { return kv.second.t.status == "ok"; });
+}
+
+// Default: the case (what varies; shared segments in the header), its
+// backend, then per set its time and % of its own peak, and against the
+// first set a speed-up; rows no set timed are left out and counted in the
+// header. --wide: the full name and, per set, time, throughput, % peak,
+// bound and speed-up.
+void lay_out_machine_table(Table &t, const std::vector<std::string> &names, const SharedSegments &shared,
+                           const std::vector<std::string> &untimed, bool wide) {
+    t.title = fmt::format("By machine: absolute figures, % of each machine's own peaks, speed-up against {}", names[0]);
+    if (wide) {
+        t.columns = {"case [backend]"};
+        for (const auto &n : names)
+            for (const char *f : {"time", "throughput", "% peak", "bound", "vs first"})
+                t.columns.push_back(fmt::format("{} {}", n, f));
+        return;
+    }
+    t.columns = {"case", "backend"};
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        t.columns.insert(t.columns.end(), {names[i], "% peak"});
+        if (i > 0) t.columns.push_back("vs first");
+    }
+    t.title = fmt::format("By machine: time, % of each machine's own peak, speed-up against {}", names[0]);
+    std::vector<std::string> header;
+    if (!shared.shared.empty()) header.push_back(fmt::format("every case: {}", fmt::join(shared.shared, " ")));
+    header.push_back("% peak: of the roof the case is bound by (flop: compute, bw: DRAM, L2 bw: the cache holding it)");
+    if (!untimed.empty()) {
+        std::set<std::string> backends(untimed.begin(), untimed.end());
+        header.push_back(fmt::format("not shown, timed in no set (reasons below; --wide shows them): {} {} of {}",
+                                     untimed.size(), untimed.size() == 1 ? "entry" : "entries",
+                                     fmt::join(backends, ", ")));
+    }
+    t.title = title_with_header(t.title, header);
+}
+
+// One set's cells of a row; `row_json` gets its entry.
+void add_machine_cell(std::vector<std::string> &row, nlohmann::json &row_json, const Cell *cell,
+                      const std::string &set_name, double first, bool first_set, bool wide, bool &above_roof,
+                      std::map<std::string, std::set<std::string>> &reasons) {
+    const std::size_t width = wide ? 5 : first_set ? 2 : 3;
+    if (!cell || cell->t.status != "ok") {
+        row.push_back(cell ? cell->t.status : "-");
+        row.insert(row.end(), width - 1, "-");
+        if (!cell) return;
+        reasons[fmt::format("{}: {}", cell->t.status, cell->t.why)].insert(set_name);
+        row_json["sets"][set_name] = {{"status", cell->t.status}, {"reason", cell->t.why}};
+        return;
+    }
+    const double vs = std::isfinite(first) ? first / cell->t.median : NAN;
+    const EntryMetricInputs in = cell->metrics();
+    const MetricInfo &rate = throughput_metric(in);
+    row.push_back(metric_text("median_s", in));
+    if (wide) row.push_back(rate.text(rate.get(in)));
+    row.push_back(peak_text(in));
+    above_roof = above_roof || above_its_roof(*cell->rec);
+    if (wide) row.push_back(bound_of(*cell->rec));
+    if (wide || !first_set) row.push_back(std::isfinite(vs) ? fmt::format("{:.3g}x", vs) : "-");
+    row_json["sets"][set_name] = {{"status", "ok"},
+                                  {"median_seconds", cell->t.median},
+                                  {"speedup_vs_first", std::isfinite(vs) ? nlohmann::json(vs) : nlohmann::json()},
+                                  {"roofline", cell->rec->roofline}};
+}
+
+} // namespace
+
+Document by_machine(const std::vector<ResultSet> &sets, const LevelOptions &o) {
     std::vector<std::string> names;
     for (const auto &s : sets) names.push_back(s.short_name());
-
     Document doc;
     nlohmann::json machines = nlohmann::json::array();
     doc.tables.push_back(machine_peaks_table(sets, names, machines));
 
-    std::vector<std::string> row_order;
-    std::map<std::string, std::string> row_label;
-    std::map<std::string, std::map<std::size_t, Cell>> cells;
-    for (std::size_t i = 0; i < sets.size(); ++i)
-        for (const auto &c : sets[i].cases) {
-            const std::string k = with_settings ? c.match_key_with_settings() : c.match_key();
-            if (!row_label.count(k)) {
-                row_order.push_back(k);
-                row_label[k] = c.label() + " [" + c.backend + "]";
-            }
-            cells[k][i] = {&c, valid_times(c, o.accept_unmet_noise)};
+    const MachineRows rows = machine_rows(sets, o.accept_unmet_noise);
+    std::vector<std::string> shown, labels, untimed; // row keys in the text table
+    for (const auto &k : rows.order) {
+        if (!o.wide && !timed_in_some_set(rows.cells.at(k))) {
+            untimed.push_back(rows.backend.at(k));
+            continue;
         }
+        shown.push_back(k);
+        labels.push_back(rows.label.at(k));
+    }
+    const SharedSegments compact = split_shared_segments(labels);
     Table t;
-    t.title = fmt::format("By machine: absolute figures, % of each machine's own peaks, speed-up against {}", names[0]);
-    t.columns = {"case [backend]"};
-    for (const auto &n : names)
-        for (const char *f : {"time", "throughput", "% peak", "bound", "vs first"})
-            t.columns.push_back(fmt::format("{} {}", n, f));
+    lay_out_machine_table(t, names, compact, untimed, o.wide);
     std::map<std::string, std::set<std::string>> reasons;
     bool above_roof = false; // a % peak over 100 is shown
-    nlohmann::json rows = nlohmann::json::array();
-    for (const auto &k : row_order) {
-        std::vector<std::string> row{row_label[k]};
-        nlohmann::json rj = {{"case", row_label[k]}, {"sets", nlohmann::json::object()}};
-        const double first = cells[k].count(0) && cells[k][0].t.status == "ok" ? cells[k][0].t.median : NAN;
+    nlohmann::json rows_json = nlohmann::json::array();
+    for (const auto &k : rows.order) {
+        const auto &cells = rows.cells.at(k);
+        const std::string full = rows.label.at(k) + " [" + rows.backend.at(k) + "]";
+        const auto at = std::find(shown.begin(), shown.end(), k);
+        std::vector<std::string> row{full};
+        if (!o.wide && at != shown.end()) row = {compact.rows[std::size_t(at - shown.begin())], rows.backend.at(k)};
+        nlohmann::json rj = {{"case", full}, {"sets", nlohmann::json::object()}};
+        const double first = cells.count(0) && cells.at(0).t.status == "ok" ? cells.at(0).t.median : NAN;
         for (std::size_t i = 0; i < sets.size(); ++i) {
-            auto it = cells[k].find(i);
-            if (it == cells[k].end()) {
-                row.insert(row.end(), {"-", "-", "-", "-", "-"});
-                continue;
-            }
-            const Cell &cell = it->second;
-            if (cell.t.status != "ok") {
-                row.insert(row.end(), {cell.t.status, "-", "-", "-", "-"});
-                reasons[fmt::format("{}: {}", cell.t.status, cell.t.why)].insert(names[i]);
-                rj["sets"][names[i]] = {{"status", cell.t.status}, {"reason", cell.t.why}};
-                continue;
-            }
-            const double vs = std::isfinite(first) ? first / cell.t.median : NAN;
-            const EntryMetricInputs in = cell.metrics();
-            const MetricInfo &rate = throughput_metric(in);
-            row.push_back(metric_text("median_s", in));
-            row.push_back(rate.text(rate.get(in)));
-            row.push_back(peak_text(in));
-            above_roof = above_roof || above_its_roof(*cell.rec);
-            row.push_back(bound_of(*cell.rec));
-            row.push_back(std::isfinite(vs) ? fmt::format("{:.3g}x", vs) : "-");
-            rj["sets"][names[i]] = {{"status", "ok"},
-                                    {"median_seconds", cell.t.median},
-                                    {"speedup_vs_first", std::isfinite(vs) ? nlohmann::json(vs) : nlohmann::json()},
-                                    {"roofline", cell.rec->roofline}};
+            auto it = cells.find(i);
+            add_machine_cell(row, rj, it == cells.end() ? nullptr : &it->second, names[i], first, i == 0, o.wide,
+                             above_roof, reasons);
         }
-        t.rows.push_back(std::move(row));
-        rows.push_back(std::move(rj));
+        if (at != shown.end()) t.rows.push_back(std::move(row));
+        rows_json.push_back(std::move(rj));
     }
     add_reason_notes(t, reasons);
     if (above_roof) t.notes.push_back(above_roof_note());
+    if (!o.wide) add_legend(t, compact);
     doc.tables.push_back(std::move(t));
-    doc.data = {{"by", "machine"}, {"machines", machines}, {"rows", rows}};
+    doc.data = {{"by", "machine"}, {"machines", machines}, {"rows", rows_json}};
     return doc;
 }
 

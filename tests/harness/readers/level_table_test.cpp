@@ -134,13 +134,37 @@ TEST(LevelTable, ByMachineShowsEachMachinesOwnPeaks) {
     c.medians = reps(2e-6);
     c.pct_bandwidth = 20;
     b.cases = {c};
+    FakeCase cuda = c;
+    cuda.backend = "cuda";
+    cuda.status = "skipped";
+    cuda.reason = "no CUDA driver";
+    a.cases.push_back(cuda);
+    b.cases.push_back(cuda);
     const Document d = by_machine({make(a, "epyc"), make(b, "xeon")}, {});
     ASSERT_EQ(d.tables.size(), 2u);
     EXPECT_EQ(d.tables[0].rows.size(), 2u); // one row of peaks per machine
-    const auto &row = d.tables[1].rows.at(0);
-    EXPECT_EQ(row[3], "10% bw");
-    EXPECT_EQ(row[8], "20% bw");
-    EXPECT_EQ(row[10], "5x");
+    // Default (fits 100 columns): case, backend, then per set time and
+    // % peak, and a speed-up against the first; a row no set timed is left
+    // out and counted in the header.
+    const Table &t = d.tables[1];
+    EXPECT_EQ(t.columns, (std::vector<std::string>{"case", "backend", "epyc", "% peak", "xeon", "% peak", "vs first"}));
+    ASSERT_EQ(t.rows.size(), 1u) << "cuda's row, timed in no set, is not shown";
+    EXPECT_EQ(t.rows[0][1], "naive");
+    EXPECT_EQ(t.rows[0][3], "10% bw");
+    EXPECT_EQ(t.rows[0][5], "20% bw");
+    EXPECT_EQ(t.rows[0][6], "5x");
+    EXPECT_NE(t.title.find("not shown, timed in no set (reasons below; --wide shows them): 1 entry of cuda"),
+              std::string::npos)
+        << t.title;
+    EXPECT_EQ(d.data["rows"].size(), 2u) << "the JSON keeps every row";
+    // --wide: the full name, and time, throughput, % peak, bound, vs first per set.
+    LevelOptions wide;
+    wide.wide = true;
+    const Table w = by_machine({make(a, "epyc"), make(b, "xeon")}, wide).tables.at(1);
+    ASSERT_EQ(w.rows.size(), 2u);
+    EXPECT_EQ(w.rows[0][3], "10% bw");
+    EXPECT_EQ(w.rows[0][8], "20% bw");
+    EXPECT_EQ(w.rows[0][10], "5x");
 }
 
 // Issue 17: no % of peak above 100 without a note saying how it can be.
@@ -183,7 +207,9 @@ TEST(LevelTable, FiguresAreTheMetricsTablesRows) {
     compute.medians = reps(7.3e-6);
     s.cases = {memory, compute};
     const ResultSet set = make(s, "q");
-    const Table machine = by_machine({set}, {}).tables.at(1);
+    LevelOptions wide; // by machine shows the throughput under --wide
+    wide.wide = true;
+    const Table machine = by_machine({set}, wide).tables.at(1);
     const Table backend = by_backend({set}, {}).tables.at(0);
     ASSERT_EQ(machine.rows.size(), 2u);
     ASSERT_EQ(backend.rows.size(), 2u);
