@@ -3,6 +3,7 @@
 #include "check/reference_store.hpp"
 #include "machine/bottleneck.hpp"
 #include "run/runner.hpp"
+#include "writers/text_wrap.hpp"
 
 #include <fmt/format.h>
 
@@ -45,8 +46,9 @@ void RunBackends::open(const std::vector<std::string> &named,
 void RunBackends::open_host(bool entries_run_here) {
     if (profile_) {
         if (options_.isolation == Isolation::process)
-            std::cerr << "opbench: --profile / --trace run the cases in this process (as --isolate none): "
-                         "a plugin crash ends this run\n";
+            std::cerr << wrap_words("opbench: --profile / --trace run the cases in this process (as --isolate "
+                                    "none): a plugin crash ends this run",
+                                    4, 0);
         instrumentation_ = std::make_unique<ProfileInstrumentation>(*profile_);
         host_ = make_in_process_host(sessions_, options_.reference, nullptr, instrumentation_.get());
     } else if (!entries_run_here) {

@@ -4,6 +4,7 @@
 #include "files/atomic_file.hpp"
 #include "writers/chrome_trace_writer.hpp"
 #include "writers/table_writers.hpp"
+#include "writers/text_wrap.hpp"
 #include "writers/units.hpp"
 
 #include <fmt/format.h>
@@ -32,9 +33,11 @@ std::string profile_disagreement(double profiled_per_call, double measured_media
 namespace {
 
 void print_hot_paths(const ProfileSession &profile, const std::map<std::string, double> &measured) {
-    std::cout << fmt::format("\nHot paths: the samples the schedule recorded ({}), per case x backend; "
-                             "they are not in the timings above\n",
-                             to_string(profile.options().schedule));
+    std::cout << "\n"
+              << wrap_words(fmt::format("Hot paths: the samples the schedule recorded ({}), per case x backend; "
+                                        "they are not in the timings above",
+                                        to_string(profile.options().schedule)),
+                            2, 0);
     for (const CaseProfile &c : profile.cases()) {
         if (c.recorded_samples == 0) continue; // failed or skipped before sampling
         std::cout << "\n" << render_text_table(hot_path_table(c.tree, c.name));
