@@ -145,7 +145,7 @@ LoadResult load_plugin(const std::string &path) {
     // that point into its code, and unmapping under them crashes at exit.
     ::dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
 
-    result.plugin = LoadedPlugin{path, api, std::move(lib)};
+    result.plugin = LoadedPlugin{path, api, std::move(lib), {}};
     return result;
 }
 

@@ -249,8 +249,9 @@ TEST_F(IsolationTest, AHangInCreateIsCutAtTheCaseTimeout) {
     int passed = 0;
     for (const auto &[name, o] : outcomes()) {
         passed += o.first == "passed";
-        if (name.find("/be:fault") != std::string::npos)
+        if (name.find("/be:fault") != std::string::npos) {
             EXPECT_EQ(o.second, "timed out after 1 s in create (backend 'fault')") << name;
+        }
     }
     EXPECT_EQ(passed, 3);
 }

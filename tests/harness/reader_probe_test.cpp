@@ -98,7 +98,9 @@ protected:
         for (std::size_t i = 0; i < commands.size(); ++i) {
             const std::string &c = commands[i];
             const Outcome r = run_opbench(c);
-            if (i < direct) EXPECT_NE(r.out.find(input + ":"), std::string::npos) << "opbench " << c << "\n" << r.out;
+            if (i < direct) {
+                EXPECT_NE(r.out.find(input + ":"), std::string::npos) << "opbench " << c << "\n" << r.out;
+            }
             EXPECT_EQ(r.rc, 2) << "opbench " << c << "\n" << r.out;
             for (const auto &want : expected)
                 EXPECT_NE(r.out.find(want), std::string::npos) << "opbench " << c << "\n" << r.out;
@@ -160,7 +162,7 @@ TEST_F(ReaderProbe, ADirectoryIsRefusedClearly) {
         fs::remove(p);
         fs::create_directory(p);
     });
-    for (const std::string c : {"history " + archive.string() + " --suite quick",
+    for (const std::string &c : {"history " + archive.string() + " --suite quick",
                                 "compare --baseline-from " + archive.string() + " " + newer}) {
         const Outcome r = run_opbench(c);
         EXPECT_EQ(r.rc, 2) << c << "\n" << r.out;
@@ -171,7 +173,7 @@ TEST_F(ReaderProbe, ADirectoryIsRefusedClearly) {
 // Probe class 4: an index of [] crashed history, --baseline-from, archive.
 TEST_F(ReaderProbe, AnArchiveIndexThatIsNotAnObjectIsRefused) {
     std::ofstream(archive / "index.json", std::ios::trunc) << "[]";
-    for (const std::string c :
+    for (const std::string &c :
          {"history " + archive.string() + " --suite quick", "compare --baseline-from " + archive.string() + " " + newer,
           "archive " + archive.string() + " " + newer}) {
         const Outcome r = run_opbench(c);
@@ -228,7 +230,7 @@ TEST_F(ReaderProbe, AnIndexRowOutsideTheArchiveIsRefusedNamingTheRow) {
         nlohmann::json index = nlohmann::json::parse(std::ifstream(archive / "index.json"));
         index["sets"][1]["path"] = path;
         std::ofstream(archive / "index.json", std::ios::trunc) << index.dump(1);
-        for (const std::string c : {"history " + archive.string() + " --suite quick",
+        for (const std::string &c : {"history " + archive.string() + " --suite quick",
                                     "compare --baseline-from " + archive.string() + " " + newer}) {
             const Outcome r = run_opbench(c);
             EXPECT_EQ(r.rc, 2) << c << "\n" << r.out;
@@ -242,7 +244,7 @@ TEST_F(ReaderProbe, AnIndexRowOutsideTheArchiveIsRefusedNamingTheRow) {
 
 // What the probe must not cost: the sets themselves are still read.
 TEST_F(ReaderProbe, ValidSetsAreStillRead) {
-    for (const std::string c :
+    for (const std::string &c :
          {"compare " + base + " " + newer, "analyze " + base, "history " + archive.string() + " --suite quick",
           "compare --baseline-from " + archive.string() + " " + newer}) {
         const Outcome r = run_opbench(c);

@@ -135,7 +135,9 @@ TEST_F(MeasuredPeaks, BandwidthPeaksArePositiveAndPlausible) {
             EXPECT_GT(r.one_thread_gbps, 0.0) << r.level;
             EXPECT_GT(r.all_threads_gbps, 0.0) << r.level;
             EXPECT_LT(r.one_thread_gbps, 100000.0) << r.level;
-            if (i > 0) EXPECT_GE(r.bytes, m.cache_roofs[i - 1].bytes) << r.level;
+            if (i > 0) {
+                EXPECT_GE(r.bytes, m.cache_roofs[i - 1].bytes) << r.level;
+            }
         }
         EXPECT_EQ(m.cache_roofs.back().bytes, llc_bytes());
     }
@@ -185,7 +187,7 @@ TEST(MachinePeaksJson, ReadsPeaksFromBeforeTheCacheRoofs) {
     j.erase("cache_roofs");
     EXPECT_TRUE(j.get<MachinePeaks>().cache_roofs.empty());
     nlohmann::json k = synthetic_peaks();
-    for (const nlohmann::json bad : {nlohmann::json(1e300), nlohmann::json(0), nlohmann::json(-1)}) {
+    for (const nlohmann::json &bad : {nlohmann::json(1e300), nlohmann::json(0), nlohmann::json(-1)}) {
         k["cache_roofs"][0]["sharing_cpus"] = bad; // a count, never a cast of any number
         EXPECT_THROW((void)k.get<MachinePeaks>(), std::runtime_error) << bad;
     }
@@ -212,7 +214,7 @@ TEST(MachinePeaksJson, KeepsTheResultSetsKeys) {
 // cast (the cast would be undefined), inside one_thread / all_threads too.
 TEST(MachinePeaksJson, RefusesThreadCountsOutsideInt) {
     for (const char *where : {"one_thread", "all_threads"})
-        for (const nlohmann::json bad : {nlohmann::json(1e300), nlohmann::json(2.5), nlohmann::json(1ull << 40)}) {
+        for (const nlohmann::json &bad : {nlohmann::json(1e300), nlohmann::json(2.5), nlohmann::json(1ull << 40)}) {
             nlohmann::json j = synthetic_peaks();
             j[where]["threads"] = bad;
             EXPECT_THROW((void)j.get<MachinePeaks>(), std::runtime_error) << where << " " << bad;

@@ -224,8 +224,11 @@ TEST(Analyze, DecoderEntriesShowTheirLayerComponents) {
     ASSERT_TRUE(entries[i].layer);
     EXPECT_EQ(entries[i].layer->dominant, "mlp_in");
     EXPECT_DOUBLE_EQ(entries[i].layer->other, 0.1);
-    for (const auto &e : entries)
-        if (e.op != "decoder") EXPECT_FALSE(e.layer) << e.name;
+    for (const auto &e : entries) {
+        if (e.op != "decoder") {
+            EXPECT_FALSE(e.layer) << e.name;
+        }
+    }
     bool layer_row = false;
     const auto tables = analysis_tables(entries, 10);
     for (const auto &row : tables[1].rows)

@@ -36,7 +36,9 @@ TEST(TextWrap, WordsWrapWithinTheWidthWithAHangingIndent) {
     EXPECT_EQ(lines[0].rfind("  spread", 0), 0u);
     for (std::size_t i = 0; i < lines.size(); ++i) {
         EXPECT_LE(display_width(lines[i]), 40u) << lines[i];
-        if (i > 0) EXPECT_EQ(lines[i].rfind("      s", 0), 0u) << lines[i];
+        if (i > 0) {
+            EXPECT_EQ(lines[i].rfind("      s", 0), 0u) << lines[i];
+        }
     }
     // A '±' is one column: a line of exactly 40 columns with one stays whole.
     EXPECT_EQ(lines_of(wrap_words("abcdefghij abcdefghij abcdefghij ±bcdefg", 0, 0, 40)).size(), 1u);
