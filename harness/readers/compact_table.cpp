@@ -89,6 +89,10 @@ void add_legend(Table &t, const SharedSegments &names) {
     t.notes.push_back(fmt::format("cases: {}", fmt::join(names.legend, "; ")));
 }
 
+void add_reason_notes(Table &t, const std::map<std::string, std::set<std::string>> &reasons) {
+    for (const auto &[why, where] : reasons) t.notes.push_back(fmt::format("{} ({})", why, fmt::join(where, ", ")));
+}
+
 std::string title_with_header(const std::string &title, const std::vector<std::string> &header) {
     std::string out = title;
     for (const auto &line : header) {

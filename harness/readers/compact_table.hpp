@@ -33,6 +33,10 @@ struct SharedSegments {
 // Appends the legend lines to a table's notes (wrapped by the console writer).
 void add_legend(Table &t, const SharedSegments &names);
 
+// Notes for cells without a time: one line per distinct "status: why",
+// naming the columns (backends, sets, levels) it applies to.
+void add_reason_notes(Table &t, const std::map<std::string, std::set<std::string>> &reasons);
+
 // A title followed by header lines (what every row shares), each wrapped at
 // kConsoleColumns: the table formats print a title as given, so the header
 // travels in it (Markdown shows its line breaks as <br>).

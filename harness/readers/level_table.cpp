@@ -56,11 +56,6 @@ struct Cell {
     [[nodiscard]] EntryMetricInputs metrics() const { return metric_inputs(*rec, t); }
 };
 
-// Notes for cells without a time: one line per distinct (status, reason).
-void add_reason_notes(Table &t, const std::map<std::string, std::set<std::string>> &reasons) {
-    for (const auto &[why, where] : reasons) t.notes.push_back(fmt::format("{} ({})", why, fmt::join(where, ", ")));
-}
-
 } // namespace
 
 std::string percent_of_peak(const CaseRecord &c) { return peak_text(metric_inputs(c, ValidTimes{})); }

@@ -1,5 +1,7 @@
 #include "readers/workload_levels.hpp"
 
+#include "readers/compact_table.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -196,7 +198,7 @@ std::optional<WorkloadLevels> workload_levels(const std::vector<ResultSet> &sets
     }
     t.notes.push_back("tok/s: tokens per call over the entry's median call time (the median of the table above); "
                       "a level is a backend and the workload's dtype (s8: int8 linear layers).");
-    for (const auto &[why, where] : reasons) t.notes.push_back(fmt::format("{} ({})", why, fmt::join(where, ", ")));
+    add_reason_notes(t, reasons);
     return out;
 }
 
