@@ -11,8 +11,8 @@ installed, else a list of dicts (the standard library only).
 Result sets give one row per entry (case x backend) and set, with the same
 columns, in the same units, as `opbench compare --format csv`: set, commit,
 timestamp, machine_id, suite, name, case, op, backend, dtype, variant,
-param_<name> for each shape parameter, threads, cache, status, reason,
-median_s, spread, repetitions, repetitions_missed_noise_target, samples, flop, byte,
+param_<name> for each shape parameter, threads, cache, status, reason, quality,
+quality_reasons, starved_repetitions, starved_share, remeasured, median_s, spread, repetitions, repetitions_missed_noise_target, samples, flop, byte,
 flop_per_s, byte_per_s, pct_peak_compute, pct_peak_bandwidth (results/README.md, "CSV": the
 metrics table of harness/measure/entry_metrics.hpp; read from an entry's stored
 `metrics` object where the set has one, whose every further key is a column too).
@@ -23,11 +23,14 @@ test. Numbers without a value (a skipped entry's time) are None (NaN in
 pandas); why is in `status` and `reason`.
 
 median_s follows opbench's one summary per entry (harness/measure/entry_summary.hpp,
-which every view reads): the median of every repetition's median, those that
-missed their noise target included (they are counted in
-repetitions_missed_noise_target; accept_unmet_noise is kept for old callers
-and changes nothing); the python_loader test checks that both agree on a
-real run.
+which every view reads): the median of every repetition's median but the
+starved ones' (their threads waited for a CPU), those that missed their noise
+target included (they are counted in repetitions_missed_noise_target;
+accept_unmet_noise is kept for old callers and changes nothing). An entry
+whose every repetition was starved has status `starved` and no time. quality
+is the run's stored summary's flag (None for sets written before it). The
+python_loader and status_views tests check that the loader and opbench's own
+views agree.
 """
 import json
 import math
@@ -82,29 +85,31 @@ def set_records(result_set, path="", accept_unmet_noise=False):
             order.append(name)
             entries[name] = {"entry": e, "reps": []}
         status = e.get("status", "failed" if e.get("error_occurred") else "passed")
+        if status == "starved":  # its repetitions' figures, kept beside its error entry
+            entries[name]["reps"] += [_repetition({"stats": st}) for st in e.get("starved_repetitions") or []]
+            continue
         if status != "passed" or e.get("error_occurred"):
             continue
-        st = e.get("stats", {})
-        median = st.get("median")
-        if median is None:
-            median = e.get("real_time", 0) * _UNIT_SECONDS.get(e.get("time_unit", "ns"), 1e-9)
-        entries[name]["reps"].append({"median": median, "met": st.get("noise_target_met", True),
-                                      "timed_out": st.get("timed_out", False), "samples": _sample_count(st)})
+        entries[name]["reps"].append(_repetition(e))
     rows = []
     for name in order:
         e, reps = entries[name]["entry"], entries[name]["reps"]
         status = e.get("status", "failed" if e.get("error_occurred") else "passed")
         # One policy with opbench's own views (measure/entry_summary.hpp):
-        # the median of every repetition's median.
-        kept = reps
+        # the median of every repetition's median but the starved ones'.
+        kept = [r for r in reps if not r["starved"]]
         median = _median([r["median"] for r in kept]) if kept and status == "passed" else None
         if status != "passed":
             time_status, reason = status, e.get("reason", e.get("error_message", ""))
+        elif not reps:
+            time_status, reason = "failed", "no repetition recorded"
         elif median is None:
-            time_status = "timed_out" if any(r["timed_out"] for r in reps) else "noisy"
-            reason = "noise target not met in any repetition"
+            time_status = "starved"
+            reason = f"every repetition starved ({len(reps)}): its threads waited for a CPU"
         else:
             time_status, reason = "ok", ""
+        summary = e.get("summary") or {}
+        timed = time_status == "ok"
         roof = e.get("roofline") or {}
         settings = e.get("settings", {})
         row = {"set": _stem(path), "commit": ob.get("build", {}).get("git_commit", ""),
@@ -115,7 +120,12 @@ def set_records(result_set, path="", accept_unmet_noise=False):
         for k, v in (e.get("params") or {}).items():
             row["param_" + k] = v
         row.update({"threads": settings.get("threads"), "cache": settings.get("cache"), "status": time_status,
-                    "reason": reason})
+                    "reason": reason,
+                    # The run's stored summary (sets before it have none: None).
+                    "quality": summary.get("quality") if timed else None,
+                    "quality_reasons": ",".join(r.get("code", "") for r in summary.get("reasons", []))
+                    if timed and summary else None})
+        row.update(_starvation(reps))
         row.update(_metrics(e, median, kept, reps, status, roof))
         rows.append(row)
     return rows
@@ -139,11 +149,33 @@ def _metrics(e, median, kept, reps, status, roof):
     medians = [r["median"] for r in kept]
     spread = (max(medians) - min(medians)) / 2 / median if median and len(medians) >= 2 else None
     return {"median_s": median, "spread": spread, "repetitions": len(kept) if median is not None else None,
-            "repetitions_missed_noise_target": sum(1 for r in reps if not r["met"]) if status == "passed" else 0,
+            "repetitions_missed_noise_target": sum(1 for r in kept if not r["met"]) if status == "passed" else 0,
             "samples": sum(r["samples"] for r in kept) if median is not None else None,
             "flop": e.get("flops"), "byte": e.get("bytes"),
             "flop_per_s": _ratio(e.get("flops"), median), "byte_per_s": _ratio(e.get("bytes"), median),
             "pct_peak_compute": roof.get("pct_peak_compute"), "pct_peak_bandwidth": roof.get("pct_peak_bandwidth")}
+
+
+def _repetition(e):
+    """One repetition's figures from an iteration entry (its stats, else real_time)."""
+    st = e.get("stats", {})
+    median = st.get("median")
+    if median is None:
+        median = e.get("real_time", 0) * _UNIT_SECONDS.get(e.get("time_unit", "ns"), 1e-9)
+    return {"median": median, "met": st.get("noise_target_met", True), "timed_out": st.get("timed_out", False),
+            "samples": _sample_count(st), "starved": bool(st.get("starved", False)),
+            "starved_share": st.get("starved_share"), "remeasured": int(st.get("remeasured", 0) or 0)}
+
+
+def _starvation(reps):
+    """The CSV's starvation columns: repetitions left out as starved, the median
+    of their starved_share, the tries measured again (None without figures)."""
+    shares = [r["starved_share"] for r in reps if r["starved_share"] is not None]
+    if not shares:
+        return {"starved_repetitions": sum(r["starved"] for r in reps) if reps else None,
+                "starved_share": None, "remeasured": None}
+    return {"starved_repetitions": sum(r["starved"] for r in reps), "starved_share": _median(shares),
+            "remeasured": sum(r["remeasured"] for r in reps)}
 
 
 def _sample_count(stats):

@@ -28,6 +28,13 @@ constexpr int kExitEnvironment = 3;
 // How many archived runs before a new set --baseline-from reads for the
 // cases' run-to-run ranges (compare.hpp, RunToRunRange).
 constexpr std::size_t kRunToRunHistory = 10;
+// Every entry with a time is compared since starvation became a status of
+// its own (docs/measurement.md, "One median per entry"): the flag that once
+// let in entries whose repetitions all missed the noise target stays for the
+// scripts that pass it.
+constexpr const char *kAcceptUnmetNoiseHelp =
+    "no effect (kept for scripts): an entry whose repetitions missed the noise target is compared and "
+    "flagged noisy; a starved one never is";
 
 // "5%" -> 0.05, "0.05" -> 0.05; anything else is refused.
 double parse_fraction(const std::string &flag, const std::string &v) {
@@ -89,7 +96,8 @@ struct ReaderCommands::Options {
     std::string baseline_from, threshold = "5%", alpha = "0.05", by, baseline = "naive", format = "console", output;
     std::string normalize; // "canary": divide each set's times by its machine speed
     bool force = false; // -o may replace an existing file (every reader's -o)
-    bool strict = false, fail_on_regression = false, accept_unmet = false, allow_no_baseline = false;
+    bool strict = false, fail_on_regression = false, allow_no_baseline = false;
+    bool accept_unmet_ignored = false; // --accept-unmet-noise: kept for scripts, no effect
     bool wide = false; // --wide: full names and every column instead of tables fitted to 100 columns
     // report
     std::vector<std::string> report_sets;
@@ -155,9 +163,7 @@ void ReaderCommands::Options::add_compare(CLI::App &app) {
     compare->add_option("--threshold", threshold, "smallest change of the median that counts (5% or 0.05)")
         ->capture_default_str();
     compare->add_option("--alpha", alpha, "significance level of the Mann-Whitney U test")->capture_default_str();
-    compare->add_flag("--accept-unmet-noise", accept_unmet,
-                      "also compare a case none of whose repetitions met its noise target (by default it gets no "
-                      "ratio; a case with some that met it is compared on all of them, docs/measurement.md)");
+    compare->add_flag("--accept-unmet-noise", accept_unmet_ignored, kAcceptUnmetNoiseHelp);
     compare->add_flag("--wide", wide,
                       "full case names, every column and note in its row (default for --format console: tables "
                       "fitted to 100 columns, shared names in a header line, long notes as footnotes; the other "
@@ -213,8 +219,7 @@ void ReaderCommands::Options::add_history(CLI::App &app) {
                         "write to this file instead of stdout (never inside the "
                         "archive; an existing file only with --force)");
     history->add_flag("--force", force, "let -o replace an existing file (never one of the archive's)");
-    history->add_flag("--accept-unmet-noise", accept_unmet,
-                      "also show a case none of whose repetitions met its noise target");
+    history->add_flag("--accept-unmet-noise", accept_unmet_ignored, kAcceptUnmetNoiseHelp);
     history->add_flag(
         "--wide", wide,
         "one column per run with its date and commit (default: first, last, trend, fitted to 100 columns)");
@@ -335,7 +340,7 @@ std::optional<int> ReaderCommands::Options::add_archived_baseline(std::vector<st
     const std::size_t first = earlier.size() > kRunToRunHistory ? earlier.size() - kRunToRunHistory : 0;
     for (std::size_t i = first; i < earlier.size(); ++i)
         history.push_back(read_result_set((std::filesystem::path(baseline_from) / earlier[i].path).string()));
-    co.run_to_run = run_to_run_ranges(history, accept_unmet);
+    co.run_to_run = run_to_run_ranges(history);
     if (history.size() >= kMinRunsForRange)
         std::cerr << fmt::format("opbench compare: run-to-run ranges from the last {} archived runs\n", history.size());
     return std::nullopt;
@@ -349,7 +354,6 @@ int ReaderCommands::Options::run_compare() {
     CompareOptions co;
     co.threshold = parse_fraction("--threshold", threshold);
     co.alpha = parse_fraction("--alpha", alpha);
-    co.accept_unmet_noise = accept_unmet;
     // Fitted tables are for a terminal; Markdown, CSV and JSON keep every
     // column (the CI summary and scripts read them).
     co.wide = wide || format != "console";
@@ -378,9 +382,9 @@ int ReaderCommands::Options::run_compare() {
     }
 
     if (!by.empty()) {
-        LevelOptions lo{baseline, accept_unmet, co.wide};
+        LevelOptions lo{baseline, co.wide};
         Document doc = by == "backend" ? by_backend(loaded, lo) : by_machine(loaded, lo);
-        doc.records = entry_records(loaded, accept_unmet); // what --format csv writes
+        doc.records = entry_records(loaded); // what --format csv writes
         return emit(doc, format, output, "compare");
     }
     const Comparison cmp = compare_sets(loaded, co);
@@ -468,7 +472,6 @@ int ReaderCommands::Options::run_history() {
     ho.case_regex = history_case;
     ho.machine_id = history_machine;
     ho.last = history_last;
-    ho.accept_unmet_noise = accept_unmet;
     ho.wide = wide || history_format != "console";
     ho.records = history_format == "csv"; // only csv writes them
     if (!find_writer(history_format))

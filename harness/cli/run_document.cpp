@@ -42,9 +42,9 @@ int print_run_document(const std::string &set_path, const std::string &format, c
     try {
         const std::vector<ResultSet> sets{read_result_set(set_path)};
         // Fitted tables are for a terminal; the file formats keep every column.
-        const LevelOptions options{baseline_of(sets.front(), reference), false, format != "console"};
+        const LevelOptions options{baseline_of(sets.front(), reference), format != "console"};
         Document doc = by_backend(sets, options);
-        doc.records = entry_records(sets, false);
+        doc.records = entry_records(sets);
         std::cout << find_writer(format)->write(doc) << std::flush;
         return 0;
     } catch (const std::exception &e) {

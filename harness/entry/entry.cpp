@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace opbench {
@@ -26,9 +27,11 @@ void Entry::finished(const FinishRecord &f) {
 }
 
 std::optional<double> Entry::median_seconds() const {
-    if (result.repetitions.empty()) return std::nullopt;
+    // A starved repetition timed the machine (measure/entry_summary.hpp's policy).
     std::vector<double> medians;
-    for (const auto &rec : result.repetitions) medians.push_back(rec.summary.median);
+    for (const auto &rec : result.repetitions)
+        if (!rec.starved) medians.push_back(rec.summary.median);
+    if (medians.empty()) return std::nullopt;
     return summarize(medians).median;
 }
 
@@ -82,6 +85,7 @@ nlohmann::json iteration_entry(const Entry &e, std::size_t index, const nlohmann
 std::vector<nlohmann::json> aggregate_entries(const Entry &e, const nlohmann::json &fields) {
     std::vector<double> real, cpu;
     for (const auto &rec : e.result.repetitions) {
+        if (rec.starved) continue; // as the entry's summary: not a time of the op
         real.push_back(rec.summary.median);
         cpu.push_back(rec.cpu_seconds_per_call);
     }
@@ -129,11 +133,19 @@ std::vector<nlohmann::json> result_entries(const Entry &e) {
                             {"error_occurred", true},
                             {"error_message",
                              std::string(case_status_name(e.result.status)) + ": " + e.result.reason}};
+        // A starved entry keeps what its repetitions measured, beside the
+        // time fields that no reader (compare.py included) takes as the op's.
+        if (e.result.status == CaseStatus::starved) {
+            j["starved_repetitions"] = nlohmann::json::array();
+            for (const auto &rec : e.result.repetitions) j["starved_repetitions"].push_back(summary_json(rec));
+        }
         out.push_back(with_fields(std::move(j), fields));
         return out;
     }
     for (std::size_t i = 0; i < e.result.repetitions.size(); ++i) out.push_back(iteration_entry(e, i, fields));
-    if (e.result.repetitions.size() >= 2)
+    const auto unstarved = std::count_if(e.result.repetitions.begin(), e.result.repetitions.end(),
+                                         [](const RepetitionRecord &r) { return !r.starved; });
+    if (unstarved >= 2)
         for (auto &a : aggregate_entries(e, fields)) out.push_back(std::move(a));
     return out;
 }

@@ -22,6 +22,10 @@ namespace fs = std::filesystem;
 namespace opbench {
 
 
+namespace {
+nlohmann::json finite_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+} // namespace
+
 nlohmann::json summary_json(const RepetitionRecord &r) {
     const SampleSummary &s = r.summary;
     return {{"samples", s.n},
@@ -45,7 +49,16 @@ nlohmann::json summary_json(const RepetitionRecord &r) {
              r.device_seconds_per_call >= 0 ? nlohmann::json(r.device_seconds_per_call) : nlohmann::json(nullptr)},
             // Every sample, to the timer's tick, without their order (sample_codec.hpp).
             {"sample_histogram", encode_sample_histogram(r.sample_times, r.calls_per_sample)},
-            {"process", r.process}};
+            {"process", r.process},
+            // Starvation (measure/starvation.hpp); null where not readable.
+            {"run_queue_wait_seconds", finite_or_null(r.run_queue_wait_seconds)},
+            {"run_queue_waits", r.run_queue_waits},
+            {"threads_ran", r.threads_ran},
+            {"involuntary_switches",
+             r.involuntary_switches >= 0 ? nlohmann::json(r.involuntary_switches) : nlohmann::json(nullptr)},
+            {"starved_share", finite_or_null(r.starved_share)},
+            {"starved", r.starved},
+            {"remeasured", r.remeasured}};
 }
 
 nlohmann::json case_fields(const CaseResult &r) {
@@ -116,7 +129,6 @@ nlohmann::json measurement_fields(const CaseResult &r, const MeasureSettings &me
     }
     if (r.roofline) {
         const Roofline &rl = *r.roofline;
-        auto finite_or_null = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
         j["roofline"] = {{"bound", rl.bound},
                          {"pct_peak_compute", finite_or_null(rl.pct_peak_compute)},
                          {"pct_peak_bandwidth", finite_or_null(rl.pct_peak_bandwidth)},

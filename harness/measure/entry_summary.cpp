@@ -44,6 +44,7 @@ nlohmann::json EntrySummary::to_json() const {
             {"spread", finite_or_null(spread)},
             {"repetitions", repetitions},
             {"missed_noise_target", missed_noise_target},
+            {"starved_repetitions", starved_repetitions},
             {"quality", std::string(quality_name(quality))},
             {"reasons", std::move(reasons_json)}};
 }
@@ -122,8 +123,14 @@ std::optional<QualityReason> quantised(std::span<const RepetitionFigures> reps) 
 EntrySummary summarize_entry(std::span<const RepetitionFigures> reps, const EntryConditions &c) {
     EntrySummary s;
     std::vector<double> medians;
+    std::vector<RepetitionFigures> timed; // the repetitions the median is taken over
     for (const auto &r : reps) {
         if (!(r.median_s > 0) || !std::isfinite(r.median_s)) continue;
+        if (r.starved) {
+            ++s.starved_repetitions;
+            continue;
+        }
+        timed.push_back(r);
         medians.push_back(r.median_s);
         if (!r.noise_target_met) ++s.missed_noise_target;
     }
@@ -136,7 +143,11 @@ EntrySummary summarize_entry(std::span<const RepetitionFigures> reps, const Entr
     }
 
     if (auto r = bimodal(medians)) s.reasons.push_back(*r);
-    if (auto r = quantised(reps)) s.reasons.push_back(*r);
+    if (auto r = quantised(timed)) s.reasons.push_back(*r);
+    if (s.starved_repetitions > 0)
+        s.reasons.push_back({"starved", Quality::noisy,
+                             fmt::format("{} of {} repetitions starved (threads waited for a CPU) and left out",
+                                         s.starved_repetitions, s.starved_repetitions + s.repetitions)});
     if (c.noise_target > 0 && std::isfinite(s.spread) && s.spread > c.noise_target)
         s.reasons.push_back({"spread", Quality::noisy,
                              fmt::format("repetitions spread ±{} > {} noise target", pct(s.spread),
@@ -156,6 +167,24 @@ EntrySummary summarize_entry(std::span<const RepetitionFigures> reps, const Entr
     }
     for (const auto &r : s.reasons) s.quality = std::max(s.quality, r.severity);
     return s;
+}
+
+std::optional<std::string> starved_reason(std::span<const RepetitionRecord> repetitions) {
+    if (repetitions.empty()) return std::nullopt;
+    std::vector<double> shares, medians;
+    int threads = 0, remeasured = 0;
+    for (const auto &r : repetitions) {
+        if (!r.starved) return std::nullopt;
+        shares.push_back(r.starved_share);
+        medians.push_back(r.summary.median);
+        threads = std::max(threads, r.threads_ran);
+        remeasured = std::max(remeasured, r.remeasured);
+    }
+    return fmt::format("every repetition starved: its {} thread{} waited for a CPU for {} of the samples' time "
+                       "({} more tr{} each); it read {}, the machine's time, not the op's. Use --threads 1, "
+                       "--cpus with idle CPUs, or a quieter machine",
+                       threads, threads == 1 ? "" : "s", pct(summarize(shares).median), remeasured,
+                       remeasured == 1 ? "y" : "ies", format_seconds(summarize(medians).median));
 }
 
 namespace {
@@ -184,7 +213,8 @@ double first_number(const nlohmann::json &array) {
 } // namespace
 
 RepetitionFigures repetition_figures(const RepetitionRecord &record) {
-    return {record.summary.median, record.summary.noise, record.target_met, record.summary.min};
+    return {record.summary.median, record.summary.noise, record.target_met, record.summary.min, record.starved,
+            record.starved_share};
 }
 
 RepetitionFigures repetition_figures(const nlohmann::json &entry) {
@@ -199,6 +229,10 @@ RepetitionFigures repetition_figures(const nlohmann::json &entry) {
     const nlohmann::json &met = member(stats, "noise_target_met");
     r.noise_target_met = met.is_boolean() ? met.get<bool>() : true;
     r.fastest_s = number_or(stats, "min", NAN);
+    // Sets before starvation was measured have neither: never starved.
+    const nlohmann::json &starved = member(stats, "starved");
+    r.starved = starved.is_boolean() && starved.get<bool>();
+    r.starved_share = number_or(stats, "starved_share", NAN);
     return r;
 }
 

@@ -5,11 +5,15 @@
 // readers compute the same thing from what the run wrote.
 //
 // Policy (docs/measurement.md, "One median per entry"):
-//   - the median is the median of ALL passed repetitions' medians, the same
-//     as Google Benchmark's own `median` aggregate (and so compare.py's).
+//   - the median is the median of every passed repetition's median but the
+//     starved ones' (measure/starvation.hpp: their threads waited for a CPU,
+//     so they timed the machine). Without starvation it is Google
+//     Benchmark's own `median` aggregate (and so compare.py's).
 //     A repetition that missed its noise target is still a measurement of
-//     what happened; dropping it would make one view show 27 us and another
-//     24 ms for the same entry. Missing the target is a reason in the verdict.
+//     what happened, and counts, in every view: dropping it would make one
+//     view show 27 us and another 24 ms for the same entry. Missing the
+//     target is a reason in the verdict (noisy). An entry whose repetitions
+//     were all starved has no median; its status is `starved`.
 //   - the spread is the repetitions' relative half-range,
 //     (max - min) / 2 / median: the result set's `repetition_spread`.
 //   - the quality is `clean`, `noisy` (the figure is less precise than the
@@ -26,6 +30,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -50,6 +55,8 @@ struct RepetitionFigures {
     double noise = INFINITY;     // relative half-width of the median's 95% CI
     bool noise_target_met = true;
     double fastest_s = NAN;      // its fastest sample (stats.min); NaN unknown
+    bool starved = false;        // its threads waited for a CPU (measure/starvation.hpp): no time of the op
+    double starved_share = NAN;  // that wait's share of its samples' time; NaN unknown
 };
 
 // How the entry ran: what the settings asked and what the machine had.
@@ -81,7 +88,8 @@ inline constexpr double kGridTolerance = 0.05; // of a slice
 inline constexpr double kOversubscribedSlack = 0.5;
 
 struct EntrySummary {
-    std::size_t repetitions = 0;
+    std::size_t repetitions = 0;         // the repetitions the median is taken over (starved ones are not)
+    std::size_t starved_repetitions = 0; // left out: starved even after their re-measures
     std::size_t missed_noise_target = 0;
     double median_s = NAN; // median of every repetition's median
     double spread = NAN;   // (max - min) / 2 / median; NaN with fewer than two repetitions
@@ -89,6 +97,8 @@ struct EntrySummary {
     std::vector<QualityReason> reasons; // empty when clean; disturbed ones first
 
     [[nodiscard]] std::string_view flag() const { return quality_name(quality); }
+    // Every repetition starved: the entry has no time of its op (status `starved`).
+    [[nodiscard]] bool all_starved() const { return repetitions == 0 && starved_repetitions > 0; }
     // "clean", or "noisy: <reason>; <reason>".
     [[nodiscard]] std::string verdict() const;
     // The codes of the reasons, comma-joined: "bimodal,oversubscribed".
@@ -97,6 +107,11 @@ struct EntrySummary {
     // missed_noise_target, quality, reasons [{code, severity, text}].
     [[nodiscard]] nlohmann::json to_json() const;
 };
+
+// Why an entry has no time of its op when every repetition stayed starved
+// after its re-measures (the reason of status `starved`, with the remedy);
+// nullopt when a repetition was not starved, or there is none.
+[[nodiscard]] std::optional<std::string> starved_reason(std::span<const RepetitionRecord> repetitions);
 
 // The one summary, from plain numbers. No repetition: median NaN, clean.
 [[nodiscard]] EntrySummary summarize_entry(std::span<const RepetitionFigures> repetitions,

@@ -11,6 +11,7 @@
 #pragma once
 
 #include "measure/records.hpp"
+#include "measure/starvation.hpp"
 #include "measure/settings.hpp"
 #include "measure/stack_offset.hpp"
 #include "measure/statistics.hpp"
@@ -56,8 +57,12 @@ public:
     virtual ~MeasureClock() = default;
     [[nodiscard]] virtual double now() = 0;     // wall clock (monotonic)
     [[nodiscard]] virtual double cpu_now() = 0; // CPU time of the process
+    // The run-queue counters of the process's threads (starvation.hpp). A
+    // clock that cannot see them (a test's fake) reads nothing, and no
+    // repetition it times is judged starved.
+    [[nodiscard]] virtual RunQueueReading run_queue() { return {}; }
 };
-// std::chrono::steady_clock and CLOCK_PROCESS_CPUTIME_ID.
+// std::chrono::steady_clock, CLOCK_PROCESS_CPUTIME_ID and /proc's schedstat.
 [[nodiscard]] MeasureClock &steady_measure_clock();
 
 // The recipe's phases, as observers see them.
@@ -111,7 +116,10 @@ public:
 
     // sample until the stopping rule (settings' NoiseCriterion, wall-clock
     // cap included) -> summarise. Call after prepare(). Always takes at
-    // least one sample. Throws MeasureFailure from the work.
+    // least one sample. A starved repetition (starvation.hpp) is measured
+    // again, up to settings.starved_retries times; the record kept says how
+    // often (`remeasured`) and whether it is still starved. Throws
+    // MeasureFailure from the work.
     RepetitionRecord measure_repetition();
 
     // prepare, then settings.repetitions repetitions: a measurement without
@@ -127,6 +135,7 @@ public:
 private:
     template <class F>
     auto in_phase(std::string_view name, F &&f);
+    RepetitionRecord measure_once();
 
     MeasuredWork &work_;
     MeasureSettings settings_;

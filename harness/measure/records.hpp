@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -15,14 +16,17 @@
 
 namespace opbench {
 
-// How a case on a backend ended. JSON: "passed" | "failed" | "skipped".
-enum class CaseStatus { passed, failed, skipped };
+// How a case on a backend ended. JSON: "passed" | "failed" | "skipped" |
+// "starved" (it ran and was verified, but every repetition's threads waited
+// for a CPU: measure/starvation.hpp; it has no time of the op).
+enum class CaseStatus { passed, failed, skipped, starved };
 [[nodiscard]] std::string_view case_status_name(CaseStatus s);
 [[nodiscard]] std::optional<CaseStatus> case_status_from_name(std::string_view name);
 // The same names in JSON; a name not listed reads as failed (the first pair).
 NLOHMANN_JSON_SERIALIZE_ENUM(CaseStatus, {{CaseStatus::failed, "failed"},
                                           {CaseStatus::passed, "passed"},
-                                          {CaseStatus::skipped, "skipped"}})
+                                          {CaseStatus::skipped, "skipped"},
+                                          {CaseStatus::starved, "starved"}})
 
 // A failure inside a case: thrown by the parts of a measurement, caught and
 // recorded on the case; never thrown out of a run.
@@ -52,6 +56,19 @@ struct RepetitionRecord {
     // A workload entry's timed units of this repetition (a decode step each,
     // or the whole prefill): its ms per token. Empty for an op case.
     std::vector<double> unit_seconds;
+    // Starvation (starvation.hpp): the run-queue wait of the process's
+    // threads over the repetition (NaN: not readable), how many waits, how
+    // many threads ran, the process's involuntary context switches (-1
+    // unknown); the wait's share of the samples' time that the samples above
+    // the median do not explain, the verdict, and how often this repetition
+    // was measured again because an earlier try was starved.
+    double run_queue_wait_seconds = NAN;
+    std::int64_t run_queue_waits = 0;
+    int threads_ran = 0;
+    long involuntary_switches = -1;
+    double starved_share = NAN;
+    bool starved = false;
+    int remeasured = 0;
 };
 
 // Conversions, each member under its own name, for the worker pipe
@@ -64,7 +81,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SampleSummary, n, min, max, mean, median, p90
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(PreparationRecord, check_error, warmup_calls, batch_probe_seconds, calls_per_sample)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RepetitionRecord, summary, calls_per_sample, target_met, timed_out,
                                                 cpu_seconds_per_call, device_seconds_per_call, sample_times, process,
-                                                unit_seconds)
+                                                unit_seconds, run_queue_wait_seconds, run_queue_waits, threads_ran,
+                                                involuntary_switches, starved_share, starved, remeasured)
 
 // Memory figures of one case on one backend, measured over its own prepare and
 // execute (never the reference run).

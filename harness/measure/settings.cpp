@@ -60,6 +60,10 @@ constexpr std::array kSettings = {
                 "seconds a case x backend may take in its worker before it is killed and failed; "
                 "0 = 60 + 10 x repetitions x max_time",
                 8, OPB_SETTING_FIELD(timeout)},
+    SettingInfo{"starved_retries", "starved_retries", "--starved-retries", SettingType::integer, 0, 100, "N",
+                "times a starved repetition (its threads waited for a CPU) is measured again before it "
+                "counts as starved; an entry with no other repetition is `starved`",
+                9, OPB_SETTING_FIELD(starved_retries)},
 };
 
 #undef OPB_SETTING_FIELD

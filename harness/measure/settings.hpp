@@ -48,6 +48,7 @@ struct MeasureSettings {
     CacheState cache = CacheState::warm;
     int threads = 0;
     double timeout = 0; // seconds per case x backend; 0 = derived (case_host.hpp case_timeout_seconds)
+    int starved_retries = 2; // times a starved repetition is measured again (measure/starvation.hpp)
 };
 
 enum class SettingType {

@@ -432,13 +432,13 @@ struct RunTimes {
     std::optional<ResultSet> set;
 };
 
-RunTimes times_of_run(const fs::path &dir, const ArchiveEntry &run, CaseMatcher &match, bool accept_unmet_noise,
+RunTimes times_of_run(const fs::path &dir, const ArchiveEntry &run, CaseMatcher &match,
                       bool keep_set) {
     RunTimes out;
     ResultSet set = run_without_samples(dir, run);
     for (const auto &c : set.cases)
         if (const CaseMatcher::Match &m = match(c); m.matches)
-            out.cases.emplace_back(&m, valid_times(c, accept_unmet_noise));
+            out.cases.emplace_back(&m, valid_times(c));
     if (keep_set) {
         set.raw = nullptr;
         for (auto &c : set.cases)
@@ -452,15 +452,14 @@ RunTimes times_of_run(const fs::path &dir, const ArchiveEntry &run, CaseMatcher 
 // time and each run's file is its own, so up to kReadThreads threads read
 // them. On the loaded 2-vCPU machine of docs/ci.md's figures this gained
 // nothing measurable (its other CPU was busy): the gain is for free CPUs.
-std::vector<RunTimes> times_of_runs(const fs::path &dir, const std::vector<ArchiveEntry> &runs, CaseMatcher &match,
-                                    bool accept_unmet_noise, bool keep_sets) {
+std::vector<RunTimes> times_of_runs(const fs::path &dir, const std::vector<ArchiveEntry> &runs, CaseMatcher &match, bool keep_sets) {
     constexpr unsigned kReadThreads = 4;
     std::vector<RunTimes> out(runs.size());
     std::vector<std::exception_ptr> failed(runs.size());
     std::atomic<std::size_t> next{0};
     const auto read_some = [&] {
         for (std::size_t i; (i = next.fetch_add(1)) < runs.size();) try {
-                out[i] = times_of_run(dir, runs[i], match, accept_unmet_noise, keep_sets);
+                out[i] = times_of_run(dir, runs[i], match, keep_sets);
             } catch (...) {
                 failed[i] = std::current_exception();
             }
@@ -582,7 +581,7 @@ nlohmann::json add_history_row(std::vector<std::string> &row, const std::string 
 Document archive_history(const fs::path &dir, const HistoryOptions &o) {
     const HistoryRuns h = history_runs(dir, o);
     CaseMatcher match(o.case_regex); // a bad regex throws before any set is read
-    std::vector<RunTimes> runs = times_of_runs(dir, h.runs, match, o.accept_unmet_noise, o.records);
+    std::vector<RunTimes> runs = times_of_runs(dir, h.runs, match, o.records);
     CaseSeries s = case_series(runs);
 
     Table t;
@@ -619,7 +618,7 @@ Document archive_history(const fs::path &dir, const HistoryOptions &o) {
     if (o.records) {
         std::vector<ResultSet> sets;
         for (auto &r : runs) sets.push_back(std::move(*r.set));
-        doc.records = entry_records(sets, o.accept_unmet_noise, [&](const CaseRecord &c) { return match(c).matches; });
+        doc.records = entry_records(sets, [&](const CaseRecord &c) { return match(c).matches; });
     }
     return doc;
 }

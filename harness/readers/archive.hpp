@@ -85,7 +85,6 @@ struct HistoryOptions {
     std::string case_regex; // ECMAScript, searched in the case's label and backend; empty: all
     std::string machine_id; // empty: the machine of the newest set of the suite
     std::size_t last = 10;  // at most this many runs, the newest
-    bool accept_unmet_noise = false;
     bool wide = false; // one column per run (date, commit); default: first, last, trend, fitted to 100 columns
     bool records = true; // the Document's tidy records (--format csv); 66,000 rows over 1,000 quick runs
 };

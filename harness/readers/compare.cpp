@@ -319,8 +319,8 @@ void downgrade_unconvincing_change(CaseComparison &r, const ValidTimes &b, const
 
 CaseComparison compare_case(const CaseRecord &base, const CaseRecord &next, const CompareOptions &o) {
     CaseComparison r = named_after(base);
-    const ValidTimes b = valid_times(base, o.accept_unmet_noise);
-    const ValidTimes n = valid_times(next, o.accept_unmet_noise);
+    const ValidTimes b = valid_times(base);
+    const ValidTimes n = valid_times(next);
     r.base_summary = b.summary;
     r.new_summary = n.summary;
     r.note = unclean_sides(b, n);
@@ -354,11 +354,11 @@ double process_spread(const ValidTimes &times) {
     return (hi - lo) / times.median;
 }
 
-std::map<std::string, RunToRunRange> run_to_run_ranges(const std::vector<ResultSet> &history, bool accept_unmet_noise) {
+std::map<std::string, RunToRunRange> run_to_run_ranges(const std::vector<ResultSet> &history) {
     std::map<std::string, std::vector<double>> medians;
     for (const auto &set : history)
         for (const auto &c : set.cases) {
-            const ValidTimes v = valid_times(c, accept_unmet_noise);
+            const ValidTimes v = valid_times(c);
             if (v.status == "ok") medians[c.match_key()].push_back(v.median);
         }
     std::map<std::string, RunToRunRange> out;
@@ -729,7 +729,6 @@ Document comparison_document(const Comparison &c) {
     nlohmann::json data;
     data["threshold"] = o.threshold;
     data["alpha"] = o.alpha;
-    data["accept_unmet_noise"] = o.accept_unmet_noise;
     data["sets"] = c.set_names;
     add_differing_settings(c, doc, data);
     data["comparisons"] = nlohmann::json::array();

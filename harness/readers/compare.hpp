@@ -31,7 +31,6 @@ inline constexpr std::size_t kMinRunsForRange = 4;
 struct CompareOptions {
     double threshold = 0.05;         // smallest relative change of the median that counts
     double alpha = 0.05;             // significance level of the U test
-    bool accept_unmet_noise = false; // compare cases none of whose repetitions met its noise target
     bool wide = false;               // tables with full case names and every column (--wide)
     // By CaseRecord::match_key(); empty without an archive.
     std::map<std::string, RunToRunRange> run_to_run;
@@ -40,8 +39,7 @@ struct CompareOptions {
 // Each case's run-to-run range over `history` (sets of one suite on one
 // machine, oldest first); cases with a valid time in fewer than
 // kMinRunsForRange sets get no entry.
-[[nodiscard]] std::map<std::string, RunToRunRange> run_to_run_ranges(const std::vector<ResultSet> &history,
-                                                                     bool accept_unmet_noise);
+[[nodiscard]] std::map<std::string, RunToRunRange> run_to_run_ranges(const std::vector<ResultSet> &history);
 
 // A setting with different values across the sets (one value per set).
 struct SettingDiff {

@@ -129,8 +129,7 @@ struct LevelRows {
     std::map<std::string, std::map<std::size_t, Cell>> cells; // row -> column -> cell
 };
 
-LevelRows level_rows(const std::vector<ResultSet> &sets, const std::vector<LevelColumn> &columns,
-                     const LevelOptions &o) {
+LevelRows level_rows(const std::vector<ResultSet> &sets, const std::vector<LevelColumn> &columns) {
     const bool with_settings = settings_needed(sets, true);
     LevelRows rows;
     for (std::size_t ci = 0; ci < columns.size(); ++ci)
@@ -141,7 +140,7 @@ LevelRows level_rows(const std::vector<ResultSet> &sets, const std::vector<Level
                 rows.order.push_back(k);
                 rows.label[k] = c.label();
             }
-            rows.cells[k][ci] = {&c, valid_times(c, o.accept_unmet_noise)};
+            rows.cells[k][ci] = {&c, valid_times(c)};
         }
     return rows;
 }
@@ -328,7 +327,7 @@ nlohmann::json add_geomean_note(Table &t, const std::vector<LevelColumn> &column
 Document by_backend(const std::vector<ResultSet> &sets, const LevelOptions &o) {
     std::vector<LevelColumn> columns = level_columns(sets, o.baseline);
     const std::string baseline = columns.front().backend;
-    LevelRows rows = level_rows(sets, columns, o);
+    LevelRows rows = level_rows(sets, columns);
     if (!o.wide) hide_untimed_columns(columns, rows);
     std::vector<std::string> labels;
     for (const auto &k : rows.order) labels.push_back(rows.label[k]);
@@ -358,7 +357,7 @@ Document by_backend(const std::vector<ResultSet> &sets, const LevelOptions &o) {
     Document doc;
     doc.tables.push_back(std::move(t));
     doc.data = {{"by", "backend"}, {"baseline", baseline}, {"rows", rows_json}, {"geomean_speedup", geo}};
-    if (auto workloads = workload_levels(sets, baseline, o.accept_unmet_noise)) {
+    if (auto workloads = workload_levels(sets, baseline)) {
         doc.tables.push_back(std::move(workloads->table));
         doc.data["workload_levels"] = std::move(workloads->rows);
     }
@@ -400,7 +399,7 @@ struct MachineRows {
     std::map<std::string, std::map<std::size_t, Cell>> cells; // row -> set -> cell
 };
 
-MachineRows machine_rows(const std::vector<ResultSet> &sets, bool accept_unmet_noise) {
+MachineRows machine_rows(const std::vector<ResultSet> &sets) {
     const bool with_settings = settings_needed(sets, false);
     MachineRows rows;
     for (std::size_t i = 0; i < sets.size(); ++i)
@@ -411,7 +410,7 @@ MachineRows machine_rows(const std::vector<ResultSet> &sets, bool accept_unmet_n
                 rows.label[k] = c.label();
                 rows.backend[k] = c.backend;
             }
-            rows.cells[k][i] = {&c, valid_times(c, accept_unmet_noise)};
+            rows.cells[k][i] = {&c, valid_times(c)};
         }
     return rows;
 }
@@ -490,7 +489,7 @@ Document by_machine(const std::vector<ResultSet> &sets, const LevelOptions &o) {
     nlohmann::json machines = nlohmann::json::array();
     doc.tables.push_back(machine_peaks_table(sets, names, machines));
 
-    const MachineRows rows = machine_rows(sets, o.accept_unmet_noise);
+    const MachineRows rows = machine_rows(sets);
     std::vector<std::string> shown, labels, untimed; // row keys in the text table
     for (const auto &k : rows.order) {
         if (!o.wide && !timed_in_some_set(rows.cells.at(k))) {

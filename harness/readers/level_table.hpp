@@ -17,7 +17,6 @@ namespace opbench {
 
 struct LevelOptions {
     std::string baseline = "naive"; // backend the speed-ups are against
-    bool accept_unmet_noise = false;
     bool wide = false; // full case names, every column (--wide); else fitted to 100 columns
 };
 

@@ -156,17 +156,21 @@ std::string geomean_table(const PairComparison &p) {
     return h + "</table>\n";
 }
 
-// Quartiles, median and Tukey whiskers of one box.
+// Quartiles and Tukey whiskers of one entry's pooled samples, and the
+// entry's own median (its summary's: the median of its repetitions'
+// medians), which is what every table beside the chart says.
 struct Box {
     std::string name;
     std::size_t n = 0;
     double min = 0, q1 = 0, median = 0, q3 = 0, max = 0, lo_whisker = 0, hi_whisker = 0;
+    double entry_median = 0;
 };
 
-Box box_of(std::string name, std::vector<double> v) {
+Box box_of(std::string name, std::vector<double> v, double entry_median) {
     std::sort(v.begin(), v.end());
     Box b;
     b.name = std::move(name);
+    b.entry_median = entry_median;
     b.n = v.size();
     b.min = v.front();
     b.max = v.back();
@@ -206,9 +210,10 @@ std::string box_chart(const std::string &title, const std::vector<Box> &boxes) {
     for (std::size_t i = 0; i < boxes.size(); ++i) {
         const Box &b = boxes[i];
         const double y = top + row_h * double(i), mid = y + row_h / 2;
-        const std::string tip = fmt::format("{}: {} samples; median {}, quartiles {} - {}, min {}, max {}", b.name, b.n,
-                                            format_seconds(b.median), format_seconds(b.q1), format_seconds(b.q3),
-                                            format_seconds(b.min), format_seconds(b.max));
+        const std::string tip =
+            fmt::format("{}: median {} (the entry's); {} samples: median {}, quartiles {} - {}, min {}, max {}",
+                        b.name, format_seconds(b.entry_median), b.n, format_seconds(b.median), format_seconds(b.q1),
+                        format_seconds(b.q3), format_seconds(b.min), format_seconds(b.max));
         o += fmt::format("<g class=\"box\"><title>{}</title><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>",
                          html_escape(tip), num(left - 6), num(mid + 4), html_escape(clip(b.name, 17)));
         o += fmt::format("<line x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\" stroke=\"#555\"/>", num(X(b.lo_whisker)),
@@ -216,7 +221,7 @@ std::string box_chart(const std::string &title, const std::vector<Box> &boxes) {
         o += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#cfe3f3\" stroke=\"#0072B2\"/>",
                          num(X(b.q1)), num(y + 3), num(std::max(1.0, X(b.q3) - X(b.q1))), num(row_h - 6));
         o += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#000\" stroke-width=\"2\"/>",
-                         num(X(b.median)), num(y + 2), num(y + row_h - 2));
+                         num(X(b.entry_median)), num(y + 2), num(y + row_h - 2));
         for (double v : {b.min, b.max})
             if (v < b.lo_whisker || v > b.hi_whisker)
                 o += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"2\" fill=\"#555\"/>", num(X(v)), num(mid));
@@ -267,7 +272,7 @@ std::string distributions_html(const std::vector<ResultSet> &sets) {
     std::map<std::string, std::string> titles;
     for (std::size_t si = 0; si < sets.size(); ++si)
         for (const auto &c : sets[si].cases) {
-            const ValidTimes v = valid_times(c, true);
+            const ValidTimes v = valid_times(c);
             if (v.status != "ok" || v.samples.empty()) continue;
             CaseRecord k = c;
             k.backend.clear();
@@ -278,11 +283,11 @@ std::string distributions_html(const std::vector<ResultSet> &sets) {
             }
             const std::string name =
                 sets.size() > 1 ? fmt::format("{}: {}", clip(sets[si].short_name(), 8), c.backend) : c.backend;
-            groups[key].push_back(box_of(name, v.samples));
+            groups[key].push_back(box_of(name, v.samples, v.median));
         }
     if (order.empty()) return "<p>No samples in these sets.</p>\n";
     std::string h = "<p class=\"note\">Every sample of the repetitions (time per call): box from the first to the "
-                    "third quartile, black line the median, whiskers to the furthest sample within 1.5 IQR, dots "
+                    "third quartile, black line the entry's median (the median of its repetitions' medians, as every table says; the tooltip also gives the samples' own), whiskers to the furthest sample within 1.5 IQR, dots "
                     "the minimum and maximum beyond them. Log time axis, one per case.</p>\n";
     h += filter_box("#distributions-all > svg", "cases");
     h += "<div class=\"multiples\" id=\"distributions-all\">\n";

@@ -30,7 +30,7 @@ struct Shown {
 
 Shown shown_time(const CaseRecord &c) {
     Shown s;
-    const ValidTimes v = valid_times(c, true);
+    const ValidTimes v = valid_times(c);
     if (v.status != "ok") return s;
     s.ok = true;
     s.metrics = metric_inputs(c, v);
@@ -306,7 +306,6 @@ std::string history_section(const std::vector<ResultSet> &sets, const std::strin
     HistoryOptions ho;
     ho.suite = sets[0].suite_name();
     ho.machine_id = sets[0].machine_id();
-    ho.accept_unmet_noise = true;
     ho.last = 20;
     Document d;
     try {
@@ -446,7 +445,6 @@ std::string render_report_html(const std::vector<ResultSet> &sets, const ReportO
     for (const auto &s : sets) {
         LevelOptions lo;
         lo.baseline = s.opbench().value("measurement", nlohmann::json::object()).value("reference_backend", "naive");
-        lo.accept_unmet_noise = true;
         try {
             Document d = by_backend({s}, lo);
             d.tables[0].title = s.short_name() + ": " + d.tables[0].title;

@@ -225,7 +225,7 @@ void validate_entry(const SchemaCheck &c, const nlohmann::json &e, const std::st
                           "label", "aggregate_name", "aggregate_unit", "suite_location", "phase"})
         c.string(e, at, k);
     c.one_of(e, at, "run_type", {"iteration", "aggregate"});
-    c.one_of(e, at, "status", {"passed", "failed", "skipped"});
+    c.one_of(e, at, "status", {"passed", "failed", "skipped", "starved"});
     c.one_of(e, at, "time_unit", {"ns", "us", "ms", "s"});
     for (const char *k : {"error_occurred", "reference", "verified"}) c.boolean(e, at, k);
     for (const char *k : {"real_time", "cpu_time", "iterations", "flops", "bytes", "arithmetic_intensity",
@@ -240,6 +240,10 @@ void validate_entry(const SchemaCheck &c, const nlohmann::json &e, const std::st
     c.object(e, at, "verification");
     c.object(e, at, "workload");
     c.array(e, at, "profile");
+    if (const auto *sr = c.array(e, at, "starved_repetitions"))
+        for (std::size_t i = 0; i < sr->size(); ++i)
+            if (!(*sr)[i].is_object())
+                c.fail(fmt::format("{}.starved_repetitions[{}]", at, i), "an object (a repetition's stats)", (*sr)[i]);
     if (const auto *d = c.object(e, at, "decoder")) {
         c.array(*d, at + ".decoder", "components");
         for (const char *k : {"tokens_per_second", "ms_per_token_p50", "ms_per_token_p99"})
@@ -247,7 +251,8 @@ void validate_entry(const SchemaCheck &c, const nlohmann::json &e, const std::st
     }
     if (const auto *s = c.object(e, at, "settings", false)) {
         const std::string sat = at + ".settings";
-        for (const char *k : {"warmup", "min_time", "max_time", "min_samples", "noise_target", "threads", "timeout"})
+        for (const char *k : {"warmup", "min_time", "max_time", "min_samples", "noise_target", "threads", "timeout",
+                              "starved_retries"})
             c.number(*s, sat, k);
         c.one_of(*s, sat, "cache", {"warm", "cold"});
     }
@@ -256,8 +261,11 @@ void validate_entry(const SchemaCheck &c, const nlohmann::json &e, const std::st
         for (const char *k : {"samples", "calls_per_sample", "min", "mean", "median", "p90", "p99", "max"})
             c.number(*st, sat, k);
         for (const char *k : {"stddev", "cv", "noise"}) c.number(*st, sat, k, true, true);
-        for (const char *k : {"noise_target_met", "timed_out"}) c.boolean(*st, sat, k);
-        c.integer(*st, sat, "process");
+        for (const char *k : {"noise_target_met", "timed_out", "starved"}) c.boolean(*st, sat, k);
+        for (const char *k : {"process", "run_queue_waits", "threads_ran", "remeasured"}) c.integer(*st, sat, k);
+        for (const char *k : {"run_queue_wait_seconds", "starved_share"}) c.number(*st, sat, k, true, true);
+        if (auto it = st->find("involuntary_switches"); it != st->end() && !it->is_null())
+            c.integer(*st, sat, "involuntary_switches");
         if (const auto *t = c.array(*st, sat, "sample_times"))
             for (std::size_t i = 0; i < t->size(); ++i)
                 c.check_number((*t)[i], fmt::format("{}.sample_times[{}]", sat, i), true, false);
@@ -425,6 +433,35 @@ nlohmann::json parse_reader_json(const std::string &text, const std::string &pat
     }
 }
 
+namespace {
+
+// One repetition as the readers hold it, from an iteration entry (its stats,
+// else real_time): the summary's own reading, so every reader agrees.
+RepetitionTime repetition_time(const nlohmann::json &e) {
+    RepetitionTime rep;
+    const nlohmann::json stats = e.value("stats", nlohmann::json::object());
+    const RepetitionFigures figures = repetition_figures(e);
+    rep.median_seconds = figures.median_s;
+    rep.noise = figures.noise;
+    rep.noise_target_met = figures.noise_target_met;
+    rep.fastest_seconds = figures.fastest_s;
+    rep.timed_out = stats.value("timed_out", false);
+    rep.starved = figures.starved;
+    rep.starved_share = figures.starved_share;
+    rep.remeasured = static_cast<int>(std::clamp<std::int64_t>(stats.value("remeasured", std::int64_t{0}), 0, 1000));
+    if (auto p = stats.find("process"); p != stats.end() && p->is_number_integer())
+        rep.process = static_cast<int>(std::clamp<std::int64_t>(p->get<std::int64_t>(), 0, 1000));
+    // Sets before the histogram hold every sample as a decimal number.
+    if (stats.contains("sample_histogram"))
+        rep.sample_times = decode_sample_histogram(stats["sample_histogram"], calls_per_sample_of(stats));
+    else if (stats.contains("sample_times") && stats["sample_times"].is_array())
+        for (const auto &s : stats["sample_times"])
+            if (s.is_number()) rep.sample_times.push_back(s.get<double>());
+    return rep;
+}
+
+} // namespace
+
 ResultSet parse_result_set(const std::string &text, const std::string &path) {
     ResultSet set;
     set.path = path;
@@ -474,25 +511,19 @@ ResultSet parse_result_set(const std::string &text, const std::string &path) {
             set.cases.push_back(std::move(c));
         }
         CaseRecord &c = set.cases[it->second];
+        // A starved entry keeps its repetitions' stats beside its error entry:
+        // their figures (not a time: the entry is not passed) for the views.
+        if (c.status == "starved") {
+            if (auto sr = e.find("starved_repetitions"); sr != e.end() && sr->is_array())
+                for (const auto &stats : *sr) {
+                    RepetitionTime rep = repetition_time(nlohmann::json{{"stats", stats}});
+                    rep.starved = true;
+                    c.repetitions.push_back(std::move(rep));
+                }
+            continue;
+        }
         if (c.status != "passed" || e.value("error_occurred", false)) continue;
-        RepetitionTime rep;
-        const nlohmann::json stats = e.value("stats", nlohmann::json::object());
-        // The summary's own reading of an entry, so every reader agrees.
-        const RepetitionFigures figures = repetition_figures(e);
-        rep.median_seconds = figures.median_s;
-        rep.noise = figures.noise;
-        rep.noise_target_met = figures.noise_target_met;
-        rep.fastest_seconds = figures.fastest_s;
-        rep.timed_out = stats.value("timed_out", false);
-        if (auto p = stats.find("process"); p != stats.end() && p->is_number_integer())
-            rep.process = static_cast<int>(std::clamp<std::int64_t>(p->get<std::int64_t>(), 0, 1000));
-        // Sets before the histogram hold every sample as a decimal number.
-        if (stats.contains("sample_histogram"))
-            rep.sample_times =
-                decode_sample_histogram(stats["sample_histogram"], calls_per_sample_of(stats));
-        else if (stats.contains("sample_times") && stats["sample_times"].is_array())
-            for (const auto &s : stats["sample_times"])
-                if (s.is_number()) rep.sample_times.push_back(s.get<double>());
+        RepetitionTime rep = repetition_time(e);
         if (!(rep.median_seconds > 0) || !std::isfinite(rep.median_seconds))
             throw ResultSetError(fmt::format("{}: benchmarks[{}] ({}): a passed entry without a positive time", path,
                                              entry_no - 1, name));
@@ -556,11 +587,12 @@ ResultSet read_result_set(const std::string &path) { return parse_result_set(rea
 
 EntrySummary entry_summary(const CaseRecord &c) {
     std::vector<RepetitionFigures> reps;
-    for (const auto &r : c.repetitions) reps.push_back({r.median_seconds, r.noise, r.noise_target_met, r.fastest_seconds});
+    for (const auto &r : c.repetitions)
+        reps.push_back({r.median_seconds, r.noise, r.noise_target_met, r.fastest_seconds, r.starved, r.starved_share});
     return summarize_entry(reps, c.conditions);
 }
 
-ValidTimes valid_times(const CaseRecord &c, bool accept_unmet_noise_target) {
+ValidTimes valid_times(const CaseRecord &c) {
     ValidTimes v;
     if (c.status != "passed") {
         v.status = c.status.empty() ? "failed" : c.status;
@@ -568,30 +600,21 @@ ValidTimes valid_times(const CaseRecord &c, bool accept_unmet_noise_target) {
         return v;
     }
     v.summary = entry_summary(c);
-    double best_noise = INFINITY;
-    std::size_t timed_out = 0, met = 0;
+    if (v.summary.all_starved()) { // a set that flags every repetition but says passed
+        v.status = "starved";
+        v.why = fmt::format("every repetition starved ({}): its threads waited for a CPU", c.repetitions.size());
+        return v;
+    }
+    if (v.summary.repetitions == 0) {
+        v.status = "failed";
+        v.why = "no repetition recorded";
+        return v;
+    }
     for (const auto &r : c.repetitions) {
-        best_noise = std::min(best_noise, r.noise);
-        if (r.timed_out) ++timed_out;
-        if (r.noise_target_met) ++met;
+        if (r.starved) continue;
         v.repetition_medians.push_back(r.median_seconds);
         v.repetition_processes.push_back(r.process);
         v.samples.insert(v.samples.end(), r.sample_times.begin(), r.sample_times.end());
-    }
-    if (c.repetitions.empty() || (met == 0 && !accept_unmet_noise_target)) {
-        v.repetition_medians.clear();
-        v.repetition_processes.clear();
-        v.samples.clear();
-        v.status = timed_out > 0 ? "timed_out" : "noisy";
-        const double target = c.settings.value("noise_target", 0.0);
-        v.why = c.repetitions.empty()
-                    ? "no repetition recorded"
-                    : fmt::format("noise target {:.2g}% not met in any of {} repetitions ({}); "
-                                  "--accept-unmet-noise compares them anyway",
-                                  target * 100, c.repetitions.size(),
-                                  std::isfinite(best_noise) ? fmt::format("best {:.2g}%", best_noise * 100)
-                                                            : std::string("too few samples for a confidence interval"));
-        return v;
     }
     v.median = v.summary.median_s;
     v.status = "ok";

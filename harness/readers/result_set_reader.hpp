@@ -32,6 +32,9 @@ struct RepetitionTime {
     double fastest_seconds = NAN;     // stats.min: its fastest sample per call
     std::vector<double> sample_times; // seconds per call, every sample
     int process = 0;                  // stats.process: which of the backend's worker processes took it
+    bool starved = false;             // stats.starved: its threads waited for a CPU; not a time of the op
+    double starved_share = NAN;       // stats.starved_share
+    int remeasured = 0;               // stats.remeasured: tries discarded as starved before this one
 };
 
 // Everything a set says about one case on one backend.
@@ -126,19 +129,19 @@ void validate_result_set(const nlohmann::json &raw, const std::string &path);
 // passed repetition and its quality, the same in every reader.
 [[nodiscard]] EntrySummary entry_summary(const CaseRecord &c);
 
-// A valid time: every passed repetition (the summary's policy: a repetition
-// that missed its noise target counts, and is a reason in the quality).
-// Empty when there is none, or when no repetition met its noise target
-// (unless accept_unmet): `why` then says why ("skipped: <reason>", ...).
+// An entry's time as every view takes it: the summary's policy (a repetition
+// that missed its noise target counts and is a reason in the quality; a
+// starved one does not count). Empty, with `status` and `why`, for an entry
+// that failed, was skipped or was starved ("starved", "every repetition ...").
 struct ValidTimes {
     std::vector<double> repetition_medians; // seconds
     std::vector<int> repetition_processes;  // the worker process of each (stats.process)
     std::vector<double> samples;            // every sample of those repetitions
     double median = 0;                      // summary.median_s
     EntrySummary summary;                   // median and quality (also for an entry left without a time)
-    std::string status;                     // "ok", or skipped / failed / timed_out / noisy
+    std::string status;                     // "ok", or skipped / failed / starved
     std::string why;
 };
-[[nodiscard]] ValidTimes valid_times(const CaseRecord &c, bool accept_unmet_noise_target);
+[[nodiscard]] ValidTimes valid_times(const CaseRecord &c);
 
 } // namespace opbench

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -25,7 +26,30 @@ double roofline_number(const CaseRecord &c, const char *key) {
 const std::vector<std::string> kLeading = {"set", "commit", "timestamp", "machine_id", "suite", "name", "case",
                                            "op",  "backend", "dtype",    "variant"};
 // After the shape parameters; then the metrics table's columns (measure/entry_metrics.hpp).
-const std::vector<std::string> kSettingsAndStatus = {"threads", "cache", "status", "reason"};
+// quality: the entry's summary flag (clean | noisy | disturbed; empty without
+// a time), quality_reasons its reason codes; then the starvation figures:
+// repetitions left out as starved, the median of the repetitions'
+// starved_share (measure/starvation.hpp), and the tries measured again.
+const std::vector<std::string> kSettingsAndStatus = {
+    "threads", "cache", "status", "reason", "quality", "quality_reasons", "starved_repetitions", "starved_share",
+    "remeasured"};
+
+// The starvation columns of an entry: empty for a set without the figures.
+std::vector<std::string> starvation_cells(const CaseRecord &c) {
+    std::size_t starved = 0;
+    long remeasured = 0;
+    std::vector<double> shares;
+    for (const auto &r : c.repetitions) {
+        starved += r.starved ? 1 : 0;
+        remeasured += r.remeasured;
+        if (std::isfinite(r.starved_share)) shares.push_back(r.starved_share);
+    }
+    if (shares.empty()) return {c.repetitions.empty() ? "" : std::to_string(starved), "", ""};
+    std::sort(shares.begin(), shares.end());
+    const std::size_t n = shares.size();
+    const double median = n % 2 ? shares[n / 2] : 0.5 * (shares[n / 2 - 1] + shares[n / 2]);
+    return {std::to_string(starved), number(median), std::to_string(remeasured)};
+}
 
 struct Layout {
     std::vector<std::string> params; // every parameter name, in order of first appearance
@@ -48,8 +72,8 @@ Layout layout_of(const std::vector<ResultSet> &sets, const std::vector<std::stri
     return l;
 }
 
-std::vector<std::string> entry_row(const Layout &l, const ResultSet &s, const CaseRecord &c, bool accept_unmet) {
-    const ValidTimes v = valid_times(c, accept_unmet);
+std::vector<std::string> entry_row(const Layout &l, const ResultSet &s, const CaseRecord &c) {
+    const ValidTimes v = valid_times(c);
     const bool timed = v.status == "ok";
     std::vector<std::string> row = {s.short_name(), s.commit(), s.timestamp(), s.machine_id(), s.suite_name(),
                                     c.name,         c.case_name, c.op,         c.backend,      c.dtype,
@@ -63,7 +87,11 @@ std::vector<std::string> entry_row(const Layout &l, const ResultSet &s, const Ca
         return it == c.settings.end() ? std::string() : param_text(*it);
     };
     row.insert(row.end(), {setting("threads"), setting("cache"), v.status,
-                           timed ? v.why : (v.why.empty() ? c.reason : v.why)});
+                           timed ? v.why : (v.why.empty() ? c.reason : v.why),
+                           timed ? std::string(v.summary.flag()) : std::string(),
+                           timed ? v.summary.reason_codes() : std::string()});
+    const std::vector<std::string> starvation = starvation_cells(c);
+    row.insert(row.end(), starvation.begin(), starvation.end());
     for (const double value : entry_metric_values(metric_inputs(c, v))) row.push_back(number(value));
     return row;
 }
@@ -92,7 +120,7 @@ EntryMetricInputs metric_inputs(const CaseRecord &c, const ValidTimes &v) {
     return in;
 }
 
-Table entry_records(const std::vector<ResultSet> &sets, bool accept_unmet_noise,
+Table entry_records(const std::vector<ResultSet> &sets,
                     const std::function<bool(const CaseRecord &)> &keep) {
     const Layout l = layout_of(sets, {});
     Table t;
@@ -100,7 +128,7 @@ Table entry_records(const std::vector<ResultSet> &sets, bool accept_unmet_noise,
     t.columns = l.columns;
     for (const auto &s : sets)
         for (const auto &c : s.cases)
-            if (!keep || keep(c)) t.rows.push_back(entry_row(l, s, c, accept_unmet_noise));
+            if (!keep || keep(c)) t.rows.push_back(entry_row(l, s, c));
     return t;
 }
 
@@ -117,7 +145,7 @@ Table comparison_records(const std::vector<ResultSet> &sets, const Comparison &c
         if (i > 0 && i - 1 < cmp.pairs.size())
             for (const auto &cc : cmp.pairs[i - 1].cases) by_key.emplace(cc.key, &cc);
         for (const auto &c : sets[i].cases) {
-            std::vector<std::string> row = entry_row(l, sets[i], c, cmp.options.accept_unmet_noise);
+            std::vector<std::string> row = entry_row(l, sets[i], c);
             if (i == 0) {
                 row.insert(row.end(), {"", "", "", "", "", "", "base"});
             } else if (auto it = by_key.find(key_of(c, with_settings)); it != by_key.end()) {

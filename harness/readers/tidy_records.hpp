@@ -24,9 +24,8 @@ namespace opbench {
 [[nodiscard]] EntryMetricInputs metric_inputs(const CaseRecord &c, const ValidTimes &times);
 
 // Every entry of every set, set by set in the sets' order. `keep` (empty:
-// all) picks entries. The time is valid_times()'s: the median of the
-// repetitions that met their noise target (all with accept_unmet_noise).
-[[nodiscard]] Table entry_records(const std::vector<ResultSet> &sets, bool accept_unmet_noise,
+// all) picks entries. The time is valid_times()'s: the entry's summary.
+[[nodiscard]] Table entry_records(const std::vector<ResultSet> &sets,
                                   const std::function<bool(const CaseRecord &)> &keep = {});
 
 // entry_records() plus, on each later set's rows, its comparison with the

@@ -64,7 +64,7 @@ std::string form_of(const CaseRecord &rec) {
     return form;
 }
 
-Collected collect(const std::vector<ResultSet> &sets, bool accept_unmet_noise) {
+Collected collect(const std::vector<ResultSet> &sets) {
     Collected c;
     std::map<std::string, std::size_t> level_index, row_index;
     for (std::size_t si = 0; si < sets.size(); ++si)
@@ -79,7 +79,7 @@ Collected collect(const std::vector<ResultSet> &sets, bool accept_unmet_noise) {
             if (new_row) c.rows.push_back({rec.case_name, {}});
             c.forms[rec.case_name].insert(form);
             if (std::find(c.phases.begin(), c.phases.end(), rec.phase) == c.phases.end()) c.phases.push_back(rec.phase);
-            c.rows[ri->second].cells[li->second][rec.phase] = {&rec, valid_times(rec, accept_unmet_noise)};
+            c.rows[ri->second].cells[li->second][rec.phase] = {&rec, valid_times(rec)};
         }
     // A name in several forms: each row says which.
     for (auto &[key, ri] : row_index) {
@@ -160,9 +160,8 @@ std::vector<std::string> level_line(const std::map<std::string, Cell> &phases, c
 
 } // namespace
 
-std::optional<WorkloadLevels> workload_levels(const std::vector<ResultSet> &sets, const std::string &baseline,
-                                              bool accept_unmet_noise) {
-    const Collected c = collect(sets, accept_unmet_noise);
+std::optional<WorkloadLevels> workload_levels(const std::vector<ResultSet> &sets, const std::string &baseline) {
+    const Collected c = collect(sets);
     if (c.rows.empty()) return std::nullopt;
     const std::vector<std::size_t> order = level_order(c.levels, baseline);
     WorkloadLevels out;

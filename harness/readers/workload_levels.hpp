@@ -25,6 +25,6 @@ struct WorkloadLevels {
     nlohmann::json rows = nlohmann::json::array();
 };
 [[nodiscard]] std::optional<WorkloadLevels> workload_levels(const std::vector<ResultSet> &sets,
-                                                            const std::string &baseline, bool accept_unmet_noise);
+                                                            const std::string &baseline);
 
 } // namespace opbench

@@ -219,6 +219,12 @@ void EntryLoop::finish_active() {
         e.result.reason = f.reason;
         if (setup_.backends.host().interrupted()) interrupted_[i] = true;
     }
+    // Every repetition starved even after its re-measures: no time of the op.
+    if (e.result.status == CaseStatus::passed)
+        if (auto why = starved_reason(e.result.repetitions)) {
+            e.result.status = CaseStatus::starved;
+            e.result.reason = *why;
+        }
     if (auto median = e.median_seconds(); median && e.result.status == CaseStatus::passed) {
         const CallWork w = e.call_work();
         e.result.roofline =

@@ -23,11 +23,8 @@ std::string bound_word(const std::string &bound) {
 
 double median_of(const EntryMetricInputs &in) { return metric("median_s").get(in); }
 
-// Repetitions that reached max_time before their noise target.
-std::size_t timed_out_repetitions(const CaseResult &r) {
-    return std::size_t(std::count_if(r.repetitions.begin(), r.repetitions.end(),
-                                     [](const RepetitionRecord &rec) { return rec.timed_out; }));
-}
+// Repetitions that missed their noise target, as the entry's summary counts them.
+std::size_t missed_target_repetitions(const CaseResult &r) { return r.summary ? r.summary->missed_noise_target : 0; }
 
 const char *kGreen = "\x1b[32m", *kYellow = "\x1b[33m", *kRed = "\x1b[31m", *kReset = "\x1b[0m";
 
@@ -57,10 +54,7 @@ std::vector<std::string> run_line_cells(const CaseResult &r, const EntryMetricIn
         vs = fmt::format("{:.3g}x", ref / median);
     std::string status = "passed";
     // The entry's quality (measure/entry_summary.hpp), as compare and the report show it.
-    if (r.summary && r.summary->quality != Quality::clean)
-        status += ", " + r.summary->verdict();
-    else if (const std::size_t missed = timed_out_repetitions(r); missed > 0)
-        status += fmt::format(" ({}/{} repetitions missed the noise target)", missed, r.repetitions.size());
+    if (r.summary && r.summary->quality != Quality::clean) status += ", " + r.summary->verdict();
     const MetricInfo &rate = throughput_metric(in);
     return {r.name,
             metric_text("median_s", in),
@@ -87,7 +81,7 @@ std::string bounds_text(const std::map<std::string, int> &bounds) {
 
 Table backend_summary(const std::vector<CaseResult> &results, const std::string &reference) {
     struct Tally {
-        int passed = 0, failed = 0, skipped = 0, timed_out = 0;
+        int passed = 0, failed = 0, skipped = 0, starved = 0, missed_target = 0;
         std::vector<double> speedups, peaks;
         std::map<std::string, int> bounds;
     };
@@ -104,11 +98,12 @@ Table backend_summary(const std::vector<CaseResult> &results, const std::string 
         Tally &t = by[r.backend];
         if (r.status == CaseStatus::failed) ++t.failed;
         if (r.status == CaseStatus::skipped) ++t.skipped;
+        if (r.status == CaseStatus::starved) ++t.starved;
         const EntryMetricInputs in = metric_inputs(r, {});
         const double median = median_of(in);
         if (r.status != CaseStatus::passed || !std::isfinite(median)) continue;
         ++t.passed;
-        if (timed_out_repetitions(r) > 0) ++t.timed_out;
+        if (missed_target_repetitions(r) > 0) ++t.missed_target;
         if (auto it = ref_time.find(r.source); it != ref_time.end()) t.speedups.push_back(it->second / median);
         if (const MetricInfo *peak = peak_metric(in)) {
             t.peaks.push_back(peak->get(in));
@@ -120,7 +115,7 @@ Table backend_summary(const std::vector<CaseResult> &results, const std::string 
     table.title = "Per backend";
     // Fixed-width columns only, so the table fits 100 columns for any mix of
     // bounds: the bound counts, which grow with it, go to a note below.
-    table.columns = {"backend", "passed", "failed", "skipped", "target missed", "speed-up", "median % peak"};
+    table.columns = {"backend", "passed", "failed", "skipped", "starved", "target missed", "speed-up", "median % peak"};
     std::vector<std::string> bound_counts;
     for (const auto &b : order) {
         const Tally &t = by[b];
@@ -131,7 +126,7 @@ Table backend_summary(const std::vector<CaseResult> &results, const std::string 
             geo = fmt::format("{:.3g}x", std::exp(ls / double(t.speedups.size())));
         }
         table.rows.push_back({b, std::to_string(t.passed), std::to_string(t.failed), std::to_string(t.skipped),
-                              std::to_string(t.timed_out), geo,
+                              std::to_string(t.starved), std::to_string(t.missed_target), geo,
                               // Both % rows read alike: either's text.
                               metric("pct_peak_compute").text(t.peaks.empty() ? NAN : summarize(t.peaks).median)});
         if (!t.bounds.empty()) bound_counts.push_back(fmt::format("bound (cases) of {}: {}", b, bounds_text(t.bounds)));
@@ -139,8 +134,9 @@ Table backend_summary(const std::vector<CaseResult> &results, const std::string 
     table.notes.push_back(fmt::format("speed-up: the geomean, over the cases both ran, of {}'s median over the "
                                       "backend's.",
                                       reference));
-    table.notes.push_back("target missed: cases with a repetition that reached max_time before its noise target "
-                          "(every view counts it; the quality says so).");
+    table.notes.push_back("target missed: passed cases with a repetition that missed its noise target (timed, "
+                          "quality noisy). starved: every repetition's threads waited for a CPU; no time, in no "
+                          "speed-up (--threads 1, --cpus or a quieter machine).");
     table.notes.insert(table.notes.end(), bound_counts.begin(), bound_counts.end());
     if (above_roof) table.notes.push_back(std::string(kAboveRoofNote));
     return table;
