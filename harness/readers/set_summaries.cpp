@@ -50,7 +50,10 @@ nlohmann::json picked(const nlohmann::json &from, std::initializer_list<const ch
 // long over 1,000 runs (docs/ci.md, "The archive").
 constexpr const char *kTextColumns[] = {"name", "op", "backend", "dtype", "variant", "case", "status", "reason"};
 constexpr std::size_t kConditionFields = 4;  // noise_target, threads, cpus, load
-constexpr std::size_t kRepetitionFields = 6; // median_s, noise, noise_target_met, timed_out, fastest_s, process
+// median_s, noise, noise_target_met, timed_out, fastest_s, process; since
+// version 2 also starved, starved_share, remeasured.
+constexpr std::size_t kRepetitionFieldsV1 = 6;
+constexpr std::size_t kRepetitionFields = 9;
 
 nlohmann::json entry_columns(const std::vector<CaseRecord> &cases) {
     nlohmann::json cols = nlohmann::json::object();
@@ -73,7 +76,8 @@ nlohmann::json entry_columns(const std::vector<CaseRecord> &cases) {
         for (const auto &r : c.repetitions)
             for (const nlohmann::json &v :
                  {nlohmann::json(r.median_seconds), finite_or_null(r.noise), nlohmann::json(r.noise_target_met),
-                  nlohmann::json(r.timed_out), finite_or_null(r.fastest_seconds), nlohmann::json(r.process)})
+                  nlohmann::json(r.timed_out), finite_or_null(r.fastest_seconds), nlohmann::json(r.process),
+                  nlohmann::json(r.starved), finite_or_null(r.starved_share), nlohmann::json(r.remeasured)})
                 cols["repetitions"].push_back(v);
     }
     return cols;
@@ -85,7 +89,7 @@ double number_at(const nlohmann::json &a, std::size_t i, double otherwise) {
 
 // The cases back from entry_columns(); throws nlohmann's exceptions or
 // std::invalid_argument for columns of the wrong type or length.
-std::vector<CaseRecord> cases_from_columns(const nlohmann::json &cols) {
+std::vector<CaseRecord> cases_from_columns(const nlohmann::json &cols, std::size_t fields) {
     const std::size_t n = cols.at("name").size();
     const auto column = [&](const char *k, std::size_t per_entry) -> const nlohmann::json & {
         const nlohmann::json &c = cols.at(k);
@@ -111,8 +115,8 @@ std::vector<CaseRecord> cases_from_columns(const nlohmann::json &cols) {
         const std::size_t at = i * kConditionFields;
         c.conditions = {conditions[at].get<double>(), conditions[at + 1].get<int>(), conditions[at + 2].get<int>(),
                         number_at(conditions, at + 3, NAN)};
-        for (std::size_t r = counts[i].get<std::size_t>(); r > 0; --r, rep += kRepetitionFields) {
-            if (rep + kRepetitionFields > reps.size())
+        for (std::size_t r = counts[i].get<std::size_t>(); r > 0; --r, rep += fields) {
+            if (rep + fields > reps.size())
                 throw std::invalid_argument("entries.repetitions: fewer values than repetition_counts needs");
             RepetitionTime t;
             t.median_seconds = reps[rep].get<double>();
@@ -121,6 +125,11 @@ std::vector<CaseRecord> cases_from_columns(const nlohmann::json &cols) {
             t.timed_out = reps[rep + 3].get<bool>();
             t.fastest_seconds = number_at(reps, rep + 4, NAN);
             t.process = reps[rep + 5].get<int>();
+            if (fields == kRepetitionFields) {
+                t.starved = reps[rep + 6].get<bool>();
+                t.starved_share = number_at(reps, rep + 7, NAN);
+                t.remeasured = reps[rep + 8].get<int>();
+            }
             c.repetitions.push_back(t);
         }
     }
@@ -173,13 +182,14 @@ ResultSet set_from_summaries(const nlohmann::json &j, const std::string &summari
                                           "\"Archive\"",
                                           summaries_path, why));
     };
-    if (!j.is_object() || j.value("schema_version", -1) != kSetSummariesVersion)
-        throw refuse(fmt::format("expected an object with schema_version {}", kSetSummariesVersion));
+    const int version = j.is_object() ? j.value("schema_version", -1) : -1;
+    if (version != 1 && version != kSetSummariesVersion)
+        throw refuse(fmt::format("expected an object with schema_version 1 or {}", kSetSummariesVersion));
     ResultSet set;
     set.path = set_path;
     try {
         set.context = j.at("context");
-        set.cases = cases_from_columns(j.at("entries"));
+        set.cases = cases_from_columns(j.at("entries"), version == 1 ? kRepetitionFieldsV1 : kRepetitionFields);
     } catch (const std::exception &e) { // nlohmann's type errors, a column's length
         throw refuse(e.what());
     }

@@ -22,7 +22,9 @@
 
 namespace opbench {
 
-inline constexpr int kSetSummariesVersion = 1;
+// 2: each repetition also holds starved, starved_share and remeasured
+// (version 1's six fields still read, as never starved).
+inline constexpr int kSetSummariesVersion = 2;
 
 // "<stem>.summaries.cbor" for the set file "<stem>.json".
 [[nodiscard]] std::string set_summaries_file_name(const std::string &set_file_name);

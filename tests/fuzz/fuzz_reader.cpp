@@ -30,14 +30,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
         (void)c.label();
         (void)c.shape();
         (void)c.match_key_with_settings();
-        (void)opbench::valid_times(c, false);
-        (void)opbench::valid_times(c, true);
+        (void)opbench::valid_times(c);
     }
     opbench::ResultSet other = set;
     other.path = "other.json";
-    opbench::CompareOptions options;
-    options.accept_unmet_noise = true;
-    const opbench::Comparison cmp = opbench::compare_sets({set, other}, options);
+    const opbench::Comparison cmp = opbench::compare_sets({set, other}, opbench::CompareOptions{});
     (void)opbench::comparison_document(cmp);
     try {
         (void)opbench::merge_result_sets({set, other}, opbench::MergeOptions{});

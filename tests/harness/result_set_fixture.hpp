@@ -20,11 +20,15 @@ struct FakeCase {
     std::string variant = "default";
     std::string name; // the suite's case name
     nlohmann::json params = {{"R", 32}, {"C", 128}};
-    std::string status = "passed"; // passed | failed | skipped
+    std::string status = "passed"; // passed | failed | skipped | starved
     std::string reason;
     std::vector<double> medians = {1e-5, 1e-5, 1e-5}; // seconds, one per repetition
     std::vector<bool> target_met;                     // per repetition; empty: all met
     std::vector<int> processes;                       // per repetition: stats.process; empty: not written
+    // Per repetition: stats.starved (with a starved_share of 0.7, else 0);
+    // empty: no starvation figures (a set from before them). A `starved`
+    // entry writes its medians as the error entry's starved_repetitions.
+    std::vector<bool> starved;
     int threads = 0;
     std::string cache = "warm";
     double flops = 4096, bytes = 49152;
@@ -130,6 +134,13 @@ inline nlohmann::json fake_set_json(const FakeSet &s) {
                                 {"time_unit", "us"},
                                 {"error_occurred", true},
                                 {"error_message", c.status + ": " + c.reason}};
+            if (c.status == "starved") {
+                e["starved_repetitions"] = nlohmann::json::array();
+                for (double m : c.medians)
+                    e["starved_repetitions"].push_back(
+                        {{"samples", 7}, {"median", m}, {"min", m}, {"noise", 0.002}, {"noise_target_met", true},
+                         {"timed_out", false}, {"starved", true}, {"starved_share", 0.7}, {"remeasured", 2}});
+            }
             e.update(fields);
             benchmarks.push_back(e);
             continue;
@@ -156,6 +167,11 @@ inline nlohmann::json fake_set_json(const FakeSet &s) {
                                   {"timed_out", !met},
                                   {"sample_times", samples}}}};
             if (i < c.processes.size()) e["stats"]["process"] = c.processes[i];
+            if (i < c.starved.size()) {
+                e["stats"]["starved"] = bool(c.starved[i]);
+                e["stats"]["starved_share"] = c.starved[i] ? 0.7 : 0.0;
+                e["stats"]["remeasured"] = c.starved[i] ? 2 : 0;
+            }
             e.update(fields);
             benchmarks.push_back(e);
         }

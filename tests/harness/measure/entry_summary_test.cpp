@@ -6,7 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include "measure/starvation.hpp"
+
 #include <algorithm>
+#include <cmath>
 
 using namespace opbench;
 
@@ -200,4 +203,115 @@ TEST(EntrySummary, TheRunsRepetitionRecordsGiveTheSameFiguresAsItsResultSetEntri
     EXPECT_EQ(from_record.noise_target_met, from_entry.noise_target_met);
     EXPECT_FALSE(from_record.noise_target_met);
     EXPECT_DOUBLE_EQ(from_record.fastest_s, from_entry.fastest_s);
+}
+
+// ---- Starvation (measure/starvation.hpp): the rule and its figures. ----
+
+namespace {
+
+RunQueueFigures waited(double wait_s, std::int64_t waits, int threads) { return {wait_s, waits, threads, waits}; }
+
+} // namespace
+
+// A starved OpenMP team: every 16 ms sample of a 4 us op had a thread in the
+// run queue for most of it; the spread is tight, so only the wait shows it.
+TEST(Starvation, EverySampleDelayedByATickIsStarved) {
+    const std::vector<double> samples(10, 16e-3);
+    const StarvationVerdict v = judge_starvation(waited(0.30, 20, 2), samples, 0.17);
+    EXPECT_TRUE(v.starved);
+    EXPECT_GT(v.share, 0.5);
+}
+
+// One thread preempted now and then: the waits sit in the samples above the
+// median (their excess explains them), and the median is the op's.
+TEST(Starvation, WaitsInTheSlowSamplesOnlyAreNotStarvation) {
+    std::vector<double> samples(100, 1e-3);
+    for (int i = 0; i < 10; ++i) samples[std::size_t(i) * 10] += 4e-3; // ten 4 ms waits
+    const StarvationVerdict v = judge_starvation(waited(0.04, 10, 1), samples, 0.14);
+    EXPECT_FALSE(v.starved);
+    EXPECT_DOUBLE_EQ(v.share, 0.0);
+}
+
+// Waits that fell between samples (the clock and stopping rule of a tiny
+// op take longer than its samples) did not delay them.
+TEST(Starvation, WaitsBetweenTheSamplesAreNotStarvation) {
+    const std::vector<double> samples(4000, 3.3e-6); // 13 ms of samples in a 60 ms repetition
+    const StarvationVerdict v = judge_starvation(waited(0.020, 4, 1), samples, 0.060);
+    EXPECT_FALSE(v.starved) << v.share;
+}
+
+// Microsecond waits of threads waking on idle CPUs are part of the op: many
+// of them add up, but no wait is a scheduler slice.
+TEST(Starvation, WakeUpLatencyIsNotStarvation) {
+    const std::vector<double> samples(1000, 10e-6);
+    const StarvationVerdict v = judge_starvation(waited(1000 * 2 * 3e-6, 2000, 2), samples, 0.01);
+    EXPECT_GT(v.share, kStarvedShare);
+    EXPECT_FALSE(v.starved); // mean wait 3 us < kSchedulerWaitSeconds
+}
+
+TEST(Starvation, UnknownFiguresNeverStarve) {
+    const std::vector<double> samples(10, 16e-3);
+    const StarvationVerdict v = judge_starvation(RunQueueFigures{}, samples, 0.2);
+    EXPECT_FALSE(v.starved);
+    EXPECT_TRUE(std::isnan(v.share));
+}
+
+// Two readings of the counters: threads that did not run are not the work's;
+// a thread born between them (an OpenMP team's first region) counts from 0.
+TEST(Starvation, FiguresBetweenTwoReadingsCountTheThreadsThatRan) {
+    RunQueueReading a, b;
+    a.readable = b.readable = true;
+    a.involuntary_switches = 3;
+    b.involuntary_switches = 10;
+    a.threads[1] = {0.5, 100};
+    b.threads[1] = {0.6, 120};  // ran 20 times, waited 0.1 s
+    a.threads[2] = {9.0, 50};
+    b.threads[2] = {9.0, 50};   // asleep throughout
+    b.threads[3] = {0.02, 4};   // new
+    const RunQueueFigures f = run_queue_between(a, b);
+    EXPECT_NEAR(f.wait_s, 0.12, 1e-12);
+    EXPECT_EQ(f.waits, 24);
+    EXPECT_EQ(f.threads, 2);
+    EXPECT_EQ(f.involuntary_switches, 7);
+    EXPECT_TRUE(std::isnan(run_queue_between(RunQueueReading{}, b).wait_s));
+}
+
+// This process's own counters are readable on Linux and move while it runs.
+TEST(Starvation, ThisProcessReadsItsOwnRunQueue) {
+    const RunQueueReading r = read_run_queue();
+    if (!r.readable) GTEST_SKIP() << "no /proc/self/task/*/schedstat here";
+    EXPECT_GE(r.threads.size(), 1u);
+    EXPECT_GE(r.involuntary_switches, 0);
+}
+
+// A starved repetition is left out of the median, with its reason; all
+// starved: no median, and the run's status reason names the remedy.
+TEST(EntrySummary, StarvedRepetitionsAreLeftOutAndAllStarvedHasNoMedian) {
+    std::vector<RepetitionFigures> r = reps({4e-6, 16e-3, 4.2e-6, 16e-3, 4.1e-6});
+    r[1].starved = r[3].starved = true;
+    const auto s = summarize_entry(r, quiet());
+    EXPECT_DOUBLE_EQ(s.median_s, 4.1e-6);
+    EXPECT_EQ(s.repetitions, 3u);
+    EXPECT_EQ(s.starved_repetitions, 2u);
+    EXPECT_TRUE(has(s, "starved"));
+    EXPECT_FALSE(s.all_starved());
+    for (auto &x : r) x.starved = true;
+    const auto all = summarize_entry(r, quiet());
+    EXPECT_TRUE(all.all_starved());
+    EXPECT_TRUE(std::isnan(all.median_s));
+
+    std::vector<RepetitionRecord> records(3);
+    for (auto &rec : records) {
+        rec.summary.median = 16e-3;
+        rec.starved = true;
+        rec.starved_share = 0.7;
+        rec.threads_ran = 2;
+        rec.remeasured = 2;
+    }
+    const auto why = starved_reason(records);
+    ASSERT_TRUE(why.has_value());
+    EXPECT_NE(why->find("--threads 1"), std::string::npos) << *why;
+    EXPECT_NE(why->find("16 ms"), std::string::npos) << *why;
+    records[1].starved = false;
+    EXPECT_FALSE(starved_reason(records).has_value());
 }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -307,4 +308,104 @@ TEST(Recipe, EverySampleExtraStillEndsWithOneCounted) {
     EXPECT_EQ(r.summary.n, 1u) << "past the wall cap, the next sample counts";
     EXPECT_EQ(obs.excluded, obs.ends - 1) << "the counted one is not said to be excluded";
     EXPECT_TRUE(r.timed_out);
+}
+
+namespace {
+
+// A clock whose threads' run-queue counters say, for the first `starved_reads`
+// readings after `starving` is set, that two threads waited for a CPU as
+// long as the work ran (every sample delayed: a starved OpenMP team).
+class StarvingClock final : public MeasureClock {
+public:
+    double t = 0, cpu = 0;
+    int starved_repetitions = 0; // how many repetitions read as starved, from the first
+    double now() override { return t; }
+    double cpu_now() override { return cpu; }
+    RunQueueReading run_queue() override {
+        ++reads;
+        RunQueueReading r;
+        r.readable = true;
+        r.involuntary_switches = reads;
+        // Two readings per repetition: before and after its sampling.
+        const bool starving = (reads + 1) / 2 <= starved_repetitions;
+        if (reads % 2 == 0 && starving) wait += t - last_t; // the whole repetition, one thread waiting
+        last_t = t;
+        r.threads[1] = {wait, std::uint64_t(reads) * 10};
+        r.threads[2] = {0.0, std::uint64_t(reads) * 10};
+        return r;
+    }
+    int reads = 0;
+    double wait = 0, last_t = 0;
+};
+
+class ClockedWork final : public MeasuredWork {
+public:
+    explicit ClockedWork(StarvingClock &c) : c_(c) {}
+    void prepare() override {}
+    void execute() override { c_.t += 16e-3; } // a 4 us op that reads as a 16 ms tick
+    void synchronize() override {}
+    void flush_cache() override {}
+
+private:
+    StarvingClock &c_;
+};
+
+} // namespace
+
+// Issue 26: a repetition whose threads waited for a CPU as long as its
+// samples ran is starved; it is measured again, up to starved_retries times,
+// and the record says how often and whether it stayed starved.
+TEST(Recipe, AStarvedRepetitionIsMeasuredAgainWithinItsBudget) {
+    MeasureSettings s = quick();
+    s.repetitions = 1;
+    s.starved_retries = 2;
+    {
+        StarvingClock clock;
+        clock.starved_repetitions = 1; // the first try only
+        ClockedWork work(clock);
+        Recipe r(work, s, {&clock, nullptr, 0.0});
+        r.prepare({});
+        const RepetitionRecord rec = r.measure_repetition();
+        EXPECT_FALSE(rec.starved);
+        EXPECT_EQ(rec.remeasured, 1);
+        EXPECT_EQ(rec.threads_ran, 2);
+        EXPECT_DOUBLE_EQ(rec.run_queue_wait_seconds, 0.0);
+    }
+    {
+        StarvingClock clock;
+        clock.starved_repetitions = 100; // never quiet
+        ClockedWork work(clock);
+        Recipe r(work, s, {&clock, nullptr, 0.0});
+        r.prepare({});
+        const RepetitionRecord rec = r.measure_repetition();
+        EXPECT_TRUE(rec.starved);
+        EXPECT_EQ(rec.remeasured, 2);
+        EXPECT_GT(rec.starved_share, kStarvedShare);
+        EXPECT_EQ(clock.reads, 6); // three tries, two readings each
+    }
+    {
+        s.starved_retries = 0; // the budget is the user's: none
+        StarvingClock clock;
+        clock.starved_repetitions = 100;
+        ClockedWork work(clock);
+        Recipe r(work, s, {&clock, nullptr, 0.0});
+        r.prepare({});
+        const RepetitionRecord rec = r.measure_repetition();
+        EXPECT_TRUE(rec.starved);
+        EXPECT_EQ(rec.remeasured, 0);
+    }
+}
+
+// A clock that cannot see the run queue (every fake clock above) never
+// starves a repetition: its figures say unknown.
+TEST(Recipe, WithoutRunQueueFiguresNoRepetitionIsStarved) {
+    FakeClock clock;
+    FakeWork work(clock, 1e-5);
+    Recipe r(work, quick(), {&clock, nullptr, 0.0});
+    r.prepare(pass);
+    const RepetitionRecord rec = r.measure_repetition();
+    EXPECT_FALSE(rec.starved);
+    EXPECT_TRUE(std::isnan(rec.run_queue_wait_seconds));
+    EXPECT_TRUE(std::isnan(rec.starved_share));
+    EXPECT_EQ(rec.remeasured, 0);
 }

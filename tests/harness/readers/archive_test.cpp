@@ -234,7 +234,8 @@ namespace {
 
 // A run with an entry of each kind history shows: clean, noisy, disturbed
 // (repetitions 1000x apart), one whose repetitions all missed their noise
-// target (no time unless --accept-unmet-noise), a skipped one and a failed one.
+// target (timed, noisy), a partly starved one, a starved one, a skipped one
+// and a failed one.
 FakeSet run_of_every_kind(int i) {
     FakeSet s = run_at(fmt::format("2026-11-2{}T10:00:00Z", i), "c" + std::to_string(i), 1e-5 * (1 + 0.1 * i));
     FakeCase noisy;
@@ -258,7 +259,14 @@ FakeSet run_of_every_kind(int i) {
     failed.op = "gelu";
     failed.status = "failed";
     failed.reason = "wrong result: nmse 0.3";
-    s.cases.insert(s.cases.end(), {noisy, disturbed, unmet, skipped, failed});
+    FakeCase partly_starved = noisy;
+    partly_starved.op = "silu";
+    partly_starved.starved = {false, true, false, false, true};
+    FakeCase starved = partly_starved;
+    starved.backend = "onednn";
+    starved.status = "starved";
+    starved.reason = "every repetition starved";
+    s.cases.insert(s.cases.end(), {noisy, disturbed, unmet, skipped, failed, partly_starved, starved});
     return s;
 }
 
@@ -276,8 +284,8 @@ void forget_summaries(const fs::path &dir) {
 // Issue 17: history reads each run's entry summaries, written beside the set
 // when it is archived, instead of parsing the whole set. What it shows must
 // not change: the same tables, medians, quality flags and CSV records as
-// from the sets themselves (an archive without summaries), with and without
-// --accept-unmet-noise, in the default and the --wide layout.
+// from the sets themselves (an archive without summaries), in the default
+// and the --wide layout.
 TEST(Archive, HistoryFromEntrySummariesEqualsHistoryFromTheSets) {
     TempDir in, dir;
     for (int i = 0; i < 4; ++i) {
@@ -291,15 +299,13 @@ TEST(Archive, HistoryFromEntrySummariesEqualsHistoryFromTheSets) {
     std::vector<Document> from_summaries;
     HistoryOptions o;
     o.suite = "quick";
-    for (bool accept : {false, true})
-        for (bool wide : {false, true}) {
-            o.accept_unmet_noise = accept;
-            o.wide = wide;
-            from_summaries.push_back(archive_history(dir.path, o));
-        }
+    for (bool wide : {false, true}) {
+        o.wide = wide;
+        from_summaries.push_back(archive_history(dir.path, o));
+    }
     // The summaries hold what history shows: each kind of entry is in them.
     const nlohmann::json &cases = from_summaries[0].data["cases"];
-    ASSERT_EQ(cases.size(), 7u);
+    ASSERT_EQ(cases.size(), 9u);
     std::set<std::string> qualities;
     for (const auto &c : cases)
         for (const auto &q : c["quality"])
@@ -308,13 +314,11 @@ TEST(Archive, HistoryFromEntrySummariesEqualsHistoryFromTheSets) {
 
     forget_summaries(dir.path);
     std::size_t n = 0;
-    for (bool accept : {false, true})
-        for (bool wide : {false, true}) {
-            o.accept_unmet_noise = accept;
+    for (bool wide : {false, true}) {
             o.wide = wide;
             const Document from_sets = archive_history(dir.path, o);
             const Document &d = from_summaries[n++];
-            SCOPED_TRACE(fmt::format("accept_unmet_noise {} wide {}", accept, wide));
+            SCOPED_TRACE(fmt::format("wide {}", wide));
             EXPECT_EQ(d.data["cases"], from_sets.data["cases"]); // medians and quality per case and run
             nlohmann::json runs = d.data["runs"]; // the same runs, which name their summaries
             for (auto &r : runs) {

@@ -218,7 +218,7 @@ TEST(LevelTable, FiguresAreTheMetricsTablesRows) {
     ASSERT_EQ(backend.rows.size(), 2u);
     for (std::size_t i = 0; i < 2; ++i) {
         const CaseRecord &c = set.cases[i];
-        const EntryMetricInputs in = metric_inputs(c, valid_times(c, false));
+        const EntryMetricInputs in = metric_inputs(c, valid_times(c));
         const bool memory_bound = i == 0;
         const std::string peak = memory_bound ? table_text("pct_peak_bandwidth", in) + " L2 bw"
                                               : table_text("pct_peak_compute", in) + " flop";

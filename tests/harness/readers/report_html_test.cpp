@@ -63,7 +63,7 @@ TEST(ReportHtml, FiguresAreTheMetricsTablesRows) {
     const std::vector<ResultSet> sets{make(attention_sweep(), "a")};
     const std::string html = render_report_html(sets, {});
     for (const CaseRecord &c : sets[0].cases) {
-        const EntryMetricInputs in = metric_inputs(c, valid_times(c, true));
+        const EntryMetricInputs in = metric_inputs(c, valid_times(c));
         const std::string bar = fmt::format("{} [{}]: {}", c.label(), c.backend, table_text("median_s", in));
         const std::string point = fmt::format("{} [{}]: {} at", c.label(), c.backend, table_text("flop_per_s", in));
         EXPECT_NE(html.find(html_escape(bar)), std::string::npos) << bar;
@@ -86,7 +86,7 @@ TEST(ReportHtml, ComparisonMediansAreTheMetricsTablesRow) {
     const std::string html = render_report_html(sets, {});
     for (const ResultSet &set : sets) {
         const CaseRecord &r = set.cases.at(0);
-        const std::string median = table_text("median_s", metric_inputs(r, valid_times(r, true)));
+        const std::string median = table_text("median_s", metric_inputs(r, valid_times(r)));
         EXPECT_NE(html.find(">" + median + "</td>"), std::string::npos) << median;
     }
     EXPECT_NE(html.find(">12.3 us</td>"), std::string::npos);

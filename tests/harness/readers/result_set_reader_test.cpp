@@ -140,32 +140,59 @@ TEST(ResultSetReader, ValidTimesKeepRepetitionsThatMissedTheirNoiseTargetAndSayI
     FakeSet s;
     s.cases = {c};
     const CaseRecord rec = parse_result_set(fake_set_json(s).dump(), "a").cases[0];
-    for (bool accept : {false, true}) {
-        const ValidTimes v = valid_times(rec, accept);
-        EXPECT_EQ(v.status, "ok");
-        EXPECT_EQ(v.repetition_medians.size(), 3u);
-        EXPECT_DOUBLE_EQ(v.median, 2e-5);
-        EXPECT_DOUBLE_EQ(v.summary.median_s, 2e-5);
-        EXPECT_EQ(v.summary.missed_noise_target, 1u);
-        EXPECT_EQ(v.summary.quality, Quality::noisy);
-    }
+    const ValidTimes v = valid_times(rec);
+    EXPECT_EQ(v.status, "ok");
+    EXPECT_EQ(v.repetition_medians.size(), 3u);
+    EXPECT_DOUBLE_EQ(v.median, 2e-5);
+    EXPECT_DOUBLE_EQ(v.summary.median_s, 2e-5);
+    EXPECT_EQ(v.summary.missed_noise_target, 1u);
+    EXPECT_EQ(v.summary.quality, Quality::noisy);
     EXPECT_DOUBLE_EQ(entry_summary(rec).median_s, 2e-5);
 }
 
+TEST(ResultSetReader, StarvedRepetitionsAreLeftOutOfTheMedianAndAnAllStarvedEntryHasNoTime) {
+    FakeCase partly;
+    partly.medians = {1e-5, 16e-3, 2e-5};
+    partly.starved = {false, true, false};
+    FakeCase all_flagged; // a set whose every repetition is flagged but says passed
+    all_flagged.backend = "onednn";
+    all_flagged.medians = {16e-3, 16e-3};
+    all_flagged.starved = {true, true};
+    FakeCase starved; // as the run writes it: status starved, figures kept
+    starved.op = "gelu";
+    starved.status = "starved";
+    starved.reason = "every repetition starved: ...";
+    starved.medians = {16e-3, 12e-3};
+    FakeSet s;
+    s.cases = {partly, all_flagged, starved};
+    const ResultSet set = parse_result_set(fake_set_json(s).dump(), "a");
+    const ValidTimes p = valid_times(set.cases[0]);
+    EXPECT_EQ(p.status, "ok");
+    EXPECT_DOUBLE_EQ(p.median, 1.5e-5);
+    EXPECT_EQ(p.repetition_medians.size(), 2u);
+    EXPECT_EQ(p.summary.starved_repetitions, 1u);
+    EXPECT_EQ(p.summary.quality, Quality::noisy);
+    EXPECT_EQ(p.summary.reason_codes(), "starved");
+    const ValidTimes a = valid_times(set.cases[1]);
+    EXPECT_EQ(a.status, "starved");
+    EXPECT_TRUE(a.repetition_medians.empty());
+    const ValidTimes w = valid_times(set.cases[2]);
+    EXPECT_EQ(w.status, "starved");
+    EXPECT_EQ(w.why, "every repetition starved: ...");
+    ASSERT_EQ(set.cases[2].repetitions.size(), 2u); // the figures, for the CSV
+    EXPECT_TRUE(set.cases[2].repetitions[0].starved);
+    EXPECT_DOUBLE_EQ(set.cases[2].repetitions[0].starved_share, 0.7);
+}
+
 TEST(ResultSetReader, NoValidTimeSaysWhy) {
-    FakeCase timed_out;
-    timed_out.target_met = {false, false, false};
     FakeCase failed;
     failed.backend = "onednn";
     failed.status = "failed";
     failed.reason = "nmse 0.3 over 1e-5";
     FakeSet s;
-    s.cases = {timed_out, failed};
+    s.cases = {failed};
     const ResultSet set = parse_result_set(fake_set_json(s).dump(), "a");
-    const ValidTimes t = valid_times(set.cases[0], false);
-    EXPECT_EQ(t.status, "timed_out");
-    EXPECT_NE(t.why.find("not met in any of 3"), std::string::npos) << t.why;
-    const ValidTimes f = valid_times(set.cases[1], false);
+    const ValidTimes f = valid_times(set.cases[0]);
     EXPECT_EQ(f.status, "failed");
     EXPECT_EQ(f.why, "nmse 0.3 over 1e-5");
 }
