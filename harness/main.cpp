@@ -50,6 +50,10 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
                                                   "(cached per machine; used for rooflines)");
     bool refresh = false;
     machine->add_flag("--refresh", refresh, "measure again even if cached");
+    bool machine_id_only = false;
+    machine->add_flag("--id", machine_id_only,
+                      "print only the machine id this machine's result sets get (what merge and archive compare); "
+                      "measures nothing");
 
     // analyze, compare, report, history, merge, archive: they read result
     // sets and return before any plugin is loaded.
@@ -74,7 +78,7 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
         print_refused(plugins);
         return validate_command(validate_paths, plugins);
     }
-    if (*machine) return machine_command(refresh);
+    if (*machine) return machine_id_only ? machine_id_command() : machine_command(refresh);
     return run.run(plugins, argc, argv, resume_journal, [](std::vector<std::string> args, const std::string &journal) {
         std::vector<char *> replay;
         for (auto &a : args) replay.push_back(a.data());

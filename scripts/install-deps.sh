@@ -35,6 +35,7 @@ test_packages=(
   python3-pandas  # python/opbench_results.py's DataFrame and pd.read_csv of compare's CSV: tests/python/opbench_results_test.py
   clang libclang-rt-14-dev      # the libFuzzer targets (scripts/fuzz.sh): clang++, -fsanitize=fuzzer
   python3-clang-14               # libclang's Python bindings: tests/harness/function_length.py
+  slurm-wlm munge  # a one-node Slurm (scripts/slurm-local.sh) for tests/harness/slurm_test.sh
 )
 [ "$with_tests" -eq 1 ] && packages+=("${test_packages[@]}")
 

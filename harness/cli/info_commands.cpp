@@ -7,6 +7,7 @@
 #include "machine/machine.hpp"
 #include "opbench/ops.hpp"
 #include "plugin/backend_facts.hpp"
+#include "readers/result_set_reader.hpp"
 #include "suite/case_names.hpp"
 #include "suite/suite.hpp"
 #include "writers/text_wrap.hpp"
@@ -166,6 +167,13 @@ int machine_command(bool refresh) {
     }
     if (!p.notes.empty()) std::cout << "\nnotes: " << p.notes << "\n";
     if (!c.warning.empty()) std::cerr << "opbench machine: warning: " << c.warning << "\n";
+    return 0;
+}
+
+int machine_id_command() {
+    // The same context a run writes (context.opbench.machine), read by the
+    // same function every reader uses, so the id cannot drift from theirs.
+    std::cout << machine_id(nlohmann::json{{"opbench", {{"machine", cpu_context()}}}}) << "\n";
     return 0;
 }
 

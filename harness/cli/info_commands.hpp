@@ -14,5 +14,9 @@ namespace opbench {
 [[nodiscard]] int list_command(const PluginSet &plugins);
 [[nodiscard]] int validate_command(const std::vector<std::string> &paths, const PluginSet &plugins);
 [[nodiscard]] int machine_command(bool refresh);
+// `opbench machine --id`: the id a set measured here gets (readers'
+// machine_id), for scripts that must know it before or without a set
+// (scripts/slurm-run.sh records it per shard attempt).
+[[nodiscard]] int machine_id_command();
 
 } // namespace opbench

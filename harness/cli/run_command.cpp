@@ -450,7 +450,7 @@ void RunCommand::Options::check_shard(Suite &suite) {
     if (run->count("--shard") == 0) return; // given empty is an error, not "no shard"
     try {
         opts.shard = parse_shard(shard_text);
-        suite.cases = shard_cases(suite.cases, *opts.shard);
+        shard_suite(suite, *opts.shard);
     } catch (const std::invalid_argument &e) {
         throw BadRunInput{fmt::format("opbench run: {}", e.what())};
     }

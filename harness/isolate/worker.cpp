@@ -190,6 +190,18 @@ WorkerOutcome WorkerProcess::fail(std::string failure, const std::string &phase)
     return o;
 }
 
+// A worker ended by SIGTERM, SIGINT or SIGHUP was stopped from outside, not
+// crashed by its plugin: Slurm's scancel and requeue signal every process of
+// the job, the worker as well as opbench, and the worker can die before
+// opbench's own handler has run (a real Slurm recorded the case in progress
+// as "crashed: SIGTERM", a false failure that --resume then kept). Its case
+// is abandoned as on an interrupt and runs again on --resume.
+WorkerOutcome WorkerProcess::ended(int st, const std::string &phase) {
+    if (WIFSIGNALED(st) && (WTERMSIG(st) == SIGTERM || WTERMSIG(st) == SIGINT || WTERMSIG(st) == SIGHUP))
+        interrupted_ = true;
+    return fail(describe_exit(st, phase), phase);
+}
+
 WorkerOutcome WorkerProcess::call(const nlohmann::json &request, double timeout_seconds) {
     if (pid_ <= 0) start();
     std::string phase;
@@ -218,7 +230,7 @@ WorkerOutcome WorkerProcess::call(const nlohmann::json &request, double timeout_
 
     if (!send_message(to_child_, nlohmann::json{{"request", request}})) {
         const int st = reap_exited();
-        return fail(describe_exit(st, phase), phase);
+        return ended(st, phase);
     }
     char chunk[65536];
     for (;;) {
@@ -264,7 +276,7 @@ WorkerOutcome WorkerProcess::call(const nlohmann::json &request, double timeout_
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) {
             const int st = reap_exited();
-            return fail(describe_exit(st, phase), phase);
+            return ended(st, phase);
         }
         buffer_.append(chunk, static_cast<std::size_t>(n));
     }

@@ -88,6 +88,8 @@ private:
     void start();
     void kill_and_reap(int *wait_status);
     WorkerOutcome fail(std::string failure, const std::string &phase);
+    // The outcome of a worker that exited or died (wait status `st`).
+    WorkerOutcome ended(int st, const std::string &phase);
 
     std::vector<std::string> argv_;
     volatile pid_t pid_ = -1; // read by interrupt() from another thread

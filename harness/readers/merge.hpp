@@ -25,8 +25,13 @@ struct MergeOptions {
 
 // One Google Benchmark JSON holding every entry of `sets`, the first set's
 // context plus context.opbench.merged_from (path, host, machine id,
-// timestamp, commit and case count of each part). Refuses (MergeError) sets
-// of different suites or suite hashes, and a case present in two sets.
+// timestamp, commit and case count of each part). Refuses (MergeError),
+// naming the shard (index/count and path): an incomplete set ("complete":
+// false, an interrupted run), shards of different counts, a shard given
+// twice, a missing shard index, a whole run among shards, sets of
+// different suites or suite hashes, sets of different machine ids (unless
+// allowed), and a case present in two sets. One set merges only when it is
+// shard 1/1.
 [[nodiscard]] nlohmann::json merge_result_sets(const std::vector<ResultSet> &sets, const MergeOptions &options);
 
 } // namespace opbench

@@ -34,4 +34,21 @@ std::vector<Case> shard_cases(const std::vector<Case> &cases, const Shard &s) {
     return out;
 }
 
+void shard_suite(Suite &suite, const Shard &s) {
+    const std::size_t n = static_cast<std::size_t>(s.count), mine = static_cast<std::size_t>(s.index - 1);
+    const std::size_t total = suite.cases.size() + suite.workloads.size();
+    std::vector<Case> cases;
+    std::vector<WorkloadCase> workloads;
+    for (std::size_t k = 0; k < suite.cases.size(); ++k)
+        if (k % n == mine) cases.push_back(suite.cases[k]);
+    for (std::size_t w = 0; w < suite.workloads.size(); ++w)
+        if ((suite.cases.size() + w) % n == mine) workloads.push_back(suite.workloads[w]);
+    if (cases.empty() && workloads.empty())
+        throw std::invalid_argument(fmt::format("--shard {}/{}: the suite has {} cases and workloads, so this shard "
+                                                "would be empty (at most {} shards)",
+                                                s.index, s.count, total, total));
+    suite.cases = std::move(cases);
+    suite.workloads = std::move(workloads);
+}
+
 } // namespace opbench

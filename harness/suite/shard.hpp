@@ -24,4 +24,11 @@ struct Shard {
 // when the shard would be empty.
 [[nodiscard]] std::vector<Case> shard_cases(const std::vector<Case> &cases, const Shard &s);
 
+// Cuts `suite` to shard `s`: its cases, then its [[workload]]s, dealt
+// round-robin as one list (item k, counting from 0 over cases then
+// workloads, goes to shard k mod n + 1), so each workload runs in exactly
+// one shard as each case does (merge refuses an item in two shards).
+// Throws std::invalid_argument when the shard would be empty.
+void shard_suite(Suite &suite, const Shard &s);
+
 } // namespace opbench

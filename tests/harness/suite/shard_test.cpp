@@ -37,3 +37,37 @@ TEST(Shard, EveryCaseInExactlyOneShardRoundRobin) {
 }
 
 TEST(Shard, AnEmptyShardIsRefused) { EXPECT_THROW((void)shard_cases(numbered(2), {3, 4}), std::invalid_argument); }
+
+// Workloads used to be in every shard (shard_cases cut only the cases), so
+// the shards of a suite with a [[workload]] never merged: "case ... is in
+// both". Cases and workloads are one list now, each item in one shard.
+TEST(Shard, EachWorkloadRunsInExactlyOneShard) {
+    Suite suite;
+    suite.cases = numbered(4);
+    for (const char *w : {"w0", "w1"}) {
+        WorkloadCase wc;
+        wc.name = w;
+        suite.workloads.push_back(wc);
+    }
+    std::multiset<std::string> seen;
+    for (int i = 1; i <= 4; ++i) {
+        Suite part = suite;
+        shard_suite(part, {i, 4});
+        for (const auto &c : part.cases) seen.insert(c.name);
+        for (const auto &w : part.workloads) seen.insert(w.name);
+        if (i == 1) {
+            // items c0 c1 c2 c3 w0 w1: shard 1 gets c0 and w0 (item 4)
+            ASSERT_EQ(part.workloads.size(), 1u);
+            EXPECT_EQ(part.workloads[0].name, "w0");
+        }
+    }
+    EXPECT_EQ(seen.size(), 6u) << "every case and workload once";
+    EXPECT_EQ(std::set<std::string>(seen.begin(), seen.end()).size(), 6u);
+    // A shard of only a workload is a shard; one past every item is refused.
+    Suite only_workloads = suite;
+    only_workloads.cases.clear();
+    shard_suite(only_workloads, {2, 2});
+    EXPECT_EQ(only_workloads.workloads.size(), 1u);
+    Suite too_many = suite;
+    EXPECT_THROW(shard_suite(too_many, {7, 7}), std::invalid_argument);
+}
