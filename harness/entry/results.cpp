@@ -24,6 +24,8 @@ namespace opbench {
 
 namespace {
 nlohmann::json finite_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+// A figure whose unknown value is -1 (measure/records.hpp).
+nlohmann::json known_or_null(double v) { return v >= 0 ? finite_or_null(v) : nlohmann::json(nullptr); }
 } // namespace
 
 nlohmann::json summary_json(const RepetitionRecord &r) {
@@ -51,12 +53,12 @@ nlohmann::json summary_json(const RepetitionRecord &r) {
             {"sample_histogram", encode_sample_histogram(r.sample_times, r.calls_per_sample)},
             {"process", r.process},
             // Starvation (measure/starvation.hpp); null where not readable.
-            {"run_queue_wait_seconds", finite_or_null(r.run_queue_wait_seconds)},
+            {"run_queue_wait_seconds", known_or_null(r.run_queue_wait_seconds)},
             {"run_queue_waits", r.run_queue_waits},
             {"threads_ran", r.threads_ran},
             {"involuntary_switches",
              r.involuntary_switches >= 0 ? nlohmann::json(r.involuntary_switches) : nlohmann::json(nullptr)},
-            {"starved_share", finite_or_null(r.starved_share)},
+            {"starved_share", known_or_null(r.starved_share)},
             {"starved", r.starved},
             {"remeasured", r.remeasured}};
 }

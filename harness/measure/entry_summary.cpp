@@ -214,7 +214,7 @@ double first_number(const nlohmann::json &array) {
 
 RepetitionFigures repetition_figures(const RepetitionRecord &record) {
     return {record.summary.median, record.summary.noise, record.target_met, record.summary.min, record.starved,
-            record.starved_share};
+            record.starved_share >= 0 ? record.starved_share : NAN};
 }
 
 RepetitionFigures repetition_figures(const nlohmann::json &entry) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <ctime>
 #include <utility>
 
@@ -167,11 +168,11 @@ RepetitionRecord Recipe::measure_once() {
         std::vector<double> whole_samples;
         for (double s : rec.sample_times) whole_samples.push_back(s * calls);
         const StarvationVerdict starvation = judge_starvation(queue, whole_samples, sampling_wall);
-        rec.run_queue_wait_seconds = queue.wait_s;
+        rec.run_queue_wait_seconds = std::isfinite(queue.wait_s) ? queue.wait_s : -1;
         rec.run_queue_waits = queue.waits;
         rec.threads_ran = queue.threads;
         rec.involuntary_switches = queue.involuntary_switches;
-        rec.starved_share = starvation.share;
+        rec.starved_share = std::isfinite(starvation.share) ? starvation.share : -1;
         rec.starved = starvation.starved;
         return rec;
     });

@@ -57,16 +57,17 @@ struct RepetitionRecord {
     // or the whole prefill): its ms per token. Empty for an op case.
     std::vector<double> unit_seconds;
     // Starvation (starvation.hpp): the run-queue wait of the process's
-    // threads over the repetition (NaN: not readable), how many waits, how
-    // many threads ran, the process's involuntary context switches (-1
-    // unknown); the wait's share of the samples' time that the samples above
-    // the median do not explain, the verdict, and how often this repetition
-    // was measured again because an earlier try was starved.
-    double run_queue_wait_seconds = NAN;
+    // threads over the repetition, how many waits, how many threads ran, the
+    // process's involuntary context switches; the wait's share of the
+    // samples' time that the samples above the median do not explain, the
+    // verdict, and how often this repetition was measured again because an
+    // earlier try was starved. -1: not readable (no NaN, which plain JSON
+    // cannot carry).
+    double run_queue_wait_seconds = -1;
     std::int64_t run_queue_waits = 0;
     int threads_ran = 0;
     long involuntary_switches = -1;
-    double starved_share = NAN;
+    double starved_share = -1;
     bool starved = false;
     int remeasured = 0;
 };

@@ -80,16 +80,21 @@ MeasureSettings block_settings(MeasureSettings s, const PairedRunOptions &o) {
 // (entry/entry.hpp: iterations, aggregates, the case's fields), each
 // iteration carrying its pair: block p holds repetitions 2p and 2p+1 of
 // each side.
+// `pair_of_block`: each ABBA block's pair index, -1 for a block left out as
+// starved (its repetitions are written, with no pair).
 std::vector<nlohmann::json> side_entries(const CaseResult &r, const std::string &other_name,
                                          const std::vector<double> &base_times, const std::vector<double> &new_times,
-                                         bool is_base, const std::string &reference) {
+                                         const std::vector<long> &pair_of_block, bool is_base,
+                                         const std::string &reference) {
     OpCaseEntry entry(*r.source, 0, r.backend, reference);
     entry.result = r;
     std::vector<nlohmann::json> out = result_entries(entry);
     for (auto &e : out) {
         if (e.value("run_type", "") != "iteration" || e.contains("error_occurred")) continue;
-        const std::size_t p = e["repetition_index"].get<std::size_t>() / 2;
-        if (p < base_times.size())
+        const std::size_t block = e["repetition_index"].get<std::size_t>() / 2;
+        const long pair = block < pair_of_block.size() ? pair_of_block[block] : -1;
+        const auto p = std::size_t(pair);
+        if (pair >= 0 && p < base_times.size())
             e["pair"] = {{"index", p},
                          {"role", is_base ? "base" : "new"},
                          {"with", run_name_of(other_name)},
@@ -220,26 +225,39 @@ PairedCaseResult PairedRun::measure_case(const Case &c, std::size_t ci, const Ca
     }
     // ABBA, then BAAB: A = base. Each side's two times in a block average to its pair time.
     std::size_t pool = 0;
+    bool block_starved = false; // a repetition of this block stayed starved after its re-measures
+    std::size_t starved_blocks = 0;
+    std::vector<long> pair_of_block;
     auto measure = [&](Side &side, double &sum) {
         const auto t0 = std::chrono::steady_clock::now();
         RepetitionRecord rec = side.pools[pool]->measure_repetition();
         rec.process += int(pool) * kProcessesPerCase; // stats.process: which of the side's processes
         side.result.measure_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         sum += rec.summary.median;
+        block_starved = block_starved || rec.starved;
         side.result.repetitions.push_back(std::move(rec));
     };
     try {
         for (int p = 0; ok_base && ok_new && p < o_.pairs && !interrupt_requested(); ++p) {
             double a = 0, b = 0;
             pool = std::size_t(p % kPools);
+            block_starved = false;
             if (p % 2 == 0) {
                 measure(base_, a), measure(new_, b), measure(new_, b), measure(base_, a);
             } else {
                 measure(new_, b), measure(base_, a), measure(base_, a), measure(new_, b);
             }
+            (void)canary_.read();
+            // A starved repetition timed the machine: its block is no pair
+            // (measure/starvation.hpp).
+            if (block_starved) {
+                ++starved_blocks;
+                pair_of_block.push_back(-1);
+                continue;
+            }
+            pair_of_block.push_back(long(out.base_times.size()));
             out.base_times.push_back(a / 2);
             out.new_times.push_back(b / 2);
-            (void)canary_.read();
         }
     } catch (const MeasureFailure &f) {
         for (Side *s : {&base_, &new_})
@@ -260,8 +278,19 @@ PairedCaseResult PairedRun::measure_case(const Case &c, std::size_t ci, const Ca
             out.new_times.clear();
             break;
         }
+    if (out.status == "passed" && starved_blocks > 0 && out.base_times.empty()) {
+        out.status = "starved";
+        out.reason = fmt::format("every one of its {} blocks had a starved repetition (threads waited for a CPU "
+                                 "after {} more tries): no pair is a time of the builds. Use --threads 1, --cpus "
+                                 "with idle CPUs, or a quieter machine",
+                                 starved_blocks, c.settings.starved_retries);
+        for (Side *s : {&base_, &new_}) {
+            s->result.status = CaseStatus::starved;
+            s->result.reason = out.reason;
+        }
+    }
     if (out.status == "passed") {
-        if (out.base_times.size() < std::size_t(o_.pairs)) { // interrupted mid-case: not recorded
+        if (out.base_times.size() + starved_blocks < std::size_t(o_.pairs)) { // interrupted mid-case: not recorded
             out.status = "interrupted";
             return out;
         }
@@ -269,7 +298,7 @@ PairedCaseResult PairedRun::measure_case(const Case &c, std::size_t ci, const Ca
     }
     for (Side *s : {&base_, &new_}) {
         const Side &other = s == &base_ ? new_ : base_;
-        for (auto &e : side_entries(s->result, other.result.name, out.base_times, out.new_times, s == &base_,
+        for (auto &e : side_entries(s->result, other.result.name, out.base_times, out.new_times, pair_of_block, s == &base_,
                                     o_.reference))
             entries_.push_back(std::move(e));
     }

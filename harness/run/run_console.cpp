@@ -115,7 +115,7 @@ Table backend_summary(const std::vector<CaseResult> &results, const std::string 
     table.title = "Per backend";
     // Fixed-width columns only, so the table fits 100 columns for any mix of
     // bounds: the bound counts, which grow with it, go to a note below.
-    table.columns = {"backend", "passed", "failed", "skipped", "starved", "target missed", "speed-up", "median % peak"};
+    table.columns = {"backend", "passed", "failed", "skipped", "starved", "missed", "speed-up", "median % peak"};
     std::vector<std::string> bound_counts;
     for (const auto &b : order) {
         const Tally &t = by[b];
@@ -134,7 +134,7 @@ Table backend_summary(const std::vector<CaseResult> &results, const std::string 
     table.notes.push_back(fmt::format("speed-up: the geomean, over the cases both ran, of {}'s median over the "
                                       "backend's.",
                                       reference));
-    table.notes.push_back("target missed: passed cases with a repetition that missed its noise target (timed, "
+    table.notes.push_back("missed: passed cases with a repetition that missed its noise target (timed, "
                           "quality noisy). starved: every repetition's threads waited for a CPU; no time, in no "
                           "speed-up (--threads 1, --cpus or a quieter machine).");
     table.notes.insert(table.notes.end(), bound_counts.begin(), bound_counts.end());

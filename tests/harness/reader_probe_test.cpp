@@ -146,7 +146,7 @@ TEST_F(ReaderProbe, WrongTypedNameStatusBackendOpAreRefused) {
     probe([](nlohmann::json &j) { j["benchmarks"][0]["name"] = 5; },
           {"benchmarks[0].name: expected a string, got the number 5"});
     probe([](nlohmann::json &j) { j["benchmarks"][2]["status"] = nlohmann::json::array({1}); },
-          {"benchmarks[2].status: expected one of \"passed\", \"failed\", \"skipped\", got an array"});
+          {"benchmarks[2].status: expected one of \"passed\", \"failed\", \"skipped\", \"starved\", got an array"});
     probe([](nlohmann::json &j) { j["benchmarks"][0]["backend"] = nlohmann::json::object(); },
           {"benchmarks[0].backend: expected a string, got an object"});
     probe([](nlohmann::json &j) { j["benchmarks"][0]["op"] = nullptr; },

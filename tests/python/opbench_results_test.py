@@ -116,7 +116,7 @@ def main():
     # in each passed entry, compare's CSV computes it from the reader, and the
     # loader reads the stored one; a set without it is computed alike.
     metric_cols = obr._METRIC_COLUMNS
-    check(list(df.columns[df.columns.get_loc("reason") + 1:][:len(metric_cols)]) == metric_cols,
+    check(list(df.columns[df.columns.get_loc("remeasured") + 1:][:len(metric_cols)]) == metric_cols,
           "the CSV's metric columns are the loader's, in order")
     check(all("metrics" in e for e in sa["benchmarks"] if e.get("status") == "passed"
               and e.get("run_type") == "iteration"), "every passed entry stores its metrics")

@@ -164,8 +164,10 @@ TEST(CaseHost, RecordsKeepTheirKeysOnTheWire) {
     };
     EXPECT_EQ(
         keys(json(RepetitionRecord{})),
-        (std::vector<std::string>{"calls_per_sample", "cpu_seconds_per_call", "device_seconds_per_call", "process",
-                                  "sample_times", "summary", "target_met", "timed_out", "unit_seconds"}));
+        (std::vector<std::string>{"calls_per_sample", "cpu_seconds_per_call", "device_seconds_per_call",
+                                  "involuntary_switches", "process", "remeasured", "run_queue_wait_seconds",
+                                  "run_queue_waits", "sample_times", "starved", "starved_share", "summary",
+                                  "target_met", "threads_ran", "timed_out", "unit_seconds"}));
     EXPECT_EQ(keys(json(PreparationRecord{})),
               (std::vector<std::string>{"batch_probe_seconds", "calls_per_sample", "check_error", "warmup_calls"}));
     EXPECT_EQ(keys(json(MemoryFigures{})),

@@ -405,7 +405,7 @@ TEST(Recipe, WithoutRunQueueFiguresNoRepetitionIsStarved) {
     r.prepare(pass);
     const RepetitionRecord rec = r.measure_repetition();
     EXPECT_FALSE(rec.starved);
-    EXPECT_TRUE(std::isnan(rec.run_queue_wait_seconds));
-    EXPECT_TRUE(std::isnan(rec.starved_share));
+    EXPECT_EQ(rec.run_queue_wait_seconds, -1); // unknown
+    EXPECT_EQ(rec.starved_share, -1);
     EXPECT_EQ(rec.remeasured, 0);
 }

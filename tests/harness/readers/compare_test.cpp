@@ -276,7 +276,7 @@ TEST(Compare, AChangeWithinTheArchivedRunToRunRangeIsNoisy) {
         history.push_back(make(h, "h" + std::to_string(i++)));
     }
     CompareOptions o;
-    o.run_to_run = run_to_run_ranges(history, false);
+    o.run_to_run = run_to_run_ranges(history);
     ASSERT_EQ(o.run_to_run.size(), 2u);
     RunToRunRange naive;
     for (const auto &[key, range] : o.run_to_run)
@@ -317,7 +317,7 @@ TEST(Compare, OneStepInTheArchiveDoesNotHideARegression) {
         history.push_back(make(h, "h"));
     }
     CompareOptions o;
-    o.run_to_run = run_to_run_ranges(history, false);
+    o.run_to_run = run_to_run_ranges(history);
     ASSERT_EQ(o.run_to_run.size(), 1u);
     EXPECT_NEAR(o.run_to_run.begin()->second.range, 0.0, 1e-12);
     FakeSet a, b;
@@ -333,7 +333,7 @@ TEST(Compare, ThreeArchivedRunsGiveNoRange) {
         h.cases = {timed("naive", center)};
         history.push_back(make(h, "h"));
     }
-    EXPECT_TRUE(run_to_run_ranges(history, false).empty());
+    EXPECT_TRUE(run_to_run_ranges(history).empty());
 }
 
 // Back-to-back repetitions move together when the machine has a slow spell:

@@ -172,7 +172,7 @@ TEST(ResultSetReader, StarvedRepetitionsAreLeftOutOfTheMedianAndAnAllStarvedEntr
     EXPECT_EQ(p.repetition_medians.size(), 2u);
     EXPECT_EQ(p.summary.starved_repetitions, 1u);
     EXPECT_EQ(p.summary.quality, Quality::noisy);
-    EXPECT_EQ(p.summary.reason_codes(), "starved");
+    EXPECT_NE(p.summary.reason_codes().find("starved"), std::string::npos) << p.summary.reason_codes();
     const ValidTimes a = valid_times(set.cases[1]);
     EXPECT_EQ(a.status, "starved");
     EXPECT_TRUE(a.repetition_medians.empty());

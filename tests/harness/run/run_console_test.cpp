@@ -52,7 +52,7 @@ CaseResult measured(const Case &c, const std::string &backend, std::vector<doubl
         rec.summary.median = m;
         rec.summary.n = 10;
         rec.timed_out = timed_out-- > 0;
-        rec.target_met = true;
+        rec.target_met = !rec.timed_out; // it reached max_time before its target
         r.repetitions.push_back(rec);
         figures.push_back(repetition_figures(rec));
     }
@@ -78,7 +78,8 @@ TEST(RunConsole, OneLineHasEveryFigure) {
     EXPECT_EQ(cells[4], "39% flop");
     EXPECT_EQ(cells[5], "compute");
     EXPECT_EQ(cells[6], "20x");
-    EXPECT_EQ(cells[7], "passed (1/3 repetitions missed the noise target)");
+    // The summary's verdict, word for word what compare and the report say.
+    EXPECT_EQ(cells[7], "passed, noisy: 1 of 3 repetitions missed their noise target");
     EXPECT_EQ(run_line_cells(naive, metric_inputs(naive, work_of(c)), nullptr)[6], "ref");
     CaseResult failed = onednn;
     failed.status = CaseStatus::failed;
@@ -158,14 +159,21 @@ TEST(RunConsole, SummaryPerBackend) {
     skipped.source = &c;
     skipped.backend = "cuda";
     skipped.status = CaseStatus::skipped;
-    const std::vector<CaseResult> results{measured(c, "naive", {4e-5}), measured(c, "onednn", {1e-5}), skipped};
+    CaseResult starved = measured(c, "onednn", {16e-3});
+    starved.status = CaseStatus::starved;
+    starved.reason = "every repetition starved";
+    const std::vector<CaseResult> results{measured(c, "naive", {4e-5}), measured(c, "onednn", {1e-5}), skipped,
+                                          starved};
     const Table t = backend_summary(results, "naive");
     ASSERT_EQ(t.rows.size(), 3u);
     EXPECT_EQ(t.rows[0][0], "naive");
-    EXPECT_EQ(t.rows[1][5], "4x");
-    EXPECT_EQ(t.rows[1][6], "10%");
+    EXPECT_EQ(t.columns[4], "starved");
+    EXPECT_EQ(t.rows[1][1], "1"); // onednn: one passed
+    EXPECT_EQ(t.rows[1][4], "1");      // and one starved, in no speed-up:
+    EXPECT_EQ(t.rows[1][6], "4x");     // the geomean is the passed entry's alone
+    EXPECT_EQ(t.rows[1][7], "10%");
     EXPECT_EQ(t.rows[2][3], "1"); // cuda skipped
-    EXPECT_EQ(t.rows[2][5], "-");
+    EXPECT_EQ(t.rows[2][6], "-");
     EXPECT_NE(std::find(t.notes.begin(), t.notes.end(), "bound (cases) of naive: compute 1"), t.notes.end());
     EXPECT_NE(std::find(t.notes.begin(), t.notes.end(), "bound (cases) of onednn: compute 1"), t.notes.end());
 }
