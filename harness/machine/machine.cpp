@@ -8,7 +8,18 @@
 
 #include "opbench/plugin.h"
 
+// GCC 12 warns falsely in its own avx512fintrin.h (PR 105593: the
+// _mm512_undefined_* self-initialisation, e.g. inside _mm512_cvtepi32_ps,
+// "'__Y' is used uninitialized"); silenced for that header only.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 #include <pthread.h>
 #include <sched.h>
 #include <sys/utsname.h>

@@ -70,8 +70,11 @@ Collected collect(const std::vector<ResultSet> &sets) {
     for (std::size_t si = 0; si < sets.size(); ++si)
         for (const CaseRecord &rec : sets[si].cases) {
             if (rec.phase.empty()) continue; // an op case
-            const std::string level =
-                fmt::format("{} {}{}", rec.backend, rec.dtype, sets.size() > 1 ? "@" + sets[si].short_name() : "");
+            // "@" and the name as fmt arguments, not "@" + name: GCC 12 warns
+            // falsely (-Wrestrict, PR 105329) on that concatenation inlined.
+            const bool several = sets.size() > 1;
+            const std::string level = fmt::format("{} {}{}{}", rec.backend, rec.dtype, several ? "@" : "",
+                                                  several ? sets[si].short_name() : std::string());
             auto [li, new_level] = level_index.emplace(level, c.levels.size());
             if (new_level) c.levels.push_back({rec.backend, rec.dtype, level});
             const std::string form = form_of(rec);

@@ -80,7 +80,8 @@ std::string write_console(const Document &doc) {
             std::string l = " ";
             for (std::size_t c = 0; c < t.columns.size(); ++c) {
                 const std::string cell = c < cells.size() ? cells[c] : "";
-                l += " " + pad(cell, w[c], right[c]);
+                // Not " " + pad(...): GCC 12 warns falsely on it (-Wrestrict, PR 105329).
+                l.append(" ").append(pad(cell, w[c], right[c]));
             }
             while (!l.empty() && l.back() == ' ') l.pop_back();
             return l + "\n";

@@ -39,13 +39,16 @@ std::string write_markdown(const Document &doc) {
         if (!out.empty()) out += "\n";
         if (!t.title.empty()) out += "### " + cell(t.title) + "\n\n";
         out += "|";
-        for (const auto &c : t.columns) out += " " + cell(c) + " |";
+        // Appended piece by piece, not " " + cell(...): GCC 12 warns falsely
+        // (-Wrestrict, PR 105329) on that concatenation inlined.
+        for (const auto &c : t.columns) out.append(" ").append(cell(c)).append(" |");
         out += "\n|";
         for (std::size_t c = 0; c < t.columns.size(); ++c) out += numeric_column(t, c) ? " ---: |" : " --- |";
         out += "\n";
         for (const auto &row : t.rows) {
             out += "|";
-            for (std::size_t c = 0; c < t.columns.size(); ++c) out += " " + cell(c < row.size() ? row[c] : "") + " |";
+            for (std::size_t c = 0; c < t.columns.size(); ++c)
+                out.append(" ").append(cell(c < row.size() ? row[c] : "")).append(" |");
             out += "\n";
         }
         if (!t.notes.empty()) out += "\n";

@@ -11,7 +11,10 @@
 #      the work per call) against a 500% threshold fails the gate and leaves
 #      naive alone;
 # then opbench run --archive, history, compare --baseline-from, run --shard
-# 1/2 and 2/2, and merge; last, --keep 1 prunes the archive after archiving.
+# 1/2 and 2/2, and merge; last, --keep 1 prunes the archive after archiving,
+# gating a copy of the archive's newest set (known times again: gating the
+# stage 1 copy there compared it with stage 5's timed run whenever stages 1-5
+# took under a minute, and a loaded machine failed it; issue 27).
 # usage: ci_bench_test.sh SOURCE_ROOT OPBENCH SLOWDOWN_PLUGIN
 set -euo pipefail
 src=$1 opbench=$2 plugin=$3
@@ -124,7 +127,12 @@ grep -qE "shards must not overlap|are both shard [0-9]+/[0-9]+: give each shard 
 
 echo "== 6: --keep 1 prunes the archive to the newest set after archiving; a bad --keep is refused"
 [ "$(archived)" -ge 2 ] || fail "expected 2 or more archived sets before pruning"
-gate 100% --set "$work/unchanged.json" --archive-always --keep 1 > "$work/6.log" 2>&1 || { cat "$work/6.log"; fail "gate with --keep 1 failed"; }
+# fourth.json is the newest archived set (stage 5); its copy, stamped a minute
+# later, has exactly its times, so the gate compares known inputs.
+/usr/bin/python3 "$src/tests/harness/scale_times.py" "$work/fourth.json" "$work/fourth-again.json" slowdown 1
+gate 100% --set "$work/fourth-again.json" --archive-always --keep 1 > "$work/6.log" 2>&1 || { cat "$work/6.log"; fail "gate with --keep 1 failed"; }
+grep -q "baseline $work/archive/" "$work/6.log" || { cat "$work/6.log"; fail "stage 6 found no baseline"; }
+! grep -q "| slower |" "$work/6.log" || { cat "$work/6.log"; fail "a copy of the baseline is slower"; }
 grep -q "opbench archive prune: removed" "$work/6.log" || { cat "$work/6.log"; fail "--keep 1 did not prune"; }
 [ "$(archived)" -eq 1 ] || fail "--keep 1 left $(archived) sets"
 ! gate 100% --set "$work/unchanged.json" --keep many > "$work/6b.log" 2>&1 || fail "--keep many accepted"

@@ -2,10 +2,13 @@
 # `opbench ab` and `--plugin` end to end through the real program:
 #   1. bad --plugin specs and pairs exit 2 with what is wrong;
 #   2. A/A, the naive plugin file twice as naive@a and naive@b: every case
-#      `same` (threshold 25%: this checks the pairing's plumbing on a loaded
-#      machine; docs/measurement.md has the precision figures);
-#   3. a 2x slowdown (the spin wrapper of naive, OPBENCH_TEST_SPIN_EXTRA=1):
-#      every case `slower`, and compare --fail-on-regression exits 1;
+#      `same` (threshold 50%: this checks the pairing's plumbing, not its
+#      precision, and must hold on a loaded machine; docs/measurement.md has
+#      the precision figures);
+#   3. a 5x slowdown (the spin wrapper of naive, OPBENCH_TEST_SPIN_EXTRA=4),
+#      far beyond that threshold and any noise (issue 27: 2x against 25% was
+#      within reach of a CPU hog): every case `slower`, and compare
+#      --fail-on-regression exits 1;
 #   4. the sets hold the pairs and the canary as extra fields, and
 #      Google Benchmark's compare.py reads them;
 #   5. opbench run --plugin: a variant runs as its own backend;
@@ -40,22 +43,22 @@ expect_bad "give the two builds to compare" ab "$suite" --plugin naive@a="$naive
 expect_bad "builds of two different backends" ab "$suite" --plugin naive@a="$naive" --pair naive@a,onednn
 expect_bad "expected NAME@VARIANT=PATH" run "$suite" --plugin =x --no-out
 
-ab() { "$opbench" ab "$suite" --pairs 8 --seconds 0.002 --threshold 0.25 --no-progress "$@"; }
+ab() { "$opbench" ab "$suite" --pairs 8 --seconds 0.002 --threshold 0.5 --no-progress "$@"; }
 
 echo "== 2: A/A: the same file twice is same"
 ab --plugin naive@a="$naive" --plugin naive@b="$naive" --out "$work/aa.json" > "$work/aa.log" 2>&1 ||
   { cat "$work/aa.log"; fail "A/A run failed"; }
 cat "$work/aa.log"
-grep -q "3 cases, naive@a -> naive@b (threshold 25%): 3 same, 0 slower" "$work/aa.log" || fail "A/A is not 3 same"
+grep -q "3 cases, naive@a -> naive@b (threshold 50%): 3 same, 0 slower" "$work/aa.log" || fail "A/A is not 3 same"
 "$opbench" compare "$work/aa.json" > "$work/aa.cmp" || { cat "$work/aa.cmp"; fail "compare on the A/A set"; }
 grep -q "3 same, 0 slower, 0 faster, 0 noisy" "$work/aa.cmp" || { cat "$work/aa.cmp"; fail "compare: A/A not same"; }
 
-echo "== 3: a 2x slowdown is slower"
-OPBENCH_TEST_SPIN_INNER=$naive OPBENCH_TEST_SPIN_EXTRA=1 \
+echo "== 3: a 5x slowdown is slower"
+OPBENCH_TEST_SPIN_INNER=$naive OPBENCH_TEST_SPIN_EXTRA=4 \
   ab --plugin naive@base="$naive" --plugin naive@new="$spin" --out "$work/slow.json" > "$work/slow.log" 2>&1 ||
   { cat "$work/slow.log"; fail "slowdown run failed"; }
 cat "$work/slow.log"
-grep -q "0 same, 3 slower" "$work/slow.log" || fail "the 2x slowdown is not 3 slower"
+grep -q "0 same, 3 slower" "$work/slow.log" || fail "the 5x slowdown is not 3 slower"
 set +e
 "$opbench" compare "$work/slow.json" --fail-on-regression > "$work/slow.cmp" 2>&1
 rc=$?
@@ -76,7 +79,7 @@ assert len(it) == 3 * 2 * 16, len(it)  # cases x sides x (2 per pair)
 assert all("pair" in e for e in it)
 new = [e for e in it if "/be:naive@new/" in e["name"]]
 ratios = sorted(e["pair"]["new_time"] / e["pair"]["base_time"] for e in new)
-assert ratios[len(ratios) // 2] > 1.5, ratios  # the recorded pairs show the 2x slowdown
+assert ratios[len(ratios) // 2] > 1.5, ratios  # the recorded pairs show the 5x slowdown
 PY
 if [ -f /usr/share/benchmark/compare.py ]; then
   /usr/bin/python3 /usr/share/benchmark/compare.py filters "$work/slow.json" "be:naive@base" "be:naive@new" \
