@@ -98,8 +98,10 @@ std::optional<RoofPeaks> peaks_for(bool is_gpu, int threads, const MachinePeaks 
     const double gflops = compute.gflops;
     if (!(gflops > 0) || !(p.triad_gbps > 0)) return std::nullopt;
     const int n = std::max(1, threads);
-    RoofPeaks peaks{gflops * 1e9, p.triad_gbps * 1e9,
-                    fmt::format("CPU, {} thread{}, {}", n, n == 1 ? "" : "s", compute.name)};
+    RoofPeaks peaks{gflops * 1e9, p.triad_gbps * 1e9, fmt::format("CPU, {} thread{}", n, n == 1 ? "" : "s")};
+    // Named where the backend's ISA chose another roof than the dtype alone
+    // would (AMX tiles, a backend held to AVX2), as a cache level is.
+    if (!isa.empty() && compute.name != compute_roof(machine, threads, kind).name) peaks.source += ", " + compute.name;
     // classify()'s rule: the level's roof, never below DRAM's.
     if (const CacheRoof *roof = machine.roof_for(working_set_bytes, threads)) {
         peaks.bytes_per_s = std::max(peaks.bytes_per_s, machine.roof_gbps(*roof, threads) * 1e9);
@@ -129,7 +131,28 @@ Roofline roofline_for(double flops, double bytes, double seconds_per_call, const
                              dev->bytes_per_s / 1e9};
         device.all_threads = device.one_thread;
         Roofline r = classify(flops, bytes, seconds_per_call, device, 1, fixed_cost_seconds, kind);
-        if (r.bound != "unknown") r.compute_roof = dev->source; // the device's own peak, not a CPU kernel's
+        if (r.bound == "unknown") return r;
+        // The device's own roof, not a CPU kernel's: a bf16 / int8 case is
+        // judged against the FP32 peak where the backend reports no peak of
+        // its dtype (the cuda backend reports FP32 lanes only), and tensor
+        // cores exceed that roof many times (H100, 2026-11-26: 951%).
+        const char *dtype_key = kind == PeakKind::bf16 ? "peak_bf16_gflops" : kind == PeakKind::int8 ? "peak_int8_gops" : "";
+        const bool own_dtype = kind == PeakKind::f32 || positive(info, dtype_key) > 0;
+        r.compute_roof = own_dtype ? "device" : "device FP32";
+        r.above_roof_cause.clear();
+        if (r.pct_peak_compute > 100)
+            r.above_roof_cause =
+                own_dtype ? fmt::format("{:.0f}% of the device's reported peak ({}): faster than the backend says "
+                                        "the device can go; its peak or the case's FLOP count is off",
+                                        r.pct_peak_compute, dev->source)
+                          : fmt::format("{:.0f}% of the device's FP32 peak ({}): the backend reports no {} peak "
+                                        "({}), and {} runs on tensor cores, many times faster than FP32 lanes",
+                                        r.pct_peak_compute, dev->source, kind == PeakKind::bf16 ? "bf16" : "int8",
+                                        dtype_key, kind == PeakKind::bf16 ? "bf16" : "int8");
+        if (r.pct_peak_bandwidth > 100)
+            r.above_roof_cause += fmt::format("{}{:.0f}% of the device's memory bandwidth: its data stays in the "
+                                              "GPU's caches between calls",
+                                              r.above_roof_cause.empty() ? "" : "; ", r.pct_peak_bandwidth);
         return r;
     }
     return classify(flops, bytes, seconds_per_call, machine, threads_used(case_threads, info, machine.cores),
