@@ -13,29 +13,56 @@
 #      each set's passed / failed / skipped counts.
 # Sized for 10 minutes on one H100 (each step has its own time limit).
 #
-# usage: scripts/gpu-check.sh [--force] [--allow-no-gpu] OUTDIR
+# usage: scripts/gpu-check.sh [--force] [--allow-no-gpu] [--prebuilt BUILDDIR] OUTDIR
 #   --force          OUTDIR may exist and hold files (they are replaced)
 #   --allow-no-gpu   without a GPU, run everything anyway (the cuda cases are
 #                    then skipped entries and the cuda GPU test is skipped);
 #                    for checking this script itself. It still exits 3.
+#   --prebuilt BUILDDIR  use a build directory made elsewhere (meson setup
+#                    -Dcuda=enabled, then meson compile runnable
+#                    cuda_planning_test cuda_plugin_load_test cuda_gpu_test)
+#                    and skip step 1: install-deps.sh, meson setup and meson
+#                    compile are not run, for a GPU machine with no package
+#                    manager. LD_LIBRARY_PATH must find its libraries, and
+#                    `meson` must be the version that set it up (meson test
+#                    reads it). summary.md names the build.
 # Exit: 0 every cuda test passed and no entry failed; 1 a test or an entry
 # failed; 2 bad usage; 3 no GPU (or a step ran out of its time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-usage() { sed -n '15,21p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
-force=0 allow_no_gpu=0 out=""
-for arg in "$@"; do
+usage() { sed -n '15,28p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+force=0 allow_no_gpu=0 out="" prebuilt=""
+while [ $# -gt 0 ]; do
+  arg=$1
+  shift
   case "$arg" in
     --force) force=1 ;;
     --allow-no-gpu) allow_no_gpu=1 ;;
-    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --prebuilt)
+      [ $# -gt 0 ] || { echo "gpu-check: --prebuilt needs a BUILDDIR" >&2; usage; }
+      prebuilt=$1
+      shift ;;
+    --prebuilt=*) prebuilt=${arg#--prebuilt=} ;;
+    -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "gpu-check: unknown option '$arg'" >&2; usage ;;
     *) [ -z "$out" ] || { echo "gpu-check: one OUTDIR only ('$out', then '$arg')" >&2; usage; }
        out=$arg ;;
   esac
 done
 [ -n "$out" ] || { echo "gpu-check: OUTDIR is missing" >&2; usage; }
+# A prebuilt directory is checked before anything runs: a wrong path should
+# not cost the minutes of a GPU machine.
+if [ -n "$prebuilt" ]; then
+  prebuilt=${prebuilt%/}
+  for f in "$prebuilt/build.ninja" "$prebuilt/harness/opbench"; do
+    [ -e "$f" ] || { echo "gpu-check: --prebuilt $prebuilt: $f is missing (not a built opbench build directory)" >&2; exit 2; }
+  done
+  grep -q "cuda" "$prebuilt/meson-info/intro-buildoptions.json" 2>/dev/null &&
+    python3 -c 'import json,sys; o={x["name"]:x["value"] for x in json.load(open(sys.argv[1]))}; sys.exit(o.get("cuda")!="enabled")' \
+      "$prebuilt/meson-info/intro-buildoptions.json" ||
+    { echo "gpu-check: --prebuilt $prebuilt was not set up with -Dcuda=enabled" >&2; exit 2; }
+fi
 if [ -e "$out" ] && { [ ! -d "$out" ] || [ -n "$(ls -A "$out")" ]; } && [ $force -eq 0 ]; then
   echo "gpu-check: $out exists and is not an empty directory (--force replaces what it holds)" >&2
   exit 2
@@ -64,22 +91,32 @@ mkdir -p "$out/sets/parts" "$out/logs"
 rm -f "$out"/sets/*.json "$out"/sets/parts/*.json "$out"/logs/*.log "$out/levels.md" "$out/report.html"
 status=0
 
-step "install what is missing, build with CUDA"
-scripts/install-deps.sh > "$out/logs/install-deps.log" 2>&1 || { cat "$out/logs/install-deps.log"; exit 3; }
-if [ -f build-gpu/build.ninja ]; then
-  meson configure build-gpu -Dcuda=enabled > "$out/logs/setup.log" 2>&1
+if [ -n "$prebuilt" ]; then
+  builddir=$prebuilt
+  built="prebuilt $builddir: install-deps.sh and meson compile not run here"
+  step "$built"
+  # A build directory copied without its logs: meson test writes its log there.
+  mkdir -p "$builddir/meson-logs"
 else
-  meson setup build-gpu -Dcuda=enabled > "$out/logs/setup.log" 2>&1 || { cat "$out/logs/setup.log"; exit 3; }
+  builddir=build-gpu
+  built="build-gpu, built here (install-deps.sh, meson setup -Dcuda=enabled, meson compile)"
+  step "install what is missing, build with CUDA"
+  scripts/install-deps.sh > "$out/logs/install-deps.log" 2>&1 || { cat "$out/logs/install-deps.log"; exit 3; }
+  if [ -f build-gpu/build.ninja ]; then
+    meson configure build-gpu -Dcuda=enabled > "$out/logs/setup.log" 2>&1
+  else
+    meson setup build-gpu -Dcuda=enabled > "$out/logs/setup.log" 2>&1 || { cat "$out/logs/setup.log"; exit 3; }
+  fi
+  # What the runs and the cuda tests need, not the whole test suite.
+  timeout 300 meson compile -C build-gpu runnable cuda_planning_test cuda_plugin_load_test cuda_gpu_test \
+    > "$out/logs/build.log" 2>&1 || { tail -n 40 "$out/logs/build.log"; echo "gpu-check: the build failed" >&2; exit 3; }
 fi
-# What the runs and the cuda tests need, not the whole test suite.
-timeout 300 meson compile -C build-gpu runnable cuda_planning_test cuda_plugin_load_test cuda_gpu_test \
-  > "$out/logs/build.log" 2>&1 || { tail -n 40 "$out/logs/build.log"; echo "gpu-check: the build failed" >&2; exit 3; }
-opbench=build-gpu/harness/opbench
+opbench=$builddir/harness/opbench
 "$opbench" list > "$out/logs/list.log" 2>&1 || true
 
 step "cuda tests"
 set +e
-timeout 300 meson test -C build-gpu --no-rebuild --suite cuda --print-errorlogs > "$out/logs/cuda-tests.log" 2>&1
+timeout 300 meson test -C "$builddir" --no-rebuild --suite cuda --print-errorlogs > "$out/logs/cuda-tests.log" 2>&1
 tests_rc=$?
 set -e
 grep -E "^ *[0-9]+/[0-9]+ " "$out/logs/cuda-tests.log" || true
@@ -145,6 +182,7 @@ fi
   echo
   echo "- device: $gpu"
   echo "- opbench: $("$opbench" --version 2>/dev/null || echo unknown)"
+  echo "- build: $built"
   echo "- CPU: $(lscpu | sed -n 's/^Model name: *//p' | head -n 1), $(nproc) CPUs"
   echo "- date: $(date -u +%Y-%m-%dT%H:%M:%SZ), took $((SECONDS - started)) s"
   echo

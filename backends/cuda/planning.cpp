@@ -354,7 +354,10 @@ SdpaGraph plan_sdpa(const opb_op_desc &d) {
     const int64_t lz = rowwise("log(sum)");
     pw("softmax log", SdpaPw::Log, z, 0, lz);
     pw("softmax stats", SdpaPw::Add, mx, lz, kSdpaStats);
-    const int64_t prob = scores("P");
+    // P in the I/O type: cuDNN's flash-attention engines take the second
+    // matmul's A and B in one data type (cuDNN 9.14 on an H100 refused every
+    // configuration with P as float: "A and B need to have the same datatype").
+    const int64_t prob = scores("P", io);
     pw("softmax div", SdpaPw::Div, e, z, prob);
     matmul("bmm2 P.V", prob, kSdpaV, kSdpaO);
     return g;

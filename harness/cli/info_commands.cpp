@@ -155,6 +155,15 @@ int machine_command(bool refresh) {
         std::cout << fmt::format("{:>8} {:>14.1f} {:>14} {:>14} {:>12.1f} {:>12.1f}\n", t.threads, t.f32_gflops,
                                  or_dash(p.has_bf16, t.bf16_gflops), or_dash(t.int8_gops > 0, t.int8_gops),
                                  t.triad_gbps, t.copy_gbps);
+    // AMX tile peaks (issue 28): the bf16 / int8 roofs of work oneDNN runs on tiles.
+    if (p.amx == "measured") {
+        std::cout << fmt::format("\n{:>8} {:>18} {:>16}\n", "threads", "AMX-BF16 GFLOP/s", "AMX-INT8 GOP/s");
+        for (const ThreadPeaks &t : {p.one_thread, p.all_threads})
+            std::cout << fmt::format("{:>8} {:>18} {:>16}\n", t.threads, or_dash(t.amx_bf16_gflops > 0, t.amx_bf16_gflops),
+                                     or_dash(t.amx_int8_gops > 0, t.amx_int8_gops));
+    } else {
+        std::cout << "\nAMX: " << (p.amx.empty() ? "not measured (figures from before schema 2)" : p.amx) << "\n";
+    }
     if (!p.cache_roofs.empty()) {
         // The roofs % of peak uses when a warm case's bytes fit a level (results/README.md, roofline).
         std::cout << fmt::format("\n{:>8} {:>12} {:>10} {:>18} {:>18}\n", "level", "size", "shared by",

@@ -163,6 +163,8 @@ EntryMetricInputs metric_inputs(const CaseResult &result, const CallWork &work) 
         in.pct_peak_bandwidth = result.roofline->pct_peak_bandwidth;
         in.bound = result.roofline->bound;
         in.bandwidth_roof = result.roofline->bandwidth_roof;
+        if (result.roofline->compute_roof_by_isa) in.compute_roof = result.roofline->compute_roof;
+        in.above_roof_cause = result.roofline->above_roof_cause;
     }
     return in;
 }

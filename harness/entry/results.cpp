@@ -135,7 +135,10 @@ nlohmann::json measurement_fields(const CaseResult &r, const MeasureSettings &me
                          {"pct_peak_compute", finite_or_null(rl.pct_peak_compute)},
                          {"pct_peak_bandwidth", finite_or_null(rl.pct_peak_bandwidth)},
                          {"ridge_point", finite_or_null(rl.ridge_point)},
-                         {"bandwidth_roof", rl.bandwidth_roof}};
+                         {"bandwidth_roof", rl.bandwidth_roof},
+                         {"compute_roof", rl.compute_roof},
+                         {"compute_roof_by_isa", rl.compute_roof_by_isa},
+                         {"above_roof_cause", rl.above_roof_cause}};
     } else {
         j["roofline"] = nullptr;
     }

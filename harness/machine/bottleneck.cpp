@@ -82,16 +82,26 @@ std::optional<RoofPeaks> device_peaks_from_info(const nlohmann::json &backend_in
     return RoofPeaks{gflops * 1e9, gbps * 1e9, source};
 }
 
+std::string backend_isa(const nlohmann::json &backend_info) {
+    if (!backend_info.is_object()) return {};
+    for (const char *key : {"onednn_isa", "cpu_isa"})
+        if (backend_info.contains(key) && backend_info[key].is_string()) return backend_info[key].get<std::string>();
+    return {};
+}
+
 std::optional<RoofPeaks> peaks_for(bool is_gpu, int threads, const MachinePeaks &machine,
-                                   const std::optional<RoofPeaks> &device, PeakKind kind, double working_set_bytes) {
+                                   const std::optional<RoofPeaks> &device, PeakKind kind, double working_set_bytes,
+                                   std::string_view isa) {
     if (is_gpu) return device; // a GPU is judged against its own roofs or none
     const ThreadPeaks p = machine.at_threads(threads);
-    const double gflops = kind == PeakKind::bf16 && p.bf16_gflops > 0   ? p.bf16_gflops
-                          : kind == PeakKind::int8 && p.int8_gops > 0 ? p.int8_gops
-                                                                      : p.f32_gflops;
+    const ComputeRoof compute = compute_roof(machine, threads, kind, isa);
+    const double gflops = compute.gflops;
     if (!(gflops > 0) || !(p.triad_gbps > 0)) return std::nullopt;
     const int n = std::max(1, threads);
     RoofPeaks peaks{gflops * 1e9, p.triad_gbps * 1e9, fmt::format("CPU, {} thread{}", n, n == 1 ? "" : "s")};
+    // Named where the backend's ISA chose another roof than the dtype alone
+    // would (AMX tiles, a backend held to AVX2), as a cache level is.
+    if (!isa.empty() && compute.name != compute_roof(machine, threads, kind).name) peaks.source += ", " + compute.name;
     // classify()'s rule: the level's roof, never below DRAM's.
     if (const CacheRoof *roof = machine.roof_for(working_set_bytes, threads)) {
         peaks.bytes_per_s = std::max(peaks.bytes_per_s, machine.roof_gbps(*roof, threads) * 1e9);
@@ -120,10 +130,33 @@ Roofline roofline_for(double flops, double bytes, double seconds_per_call, const
         device.one_thread = {1, dev->flops_per_s / 1e9, dev->flops_per_s / 1e9, dev->bytes_per_s / 1e9,
                              dev->bytes_per_s / 1e9};
         device.all_threads = device.one_thread;
-        return classify(flops, bytes, seconds_per_call, device, 1, fixed_cost_seconds, kind);
+        Roofline r = classify(flops, bytes, seconds_per_call, device, 1, fixed_cost_seconds, kind);
+        if (r.bound == "unknown") return r;
+        // The device's own roof, not a CPU kernel's: a bf16 / int8 case is
+        // judged against the FP32 peak where the backend reports no peak of
+        // its dtype (the cuda backend reports FP32 lanes only), and tensor
+        // cores exceed that roof many times (H100, 2026-11-26: 951%).
+        const char *dtype_key = kind == PeakKind::bf16 ? "peak_bf16_gflops" : kind == PeakKind::int8 ? "peak_int8_gops" : "";
+        const bool own_dtype = kind == PeakKind::f32 || positive(info, dtype_key) > 0;
+        r.compute_roof = own_dtype ? "device" : "device FP32";
+        r.above_roof_cause.clear();
+        if (r.pct_peak_compute > 100)
+            r.above_roof_cause =
+                own_dtype ? fmt::format("{:.0f}% of the device's reported peak ({}): faster than the backend says "
+                                        "the device can go; its peak or the case's FLOP count is off",
+                                        r.pct_peak_compute, dev->source)
+                          : fmt::format("{:.0f}% of the device's FP32 peak ({}): the backend reports no {} peak "
+                                        "({}), and {} runs on tensor cores, many times faster than FP32 lanes",
+                                        r.pct_peak_compute, dev->source, kind == PeakKind::bf16 ? "bf16" : "int8",
+                                        dtype_key, kind == PeakKind::bf16 ? "bf16" : "int8");
+        if (r.pct_peak_bandwidth > 100)
+            r.above_roof_cause += fmt::format("{}{:.0f}% of the device's memory bandwidth: its data stays in the "
+                                              "GPU's caches between calls",
+                                              r.above_roof_cause.empty() ? "" : "; ", r.pct_peak_bandwidth);
+        return r;
     }
     return classify(flops, bytes, seconds_per_call, machine, threads_used(case_threads, info, machine.cores),
-                    fixed_cost_seconds, kind, working_set_bytes);
+                    fixed_cost_seconds, kind, working_set_bytes, backend_isa(info));
 }
 
 namespace {
@@ -267,6 +300,11 @@ Bottleneck roofline_verdict(const EntryFigures &e, const BottleneckThresholds &t
         b.kind = "compute-bound";
         b.description = fmt::format("{} of peak FLOP/s at {:.3g} FLOP/byte, above the ridge at {:.3g} ({})", pct(u), ai,
                                     ridge, roofs);
+        // Faster than the roof: the run's entry-specific cause (issue 28).
+        if (u_fl > 1.0)
+            b.description += !e.above_roof_cause.empty()
+                                 ? ": " + e.above_roof_cause
+                                 : fmt::format(": {:.3g} GFLOP/s, faster than that roof", e.flops / s / 1e9);
         b.suggestion = u >= t.roof_medium_below
                            ? "near the compute roof: fewer FLOPs (a smaller dtype on matrix units: bf16, "
                              "AMX / tensor cores) or more threads are what is left"

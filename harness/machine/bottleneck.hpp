@@ -44,9 +44,16 @@ struct RoofPeaks {
 // level holding `working_set_bytes` (0: DRAM's), as classify() and so the
 // run's `roofline` field choose it. A GPU backend: `device` only; without it
 // there are no roofs (nullopt), because CPU peaks say nothing about a GPU.
+// A CPU backend's compute roof follows the ISA it reports it ran
+// (backend_isa(); compute_roof), named in `source`.
 [[nodiscard]] std::optional<RoofPeaks> peaks_for(bool is_gpu, int threads, const MachinePeaks &machine,
                                                  const std::optional<RoofPeaks> &device, PeakKind kind,
-                                                 double working_set_bytes = 0);
+                                                 double working_set_bytes = 0, std::string_view isa = {});
+
+// The instruction set a CPU backend reports it runs (issue 28): info key
+// "onednn_isa" (oneDNN's effective ISA, which ONEDNN_MAX_CPU_ISA caps) or
+// the generic "cpu_isa"; "" when it names none.
+[[nodiscard]] std::string backend_isa(const nlohmann::json &backend_info);
 
 // The result entry's `roofline` for a case on a backend, judged like
 // analyse(): a CPU backend against the machine's peaks at threads_used();
@@ -71,6 +78,7 @@ struct EntryFigures {
     double allocs = 0;                    // heap allocations per call (interposer)
     double alloc_bytes = 0;               // heap bytes allocated per call
     std::optional<double> device_seconds; // device timer's time per call
+    std::string above_roof_cause;         // the run's Roofline::above_roof_cause ("" none)
 };
 
 struct Bottleneck {

@@ -8,6 +8,7 @@
 
 #include "opbench/plugin.h"
 
+#include <cpuid.h>
 // GCC 12 warns falsely in its own avx512fintrin.h (PR 105593: the
 // _mm512_undefined_* self-initialisation, e.g. inside _mm512_cvtepi32_ps,
 // "'__Y' is used uninitialized"); silenced for that header only.
@@ -22,6 +23,7 @@
 #endif
 #include <pthread.h>
 #include <sched.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -29,11 +31,13 @@
 #include <atomic>
 #include <barrier>
 #include <chrono>
+#include <cerrno>
 #include <climits>
 #include <cstdint>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <functional>
@@ -242,6 +246,103 @@ __attribute__((target("avx2"))) float int8_avx2(std::uint64_t iters) {
     return s;
 }
 constexpr double kInt8Avx2OpsPerIter = kInt8Avx2Accumulators * 64;
+
+// --- AMX tile kernels (issue 28) ---------------------------------------------------
+//
+// Only run after amx_support() says the kernel granted tile data: a tile
+// instruction before that is SIGILL. Eight 16-row x 64-byte tiles: four
+// accumulators (tmm0-3), two A (tmm4-5) and two B (tmm6-7), so every
+// TDP* in an iteration is independent of the three before it and the
+// accumulator chains cover the instruction's latency (as the FMA loops'
+// 16 accumulators do). Operands come from 64-byte-aligned memory once;
+// the loop touches no memory, so it is the tile unit's peak, not a load's.
+
+// LDTILECFG's 64-byte operand (palette 1).
+struct alignas(64) TileConfig {
+    std::uint8_t palette_id;
+    std::uint8_t start_row;
+    std::uint8_t reserved[14];
+    std::uint16_t colsb[16];
+    std::uint8_t rows[16];
+};
+static_assert(sizeof(TileConfig) == 64);
+
+TileConfig full_tiles() {
+    TileConfig cfg{};
+    cfg.palette_id = 1;
+    for (int t = 0; t < 8; ++t) {
+        cfg.rows[t] = 16;
+        cfg.colsb[t] = 64;
+    }
+    return cfg;
+}
+
+// One iteration = 4 TDPBF16PS, each 16 x 16 f32 results of 32 bf16 pairs:
+// 16*16*32*2 = 16384 flops. Inputs are small bf16 values so the f32 sums
+// stay finite (bf16 1/1024 = 0x3a80).
+__attribute__((target("amx-tile,amx-bf16"))) float amx_bf16(std::uint64_t iters) {
+    const TileConfig cfg = full_tiles();
+    alignas(64) std::uint16_t a[16 * 32], b[16 * 32];
+    alignas(64) float c[16 * 16];
+    std::fill_n(a, 16 * 32, std::uint16_t{0x3a80});
+    std::fill_n(b, 16 * 32, std::uint16_t{0x3a80});
+    _tile_loadconfig(&cfg);
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    _tile_loadd(4, a, 64);
+    _tile_loadd(5, a, 64);
+    _tile_loadd(6, b, 64);
+    _tile_loadd(7, b, 64);
+    for (std::uint64_t i = 0; i < iters; ++i) {
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(1, 4, 7);
+        _tile_dpbf16ps(2, 5, 6);
+        _tile_dpbf16ps(3, 5, 7);
+    }
+    float s = 0;
+    _tile_stored(0, c, 64);
+    s += c[0];
+    _tile_stored(3, c, 64);
+    s += c[255];
+    _tile_release();
+    return s;
+}
+constexpr double kAmxBf16FlopsPerIter = 4 * 16 * 16 * 32 * 2;
+
+// One iteration = 4 TDPBSSD, each 16 x 16 s32 results of 64 s8 x s8
+// products: 16*16*64*2 = 32768 ops. The s32 sums wrap harmlessly.
+__attribute__((target("amx-tile,amx-int8"))) float amx_int8(std::uint64_t iters) {
+    const TileConfig cfg = full_tiles();
+    alignas(64) std::int8_t a[16 * 64], b[16 * 64];
+    alignas(64) std::int32_t c[16 * 16];
+    std::fill_n(a, 16 * 64, std::int8_t{3});
+    std::fill_n(b, 16 * 64, std::int8_t{-2});
+    _tile_loadconfig(&cfg);
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    _tile_loadd(4, a, 64);
+    _tile_loadd(5, a, 64);
+    _tile_loadd(6, b, 64);
+    _tile_loadd(7, b, 64);
+    for (std::uint64_t i = 0; i < iters; ++i) {
+        _tile_dpbssd(0, 4, 6);
+        _tile_dpbssd(1, 4, 7);
+        _tile_dpbssd(2, 5, 6);
+        _tile_dpbssd(3, 5, 7);
+    }
+    float s = 0;
+    _tile_stored(0, c, 64);
+    s += static_cast<float>(c[0]);
+    _tile_stored(3, c, 64);
+    s += static_cast<float>(c[255]);
+    _tile_release();
+    return s;
+}
+constexpr double kAmxInt8OpsPerIter = 4 * 16 * 16 * 64 * 2;
 
 // --- bandwidth kernels ---------------------------------------------------------
 //
@@ -458,6 +559,10 @@ ThreadPeaks MachinePeaks::at_threads(int threads) const {
     p.triad_gbps = lerp(one_thread.triad_gbps, all_threads.triad_gbps);
     p.copy_gbps = lerp(one_thread.copy_gbps, all_threads.copy_gbps);
     p.int8_gops = lerp(one_thread.int8_gops, all_threads.int8_gops);
+    p.amx_bf16_gflops = lerp(one_thread.amx_bf16_gflops, all_threads.amx_bf16_gflops);
+    p.amx_int8_gops = lerp(one_thread.amx_int8_gops, all_threads.amx_int8_gops);
+    p.avx2_f32_gflops = lerp(one_thread.avx2_f32_gflops, all_threads.avx2_f32_gflops);
+    p.avx2_int8_gops = lerp(one_thread.avx2_int8_gops, all_threads.avx2_int8_gops);
     return p;
 }
 
@@ -507,7 +612,9 @@ int int_field(const nlohmann::json &j, const char *key) {
 }
 
 void to_json(nlohmann::json &j, const MachinePeaks &p) {
-    j = {{"schema_version", kMachinePeaksSchemaVersion},
+    // The version the figures were measured under: a schema-1 reading stays
+    // 1 when written again, so it is never taken for one that tried AMX.
+    j = {{"schema_version", p.schema_version},
          {"cpu_model", p.cpu_model},
          {"cores", p.cores},
          {"one_thread", p.one_thread},
@@ -515,6 +622,7 @@ void to_json(nlohmann::json &j, const MachinePeaks &p) {
          {"fma_isa", p.fma_isa},
          {"has_bf16", p.has_bf16},
          {"int8_isa", p.int8_isa},
+         {"amx", p.amx},
          {"notes", p.notes},
          {"measured_at", p.measured_at},
          {"measure_seconds", p.measure_seconds},
@@ -524,9 +632,11 @@ void to_json(nlohmann::json &j, const MachinePeaks &p) {
 
 void from_json(const nlohmann::json &j, MachinePeaks &p) {
     const int version = int_field(j, "schema_version");
-    if (version != kMachinePeaksSchemaVersion)
+    if (version < kMachinePeaksOldestSchemaVersion || version > kMachinePeaksSchemaVersion)
         throw std::runtime_error("machine peaks schema version " + std::to_string(version) + ", expected " +
+                                 std::to_string(kMachinePeaksOldestSchemaVersion) + " to " +
                                  std::to_string(kMachinePeaksSchemaVersion));
+    p.schema_version = version;
     j.at("cpu_model").get_to(p.cpu_model);
     p.cores = int_field(j, "cores");
     for (auto [key, peaks] : {std::pair{"one_thread", &p.one_thread}, std::pair{"all_threads", &p.all_threads}}) {
@@ -535,11 +645,15 @@ void from_json(const nlohmann::json &j, MachinePeaks &p) {
         (void)int_field(figures, "threads");
         // Optional: caches and result sets from before the int8 peak (0: not measured).
         if (!figures.contains("int8_gops")) figures["int8_gops"] = 0.0;
+        // Optional: schema 1 had no AMX peaks (0: not measured).
+        for (const char *amx_key : {"amx_bf16_gflops", "amx_int8_gops", "avx2_f32_gflops", "avx2_int8_gops"})
+            if (!figures.contains(amx_key)) figures[amx_key] = 0.0;
         figures.get_to(*peaks);
     }
     j.at("fma_isa").get_to(p.fma_isa);
     j.at("has_bf16").get_to(p.has_bf16);
     p.int8_isa = j.contains("int8_isa") ? j.at("int8_isa").get<std::string>() : std::string(); // optional
+    p.amx = j.contains("amx") ? j.at("amx").get<std::string>() : std::string();                // schema 2
     j.at("notes").get_to(p.notes);
     j.at("measured_at").get_to(p.measured_at);
     j.at("measure_seconds").get_to(p.measure_seconds);
@@ -554,6 +668,60 @@ void from_json(const nlohmann::json &j, MachinePeaks &p) {
         }
         j.at("cache_roofs").get_to(p.cache_roofs);
     }
+}
+
+// --- AMX support ---------------------------------------------------------------------
+
+namespace {
+
+// XCR0 without -mxsave: the instruction's bytes (xgetbv), ECX = 0. Only
+// called when CPUID says OSXSAVE, so it cannot fault.
+std::uint64_t read_xcr0() {
+    std::uint32_t lo = 0, hi = 0;
+    __asm__ volatile(".byte 0x0f, 0x01, 0xd0" : "=a"(lo), "=d"(hi) : "c"(0));
+    return (std::uint64_t{hi} << 32) | lo;
+}
+
+AmxSupport ask_for_amx() {
+    AmxSupport s;
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) || !(edx & (1u << 24))) {
+        s.problem = "the CPU reports no AMX-TILE (CPUID.(7,0):EDX[24]; a hypervisor can hide it)";
+        return s;
+    }
+    const bool bf16 = edx & (1u << 22), int8 = edx & (1u << 25);
+    unsigned eax1 = 0, ebx1 = 0, ecx1 = 0, edx1 = 0;
+    if (!__get_cpuid(1, &eax1, &ebx1, &ecx1, &edx1) || !(ecx1 & (1u << 27))) {
+        s.problem = "AMX-TILE present but the OS has not enabled XSAVE (CPUID.1:ECX.OSXSAVE clear)";
+        return s;
+    }
+    // Bits 17 (XTILECFG) and 18 (XTILEDATA): the OS saves tile state on a context switch.
+    if ((read_xcr0() & (3ull << 17)) != (3ull << 17)) {
+        s.problem = "AMX-TILE present but the OS does not save tile state (XCR0 bits 17-18 clear)";
+        return s;
+    }
+    // Linux 5.16+: tile data is granted per process on request. Older kernels
+    // answer EINVAL (no such arch_prctl code), a seccomp filter may answer EPERM.
+    constexpr int kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+    if (syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) != 0) {
+        const int err = errno;
+        s.problem = std::string("the kernel refused AMX tile data: arch_prctl(ARCH_REQ_XCOMP_PERM, "
+                                "XFEATURE_XTILEDATA) failed: ") +
+                    std::strerror(err) + (err == EINVAL ? " (a kernel before 5.16?)" : "");
+        return s;
+    }
+    s.usable = true;
+    s.bf16 = bf16;
+    s.int8 = int8;
+    if (!bf16 && !int8) s.problem = "AMX-TILE granted but the CPU has neither AMX-BF16 nor AMX-INT8";
+    return s;
+}
+
+} // namespace
+
+const AmxSupport &amx_support() {
+    static const AmxSupport support = ask_for_amx(); // thread-safe, once per process
+    return support;
 }
 
 // --- measure_machine -----------------------------------------------------------------
@@ -579,6 +747,14 @@ void measure_compute(MachinePeaks &m, const std::vector<int> &cpus, const Measur
     }
     m.one_thread.f32_gflops = detail::compute_peak(fma, fma_flops, 1, cpus, opt) / 1e9;
     m.all_threads.f32_gflops = detail::compute_peak(fma, fma_flops, all, cpus, opt) / 1e9;
+    // The AVX2 FMA roof, for backends held to AVX2 on an AVX-512 CPU.
+    if (m.fma_isa == "avx512f" && __builtin_cpu_supports("fma")) {
+        m.one_thread.avx2_f32_gflops = detail::compute_peak(detail::fma_avx2, detail::kAvx2FlopsPerIter, 1, cpus, opt) / 1e9;
+        m.all_threads.avx2_f32_gflops = detail::compute_peak(detail::fma_avx2, detail::kAvx2FlopsPerIter, all, cpus, opt) / 1e9;
+    } else if (m.fma_isa == "avx2+fma") {
+        m.one_thread.avx2_f32_gflops = m.one_thread.f32_gflops;
+        m.all_threads.avx2_f32_gflops = m.all_threads.f32_gflops;
+    }
 
     m.has_bf16 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16");
     if (m.has_bf16) {
@@ -589,8 +765,6 @@ void measure_compute(MachinePeaks &m, const std::vector<int> &cpus, const Measur
     } else {
         notes.push_back("bf16 not measured: the CPU lacks AVX512-BF16 (bf16_gflops = 0)");
     }
-    if (detail::cpuinfo_flags().count("amx_bf16"))
-        notes.push_back("AMX present but not measured: AMX tile instructions can exceed bf16_gflops");
 }
 
 // The int8 kernel this CPU runs: VNNI where present, else AVX2's three-instruction MAC.
@@ -613,8 +787,45 @@ void measure_int8(MachinePeaks &m, const std::vector<int> &cpus, const MeasureOp
     const double ops = vnni ? detail::kInt8VnniOpsPerIter : detail::kInt8Avx2OpsPerIter;
     m.one_thread.int8_gops = detail::compute_peak(kernel, ops, 1, cpus, opt) / 1e9;
     m.all_threads.int8_gops = detail::compute_peak(kernel, ops, static_cast<int>(cpus.size()), cpus, opt) / 1e9;
-    if (detail::cpuinfo_flags().count("amx_int8"))
-        notes.push_back("AMX-INT8 present but not measured: AMX tile instructions can exceed int8_gops");
+    // The AVX2 int8 roof, for backends held to AVX2 on a VNNI CPU.
+    if (vnni) {
+        m.one_thread.avx2_int8_gops = detail::compute_peak(detail::int8_avx2, detail::kInt8Avx2OpsPerIter, 1, cpus, opt) / 1e9;
+        m.all_threads.avx2_int8_gops = detail::compute_peak(detail::int8_avx2, detail::kInt8Avx2OpsPerIter,
+                                                            static_cast<int>(cpus.size()), cpus, opt) / 1e9;
+    } else {
+        m.one_thread.avx2_int8_gops = m.one_thread.int8_gops;
+        m.all_threads.avx2_int8_gops = m.all_threads.int8_gops;
+    }
+}
+
+// AMX-BF16 and AMX-INT8 tile peaks where the kernel grants tile data; else
+// why not, in `amx` and the notes (the bf16 / int8 roofs are then the
+// AVX-512 ones: nothing changes but the note).
+void measure_amx(MachinePeaks &m, const std::vector<int> &cpus, const MeasureOptions &opt,
+                 std::vector<std::string> &notes) {
+    const AmxSupport &amx = amx_support();
+    if (!amx.usable) {
+        m.amx = "not measured: " + amx.problem;
+        // Only worth a note where /proc/cpuinfo claims AMX (or the kernel said no):
+        // on a CPU without it, nothing changes.
+        if (detail::cpuinfo_flags().count("amx_tile") || amx.problem.find("refused") != std::string::npos)
+            notes.push_back("AMX " + m.amx);
+        return;
+    }
+    const int all = static_cast<int>(cpus.size());
+    if (amx.bf16) {
+        m.one_thread.amx_bf16_gflops = detail::compute_peak(detail::amx_bf16, detail::kAmxBf16FlopsPerIter, 1, cpus, opt) / 1e9;
+        m.all_threads.amx_bf16_gflops = detail::compute_peak(detail::amx_bf16, detail::kAmxBf16FlopsPerIter, all, cpus, opt) / 1e9;
+    } else {
+        notes.push_back("AMX-BF16 not measured: the CPU has AMX-TILE without AMX-BF16");
+    }
+    if (amx.int8) {
+        m.one_thread.amx_int8_gops = detail::compute_peak(detail::amx_int8, detail::kAmxInt8OpsPerIter, 1, cpus, opt) / 1e9;
+        m.all_threads.amx_int8_gops = detail::compute_peak(detail::amx_int8, detail::kAmxInt8OpsPerIter, all, cpus, opt) / 1e9;
+    } else {
+        notes.push_back("AMX-INT8 not measured: the CPU has AMX-TILE without AMX-INT8");
+    }
+    m.amx = "measured";
 }
 
 // Triad and copy bandwidth on one thread and on all; returns the elements
@@ -688,6 +899,7 @@ MachinePeaks measure_machine(const MeasureOptions &options) {
     std::vector<std::string> notes;
     measure_compute(m, cpus, opt, notes);
     measure_int8(m, cpus, opt, notes);
+    measure_amx(m, cpus, opt, notes);
     const std::size_t n = measure_bandwidth(m, cpus, opt);
     measure_cache_roofs(m, cpus, opt);
 
@@ -698,6 +910,9 @@ MachinePeaks measure_machine(const MeasureOptions &options) {
            << (m.int8_isa == "avx512_vnni" ? "int8: vpdpbusd, 128 ops/instruction; "
                : m.int8_isa == "avx2"      ? "int8: vpmaddubsw+vpmaddwd+vpaddd, 64 ops per 3 instructions; "
                                            : "")
+           << (m.amx == "measured" ? "AMX: tdpbf16ps 16384 flops and tdpbssd 32768 ops/instruction, 4 tile "
+                                     "accumulators; "
+                                   : "")
            << "triad a=b+s*c and copy a=b on 3 arrays of " << (n * sizeof(double) >> 20)
            << " MiB doubles, 24/16 bytes per element (write-allocate not counted); cache roofs: triad on half "
            << "of each cache level (its instances the threads use); "
@@ -764,11 +979,13 @@ CachedMachinePeaks load_or_measure(bool remeasure, const std::filesystem::path &
     if (!remeasure) {
         // The hash could collide and a file could be copied between machines:
         // trust it only when it names this CPU and core count.
-        // A cache from before the cache roofs or the int8 peak is measured again.
+        // A cache from before the cache roofs, the int8 peak or the AMX peaks
+        // (schema 1) is measured again.
         if (auto cached = load_machine_peaks(r.path); cached && cached->cpu_model == model && cached->cores == cores &&
                                                       (!cached->cache_roofs.empty() ||
                                                        detail::cache_levels(detail::allowed_cpus()).empty()) &&
-                                                      (cached->one_thread.int8_gops > 0 || !*int8_kernel_isa())) {
+                                                      (cached->one_thread.int8_gops > 0 || !*int8_kernel_isa()) &&
+                                                      cached->schema_version == kMachinePeaksSchemaVersion) {
             r.peaks = *cached;
             r.from_cache = true;
             return r;
@@ -785,16 +1002,90 @@ CachedMachinePeaks load_or_measure(bool remeasure, const std::filesystem::path &
 
 // --- roofline ------------------------------------------------------------------------
 
+namespace {
+
+std::string percent(double pct) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.0f%%", pct);
+    return buf;
+}
+
+// Roofline::above_roof_cause: the most specific reason known for this entry.
+std::string above_roof_cause(const Roofline &r, const MachinePeaks &peaks, PeakKind kind, std::string_view isa) {
+    std::vector<std::string> causes;
+    const bool amx_isa = isa.find("amx") != std::string_view::npos;
+    const std::string ran = isa.empty() ? std::string("the backend names no ISA")
+                                        : "the backend ran " + std::string(isa);
+    if (r.pct_peak_compute > 100) {
+        const std::string head = percent(r.pct_peak_compute) + " of the " + r.compute_roof + " roof: ";
+        if (amx_isa && kind != PeakKind::f32 && r.compute_roof.rfind("AMX", 0) != 0)
+            causes.push_back(head + ran + " (AMX tiles), whose peak is not measured here (" +
+                             (peaks.amx.empty() ? std::string("figures from before the AMX peaks: run opbench "
+                                                              "machine --refresh")
+                                                : peaks.amx) +
+                             ")");
+        else if (r.compute_roof.rfind("AMX", 0) == 0)
+            causes.push_back(head + "faster than the tile loop's best (" + ran +
+                             "): the case does fewer multiply-adds than its model counts (zero or skipped blocks)");
+        else
+            causes.push_back(head + ran + ": it does fewer FLOPs than its model counts, or uses instructions "
+                                          "faster than that roof's kernel");
+    }
+    if (r.pct_peak_bandwidth > 100)
+        causes.push_back(percent(r.pct_peak_bandwidth) + " of the " + r.bandwidth_roof +
+                         " triad roof: its data sits in a faster level than its size suggests (reuse across calls), "
+                         "or it moves fewer bytes than its model counts");
+    std::string out;
+    for (const std::string &c : causes) out += (out.empty() ? "" : "; ") + c;
+    return out;
+}
+
+} // namespace
+
+ComputeRoof compute_roof(const MachinePeaks &peaks, int threads, PeakKind kind, std::string_view isa) {
+    const ThreadPeaks p = peaks.at_threads(threads);
+    const bool named = !isa.empty() && isa != "all" && isa != "unknown";
+    // oneDNN's names: avx512_core_amx has AMX tiles; avx512_core_bf16 and
+    // above vdpbf16ps; avx512_core_vnni and above vpdpbusd; avx2, avx2_vnni,
+    // avx and sse41 no AVX-512 at all.
+    const bool amx = named && isa.find("amx") != std::string_view::npos;
+    const bool avx512 = !named || isa.rfind("avx512", 0) == 0;
+    const bool avx512_bf16 = !named || amx || isa.find("bf16") != std::string_view::npos;
+    const bool avx512_vnni = !named || (avx512 && isa != "avx512_core");
+    auto f32_roof = [&]() -> ComputeRoof {
+        if (!avx512 && p.avx2_f32_gflops > 0) return {p.avx2_f32_gflops, "AVX2 FMA"};
+        return {p.f32_gflops, peaks.fma_isa == "avx512f"    ? "AVX-512 FMA"
+                              : peaks.fma_isa == "avx2+fma" ? "AVX2 FMA"
+                                                            : "scalar FMA"};
+    };
+    switch (kind) {
+    case PeakKind::bf16:
+        if (amx && p.amx_bf16_gflops > 0) return {p.amx_bf16_gflops, "AMX-BF16"};
+        if (avx512_bf16 && p.bf16_gflops > 0) return {p.bf16_gflops, "AVX512-BF16"};
+        return f32_roof(); // no bf16 instructions: the products are f32 FMAs
+    case PeakKind::int8:
+        if (amx && p.amx_int8_gops > 0) return {p.amx_int8_gops, "AMX-INT8"};
+        if (avx512_vnni && p.int8_gops > 0)
+            return {p.int8_gops, peaks.int8_isa == "avx512_vnni" ? "AVX512-VNNI" : "AVX2 int8"};
+        if (p.avx2_int8_gops > 0) return {p.avx2_int8_gops, "AVX2 int8"};
+        if (p.int8_gops > 0) return {p.int8_gops, peaks.int8_isa == "avx512_vnni" ? "AVX512-VNNI" : "AVX2 int8"};
+        return f32_roof();
+    case PeakKind::f32: break;
+    }
+    return f32_roof();
+}
+
 Roofline classify(double flops, double bytes, double seconds_per_call, const MachinePeaks &peaks, int threads,
-                  double fixed_cost_seconds, PeakKind kind, double working_set_bytes) {
+                  double fixed_cost_seconds, PeakKind kind, double working_set_bytes, std::string_view isa) {
     Roofline r;
     r.bound = "unknown";
     if (!(seconds_per_call > 0) || !std::isfinite(seconds_per_call) || !(flops >= 0) || !(bytes >= 0)) return r;
     const ThreadPeaks p = peaks.at_threads(threads);
-    const double peak_gflops = kind == PeakKind::bf16 && p.bf16_gflops > 0   ? p.bf16_gflops
-                               : kind == PeakKind::int8 && p.int8_gops > 0 ? p.int8_gops
-                                                                           : p.f32_gflops;
+    const ComputeRoof roof = compute_roof(peaks, threads, kind, isa);
+    const double peak_gflops = roof.gflops;
     if (!(peak_gflops > 0) || !(p.triad_gbps > 0)) return r;
+    r.compute_roof = roof.name;
+    r.compute_roof_by_isa = !isa.empty() && roof.name != compute_roof(peaks, threads, kind).name;
     double bw_gbps = p.triad_gbps;
     if (const CacheRoof *roof = peaks.roof_for(working_set_bytes, threads)) {
         r.bandwidth_roof = roof->level;
@@ -805,6 +1096,7 @@ Roofline classify(double flops, double bytes, double seconds_per_call, const Mac
     r.pct_peak_bandwidth = 100.0 * bytes / seconds_per_call / peak_bw;
     r.arithmetic_intensity = bytes > 0 ? flops / bytes : std::numeric_limits<double>::infinity();
     r.ridge_point = peak_flops / peak_bw;
+    r.above_roof_cause = above_roof_cause(r, peaks, kind, isa);
     const bool nothing_to_do = flops == 0 && bytes == 0;
     if (nothing_to_do || (fixed_cost_seconds > 0 && seconds_per_call < 5 * fixed_cost_seconds))
         r.bound = "overhead-bound";

@@ -25,8 +25,11 @@
 namespace opbench {
 
 // Version of the JSON written by to_json(MachinePeaks) and the cache file.
-// A cache file with another version is ignored and re-measured.
-inline constexpr int kMachinePeaksSchemaVersion = 1;
+// 2 added the AMX tile peaks (issue 28). Version 1 still reads (result sets
+// carry it; the AMX figures are then 0), but a version-1 cache file is
+// measured again, since it never tried AMX.
+inline constexpr int kMachinePeaksSchemaVersion = 2;
+inline constexpr int kMachinePeaksOldestSchemaVersion = 1;
 
 // Peaks at one thread count. Rates are per second for the whole group of
 // threads. 0 means "not measured" (see MachinePeaks::notes).
@@ -39,6 +42,17 @@ struct ThreadPeaks {
     // u8 x s8 multiply-accumulate into s32, 2 ops per MAC (MachinePeaks::int8_isa
     // says how); 0 when not measured (no kernel, or caches and sets from before it).
     double int8_gops = 0;
+    // AMX tile peaks (issue 28): TDPBF16PS (16x16x32 bf16 pairs into f32,
+    // 16384 flops per instruction) and TDPBSSD (16x16x64 s8 x s8 into s32,
+    // 32768 ops). 0 when not measured: no AMX, or the kernel refused the tile
+    // state (MachinePeaks::amx says why), or a cache / set from before them.
+    double amx_bf16_gflops = 0;
+    double amx_int8_gops = 0;
+    // The AVX2 kernels' peaks on a CPU that also has AVX-512 (the roofs of a
+    // backend held to AVX2, e.g. ONEDNN_MAX_CPU_ISA=AVX2); on an AVX2-only
+    // CPU the same as f32_gflops / int8_gops; 0 before schema 2.
+    double avx2_f32_gflops = 0;
+    double avx2_int8_gops = 0;
 };
 
 // The triad bandwidth of one cache level: what a working set that fits the
@@ -64,6 +78,11 @@ struct MachinePeaks {
     std::string fma_isa;        // kernel used for f32: "avx512f", "avx2+fma" or "scalar"
     bool has_bf16 = false;      // AVX512-BF16 present and measured
     std::string int8_isa;       // int8 kernel: "avx512_vnni" (vpdpbusd), "avx2" (vpmaddubsw); "" none
+    // "measured" when the AMX peaks were measured, else why not (the CPU has
+    // no AMX, the OS does not enable its state, the kernel refused it); ""
+    // in caches and result sets from before schema 2.
+    std::string amx;
+    int schema_version = kMachinePeaksSchemaVersion; // as read (from_json) or written
     std::string notes;          // e.g. why bf16 is 0
     std::string measured_at;    // UTC, ISO 8601
     double measure_seconds = 0; // wall time measure_machine() took
@@ -85,7 +104,8 @@ struct MachinePeaks {
 
 // Every figure required; MachinePeaks' reading supplies the int8_gops that
 // caches and result sets from before it lack.
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ThreadPeaks, threads, f32_gflops, bf16_gflops, triad_gbps, copy_gbps, int8_gops)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ThreadPeaks, threads, f32_gflops, bf16_gflops, triad_gbps, copy_gbps, int8_gops,
+                                   amx_bf16_gflops, amx_int8_gops, avx2_f32_gflops, avx2_int8_gops)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CacheRoof, level, bytes, sharing_cpus, one_thread_gbps, all_threads_gbps)
 // By hand: adds "schema_version", which is no member, and checks the
 // integers and optional fields of older files before the macros read them
@@ -112,6 +132,23 @@ struct MeasureOptions {
 // Runs the kernels. Threads are std::threads pinned one per CPU of the
 // process's affinity mask; each figure is the best of its trials.
 [[nodiscard]] MachinePeaks measure_machine(const MeasureOptions &options = {});
+
+// --- AMX ----------------------------------------------------------------------
+
+// Whether this process may run AMX tile instructions. Linux gives a process
+// the (8 KiB) tile data state only on request, so this asks for it:
+// CPUID.(7,0):EDX AMX-TILE/AMX-BF16/AMX-INT8, then XCR0 bits 17-18 (the OS
+// saves tile state), then arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA).
+// Any tile instruction without that grant kills the process with SIGILL, so
+// nothing AMX runs unless `usable`.
+struct AmxSupport {
+    bool bf16 = false;   // TDPBF16PS may run
+    bool int8 = false;   // TDPBSSD may run
+    bool usable = false; // the CPU has AMX-TILE and the kernel granted tile data
+    std::string problem; // why not usable: "" when usable
+};
+// Asked once per process (the grant is per process); later calls return the first answer.
+[[nodiscard]] const AmxSupport &amx_support();
 
 // --- cache ------------------------------------------------------------------
 
@@ -163,6 +200,24 @@ inline constexpr std::string_view kAboveRoofNote =
     "moves fewer bytes or does fewer FLOPs than its model counts, or its data sits in a faster level than its size "
     "suggests";
 
+// The compute roof an entry is judged against (issue 28): the peak of the
+// instructions its backend really ran, by name.
+struct ComputeRoof {
+    double gflops = 0;  // 0: none measured
+    std::string name;   // "AMX-BF16", "AMX-INT8", "AVX512-BF16", "AVX512-VNNI", "AVX-512 FMA", "AVX2 FMA", ...
+};
+
+// The roof for `kind` at `threads`, following `isa`, the instruction set the
+// backend reports it ran (oneDNN's effective ISA: "avx512_core_amx",
+// "avx512_core_bf16", "avx2", ...; "" when the backend names none, then the
+// machine's best non-AMX roof for the dtype, as before issue 28):
+//   bf16  AMX-BF16 where the ISA has AMX and its peak was measured, else
+//         AVX512-BF16 where the ISA allows it, else the f32 roof;
+//   int8  AMX-INT8 likewise, else AVX512-VNNI, else the AVX2 int8 kernel;
+//   f32   AVX-512 FMA, or AVX2 FMA where the ISA stops at AVX2.
+[[nodiscard]] ComputeRoof compute_roof(const MachinePeaks &peaks, int threads, PeakKind kind,
+                                       std::string_view isa = {});
+
 struct Roofline {
     double pct_peak_compute = 0;     // 100 * achieved FLOP/s / peak FLOP/s
     double pct_peak_bandwidth = 0;   // 100 * achieved bytes/s / the bandwidth roof's triad bytes/s
@@ -170,6 +225,15 @@ struct Roofline {
     double ridge_point = 0;          // peak FLOP/s / peak bytes/s at that thread count
     std::string bound;               // "compute-bound", "memory-bound", "overhead-bound" or "unknown"
     std::string bandwidth_roof = "DRAM"; // the level whose roof pct_peak_bandwidth is of: "L1d", "L2", "L3", "DRAM"
+    std::string compute_roof;            // the roof pct_peak_compute is of (ComputeRoof::name); "" unknown
+    // True when the backend's ISA chose another roof than the dtype alone
+    // would (AMX tiles, or a backend held to AVX2): the views then name it,
+    // as they name a cache level's bandwidth roof.
+    bool compute_roof_by_isa = false;
+    // Where a % of peak is above 100, why, for this entry (issue 28: every
+    // view names it): which roof, which ISA the backend ran, and what is
+    // known to be faster than that roof. "" when both are at most 100.
+    std::string above_roof_cause;
 };
 
 // The rule, in order:
@@ -182,11 +246,11 @@ struct Roofline {
 //   "memory-bound"   otherwise.
 // Peaks are at_threads(threads); bandwidth is the triad figure of the
 // smallest cache level that holds `working_set_bytes` (roof_for), else
-// DRAM's; 0 (unknown, or a cold-cache measurement) means DRAM. Kind bf16
-// uses the bf16 peak where measured, kind int8 the int8 peak, else f32.
+// DRAM's; 0 (unknown, or a cold-cache measurement) means DRAM. The compute
+// peak is compute_roof(peaks, threads, kind, isa).
 [[nodiscard]] Roofline classify(double flops, double bytes, double seconds_per_call, const MachinePeaks &peaks,
                                 int threads, double fixed_cost_seconds, PeakKind kind = PeakKind::f32,
-                                double working_set_bytes = 0);
+                                double working_set_bytes = 0, std::string_view isa = {});
 
 // --- context ----------------------------------------------------------------
 

@@ -112,6 +112,8 @@ std::string peak_text(const EntryMetricInputs &in) {
     std::string roof(m->label.substr(m->label.find(' ') + 1));
     if (m->key == "pct_peak_bandwidth" && !in.bandwidth_roof.empty() && in.bandwidth_roof != "DRAM")
         roof = in.bandwidth_roof + " " + roof;
+    // Likewise a compute roof the backend's ISA chose ("AMX-BF16 flop").
+    if (m->key == "pct_peak_compute" && !in.compute_roof.empty()) roof = in.compute_roof + " " + roof;
     return m->text(m->get(in)) + " " + roof;
 }
 

@@ -42,6 +42,12 @@ struct EntryMetricInputs {
     double pct_peak_bandwidth = NAN;     // against the roof of the level the working set fits
     std::string bound;                   // the roofline's: "compute-bound", "memory-bound", ...; empty: none
     std::string bandwidth_roof = "DRAM"; // the level pct_peak_bandwidth is of: "L1d", "L2", "L3", "DRAM"
+    // The compute roof pct_peak_compute is of, where the backend's ISA chose
+    // it ("AMX-BF16", "AVX2 FMA"; issue 28); "" the dtype's usual roof.
+    std::string compute_roof;
+    // Why a % of peak is above 100, for this entry (Roofline::above_roof_cause);
+    // "" none recorded (at most 100, or a set from before issue 28).
+    std::string above_roof_cause;
 };
 
 struct MetricInfo {

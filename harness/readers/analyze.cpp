@@ -111,6 +111,8 @@ EntryFigures figures_from_entry(const nlohmann::json &entry, const nlohmann::jso
     const nlohmann::json &mem = member(entry, "memory");
     f.allocs = mem.is_object() ? mem.value("allocs_per_call", 0.0) : 0.0;
     f.alloc_bytes = mem.is_object() ? mem.value("alloc_bytes_per_call", 0.0) : 0.0;
+    if (const nlohmann::json &cause = member(member(entry, "roofline"), "above_roof_cause"); cause.is_string())
+        f.above_roof_cause = cause.get<std::string>();
     const nlohmann::json &stats = member(entry, "stats");
     if (stats.is_object() && stats.contains("device_time_per_call") && stats["device_time_per_call"].is_number())
         f.device_seconds = stats["device_time_per_call"].get<double>();
@@ -138,7 +140,8 @@ EntryFigures figures_from_entry(const nlohmann::json &entry, const nlohmann::jso
     // bytes of a call in the smallest level that holds them; a cold one
     // reads them from DRAM.
     const double working_set = member(member(entry, "settings"), "cache") == "cold" ? 0.0 : f.bytes;
-    f.peaks = peaks_for(f.is_gpu, f.threads, machine, device_peaks_from_info(info, kind), kind, working_set);
+    f.peaks = peaks_for(f.is_gpu, f.threads, machine, device_peaks_from_info(info, kind), kind, working_set,
+                        backend_isa(info));
     return f;
 }
 

@@ -68,6 +68,12 @@ bool above_its_roof(const CaseRecord &c) {
 
 std::string above_roof_note() { return std::string(kAboveRoofNote); }
 
+std::string above_roof_note(const CaseRecord &c) {
+    const std::string cause = metric_inputs(c, ValidTimes{}).above_roof_cause;
+    if (cause.empty()) return above_roof_note();
+    return fmt::format("% peak above 100% for {} [{}]: {}", c.name, c.backend, cause);
+}
+
 namespace {
 
 // One column group of the table: a backend in one set.
@@ -193,7 +199,7 @@ void lay_out_level_table(Table &t, const std::vector<LevelColumn> &columns, cons
 // What the rows gather for the notes under the table.
 struct LevelNotes {
     std::map<std::string, std::set<std::string>> reasons; // "status: why" -> columns
-    bool above_roof = false;                              // a % peak over 100 is shown
+    std::set<std::string> above_roof;                     // notes for the % peaks over 100 shown
     std::map<std::string, std::vector<double>> speedups;  // column -> speed-ups, for the geomean
     bool flags_differ = false;                            // a row's backends have different qualities
     Footnotes footnotes;
@@ -247,7 +253,7 @@ void add_level_cell(LevelRow &row, const Cell &cell, const LevelColumn &col, dou
         // % of peak from the roofline the run computed at the median of
         // every repetition's median: the summary's median.
         row.text.push_back(peak_text(in));
-        notes.above_roof = notes.above_roof || above_its_roof(*cell.rec);
+        if (above_its_roof(*cell.rec)) notes.above_roof.insert(above_roof_note(*cell.rec));
         if (wide) row.text.push_back(bound_of(*cell.rec));
         lj["median_seconds"] = cell.t.median;
         lj["speedup"] = std::isfinite(sp) ? nlohmann::json(sp) : nlohmann::json(nullptr);
@@ -348,7 +354,7 @@ Document by_backend(const std::vector<ResultSet> &sets, const LevelOptions &o) {
     }
     const nlohmann::json geo = add_geomean_note(t, columns, baseline, notes);
     add_reason_notes(t, notes.reasons);
-    if (notes.above_roof) t.notes.push_back(above_roof_note());
+    t.notes.insert(t.notes.end(), notes.above_roof.begin(), notes.above_roof.end());
     if (notes.flags_differ)
         t.notes.push_back("quality: the worst backend's when they differ (clean < noisy < disturbed); the row's "
                           "footnote gives each.");
@@ -454,7 +460,8 @@ void lay_out_machine_table(Table &t, const std::vector<std::string> &names, cons
 
 // One set's cells of a row; `row_json` gets its entry.
 void add_machine_cell(std::vector<std::string> &row, nlohmann::json &row_json, const Cell *cell,
-                      const std::string &set_name, double first, bool first_set, bool wide, bool &above_roof,
+                      const std::string &set_name, double first, bool first_set, bool wide,
+                      std::set<std::string> &above_roof,
                       std::map<std::string, std::set<std::string>> &reasons) {
     const std::size_t width = wide ? 5 : first_set ? 2 : 3;
     if (!cell || cell->t.status != "ok") {
@@ -471,7 +478,7 @@ void add_machine_cell(std::vector<std::string> &row, nlohmann::json &row_json, c
     row.push_back(metric_text("median_s", in));
     if (wide) row.push_back(rate.text(rate.get(in)));
     row.push_back(peak_text(in));
-    above_roof = above_roof || above_its_roof(*cell->rec);
+    if (above_its_roof(*cell->rec)) above_roof.insert(above_roof_note(*cell->rec));
     if (wide) row.push_back(bound_of(*cell->rec));
     if (wide || !first_set) row.push_back(std::isfinite(vs) ? fmt::format("{:.3g}x", vs) : "-");
     row_json["sets"][set_name] = {{"status", "ok"},
@@ -503,7 +510,7 @@ Document by_machine(const std::vector<ResultSet> &sets, const LevelOptions &o) {
     Table t;
     lay_out_machine_table(t, names, compact, untimed, o.wide);
     std::map<std::string, std::set<std::string>> reasons;
-    bool above_roof = false; // a % peak over 100 is shown
+    std::set<std::string> above_roof; // notes for the % peaks over 100 shown
     nlohmann::json rows_json = nlohmann::json::array();
     for (const auto &k : rows.order) {
         const auto &cells = rows.cells.at(k);
@@ -522,7 +529,7 @@ Document by_machine(const std::vector<ResultSet> &sets, const LevelOptions &o) {
         rows_json.push_back(std::move(rj));
     }
     add_reason_notes(t, reasons);
-    if (above_roof) t.notes.push_back(above_roof_note());
+    t.notes.insert(t.notes.end(), above_roof.begin(), above_roof.end());
     if (!o.wide) add_legend(t, compact);
     doc.tables.push_back(std::move(t));
     doc.data = {{"by", "machine"}, {"machines", machines}, {"rows", rows_json}};

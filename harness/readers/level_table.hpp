@@ -27,6 +27,9 @@ struct LevelOptions {
 // Whether that % is above 100, and the note that says why it can be.
 [[nodiscard]] bool above_its_roof(const CaseRecord &c);
 [[nodiscard]] std::string above_roof_note();
+// The note for one entry above its roof: its name and the cause its run
+// recorded (issue 28); above_roof_note() for sets from before the causes.
+[[nodiscard]] std::string above_roof_note(const CaseRecord &c);
 
 // Throws std::invalid_argument when no set has the baseline backend.
 [[nodiscard]] Document by_backend(const std::vector<ResultSet> &sets, const LevelOptions &options);

@@ -220,7 +220,9 @@ std::string roofline_chart(const ResultSet &set) {
          {std::tuple{"all_threads", "all cores", false}, std::tuple{"one_thread", "1 thread", true}}) {
         const double bw = peak_of(peaks, which, "triad_gbps");
         for (auto [key, dtype] :
-             {std::pair{"f32_gflops", "f32"}, std::pair{"bf16_gflops", "bf16"}, std::pair{"int8_gops", "int8"}}) {
+             {std::pair{"f32_gflops", "f32"}, std::pair{"bf16_gflops", "bf16"}, std::pair{"int8_gops", "int8"},
+              // AMX tile roofs (issue 28), where measured: oneDNN's bf16 / int8 run on them.
+              std::pair{"amx_bf16_gflops", "AMX-BF16"}, std::pair{"amx_int8_gops", "AMX-INT8"}}) {
             const double peak = peak_of(peaks, which, key);
             if (!(peak > 0) || !(bw > 0)) continue;
             const double ridge = peak / bw;
@@ -232,7 +234,11 @@ std::string roofline_chart(const ResultSet &set) {
                 true,
                 false,
                 dashed,
-                std::string(dtype) == "f32" ? roof_color : std::string(dtype) == "bf16" ? roof_color + 1 : roof_color + 2};
+                std::string(dtype) == "f32"        ? roof_color
+                : std::string(dtype) == "bf16"     ? roof_color + 1
+                : std::string(dtype) == "int8"     ? roof_color + 2
+                : std::string(dtype) == "AMX-BF16" ? roof_color + 3
+                                                   : roof_color + 4};
             chart.series.push_back(std::move(roof));
         }
     }

@@ -116,6 +116,13 @@ EntryMetricInputs metric_inputs(const CaseRecord &c, const ValidTimes &v) {
         in.bound = c.roofline.value("bound", std::string());
         // Sets from before the cache roofs judged every case against DRAM's.
         in.bandwidth_roof = c.roofline.value("bandwidth_roof", std::string("DRAM"));
+        // Sets from before issue 28 name no compute roof.
+        const auto by_isa = c.roofline.find("compute_roof_by_isa"), name = c.roofline.find("compute_roof");
+        if (by_isa != c.roofline.end() && by_isa->is_boolean() && by_isa->get<bool>() && name != c.roofline.end() &&
+            name->is_string())
+            in.compute_roof = name->get<std::string>();
+        if (const auto cause = c.roofline.find("above_roof_cause"); cause != c.roofline.end() && cause->is_string())
+            in.above_roof_cause = cause->get<std::string>();
     }
     return in;
 }

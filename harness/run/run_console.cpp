@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 namespace opbench {
 
@@ -89,7 +90,7 @@ Table backend_summary(const std::vector<CaseResult> &results, const std::string 
     std::map<std::string, Tally> by;
     // The reference's time per case, by the case it measures.
     std::map<const Case *, double> ref_time;
-    bool above_roof = false; // an entry's % peak over 100 was shown
+    std::set<std::string> above_roof; // a note per entry whose % peak over 100 was shown: its cause
     for (const auto &r : results)
         if (const double t = median_of(metric_inputs(r, {})); r.backend == reference && std::isfinite(t))
             ref_time[r.source] = t;
@@ -107,7 +108,11 @@ Table backend_summary(const std::vector<CaseResult> &results, const std::string 
         if (auto it = ref_time.find(r.source); it != ref_time.end()) t.speedups.push_back(it->second / median);
         if (const MetricInfo *peak = peak_metric(in)) {
             t.peaks.push_back(peak->get(in));
-            above_roof = above_roof || t.peaks.back() > 100;
+            if (t.peaks.back() > 100)
+                above_roof.insert(in.above_roof_cause.empty()
+                                      ? std::string(kAboveRoofNote)
+                                      : fmt::format("% peak above 100% for {} [{}]: {}", r.name, r.backend,
+                                                    in.above_roof_cause));
         }
         if (!in.bound.empty()) ++t.bounds[bound_word(in.bound)];
     }
@@ -138,7 +143,7 @@ Table backend_summary(const std::vector<CaseResult> &results, const std::string 
                           "quality noisy). starved: every repetition's threads waited for a CPU; no time, in no "
                           "speed-up (--threads 1, --cpus or a quieter machine).");
     table.notes.insert(table.notes.end(), bound_counts.begin(), bound_counts.end());
-    if (above_roof) table.notes.push_back(std::string(kAboveRoofNote));
+    table.notes.insert(table.notes.end(), above_roof.begin(), above_roof.end());
     return table;
 }
 

@@ -35,6 +35,9 @@ struct FakeCase {
     std::string bound = "memory-bound";
     double pct_compute = 1.0, pct_bandwidth = 10.0;
     std::string bandwidth_roof; // the roofline's; empty: not written (a set from before the cache roofs)
+    // Issue 28: the roof the backend's ISA chose (written with
+    // compute_roof_by_isa = true) and the entry's above-100% cause; empty: not written.
+    std::string compute_roof, above_roof_cause;
     uint64_t plugin_peak_bytes = 49152;
     std::string phase; // a workload entry's ("prefill", "decode"); empty: an op case
 };
@@ -122,6 +125,12 @@ inline nlohmann::json fake_set_json(const FakeSet &s) {
                                                   : nlohmann::json()}};
         if (!c.phase.empty()) fields["phase"] = c.phase;
         if (!c.bandwidth_roof.empty() && c.status == "passed") fields["roofline"]["bandwidth_roof"] = c.bandwidth_roof;
+        if (!c.compute_roof.empty() && c.status == "passed") {
+            fields["roofline"]["compute_roof"] = c.compute_roof;
+            fields["roofline"]["compute_roof_by_isa"] = true;
+        }
+        if (!c.above_roof_cause.empty() && c.status == "passed")
+            fields["roofline"]["above_roof_cause"] = c.above_roof_cause;
         if (c.status != "passed") {
             nlohmann::json e = {{"name", name},
                                 {"run_name", name},

@@ -216,5 +216,26 @@ TEST(RooflineFor, NaiveAgainstOneThreadGpuAgainstItsOwnPeaksOrNone) {
     EXPECT_EQ(r.bound, "memory-bound");
 }
 
+// The cuda backend reports only its FP32 peak; on an H100 bf16 GEMMs ran at
+// 951% of it (2026-11-26). Each such entry names that cause (issue 28).
+TEST(RooflineFor, AGpuDtypeWithoutItsOwnPeakSaysSo) {
+    const MachinePeaks m = two_core_machine();
+    const nlohmann::json gpu = {{"device", {{"kind", "gpu"}}},
+                                {"info", {{"peak_f32_gflops", "1000"}, {"peak_bandwidth_gbps", "100"}}}};
+    // 5e9 FLOP in 1 ms: 5 TFLOP/s, 500% of the 1 TFLOP/s FP32 roof.
+    const Roofline bf16 = roofline_for(5e9, 1e6, 1e-3, gpu, 1, m, 0, PeakKind::bf16);
+    EXPECT_NEAR(bf16.pct_peak_compute, 500.0, 1e-9);
+    EXPECT_EQ(bf16.compute_roof, "device FP32");
+    EXPECT_NE(bf16.above_roof_cause.find("500% of the device's FP32 peak"), std::string::npos) << bf16.above_roof_cause;
+    EXPECT_NE(bf16.above_roof_cause.find("no bf16 peak (peak_bf16_gflops)"), std::string::npos);
+    // With its own bf16 peak the same entry is within the roof and has no cause.
+    nlohmann::json own = gpu;
+    own["info"]["peak_bf16_gflops"] = "10000";
+    const Roofline within = roofline_for(5e9, 1e6, 1e-3, own, 1, m, 0, PeakKind::bf16);
+    EXPECT_NEAR(within.pct_peak_compute, 50.0, 1e-9);
+    EXPECT_EQ(within.compute_roof, "device");
+    EXPECT_EQ(within.above_roof_cause, "");
+}
+
 } // namespace
 } // namespace opbench

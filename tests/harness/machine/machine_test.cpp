@@ -9,6 +9,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <regex>
 #include <string>
@@ -120,6 +121,29 @@ TEST_F(MeasuredPeaks, Int8MeasuredWithTheKernelTheCpuHas) {
     }
 }
 
+// AMX is measured exactly when the kernel granted tile data; otherwise the
+// figures are 0 and `amx` says why (this CI's KVM guests hide AMX).
+TEST_F(MeasuredPeaks, AmxMeasuredExactlyWhenGranted) {
+    const MachinePeaks &m = *peaks_;
+    const AmxSupport &amx = amx_support();
+    EXPECT_EQ(&amx, &amx_support()); // asked once per process
+    if (amx.usable) {
+        EXPECT_EQ(m.amx, "measured");
+        EXPECT_EQ(m.all_threads.amx_bf16_gflops > 0, amx.bf16);
+        EXPECT_EQ(m.all_threads.amx_int8_gops > 0, amx.int8);
+        EXPECT_NE(m.method.find("tdpbf16ps"), std::string::npos);
+    } else {
+        EXPECT_FALSE(amx.problem.empty());
+        EXPECT_EQ(m.amx, "not measured: " + amx.problem);
+        EXPECT_EQ(m.one_thread.amx_bf16_gflops, 0.0);
+        EXPECT_EQ(m.all_threads.amx_int8_gops, 0.0);
+    }
+    // Linux lists amx_tile only where the CPU has it and the OS enabled its state.
+    std::ifstream cpuinfo("/proc/cpuinfo");
+    const std::string text((std::istreambuf_iterator<char>(cpuinfo)), std::istreambuf_iterator<char>());
+    if (text.find(" amx_tile") == std::string::npos) EXPECT_FALSE(amx.usable);
+}
+
 TEST_F(MeasuredPeaks, BandwidthPeaksArePositiveAndPlausible) {
     const MachinePeaks &m = *peaks_;
     for (const ThreadPeaks &p : {m.one_thread, m.all_threads}) {
@@ -182,6 +206,26 @@ TEST(MachinePeaksJson, ReadsPeaksFromBeforeTheInt8Peak) {
     EXPECT_DOUBLE_EQ(classify(1e9, 1e6, 0.02, m, 1, 0, PeakKind::int8).pct_peak_compute, 50.0);
 }
 
+// Schema 1 (before the AMX peaks, issue 28) still reads: result sets carry it.
+TEST(MachinePeaksJson, ReadsSchemaOneWithoutAmx) {
+    nlohmann::json j = synthetic_peaks();
+    j["schema_version"] = 1;
+    j.erase("amx");
+    for (const char *t : {"one_thread", "all_threads"}) {
+        j[t].erase("amx_bf16_gflops");
+        j[t].erase("amx_int8_gops");
+    }
+    const MachinePeaks m = j.get<MachinePeaks>();
+    EXPECT_EQ(m.schema_version, 1);
+    EXPECT_EQ(m.amx, "");
+    EXPECT_EQ(m.all_threads.amx_bf16_gflops, 0.0);
+    EXPECT_EQ(m.one_thread.amx_int8_gops, 0.0);
+    // Written again it stays schema 1: never taken for figures that tried AMX.
+    EXPECT_EQ(nlohmann::json(m).at("schema_version"), 1);
+    j["schema_version"] = 0;
+    EXPECT_THROW((void)j.get<MachinePeaks>(), std::runtime_error);
+}
+
 TEST(MachinePeaksJson, ReadsPeaksFromBeforeTheCacheRoofs) {
     nlohmann::json j = synthetic_peaks();
     j.erase("cache_roofs");
@@ -203,10 +247,11 @@ TEST(MachinePeaksJson, KeepsTheResultSetsKeys) {
     for (const auto &[k, v] : j.items()) keys.push_back(k);
     for (const auto &[k, v] : j["one_thread"].items()) thread_keys.push_back(k);
     EXPECT_EQ(keys,
-              (std::vector<std::string>{"all_threads", "cache_roofs", "cores", "cpu_model", "fma_isa", "has_bf16",
+              (std::vector<std::string>{"all_threads", "amx", "cache_roofs", "cores", "cpu_model", "fma_isa", "has_bf16",
                                         "int8_isa", "measure_seconds", "measured_at", "method", "notes", "one_thread",
                                         "schema_version"}));
-    EXPECT_EQ(thread_keys, (std::vector<std::string>{"bf16_gflops", "copy_gbps", "f32_gflops", "int8_gops", "threads",
+    EXPECT_EQ(thread_keys, (std::vector<std::string>{"amx_bf16_gflops", "amx_int8_gops", "avx2_f32_gflops", "avx2_int8_gops",
+                                                     "bf16_gflops", "copy_gbps", "f32_gflops", "int8_gops", "threads",
                                                      "triad_gbps"}));
 }
 
@@ -344,6 +389,12 @@ TEST(MachineCache, LoadOrMeasureUsesCacheForThisMachineOnly) {
     save_machine_peaks(old, path);
     EXPECT_EQ(load_or_measure(false, tmp.path, tiny).from_cache, !__builtin_cpu_supports("avx2"));
 
+    // A schema-1 cache (from before the AMX peaks) is measured again, on any CPU.
+    MachinePeaks v1 = sentinel;
+    v1.schema_version = 1;
+    save_machine_peaks(v1, path);
+    EXPECT_FALSE(load_or_measure(false, tmp.path, tiny).from_cache);
+
     // A file for another CPU under this machine's name is not trusted.
     MachinePeaks other = sentinel;
     other.cpu_model = "Some Other CPU";
@@ -430,6 +481,92 @@ TEST(Classify, TheWorkingSetPicksItsCacheLevelsRoof) {
     EXPECT_EQ(classify(0, 64e6, 1e-3, m, 4, 0, PeakKind::f32, 64e6).bandwidth_roof, "DRAM");
     // The ridge point moves with the roof: more bandwidth, a lower ridge.
     EXPECT_LT(l2.ridge_point, dram.ridge_point);
+}
+
+// A Sapphire Rapids-like fixture (issue 28): AMX tile peaks measured, and
+// the AVX2 kernels' peaks for a backend held to AVX2.
+MachinePeaks amx_peaks() {
+    MachinePeaks m = synthetic_peaks();
+    m.amx = "measured";
+    m.one_thread.amx_bf16_gflops = 1600;
+    m.all_threads.amx_bf16_gflops = 6400;
+    m.one_thread.amx_int8_gops = 3200;
+    m.all_threads.amx_int8_gops = 12800;
+    m.one_thread.avx2_f32_gflops = 50;
+    m.all_threads.avx2_f32_gflops = 200;
+    m.one_thread.avx2_int8_gops = 200;
+    m.all_threads.avx2_int8_gops = 800;
+    return m;
+}
+
+TEST(ComputeRoof, FollowsTheIsaTheBackendRan) {
+    const MachinePeaks m = amx_peaks();
+    struct Want {
+        PeakKind kind;
+        const char *isa;
+        const char *name;
+        double gflops; // one thread
+    };
+    for (const Want &w : {
+             Want{PeakKind::bf16, "avx512_core_amx", "AMX-BF16", 1600},
+             Want{PeakKind::int8, "avx512_core_amx", "AMX-INT8", 3200},
+             Want{PeakKind::f32, "avx512_core_amx", "AVX-512 FMA", 100}, // AMX has no f32 products
+             Want{PeakKind::bf16, "avx512_core_bf16", "AVX512-BF16", 400},
+             Want{PeakKind::int8, "avx512_core_bf16", "AVX512-VNNI", 800},
+             Want{PeakKind::bf16, "avx512_core_vnni", "AVX-512 FMA", 100}, // bf16 computed as f32
+             Want{PeakKind::int8, "avx512_core", "AVX2 int8", 200},        // no VNNI: vpmaddubsw
+             Want{PeakKind::f32, "avx2", "AVX2 FMA", 50},                  // ONEDNN_MAX_CPU_ISA=AVX2
+             Want{PeakKind::bf16, "avx2", "AVX2 FMA", 50},
+             Want{PeakKind::int8, "avx2", "AVX2 int8", 200},
+             Want{PeakKind::bf16, "", "AVX512-BF16", 400}, // no ISA named (naive): the dtype's roof, as before
+             Want{PeakKind::int8, "", "AVX512-VNNI", 800},
+         }) {
+        const ComputeRoof r = compute_roof(m, 1, w.kind, w.isa);
+        EXPECT_EQ(r.name, w.name) << w.isa;
+        EXPECT_DOUBLE_EQ(r.gflops, w.gflops) << w.isa << " " << w.name;
+    }
+    EXPECT_DOUBLE_EQ(compute_roof(m, 4, PeakKind::int8, "avx512_core_amx").gflops, 12800);
+    // AMX named but not measured (hidden or refused): the best non-AMX roof.
+    EXPECT_EQ(compute_roof(synthetic_peaks(), 1, PeakKind::bf16, "avx512_core_amx").name, "AVX512-BF16");
+}
+
+// The gemm suite's bf16 case on an AMX machine: 1000 GFLOP/s on one thread.
+TEST(Classify, AmxEntriesAreJudgedAgainstTheRoofThatRanThem) {
+    const double flops = 1e9, bytes = 1e6, s = 1e-3;
+    const Roofline amx = classify(flops, bytes, s, amx_peaks(), 1, 0, PeakKind::bf16, 0, "avx512_core_amx");
+    EXPECT_DOUBLE_EQ(amx.pct_peak_compute, 62.5); // of AMX-BF16's 1600, not AVX512-BF16's 400
+    EXPECT_EQ(amx.compute_roof, "AMX-BF16");
+    EXPECT_TRUE(amx.compute_roof_by_isa);
+    EXPECT_EQ(amx.above_roof_cause, "");
+
+    // Where AMX was not measured the entry is above its roof, and says why.
+    MachinePeaks hidden = synthetic_peaks();
+    hidden.amx = "not measured: the kernel refused AMX tile data: arch_prctl(ARCH_REQ_XCOMP_PERM, "
+                 "XFEATURE_XTILEDATA) failed: Operation not permitted";
+    const Roofline over = classify(flops, bytes, s, hidden, 1, 0, PeakKind::bf16, 0, "avx512_core_amx");
+    EXPECT_DOUBLE_EQ(over.pct_peak_compute, 250.0);
+    EXPECT_EQ(over.compute_roof, "AVX512-BF16");
+    EXPECT_FALSE(over.compute_roof_by_isa);
+    EXPECT_NE(over.above_roof_cause.find("250% of the AVX512-BF16 roof"), std::string::npos) << over.above_roof_cause;
+    EXPECT_NE(over.above_roof_cause.find("avx512_core_amx (AMX tiles)"), std::string::npos);
+    EXPECT_NE(over.above_roof_cause.find("Operation not permitted"), std::string::npos);
+
+    // ONEDNN_MAX_CPU_ISA=AVX2: an f32 case at 25 GFLOP/s is half the AVX2 FMA roof.
+    const Roofline avx2 = classify(2.5e7, 1e4, s, amx_peaks(), 1, 0, PeakKind::f32, 0, "avx2");
+    EXPECT_DOUBLE_EQ(avx2.pct_peak_compute, 50.0);
+    EXPECT_EQ(avx2.compute_roof, "AVX2 FMA");
+    EXPECT_TRUE(avx2.compute_roof_by_isa);
+
+    // A backend that names no ISA (naive): the roof of before, not marked.
+    const Roofline naive = classify(flops, bytes, s, amx_peaks(), 1, 0, PeakKind::bf16);
+    EXPECT_EQ(naive.compute_roof, "AVX512-BF16");
+    EXPECT_FALSE(naive.compute_roof_by_isa);
+    EXPECT_NE(naive.above_roof_cause.find("names no ISA"), std::string::npos);
+
+    // A bandwidth share above 100 names its level.
+    const Roofline fast = classify(1e3, 1e8, s, amx_peaks(), 1, 0, PeakKind::f32, 0, "avx512_core_amx");
+    EXPECT_GT(fast.pct_peak_bandwidth, 100.0);
+    EXPECT_NE(fast.above_roof_cause.find("of the DRAM triad roof"), std::string::npos) << fast.above_roof_cause;
 }
 
 TEST(Classify, UnknownForMeaninglessInputs) {
