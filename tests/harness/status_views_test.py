@@ -155,6 +155,17 @@ def metrics_of(template, summary, e, samples_per_rep=7):
     return out
 
 
+def scaled_roofline(roof, old, new):
+    """The roofline at the new median: its % of peak scale with 1 / time."""
+    if not isinstance(roof, dict):
+        return roof
+    roof = dict(roof)
+    for k in ("pct_peak_compute", "pct_peak_bandwidth"):
+        if isinstance(roof.get(k), (int, float)) and old and new:
+            roof[k] = roof[k] * old / new
+    return roof
+
+
 def make_entries(records, kind, scale):
     """An entry of `kind` from its real records (the run's, in order)."""
     spec = KINDS[kind]
@@ -190,6 +201,8 @@ def make_entries(records, kind, scale):
     summary = summary_of(kind, medians, starved, met, spec["quality"])
     metrics = metrics_of(passed[0].get("metrics", {}) if passed else {}, summary, base)
     unit = {"ns": 1e9, "us": 1e6, "ms": 1e3, "s": 1}[base.get("time_unit", "ns")]
+    real_median = (passed[0].get("metrics") or {}).get("median_s") if passed else None
+    base["roofline"] = scaled_roofline(base.get("roofline"), real_median, summary["median_seconds"])
     out = []
     for i, st in enumerate(stats):
         e = copy.deepcopy(base)
@@ -295,6 +308,11 @@ def loader_view(fixture):
         if r.get("param_tokens_per_call") is not None:  # a workload phase: tokens/s from the same median
             out[key]["tokens"] = (tokens_text(r["param_tokens_per_call"] / r["median_s"])
                                   if r["status"] == "ok" else r["status"])
+    # A row of the backend tables (case x phase): the worst quality of its timed entries.
+    order = {"-": -1, "clean": 0, "noisy": 1, "disturbed": 2}
+    for key, v in out.items():
+        row = [w["quality"] for k, w in out.items() if (k[0], k[2]) == (key[0], key[2])]
+        v["row_quality"] = max(row, key=order.get)
     return out
 
 
@@ -307,7 +325,10 @@ class Keys:
 
     def __init__(self, keys):
         self.keys = sorted(keys, key=lambda k: -len(k[0]))
-        self.patterns = {k: re.compile(r"(?<![\w.])" + re.escape(k[0]) + r"(?![\w.])") for k in self.keys}
+        # A workload phase: its name, or its kind where a compact table moved
+        # the name (shared by every workload row) to its legend.
+        self.patterns = {k: re.compile(r"(?<![\w.])(" + re.escape(k[0]) + ("|decoder" if k[2] else "")
+                                       + r")(?![\w.])") for k in self.keys}
 
     def find(self, text, backend):
         for k in self.keys:
@@ -366,7 +387,9 @@ def check_views(reference, views, expected=None, complete=()):
                     raise Disagreement(f"loader: {key} {field} {got[field]!r}, its kind gives {want[field]!r}")
     for name, view in views.items():
         if name in complete:
-            missing = sorted(set(reference) - set(view))
+            # analyze lists the timed entries only (a diagnosis needs a time).
+            listed = {k for k, v in reference.items() if v["status"] == "ok" or not name.startswith("analyze")}
+            missing = sorted(listed - set(view))
             if missing:
                 raise Disagreement(f"{name}: no row for {missing[0]}")
         for key in sorted(view):
@@ -405,8 +428,10 @@ def console_tables(text):
             return out
         rows = []
         for row in lines[i + 1:]:
-            if not row.strip() or not row.startswith("  ") or row.startswith("   "):
-                break  # a blank line, a note ("  text" wrapped), or the next title
+            if not row.strip() or not row.startswith("  "):
+                break  # a blank line or the next title
+            if any(a - 1 < len(row) and row[a - 1] != " " for a, _ in spans[1:]) or not cells(row)[-1]:
+                break  # a note: its words run across the columns' gaps, or stop short of the last
             rows.append(cells(row))
         tables.append((title, cells(header), rows))
     return tables
@@ -418,7 +443,8 @@ def markdown_tables(text):
     for i, line in enumerate(lines):
         if i == 0 or not re.fullmatch(r"\|( *:?-+:? *\|)+", line.strip()):
             continue
-        split = lambda row: [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", row.strip())[1:-1]]
+        # Cells between unescaped pipes, Markdown's escapes (\_ \| \*) undone.
+        split = lambda row: [re.sub(r"\\(.)", r"\1", c.strip()) for c in re.split(r"(?<!\\)\|", row.strip())[1:-1]]
         title = next((t for t in reversed(lines[:i - 1]) if t.strip()), "")
         rows = []
         for row in lines[i + 1:]:
@@ -491,7 +517,14 @@ def compare_tables_view(tables, keys):
             key = keys.find(d["case"], d["backend"])
             if key is None:
                 raise Disagreement(f"a compare row the fixture does not hold: {r}")
-            if "verdict" in d:
+            if "verdict" in d and "quality" not in d:
+                # The report's comparison: no quality column; its test cell
+                # names an unclean side ("base noisy: ..."), else clean.
+                status = status_of_verdict(d["verdict"])
+                m = re.search(r"\bbase (" + "|".join(QUALITIES) + r")\b", d.get("test", ""))
+                out[key] = {"status": status, "median": d["base"],
+                            "quality": (m.group(1) if m else "clean") if status == "ok" else "-"}
+            elif "verdict" in d:
                 out[key] = {"status": status_of_verdict(d["verdict"]), "median": d["base"],
                             "quality": first_word(d["quality"], QUALITIES)}
             else:
@@ -521,6 +554,26 @@ def level_tables_view(tables, keys, backends=("naive", "onednn")):
     return out
 
 
+def level_compact_view(tables, keys, backends=("naive", "onednn")):
+    """compare --by backend's default table (and the report's): per backend
+    its time or status; one quality column, the worst of the row's timed
+    backends (checked against the loader's worst, `row_quality`)."""
+    out = {}
+    for title, cols, rows in tables:
+        if not cols or cols[0] != "case" or not all(b in cols for b in backends) or "quality" not in cols:
+            continue
+        for r in rows:
+            for b in backends:
+                key = keys.find(r[0], b)
+                if key is None:
+                    raise Disagreement(f"a level row the fixture does not hold: {r}")
+                time = r[cols.index(b)]
+                untimed = time in UNTIMED
+                out[key] = {"status": time if untimed else "ok", "median": "-" if untimed else time,
+                            "row_quality": first_word(r[cols.index("quality")], QUALITIES)}
+    return out
+
+
 def workload_tables_view(tables, keys, reference_rows):
     """The workload-levels table: per level and phase its tokens/s (tokens per
     call over the entry's median) or its status."""
@@ -534,7 +587,7 @@ def workload_tables_view(tables, keys, reference_rows):
             d = dict(zip(cols, r))
             workload = d["workload"] = d["workload"] or workload  # named on its first level's line only
             for phase in phases:
-                key = keys.find(d["workload"] + " " + phase, d["level"])
+                key = keys.find(d["workload"] + " " + phase, d["level"].split()[0])  # "naive f32": backend, dtype
                 if key is None:
                     raise Disagreement(f"a workload-levels row the fixture does not hold: {r}")
                 cell = d[cols[cols.index(phase + " tok/s")]]
@@ -557,6 +610,19 @@ def machine_tables_view(tables, keys):
                 raise Disagreement(f"a by-machine row the fixture does not hold: {r}")
             time = d[time_col]
             out[key] = {"status": time if time in UNTIMED else "ok", "median": "-" if time in UNTIMED else time}
+    return out
+
+
+def machine_json_view(doc, keys):
+    out = {}
+    for row in doc["rows"]:
+        m = re.fullmatch(r"(.*) \[(\w+)\]", row["case"])
+        key = keys.find(m.group(1), m.group(2)) if m else None
+        if key is None:
+            raise Disagreement(f"by machine json: a case the fixture does not hold: {row['case']}")
+        cell = row["sets"]["fixture"]
+        ok = cell["status"] == "ok"
+        out[key] = {"status": cell["status"], "median": fmt_seconds(cell["median_seconds"]) if ok else "-"}
     return out
 
 
@@ -611,24 +677,36 @@ def collect_views(opbench, workdir, fixture, keys):
         tables = parse(ob("compare", *by_backend, "--format", fmt))
         views[f"by backend {fmt}"] = level_tables_view(tables, keys)
         views[f"workload levels {fmt}"] = workload_tables_view(tables, keys, None)
+    # Without --wide: the console's compact table (Markdown writes the wide one anyway).
+    views["by backend console compact"] = level_compact_view(console_tables(ob("compare", fixture, "--by", "backend")), keys)
+    views["by backend markdown default"] = level_tables_view(
+        markdown_tables(ob("compare", fixture, "--by", "backend", "--format", "markdown")), keys)
     doc = json.loads(ob("compare", *by_backend, "--format", "json"))
     views["by backend json"] = level_json_view(doc, keys)
+    geomeans = (json.loads(ob("compare", *pair, "--format", "json")), doc,
+                ob("compare", fixture, "--by", "backend"))
     views["workload levels json"] = workload_json_view(doc, keys)
     views["by backend csv"] = csv_entries_view(ob("compare", *by_backend, "--format", "csv"), keys).get("fixture", {})
     views["by machine console"] = machine_tables_view(
         console_tables(ob("compare", fixture, "--by", "machine", "--wide")), keys)
+    views["by machine markdown"] = machine_tables_view(
+        markdown_tables(ob("compare", fixture, "--by", "machine", "--wide", "--format", "markdown")), keys)
+    views["by machine json"] = machine_json_view(
+        json.loads(ob("compare", fixture, "--by", "machine", "--format", "json")), keys)
     archive = os.path.join(workdir, "archive")
     shutil.rmtree(archive, ignore_errors=True)
     ob("archive", archive, fixture)
     history = [archive, "--suite", "status-views"]
     views["history console"] = history_tables_view(console_tables(ob("history", *history, "--wide")), keys)
     views["history json"] = history_json_view(json.loads(ob("history", *history, "--format", "json")), keys)
-    views["analyze"] = analyze_view(console_tables(ob("analyze", fixture, "--wide", "--top", "1000")), keys)
+    views["history markdown"] = history_tables_view(
+        markdown_tables(ob("history", *history, "--wide", "--format", "markdown")), keys)
+    views["analyze"] = analyze_view(plain_tables(ob("analyze", fixture, "--wide", "--top", "1000")), keys)
     report = os.path.join(workdir, "report.html")
     ob("report", *pair, "-o", report, "--force")
     with open(report, encoding="utf-8") as f:
         views.update(report_views(html_tables(f.read()), keys))
-    return views
+    return views, geomeans
 
 
 def level_json_view(doc, keys):
@@ -650,7 +728,7 @@ def workload_json_view(doc, keys):
     out = {}
     for row in doc.get("workload_levels", []):
         for phase, cell in row["phases"].items():
-            key = keys.find(row["workload"] + " " + phase, row["level"])
+            key = keys.find(row["workload"] + " " + phase, row["level"].split()[0])
             if key is None:
                 raise Disagreement(f"workload levels json: a row the fixture does not hold: {row}")
             if "tokens_per_second" in cell:
@@ -666,16 +744,34 @@ def tokens_text(v):
     return f"{v:.0f}" if v >= 100 else f"{v:.3g}"
 
 
+def plain_tables(text):
+    """harness/writers/console_writer.cpp's render_text_table (analyze): a
+    header, one rule of dashes, rows whose cells are two spaces apart."""
+    lines = text.split("\n")
+    tables = []
+    for i, line in enumerate(lines):
+        if i == 0 or not re.fullmatch(r"-{3,}", line):
+            continue
+        rows = []
+        for row in lines[i + 1:]:
+            cells = re.split(r" {2,}", row.strip())
+            if len(cells) < 2:
+                break
+            rows.append(cells)
+        tables.append((lines[i - 2] if i >= 2 else "", re.split(r" {2,}", lines[i - 1].strip()), rows))
+    return tables
+
+
 def analyze_view(tables, keys):
-    """analyze --wide: a row per timed entry ('case x backend'), its time/call and quality."""
+    """analyze --wide: a row per timed entry (its name), its time/call and quality."""
     out = {}
     for title, cols, rows in tables:
         if "case x backend" not in cols:
             continue
         for r in rows:
             d = dict(zip(cols, r))
-            m = re.fullmatch(r"(.*?) ?\[(\w+)\]", d["case x backend"])
-            key = keys.find(m.group(1), m.group(2)) if m else None
+            m = re.search(r"/be:(\w+)", d["case x backend"])
+            key = keys.find(d["case x backend"], m.group(1)) if m else None
             if key is None:
                 raise Disagreement(f"analyze: a row the fixture does not hold: {r}")
             out[key] = {"status": "ok", "median": d["time/call"], "quality": first_word(d["quality"], QUALITIES)}
@@ -687,7 +783,7 @@ def report_views(tables, keys):
     views = {}
     compared = [t for t in tables if t[1][:2] == ["case", "backend"]]
     views["report comparison"] = compare_tables_view(compared, keys)
-    views["report levels"] = level_tables_view(tables, keys)
+    views["report levels"] = level_compact_view(tables, keys)
     return views
 
 
@@ -731,7 +827,7 @@ def plants(fixture, reference, views, keys):
     planted = fixture.replace(".json", "-planted.json")
     with open(planted, "w", encoding="utf-8") as f:
         json.dump(doc, f)
-    out.append(("a stored summary's quality", loader_view(planted), views))
+    out.append(("a stored summary's quality", loader_view(planted), views))  # checked without `expected`
 
     def perturbed(view, key, field, value):
         v = copy.deepcopy(views)
@@ -743,8 +839,12 @@ def plants(fixture, reference, views, keys):
                 perturbed("compare csv", starved[0], "status", "ok")))
     out.append(("by backend json: another median", reference,
                 perturbed("by backend json", timed[0], "median", "99.9 us")))
-    out.append(("report levels: another quality", reference,
-                perturbed("report levels", first("report levels"), "quality", "disturbed")))
+    out.append(("report levels: another median", reference,
+                perturbed("report levels", first("report levels"), "median", "1 s")))
+    out.append(("compare text: another quality", reference,
+                perturbed("compare text", noisy, "quality", "clean")))
+    out.append(("workload levels: another tokens/s", reference,
+                perturbed("workload levels console", first("workload levels console"), "tokens", "1")))
     out.append(("history misses an entry", reference,
                 {**views, "history console": {k: v for k, v in views["history console"].items() if k != timed[0]}}))
     return out
@@ -756,13 +856,14 @@ def main():
     fixture, kinds = build_fixture(opbench, suite, workdir)
     keys = Keys(kinds.keys())
     reference = loader_view(fixture)
-    views = collect_views(opbench, workdir, fixture, keys)
+    views, geomeans = collect_views(opbench, workdir, fixture, keys)
     expected = {k: expected_of(kind) for k, kind in kinds.items()}
-    # Views that list every entry; the others (analyze: timed ones; by
-    # machine and history: one row per entry too) are checked on what they list.
-    complete = [n for n in views if not n.startswith(("analyze", "workload levels"))]
+    # Every view lists every entry (analyze: every timed one); the workload
+    # tables only the workload's, checked on what they list.
+    complete = [n for n in views if not n.startswith("workload levels")]
     try:
         check_views(reference, views, expected, complete)
+        check_geomeans(reference, *geomeans)
     except Disagreement as e:
         print(f"FAIL: {e}", file=sys.stderr)
         return 1
@@ -770,11 +871,22 @@ def main():
     print(f"{len(reference)} entries agree in {len(views)} views: {shown}")
     for what, ref, planted in plants(fixture, reference, views, keys):
         try:
-            check_views(ref, planted, expected, complete)
+            # Without the kinds' expectations: the views themselves must disagree.
+            check_views(ref, planted, None, complete)
         except Disagreement as e:
             print(f"planted ({what}): caught: {e}")
             continue
         print(f"FAIL: planted disagreement not caught: {what}", file=sys.stderr)
+        return 1
+    # A geomean that counts one case more than the loader's times allow.
+    level_doc = copy.deepcopy(geomeans[1])
+    level_doc["geomean_speedup"]["onednn"]["cases"] += 1
+    try:
+        check_geomeans(reference, geomeans[0], level_doc, geomeans[2])
+    except Disagreement as e:
+        print(f"planted (a geomean over one case more): caught: {e}")
+    else:
+        print("FAIL: planted disagreement not caught: a geomean over one case more", file=sys.stderr)
         return 1
     return 0
 
