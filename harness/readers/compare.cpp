@@ -523,7 +523,13 @@ nlohmann::json case_json(const CaseComparison &cc) {
                          {"variant", cc.variant}, {"params", cc.params},   {"verdict", cc.verdict}};
     if (cc.base_summary.repetitions > 0) cj["base_summary"] = cc.base_summary.to_json();
     if (cc.new_summary.repetitions > 0) cj["new_summary"] = cc.new_summary.to_json();
-    cj["quality"] = std::string(quality_name(std::max(cc.base_summary.quality, cc.new_summary.quality)));
+    // Only a side with a time has a quality: a failed, skipped or starved
+    // case has none (null, as history's JSON and the CSV's empty cell), not
+    // a default "clean" (issue 26: one quality per entry in every view).
+    if (cc.base_summary.repetitions > 0 || cc.new_summary.repetitions > 0)
+        cj["quality"] = std::string(quality_name(std::max(cc.base_summary.quality, cc.new_summary.quality)));
+    else
+        cj["quality"] = nullptr;
     if (!cc.note.empty()) cj["note"] = cc.note;
     if (!cc.compared) {
         cj["reason"] = cc.reason;

@@ -201,6 +201,9 @@ struct LevelNotes {
     std::map<std::string, std::set<std::string>> reasons; // "status: why" -> columns
     std::set<std::string> above_roof;                     // notes for the % peaks over 100 shown
     std::map<std::string, std::vector<double>> speedups;  // column -> speed-ups, for the geomean
+    // column -> rows it or the baseline holds without a speed-up: the geomean
+    // names how many it left out (issue 26: every view counts the same).
+    std::map<std::string, std::size_t> left_out;
     bool flags_differ = false;                            // a row's backends have different qualities
     Footnotes footnotes;
 };
@@ -260,6 +263,7 @@ void add_level_cell(LevelRow &row, const Cell &cell, const LevelColumn &col, dou
         lj["roofline"] = cell.rec->roofline;
         if (std::isfinite(sp)) notes.speedups[col.name].push_back(sp);
     }
+    if (!col.is_baseline && !(cell.t.status == "ok" && std::isfinite(base))) ++notes.left_out[col.name];
     if (wide) row.text.push_back(summary.repetitions > 0 ? summary.verdict() : "-");
     row.json["levels"][col.name] = std::move(lj);
 }
@@ -297,9 +301,10 @@ LevelRow level_row(const std::string &label, const std::string &compact_label,
     for (std::size_t ci = 0; ci < columns.size(); ++ci) {
         auto it = row_cells.find(ci);
         const std::size_t shown = row.text.size();
-        if (it == row_cells.end())
+        if (it == row_cells.end()) {
             row.text.insert(row.text.end(), wide ? 5 : columns[ci].is_baseline ? 2 : 3, "-");
-        else
+            if (!columns[ci].is_baseline) ++notes.left_out[columns[ci].name];
+        } else
             add_level_cell(row, it->second, columns[ci], base, common, wide, notes);
         if (!wide && columns[ci].untimed_hidden) row.text.resize(shown); // its JSON and notes stay
     }
@@ -320,8 +325,11 @@ nlohmann::json add_geomean_note(Table &t, const std::vector<LevelColumn> &column
         double ls = 0;
         for (double x : v) ls += std::log(x);
         const double g = std::exp(ls / double(v.size()));
-        geo[col.name] = {{"cases", v.size()}, {"speedup", g}};
-        geo_text.push_back(fmt::format("{} {:.3g}x over {} cases", col.name, g, v.size()));
+        const std::size_t left = notes.left_out.count(col.name) ? notes.left_out.at(col.name) : 0;
+        geo[col.name] = {{"cases", v.size()}, {"speedup", g}, {"left_out", left}};
+        geo_text.push_back(fmt::format("{} {:.3g}x over {} cases{}", col.name, g, v.size(),
+                                       left > 0 ? fmt::format(" ({} left out: no time on it or on {})", left, baseline)
+                                                : std::string()));
     }
     if (!geo_text.empty())
         t.notes.push_back(fmt::format("Geomean speed-up against {}: {}.", baseline, fmt::join(geo_text, "; ")));
