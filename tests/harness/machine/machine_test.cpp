@@ -141,7 +141,9 @@ TEST_F(MeasuredPeaks, AmxMeasuredExactlyWhenGranted) {
     // Linux lists amx_tile only where the CPU has it and the OS enabled its state.
     std::ifstream cpuinfo("/proc/cpuinfo");
     const std::string text((std::istreambuf_iterator<char>(cpuinfo)), std::istreambuf_iterator<char>());
-    if (text.find(" amx_tile") == std::string::npos) EXPECT_FALSE(amx.usable);
+    if (text.find(" amx_tile") == std::string::npos) {
+        EXPECT_FALSE(amx.usable);
+    }
 }
 
 TEST_F(MeasuredPeaks, BandwidthPeaksArePositiveAndPlausible) {
