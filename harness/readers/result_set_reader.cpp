@@ -219,6 +219,37 @@ void validate_context(const SchemaCheck &c, const nlohmann::json &raw) {
         }
 }
 
+// One repetition's `stats` (an iteration entry's, or one of a starved
+// entry's starved_repetitions) at JSON path `sat`.
+void validate_stats(const SchemaCheck &c, const nlohmann::json *st, const std::string &sat) {
+    for (const char *k : {"samples", "calls_per_sample", "min", "mean", "median", "p90", "p99", "max"})
+        c.number(*st, sat, k);
+    for (const char *k : {"stddev", "cv", "noise"}) c.number(*st, sat, k, true, true);
+    for (const char *k : {"noise_target_met", "timed_out", "starved"}) c.boolean(*st, sat, k);
+    for (const char *k : {"process", "run_queue_waits", "threads_ran", "remeasured"}) c.integer(*st, sat, k);
+    for (const char *k : {"run_queue_wait_seconds", "starved_share"}) c.number(*st, sat, k, true, true);
+    if (auto it = st->find("involuntary_switches"); it != st->end() && !it->is_null())
+        c.integer(*st, sat, "involuntary_switches");
+    if (const auto *t = c.array(*st, sat, "sample_times"))
+        for (std::size_t i = 0; i < t->size(); ++i)
+            c.check_number((*t)[i], fmt::format("{}.sample_times[{}]", sat, i), true, false);
+    if (auto h = st->find("sample_histogram"); h != st->end()) {
+        try {
+            const std::size_t n = decode_sample_histogram(*h, calls_per_sample_of(*st)).size();
+            if (auto s = st->find("samples"); s != st->end() && s->is_number() && s->get<double>() != double(n))
+                c.fail(sat + ".sample_histogram.counts", fmt::format("counts adding up to samples ({})", s->dump()),
+                       nlohmann::json(n));
+        } catch (const SampleHistogramError &e) {
+            throw ResultSetError(fmt::format("{}: {}.sample_histogram: {} (results/README.md describes a result set)",
+                                             c.file(), sat, e.what()));
+        }
+    }
+    if (const auto *ci = c.array(*st, sat, "median_ci95"))
+        for (std::size_t i = 0; i < ci->size(); ++i)
+            if (!(*ci)[i].is_null())
+                c.check_number((*ci)[i], fmt::format("{}.median_ci95[{}]", sat, i), false, false);
+}
+
 void validate_entry(const SchemaCheck &c, const nlohmann::json &e, const std::string &at) {
     if (!e.is_object()) c.fail(at, "an object (one benchmark entry)", e);
     for (const char *k : {"name", "run_name", "op", "backend", "dtype", "variant", "case", "reason", "error_message",
@@ -241,9 +272,11 @@ void validate_entry(const SchemaCheck &c, const nlohmann::json &e, const std::st
     c.object(e, at, "workload");
     c.array(e, at, "profile");
     if (const auto *sr = c.array(e, at, "starved_repetitions"))
-        for (std::size_t i = 0; i < sr->size(); ++i)
-            if (!(*sr)[i].is_object())
-                c.fail(fmt::format("{}.starved_repetitions[{}]", at, i), "an object (a repetition's stats)", (*sr)[i]);
+        for (std::size_t i = 0; i < sr->size(); ++i) {
+            const std::string rat = fmt::format("{}.starved_repetitions[{}]", at, i);
+            if (!(*sr)[i].is_object()) c.fail(rat, "an object (a repetition's stats)", (*sr)[i]);
+            validate_stats(c, &(*sr)[i], rat);
+        }
     if (const auto *d = c.object(e, at, "decoder")) {
         c.array(*d, at + ".decoder", "components");
         for (const char *k : {"tokens_per_second", "ms_per_token_p50", "ms_per_token_p99"})
@@ -256,35 +289,7 @@ void validate_entry(const SchemaCheck &c, const nlohmann::json &e, const std::st
             c.number(*s, sat, k);
         c.one_of(*s, sat, "cache", {"warm", "cold"});
     }
-    if (const auto *st = c.object(e, at, "stats", false)) {
-        const std::string sat = at + ".stats";
-        for (const char *k : {"samples", "calls_per_sample", "min", "mean", "median", "p90", "p99", "max"})
-            c.number(*st, sat, k);
-        for (const char *k : {"stddev", "cv", "noise"}) c.number(*st, sat, k, true, true);
-        for (const char *k : {"noise_target_met", "timed_out", "starved"}) c.boolean(*st, sat, k);
-        for (const char *k : {"process", "run_queue_waits", "threads_ran", "remeasured"}) c.integer(*st, sat, k);
-        for (const char *k : {"run_queue_wait_seconds", "starved_share"}) c.number(*st, sat, k, true, true);
-        if (auto it = st->find("involuntary_switches"); it != st->end() && !it->is_null())
-            c.integer(*st, sat, "involuntary_switches");
-        if (const auto *t = c.array(*st, sat, "sample_times"))
-            for (std::size_t i = 0; i < t->size(); ++i)
-                c.check_number((*t)[i], fmt::format("{}.sample_times[{}]", sat, i), true, false);
-        if (auto h = st->find("sample_histogram"); h != st->end()) {
-            try {
-                const std::size_t n = decode_sample_histogram(*h, calls_per_sample_of(*st)).size();
-                if (auto s = st->find("samples"); s != st->end() && s->is_number() && s->get<double>() != double(n))
-                    c.fail(sat + ".sample_histogram.counts", fmt::format("counts adding up to samples ({})", s->dump()),
-                           nlohmann::json(n));
-            } catch (const SampleHistogramError &e) {
-                throw ResultSetError(fmt::format("{}: {}.sample_histogram: {} (results/README.md describes a result set)",
-                                                 c.file(), sat, e.what()));
-            }
-        }
-        if (const auto *ci = c.array(*st, sat, "median_ci95"))
-            for (std::size_t i = 0; i < ci->size(); ++i)
-                if (!(*ci)[i].is_null())
-                    c.check_number((*ci)[i], fmt::format("{}.median_ci95[{}]", sat, i), false, false);
-    }
+    if (const auto *st = c.object(e, at, "stats", false)) validate_stats(c, st, at + ".stats");
     if (const auto *r = c.object(e, at, "roofline")) {
         c.string(*r, at + ".roofline", "bound");
         c.string(*r, at + ".roofline", "bandwidth_roof");

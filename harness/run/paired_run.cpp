@@ -117,6 +117,12 @@ private:
     void finish(Side &side);
     PairedCaseResult measure_case(const Case &c, std::size_t ci, const CaseResult &planned_base,
                                   const CaseResult &planned_new);
+    // The case's blocks: starved ones, and each block's pair index (-1: starved).
+    struct Blocks {
+        std::size_t starved = 0;
+        std::vector<long> pair_of_block;
+    };
+    Blocks measure_blocks(PairedCaseResult &out);
     void write(PairedSummary &summary, const std::vector<Case> &cases);
 
     const Suite &suite_;
@@ -210,6 +216,55 @@ void PairedRun::finish(Side &side) {
     }
 }
 
+// ABBA, then BAAB: A = base. Each side's two times in a block average to its
+// pair time; a block with a starved repetition gives no pair.
+PairedRun::Blocks PairedRun::measure_blocks(PairedCaseResult &out) {
+    std::size_t pool = 0;
+    bool block_starved = false; // a repetition of this block stayed starved after its re-measures
+    Blocks blocks;
+    auto measure = [&](Side &side, double &sum) {
+        const auto t0 = std::chrono::steady_clock::now();
+        RepetitionRecord rec = side.pools[pool]->measure_repetition();
+        rec.process += int(pool) * kProcessesPerCase; // stats.process: which of the side's processes
+        side.result.measure_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        sum += rec.summary.median;
+        block_starved = block_starved || rec.starved;
+        side.result.repetitions.push_back(std::move(rec));
+    };
+    try {
+        for (int p = 0; p < o_.pairs && !interrupt_requested(); ++p) {
+            double a = 0, b = 0;
+            pool = std::size_t(p % kPools);
+            block_starved = false;
+            if (p % 2 == 0) {
+                measure(base_, a), measure(new_, b), measure(new_, b), measure(base_, a);
+            } else {
+                measure(new_, b), measure(base_, a), measure(base_, a), measure(new_, b);
+            }
+            (void)canary_.read();
+            // A starved repetition timed the machine: its block is no pair
+            // (measure/starvation.hpp).
+            if (block_starved) {
+                ++blocks.starved;
+                blocks.pair_of_block.push_back(-1);
+                continue;
+            }
+            blocks.pair_of_block.push_back(long(out.base_times.size()));
+            out.base_times.push_back(a / 2);
+            out.new_times.push_back(b / 2);
+        }
+    } catch (const MeasureFailure &f) {
+        for (Side *s : {&base_, &new_})
+            if (s->active[pool]) {
+                s->result.status = f.status;
+                s->result.reason = f.reason;
+            }
+        out.base_times.clear();
+        out.new_times.clear();
+    }
+    return blocks;
+}
+
 PairedCaseResult PairedRun::measure_case(const Case &c, std::size_t ci, const CaseResult &planned_base,
                                          const CaseResult &planned_new) {
     PairedCaseResult out;
@@ -223,51 +278,9 @@ PairedCaseResult PairedRun::measure_case(const Case &c, std::size_t ci, const Ca
         new_.result.status = base_.result.status;
         new_.result.reason = fmt::format("not run: the base side ({}) did not: {}", base_.backend, base_.result.reason);
     }
-    // ABBA, then BAAB: A = base. Each side's two times in a block average to its pair time.
-    std::size_t pool = 0;
-    bool block_starved = false; // a repetition of this block stayed starved after its re-measures
-    std::size_t starved_blocks = 0;
-    std::vector<long> pair_of_block;
-    auto measure = [&](Side &side, double &sum) {
-        const auto t0 = std::chrono::steady_clock::now();
-        RepetitionRecord rec = side.pools[pool]->measure_repetition();
-        rec.process += int(pool) * kProcessesPerCase; // stats.process: which of the side's processes
-        side.result.measure_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        sum += rec.summary.median;
-        block_starved = block_starved || rec.starved;
-        side.result.repetitions.push_back(std::move(rec));
-    };
-    try {
-        for (int p = 0; ok_base && ok_new && p < o_.pairs && !interrupt_requested(); ++p) {
-            double a = 0, b = 0;
-            pool = std::size_t(p % kPools);
-            block_starved = false;
-            if (p % 2 == 0) {
-                measure(base_, a), measure(new_, b), measure(new_, b), measure(base_, a);
-            } else {
-                measure(new_, b), measure(base_, a), measure(base_, a), measure(new_, b);
-            }
-            (void)canary_.read();
-            // A starved repetition timed the machine: its block is no pair
-            // (measure/starvation.hpp).
-            if (block_starved) {
-                ++starved_blocks;
-                pair_of_block.push_back(-1);
-                continue;
-            }
-            pair_of_block.push_back(long(out.base_times.size()));
-            out.base_times.push_back(a / 2);
-            out.new_times.push_back(b / 2);
-        }
-    } catch (const MeasureFailure &f) {
-        for (Side *s : {&base_, &new_})
-            if (s->active[pool]) {
-                s->result.status = f.status;
-                s->result.reason = f.reason;
-            }
-        out.base_times.clear();
-        out.new_times.clear();
-    }
+    const Blocks blocks = ok_base && ok_new ? measure_blocks(out) : Blocks{};
+    const std::size_t starved_blocks = blocks.starved;
+    const std::vector<long> &pair_of_block = blocks.pair_of_block;
     finish(base_);
     finish(new_);
     for (Side *s : {&base_, &new_})
