@@ -67,6 +67,18 @@ wait_job() {
   done
   fail "job $id still '$s' after $limit s ($(squeue 2>&1 | tail -n 5))"
 }
+# The run names of a set, sorted: its case list (a starved entry is one
+# entry, not one per repetition, so the case list is what two runs share on
+# a busy machine).
+cases() {
+  python3 - "$@" <<'EOF'
+import json, sys
+for path in sys.argv[1:]:
+    for name in sorted({e["run_name"] for e in json.load(open(path))["benchmarks"]
+                        if e.get("run_type", "iteration") == "iteration"}):
+        print(name)
+EOF
+}
 # "run_name repetition" of each entry, sorted: what a set measured.
 entries() {
   python3 - "$@" <<'EOF'
@@ -79,12 +91,15 @@ EOF
 }
 
 # Every entry of the set passed and was verified (a case cut short by a
-# signal must be abandoned and run again, never recorded as failed).
+# signal must be abandoned and run again, never recorded as failed). A
+# `starved` entry (verified, but its threads waited for a CPU on a busy
+# machine: docs/measurement.md) is an outcome of the machine's load, not of
+# Slurm, and counts as measured.
 all_verified() {
   python3 - "$1" <<'EOF' || fail "not every entry of $1 passed and was verified"
 import json, sys
 bad = [e["name"] for e in json.load(open(sys.argv[1]))["benchmarks"]
-       if e.get("status") != "passed" or e.get("verified") is not True]
+       if e.get("status") not in ("passed", "starved") or e.get("verified") is not True]
 if bad: sys.exit("not passed and verified: " + ", ".join(bad[:5]))
 EOF
 }
@@ -97,10 +112,10 @@ read -r array merge merged < <("$src/scripts/slurm-run.sh" "$suite" --shards 3 -
 echo "1. job array $array, merge job $merge -> $merged"
 [ "$(wait_job "$merge")" = COMPLETED ] || fail "merge job $merge: $(state "$merge"); $(cat "$work/ok/logs/merge.log")"
 [ "$(state "$array")" = COMPLETED ] || fail "shard jobs of $array: $(state "$array")"
-diff <(entries "$work/whole.json" | sort) <(entries "$merged" | sort) >"$work/diff.txt" ||
+diff <(cases "$work/whole.json") <(cases "$merged") >"$work/diff.txt" ||
   fail "the merged set's cases differ from the unsharded run's (< whole, > merged): $(head -n 20 "$work/diff.txt")"
-n=$(entries "$merged" | wc -l)
-[ "$n" -ge 60 ] || fail "the merged set has only $n entries"
+n=$(cases "$merged" | wc -l)
+[ "$n" -ge 20 ] || fail "the merged set has only $n cases"
 all_verified "$merged"
 for i in 1 2 3; do
   grep -q "node=opbench-node machine=$machine job=${array}_$i" "$work/ok/shard-$i.attempts" ||
@@ -122,7 +137,7 @@ grep -q "shard 2/3 ($work/other-2.json) was measured on machine another-cpu" "$w
   fail "the mixed-machine refusal does not name shard 2/3: $(cat "$work/mixed.log")"
 "$opbench" merge "$work/ok/shard-1.json" "$work/other-2.json" "$work/ok/shard-3.json" -o "$work/mixed.json" \
   --allow-mixed-machines 2>/dev/null || fail "--allow-mixed-machines did not merge"
-echo "1. ok: $n entries, as the unsharded run; all verified ($((SECONDS - started)) s)"
+echo "1. ok: $n cases, as the unsharded run; all verified ($((SECONDS - started)) s)"
 
 # --- 2. a shard cancelled mid-run, then requeued ---------------------------------
 # Longer samples than 1.: shard 2 must still be running after its first cases
@@ -162,7 +177,7 @@ grep -q "attempt 2 (SLURM_RESTART_COUNT=1)" "$work/cancel/logs/shard-2.log" ||
   fail "shard 2's log has no second attempt: $(cat "$work/cancel/logs/shard-2.log")"
 grep -q "shard 2: resuming from $journal" "$work/cancel/logs/shard-2.log" || fail "shard 2 did not resume from its journal"
 [ "$(grep -c '^attempt=' "$work/cancel/shard-2.attempts")" -eq 2 ] || fail "shard 2.attempts: $(cat "$work/cancel/shard-2.attempts")"
-diff <(entries "$work/whole.json" | sort) <(entries "$merged" | sort) >"$work/diff.txt" ||
+diff <(cases "$work/whole.json") <(cases "$merged") >"$work/diff.txt" ||
   fail "after the requeue the merged cases differ from the unsharded run's: $(head -n 20 "$work/diff.txt")"
 [ -z "$(entries "$merged" | sort | uniq -d)" ] || fail "an entry is in the merged set twice"
 all_verified "$merged"
