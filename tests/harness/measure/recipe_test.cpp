@@ -355,45 +355,43 @@ private:
 // Issue 26: a repetition whose threads waited for a CPU as long as its
 // samples ran is starved; it is measured again, up to starved_retries times,
 // and the record says how often and whether it stayed starved.
-TEST(Recipe, AStarvedRepetitionIsMeasuredAgainWithinItsBudget) {
+namespace {
+
+// One repetition measured under a clock whose first `starved_repetitions`
+// repetitions read as starved; `reads` counts the clock's run-queue readings.
+RepetitionRecord measure_starving(int starved_repetitions, int starved_retries, int *reads = nullptr) {
     MeasureSettings s = quick();
     s.repetitions = 1;
-    s.starved_retries = 2;
-    {
-        StarvingClock clock;
-        clock.starved_repetitions = 1; // the first try only
-        ClockedWork work(clock);
-        Recipe r(work, s, {&clock, nullptr, 0.0});
-        r.prepare({});
-        const RepetitionRecord rec = r.measure_repetition();
-        EXPECT_FALSE(rec.starved);
-        EXPECT_EQ(rec.remeasured, 1);
-        EXPECT_EQ(rec.threads_ran, 2);
-        EXPECT_DOUBLE_EQ(rec.run_queue_wait_seconds, 0.0);
-    }
-    {
-        StarvingClock clock;
-        clock.starved_repetitions = 100; // never quiet
-        ClockedWork work(clock);
-        Recipe r(work, s, {&clock, nullptr, 0.0});
-        r.prepare({});
-        const RepetitionRecord rec = r.measure_repetition();
-        EXPECT_TRUE(rec.starved);
-        EXPECT_EQ(rec.remeasured, 2);
-        EXPECT_GT(rec.starved_share, kStarvedShare);
-        EXPECT_EQ(clock.reads, 6); // three tries, two readings each
-    }
-    {
-        s.starved_retries = 0; // the budget is the user's: none
-        StarvingClock clock;
-        clock.starved_repetitions = 100;
-        ClockedWork work(clock);
-        Recipe r(work, s, {&clock, nullptr, 0.0});
-        r.prepare({});
-        const RepetitionRecord rec = r.measure_repetition();
-        EXPECT_TRUE(rec.starved);
-        EXPECT_EQ(rec.remeasured, 0);
-    }
+    s.starved_retries = starved_retries;
+    StarvingClock clock;
+    clock.starved_repetitions = starved_repetitions;
+    ClockedWork work(clock);
+    Recipe r(work, s, {&clock, nullptr, 0.0});
+    r.prepare({});
+    const RepetitionRecord rec = r.measure_repetition();
+    if (reads) *reads = clock.reads;
+    return rec;
+}
+
+} // namespace
+
+TEST(Recipe, AStarvedRepetitionIsMeasuredAgainWithinItsBudget) {
+    const RepetitionRecord quietened = measure_starving(1, 2); // the first try only
+    EXPECT_FALSE(quietened.starved);
+    EXPECT_EQ(quietened.remeasured, 1);
+    EXPECT_EQ(quietened.threads_ran, 2);
+    EXPECT_DOUBLE_EQ(quietened.run_queue_wait_seconds, 0.0);
+
+    int reads = 0;
+    const RepetitionRecord never_quiet = measure_starving(100, 2, &reads);
+    EXPECT_TRUE(never_quiet.starved);
+    EXPECT_EQ(never_quiet.remeasured, 2);
+    EXPECT_GT(never_quiet.starved_share, kStarvedShare);
+    EXPECT_EQ(reads, 6); // three tries, two readings each
+
+    const RepetitionRecord no_budget = measure_starving(100, 0); // the budget is the user's: none
+    EXPECT_TRUE(no_budget.starved);
+    EXPECT_EQ(no_budget.remeasured, 0);
 }
 
 // A clock that cannot see the run queue (every fake clock above) never
