@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# scripts/slurm-run.sh against a real one-node Slurm (scripts/slurm-local.sh
-# starts it in a temporary directory and stops it at the end). Skipped
-# (exit 77, with the reason) where Slurm is not installed or cannot start;
-# never passed without it. Checks:
+# scripts/slurm-run.sh against a real one-node Slurm. In CI, .ci/run starts
+# that Slurm (scripts/slurm-local.sh start DIR) before the tests, names DIR in
+# OPBENCH_SLURM_DIR, and stops it at its end: the test uses it and leaves it
+# running, and fails if it is not there. Without OPBENCH_SLURM_DIR (a
+# developer's `meson test`) the test starts its own in a temporary directory
+# and stops it at the end; skipped (exit 77, with the reason) where Slurm is
+# not installed or cannot start, never passed without it. Checks:
 #   1. quick.toml as 3 shards (naive, short sampling): every shard job and the
 #      merge job complete; the merged set's case x backend list and
 #      repetitions equal an unsharded run's; every entry passed and verified;
@@ -34,18 +37,27 @@ done
 [ "$(id -u)" -eq 0 ] || skip "slurmd must run as root to start jobs; this test runs as $(id -un)"
 
 work=$(mktemp -d /tmp/opbench-slurm-XXXXXX)
-cluster=$work/cluster
+cluster=${OPBENCH_SLURM_DIR:-} # a Slurm started by .ci/run, else our own
 cleanup() {
-  "$src/scripts/slurm-local.sh" stop "$cluster" >/dev/null 2>&1 || true
+  [ -n "${OPBENCH_SLURM_DIR:-}" ] || "$src/scripts/slurm-local.sh" stop "$cluster" >/dev/null 2>&1 || true
   if [ "${keep:-0}" = 1 ]; then echo "kept $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
-if ! conf=$("$src/scripts/slurm-local.sh" start "$cluster" 2>"$work/start.log"); then
-  cat "$work/start.log" >&2
-  skip "a one-node Slurm did not start here (above: scripts/slurm-local.sh's reason)"
+if [ -n "$cluster" ]; then
+  [ -f "$cluster/slurm.conf" ] || fail "OPBENCH_SLURM_DIR=$cluster holds no slurm.conf (scripts/slurm-local.sh start DIR makes one)"
+  export SLURM_CONF=$cluster/slurm.conf
+  scontrol ping >"$work/ping.log" 2>&1 && grep -q "is UP" "$work/ping.log" ||
+    fail "OPBENCH_SLURM_DIR=$cluster names no running Slurm (scontrol ping: $(tr '\n' ' ' <"$work/ping.log"))"
+  echo "slurm: using the one-node Slurm in $cluster (started by .ci/run)"
+else
+  cluster=$work/cluster
+  if ! conf=$("$src/scripts/slurm-local.sh" start "$cluster" 2>"$work/start.log"); then
+    cat "$work/start.log" >&2
+    skip "a one-node Slurm did not start here (above: scripts/slurm-local.sh's reason)"
+  fi
+  eval "$conf" # export SLURM_CONF=...
+  echo "slurm: started a one-node Slurm in $cluster, up in $((SECONDS - started)) s"
 fi
-eval "$conf" # export SLURM_CONF=...
-echo "slurm up in $((SECONDS - started)) s"
 keep=1 # from here a failure keeps $work (logs, sets) for a look
 
 machine=$("$opbench" machine --id)
