@@ -501,9 +501,13 @@ int ReaderCommands::Options::run_merge() {
 int ReaderCommands::Options::run_archive() {
     if (*prune_cmd) {
         const PruneResult r = archive_prune(prune_dir, prune_keep);
-        for (const auto &e : r.removed) std::cout << fmt::format("removed {}\n", e.path);
-        std::cout << fmt::format("opbench archive prune: removed {} set(s), {:.1f} MiB; kept {}\n", r.removed.size(),
-                                 double(r.bytes_freed) / (1 << 20), r.kept);
+        // Each file actually deleted, and each left with why: a row is not its file.
+        for (const auto &f : r.removed_files) std::cout << fmt::format("removed {}\n", f);
+        for (const auto &why : r.refused) std::cerr << fmt::format("opbench archive prune: {}\n", why);
+        std::cout << fmt::format("opbench archive prune: removed {} set(s) ({} file(s)), {:.1f} MiB; kept {}; "
+                                 "refused {}\n",
+                                 r.removed.size(), r.removed_files.size(), double(r.bytes_freed) / (1 << 20), r.kept,
+                                 r.refused.size());
         return 0;
     }
     if (archive_dir.empty() || archive_sets.empty()) {

@@ -20,9 +20,11 @@
 #include <mutex>
 #include <optional>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <unordered_map>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
 
@@ -152,6 +154,48 @@ void write_index(const fs::path &dir, const std::vector<ArchiveEntry> &entries) 
     write_file_atomically((dir / "index.json").string(), index.dump(2) + "\n");
 }
 
+// Why DIR/REL must not be deleted, or "": every component below DIR must be
+// a real directory (lstat, so a symlink cannot lead out of the archive) and
+// the last a regular file; the archive's own files and a file a kept row
+// names (duplicate rows) are never deleted.
+std::string undeletable(const fs::path &dir, const std::string &rel, const std::vector<ArchiveEntry> &kept) {
+    const fs::path norm = fs::path(rel).lexically_normal();
+    if (norm == "index.json" || norm == ".index.lock" || norm == "." || norm.empty())
+        return "it is the archive's own file";
+    for (const ArchiveEntry &k : kept)
+        if (fs::path(k.path).lexically_normal() == norm ||
+            (!k.summaries.empty() && fs::path(k.summaries).lexically_normal() == norm))
+            return "a kept row names it too";
+    fs::path at = dir;
+    for (auto it = norm.begin(); it != norm.end(); ++it) {
+        at /= *it;
+        struct stat st {};
+        if (::lstat(at.c_str(), &st) != 0) return std::string("missing (") + std::strerror(errno) + ")";
+        const bool last = std::next(it) == norm.end();
+        if (S_ISLNK(st.st_mode)) return fmt::format("{} is a symbolic link", at.string());
+        if (!last && !S_ISDIR(st.st_mode)) return fmt::format("{} is not a directory", at.string());
+        if (last && !S_ISREG(st.st_mode)) return "not a regular file";
+    }
+    return "";
+}
+
+// Deletes one file of a pruned row, or says in result.refused why not.
+void remove_row_file(const fs::path &dir, const std::string &rel, const std::vector<ArchiveEntry> &kept,
+                     PruneResult &result) {
+    if (const std::string why = undeletable(dir, rel, kept); !why.empty()) {
+        result.refused.push_back(fmt::format("{}: not removed: {}", rel, why));
+        return;
+    }
+    std::error_code ec;
+    const fs::path p = dir / rel;
+    const std::uintmax_t size = fs::file_size(p, ec);
+    if (fs::remove(p, ec) && !ec) {
+        result.bytes_freed += size;
+        result.removed_files.push_back(rel);
+    } else
+        result.refused.push_back(fmt::format("{}: not removed: {}", rel, ec ? ec.message() : "gone already"));
+}
+
 } // namespace
 
 std::string archive_file_name(const ResultSet &set) {
@@ -210,20 +254,28 @@ PruneResult archive_prune(const fs::path &dir, std::size_t keep) {
     IndexLock lock(dir);
     const std::vector<ArchiveEntry> entries = read_index(dir); // oldest first
     // Newest first per group, so the first `keep` of each group stay.
+    // A row repeating a newer row's file is dropped from the index first, so
+    // it neither counts towards `keep` nor gets that file deleted.
     std::map<std::string, std::size_t> seen;
-    std::vector<bool> stays(entries.size(), false);
+    std::set<fs::path> files;
+    std::vector<int> stays(entries.size(), 0); // 1 stays, 0 goes, -1 duplicate row
     for (std::size_t i = entries.size(); i-- > 0;) {
         const ArchiveEntry &e = entries[i];
-        stays[i] = ++seen[e.machine_id + "\n" + e.suite + "\n" + e.build_type] <= keep;
+        if (!files.insert(fs::path(e.path).lexically_normal()).second) {
+            stays[i] = -1;
+            continue;
+        }
+        stays[i] = ++seen[e.machine_id + "\n" + e.suite + "\n" + e.build_type] <= keep ? 1 : 0;
     }
     PruneResult result;
     std::vector<ArchiveEntry> kept;
     for (std::size_t i = 0; i < entries.size(); ++i) {
-        if (stays[i]) {
+        if (stays[i] == 1)
             kept.push_back(entries[i]);
-            continue;
-        }
-        result.removed.push_back(entries[i]);
+        else if (stays[i] == 0)
+            result.removed.push_back(entries[i]);
+        else
+            result.refused.push_back(fmt::format("{}: duplicate index row dropped; its file stays", entries[i].path));
     }
     // The index first: a crash between the two leaves unlisted files (harmless)
     // rather than rows whose files are gone.
@@ -233,13 +285,8 @@ PruneResult archive_prune(const fs::path &dir, std::size_t keep) {
         throw ArchiveError(err.what());
     }
     for (const ArchiveEntry &e : result.removed) {
-        const fs::path p = dir / e.path; // from_json refused absolute paths and ".."
-        const std::uintmax_t size = fs::file_size(p, ec);
-        if (fs::remove(p, ec) && !ec) result.bytes_freed += size;
-        if (e.summaries.empty()) continue;
-        const fs::path summaries = dir / e.summaries;
-        const std::uintmax_t summaries_size = fs::file_size(summaries, ec);
-        if (fs::remove(summaries, ec) && !ec) result.bytes_freed += summaries_size;
+        remove_row_file(dir, e.path, kept, result);
+        if (!e.summaries.empty()) remove_row_file(dir, e.summaries, kept, result);
     }
     result.kept = kept.size();
     return result;

@@ -66,6 +66,10 @@ archive_matching(const std::filesystem::path &dir, const std::string &machine_id
 // What archive_prune() did.
 struct PruneResult {
     std::vector<ArchiveEntry> removed; // oldest first
+    // Files prune left in place, each with why (outside the archive through a
+    // symlink, the index, a kept row's file, not a regular file).
+    std::vector<std::string> refused;
+    std::vector<std::string> removed_files; // relative to the archive, each deleted
     std::size_t kept = 0;
     std::uintmax_t bytes_freed = 0;
 };

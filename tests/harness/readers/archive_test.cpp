@@ -390,3 +390,99 @@ TEST(Archive, HistoryOfManyRunsGroupsTheTrend) {
     EXPECT_NE(t.title.find("2026-11-12T10:00 c11"), std::string::npos) << t.title;
     EXPECT_EQ(t.title.find("c05"), std::string::npos) << "the runs between are not listed:\n" << t.title;
 }
+
+namespace {
+
+// An archive of two sets of one group, whose index rows the test rewrites.
+struct TwoRunArchive {
+    TempDir in, dir;
+    std::vector<ArchiveEntry> stored;
+    TwoRunArchive() {
+        for (int i = 0; i < 2; ++i)
+            stored.push_back(archive_store(
+                dir.path, read_result_set(write_fake_set(in.path, std::to_string(i) + ".json",
+                                                         run_at(fmt::format("2026-11-2{}T10:00:00Z", i),
+                                                                "c" + std::to_string(i), 1e-5)))));
+    }
+    nlohmann::json index() const {
+        std::ifstream f(dir.path / "index.json");
+        return nlohmann::json::parse(f);
+    }
+    void set_index(const nlohmann::json &j) const { std::ofstream(dir.path / "index.json") << j.dump(); }
+    // The older row (the one --keep 1 prunes) now names `path`, without summaries.
+    void point_oldest_at(const std::string &path) const {
+        nlohmann::json j = index();
+        j["sets"][0]["path"] = path;
+        j["sets"][0].erase("summaries");
+        set_index(j);
+    }
+};
+
+bool mentions(const std::vector<std::string> &lines, const std::string &what) {
+    return std::any_of(lines.begin(), lines.end(), [&](const std::string &l) { return l.find(what) != std::string::npos; });
+}
+
+} // namespace
+
+// Issue 32: a row `<machine>/lnk/victim.json` where lnk is a symlink to a
+// directory outside the archive must not delete the file outside.
+TEST(ArchivePrune, RefusesAPathThroughASymlinkOutOfTheArchive) {
+    TwoRunArchive a;
+    TempDir outside;
+    std::ofstream(outside.path / "victim.json") << "precious";
+    const std::string machine = fs::path(a.stored[0].path).begin()->string();
+    fs::create_directory_symlink(outside.path, a.dir.path / machine / "lnk");
+    a.point_oldest_at(machine + "/lnk/victim.json");
+    const PruneResult r = archive_prune(a.dir.path, 1);
+    EXPECT_TRUE(fs::exists(outside.path / "victim.json"));
+    EXPECT_TRUE(r.removed_files.empty());
+    EXPECT_TRUE(mentions(r.refused, "symbolic link"));
+    // A row that is itself a symlink to a file outside is not followed either.
+    TwoRunArchive b;
+    fs::create_symlink(outside.path / "victim.json", b.dir.path / "link.json");
+    b.point_oldest_at("link.json");
+    (void)archive_prune(b.dir.path, 1);
+    EXPECT_TRUE(fs::exists(outside.path / "victim.json"));
+}
+
+// Issue 32: a row whose path is index.json must not delete the index.
+TEST(ArchivePrune, NeverDeletesTheIndex) {
+    TwoRunArchive a;
+    a.point_oldest_at("index.json");
+    const PruneResult r = archive_prune(a.dir.path, 1);
+    EXPECT_TRUE(fs::exists(a.dir.path / "index.json"));
+    EXPECT_EQ(archive_entries(a.dir.path).size(), 1u);
+    EXPECT_TRUE(mentions(r.refused, "index.json"));
+}
+
+// Issue 32: duplicate rows must not delete the file a kept row points to.
+TEST(ArchivePrune, DuplicateRowsKeepTheKeptRowsFile) {
+    TwoRunArchive a;
+    nlohmann::json j = a.index();
+    j["sets"][0]["path"] = a.stored[1].path;
+    j["sets"][0]["summaries"] = a.stored[1].summaries;
+    a.set_index(j);
+    const PruneResult r = archive_prune(a.dir.path, 1);
+    EXPECT_TRUE(fs::exists(a.dir.path / a.stored[1].path));
+    EXPECT_TRUE(fs::exists(a.dir.path / a.stored[1].summaries));
+    EXPECT_TRUE(r.removed_files.empty());
+    EXPECT_EQ(archive_entries(a.dir.path).size(), 1u);
+    // Two rows naming one file count once towards --keep.
+    TwoRunArchive b;
+    j = b.index();
+    j["sets"].push_back(j["sets"][1]);
+    b.set_index(j);
+    (void)archive_prune(b.dir.path, 2);
+    EXPECT_TRUE(fs::exists(b.dir.path / b.stored[0].path));
+}
+
+// Issue 32: a row naming a directory is reported as refused, not "removed".
+TEST(ArchivePrune, ADirectoryRowIsRefusedNotReportedRemoved) {
+    TwoRunArchive a;
+    fs::create_directory(a.dir.path / "adir");
+    a.point_oldest_at("adir");
+    const PruneResult r = archive_prune(a.dir.path, 1);
+    EXPECT_TRUE(fs::is_directory(a.dir.path / "adir"));
+    EXPECT_TRUE(r.removed_files.empty());
+    EXPECT_TRUE(mentions(r.refused, "adir: not removed: not a regular file"));
+}
