@@ -413,9 +413,33 @@ std::string machine_id(const nlohmann::json &context) {
     return fmt::format("{}-{}c-{:08x}", slug.empty() ? "cpu" : slug, cores, static_cast<std::uint32_t>(h >> 32));
 }
 
+// The byte where JSON text opens its (kMaxReaderNesting+1)th nested array or
+// object, or npos: a scan outside strings, before the parse builds anything.
+static std::size_t too_deep_at(const std::string &text) {
+    std::size_t depth = 0;
+    bool in_string = false;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (in_string) {
+            if (c == '\\') ++i;
+            else if (c == '"') in_string = false;
+        } else if (c == '"') in_string = true;
+        else if (c == '[' || c == '{') {
+            if (++depth > kMaxReaderNesting) return i;
+        } else if ((c == ']' || c == '}') && depth > 0) --depth;
+    }
+    return std::string::npos;
+}
+
 nlohmann::json parse_reader_json(const std::string &text, const std::string &path) {
     if (text.find_first_not_of(" \t\r\n") == std::string::npos)
         throw ResultSetError(fmt::format("{}: is empty; expected a JSON file as `opbench run` writes it", path));
+    if (const std::size_t at = too_deep_at(text); at != std::string::npos) {
+        auto [line, col] = line_column(text, at);
+        throw ResultSetError(fmt::format("{}:{}:{}: nested deeper than {} arrays and objects; a result set or "
+                                         "archive index is a few levels deep",
+                                         path, line, col, kMaxReaderNesting));
+    }
     try {
         return nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception &e) {
@@ -490,7 +514,12 @@ ResultSet parse_result_set(const std::string &text, const std::string &path) {
         if (!e.is_object())
             throw ResultSetError(fmt::format("{}: benchmarks[{}] is not an object", path, entry_no - 1));
         if (str_or(e, "run_type", "iteration") != "iteration") continue; // aggregates are recomputed here
-        if (!e.contains("op") || !e.contains("backend")) continue;       // not an opbench entry
+        // An entry without its op and backend (`{}`) was dropped silently and
+        // moved a comparison by 2.7%: a set with one is not a set opbench wrote.
+        if (!e.contains("op") || !e.contains("backend"))
+            throw ResultSetError(fmt::format("{}: benchmarks[{}] has no `{}`: not an opbench entry (each iteration "
+                                             "entry names its op and backend; results/README.md)",
+                                             path, entry_no - 1, e.contains("op") ? "backend" : "op"));
         const std::string name = entry_name_of(str_or(e, "run_name", str_or(e, "name")));
         auto [it, inserted] = index.emplace(name, set.cases.size());
         if (inserted) {

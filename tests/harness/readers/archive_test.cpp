@@ -486,3 +486,47 @@ TEST(ArchivePrune, ADirectoryRowIsRefusedNotReportedRemoved) {
     EXPECT_TRUE(r.removed_files.empty());
     EXPECT_TRUE(mentions(r.refused, "adir: not removed: not a regular file"));
 }
+
+// Issue 32: an index nested 100,000 deep or a summaries CBOR nested 200,000
+// deep killed every archive command (SIGSEGV); now each is an ArchiveError.
+TEST(ArchiveReaders, RefuseNestingBeyondTheBound) {
+    TwoRunArchive a;
+    std::string deep = R"({"schema_version": 1, "sets": [)" + std::string(100000, '[') + std::string(100000, ']') + "]}";
+    std::ofstream(a.dir.path / "index.json") << deep;
+    EXPECT_THROW((void)archive_entries(a.dir.path), ArchiveError);
+    EXPECT_THROW((void)archive_prune(a.dir.path, 1), ArchiveError);
+
+    TwoRunArchive b;
+    std::string cbor(200000, '\x81'); // arrays of one, 200,000 deep
+    cbor += '\x01';
+    std::ofstream(b.dir.path / b.stored[1].summaries, std::ios::binary) << cbor;
+    HistoryOptions o;
+    o.suite = b.stored[1].suite;
+    try {
+        (void)archive_history(b.dir.path, o);
+        ADD_FAILURE() << "a summaries file nested 200,000 deep was read";
+    } catch (const ArchiveError &e) {
+        EXPECT_NE(std::string(e.what()).find("nested deeper than"), std::string::npos) << e.what();
+    }
+}
+
+// Issue 32: a set with an entry that is not one (`{}` in benchmarks) was
+// dropped silently by every reader; archive and history refuse it, naming it.
+TEST(ArchiveReaders, RefuseASetWithAnEntryThatIsNotOne) {
+    TempDir in, dir;
+    const std::string p = write_fake_set(in.path, "s.json", run_at("2026-11-20T10:00:00Z", "c0", 1e-5));
+    nlohmann::json j;
+    {
+        std::ifstream f(p);
+        j = nlohmann::json::parse(f);
+    }
+    j["benchmarks"].push_back(nlohmann::json::object());
+    const std::size_t at = j["benchmarks"].size() - 1;
+    std::ofstream(p) << j.dump();
+    try {
+        (void)read_result_set(p);
+        ADD_FAILURE() << "a set with {} in benchmarks was read";
+    } catch (const ResultSetError &e) {
+        EXPECT_NE(std::string(e.what()).find(fmt::format("benchmarks[{}]", at)), std::string::npos) << e.what();
+    }
+}
