@@ -206,7 +206,34 @@ std::string archive_file_name(const ResultSet &set) {
     return fmt::format("{}-{}.json", safe_name(t, "unknown-time"), safe_name(set.commit(), "unknown-commit"));
 }
 
+namespace {
+// Names the archive keeps and history prints: at most 1 KiB, no control
+// characters (a 100,000-character backend name crashed history's regex).
+void check_archived_name(const std::string &path, const std::string &field, const std::string &value) {
+    constexpr std::size_t kMaxName = 1024;
+    if (value.size() > kMaxName)
+        throw ArchiveError(fmt::format("{}: {} is {} bytes long; the archive takes names of at most {} bytes", path,
+                                       field, value.size(), kMaxName));
+    for (unsigned char c : value)
+        if (c < 0x20 || c == 0x7f)
+            throw ArchiveError(fmt::format("{}: {} holds control character 0x{:02x}; the archive takes printable "
+                                           "names",
+                                           path, field, c));
+}
+
+void check_archived_names(const ResultSet &set) {
+    check_archived_name(set.path, "the machine id", set.machine_id());
+    check_archived_name(set.path, "the suite name", set.suite_name());
+    for (std::size_t i = 0; i < set.cases.size(); ++i) {
+        check_archived_name(set.path, fmt::format("case {} ('{}')'s backend", i, set.cases[i].name.substr(0, 80)),
+                            set.cases[i].backend);
+        check_archived_name(set.path, fmt::format("case {}'s name", i), set.cases[i].name);
+    }
+}
+} // namespace
+
 ArchiveEntry archive_store(const fs::path &dir, const ResultSet &set) {
+    check_archived_names(set);
     std::error_code ec;
     fs::create_directories(dir, ec);
     if (ec) throw ArchiveError(fmt::format("{}: cannot create the archive directory ({})", dir.string(), ec.message()));
@@ -451,21 +478,25 @@ public:
         bool matches = false;
         std::string key, label;
     };
-    explicit CaseMatcher(const std::string &regex)
-        : re_(regex.empty() ? std::string(".*") : regex, std::regex::ECMAScript) {}
+    // No --case matches everything without a regex: std::regex recurses per
+    // character and a 100,000-character label overflowed the stack.
+    explicit CaseMatcher(const std::string &regex) : all_(regex.empty()) {
+        if (!all_) re_ = std::regex(regex, std::regex::ECMAScript);
+    }
     // Thread-safe (runs are read in parallel); a Match stays where it is.
     const Match &operator()(const CaseRecord &c) {
         const std::lock_guard<std::mutex> lock(mutex_);
         auto [it, inserted] = seen_.try_emplace(c.name + '\n' + c.backend);
         if (inserted) {
             it->second.label = label_with_backend(c);
-            it->second.matches = std::regex_search(it->second.label, re_);
+            it->second.matches = all_ || std::regex_search(it->second.label, re_);
             it->second.key = c.match_key();
         }
         return it->second;
     }
 
 private:
+    bool all_;
     std::regex re_;
     std::mutex mutex_;
     std::unordered_map<std::string, Match> seen_;

@@ -530,3 +530,33 @@ TEST(ArchiveReaders, RefuseASetWithAnEntryThatIsNotOne) {
         EXPECT_NE(std::string(e.what()).find(fmt::format("benchmarks[{}]", at)), std::string::npos) << e.what();
     }
 }
+
+// Issue 32: `archive` took a set with a 100,000-character backend name, after
+// which history died with SIGSEGV (std::regex recursion). archive refuses
+// names over 1 KiB or with control characters, naming the field; history
+// without --case runs no regex, so such a row already in an archive is read.
+TEST(ArchiveReaders, LongOrControlNamesAreRefusedAndHistoryDoesNotCrash) {
+    TwoRunArchive a;
+    FakeSet s = run_at("2026-11-19T10:00:00Z", "long", 1e-5);
+    s.cases[1].backend = std::string(100000, 'b');
+    const std::string p = write_fake_set(a.in.path, "long.json", s);
+    try {
+        (void)archive_store(a.dir.path, read_result_set(p));
+        ADD_FAILURE() << "a 100,000-character backend name was archived";
+    } catch (const ArchiveError &e) {
+        EXPECT_NE(std::string(e.what()).find("backend is 100000 bytes long"), std::string::npos) << e.what();
+    }
+    FakeSet c = run_at("2026-11-19T10:00:00Z", "ctl", 1e-5);
+    c.cases[1].backend = "one\x1b[2Jdnn";
+    try {
+        (void)archive_store(a.dir.path, read_result_set(write_fake_set(a.in.path, "ctl.json", c)));
+        ADD_FAILURE() << "a backend name with ESC was archived";
+    } catch (const ArchiveError &e) {
+        EXPECT_NE(std::string(e.what()).find("control character 0x1b"), std::string::npos) << e.what();
+    }
+    fs::copy_file(p, a.dir.path / "long.json");
+    a.point_oldest_at("long.json");
+    HistoryOptions o;
+    o.suite = a.stored[1].suite;
+    EXPECT_EQ(archive_history(a.dir.path, o).data["runs"].size(), 2u);
+}
