@@ -331,7 +331,7 @@ std::optional<int> ReaderCommands::Options::add_archived_baseline(std::vector<st
         std::cerr << "opbench compare: " << what << "\n";
         return kExitBadInput;
     }
-    const std::string base_path = (std::filesystem::path(baseline_from) / base->path).string();
+    const std::string base_path = confined_file(baseline_from, base->path);
     std::cerr << fmt::format("opbench compare: baseline {} ({}, commit {})\n", base_path, base->timestamp,
                              base->commit);
     paths.insert(paths.begin(), base_path);
@@ -339,7 +339,7 @@ std::optional<int> ReaderCommands::Options::add_archived_baseline(std::vector<st
     std::vector<ResultSet> history;
     const std::size_t first = earlier.size() > kRunToRunHistory ? earlier.size() - kRunToRunHistory : 0;
     for (std::size_t i = first; i < earlier.size(); ++i)
-        history.push_back(read_result_set((std::filesystem::path(baseline_from) / earlier[i].path).string()));
+        history.push_back(read_result_set(confined_file(baseline_from, earlier[i].path)));
     co.run_to_run = run_to_run_ranges(history);
     if (history.size() >= kMinRunsForRange)
         std::cerr << fmt::format("opbench compare: run-to-run ranges from the last {} archived runs\n", history.size());

@@ -154,18 +154,11 @@ void write_index(const fs::path &dir, const std::vector<ArchiveEntry> &entries) 
     write_file_atomically((dir / "index.json").string(), index.dump(2) + "\n");
 }
 
-// Why DIR/REL must not be deleted, or "": every component below DIR must be
-// a real directory (lstat, so a symlink cannot lead out of the archive) and
-// the last a regular file; the archive's own files and a file a kept row
-// names (duplicate rows) are never deleted.
-std::string undeletable(const fs::path &dir, const std::string &rel, const std::vector<ArchiveEntry> &kept) {
+// Why DIR/REL is not a regular file inside the archive, or "": every
+// component below DIR must be a real directory (lstat, so a symlink cannot
+// lead out of the archive) and the last a regular file.
+std::string unconfined(const fs::path &dir, const std::string &rel) {
     const fs::path norm = fs::path(rel).lexically_normal();
-    if (norm == "index.json" || norm == ".index.lock" || norm == "." || norm.empty())
-        return "it is the archive's own file";
-    for (const ArchiveEntry &k : kept)
-        if (fs::path(k.path).lexically_normal() == norm ||
-            (!k.summaries.empty() && fs::path(k.summaries).lexically_normal() == norm))
-            return "a kept row names it too";
     fs::path at = dir;
     for (auto it = norm.begin(); it != norm.end(); ++it) {
         at /= *it;
@@ -178,6 +171,33 @@ std::string undeletable(const fs::path &dir, const std::string &rel, const std::
     }
     return "";
 }
+
+// Why prune must not delete DIR/REL, or "": the archive's own files and a
+// file a kept row names (duplicate rows) are never deleted.
+std::string undeletable(const fs::path &dir, const std::string &rel, const std::vector<ArchiveEntry> &kept) {
+    const fs::path norm = fs::path(rel).lexically_normal();
+    if (norm == "index.json" || norm == ".index.lock" || norm == "." || norm.empty())
+        return "it is the archive's own file";
+    for (const ArchiveEntry &k : kept)
+        if (fs::path(k.path).lexically_normal() == norm ||
+            (!k.summaries.empty() && fs::path(k.summaries).lexically_normal() == norm))
+            return "a kept row names it too";
+    return unconfined(dir, rel);
+}
+
+} // namespace
+
+// DIR/REL for a reader, refused where it is not a regular file inside the
+// archive (a row that is a symlink to a file outside was read).
+std::string confined_file(const fs::path &dir, const std::string &rel) {
+    if (const std::string why = unconfined(dir, rel); !why.empty())
+        throw ArchiveError(fmt::format("{}: archive row {}: not read: {} (a row names a regular file inside the "
+                                       "archive; results/README.md, \"Archive\")",
+                                       dir.string(), rel, why));
+    return (dir / rel).string();
+}
+
+namespace {
 
 // Deletes one file of a pruned row, or says in result.refused why not.
 void remove_row_file(const fs::path &dir, const std::string &rel, const std::vector<ArchiveEntry> &kept,
@@ -367,7 +387,7 @@ std::vector<ArchiveEntry> archive_matching(const fs::path &dir, const std::strin
         if (!itself.empty() && e.timestamp == not_after) {
             if (!itself_text) itself_text = read_text(itself);
             std::error_code ec;
-            if (fs::exists(dir / e.path, ec) && read_text(dir / e.path) == *itself_text) continue;
+            if (fs::exists(dir / e.path, ec) && read_text(confined_file(dir, e.path)) == *itself_text) continue;
         }
         out.push_back(e);
     }
@@ -457,14 +477,14 @@ HistoryRuns history_runs(const fs::path &dir, const HistoryOptions &o) {
 // set itself, whose parse takes ~0.2 s.
 ResultSet run_without_samples(const fs::path &dir, const ArchiveEntry &run) {
     std::error_code ec;
-    if (!run.summaries.empty() && fs::is_regular_file(dir / run.summaries, ec)) {
+    if (!run.summaries.empty() && fs::exists(fs::symlink_status(dir / run.summaries, ec))) {
         try {
-            return read_set_summaries((dir / run.summaries).string(), (dir / run.path).string());
+            return read_set_summaries(confined_file(dir, run.summaries), (dir / run.path).string());
         } catch (const ResultSetError &e) {
             throw ArchiveError(e.what());
         }
     }
-    return read_result_set((dir / run.path).string());
+    return read_result_set(confined_file(dir, run.path));
 }
 
 std::string label_with_backend(const CaseRecord &c) { return c.label() + " [" + c.backend + "]"; }

@@ -560,3 +560,23 @@ TEST(ArchiveReaders, LongOrControlNamesAreRefusedAndHistoryDoesNotCrash) {
     o.suite = a.stored[1].suite;
     EXPECT_EQ(archive_history(a.dir.path, o).data["runs"].size(), 2u);
 }
+
+// Issue 32: an archive row that is a symlink to a file outside the archive
+// was read by history; now it is an ArchiveError naming the row.
+TEST(ArchiveReaders, RefuseARowThatIsASymlinkOutOfTheArchive) {
+    TwoRunArchive a;
+    TempDir outside;
+    fs::copy_file(a.dir.path / a.stored[0].path, outside.path / "elsewhere.json");
+    fs::create_symlink(outside.path / "elsewhere.json", a.dir.path / "link.json");
+    a.point_oldest_at("link.json");
+    HistoryOptions o;
+    o.suite = a.stored[1].suite;
+    try {
+        (void)archive_history(a.dir.path, o);
+        ADD_FAILURE() << "a row that is a symlink out of the archive was read";
+    } catch (const ArchiveError &e) {
+        EXPECT_NE(std::string(e.what()).find("link.json is a symbolic link"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW((void)confined_file(a.dir.path, "link.json"), ArchiveError);
+    EXPECT_EQ(confined_file(a.dir.path, a.stored[1].path), (a.dir.path / a.stored[1].path).string());
+}
