@@ -120,6 +120,11 @@ std::vector<CaseRecord> cases_from_columns(const nlohmann::json &cols, std::size
                 throw std::invalid_argument("entries.repetitions: fewer values than repetition_counts needs");
             RepetitionTime t;
             t.median_seconds = reps[rep].get<double>();
+            // As the set reader: a median of 1e308 s is not a time (the report's axes grew without bound).
+            if (!(t.median_seconds >= 0 && t.median_seconds <= 1e6))
+                throw std::invalid_argument(fmt::format("entries.repetitions[{}]: median {:g} s is not a time from "
+                                                        "0 to 1e6 s",
+                                                        rep, t.median_seconds));
             t.noise = number_at(reps, rep + 1, INFINITY); // null: too few samples for a CI, as in the set
             t.noise_target_met = reps[rep + 2].get<bool>();
             t.timed_out = reps[rep + 3].get<bool>();

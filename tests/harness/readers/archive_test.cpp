@@ -580,3 +580,35 @@ TEST(ArchiveReaders, RefuseARowThatIsASymlinkOutOfTheArchive) {
     EXPECT_THROW((void)confined_file(a.dir.path, "link.json"), ArchiveError);
     EXPECT_EQ(confined_file(a.dir.path, a.stored[1].path), (a.dir.path / a.stored[1].path).string());
 }
+
+// Issue 32: `report` on medians of 1e308 grew to the memory limit and
+// aborted: the validating reader bounds times (0 to 1e6 s), naming the field;
+// the entry summaries history reads are bounded alike.
+TEST(ArchiveReaders, RefuseTimesThatAreNotTimes) {
+    TempDir in;
+    const std::string p = write_fake_set(in.path, "huge.json", run_at("2026-11-20T10:00:00Z", "c0", 1e-5));
+    nlohmann::json j;
+    {
+        std::ifstream f(p);
+        j = nlohmann::json::parse(f);
+    }
+    for (auto &e : j["benchmarks"])
+        if (e.contains("stats")) e["stats"]["median"] = 1e308;
+    std::ofstream(p) << j.dump();
+    try {
+        (void)read_result_set(p);
+        ADD_FAILURE() << "a median of 1e308 s was read";
+    } catch (const ResultSetError &e) {
+        EXPECT_NE(std::string(e.what()).find("expected a time in seconds from 0 to 1e+06"), std::string::npos)
+            << e.what();
+    }
+    TwoRunArchive a;
+    nlohmann::json summaries = nlohmann::json::from_cbor(std::ifstream(a.dir.path / a.stored[1].summaries, std::ios::binary));
+    summaries["entries"]["repetitions"][0] = 1e308;
+    const std::vector<std::uint8_t> cbor = nlohmann::json::to_cbor(summaries);
+    std::ofstream(a.dir.path / a.stored[1].summaries, std::ios::binary)
+        .write(reinterpret_cast<const char *>(cbor.data()), static_cast<std::streamsize>(cbor.size()));
+    HistoryOptions o;
+    o.suite = a.stored[1].suite;
+    EXPECT_THROW((void)archive_history(a.dir.path, o), ArchiveError);
+}
