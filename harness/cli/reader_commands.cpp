@@ -331,7 +331,7 @@ std::optional<int> ReaderCommands::Options::add_archived_baseline(std::vector<st
         std::cerr << "opbench compare: " << what << "\n";
         return kExitBadInput;
     }
-    const std::string base_path = (std::filesystem::path(baseline_from) / base->path).string();
+    const std::string base_path = confined_file(baseline_from, base->path);
     std::cerr << fmt::format("opbench compare: baseline {} ({}, commit {})\n", base_path, base->timestamp,
                              base->commit);
     paths.insert(paths.begin(), base_path);
@@ -339,7 +339,7 @@ std::optional<int> ReaderCommands::Options::add_archived_baseline(std::vector<st
     std::vector<ResultSet> history;
     const std::size_t first = earlier.size() > kRunToRunHistory ? earlier.size() - kRunToRunHistory : 0;
     for (std::size_t i = first; i < earlier.size(); ++i)
-        history.push_back(read_result_set((std::filesystem::path(baseline_from) / earlier[i].path).string()));
+        history.push_back(read_result_set(confined_file(baseline_from, earlier[i].path)));
     co.run_to_run = run_to_run_ranges(history);
     if (history.size() >= kMinRunsForRange)
         std::cerr << fmt::format("opbench compare: run-to-run ranges from the last {} archived runs\n", history.size());
@@ -501,9 +501,13 @@ int ReaderCommands::Options::run_merge() {
 int ReaderCommands::Options::run_archive() {
     if (*prune_cmd) {
         const PruneResult r = archive_prune(prune_dir, prune_keep);
-        for (const auto &e : r.removed) std::cout << fmt::format("removed {}\n", e.path);
-        std::cout << fmt::format("opbench archive prune: removed {} set(s), {:.1f} MiB; kept {}\n", r.removed.size(),
-                                 double(r.bytes_freed) / (1 << 20), r.kept);
+        // Each file actually deleted, and each left with why: a row is not its file.
+        for (const auto &f : r.removed_files) std::cout << fmt::format("removed {}\n", f);
+        for (const auto &why : r.refused) std::cerr << fmt::format("opbench archive prune: {}\n", why);
+        std::cout << fmt::format("opbench archive prune: removed {} set(s) ({} file(s)), {:.1f} MiB; kept {}; "
+                                 "refused {}\n",
+                                 r.removed.size(), r.removed_files.size(), double(r.bytes_freed) / (1 << 20), r.kept,
+                                 r.refused.size());
         return 0;
     }
     if (archive_dir.empty() || archive_sets.empty()) {

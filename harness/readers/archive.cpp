@@ -20,9 +20,11 @@
 #include <mutex>
 #include <optional>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <unordered_map>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
 
@@ -152,6 +154,68 @@ void write_index(const fs::path &dir, const std::vector<ArchiveEntry> &entries) 
     write_file_atomically((dir / "index.json").string(), index.dump(2) + "\n");
 }
 
+// Why DIR/REL is not a regular file inside the archive, or "": every
+// component below DIR must be a real directory (lstat, so a symlink cannot
+// lead out of the archive) and the last a regular file.
+std::string unconfined(const fs::path &dir, const std::string &rel) {
+    const fs::path norm = fs::path(rel).lexically_normal();
+    fs::path at = dir;
+    for (auto it = norm.begin(); it != norm.end(); ++it) {
+        at /= *it;
+        struct stat st {};
+        if (::lstat(at.c_str(), &st) != 0) return std::string("missing (") + std::strerror(errno) + ")";
+        const bool last = std::next(it) == norm.end();
+        if (S_ISLNK(st.st_mode)) return fmt::format("{} is a symbolic link", at.string());
+        if (!last && !S_ISDIR(st.st_mode)) return fmt::format("{} is not a directory", at.string());
+        if (last && !S_ISREG(st.st_mode)) return "not a regular file";
+    }
+    return "";
+}
+
+// Why prune must not delete DIR/REL, or "": the archive's own files and a
+// file a kept row names (duplicate rows) are never deleted.
+std::string undeletable(const fs::path &dir, const std::string &rel, const std::vector<ArchiveEntry> &kept) {
+    const fs::path norm = fs::path(rel).lexically_normal();
+    if (norm == "index.json" || norm == ".index.lock" || norm == "." || norm.empty())
+        return "it is the archive's own file";
+    for (const ArchiveEntry &k : kept)
+        if (fs::path(k.path).lexically_normal() == norm ||
+            (!k.summaries.empty() && fs::path(k.summaries).lexically_normal() == norm))
+            return "a kept row names it too";
+    return unconfined(dir, rel);
+}
+
+} // namespace
+
+// DIR/REL for a reader, refused where it is not a regular file inside the
+// archive (a row that is a symlink to a file outside was read).
+std::string confined_file(const fs::path &dir, const std::string &rel) {
+    if (const std::string why = unconfined(dir, rel); !why.empty())
+        throw ArchiveError(fmt::format("{}: archive row {}: not read: {} (a row names a regular file inside the "
+                                       "archive; results/README.md, \"Archive\")",
+                                       dir.string(), rel, why));
+    return (dir / rel).string();
+}
+
+namespace {
+
+// Deletes one file of a pruned row, or says in result.refused why not.
+void remove_row_file(const fs::path &dir, const std::string &rel, const std::vector<ArchiveEntry> &kept,
+                     PruneResult &result) {
+    if (const std::string why = undeletable(dir, rel, kept); !why.empty()) {
+        result.refused.push_back(fmt::format("{}: not removed: {}", rel, why));
+        return;
+    }
+    std::error_code ec;
+    const fs::path p = dir / rel;
+    const std::uintmax_t size = fs::file_size(p, ec);
+    if (fs::remove(p, ec) && !ec) {
+        result.bytes_freed += size;
+        result.removed_files.push_back(rel);
+    } else
+        result.refused.push_back(fmt::format("{}: not removed: {}", rel, ec ? ec.message() : "gone already"));
+}
+
 } // namespace
 
 std::string archive_file_name(const ResultSet &set) {
@@ -162,7 +226,34 @@ std::string archive_file_name(const ResultSet &set) {
     return fmt::format("{}-{}.json", safe_name(t, "unknown-time"), safe_name(set.commit(), "unknown-commit"));
 }
 
+namespace {
+// Names the archive keeps and history prints: at most 1 KiB, no control
+// characters (a 100,000-character backend name crashed history's regex).
+void check_archived_name(const std::string &path, const std::string &field, const std::string &value) {
+    constexpr std::size_t kMaxName = 1024;
+    if (value.size() > kMaxName)
+        throw ArchiveError(fmt::format("{}: {} is {} bytes long; the archive takes names of at most {} bytes", path,
+                                       field, value.size(), kMaxName));
+    for (unsigned char c : value)
+        if (c < 0x20 || c == 0x7f)
+            throw ArchiveError(fmt::format("{}: {} holds control character 0x{:02x}; the archive takes printable "
+                                           "names",
+                                           path, field, c));
+}
+
+void check_archived_names(const ResultSet &set) {
+    check_archived_name(set.path, "the machine id", set.machine_id());
+    check_archived_name(set.path, "the suite name", set.suite_name());
+    for (std::size_t i = 0; i < set.cases.size(); ++i) {
+        check_archived_name(set.path, fmt::format("case {} ('{}')'s backend", i, set.cases[i].name.substr(0, 80)),
+                            set.cases[i].backend);
+        check_archived_name(set.path, fmt::format("case {}'s name", i), set.cases[i].name);
+    }
+}
+} // namespace
+
 ArchiveEntry archive_store(const fs::path &dir, const ResultSet &set) {
+    check_archived_names(set);
     std::error_code ec;
     fs::create_directories(dir, ec);
     if (ec) throw ArchiveError(fmt::format("{}: cannot create the archive directory ({})", dir.string(), ec.message()));
@@ -210,20 +301,28 @@ PruneResult archive_prune(const fs::path &dir, std::size_t keep) {
     IndexLock lock(dir);
     const std::vector<ArchiveEntry> entries = read_index(dir); // oldest first
     // Newest first per group, so the first `keep` of each group stay.
+    // A row repeating a newer row's file is dropped from the index first, so
+    // it neither counts towards `keep` nor gets that file deleted.
     std::map<std::string, std::size_t> seen;
-    std::vector<bool> stays(entries.size(), false);
+    std::set<fs::path> files;
+    std::vector<int> stays(entries.size(), 0); // 1 stays, 0 goes, -1 duplicate row
     for (std::size_t i = entries.size(); i-- > 0;) {
         const ArchiveEntry &e = entries[i];
-        stays[i] = ++seen[e.machine_id + "\n" + e.suite + "\n" + e.build_type] <= keep;
+        if (!files.insert(fs::path(e.path).lexically_normal()).second) {
+            stays[i] = -1;
+            continue;
+        }
+        stays[i] = ++seen[e.machine_id + "\n" + e.suite + "\n" + e.build_type] <= keep ? 1 : 0;
     }
     PruneResult result;
     std::vector<ArchiveEntry> kept;
     for (std::size_t i = 0; i < entries.size(); ++i) {
-        if (stays[i]) {
+        if (stays[i] == 1)
             kept.push_back(entries[i]);
-            continue;
-        }
-        result.removed.push_back(entries[i]);
+        else if (stays[i] == 0)
+            result.removed.push_back(entries[i]);
+        else
+            result.refused.push_back(fmt::format("{}: duplicate index row dropped; its file stays", entries[i].path));
     }
     // The index first: a crash between the two leaves unlisted files (harmless)
     // rather than rows whose files are gone.
@@ -233,13 +332,8 @@ PruneResult archive_prune(const fs::path &dir, std::size_t keep) {
         throw ArchiveError(err.what());
     }
     for (const ArchiveEntry &e : result.removed) {
-        const fs::path p = dir / e.path; // from_json refused absolute paths and ".."
-        const std::uintmax_t size = fs::file_size(p, ec);
-        if (fs::remove(p, ec) && !ec) result.bytes_freed += size;
-        if (e.summaries.empty()) continue;
-        const fs::path summaries = dir / e.summaries;
-        const std::uintmax_t summaries_size = fs::file_size(summaries, ec);
-        if (fs::remove(summaries, ec) && !ec) result.bytes_freed += summaries_size;
+        remove_row_file(dir, e.path, kept, result);
+        if (!e.summaries.empty()) remove_row_file(dir, e.summaries, kept, result);
     }
     result.kept = kept.size();
     return result;
@@ -293,7 +387,7 @@ std::vector<ArchiveEntry> archive_matching(const fs::path &dir, const std::strin
         if (!itself.empty() && e.timestamp == not_after) {
             if (!itself_text) itself_text = read_text(itself);
             std::error_code ec;
-            if (fs::exists(dir / e.path, ec) && read_text(dir / e.path) == *itself_text) continue;
+            if (fs::exists(dir / e.path, ec) && read_text(confined_file(dir, e.path)) == *itself_text) continue;
         }
         out.push_back(e);
     }
@@ -383,14 +477,14 @@ HistoryRuns history_runs(const fs::path &dir, const HistoryOptions &o) {
 // set itself, whose parse takes ~0.2 s.
 ResultSet run_without_samples(const fs::path &dir, const ArchiveEntry &run) {
     std::error_code ec;
-    if (!run.summaries.empty() && fs::is_regular_file(dir / run.summaries, ec)) {
+    if (!run.summaries.empty() && fs::exists(fs::symlink_status(dir / run.summaries, ec))) {
         try {
-            return read_set_summaries((dir / run.summaries).string(), (dir / run.path).string());
+            return read_set_summaries(confined_file(dir, run.summaries), (dir / run.path).string());
         } catch (const ResultSetError &e) {
             throw ArchiveError(e.what());
         }
     }
-    return read_result_set((dir / run.path).string());
+    return read_result_set(confined_file(dir, run.path));
 }
 
 std::string label_with_backend(const CaseRecord &c) { return c.label() + " [" + c.backend + "]"; }
@@ -404,21 +498,25 @@ public:
         bool matches = false;
         std::string key, label;
     };
-    explicit CaseMatcher(const std::string &regex)
-        : re_(regex.empty() ? std::string(".*") : regex, std::regex::ECMAScript) {}
+    // No --case matches everything without a regex: std::regex recurses per
+    // character and a 100,000-character label overflowed the stack.
+    explicit CaseMatcher(const std::string &regex) : all_(regex.empty()) {
+        if (!all_) re_ = std::regex(regex, std::regex::ECMAScript);
+    }
     // Thread-safe (runs are read in parallel); a Match stays where it is.
     const Match &operator()(const CaseRecord &c) {
         const std::lock_guard<std::mutex> lock(mutex_);
         auto [it, inserted] = seen_.try_emplace(c.name + '\n' + c.backend);
         if (inserted) {
             it->second.label = label_with_backend(c);
-            it->second.matches = std::regex_search(it->second.label, re_);
+            it->second.matches = all_ || std::regex_search(it->second.label, re_);
             it->second.key = c.match_key();
         }
         return it->second;
     }
 
 private:
+    bool all_;
     std::regex re_;
     std::mutex mutex_;
     std::unordered_map<std::string, Match> seen_;

@@ -64,8 +64,16 @@ archive_matching(const std::filesystem::path &dir, const std::string &machine_id
                  const std::string &build_type, const std::string &not_after = "", const std::string &itself = "");
 
 // What archive_prune() did.
+// DIR/REL, where REL (an index row's path) is a regular file inside the
+// archive reached without a symbolic link; else an ArchiveError saying why.
+[[nodiscard]] std::string confined_file(const std::filesystem::path &dir, const std::string &rel);
+
 struct PruneResult {
     std::vector<ArchiveEntry> removed; // oldest first
+    // Files prune left in place, each with why (outside the archive through a
+    // symlink, the index, a kept row's file, not a regular file).
+    std::vector<std::string> refused;
+    std::vector<std::string> removed_files; // relative to the archive, each deleted
     std::size_t kept = 0;
     std::uintmax_t bytes_freed = 0;
 };

@@ -134,6 +134,18 @@ public:
         const double d = v.get<double>();
         if (!std::isfinite(d) || (non_negative && d < 0)) fail(where, what, v);
     }
+    // A time in seconds: a finite number from 0 to kMaxSeconds. A median of
+    // 1e308 s is not a time, and the report's axes grew to the memory limit on it.
+    void seconds(const nlohmann::json &j, const std::string &at, const char *key) const {
+        if (auto it = j.find(key); it != j.end()) check_seconds(*it, at + "." + key);
+    }
+    void check_seconds(const nlohmann::json &v, const std::string &where) const {
+        static constexpr double kMaxSeconds = 1e6; // 11.6 days for one sample
+        const std::string what = fmt::format("a time in seconds from 0 to {:g}", kMaxSeconds);
+        if (!v.is_number()) fail(where, what, v);
+        const double d = v.get<double>();
+        if (!(d >= 0 && d <= kMaxSeconds)) fail(where, what, v);
+    }
     void integer(const nlohmann::json &j, const std::string &at, const char *key) const {
         auto it = j.find(key);
         if (it == j.end()) return;
@@ -222,8 +234,8 @@ void validate_context(const SchemaCheck &c, const nlohmann::json &raw) {
 // One repetition's `stats` (an iteration entry's, or one of a starved
 // entry's starved_repetitions) at JSON path `sat`.
 void validate_stats(const SchemaCheck &c, const nlohmann::json *st, const std::string &sat) {
-    for (const char *k : {"samples", "calls_per_sample", "min", "mean", "median", "p90", "p99", "max"})
-        c.number(*st, sat, k);
+    for (const char *k : {"samples", "calls_per_sample"}) c.number(*st, sat, k);
+    for (const char *k : {"min", "mean", "median", "p90", "p99", "max"}) c.seconds(*st, sat, k);
     for (const char *k : {"stddev", "cv", "noise"}) c.number(*st, sat, k, true, true);
     for (const char *k : {"noise_target_met", "timed_out", "starved"}) c.boolean(*st, sat, k);
     for (const char *k : {"process", "run_queue_waits", "threads_ran", "remeasured"}) c.integer(*st, sat, k);
@@ -232,7 +244,7 @@ void validate_stats(const SchemaCheck &c, const nlohmann::json *st, const std::s
         c.integer(*st, sat, "involuntary_switches");
     if (const auto *t = c.array(*st, sat, "sample_times"))
         for (std::size_t i = 0; i < t->size(); ++i)
-            c.check_number((*t)[i], fmt::format("{}.sample_times[{}]", sat, i), true, false);
+            c.check_seconds((*t)[i], fmt::format("{}.sample_times[{}]", sat, i));
     if (auto h = st->find("sample_histogram"); h != st->end()) {
         try {
             const std::size_t n = decode_sample_histogram(*h, calls_per_sample_of(*st)).size();
@@ -413,9 +425,33 @@ std::string machine_id(const nlohmann::json &context) {
     return fmt::format("{}-{}c-{:08x}", slug.empty() ? "cpu" : slug, cores, static_cast<std::uint32_t>(h >> 32));
 }
 
+// The byte where JSON text opens its (kMaxReaderNesting+1)th nested array or
+// object, or npos: a scan outside strings, before the parse builds anything.
+static std::size_t too_deep_at(const std::string &text) {
+    std::size_t depth = 0;
+    bool in_string = false;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (in_string) {
+            if (c == '\\') ++i;
+            else if (c == '"') in_string = false;
+        } else if (c == '"') in_string = true;
+        else if (c == '[' || c == '{') {
+            if (++depth > kMaxReaderNesting) return i;
+        } else if ((c == ']' || c == '}') && depth > 0) --depth;
+    }
+    return std::string::npos;
+}
+
 nlohmann::json parse_reader_json(const std::string &text, const std::string &path) {
     if (text.find_first_not_of(" \t\r\n") == std::string::npos)
         throw ResultSetError(fmt::format("{}: is empty; expected a JSON file as `opbench run` writes it", path));
+    if (const std::size_t at = too_deep_at(text); at != std::string::npos) {
+        auto [line, col] = line_column(text, at);
+        throw ResultSetError(fmt::format("{}:{}:{}: nested deeper than {} arrays and objects; a result set or "
+                                         "archive index is a few levels deep",
+                                         path, line, col, kMaxReaderNesting));
+    }
     try {
         return nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception &e) {
@@ -490,7 +526,12 @@ ResultSet parse_result_set(const std::string &text, const std::string &path) {
         if (!e.is_object())
             throw ResultSetError(fmt::format("{}: benchmarks[{}] is not an object", path, entry_no - 1));
         if (str_or(e, "run_type", "iteration") != "iteration") continue; // aggregates are recomputed here
-        if (!e.contains("op") || !e.contains("backend")) continue;       // not an opbench entry
+        // An entry without its op and backend (`{}`) was dropped silently and
+        // moved a comparison by 2.7%: a set with one is not a set opbench wrote.
+        if (!e.contains("op") || !e.contains("backend"))
+            throw ResultSetError(fmt::format("{}: benchmarks[{}] has no `{}`: not an opbench entry (each iteration "
+                                             "entry names its op and backend; results/README.md)",
+                                             path, entry_no - 1, e.contains("op") ? "backend" : "op"));
         const std::string name = entry_name_of(str_or(e, "run_name", str_or(e, "name")));
         auto [it, inserted] = index.emplace(name, set.cases.size());
         if (inserted) {

@@ -89,6 +89,10 @@ struct ResultSet {
 // a larger file is refused. suites/quick.toml's set is about 45 MiB (every
 // sample time is kept), so the cap leaves room for suites 20x larger.
 inline constexpr std::size_t kMaxReaderInputBytes = std::size_t{1} << 30;
+// The deepest nesting of arrays and objects a reader accepts (JSON or CBOR):
+// deeper input (a crafted index 100,000 deep) exhausted the stack in the
+// recursive copies, dumps and CBOR reads that follow a parse.
+constexpr std::size_t kMaxReaderNesting = 256;
 
 // The one way every reader (compare, report, history, merge, archive,
 // analyze, compare --baseline-from) reads a file: a directory is refused

@@ -120,6 +120,11 @@ std::vector<CaseRecord> cases_from_columns(const nlohmann::json &cols, std::size
                 throw std::invalid_argument("entries.repetitions: fewer values than repetition_counts needs");
             RepetitionTime t;
             t.median_seconds = reps[rep].get<double>();
+            // As the set reader: a median of 1e308 s is not a time (the report's axes grew without bound).
+            if (!(t.median_seconds >= 0 && t.median_seconds <= 1e6))
+                throw std::invalid_argument(fmt::format("entries.repetitions[{}]: median {:g} s is not a time from "
+                                                        "0 to 1e6 s",
+                                                        rep, t.median_seconds));
             t.noise = number_at(reps, rep + 1, INFINITY); // null: too few samples for a CI, as in the set
             t.noise_target_met = reps[rep + 2].get<bool>();
             t.timed_out = reps[rep + 3].get<bool>();
@@ -154,6 +159,28 @@ std::string set_summaries_bytes(const ResultSet &set) {
     return std::string(cbor.begin(), cbor.end());
 }
 
+namespace {
+// nlohmann's CBOR reader recurses once per nesting level (a file nested
+// 200,000 deep overflowed the stack): this DOM builder stops it at the bound.
+class BoundedCborDom : public nlohmann::detail::json_sax_dom_parser<nlohmann::json> {
+    using Base = nlohmann::detail::json_sax_dom_parser<nlohmann::json>;
+    std::size_t depth_ = 0;
+
+public:
+    explicit BoundedCborDom(nlohmann::json &j) : Base(j, true) {}
+    bool start_object(std::size_t n) { return ++depth_ <= kMaxReaderNesting && Base::start_object(n); }
+    bool start_array(std::size_t n) { return ++depth_ <= kMaxReaderNesting && Base::start_array(n); }
+    bool end_object() { return --depth_, Base::end_object(); }
+    bool end_array() { return --depth_, Base::end_array(); }
+};
+
+// False where the CBOR nests too deep; throws nlohmann's error where it is not CBOR.
+bool parse_bounded_cbor(const std::string &bytes, nlohmann::json &j) {
+    BoundedCborDom dom(j);
+    return nlohmann::json::sax_parse(bytes, &dom, nlohmann::json::input_format_t::cbor);
+}
+} // namespace
+
 ResultSet read_set_summaries(const std::string &summaries_path, const std::string &set_path) {
     std::ifstream in(summaries_path, std::ios::binary | std::ios::ate);
     if (!in) throw ResultSetError(fmt::format("{}: cannot open ({})", summaries_path, std::strerror(errno)));
@@ -166,7 +193,10 @@ ResultSet read_set_summaries(const std::string &summaries_path, const std::strin
     in.read(bytes.data(), size);
     nlohmann::json j;
     try {
-        j = nlohmann::json::from_cbor(bytes);
+        if (!parse_bounded_cbor(bytes, j))
+            throw ResultSetError(fmt::format("{}: not the entry summaries of an archived set (nested deeper than {} "
+                                             "arrays and maps); results/README.md, \"Archive\"",
+                                             summaries_path, kMaxReaderNesting));
     } catch (const nlohmann::json::exception &e) {
         throw ResultSetError(fmt::format("{}: not the entry summaries of an archived set (not CBOR: {}); "
                                          "results/README.md, \"Archive\"",

@@ -286,6 +286,12 @@ TEST_F(ReaderCommands, ArchiveHistoryAndBaselineFromEndToEnd) {
     std::ifstream in(html);
     const std::string text(std::istreambuf_iterator<char>(in), {});
     EXPECT_NE(text.find("data-chart=\"history\""), std::string::npos);
+    // Issue 32: a broken archive was an error only inside the HTML, exit 0;
+    // now the command exits 2 and says it on stderr.
+    std::ofstream(fs::path(archive) / "index.json") << "{\"schema_version\": 1, \"sets\": [{}]}";
+    r = run_opbench("report " + slow + " -o " + html + " --force --history " + archive);
+    EXPECT_EQ(r.rc, 2) << r.out;
+    EXPECT_NE(r.out.find("index.json: sets[0]"), std::string::npos) << r.out;
 }
 
 TEST_F(ReaderCommands, MergeRefusesOtherSuites) {

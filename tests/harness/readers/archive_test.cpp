@@ -390,3 +390,225 @@ TEST(Archive, HistoryOfManyRunsGroupsTheTrend) {
     EXPECT_NE(t.title.find("2026-11-12T10:00 c11"), std::string::npos) << t.title;
     EXPECT_EQ(t.title.find("c05"), std::string::npos) << "the runs between are not listed:\n" << t.title;
 }
+
+namespace {
+
+// An archive of two sets of one group, whose index rows the test rewrites.
+struct TwoRunArchive {
+    TempDir in, dir;
+    std::vector<ArchiveEntry> stored;
+    TwoRunArchive() {
+        for (int i = 0; i < 2; ++i)
+            stored.push_back(archive_store(
+                dir.path, read_result_set(write_fake_set(in.path, std::to_string(i) + ".json",
+                                                         run_at(fmt::format("2026-11-2{}T10:00:00Z", i),
+                                                                "c" + std::to_string(i), 1e-5)))));
+    }
+    nlohmann::json index() const {
+        std::ifstream f(dir.path / "index.json");
+        return nlohmann::json::parse(f);
+    }
+    void set_index(const nlohmann::json &j) const { std::ofstream(dir.path / "index.json") << j.dump(); }
+    // The older row (the one --keep 1 prunes) now names `path`, without summaries.
+    void point_oldest_at(const std::string &path) const {
+        nlohmann::json j = index();
+        j["sets"][0]["path"] = path;
+        j["sets"][0].erase("summaries");
+        set_index(j);
+    }
+};
+
+bool mentions(const std::vector<std::string> &lines, const std::string &what) {
+    return std::any_of(lines.begin(), lines.end(), [&](const std::string &l) { return l.find(what) != std::string::npos; });
+}
+
+} // namespace
+
+// Issue 32: a row `<machine>/lnk/victim.json` where lnk is a symlink to a
+// directory outside the archive must not delete the file outside.
+TEST(ArchivePrune, RefusesAPathThroughASymlinkOutOfTheArchive) {
+    TwoRunArchive a;
+    TempDir outside;
+    std::ofstream(outside.path / "victim.json") << "precious";
+    const std::string machine = fs::path(a.stored[0].path).begin()->string();
+    fs::create_directory_symlink(outside.path, a.dir.path / machine / "lnk");
+    a.point_oldest_at(machine + "/lnk/victim.json");
+    const PruneResult r = archive_prune(a.dir.path, 1);
+    EXPECT_TRUE(fs::exists(outside.path / "victim.json"));
+    EXPECT_TRUE(r.removed_files.empty());
+    EXPECT_TRUE(mentions(r.refused, "symbolic link"));
+    // A row that is itself a symlink to a file outside is not followed either.
+    TwoRunArchive b;
+    fs::create_symlink(outside.path / "victim.json", b.dir.path / "link.json");
+    b.point_oldest_at("link.json");
+    (void)archive_prune(b.dir.path, 1);
+    EXPECT_TRUE(fs::exists(outside.path / "victim.json"));
+}
+
+// Issue 32: a row whose path is index.json must not delete the index.
+TEST(ArchivePrune, NeverDeletesTheIndex) {
+    TwoRunArchive a;
+    a.point_oldest_at("index.json");
+    const PruneResult r = archive_prune(a.dir.path, 1);
+    EXPECT_TRUE(fs::exists(a.dir.path / "index.json"));
+    EXPECT_EQ(archive_entries(a.dir.path).size(), 1u);
+    EXPECT_TRUE(mentions(r.refused, "index.json"));
+}
+
+// Issue 32: duplicate rows must not delete the file a kept row points to.
+TEST(ArchivePrune, DuplicateRowsKeepTheKeptRowsFile) {
+    TwoRunArchive a;
+    nlohmann::json j = a.index();
+    j["sets"][0]["path"] = a.stored[1].path;
+    j["sets"][0]["summaries"] = a.stored[1].summaries;
+    a.set_index(j);
+    const PruneResult r = archive_prune(a.dir.path, 1);
+    EXPECT_TRUE(fs::exists(a.dir.path / a.stored[1].path));
+    EXPECT_TRUE(fs::exists(a.dir.path / a.stored[1].summaries));
+    EXPECT_TRUE(r.removed_files.empty());
+    EXPECT_EQ(archive_entries(a.dir.path).size(), 1u);
+    // Two rows naming one file count once towards --keep.
+    TwoRunArchive b;
+    j = b.index();
+    j["sets"].push_back(j["sets"][1]);
+    b.set_index(j);
+    (void)archive_prune(b.dir.path, 2);
+    EXPECT_TRUE(fs::exists(b.dir.path / b.stored[0].path));
+}
+
+// Issue 32: a row naming a directory is reported as refused, not "removed".
+TEST(ArchivePrune, ADirectoryRowIsRefusedNotReportedRemoved) {
+    TwoRunArchive a;
+    fs::create_directory(a.dir.path / "adir");
+    a.point_oldest_at("adir");
+    const PruneResult r = archive_prune(a.dir.path, 1);
+    EXPECT_TRUE(fs::is_directory(a.dir.path / "adir"));
+    EXPECT_TRUE(r.removed_files.empty());
+    EXPECT_TRUE(mentions(r.refused, "adir: not removed: not a regular file"));
+}
+
+// Issue 32: an index nested 100,000 deep or a summaries CBOR nested 200,000
+// deep killed every archive command (SIGSEGV); now each is an ArchiveError.
+TEST(ArchiveReaders, RefuseNestingBeyondTheBound) {
+    TwoRunArchive a;
+    std::string deep = R"({"schema_version": 1, "sets": [)" + std::string(100000, '[') + std::string(100000, ']') + "]}";
+    std::ofstream(a.dir.path / "index.json") << deep;
+    EXPECT_THROW((void)archive_entries(a.dir.path), ArchiveError);
+    EXPECT_THROW((void)archive_prune(a.dir.path, 1), ArchiveError);
+
+    TwoRunArchive b;
+    std::string cbor(200000, '\x81'); // arrays of one, 200,000 deep
+    cbor += '\x01';
+    std::ofstream(b.dir.path / b.stored[1].summaries, std::ios::binary) << cbor;
+    HistoryOptions o;
+    o.suite = b.stored[1].suite;
+    try {
+        (void)archive_history(b.dir.path, o);
+        ADD_FAILURE() << "a summaries file nested 200,000 deep was read";
+    } catch (const ArchiveError &e) {
+        EXPECT_NE(std::string(e.what()).find("nested deeper than"), std::string::npos) << e.what();
+    }
+}
+
+// Issue 32: a set with an entry that is not one (`{}` in benchmarks) was
+// dropped silently by every reader; archive and history refuse it, naming it.
+TEST(ArchiveReaders, RefuseASetWithAnEntryThatIsNotOne) {
+    TempDir in, dir;
+    const std::string p = write_fake_set(in.path, "s.json", run_at("2026-11-20T10:00:00Z", "c0", 1e-5));
+    nlohmann::json j;
+    {
+        std::ifstream f(p);
+        j = nlohmann::json::parse(f);
+    }
+    j["benchmarks"].push_back(nlohmann::json::object());
+    const std::size_t at = j["benchmarks"].size() - 1;
+    std::ofstream(p) << j.dump();
+    try {
+        (void)read_result_set(p);
+        ADD_FAILURE() << "a set with {} in benchmarks was read";
+    } catch (const ResultSetError &e) {
+        EXPECT_NE(std::string(e.what()).find(fmt::format("benchmarks[{}]", at)), std::string::npos) << e.what();
+    }
+}
+
+// Issue 32: `archive` took a set with a 100,000-character backend name, after
+// which history died with SIGSEGV (std::regex recursion). archive refuses
+// names over 1 KiB or with control characters, naming the field; history
+// without --case runs no regex, so such a row already in an archive is read.
+TEST(ArchiveReaders, LongOrControlNamesAreRefusedAndHistoryDoesNotCrash) {
+    TwoRunArchive a;
+    FakeSet s = run_at("2026-11-19T10:00:00Z", "long", 1e-5);
+    s.cases[1].backend = std::string(100000, 'b');
+    const std::string p = write_fake_set(a.in.path, "long.json", s);
+    try {
+        (void)archive_store(a.dir.path, read_result_set(p));
+        ADD_FAILURE() << "a 100,000-character backend name was archived";
+    } catch (const ArchiveError &e) {
+        EXPECT_NE(std::string(e.what()).find("backend is 100000 bytes long"), std::string::npos) << e.what();
+    }
+    FakeSet c = run_at("2026-11-19T10:00:00Z", "ctl", 1e-5);
+    c.cases[1].backend = "one\x1b[2Jdnn";
+    try {
+        (void)archive_store(a.dir.path, read_result_set(write_fake_set(a.in.path, "ctl.json", c)));
+        ADD_FAILURE() << "a backend name with ESC was archived";
+    } catch (const ArchiveError &e) {
+        EXPECT_NE(std::string(e.what()).find("control character 0x1b"), std::string::npos) << e.what();
+    }
+    fs::copy_file(p, a.dir.path / "long.json");
+    a.point_oldest_at("long.json");
+    HistoryOptions o;
+    o.suite = a.stored[1].suite;
+    EXPECT_EQ(archive_history(a.dir.path, o).data["runs"].size(), 2u);
+}
+
+// Issue 32: an archive row that is a symlink to a file outside the archive
+// was read by history; now it is an ArchiveError naming the row.
+TEST(ArchiveReaders, RefuseARowThatIsASymlinkOutOfTheArchive) {
+    TwoRunArchive a;
+    TempDir outside;
+    fs::copy_file(a.dir.path / a.stored[0].path, outside.path / "elsewhere.json");
+    fs::create_symlink(outside.path / "elsewhere.json", a.dir.path / "link.json");
+    a.point_oldest_at("link.json");
+    HistoryOptions o;
+    o.suite = a.stored[1].suite;
+    try {
+        (void)archive_history(a.dir.path, o);
+        ADD_FAILURE() << "a row that is a symlink out of the archive was read";
+    } catch (const ArchiveError &e) {
+        EXPECT_NE(std::string(e.what()).find("link.json is a symbolic link"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW((void)confined_file(a.dir.path, "link.json"), ArchiveError);
+    EXPECT_EQ(confined_file(a.dir.path, a.stored[1].path), (a.dir.path / a.stored[1].path).string());
+}
+
+// Issue 32: `report` on medians of 1e308 grew to the memory limit and
+// aborted: the validating reader bounds times (0 to 1e6 s), naming the field;
+// the entry summaries history reads are bounded alike.
+TEST(ArchiveReaders, RefuseTimesThatAreNotTimes) {
+    TempDir in;
+    const std::string p = write_fake_set(in.path, "huge.json", run_at("2026-11-20T10:00:00Z", "c0", 1e-5));
+    nlohmann::json j;
+    {
+        std::ifstream f(p);
+        j = nlohmann::json::parse(f);
+    }
+    for (auto &e : j["benchmarks"])
+        if (e.contains("stats")) e["stats"]["median"] = 1e308;
+    std::ofstream(p) << j.dump();
+    try {
+        (void)read_result_set(p);
+        ADD_FAILURE() << "a median of 1e308 s was read";
+    } catch (const ResultSetError &e) {
+        EXPECT_NE(std::string(e.what()).find("expected a time in seconds from 0 to 1e+06"), std::string::npos)
+            << e.what();
+    }
+    TwoRunArchive a;
+    nlohmann::json summaries = nlohmann::json::from_cbor(std::ifstream(a.dir.path / a.stored[1].summaries, std::ios::binary));
+    summaries["entries"]["repetitions"][0] = 1e308;
+    const std::vector<std::uint8_t> cbor = nlohmann::json::to_cbor(summaries);
+    std::ofstream(a.dir.path / a.stored[1].summaries, std::ios::binary)
+        .write(reinterpret_cast<const char *>(cbor.data()), static_cast<std::streamsize>(cbor.size()));
+    HistoryOptions o;
+    o.suite = a.stored[1].suite;
+    EXPECT_THROW((void)archive_history(a.dir.path, o), ArchiveError);
+}
