@@ -174,8 +174,8 @@ ResultPath AbCommand::Options::reserve_out(const Suite &suite, const PluginSet &
         request.force = force;
         request.suite_path = suite_path;
         // --force never replaces what the run reads: opbench, its plugins
-        // (both --plugin builds), the suite.
-        request.inputs = {{"/proc/self/exe", "the opbench executable running"}, {suite_path, "the suite being run"}};
+        // (both --plugin builds); the suite is refused by suite_path.
+        request.inputs = {{"/proc/self/exe", "the opbench executable running"}};
         for (const auto &p : plugins.plugins) request.inputs.push_back({p.path, "the loaded plugin " + p.name()});
         result_path = reserve_result_path(request, suite.name);
     } catch (const OutputPathError &e) {

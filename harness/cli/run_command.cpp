@@ -535,7 +535,8 @@ ResultPath RunCommand::Options::reserve_out(const Suite &suite, const std::strin
 // every loaded plugin (--plugin builds included), the suite and, resuming,
 // the journal.
 void RunCommand::Options::collect_inputs(const PluginSet &plugins, const std::string &resume_journal) {
-    inputs = {{"/proc/self/exe", "the opbench executable running"}, {suite_path, "the suite being run"}};
+    // (The suite is refused by --out's and --trace's own checks.)
+    inputs = {{"/proc/self/exe", "the opbench executable running"}};
     for (const auto &p : plugins.plugins) inputs.push_back({p.path, "the loaded plugin " + p.name()});
     if (!resume_journal.empty()) inputs.push_back({resume_journal, "the journal being resumed"});
 }

@@ -83,11 +83,22 @@ TEST_F(RunLogTest, AResumedLogHoldsWhatTheJournalHad) {
 }
 
 TEST_F(RunLogTest, ACaseRecordedTwiceKeepsTheLaterRecord) {
-    RunLog log(json::object(), journal_);
-    log.add_case(0, "a", "failed", entries_of("a", 1));
-    log.add_case(0, "a", "passed", entries_of("a", 3));
-    EXPECT_EQ(log.result_set(true)["benchmarks"].size(), 3u);
+    {
+        RunLog log(json::object(), journal_);
+        log.add_case(0, "a", "failed", entries_of("a", 1));
+        log.add_case(0, "a", "passed", entries_of("a", 3));
+        EXPECT_EQ(log.result_set(true)["benchmarks"].size(), 3u);
+    } // the run ends: its journal is no longer locked
     EXPECT_EQ(RunLog::resume(journal_)->counts(), (std::map<std::string, int>{{"passed", 1}}));
+}
+
+// Issue 32: a journal a live run holds (its flock) is not an interrupted
+// run's; resuming it would measure the same cases twice.
+TEST_F(RunLogTest, AJournalALiveRunHoldsIsNotResumed) {
+    RunLog log(json::object(), journal_);
+    log.add_case(0, "a", "passed", entries_of("a", 1));
+    EXPECT_TRUE(journal_is_live(journal_));
+    EXPECT_THROW(RunLog::resume(journal_), JournalError);
 }
 
 TEST_F(RunLogTest, EveryRecordIsInTheJournalWhenAddReturns) {
