@@ -94,19 +94,39 @@ cd "$work"
 expect_bad "is a directory" run --resume "$work/sub"
 expect_bad "--benchmark_filter=softmax" run --resume sub/int.json --benchmark_filter=softmax
 expect_bad "--benchmark_repetitions=1" run --resume sub/int.json --benchmark_repetitions=1
-# A header whose args name an output: never replayed.
+# A header whose args name an output: never replayed. Case lines that are
+# not the run's (an unknown case, a negative time, a case carrying another's
+# entries, entries cut to one repetition): dropped, said, measured again.
 echo victim > victim.txt
 python3 - sub/int.json.journal <<'PY'
-import json, sys
+import copy, json, sys
 p = sys.argv[1]
-lines = open(p).read().splitlines(True)
-h = json.loads(lines[0])
+lines = [json.loads(l) for l in open(p).read().splitlines()]
+h = lines[0]
 h["args"] += ["--trace", "../victim.txt", "--force"]
-lines[0] = json.dumps(h) + "\n"
-open(p, "w").writelines(lines)
+cases = [l for l in lines if "case" in l and l["status"] == "passed"]
+assert cases, "the interrupted run finished no case"
+good = cases[0]
+unknown = copy.deepcopy(good); unknown["case"] = "nosuch/be:naive"
+negative = copy.deepcopy(good); negative["entries"][0]["real_time"] = -5
+cut = copy.deepcopy(good); cut["entries"] = cut["entries"][:1]
+for e in cut["entries"]: e["repetitions"] = 2
+lines += [unknown, negative]
+open(p, "w").writelines(json.dumps(l) + "\n" for l in lines)
+open(p + ".cut", "w").write(json.dumps(cut) + "\n")
 PY
 set +e
 OPBENCH_PLUGIN_PATH=$faultwrap "$opbench" run --resume sub/int.json > res.log 2>&1
 set -e
 [ "$(cat victim.txt)" = victim ] || { cat res.log; fail "resume replayed the header's --trace --force over ../victim.txt"; }
+grep -qF "journal line dropped (nosuch/be:naive: is not a case of this run)" res.log || { cat res.log; fail "an unknown case was trusted"; }
+grep -qF "has real_time -5" res.log || { cat res.log; fail "a negative time was trusted"; }
+python3 - sub/int.json "$src/tests/harness/workload_fault.toml" <<'PY' || fail "the resumed set is not whole"
+import json, sys
+rs = json.load(open(sys.argv[1]))
+assert rs["context"]["opbench"]["complete"] is True
+names = {e["run_name"] for e in rs["benchmarks"]}
+assert not any(n.startswith("nosuch") for n in names), names
+assert all(e.get("real_time", 0) >= 0 for e in rs["benchmarks"])
+PY
 echo "ok"
