@@ -177,6 +177,12 @@ std::string resumed_out(const std::string &journal) {
     return journal.substr(0, journal.size() - kSuffix.size());
 }
 
+// True when the interrupted run's own command line had --force.
+bool journal_forced(const std::string &journal) {
+    const nlohmann::json args = read_journal(journal).header.value("args", nlohmann::json::array());
+    return std::find(args.begin(), args.end(), nlohmann::json("--force")) != args.end();
+}
+
 } // namespace
 
 // Every option of `run` as parsed; the checks turn them into RunOptions.
@@ -518,7 +524,9 @@ ResultPath RunCommand::Options::reserve_out(const Suite &suite, const std::strin
     try {
         OutputRequest request;
         request.path = out_path;
-        request.force = force;
+        // Resumed, the first run's --force still lets its own set be
+        // replaced, but only that: it is not replayed (kOutputOptions).
+        request.force = force || (!resume_journal.empty() && journal_forced(resume_journal));
         request.suite_path = suite_path;
         request.resuming = !resume_journal.empty();
         request.inputs = inputs;
