@@ -540,8 +540,8 @@ ResultPath RunCommand::Options::reserve_out(const Suite &suite, const std::strin
 }
 
 // The files the run reads, which --force never replaces: opbench itself,
-// every loaded plugin (--plugin builds included), the suite and, resuming,
-// the journal.
+// every loaded plugin (--plugin builds included) and, resuming, the
+// journal.
 void RunCommand::Options::collect_inputs(const PluginSet &plugins, const std::string &resume_journal) {
     // (The suite is refused by --out's and --trace's own checks.)
     inputs = {{"/proc/self/exe", "the opbench executable running"}};
