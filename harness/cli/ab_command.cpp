@@ -40,7 +40,7 @@ struct AbCommand::Options {
     void choose_pair(const std::vector<PluginVariantSpec> &specs, const PluginSet &plugins);
     void choose_reference(const PluginSet &plugins);
     Suite load_suite(const PluginSet &plugins) const; // throws SuiteError
-    ResultPath reserve_out(const Suite &suite);
+    ResultPath reserve_out(const Suite &suite, const PluginSet &plugins);
     void print_start(const PluginSet &plugins) const;
     int run_pairs(const Suite &suite, const PluginSet &plugins) const;
 };
@@ -165,7 +165,7 @@ Suite AbCommand::Options::load_suite(const PluginSet &plugins) const {
 
 // The result set's path, reserved (unless --no-out) for as long as the
 // returned object lives.
-ResultPath AbCommand::Options::reserve_out(const Suite &suite) {
+ResultPath AbCommand::Options::reserve_out(const Suite &suite, const PluginSet &plugins) {
     if (no_out) return {};
     ResultPath result_path;
     try {
@@ -173,6 +173,10 @@ ResultPath AbCommand::Options::reserve_out(const Suite &suite) {
         request.path = out_path;
         request.force = force;
         request.suite_path = suite_path;
+        // --force never replaces what the run reads: opbench, its plugins
+        // (both --plugin builds); the suite is refused by suite_path.
+        request.inputs = {{"/proc/self/exe", "the opbench executable running"}};
+        for (const auto &p : plugins.plugins) request.inputs.push_back({p.path, "the loaded plugin " + p.name()});
         result_path = reserve_result_path(request, suite.name);
     } catch (const OutputPathError &e) {
         throw AbBadInput(e.what());
@@ -229,7 +233,7 @@ std::optional<int> AbCommand::run() {
             std::cerr << e.what() << "\n";
             return kExitBadInput;
         }
-        const ResultPath result_path = o.reserve_out(suite);
+        const ResultPath result_path = o.reserve_out(suite, plugins);
         o.print_start(plugins);
         return o.run_pairs(suite, plugins);
     } catch (const AbBadInput &e) {

@@ -82,10 +82,15 @@ bool same_file(const std::string &a, const struct stat &b) {
 }
 
 // An interrupted run's journal beside `path` would be refused only once the
-// run starts (Journal::create); found here, before anything runs.
+// run starts (Journal::create); found here, before anything runs. A journal
+// a live run holds (its lock) is that run's, not an interrupted one.
 void check_no_journal(const std::string &shown, const std::string &path) {
     const std::string journal = journal_path_for(path);
     struct stat st {};
+    if (::lstat(journal.c_str(), &st) == 0 && journal_is_live(journal))
+        refuse(shown, fmt::format("a run still going writes here (its journal {} is held by it); wait for it to "
+                                  "finish, or choose another --out",
+                                  journal));
     if (::lstat(journal.c_str(), &st) == 0)
         refuse(shown, fmt::format("the journal of an interrupted run lies beside it ({}): `opbench run --resume {}` "
                                   "finishes that run; remove the journal to start afresh",
@@ -109,6 +114,30 @@ bool is_empty_or_incomplete_result_set(const std::string &path, const struct sta
 }
 
 } // namespace
+
+void check_not_an_input(std::string_view flag, const std::string &path, const std::vector<CommandInput> &inputs,
+                        const std::vector<std::string> &input_dirs) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0)
+        for (const auto &in : inputs)
+            if (same_file(in.path, st))
+                refuse_as(flag, path,
+                          fmt::format("is {} ({}), which this command reads; --force never replaces an input: "
+                                      "choose another file",
+                                      in.what, in.path));
+    std::error_code ec;
+    const fs::path mine = fs::weakly_canonical(path, ec);
+    for (const auto &dir : input_dirs) {
+        std::error_code dec;
+        const fs::path d = fs::weakly_canonical(dir, dec);
+        if (dec || ec || dir.empty()) continue;
+        const auto rel = mine.lexically_relative(d);
+        if (!rel.empty() && *rel.begin() != "..")
+            refuse_as(flag, path,
+                      fmt::format("is inside {}, the archive this command reads and stores into; write elsewhere",
+                                  dir));
+    }
+}
 
 std::string sanitize_file_stem(std::string_view name) {
     constexpr std::size_t kMaxStem = 96;
@@ -223,6 +252,7 @@ ResultPath reserve_result_path(const OutputRequest &request, std::string_view su
     const fs::path p = request.path;
     if (!p.has_filename()) refuse(shown, "names a directory; --out takes a file name such as DIR/run.json");
     check_name_fits(shown, p);
+    check_not_an_input("--out", shown, request.inputs, request.input_dirs);
 
     struct stat st {};
     if (::stat(shown.c_str(), &st) == 0) {

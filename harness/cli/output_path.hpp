@@ -29,6 +29,19 @@ public:
 // NAME_MAX too.
 inline constexpr std::size_t kOutputNameHeadroom = 32;
 
+// A file the command reads, and what it is ("the opbench executable", "the
+// loaded plugin naive"): an output is never it, by whatever name.
+struct CommandInput {
+    std::string path;
+    std::string what;
+};
+
+// Refuses (OutputPathError naming `flag`, the path and what it is) an output
+// that is one of `inputs` (the same device and inode, whatever the name) or
+// lies inside one of `input_dirs` (an archive: its index and every set in it).
+void check_not_an_input(std::string_view flag, const std::string &path, const std::vector<CommandInput> &inputs,
+                        const std::vector<std::string> &input_dirs);
+
 struct OutputRequest {
     std::string path;       // --out as given; empty: a default name under default_dir
     bool force = false;     // --force: an existing regular file may be replaced
@@ -38,6 +51,9 @@ struct OutputRequest {
     // ("complete": false) or its empty reservation (a killed run), and is
     // replaced without --force; anything else there is still refused.
     bool resuming = false;
+    // Never written over, --force or not (check_not_an_input).
+    std::vector<CommandInput> inputs{};
+    std::vector<std::string> input_dirs{};
 };
 
 // The result set's path, reserved for this run. Move-only. While it holds a

@@ -87,13 +87,18 @@ int exit_keeping_journal(ResultPath &result_path) {
 // long one may take, the trace and the console. Every other option would
 // change what the run measures, so it is refused with --resume.
 constexpr std::string_view kResumeMayChange[] = {
-    "--isolate", "--case-timeout", "--trace",   "--trace-schedule",
-    "--force",   "--no-progress",  "--verbose", "--allow-insecure-plugins"};
+    "--isolate", "--case-timeout", "--trace",   "--trace-schedule",         "--force",
+    "--archive", "--no-progress",  "--verbose", "--allow-insecure-plugins"};
+// Where the run writes: taken from the command line alone, never replayed
+// from the journal's header (a damaged or planted header must not choose
+// what --force replaces).
+constexpr std::string_view kOutputOptions[] = {"--trace", "--trace-schedule", "--force", "--archive"};
 bool resume_may_change(std::string_view name) {
     return std::find(std::begin(kResumeMayChange), std::end(kResumeMayChange), name) != std::end(kResumeMayChange);
 }
 bool resume_option_takes_value(std::string_view name) {
-    return name == "--isolate" || name == "--case-timeout" || name == "--trace" || name == "--trace-schedule";
+    return name == "--isolate" || name == "--case-timeout" || name == "--trace" || name == "--trace-schedule" ||
+           name == "--archive";
 }
 
 // `args` without the options `changes` names (with their values), which the
@@ -149,6 +154,9 @@ std::vector<std::string> options_resume_changes(const CLI::App &run) {
         changes.push_back(name);
         if (resume_option_takes_value(name)) changes.push_back(opt->results().empty() ? "" : opt->results().back());
     }
+    // Google Benchmark's arguments change what is measured too (filter,
+    // repetitions, min time, interleaving) or where it goes (--benchmark_out).
+    for (const auto &extra : run.remaining()) refused.push_back(extra);
     if (!refused.empty())
         throw BadRunInput{fmt::format("opbench run: --resume continues the run with its own settings, and {} would "
                                       "change what it measures: drop {}, or start a new run. With --resume only "
@@ -156,6 +164,23 @@ std::vector<std::string> options_resume_changes(const CLI::App &run) {
                                       fmt::join(refused, ", "), refused.size() == 1 ? "it" : "them",
                                       fmt::join(kResumeMayChange, ", "))};
     return changes;
+}
+
+// The result set a journal belongs to: the journal's own path less
+// ".journal" (journal_path_for), never the header's say.
+std::string resumed_out(const std::string &journal) {
+    constexpr std::string_view kSuffix = ".journal";
+    if (!journal.ends_with(kSuffix))
+        throw BadRunInput{fmt::format("opbench run: --resume: {} is not named <result set>.journal, so its result "
+                                      "set is unknown; resume through the result set's path",
+                                      journal)};
+    return journal.substr(0, journal.size() - kSuffix.size());
+}
+
+// True when the interrupted run's own command line had --force.
+bool journal_forced(const std::string &journal) {
+    const nlohmann::json args = read_journal(journal).header.value("args", nlohmann::json::array());
+    return std::find(args.begin(), args.end(), nlohmann::json("--force")) != args.end();
 }
 
 } // namespace
@@ -171,6 +196,7 @@ struct RunCommand::Options {
     std::vector<std::string> plugin_specs; // --plugin NAME@VARIANT=PATH
     bool list = false;                     // --list: the entry names, nothing run
     RunOptions opts;
+    std::vector<CommandInput> inputs; // what no output may replace (collect_inputs)
 
     void add_where_options();
     void add_output_options(const std::function<void(CLI::App *)> &trust_flag);
@@ -182,6 +208,8 @@ struct RunCommand::Options {
     [[nodiscard]] Suite load_checked_suite(const PluginSet &plugins);
     void check_backends(const PluginSet &plugins);
     void check_shard(Suite &suite);
+    void collect_inputs(const PluginSet &plugins, const std::string &resume_journal);
+    void check_archive();
     void check_trace(const std::string &resume_journal);
     [[nodiscard]] ResultPath reserve_out(const Suite &suite, const std::string &resume_journal);
     void check_trace_schedule();
@@ -213,9 +241,10 @@ void RunCommand::Options::add_where_options() {
     run->add_option("--resume", resume_from,
                     "continue an interrupted run: its result set (\"complete\": false) or its .journal; the "
                     "finished cases are kept, the rest run with the same arguments. Only --isolate, "
-                    "--case-timeout, --trace, --trace-schedule, --force, --no-progress, --verbose and "
-                    "--allow-insecure-plugins may be given with it (they replace the run's own); any other "
-                    "option is refused");
+                    "--case-timeout, --trace, --trace-schedule, --force, --archive, --no-progress, --verbose and "
+                    "--allow-insecure-plugins may be given with it (they replace the run's own; the outputs "
+                    "--trace, --force and --archive are never taken from the journal); any other option, "
+                    "--benchmark_* included, is refused");
     run->add_option("--isolate", isolate,
                     "where cases run: 'process' (a worker process per backend: a plugin's crash, exit or hang "
                     "costs only its case) or 'none' (in opbench itself, for a debugger)")
@@ -354,16 +383,25 @@ int RunCommand::Options::resume(char **argv, const std::string &resume_journal, 
                           "give no suite file with it"};
     const std::vector<std::string> changes = options_resume_changes(*run);
     try {
+        if (fs::is_directory(resume_from))
+            throw BadRunInput{fmt::format("opbench run: --resume {}: is a directory; give the interrupted run's "
+                                          "result set or its .journal",
+                                          resume_from)};
         const std::string journal = fs::absolute(journal_to_resume(resume_from)).string();
+        if (journal_is_live(journal))
+            throw BadRunInput{fmt::format("opbench run: --resume {}: a run still going holds its journal {}; it is "
+                                          "not interrupted: wait for it to finish",
+                                          resume_from, journal)};
         const JournalContents done = read_journal(journal);
         const nlohmann::json &h = done.header;
         std::vector<std::string> args = {argv[0], "run"};
-        std::vector<std::string> recorded;
+        std::vector<std::string> recorded, dropped(changes);
         for (const auto &a : h.at("args")) recorded.push_back(a.get<std::string>());
-        for (auto &a : without_options(recorded, changes)) args.push_back(std::move(a));
+        dropped.insert(dropped.end(), std::begin(kOutputOptions), std::end(kOutputOptions));
+        for (auto &a : without_options(recorded, dropped)) args.push_back(std::move(a));
         args.insert(args.end(), changes.begin(), changes.end());
         args.push_back("--out");
-        args.push_back(h.at("out").get<std::string>());
+        args.push_back(resumed_out(journal));
         // Relative paths in the arguments meant the first run's directory.
         std::error_code ec;
         fs::current_path(h.at("cwd").get<std::string>(), ec);
@@ -468,6 +506,7 @@ void RunCommand::Options::check_trace(const std::string &resume_journal) {
     if (!no_out && !out_path.empty())
         trace.other_outputs = {{"--out", out_path}, {"the run's journal", journal_path_for(out_path)}};
     try {
+        check_not_an_input("--trace", trace.path, inputs, {archive_dir});
         check_output_file(trace);
     } catch (const OutputPathError &e) {
         throw BadRunInput{fmt::format("opbench run: {}", e.what())};
@@ -483,14 +522,43 @@ ResultPath RunCommand::Options::reserve_out(const Suite &suite, const std::strin
     if (out_opt->count() > 0 && out_path.empty())
         throw BadRunInput{"opbench run: --out is empty; give a file name, or --no-out"};
     try {
-        OutputRequest request{out_path, force, suite_path};
+        OutputRequest request;
+        request.path = out_path;
+        // Resumed, the first run's --force still lets its own set be
+        // replaced, but only that: it is not replayed (kOutputOptions).
+        request.force = force || (!resume_journal.empty() && journal_forced(resume_journal));
+        request.suite_path = suite_path;
         request.resuming = !resume_journal.empty();
+        request.inputs = inputs;
+        request.input_dirs = {archive_dir};
         result_path = reserve_result_path(request, suite.name);
     } catch (const OutputPathError &e) {
         throw BadRunInput{fmt::format("opbench run: {}", e.what())};
     }
     opts.out_path = result_path.path();
     return result_path;
+}
+
+// The files the run reads, which --force never replaces: opbench itself,
+// every loaded plugin (--plugin builds included) and, resuming, the
+// journal.
+void RunCommand::Options::collect_inputs(const PluginSet &plugins, const std::string &resume_journal) {
+    // (The suite is refused by --out's and --trace's own checks.)
+    inputs = {{"/proc/self/exe", "the opbench executable running"}};
+    for (const auto &p : plugins.plugins) inputs.push_back({p.path, "the loaded plugin " + p.name()});
+    if (!resume_journal.empty()) inputs.push_back({resume_journal, "the journal being resumed"});
+}
+
+// --archive is checked before the first case, not after the whole run.
+void RunCommand::Options::check_archive() {
+    if (archive_dir.empty()) return;
+    if (no_out) throw BadRunInput{"opbench run: --archive stores the result set, so it cannot go with --no-out"};
+    std::error_code ec;
+    const fs::file_status st = fs::status(archive_dir, ec);
+    if (fs::exists(st) && !fs::is_directory(st))
+        throw BadRunInput{fmt::format("opbench run: --archive {}: is not a directory; --archive takes the archive's "
+                                      "directory (created if missing)",
+                                      archive_dir)};
 }
 
 void RunCommand::Options::check_trace_schedule() {
@@ -535,9 +603,9 @@ int RunCommand::run(const PluginSet &plugins, int argc, char **argv, const std::
             for (const std::string &name : names) std::cout << name << "\n";
             return 0;
         }
-        if (o.no_out && !o.archive_dir.empty())
-            throw BadRunInput{"opbench run: --archive stores the result set, so it cannot go with --no-out"};
+        o.check_archive();
         o.check_format();
+        o.collect_inputs(plugins, resume_journal);
         o.check_trace(resume_journal);
         ResultPath result_path = o.reserve_out(suite, resume_journal);
         o.opts.progress = !o.no_progress;

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -42,7 +43,25 @@ off_t complete_length(const std::string &path) {
     return nl == std::string::npos ? 0 : static_cast<off_t>(nl + 1);
 }
 
+// Takes the run's lock on the journal; refuses one a live run holds.
+void lock_or_refuse(int fd, const std::string &path) {
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return;
+    const int e = errno;
+    ::close(fd);
+    if (e == EWOULDBLOCK)
+        throw JournalError(fmt::format("{}: a run still going holds this journal; wait for it to finish", path));
+    throw JournalError(fmt::format("{}: cannot lock: {}", path, std::strerror(e)));
+}
+
 } // namespace
+
+bool journal_is_live(const std::string &path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) return false;
+    const bool live = ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    ::close(fd);
+    return live;
+}
 
 std::string journal_path_for(const std::string &out_path) { return out_path + ".journal"; }
 
@@ -55,6 +74,7 @@ Journal Journal::create(const std::string &path, const nlohmann::json &header) {
                                            path, path));
         throw JournalError(fmt::format("{}: cannot create: {}", path, std::strerror(errno)));
     }
+    lock_or_refuse(fd, path);
     Journal j(path, fd);
     nlohmann::json first = header;
     first[kMagic] = kJournalVersion;
@@ -63,9 +83,10 @@ Journal Journal::create(const std::string &path, const nlohmann::json &header) {
 }
 
 Journal Journal::reopen(const std::string &path) {
-    const off_t keep = complete_length(path);
     const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
     if (fd < 0) throw JournalError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+    lock_or_refuse(fd, path); // before measuring what to keep: a live run may be appending
+    const off_t keep = complete_length(path);
     if (::ftruncate(fd, keep) != 0) {
         const int e = errno;
         ::close(fd);

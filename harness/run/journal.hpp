@@ -41,6 +41,9 @@ class Journal {
 public:
     // Starts a journal at `path` with `header` as its first line. Refuses a
     // file that already exists (another run's journal, or one to resume).
+    // Both create and reopen hold an exclusive flock on it until the journal
+    // is closed: a second run can tell a live run's journal from an
+    // interrupted one's (journal_is_live), and never resumes a live one.
     [[nodiscard]] static Journal create(const std::string &path, const nlohmann::json &header);
     // Continues the journal at `path` (for --resume): appends after its last
     // complete line; a torn last line is cut off first.
@@ -79,6 +82,10 @@ struct JournalContents {
 // not a valid record (not JSON, a case line without its name, status or
 // entries) is dropped and named in `dropped`, never trusted.
 [[nodiscard]] JournalContents read_journal(const std::string &path);
+
+// True when a run still going holds the journal at `path` (Journal::create and
+// reopen lock it for the run's life): it is not an interrupted run's.
+[[nodiscard]] bool journal_is_live(const std::string &path);
 
 // True when `path` starts like a journal (to tell it from a result set).
 [[nodiscard]] bool looks_like_journal(const std::string &path);

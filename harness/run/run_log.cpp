@@ -99,6 +99,51 @@ bool RunLog::has_case(const std::string &name) const {
     return by_name_.count(name) != 0;
 }
 
+namespace {
+
+// "" when a journal's case line carries its own, plausible entries.
+std::string case_entries_problem(const std::string &name, const std::vector<nlohmann::json> &entries) {
+    std::size_t iterations = 0;
+    long long repetitions = 0;
+    for (const auto &e : entries) {
+        const std::string entry = e.value("name", std::string());
+        if (entry != name && !entry.starts_with(name + "/"))
+            return fmt::format("carries the entry '{}', not one of its own", entry);
+        const auto rt = e.find("real_time");
+        if (rt != e.end() && (!rt->is_number() || rt->get<double>() < 0))
+            return fmt::format("the entry '{}' has real_time {}", entry, rt->dump());
+        if (e.value("run_type", std::string()) != "iteration") continue;
+        ++iterations;
+        if (const auto r = e.find("repetitions"); r != e.end() && r->is_number_integer())
+            repetitions = std::max(repetitions, r->get<long long>());
+    }
+    if (repetitions > 0 && static_cast<long long>(iterations) < repetitions)
+        return fmt::format("has {} of its {} repetitions", iterations, repetitions);
+    return "";
+}
+
+} // namespace
+
+std::vector<std::string> RunLog::forget_unplanned(const std::vector<std::string> &planned) {
+    std::lock_guard lock(mutex_);
+    std::vector<std::string> why;
+    std::vector<FinishedCase> kept;
+    for (auto &c : cases_) {
+        std::string problem = std::find(planned.begin(), planned.end(), c.name) == planned.end()
+                                  ? std::string("is not a case of this run")
+                                  : case_entries_problem(c.name, c.entries);
+        if (problem.empty()) {
+            kept.push_back(std::move(c));
+            continue;
+        }
+        why.push_back(fmt::format("{}: {}", c.name, problem));
+    }
+    cases_ = std::move(kept);
+    by_name_.clear();
+    for (std::size_t i = 0; i < cases_.size(); ++i) by_name_[cases_[i].name] = i;
+    return why;
+}
+
 std::map<std::string, int> RunLog::counts() const {
     std::lock_guard lock(mutex_);
     std::map<std::string, int> n;

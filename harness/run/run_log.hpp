@@ -46,6 +46,12 @@ public:
     void add_case(std::size_t index, const std::string &name, const std::string &status,
                   std::vector<nlohmann::json> entries);
     [[nodiscard]] bool has_case(const std::string &name) const;
+    // Resumed: forgets each finished case the journal carries that is not one
+    // of `planned` (the run's case x backend names), or whose entries are not
+    // its own (a name outside "<case>/"), time negatively, or are fewer than
+    // the repetitions they record; those cases are measured again. Returns
+    // one "case: why" per case forgotten (issue 32).
+    std::vector<std::string> forget_unplanned(const std::vector<std::string> &planned);
     // Cases by status ("passed" -> 3, ...).
     [[nodiscard]] std::map<std::string, int> counts() const;
     // How many times this run was resumed.

@@ -224,6 +224,15 @@ RunSummary SuiteRun::summarize_run(bool complete) const {
 // run's context, and the interrupt and exit() actions that write it.
 void SuiteRun::open_log() {
     log_ = open_run_log(suite_, options_);
+    if (!options_.resume_journal.empty()) {
+        // A journal line is checked against the run's own cases, never
+        // trusted: a forgotten case is measured again (issue 32).
+        std::vector<std::string> planned;
+        for (const auto &e : entries_) planned.push_back(e->name());
+        for (const auto &why : log_->forget_unplanned(planned))
+            std::cerr << fmt::format("opbench: {}: journal line dropped ({}); its case is measured again\n",
+                                     options_.resume_journal, why);
+    }
     RunContext ctx{&suite_,
                    &cases_,
                    &backends_->contexts(),

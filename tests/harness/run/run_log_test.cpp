@@ -83,11 +83,22 @@ TEST_F(RunLogTest, AResumedLogHoldsWhatTheJournalHad) {
 }
 
 TEST_F(RunLogTest, ACaseRecordedTwiceKeepsTheLaterRecord) {
-    RunLog log(json::object(), journal_);
-    log.add_case(0, "a", "failed", entries_of("a", 1));
-    log.add_case(0, "a", "passed", entries_of("a", 3));
-    EXPECT_EQ(log.result_set(true)["benchmarks"].size(), 3u);
+    {
+        RunLog log(json::object(), journal_);
+        log.add_case(0, "a", "failed", entries_of("a", 1));
+        log.add_case(0, "a", "passed", entries_of("a", 3));
+        EXPECT_EQ(log.result_set(true)["benchmarks"].size(), 3u);
+    } // the run ends: its journal is no longer locked
     EXPECT_EQ(RunLog::resume(journal_)->counts(), (std::map<std::string, int>{{"passed", 1}}));
+}
+
+// Issue 32: a journal a live run holds (its flock) is not an interrupted
+// run's; resuming it would measure the same cases twice.
+TEST_F(RunLogTest, AJournalALiveRunHoldsIsNotResumed) {
+    RunLog log(json::object(), journal_);
+    log.add_case(0, "a", "passed", entries_of("a", 1));
+    EXPECT_TRUE(journal_is_live(journal_));
+    EXPECT_THROW(RunLog::resume(journal_), JournalError);
 }
 
 TEST_F(RunLogTest, EveryRecordIsInTheJournalWhenAddReturns) {
@@ -171,3 +182,35 @@ TEST_F(RunLogTest, TheEmptyReservationOfAKilledRunResumesFromTheJournalBesideIt)
 }
 
 } // namespace
+
+// Issue 32: a resumed journal's cases are checked against the run's own; an
+// unknown case, another case's entries, a negative time or entries cut below
+// their repetitions are forgotten (and measured again), the rest kept.
+TEST(RunLogResume, ForgetsCasesThatAreNotTheRunsOwn) {
+    auto reps = [](const std::string &name, int n, int recorded) {
+        std::vector<json> e = entries_of(name, n);
+        for (auto &x : e) {
+            x["run_type"] = "iteration";
+            x["repetitions"] = recorded;
+            x["real_time"] = 1.5;
+        }
+        return e;
+    };
+    RunLog log(json::object(), std::nullopt);
+    log.add_case(0, "a", "passed", reps("a", 2, 2));
+    log.add_case(1, "b", "passed", reps("a", 2, 2));  // another case's entries
+    auto negative = reps("c", 2, 2);
+    negative[0]["real_time"] = -5;
+    log.add_case(2, "c", "passed", negative);
+    log.add_case(3, "d", "passed", reps("d", 1, 2));  // cut to one repetition
+    log.add_case(4, "zz", "passed", reps("zz", 2, 2)); // not a case of this run
+    const std::vector<std::string> why = log.forget_unplanned({"a", "b", "c", "d"});
+    ASSERT_EQ(why.size(), 4u);
+    EXPECT_NE(why[0].find("b: carries the entry 'a/manual_time'"), std::string::npos) << why[0];
+    EXPECT_NE(why[1].find("real_time -5"), std::string::npos) << why[1];
+    EXPECT_NE(why[2].find("has 1 of its 2 repetitions"), std::string::npos) << why[2];
+    EXPECT_NE(why[3].find("zz: is not a case of this run"), std::string::npos) << why[3];
+    EXPECT_TRUE(log.has_case("a"));
+    EXPECT_FALSE(log.has_case("b"));
+    EXPECT_EQ(log.counts(), (std::map<std::string, int>{{"passed", 1}}));
+}
