@@ -262,7 +262,8 @@ void SuiteRun::open_log() {
     log_->set_opbench_context(std::move(opbench));
 
     // First Ctrl-C: abandon the entry in progress (its worker is killed; in
-    // process, the current repetition finishes). Second: write what finished
+    // process, the current repetition finishes, or 5 s pass: see
+    // start_in_process_deadline). Second: write what finished
     // now, from the log, and exit (interrupt.hpp).
     on_first_interrupt([this] {
         backends_->host().interrupt();
@@ -304,18 +305,18 @@ void SuiteRun::on_exit_in_run(int status) {
 
 // After a first signal in a run whose cases run in opbench's own process
 // (--isolate none, profiling) nothing can abandon the call in progress: the
-// run stops once it returns, and one that has not returned by then (hung, or
-// far slower than a repetition) is left behind: what finished is written
-// and opbench exits 128 + signal, as on a second signal.
+// run stops once it returns, and a call still running 5 s after the signal
+// (hung, or far slower than a repetition) is left behind: what finished is
+// written and opbench exits 128 + signal, as on a second signal.
 void SuiteRun::start_in_process_deadline() {
     constexpr auto kGrace = std::chrono::seconds(5);
     std::thread([this, ending = ending_, kGrace] {
         std::this_thread::sleep_for(kGrace);
         std::lock_guard lock(ending->mutex);
         if (ending->done) return; // the run is writing its set itself, or is gone
-        std::cerr << fmt::format("\nopbench: the call in progress in opbench's own process (--isolate none) has not "
-                                 "returned {} s after the signal: stopping without it (--isolate process abandons "
-                                 "only its case)\n",
+        std::cerr << fmt::format("\nopbench: the call in progress in opbench's own process (--isolate none or "
+                                 "profiling) has not returned {} s after the signal: stopping without it "
+                                 "(--isolate process abandons only its case)\n",
                                  kGrace.count());
         try {
             write_result_set(false);
