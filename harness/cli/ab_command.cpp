@@ -1,5 +1,7 @@
 #include "cli/ab_command.hpp"
+
 #include "cli/known_backends.hpp"
+#include "cli/printable.hpp"
 
 #include "cli/cpu_list.hpp"
 #include "cli/output_path.hpp"
@@ -115,6 +117,7 @@ PluginSet AbCommand::Options::plugins_with_builds(std::vector<PluginVariantSpec>
     } catch (const PluginSpecError &e) {
         throw AbBadInput(e.what());
     }
+    print_insecure_allowed(plugins);
     return plugins;
 }
 
@@ -199,10 +202,10 @@ int AbCommand::Options::run_pairs(const Suite &suite, const PluginSet &plugins) 
     try {
         summary = run_paired(suite, plugins, run);
     } catch (const SuiteError &e) {
-        std::cerr << e.what() << "\n";
+        std::cerr << printable(e.what()) << "\n";
         return kExitBadInput;
     } catch (const std::exception &e) {
-        std::cerr << "opbench ab: " << e.what() << "\n";
+        std::cerr << "opbench ab: " << printable(e.what()) << "\n";
         return kExitEnvironment;
     }
     std::cout << "\n" << paired_summary_line(summary, run);
@@ -225,19 +228,19 @@ std::optional<int> AbCommand::run() {
         o.choose_reference(plugins);
         o.run.verify = *verify_mode_from_name(o.verify);
         o.run.progress = !o.no_progress;
-        for (const auto &f : plugins.failures) std::cerr << "opbench: refused plugin " << f.reason << "\n";
+        for (const auto &f : plugins.failures) std::cerr << "opbench: refused plugin " << printable(f.reason) << "\n";
         Suite suite;
         try {
             suite = o.load_suite(plugins);
         } catch (const SuiteError &e) {
-            std::cerr << e.what() << "\n";
+            std::cerr << printable(e.what()) << "\n";
             return kExitBadInput;
         }
         const ResultPath result_path = o.reserve_out(suite, plugins);
         o.print_start(plugins);
         return o.run_pairs(suite, plugins);
     } catch (const AbBadInput &e) {
-        std::cerr << "opbench ab: " << e.what() << "\n";
+        std::cerr << "opbench ab: " << printable(e.what()) << "\n";
         return kExitBadInput;
     }
 }

@@ -3,6 +3,7 @@
 #include "build_config.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/known_backends.hpp"
+#include "cli/printable.hpp"
 #include "git_version.hpp"
 #include "machine/machine.hpp"
 #include "opbench/ops.hpp"
@@ -134,7 +135,7 @@ int validate_command(const std::vector<std::string> &paths, const PluginSet &plu
                                          w.decoder.layers, w.decoder.prompt, w.decoder.generate, w.phases.size(),
                                          w.backends.size());
         } catch (const SuiteError &e) {
-            std::cerr << e.what() << "\n";
+            std::cerr << printable(e.what()) << "\n";
             rc = kExitBadInput;
         }
     }

@@ -1,5 +1,6 @@
 #include "cli/known_backends.hpp"
 
+#include "cli/printable.hpp"
 #include "suite/suite.hpp"
 
 #include <algorithm>
@@ -28,7 +29,16 @@ std::vector<PluginVariantSpec> plugin_builds(const std::string &suite_path,
 }
 
 void print_refused(const PluginSet &plugins) {
-    for (const auto &f : plugins.failures) std::cerr << "opbench: refused plugin " << f.reason << "\n";
+    for (const auto &f : plugins.failures) std::cerr << "opbench: refused plugin " << printable(f.reason) << "\n";
+}
+
+void print_insecure_allowed(const PluginSet &plugins) {
+    if (!plugins.allow_insecure) return;
+    if (plugins.insecure_loaded.empty())
+        std::cerr << "opbench: warning: --allow-insecure-plugins given; no plugin file loaded needed it\n";
+    for (const std::string &file : plugins.insecure_loaded)
+        std::cerr << "opbench: warning: --allow-insecure-plugins loaded " << printable(file)
+                  << "; anyone who can change it can change the code this run measures\n";
 }
 
 } // namespace opbench

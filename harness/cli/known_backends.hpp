@@ -23,5 +23,8 @@ namespace opbench {
 
 // One "opbench: refused plugin ..." line on stderr per refused plugin.
 void print_refused(const PluginSet &plugins);
+// With --allow-insecure-plugins: one warning line per file it let load
+// (path and why it would be refused), or one saying none needed it.
+void print_insecure_allowed(const PluginSet &plugins);
 
 } // namespace opbench

@@ -1,5 +1,7 @@
 #include "cli/reader_commands.hpp"
+
 #include "cli/output_path.hpp"
+#include "cli/printable.hpp"
 
 #include "readers/analyze.hpp"
 #include "readers/archive.hpp"
@@ -69,7 +71,7 @@ int emit(const Document &doc, const std::string &format, const std::string &outp
     try {
         write_file_atomically(output, text);
     } catch (const std::exception &e) {
-        std::cerr << fmt::format("opbench {}: --output: {}\n", cmd, e.what());
+        std::cerr << fmt::format("opbench {}: --output: {}\n", cmd, printable(e.what()));
         return kExitEnvironment;
     }
     return 0;
@@ -268,22 +270,22 @@ std::optional<int> ReaderCommands::run() {
         if (*o.merge) return o.run_merge();
         if (*o.archive) return o.run_archive();
     } catch (const ResultSetError &e) {
-        std::cerr << "opbench: " << e.what() << "\n";
+        std::cerr << "opbench: " << printable(e.what()) << "\n";
         return kExitBadInput;
     } catch (const ArchiveError &e) {
-        std::cerr << "opbench: " << e.what() << "\n";
+        std::cerr << "opbench: " << printable(e.what()) << "\n";
         return kExitBadInput;
     } catch (const MergeError &e) {
-        std::cerr << "opbench merge: " << e.what() << "\n";
+        std::cerr << "opbench merge: " << printable(e.what()) << "\n";
         return kExitBadInput;
     } catch (const std::regex_error &e) {
-        std::cerr << "opbench history: --case: not a valid regular expression (" << e.what() << ")\n";
+        std::cerr << "opbench history: --case: not a valid regular expression (" << printable(e.what()) << ")\n";
         return kExitBadInput;
     } catch (const std::invalid_argument &e) {
-        std::cerr << "opbench: " << e.what() << "\n";
+        std::cerr << "opbench: " << printable(e.what()) << "\n";
         return kExitBadInput;
     } catch (const OutputPathError &e) {
-        std::cerr << "opbench: " << e.what() << "\n";
+        std::cerr << "opbench: " << printable(e.what()) << "\n";
         return kExitBadInput;
     }
     return std::nullopt;
@@ -298,7 +300,7 @@ int ReaderCommands::Options::run_analyze() {
         // Fitted tables are for a terminal; the file formats keep every column.
         doc = analyze_file(analyze_path, analyze_top, wide || analyze_format != "console");
     } catch (const AnalyzeError &e) {
-        std::cerr << "opbench analyze: " << e.what() << "\n";
+        std::cerr << "opbench analyze: " << printable(e.what()) << "\n";
         return kExitBadInput;
     }
     // On the terminal: the ranked table, then each entry's details wrapped.
@@ -458,7 +460,7 @@ int ReaderCommands::Options::run_report() {
     try {
         write_file_atomically(report_out, html);
     } catch (const std::exception &e) {
-        std::cerr << "opbench report: " << e.what() << "\n";
+        std::cerr << "opbench report: " << printable(e.what()) << "\n";
         return kExitEnvironment;
     }
     std::cerr << fmt::format("opbench report: {} ({} KiB)\n", report_out, html.size() / 1024);
@@ -490,7 +492,7 @@ int ReaderCommands::Options::run_merge() {
         // A result set, written as `opbench run` writes one: the json writer.
         write_file_atomically(merge_out, find_writer("json")->write(merged));
     } catch (const std::exception &e) {
-        std::cerr << "opbench merge: " << e.what() << "\n";
+        std::cerr << "opbench merge: " << printable(e.what()) << "\n";
         return kExitEnvironment;
     }
     std::cerr << fmt::format("opbench merge: {} sets, {} entries -> {}\n", merge_sets.size(),

@@ -1,5 +1,6 @@
 #include "cli/run_command.hpp"
 
+#include "cli/printable.hpp"
 #include "cli/run_document.hpp"
 
 #include "plugin/plugin_variant.hpp"
@@ -357,7 +358,7 @@ std::optional<int> RunCommand::add_plugin_builds(PluginSet &plugins, bool allow_
         if (specs.empty()) return std::nullopt;
         add_plugin_variants(plugins, specs, allow_insecure);
     } catch (const PluginSpecError &e) {
-        std::cerr << "opbench run: " << e.what() << "\n";
+        std::cerr << "opbench run: " << printable(e.what()) << "\n";
         return kExitBadInput;
     }
     return std::nullopt;
@@ -369,7 +370,7 @@ std::optional<int> RunCommand::pin_cpus() {
         o_->opts.cpus = parse_cpu_list(o_->cpus_csv);
         pin_process_to_cpus(o_->opts.cpus);
     } catch (const std::exception &e) { // std::invalid_argument from the list, or the kernel's refusal
-        std::cerr << "opbench run: --cpus: " << e.what() << "\n";
+        std::cerr << "opbench run: --cpus: " << printable(e.what()) << "\n";
         return kExitBadInput;
     }
     return std::nullopt;
@@ -579,6 +580,12 @@ int RunCommand::run(const PluginSet &plugins, int argc, char **argv, const std::
         if (!o.resume_from.empty()) return o.resume(argv, resume_journal, relaunch);
         if (o.suite_path.empty()) throw BadRunInput{"opbench run: a suite file is required (or --resume FILE)"};
         o.opts.isolation = *isolation_from_name(o.isolate);
+        // In opbench's own process a hung call cannot be cut safely (no
+        // worker to kill): refuse rather than ignore the timeout silently.
+        if (o.opts.isolation == Isolation::none && o.run->count("--case-timeout") > 0)
+            throw BadRunInput{"opbench run: --case-timeout cannot hold under --isolate none: a call in opbench's own "
+                              "process cannot be stopped safely; use --isolate process (the default) for a timeout, "
+                              "or drop --case-timeout"};
         if (o.run->count("--mem-limit") > 0) { // given empty is an error, not "no limit"
             o.opts.mem_limit = parse_memory_size(o.mem_limit_text);
             if (!o.opts.mem_limit)
@@ -589,6 +596,8 @@ int RunCommand::run(const PluginSet &plugins, int argc, char **argv, const std::
         o.opts.command_args = replayable_run_args(argc, argv);
         o.opts.resume_journal = resume_journal;
         print_refused(plugins);
+        print_insecure_allowed(plugins);
+        if (plugins.allow_insecure) o.opts.insecure_plugins_allowed = plugins.insecure_loaded;
         o.check_benchmark_flags();
         Suite suite = o.load_checked_suite(plugins);
         o.check_backends(plugins);
@@ -614,7 +623,7 @@ int RunCommand::run(const PluginSet &plugins, int argc, char **argv, const std::
         o.opts.reference_store = !o.no_reference_cache;
         return o.run_and_report(suite, plugins, result_path);
     } catch (const BadRunInput &e) {
-        std::cerr << e.what << "\n";
+        std::cerr << printable(e.what) << "\n";
         return kExitBadInput;
     }
 }
@@ -652,10 +661,10 @@ int RunCommand::Options::run_and_close(const Suite &suite, const PluginSet &plug
         // Bad input (another run's journal, a damaged one) before anything
         // ran; a journal that cannot be appended to is the environment's.
         if (!e.during_run()) throw BadRunInput{fmt::format("opbench run: {}", e.what())};
-        std::cerr << "opbench run: " << e.what() << "\n";
+        std::cerr << "opbench run: " << printable(e.what()) << "\n";
         return exit_keeping_journal(result_path);
     } catch (const std::exception &e) {
-        std::cerr << "opbench run: " << e.what() << "\n";
+        std::cerr << "opbench run: " << printable(e.what()) << "\n";
         return exit_keeping_journal(result_path);
     }
     std::cout << "\n" << summary_line(summary) << "\n";
@@ -677,7 +686,7 @@ int RunCommand::Options::archive(const std::string &result_set) {
         const ArchiveEntry e = archive_store(archive_dir, read_result_set(result_set));
         std::cout << "opbench: archived -> " << (fs::path(archive_dir) / e.path).string() << "\n";
     } catch (const std::exception &e) {
-        std::cerr << "opbench run: --archive: " << e.what() << "\n";
+        std::cerr << "opbench run: --archive: " << printable(e.what()) << "\n";
         return kExitEnvironment;
     }
     return 0;

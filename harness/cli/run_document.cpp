@@ -1,6 +1,7 @@
 #include "cli/run_document.hpp"
 
 #include "cli/exit_codes.hpp"
+#include "cli/printable.hpp"
 #include "readers/level_table.hpp"
 #include "readers/result_set_reader.hpp"
 #include "readers/tidy_records.hpp"
@@ -48,7 +49,7 @@ int print_run_document(const std::string &set_path, const std::string &format, c
         std::cout << find_writer(format)->write(doc) << std::flush;
         return 0;
     } catch (const std::exception &e) {
-        std::cerr << fmt::format("opbench run: --format {}: {}: {}\n", format, set_path, e.what());
+        std::cerr << fmt::format("opbench run: --format {}: {}: {}\n", format, set_path, printable(e.what()));
         return kExitEnvironment;
     }
 }

@@ -133,7 +133,8 @@ void WorkerProcess::start() {
     posix_spawn_file_actions_adddup2(&actions, child_out, kReplyFd);
 
     // The child starts with no blocked signals and default handlers (the
-    // parent blocks SIGINT/SIGTERM for its signal watcher, ignores SIGPIPE),
+    // parent blocks SIGINT/SIGTERM/SIGHUP/SIGQUIT for its signal watcher and
+    // ignores SIGPIPE and SIGXFSZ),
     // in its own process group: a Ctrl-C at the terminal reaches opbench,
     // which decides what happens to the case in progress.
     posix_spawnattr_t attr;
@@ -141,7 +142,7 @@ void WorkerProcess::start() {
     sigset_t none, defaults;
     sigemptyset(&none);
     sigemptyset(&defaults);
-    for (int s : {SIGINT, SIGTERM, SIGPIPE, SIGHUP, SIGQUIT}) sigaddset(&defaults, s);
+    for (int s : {SIGINT, SIGTERM, SIGPIPE, SIGHUP, SIGQUIT, SIGXFSZ}) sigaddset(&defaults, s);
     posix_spawnattr_setsigmask(&attr, &none);
     posix_spawnattr_setsigdefault(&attr, &defaults);
     posix_spawnattr_setpgroup(&attr, 0);

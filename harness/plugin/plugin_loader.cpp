@@ -183,23 +183,25 @@ std::string plugin_trust_problem(const std::string &path) {
 
 PluginSet discover_plugins(const std::vector<std::string> &paths, const DiscoverOptions &options) {
     PluginSet set;
+    set.allow_insecure = options.allow_insecure;
     std::set<fs::path> seen;
     auto try_file = [&](const fs::path &file) {
         std::error_code ec;
         fs::path canonical = fs::weakly_canonical(file, ec);
         if (!seen.insert(ec ? file : canonical).second) return;
         // Checked before opening: opening runs the library's constructors.
-        if (!options.allow_insecure) {
-            if (std::string why = plugin_trust_problem(file.string()); !why.empty()) {
-                set.failures.push_back({file.string(), why, backend_name_from_file(file.string())});
-                return;
-            }
+        const std::string untrusted = trust_problem(file.string());
+        if (!untrusted.empty() && !options.allow_insecure) {
+            set.failures.push_back(
+                {file.string(), plugin_trust_problem(file.string()), backend_name_from_file(file.string())});
+            return;
         }
         LoadResult r = load_plugin(file.string());
         if (r.failure) {
             set.failures.push_back(*r.failure);
             return;
         }
+        if (!untrusted.empty()) set.insecure_loaded.push_back(fmt::format("{}: {}", file.string(), untrusted));
         if (const LoadedPlugin *prior = set.find(r.plugin->name())) {
             set.failures.push_back({file.string(),
                                     fmt::format("{}: backend '{}' is already loaded from {}", file.string(),

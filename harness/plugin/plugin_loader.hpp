@@ -57,6 +57,11 @@ struct PluginSet {
     // *.so files in a searched directory that were not opened because their
     // name does not match opbench-backend-*.so (shown by `opbench list`).
     std::vector<std::string> ignored;
+    // --allow-insecure-plugins was given, and the files it let load that
+    // would otherwise be refused ("<path>: <why>"): recorded in the result
+    // set and shown on the console, so the choice leaves a trace.
+    bool allow_insecure = false;
+    std::vector<std::string> insecure_loaded;
     const LoadedPlugin *find(const std::string &name) const;
     std::vector<std::string> names() const;
     // Backends a suite may name: the loaded ones and those refused by name.

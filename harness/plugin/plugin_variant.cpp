@@ -1,5 +1,7 @@
 #include "plugin/plugin_variant.hpp"
 
+#include "files/trust.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -17,9 +19,9 @@ void add_plugin_variants(PluginSet &plugins, const std::vector<PluginVariantSpec
         std::error_code ec;
         if (!std::filesystem::is_regular_file(spec.path, ec))
             throw PluginSpecError(fmt::format("{} {}={}: no such plugin file", spec.origin, name, spec.path));
-        if (!allow_insecure)
-            if (std::string why = plugin_trust_problem(spec.path); !why.empty())
-                throw PluginSpecError(fmt::format("{} {}: {}", spec.origin, name, why));
+        const std::string untrusted = trust_problem(spec.path);
+        if (!untrusted.empty() && !allow_insecure)
+            throw PluginSpecError(fmt::format("{} {}: {}", spec.origin, name, plugin_trust_problem(spec.path)));
         LoadResult r = load_plugin(spec.path);
         if (r.failure) throw PluginSpecError(fmt::format("{} {}: refused: {}", spec.origin, name,
                                                               r.failure->reason));
@@ -28,6 +30,7 @@ void add_plugin_variants(PluginSet &plugins, const std::vector<PluginVariantSpec
                                               "variant {}@{})",
                                               spec.origin, name, spec.path, r.plugin->api->name, spec.backend,
                                               r.plugin->api->name, spec.variant));
+        if (!untrusted.empty()) plugins.insecure_loaded.push_back(fmt::format("{}: {}", spec.path, untrusted));
         r.plugin->instance = name;
         plugins.plugins.push_back(std::move(*r.plugin));
     }

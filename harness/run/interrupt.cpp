@@ -21,7 +21,15 @@ std::once_flag g_installed;
 
 void say(const std::string &text) { (void)!::write(STDERR_FILENO, text.data(), text.size()); }
 
-const char *name_of(int sig) { return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "signal"; }
+const char *name_of(int sig) {
+    switch (sig) {
+    case SIGINT: return "SIGINT";
+    case SIGTERM: return "SIGTERM";
+    case SIGHUP: return "SIGHUP";
+    case SIGQUIT: return "SIGQUIT";
+    default: return "signal";
+    }
+}
 
 void watch(sigset_t set) {
     for (;;) {
@@ -69,10 +77,14 @@ void watch(sigset_t set) {
 void install_interrupt_handling() {
     std::call_once(g_installed, [] {
         std::signal(SIGPIPE, SIG_IGN);
+        // Past `ulimit -f` a write fails with EFBIG, reported as any failed
+        // write (exit 3), instead of the default SIGXFSZ killing the run.
+        std::signal(SIGXFSZ, SIG_IGN);
         sigset_t set;
         sigemptyset(&set);
-        sigaddset(&set, SIGINT);
-        sigaddset(&set, SIGTERM);
+        // A closed terminal or ssh session (SIGHUP) and Ctrl-\ (SIGQUIT)
+        // stop a run as SIGINT/SIGTERM do: partial set, journal, 128 + signal.
+        for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&set, sig);
         pthread_sigmask(SIG_BLOCK, &set, nullptr);
         std::thread(watch, set).detach();
     });

@@ -1,18 +1,21 @@
-// SIGINT / SIGTERM / SIGPIPE during a run.
+// SIGINT / SIGTERM / SIGHUP / SIGQUIT / SIGPIPE / SIGXFSZ during a run.
 //
-// install_interrupt_handling() blocks SIGINT and SIGTERM in every thread and
-// hands them to one watcher thread (sigwait), so no signal ever lands inside
-// plugin code or the allocator, and the reaction is ordinary C++:
+// install_interrupt_handling() blocks SIGINT, SIGTERM, SIGHUP and SIGQUIT in
+// every thread and hands them to one watcher thread (sigwait), so no signal
+// ever lands inside plugin code or the allocator, and the reaction is
+// ordinary C++:
 //   - first signal with no on-first action set (no run in progress): the
 //     process exits at once with 128 + signal, as it would by default;
 //   - first signal: interrupt_requested() turns true and the on-first action
 //     runs (the runner's: abandon the case in progress by killing its worker);
 //     the runner then stops starting cases, writes the result set of what
-//     finished marked "complete": false, and exits 128 + signal (130, 143);
+//     finished marked "complete": false, and exits 128 + signal (130 SIGINT,
+//     143 SIGTERM, 129 SIGHUP, 131 SIGQUIT);
 //   - second signal: the on-second action runs (write the partial result set
 //     from the journal) and the process exits at once with 128 + signal.
 // SIGPIPE is ignored: a closed stdout (`opbench run ... | head`) must not end
-// the run; the result set is still written.
+// the run; the result set is still written. SIGXFSZ is ignored: a write
+// past `ulimit -f` fails with EFBIG and is reported (exit 3).
 #pragma once
 
 #include <functional>
@@ -25,7 +28,7 @@ namespace opbench {
 void install_interrupt_handling();
 
 [[nodiscard]] bool interrupt_requested() noexcept;
-// SIGINT or SIGTERM once interrupted, else 0.
+// The signal once interrupted (SIGINT, SIGTERM, SIGHUP, SIGQUIT), else 0.
 [[nodiscard]] int interrupt_signal() noexcept;
 // 128 + the signal (130 for SIGINT, 143 for SIGTERM); 0 when not interrupted.
 [[nodiscard]] int interrupt_exit_status() noexcept;

@@ -2,6 +2,7 @@
 
 #include "entry/op_case_entry.hpp"
 #include "files/atomic_file.hpp"
+#include "files/scratch_file.hpp"
 #include "run/context.hpp"
 #include "run/exit_guard.hpp"
 #include "run/entry_loop.hpp"
@@ -29,6 +30,8 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <thread>
 #include <unistd.h>
 
 namespace opbench {
@@ -106,7 +109,9 @@ public:
         timer_overhead_ = measure_timer_overhead();
     }
     ~SuiteRun() {
-        // The watcher thread and the exit guard must not reach this run once it is gone.
+        // The watcher thread, the in-process deadline and the exit guard must
+        // not reach this run once it is gone.
+        end_deadline();
         on_first_interrupt(nullptr);
         on_second_interrupt(nullptr);
         arm_exit_guard(nullptr);
@@ -119,6 +124,11 @@ private:
     void open_log();
     void write_result_set(bool complete);
     [[noreturn]] void on_exit_in_run(int status);
+    void start_in_process_deadline();
+    void end_deadline() {
+        std::lock_guard lock(ending_->mutex);
+        ending_->done = true;
+    }
     RunSummary summarize_run(bool complete) const;
 
     const Suite &suite_;
@@ -137,6 +147,13 @@ private:
     std::vector<std::string> warnings_;
     double timer_overhead_ = 0;
     std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+    // Shared with the in-process deadline's thread, which may outlive this run:
+    // `done` once the run writes its own set (or is gone), under `mutex`.
+    struct Ending {
+        std::mutex mutex;
+        bool done = false;
+    };
+    std::shared_ptr<Ending> ending_ = std::make_shared<Ending>();
 };
 
 RunSummary SuiteRun::run() {
@@ -166,6 +183,7 @@ RunSummary SuiteRun::run() {
             output_errors_.push_back(*failed);
     }
     const bool complete = !interrupt_requested();
+    end_deadline(); // this thread writes the set: the deadline, if set, stands down
     write_result_set(complete);
     return summarize_run(complete);
 }
@@ -249,12 +267,17 @@ void SuiteRun::open_log() {
     nlohmann::json opbench = run_context_json(ctx);
     opbench["measurement"]["isolation"] = isolation_name(profile_ ? Isolation::none : options_.isolation);
     if (!workloads_.empty()) opbench["suite"]["workloads"] = workloads_.size();
+    if (options_.insecure_plugins_allowed) opbench["insecure_plugins_allowed"] = *options_.insecure_plugins_allowed;
     log_->set_opbench_context(std::move(opbench));
 
     // First Ctrl-C: abandon the entry in progress (its worker is killed; in
-    // process, the current repetition finishes). Second: write what finished
+    // process, the current repetition finishes, or 5 s pass: see
+    // start_in_process_deadline). Second: write what finished
     // now, from the log, and exit (interrupt.hpp).
-    on_first_interrupt([this] { backends_->host().interrupt(); });
+    on_first_interrupt([this] {
+        backends_->host().interrupt();
+        if (options_.isolation == Isolation::none || profile_) start_in_process_deadline();
+    });
     on_second_interrupt([this] {
         if (!options_.out_path.empty()) write_result_set(false);
     });
@@ -287,6 +310,33 @@ void SuiteRun::on_exit_in_run(int status) {
     std::cerr.flush();
     std::cout.flush();
     ::_exit(1);
+}
+
+// After a first signal in a run whose cases run in opbench's own process
+// (--isolate none, profiling) nothing can abandon the call in progress: the
+// run stops once it returns, and a call still running 5 s after the signal
+// (hung, or far slower than a repetition) is left behind: what finished is
+// written and opbench exits 128 + signal, as on a second signal.
+void SuiteRun::start_in_process_deadline() {
+    constexpr auto kGrace = std::chrono::seconds(5);
+    std::thread([this, ending = ending_, kGrace] {
+        std::this_thread::sleep_for(kGrace);
+        std::lock_guard lock(ending->mutex);
+        if (ending->done) return; // the run is writing its set itself, or is gone
+        std::cerr << fmt::format("\nopbench: the call in progress in opbench's own process (--isolate none or "
+                                 "profiling) has not returned {} s after the signal: stopping without it "
+                                 "(--isolate process abandons only its case)\n",
+                                 kGrace.count());
+        try {
+            write_result_set(false);
+        } catch (const std::exception &e) {
+            std::cerr << "opbench: could not write the partial result set: " << e.what() << "\n";
+        }
+        std::cerr.flush();
+        std::cout.flush();
+        remove_all_scratch_files();
+        ::_exit(interrupt_exit_status());
+    }).detach();
 }
 
 void SuiteRun::write_result_set(bool complete) {

@@ -49,6 +49,9 @@ struct RunOptions {
     // Values used other than given (a min_time raised to its floor), already
     // printed; recorded in context.opbench.warnings.
     std::vector<std::string> setting_warnings;
+    // --allow-insecure-plugins given: the files it let load ("<path>: <why>",
+    // maybe none); recorded as context.opbench.insecure_plugins_allowed.
+    std::optional<std::vector<std::string>> insecure_plugins_allowed;
 };
 
 struct RunSummary {
