@@ -166,7 +166,8 @@ TEST_F(ReaderProbe, ADirectoryIsRefusedClearly) {
                                 "compare --baseline-from " + archive.string() + " " + newer}) {
         const Outcome r = run_opbench(c);
         EXPECT_EQ(r.rc, 2) << c << "\n" << r.out;
-        EXPECT_NE(r.out.find(": is a directory"), std::string::npos) << c << "\n" << r.out;
+        // Issue 32: an archive row must name a regular file inside the archive.
+        EXPECT_NE(r.out.find(": not read: not a regular file"), std::string::npos) << c << "\n" << r.out;
     }
 }
 
@@ -195,7 +196,8 @@ TEST_F(ReaderProbe, DevZeroAndStdinStopAtOnce) {
     });
     const Outcome h = run_opbench("history " + archive.string() + " --suite quick");
     EXPECT_EQ(h.rc, 2) << h.out;
-    EXPECT_NE(h.out.find("a NUL byte at offset 0"), std::string::npos) << h.out;
+    // Issue 32: a row that is a symbolic link is not followed (out of the archive).
+    EXPECT_NE(h.out.find("is a symbolic link"), std::string::npos) << h.out;
     // A valid set through a pipe is still read.
     const Outcome p = run_opbench("compare /dev/stdin " + base + " < " + newer);
     EXPECT_EQ(p.rc, 0) << p.out;
@@ -211,9 +213,9 @@ TEST_F(ReaderProbe, NegativeTimesAreRefused) {
     probe([](nlohmann::json &j) { j["benchmarks"][1]["real_time"] = -5; },
           {"benchmarks[1].real_time: expected a finite number >= 0, got the number -5"});
     probe([](nlohmann::json &j) { j["benchmarks"][1]["stats"]["median"] = -5; },
-          {"benchmarks[1].stats.median: expected a finite number >= 0, got the number -5"});
+          {"benchmarks[1].stats.median: expected a time in seconds from 0 to 1e+06, got the number -5"});
     probe([](nlohmann::json &j) { j["benchmarks"][1]["stats"]["sample_times"][2] = -1e-6; },
-          {"benchmarks[1].stats.sample_times[2]: expected a finite number >= 0"});
+          {"benchmarks[1].stats.sample_times[2]: expected a time in seconds from 0 to 1e+06"});
 }
 
 TEST_F(ReaderProbe, DuplicatedEntriesAreRefused) {
