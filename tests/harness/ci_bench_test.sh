@@ -82,7 +82,8 @@ grep -q "opbench: archived -> $work/archive/" "$work/5.log" || { cat "$work/5.lo
 grep -q "^case x backend$" "$work/5.log" && grep -q "^ .* vs naive  status$" "$work/5.log" \
   || { cat "$work/5.log"; fail "no header of the per-case lines"; }
 [ "$(grep -c "^add/.*/be:slowdown" "$work/5.log")" -eq 2 ] || { cat "$work/5.log"; fail "not one name line per case"; }
-[ "$(grep -A1 "^add/.*/be:slowdown" "$work/5.log" | grep -c "^ .*x  passed")" -eq 2 ] \
+# (A case starved on a busy machine prints its status where the figures go.)
+[ "$(grep -A1 "^add/.*/be:slowdown" "$work/5.log" | grep -cE "^ .*(x  passed|  starved)")" -eq 2 ] \
   || { cat "$work/5.log"; fail "not one figures line per case"; }
 # Every line fits 100 columns: the entries', the load warning's and the
 # per-backend table's (its bound counts are notes, so whatever mix of bounds

@@ -4,6 +4,7 @@
 #include "build_config.hpp"
 #include "opbench/ops.hpp"
 
+#include "case_outcome.hpp"
 #include "shell_command.hpp"
 
 #include <gtest/gtest.h>
@@ -27,6 +28,7 @@ using nlohmann::json;
 namespace {
 
 using opbench::test::Output;
+using opbench::test::ran_to_the_end;
 using opbench::test::run;
 
 const std::string kOpbench = OPBENCH_EXE;
@@ -97,10 +99,10 @@ TEST_F(QuickSuiteRun, ContextMakesTheNumbersComparable) {
     EXPECT_GT(o["measurement"]["call_overhead_seconds"]["naive"].get<double>(), 0.0);
 }
 
-TEST_F(QuickSuiteRun, NaiveCoversEveryOpAndBothAttentionVariantsAllPassed) {
+TEST_F(QuickSuiteRun, NaiveCoversEveryOpAndBothAttentionVariantsAllRan) {
     std::set<std::string> ops, attention_variants;
     for (const auto &e : entries("naive")) {
-        EXPECT_EQ(e["status"], "passed") << e["name"] << ": " << e["reason"];
+        EXPECT_TRUE(ran_to_the_end(e["status"].get<std::string>())) << e["name"] << ": " << e["reason"];
         ops.insert(e["op"]);
         if (e["op"] == "attention") attention_variants.insert(e["variant"]);
     }
@@ -109,10 +111,10 @@ TEST_F(QuickSuiteRun, NaiveCoversEveryOpAndBothAttentionVariantsAllPassed) {
     EXPECT_EQ(attention_variants, (std::set<std::string>{"composed", "fused"}));
 }
 
-TEST_F(QuickSuiteRun, EveryPassedEntryIsVerifiedAndConsistent) {
+TEST_F(QuickSuiteRun, EveryEntryThatRanIsVerifiedAndConsistent) {
     std::size_t checked = 0;
     for (const auto &e : (*result_)["benchmarks"]) {
-        if (e["run_type"] != "iteration" || e["status"] != "passed") continue;
+        if (e["run_type"] != "iteration" || !ran_to_the_end(e["status"].get<std::string>())) continue;
         ++checked;
         const std::string name = e["name"];
         // Verified before being timed, in the default mode (fast): matmul by
@@ -144,6 +146,16 @@ TEST_F(QuickSuiteRun, EveryPassedEntryIsVerifiedAndConsistent) {
                 EXPECT_EQ(e["nmse"].get<double>(), 0.0) << name;
             }
         }
+        // Memory figures are present, and plans report their workspace.
+        const json &m = e["memory"];
+        EXPECT_EQ(m["heap_tracked"].get<bool>(), OPBENCH_HEAP_TRACKED) << name; // false under a sanitizer
+        EXPECT_GE(m["plugin_peak_bytes"].get<double>(), m["workspace_bytes"].get<double>()) << name;
+        EXPECT_GT(m["rss_peak_bytes"].get<double>(), 0.0) << name;
+        // Names are stable: op first, backend after be:.
+        EXPECT_EQ(name.rfind(e["op"].get<std::string>() + "/", 0), 0u) << name;
+        EXPECT_NE(name.find("/be:" + e["backend"].get<std::string>()), std::string::npos) << name;
+        // A starved entry has no time of the op (case_outcome.hpp): the rest is about times.
+        if (e["status"] != "passed") continue;
         // The reported time is the median of the samples, per call, in us.
         const json &st = e["stats"];
         EXPECT_EQ(e["time_unit"], "us");
@@ -168,17 +180,9 @@ TEST_F(QuickSuiteRun, EveryPassedEntryIsVerifiedAndConsistent) {
             << name;
         EXPECT_NEAR(e["arithmetic_intensity"].get<double>(), e["flops"].get<double>() / e["bytes"].get<double>(), 1e-9)
             << name;
-        // Memory figures are present, and plans report their workspace.
-        const json &m = e["memory"];
-        EXPECT_EQ(m["heap_tracked"].get<bool>(), OPBENCH_HEAP_TRACKED) << name; // false under a sanitizer
-        EXPECT_GE(m["plugin_peak_bytes"].get<double>(), m["workspace_bytes"].get<double>()) << name;
-        EXPECT_GT(m["rss_peak_bytes"].get<double>(), 0.0) << name;
         // A roofline bound is named.
         static const std::set<std::string> bounds = {"compute-bound", "memory-bound", "overhead-bound"};
         EXPECT_TRUE(bounds.count(e["roofline"]["bound"].get<std::string>())) << name << " " << e["roofline"];
-        // Names are stable: op first, backend after be:.
-        EXPECT_EQ(name.rfind(e["op"].get<std::string>() + "/", 0), 0u) << name;
-        EXPECT_NE(name.find("/be:" + e["backend"].get<std::string>()), std::string::npos) << name;
     }
     EXPECT_GT(checked, 0u);
 }
@@ -219,7 +223,7 @@ TEST_F(QuickSuiteRun, UnusableOrUnsupportedCasesAreSkippedWithTheirReason) {
             if (e["status"] == "skipped")
                 EXPECT_NE(e["reason"].get<std::string>().find("CUDA"), std::string::npos);
             else
-                EXPECT_EQ(e["status"], "passed") << e["name"];
+                EXPECT_TRUE(ran_to_the_end(e["status"].get<std::string>())) << e["name"];
         }
     }
     if (built.find("onednn") != std::string::npos) {

@@ -2,6 +2,8 @@
 // loop) through the real `opbench run`, their result entries checked field by field.
 #include "workload/workload_entry.hpp"
 
+#include "../case_outcome.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -122,7 +124,7 @@ TEST(WorkloadRunner, EntriesCarryTheDecoderFigures) {
         const std::string name = std::string("decoder/small/phase:") + phase + "/dt:f32/thr:1/be:naive";
         const nlohmann::json *e = iteration(out.set, name);
         ASSERT_NE(e, nullptr) << name << "\n" << out.console;
-        EXPECT_EQ((*e)["status"], "passed");
+        EXPECT_TRUE(test::ran_to_the_end((*e)["status"].get<std::string>()));
         EXPECT_EQ((*e)["op"], "decoder");
         EXPECT_EQ((*e)["phase"], phase);
         EXPECT_EQ((*e)["case"], "small");
@@ -179,7 +181,7 @@ TEST(WorkloadRunner, EntriesCarryTheDecoderFigures) {
 #ifdef ONEDNN_PLUGIN
     const nlohmann::json *one = iteration(out.set, "decoder/small/phase:decode/dt:f32/thr:1/be:onednn");
     ASSERT_NE(one, nullptr);
-    EXPECT_EQ((*one)["status"], "passed");
+    EXPECT_TRUE(test::ran_to_the_end((*one)["status"].get<std::string>()));
     EXPECT_LT((*one)["nmse"].get<double>(), (*one)["nmse_threshold"].get<double>());
     const nlohmann::json *fused = iteration(out.set, "decoder/small-fused/phase:prefill/dt:f32/thr:1/be:onednn");
     ASSERT_NE(fused, nullptr);
@@ -246,7 +248,7 @@ TEST(WorkloadRunner, ProfiledEntriesShareFromTheirComponentSpans) {
                                                                     << out.console;
         const nlohmann::json *e = iteration(out.set, name);
         ASSERT_NE(e, nullptr) << name << "\n" << out.console;
-        EXPECT_EQ((*e)["status"], "passed");
+        EXPECT_TRUE(test::ran_to_the_end((*e)["status"].get<std::string>()));
         ASSERT_TRUE(e->contains("profile")) << e->dump(2);
         const nlohmann::json &d = (*e)["decoder"];
         EXPECT_EQ(d["components_from"], "profile");
@@ -339,7 +341,7 @@ generate = 2
             ++workload_entries;
             // 12 hidden^2 weights in f32 at least, and not a byte of the add case's tensors more than once
             EXPECT_GT(peak, uint64_t(12) * 256 * 256 * 4);
-            EXPECT_EQ(b["status"], "passed");
+            EXPECT_TRUE(test::ran_to_the_end(b["status"].get<std::string>()));
         }
     }
     EXPECT_EQ(add_entries, 2);
