@@ -29,7 +29,7 @@ fi
 ninja -C build-fuzz
 
 status=0
-for target in suite result_set reader analyze archive_index; do
+for target in suite result_set reader analyze archive_index summaries history; do
   findings="build-fuzz/findings/$target"
   scratch="build-fuzz/scratch/$target"
   rm -rf "$findings" "$scratch"

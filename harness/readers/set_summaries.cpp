@@ -9,7 +9,9 @@
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <limits>
 #include <stdexcept>
+#include <utility>
 
 namespace opbench {
 
@@ -87,6 +89,18 @@ double number_at(const nlohmann::json &a, std::size_t i, double otherwise) {
     return a.at(i).is_number() ? a[i].get<double>() : otherwise;
 }
 
+// An integer of column `k`: nlohmann's get<int>() casts any number, and a
+// float out of the type's range is undefined behaviour (found by
+// tests/fuzz/fuzz_history.cpp).
+template <class T> T integer_at(const nlohmann::json &a, std::size_t i, const char *k) {
+    const nlohmann::json &v = a.at(i);
+    if (v.is_number_unsigned() && std::in_range<T>(v.get<std::uint64_t>())) return T(v.get<std::uint64_t>());
+    if (v.is_number_integer() && !v.is_number_unsigned() && std::in_range<T>(v.get<std::int64_t>()))
+        return T(v.get<std::int64_t>());
+    throw std::invalid_argument(fmt::format("entries.{}[{}]: expected an integer from {} to {}", k, i,
+                                            std::numeric_limits<T>::min(), std::numeric_limits<T>::max()));
+}
+
 // The cases back from entry_columns(); throws nlohmann's exceptions or
 // std::invalid_argument for columns of the wrong type or length.
 std::vector<CaseRecord> cases_from_columns(const nlohmann::json &cols, std::size_t fields) {
@@ -113,9 +127,9 @@ std::vector<CaseRecord> cases_from_columns(const nlohmann::json &cols, std::size
         c.bytes = column("bytes", 1)[i].get<double>();
         c.roofline = column("roofline", 1)[i];
         const std::size_t at = i * kConditionFields;
-        c.conditions = {conditions[at].get<double>(), conditions[at + 1].get<int>(), conditions[at + 2].get<int>(),
-                        number_at(conditions, at + 3, NAN)};
-        for (std::size_t r = counts[i].get<std::size_t>(); r > 0; --r, rep += fields) {
+        c.conditions = {conditions[at].get<double>(), integer_at<int>(conditions, at + 1, "conditions"),
+                        integer_at<int>(conditions, at + 2, "conditions"), number_at(conditions, at + 3, NAN)};
+        for (auto r = integer_at<std::size_t>(counts, i, "repetition_counts"); r > 0; --r, rep += fields) {
             if (rep + fields > reps.size())
                 throw std::invalid_argument("entries.repetitions: fewer values than repetition_counts needs");
             RepetitionTime t;
@@ -129,11 +143,11 @@ std::vector<CaseRecord> cases_from_columns(const nlohmann::json &cols, std::size
             t.noise_target_met = reps[rep + 2].get<bool>();
             t.timed_out = reps[rep + 3].get<bool>();
             t.fastest_seconds = number_at(reps, rep + 4, NAN);
-            t.process = reps[rep + 5].get<int>();
+            t.process = integer_at<int>(reps, rep + 5, "repetitions");
             if (fields == kRepetitionFields) {
                 t.starved = reps[rep + 6].get<bool>();
                 t.starved_share = number_at(reps, rep + 7, NAN);
-                t.remeasured = reps[rep + 8].get<int>();
+                t.remeasured = integer_at<int>(reps, rep + 8, "repetitions");
             }
             c.repetitions.push_back(t);
         }
@@ -191,6 +205,11 @@ ResultSet read_set_summaries(const std::string &summaries_path, const std::strin
     std::string bytes(static_cast<std::size_t>(size), '\0');
     in.seekg(0);
     in.read(bytes.data(), size);
+    return set_from_summaries_bytes(bytes, summaries_path, set_path);
+}
+
+ResultSet set_from_summaries_bytes(const std::string &bytes, const std::string &summaries_path,
+                                   const std::string &set_path) {
     nlohmann::json j;
     try {
         if (!parse_bounded_cbor(bytes, j))
@@ -201,6 +220,16 @@ ResultSet read_set_summaries(const std::string &summaries_path, const std::strin
         throw ResultSetError(fmt::format("{}: not the entry summaries of an archived set (not CBOR: {}); "
                                          "results/README.md, \"Archive\"",
                                          summaries_path, e.what()));
+    }
+    // CBOR's text strings are not checked as UTF-8 when read, as JSON text's
+    // are: one bad byte would throw later, wherever the string is written
+    // (found by tests/fuzz/fuzz_summaries.cpp).
+    try {
+        (void)j.dump();
+    } catch (const nlohmann::json::type_error &) {
+        throw ResultSetError(fmt::format("{}: not the entry summaries of an archived set (a string is not UTF-8); "
+                                         "results/README.md, \"Archive\"",
+                                         summaries_path));
     }
     return set_from_summaries(j, summaries_path, set_path);
 }

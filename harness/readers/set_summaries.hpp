@@ -42,5 +42,8 @@ inline constexpr int kSetSummariesVersion = 2;
 [[nodiscard]] ResultSet set_from_summaries(const nlohmann::json &summaries, const std::string &summaries_path,
                                            const std::string &set_path);
 [[nodiscard]] ResultSet read_set_summaries(const std::string &summaries_path, const std::string &set_path);
+// The same from the file's bytes (CBOR, nesting bounded).
+[[nodiscard]] ResultSet set_from_summaries_bytes(const std::string &bytes, const std::string &summaries_path,
+                                                 const std::string &set_path);
 
 } // namespace opbench

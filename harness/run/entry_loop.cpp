@@ -74,6 +74,7 @@ void EntryLoop::run() {
     for (std::size_t i = 0; i < entries_.size(); ++i) {
         Entry &e = *entries_[i];
         if (filter && !filter->matches_entry(e.name())) continue;
+        wanted_.push_back(e.name());
         if (setup_.log.has_case(e.name())) continue; // finished before the interruption (--resume)
         planned_.push_back(i);
     }

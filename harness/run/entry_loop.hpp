@@ -48,6 +48,8 @@ public:
 
     // Reached by this run (not filtered out, not finished before a --resume).
     [[nodiscard]] bool ran(std::size_t i) const { return ran_[i]; }
+    // The names the filter keeps: what the set must hold to be complete.
+    [[nodiscard]] const std::vector<std::string> &wanted() const { return wanted_; }
     // The entry the host holds active (SIZE_MAX: none): exit() in plugin
     // code is charged to it.
     [[nodiscard]] std::size_t active() const { return active_; }
@@ -68,6 +70,7 @@ private:
     std::vector<std::unique_ptr<Entry>> &entries_;
     Setup setup_;
     std::vector<int> measured_;        // Google Benchmark iterations each entry had
+    std::vector<std::string> wanted_;  // names the filter keeps, finished before a --resume or not
     std::vector<bool> ran_;            // reached (not filtered out, not finished before a --resume)
     std::vector<bool> interrupted_;    // abandoned by an interrupt: not in the result set
     std::vector<std::size_t> planned_; // the entries this run measures, in order

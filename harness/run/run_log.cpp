@@ -99,6 +99,16 @@ bool RunLog::has_case(const std::string &name) const {
     return by_name_.count(name) != 0;
 }
 
+std::vector<std::string> RunLog::without_entries(const std::vector<std::string> &wanted) const {
+    std::lock_guard lock(mutex_);
+    std::vector<std::string> missing;
+    for (const auto &name : wanted) {
+        const auto it = by_name_.find(name);
+        if (it == by_name_.end() || cases_[it->second].entries.empty()) missing.push_back(name);
+    }
+    return missing;
+}
+
 namespace {
 
 // "" when a journal's case line carries its own, plausible entries.

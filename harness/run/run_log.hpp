@@ -52,6 +52,9 @@ public:
     // the repetitions they record; those cases are measured again. Returns
     // one "case: why" per case forgotten (issue 32).
     std::vector<std::string> forget_unplanned(const std::vector<std::string> &planned);
+    // Those of `wanted` (case x backend names) the log holds no entry of: a
+    // set lacking any is not complete, whatever else happened (issue 32).
+    [[nodiscard]] std::vector<std::string> without_entries(const std::vector<std::string> &wanted) const;
     // Cases by status ("passed" -> 3, ...).
     [[nodiscard]] std::map<std::string, int> counts() const;
     // How many times this run was resumed.

@@ -130,6 +130,7 @@ private:
         ending_->done = true;
     }
     RunSummary summarize_run(bool complete) const;
+    bool every_case_logged();
 
     const Suite &suite_;
     const PluginSet &plugins_;
@@ -182,7 +183,7 @@ RunSummary SuiteRun::run() {
         if (auto failed = end_profiled_run(*profile_, backends_->sessions(), suite_, measured))
             output_errors_.push_back(*failed);
     }
-    const bool complete = !interrupt_requested();
+    const bool complete = !interrupt_requested() && every_case_logged();
     end_deadline(); // this thread writes the set: the deadline, if set, stands down
     write_result_set(complete);
     return summarize_run(complete);
@@ -206,15 +207,17 @@ void SuiteRun::open_backends() {
     backends_->choose_reference_store();
 }
 
-
-
-
-
-
-
-
-
-
+// A set is complete only when every case the run was asked for has entries
+// (issue 32: damaged journal lines once gave "complete" sets lacking cases).
+// Else it is written as an interrupted run's, journal kept for --resume.
+bool SuiteRun::every_case_logged() {
+    const std::vector<std::string> missing = log_->without_entries(loop_->wanted());
+    if (missing.empty()) return true;
+    output_errors_.push_back(fmt::format("{} case(s) have no entries (first: {}): the set is marked incomplete, and "
+                                         "--resume measures them",
+                                         missing.size(), missing.front()));
+    return false;
+}
 
 RunSummary SuiteRun::summarize_run(bool complete) const {
     RunSummary summary;
@@ -248,7 +251,7 @@ void SuiteRun::open_log() {
         std::vector<std::string> planned;
         for (const auto &e : entries_) planned.push_back(e->name());
         for (const auto &why : log_->forget_unplanned(planned))
-            std::cerr << fmt::format("opbench: {}: journal line dropped ({}); its case is measured again\n",
+            std::cerr << fmt::format("opbench: {}: journal line dropped ({}); a case of this run is measured again\n",
                                      options_.resume_journal, why);
     }
     RunContext ctx{&suite_,

@@ -11,7 +11,9 @@
 #      --resume of it is refused;
 #   4. an interrupted run (faultwrap aborting opbench under --isolate none):
 #      --resume DIR exits 2; --resume with --benchmark_* is refused; header
-#      args `--trace ../victim --force` are not replayed.
+#      args `--trace ../victim --force` are not replayed;
+#   5. a journal header edited to `--backends faultwrap` over naive entries:
+#      the naive lines are dropped, so the set resumed is of one backend.
 # usage: force_inputs_test.sh SOURCE_ROOT OPBENCH NAIVE_PLUGIN FAULTWRAP_PLUGIN
 set -euo pipefail
 src=$1 opbench=$2 naive=$3 faultwrap=$4
@@ -129,4 +131,30 @@ names = {e["run_name"] for e in rs["benchmarks"]}
 assert not any(n.startswith("nosuch") for n in names), names
 assert all(e.get("real_time", 0) >= 0 for e in rs["benchmarks"])
 PY
+
+echo "== 5: a header's --backends does not mix backends into the set"
+mkdir -p sub5 && cd sub5
+set +e
+OPBENCH_FAULT=abort OPBENCH_PLUGIN_PATH=$faultwrap "$opbench" run "$src/tests/harness/workload_fault.toml" \
+  --isolate none --no-progress --verify off --out "$work/sub5/int.json" > int.log 2>&1
+set -e
+[ -e int.json.journal ] || { cat int.log; fail "the faulting run left no journal"; }
+python3 - int.json.journal <<'PY'
+import json, sys
+p = sys.argv[1]
+lines = [json.loads(l) for l in open(p).read().splitlines()]
+assert any(l.get("case", "").endswith("/be:naive") for l in lines), "no naive case finished before the fault"
+lines[0]["args"] += ["--backends", "faultwrap"]
+open(p, "w").writelines(json.dumps(l) + "\n" for l in lines)
+PY
+OPBENCH_PLUGIN_PATH=$faultwrap "$opbench" run --resume int.json > res.log 2>&1 || { cat res.log; fail "resume failed"; }
+grep -qF "/be:naive: is not a case of this run)" res.log || { cat res.log; fail "naive lines were kept"; }
+python3 - int.json <<'PY' || fail "the resumed set mixes backends"
+import json, sys
+rs = json.load(open(sys.argv[1]))
+assert rs["context"]["opbench"]["complete"] is True
+backends = {e["backend"] for e in rs["benchmarks"]}
+assert backends == {"faultwrap"}, backends
+PY
+cd "$work"
 echo "ok"

@@ -1,4 +1,5 @@
 #include "readers/archive.hpp"
+#include "readers/set_summaries.hpp"
 
 #include "../result_set_fixture.hpp"
 
@@ -611,4 +612,34 @@ TEST(ArchiveReaders, RefuseTimesThatAreNotTimes) {
     HistoryOptions o;
     o.suite = a.stored[1].suite;
     EXPECT_THROW((void)archive_history(a.dir.path, o), ArchiveError);
+}
+
+// Issue 32, found by tests/fuzz/fuzz_summaries.cpp and fuzz_history.cpp: a
+// summaries file whose string is not UTF-8 (CBOR does not check it when
+// read), or whose integer column holds a float far out of int's range (a cast
+// of undefined behaviour), is refused as not the entry summaries of a set.
+TEST(Archive, SummariesWithBadTextOrIntegersAreRefused) {
+    TempDir in;
+    const ResultSet set = read_result_set(write_fake_set(in.path, "s.json", run_at("2026-11-20T10:00:00Z", "c1", 1e-5)));
+    const nlohmann::json good = set_summaries(set);
+    const auto refused = [](const nlohmann::json &summaries, const std::string &why) {
+        const std::vector<std::uint8_t> cbor = nlohmann::json::to_cbor(summaries);
+        try {
+            (void)set_from_summaries_bytes(std::string(cbor.begin(), cbor.end()), "s.summaries.cbor", "s.json");
+            ADD_FAILURE() << "accepted summaries with " << why;
+        } catch (const ResultSetError &e) {
+            EXPECT_NE(std::string(e.what()).find("not the entry summaries of an archived set"), std::string::npos)
+                << e.what();
+        }
+    };
+    EXPECT_NO_THROW((void)set_from_summaries_bytes(set_summaries_bytes(set), "s.summaries.cbor", "s.json"));
+    nlohmann::json bad_text = good;
+    bad_text["entries"]["backend"][0] = std::string("naive\xff");
+    refused(bad_text, "a backend that is not UTF-8");
+    nlohmann::json bad_process = good;
+    bad_process["entries"]["repetitions"][5] = -4.05648e+31; // the first repetition's process
+    refused(bad_process, "a process number of -4e31");
+    nlohmann::json bad_count = good;
+    bad_count["entries"]["repetition_counts"][0] = 1.5;
+    refused(bad_count, "a repetition count of 1.5");
 }

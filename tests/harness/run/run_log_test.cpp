@@ -214,3 +214,18 @@ TEST(RunLogResume, ForgetsCasesThatAreNotTheRunsOwn) {
     EXPECT_FALSE(log.has_case("b"));
     EXPECT_EQ(log.counts(), (std::map<std::string, int>{{"passed", 1}}));
 }
+
+namespace {
+
+// What the runner checks before calling a set complete (issue 32): every case
+// the run was asked for has entries; a case logged with none counts as missing.
+TEST_F(RunLogTest, NamesTheWantedCasesWithoutEntries) {
+    RunLog log(json{{"suite", "quick.toml"}}, std::nullopt);
+    log.add_case(0, "a", "passed", entries_of("a", 2));
+    log.add_case(1, "b", "failed", {});
+    EXPECT_EQ(log.without_entries({"a", "b", "c"}), (std::vector<std::string>{"b", "c"}));
+    EXPECT_TRUE(log.without_entries({"a"}).empty());
+    EXPECT_TRUE(log.without_entries({}).empty());
+}
+
+} // namespace
