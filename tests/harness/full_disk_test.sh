@@ -13,7 +13,7 @@ work=$(mktemp -d /tmp/opbench-full-disk-XXXXXX)
 disk=$work/disk
 mkdir "$disk"
 trap 'umount "$disk" 2>/dev/null || true; rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$src/tests/harness/e2e_lib.sh" # fail
 if [ "$(id -u)" != 0 ] || ! mount -t tmpfs -o size=16k tmpfs "$disk" 2>"$work/mount.err"; then
   echo "SKIP: a small filesystem cannot be mounted here (needs root: $(cat "$work/mount.err" 2>/dev/null))"
   exit 77
