@@ -1,6 +1,6 @@
 // An entry: one measured thing of a run, a case x backend or a workload
-// phase x backend. The runner (run/runner.cpp) drives one list of them the
-// same way: skip it before anything runs, or activate it in the case host
+// phase x backend. The entry loop (run/entry_loop.cpp) drives one list of
+// them the same way: skip it before anything runs, or activate it in the case host
 // (isolate/case_host.hpp: a worker process, or this one), measure its
 // repetitions, finish it; then its records become its result-set entries
 // (result_entries below) and its console line. What differs between the two
