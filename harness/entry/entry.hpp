@@ -60,6 +60,10 @@ public:
     [[nodiscard]] virtual nlohmann::json counters(const RepetitionRecord &rec) const = 0;
     [[nodiscard]] virtual std::string label(const RepetitionRecord &rec) const = 0;
 
+    // The op case it measures, when it is a case x backend; nullptr for a
+    // workload phase. The loop asks this and casts nothing (issue 29).
+    [[nodiscard]] virtual const Case *op_case() const { return nullptr; }
+
     // The median of its repetitions' medians; none before one was measured.
     [[nodiscard]] std::optional<double> median_seconds() const;
 

@@ -1,13 +1,11 @@
 #include "run/entry_loop.hpp"
 
-#include "entry/op_case_entry.hpp"
 #include "run/gb_context.hpp"
 #include "run/gb_reporter.hpp"
 #include "run/gbench_args.hpp"
 #include "run/interrupt.hpp"
 #include "run/runner.hpp"
 #include "measure/entry_summary.hpp"
-#include "workload/workload_entry.hpp"
 #include "writers/table_writers.hpp"
 #include "writers/writer.hpp"
 
@@ -263,12 +261,10 @@ void EntryLoop::entry_done(std::size_t i, bool shown) {
 }
 
 const Entry *EntryLoop::reference_of(const Entry &e) const {
-    auto *op = dynamic_cast<const OpCaseEntry *>(&e);
-    if (!op || e.result.is_reference) return nullptr;
+    const Case *c = e.op_case();
+    if (!c || e.result.is_reference) return nullptr;
     for (const auto &other : entries_)
-        if (auto *o = dynamic_cast<const OpCaseEntry *>(other.get());
-            o && &o->source() == &op->source() && o->backend() == setup_.options.reference)
-            return other.get();
+        if (other->op_case() == c && other->backend() == setup_.options.reference) return other.get();
     return nullptr;
 }
 
@@ -283,8 +279,8 @@ void EntryLoop::show_progress(std::size_t i) {
                              elapsed, eta, entries_[i]->name());
 }
 
-// After the entries: what was not measured and why, the per-backend table,
-// and the workloads' whole-model figures.
+// After the entries: what was not measured and why, and the per-backend
+// table (the runner adds the workloads' whole-model figures).
 void EntryLoop::report_after_run() const {
     std::vector<const CaseResult *> not_measured;
     for (std::size_t i : not_measured_) not_measured.push_back(&entries_[i]->result);
@@ -292,18 +288,13 @@ void EntryLoop::report_after_run() const {
     // The op cases this run finished, as the summary line counts them: not
     // an abandoned one (interrupted: not in the result set, --resume runs it).
     std::vector<CaseResult> ran;
-    std::vector<const workload::WorkloadEntry *> workloads;
-    for (std::size_t i = 0; i < entries_.size(); ++i) {
-        if (!ran_[i] || interrupted_[i]) continue;
-        if (dynamic_cast<const OpCaseEntry *>(entries_[i].get())) ran.push_back(entries_[i]->result);
-        if (auto *w = dynamic_cast<const workload::WorkloadEntry *>(entries_[i].get())) workloads.push_back(w);
-    }
+    for (std::size_t i = 0; i < entries_.size(); ++i)
+        if (finished_here(i) && entries_[i]->op_case()) ran.push_back(entries_[i]->result);
     if (!ran.empty()) { // a suite of workloads only has no op-case table
         Document summary;
         summary.tables.push_back(backend_summary(ran, setup_.options.reference));
         std::cout << "\n" << write_console(summary);
     }
-    workload::report_workload_figures(workloads, std::cout);
 }
 
 } // namespace opbench
