@@ -282,8 +282,7 @@ Table hot_path_table(const ScopeTree &tree, const std::string &title) {
     // A long case name breaks after a '/', so no line passes 100 columns.
     t.title = wrap_name(title, 0);
     if (!t.title.empty()) t.title.pop_back();
-    t.columns = {"scope", "thread", "calls",    "total",  "self",  "mean",
-                 "min",   "max",    "% parent", "allocs", "bytes"};
+    t.columns = {"scope", "thread", "calls", "total", "self", "mean", "min", "max", "% parent", "allocs", "bytes"};
     std::set<int32_t> threads;
     for (const auto &n : tree.nodes) {
         threads.insert(n.thread);

@@ -137,10 +137,10 @@ Document paired_document(const PairedComparison &c) {
                        {"pairs", v.verdict.pairs},
                        {"p_value", v.verdict.p_value},
                        {"verdict", v.verdict.verdict}});
-            t.rows.push_back({row_label, format_seconds(base), format_seconds(next), fmt::format("{:.3f}", v.verdict.ratio),
-                              fmt::format("{:.3f}-{:.3f}", v.verdict.ratio_low, v.verdict.ratio_high),
-                              std::to_string(v.verdict.pairs), fmt::format("{:.3g}", v.verdict.p_value),
-                              v.verdict.verdict});
+            t.rows.push_back(
+                {row_label, format_seconds(base), format_seconds(next), fmt::format("{:.3f}", v.verdict.ratio),
+                 fmt::format("{:.3f}-{:.3f}", v.verdict.ratio_low, v.verdict.ratio_high),
+                 std::to_string(v.verdict.pairs), fmt::format("{:.3g}", v.verdict.p_value), v.verdict.verdict});
         }
         data["cases"].push_back(std::move(cj));
     }

@@ -279,7 +279,8 @@ void EntryLoop::show_progress(std::size_t i) {
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
     std::string eta = "?";
     if (at > 0) eta = fmt::format("{:.0f}s", elapsed / double(at) * double(long(planned_.size()) - at));
-    const std::string counter = fmt::format("[{}/{}  {:.0f}s elapsed, ~{} left]  ", at + 1, planned_.size(), elapsed, eta);
+    const std::string counter =
+        fmt::format("[{}/{}  {:.0f}s elapsed, ~{} left]  ", at + 1, planned_.size(), elapsed, eta);
     // A long name is cut in the middle, so the line never wraps on a 100-column terminal.
     const std::size_t room = kTerminalColumns - std::min(kTerminalColumns - 20, display_width(counter));
     std::cerr << "\x1b[2m" << counter << shorten_middle(entries_[i]->name(), room) << "\x1b[0m\n";

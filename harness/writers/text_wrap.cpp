@@ -81,8 +81,7 @@ std::string shorten_middle(std::string_view name, std::size_t width) {
     if (w <= width || width < 5) return std::string(name);
     const std::size_t head = (width - 1) / 4, tail = width - 1 - head;
     const std::size_t tail_begin = bytes_of_columns(name, w - tail);
-    return std::string(name.substr(0, bytes_of_columns(name, head))) + "\u2026" +
-           std::string(name.substr(tail_begin));
+    return std::string(name.substr(0, bytes_of_columns(name, head))) + "\u2026" + std::string(name.substr(tail_begin));
 }
 
 } // namespace opbench
