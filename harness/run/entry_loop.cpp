@@ -7,6 +7,7 @@
 #include "run/runner.hpp"
 #include "measure/entry_summary.hpp"
 #include "writers/table_writers.hpp"
+#include "writers/text_wrap.hpp"
 #include "writers/writer.hpp"
 
 #include <fmt/format.h>
@@ -275,8 +276,11 @@ void EntryLoop::show_progress(std::size_t i) {
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
     std::string eta = "?";
     if (at > 0) eta = fmt::format("{:.0f}s", elapsed / double(at) * double(long(planned_.size()) - at));
-    std::cerr << fmt::format("\x1b[2m[{}/{}  {:.0f}s elapsed, ~{} left]  {}\x1b[0m\n", at + 1, planned_.size(),
-                             elapsed, eta, entries_[i]->name());
+    const std::string counter =
+        fmt::format("[{}/{}  {:.0f}s elapsed, ~{} left]  ", at + 1, planned_.size(), elapsed, eta);
+    // A long name is cut in the middle, so the line never wraps on a 100-column terminal.
+    const std::size_t room = kTerminalColumns - std::min(kTerminalColumns - 20, display_width(counter));
+    std::cerr << "\x1b[2m" << counter << shorten_middle(entries_[i]->name(), room) << "\x1b[0m\n";
 }
 
 // After the entries: what was not measured and why, and the per-backend
