@@ -481,7 +481,7 @@ std::string render_report_html(const std::vector<ResultSet> &sets, const ReportO
          "table.sortable th{cursor:pointer}table.sortable td{white-space:nowrap}input.filter{font-size:13px;padding:3px}\n"
          // At 800 px the case column wraps and sticks to the left; reasons
          // fold into a details element, so every row stays a line or two tall.
-         "table.sortable td.case{white-space:normal;overflow-wrap:anywhere;min-width:9em;max-width:16em;position:sticky;left:0;"
+         "table.verdicts{width:max-content}table.sortable td.case{white-space:normal;overflow-wrap:anywhere;min-width:9em;max-width:26em;position:sticky;left:0;"
          "background:#fff}td.why{white-space:normal;min-width:8em}td.why details{max-width:30em}\n"
          // Bar and ratio charts: a label column, then the plot as wide as the page leaves.
          ".barchart{margin:8px 0}.chart-title{font-weight:bold;font-size:14px;margin:4px 0}\n"
