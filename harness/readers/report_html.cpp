@@ -477,6 +477,8 @@ std::string render_report_html(const std::vector<ResultSet> &sets, const ReportO
          // Charts and tables keep their text size: wider than the window,
          // they scroll inside their section rather than shrink.
          "section{overflow-x:auto}svg.chart{background:#fff;border:1px solid #eee;margin:6px 0;flex:none}\n"
+         // x-y charts (roofline, sweeps) shrink to a narrow window, legend included.
+         "svg.chart[viewBox]{max-width:100%;height:auto;box-sizing:border-box}\n"
          ".multiples{display:flex;flex-wrap:wrap;gap:8px}.scroll{overflow-x:auto}\n"
          "table.sortable th{cursor:pointer}table.sortable td{white-space:nowrap}input.filter{font-size:13px;padding:3px}\n"
          // At 800 px the case column wraps and sticks to the left; reasons

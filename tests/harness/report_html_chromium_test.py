@@ -216,6 +216,8 @@ var cells = Array.from(document.querySelectorAll('table.verdicts td.verdict, tab
 out.cells = cells.length;
 out.cells_out = cells.filter(function (c) { return !inView(c); }).map(function (c) { return c.textContent; });
 out.level_out = Array.from(document.querySelectorAll('#levels table td')).filter(function (c) { return !inView(c); }).length;
+out.xy_out = Array.from(document.querySelectorAll('svg.chart[viewBox]')).filter(function (c) { return !inView(c); }).map(
+  function (c) { return c.dataset.chart + ' ' + Math.round(box(c).right); });
 out.row_heights = Array.from(document.querySelectorAll('table.verdicts tr')).map(function (r) { return box(r).height; });
 out.plots = Array.from(document.querySelectorAll('.bars svg.chart')).map(function (s) {
   return [s.dataset.chart, box(s).width, box(s).right]; });
@@ -265,6 +267,8 @@ def probe_widths(browser, report, work, name, width, two_sets):
     # Verdict and ratio on screen, rows a few lines tall (reasons fold away).
     assert not got["cells_out"], f"at {width} px verdict/ratio cells outside the window: {got['cells_out'][:5]}"
     assert got["level_out"] == 0, f"at {width} px {got['level_out']} level-table cells are outside the window"
+    # x-y charts (roofline, sweeps, boxes, history) fit the window, legend included.
+    assert not got["xy_out"], f"at {width} px charts run past the window: {got['xy_out'][:4]}"
     assert all(h <= 80 for h in got["row_heights"]), f"a verdict row is {max(got['row_heights'])} px tall"
     if two_sets:
         assert got["cells"] > 0, "no verdict table"
