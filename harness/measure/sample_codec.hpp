@@ -27,8 +27,14 @@ namespace opbench {
 // numbers separated by spaces: a JSON array would put each number on a line
 // of its own in the indented set, several times the bytes. `per_call_seconds` are sample totals
 // divided by `calls_per_sample`, as the recipe records them.
+// At most `max_bins` distinct totals are kept: where the samples have more,
+// the unit becomes 2, 4, 8... clock ticks until they fit, and tick_seconds
+// is that unit (each sample then to within half of it), so the histogram's
+// size is bounded however many samples a fast CPU takes.
+constexpr std::size_t kSampleHistogramMaxBins = 128;
 [[nodiscard]] nlohmann::json encode_sample_histogram(const std::vector<double> &per_call_seconds,
-                                                     int calls_per_sample, double tick_seconds = steady_tick_seconds());
+                                                     int calls_per_sample, double tick_seconds = steady_tick_seconds(),
+                                                     std::size_t max_bins = kSampleHistogramMaxBins);
 
 // A histogram that is not what encode_sample_histogram writes; what() says
 // which member and what was expected.

@@ -12,11 +12,15 @@
 #   4. the sets hold the pairs and the canary as extra fields, and
 #      Google Benchmark's compare.py reads them;
 #   5. opbench run --plugin: a variant runs as its own backend;
+#   5c. ab on an out-of-tree plugin pair (mybe-spin.so: naive's code as
+#      backend `mybe`, which no plain plugin provides): a suite naming `mybe`
+#      or its two builds runs; --benchmark_filter picks cases; a run that
+#      matches no case exits 2 saying what matched nothing;
 #   6. scripts/ci-bench.sh --ab with a ref that is no commit exits 2 (a real
 #      --ab run builds the base's plugins: docs/ci.md has one).
-# usage: paired_e2e_test.sh SOURCE_ROOT OPBENCH NAIVE_PLUGIN SPIN_PLUGIN
+# usage: paired_e2e_test.sh SOURCE_ROOT OPBENCH NAIVE_PLUGIN SPIN_PLUGIN MYBE_PLUGIN
 set -euo pipefail
-src=$1 opbench=$2 naive=$3 spin=$4
+src=$1 opbench=$2 naive=$3 spin=$4 mybe=$5
 suite=$src/tests/harness/paired.toml
 work=$(mktemp -d /tmp/opbench-paired-XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -114,6 +118,30 @@ sed -e 's|^plugins = .*|plugins = ["naive@a=naive-copy.so", "naive@b=naive-copy.
 grep -q "naive@a -> naive@b" "$work/suite-ab.log" || { cat "$work/suite-ab.log"; fail "ab did not pair the suite's builds"; }
 sed -e 's|^plugins = .*|plugins = ["naive@b"]|' "$work/suite/with-plugins.toml" > "$work/suite/bad.toml"
 expect_bad "bad.toml:8:12: plugins: 'naive@b': expected NAME@VARIANT=PATH" validate "$work/suite/bad.toml"
+echo "== 5c: ab for a plugin that only --plugin builds provide"
+mkdir -p "$work/mybe" && cp "$mybe" "$work/mybe/base.so" && cp "$mybe" "$work/mybe/new.so"
+sed -e 's|^backends = .*|backends = ["mybe"]|' "$suite" > "$work/mybe/mybe.toml"
+sed -e 's|^backends = .*|backends = ["mybe@base", "mybe@new"]|' "$suite" > "$work/mybe/builds.toml"
+export OPBENCH_TEST_SPIN_INNER=$naive # the wrapper runs naive's code as `mybe`
+builds=(--plugin mybe@base="$work/mybe/base.so" --plugin mybe@new="$work/mybe/new.so")
+mybe_ab() { "$opbench" ab "$@" --pairs 6 --seconds 0.002 --threshold 0.5 --no-progress --no-out; }
+"$opbench" list > "$work/mybe/list.log" 2>&1
+! grep -q "mybe" "$work/mybe/list.log" || fail "a plain mybe is installed; the check needs none"
+for named in mybe builds; do
+  mybe_ab "$work/mybe/$named.toml" "${builds[@]}" > "$work/mybe/$named.log" 2>&1 ||
+    { cat "$work/mybe/$named.log"; fail "ab on the mybe pair, suite naming $named"; }
+  grep -q "3 cases, mybe@base -> mybe@new" "$work/mybe/$named.log" ||
+    { cat "$work/mybe/$named.log"; fail "the suite naming $named did not run its 3 cases on the pair"; }
+done
+mybe_ab "$work/mybe/mybe.toml" "${builds[@]}" --benchmark_filter=silu > "$work/mybe/filter.log" 2>&1 ||
+  { cat "$work/mybe/filter.log"; fail "ab --benchmark_filter=silu"; }
+grep -q "1 cases, mybe@base -> mybe@new" "$work/mybe/filter.log" ||
+  { cat "$work/mybe/filter.log"; fail "--benchmark_filter=silu did not pick the one silu case"; }
+expect_bad "no [[case]] lists the backend 'mybe' (nor mybe@base or mybe@new)" ab "$suite" "${builds[@]}"
+expect_bad "--benchmark_filter=nothing-here matches none of the 3 cases on mybe@base and mybe@new" \
+  ab "$work/mybe/mybe.toml" "${builds[@]}" --benchmark_filter=nothing-here
+expect_bad "--benchmark_filter=(: not an extended regex" ab "$work/mybe/mybe.toml" "${builds[@]}" --benchmark_filter='('
+unset OPBENCH_TEST_SPIN_INNER
 echo "== 6: ci-bench --ab refuses what it cannot pair"
 set +e
 "$src/scripts/ci-bench.sh" --opbench "$opbench" --ab no-such-ref-here > "$work/ci.log" 2>&1
