@@ -179,4 +179,21 @@ void store_case_fields_once(nlohmann::json &result_set) {
     result_set["context"]["opbench"]["per_case_fields"] = per_case_keys();
 }
 
+void expand_case_fields(nlohmann::json &result_set) {
+    if (!result_set.is_object() || !result_set.contains("benchmarks") || !result_set["benchmarks"].is_array()) return;
+    auto &entries = result_set["benchmarks"];
+    std::map<std::string, std::size_t> first; // run name -> its first iteration entry
+    for (std::size_t i = 0; i < entries.size(); ++i)
+        if (entries[i].is_object() && entries[i].value("run_type", "iteration") == "iteration")
+            first.emplace(entries[i].value("run_name", entries[i].value("name", "")), i);
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        if (!entries[i].is_object()) continue;
+        const auto it = first.find(entries[i].value("run_name", entries[i].value("name", "")));
+        if (it == first.end() || it->second == i) continue;
+        const nlohmann::json &from = entries[it->second];
+        for (const std::string &k : per_case_keys())
+            if (from.contains(k) && !entries[i].contains(k)) entries[i][k] = from[k];
+    }
+}
+
 } // namespace opbench

@@ -66,6 +66,12 @@ struct CaseResult {
 // context.opbench.per_case_fields. A set already stored so is unchanged.
 void store_case_fields_once(nlohmann::json &result_set);
 
+// The inverse, for readers that want every field on every entry (tests, a
+// tool that reads entries one by one): copies each per-case key a case's
+// first iteration entry has onto the case's other entries that lack it.
+// Older sets, which repeat the fields, are unchanged.
+void expand_case_fields(nlohmann::json &result_set);
+
 // One repetition's statistics, the `stats` object of an iteration entry.
 [[nodiscard]] nlohmann::json summary_json(const RepetitionRecord &r);
 

@@ -165,6 +165,10 @@ TEST(StoreCaseFieldsOnce, KeepsThemOnEachCasesFirstIterationEntryOnly) {
     store_case_fields_once(set);
     EXPECT_EQ(set, once) << "a set already stored so is unchanged";
     EXPECT_LT(set.dump().size(), full.dump().size() * 3 / 4);
+    nlohmann::json expanded = set;
+    expand_case_fields(expanded);
+    expanded["context"]["opbench"].erase("per_case_fields");
+    EXPECT_EQ(expanded, full) << "expand_case_fields gives back every entry as written before";
 }
 
 TEST(ResultEntries, ASkippedEntryIsOneErrorEntryWithItsReason) {
