@@ -400,7 +400,7 @@ std::vector<Case> cases_of_backend(const Suite &suite, const PairedRunOptions &o
     }
     if (chosen.empty())
         throw SuiteError(SourceLocation{suite.path, 0, 0},
-                         fmt::format("no [[case]] lists the backend '{}' (nor {} or {}), so `ab` has nothing to "
+                         fmt::format("no [[case]] lists the backend '{}' (nor {} or {}):\n  `ab` has nothing to "
                                      "run; the cases list: {}",
                                      backend, o.base, o.next, listed.empty() ? "none" : fmt::format("{}", fmt::join(listed, ", "))));
     return chosen;
@@ -421,8 +421,8 @@ std::vector<Case> paired_cases(const Suite &suite, const PairedRunOptions &o) {
             kept.push_back(cases[ci]);
     if (kept.empty())
         throw SuiteError(SourceLocation{suite.path, 0, 0},
-                         fmt::format("--benchmark_filter={} matches none of the {} cases on {} and {} (an extended "
-                                     "regex searched in each entry's name), e.g. {}",
+                         fmt::format("--benchmark_filter={} matches none of the {} cases on {} and {}\n  (an "
+                                     "extended regex searched in each entry's name), e.g. {}",
                                      o.benchmark_filter, cases.size(), o.base, o.next, entries[0]->name()));
     return kept;
 }
