@@ -205,8 +205,9 @@ TEST_F(QuickSuiteRun, CaseFieldsAreStoredOnceAndHistogramsAreBounded) {
         const std::string name = e["run_name"];
         if (e["run_type"] == "iteration") ++iterations[name];
         carriers[name] += e.contains("settings") && e.contains("memory");
-        if (e["run_type"] == "iteration" && iterations[name] == 1)
+        if (e["run_type"] == "iteration" && iterations[name] == 1) {
             EXPECT_TRUE(e.contains("settings") && e.contains("memory") && e.contains("verification")) << name;
+        }
         for (const char *k : {"op", "backend", "dtype", "variant", "case", "status"})
             EXPECT_TRUE(e.contains(k)) << k << " on every entry of " << name;
         if (!e.contains("stats")) continue;

@@ -158,7 +158,9 @@ TEST(StoreCaseFieldsOnce, KeepsThemOnEachCasesFirstIterationEntryOnly) {
         for (const char *k : {"name", "run_name", "run_type", "real_time", "cpu_time", "time_unit", "iterations",
                               "op", "backend", "dtype", "variant", "case", "status"})
             EXPECT_EQ(now[k], was[k]) << k << " on benchmarks[" << i << "]: Google Benchmark's and the identity stay";
-        if (now["run_type"] == "iteration") EXPECT_EQ(now["stats"], was["stats"]);
+        if (now["run_type"] == "iteration") {
+            EXPECT_EQ(now["stats"], was["stats"]);
+        }
     }
     EXPECT_EQ(firsts, 2u);
     const nlohmann::json once = set;
