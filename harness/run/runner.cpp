@@ -235,6 +235,7 @@ RunSummary SuiteRun::summarize_run(bool complete) const {
     summary.passed = counts.count("passed") ? counts.at("passed") : 0;
     summary.failed = counts.count("failed") ? counts.at("failed") : 0;
     summary.skipped = counts.count("skipped") ? counts.at("skipped") : 0;
+    summary.starved = counts.count("starved") ? counts.at("starved") : 0;
     summary.complete = complete;
     for (std::size_t i = 0; i < entries_.size(); ++i) {
         if (!loop_ || !loop_->ran(i)) continue; // excluded by the filter, or finished before a --resume
@@ -374,6 +375,7 @@ RunSummary run_suite(const Suite &suite, const PluginSet &plugins, const RunOpti
 
 std::string summary_line(const RunSummary &s) {
     std::string line = fmt::format("opbench: {} passed, {} failed, {} skipped", s.passed, s.failed, s.skipped);
+    if (s.starved) line += fmt::format(", {} starved (no time: the machine was busy)", s.starved);
     if (s.unverified) line += fmt::format(" ({} passed UNVERIFIED: --verify off)", s.unverified);
     auto share = [&](double part) { return s.wall_seconds > 0 ? 100.0 * part / s.wall_seconds : 0.0; };
     line += fmt::format(" in {:.1f} s\n  measuring {:.1f} s ({:.0f}%), verifying {:.1f} s ({:.0f}%, {}), "

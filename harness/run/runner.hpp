@@ -60,6 +60,7 @@ struct RunOptions {
 
 struct RunSummary {
     int passed = 0, failed = 0, skipped = 0; // resumed runs: the earlier sessions' cases included
+    int starved = 0; // ran and verified, but every repetition waited for a CPU: no time
     bool complete = true;                    // false: interrupted (SIGINT/SIGTERM)
     int unverified = 0;                      // passed entries whose outputs were not checked (--verify off)
     std::string out_path;                    // written result set, if any

@@ -190,7 +190,8 @@ TEST_F(Main, RunFormatPrintsTheSetsDocumentAloneOnStdout) {
     EXPECT_TRUE(has(csv, "median_s")) << csv;
     EXPECT_TRUE(has(csv, ",add,")) << "the add entry's row:\n" << csv;
     EXPECT_FALSE(has(csv, "passed,")) << "the summary line went to stdout:\n" << csv;
-    EXPECT_TRUE(has(err, "1 passed, 0 failed")) << err;
+    // One case, which passed, or starved when the machine was busy (case_outcome.hpp).
+    EXPECT_TRUE(has(err, "1 passed, 0 failed") || has(err, "0 passed, 0 failed, 0 skipped, 1 starved")) << err;
     EXPECT_TRUE(fs::exists(dir_ / "r.json"));
 
     const std::string md = "cd '" + dir_.string() + "' && env OPBENCH_PLUGIN_PATH= '" OPBENCH_EXE

@@ -48,27 +48,46 @@ ab_ran() {
 
 ab() { "$opbench" ab "$suite" --pairs 8 --seconds 0.002 --threshold 0.5 --no-progress "$@"; }
 
+# verdicts LOG WANT: the ab summary line of LOG ("3 cases, ...: S same, L
+# slower, F faster, N noisy[, K not compared]") gives WANT ("same" or
+# "slower") for every case compared, and none other; a case not compared was
+# starved on a busy machine (ab_ran checked that), and at least one of the 3
+# was compared.
+verdicts() {
+  python3 - "$1" "$2" <<'PY'
+import re, sys
+log, want = open(sys.argv[1]).read(), sys.argv[2]
+m = re.search(r"3 cases, .*: (\d+) same, (\d+) slower, (\d+) faster, (\d+) noisy(?:, (\d+) not compared)?", log)
+assert m, "no ab summary line"
+got = dict(zip(["same", "slower", "faster", "noisy"], map(int, m.groups()[:4])))
+not_compared = int(m.group(5) or 0)
+assert got[want] + not_compared == 3 and got[want] >= 1, (got, not_compared)
+PY
+}
+
 echo "== 2: A/A: the same file twice is same"
-ab --plugin naive@a="$naive" --plugin naive@b="$naive" --out "$work/aa.json" > "$work/aa.log" 2>&1 ||
-  { cat "$work/aa.log"; fail "A/A run failed"; }
+ab_ran "$work/aa.log" "$suite" --pairs 8 --seconds 0.002 --threshold 0.5 --no-progress \
+  --plugin naive@a="$naive" --plugin naive@b="$naive" --out "$work/aa.json" || { cat "$work/aa.log"; fail "A/A run failed"; }
 cat "$work/aa.log"
-grep -q "3 cases, naive@a -> naive@b (threshold 50%): 3 same, 0 slower" "$work/aa.log" || fail "A/A is not 3 same"
+grep -q "3 cases, naive@a -> naive@b (threshold 50%): " "$work/aa.log" || fail "no A/A summary"
+verdicts "$work/aa.log" same || fail "A/A is not same"
 "$opbench" compare "$work/aa.json" > "$work/aa.cmp" || { cat "$work/aa.cmp"; fail "compare on the A/A set"; }
-grep -q "3 same, 0 slower, 0 faster, 0 noisy" "$work/aa.cmp" || { cat "$work/aa.cmp"; fail "compare: A/A not same"; }
+grep -q " same, 0 slower, 0 faster, 0 noisy" "$work/aa.cmp" || { cat "$work/aa.cmp"; fail "compare: A/A not same"; }
 
 echo "== 3: a 5x slowdown is slower"
 OPBENCH_TEST_SPIN_INNER=$naive OPBENCH_TEST_SPIN_EXTRA=4 \
-  ab --plugin naive@base="$naive" --plugin naive@new="$spin" --out "$work/slow.json" > "$work/slow.log" 2>&1 ||
+  ab_ran "$work/slow.log" "$suite" --pairs 8 --seconds 0.002 --threshold 0.5 --no-progress \
+  --plugin naive@base="$naive" --plugin naive@new="$spin" --out "$work/slow.json" ||
   { cat "$work/slow.log"; fail "slowdown run failed"; }
 cat "$work/slow.log"
-grep -q "0 same, 3 slower" "$work/slow.log" || fail "the 5x slowdown is not 3 slower"
+verdicts "$work/slow.log" slower || fail "the 5x slowdown is not slower"
 set +e
 "$opbench" compare "$work/slow.json" --fail-on-regression > "$work/slow.cmp" 2>&1
 rc=$?
 set -e
 cat "$work/slow.cmp"
 [ $rc -eq 1 ] || fail "compare --fail-on-regression on the slowdown exited $rc, not 1"
-[ "$(grep -c " slower$" "$work/slow.cmp")" -ge 3 ] || fail "compare does not show 3 slower rows"
+[ "$(grep -c " slower$" "$work/slow.cmp")" -ge 1 ] || fail "compare shows no slower row"
 
 echo "== 4: extra fields; compare.py reads the set"
 python3 - "$work/slow.json" <<'PY'
@@ -78,9 +97,17 @@ ob = s["context"]["opbench"]
 assert ob["paired"]["base"] == "naive@base" and ob["paired"]["new"] == "naive@new", ob["paired"]
 assert len(ob["canary"]["readings"]) >= 3 * 8, "a canary reading per pair block"
 it = [e for e in s["benchmarks"] if e.get("run_type") == "iteration"]
-assert len(it) == 3 * 2 * 16, len(it)  # cases x sides x (2 per pair)
-assert all("pair" in e for e in it)
-new = [e for e in it if "/be:naive@new/" in e["name"]]
+# cases x sides x (2 per pair): 16 paired entries per side on a quiet
+# machine. On a busy one a block whose threads starved is written with no
+# pair (paired_run.cpp), so a side may have fewer pairs, never more.
+paired = {}
+for e in it:
+    if "pair" in e:
+        paired[e["name"]] = paired.get(e["name"], 0) + 1
+    else:
+        assert e["stats"].get("starved"), ("an unpaired repetition that did not starve", e["name"])
+assert len(paired) == 3 * 2 and all(n <= 16 for n in paired.values()), paired
+new = [e for e in it if "/be:naive@new/" in e["name"] and "pair" in e]
 ratios = sorted(e["pair"]["new_time"] / e["pair"]["base_time"] for e in new)
 assert ratios[len(ratios) // 2] > 1.5, ratios  # the recorded pairs show the 5x slowdown
 PY
