@@ -39,6 +39,7 @@ struct AbCommand::Options {
     // The steps of run(), in order; each throws AbBadInput for bad input.
     void pin_to_cpus();
     PluginSet plugins_with_builds(std::vector<PluginVariantSpec> &specs) const;
+    void record_insecure(const PluginSet &plugins);
     void choose_pair(const std::vector<PluginVariantSpec> &specs, const PluginSet &plugins);
     void choose_reference(const PluginSet &plugins);
     Suite load_suite(const PluginSet &plugins) const; // throws SuiteError
@@ -123,6 +124,11 @@ PluginSet AbCommand::Options::plugins_with_builds(std::vector<PluginVariantSpec>
     }
     print_insecure_allowed(plugins);
     return plugins;
+}
+
+// What --allow-insecure-plugins let load, for the set's context (as `run` records it).
+void AbCommand::Options::record_insecure(const PluginSet &plugins) {
+    if (plugins.allow_insecure) run.insecure_plugins_allowed = plugins.insecure_loaded;
 }
 
 // The pair: --pair, else the two --plugin builds; two loaded builds of one
@@ -234,6 +240,7 @@ std::optional<int> AbCommand::run() {
         o.pin_to_cpus();
         std::vector<PluginVariantSpec> specs;
         const PluginSet plugins = o.plugins_with_builds(specs);
+        o.record_insecure(plugins);
         o.choose_pair(specs, plugins);
         o.choose_reference(plugins);
         o.run.verify = *verify_mode_from_name(o.verify);

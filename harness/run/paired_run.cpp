@@ -330,6 +330,7 @@ void PairedRun::write(PairedSummary &summary, const std::vector<Case> &cases) {
     ob["warnings"] = o_.warnings;
     ob["measurement"]["isolation"] = "process";
     ob["measurement"]["cpus"] = o_.cpus;
+    if (o_.insecure_plugins_allowed) ob["insecure_plugins_allowed"] = *o_.insecure_plugins_allowed;
     ob["paired"] = {{"base", base_.backend},
                     {"new", new_.backend},
                     {"base_plugin", plugins_.find(base_.backend)->path},

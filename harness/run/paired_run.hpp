@@ -22,6 +22,7 @@
 #include "plugin/plugin_loader.hpp"
 #include "suite/suite.hpp"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,9 @@ struct PairedRunOptions {
     std::vector<std::string> warnings; // already printed; recorded in context.opbench.warnings
     std::vector<int> cpus;             // the process was pinned to these (recorded)
     std::string benchmark_filter;      // as `opbench run`'s --benchmark_filter; "" = every case
+    // --allow-insecure-plugins: the files it let load, each "<path>: <why>"
+    // (maybe none); recorded as context.opbench.insecure_plugins_allowed, as `run` does.
+    std::optional<std::vector<std::string>> insecure_plugins_allowed;
 };
 
 struct PairedCaseResult {

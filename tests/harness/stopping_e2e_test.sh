@@ -130,6 +130,19 @@ import json, sys
 allowed = json.load(open(sys.argv[1]))["context"]["opbench"]["insecure_plugins_allowed"]
 assert len(allowed) == 1 and allowed[0].startswith(sys.argv[2] + ": "), allowed
 EOF
+# The same for `opbench ab` (exit 1 only if a case starved on a busy machine).
+rc=0
+"$opbench" ab "$suite" --plugin "naive@a=$naive" --plugin "naive@open=$work/open/naive-copy.so" \
+  --allow-insecure-plugins --benchmark_filter='R:12' --pairs 6 --seconds 0.001 --no-progress --out ab-trust.json \
+  > ab-trust.out 2> ab-trust.err || rc=$?
+[ $rc -le 1 ] && [ -s ab-trust.json ] || fail "ab --allow-insecure-plugins failed ($rc): $(cat ab-trust.out ab-trust.err)"
+grep -q "warning: --allow-insecure-plugins loaded $work/open/naive-copy.so: its directory" ab-trust.err \
+  || fail "ab: no warning naming the file: $(cat ab-trust.err)"
+python3 - ab-trust.json "$work/open/naive-copy.so" << 'EOF' || fail "ab: context.opbench.insecure_plugins_allowed missing"
+import json, sys
+allowed = json.load(open(sys.argv[1]))["context"]["opbench"]["insecure_plugins_allowed"]
+assert len(allowed) == 1 and allowed[0].startswith(sys.argv[2] + ": "), allowed
+EOF
 
 # 6. Control characters in a --plugin spec are shown escaped.
 set +e
