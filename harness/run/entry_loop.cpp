@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <iostream>
 #include <map>
 #include <unistd.h>
@@ -92,6 +93,14 @@ void EntryLoop::run() {
             to_measure.push_back(i);
         }
     }
+    std::vector<EntryPlan> plan;
+    for (std::size_t i : to_measure) {
+        const Entry &e = *entries_[i];
+        const MeasureSettings &m = e.settings();
+        eta_index_[i] = plan.size();
+        plan.push_back({e.backend(), m.repetitions, m.warmup, m.min_samples, m.min_time, m.max_time, e.call_work().flops});
+    }
+    eta_ = std::make_unique<RunEta>(std::move(plan));
     std::vector<std::string> args = gbench_argv(setup_.options.benchmark_args);
     std::vector<char *> argv;
     for (auto &a : args) argv.push_back(a.data());
@@ -277,10 +286,23 @@ void EntryLoop::show_progress(std::size_t i) {
     if (!setup_.options.progress || !isatty(STDERR_FILENO)) return;
     const auto at = std::find(planned_.begin(), planned_.end(), i) - planned_.begin();
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
-    std::string eta = "?";
-    if (at > 0) eta = fmt::format("{:.0f}s", elapsed / double(at) * double(long(planned_.size()) - at));
+    const std::string eta = eta_text(i);
     std::cerr << fmt::format("\x1b[2m[{}/{}  {:.0f}s elapsed, ~{} left]  {}\x1b[0m\n", at + 1, planned_.size(),
                              elapsed, eta, entries_[i]->name());
+}
+
+// The time left as the progress line shows it ("12s", "?" before an entry
+// finished), after telling the estimate how long the entry before `i` took.
+std::string EntryLoop::eta_text(std::size_t i) {
+    const auto now = std::chrono::steady_clock::now();
+    if (eta_last_ != SIZE_MAX && eta_last_ != i) {
+        const double took = std::chrono::duration<double>(now - eta_last_start_).count();
+        eta_->finished(eta_index_.at(eta_last_), took, entries_[eta_last_]->median_seconds().value_or(NAN));
+    }
+    eta_last_ = i;
+    eta_last_start_ = now;
+    const double left = eta_->seconds_left();
+    return left < 0 ? "?" : fmt::format("{:.0f}s", left);
 }
 
 // After the entries: what was not measured and why, the per-backend table,
