@@ -170,7 +170,8 @@ def _metrics(e, median, kept, reps, status, roof):
     spread = (max(medians) - min(medians)) / 2 / median if median and len(medians) >= 2 else None
     return {"median_s": median, "spread": spread, "repetitions": len(kept) if median is not None else None,
             "repetitions_missed_noise_target": sum(1 for r in kept if not r["met"]) if status == "passed" else 0,
-            "samples": sum(r["samples"] for r in kept) if median is not None else None,
+            # Every repetition's samples, the starved ones' too, as the run stores them.
+            "samples": sum(r["samples"] for r in reps) if median is not None else None,
             "flop": e.get("flops"), "byte": e.get("bytes"),
             "flop_per_s": _ratio(e.get("flops"), median), "byte_per_s": _ratio(e.get("bytes"), median),
             "pct_peak_compute": roof.get("pct_peak_compute"), "pct_peak_bandwidth": roof.get("pct_peak_bandwidth")}
