@@ -12,7 +12,8 @@ With --hogs N, N `yes > /dev/null` processes run beside it (ended after).
     scripts/eta_accuracy.py build/harness/opbench suites/gemm.toml --hogs 2 \\
         -- --benchmark_filter='case:square' --backends naive,onednn
 
-Prints one row per progress line (when in the last three quarters), then the
+Prints one row per progress line (the error only in the last three quarters,
+each with how long the entry before it took), then the
 worst and median error of the estimate, and of "elapsed / done x left" (the
 estimate before issue 30) computed from the same lines. Exit 1 when the
 worst error is beyond --tolerance (default 0.30).
@@ -68,8 +69,10 @@ def main():
     ap.add_argument("suite")
     ap.add_argument("--hogs", type=int, default=0, help="`yes > /dev/null` processes beside the run")
     ap.add_argument("--tolerance", type=float, default=0.30)
-    ap.add_argument("extra", nargs="*", help="after --: more `opbench run` arguments")
-    a = ap.parse_args()
+    argv = sys.argv[1:]
+    extra = argv[argv.index("--") + 1:] if "--" in argv else []  # more `opbench run` arguments
+    a = ap.parse_args(argv[:len(argv) - len(extra) - (1 if "--" in argv else 0)])
+    a.extra = extra
     hogs = [subprocess.Popen(["yes"], stdout=subprocess.DEVNULL) for _ in range(a.hogs)]
     try:
         lines, total = run_with_progress(a.opbench, a.suite, a.extra)
@@ -83,10 +86,16 @@ def main():
     # elapsed there, whole seconds): the old estimate used that clock.
     first_t, first_elapsed = lines[0][0], lines[0][5]
     new_err, old_err = [], []
-    print(f"{'at':>7} {'time':>7} {'left':>7} {'est.':>6} {'error':>7} {'old est.':>8} {'old err':>7}  name")
+    print(f"{'at':>7} {'time':>7} {'left':>7} {'est.':>6} {'error':>7} {'old est.':>8} {'old err':>7}  "
+          "name (took: the entry before)")
+    previous = None
     for t, at, of, est, name, _ in lines:
         actual = total - t
+        took = f" (took {t - previous:.1f} s)" if previous is not None else ""
+        previous = t
         if t < total / 4 or est is None or actual <= 0:
+            print(f"{at:>3}/{of:<3} {t:7.1f} {actual:7.1f} {'-' if est is None else f'{est:.0f}':>6} {'':>7} "
+                  f"{'':>8} {'':>7}  {name[:40]}{took}  [first quarter]")
             continue
         # As opbench printed it before issue 30: elapsed / entries before x entries from here.
         old = (t - first_t + first_elapsed) / (at - 1) * (of - at + 1) if at > 1 else None
@@ -94,7 +103,7 @@ def main():
         if old is not None:
             old_err.append(old / actual - 1)
         old_text = f"{old:8.1f} {old / actual - 1:+7.0%}" if old is not None else f"{'-':>8} {'-':>7}"
-        print(f"{at:>3}/{of:<3} {t:7.1f} {actual:7.1f} {est:6.0f} {est / actual - 1:+7.0%} {old_text}  {name[:40]}")
+        print(f"{at:>3}/{of:<3} {t:7.1f} {actual:7.1f} {est:6.0f} {est / actual - 1:+7.0%} {old_text}  {name[:40]}{took}")
     if not new_err:
         sys.exit("no estimate after the first quarter of the run")
     worst = max(new_err, key=abs)
