@@ -7,6 +7,7 @@
 #include "cli/help_format.hpp"
 #include "cli/info_commands.hpp"
 #include "cli/known_backends.hpp"
+#include "cli/printable.hpp"
 #include "cli/reader_commands.hpp"
 #include "cli/run_command.hpp"
 #include "git_version.hpp"
@@ -60,6 +61,11 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
     ReaderCommands readers(app);
     AbCommand ab(app); // paired A/B runs: loads its own plugins
 
+    // A usage error echoes what was typed: control bytes in it are shown as
+    // \xHH, never sent to the terminal raw (issue 32).
+    app.failure_message([](const CLI::App *, const CLI::Error &e) {
+        return printable(e.what()) + "\nRun with --help for more information.\n";
+    });
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError &e) {

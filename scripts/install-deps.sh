@@ -27,6 +27,7 @@ packages=(
   libtomlplusplus-dev libboost-dev libboost-filesystem-dev
   libbenchmark-dev libcli11-dev libfmt-dev nlohmann-json3-dev libssl-dev
   libdnnl-dev python3 libgtest-dev libbenchmark-tools python3-scipy
+  python3-clang-14  # libclang's Python bindings: the function_length test runs on the README path, never skips
 )
 # Only some tests use these; without them those tests are skipped (exit 77).
 test_packages=(
@@ -34,7 +35,6 @@ test_packages=(
   cmark-gfm  # GitHub's Markdown renderer: tests/harness/compare_markdown_test.sh
   python3-pandas  # python/opbench_results.py's DataFrame and pd.read_csv of compare's CSV: tests/python/opbench_results_test.py
   clang libclang-rt-14-dev      # the libFuzzer targets (scripts/fuzz.sh): clang++, -fsanitize=fuzzer
-  python3-clang-14               # libclang's Python bindings: tests/harness/function_length.py
   slurm-wlm munge  # a one-node Slurm (scripts/slurm-local.sh) for tests/harness/slurm_test.sh
 )
 [ "$with_tests" -eq 1 ] && packages+=("${test_packages[@]}")

@@ -630,13 +630,7 @@ opb_status cuda_synchronize(opb_backend *b) {
 }
 
 opb_status cuda_memory_stats(opb_backend *b, opb_memory_stats *out) {
-    auto *c = self(b);
-    if (auto st = sdk::check_struct(c, "cuda", "opb_memory_stats", out); st != OPB_OK) return st;
-    opb_memory_stats s;
-    std::memset(&s, 0, sizeof s);
-    c->memory.fill(&s);
-    sdk::write_struct(out, s);
-    return OPB_OK;
+    return sdk::memory_stats(self(b), "cuda", out);
 }
 
 void cuda_reset_peak(opb_backend *b) { self(b)->memory.reset_peak(); }

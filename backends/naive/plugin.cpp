@@ -204,14 +204,7 @@ void release(opb_backend *bh, opb_plan *ph) {
 opb_status synchronize(opb_backend *b) { return b ? OPB_OK : OPB_ERR_INVALID; }
 
 opb_status memory_stats(opb_backend *bh, opb_memory_stats *out) {
-    if (!bh) return OPB_ERR_INVALID;
-    Backend *b = self(bh);
-    if (opb_status s = sdk::check_struct(b, "naive", "opb_memory_stats", out); s != OPB_OK) return s;
-    opb_memory_stats stats;
-    std::memset(&stats, 0, sizeof stats);
-    b->memory.fill(&stats);
-    sdk::write_struct(out, stats);
-    return OPB_OK;
+    return bh ? sdk::memory_stats(self(bh), "naive", out) : OPB_ERR_INVALID;
 }
 
 void reset_peak(opb_backend *b) {

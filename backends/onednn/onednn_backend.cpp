@@ -288,13 +288,7 @@ opb_status api_synchronize(opb_backend *bb) {
 }
 
 opb_status api_memory_stats(opb_backend *bb, opb_memory_stats *out) {
-    auto *b = self(bb);
-    if (opb_status s = sdk::check_struct(b, "onednn", "opb_memory_stats", out); s != OPB_OK) return s;
-    opb_memory_stats stats;
-    std::memset(&stats, 0, sizeof stats);
-    b->memory.fill(&stats);
-    sdk::write_struct(out, stats);
-    return OPB_OK;
+    return sdk::memory_stats(self(bb), "onednn", out);
 }
 
 void api_reset_peak(opb_backend *b) { self(b)->memory.reset_peak(); }

@@ -145,7 +145,8 @@ int validate_command(const std::vector<std::string> &paths, const PluginSet &plu
 int machine_command(bool refresh) {
     CachedMachinePeaks c = load_or_measure(refresh);
     const MachinePeaks &p = c.peaks;
-    std::cout << fmt::format("{} ({} cores), {} {}\n", p.cpu_model, p.cores,
+    // The cache's path on a line of its own: the CPU model and the path together passed 100 columns.
+    std::cout << fmt::format("{} ({} cores), {}\n  {}\n", p.cpu_model, p.cores,
                              c.from_cache ? "cached figures from" : "measured now, cached in", c.path.string());
     std::cout << fmt::format("measured {} in {:.1f} s; f32 kernel: {}; int8 kernel: {}\n\n", p.measured_at,
                              p.measure_seconds, p.fma_isa, p.int8_isa.empty() ? "-" : p.int8_isa);
@@ -163,7 +164,9 @@ int machine_command(bool refresh) {
             std::cout << fmt::format("{:>8} {:>18} {:>16}\n", t.threads, or_dash(t.amx_bf16_gflops > 0, t.amx_bf16_gflops),
                                      or_dash(t.amx_int8_gops > 0, t.amx_int8_gops));
     } else {
-        std::cout << "\nAMX: " << (p.amx.empty() ? "not measured (figures from before schema 2)" : p.amx) << "\n";
+        std::cout << "\n"
+                  << wrap_words("AMX: " + (p.amx.empty() ? "not measured (figures from before schema 2)" : p.amx), 2,
+                                0);
     }
     if (!p.cache_roofs.empty()) {
         // The roofs % of peak uses when a warm case's bytes fit a level (results/README.md, roofline).
@@ -175,8 +178,8 @@ int machine_command(bool refresh) {
         std::cout << fmt::format("{:>8} {:>12} {:>10} {:>18.1f} {:>18.1f}\n", "DRAM", "-", "-",
                                  p.one_thread.triad_gbps, p.all_threads.triad_gbps);
     }
-    if (!p.notes.empty()) std::cout << "\nnotes: " << p.notes << "\n";
-    if (!c.warning.empty()) std::cerr << "opbench machine: warning: " << c.warning << "\n";
+    if (!p.notes.empty()) std::cout << "\n" << wrap_words("notes: " + p.notes, 2, 0);
+    if (!c.warning.empty()) std::cerr << wrap_words("opbench machine: warning: " + c.warning, 4, 0);
     return 0;
 }
 

@@ -359,6 +359,9 @@ int ReaderCommands::Options::run_compare() {
     // Fitted tables are for a terminal; Markdown, CSV and JSON keep every
     // column (the CI summary and scripts read them).
     co.wide = wide || format != "console";
+    // A CI summary's Markdown keeps every column but not whole paragraphs in a
+    // cell (ci-bench's quality cells ran to 876 characters): those are footnotes.
+    co.footnoted = format == "markdown" && !wide;
     if (!find_writer(format))
         throw std::invalid_argument(fmt::format("--format {}: unknown (choose: {})", format, writer_names()));
     std::vector<std::string> paths = sets;

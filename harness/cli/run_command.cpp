@@ -669,11 +669,15 @@ int RunCommand::Options::run_and_close(const Suite &suite, const PluginSet &plug
     }
     std::cout << "\n" << summary_line(summary) << "\n";
     if (!summary.out_path.empty()) std::cout << "  result set: " << summary.out_path << "\n";
+    // Incomplete: interrupted by a signal, or (no signal) a case the run was
+    // asked for has no entries (runner.cpp's every_case_logged, which says why).
+    const int signal_status = interrupt_exit_status();
     if (!summary.complete)
-        std::cout << fmt::format("  incomplete: interrupted; `opbench run --resume {}` finishes it\n",
+        std::cout << fmt::format("  incomplete: {}; `opbench run --resume {}` finishes it\n",
+                                 signal_status ? "interrupted" : "cases without entries",
                                  summary.out_path.empty() ? std::string("<result set>") : summary.out_path);
     for (const auto &e : summary.output_errors) std::cerr << "opbench run: " << e << "\n";
-    if (!summary.complete) return interrupt_exit_status();
+    if (!summary.complete) return signal_status ? signal_status : kExitEnvironment;
     if (!summary.output_errors.empty()) return kExitEnvironment;
     if (!archive_dir.empty()) {
         if (const int rc = archive(summary.out_path); rc != 0) return rc;

@@ -1,6 +1,6 @@
 // An entry: one measured thing of a run, a case x backend or a workload
-// phase x backend. The runner (run/runner.cpp) drives one list of them the
-// same way: skip it before anything runs, or activate it in the case host
+// phase x backend. The entry loop (run/entry_loop.cpp) drives one list of
+// them the same way: skip it before anything runs, or activate it in the case host
 // (isolate/case_host.hpp: a worker process, or this one), measure its
 // repetitions, finish it; then its records become its result-set entries
 // (result_entries below) and its console line. What differs between the two
@@ -59,6 +59,10 @@ public:
     // A repetition's Google Benchmark counters and label.
     [[nodiscard]] virtual nlohmann::json counters(const RepetitionRecord &rec) const = 0;
     [[nodiscard]] virtual std::string label(const RepetitionRecord &rec) const = 0;
+
+    // The op case it measures, when it is a case x backend; nullptr for a
+    // workload phase. The loop asks this and casts nothing (issue 29).
+    [[nodiscard]] virtual const Case *op_case() const { return nullptr; }
 
     // The median of its repetitions' medians; none before one was measured.
     [[nodiscard]] std::optional<double> median_seconds() const;

@@ -15,6 +15,7 @@ public:
     OpCaseEntry(const Case &c, std::size_t case_index, const std::string &backend, const std::string &reference);
 
     [[nodiscard]] const Case &source() const { return case_; }
+    [[nodiscard]] const Case *op_case() const override { return &case_; }
     [[nodiscard]] const MeasureSettings &settings() const override { return case_.settings; }
     [[nodiscard]] const char *time_unit() const override { return "us"; }
     [[nodiscard]] MemoryEstimate memory_need(VerifyMode verify) const override;

@@ -22,8 +22,9 @@
 
 namespace opbench {
 
-// What is measured: one op on one backend today; a sequence of plugin ops
-// (a decoder layer) later. Any step may throw MeasureFailure.
+// What is measured: one op on one backend (plugin/backend_work.hpp), or a
+// sequence of plugin ops such as a decoder layer (workload/). Any step may
+// throw MeasureFailure.
 class MeasuredWork {
 public:
     virtual ~MeasuredWork() = default;

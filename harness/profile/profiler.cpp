@@ -1,5 +1,6 @@
 // Profiling: span recording, the hot-path tree, its tables; see profiler.hpp.
 #include "profile/profiler.hpp"
+#include "writers/text_wrap.hpp"
 #include "writers/units.hpp"
 
 #include "measure/alloc_tracker.hpp"
@@ -14,6 +15,7 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <set>
 #include <tuple>
 
 namespace opbench {
@@ -252,12 +254,38 @@ std::string thread_label(int32_t tid) { return tid == kDeviceThread ? "device" :
 
 } // namespace
 
+namespace {
+
+// The columns' widths as render_text_table lays them out, separators included.
+std::size_t table_width(const Table &t) {
+    std::vector<std::size_t> width(t.columns.size(), 0);
+    for (std::size_t c = 0; c < t.columns.size(); ++c) width[c] = display_width(t.columns[c]);
+    for (const auto &row : t.rows)
+        for (std::size_t c = 0; c < row.size() && c < width.size(); ++c)
+            width[c] = std::max(width[c], display_width(row[c]));
+    std::size_t total = 0;
+    for (std::size_t w : width) total += w + 2;
+    return total > 2 ? total - 2 : 0;
+}
+
+void erase_column(Table &t, const std::string &name) {
+    const auto at = std::find(t.columns.begin(), t.columns.end(), name) - t.columns.begin();
+    if (std::size_t(at) == t.columns.size()) return;
+    t.columns.erase(t.columns.begin() + at);
+    for (auto &row : t.rows) row.erase(row.begin() + at);
+}
+
+} // namespace
+
 Table hot_path_table(const ScopeTree &tree, const std::string &title) {
     Table t;
-    t.title = title;
-    t.columns = {"scope", "thread", "calls",    "total",       "self",      "mean",
-                 "min",   "max",    "% parent", "allocs/call", "bytes/call"};
+    // A long case name breaks after a '/', so no line passes 100 columns.
+    t.title = wrap_name(title, 0);
+    if (!t.title.empty()) t.title.pop_back();
+    t.columns = {"scope", "thread", "calls", "total", "self", "mean", "min", "max", "% parent", "allocs", "bytes"};
+    std::set<int32_t> threads;
     for (const auto &n : tree.nodes) {
+        threads.insert(n.thread);
         const ScopeNode *parent = n.parent >= 0 ? &tree.nodes[std::size_t(n.parent)] : nullptr;
         std::string share = "-";
         if (parent && parent->total_s > 0) share = fmt::format("{:.1f}%", 100.0 * n.total_s / parent->total_s);
@@ -268,9 +296,22 @@ Table hot_path_table(const ScopeTree &tree, const std::string &title) {
              format_seconds(n.mean_s()), format_seconds(n.min_s), format_seconds(n.max_s), share,
              format_count(double(n.allocs) / calls), format_bytes(double(n.alloc_bytes) / calls)});
     }
+    std::string fitted;
+    // To fit 100 columns: one thread is said once, in the notes; then, for
+    // deep trees (a workload's steps), min and max go (the set's `profile` has them).
+    if (threads.size() == 1) {
+        erase_column(t, "thread");
+        fitted = fmt::format(" All on thread {}.", thread_label(*threads.begin()));
+    }
+    if (table_width(t) > kTerminalColumns) {
+        erase_column(t, "min");
+        erase_column(t, "max");
+        fitted += " min and max are left out to fit 100 columns (the result set's `profile` has them).";
+    }
     t.notes.push_back("* a scope the plugin marked (OPB_SCOPE); the others are the harness's (its phases; a "
                       "workload's steps and components). "
-                      "self = total less the children; allocations include the children's.");
+                      "self = total less the children; allocs and bytes are per call, the children's included." +
+                      fitted);
     return t;
 }
 

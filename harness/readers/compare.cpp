@@ -597,8 +597,15 @@ std::string median_text(const EntrySummary &side) {
     return metric_text("median_s", in);
 }
 
+// The wide quality cell: the sides' note (their reasons) in full, or
+// (footnoted, into `notes` when not null) their flags and a mark for it.
+std::string wide_quality(const CaseComparison &cc, Footnotes *notes) {
+    if (!notes) return cc.note.empty() ? quality_cell(cc) : cc.note;
+    return cc.note.empty() ? quality_cell(cc) : quality_cell(cc) + " " + notes->mark(cc.note);
+}
+
 std::vector<std::string> compared_row(const CaseComparison &cc, const std::string &compact_name, const PairLayout &l,
-                                      Footnotes &notes, bool wide) {
+                                      Footnotes &notes, bool wide, bool footnoted = false) {
     const std::string p_text = !std::isfinite(cc.p_value) ? "-"
                                : wide                     ? fmt::format("{:.3g}", cc.p_value)
                                                           : fmt::format("{:.2g}", cc.p_value);
@@ -612,7 +619,7 @@ std::vector<std::string> compared_row(const CaseComparison &cc, const std::strin
                 p_text,
                 cc.test,
                 cc.verdict,
-                cc.note.empty() ? quality_cell(cc) : cc.note};
+                wide_quality(cc, footnoted ? &notes : nullptr)};
     CompactQuality q = compact_quality(cc, l);
     if (cc.test != l.usual_test) q.notes.insert(q.notes.begin(), "U test: " + cc.test);
     return {compact_name,
@@ -626,8 +633,8 @@ std::vector<std::string> compared_row(const CaseComparison &cc, const std::strin
 }
 
 std::vector<std::string> skipped_row(const CaseComparison &cc, const std::string &compact_name, const PairLayout &l,
-                                     Footnotes &notes, bool wide) {
-    if (wide) return {cc.label, cc.backend, cc.verdict, cc.reason};
+                                     Footnotes &notes, bool wide, bool footnoted = false) {
+    if (wide) return {cc.label, cc.backend, cc.verdict, footnoted ? notes.mark(cc.reason) : cc.reason};
     // The table has four columns: the reason may mark the status.
     const CompactQuality q = compact_quality(cc, l);
     return {compact_name, cc.backend, with_mark(cc.verdict, {cc.reason}, notes), with_mark(q.flag, q.notes, notes)};
@@ -705,11 +712,14 @@ nlohmann::json add_pair(const PairComparison &p, const Comparison &c, Document &
     lay_out_tables(compared, skipped, l, wide);
     Footnotes notes;
     std::size_t compared_index = 0, skipped_index = 0;
+    const bool footnoted = wide && c.options.footnoted;
     for (const auto &cc : p.cases) {
         if (cc.compared)
-            compared.rows.push_back(compared_row(cc, wide ? "" : l.names.rows[compared_index++], l, notes, wide));
+            compared.rows.push_back(
+                compared_row(cc, wide ? "" : l.names.rows[compared_index++], l, notes, wide, footnoted));
         else
-            skipped.rows.push_back(skipped_row(cc, wide ? "" : l.skipped_names.rows[skipped_index++], l, notes, wide));
+            skipped.rows.push_back(
+                skipped_row(cc, wide ? "" : l.skipped_names.rows[skipped_index++], l, notes, wide, footnoted));
         pj["cases"].push_back(case_json(cc));
     }
     add_verdict_notes(compared, p, c, skipped.rows.size(), pj);
@@ -717,10 +727,10 @@ nlohmann::json add_pair(const PairComparison &p, const Comparison &c, Document &
         add_legend(compared, l.names);
         add_legend(skipped, l.skipped_names);
     }
-    if (skipped.rows.empty() || wide) notes.add_to(compared);
+    if (skipped.rows.empty() || (wide && !footnoted)) notes.add_to(compared);
     doc.tables.push_back(std::move(compared));
     if (!skipped.rows.empty()) {
-        if (!wide) notes.add_to(skipped); // the footnotes after the last table that marks them
+        if (!wide || footnoted) notes.add_to(skipped); // the footnotes after the last table that marks them
         doc.tables.push_back(std::move(skipped));
     }
     add_geomean_table(p, doc, pj);

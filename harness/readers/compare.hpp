@@ -32,6 +32,9 @@ struct CompareOptions {
     double threshold = 0.05;         // smallest relative change of the median that counts
     double alpha = 0.05;             // significance level of the U test
     bool wide = false;               // tables with full case names and every column (--wide)
+    // With wide: the quality's and the reasons' prose as numbered footnotes,
+    // not in their cells (Markdown: a CI summary's cells stay short).
+    bool footnoted = false;
     // By CaseRecord::match_key(); empty without an archive.
     std::map<std::string, RunToRunRange> run_to_run;
 };

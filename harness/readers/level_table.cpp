@@ -4,6 +4,8 @@
 #include "readers/compact_table.hpp"
 #include "readers/tidy_records.hpp"
 #include "readers/workload_levels.hpp"
+#include "writers/table_writers.hpp"
+#include "writers/text_wrap.hpp"
 
 #include <fmt/format.h>
 
@@ -162,6 +164,10 @@ void hide_untimed_columns(std::vector<LevelColumn> &columns, const LevelRows &ro
     }
 }
 
+// The header line the fitted table drops with its % peak columns.
+constexpr const char *kPeakHeader =
+    "% peak: of the roof the case is bound by (flop: compute, bw: DRAM, L2 bw: the cache holding it)";
+
 // Default: each row shows what varies (shared name segments go to a header
 // line), no bound column (the % peak's roof names it), one quality column
 // with the backends' flags and a footnote; --wide keeps today's columns and
@@ -185,7 +191,7 @@ void lay_out_level_table(Table &t, const std::vector<LevelColumn> &columns, cons
     t.title = fmt::format("Optimisation levels: time, speed-up against {}, % of peak, quality", baseline);
     std::vector<std::string> header;
     if (!names.shared.empty()) header.push_back(fmt::format("every case: {}", fmt::join(names.shared, " ")));
-    header.push_back("% peak: of the roof the case is bound by (flop: compute, bw: DRAM, L2 bw: the cache holding it)");
+    header.push_back(kPeakHeader);
     if (!common.empty()) header.push_back(common_reasons_line(common));
     std::vector<std::string> hidden;
     for (const auto &col : columns)
@@ -336,6 +342,41 @@ nlohmann::json add_geomean_note(Table &t, const std::vector<LevelColumn> &column
     return geo;
 }
 
+// The default table made to fit kConsoleColumns: first the case column is
+// cut in the middle (down to kMinCaseColumn), then the % peak columns go
+// (two sets side by side: 150 columns), then the case column is cut further.
+constexpr std::size_t kMinCaseColumn = 24;
+
+void fit_case_column(Table &t, const std::vector<std::string> &labels, std::size_t floor) {
+    for (std::size_t r = 0; r < t.rows.size(); ++r) t.rows[r][0] = labels[r];
+    const std::size_t full = console_table_width(t);
+    std::size_t case_width = display_width(t.columns[0]);
+    for (const auto &l : labels) case_width = std::max(case_width, display_width(l));
+    const std::size_t others = full - case_width;
+    if (full <= kConsoleColumns || others + floor > kConsoleColumns) {
+        if (full > kConsoleColumns)
+            for (auto &row : t.rows) row[0] = shorten_middle(row[0], floor);
+        return;
+    }
+    for (auto &row : t.rows) row[0] = shorten_middle(row[0], kConsoleColumns - others);
+}
+
+void fit_level_table(Table &t) {
+    std::vector<std::string> labels;
+    for (const auto &row : t.rows) labels.push_back(row[0]);
+    fit_case_column(t, labels, kMinCaseColumn);
+    if (console_table_width(t) <= kConsoleColumns) return;
+    for (std::size_t c = t.columns.size(); c-- > 1;)
+        if (t.columns[c] == "% peak") {
+            t.columns.erase(t.columns.begin() + long(c));
+            for (auto &row : t.rows) row.erase(row.begin() + long(c));
+        }
+    if (auto at = t.title.find(kPeakHeader); at != std::string::npos)
+        t.title.replace(at, std::string_view(kPeakHeader).size(),
+                        "% peak: left out to fit 100 columns (--wide shows it)");
+    fit_case_column(t, labels, 12);
+}
+
 } // namespace
 
 Document by_backend(const std::vector<ResultSet> &sets, const LevelOptions &o) {
@@ -366,7 +407,10 @@ Document by_backend(const std::vector<ResultSet> &sets, const LevelOptions &o) {
     if (notes.flags_differ)
         t.notes.push_back("quality: the worst backend's when they differ (clean < noisy < disturbed); the row's "
                           "footnote gives each.");
-    if (!o.wide) add_legend(t, names);
+    if (!o.wide) {
+        fit_level_table(t);
+        add_legend(t, names);
+    }
     notes.footnotes.add_to(t);
     Document doc;
     doc.tables.push_back(std::move(t));
@@ -456,7 +500,7 @@ void lay_out_machine_table(Table &t, const std::vector<std::string> &names, cons
     t.title = fmt::format("By machine: time, % of each machine's own peak, speed-up against {}", names[0]);
     std::vector<std::string> header;
     if (!shared.shared.empty()) header.push_back(fmt::format("every case: {}", fmt::join(shared.shared, " ")));
-    header.push_back("% peak: of the roof the case is bound by (flop: compute, bw: DRAM, L2 bw: the cache holding it)");
+    header.push_back(kPeakHeader);
     if (!untimed.empty()) {
         std::set<std::string> backends(untimed.begin(), untimed.end());
         header.push_back(fmt::format("not shown, timed in no set (reasons below; --wide shows them): {} {} of {}",

@@ -1,6 +1,7 @@
 #include "readers/paired_compare.hpp"
 
 #include "measure/statistics.hpp"
+#include "readers/compact_table.hpp"
 #include "writers/result_schema.hpp"
 #include "writers/units.hpp"
 
@@ -105,17 +106,28 @@ Document paired_document(const PairedComparison &c) {
                            {"alpha", c.options.alpha},
                            {"canary_drift", c.canary_drift},
                            {"cases", nlohmann::json::array()}};
+    // To fit 100 columns, as compare's other tables: what every case shares
+    // goes to a header line, each row keeps what varies, reasons are footnotes.
+    std::vector<std::string> labels;
+    for (const auto &v : c.cases) labels.push_back(v.label);
+    const SharedSegments names = split_shared_segments(labels);
     Table t;
     t.title = fmt::format("{}: paired {} -> {}", c.path, c.base, c.next);
     t.columns = {"case", "base", "new", "ratio", "95% CI", "pairs", "p", "verdict"};
     Table skipped;
     skipped.title = t.title + ": no verdict";
     skipped.columns = {"case", "reason"};
-    for (const auto &v : c.cases) {
+    Footnotes reasons;
+    if (!names.shared.empty())
+        t.title = title_with_header(t.title, {fmt::format("every case: {}", fmt::join(names.shared, " "))});
+    for (std::size_t i = 0; i < c.cases.size(); ++i) {
+        const auto &v = c.cases[i];
+        const std::string &row_label = names.rows[i];
         nlohmann::json cj = {{"case", v.label}};
         if (!v.reason.empty()) {
             cj["reason"] = v.reason;
-            skipped.rows.push_back({v.label, v.reason});
+            const auto colon = v.reason.find(':');
+            skipped.rows.push_back({row_label, v.reason.substr(0, colon) + " " + reasons.mark(v.reason)});
         } else {
             const double base = summarize(v.base_times).median, next = summarize(v.new_times).median;
             cj.update({{"base_median_seconds", base},
@@ -125,10 +137,10 @@ Document paired_document(const PairedComparison &c) {
                        {"pairs", v.verdict.pairs},
                        {"p_value", v.verdict.p_value},
                        {"verdict", v.verdict.verdict}});
-            t.rows.push_back({v.label, format_seconds(base), format_seconds(next), fmt::format("{:.3f}", v.verdict.ratio),
-                              fmt::format("{:.3f}-{:.3f}", v.verdict.ratio_low, v.verdict.ratio_high),
-                              std::to_string(v.verdict.pairs), fmt::format("{:.3g}", v.verdict.p_value),
-                              v.verdict.verdict});
+            t.rows.push_back(
+                {row_label, format_seconds(base), format_seconds(next), fmt::format("{:.3f}", v.verdict.ratio),
+                 fmt::format("{:.3f}-{:.3f}", v.verdict.ratio_low, v.verdict.ratio_high),
+                 std::to_string(v.verdict.pairs), fmt::format("{:.3g}", v.verdict.p_value), v.verdict.verdict});
         }
         data["cases"].push_back(std::move(cj));
     }
@@ -143,6 +155,8 @@ Document paired_document(const PairedComparison &c) {
                                           ? "; each pair was measured within one block, so this drift is in both "
                                             "sides of a pair and cancels in its ratio"
                                           : ""));
+    add_legend(t, names);
+    reasons.add_to(skipped);
     doc.tables.push_back(std::move(t));
     if (!skipped.rows.empty()) doc.tables.push_back(std::move(skipped));
     doc.data = std::move(data);

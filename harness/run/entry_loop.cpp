@@ -1,14 +1,13 @@
 #include "run/entry_loop.hpp"
 
-#include "entry/op_case_entry.hpp"
 #include "run/gb_context.hpp"
 #include "run/gb_reporter.hpp"
 #include "run/gbench_args.hpp"
 #include "run/interrupt.hpp"
 #include "run/runner.hpp"
 #include "measure/entry_summary.hpp"
-#include "workload/workload_entry.hpp"
 #include "writers/table_writers.hpp"
+#include "writers/text_wrap.hpp"
 #include "writers/writer.hpp"
 
 #include <fmt/format.h>
@@ -272,12 +271,10 @@ void EntryLoop::entry_done(std::size_t i, bool shown) {
 }
 
 const Entry *EntryLoop::reference_of(const Entry &e) const {
-    auto *op = dynamic_cast<const OpCaseEntry *>(&e);
-    if (!op || e.result.is_reference) return nullptr;
+    const Case *c = e.op_case();
+    if (!c || e.result.is_reference) return nullptr;
     for (const auto &other : entries_)
-        if (auto *o = dynamic_cast<const OpCaseEntry *>(other.get());
-            o && &o->source() == &op->source() && o->backend() == setup_.options.reference)
-            return other.get();
+        if (other->op_case() == c && other->backend() == setup_.options.reference) return other.get();
     return nullptr;
 }
 
@@ -287,8 +284,11 @@ void EntryLoop::show_progress(std::size_t i) {
     const auto at = std::find(planned_.begin(), planned_.end(), i) - planned_.begin();
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
     const std::string eta = eta_text(i);
-    std::cerr << fmt::format("\x1b[2m[{}/{}  {:.0f}s elapsed, ~{} left]  {}\x1b[0m\n", at + 1, planned_.size(),
-                             elapsed, eta, entries_[i]->name());
+    const std::string counter =
+        fmt::format("[{}/{}  {:.0f}s elapsed, ~{} left]  ", at + 1, planned_.size(), elapsed, eta);
+    // A long name is cut in the middle, so the line never wraps on a 100-column terminal.
+    const std::size_t room = kTerminalColumns - std::min(kTerminalColumns - 20, display_width(counter));
+    std::cerr << "\x1b[2m" << counter << shorten_middle(entries_[i]->name(), room) << "\x1b[0m\n";
 }
 
 // The time left as the progress line shows it ("12s", "?" before an entry
@@ -305,8 +305,8 @@ std::string EntryLoop::eta_text(std::size_t i) {
     return left < 0 ? "?" : fmt::format("{:.0f}s", left);
 }
 
-// After the entries: what was not measured and why, the per-backend table,
-// and the workloads' whole-model figures.
+// After the entries: what was not measured and why, and the per-backend
+// table (the runner adds the workloads' whole-model figures).
 void EntryLoop::report_after_run() const {
     std::vector<const CaseResult *> not_measured;
     for (std::size_t i : not_measured_) not_measured.push_back(&entries_[i]->result);
@@ -314,18 +314,13 @@ void EntryLoop::report_after_run() const {
     // The op cases this run finished, as the summary line counts them: not
     // an abandoned one (interrupted: not in the result set, --resume runs it).
     std::vector<CaseResult> ran;
-    std::vector<const workload::WorkloadEntry *> workloads;
-    for (std::size_t i = 0; i < entries_.size(); ++i) {
-        if (!ran_[i] || interrupted_[i]) continue;
-        if (dynamic_cast<const OpCaseEntry *>(entries_[i].get())) ran.push_back(entries_[i]->result);
-        if (auto *w = dynamic_cast<const workload::WorkloadEntry *>(entries_[i].get())) workloads.push_back(w);
-    }
+    for (std::size_t i = 0; i < entries_.size(); ++i)
+        if (finished_here(i) && entries_[i]->op_case()) ran.push_back(entries_[i]->result);
     if (!ran.empty()) { // a suite of workloads only has no op-case table
         Document summary;
         summary.tables.push_back(backend_summary(ran, setup_.options.reference));
         std::cout << "\n" << write_console(summary);
     }
-    workload::report_workload_figures(workloads, std::cout);
 }
 
 } // namespace opbench

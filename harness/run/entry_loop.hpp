@@ -50,6 +50,8 @@ public:
 
     // Reached by this run (not filtered out, not finished before a --resume).
     [[nodiscard]] bool ran(std::size_t i) const { return ran_[i]; }
+    // Finished by this run (reached, and not abandoned by an interrupt).
+    [[nodiscard]] bool finished_here(std::size_t i) const { return ran_[i] && !interrupted_[i]; }
     // The names the filter keeps: what the set must hold to be complete.
     [[nodiscard]] const std::vector<std::string> &wanted() const { return wanted_; }
     // The entry the host holds active (SIZE_MAX: none): exit() in plugin

@@ -1,6 +1,7 @@
 #include "run/interrupt.hpp"
 
 #include "files/scratch_file.hpp"
+#include "writers/text_wrap.hpp"
 
 #include <fmt/format.h>
 
@@ -48,9 +49,14 @@ void watch(sigset_t set) {
                 remove_all_scratch_files();
                 ::_exit(128 + sig);
             }
-            say(fmt::format("\nopbench: {}: stopping; the result set will hold the cases that finished, marked "
-                            "incomplete (--resume finishes it). {} again stops at once.\n",
-                            name_of(sig), sig == SIGINT ? "Ctrl-C" : "The signal"));
+            // Not "\n" + wrap_words(...): GCC 12 warns falsely on it (-Wrestrict, PR 105329).
+            std::string message(1, '\n');
+            message.append(wrap_words(fmt::format("opbench: {}: stopping; the result set will hold the cases that "
+                                                  "finished, marked incomplete (--resume finishes it). {} again "
+                                                  "stops at once.",
+                                                  name_of(sig), sig == SIGINT ? "Ctrl-C" : "The signal"),
+                                      4, 0));
+            say(message);
             action();
             continue;
         }

@@ -13,6 +13,7 @@
 #include "run/interrupt.hpp"
 #include "run/result_set.hpp"
 #include "run/runner.hpp"
+#include "writers/text_wrap.hpp"
 
 #include <fmt/format.h>
 
@@ -378,7 +379,8 @@ PairedSummary PairedRun::run() {
                     fmt::format("{:.3f}", r.verdict.ratio),
                     fmt::format("{:.4f}", r.verdict.p_value), r.verdict.verdict);
             else
-                std::cout << fmt::format("{} {}: {}\n", fit(r.label, kLabelWidth), r.status, r.reason);
+                // The reason under the row, wrapped: beside it, it ran past 100 columns.
+                std::cout << fit(r.label, kLabelWidth) << " " << r.status << ":\n" << wrap_words(r.reason, 4, 4);
             std::cout.flush();
         }
         summary.cases.push_back(std::move(r));

@@ -1,6 +1,6 @@
 // The pieces of a result set: context.opbench of the run, and each case's
-// entries (Google Benchmark's, as captured in memory by gb_capture.hpp, with
-// opbench's per-case fields from results.hpp). The run log (run_log.hpp)
+// entries (made from the entry's own records by entry/entry.hpp's
+// result_entries, with opbench's per-case fields from results.hpp). The run log (run_log.hpp)
 // puts them together, complete or not, and the runner writes the set
 // through the writer table (writers/writer.hpp) atomically.
 #pragma once

@@ -45,7 +45,7 @@ void print_hot_paths(const ProfileSession &profile, const std::map<std::string, 
         const auto median = measured.find(c.name);
         if (execute && median != measured.end())
             if (const std::string line = profile_disagreement(execute->mean_s(), median->second); !line.empty())
-                std::cout << "  " << line << "\n";
+                std::cout << wrap_words(line, 4, 2);
     }
     std::cout << "\n" << render_text_table(profile.top_scopes());
 }

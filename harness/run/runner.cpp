@@ -38,7 +38,7 @@ namespace opbench {
 
 std::vector<std::unique_ptr<Entry>> planned_entries(const std::vector<Case> &cases,
                                                     const std::vector<WorkloadCase> &workloads,
-                                                    const std::string &reference) {
+                                                    const std::string &reference, WorkloadEntries *made) {
     std::vector<std::unique_ptr<Entry>> entries;
     for (std::size_t ci = 0; ci < cases.size(); ++ci)
         for (const auto &be : cases[ci].backends)
@@ -46,8 +46,11 @@ std::vector<std::unique_ptr<Entry>> planned_entries(const std::vector<Case> &cas
     // Workloads after the op cases, as they always ran.
     for (const auto &w : workloads)
         for (auto phase : w.phases)
-            for (const auto &be : w.backends)
-                entries.push_back(std::make_unique<workload::WorkloadEntry>(w, phase, be, reference));
+            for (const auto &be : w.backends) {
+                auto entry = std::make_unique<workload::WorkloadEntry>(w, phase, be, reference);
+                if (made) made->emplace_back(entries.size(), entry.get());
+                entries.push_back(std::move(entry));
+            }
     return entries;
 }
 
@@ -105,7 +108,7 @@ public:
     SuiteRun(const Suite &suite, const PluginSet &plugins, const RunOptions &options)
         : suite_(suite), plugins_(plugins), options_(options), cases_(effective_cases(suite, changes_of(options))),
           workloads_(effective_workloads(suite, changes_of(options))),
-          entries_(planned_entries(cases_, workloads_, options.reference)) {
+          entries_(planned_entries(cases_, workloads_, options.reference, &workload_entries_)) {
         timer_overhead_ = measure_timer_overhead();
     }
     ~SuiteRun() {
@@ -137,6 +140,9 @@ private:
     const RunOptions &options_;
     std::vector<Case> cases_;
     std::vector<WorkloadCase> workloads_;
+    // Declared before entries_, which planned_entries() fills it beside:
+    // those of entries_ that are workload phases, for their figures.
+    WorkloadEntries workload_entries_;
     std::vector<std::unique_ptr<Entry>> entries_;
     std::vector<std::size_t> probe_index_; // an op entry's place in its backend's probe (supports() answers)
     std::unique_ptr<EntryLoop> loop_;
@@ -176,6 +182,10 @@ RunSummary SuiteRun::run() {
     loop_ = std::make_unique<EntryLoop>(
         entries_, EntryLoop::Setup{*backends_, *log_, options_, machine_.peaks, timer_overhead_, probe_index_});
     loop_->run();
+    std::vector<const workload::WorkloadEntry *> finished_workloads;
+    for (const auto &[i, w] : workload_entries_)
+        if (loop_->finished_here(i)) finished_workloads.push_back(w);
+    workload::report_workload_figures(finished_workloads, std::cout);
     if (profile_) {
         std::map<std::string, double> measured; // each entry's median, for the profile's check
         for (const auto &e : entries_)
@@ -197,9 +207,9 @@ void SuiteRun::open_backends() {
     for (const auto &e : entries_) {
         if (std::find(named.begin(), named.end(), e->backend()) == named.end()) named.push_back(e->backend());
         probe_index_.push_back(SIZE_MAX);
-        if (auto *op = dynamic_cast<const OpCaseEntry *>(e.get())) {
+        if (const Case *c = e->op_case()) {
             probe_index_.back() = cases_of[e->backend()].size();
-            cases_of[e->backend()].push_back(op->source().desc);
+            cases_of[e->backend()].push_back(c->desc);
         }
     }
     backends_ = std::make_unique<RunBackends>(plugins_, options_, profile_.get());

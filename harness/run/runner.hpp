@@ -21,9 +21,13 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace opbench {
+namespace workload {
+class WorkloadEntry;
+} // namespace workload
 
 struct RunOptions {
     std::vector<std::string> backends; // replaces every case's list when non-empty
@@ -72,11 +76,15 @@ struct RunSummary {
 //   "opbench: 12 passed, 0 failed, 0 skipped in 95.2 s\n  measuring 71.3 s (75%), verifying 3.1 s (fast), ..."
 [[nodiscard]] std::string summary_line(const RunSummary &s);
 
+// Each workload phase x backend entry made, with its index in the run order.
+using WorkloadEntries = std::vector<std::pair<std::size_t, const workload::WorkloadEntry *>>;
+
 // Every entry of the run, in run order, unmeasured: each case x backend,
-// then each workload x phase x backend.
+// then each workload x phase x backend (also listed in `made`, if given).
 [[nodiscard]] std::vector<std::unique_ptr<Entry>> planned_entries(const std::vector<Case> &cases,
                                                                   const std::vector<WorkloadCase> &workloads,
-                                                                  const std::string &reference);
+                                                                  const std::string &reference,
+                                                                  WorkloadEntries *made = nullptr);
 
 // The names of the entries this run measures, in run order: --benchmark_filter
 // applied as the run applies it (to the names the console shows, `$`

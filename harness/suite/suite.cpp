@@ -3,6 +3,7 @@
 #include "suite/suite.hpp"
 
 #include "suite/toml_guard.hpp"
+#include "suite/toml_reader.hpp"
 
 #include "plugin/plugin_spec.hpp"
 
@@ -88,22 +89,6 @@ std::vector<std::string_view> setting_keys() {
     return keys;
 }
 
-template <class Range>
-std::string join(const Range &names) {
-    std::string out;
-    for (const auto &n : names) {
-        if (!out.empty()) out += ", ";
-        out += n;
-    }
-    return out;
-}
-
-template <class Range>
-bool contains(const Range &names, std::string_view s) {
-    for (const auto &n : names)
-        if (n == s) return true;
-    return false;
-}
 
 // How the suite checks values of an op parameter of kind `k`.
 Kind param_kind(ParamKind k) {
@@ -155,23 +140,7 @@ std::vector<std::string_view> defaults_keys() {
     return keys;
 }
 
-std::string format_double(double v) {
-    std::ostringstream os;
-    os.precision(17);
-    os << v;
-    return os.str();
-}
 
-// "string \"big\"", "integer 0", "an array" ... for messages about a value.
-std::string describe(const toml::node &n) {
-    if (auto s = n.as_string()) return "string \"" + s->get() + "\"";
-    if (auto i = n.as_integer()) return "integer " + std::to_string(i->get());
-    if (auto f = n.as_floating_point()) return "floating-point " + format_double(f->get());
-    if (auto b = n.as_boolean()) return std::string("boolean ") + (b->get() ? "true" : "false");
-    if (n.is_array()) return "an array";
-    if (n.is_table()) return "a table";
-    return "a date/time";
-}
 
 // One value of a (possibly swept) key, checked and converted.
 struct Atom {
@@ -194,9 +163,10 @@ struct Axis {
     std::vector<Atom> values;
 };
 
-class SuiteParser {
+class SuiteParser : TomlReader {
 public:
-    SuiteParser(std::string file, SuiteOptions options) : file_(std::move(file)), options_(std::move(options)) {}
+    SuiteParser(std::string file, SuiteOptions options)
+        : TomlReader(file), file_(std::move(file)), options_(std::move(options)) {}
 
     Suite parse(std::string_view text);
 
@@ -206,36 +176,11 @@ private:
     Bindings defaults_;
     std::int64_t total_ = 0;
 
-    SourceLocation at(const toml::source_region &r) const {
-        return {file_, static_cast<int>(r.begin.line), static_cast<int>(r.begin.column)};
-    }
-    SourceLocation at(const toml::node &n) const { return at(n.source()); }
-    [[noreturn]] void fail(const SourceLocation &where, const std::string &message) const {
-        throw SuiteError(where, message);
-    }
-    // A value used other than written (a min_time raised to its floor): the
-    // suite goes on, and its user is told once per place.
-    void warn(const SourceLocation &where, const std::string &message) const {
-        add_warning(warnings_, where.str() + ": warning: " + message);
-    }
-    mutable std::vector<std::string> warnings_; // filled by the const value readers
-
-    std::string string_value(const toml::node &n, std::string_view key) const;
     std::vector<PluginVariantSpec> plugin_builds(const toml::table &defaults);
-    // A name that becomes part of a benchmark name and a file name: printable.
-    std::string name_value(const toml::node &n, std::string_view key) const;
-    void check_keys(const toml::table &t, const std::vector<std::string_view> &valid,
-                    const std::string &where_text) const;
-    std::int64_t integer_value(const toml::node &n, const std::string &key) const;
-    double number_value(const toml::node &n, const std::string &key) const; // finite
-    // The index of the node's string in `valid`; `what` names them in the error.
-    template <class Names>
-    std::int64_t index_of_name(const toml::node &n, std::string_view key, const Names &valid,
-                               const std::string &what) const;
     void setting_atom(const SettingInfo &info, const toml::node &n, const std::string &key, Atom &a) const;
     Atom atom(const AxisKey &key, const toml::node &n, int op) const;
     std::vector<Atom> atoms(const AxisKey &key, const toml::node &n, int op) const;
-    std::vector<std::string> backends(const toml::node &n) const;
+    std::vector<std::string> backends(const toml::node &n) const { return TomlReader::backends(n, options_.known_backends); }
 
     void parse_defaults(const toml::table &t);
     void parse_case(const toml::table &t, std::vector<Case> &out);
@@ -247,81 +192,9 @@ private:
                 std::int64_t &case_count, const SourceLocation &case_where, std::vector<Case> &out);
 };
 
-std::string SuiteParser::string_value(const toml::node &n, std::string_view key) const {
-    auto s = n.as_string();
-    if (!s) fail(at(n), "'" + std::string(key) + "' must be a string, got " + describe(n));
-    return s->get();
-}
-
-std::string SuiteParser::name_value(const toml::node &n, std::string_view key) const {
-    std::string s = string_value(n, key);
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        const auto c = static_cast<unsigned char>(s[i]);
-        if (c < 0x20 || c == 0x7f) {
-            char code[8];
-            std::snprintf(code, sizeof code, "U+%04X", c);
-            fail(at(n), "'" + std::string(key) + "' holds the control character " + code + " at byte " +
-                            std::to_string(i + 1) +
-                            " of the name; names must be printable (letters, digits, "
-                            "punctuation, spaces)");
-        }
-    }
-    return s;
-}
-
-void SuiteParser::check_keys(const toml::table &t, const std::vector<std::string_view> &valid,
-                             const std::string &where_text) const {
-    for (auto &&[k, v] : t)
-        if (!contains(valid, k.str()))
-            fail(at(k.source()),
-                 "unknown key '" + std::string(k.str()) + "' " + where_text + " (valid: " + join(valid) + ")");
-}
-
-std::int64_t SuiteParser::integer_value(const toml::node &n, const std::string &key) const {
-    auto i = n.as_integer();
-    if (!i) fail(at(n), "'" + key + "' must be an integer, got " + describe(n));
-    return i->get();
-}
-
-double SuiteParser::number_value(const toml::node &n, const std::string &key) const {
-    double v;
-    if (auto i = n.as_integer())
-        v = static_cast<double>(i->get());
-    else if (auto f = n.as_floating_point())
-        v = f->get();
-    else
-        fail(at(n), "'" + key + "' must be a number, got " + describe(n));
-    if (!std::isfinite(v)) fail(at(n), "'" + key + "' must be finite, got " + describe(n));
-    return v;
-}
-
-template <class Names>
-std::int64_t SuiteParser::index_of_name(const toml::node &n, std::string_view key, const Names &valid,
-                                        const std::string &what) const {
-    auto s = string_value(n, key);
-    std::int64_t idx = 0;
-    for (const auto &v : valid) {
-        if (v == s) return idx;
-        ++idx;
-    }
-    fail(at(n), "unknown " + what + " '" + s + "' (valid: " + join(valid) + ")");
-}
-
-// A measurement setting's value: read as its type, raised to its floor (with
-// a warning), checked against its range.
+// A measurement setting's value (TomlReader::setting_value) as an atom.
 void SuiteParser::setting_atom(const SettingInfo &info, const toml::node &n, const std::string &key, Atom &a) const {
-    if (info.type == SettingType::cache) {
-        constexpr std::string_view names[] = {"warm", "cold"};
-        a.f = double(index_of_name(n, key, names, "cache mode"));
-    } else if (info.type == SettingType::integer) {
-        a.f = double(integer_value(n, key));
-    } else {
-        a.f = number_value(n, key);
-    }
-    const FlooredValue used = raise_to_floor(info, a.f);
-    if (!used.warning.empty()) warn(a.where, used.warning);
-    a.f = used.value;
-    if (auto why = check_setting(info, a.f)) fail(a.where, *why);
+    a.f = setting_value(info, n, key);
     a.i = static_cast<std::int64_t>(a.f);
     a.shown = value_text(info, a.f);
 }
@@ -340,21 +213,14 @@ Atom SuiteParser::atom(const AxisKey &axis, const toml::node &n, int op) const {
         break;
     case Kind::Count:
     case Kind::PosCount: {
-        a.i = integer_value(n, k);
-        std::int64_t lo = kind == Kind::Count ? 0 : 1;
-        if (a.i < lo || a.i > INT_MAX)
-            fail(a.where, "'" + k + "' must be between " + std::to_string(lo) + " and " + std::to_string(INT_MAX) +
-                              ", got " + std::to_string(a.i));
+        a.i = integer_in(n, k, kind == Kind::Count ? 0 : 1, INT_MAX);
         a.shown = std::to_string(a.i);
         break;
     }
-    case Kind::Flag: {
-        auto b = n.as_boolean();
-        if (!b) fail(a.where, "'" + k + "' must be true or false, got " + describe(n));
-        a.b = b->get();
+    case Kind::Flag:
+        a.b = boolean_value(n, k);
         a.shown = a.b ? "true" : "false";
         break;
-    }
     case Kind::Scale:
         a.f = number_value(n, k);
         a.shown = format_double(a.f);
@@ -405,25 +271,6 @@ std::vector<Atom> SuiteParser::atoms(const AxisKey &axis, const toml::node &n, i
     return out;
 }
 
-std::vector<std::string> SuiteParser::backends(const toml::node &n) const {
-    std::vector<const toml::node *> items;
-    if (auto arr = n.as_array()) {
-        if (arr->empty()) fail(at(n), "'backends' is an empty list; name at least one backend");
-        for (const toml::node &el : *arr) items.push_back(&el);
-    } else {
-        items.push_back(&n);
-    }
-    std::vector<std::string> out;
-    std::set<std::string> listed;
-    for (auto item : items) {
-        auto name = string_value(*item, "backends");
-        if (!options_.known_backends.empty() && !contains(options_.known_backends, name))
-            fail(at(*item), "unknown backend '" + name + "' (valid: " + join(options_.known_backends) + ")");
-        if (!listed.insert(name).second) fail(at(*item), "backend '" + name + "' is listed twice");
-        out.push_back(std::move(name));
-    }
-    return out;
-}
 
 // [defaults] plugins = ["onednn@base=old/opbench-backend-onednn.so", ...]:
 // backend instances built from plugin files, as --plugin gives them; a
@@ -677,12 +524,15 @@ Suite SuiteParser::parse(std::string_view text) {
         parse_defaults(*t);
     }
 
-    if (auto w = root.get("workload"))
+    if (auto w = root.get("workload")) {
+        std::vector<std::string> workload_warnings;
         workload::parse_workloads(*w, root.get("defaults") ? root.get("defaults")->as_table() : nullptr, file_,
-                                  options_, suite.workloads, warnings_);
+                                  options_, suite.workloads, workload_warnings);
+        add_warnings(workload_warnings);
+    }
     auto cases = root.get("case");
     if (!cases && !suite.workloads.empty()) {
-        suite.warnings = warnings_;
+        suite.warnings = warnings();
         return suite; // a suite of workloads only
     }
     if (!cases) fail(file_start, "the suite has no [[case]] or [[workload]] tables, so nothing to measure");
@@ -695,7 +545,7 @@ Suite SuiteParser::parse(std::string_view text) {
         if (!t) fail(at(n), "each entry of 'case' must be a table, got " + describe(n));
         parse_case(*t, suite.cases);
     }
-    suite.warnings = warnings_;
+    suite.warnings = warnings();
     return suite;
 }
 

@@ -1,6 +1,7 @@
 #include "workload/workload_suite.hpp"
 
 #include "opbench/ops.hpp"
+#include "suite/toml_reader.hpp"
 
 #include <fmt/format.h>
 
@@ -29,23 +30,12 @@ constexpr std::string_view kPhaseNames[] = {"prefill", "decode"};
 constexpr std::string_view kGeluNames[] = {"erf", "tanh"}; // index = OPB_GELU_* constant
 constexpr std::string_view kAttentionNames[] = {"composed", "fused"};
 
-template <class Range>
-std::string join(const Range &names) {
-    std::string out;
-    for (const auto &n : names) out += (out.empty() ? "" : ", ") + std::string(n);
-    return out;
-}
-
-class Parser {
+// A [[workload]] table's keys, through the suite file's one set of value
+// readers (suite/toml_reader.hpp); what is a workload's own is here: one
+// value per key (workloads are not swept) and the decoder's shape.
+class Parser : public TomlReader {
 public:
-    Parser(const std::string &file, const SuiteOptions &options, std::vector<std::string> &warnings)
-        : file_(file), options_(options), warnings_(warnings) {}
-
-    SourceLocation at(const toml::node &n) const { return at(n.source()); }
-    SourceLocation at(const toml::source_region &r) const { return {file_, int(r.begin.line), int(r.begin.column)}; }
-    [[noreturn]] void fail(const SourceLocation &where, const std::string &message) const {
-        throw SuiteError(where, message);
-    }
+    Parser(const std::string &file, const SuiteOptions &options) : TomlReader(file), options_(options) {}
 
     // A single value: workloads are not swept.
     const toml::node &one(std::string_view key, const toml::node &n) const {
@@ -56,86 +46,27 @@ public:
         return n;
     }
     int64_t integer(std::string_view key, const toml::node &n, int64_t lo) const {
-        auto i = one(key, n).as_integer();
-        if (!i) fail(at(n), fmt::format("'{}' must be an integer", key));
-        if (i->get() < lo || i->get() > (key == "seed" ? INT64_MAX : int64_t(INT_MAX)))
-            fail(at(n), fmt::format("'{}' must be >= {}, got {}", key, lo, i->get()));
-        return i->get();
+        return integer_in(one(key, n), key, lo, key == "seed" ? INT64_MAX : int64_t(INT_MAX));
     }
     double positive(std::string_view key, const toml::node &n) const {
-        const toml::node &v = one(key, n);
-        double x;
-        if (auto i = v.as_integer())
-            x = double(i->get());
-        else if (auto f = v.as_floating_point())
-            x = f->get();
-        else
-            fail(at(n), fmt::format("'{}' must be a number", key));
-        if (!(x > 0.0) || !std::isfinite(x)) fail(at(n), fmt::format("'{}' must be a finite number > 0", key));
+        const double x = number_value(one(key, n), key);
+        if (!(x > 0.0)) fail(at(n), fmt::format("'{}' must be > 0, got {}", key, format_double(x)));
         return x;
     }
-    bool flag(std::string_view key, const toml::node &n) const {
-        auto b = one(key, n).as_boolean();
-        if (!b) fail(at(n), fmt::format("'{}' must be true or false", key));
-        return b->get();
-    }
+    bool flag(std::string_view key, const toml::node &n) const { return boolean_value(one(key, n), key); }
     template <class Range>
     int choice(std::string_view key, const toml::node &n, const Range &valid) const {
-        auto s = one(key, n).as_string();
-        if (!s) fail(at(n), fmt::format("'{}' must be a string (valid: {})", key, join(valid)));
-        int idx = 0;
-        for (const auto &v : valid) {
-            if (v == s->get()) return idx;
-            ++idx;
-        }
-        fail(at(n), fmt::format("unknown {} '{}' (valid: {})", key, s->get(), join(valid)));
+        return int(index_of_name(one(key, n), key, valid, std::string(key)));
     }
     std::vector<std::string> backends(const toml::node &n) const {
-        std::vector<const toml::node *> items;
-        if (auto arr = n.as_array()) {
-            if (arr->empty()) fail(at(n), "'backends' is an empty list; name at least one backend");
-            for (const toml::node &el : *arr) items.push_back(&el);
-        } else {
-            items.push_back(&n);
-        }
-        std::vector<std::string> out;
-        for (auto item : items) {
-            auto s = item->as_string();
-            if (!s) fail(at(*item), "'backends' must be a string or a list of strings");
-            const std::string name = s->get();
-            const auto &known = options_.known_backends;
-            if (!known.empty() && std::find(known.begin(), known.end(), name) == known.end())
-                fail(at(*item), fmt::format("unknown backend '{}' (valid: {})", name, join(known)));
-            if (std::find(out.begin(), out.end(), name) != out.end())
-                fail(at(*item), fmt::format("backend '{}' is listed twice", name));
-            out.push_back(name);
-        }
-        return out;
+        return TomlReader::backends(n, options_.known_backends);
     }
     // A measurement key (the settings table, settings.hpp) into `s`; false
     // when `key` is not one.
     bool setting(std::string_view key, const toml::node &n, MeasureSettings &s) const {
         const SettingInfo *info = find_setting(key);
         if (!info) return false;
-        const toml::node &v = one(key, n);
-        double x = 0;
-        if (info->type == SettingType::cache) {
-            auto str = v.as_string();
-            auto state = str ? cache_state_from_name(str->get()) : std::nullopt;
-            if (!state) fail(at(n), fmt::format("'{}' must be {}", key, range_text(*info)));
-            x = double(*state);
-        } else if (auto i = v.as_integer()) {
-            x = double(i->get());
-        } else if (auto f = v.as_floating_point(); f && info->type != SettingType::integer) {
-            x = f->get();
-        } else {
-            fail(at(n), fmt::format("'{}' must be {}", key, range_text(*info)));
-        }
-        const FlooredValue used = raise_to_floor(*info, x);
-        if (!used.warning.empty()) add_warning(warnings_, at(n).str() + ": warning: " + used.warning);
-        x = used.value;
-        if (auto why = check_setting(*info, x)) fail(at(n), *why);
-        info->set(s, x);
+        info->set(s, setting_value(*info, one(key, n), key));
         return true;
     }
 
@@ -175,29 +106,23 @@ public:
     }
 
 private:
-    void refuse_unknown_keys(const toml::table &t) const {
-        const auto keys = valid_keys();
-        for (auto &&[k, v] : t)
-            if (std::find(keys.begin(), keys.end(), k.str()) == keys.end())
-                fail(at(k.source()), fmt::format("unknown key '{}' in [[workload]] (valid: {})", k.str(), join(keys)));
-    }
+    void refuse_unknown_keys(const toml::table &t) const { check_keys(t, valid_keys(), "in [[workload]]"); }
 
     std::string name_of(const toml::table &t, const SourceLocation &where) const {
         auto name = t.get("name");
         if (!name) fail(where, "[[workload]] has no 'name' (it names the result entries, e.g. \"gpt2-small.layer\")");
-        if (!name->as_string() || name->as_string()->get().empty())
-            fail(at(*name), "'name' must be a non-empty string");
-        return name->as_string()->get();
+        std::string text = name_value(*name, "name");
+        if (text.empty()) fail(at(*name), "'name' must be a non-empty string");
+        return text;
     }
 
     // The 'model' preset, applied to `c`; nullptr when the table names none.
     const ModelPreset *model_preset(const toml::table &t, DecoderConfig &c) const {
         auto m = t.get("model");
         if (!m) return nullptr;
-        auto s = one("model", *m).as_string();
-        if (!s) fail(at(*m), fmt::format("'model' must be a string (valid: {})", model_preset_names()));
-        const ModelPreset *preset = find_model_preset(s->get());
-        if (!preset) fail(at(*m), fmt::format("unknown model '{}' (valid: {})", s->get(), model_preset_names()));
+        const std::string s = string_value(one("model", *m), "model");
+        const ModelPreset *preset = find_model_preset(s);
+        if (!preset) fail(at(*m), fmt::format("unknown model '{}' (valid: {})", s, model_preset_names()));
         apply_model_preset(*preset, c);
         return preset;
     }
@@ -291,16 +216,14 @@ private:
         return out;
     }
 
-    const std::string &file_;
     const SuiteOptions &options_;
-    std::vector<std::string> &warnings_;
 };
 
 } // namespace
 
 void parse_workloads(const toml::node &workload_array, const toml::table *defaults, const std::string &file,
                      const SuiteOptions &options, std::vector<WorkloadCase> &out, std::vector<std::string> &warnings) {
-    Parser p(file, options, warnings);
+    Parser p(file, options);
     auto arr = workload_array.as_array();
     if (!arr)
         p.fail(p.at(workload_array), "'workload' must be an array of tables (write [[workload]], not [workload])");
@@ -317,6 +240,7 @@ void parse_workloads(const toml::node &workload_array, const toml::table *defaul
                                             w.name, dtype_name(w.decoder.dtype), prev.where.str()));
         out.push_back(std::move(w));
     }
+    for (const auto &w : p.warnings()) add_warning(warnings, w);
 }
 
 } // namespace opbench::workload

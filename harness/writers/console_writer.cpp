@@ -63,6 +63,17 @@ bool numeric_column(const Table &t, std::size_t col) {
     return numbers > 0 && numbers >= words;
 }
 
+std::size_t console_table_width(const Table &t) {
+    std::size_t total = 1; // the line's leading space
+    for (std::size_t c = 0; c < t.columns.size(); ++c) {
+        std::size_t w = width(t.columns[c]);
+        for (const auto &row : t.rows)
+            if (c < row.size()) w = std::max(w, width(row[c]));
+        total += 1 + w;
+    }
+    return total;
+}
+
 std::string write_console(const Document &doc) {
     std::string out;
     for (const Table &t : doc.tables) {

@@ -10,6 +10,9 @@ namespace opbench {
 // Each table: its title, the header, a rule, the rows with columns aligned
 // (right for numbers), then its notes. Tables separated by a blank line.
 [[nodiscard]] std::string write_console(const Document &doc);
+// The widest row of `t` as write_console lays it out (its header, rule and
+// rows; not its title or notes, which wrap).
+[[nodiscard]] std::size_t console_table_width(const Table &t);
 
 // Each table: "### title", a pipe table (numeric columns right-aligned),
 // notes as paragraphs.

@@ -62,4 +62,26 @@ std::string wrap_name(std::string_view name, std::size_t indent, std::size_t wid
     return out + line + "\n";
 }
 
+namespace {
+
+// The byte offset where `s`'s first `columns` columns end.
+std::size_t bytes_of_columns(std::string_view s, std::size_t columns) {
+    std::size_t i = 0, w = 0;
+    while (i < s.size()) {
+        if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80 && w++ == columns) break;
+        ++i;
+    }
+    return i;
+}
+
+} // namespace
+
+std::string shorten_middle(std::string_view name, std::size_t width) {
+    const std::size_t w = display_width(name);
+    if (w <= width || width < 5) return std::string(name);
+    const std::size_t head = (width - 1) / 4, tail = width - 1 - head;
+    const std::size_t tail_begin = bytes_of_columns(name, w - tail);
+    return std::string(name.substr(0, bytes_of_columns(name, head))) + "\u2026" + std::string(name.substr(tail_begin));
+}
+
 } // namespace opbench

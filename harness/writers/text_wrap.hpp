@@ -26,4 +26,10 @@ inline constexpr std::size_t kTerminalColumns = 100;
 // A name that fits is one line.
 [[nodiscard]] std::string wrap_name(std::string_view name, std::size_t indent, std::size_t width = kTerminalColumns);
 
+// `name` cut to `width` columns by replacing its middle with '…': a quarter of
+// the room keeps its head (the op), the rest its tail, where entries of one
+// case differ (variant, dtype, backend, case name). A name that fits, or a
+// width under 5, returns the name whole.
+[[nodiscard]] std::string shorten_middle(std::string_view name, std::size_t width);
+
 } // namespace opbench

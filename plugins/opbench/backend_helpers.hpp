@@ -187,6 +187,20 @@ void write_struct(T *out, const T &filled) {
                 reinterpret_cast<const char *>(&filled) + kStructHeaderSize, size - kStructHeaderSize);
 }
 
+// The whole of a backend's memory_stats entry point: `out` checked, then
+// filled from the instance's MemoryAccount, only the caller's fields written.
+//   opb_status memory_stats(opb_backend *b, opb_memory_stats *out) {
+//       return b ? sdk::memory_stats(self(b), "mybackend", out) : OPB_ERR_INVALID;
+//   }
+inline opb_status memory_stats(BackendBase *b, std::string_view backend, opb_memory_stats *out) {
+    if (opb_status s = check_struct(b, backend, "opb_memory_stats", out); s != OPB_OK) return s;
+    opb_memory_stats stats;
+    std::memset(&stats, 0, sizeof stats);
+    b->memory.fill(&stats);
+    write_struct(out, stats);
+    return OPB_OK;
+}
+
 // OPB_ERR_UNSUPPORTED for an op this backend does not run, with the reason:
 // the host then records the case as skipped, never as failed. Use it for ops
 // the backend has no code for, including ops newer than the SDK it was built

@@ -177,12 +177,7 @@ void release(opb_backend *, opb_plan *ph) { delete reinterpret_cast<Plan *>(ph);
 opb_status synchronize(opb_backend *) { return OPB_OK; }
 
 opb_status memory_stats(opb_backend *bh, opb_memory_stats *out) {
-    Backend *b = self(bh);
-    if (opb_status s = opbench::sdk::check_struct(b, "template", "opb_memory_stats", out); s != OPB_OK) return s;
-    opb_memory_stats stats{};
-    b->memory.fill(&stats);
-    opbench::sdk::write_struct(out, stats);
-    return OPB_OK;
+    return opbench::sdk::memory_stats(self(bh), "template", out);
 }
 
 void reset_peak(opb_backend *b) { self(b)->memory.reset_peak(); }

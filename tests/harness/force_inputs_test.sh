@@ -21,19 +21,7 @@ suite=$src/tests/harness/paired.toml
 work=$(mktemp -d /tmp/opbench-force-XXXXXX)
 holder=
 trap '[ -z "$holder" ] || kill "$holder" 2>/dev/null || true; [ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-# expect_bad MESSAGE ARGS...: exit 2 and MESSAGE on stderr, and no case measured
-expect_bad() {
-  local message=$1
-  shift
-  set +e
-  "$opbench" "$@" > "$work/bad.out" 2> "$work/bad.err"
-  local rc=$?
-  set -e
-  [ $rc -eq 2 ] || { cat "$work/bad.out" "$work/bad.err"; fail "'$*' exited $rc, not 2"; }
-  grep -qF -- "$message" "$work/bad.err" || { cat "$work/bad.err"; fail "'$*' did not say: $message"; }
-  ! grep -q "passed" "$work/bad.out" || fail "'$*' measured before refusing"
-}
+. "$src/tests/harness/e2e_lib.sh" # fail, expect_bad
 cd "$work"
 fast=(--no-progress --verify off --min-time 0.001 --repetitions 2)
 

@@ -21,18 +21,7 @@ suite=$src/tests/harness/paired.toml
 work=$(mktemp -d /tmp/opbench-paired-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 unset OPBENCH_TEST_SPIN_EXTRA OPBENCH_TEST_SPIN_INNER
-fail() { echo "FAIL: $*" >&2; exit 1; }
-# expect_bad MESSAGE ARGS...: exit 2 and MESSAGE on stderr
-expect_bad() {
-  local message=$1
-  shift
-  set +e
-  "$opbench" "$@" > "$work/bad.out" 2> "$work/bad.err"
-  local rc=$?
-  set -e
-  [ $rc -eq 2 ] || { cat "$work/bad.err"; fail "'$*' exited $rc, not 2"; }
-  grep -qF -- "$message" "$work/bad.err" || { cat "$work/bad.err"; fail "'$*' did not say: $message"; }
-}
+. "$src/tests/harness/e2e_lib.sh" # fail, expect_bad
 
 echo "== 1: bad input"
 expect_bad "expected NAME@VARIANT=PATH" ab "$suite" --plugin naive --plugin naive@b="$naive"

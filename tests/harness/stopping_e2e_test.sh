@@ -10,7 +10,8 @@
 #      killed by SIGXFSZ, exit 153, no message), the journal kept;
 #   5. --allow-insecure-plugins is warned about on the console and recorded
 #      in context.opbench.insecure_plugins_allowed;
-#   6. control characters in a --plugin spec are echoed as \xHH, never raw.
+#   6. control characters in a --plugin spec, and in what CLI11's usage
+#      errors echo (a bad option value, a missing file), are shown as \xHH.
 # No step relies on a sleep being long enough: each waits for a state (a
 # journal line, the process's end) with a generous upper bound.
 # usage: stopping_e2e_test.sh SOURCE_ROOT OPBENCH FAULT_PLUGIN NAIVE_PLUGIN
@@ -138,4 +139,14 @@ set -e
 [ "$rc" = 2 ] || fail "--plugin with control characters: exit $rc, expected 2"
 grep -qF 'naive@a=\x1b[31mX\x0dY' ctl.err || fail "not escaped: $(od -c ctl.err | head)"
 if grep -q $'[\x1b\r]' ctl.err; then fail "raw control characters echoed: $(od -c ctl.err | head)"; fi
+for args in "run --min-time 1"$'\x1b[31m'" $suite" "compare x"$'\x1b[31m'".json"; do
+  set +e
+  # shellcheck disable=SC2086 # split on purpose: each string is a command line
+  "$opbench" $args > ctl.out 2> ctl.err
+  rc=$?
+  set -e
+  [ "$rc" = 2 ] || fail "'$args': exit $rc, expected 2"
+  grep -qF '1\x1b[31m' ctl.err || grep -qF 'x\x1b[31m.json' ctl.err || fail "'$args' not escaped: $(od -c ctl.err | head)"
+  if grep -q $'\x1b' ctl.err; then fail "'$args': raw control characters echoed: $(od -c ctl.err | head)"; fi
+done
 echo "stopping_e2e: all passed"

@@ -58,3 +58,24 @@ TEST(TextWrap, ALongEntryNameBreaksAfterASlash) {
     EXPECT_EQ(lines[0].substr(6) + lines[1].substr(8), name);
     EXPECT_EQ(wrap_name("add/R:32/be:naive", 2), "  add/R:32/be:naive\n");
 }
+
+// The progress line's and the fitted tables' names: cut in the middle, so
+// the op (head) and what differs between a case's entries (tail: variant,
+// dtype, backend, case name) both stay.
+TEST(TextWrap, ShortenMiddleKeepsHeadAndDifferingTail) {
+    const std::string composed = "attention/B:1/H:4/KVH:2/Sq:1/Skv:96/D:32/causal:1/variant:composed/dt:f32/be:onednn/"
+                                 "case:attention.gqa";
+    const std::string fused = "attention/B:1/H:4/KVH:2/Sq:1/Skv:96/D:32/causal:1/variant:fused/dt:f32/be:onednn/"
+                              "case:attention.gqa";
+    const std::string a = shorten_middle(composed, 60), b = shorten_middle(fused, 60);
+    EXPECT_EQ(display_width(a), 60u) << a;
+    EXPECT_EQ(a.rfind("attention/", 0), 0u) << "the head stays: " << a;
+    EXPECT_TRUE(a.ends_with("composed/dt:f32/be:onednn/case:attention.gqa")) << a;
+    EXPECT_NE(a.find("\u2026"), std::string::npos) << "the cut is marked";
+    EXPECT_NE(a, b) << "two entries of one case still read apart";
+    // A name that fits, or no room for a cut, is left whole.
+    EXPECT_EQ(shorten_middle("add/R:32/be:naive", 60), "add/R:32/be:naive");
+    EXPECT_EQ(shorten_middle(composed, 4), composed);
+    // Widths count columns: a '±' in the kept tail is one.
+    EXPECT_EQ(display_width(shorten_middle(composed + "/\u00b1", 30)), 30u);
+}

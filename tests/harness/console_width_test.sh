@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Every console within 100 columns (issue 30, item 2), on a real run of the
+# quick suite (naive and onednn, short settings) and of `opbench ab`:
+#   - the run's progress lines (on a terminal: `script` gives it one), its
+#     `--profile` hot-path tables and notes, and the SIGINT message;
+#   - `compare --by backend` on one set and on two;
+#   - `compare` on an `ab` set, and `ab`'s own lines;
+#   - `opbench machine`;
+#   - `compare --format markdown` (ci-bench's summary): every table cell,
+#     since a Markdown row is as long as its cells together.
+# A line that is only a path (the machine cache's) or that holds this test's
+# own paths is exempt, as the user chose its length. Widths count code points
+# ('±' and '…' are one column); escape codes and the '\r' of a rewritten line
+# are taken out first. The --help texts have their own check (e2e_quick).
+# usage: console_width_test.sh SOURCE_ROOT OPBENCH NAIVE_PLUGIN BACKENDS (naive,onednn where built)
+set -euo pipefail
+src=$1 opbench=$2 naive=$3 backends=$4
+work=$(mktemp -d /tmp/opbench-width-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+short=(--backends "$backends" --warmup 0 --min-time 0.002 --max-time 0.01 --repetitions 3)
+
+# check NAME FILE: no line of FILE wider than 100 columns.
+check() {
+  /usr/bin/python3 - "$1" "$2" "$work" <<'PY' || exit 1
+import re, sys
+name, path, work = sys.argv[1:]
+escape = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+text = open(path, encoding="utf-8", errors="replace").read()
+lines = [escape.sub("", seg) for line in text.split("\n") for seg in line.split("\r")]
+wide = [l for l in lines if len(l) > 100 and work not in l and not re.fullmatch(r"\s*/\S+", l)]
+if not any(l.strip() for l in lines):
+    sys.exit(f"FAIL: {name}: no output at all ({path})")
+for l in wide:
+    print(f"FAIL: {name}: {len(l)} columns: {l}", file=sys.stderr)
+print(f"{name}: {len(lines)} lines, widest {max(len(l) for l in lines)} columns"
+      f"{' (exempt paths included)' if wide == [] else ''}")
+sys.exit(1 if wide else 0)
+PY
+}
+
+echo "== the run on a terminal: progress lines, --profile tables"
+script -qec "$(printf '%q ' "$opbench" run "$src/suites/quick.toml" "${short[@]}" --profile --out "$work/a.json")" \
+  /dev/null > "$work/run.log" 2>&1 || { cat "$work/run.log"; fail "the profiled run failed"; }
+grep -q "elapsed, ~" "$work/run.log" || { cat "$work/run.log"; fail "no progress line: not on a terminal?"; }
+grep -q "% parent" "$work/run.log" || { cat "$work/run.log"; fail "no hot-path table"; }
+grep -q "attention.gqa" "$work/run.log" || fail "the longest case (attention.gqa) did not run"
+check "run progress and --profile" "$work/run.log"
+
+echo "== compare --by backend, one set and two"
+cp "$work/a.json" "$work/b.json"
+"$opbench" compare --by backend "$work/a.json" > "$work/by1.log" 2>&1 || { cat "$work/by1.log"; fail "--by backend"; }
+check "compare --by backend, one set" "$work/by1.log"
+"$opbench" compare --by backend "$work/a.json" "$work/b.json" > "$work/by2.log" 2>&1 ||
+  { cat "$work/by2.log"; fail "--by backend on two sets"; }
+grep -q "naive@b" "$work/by2.log" || { cat "$work/by2.log"; fail "--by backend on two sets lacks a set's level"; }
+check "compare --by backend, two sets" "$work/by2.log"
+
+echo "== compare --format markdown: every cell"
+"$opbench" compare "$work/a.json" "$work/b.json" --format markdown > "$work/cmp.md" 2>&1 ||
+  { cat "$work/cmp.md"; fail "compare --format markdown"; }
+grep -q "| verdict |" "$work/cmp.md" || { cat "$work/cmp.md"; fail "no Markdown comparison table"; }
+grep '^|' "$work/cmp.md" | tr '|' '\n' > "$work/cells.txt"
+check "Markdown cells" "$work/cells.txt"
+
+echo "== opbench ab and compare on its set"
+"$opbench" ab "$src/suites/quick.toml" --pairs 6 --seconds 0.002 --plugin naive@a="$naive" \
+  --plugin naive@b="$naive" --out "$work/ab.json" > "$work/ab.log" 2>&1 || { cat "$work/ab.log"; fail "ab"; }
+check "opbench ab" "$work/ab.log"
+"$opbench" compare "$work/ab.json" > "$work/abc.log" 2>&1 || { cat "$work/abc.log"; fail "compare on the ab set"; }
+grep -q "paired naive@a -> naive@b" "$work/abc.log" || { cat "$work/abc.log"; fail "not the paired comparison"; }
+check "compare on an ab set" "$work/abc.log"
+
+echo "== opbench machine"
+"$opbench" machine > "$work/machine.log" 2>&1 || { cat "$work/machine.log"; fail "opbench machine"; }
+check "opbench machine" "$work/machine.log"
+
+echo "== SIGINT during a run"
+# The quick suite at its own settings runs for tens of seconds; the signal
+# goes once the first case has finished (the journal holds it).
+"$opbench" run "$src/suites/quick.toml" --backends naive --out "$work/int.json" > "$work/int.log" 2>&1 &
+pid=$!
+for _ in $(seq 600); do
+  [ -s "$work/int.json.journal" ] && break
+  sleep 0.1
+done
+kill -INT $pid
+set +e
+wait $pid
+rc=$?
+set -e
+[ $rc -eq 130 ] || { cat "$work/int.log"; fail "the interrupted run exited $rc, not 130"; }
+grep -q "SIGINT: stopping" "$work/int.log" || { cat "$work/int.log"; fail "no SIGINT message"; }
+check "SIGINT message" "$work/int.log"
+echo "every console fits 100 columns"
