@@ -14,8 +14,8 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <regex>
 #include <sched.h>
-#include <set>
 #include <stdexcept>
 
 namespace opbench {
@@ -81,6 +81,10 @@ AbCommand::AbCommand(CLI::App &app) : o_(std::make_unique<Options>()) {
     o.sub->add_option("--cpus", o.cpus,
                       "CPUs both sides run on, as taskset -c writes them (default: the one CPU opbench starts on, "
                       "so a pair never compares two CPUs; give more for multi-threaded backends)");
+    o.sub->add_option("--benchmark_filter", o.run.benchmark_filter,
+                      "run only the cases whose name (on either build) matches this extended regex; a leading "
+                      "'-' negates it (as in opbench run)")
+        ->type_name("REGEX");
     o.sub->add_option("--reference", o.reference, "backend whose output verifies both sides")->capture_default_str();
     auto *out = o.sub->add_option("--out", o.out_path,
                                   "result set path (default results/<suite>-<UTC time>.json); an existing file is "
@@ -158,12 +162,18 @@ void AbCommand::Options::choose_reference(const PluginSet &plugins) {
             fmt::format("the reference backend '{}' is not loaded: {}", reference, plugins.why_unavailable(reference)));
 }
 
-// As `opbench run`: the design's three and every plugin found are known
-// backends, so a typo is caught.
+// As `opbench run`: the design's three, every plugin found and the base
+// name of each build are known backends, so a typo is caught. Then the cases
+// the pair runs are checked: none is bad input, before any result set.
 Suite AbCommand::Options::load_suite(const PluginSet &plugins) const {
-    std::set<std::string> known = {"naive", "onednn", "cuda"};
-    for (const auto &n : plugins.names_with_refused()) known.insert(n);
-    return load_suite_file(suite_path, SuiteOptions{std::vector<std::string>(known.begin(), known.end())});
+    Suite suite = load_suite_file(suite_path, SuiteOptions{known_backends(plugins)});
+    try {
+        (void)paired_cases(suite, run);
+    } catch (const std::regex_error &e) {
+        throw AbBadInput(fmt::format("--benchmark_filter={}: not an extended regex ({})", run.benchmark_filter,
+                                     e.what()));
+    }
+    return suite;
 }
 
 // The result set's path, reserved (unless --no-out) for as long as the

@@ -11,7 +11,12 @@ namespace opbench {
 
 std::vector<std::string> known_backends(const PluginSet &plugins) {
     std::set<std::string> names = {"naive", "onednn", "cuda"};
-    for (const auto &n : plugins.names_with_refused()) names.insert(n);
+    // A build's base name too (mybe for mybe@base): a suite names the backend,
+    // and a plugin that exists only as --plugin builds is still known.
+    for (const auto &n : plugins.names_with_refused()) {
+        names.insert(n);
+        names.insert(variant_backend(n));
+    }
     return {names.begin(), names.end()};
 }
 

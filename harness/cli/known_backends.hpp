@@ -11,8 +11,9 @@
 namespace opbench {
 
 // The design's three (naive, onednn, cuda) plus every plugin found or
-// refused by name, so a typo is caught while an unbuilt or refused backend
-// is merely skipped (with the loader's reason).
+// refused by name (a NAME@VARIANT build adds NAME too), so a typo is caught
+// while an unbuilt or refused backend is merely skipped (with the loader's
+// reason).
 [[nodiscard]] std::vector<std::string> known_backends(const PluginSet &plugins);
 
 // The plugin builds a run loads: the suite's [defaults] plugins, then each

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <unistd.h>
 
@@ -156,5 +157,43 @@ nlohmann::json measurement_fields(const CaseResult &r, const MeasureSettings &me
     return j;
 }
 
+const std::vector<std::string> &per_case_keys() {
+    static const std::vector<std::string> keys = {
+        "params",         "flops",          "bytes",        "arithmetic_intensity", "reason",
+        "reference",      "nmse",           "nmse_threshold", "verification",       "verified",
+        "prepare_seconds", "verify_seconds", "measure_seconds", "settings",          "suite_location",
+        "repetition_spread", "roofline",    "memory",       "bottleneck",           "profile",
+        "workload",       "nmse_where",     "decoder",      "summary",              "metrics"};
+    return keys;
+}
+
+void store_case_fields_once(nlohmann::json &result_set) {
+    if (!result_set.is_object() || !result_set.contains("benchmarks") || !result_set["benchmarks"].is_array()) return;
+    std::set<std::string> seen; // run names whose first iteration entry has passed
+    for (auto &e : result_set["benchmarks"]) {
+        if (!e.is_object()) continue;
+        const std::string name = e.value("run_name", e.value("name", ""));
+        if (e.value("run_type", "iteration") == "iteration" && seen.insert(name).second) continue;
+        for (const std::string &k : per_case_keys()) e.erase(k);
+    }
+    result_set["context"]["opbench"]["per_case_fields"] = per_case_keys();
+}
+
+void expand_case_fields(nlohmann::json &result_set) {
+    if (!result_set.is_object() || !result_set.contains("benchmarks") || !result_set["benchmarks"].is_array()) return;
+    auto &entries = result_set["benchmarks"];
+    std::map<std::string, std::size_t> first; // run name -> its first iteration entry
+    for (std::size_t i = 0; i < entries.size(); ++i)
+        if (entries[i].is_object() && entries[i].value("run_type", "iteration") == "iteration")
+            first.emplace(entries[i].value("run_name", entries[i].value("name", "")), i);
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        if (!entries[i].is_object()) continue;
+        const auto it = first.find(entries[i].value("run_name", entries[i].value("name", "")));
+        if (it == first.end() || it->second == i) continue;
+        const nlohmann::json &from = entries[it->second];
+        for (const std::string &k : per_case_keys())
+            if (from.contains(k) && !entries[i].contains(k)) entries[i][k] = from[k];
+    }
+}
 
 } // namespace opbench

@@ -53,6 +53,25 @@ struct CaseResult {
 [[nodiscard]] nlohmann::json measurement_fields(const CaseResult &r, const MeasureSettings &measured_with,
                                                 int threads_resolved, const SourceLocation &where);
 
+// The fields that are facts of the case x backend, not of one repetition
+// (params, settings, verification, memory, roofline, bottleneck, ...): a set
+// stores them on each case's first iteration entry only, the one every
+// opbench reader takes them from (results/README.md, "Per-case fields").
+[[nodiscard]] const std::vector<std::string> &per_case_keys();
+
+// Drops per_case_keys() from every entry of `result_set` but the first
+// iteration entry of each run name (so a case's other repetitions and its
+// aggregates carry only their own figures and its identity: name, op,
+// backend, dtype, variant, case, phase, status), and records the keys in
+// context.opbench.per_case_fields. A set already stored so is unchanged.
+void store_case_fields_once(nlohmann::json &result_set);
+
+// The inverse, for readers that want every field on every entry (tests, a
+// tool that reads entries one by one): copies each per-case key a case's
+// first iteration entry has onto the case's other entries that lack it.
+// Older sets, which repeat the fields, are unchanged.
+void expand_case_fields(nlohmann::json &result_set);
+
 // One repetition's statistics, the `stats` object of an iteration entry.
 [[nodiscard]] nlohmann::json summary_json(const RepetitionRecord &r);
 

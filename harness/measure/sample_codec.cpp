@@ -19,14 +19,26 @@ double steady_tick_seconds() {
 }
 
 nlohmann::json encode_sample_histogram(const std::vector<double> &per_call_seconds, int calls_per_sample,
-                                       double tick_seconds) {
+                                       double tick_seconds, std::size_t max_bins) {
     const int calls = std::max(1, calls_per_sample);
-    std::map<std::int64_t, std::int64_t> counts; // sorted by tick count
+    std::vector<std::int64_t> totals; // each sample's total in clock ticks
     for (double s : per_call_seconds) {
         // Rounding recovers the clock's whole ticks: the recipe's double
         // subtraction and division add at most a fraction of a tick.
         const double ticks = std::round(s * calls / tick_seconds);
-        ++counts[std::isfinite(ticks) && ticks > 0 ? static_cast<std::int64_t>(ticks) : 0];
+        totals.push_back(std::isfinite(ticks) && ticks > 0 ? static_cast<std::int64_t>(ticks) : 0);
+    }
+    // A faster CPU takes more samples, with more distinct totals: the unit
+    // doubles until at most max_bins remain, so a set's size does not grow
+    // with the CPU's speed. tick_seconds says the unit; readers decode as
+    // before, each sample to within half a unit.
+    std::int64_t unit = 1;
+    std::map<std::int64_t, std::int64_t> counts; // sorted by total, in units
+    for (;;) {
+        counts.clear();
+        for (std::int64_t t : totals) ++counts[(t + unit / 2) / unit];
+        if (counts.size() <= std::max<std::size_t>(1, max_bins) || unit > (std::int64_t(1) << 40)) break;
+        unit *= 2;
     }
     std::string steps, how_many;
     std::int64_t previous = 0;
@@ -35,7 +47,7 @@ nlohmann::json encode_sample_histogram(const std::vector<double> &per_call_secon
         fmt::format_to(std::back_inserter(how_many), "{}{}", how_many.empty() ? "" : " ", n);
         previous = ticks;
     }
-    return {{"tick_seconds", tick_seconds}, {"ticks", std::move(steps)}, {"counts", std::move(how_many)}};
+    return {{"tick_seconds", tick_seconds * double(unit)}, {"ticks", std::move(steps)}, {"counts", std::move(how_many)}};
 }
 
 namespace {

@@ -3,10 +3,12 @@
 // together by std::chrono::steady_clock, so its total is a whole number of
 // the clock's ticks and nothing finer is known. The set keeps each distinct
 // tick count once, ascending, with how often it occurred. That keeps every
-// value to the timer's resolution and drops only the order the samples were
-// taken in, which no reader uses (the U test, quantiles and box plots sort
-// them anyway). A quick-suite set measured 1.7 MB this way, 5.8-7.0 MB with
-// decimal doubles (docs/ci.md).
+// value to the timer's resolution (or to the coarser unit of the bound
+// below) and drops only the order the samples were taken in, which no
+// reader uses (the U test, quantiles and box plots sort them anyway). A
+// quick-suite set measured 1.7 MB this way, 5.8-7.0 MB with decimal doubles
+// (docs/ci.md); with the bound and per-case fields once, 0.83 MB
+// (results/README.md, "Per-case fields").
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -27,8 +29,14 @@ namespace opbench {
 // numbers separated by spaces: a JSON array would put each number on a line
 // of its own in the indented set, several times the bytes. `per_call_seconds` are sample totals
 // divided by `calls_per_sample`, as the recipe records them.
+// At most `max_bins` distinct totals are kept: where the samples have more,
+// the unit becomes 2, 4, 8... clock ticks until they fit, and tick_seconds
+// is that unit (each sample then to within half of it), so the histogram's
+// size is bounded however many samples a fast CPU takes.
+constexpr std::size_t kSampleHistogramMaxBins = 64;
 [[nodiscard]] nlohmann::json encode_sample_histogram(const std::vector<double> &per_call_seconds,
-                                                     int calls_per_sample, double tick_seconds = steady_tick_seconds());
+                                                     int calls_per_sample, double tick_seconds = steady_tick_seconds(),
+                                                     std::size_t max_bins = kSampleHistogramMaxBins);
 
 // A histogram that is not what encode_sample_histogram writes; what() says
 // which member and what was expected.

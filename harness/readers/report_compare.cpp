@@ -55,94 +55,134 @@ struct RatioAxis {
     [[nodiscard]] double frac(double v) const { return (std::log(v) - std::log(lo)) / (std::log(hi) - std::log(lo)); }
 };
 
-std::string ratio_chart(const PairComparison &p, double threshold) {
+// The axis' extent (log of the largest distance from 1) and the rows drawn,
+// slowest first.
+std::vector<const CaseComparison *> ratio_rows(const PairComparison &p, double threshold, double &extent) {
     std::vector<const CaseComparison *> rows;
-    double extent = std::log(1 + 2 * threshold);
+    extent = std::log(1 + 2 * threshold);
     for (const auto &c : p.cases) {
         if (!c.compared) continue;
         rows.push_back(&c);
         for (double v : {c.ratio, c.ratio_low, c.ratio_high})
             if (std::isfinite(v) && v > 0) extent = std::max(extent, std::fabs(std::log(v)));
     }
-    if (rows.empty()) return "<p>No case has a time in both sets: no ratio to draw.</p>\n";
     std::stable_sort(rows.begin(), rows.end(), [](auto *a, auto *b) { return a->ratio > b->ratio; });
     extent *= 1.08;
-    const RatioAxis ax{std::exp(-extent), std::exp(extent)};
-    const double left = 330, plot_w = 380, right = 20, top = 44, row_h = 16;
-    const double width = left + plot_w + right, height = top + row_h * double(rows.size()) + 40;
-    auto X = [&](double v) { return left + std::clamp(ax.frac(v), 0.0, 1.0) * plot_w; };
-    std::string o = fmt::format("<svg class=\"chart\" data-chart=\"ratio\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 "
-                                "{0} {1}\" font-family=\"sans-serif\" font-size=\"11\">\n",
-                                num(width), num(height));
-    o += fmt::format("<text x=\"4\" y=\"18\" font-size=\"14\" font-weight=\"bold\">{} / {}: ratio of medians, 95% "
-                     "interval</text>\n",
-                     html_escape(clip(p.new_name, 30)), html_escape(clip(p.base_name, 30)));
-    o += fmt::format("<text x=\"4\" y=\"34\" fill=\"#555\">right of 1: slower; the band is the +-{:g}% threshold "
-                     "(same)</text>\n",
-                     threshold * 100);
-    const double bottom = top + row_h * double(rows.size());
-    o += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#eef3f8\"/>\n", num(X(1 - threshold)),
-                     num(top), num(X(1 + threshold) - X(1 - threshold)), num(bottom - top));
-    // Ticks outward from 1, each at least 30 px from the last one drawn.
+    return rows;
+}
+
+// Ticks outward from 1, each at least 6% of the plot from the last one drawn.
+std::vector<double> ratio_ticks(const RatioAxis &ax) {
     std::vector<double> ticks{1.0};
     for (const auto &side : {std::vector<double>{0.9, 0.8, 0.5, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001},
                              std::vector<double>{1.1, 1.25, 2, 5, 10, 20, 50, 100, 200, 500, 1000}}) {
-        double last = X(1.0);
+        double last = ax.frac(1.0);
         for (double t : side)
-            if (t >= ax.lo && t <= ax.hi && std::fabs(X(t) - last) >= 30) {
+            if (t >= ax.lo && t <= ax.hi && std::fabs(ax.frac(t) - last) >= 0.06) {
                 ticks.push_back(t);
-                last = X(t);
+                last = ax.frac(t);
             }
     }
-    for (double t : ticks) {
-        o += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"{3}\"/><text x=\"{0}\" "
-                         "y=\"{4}\" text-anchor=\"middle\" fill=\"#444\">{5:g}</text>\n",
-                         num(X(t)), num(top), num(bottom), t == 1.0 ? "#333" : "#ddd", num(bottom + 14), t);
-    }
-    o += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">new / base (log scale)</text>\n",
-                     num(left + plot_w / 2), num(bottom + 30));
+    return ticks;
+}
+
+// Three columns (HTML grid): the case names (px), the plot as wide as the
+// page leaves (x in %), and each row's verdict as a word.
+std::string ratio_chart(const PairComparison &p, double threshold) {
+    double extent = 0;
+    const std::vector<const CaseComparison *> rows = ratio_rows(p, threshold, extent);
+    if (rows.empty()) return "<p>No case has a time in both sets: no ratio to draw.</p>\n";
+    const RatioAxis ax{std::exp(-extent), std::exp(extent)};
+    const double top = 6, row_h = 16, bottom = top + row_h * double(rows.size()), height = bottom + 36;
+    auto X = [&](double v) { return 1 + std::clamp(ax.frac(v), 0.0, 1.0) * 98; }; // % of the plot
+    std::vector<std::string> names;
+    for (const auto *c : rows) names.push_back(c->label + " [" + c->backend + "]");
+    const std::vector<std::string> shown = clip_unique(names, 50);
+    std::size_t longest = 0;
+    for (const auto &n : shown) longest = std::max(longest, n.size());
+    const double left = std::clamp(12 + 6.2 * double(longest), 120.0, 420.0);
+    std::string lab = fmt::format("<svg class=\"chart-labels\" width=\"{0}\" height=\"{1}\" font-family=\"sans-serif\" "
+                                  "font-size=\"11\">\n", num(left), num(height));
+    std::string words = fmt::format("<svg class=\"chart-words\" width=\"56\" height=\"{}\" font-family=\"sans-serif\" "
+                                    "font-size=\"11\">\n", num(height));
+    std::string o = fmt::format("<svg class=\"chart\" data-chart=\"ratio\" width=\"100%\" height=\"{}\" "
+                                "font-family=\"sans-serif\" font-size=\"11\">\n", num(height));
+    o += fmt::format("<rect x=\"{:.2f}%\" y=\"{}\" width=\"{:.2f}%\" height=\"{}\" fill=\"#eef3f8\"/>\n",
+                     X(1 - threshold), num(top), X(1 + threshold) - X(1 - threshold), num(bottom - top));
+    for (double t : ratio_ticks(ax))
+        o += fmt::format("<line x1=\"{0:.2f}%\" y1=\"{1}\" x2=\"{0:.2f}%\" y2=\"{2}\" stroke=\"{3}\"/><text "
+                         "x=\"{0:.2f}%\" y=\"{4}\" text-anchor=\"middle\" fill=\"#444\">{5:g}</text>\n",
+                         X(t), num(top), num(bottom), t == 1.0 ? "#333" : "#ddd", num(bottom + 14), t);
+    o += fmt::format("<text x=\"50%\" y=\"{}\" text-anchor=\"middle\">new / base (log scale)</text>\n",
+                     num(bottom + 30));
     for (std::size_t i = 0; i < rows.size(); ++i) {
         const CaseComparison &c = *rows[i];
         const double y = top + row_h * double(i) + row_h / 2;
-        const std::string name = c.label + " [" + c.backend + "]";
         const std::string interval = std::isfinite(c.ratio_low)
-                                         ? fmt::format("95% {:.3f} to {:.3f}", c.ratio_low, c.ratio_high)
+                                         ? fmt::format("95% {} to {}", ratio_text(c.ratio_low), ratio_text(c.ratio_high))
                                          : std::string("no interval (under 6 repetitions)");
-        const std::string tip = fmt::format("{}: ratio {:.3f} ({}), {} -> {}, p {}, {}", name, c.ratio, interval,
-                                            median_text(c.base_median), median_text(c.new_median),
+        const std::string tip = fmt::format("{}: ratio {} ({}), {} -> {}, p {}, {}", names[i], ratio_text(c.ratio),
+                                            interval, median_text(c.base_median), median_text(c.new_median),
                                             std::isfinite(c.p_value) ? fmt::format("{:.3g}", c.p_value) : "-",
                                             c.verdict);
-        o += fmt::format("<g class=\"ratio-row\"><title>{}</title><text x=\"{}\" y=\"{}\" "
-                         "text-anchor=\"end\">{}</text>\n",
-                         html_escape(tip), num(left - 8), num(y + 4), html_escape(clip(name, 50)));
+        lab += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\"><title>{}</title>{}</text>\n", num(left - 8),
+                           num(y + 4), html_escape(tip), html_escape(shown[i]));
+        words += fmt::format("<text class=\"verdict-word\" x=\"4\" y=\"{}\" fill=\"{}\">{}</text>\n", num(y + 4),
+                             verdict_color(c.verdict), html_escape(c.verdict));
+        o += fmt::format("<g class=\"ratio-row\"><title>{}</title>", html_escape(tip));
         if (std::isfinite(c.ratio_low))
-            o += fmt::format("<line class=\"ci\" x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\" stroke=\"{3}\" "
-                             "stroke-width=\"2\"/>",
-                             num(X(c.ratio_low)), num(X(c.ratio_high)), num(y), verdict_color(c.verdict));
-        o += fmt::format("<circle class=\"point\" cx=\"{}\" cy=\"{}\" r=\"4\" fill=\"{}\"/></g>\n", num(X(c.ratio)),
+            o += fmt::format("<line class=\"ci\" x1=\"{0:.2f}%\" y1=\"{2}\" x2=\"{1:.2f}%\" y2=\"{2}\" stroke=\"{3}\" "
+                             "stroke-width=\"2\"/>", X(c.ratio_low), X(c.ratio_high), num(y), verdict_color(c.verdict));
+        o += fmt::format("<circle class=\"point\" cx=\"{:.2f}%\" cy=\"{}\" r=\"4\" fill=\"{}\"/></g>\n", X(c.ratio),
                          num(y), verdict_color(c.verdict));
     }
-    o += "</svg>\n";
-    return o;
+    return fmt::format("<div class=\"barchart\">\n<p class=\"chart-title\">{} / {}: ratio of medians, 95% interval; "
+                       "right of 1: slower; the band is the +-{:g}% threshold (same)</p>\n<div class=\"bars three\">\n"
+                       "{}</svg>\n{}</svg>\n{}</svg>\n</div>\n</div>\n",
+                       html_escape(p.new_name), html_escape(p.base_name), threshold * 100, lab, o, words);
 }
 
+// The two sides' quality in one word where they agree: "clean", "base noisy".
+std::string pair_quality(const CaseComparison &c) {
+    if (c.base_summary.repetitions == 0 && c.new_summary.repetitions == 0) return "-";
+    const std::string b(c.base_summary.flag()), n(c.new_summary.flag());
+    if (b == n) return b;
+    if (b == "clean") return "new " + n;
+    if (n == "clean") return "base " + b;
+    return "base " + b + ", new " + n;
+}
+
+// A long text folded into a details element, so a row stays one line tall.
+std::string folded(const std::string &summary, const std::string &text) {
+    if (text.empty()) return "<td>" + html_escape(summary) + "</td>";
+    return fmt::format("<td class=\"why\"><details><summary>{}</summary>{}</details></td>", html_escape(summary),
+                       html_escape(text));
+}
+
+// Verdict and ratio lead, right after the case, so they are on screen in an
+// 800 px window; the case column is sticky when the table scrolls.
 std::string verdict_table(const PairComparison &p, const std::string &id) {
-    std::string h = fmt::format("<table class=\"data sortable\" id=\"{}\">\n<tr class=\"head\">", id);
-    for (const char *c : {"case", "backend", "dtype", "base", "new", "ratio", "95% interval", "p", "verdict", "test"})
+    std::string h = fmt::format("<table class=\"data sortable verdicts\" id=\"{}\">\n<tr class=\"head\">", id);
+    for (const char *c : {"case", "backend", "verdict", "ratio", "quality", "base", "new", "95% interval", "p", "dtype",
+                          "test"})
         h += fmt::format("<th title=\"click to sort\">{}</th>", c);
     h += "</tr>\n";
     for (const auto &c : p.cases) {
-        h += "<tr>" + cell(c.label) + cell(c.backend) + cell(c.dtype);
+        h += "<tr>" + cell(c.label, NAN, "case") + cell(c.backend);
         if (c.compared) {
-            h += cell(median_text(c.base_median), c.base_median) + cell(median_text(c.new_median), c.new_median) +
-                 cell(fmt::format("{:.3f}", c.ratio), c.ratio) +
-                 cell(std::isfinite(c.ratio_low) ? fmt::format("{:.3f} - {:.3f}", c.ratio_low, c.ratio_high) : "-",
+            h += cell(c.verdict, NAN, "verdict verdict-" + c.verdict) + cell(ratio_text(c.ratio), c.ratio, "ratio") +
+                 cell(pair_quality(c), NAN, "quality") + cell(median_text(c.base_median), c.base_median) +
+                 cell(median_text(c.new_median), c.new_median) +
+                 cell(std::isfinite(c.ratio_low)
+                          ? fmt::format("{} - {}", ratio_text(c.ratio_low), ratio_text(c.ratio_high))
+                          : "-",
                       c.ratio_low) +
-                 cell(std::isfinite(c.p_value) ? fmt::format("{:.3g}", c.p_value) : "-", c.p_value) +
-                 cell(c.verdict, NAN, "verdict-" + c.verdict) + cell(c.test + (c.note.empty() ? "" : "; " + c.note));
+                 cell(std::isfinite(c.p_value) ? fmt::format("{:.3g}", c.p_value) : "-", c.p_value) + cell(c.dtype) +
+                 folded(c.test, c.note);
         } else {
-            h += cell("-") + cell("-") + cell("-") + cell("-") + cell("-") + cell(c.verdict, NAN, "verdict-other") +
-                 cell(c.reason);
+            h += cell(c.verdict, NAN, "verdict verdict-other") + cell("-", NAN, "ratio") +
+                 cell(pair_quality(c), NAN, "quality") + cell("-") + cell("-") + cell("-") + cell("-") +
+                 cell(c.dtype) + folded("why", c.reason);
         }
         h += "</tr>\n";
     }
@@ -152,7 +192,8 @@ std::string verdict_table(const PairComparison &p, const std::string &id) {
 std::string geomean_table(const PairComparison &p) {
     std::string h = "<table class=\"data\">\n<tr><th>geomean of new / base</th><th>cases</th><th>ratio</th></tr>\n";
     for (const auto &g : p.geomeans)
-        h += fmt::format("<tr><td>{}</td><td>{}</td><td>{:.3f}</td></tr>\n", html_escape(g.group), g.cases, g.ratio);
+        h += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td></tr>\n", html_escape(g.group), g.cases,
+                         ratio_text(g.ratio));
     return h + "</table>\n";
 }
 
@@ -183,7 +224,7 @@ Box box_of(std::string name, std::vector<double> v, double entry_median) {
     return b;
 }
 
-std::string box_chart(const std::string &title, const std::vector<Box> &boxes) {
+std::string box_chart(const std::string &title, const std::string &shown_title, const std::vector<Box> &boxes) {
     const double width = 360, left = 112, right = 14, top = 30, row_h = 16, plot_w = width - left - right;
     const double height = top + row_h * double(boxes.size()) + 26;
     double lo = INFINITY, hi = 0;
@@ -201,7 +242,7 @@ std::string box_chart(const std::string &title, const std::vector<Box> &boxes) {
     std::string o = fmt::format("<svg class=\"chart small\" data-chart=\"box\" width=\"{0}\" height=\"{1}\" "
                                 "viewBox=\"0 0 {0} {1}\" font-family=\"sans-serif\" font-size=\"11\">\n<title>{2}</title>\n",
                                 num(width), num(height), html_escape(title));
-    o += fmt::format("<text x=\"4\" y=\"16\" font-weight=\"bold\">{}</text>\n", html_escape(clip(title, 54)));
+    o += fmt::format("<text x=\"4\" y=\"16\" font-weight=\"bold\">{}</text>\n", html_escape(shown_title));
     const double bottom = top + row_h * double(boxes.size());
     for (double t : {lo, std::sqrt(lo * hi), hi})
         o += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#ddd\"/><text x=\"{0}\" y=\"{3}\" "
@@ -291,7 +332,10 @@ std::string distributions_html(const std::vector<ResultSet> &sets) {
                     "the minimum and maximum beyond them. Log time axis, one per case.</p>\n";
     h += filter_box("#distributions-all > svg", "cases");
     h += "<div class=\"multiples\" id=\"distributions-all\">\n";
-    for (const auto &k : order) h += box_chart(titles[k], groups[k]);
+    std::vector<std::string> full;
+    for (const auto &k : order) full.push_back(titles[k]);
+    const std::vector<std::string> shown = clip_unique(full, 54);
+    for (std::size_t i = 0; i < order.size(); ++i) h += box_chart(full[i], shown[i], groups[order[i]]);
     return h + "</div>\n";
 }
 
@@ -309,7 +353,16 @@ std::string history_small_multiples_html(const nlohmann::json &runs, const nlohm
     };
     std::string h = filter_box("#history-all > svg", "cases");
     h += "<div class=\"multiples\" id=\"history-all\">\n";
+    // "label [backend]": the backend goes right, so a cut label never hides it.
+    std::vector<std::string> labels;
     for (const auto &c : cases) {
+        const std::string name = c.value("case", std::string());
+        labels.push_back(name.substr(0, std::min(name.size(), name.rfind(" ["))));
+    }
+    const std::vector<std::string> shown_labels = clip_unique(labels, 34);
+    std::size_t index = 0;
+    for (const auto &c : cases) {
+        const std::string &shown_label = shown_labels[index++];
         const std::string name = c.value("case", std::string());
         const auto &m = c["median_seconds"];
         double lo = INFINITY, hi = 0, first = NAN, last = NAN;
@@ -328,18 +381,16 @@ std::string history_small_multiples_html(const nlohmann::json &runs, const nlohm
         const std::size_t n = m.size();
         auto X = [&](std::size_t i) { return left + (n > 1 ? double(i) / double(n - 1) : 0.5) * pw; };
         auto Y = [&](double v) { return top + ph - (v - ylo) / (yhi - ylo) * ph; };
-        // "label [backend]": the backend goes right, so a cut label never hides it.
         const auto bracket = name.rfind(" [");
-        const std::string label = bracket == std::string::npos ? name : name.substr(0, bracket);
         const std::string backend = bracket == std::string::npos ? "" : name.substr(bracket + 2, name.size() - bracket - 3);
-        const std::string title = fmt::format("{}: last / first {:.3g}", name, last / first);
+        const std::string title = fmt::format("{}: last / first {}", name, ratio_text(last / first));
         std::string o = fmt::format("<svg class=\"chart small\" data-chart=\"history\" width=\"{0}\" height=\"{1}\" "
                                     "viewBox=\"0 0 {0} {1}\" font-family=\"sans-serif\" font-size=\"11\">\n"
                                     "<title>{2}</title>\n",
                                     num(width), num(height), html_escape(title));
-        o += fmt::format("<text x=\"4\" y=\"16\" font-weight=\"bold\">{}</text>\n", html_escape(clip(label, 34)));
-        o += fmt::format("<text x=\"{}\" y=\"16\" text-anchor=\"end\" fill=\"#555\">{} x{:.3g}</text>\n",
-                         num(width - right), html_escape(clip(backend, 10)), last / first);
+        o += fmt::format("<text x=\"4\" y=\"16\" font-weight=\"bold\">{}</text>\n", html_escape(shown_label));
+        o += fmt::format("<text x=\"{}\" y=\"16\" text-anchor=\"end\" fill=\"#555\">{} x{}</text>\n",
+                         num(width - right), html_escape(clip(backend, 10)), ratio_text(last / first));
         o += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#ccc\"/>\n",
                          num(left), num(top), num(pw), num(ph));
         for (double t : {ylo + pad, yhi - pad})

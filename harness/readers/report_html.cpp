@@ -26,6 +26,7 @@ struct Shown {
     double median = 0;
     EntryMetricInputs metrics;
     std::string note; // " (noisy: 3 of 9 repetitions missed the 1% noise target)"
+    std::string mark; // the quality's word when not clean: "noisy", "disturbed"
 };
 
 Shown shown_time(const CaseRecord &c) {
@@ -35,7 +36,10 @@ Shown shown_time(const CaseRecord &c) {
     s.ok = true;
     s.metrics = metric_inputs(c, v);
     s.median = metric("median_s").get(s.metrics);
-    if (v.summary.quality != Quality::clean) s.note = fmt::format(" ({})", v.summary.verdict());
+    if (v.summary.quality != Quality::clean) {
+        s.note = fmt::format(" ({})", v.summary.verdict());
+        s.mark = std::string(v.summary.flag());
+    }
     return s;
 }
 
@@ -133,12 +137,13 @@ std::string time_section(const std::vector<ResultSet> &sets) {
             const std::string sn = series_name(sets, si, c.backend);
             if (!series_of.count(sn)) {
                 series_of[sn] = chart.series.size();
-                chart.series.push_back({sn, {}, {}});
+                chart.series.push_back({sn, {}, {}, {}});
             }
         }
     for (auto &s : chart.series) {
         s.values.assign(chart.categories.size(), NAN);
         s.tooltips.assign(chart.categories.size(), "");
+        s.marks.assign(chart.categories.size(), "");
     }
     for (std::size_t si = 0; si < sets.size(); ++si)
         for (const auto &c : sets[si].cases) {
@@ -147,6 +152,7 @@ std::string time_section(const std::vector<ResultSet> &sets) {
             const Shown t = shown_time(c);
             if (t.ok) {
                 s.values[r] = t.median;
+                s.marks[r] = t.mark;
                 s.tooltips[r] =
                     fmt::format("{} [{}]: {}{}", c.label(), s.name, metric_text("median_s", t.metrics), t.note);
             } else {
@@ -331,6 +337,23 @@ std::string history_section(const std::vector<ResultSet> &sets, const std::strin
     return h;
 }
 
+// Each set's level table (cases by backend: time, speed-up, % of peak, quality).
+std::string level_tables(const std::vector<ResultSet> &sets) {
+    std::string tables;
+    for (const auto &s : sets) {
+        LevelOptions lo;
+        lo.baseline = s.opbench().value("measurement", nlohmann::json::object()).value("reference_backend", "naive");
+        try {
+            Document d = by_backend({s}, lo);
+            d.tables[0].title = s.short_name() + ": " + d.tables[0].title;
+            tables += html_table(d.tables[0]);
+        } catch (const std::invalid_argument &e) {
+            tables += "<p>" + html_escape(s.short_name() + ": " + e.what()) + "</p>\n";
+        }
+    }
+    return tables;
+}
+
 } // namespace
 
 std::vector<Sweep> find_sweeps(const std::vector<ResultSet> &sets) {
@@ -399,8 +422,27 @@ std::vector<Sweep> find_sweeps(const std::vector<ResultSet> &sets) {
 }
 
 std::string html_table(const Table &t) {
-    std::string h = t.title.empty() ? "" : "<h3>" + html_escape(t.title) + "</h3>\n";
-    h += "<table class=\"data\">\n<tr>";
+    // A console title's first line is the heading; its header lines (run
+    // facts, wrapped for a terminal) become a paragraph, so they do not run
+    // into the heading's sentence.
+    const std::size_t nl = t.title.find('\n');
+    std::string h = t.title.empty() ? "" : "<h3>" + html_escape(t.title.substr(0, nl)) + "</h3>\n";
+    if (nl != std::string::npos) {
+        std::vector<std::string> lines;
+        for (std::size_t at = nl + 1; at < t.title.size();) {
+            std::size_t end = std::min(t.title.find('\n', at), t.title.size());
+            const std::string line = t.title.substr(at, end - at);
+            const std::size_t first = line.find_first_not_of(' ');
+            // Indent 4: the wrapped rest of the line before.
+            if (first != std::string::npos && first >= 4 && !lines.empty())
+                lines.back() += " " + line.substr(first);
+            else if (first != std::string::npos)
+                lines.push_back(line.substr(first));
+            at = end + 1;
+        }
+        for (const auto &l : lines) h += "<p class=\"note\">" + html_escape(l) + "</p>\n";
+    }
+    h += "<div class=\"scroll\"><table class=\"data\">\n<tr>";
     for (const auto &c : t.columns) h += "<th>" + html_escape(c) + "</th>";
     h += "</tr>\n";
     for (const auto &r : t.rows) {
@@ -408,8 +450,14 @@ std::string html_table(const Table &t) {
         for (const auto &c : r) h += "<td>" + html_escape(c) + "</td>";
         h += "</tr>\n";
     }
-    h += "</table>\n";
-    for (const auto &n : t.notes) h += "<p class=\"note\">" + html_escape(n) + "</p>\n";
+    h += "</table></div>\n";
+    // Many notes (a loaded machine's footnotes) fold away: the table stays in view.
+    std::string notes;
+    for (const auto &n : t.notes) notes += "<p class=\"note\">" + html_escape(n) + "</p>\n";
+    if (t.notes.size() > 3)
+        notes = fmt::format("<details class=\"notes\"><summary>{} notes (reasons, footnotes)</summary>\n{}</details>\n",
+                            t.notes.size(), notes);
+    h += notes;
     return h;
 }
 
@@ -429,8 +477,21 @@ std::string render_report_html(const std::vector<ResultSet> &sets, const ReportO
          // Charts and tables keep their text size: wider than the window,
          // they scroll inside their section rather than shrink.
          "section{overflow-x:auto}svg.chart{background:#fff;border:1px solid #eee;margin:6px 0;flex:none}\n"
+         // x-y charts (roofline, sweeps) shrink to a narrow window, legend included.
+         "svg.chart[viewBox]{max-width:100%;height:auto;box-sizing:border-box}\n"
          ".multiples{display:flex;flex-wrap:wrap;gap:8px}.scroll{overflow-x:auto}\n"
-         "table.sortable th{cursor:pointer}table.sortable td{white-space:nowrap}table.sortable td:last-child{white-space:normal;min-width:22em}input.filter{font-size:13px;padding:3px}\n"
+         "table.sortable th{cursor:pointer}table.sortable td{white-space:nowrap}input.filter{font-size:13px;padding:3px}\n"
+         // At 800 px the case column wraps and sticks to the left; reasons
+         // fold into a details element, so every row stays a line or two tall.
+         "table.verdicts{width:max-content}table.sortable td.case{white-space:normal;overflow-wrap:anywhere;min-width:9em;max-width:26em;position:sticky;left:0;"
+         "background:#fff}td.why{white-space:normal;min-width:8em}td.why details{max-width:30em}\n"
+         // Bar and ratio charts: a label column, then the plot as wide as the page leaves.
+         ".barchart{margin:8px 0}.chart-title{font-weight:bold;font-size:14px;margin:4px 0}\n"
+         ".bars{display:grid;grid-template-columns:auto minmax(200px,1fr);align-items:start}"
+         ".bars.three{grid-template-columns:auto minmax(200px,1fr) auto}\n"
+         ".bars svg.chart{border:none;margin:0;overflow:visible}.legend{font-size:12px}"
+         ".legend span{margin-right:14px;white-space:nowrap}.legend i{display:inline-block;width:12px;height:12px;"
+         "margin-right:4px;vertical-align:-1px}\n"
          ".verdict-slower{color:#b34700;font-weight:bold}.verdict-faster{color:#007a5a;font-weight:bold}\n"
          ".verdict-noisy{color:#9a6700}.counts span{margin-right:12px}\n"
          "</style>\n</head>\n<body>\n";
@@ -442,6 +503,9 @@ std::string render_report_html(const std::vector<ResultSet> &sets, const ReportO
         h += section("comparison", fmt::format("Comparison: {} -> {}", sets[0].short_name(),
                                                sets.size() == 2 ? sets[1].short_name() : "each later set"),
                      comparison_html(sets));
+    // One set: the page opens with its entries (the level table); with more,
+    // the comparison leads and the level tables close the page.
+    if (sets.size() == 1) h += section("levels", "Entries: time per case and backend", level_tables(sets));
     h += section("contexts", "Contexts", contexts_section(sets));
     h += section("time", "Time per case", time_section(sets));
     h += section("distributions", "Sample distributions", distributions_html(sets));
@@ -450,19 +514,7 @@ std::string render_report_html(const std::vector<ResultSet> &sets, const ReportO
     h += section("roofline", "Roofline (each machine's measured roofs)", roof);
     h += section("sweeps", "Against the swept dimension", sweeps_section(sets));
     if (!o.history_dir.empty()) h += section("history", "History", history_section(sets, o.history_dir));
-    std::string tables;
-    for (const auto &s : sets) {
-        LevelOptions lo;
-        lo.baseline = s.opbench().value("measurement", nlohmann::json::object()).value("reference_backend", "naive");
-        try {
-            Document d = by_backend({s}, lo);
-            d.tables[0].title = s.short_name() + ": " + d.tables[0].title;
-            tables += html_table(d.tables[0]);
-        } catch (const std::invalid_argument &e) {
-            tables += "<p>" + html_escape(s.short_name() + ": " + e.what()) + "</p>\n";
-        }
-    }
-    h += section("levels", "Levels", tables);
+    if (sets.size() > 1) h += section("levels", "Levels", level_tables(sets));
     h += report_script();
     h += "</body>\n</html>\n";
     return h;

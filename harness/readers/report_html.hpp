@@ -6,8 +6,10 @@
 // case by backend and set, each case's sample distributions, a roofline per
 // set against its machine's measured peaks, time and peak memory against each
 // swept dimension, the archived history as one small chart per case (with a
-// history directory), and the level tables. Text stays at its size: what is
-// wider than the window scrolls inside its section.
+// history directory), and the level tables (first, as the entry table, in a
+// one-set report). Text stays at its size: bar and ratio charts take the
+// page's width (their plots are in %), and a table wider than the window
+// scrolls inside its section with its key column sticky.
 #pragma once
 
 #include "readers/result_set_reader.hpp"

@@ -126,83 +126,154 @@ std::string tick_label(double v, AxisUnit unit) {
     return fmt::format("{:g}", v);
 }
 
-std::string render_bar_chart(const BarChart &c) {
-    // Room for the longest category label (about 6.2 px a character at 11
-    // px), up to kLabelChars: longer ones are cut (in full in their <title>),
-    // so the chart fits an 800 px window at its own text size.
-    constexpr std::size_t kLabelChars = 52;
-    std::size_t longest = 0;
-    for (const auto &cat : c.categories) longest = std::max(longest, std::min(cat.size(), kLabelChars));
-    const double left = std::clamp(12 + 6.2 * double(longest), 120.0, 340.0), right = 30, top = 40, row_gap = 6;
-    const double bar_h = 9;
-    const double group_h = bar_h * double(std::max<std::size_t>(c.series.size(), 1)) + row_gap;
-    const double plot_h = group_h * double(c.categories.size());
-    const double width = left + 420, plot_w = width - left - right;
-    const double legend_h = 22;
-    // Legend lines: the same wrapping as where it is drawn below.
-    double legend_lines = 1, used = 4;
-    for (const auto &s : c.series) {
-        const double w = 40 + 7 * double(s.name.size());
-        if (used > 4 && used + w > width) {
-            ++legend_lines;
-            used = 4;
-        }
-        used += w;
+namespace {
+
+// `s` with only the characters `keep` marks; each run of dropped ones
+// longer than "..." becomes "...".
+std::string keep_marked(const std::string &s, const std::vector<bool> &keep) {
+    std::string out;
+    for (std::size_t i = 0; i < s.size();) {
+        std::size_t j = i;
+        while (j < s.size() && keep[j] == keep[i]) ++j;
+        out += keep[i] || j - i <= 3 ? s.substr(i, j - i) : "...";
+        i = j;
     }
-    const double height = top + plot_h + 40 + legend_h * legend_lines;
+    return out;
+}
+
+} // namespace
+
+std::vector<std::string> clip_unique(const std::vector<std::string> &names, std::size_t n) {
+    n = std::max<std::size_t>(n, 20);
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        const std::string &s = names[i];
+        // Where this name first differs from each other one.
+        std::vector<std::size_t> differs;
+        std::size_t shared = 0;
+        for (std::size_t j = 0; j < names.size(); ++j) {
+            if (j == i || names[j] == s) continue;
+            const auto m = std::mismatch(s.begin(), s.end(), names[j].begin(), names[j].end());
+            differs.push_back(std::size_t(m.first - s.begin()));
+            shared = std::max(shared, differs.back());
+        }
+        if (s.size() <= n || shared + 4 <= n - 3) { // short, or it differs within what a plain cut keeps
+            out.push_back(s.size() <= n ? s : s.substr(0, n - 3) + "...");
+            continue;
+        }
+        // Keep the head and a few characters around each place it differs.
+        std::vector<bool> keep(s.size(), false);
+        std::fill(keep.begin(), keep.begin() + std::ptrdiff_t(std::min(s.size(), n / 3)), true);
+        for (std::size_t at : differs)
+            for (std::size_t k = at >= 6 ? at - 6 : 0; k < std::min(s.size(), at + 10); ++k) keep[k] = true;
+        std::fill(keep.end() - std::ptrdiff_t(std::min<std::size_t>(s.size(), 8)), keep.end(), true); // the end ("[onednn]")
+        out.push_back(keep_marked(s, keep));
+    }
+    // A collision left (rare): those names in full.
+    for (std::size_t i = 0; i < out.size(); ++i)
+        for (std::size_t j = i + 1; j < out.size(); ++j)
+            if (out[i] == out[j] && names[i] != names[j]) {
+                out[i] = names[i];
+                out[j] = names[j];
+            }
+    return out;
+}
+
+std::string ratio_text(double r) {
+    if (!std::isfinite(r)) return "-";
+    if (std::fabs(r) >= 100) return fmt::format("{:.0f}", r);
+    if (r == 0) return "0";
+    // {:.3g} would write 1e-05; below 0.001 the digits follow the leading zeros.
+    const int decimals = std::max(0, 2 - int(std::floor(std::log10(std::fabs(r)))));
+    return fmt::format("{:.{}f}", r, decimals);
+}
+
+namespace {
+
+// The hatch laid over a bar whose quality is not clean (one per chart: ids
+// are unique in the page).
+std::string hatch_pattern(const std::string &id) {
+    return fmt::format("<defs><pattern id=\"{}\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
+                       "patternTransform=\"rotate(45)\"><rect width=\"3\" height=\"6\" fill=\"#fff\" "
+                       "fill-opacity=\"0.65\"/></pattern></defs>\n",
+                       id);
+}
+
+std::string bar_legend(const BarChart &c, bool any_mark, const std::string &hatch) {
+    std::string o = "<p class=\"legend\">";
+    for (std::size_t s = 0; s < c.series.size(); ++s)
+        o += fmt::format("<span><i style=\"background:{}\"></i>{}</span> ", color(int(s)),
+                         html_escape(c.series[s].name));
+    if (any_mark)
+        o += fmt::format("<span><svg width=\"12\" height=\"12\"><rect width=\"12\" height=\"12\" fill=\"#666\"/>"
+                         "<rect width=\"12\" height=\"12\" fill=\"url(#{})\"/></svg> hatched, with its word: "
+                         "the entry is not clean (noisy or disturbed)</span>",
+                         hatch);
+    return o + "</p>\n";
+}
+
+} // namespace
+
+std::string render_bar_chart(const BarChart &c) {
+    static int charts = 0; // hatch ids unique in the page
+    const std::string hatch = fmt::format("hatch-{}-{}", html_escape(c.kind), ++charts);
+    constexpr std::size_t kLabelChars = 52;
+    const std::vector<std::string> labels = clip_unique(c.categories, kLabelChars);
+    std::size_t longest = 0;
+    for (const auto &l : labels) longest = std::max(longest, l.size());
+    const double left = std::clamp(12 + 6.2 * double(longest), 120.0, 420.0), top = 6, row_gap = 6, bar_h = 9;
+    const double group_h = bar_h * double(std::max<std::size_t>(c.series.size(), 1)) + row_gap;
+    const double plot_h = group_h * double(c.categories.size()), height = top + plot_h + 40;
+    // Bars span 0..kSpan % of the plot: room right of the longest for its mark.
+    constexpr double kSpan = 88;
     std::vector<double> all;
     for (const auto &s : c.series) all.insert(all.end(), s.values.begin(), s.values.end());
     const Axis ax = make_axis(all, c.log_scale, true);
-    std::string o = fmt::format("<svg class=\"chart\" data-chart=\"{}\" width=\"{}\" height=\"{}\" "
-                                "viewBox=\"0 0 {} {}\" font-family=\"sans-serif\" font-size=\"11\">\n",
-                                html_escape(c.kind), num(width), num(height), num(width), num(height));
-    o += fmt::format("<text x=\"4\" y=\"20\" font-size=\"14\" font-weight=\"bold\">{}</text>\n",
-                     html_escape(c.title));
-    for (double t : ax.ticks()) {
-        const double x = left + ax.frac(t) * plot_w;
-        o += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#ddd\"/>"
-                         "<text x=\"{0}\" y=\"{3}\" text-anchor=\"middle\" fill=\"#444\">{4}</text>\n",
-                         num(x), num(top), num(top + plot_h), num(top + plot_h + 14),
+    std::string lab = fmt::format("<svg class=\"chart-labels\" width=\"{0}\" height=\"{1}\" font-family=\"sans-serif\" "
+                                  "font-size=\"11\">\n",
+                                  num(left), num(height));
+    std::string o = fmt::format("<svg class=\"chart\" data-chart=\"{}\" width=\"100%\" height=\"{}\" "
+                                "font-family=\"sans-serif\" font-size=\"11\">\n",
+                                html_escape(c.kind), num(height));
+    o += hatch_pattern(hatch);
+    for (double t : ax.ticks())
+        o += fmt::format("<line x1=\"{0:.2f}%\" y1=\"{1}\" x2=\"{0:.2f}%\" y2=\"{2}\" stroke=\"#ddd\"/>"
+                         "<text x=\"{0:.2f}%\" y=\"{3}\" text-anchor=\"middle\" fill=\"#444\">{4}</text>\n",
+                         std::max(0.5, ax.frac(t) * kSpan), num(top), num(top + plot_h), num(top + plot_h + 14),
                          html_escape(tick_label(t, c.unit)));
-    }
-    o += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", num(left + plot_w / 2),
-                     num(top + plot_h + 30), html_escape(c.value_label));
+    o += fmt::format("<text x=\"{:.0f}%\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", kSpan / 2,
+                     num(top + plot_h + 32), html_escape(c.value_label));
+    bool any_mark = false;
     for (std::size_t i = 0; i < c.categories.size(); ++i) {
         const double y0 = top + double(i) * group_h;
-        const std::string &cat = c.categories[i];
-        o += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\"><title>{}</title>{}</text>\n", num(left - 6),
-                         num(y0 + (group_h - row_gap) / 2 + 4), html_escape(cat),
-                         html_escape(cat.size() <= kLabelChars ? cat : cat.substr(0, kLabelChars - 3) + "..."));
+        lab += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\"><title>{}</title>{}</text>\n", num(left - 6),
+                           num(y0 + (group_h - row_gap) / 2 + 4), html_escape(c.categories[i]), html_escape(labels[i]));
         for (std::size_t s = 0; s < c.series.size(); ++s) {
-            const double v = i < c.series[s].values.size() ? c.series[s].values[i] : NAN;
+            const BarSeries &se = c.series[s];
+            const double v = i < se.values.size() ? se.values[i] : NAN;
             if (!std::isfinite(v) || (ax.log && v <= 0)) continue;
-            const double w = std::max(1.0, std::clamp(ax.frac(v), 0.0, 1.0) * plot_w);
-            const std::string tip = i < c.series[s].tooltips.size() && !c.series[s].tooltips[i].empty()
-                                        ? c.series[s].tooltips[i]
-                                        : fmt::format("{}: {}", c.series[s].name, tick_label(v, c.unit));
-            o += fmt::format("<rect class=\"bar\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\">"
+            const double w = std::max(0.2, std::clamp(ax.frac(v), 0.0, 1.0) * kSpan);
+            const std::string tip = i < se.tooltips.size() && !se.tooltips[i].empty()
+                                        ? se.tooltips[i]
+                                        : fmt::format("{}: {}", se.name, tick_label(v, c.unit));
+            const std::string mark = i < se.marks.size() ? se.marks[i] : "";
+            const double y = y0 + double(s) * bar_h;
+            o += fmt::format("<rect class=\"bar\" x=\"0\" y=\"{}\" width=\"{:.2f}%\" height=\"{}\" fill=\"{}\"{}>"
                              "<title>{}</title></rect>\n",
-                             num(left), num(y0 + double(s) * bar_h), num(w), num(bar_h - 1), color(int(s)),
-                             html_escape(tip));
+                             num(y), w, num(bar_h - 1), color(int(s)),
+                             mark.empty() ? "" : " data-quality=\"" + html_escape(mark) + "\"", html_escape(tip));
+            if (mark.empty()) continue;
+            any_mark = true;
+            o += fmt::format("<rect class=\"hatch\" x=\"0\" y=\"{0}\" width=\"{1:.2f}%\" height=\"{2}\" "
+                             "fill=\"url(#{3})\"/><text class=\"mark\" x=\"{1:.2f}%\" dx=\"3\" y=\"{4}\" "
+                             "font-size=\"9\" fill=\"#333\">{5}</text>\n",
+                             num(y), w, num(bar_h - 1), hatch, num(y + bar_h - 1), html_escape(mark));
         }
     }
-    o += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#333\"/>\n", num(left), num(top),
-                     num(top + plot_h));
-    // The legend under the plot, wrapped onto as many lines as it needs.
-    double lx = 4, ly = top + plot_h + 44;
-    for (std::size_t s = 0; s < c.series.size(); ++s) {
-        const double w = 40 + 7 * double(c.series[s].name.size());
-        if (lx > 4 && lx + w > width) {
-            lx = 4;
-            ly += legend_h;
-        }
-        o += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"{}\"/>"
-                         "<text x=\"{}\" y=\"{}\">{}</text>\n",
-                         num(lx), num(ly - 10), color(int(s)), num(lx + 16), num(ly), html_escape(c.series[s].name));
-        lx += w;
-    }
-    o += "</svg>\n";
-    return o;
+    o += fmt::format("<line x1=\"0\" y1=\"{0}\" x2=\"0\" y2=\"{1}\" stroke=\"#333\"/>\n", num(top), num(top + plot_h));
+    return fmt::format("<div class=\"barchart\">\n<p class=\"chart-title\">{}</p>\n<div class=\"bars\">\n{}</svg>\n{}"
+                       "</svg>\n</div>\n{}</div>\n",
+                       html_escape(c.title), lab, o, bar_legend(c, any_mark, hatch));
 }
 
 std::string render_xy_chart(const XyChart &c) {

@@ -18,6 +18,10 @@ struct BarSeries {
     std::string name;
     std::vector<double> values;        // one per category; NaN or <= 0 on a log axis: no bar
     std::vector<std::string> tooltips; // optional, one per category
+    // Optional, one per category: the entry's quality when not clean
+    // ("noisy", "disturbed"). Such a bar is hatched and the word is written
+    // after it, so quality never rests on colour alone.
+    std::vector<std::string> marks;
 };
 
 struct BarChart {
@@ -51,11 +55,25 @@ struct XyChart {
     std::vector<XySeries> series;
 };
 
+// A bar chart that uses the page's width: the category labels in a column
+// of their own (px), the bars in an SVG as wide as what is left (horizontal
+// coordinates in %), title and legend as HTML. The <svg class="chart"> holds
+// data-chart and the bars.
 [[nodiscard]] std::string render_bar_chart(const BarChart &chart);
 [[nodiscard]] std::string render_xy_chart(const XyChart &chart);
 
 // Escapes &, <, >, " and ' for HTML text and attributes.
 [[nodiscard]] std::string html_escape(const std::string &s);
+
+// Each name cut to at most `n` characters ("..." marks a cut); where a plain
+// cut would make two names read alike, the part where a name differs from
+// the others is kept ("attention.d...fused B:1 H:16"). Names that differ
+// stay different.
+[[nodiscard]] std::vector<std::string> clip_unique(const std::vector<std::string> &names, std::size_t n);
+
+// A ratio with three significant digits and no exponent: 0.00123, 0.98,
+// 12.3, 1578 ("-" when not finite).
+[[nodiscard]] std::string ratio_text(double r);
 
 // A tick label in the axis' unit: 1e-5 s -> "10 us", 1048576 B -> "1 MiB".
 [[nodiscard]] std::string tick_label(double v, AxisUnit unit);

@@ -9,6 +9,7 @@
 #include "measure/statistics.hpp"
 #include "plugin/plugin_variant.hpp"
 #include "run/context.hpp"
+#include "run/gbench_args.hpp"
 #include "run/gb_context.hpp"
 #include "run/interrupt.hpp"
 #include "run/result_set.hpp"
@@ -22,6 +23,7 @@
 #include <ctime>
 #include <iostream>
 #include <memory>
+#include <set>
 #include <thread>
 #include <unistd.h>
 
@@ -348,13 +350,7 @@ void PairedRun::write(PairedSummary &summary, const std::vector<Case> &cases) {
 PairedSummary PairedRun::run() {
     const auto started = std::chrono::steady_clock::now();
     PairedSummary summary;
-    // The suite's cases that list the pair's backend, on the two instances.
-    const std::string backend = variant_backend(o_.base);
-    Suite chosen = suite_;
-    chosen.cases.clear();
-    for (const Case &c : suite_.cases)
-        if (std::find(c.backends.begin(), c.backends.end(), backend) != c.backends.end()) chosen.cases.push_back(c);
-    const std::vector<Case> cases = effective_cases(chosen, CommandLineChanges{{}, {o_.base, o_.next}});
+    const std::vector<Case> cases = paired_cases(suite_, o_);
     std::vector<CaseResult> planned; // base then new, per case
     for (const auto &entry : planned_entries(cases, {}, o_.reference)) planned.push_back(entry->result);
 
@@ -393,7 +389,45 @@ PairedSummary PairedRun::run() {
     return summary;
 }
 
+// The suite's cases that list the pair's backend or one of its instances.
+std::vector<Case> cases_of_backend(const Suite &suite, const PairedRunOptions &o) {
+    const std::string backend = variant_backend(o.base);
+    std::vector<Case> chosen;
+    std::set<std::string> listed;
+    for (const Case &c : suite.cases) {
+        listed.insert(c.backends.begin(), c.backends.end());
+        if (std::any_of(c.backends.begin(), c.backends.end(),
+                        [&](const std::string &b) { return b == backend || b == o.base || b == o.next; }))
+            chosen.push_back(c);
+    }
+    if (chosen.empty())
+        throw SuiteError(SourceLocation{suite.path, 0, 0},
+                         fmt::format("no [[case]] lists the backend '{}' (nor {} or {}):\n  `ab` has nothing to "
+                                     "run; the cases list: {}",
+                                     backend, o.base, o.next, listed.empty() ? "none" : fmt::format("{}", fmt::join(listed, ", "))));
+    return chosen;
+}
+
 } // namespace
+
+std::vector<Case> paired_cases(const Suite &suite, const PairedRunOptions &o) {
+    Suite chosen = suite;
+    chosen.cases = cases_of_backend(suite, o);
+    std::vector<Case> cases = effective_cases(chosen, CommandLineChanges{{}, {o.base, o.next}});
+    if (o.benchmark_filter.empty()) return cases;
+    const std::optional<NameFilter> filter = NameFilter::from_args({"--benchmark_filter=" + o.benchmark_filter});
+    const auto entries = planned_entries(cases, {}, o.reference); // base then new, per case
+    std::vector<Case> kept;
+    for (std::size_t ci = 0; ci < cases.size(); ++ci)
+        if (filter->matches_entry(entries[2 * ci]->name()) || filter->matches_entry(entries[2 * ci + 1]->name()))
+            kept.push_back(cases[ci]);
+    if (kept.empty())
+        throw SuiteError(SourceLocation{suite.path, 0, 0},
+                         fmt::format("--benchmark_filter={} matches none of the {} cases on {} and {}\n  (an "
+                                     "extended regex searched in each entry's name), e.g. {}",
+                                     o.benchmark_filter, cases.size(), o.base, o.next, entries[0]->name()));
+    return kept;
+}
 
 std::size_t PairedSummary::count(const std::string &verdict) const {
     return std::count_if(cases.begin(), cases.end(),

@@ -38,6 +38,7 @@ struct PairedRunOptions {
     bool progress = true; // one line per case as it finishes
     std::vector<std::string> warnings; // already printed; recorded in context.opbench.warnings
     std::vector<int> cpus;             // the process was pinned to these (recorded)
+    std::string benchmark_filter;      // as `opbench run`'s --benchmark_filter; "" = every case
 };
 
 struct PairedCaseResult {
@@ -57,7 +58,15 @@ struct PairedSummary {
     [[nodiscard]] std::size_t failed() const;
 };
 
-// Runs every case of `suite` that lists the pair's backend (both instances
+// The cases `ab` runs, with both instances as their backends: those of
+// `suite` that list the pair's backend (NAME of NAME@base) or either
+// instance, and whose entry name on either side matches
+// options.benchmark_filter (gbench_args.hpp's NameFilter). Throws SuiteError
+// (exit 2) when none is left, naming what matched nothing; std::regex_error
+// for a filter that is no extended regex.
+[[nodiscard]] std::vector<Case> paired_cases(const Suite &suite, const PairedRunOptions &options);
+
+// Runs paired_cases(suite, options) (both instances
 // must be in `plugins`: add_plugin_variants). Throws std::runtime_error for
 // what stops the whole run (an unwritable result set); a side that fails a
 // case is data in the summary and the set.

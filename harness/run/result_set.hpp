@@ -38,8 +38,9 @@ struct RunContext {
 // context.opbench of the run (without "complete", which the run log adds).
 [[nodiscard]] nlohmann::json run_context_json(const RunContext &context);
 
-// Fields derived from the whole set once its entries are in: each entry's
-// bottleneck, and (profiling runs) each entry's profile array.
+// Fields derived from the whole set once its entries are in: each case's
+// bottleneck, and (profiling runs) its profile array; then the per-case
+// fields are kept on each case's first entry only (store_case_fields_once).
 void add_run_analysis(nlohmann::json &result_set, const ProfileSession *profiling);
 
 } // namespace opbench

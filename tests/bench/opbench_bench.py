@@ -359,10 +359,9 @@ def time_to_result():
                 cs = cases(res)
                 measured = sample_seconds(res)
                 verify = entry_seconds(res, "verify_seconds")
-                methods = sorted({(b.get("verification") or {}).get("method", "-") for b in res["benchmarks"]
-                                  if b.get("run_type") == "iteration" and b.get("status") == "passed"})
-                unverified = sum(1 for b in res["benchmarks"] if b.get("run_type") == "iteration"
-                                 and b.get("status") == "passed" and not b.get("verified"))
+                # Each case's fields are on its first entry (cases(): "entry").
+                methods = sorted({(c["entry"].get("verification") or {}).get("method", "-") for c in cs.values()})
+                unverified = sum(1 for c in cs.values() if not c["entry"].get("verified"))
                 failed = sum(1 for b in res["benchmarks"] if b.get("status") == "failed")
                 rows.append([os.path.basename(suite), label, str(len(cs)), f"{wall:.1f}", f"{measured:.1f}",
                              f"{100 * measured / wall:.0f}%", f"{verify:.1f}", "+".join(methods),

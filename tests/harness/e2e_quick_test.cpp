@@ -2,6 +2,8 @@
 // backend, and the result set it writes is checked field by field; plus the
 // CLI's validate / error paths and Google Benchmark's compare.py on the output.
 #include "build_config.hpp"
+#include "entry/results.hpp"
+#include "measure/sample_codec.hpp"
 #include "opbench/ops.hpp"
 
 #include "case_outcome.hpp"
@@ -10,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -51,7 +54,11 @@ protected:
         output_ = new Output(run(kOpbench + " run " + kSuites + "/quick.toml --no-progress --min-time 0.005" +
                                  " --max-time 0.05 --repetitions 2 --out " + *out_path_));
         std::ifstream in(*out_path_);
-        result_ = new json(in ? json::parse(in) : json());
+        raw_ = new json(in ? json::parse(in) : json());
+        // The set stores each case's fields once (results/README.md); the
+        // checks below read every entry with them, as written before that.
+        result_ = new json(*raw_);
+        opbench::expand_case_fields(*result_);
     }
     static void TearDownTestSuite() {
         fs::remove_all(*dir_);
@@ -59,6 +66,7 @@ protected:
         delete out_path_;
         delete output_;
         delete result_;
+        delete raw_;
     }
     static std::vector<json> entries(const std::string &backend, const std::string &run_type = "iteration") {
         std::vector<json> out;
@@ -70,6 +78,7 @@ protected:
     static inline std::string *out_path_ = nullptr;
     static inline Output *output_ = nullptr;
     static inline json *result_ = nullptr;
+    static inline json *raw_ = nullptr; // the set as written
 };
 
 } // namespace
@@ -185,6 +194,29 @@ TEST_F(QuickSuiteRun, EveryEntryThatRanIsVerifiedAndConsistent) {
         EXPECT_TRUE(bounds.count(e["roofline"]["bound"].get<std::string>())) << name << " " << e["roofline"];
     }
     EXPECT_GT(checked, 0u);
+}
+
+// The set's size does not grow with repetitions or samples: a case's fields
+// are on its first iteration entry only, and no histogram has more bins than
+// the bound.
+TEST_F(QuickSuiteRun, CaseFieldsAreStoredOnceAndHistogramsAreBounded) {
+    std::map<std::string, int> carriers, iterations;
+    for (const auto &e : (*raw_)["benchmarks"]) {
+        const std::string name = e["run_name"];
+        if (e["run_type"] == "iteration") ++iterations[name];
+        carriers[name] += e.contains("settings") && e.contains("memory");
+        if (e["run_type"] == "iteration" && iterations[name] == 1) {
+            EXPECT_TRUE(e.contains("settings") && e.contains("memory") && e.contains("verification")) << name;
+        }
+        for (const char *k : {"op", "backend", "dtype", "variant", "case", "status"})
+            EXPECT_TRUE(e.contains(k)) << k << " on every entry of " << name;
+        if (!e.contains("stats")) continue;
+        const std::string counts = e["stats"]["sample_histogram"]["counts"];
+        EXPECT_LE(std::count(counts.begin(), counts.end(), ' ') + 1, long(opbench::kSampleHistogramMaxBins)) << name;
+    }
+    ASSERT_FALSE(carriers.empty());
+    for (const auto &[name, n] : carriers) EXPECT_EQ(n, 1) << name << ": its fields once";
+    EXPECT_EQ((*raw_)["context"]["opbench"]["per_case_fields"], opbench::per_case_keys());
 }
 
 TEST_F(QuickSuiteRun, FlopsMatchTheFormulaForTheShape) {

@@ -96,10 +96,13 @@ protected:
         std::ifstream in(dir_ / out_name);
         return in ? json::parse(in) : json();
     }
+    // Each case's first iteration entry: it holds the case's fields (results/README.md).
     static std::vector<json> entries(const json &r) {
         std::vector<json> out;
+        std::set<std::string> seen;
         for (const auto &e : r["benchmarks"])
-            if (e.value("run_type", "") == "iteration") out.push_back(e);
+            if (e.value("run_type", "") == "iteration" && seen.insert(e.value("run_name", "")).second)
+                out.push_back(e);
         return out;
     }
 

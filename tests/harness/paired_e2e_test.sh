@@ -12,11 +12,15 @@
 #   4. the sets hold the pairs and the canary as extra fields, and
 #      Google Benchmark's compare.py reads them;
 #   5. opbench run --plugin: a variant runs as its own backend;
+#   5c. ab on an out-of-tree plugin pair (mybe-spin.so: naive's code as
+#      backend `mybe`, which no plain plugin provides): a suite naming `mybe`
+#      or its two builds runs; --benchmark_filter picks cases; a run that
+#      matches no case exits 2 saying what matched nothing;
 #   6. scripts/ci-bench.sh --ab with a ref that is no commit exits 2 (a real
 #      --ab run builds the base's plugins: docs/ci.md has one).
-# usage: paired_e2e_test.sh SOURCE_ROOT OPBENCH NAIVE_PLUGIN SPIN_PLUGIN
+# usage: paired_e2e_test.sh SOURCE_ROOT OPBENCH NAIVE_PLUGIN SPIN_PLUGIN MYBE_PLUGIN
 set -euo pipefail
-src=$1 opbench=$2 naive=$3 spin=$4
+src=$1 opbench=$2 naive=$3 spin=$4 mybe=$5
 suite=$src/tests/harness/paired.toml
 work=$(mktemp -d /tmp/opbench-paired-XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -31,6 +35,16 @@ expect_bad "is given twice" ab "$suite" --plugin naive@a="$naive" --plugin naive
 expect_bad "give the two builds to compare" ab "$suite" --plugin naive@a="$naive"
 expect_bad "builds of two different backends" ab "$suite" --plugin naive@a="$naive" --pair naive@a,onednn
 expect_bad "expected NAME@VARIANT=PATH" run "$suite" --plugin =x --no-out
+
+# ab_ran LOG ARGS...: `opbench ab ARGS` ran every case: exit 0, or exit 1
+# where each case not compared was starved (its threads waited for a CPU on
+# a busy machine: case_outcome.hpp), never failed or skipped.
+ab_ran() {
+  local log=$1 rc=0
+  shift
+  "$opbench" ab "$@" > "$log" 2>&1 || rc=$?
+  [ $rc -eq 0 ] || { [ $rc -eq 1 ] && ! grep -qE " (failed|skipped): " "$log"; }
+}
 
 ab() { "$opbench" ab "$suite" --pairs 8 --seconds 0.002 --threshold 0.5 --no-progress "$@"; }
 
@@ -98,11 +112,35 @@ grep -q '^plugins = \["naive@b=naive-copy.so"\]' "$work/suite/with-plugins.toml"
 grep -q "be:naive@b" "$work/suite-run.json" || fail "the suite's plugin build did not run"
 sed -e 's|^plugins = .*|plugins = ["naive@a=naive-copy.so", "naive@b=naive-copy.so"]|' \
   -e 's|^backends = .*|backends = ["naive"]|' "$work/suite/with-plugins.toml" > "$work/suite/ab.toml"
-"$opbench" ab "$work/suite/ab.toml" --pairs 6 --seconds 0.002 --threshold 0.25 --no-progress --no-out \
-  > "$work/suite-ab.log" 2>&1 || { cat "$work/suite-ab.log"; fail "ab with the suite's two builds"; }
+ab_ran "$work/suite-ab.log" "$work/suite/ab.toml" --pairs 6 --seconds 0.002 --threshold 0.25 --no-out ||
+  { cat "$work/suite-ab.log"; fail "ab with the suite's two builds"; }
 grep -q "naive@a -> naive@b" "$work/suite-ab.log" || { cat "$work/suite-ab.log"; fail "ab did not pair the suite's builds"; }
 sed -e 's|^plugins = .*|plugins = ["naive@b"]|' "$work/suite/with-plugins.toml" > "$work/suite/bad.toml"
 expect_bad "bad.toml:8:12: plugins: 'naive@b': expected NAME@VARIANT=PATH" validate "$work/suite/bad.toml"
+echo "== 5c: ab for a plugin that only --plugin builds provide"
+mkdir -p "$work/mybe" && cp "$mybe" "$work/mybe/base.so" && cp "$mybe" "$work/mybe/new.so"
+sed -e 's|^backends = .*|backends = ["mybe"]|' "$suite" > "$work/mybe/mybe.toml"
+sed -e 's|^backends = .*|backends = ["mybe@base", "mybe@new"]|' "$suite" > "$work/mybe/builds.toml"
+export OPBENCH_TEST_SPIN_INNER=$naive # the wrapper runs naive's code as `mybe`
+builds=(--plugin mybe@base="$work/mybe/base.so" --plugin mybe@new="$work/mybe/new.so")
+mybe_ab() { ab_ran "$1" "${@:2}" --pairs 6 --seconds 0.002 --threshold 0.5 --no-out; }
+"$opbench" list > "$work/mybe/list.log" 2>&1
+! grep -q "mybe" "$work/mybe/list.log" || fail "a plain mybe is installed; the check needs none"
+for named in mybe builds; do
+  mybe_ab "$work/mybe/$named.log" "$work/mybe/$named.toml" "${builds[@]}" ||
+    { cat "$work/mybe/$named.log"; fail "ab on the mybe pair, suite naming $named"; }
+  grep -q "3 cases, mybe@base -> mybe@new" "$work/mybe/$named.log" ||
+    { cat "$work/mybe/$named.log"; fail "the suite naming $named did not run its 3 cases on the pair"; }
+done
+mybe_ab "$work/mybe/filter.log" "$work/mybe/mybe.toml" "${builds[@]}" --benchmark_filter=silu ||
+  { cat "$work/mybe/filter.log"; fail "ab --benchmark_filter=silu"; }
+grep -q "1 cases, mybe@base -> mybe@new" "$work/mybe/filter.log" ||
+  { cat "$work/mybe/filter.log"; fail "--benchmark_filter=silu did not pick the one silu case"; }
+expect_bad "no [[case]] lists the backend 'mybe' (nor mybe@base or mybe@new)" ab "$suite" "${builds[@]}"
+expect_bad "--benchmark_filter=nothing-here matches none of the 3 cases on mybe@base and mybe@new" \
+  ab "$work/mybe/mybe.toml" "${builds[@]}" --benchmark_filter=nothing-here
+expect_bad "--benchmark_filter=(: not an extended regex" ab "$work/mybe/mybe.toml" "${builds[@]}" --benchmark_filter='('
+unset OPBENCH_TEST_SPIN_INNER
 echo "== 6: ci-bench --ab refuses what it cannot pair"
 set +e
 "$src/scripts/ci-bench.sh" --opbench "$opbench" --ab no-such-ref-here > "$work/ci.log" 2>&1

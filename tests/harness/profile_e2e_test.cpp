@@ -3,6 +3,7 @@
 // result set's profile arrays, bottlenecks and context, the trace file, and
 // `opbench analyze` on the result. Also the bad inputs of the new options.
 #include "build_config.hpp"
+#include "entry/results.hpp"
 
 #include "shell_command.hpp"
 
@@ -30,9 +31,13 @@ using opbench::test::run;
 
 const std::string kOpbench = OPBENCH_EXE;
 
+// With each case's fields on every entry (a set stores them on its first:
+// results/README.md); a trace is read as it is.
 json read_json(const fs::path &p) {
     std::ifstream in(p);
-    return json::parse(in);
+    json j = json::parse(in);
+    opbench::expand_case_fields(j);
+    return j;
 }
 
 bool built(const std::string &backend) {

@@ -1,11 +1,17 @@
 #!/usr/bin/python3
 """opbench report in a real browser: headless Chromium renders report.html,
 its DOM (--dump-dom) must hold the expected charts, and its screenshot must
-not be blank. Skipped (exit 77, which meson shows as SKIP) when Chromium is
+not be blank. At 800 and 1400 px (issue 30) a probe script run in the page
+measures what a reader sees: every verdict and ratio cell inside the window,
+rows a few lines tall, the bar and ratio charts as wide as the page, chart
+labels unique and not cut off at the left, ratios with three significant
+digits, a quality column, and every disturbed or noisy bar marked by a word
+as well as its hatch. Skipped (exit 77, which meson shows as SKIP) when Chromium is
 not installed: scripts/install-deps.sh installs it.
 
 usage: report_html_chromium_test.py OPBENCH SUITE WORKDIR
 """
+import html as htmllib
 import json
 import os
 import re
@@ -108,7 +114,7 @@ def main():
     assert bars >= 6 and points >= 12, "too few bars or points"
 
     shot = os.path.join(work, "report.png")
-    r = run_browser(browser, ["--window-size=1000,1400", "--screenshot=" + shot, "file://" + os.path.abspath(report)])
+    r = run_browser(browser, ["--window-size=1000,3000", "--screenshot=" + shot, "file://" + os.path.abspath(report)])
     assert r.returncode == 0 and os.path.exists(shot), r.stderr[-2000:]
     width, height, channels, rows = png_pixels(shot)
     non_white = 0
@@ -125,6 +131,13 @@ def main():
     # The palette's first two colours: bars and points were painted.
     has = lambda rgb: any(abs(c[0] - rgb[0]) + abs(c[1] - rgb[1]) + abs(c[2] - rgb[2]) < 30 for c in colours)
     assert has((0x00, 0x72, 0xB2)), "no blue (first series) pixel in the screenshot"
+    # One set: the page opens with its entries (the level table), whose
+    # heading is one sentence (the console title's header lines are a note).
+    assert html.index('id="levels"') < html.index('id="contexts"'), "the one-set page does not open with its entries"
+    heading = re.search(r'<section id="levels">\n<h2>[^<]*</h2>\n<h3>([^<]*)</h3>', html)
+    assert heading and "\n" not in heading.group(1) and ". " not in heading.group(1), heading
+    for width in (800, 1400):
+        probe_widths(browser, report, work, f"report-{width}", width, two_sets=False)
     two_sets(browser, opbench, suite, work, result)
     print("ok:", report, shot)
     return 0
@@ -159,7 +172,8 @@ var rows = Array.from(document.querySelectorAll('#verdicts-1 tr')).slice(1);
 document.body.dataset.visible = rows.filter(function (r) { return r.style.display !== 'none'; }).length;
 var th = Array.from(document.querySelectorAll('#verdicts-1 th')).find(function (t) { return t.textContent === 'ratio'; });
 th.click();
-var r = Array.from(document.querySelectorAll('#verdicts-1 tr')).slice(1).map(function (t) { return t.cells[5].dataset.v; })
+var col = Array.from(document.querySelectorAll('#verdicts-1 th')).indexOf(th);
+var r = Array.from(document.querySelectorAll('#verdicts-1 tr')).slice(1).map(function (t) { return t.cells[col].dataset.v; })
   .filter(function (v) { return v !== undefined; }).map(parseFloat);
 document.body.dataset.sorted = String(r.every(function (v, i) { return i === 0 || r[i - 1] <= v; })) + ':' + r.length;
 </script></body>"""))
@@ -191,6 +205,92 @@ document.body.dataset.sorted = String(r.every(function (v, i) { return i === 0 |
         verdict_colours = [(0x00, 0x72, 0xB2), (0x00, 0x9E, 0x73), (0xD5, 0x5E, 0x00), (0xE6, 0x9F, 0x00)]
         assert any(near(rgb) for rgb in verdict_colours), f"no ratio point painted at {width} px"
         print(f"screenshot {shot}: {w}x{h}")
+        probe_widths(browser, report, work, f"report2-{width}", width, two_sets=True)
+
+
+PROBE = """<script>
+var W = window.innerWidth, out = {width: W};
+var box = function (e) { return e.getBoundingClientRect(); };
+var inView = function (e) { var r = box(e); return r.width > 0 && r.left >= -0.5 && r.right <= W + 0.5; };
+var cells = Array.from(document.querySelectorAll('table.verdicts td.verdict, table.verdicts td.ratio'));
+out.cells = cells.length;
+out.cells_out = cells.filter(function (c) { return !inView(c); }).map(function (c) { return c.textContent; });
+out.level_out = Array.from(document.querySelectorAll('#levels table td')).filter(function (c) { return !inView(c); }).length;
+out.xy_out = Array.from(document.querySelectorAll('svg.chart[viewBox]')).filter(function (c) { return !inView(c); }).map(
+  function (c) { return c.dataset.chart + ' ' + Math.round(box(c).right); });
+out.row_heights = Array.from(document.querySelectorAll('table.verdicts tr')).map(function (r) { return box(r).height; });
+out.plots = Array.from(document.querySelectorAll('.bars svg.chart')).map(function (s) {
+  return [s.dataset.chart, box(s).width, box(s).right]; });
+out.labels = Array.from(document.querySelectorAll('svg.chart-labels')).map(function (s) {
+  return Array.from(s.querySelectorAll('text')).map(function (t) { return [t.lastChild.textContent, box(t).left]; }); });
+out.box_titles = Array.from(document.querySelectorAll('svg[data-chart=box] > text[font-weight=bold]')).map(function (t) {
+  return t.textContent; });
+out.ratios = Array.from(document.querySelectorAll('table.verdicts td.ratio')).map(function (c) { return c.textContent; });
+out.heads = Array.from(document.querySelectorAll('table.verdicts th')).map(function (t) { return t.textContent; });
+out.bars_not_clean = Array.from(document.querySelectorAll('rect.bar')).filter(function (b) {
+  return / \\((noisy|disturbed)/.test(b.textContent); }).length;
+out.bars_marked = document.querySelectorAll('rect.bar[data-quality]').length;
+out.mark_words = document.querySelectorAll('text.mark').length;
+document.body.dataset.probe = JSON.stringify(out);
+</script></body>"""
+
+
+def three_significant(text):
+    """'-', or a ratio with three significant digits: 0.00123, 0.980, 12.3, 1578."""
+    if text == "-":
+        return True
+    if not re.fullmatch(r"\d+(\.\d+)?", text) or float(text) == 0:
+        return False
+    if float(text) >= 100:
+        return "." not in text
+    return len(text.replace(".", "").lstrip("0")) == 3
+
+
+def probe_widths(browser, report, work, name, width, two_sets):
+    """Render `report` at `width` px: a screenshot kept in WORKDIR (to look
+    at) and the probe's measurements of what the reader sees, asserted."""
+    page = open(report, encoding="utf-8").read()
+    probe = os.path.join(work, name + "-probe.html")
+    open(probe, "w", encoding="utf-8").write(page.replace("</body>", PROBE))
+    dom = run_browser(browser, [f"--window-size={width},2000", "--dump-dom", "file://" + os.path.abspath(probe)])
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    found = re.search(r'data-probe="([^"]*)"', dom.stdout)
+    assert found, "the probe script did not run"
+    got = json.loads(htmllib.unescape(found.group(1)))
+    assert got["width"] == width, f"the page was laid out at {got['width']} px, not {width}"
+    shot = os.path.join(work, name + ".png")
+    r = run_browser(browser, [f"--window-size={width},2400", "--screenshot=" + shot, "file://" + os.path.abspath(report)])
+    assert r.returncode == 0 and os.path.exists(shot), r.stderr[-2000:]
+    print(f"{name}: {width} px, {got['cells']} verdict/ratio cells, tallest row "
+          f"{max(got['row_heights'] or [0]):.0f} px, plots {[(k, round(w)) for k, w, _ in got['plots']]}, "
+          f"{got['bars_marked']} bars marked of {got['bars_not_clean']} not clean; screenshot {shot}")
+    # Verdict and ratio on screen, rows a few lines tall (reasons fold away).
+    assert not got["cells_out"], f"at {width} px verdict/ratio cells outside the window: {got['cells_out'][:5]}"
+    assert got["level_out"] == 0, f"at {width} px {got['level_out']} level-table cells are outside the window"
+    # x-y charts (roofline, sweeps, boxes, history) fit the window, legend included.
+    assert not got["xy_out"], f"at {width} px charts run past the window: {got['xy_out'][:4]}"
+    assert all(h <= 80 for h in got["row_heights"]), f"a verdict row is {max(got['row_heights'])} px tall"
+    if two_sets:
+        assert got["cells"] > 0, "no verdict table"
+        assert "quality" in got["heads"], f"no quality column: {got['heads']}"
+        for t in got["ratios"]:
+            assert three_significant(t), f"ratio {t!r} is not three significant digits"
+    # The bar and ratio charts reach the page's right side at any width.
+    assert got["plots"], "no bar or ratio chart"
+    for kind, w, right in got["plots"]:
+        assert right >= 0.85 * width and right <= width, f"{kind} chart ends at {right:.0f} px of {width}"
+        assert w >= (0.5 if width >= 1400 else 0.3) * width, f"{kind} chart {w:.0f} px wide at {width} px"
+    # Labels: unique within each chart, none cut off at the left edge.
+    for labels in got["labels"]:
+        texts = [t for t, _ in labels]
+        dupes = {t for t in texts if texts.count(t) > 1}
+        assert not dupes, f"labels read alike: {sorted(dupes)[:3]}"
+        assert all(left >= 0 for _, left in labels), f"a label starts left of the page at {width} px"
+    titles = got["box_titles"]
+    assert len(set(titles)) == len(titles), "two distribution charts have the same title"
+    # Quality is said in words on the bars, not by colour alone.
+    assert got["bars_marked"] == got["bars_not_clean"] == got["mark_words"], (
+        f"{got['bars_not_clean']} bars not clean, {got['bars_marked']} marked, {got['mark_words']} words")
 
 
 if __name__ == "__main__":

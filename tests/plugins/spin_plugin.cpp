@@ -6,7 +6,8 @@
 // the time the inner execute took: a slowdown by a known fraction of the
 // kernel's own time, which follows the machine's speed as a slower kernel
 // would. Without OPBENCH_TEST_SPIN_INNER it offers no table (the loader
-// refuses it, saying so).
+// refuses it, saying so). Built with SPIN_BACKEND_NAME, it offers the inner
+// backend under that name instead.
 #include "opbench/plugin.h"
 
 #include <dlfcn.h>
@@ -55,6 +56,11 @@ OPB_PLUGIN_ENTRY(host_version) {
     std::snprintf(g_description, sizeof g_description, "spin test wrapper (+%g of execute) of: %s", g_extra,
                   g_inner->description ? g_inner->description : "");
     g_api.description = g_description;
+#ifdef SPIN_BACKEND_NAME
+    // A backend no opbench has (built as mybe-spin.so): an out-of-tree plugin
+    // for `opbench ab`, whose suite names it (tests/harness/paired_e2e_test.sh).
+    g_api.name = SPIN_BACKEND_NAME;
+#endif
     g_api.execute = spin_execute;
     return &g_api;
 }

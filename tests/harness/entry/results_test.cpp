@@ -118,6 +118,61 @@ TEST(ResultEntries, IterationsAndAggregatesFromTheRecordsWithTheCaseFieldsAndSur
     EXPECT_EQ(out[5]["aggregate_unit"], "percentage");
 }
 
+// The set's size does not grow with repetitions by their case's facts: each
+// is stored on the case's first iteration entry only, where every reader
+// takes it from (results/README.md, "Per-case fields").
+TEST(StoreCaseFieldsOnce, KeepsThemOnEachCasesFirstIterationEntryOnly) {
+    const Case c = matmul_case(), a = attention_case();
+    nlohmann::json set = {{"context", {{"opbench", {{"schema_version", kResultSchemaVersion}}}}},
+                          {"benchmarks", nlohmann::json::array()}};
+    for (const Case *one : {&c, &a}) {
+        OpCaseEntry e(*one, 0, "onednn", "naive");
+        for (double median : {0.002, 0.004, 0.003}) {
+            RepetitionRecord rec;
+            rec.summary.n = 10;
+            rec.summary.median = median;
+            rec.sample_times.assign(10, median);
+            e.result.repetitions.push_back(rec);
+        }
+        for (auto &j : result_entries(e)) {
+            j["bottleneck"] = {{"kind", "memory-bound"}}; // as add_bottlenecks writes it, on every entry
+            set["benchmarks"].push_back(j);
+        }
+    }
+    const nlohmann::json full = set;
+    store_case_fields_once(set);
+    ASSERT_EQ(set["benchmarks"].size(), full["benchmarks"].size());
+    EXPECT_EQ(set["context"]["opbench"]["per_case_fields"], per_case_keys());
+    std::size_t firsts = 0;
+    for (std::size_t i = 0; i < set["benchmarks"].size(); ++i) {
+        const auto &was = full["benchmarks"][i], &now = set["benchmarks"][i];
+        const bool first = now["run_type"] == "iteration" && now["repetition_index"] == 0;
+        if (first) {
+            ++firsts;
+            EXPECT_EQ(now, was) << "a case's first iteration entry keeps every field";
+            continue;
+        }
+        for (const char *k : {"settings", "memory", "verification", "roofline", "bottleneck", "params", "reason",
+                              "suite_location", "repetition_spread"})
+            EXPECT_FALSE(now.contains(k)) << k << " repeated on benchmarks[" << i << "]";
+        for (const char *k : {"name", "run_name", "run_type", "real_time", "cpu_time", "time_unit", "iterations",
+                              "op", "backend", "dtype", "variant", "case", "status"})
+            EXPECT_EQ(now[k], was[k]) << k << " on benchmarks[" << i << "]: Google Benchmark's and the identity stay";
+        if (now["run_type"] == "iteration") {
+            EXPECT_EQ(now["stats"], was["stats"]);
+        }
+    }
+    EXPECT_EQ(firsts, 2u);
+    const nlohmann::json once = set;
+    store_case_fields_once(set);
+    EXPECT_EQ(set, once) << "a set already stored so is unchanged";
+    EXPECT_LT(set.dump().size(), full.dump().size() * 3 / 4);
+    nlohmann::json expanded = set;
+    expand_case_fields(expanded);
+    expanded["context"]["opbench"].erase("per_case_fields");
+    EXPECT_EQ(expanded, full) << "expand_case_fields gives back every entry as written before";
+}
+
 TEST(ResultEntries, ASkippedEntryIsOneErrorEntryWithItsReason) {
     const Case c = attention_case();
     OpCaseEntry e(c, 0, "onednn", "naive");

@@ -151,8 +151,13 @@ TEST(ReportHtml, TwoSetsOpenWithTheComparison) {
     EXPECT_EQ(count(html, "class=\"ratio-row\""), 6u);  // one row per compared case
     EXPECT_EQ(count(html, "<line class=\"ci\""), 6u);   // each with its interval (9 repetitions)
     EXPECT_NE(at("6 slower</span>"), std::string::npos); // compare's verdicts
-    EXPECT_NE(at("<td>all</td><td>6</td><td>2.000</td>"), std::string::npos); // compare's geomean
-    EXPECT_NE(at("class=\"data sortable\" id=\"verdicts-1\""), std::string::npos);
+    EXPECT_NE(at("<td>all</td><td>6</td><td>2.00</td>"), std::string::npos); // compare's geomean, 3 digits
+    EXPECT_NE(at("class=\"data sortable verdicts\" id=\"verdicts-1\""), std::string::npos);
+    // Verdict and ratio lead (they stay on screen at 800 px), with a quality column.
+    EXPECT_NE(at("<th title=\"click to sort\">case</th><th title=\"click to sort\">backend</th><th title=\"click to "
+                 "sort\">verdict</th><th title=\"click to sort\">ratio</th><th title=\"click to sort\">quality</th>"),
+              std::string::npos);
+    EXPECT_NE(at("class=\"ratio\">2.00</td>"), std::string::npos);
     EXPECT_NE(at("<input class=\"filter\""), std::string::npos);
     EXPECT_EQ(count(html, "data-chart=\"box\""), 6u); // one per case, a box per set and backend
     EXPECT_EQ(count(html, "<g class=\"box\""), 12u);
@@ -163,4 +168,37 @@ TEST(SvgChart, TickLabels) {
     EXPECT_EQ(tick_label(1048576, AxisUnit::bytes), "1 MiB");
     EXPECT_EQ(tick_label(1000, AxisUnit::number), "1k");
     EXPECT_EQ(html_escape("<a & 'b'>"), "&lt;a &amp; &#39;b&#39;&gt;");
+}
+
+// Issue 30: ratios read with three significant digits, never 0.000.
+TEST(SvgChart, RatioTextHasThreeSignificantDigits) {
+    EXPECT_EQ(ratio_text(0.000123456), "0.000123");
+    EXPECT_EQ(ratio_text(0.98), "0.980");
+    EXPECT_EQ(ratio_text(1.0), "1.00");
+    EXPECT_EQ(ratio_text(12.345), "12.3");
+    EXPECT_EQ(ratio_text(1578.054), "1578");
+    EXPECT_EQ(ratio_text(NAN), "-");
+}
+
+// Issue 30: cut labels stay apart; the part where names differ is kept.
+TEST(SvgChart, ClippedLabelsStayUniqueAndKeepWhereTheyDiffer) {
+    const std::vector<std::string> names{
+        "attention/B:1/H:2/Sq:1/Skv:96/D:32/causal:1/variant:composed/dt:f32/case:attention.decode [naive]",
+        "attention/B:1/H:2/Sq:1/Skv:96/D:32/causal:1/variant:fused/dt:f32/case:attention.decode [naive]",
+        "attention/B:1/H:2/Sq:1/Skv:96/D:32/causal:1/variant:fused/dt:f32/case:attention.decode [onednn]",
+        "rope/B:1/H:4/KVH:2/S:16/D:32/theta:10000/variant:half_split/dt:f32 [naive]",
+        "rope/B:1/H:4/KVH:2/S:16/D:32/theta:10000/variant:interleaved/dt:f32 [naive]",
+        "add/R:32/C:128/dt:f32 [naive]"};
+    const std::vector<std::string> cut = clip_unique(names, 50);
+    ASSERT_EQ(cut.size(), names.size());
+    for (std::size_t i = 0; i < cut.size(); ++i) {
+        for (std::size_t j = i + 1; j < cut.size(); ++j) EXPECT_NE(cut[i], cut[j]) << cut[i];
+        EXPECT_LT(cut[i].size(), names[i].size() + 1);
+    }
+    EXPECT_NE(cut[0].find("composed"), std::string::npos) << cut[0];
+    EXPECT_NE(cut[1].find("fused"), std::string::npos) << cut[1];
+    EXPECT_NE(cut[2].find("onednn"), std::string::npos) << cut[2];
+    EXPECT_NE(cut[3].find("half"), std::string::npos) << cut[3];
+    EXPECT_NE(cut[4].find("interl"), std::string::npos) << cut[4];
+    EXPECT_EQ(cut[5], names[5]); // short: whole
 }
