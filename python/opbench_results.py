@@ -8,6 +8,14 @@ installed, else a list of dicts (the standard library only).
     df = obr.load(["a.json", "b.json"])           # several sets, one frame
     cmp = obr.load("cmp.json")                    # opbench compare --format json
 
+naive against onednn, one row per case (`key` is the entry without its
+backend, so the two backends' rows of a case pair by it):
+
+    ok = df[df.status == "ok"]
+    pair = ok.pivot_table(index="key", columns="backend", values="median_s")
+    pair["speedup"] = pair["naive"] / pair["onednn"]
+    print(pair.dropna().sort_values("speedup"))
+
 Result sets give one row per entry (case x backend) and set, with the same
 columns, in the same units, as `opbench compare --format csv`: set, commit,
 timestamp, machine_id, suite, name, case, op, backend, dtype, variant,
@@ -37,7 +45,7 @@ import math
 import os
 import statistics
 
-__all__ = ["load", "load_records", "set_records", "compare_records", "samples"]
+__all__ = ["load", "load_records", "set_records", "compare_records", "samples", "entry_key"]
 
 _UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 
@@ -58,6 +66,12 @@ def samples(stats):
         at += step
         out.extend([at * hist["tick_seconds"] / calls] * count)
     return out
+
+
+def entry_key(name):
+    """An entry's name without its backend ("matmul/M:64/dt:f32/be:onednn"
+    gives "matmul/M:64/dt:f32"): the CSV's `key`."""
+    return "/".join(p for p in name.split("/") if not p.startswith("be:"))
 
 
 def _median(values):
@@ -115,18 +129,24 @@ def set_records(result_set, path="", accept_unmet_noise=False):
         row = {"set": _stem(path), "commit": ob.get("build", {}).get("git_commit", ""),
                "timestamp": ob.get("timestamp", ctx.get("date", "")),
                "machine_id": ob.get("machine", {}).get("id", ""), "suite": ob.get("suite", {}).get("name", ""),
-               "name": name, "case": e.get("case", ""), "op": e.get("op", ""), "backend": e.get("backend", ""),
+               "name": name, "case": e.get("case") or e.get("op", ""), "key": entry_key(name),
+               "op": e.get("op", ""), "backend": e.get("backend", ""),
                "dtype": e.get("dtype", ""), "variant": e.get("variant", "")}
         for k, v in (e.get("params") or {}).items():
             row["param_" + k] = v
-        row.update({"threads": settings.get("threads"), "cache": settings.get("cache"), "status": time_status,
+        threads = settings.get("threads_resolved")  # what ran; `threads` 0 means "all"
+        row.update({"threads": settings.get("threads") if threads is None else threads, "cache": settings.get("cache"), "status": time_status,
                     "reason": reason,
                     # The run's stored summary (sets before it have none: None).
                     "quality": summary.get("quality") if timed else None,
                     "quality_reasons": ",".join(r.get("code", "") for r in summary.get("reasons", []))
                     if timed and summary else None})
         row.update(_starvation(reps))
-        row.update(_metrics(e, median, kept, reps, status, roof))
+        metrics = _metrics(e, median, kept, reps, status, roof)
+        for k, v in metrics.items():  # spread_pct: spread in percent, right after it
+            row[k] = v
+            if k == "spread":
+                row["spread_pct"] = None if v is None else 100 * v
         rows.append(row)
     return rows
 
@@ -150,7 +170,8 @@ def _metrics(e, median, kept, reps, status, roof):
     spread = (max(medians) - min(medians)) / 2 / median if median and len(medians) >= 2 else None
     return {"median_s": median, "spread": spread, "repetitions": len(kept) if median is not None else None,
             "repetitions_missed_noise_target": sum(1 for r in kept if not r["met"]) if status == "passed" else 0,
-            "samples": sum(r["samples"] for r in kept) if median is not None else None,
+            # Every repetition's samples, the starved ones' too, as the run stores them.
+            "samples": sum(r["samples"] for r in reps) if median is not None else None,
             "flop": e.get("flops"), "byte": e.get("bytes"),
             "flop_per_s": _ratio(e.get("flops"), median), "byte_per_s": _ratio(e.get("bytes"), median),
             "pct_peak_compute": roof.get("pct_peak_compute"), "pct_peak_bandwidth": roof.get("pct_peak_bandwidth")}

@@ -23,8 +23,10 @@ double roofline_number(const CaseRecord &c, const char *key) {
     return it != c.roofline.end() && it->is_number() ? it->get<double>() : NAN;
 }
 
-const std::vector<std::string> kLeading = {"set", "commit", "timestamp", "machine_id", "suite", "name", "case",
-                                           "op",  "backend", "dtype",    "variant"};
+// case: the suite's [[case]] name, or its op for an unnamed one; key: the
+// entry without its backend (entry_key), so backends pair by it.
+const std::vector<std::string> kLeading = {"set", "commit",  "timestamp", "machine_id", "suite",  "name",
+                                           "case", "key",    "op",        "backend",    "dtype", "variant"};
 // After the shape parameters; then the metrics table's columns (measure/entry_metrics.hpp).
 // quality: the entry's summary flag (clean | noisy | disturbed; empty without
 // a time), quality_reasons its reason codes; then the starvation figures:
@@ -51,6 +53,19 @@ std::vector<std::string> starvation_cells(const CaseRecord &c) {
     return {std::to_string(starved), number(median), std::to_string(remeasured)};
 }
 
+// The threads the entry ran with: settings.threads_resolved (0 in
+// settings.threads means "all", which says nothing); `threads` for a set
+// from before threads_resolved.
+std::string threads_used(const CaseRecord &c) {
+    for (const char *k : {"threads_resolved", "threads"})
+        if (auto it = c.settings.find(k); it != c.settings.end() && !it->is_null()) return param_text(*it);
+    return "";
+}
+
+// After the metrics table's `spread` (a fraction, which the set stores under
+// that name): the same figure in percent, named with its unit.
+constexpr const char *kSpreadPercent = "spread_pct";
+
 struct Layout {
     std::vector<std::string> params; // every parameter name, in order of first appearance
     std::vector<std::string> columns;
@@ -67,7 +82,10 @@ Layout layout_of(const std::vector<ResultSet> &sets, const std::vector<std::stri
     l.columns = kLeading;
     for (const auto &p : l.params) l.columns.push_back("param_" + p);
     l.columns.insert(l.columns.end(), kSettingsAndStatus.begin(), kSettingsAndStatus.end());
-    for (const MetricInfo &m : entry_metrics()) l.columns.emplace_back(m.key);
+    for (const MetricInfo &m : entry_metrics()) {
+        l.columns.emplace_back(m.key);
+        if (m.key == "spread") l.columns.emplace_back(kSpreadPercent);
+    }
     l.columns.insert(l.columns.end(), extra.begin(), extra.end());
     return l;
 }
@@ -76,7 +94,8 @@ std::vector<std::string> entry_row(const Layout &l, const ResultSet &s, const Ca
     const ValidTimes v = valid_times(c);
     const bool timed = v.status == "ok";
     std::vector<std::string> row = {s.short_name(), s.commit(), s.timestamp(), s.machine_id(), s.suite_name(),
-                                    c.name,         c.case_name, c.op,         c.backend,      c.dtype,
+                                    c.name,         c.case_name.empty() ? c.op : c.case_name,
+                                    entry_key(c.name), c.op,       c.backend,      c.dtype,
                                     c.variant};
     for (const auto &p : l.params) {
         auto it = c.params.is_object() ? c.params.find(p) : c.params.end();
@@ -86,13 +105,18 @@ std::vector<std::string> entry_row(const Layout &l, const ResultSet &s, const Ca
         auto it = c.settings.find(k);
         return it == c.settings.end() ? std::string() : param_text(*it);
     };
-    row.insert(row.end(), {setting("threads"), setting("cache"), v.status,
+    row.insert(row.end(), {threads_used(c), setting("cache"), v.status,
                            timed ? v.why : (v.why.empty() ? c.reason : v.why),
                            timed ? std::string(v.summary.flag()) : std::string(),
                            timed ? v.summary.reason_codes() : std::string()});
     const std::vector<std::string> starvation = starvation_cells(c);
     row.insert(row.end(), starvation.begin(), starvation.end());
-    for (const double value : entry_metric_values(metric_inputs(c, v))) row.push_back(number(value));
+    const std::vector<double> values = entry_metric_values(metric_inputs(c, v));
+    const auto metrics = entry_metrics();
+    for (std::size_t m = 0; m < values.size(); ++m) {
+        row.push_back(number(values[m]));
+        if (metrics[m].key == "spread") row.push_back(number(100 * values[m]));
+    }
     return row;
 }
 
@@ -101,6 +125,19 @@ std::string key_of(const CaseRecord &c, bool with_settings) {
 }
 
 } // namespace
+
+std::string entry_key(const std::string &name) {
+    std::string key;
+    std::size_t from = 0;
+    while (from <= name.size()) {
+        std::size_t to = name.find('/', from);
+        if (to == std::string::npos) to = name.size();
+        const std::string_view part(name.data() + from, to - from);
+        if (!part.starts_with("be:")) key += (key.empty() ? "" : "/") + std::string(part);
+        from = to + 1;
+    }
+    return key;
+}
 
 EntryMetricInputs metric_inputs(const CaseRecord &c, const ValidTimes &v) {
     EntryMetricInputs in;

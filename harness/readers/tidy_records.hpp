@@ -18,6 +18,11 @@
 
 namespace opbench {
 
+// An entry's name without its backend: "matmul/M:64/N:64/K:64/dt:f32/be:onednn/case:sq"
+// gives "matmul/M:64/N:64/K:64/dt:f32/case:sq", so the same case on naive
+// and onednn (or on NAME@base and NAME@new) has one key: the CSV's `key`.
+[[nodiscard]] std::string entry_key(const std::string &name);
+
 // What a read entry's metrics are computed from: the summary of `times`
 // (median NaN unless its status is "ok"), its samples, work and roofline.
 // The run computes the same from its records (entry/entry.hpp).

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <iostream>
 #include <map>
 #include <unistd.h>
@@ -91,6 +92,14 @@ void EntryLoop::run() {
             to_measure.push_back(i);
         }
     }
+    std::vector<EntryPlan> plan;
+    for (std::size_t i : to_measure) {
+        const Entry &e = *entries_[i];
+        const MeasureSettings &m = e.settings();
+        eta_index_[i] = plan.size();
+        plan.push_back({e.backend(), m.repetitions, m.warmup, m.min_samples, m.min_time, m.max_time, e.call_work().flops});
+    }
+    eta_ = std::make_unique<RunEta>(std::move(plan));
     std::vector<std::string> args = gbench_argv(setup_.options.benchmark_args);
     std::vector<char *> argv;
     for (auto &a : args) argv.push_back(a.data());
@@ -274,13 +283,26 @@ void EntryLoop::show_progress(std::size_t i) {
     if (!setup_.options.progress || !isatty(STDERR_FILENO)) return;
     const auto at = std::find(planned_.begin(), planned_.end(), i) - planned_.begin();
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
-    std::string eta = "?";
-    if (at > 0) eta = fmt::format("{:.0f}s", elapsed / double(at) * double(long(planned_.size()) - at));
+    const std::string eta = eta_text(i);
     const std::string counter =
         fmt::format("[{}/{}  {:.0f}s elapsed, ~{} left]  ", at + 1, planned_.size(), elapsed, eta);
     // A long name is cut in the middle, so the line never wraps on a 100-column terminal.
     const std::size_t room = kTerminalColumns - std::min(kTerminalColumns - 20, display_width(counter));
     std::cerr << "\x1b[2m" << counter << shorten_middle(entries_[i]->name(), room) << "\x1b[0m\n";
+}
+
+// The time left as the progress line shows it ("12s", "?" before an entry
+// finished), after telling the estimate how long the entry before `i` took.
+std::string EntryLoop::eta_text(std::size_t i) {
+    const auto now = std::chrono::steady_clock::now();
+    if (eta_last_ != SIZE_MAX && eta_last_ != i) {
+        const double took = std::chrono::duration<double>(now - eta_last_start_).count();
+        eta_->finished(eta_index_.at(eta_last_), took, entries_[eta_last_]->median_seconds().value_or(NAN));
+    }
+    eta_last_ = i;
+    eta_last_start_ = now;
+    const double left = eta_->seconds_left();
+    return left < 0 ? "?" : fmt::format("{:.0f}s", left);
 }
 
 // After the entries: what was not measured and why, and the per-backend

@@ -14,12 +14,14 @@
 #include "machine/machine.hpp"
 #include "run/run_backends.hpp"
 #include "run/run_console.hpp"
+#include "run/run_eta.hpp"
 #include "run/run_log.hpp"
 
 #include <benchmark/benchmark.h>
 
 #include <chrono>
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -66,6 +68,7 @@ private:
     void finish_active();
     void entry_done(std::size_t i, bool shown = true);
     void show_progress(std::size_t i);
+    std::string eta_text(std::size_t i);
     void report_after_run() const;
     const Entry *reference_of(const Entry &e) const;
 
@@ -81,6 +84,12 @@ private:
     std::unique_ptr<RunConsole> console_;
     nlohmann::json context_; // the set's context: what an entry's summary is judged against
     std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+    // The progress line's estimate (run/run_eta.hpp) over the entries that
+    // are measured: each one's place in it, the one shown last and its start.
+    std::unique_ptr<RunEta> eta_;
+    std::map<std::size_t, std::size_t> eta_index_;
+    std::size_t eta_last_ = SIZE_MAX;
+    std::chrono::steady_clock::time_point eta_last_start_;
 };
 
 } // namespace opbench

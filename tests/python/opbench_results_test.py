@@ -46,6 +46,42 @@ def to_old_form(result_set):
     return old
 
 
+def docstring_pivot():
+    """The naive-vs-onednn pivot the loader's docstring shows, as code."""
+    doc = obr.__doc__
+    start = doc.index("    ok = df[df.status")
+    return "\n".join(line[4:] for line in doc[start:doc.index("\n\n", start)].splitlines())
+
+
+def check_filter_columns(df, la, sa):
+    """Issue 30: case never empty, key pairs backends, threads are the
+    threads used, spread_pct is spread in percent, quality on every timed row;
+    the docstring's pivot runs on the loaded run."""
+    check(df.case.notna().all() and (df.case != "").all(), "case is never empty")
+    unnamed = df[df.op == "add"]
+    check((unnamed.case == "add").all(), "an unnamed case's case is its op")
+    check(df.key.notna().all() and not df.key.str.contains("be:").any(), "key has no backend")
+    per_key = df[df.set == "a"].groupby("key").backend.nunique()
+    check((per_key == df[df.set == "a"].backend.nunique()).all(),
+          f"every key has one row per backend ({len(per_key)} keys)")
+    resolved = {e["settings"].get("threads_resolved") for e in sa["benchmarks"] if "settings" in e}
+    ok = df[df.status == "ok"]
+    check((ok.threads >= 1).all() and set(ok.threads) <= resolved,
+          f"threads are settings.threads_resolved ({sorted(set(ok.threads))})")
+    check(((ok.spread_pct - 100 * ok.spread).abs() <= 1e-9 * ok.spread_pct.abs().clip(lower=1e-300)).all(),
+          "spread_pct is spread x 100")
+    check(ok.quality.notna().all() and set(ok.quality) <= {"clean", "noisy", "disturbed", "starved"},
+          f"every timed row has its quality ({sorted(set(ok.quality))})")
+    if "onednn" not in set(la[la.status == "ok"].backend):
+        print("note: onednn did not run here (not built): the docstring's pivot is not run")
+        return
+    env = {"df": la, "print": lambda *a: None}
+    exec(docstring_pivot(), env)
+    pair = env["pair"]
+    check(len(pair.dropna()) == la[la.status == "ok"].key.nunique() and (pair.speedup > 0).all(),
+          f"the docstring's naive-vs-onednn pivot gives a speedup per case ({len(pair)})")
+
+
 def main():
     global obr
     if len(sys.argv) != 5:
@@ -116,8 +152,11 @@ def main():
     # in each passed entry, compare's CSV computes it from the reader, and the
     # loader reads the stored one; a set without it is computed alike.
     metric_cols = obr._METRIC_COLUMNS
-    check(list(df.columns[df.columns.get_loc("remeasured") + 1:][:len(metric_cols)]) == metric_cols,
-          "the CSV's metric columns are the loader's, in order")
+    with_pct = [c for m in metric_cols for c in ([m, "spread_pct"] if m == "spread" else [m])]
+    check(list(df.columns[df.columns.get_loc("remeasured") + 1:][:len(with_pct)]) == with_pct,
+          "the CSV's metric columns are the loader's, in order, spread_pct after spread")
+    check(list(la.columns[la.columns.get_loc("remeasured") + 1:][:len(with_pct)]) == with_pct,
+          "and the loader's columns are in that order too")
     # Per-case fields live on each case's first iteration entry (results/README.md).
     firsts = {}
     for e in sa["benchmarks"]:
@@ -139,11 +178,16 @@ def main():
     check("added_metric_s" in la2.columns and len(ok2) > 0 and (ok2.added_metric_s == 1.5).all(),
           "a stored metric the loader does not list becomes a column of its own")
     csv_a = df[df.set == "a"].reset_index(drop=True)
-    for col in metric_cols:
+    for col in ["case", "key", "threads", "quality"]:
+        check(all((pd.isna(x) and pd.isna(y)) or x == y for x, y in zip(la[col], csv_a[col])),
+              f"{col}: the loader's equals compare's CSV for every entry")
+    for col in metric_cols + ["spread_pct"]:
         for frame, what in ((la, "stored"), (ln, "computed")):
             same = all((pd.isna(x) and pd.isna(y)) or math.isclose(float(x), float(y), rel_tol=1e-9)
                        for x, y in zip(frame[col], csv_a[col]))
             check(same, f"{col}: the loader's ({what}) equals compare's CSV for every entry")
+
+    check_filter_columns(df, la, sa)
 
     # compare JSON: dtype, params and variant as fields; the loader reads it.
     cj = os.path.join(work, "ab.json")

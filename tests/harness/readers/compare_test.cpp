@@ -457,3 +457,46 @@ TEST(Compare, TheCompactTableFits100ColumnsOnALoadedMachinesWorstRows) {
     EXPECT_EQ(row.back().rfind("disturbed [", 0), 0u) << row.back();
     for (std::size_t i = 0; i + 1 < row.size(); ++i) EXPECT_EQ(row[i].find('['), std::string::npos) << row[i];
 }
+
+// Issue 30: the tidy CSV's rows filter and pair. An unnamed case's `case` is
+// its op (never empty); `key` is the entry without its backend, so naive and
+// onednn rows of one case share it and different shapes do not; `threads` is
+// settings.threads_resolved (what ran), not the requested 0; `spread_pct` is
+// `spread` in percent, right after it.
+TEST(TidyRecords, CaseKeyThreadsAndSpreadPercent) {
+    FakeSet s;
+    FakeCase named = timed("naive", 1e-5, 0.02);
+    named.name = "square";
+    FakeCase other_shape = timed("naive", 1e-5);
+    other_shape.params = {{"R", 64}, {"C", 128}};
+    s.cases = {timed("naive", 1e-5, 0.02), timed("onednn", 2e-6), other_shape, named};
+    nlohmann::json j = fake_set_json(s);
+    for (auto &e : j["benchmarks"]) e["settings"]["threads_resolved"] = 2;
+    const Table t = entry_records({parse_result_set(j.dump(), "a")});
+    const auto col = [&](const std::string &name) {
+        const auto it = std::find(t.columns.begin(), t.columns.end(), name);
+        EXPECT_NE(it, t.columns.end()) << name;
+        return std::size_t(it - t.columns.begin());
+    };
+    ASSERT_EQ(t.rows.size(), 4u);
+    EXPECT_EQ(t.rows[0][col("case")], "add");
+    EXPECT_EQ(t.rows[3][col("case")], "square");
+    EXPECT_EQ(t.rows[0][col("key")], "add/C:128/R:32/dt:f32");
+    EXPECT_EQ(t.rows[0][col("key")], t.rows[1][col("key")]);
+    EXPECT_NE(t.rows[0][col("key")], t.rows[2][col("key")]);
+    EXPECT_EQ(t.rows[3][col("key")], "add/C:128/R:32/dt:f32/case:square");
+    for (const auto &r : t.rows) EXPECT_EQ(r[col("threads")], "2");
+    ASSERT_EQ(col("spread_pct"), col("spread") + 1);
+    const double spread = std::stod(t.rows[0][col("spread")]);
+    EXPECT_GT(spread, 0);
+    EXPECT_NEAR(std::stod(t.rows[0][col("spread_pct")]), 100 * spread, 1e-9 * spread);
+    // A set from before threads_resolved keeps what it wrote.
+    const Table old = entry_records({make(s, "old")});
+    EXPECT_EQ(old.rows[0][col("threads")], "0");
+}
+
+TEST(TidyRecords, EntryKeyDropsOnlyTheBackend) {
+    EXPECT_EQ(entry_key("matmul/M:64/dt:f32/be:onednn/case:sq"), "matmul/M:64/dt:f32/case:sq");
+    EXPECT_EQ(entry_key("decoder/tiny/phase:decode/dt:f32/thr:1/be:naive@base"), "decoder/tiny/phase:decode/dt:f32/thr:1");
+    EXPECT_EQ(entry_key("add/R:32/dt:f32"), "add/R:32/dt:f32");
+}
