@@ -93,10 +93,10 @@ Layout layout_of(const std::vector<ResultSet> &sets, const std::vector<std::stri
 std::vector<std::string> entry_row(const Layout &l, const ResultSet &s, const CaseRecord &c) {
     const ValidTimes v = valid_times(c);
     const bool timed = v.status == "ok";
+    const std::string &case_cell = c.case_name.empty() ? c.op : c.case_name; // never empty
     std::vector<std::string> row = {s.short_name(), s.commit(), s.timestamp(), s.machine_id(), s.suite_name(),
-                                    c.name,         c.case_name.empty() ? c.op : c.case_name,
-                                    entry_key(c.name), c.op,       c.backend,      c.dtype,
-                                    c.variant};
+                                    c.name,         case_cell,  entry_key(c.name), c.op,       c.backend,
+                                    c.dtype,        c.variant};
     for (const auto &p : l.params) {
         auto it = c.params.is_object() ? c.params.find(p) : c.params.end();
         row.push_back(c.params.is_object() && it != c.params.end() ? param_text(*it) : "");
@@ -133,7 +133,10 @@ std::string entry_key(const std::string &name) {
         std::size_t to = name.find('/', from);
         if (to == std::string::npos) to = name.size();
         const std::string_view part(name.data() + from, to - from);
-        if (!part.starts_with("be:")) key += (key.empty() ? "" : "/") + std::string(part);
+        if (!part.starts_with("be:")) {
+            if (!key.empty()) key += '/';
+            key.append(part);
+        }
         from = to + 1;
     }
     return key;
