@@ -67,7 +67,7 @@ struct XyChart {
 
 // Each name cut to at most `n` characters ("..." marks a cut); where a plain
 // cut would make two names read alike, the part where a name differs from
-// the others is kept ("attention.d...fused B:1 H:16"). Names that differ
+// the others is kept ("op.decode...fused B:1 H:16"). Names that differ
 // stay different.
 [[nodiscard]] std::vector<std::string> clip_unique(const std::vector<std::string> &names, std::size_t n);
 

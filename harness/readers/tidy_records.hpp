@@ -18,8 +18,8 @@
 
 namespace opbench {
 
-// An entry's name without its backend: "matmul/M:64/N:64/K:64/dt:f32/be:onednn/case:sq"
-// gives "matmul/M:64/N:64/K:64/dt:f32/case:sq", so the same case on naive
+// An entry's name without its backend: "OP/M:64/N:64/dt:f32/be:onednn/case:sq"
+// gives "OP/M:64/N:64/dt:f32/case:sq", so the same case on naive
 // and onednn (or on NAME@base and NAME@new) has one key: the CSV's `key`.
 [[nodiscard]] std::string entry_key(const std::string &name);
 

@@ -1,6 +1,6 @@
 // The run's "~Ns left": what the entries not finished yet will take.
 //
-// Entries differ by orders of magnitude (a 64^3 matmul's repetitions stop at
+// Entries differ by orders of magnitude (a 64^3 product's repetitions stop at
 // min_time; a naive 2048^3 one takes seconds a call), so "elapsed / done x
 // left" was off by 7x on the gemm suite (issue 30). Each entry's cost is
 // expected from its plan: repetitions x a repetition's time (min_samples
