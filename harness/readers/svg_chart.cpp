@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 namespace opbench {
 
@@ -181,6 +182,10 @@ std::vector<std::string> clip_unique(const std::vector<std::string> &names, std:
 
 std::string ratio_text(double r) {
     if (!std::isfinite(r)) return "-";
+    if (std::fabs(r) >= 100) return fmt::format("{:.0f}", r); // every integer digit
+    // Rounded to three significant digits first, so the decimals follow the
+    // rounded value (0.99995 is "1.00", not "1.000"; CI found it).
+    r = std::strtod(fmt::format("{:.3g}", r).c_str(), nullptr);
     if (std::fabs(r) >= 100) return fmt::format("{:.0f}", r);
     if (r == 0) return "0";
     // {:.3g} would write 1e-05; below 0.001 the digits follow the leading zeros.

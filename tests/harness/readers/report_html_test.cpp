@@ -177,6 +177,11 @@ TEST(SvgChart, RatioTextHasThreeSignificantDigits) {
     EXPECT_EQ(ratio_text(1.0), "1.00");
     EXPECT_EQ(ratio_text(12.345), "12.3");
     EXPECT_EQ(ratio_text(1578.054), "1578");
+    // Rounding that reaches the next power of ten takes its digits.
+    EXPECT_EQ(ratio_text(0.99995), "1.00");
+    EXPECT_EQ(ratio_text(9.9996), "10.0");
+    EXPECT_EQ(ratio_text(99.96), "100");
+    EXPECT_EQ(ratio_text(0.00099996), "0.00100");
     EXPECT_EQ(ratio_text(NAN), "-");
 }
 
