@@ -97,7 +97,10 @@ void EntryLoop::run() {
         const Entry &e = *entries_[i];
         const MeasureSettings &m = e.settings();
         eta_index_[i] = plan.size();
-        plan.push_back({e.backend(), m.repetitions, m.warmup, m.min_samples, m.min_time, m.max_time, e.call_work().flops});
+        const Case *c = e.op_case();
+        const std::string kind = c ? fmt::format("{}/{}", int(c->desc.op), int(c->desc.dtype)) : "";
+        plan.push_back({e.backend(), m.repetitions, m.warmup, m.min_samples, m.min_time, m.max_time, e.call_work().flops,
+                        kind, m.starved_retries});
     }
     eta_ = std::make_unique<RunEta>(std::move(plan));
     std::vector<std::string> args = gbench_argv(setup_.options.benchmark_args);
@@ -291,13 +294,29 @@ void EntryLoop::show_progress(std::size_t i) {
     std::cerr << "\x1b[2m" << counter << shorten_middle(entries_[i]->name(), room) << "\x1b[0m\n";
 }
 
+namespace {
+
+// A call's time as this machine ran it, for the time left: the median over
+// every repetition, starved ones too (they time the machine, as the entries
+// left will be timed); NaN without a repetition.
+double call_seconds_as_run(const CaseResult &r) {
+    std::vector<double> medians;
+    for (const auto &rec : r.repetitions) medians.push_back(rec.summary.median);
+    return medians.empty() ? NAN : summarize(medians).median;
+}
+
+} // namespace
+
 // The time left as the progress line shows it ("12s", "?" before an entry
 // finished), after telling the estimate how long the entry before `i` took.
 std::string EntryLoop::eta_text(std::size_t i) {
     const auto now = std::chrono::steady_clock::now();
     if (eta_last_ != SIZE_MAX && eta_last_ != i) {
         const double took = std::chrono::duration<double>(now - eta_last_start_).count();
-        eta_->finished(eta_index_.at(eta_last_), took, entries_[eta_last_]->median_seconds().value_or(NAN));
+        const CaseResult &r = entries_[eta_last_]->result;
+        int tries = 0;
+        for (const auto &rec : r.repetitions) tries += 1 + rec.remeasured;
+        eta_->finished(eta_index_.at(eta_last_), {took, r.measure_seconds, tries, call_seconds_as_run(r)});
     }
     eta_last_ = i;
     eta_last_start_ = now;

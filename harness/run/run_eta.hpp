@@ -2,15 +2,25 @@
 //
 // Entries differ by orders of magnitude (a 64^3 product's repetitions stop at
 // min_time; a naive 2048^3 one takes seconds a call), so "elapsed / done x
-// left" was off by 7x on the gemm suite (issue 30). Each entry's cost is
-// expected from its plan: repetitions x a repetition's time (min_samples
-// calls, held between min_time and max_time, at least one call), plus its
-// warmup and verification calls, plus a fixed setup. A call's time is its
-// work (FLOPs) at the speed its backend showed on the entries finished so
-// far (0 until one finished: only the time settings count). Then what the
-// finished entries really took scales those expectations, per backend (a
-// backend whose repetitions run to max_time costs more than its minimum
-// says), or over the whole run for a backend not seen yet.
+// left" was off by 7x on the gemm suite (issue 30). An entry's time is two
+// parts, each expected from its plan and corrected by what the finished
+// entries of its backend really took:
+//
+// - its repetitions: repetitions x tries x a try's time, planned as one try
+//   of min_samples calls, held between min_time and max_time, at least one
+//   call. A backend whose tries ran past that (the noise target unmet) is
+//   expected to do so again, in proportion, but never past max_time; one
+//   whose repetitions were measured again as starved (a busy machine) is
+//   expected to need as many tries, up to starved_retries more;
+// - the rest: its warmup and verification calls, and what its backend's
+//   finished entries spent besides calls (starting in the worker, preparing
+//   inputs, the reference's check, the record): their median.
+//
+// A call's time is its work (FLOPs) at the speed of the finished entry most
+// like it: the same op and dtype, nearest in FLOPs (naive's bf16 calls are
+// slower per FLOP than its f32 ones, onednn's 2x on a CPU without AMX); else
+// its backend's median (0 until one finished: only the time settings count).
+// A backend not seen yet takes the run's corrections.
 #pragma once
 
 #include <cstddef>
@@ -26,31 +36,69 @@ struct EntryPlan {
     int repetitions = 1, warmup = 0, min_samples = 1;
     double min_time = 0, max_time = 0; // seconds per repetition
     double flops = 0;                  // work of one call; 0 unknown
+    // Entries of one kind (an op in one dtype) run at one speed per FLOP,
+    // give or take their size; empty: known by its backend only.
+    std::string kind;
+    int starved_retries = 0; // a starved repetition is measured again up to this often
+};
+
+// How a finished entry spent its time.
+struct EntryTook {
+    double seconds = 0;           // from its start to the next one's
+    double measure_seconds = 0;   // of which in its repetitions' sampling
+    int tries = 0;                // its repetitions' samplings, re-measures included
+    // Its median call as this machine ran it (starved repetitions too: the
+    // machine is as busy for the entries left); NaN or <= 0: no time (it
+    // failed, was skipped).
+    double call_seconds = 0;
 };
 
 class RunEta {
 public:
     explicit RunEta(std::vector<EntryPlan> plan);
 
-    // Entry k took `seconds` from its start to the next one's (setup,
-    // verification and every repetition); its median call took
-    // `call_seconds` (NaN or <= 0: no time, e.g. it failed).
-    void finished(std::size_t k, double seconds, double call_seconds);
+    void finished(std::size_t k, const EntryTook &took);
 
     // Seconds the entries not finished yet will take; negative (unknown)
     // before any entry finished.
     [[nodiscard]] double seconds_left() const;
 
-    // What entry k is expected to cost from its plan and its backend's
-    // speed so far, before the scaling by what finished entries took.
-    [[nodiscard]] double expected(std::size_t k) const;
+    // Entry k's repetitions as its plan has them at the speed known so far:
+    // the least they take, and the most (every repetition to max_time, and
+    // measured again as often as a starved one may be).
+    [[nodiscard]] double planned_measure(std::size_t k) const;
+    [[nodiscard]] double most_measure(std::size_t k) const;
+    // One try of one of its repetitions: the least and the most.
+    [[nodiscard]] double planned_try(std::size_t k) const;
+    [[nodiscard]] double most_try(std::size_t k) const;
+    // Its calls outside the repetitions: warmup and verification.
+    [[nodiscard]] double other_calls(std::size_t k) const;
 
 private:
+    struct Speed {
+        double flops, seconds_per_flop;
+    };
+    // What finished entries of one backend (or of the whole run) took,
+    // against what their plans said.
+    struct Corrections {
+        double measured = 0, planned = 0; // the tries' seconds, and their plans'
+        double tries = 0, repetitions = 0;
+        std::vector<double> overheads; // each entry's seconds besides calls
+        [[nodiscard]] double try_scale() const { return planned > 0 ? measured / planned : 1.0; }
+        [[nodiscard]] double tries_per_repetition() const { return repetitions > 0 ? tries / repetitions : 1.0; }
+        [[nodiscard]] double overhead() const;
+    };
+
+    [[nodiscard]] double call_seconds(const EntryPlan &p) const;
+    [[nodiscard]] double estimate(std::size_t k, const Corrections &c) const;
+
     std::vector<EntryPlan> plan_;
-    std::vector<double> took_; // seconds; negative: not finished
+    std::vector<EntryTook> took_;
+    std::vector<bool> finished_;
     bool any_finished_ = false;
-    // Seconds per FLOP of a call, per backend: its last finished entries'.
-    std::map<std::string, std::vector<double>> seconds_per_flop_;
+    // A call's seconds per FLOP: per backend (its last finished entries'),
+    // and per backend and kind.
+    std::map<std::string, std::vector<Speed>> by_backend_, by_kind_;
 };
 
 } // namespace opbench

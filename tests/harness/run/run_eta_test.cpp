@@ -14,11 +14,12 @@ namespace {
 
 // A gemm-like plan: square matmuls 512^3, 1024^3, 2048^3 in two dtypes on
 // naive (1 GFLOP/s: calls of 0.27 s to 17 s, so repetitions run past
-// min_time) and onednn (100 GFLOP/s: repetitions stop at min_time), each
-// shape's naive entry then its onednn one, as a run orders them.
+// min_time) and onednn (100 GFLOP/s: repetitions run to max_time, the
+// noise target unmet), each shape's naive entry then its onednn one, as a
+// run orders them. Every entry also spends 0.1 s besides its calls.
 struct Synthetic {
     std::vector<EntryPlan> plan;
-    std::vector<double> cost; // what each entry "really" takes, seconds
+    std::vector<EntryTook> took; // what each entry "really" takes
 };
 
 Synthetic gemm_like() {
@@ -26,36 +27,32 @@ Synthetic gemm_like() {
     for (double n : {512.0, 1024.0, 2048.0})
         for (int dtype = 0; dtype < 2; ++dtype)
             for (const auto &[backend, flop_per_s] : {std::pair{"naive", 1e9}, std::pair{"onednn", 1e11}}) {
-                EntryPlan p{backend, 3, n == 2048 ? 1 : 2, n == 2048 ? 3 : 5, 0.5, 5.0, 2 * n * n * n};
+                EntryPlan p{backend, 3, n == 2048 ? 1 : 2, n == 2048 ? 3 : 5, 0.5, 5.0, 2 * n * n * n, dtype ? "mm/bf16" : "mm/f32"};
                 const double call = p.flops / flop_per_s * (dtype ? 1.5 : 1.0);
-                // Repetitions run to max_time when the noise target is missed
-                // (onednn here): 5 s, not min_time's 0.5 s.
                 const double rep = backend == std::string("onednn") ? p.max_time
                                                                      : std::clamp(p.min_samples * call, p.min_time, p.max_time);
-                s.cost.push_back(0.1 + p.repetitions * std::max(call, rep) + (p.warmup + 1) * call);
+                const double measure = p.repetitions * std::max(call, rep);
+                s.took.push_back({0.1 + measure + (p.warmup + 1) * call, measure, p.repetitions, call});
                 s.plan.push_back(p);
             }
     return s;
 }
 
-double call_of(const Synthetic &s, std::size_t k) {
-    return s.plan[k].flops / (s.plan[k].backend == "naive" ? 1e9 : 1e11) * ((k / 2) % 2 ? 1.5 : 1.0);
-}
-
 } // namespace
 
 TEST(RunEta, UnknownBeforeAnEntryFinished) {
-    RunEta eta({{"naive", 3, 1, 5, 0.1, 1.0, 1e6}});
+    RunEta eta({{"naive", 3, 1, 5, 0.1, 1.0, 1e6, ""}});
     EXPECT_LT(eta.seconds_left(), 0);
-    eta.finished(0, 1.0, 1e-3);
+    eta.finished(0, {1.0, 0.5, 3, 1e-3});
     EXPECT_EQ(eta.seconds_left(), 0);
 }
 
-// Equal entries: the estimate is what each took times how many are left.
+// Equal entries: the estimate is what each took times how many are left,
+// however it divides between repetitions and the rest.
 TEST(RunEta, EqualEntriesGiveTheAverage) {
-    RunEta eta(std::vector<EntryPlan>(8, EntryPlan{"naive", 9, 2, 5, 0.03, 0.15, 1e5}));
-    eta.finished(0, 2.0, 1e-5);
-    eta.finished(1, 2.0, 1e-5);
+    RunEta eta(std::vector<EntryPlan>(8, EntryPlan{"naive", 9, 2, 5, 0.03, 0.15, 1e5, ""}));
+    eta.finished(0, {2.0, 0.9, 9, 1e-5});
+    eta.finished(1, {2.0, 0.9, 9, 1e-5});
     EXPECT_NEAR(eta.seconds_left(), 6 * 2.0, 1e-9);
 }
 
@@ -64,13 +61,13 @@ TEST(RunEta, EqualEntriesGiveTheAverage) {
 TEST(RunEta, HoldsWithinThirtyPercentAfterAQuarterOfAGemmLikeRun) {
     const Synthetic s = gemm_like();
     double total = 0;
-    for (double c : s.cost) total += c;
+    for (const EntryTook &t : s.took) total += t.seconds;
     RunEta eta(s.plan);
     double elapsed = 0;
     bool old_was_off = false;
     for (std::size_t k = 0; k + 1 < s.plan.size(); ++k) {
-        eta.finished(k, s.cost[k], call_of(s, k));
-        elapsed += s.cost[k];
+        eta.finished(k, s.took[k]);
+        elapsed += s.took[k].seconds;
         const double actual = total - elapsed;
         const double old = elapsed / double(k + 1) * double(s.plan.size() - k - 1);
         if (elapsed < total / 4) continue;
@@ -81,19 +78,57 @@ TEST(RunEta, HoldsWithinThirtyPercentAfterAQuarterOfAGemmLikeRun) {
     EXPECT_TRUE(old_was_off) << "the synthetic run should be one the per-entry average gets wrong";
 }
 
-// A backend with no finished entry yet is scaled as the run so far is.
-TEST(RunEta, AnUnseenBackendTakesTheRunsScale) {
-    RunEta eta({{"naive", 1, 0, 1, 1.0, 1.0, 0}, {"onednn", 1, 0, 1, 1.0, 1.0, 0}});
-    eta.finished(0, 2 * eta.expected(0), NAN);
-    EXPECT_NEAR(eta.seconds_left(), 2 * eta.expected(1), 1e-9);
+// A backend with no finished entry yet is corrected as the run so far is.
+TEST(RunEta, AnUnseenBackendTakesTheRunsCorrections) {
+    RunEta eta({{"naive", 1, 0, 1, 1.0, 10.0, 0, ""}, {"onednn", 1, 0, 1, 1.0, 10.0, 0, ""}});
+    eta.finished(0, {2.5, 2.0, 1, NAN}); // no call time: its repetitions' scale is unknown
+    EXPECT_NEAR(eta.seconds_left(), 0.5 + 1.0, 1e-9);
+    RunEta timed({{"naive", 1, 0, 1, 1.0, 10.0, 0, ""}, {"onednn", 1, 0, 1, 1.0, 10.0, 0, ""}});
+    timed.finished(0, {2.5, 2.0, 1, 1e-3}); // repetitions took 2x min_time
+    EXPECT_NEAR(timed.seconds_left(), 0.5 + 2.0, 1e-9);
 }
 
 // The work of a call counts once its backend's speed is known: a case with
 // 8x the FLOPs whose calls outlast min_time is expected to cost more.
 TEST(RunEta, WorkPerCallCountsOnceTheBackendsSpeedIsKnown) {
-    RunEta eta({{"naive", 3, 1, 5, 0.1, 10.0, 1e9}, {"naive", 3, 1, 5, 0.1, 10.0, 8e9}});
-    const double before = eta.expected(1);
-    eta.finished(0, 20.0, 1.0); // 1 ns per FLOP
-    EXPECT_GT(eta.expected(1), 10 * before);
-    EXPECT_NEAR(eta.expected(1), 0.02 + 3 * 10.0 + 2 * 8.0, 1e-6); // repetitions held at max_time
+    RunEta eta({{"naive", 3, 1, 5, 0.1, 10.0, 1e9, ""}, {"naive", 3, 1, 5, 0.1, 10.0, 8e9, ""}});
+    const double before = eta.planned_measure(1);
+    eta.finished(0, {17.5, 15.0, 3, 1.0}); // 1 ns per FLOP; 0.5 s besides its calls
+    EXPECT_GT(eta.planned_measure(1), 10 * before);
+    EXPECT_NEAR(eta.planned_measure(1), 3 * 10.0, 1e-6); // repetitions held at max_time
+    EXPECT_NEAR(eta.seconds_left(), 0.5 + 2 * 8.0 + 3 * 10.0, 1e-6);
+}
+
+// Repetitions that ran past their plan (noise target unmet) are expected to
+// again, in proportion, but never past max_time a repetition.
+TEST(RunEta, RepetitionsScaleUpToMaxTimeAndNoFurther) {
+    RunEta eta({{"onednn", 3, 0, 5, 0.5, 5.0, 1e9, "mm"}, {"onednn", 3, 0, 5, 0.5, 5.0, 8e9, "mm"}});
+    eta.finished(0, {30.0, 30.0, 3, 1e-3}); // 20x its 1.5 s plan: no try can take that long
+    // 8e9 FLOPs: calls of 8 ms, a plan of 3 x 0.5 s; 20x would be 30 s, and
+    // max_time allows 3 x (5 s + one call).
+    EXPECT_NEAR(eta.most_measure(1), 3 * (5.0 + 8e-3), 1e-9);
+    EXPECT_NEAR(eta.seconds_left(), 8e-3 + 3 * (5.0 + 8e-3), 1e-6);
+    // A starved repetition may be measured again (twice here): an entry
+    // whose every repetition took three tries is expected to again, and the
+    // most is three tries of max_time each.
+    RunEta retried({{"onednn", 3, 0, 5, 0.5, 5.0, 1e9, "mm", 2}, {"onednn", 3, 0, 5, 0.5, 5.0, 8e9, "mm", 2}});
+    retried.finished(0, {30.0, 30.0, 9, 1e-3}); // each repetition measured 3 times, 3.3 s a try
+    EXPECT_NEAR(retried.most_measure(1), 3 * 3 * (5.0 + 8e-3), 1e-9);
+    EXPECT_NEAR(retried.seconds_left(), 8e-3 + 3 * 3 * (30.0 / 9), 1e-6);
+}
+
+// A call is expected at the speed of its own kind (op and dtype), nearest in
+// FLOPs: a bf16 entry after f32 and bf16 ones takes the bf16 speed, not the
+// backend's median; a kind not seen yet takes the backend's median.
+TEST(RunEta, ACallTakesTheSpeedOfItsKindNearestInSize) {
+    RunEta eta({{"naive", 1, 0, 1, 0, 100, 1e9, "mm/f32"},
+                {"naive", 1, 0, 1, 0, 100, 1e9, "mm/bf16"},
+                {"naive", 1, 0, 1, 0, 100, 8e9, "mm/f32"},
+                {"naive", 1, 0, 1, 0, 100, 8e9, "mm/bf16"},
+                {"naive", 1, 0, 1, 0, 100, 16e9, "other"}});
+    eta.finished(0, {2.0, 1.0, 1, 1.0});    // 1 ns per FLOP
+    eta.finished(1, {4.0, 2.0, 1, 2.0});    // bf16: 2 ns per FLOP
+    eta.finished(2, {20.0, 10.0, 1, 10.0}); // f32 at 8e9: 1.25 ns per FLOP (a slower size)
+    EXPECT_NEAR(eta.planned_measure(3), 16.0, 1e-6);
+    EXPECT_NEAR(eta.planned_measure(4), 20.0, 1e-6);
 }
