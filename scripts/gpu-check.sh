@@ -10,7 +10,7 @@
 #      the runs in sets/parts/), `opbench compare --by backend` in Markdown
 #      (levels.md), a report (report.html), every log
 #      (logs/), and summary.md: the device, the commit, the test counts and
-#      each set's passed / failed / skipped counts.
+#      each set's passed / failed / skipped / starved counts.
 # Sized for 10 minutes on one H100 (each step has its own time limit).
 #
 # usage: scripts/gpu-check.sh [--force] [--allow-no-gpu] [--prebuilt BUILDDIR] OUTDIR
@@ -195,9 +195,13 @@ fi
   echo
   python3 - "$out/sets" <<'PY'
 import collections, glob, json, os, sys
-print("| set | backend | passed | failed | skipped |")
-print("| --- | --- | ---: | ---: | ---: |")
+# Every status a set can hold: starved (ran and verified, but the machine
+# was too busy to time it) is not a pass, and one not named here is "other".
+shown = ("passed", "failed", "skipped", "starved")
+print("| set | backend | " + " | ".join(shown) + " | other |")
+print("| --- | --- |" + " ---: |" * (len(shown) + 1))
 reasons = collections.Counter()
+starved = []
 for path in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):  # the merged sets
     try:
         entries = json.load(open(path))["benchmarks"]
@@ -210,14 +214,21 @@ for path in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):  # the merge
         if e.get("run_type") == "aggregate" or e.get("repetition_index", 0) != 0:
             continue
         counts[e.get("backend", "?")][e.get("status", "?")] += 1
-        if e.get("status") in ("failed", "skipped"):
+        if e.get("status") == "starved":  # each its own figures: listed by name
+            starved.append(f"{e.get('name', '?')}: {e.get('reason', '')[:110]}")
+        elif e.get("status") != "passed":
             reasons[(e.get("backend"), e.get("status"), e.get("reason", "")[:160])] += 1
     for backend, c in sorted(counts.items()):
-        print(f"| {os.path.basename(path)[:-5]} | {backend} | {c['passed']} | {c['failed']} | {c['skipped']} |")
+        other = sum(n for status, n in c.items() if status not in shown)
+        print(f"| {os.path.basename(path)[:-5]} | {backend} | " + " | ".join(str(c[s]) for s in shown) + f" | {other} |")
 if reasons:
-    print("\nFailed and skipped, by reason:\n")
+    print("\nNot passed, by reason:\n")
     for (backend, status, reason), n in reasons.most_common():
         print(f"- {n} x {backend} {status}: {reason}")
+if starved:
+    print(f"\nStarved ({len(starved)}; the first 20):\n")
+    for line in starved[:20]:
+        print(f"- {line}")
 PY
   echo
   echo "Levels (naive -> cuda): levels.md; charts: report.html; logs: logs/."
