@@ -686,6 +686,12 @@ void cuda_info(opb_backend *b, opb_info_fn fn, void *user) {
         put("cublaslt_version", library_version_string(cublasLtGetVersion()));
         put("cudnn_version", library_version_string(cudnnGetVersion()));
         put("compiled_archs", OPBENCH_CUDA_ARCHS);
+        // One host thread issues each op onto one stream: the harness counts
+        // this, not --threads, against free CPUs (on an H100 host every entry
+        // was 'noisy' for "16 threads on 14.9 free CPUs").
+        put("threads", "1");
+        put("threading", "one host thread launches each op on one CUDA stream; the description's threads "
+                         "field is ignored");
         if (!c->unavailable.empty()) {
             put("unavailable", c->unavailable);
             return;

@@ -83,6 +83,27 @@ TEST_F(CudaPluginLoad, CreateSucceedsAndProbeTellsWhetherTheGpuIsUsable) {
     api->destroy(b);
 }
 
+// With or without a device, info says the backend uses one host thread: the
+// harness (threads_used) then counts 1, not the run's --threads, when it
+// judges an entry's CPUs oversubscribed.
+TEST_F(CudaPluginLoad, InfoReportsOneHostThreadWithOrWithoutDevice) {
+    RecordingHost host;
+    const opb_host_services s = recording_services(&host);
+    opb_backend *b = nullptr;
+    ASSERT_EQ(api->create(&s, &b), OPB_OK);
+    (void)api->probe(b);
+    std::string keys;
+    api->info(
+        b,
+        [](void *u, const char *k, const char *v) {
+            *static_cast<std::string *>(u) += std::string(k) + "=" + v + "\n";
+        },
+        &keys);
+    EXPECT_NE(keys.find("\nthreads=1\n"), std::string::npos) << keys;
+    EXPECT_NE(keys.find("\nthreading=one host thread"), std::string::npos) << keys;
+    api->destroy(b);
+}
+
 // Without a usable device every call that would touch it refuses with the
 // probe's reason; nothing crashes and no memory is reported.
 TEST_F(CudaPluginLoad, WithoutDeviceEveryDeviceCallIsUnavailableWithTheReason) {
