@@ -17,10 +17,15 @@
 # x/ROOT): that path is made a symlink to the unpacked tree. Where it exists
 # as a real directory (the machine that built it), the run is refused unless
 # it is already that tree.
-# Exit: gpu-check's (0 all passed, 1 a test or entry failed, 3 no GPU), 9
-# when the bundle cannot be unpacked or its path cannot be recreated.
+# Exit: gpu-check's (0 all passed, 1 a test or entry failed, 2 bad usage, 3
+# no GPU), 9 when the bundle cannot be unpacked or its path cannot be
+# recreated.
 set -u
-outd=${1:?usage: gpu-device-run.sh OUTDIR [gpu-check options]}
+if [ $# -lt 1 ] || [ -z "$1" ]; then
+  echo "usage: gpu-device-run.sh OUTDIR [gpu-check options, e.g. --allow-no-gpu]" >&2
+  exit 2
+fi
+outd=$1
 shift
 mkdir -p "$outd" && outd=$(cd "$outd" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
