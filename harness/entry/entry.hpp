@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -63,11 +64,19 @@ public:
     // The op case it measures, when it is a case x backend; nullptr for a
     // workload phase. The loop asks this and casts nothing (issue 29).
     [[nodiscard]] virtual const Case *op_case() const { return nullptr; }
+    // Its place among its backend's op cases in the probe (the supports()
+    // answer that is its own), set when the probe's list is made; none: it
+    // was not in the probe (a workload phase).
+    [[nodiscard]] std::optional<std::size_t> probe_place() const { return probe_place_; }
+    void set_probe_place(std::size_t place) { probe_place_ = place; }
 
     // The median of its repetitions' medians; none before one was measured.
     [[nodiscard]] std::optional<double> median_seconds() const;
 
     CaseResult result; // what was measured: status, repetitions, memory, roofline ...
+
+private:
+    std::optional<std::size_t> probe_place_;
 };
 
 // The noise of one repetition as the label says it ("noise 0.42%", and

@@ -2,7 +2,6 @@
 
 #include "check/reference_store.hpp"
 #include "machine/bottleneck.hpp"
-#include "run/runner.hpp"
 #include "writers/text_wrap.hpp"
 
 #include <fmt/format.h>
@@ -12,8 +11,9 @@
 
 namespace opbench {
 
-RunBackends::RunBackends(const PluginSet &plugins, const RunOptions &options, ProfileSession *profile)
-    : plugins_(plugins), options_(options), profile_(profile) {}
+RunBackends::RunBackends(const PluginSet &plugins, const BackendOptions &options, double probe_timeout,
+                         ProfileSession *profile)
+    : plugins_(plugins), options_(options), probe_timeout_(probe_timeout), profile_(profile) {}
 
 // Entries run in this process with --isolate none and when profiling (its
 // scopes, spans and hot paths are recorded here); otherwise every plugin
@@ -32,7 +32,7 @@ void RunBackends::open(const std::vector<std::string> &named,
         }
         auto asked = cases_of.find(name);
         const std::vector<opb_op_desc> descs = asked == cases_of.end() ? std::vector<opb_op_desc>() : asked->second;
-        BackendProbe probe = host_->probe_backend(name, descs, probe_timeout());
+        BackendProbe probe = host_->probe_backend(name, descs, probe_timeout_);
         BackendFacts facts =
             probe.fault.empty() ? std::move(probe.facts) : faulted_backend(*plugin->api, name, probe.fault);
         if (!facts.context.is_null()) contexts_[name] = facts.context;
@@ -85,10 +85,8 @@ Roofline RunBackends::roofline(double flops, double bytes, int dtype, int thread
                         peak_kind(dtype), warm_cache ? bytes : 0);
 }
 
-// The seconds each step of probing a backend may take: --case-timeout when
-// given, else a minute (a GPU backend's create can take seconds).
-double RunBackends::probe_timeout() const {
-    const std::optional<double> timeout = options_.overrides.get("timeout");
+double probe_timeout_seconds(const SettingOverrides &overrides) {
+    const std::optional<double> timeout = overrides.get("timeout");
     return timeout && *timeout > 0 ? *timeout : 60.0;
 }
 
@@ -97,7 +95,7 @@ double RunBackends::probe_timeout() const {
 bool RunBackends::reference_opens() {
     auto it = facts_.find(options_.reference);
     if (it != facts_.end()) return it->second.usable();
-    const BackendProbe probe = host_->probe_backend(options_.reference, {}, probe_timeout());
+    const BackendProbe probe = host_->probe_backend(options_.reference, {}, probe_timeout_);
     return probe.fault.empty() && probe.facts.usable();
 }
 
