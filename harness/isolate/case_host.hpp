@@ -5,7 +5,11 @@
 // The runner talks to a CaseHost in three steps per case x backend, which
 // mirror the recipe (recipe.hpp): activate (reference, prepare, check, warm
 // up, choose batch), measure_repetition (once per Google Benchmark
-// repetition), finish (memory figures, release). Everything that crosses
+// repetition), finish (memory figures, release). The host knows jobs, not
+// what they measure: each step goes to the JobKinds it was given (an op
+// case's, entry/op_case_job.hpp; a workload phase's,
+// workload/workload_session.hpp), which any observer (profiling) comes in
+// through too. Everything that crosses
 // the host is plain data (records.hpp, MemoryFigures), so the worker host
 // sends it over a pipe (worker.hpp: CBOR, converted by nlohmann's macros
 // below) and a plugin's crash, abort,
@@ -23,8 +27,6 @@
 #include "measure/settings.hpp"
 #include "check/verify.hpp"
 #include "isolate/worker.hpp"
-#include "profile/profile_session.hpp"
-#include "workload/workload_job.hpp"
 
 #include "opbench/plugin.h"
 
@@ -39,6 +41,8 @@
 #include <vector>
 
 namespace opbench {
+
+class CacheEvictor; // plugin/backend_work.hpp
 
 enum class Isolation { process, none };
 [[nodiscard]] std::string_view isolation_name(Isolation i);
@@ -97,12 +101,17 @@ struct CaseJob {
     uint64_t check_seed = 0;         // the fast checks' randomness, recorded
     std::string reference_store_dir; // full mode: references kept on disk here ("" = none)
     std::string reference_store_key; // names the reference build exactly
-    // Set: a workload phase (its decoder and phase) instead of the op case
-    // `desc`; run by workload/workload_session.hpp, checked layer by layer.
-    std::optional<workload::WorkloadJob> workload;
+    // A kind of job other than the op case `desc`: its own plain data, which
+    // only that kind reads (a workload phase: workload/workload_job.hpp's
+    // WorkloadJob); null for an op case.
+    nlohmann::json detail;
+    // Its repetitions stay in the worker that activated it (a workload: its
+    // layer check and whole-model figures belong to that process), instead of
+    // spreading over the backend's pool.
+    bool one_process = false;
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CaseJob, case_index, name, backend, desc, settings, nmse_threshold, timer_overhead,
-                                   verify, check_seed, reference_store_dir, reference_store_key, workload)
+                                   verify, check_seed, reference_store_dir, reference_store_key, detail, one_process)
 
 // What activating a case gave: passed, or failed / skipped with the reason.
 struct Activation {
@@ -115,18 +124,18 @@ struct Activation {
     Verification verification;                      // mode, method, what was checked
     double prepare_seconds = 0, verify_seconds = 0; // reference + check for the latter
     std::string reference_problem;                  // the reference store could not be used (the run goes on)
-    std::optional<workload::WorkloadActivation> workload; // a workload job's: its check and work per call
+    nlohmann::json detail; // the job kind's own (a workload's check and work per call); null for an op case
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Activation, status, reason, nmse, preparation, workspace_bytes, checked, verification,
-                                   prepare_seconds, verify_seconds, reference_problem, workload)
+                                   prepare_seconds, verify_seconds, reference_problem, detail)
 
-// What finishing a case gave: its memory figures, and a workload's tail
-// (allocations, component times) for its whole-model figures.
+// What finishing a case gave: its memory figures, and the job kind's own
+// (a workload's tail: allocations, component times); null for an op case.
 struct FinishRecord {
     MemoryFigures memory;
-    std::optional<workload::WorkloadTail> workload;
+    nlohmann::json detail;
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FinishRecord, memory, workload)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FinishRecord, memory, detail)
 
 // What probing a backend gave (CaseHost::probe_backend): its facts and call
 // overhead, or the fault that ended the probing.
@@ -159,33 +168,54 @@ public:
     [[nodiscard]] virtual bool interrupted() const { return false; }
 };
 
-// Instruments cases measured in this process (profiling: --profile, --trace):
-// hears a case begin and end, and wraps the work and the observer the recipe
-// sees. Only the in-process host takes one: what it records stays here.
-class CaseInstrumentation {
+// What a job runs with in the process that runs it: the host's backends,
+// its phase (a failure names it; a worker reports it to its parent) and the
+// cold cache's evictor.
+class JobContext {
 public:
-    virtual ~CaseInstrumentation() = default;
-    virtual void case_begin(const CaseJob &job, BackendInstance &backend) = 0;
-    [[nodiscard]] virtual MeasuredWork &wrap_work(MeasuredWork &work) = 0;
-    [[nodiscard]] virtual RecipeObserver &wrap_observer(RecipeObserver &observer) = 0;
-    virtual void case_end() = 0;
-    // A workload entry (workload/workload_session.hpp) instead of an op case:
-    // `args` go on its case span, `on_recording` hears the plugin's scope
-    // switch flip at each recorded sample; its component spans record into
-    // profiler(); finish_case() ends it with what was recorded.
-    virtual void begin(const std::string &name, const std::string &backend_name, nlohmann::json args,
-                       BackendInstance &backend, std::function<void(bool)> on_recording) = 0;
-    [[nodiscard]] virtual Profiler &profiler() = 0;
-    virtual const CaseProfile &finish_case() = 0;
+    virtual ~JobContext() = default;
+    [[nodiscard]] virtual BackendSessions &sessions() = 0;
+    [[nodiscard]] virtual const std::string &reference_name() const = 0;
+    // `backend`'s open instance; else throws MeasureFailure (skipped) saying why.
+    [[nodiscard]] virtual BackendInstance &usable_or_throw(const std::string &backend) = 0;
+    // The job enters `case_phase` (case_phase above).
+    virtual void enter(std::string_view case_phase) = 0;
+    // The evictor of --cache cold, made on first use (outside every case's memory figures).
+    [[nodiscard]] virtual CacheEvictor &evictor() = 0;
 };
 
-// --isolate none: runs in this process on `sessions`' instances. A plugin
-// fault here ends opbench; C++ exceptions (bad_alloc included) fail the case.
-// `on_phase`, when set, hears each phase as it begins (the worker reports
-// them to its parent through it).
+// A job made active in this process, between activation and finish.
+class ActiveJob {
+public:
+    virtual ~ActiveJob() = default; // releases what it holds
+    // One repetition. Throws MeasureFailure.
+    [[nodiscard]] virtual RepetitionRecord measure_repetition() = 0;
+    // Its memory figures (when it passed) and its kind's detail.
+    [[nodiscard]] virtual FinishRecord finish() = 0;
+};
+
+// The kinds of job a host runs (an op case, a workload phase); keeps what
+// outlives one job (the references). A job's observers (profiling) are the
+// kinds' to give its recipe: the host knows none.
+class JobKinds {
+public:
+    virtual ~JobKinds() = default;
+    // Runs `job`'s reference, prepare, check, warm-up and batch choice,
+    // recording them in `a` (the host sets its status). Throws
+    // MeasureFailure, or what a plugin threw.
+    [[nodiscard]] virtual std::unique_ptr<ActiveJob> activate(const CaseJob &job, JobContext &context,
+                                                              Activation &a) = 0;
+};
+// Makes a host's JobKinds (the worker's host makes its own).
+using JobKindsMaker = std::function<std::unique_ptr<JobKinds>()>;
+
+// --isolate none: runs `kinds`' jobs (which it keeps) in this process on `sessions`'
+// instances. A plugin fault here ends opbench; C++ exceptions (bad_alloc
+// included) fail the case. `on_phase`, when set, hears each phase as it
+// begins (the worker reports them to its parent through it).
 [[nodiscard]] std::unique_ptr<CaseHost> make_in_process_host(BackendSessions &sessions, const std::string &reference,
-                                                             std::function<void(std::string_view)> on_phase = nullptr,
-                                                             CaseInstrumentation *instrumentation = nullptr);
+                                                             std::unique_ptr<JobKinds> kinds,
+                                                             std::function<void(std::string_view)> on_phase = nullptr);
 
 // --isolate process: one worker per backend, started when the backend is
 // probed and again after a failure as
@@ -196,11 +226,12 @@ public:
                                                          std::map<std::string, std::string> plugin_paths);
 
 // The worker's side: opens `backend` and the reference backend from
-// `plugins` and serves the host's requests until the parent closes the pipe.
-// Returns the exit status.
-[[nodiscard]] int serve_case_worker(const PluginSet &plugins, const std::string &backend, const std::string &reference);
+// `plugins` and serves the host's requests, running the jobs of the kinds
+// `make_kinds` makes, until the parent closes the pipe. Returns the exit status.
+[[nodiscard]] int serve_case_worker(const PluginSet &plugins, const std::string &backend, const std::string &reference,
+                                    const JobKindsMaker &make_kinds);
 
 // main() of `opbench __worker BACKEND BACKEND_PLUGIN REFERENCE REFERENCE_PLUGIN`.
-[[nodiscard]] int case_worker_main(int argc, char **argv);
+[[nodiscard]] int case_worker_main(int argc, char **argv, const JobKindsMaker &make_kinds);
 
 } // namespace opbench

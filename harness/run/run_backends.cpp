@@ -2,6 +2,7 @@
 
 #include "check/reference_store.hpp"
 #include "machine/bottleneck.hpp"
+#include "run/entry_jobs.hpp"
 #include "writers/text_wrap.hpp"
 
 #include <fmt/format.h>
@@ -50,13 +51,13 @@ void RunBackends::open_host(bool entries_run_here) {
                                     "none): a plugin crash ends this run",
                                     4, 0);
         instrumentation_ = std::make_unique<ProfileInstrumentation>(*profile_);
-        host_ = make_in_process_host(sessions_, options_.reference, nullptr, instrumentation_.get());
+        host_ = make_in_process_host(sessions_, options_.reference, make_entry_jobs(instrumentation_.get()));
     } else if (!entries_run_here) {
         std::map<std::string, std::string> paths;
         for (const auto &p : plugins_.plugins) paths[p.name()] = p.path;
         host_ = make_worker_host({"/proc/self/exe", "__worker"}, options_.reference, std::move(paths));
     } else {
-        host_ = make_in_process_host(sessions_, options_.reference);
+        host_ = make_in_process_host(sessions_, options_.reference, make_entry_jobs());
     }
 }
 
