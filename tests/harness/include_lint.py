@@ -34,8 +34,11 @@ NEVER = {
     "plugin": {"run", "check", "profile", "cli", "readers", "entry", "workload"},
     # memory figures are records (measure/), not result-set structs (entry/)
     "check": {"run", "cli", "readers", "entry"},
-    "profile": {"run", "cli", "readers", "entry"},
-    "isolate": {"run", "cli", "readers", "entry"},
+    "profile": {"run", "cli", "readers", "entry", "isolate"},
+    # The case host runs jobs through an interface (isolate/case_host.hpp's
+    # JobKinds) that entry/ and workload/ implement; profiling reaches a job
+    # through its recipe, never through the host.
+    "isolate": {"run", "cli", "readers", "entry", "workload", "profile"},
     # readers read result sets only, never the writer's structs, and load no plugin
     "readers": {"run", "plugin", "isolate", "workload", "cli", "entry", "profile", "check"},
     # writers format plain data
