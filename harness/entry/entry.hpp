@@ -1,14 +1,15 @@
 // An entry: one measured thing of a run, a case x backend or a workload
 // phase x backend. The entry loop (run/entry_loop.cpp) drives one list of
 // them the same way: skip it before anything runs, or activate it in the case host
-// (isolate/case_host.hpp: a worker process, or this one), measure its
+// (isolate/case_host.hpp: a worker process, or this one; it hands the host
+// a job through isolate/case_job.hpp), measure its
 // repetitions, finish it; then its records become its result-set entries
 // (result_entries below) and its console line. What differs between the two
 // kinds (the job the host runs, the work per call, the fields) is here.
 #pragma once
 
 #include "entry/results.hpp"
-#include "isolate/case_host.hpp"
+#include "isolate/case_job.hpp"
 #include "measure/entry_metrics.hpp"
 #include "measure/memory_estimate.hpp"
 

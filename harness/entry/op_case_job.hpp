@@ -5,7 +5,7 @@
 // observer here: the host knows none.
 #pragma once
 
-#include "isolate/case_host.hpp"
+#include "isolate/case_job.hpp"
 #include "profile/profile_observer.hpp"
 
 #include <memory>

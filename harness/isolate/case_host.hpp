@@ -26,6 +26,7 @@
 #include "measure/records.hpp"
 #include "measure/settings.hpp"
 #include "check/verify.hpp"
+#include "isolate/case_job.hpp"
 #include "isolate/worker.hpp"
 
 #include "opbench/plugin.h"
@@ -42,23 +43,9 @@
 
 namespace opbench {
 
-class CacheEvictor; // plugin/backend_work.hpp
-
 enum class Isolation { process, none };
 [[nodiscard]] std::string_view isolation_name(Isolation i);
 [[nodiscard]] std::optional<Isolation> isolation_from_name(std::string_view name);
-
-// Phases a failure is reported in. The recipe's steps map onto them:
-// prepare -> prepare, check -> verify, warm-up / batch / samples -> execute.
-namespace case_phase {
-inline constexpr std::string_view create = "create";       // the backend's create (also "probe": backend_facts.hpp)
-inline constexpr std::string_view reference = "reference"; // the reference backend's run
-inline constexpr std::string_view prepare = "prepare";
-inline constexpr std::string_view verify = "verify";
-inline constexpr std::string_view execute = "execute";
-inline constexpr std::string_view finish = "finish"; // memory figures, release
-} // namespace case_phase
-[[nodiscard]] std::string_view case_phase_of(std::string_view recipe_phase);
 
 // The seconds a case x backend may take before its worker is killed:
 // settings.timeout when set, else 60 s + 10 x repetitions x max_time
@@ -79,63 +66,6 @@ inline constexpr std::string_view finish = "finish"; // memory figures, release
 inline constexpr int kProcessesPerCase = 3;
 // How many repetitions run in one process: ceil(repetitions / kProcessesPerCase).
 [[nodiscard]] int repetitions_per_process(const MeasureSettings &s);
-
-// The jobs and records below cross the pipe through nlohmann's macros, which
-// list every member: a member left out of its list does not cross. A case's
-// description and settings cross as their bytes (measure/plain_bytes.hpp):
-// every field, with no list of them to keep.
-template <>
-inline constexpr std::string_view kPlainBytesName<opb_op_desc> = "case description";
-template <>
-inline constexpr std::string_view kPlainBytesName<MeasureSettings> = "measurement settings";
-
-struct CaseJob {
-    std::size_t case_index = 0; // seeds the inputs; keys the reference cache
-    std::string name;           // benchmark name, for messages
-    std::string backend;
-    opb_op_desc desc{};
-    MeasureSettings settings;
-    double nmse_threshold = 0;
-    double timer_overhead = 0; // the recipe's batch choice
-    VerifyMode verify = VerifyMode::fast;
-    uint64_t check_seed = 0;         // the fast checks' randomness, recorded
-    std::string reference_store_dir; // full mode: references kept on disk here ("" = none)
-    std::string reference_store_key; // names the reference build exactly
-    // A kind of job other than the op case `desc`: its own plain data, which
-    // only that kind reads (a workload phase: workload/workload_job.hpp's
-    // WorkloadJob); null for an op case.
-    nlohmann::json detail;
-    // Its repetitions stay in the worker that activated it (a workload: its
-    // layer check and whole-model figures belong to that process), instead of
-    // spreading over the backend's pool.
-    bool one_process = false;
-};
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CaseJob, case_index, name, backend, desc, settings, nmse_threshold, timer_overhead,
-                                   verify, check_seed, reference_store_dir, reference_store_key, detail, one_process)
-
-// What activating a case gave: passed, or failed / skipped with the reason.
-struct Activation {
-    CaseStatus status = CaseStatus::passed;
-    std::string reason;
-    double nmse = -1; // < 0: not verified
-    PreparationRecord preparation;
-    uint64_t workspace_bytes = 0;
-    bool checked = false;                           // reached the check step: `verification` says how it went
-    Verification verification;                      // mode, method, what was checked
-    double prepare_seconds = 0, verify_seconds = 0; // reference + check for the latter
-    std::string reference_problem;                  // the reference store could not be used (the run goes on)
-    nlohmann::json detail; // the job kind's own (a workload's check and work per call); null for an op case
-};
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Activation, status, reason, nmse, preparation, workspace_bytes, checked, verification,
-                                   prepare_seconds, verify_seconds, reference_problem, detail)
-
-// What finishing a case gave: its memory figures, and the job kind's own
-// (a workload's tail: allocations, component times); null for an op case.
-struct FinishRecord {
-    MemoryFigures memory;
-    nlohmann::json detail;
-};
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FinishRecord, memory, detail)
 
 // What probing a backend gave (CaseHost::probe_backend): its facts and call
 // overhead, or the fault that ended the probing.
@@ -167,47 +97,6 @@ public:
     // The case in progress was abandoned through interrupt().
     [[nodiscard]] virtual bool interrupted() const { return false; }
 };
-
-// What a job runs with in the process that runs it: the host's backends,
-// its phase (a failure names it; a worker reports it to its parent) and the
-// cold cache's evictor.
-class JobContext {
-public:
-    virtual ~JobContext() = default;
-    [[nodiscard]] virtual BackendSessions &sessions() = 0;
-    [[nodiscard]] virtual const std::string &reference_name() const = 0;
-    // `backend`'s open instance; else throws MeasureFailure (skipped) saying why.
-    [[nodiscard]] virtual BackendInstance &usable_or_throw(const std::string &backend) = 0;
-    // The job enters `case_phase` (case_phase above).
-    virtual void enter(std::string_view case_phase) = 0;
-    // The evictor of --cache cold, made on first use (outside every case's memory figures).
-    [[nodiscard]] virtual CacheEvictor &evictor() = 0;
-};
-
-// A job made active in this process, between activation and finish.
-class ActiveJob {
-public:
-    virtual ~ActiveJob() = default; // releases what it holds
-    // One repetition. Throws MeasureFailure.
-    [[nodiscard]] virtual RepetitionRecord measure_repetition() = 0;
-    // Its memory figures (when it passed) and its kind's detail.
-    [[nodiscard]] virtual FinishRecord finish() = 0;
-};
-
-// The kinds of job a host runs (an op case, a workload phase); keeps what
-// outlives one job (the references). A job's observers (profiling) are the
-// kinds' to give its recipe: the host knows none.
-class JobKinds {
-public:
-    virtual ~JobKinds() = default;
-    // Runs `job`'s reference, prepare, check, warm-up and batch choice,
-    // recording them in `a` (the host sets its status). Throws
-    // MeasureFailure, or what a plugin threw.
-    [[nodiscard]] virtual std::unique_ptr<ActiveJob> activate(const CaseJob &job, JobContext &context,
-                                                              Activation &a) = 0;
-};
-// Makes a host's JobKinds (the worker's host makes its own).
-using JobKindsMaker = std::function<std::unique_ptr<JobKinds>()>;
 
 // --isolate none: runs `kinds`' jobs (which it keeps) in this process on `sessions`'
 // instances. A plugin fault here ends opbench; C++ exceptions (bad_alloc

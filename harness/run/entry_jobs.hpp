@@ -4,7 +4,7 @@
 // the run's host, and by `opbench __worker` for its own.
 #pragma once
 
-#include "isolate/case_host.hpp"
+#include "isolate/case_job.hpp"
 #include "profile/profile_observer.hpp"
 
 #include <memory>

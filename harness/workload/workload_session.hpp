@@ -12,7 +12,7 @@
 #include "workload/decoder_work.hpp"
 #include "workload/workload_job.hpp"
 
-#include "isolate/case_host.hpp"
+#include "isolate/case_job.hpp"
 #include "measure/recipe.hpp"
 #include "plugin/backend_work.hpp"
 #include "profile/profile_observer.hpp"

@@ -3,7 +3,7 @@
 #include "workload/workload_entry.hpp"
 #include "workload/workload_job.hpp"
 
-#include "isolate/case_host.hpp"
+#include "isolate/case_job.hpp"
 
 #include "../case_outcome.hpp"
 
