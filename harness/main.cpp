@@ -14,6 +14,7 @@
 #include "isolate/case_host.hpp"
 #include "plugin/plugin_loader.hpp"
 #include "readers/analyze.hpp"
+#include "run/entry_jobs.hpp"
 #include "run/interrupt.hpp"
 
 #include <CLI/CLI.hpp>
@@ -97,7 +98,8 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
 int main(int argc, char **argv) {
     // The hidden worker mode (case_host.hpp): opbench starts itself this way
     // to run one backend's cases in a process of their own.
-    if (argc > 1 && std::string_view(argv[1]) == "__worker") return case_worker_main(argc, argv);
+    if (argc > 1 && std::string_view(argv[1]) == "__worker")
+        return case_worker_main(argc, argv, [] { return make_entry_jobs(); });
     install_interrupt_handling(); // before any thread exists: signals go to one watcher thread
     return run_cli(argc, argv, "");
 }

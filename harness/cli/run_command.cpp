@@ -274,11 +274,11 @@ void RunCommand::Options::add_output_options(const std::function<void(CLI::App *
                         ": once the set is written, the table `opbench compare --by backend SET --format "
                         "FORMAT` prints (csv: its tidy records), the run's lines going to stderr")
         ->capture_default_str();
-    run->add_flag("--verbose", opts.verbose, "Google Benchmark's line per repetition instead of one line per case");
+    run->add_flag("--verbose", opts.loop.verbose, "Google Benchmark's line per repetition instead of one line per case");
     run->add_flag("--list", list,
                   "print the names of the entries this run would measure (after --backends and "
                   "--benchmark_filter) and exit; nothing runs and nothing is written");
-    run->add_option("--reference", opts.reference, "backend whose output is the reference")->capture_default_str();
+    run->add_option("--reference", opts.backend.reference, "backend whose output is the reference")->capture_default_str();
     run->add_option("--plugin", plugin_specs,
                     "one more build of a backend, as its own backend NAME@VARIANT: NAME@VARIANT=PATH (e.g. "
                     "onednn@new=build/backends/onednn/opbench-backend-onednn.so); name it in --backends")
@@ -443,7 +443,7 @@ void RunCommand::Options::check_benchmark_flags() {
                 throw BenchmarkFlagError(fmt::format("--benchmark_{}: {} ({})", key, *why, range_text(info)));
             opts.overrides.set(info, *value);
         }
-        opts.benchmark_args = std::move(flags.pass_through);
+        opts.loop.benchmark_args = std::move(flags.pass_through);
     } catch (const BenchmarkFlagError &e) {
         throw BadRunInput{fmt::format("opbench run: {}", e.what())};
     }
@@ -479,10 +479,10 @@ void RunCommand::Options::check_backends(const PluginSet &plugins) {
                 throw BadRunInput{fmt::format("opbench run: --backends: unknown backend '{}' (known: {})", b,
                                               fmt::join(known, ", "))};
     }
-    if (!plugins.find(opts.reference))
+    if (!plugins.find(opts.backend.reference))
         throw BadRunInput{fmt::format("opbench run: the reference backend '{}' is not loaded (loaded: {}); every "
                                       "case is verified against it: build it (-Dnaive=enabled) or choose --reference",
-                                      opts.reference, fmt::join(plugins.names(), ", "))};
+                                      opts.backend.reference, fmt::join(plugins.names(), ", "))};
 }
 
 void RunCommand::Options::check_shard(Suite &suite) {
@@ -536,7 +536,7 @@ ResultPath RunCommand::Options::reserve_out(const Suite &suite, const std::strin
     } catch (const OutputPathError &e) {
         throw BadRunInput{fmt::format("opbench run: {}", e.what())};
     }
-    opts.out_path = result_path.path();
+    opts.log.out_path = result_path.path();
     return result_path;
 }
 
@@ -579,22 +579,22 @@ int RunCommand::run(const PluginSet &plugins, int argc, char **argv, const std::
     try {
         if (!o.resume_from.empty()) return o.resume(argv, resume_journal, relaunch);
         if (o.suite_path.empty()) throw BadRunInput{"opbench run: a suite file is required (or --resume FILE)"};
-        o.opts.isolation = *isolation_from_name(o.isolate);
+        o.opts.backend.isolation = *isolation_from_name(o.isolate);
         // In opbench's own process a hung call cannot be cut safely (no
         // worker to kill): refuse rather than ignore the timeout silently.
-        if (o.opts.isolation == Isolation::none && o.run->count("--case-timeout") > 0)
+        if (o.opts.backend.isolation == Isolation::none && o.run->count("--case-timeout") > 0)
             throw BadRunInput{"opbench run: --case-timeout cannot hold under --isolate none: a call in opbench's own "
                               "process cannot be stopped safely; use --isolate process (the default) for a timeout, "
                               "or drop --case-timeout"};
         if (o.run->count("--mem-limit") > 0) { // given empty is an error, not "no limit"
-            o.opts.mem_limit = parse_memory_size(o.mem_limit_text);
-            if (!o.opts.mem_limit)
+            o.opts.loop.mem_limit = parse_memory_size(o.mem_limit_text);
+            if (!o.opts.loop.mem_limit)
                 throw BadRunInput{fmt::format("opbench run: --mem-limit: '{}' is not a size (a number with K, M, G "
                                               "or T, e.g. 8G)",
                                               o.mem_limit_text)};
         }
-        o.opts.command_args = replayable_run_args(argc, argv);
-        o.opts.resume_journal = resume_journal;
+        o.opts.log.command_args = replayable_run_args(argc, argv);
+        o.opts.log.resume_journal = resume_journal;
         print_refused(plugins);
         print_insecure_allowed(plugins);
         if (plugins.allow_insecure) o.opts.insecure_plugins_allowed = plugins.insecure_loaded;
@@ -617,10 +617,10 @@ int RunCommand::run(const PluginSet &plugins, int argc, char **argv, const std::
         o.collect_inputs(plugins, resume_journal);
         o.check_trace(resume_journal);
         ResultPath result_path = o.reserve_out(suite, resume_journal);
-        o.opts.progress = !o.no_progress;
+        o.opts.loop.progress = !o.no_progress;
         o.check_trace_schedule();
-        o.opts.verify = *verify_mode_from_name(o.verify_mode); // CLI11 checked the name
-        o.opts.reference_store = !o.no_reference_cache;
+        o.opts.backend.verify = *verify_mode_from_name(o.verify_mode); // CLI11 checked the name
+        o.opts.backend.reference_store = !o.no_reference_cache;
         return o.run_and_report(suite, plugins, result_path);
     } catch (const BadRunInput &e) {
         std::cerr << printable(e.what) << "\n";
@@ -645,8 +645,8 @@ int RunCommand::Options::run_and_report(const Suite &suite, const PluginSet &plu
     if (format != "console") console_on_stderr.emplace();
     const int rc = run_and_close(suite, plugins, result_path);
     console_on_stderr.reset();
-    if (format == "console" || (rc != 0 && rc != kExitFailedCases) || opts.out_path.empty()) return rc;
-    const int printed = print_run_document(opts.out_path, format, opts.reference);
+    if (format == "console" || (rc != 0 && rc != kExitFailedCases) || opts.log.out_path.empty()) return rc;
+    const int printed = print_run_document(opts.log.out_path, format, opts.backend.reference);
     return printed != 0 ? printed : rc;
 }
 

@@ -1,19 +1,21 @@
 // An entry: one measured thing of a run, a case x backend or a workload
 // phase x backend. The entry loop (run/entry_loop.cpp) drives one list of
 // them the same way: skip it before anything runs, or activate it in the case host
-// (isolate/case_host.hpp: a worker process, or this one), measure its
+// (isolate/case_host.hpp: a worker process, or this one; it hands the host
+// a job through isolate/case_job.hpp), measure its
 // repetitions, finish it; then its records become its result-set entries
 // (result_entries below) and its console line. What differs between the two
 // kinds (the job the host runs, the work per call, the fields) is here.
 #pragma once
 
 #include "entry/results.hpp"
-#include "isolate/case_host.hpp"
+#include "isolate/case_job.hpp"
 #include "measure/entry_metrics.hpp"
 #include "measure/memory_estimate.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -63,11 +65,19 @@ public:
     // The op case it measures, when it is a case x backend; nullptr for a
     // workload phase. The loop asks this and casts nothing (issue 29).
     [[nodiscard]] virtual const Case *op_case() const { return nullptr; }
+    // Its place among its backend's op cases in the probe (the supports()
+    // answer that is its own), set when the probe's list is made; none: it
+    // was not in the probe (a workload phase).
+    [[nodiscard]] std::optional<std::size_t> probe_place() const { return probe_place_; }
+    void set_probe_place(std::size_t place) { probe_place_ = place; }
 
     // The median of its repetitions' medians; none before one was measured.
     [[nodiscard]] std::optional<double> median_seconds() const;
 
     CaseResult result; // what was measured: status, repetitions, memory, roofline ...
+
+private:
+    std::optional<std::size_t> probe_place_;
 };
 
 // The noise of one repetition as the label says it ("noise 0.42%", and

@@ -3,14 +3,7 @@
 
 #include "plugin/backend_work.hpp"
 #include "plugin/call_overhead.hpp"
-#include "plugin/memory_figures.hpp"
-#include "measure/phase_timer.hpp"
 #include "measure/recipe.hpp"
-#include "check/reference_cache.hpp"
-#include "check/reference_store.hpp"
-#include "workload/workload_session.hpp"
-
-#include "opbench/ops.hpp"
 
 #include <fmt/format.h>
 
@@ -53,37 +46,13 @@ double case_timeout_seconds(const MeasureSettings &s) {
 
 namespace {
 
-// Passes the recipe's hooks on to the memory observer, and tells `on_phase`
-// each phase as it begins (before the memory observer's snapshot, so the
-// report's own allocation is not the case's).
-class PhaseObserver final : public RecipeObserver {
+class InProcessHost final : public CaseHost, private JobContext {
 public:
-    PhaseObserver(RecipeObserver &inner, std::function<void(std::string_view)> &on_phase, std::string &current)
-        : inner_(inner), on_phase_(on_phase), current_(current) {}
-    void on_phase_begin(std::string_view p) override {
-        current_ = std::string(case_phase_of(p));
-        if (on_phase_) on_phase_(current_);
-        inner_.on_phase_begin(p);
-    }
-    void on_phase_end(std::string_view p) override { inner_.on_phase_end(p); }
-    void on_sample_begin(std::size_t i, int calls) override { inner_.on_sample_begin(i, calls); }
-    void on_sample_end(std::size_t i, double s) override { inner_.on_sample_end(i, s); }
-    void on_sample_excluded(std::size_t i) override { inner_.on_sample_excluded(i); }
-
-private:
-    RecipeObserver &inner_;
-    std::function<void(std::string_view)> &on_phase_;
-    std::string &current_;
-};
-
-class InProcessHost final : public CaseHost {
-public:
-    InProcessHost(BackendSessions &sessions, const std::string &reference,
-                  std::function<void(std::string_view)> on_phase, bool catch_exceptions,
-                  CaseInstrumentation *instrumentation = nullptr)
-        : sessions_(sessions), reference_(sessions.reference.get(), reference, sessions.reference_missing),
-          on_phase_(std::move(on_phase)), catch_exceptions_(catch_exceptions), instrumentation_(instrumentation),
-          reference_name_(reference) {}
+    InProcessHost(BackendSessions &sessions, const std::string &reference, std::unique_ptr<JobKinds> kinds,
+                  std::function<void(std::string_view)> on_phase, bool catch_exceptions)
+        : sessions_(sessions), reference_name_(reference), kinds_(std::move(kinds)), on_phase_(std::move(on_phase)),
+          catch_exceptions_(catch_exceptions) {}
+    ~InProcessHost() override { active_.reset(); }
 
     BackendProbe probe_backend(const std::string &backend, const std::vector<opb_op_desc> &cases,
                                double /*timeout_seconds: nothing can stop a call here*/) override {
@@ -97,30 +66,25 @@ public:
     }
 
     Activation activate(const CaseJob &job) override {
-        release();
-        job_ = job;
-        if (job_.workload) return activate_workload();
+        active_.reset();
         Activation a;
         try {
-            activate_op(a);
+            active_ = kinds_->activate(job, *this, a);
         } catch (const MeasureFailure &f) {
             a.status = f.status;
             a.reason = f.reason;
-            if (work_) a.workspace_bytes = work_->workspace_bytes();
-            release();
         } catch (const std::exception &e) {
             if (!catch_exceptions_) throw;
             a.status = CaseStatus::failed;
             a.reason = fmt::format("exception: {} in {}", e.what(), phase_);
-            release();
         }
         return a;
     }
 
     RepetitionRecord measure_repetition() override {
-        if (!recipe_ && !workload_) throw MeasureFailure{CaseStatus::failed, "no active case (it failed to prepare)"};
+        if (!active_) throw MeasureFailure{CaseStatus::failed, "no active case (it failed to prepare)"};
         try {
-            return workload_ ? workload_->measure_repetition() : recipe_->measure_repetition();
+            return active_->measure_repetition();
         } catch (const MeasureFailure &) {
             throw;
         } catch (const std::exception &e) {
@@ -131,226 +95,43 @@ public:
 
     FinishRecord finish() override {
         FinishRecord out;
-        if (workload_) {
+        if (active_) {
             enter(case_phase::finish);
-            auto [memory, tail] = workload_->finish();
-            out.memory = memory;
-            out.workload = std::move(tail);
-        } else if (work_ && memory_) {
-            enter(case_phase::finish);
-            memory_->finish(preparation_, work_->workspace_bytes());
-            out.memory = figures_;
+            out = active_->finish();
         }
-        release();
+        active_.reset();
         return out;
     }
 
 private:
-    // An op case: the reference's outputs (when the check needs them), the
-    // backend's work under a recipe, and the recipe's preparation, which
-    // verifies. Throws MeasureFailure.
-    void activate_op(Activation &a) {
-        BackendInstance *be = usable_or_throw(job_.backend);
-        const OpInfo *row = op_info(job_.desc.op);
-        const FastCheckFn fast_check = row ? row->fast_check : nullptr;
-        const HostBuffers *reference = reference_outputs(a, fast_check);
-        const HostTensors &host = reference_.inputs(job_.case_index, job_.desc);
-        make_recipe(*be, host);
-        const Verifier verifier = make_verifier(a, host, reference, fast_check);
-        try {
-            a.preparation = recipe_->prepare(verifier);
-        } catch (const MeasureFailure &) {
-            record_phase_times(a);
-            throw;
-        }
-        record_phase_times(a);
-        a.workspace_bytes = work_->workspace_bytes();
-        preparation_ = a.preparation;
-    }
-
-    // The check the mode calls for: fast mode runs the reference only for ops
-    // without a fast check (the linear ones, checked in full). The reference
-    // runs first, in its own instance, so it never shows in this case's
-    // memory figures. Null when no reference is needed.
-    const HostBuffers *reference_outputs(Activation &a, FastCheckFn fast_check) {
-        const VerifyMode mode = job_.verify;
-        const bool needs_reference = mode == VerifyMode::full || (mode == VerifyMode::fast && !fast_check);
-        use_reference_store(job_);
-        enter(case_phase::reference);
-        const auto reference_start = std::chrono::steady_clock::now();
-        const HostBuffers *reference = needs_reference ? &reference_.outputs(job_.case_index, job_.desc) : nullptr;
-        a.verify_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - reference_start).count();
-        if (store_ && !store_->last_problem().empty()) a.reference_problem = store_->last_problem();
-        return reference;
-    }
-
-    // The backend's work and the recipe that measures it, with the memory
-    // and phase observers (and the instrumentation's wrappers). The
-    // evictor's buffer is made once, outside the case's memory figures.
-    void make_recipe(BackendInstance &be, const HostTensors &host) {
-        if (job_.settings.cache == CacheState::cold && !evictor_) evictor_ = std::make_unique<CacheEvictor>();
-        figures_ = MemoryFigures{};
-        work_ = std::make_unique<BackendWork>(be, job_.desc, host, evictor_.get());
-        memory_ = std::make_unique<MemoryObserver>(be, figures_);
-        observer_ = std::make_unique<PhaseObserver>(*memory_, on_phase_, phase_);
-        phases_ = std::make_unique<PhaseTimer>(observer_.get());
-        MeasuredWork *measured = work_.get();
-        RecipeObserver *observer = phases_.get();
-        if (instrumentation_) {
-            instrumentation_->case_begin(job_, be);
-            instrumented_ = true;
-            measured = &instrumentation_->wrap_work(*work_);
-            observer = &instrumentation_->wrap_observer(*observer_);
-        }
-        recipe_ = std::make_unique<Recipe>(*measured, job_.settings,
-                                           RecipeOptions{&steady_measure_clock(), observer, job_.timer_overhead});
-    }
-
-    // What the recipe's preparation calls to check the outputs; it records
-    // the verification in `a` (which must outlive the preparation). Empty
-    // with --verify off (recorded as off: unverified).
-    Verifier make_verifier(Activation &a, const HostTensors &host, const HostBuffers *reference,
-                           FastCheckFn fast_check) {
-        const VerifyMode mode = job_.verify;
-        a.verification.mode = mode;
-        if (mode == VerifyMode::off) {
-            a.verification.method = "none";
-            a.checked = true;
-            return {};
-        }
-        return [this, &a, &host, reference, fast_check, mode](MeasuredWork &) {
-            a.checked = true;
-            const HostBuffers outputs = work_->outputs();
-            VerifyRequest rq;
-            rq.mode = mode;
-            rq.desc = &job_.desc;
-            rq.host = &host;
-            rq.outputs = &outputs;
-            rq.fast_check = fast_check;
-            rq.seed = job_.check_seed;
-            rq.tolerance = tolerance_for(job_.desc);
-            rq.reference = [this, reference](std::string &source) -> const HostBuffers & {
-                source = reference_.source();
-                return *reference;
-            };
-            a.verification = verify_outputs(rq);
-            if (a.verification.nmse) a.nmse = *a.verification.nmse; // recorded for a failed check too
-            return CheckVerdict{a.verification.verified, a.verification.nmse.value_or(-1.0), a.verification.failure};
-        };
-    }
-
-    // A workload phase (job_.workload): the reference's layer outputs first,
-    // in its own instance (never in this entry's memory figures), then the
-    // session's prepare, layer-by-layer check, warm-up and batch choice.
-    Activation activate_workload() {
-        Activation a;
-        const workload::WorkloadJob &w = *job_.workload;
-        try {
-            BackendInstance *be = usable_or_throw(job_.backend);
-            if (auto u = workload::workload_unsupported(*be, w.decoder)) throw *u;
-            enter(case_phase::reference);
-            const auto reference_start = std::chrono::steady_clock::now();
-            const workload::LayerOutputs &reference = workload_references_.get(
-                sessions_.reference.get(), reference_name_, sessions_.reference_missing, w.decoder);
-            a.verify_seconds =
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - reference_start).count();
-            if (job_.settings.cache == CacheState::cold && !evictor_) evictor_ = std::make_unique<CacheEvictor>();
-            workload::WorkloadSession::Setup setup;
-            setup.name = job_.name;
-            setup.backend = job_.backend;
-            setup.settings = job_.settings;
-            setup.timer_overhead = job_.timer_overhead;
-            setup.evictor = evictor_.get();
-            setup.on_phase = [this](std::string_view p) { enter(case_phase_of(p)); };
-            setup.instrumentation = instrumentation_;
-            workload_ = std::make_unique<workload::WorkloadSession>(*be, w, std::move(setup));
-            // A workload is always checked against the reference, every layer
-            // output of every step (whatever --verify says of op cases).
-            double nmse = -1;
-            a.checked = true;
-            a.verification.mode = job_.verify;
-            a.verification.method = "layers";
-            a.verification.reference = "computed";
-            a.verification.max_nmse = workload::decoder_tolerance(w.decoder).max_nmse;
-            try {
-                a.workload = workload_->activate(reference, nmse, a.preparation);
-            } catch (const MeasureFailure &f) {
-                a.nmse = nmse;
-                a.checked = nmse >= 0; // reached the check (else it failed before it)
-                if (a.checked) a.verification.nmse = nmse;
-                a.verification.failure = f.reason;
-                throw;
-            }
-            a.nmse = nmse;
-            a.verification.nmse = nmse;
-            a.verification.verified = true;
-        } catch (const MeasureFailure &f) {
-            a.status = f.status;
-            a.reason = f.reason;
-            release();
-        } catch (const std::exception &e) {
-            if (!catch_exceptions_) throw;
-            a.status = CaseStatus::failed;
-            a.reason = fmt::format("exception: {} in {}", e.what(), phase_);
-            release();
-        }
-        return a;
-    }
-
-    BackendInstance *usable_or_throw(const std::string &backend) {
-        if (BackendInstance *be = sessions_.usable(backend)) return be;
+    // JobContext: what the active job runs with.
+    BackendSessions &sessions() override { return sessions_; }
+    const std::string &reference_name() const override { return reference_name_; }
+    BackendInstance &usable_or_throw(const std::string &backend) override {
+        if (BackendInstance *be = sessions_.usable(backend)) return *be;
         auto it = sessions_.missing.find(backend);
         throw MeasureFailure{CaseStatus::skipped,
                              it != sessions_.missing.end() ? it->second : fmt::format("backend '{}' is not open", backend)};
     }
-
-    // Full mode: references kept on disk across runs, when the run asks.
-    void use_reference_store(const CaseJob &job) {
-        if (job.verify != VerifyMode::full || job.reference_store_dir.empty() || store_) return;
-        store_ = std::make_unique<ReferenceStore>(job.reference_store_dir, ReferenceStore::kDefaultMaxBytes);
-        reference_.use_store(store_.get(), job.reference_store_key);
-    }
-    void record_phase_times(Activation &a) const {
-        a.prepare_seconds = phases_->seconds(phase::prepare);
-        a.verify_seconds += phases_->seconds(phase::check);
-    }
-    void enter(std::string_view p) {
+    void enter(std::string_view p) override {
         phase_ = std::string(p);
         if (on_phase_) on_phase_(phase_);
     }
-    void release() {
-        workload_.reset();
-        recipe_.reset();
-        if (instrumented_) instrumentation_->case_end();
-        instrumented_ = false;
-        phases_.reset();
-        observer_.reset();
-        memory_.reset();
-        if (work_) work_->release();
-        work_.reset();
+    CacheEvictor &evictor() override {
+        if (!evictor_) evictor_ = std::make_unique<CacheEvictor>();
+        return *evictor_;
     }
 
     BackendSessions &sessions_;
-    ReferenceCache reference_;
+    std::string reference_name_;
+    std::unique_ptr<JobKinds> kinds_; // outlives active_ (declared before it)
     std::function<void(std::string_view)> on_phase_;
     bool catch_exceptions_;
     std::string phase_;
-    CaseJob job_; // outlives work_, which refers to its description
     std::unique_ptr<CacheEvictor> evictor_;
-    MemoryFigures figures_;
-    PreparationRecord preparation_;
-    std::unique_ptr<BackendWork> work_;
-    std::unique_ptr<MemoryObserver> memory_;
-    std::unique_ptr<PhaseObserver> observer_;
-    std::unique_ptr<PhaseTimer> phases_;    // prepare and check times (the run's summary line)
-    std::unique_ptr<ReferenceStore> store_; // full mode's references on disk
-    std::unique_ptr<Recipe> recipe_;
-    CaseInstrumentation *instrumentation_;
-    bool instrumented_ = false; // a case began in instrumentation_ and has not ended
-    std::string reference_name_;
-    workload::ReferenceLayerOutputs workload_references_;
-    std::unique_ptr<workload::WorkloadSession> workload_; // the active workload entry, if one is
+    std::unique_ptr<ActiveJob> active_;
 };
+
 
 // ---- in worker processes -------------------------------------------------------------
 
@@ -403,9 +184,8 @@ public:
     }
 
     RepetitionRecord measure_repetition() override {
-        // A workload stays in one process: its layer check and whole-model
-        // figures belong to the process that prepared it.
-        if (!job_.workload && repetitions_in_process_ == repetitions_per_process(job_.settings))
+        // A job may stay in one process (CaseJob::one_process).
+        if (!job_.one_process && repetitions_in_process_ == repetitions_per_process(job_.settings))
             move_to_next_process();
         ++repetitions_in_process_;
         WorkerOutcome o = call(nlohmann::json{{"op", "repetition"}});
@@ -522,10 +302,10 @@ private:
 } // namespace
 
 std::unique_ptr<CaseHost> make_in_process_host(BackendSessions &sessions, const std::string &reference,
-                                               std::function<void(std::string_view)> on_phase,
-                                               CaseInstrumentation *instrumentation) {
-    return std::make_unique<InProcessHost>(sessions, reference, std::move(on_phase), /*catch_exceptions=*/true,
-                                           instrumentation);
+                                               std::unique_ptr<JobKinds> kinds,
+                                               std::function<void(std::string_view)> on_phase) {
+    return std::make_unique<InProcessHost>(sessions, reference, std::move(kinds), std::move(on_phase),
+                                           /*catch_exceptions=*/true);
 }
 
 std::unique_ptr<CaseHost> make_worker_host(std::vector<std::string> worker_command, std::string reference,
@@ -533,7 +313,7 @@ std::unique_ptr<CaseHost> make_worker_host(std::vector<std::string> worker_comma
     return std::make_unique<WorkerHost>(std::move(worker_command), std::move(reference), std::move(plugin_paths));
 }
 
-int case_worker_main(int argc, char **argv) {
+int case_worker_main(int argc, char **argv, const JobKindsMaker &make_kinds) {
     if (argc != 6) {
         std::fprintf(stderr, "opbench __worker: started by opbench itself, not by hand\n");
         return 2;
@@ -549,10 +329,11 @@ int case_worker_main(int argc, char **argv) {
         if (loaded.plugin && !plugins.find(loaded.plugin->name())) plugins.plugins.push_back(*loaded.plugin);
         if (loaded.failure) plugins.failures.push_back(*loaded.failure);
     }
-    return serve_case_worker(plugins, argv[2], argv[4]);
+    return serve_case_worker(plugins, argv[2], argv[4], make_kinds);
 }
 
-int serve_case_worker(const PluginSet &plugins, const std::string &backend, const std::string &reference) {
+int serve_case_worker(const PluginSet &plugins, const std::string &backend, const std::string &reference,
+                      const JobKindsMaker &make_kinds) {
     PhaseReporter *reporter = nullptr;
     std::unique_ptr<BackendSessions> sessions;
     std::unique_ptr<CaseHost> host;
@@ -567,7 +348,7 @@ int serve_case_worker(const PluginSet &plugins, const std::string &backend, cons
                 std::make_unique<BackendSessions>(open_backend_sessions(plugins, {backend}, reference, on_phase));
             // Exceptions are not caught here: a plugin that threw may be in
             // any state, so the worker reports the fault and is replaced.
-            host = std::make_unique<InProcessHost>(*sessions, reference, on_phase, /*catch_exceptions=*/false);
+            host = std::make_unique<InProcessHost>(*sessions, reference, make_kinds(), on_phase, /*catch_exceptions=*/false);
         }
         const std::string op = request.at("op").get<std::string>();
         if (op == "probe")

@@ -5,7 +5,11 @@
 // The runner talks to a CaseHost in three steps per case x backend, which
 // mirror the recipe (recipe.hpp): activate (reference, prepare, check, warm
 // up, choose batch), measure_repetition (once per Google Benchmark
-// repetition), finish (memory figures, release). Everything that crosses
+// repetition), finish (memory figures, release). The host knows jobs, not
+// what they measure: each step goes to the JobKinds it was given (an op
+// case's, entry/op_case_job.hpp; a workload phase's,
+// workload/workload_session.hpp), which any observer (profiling) comes in
+// through too. Everything that crosses
 // the host is plain data (records.hpp, MemoryFigures), so the worker host
 // sends it over a pipe (worker.hpp: CBOR, converted by nlohmann's macros
 // below) and a plugin's crash, abort,
@@ -22,9 +26,8 @@
 #include "measure/records.hpp"
 #include "measure/settings.hpp"
 #include "check/verify.hpp"
+#include "isolate/case_job.hpp"
 #include "isolate/worker.hpp"
-#include "profile/profile_session.hpp"
-#include "workload/workload_job.hpp"
 
 #include "opbench/plugin.h"
 
@@ -43,18 +46,6 @@ namespace opbench {
 enum class Isolation { process, none };
 [[nodiscard]] std::string_view isolation_name(Isolation i);
 [[nodiscard]] std::optional<Isolation> isolation_from_name(std::string_view name);
-
-// Phases a failure is reported in. The recipe's steps map onto them:
-// prepare -> prepare, check -> verify, warm-up / batch / samples -> execute.
-namespace case_phase {
-inline constexpr std::string_view create = "create";       // the backend's create (also "probe": backend_facts.hpp)
-inline constexpr std::string_view reference = "reference"; // the reference backend's run
-inline constexpr std::string_view prepare = "prepare";
-inline constexpr std::string_view verify = "verify";
-inline constexpr std::string_view execute = "execute";
-inline constexpr std::string_view finish = "finish"; // memory figures, release
-} // namespace case_phase
-[[nodiscard]] std::string_view case_phase_of(std::string_view recipe_phase);
 
 // The seconds a case x backend may take before its worker is killed:
 // settings.timeout when set, else 60 s + 10 x repetitions x max_time
@@ -75,58 +66,6 @@ inline constexpr std::string_view finish = "finish"; // memory figures, release
 inline constexpr int kProcessesPerCase = 3;
 // How many repetitions run in one process: ceil(repetitions / kProcessesPerCase).
 [[nodiscard]] int repetitions_per_process(const MeasureSettings &s);
-
-// The jobs and records below cross the pipe through nlohmann's macros, which
-// list every member: a member left out of its list does not cross. A case's
-// description and settings cross as their bytes (measure/plain_bytes.hpp):
-// every field, with no list of them to keep.
-template <>
-inline constexpr std::string_view kPlainBytesName<opb_op_desc> = "case description";
-template <>
-inline constexpr std::string_view kPlainBytesName<MeasureSettings> = "measurement settings";
-
-struct CaseJob {
-    std::size_t case_index = 0; // seeds the inputs; keys the reference cache
-    std::string name;           // benchmark name, for messages
-    std::string backend;
-    opb_op_desc desc{};
-    MeasureSettings settings;
-    double nmse_threshold = 0;
-    double timer_overhead = 0; // the recipe's batch choice
-    VerifyMode verify = VerifyMode::fast;
-    uint64_t check_seed = 0;         // the fast checks' randomness, recorded
-    std::string reference_store_dir; // full mode: references kept on disk here ("" = none)
-    std::string reference_store_key; // names the reference build exactly
-    // Set: a workload phase (its decoder and phase) instead of the op case
-    // `desc`; run by workload/workload_session.hpp, checked layer by layer.
-    std::optional<workload::WorkloadJob> workload;
-};
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CaseJob, case_index, name, backend, desc, settings, nmse_threshold, timer_overhead,
-                                   verify, check_seed, reference_store_dir, reference_store_key, workload)
-
-// What activating a case gave: passed, or failed / skipped with the reason.
-struct Activation {
-    CaseStatus status = CaseStatus::passed;
-    std::string reason;
-    double nmse = -1; // < 0: not verified
-    PreparationRecord preparation;
-    uint64_t workspace_bytes = 0;
-    bool checked = false;                           // reached the check step: `verification` says how it went
-    Verification verification;                      // mode, method, what was checked
-    double prepare_seconds = 0, verify_seconds = 0; // reference + check for the latter
-    std::string reference_problem;                  // the reference store could not be used (the run goes on)
-    std::optional<workload::WorkloadActivation> workload; // a workload job's: its check and work per call
-};
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Activation, status, reason, nmse, preparation, workspace_bytes, checked, verification,
-                                   prepare_seconds, verify_seconds, reference_problem, workload)
-
-// What finishing a case gave: its memory figures, and a workload's tail
-// (allocations, component times) for its whole-model figures.
-struct FinishRecord {
-    MemoryFigures memory;
-    std::optional<workload::WorkloadTail> workload;
-};
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FinishRecord, memory, workload)
 
 // What probing a backend gave (CaseHost::probe_backend): its facts and call
 // overhead, or the fault that ended the probing.
@@ -159,33 +98,13 @@ public:
     [[nodiscard]] virtual bool interrupted() const { return false; }
 };
 
-// Instruments cases measured in this process (profiling: --profile, --trace):
-// hears a case begin and end, and wraps the work and the observer the recipe
-// sees. Only the in-process host takes one: what it records stays here.
-class CaseInstrumentation {
-public:
-    virtual ~CaseInstrumentation() = default;
-    virtual void case_begin(const CaseJob &job, BackendInstance &backend) = 0;
-    [[nodiscard]] virtual MeasuredWork &wrap_work(MeasuredWork &work) = 0;
-    [[nodiscard]] virtual RecipeObserver &wrap_observer(RecipeObserver &observer) = 0;
-    virtual void case_end() = 0;
-    // A workload entry (workload/workload_session.hpp) instead of an op case:
-    // `args` go on its case span, `on_recording` hears the plugin's scope
-    // switch flip at each recorded sample; its component spans record into
-    // profiler(); finish_case() ends it with what was recorded.
-    virtual void begin(const std::string &name, const std::string &backend_name, nlohmann::json args,
-                       BackendInstance &backend, std::function<void(bool)> on_recording) = 0;
-    [[nodiscard]] virtual Profiler &profiler() = 0;
-    virtual const CaseProfile &finish_case() = 0;
-};
-
-// --isolate none: runs in this process on `sessions`' instances. A plugin
-// fault here ends opbench; C++ exceptions (bad_alloc included) fail the case.
-// `on_phase`, when set, hears each phase as it begins (the worker reports
-// them to its parent through it).
+// --isolate none: runs `kinds`' jobs (which it keeps) in this process on `sessions`'
+// instances. A plugin fault here ends opbench; C++ exceptions (bad_alloc
+// included) fail the case. `on_phase`, when set, hears each phase as it
+// begins (the worker reports them to its parent through it).
 [[nodiscard]] std::unique_ptr<CaseHost> make_in_process_host(BackendSessions &sessions, const std::string &reference,
-                                                             std::function<void(std::string_view)> on_phase = nullptr,
-                                                             CaseInstrumentation *instrumentation = nullptr);
+                                                             std::unique_ptr<JobKinds> kinds,
+                                                             std::function<void(std::string_view)> on_phase = nullptr);
 
 // --isolate process: one worker per backend, started when the backend is
 // probed and again after a failure as
@@ -196,11 +115,12 @@ public:
                                                          std::map<std::string, std::string> plugin_paths);
 
 // The worker's side: opens `backend` and the reference backend from
-// `plugins` and serves the host's requests until the parent closes the pipe.
-// Returns the exit status.
-[[nodiscard]] int serve_case_worker(const PluginSet &plugins, const std::string &backend, const std::string &reference);
+// `plugins` and serves the host's requests, running the jobs of the kinds
+// `make_kinds` makes, until the parent closes the pipe. Returns the exit status.
+[[nodiscard]] int serve_case_worker(const PluginSet &plugins, const std::string &backend, const std::string &reference,
+                                    const JobKindsMaker &make_kinds);
 
 // main() of `opbench __worker BACKEND BACKEND_PLUGIN REFERENCE REFERENCE_PLUGIN`.
-[[nodiscard]] int case_worker_main(int argc, char **argv);
+[[nodiscard]] int case_worker_main(int argc, char **argv, const JobKindsMaker &make_kinds);
 
 } // namespace opbench

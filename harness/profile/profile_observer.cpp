@@ -59,11 +59,11 @@ void ProfilingObserver::on_sample_excluded(std::size_t index) {
     if (next_) next_->on_sample_excluded(index);
 }
 
-void ProfileInstrumentation::case_begin(const CaseJob &job, BackendInstance &be) {
-    const opb_op_desc &d = job.desc;
-    begin(job.name, job.backend,
+void ProfileInstrumentation::case_begin(const std::string &name, const std::string &backend_name,
+                                        const opb_op_desc &d, BackendInstance &be) {
+    begin(name, backend_name,
           {{"op", op_name(d.op)},
-           {"backend", job.backend},
+           {"backend", backend_name},
            {"dtype", dtype_name(d.dtype)},
            {"variant", variant_name(d.op, d.variant)},
            {"threads", d.threads},

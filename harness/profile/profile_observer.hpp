@@ -11,9 +11,11 @@
 //                     outside the memory figures' windows.
 #pragma once
 
-#include "isolate/case_host.hpp"
 #include "profile/profile_session.hpp"
 #include "measure/recipe.hpp"
+#include "plugin/backend_sessions.hpp"
+
+#include "opbench/plugin.h"
 
 #include <nlohmann/json.hpp>
 
@@ -63,15 +65,39 @@ private:
     bool recorded_ = false;
 };
 
-// The profiler's side of the in-process case host (case_host.hpp) and of
-// the workload runner: opens a case span in the session as each case
-// begins, gives the recipe the profiled work and observer, and closes the
-// span as the case ends.
+// Instruments cases measured in this process (profiling: --profile, --trace):
+// hears a case begin and end, and wraps the work and the observer the recipe
+// sees. The op cases' and workloads' jobs (entry/op_case_job.hpp,
+// workload/workload_session.hpp) take one when the run profiles, so they
+// run in this process: what it records stays here.
+class CaseInstrumentation {
+public:
+    virtual ~CaseInstrumentation() = default;
+    // An op case `name`: `desc` on `backend_name`.
+    virtual void case_begin(const std::string &name, const std::string &backend_name, const opb_op_desc &desc,
+                            BackendInstance &backend) = 0;
+    [[nodiscard]] virtual MeasuredWork &wrap_work(MeasuredWork &work) = 0;
+    [[nodiscard]] virtual RecipeObserver &wrap_observer(RecipeObserver &observer) = 0;
+    virtual void case_end() = 0;
+    // A workload entry (workload/workload_session.hpp) instead of an op case:
+    // `args` go on its case span, `on_recording` hears the plugin's scope
+    // switch flip at each recorded sample; its component spans record into
+    // profiler(); finish_case() ends it with what was recorded.
+    virtual void begin(const std::string &name, const std::string &backend_name, nlohmann::json args,
+                       BackendInstance &backend, std::function<void(bool)> on_recording) = 0;
+    [[nodiscard]] virtual Profiler &profiler() = 0;
+    virtual const CaseProfile &finish_case() = 0;
+};
+
+// The profiler's side of the op case's and the workload's jobs: opens a case
+// span in the session as each case begins, gives the recipe the profiled work
+// and observer, and closes the span as the case ends.
 class ProfileInstrumentation final : public CaseInstrumentation {
 public:
     explicit ProfileInstrumentation(ProfileSession &session) : session_(session) {}
 
-    void case_begin(const CaseJob &job, BackendInstance &backend) override;
+    void case_begin(const std::string &name, const std::string &backend_name, const opb_op_desc &desc,
+                    BackendInstance &backend) override;
     // Any measured unit on `backend` (a workload entry): `args` go on the
     // case span; `on_recording` hears the plugin's scope switch flip, at
     // each recorded sample's start and end.

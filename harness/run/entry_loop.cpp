@@ -4,7 +4,6 @@
 #include "run/gb_reporter.hpp"
 #include "run/gbench_args.hpp"
 #include "run/interrupt.hpp"
-#include "run/runner.hpp"
 #include "measure/entry_summary.hpp"
 #include "writers/table_writers.hpp"
 #include "writers/text_wrap.hpp"
@@ -56,11 +55,11 @@ void EntryLoop::fail_active(const std::string &reason) {
 std::optional<MeasureFailure> EntryLoop::skip_before_running(std::size_t i) const {
     const Entry &e = *entries_[i];
     if (auto cannot = setup_.backends.cannot_run(e.backend())) return cannot;
-    if (setup_.probe_index[i] != SIZE_MAX) {
-        const SupportAnswer s = setup_.backends.support(e.backend(), setup_.probe_index[i]);
+    if (const std::optional<std::size_t> place = e.probe_place()) {
+        const SupportAnswer s = setup_.backends.support(e.backend(), *place);
         if (s.status != CaseStatus::passed) return MeasureFailure{s.status, s.reason};
     }
-    if (auto why = memory_skip_reason(e.memory_need(setup_.options.verify), available_memory(setup_.options.mem_limit)))
+    if (auto why = memory_skip_reason(e.memory_need(setup_.backends.options().verify), available_memory(setup_.options.mem_limit)))
         return MeasureFailure{CaseStatus::skipped, *why};
     return std::nullopt;
 }
@@ -78,7 +77,7 @@ void EntryLoop::run() {
         if (setup_.log.has_case(e.name())) continue; // finished before the interruption (--resume)
         planned_.push_back(i);
     }
-    console_ = std::make_unique<RunConsole>(setup_.options.reference, isatty(STDOUT_FILENO));
+    console_ = std::make_unique<RunConsole>(setup_.backends.options().reference, isatty(STDOUT_FILENO));
     for (std::size_t i : planned_) {
         // Interrupted while the backends were probed: nothing is recorded, so --resume runs every entry.
         if (interrupt_requested()) return;
@@ -207,7 +206,7 @@ void EntryLoop::activate(std::size_t i) {
     ran_[i] = true;
     show_progress(i);
     active_ = i;
-    const JobDefaults defaults{setup_.timer_overhead, setup_.options.verify, setup_.backends.reference_store_dir(),
+    const JobDefaults defaults{setup_.timer_overhead, setup_.backends.options().verify, setup_.backends.reference_store_dir(),
                                setup_.backends.reference_store_key()};
     const Activation a = setup_.backends.host().activate(e.job(defaults));
     if (setup_.backends.host().interrupted()) interrupted_[i] = true;
@@ -277,7 +276,7 @@ const Entry *EntryLoop::reference_of(const Entry &e) const {
     const Case *c = e.op_case();
     if (!c || e.result.is_reference) return nullptr;
     for (const auto &other : entries_)
-        if (other->op_case() == c && other->backend() == setup_.options.reference) return other.get();
+        if (other->op_case() == c && other->backend() == setup_.backends.options().reference) return other.get();
     return nullptr;
 }
 
@@ -337,7 +336,7 @@ void EntryLoop::report_after_run() const {
         if (finished_here(i) && entries_[i]->op_case()) ran.push_back(entries_[i]->result);
     if (!ran.empty()) { // a suite of workloads only has no op-case table
         Document summary;
-        summary.tables.push_back(backend_summary(ran, setup_.options.reference));
+        summary.tables.push_back(backend_summary(ran, setup_.backends.options().reference));
         std::cout << "\n" << write_console(summary);
     }
 }

@@ -21,26 +21,32 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace opbench {
 
-struct RunOptions;
+// The run's options that the entry loop reads (run/runner.hpp's RunOptions
+// holds them; the reference and --verify come with the backends').
+struct LoopOptions {
+    std::vector<std::string> benchmark_args; // passed to Google Benchmark (--benchmark_*)
+    bool progress = true;                    // on a terminal only
+    bool verbose = false;                    // Google Benchmark's per-repetition lines instead of one per case
+    std::optional<uint64_t> mem_limit;       // bytes a case may need at most (--mem-limit)
+};
 
 class EntryLoop {
 public:
     struct Setup {
-        RunBackends &backends;
+        RunBackends &backends; // its options(): the reference, --verify
         RunLog &log;
-        const RunOptions &options;
+        const LoopOptions &options;
         const MachinePeaks &peaks;
         double timer_overhead = 0;
-        // An op entry's place among its backend's op cases in the probe
-        // (supports() answers); SIZE_MAX for a workload entry.
-        std::vector<std::size_t> probe_index;
     };
     EntryLoop(std::vector<std::unique_ptr<Entry>> &entries, Setup setup);
 

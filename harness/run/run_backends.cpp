@@ -2,7 +2,7 @@
 
 #include "check/reference_store.hpp"
 #include "machine/bottleneck.hpp"
-#include "run/runner.hpp"
+#include "run/entry_jobs.hpp"
 #include "writers/text_wrap.hpp"
 
 #include <fmt/format.h>
@@ -12,8 +12,9 @@
 
 namespace opbench {
 
-RunBackends::RunBackends(const PluginSet &plugins, const RunOptions &options, ProfileSession *profile)
-    : plugins_(plugins), options_(options), profile_(profile) {}
+RunBackends::RunBackends(const PluginSet &plugins, const BackendOptions &options, double probe_timeout,
+                         ProfileSession *profile)
+    : plugins_(plugins), options_(options), probe_timeout_(probe_timeout), profile_(profile) {}
 
 // Entries run in this process with --isolate none and when profiling (its
 // scopes, spans and hot paths are recorded here); otherwise every plugin
@@ -32,7 +33,7 @@ void RunBackends::open(const std::vector<std::string> &named,
         }
         auto asked = cases_of.find(name);
         const std::vector<opb_op_desc> descs = asked == cases_of.end() ? std::vector<opb_op_desc>() : asked->second;
-        BackendProbe probe = host_->probe_backend(name, descs, probe_timeout());
+        BackendProbe probe = host_->probe_backend(name, descs, probe_timeout_);
         BackendFacts facts =
             probe.fault.empty() ? std::move(probe.facts) : faulted_backend(*plugin->api, name, probe.fault);
         if (!facts.context.is_null()) contexts_[name] = facts.context;
@@ -50,13 +51,13 @@ void RunBackends::open_host(bool entries_run_here) {
                                     "none): a plugin crash ends this run",
                                     4, 0);
         instrumentation_ = std::make_unique<ProfileInstrumentation>(*profile_);
-        host_ = make_in_process_host(sessions_, options_.reference, nullptr, instrumentation_.get());
+        host_ = make_in_process_host(sessions_, options_.reference, make_entry_jobs(instrumentation_.get()));
     } else if (!entries_run_here) {
         std::map<std::string, std::string> paths;
         for (const auto &p : plugins_.plugins) paths[p.name()] = p.path;
         host_ = make_worker_host({"/proc/self/exe", "__worker"}, options_.reference, std::move(paths));
     } else {
-        host_ = make_in_process_host(sessions_, options_.reference);
+        host_ = make_in_process_host(sessions_, options_.reference, make_entry_jobs());
     }
 }
 
@@ -85,10 +86,8 @@ Roofline RunBackends::roofline(double flops, double bytes, int dtype, int thread
                         peak_kind(dtype), warm_cache ? bytes : 0);
 }
 
-// The seconds each step of probing a backend may take: --case-timeout when
-// given, else a minute (a GPU backend's create can take seconds).
-double RunBackends::probe_timeout() const {
-    const std::optional<double> timeout = options_.overrides.get("timeout");
+double probe_timeout_seconds(const SettingOverrides &overrides) {
+    const std::optional<double> timeout = overrides.get("timeout");
     return timeout && *timeout > 0 ? *timeout : 60.0;
 }
 
@@ -97,7 +96,7 @@ double RunBackends::probe_timeout() const {
 bool RunBackends::reference_opens() {
     auto it = facts_.find(options_.reference);
     if (it != facts_.end()) return it->second.usable();
-    const BackendProbe probe = host_->probe_backend(options_.reference, {}, probe_timeout());
+    const BackendProbe probe = host_->probe_backend(options_.reference, {}, probe_timeout_);
     return probe.fault.empty() && probe.facts.usable();
 }
 

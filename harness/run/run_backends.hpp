@@ -6,6 +6,7 @@
 #pragma once
 
 #include "isolate/case_host.hpp"
+#include "measure/settings.hpp"
 #include "machine/machine.hpp"
 #include "plugin/backend_facts.hpp"
 #include "plugin/backend_sessions.hpp"
@@ -22,11 +23,25 @@
 
 namespace opbench {
 
-struct RunOptions;
+// What the backends of a run are asked to be: the run's options that this
+// room reads (run/runner.hpp's RunOptions holds them).
+struct BackendOptions {
+    std::string reference = "naive";          // backend whose output is the reference
+    Isolation isolation = Isolation::process; // where cases run (case_host.hpp)
+    VerifyMode verify = VerifyMode::fast;     // --verify: full | fast | off (verify.hpp)
+    bool reference_store = true;              // full mode: keep references on disk (--no-reference-cache)
+    std::string reference_store_dir;          // empty: ReferenceStore::default_dir()
+};
+
+// The seconds each step of probing a backend may take: --case-timeout when
+// given, else a minute (a GPU backend's create can take seconds).
+[[nodiscard]] double probe_timeout_seconds(const SettingOverrides &overrides);
 
 class RunBackends {
 public:
-    RunBackends(const PluginSet &plugins, const RunOptions &options, ProfileSession *profile);
+    // `probe_timeout`: the seconds each step of a backend's probe may take.
+    RunBackends(const PluginSet &plugins, const BackendOptions &options, double probe_timeout,
+                ProfileSession *profile);
 
     // Opens the host (and, when entries run in this process, the backends
     // here), then probes each of `named` with the op cases it will be asked
@@ -35,6 +50,7 @@ public:
     // Full mode keeps its references on disk: a re-run computes none again.
     void choose_reference_store();
 
+    [[nodiscard]] const BackendOptions &options() const { return options_; }
     [[nodiscard]] CaseHost &host() { return *host_; }
     [[nodiscard]] BackendSessions &sessions() { return sessions_; }
     // Why `backend` cannot run entries (missing, refused, unusable, its probe
@@ -55,12 +71,12 @@ public:
     [[nodiscard]] const std::string &reference_store_key() const { return store_key_; }
 
 private:
-    [[nodiscard]] double probe_timeout() const;
     [[nodiscard]] bool reference_opens();
     void open_host(bool entries_run_here);
 
     const PluginSet &plugins_;
-    const RunOptions &options_;
+    const BackendOptions &options_;
+    double probe_timeout_;
     ProfileSession *profile_;
     BackendSessions sessions_; // instances here: --isolate none and profiling runs only
     std::unique_ptr<ProfileInstrumentation> instrumentation_;

@@ -1,6 +1,7 @@
 #include "run/run_log.hpp"
 
-#include "run/runner.hpp"
+#include "suite/suite.hpp"
+
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
@@ -220,7 +221,7 @@ void RunLog::finish() {
     journal_.reset();
 }
 
-std::unique_ptr<RunLog> open_run_log(const Suite &suite, const RunOptions &options) {
+std::unique_ptr<RunLog> open_run_log(const Suite &suite, const LogOptions &options) {
     if (!options.resume_journal.empty()) {
         auto log = RunLog::resume(options.resume_journal);
         const std::string was = log->header().value("suite_sha256", std::string());

@@ -91,15 +91,23 @@ private:
     std::vector<std::string> resumed_at_;
 };
 
-struct RunOptions;
 struct Suite;
+
+// The run's options that its log reads (run/runner.hpp's RunOptions holds them).
+struct LogOptions {
+    std::string out_path; // result set; empty: none written (nor a journal)
+    // The run's own arguments (after `run`, without --out and --resume),
+    // kept in the journal so that --resume can run the same command again.
+    std::vector<std::string> command_args;
+    std::string resume_journal; // continue this journal (--resume) instead of starting one
+};
 
 // The log of a run: a new one whose journal (beside options.out_path, when
 // there is one) starts with what the run is (suite and its SHA-256, cwd,
 // out, args: enough for --resume to run the same command again), or the one
 // options.resume_journal continues. Throws JournalError when the suite
 // changed since the interrupted run.
-[[nodiscard]] std::unique_ptr<RunLog> open_run_log(const Suite &suite, const RunOptions &options);
+[[nodiscard]] std::unique_ptr<RunLog> open_run_log(const Suite &suite, const LogOptions &options);
 
 // The journal that `opbench run --resume FILE` continues: FILE itself when
 // it is a journal, else the one an incomplete result set names

@@ -75,8 +75,8 @@ double likeness(const std::string &pattern, const std::string &name) {
 std::vector<std::string> entry_names(const Suite &suite, const RunOptions &options) {
     const std::vector<Case> cases = effective_cases(suite, changes_of(options));
     const std::vector<WorkloadCase> workloads = effective_workloads(suite, changes_of(options));
-    const auto entries = planned_entries(cases, workloads, options.reference);
-    const std::optional<NameFilter> filter = NameFilter::from_args(options.benchmark_args);
+    const auto entries = planned_entries(cases, workloads, options.backend.reference);
+    const std::optional<NameFilter> filter = NameFilter::from_args(options.loop.benchmark_args);
     std::vector<std::string> names;
     for (const auto &e : entries)
         if (!filter || filter->matches_entry(e->name())) names.push_back(e->name());
@@ -108,7 +108,7 @@ public:
     SuiteRun(const Suite &suite, const PluginSet &plugins, const RunOptions &options)
         : suite_(suite), plugins_(plugins), options_(options), cases_(effective_cases(suite, changes_of(options))),
           workloads_(effective_workloads(suite, changes_of(options))),
-          entries_(planned_entries(cases_, workloads_, options.reference, &workload_entries_)) {
+          entries_(planned_entries(cases_, workloads_, options.backend.reference, &workload_entries_)) {
         timer_overhead_ = measure_timer_overhead();
     }
     ~SuiteRun() {
@@ -144,7 +144,6 @@ private:
     // those of entries_ that are workload phases, for their figures.
     WorkloadEntries workload_entries_;
     std::vector<std::unique_ptr<Entry>> entries_;
-    std::vector<std::size_t> probe_index_; // an op entry's place in its backend's probe (supports() answers)
     std::unique_ptr<EntryLoop> loop_;
     std::unique_ptr<ProfileSession> profile_; // --profile / --trace only
     std::unique_ptr<RunBackends> backends_;
@@ -180,7 +179,7 @@ RunSummary SuiteRun::run() {
     if (profile_) begin_profiled_run(*profile_, backends_->sessions(), suite_);
     open_log();
     loop_ = std::make_unique<EntryLoop>(
-        entries_, EntryLoop::Setup{*backends_, *log_, options_, machine_.peaks, timer_overhead_, probe_index_});
+        entries_, EntryLoop::Setup{*backends_, *log_, options_.loop, machine_.peaks, timer_overhead_});
     loop_->run();
     std::vector<const workload::WorkloadEntry *> finished_workloads;
     for (const auto &[i, w] : workload_entries_)
@@ -206,13 +205,13 @@ void SuiteRun::open_backends() {
     std::map<std::string, std::vector<opb_op_desc>> cases_of;
     for (const auto &e : entries_) {
         if (std::find(named.begin(), named.end(), e->backend()) == named.end()) named.push_back(e->backend());
-        probe_index_.push_back(SIZE_MAX);
         if (const Case *c = e->op_case()) {
-            probe_index_.back() = cases_of[e->backend()].size();
+            e->set_probe_place(cases_of[e->backend()].size());
             cases_of[e->backend()].push_back(c->desc);
         }
     }
-    backends_ = std::make_unique<RunBackends>(plugins_, options_, profile_.get());
+    backends_ = std::make_unique<RunBackends>(plugins_, options_.backend, probe_timeout_seconds(options_.overrides),
+                                              profile_.get());
     backends_->open(named, cases_of);
     backends_->choose_reference_store();
 }
@@ -245,9 +244,9 @@ RunSummary SuiteRun::summarize_run(bool complete) const {
         summary.measure_seconds += r.measure_seconds;
         if (r.status == CaseStatus::passed && r.checked && !r.verification.verified) ++summary.unverified;
     }
-    summary.out_path = options_.out_path;
+    summary.out_path = options_.log.out_path;
     summary.output_errors = output_errors_;
-    summary.verify = options_.verify;
+    summary.verify = options_.backend.verify;
     summary.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
     return summary;
 }
@@ -255,22 +254,22 @@ RunSummary SuiteRun::summarize_run(bool complete) const {
 // The run log (a new journal, or the one --resume continues), with the
 // run's context, and the interrupt and exit() actions that write it.
 void SuiteRun::open_log() {
-    log_ = open_run_log(suite_, options_);
-    if (!options_.resume_journal.empty()) {
+    log_ = open_run_log(suite_, options_.log);
+    if (!options_.log.resume_journal.empty()) {
         // A journal line is checked against the run's own cases, never
         // trusted: a forgotten case is measured again (issue 32).
         std::vector<std::string> planned;
         for (const auto &e : entries_) planned.push_back(e->name());
         for (const auto &why : log_->forget_unplanned(planned))
             std::cerr << fmt::format("opbench: {}: journal line dropped ({}); a case of this run is measured again\n",
-                                     options_.resume_journal, why);
+                                     options_.log.resume_journal, why);
     }
     RunContext ctx{&suite_,
                    &cases_,
                    &backends_->contexts(),
                    &backends_->unavailable(),
-                   options_.reference,
-                   options_.benchmark_args,
+                   options_.backend.reference,
+                   options_.loop.benchmark_args,
                    timer_overhead_,
                    &machine_,
                    backends_->call_overheads(),
@@ -279,7 +278,7 @@ void SuiteRun::open_log() {
                    profile_.get(),
                    options_.shard};
     nlohmann::json opbench = run_context_json(ctx);
-    opbench["measurement"]["isolation"] = isolation_name(profile_ ? Isolation::none : options_.isolation);
+    opbench["measurement"]["isolation"] = isolation_name(profile_ ? Isolation::none : options_.backend.isolation);
     if (!workloads_.empty()) opbench["suite"]["workloads"] = workloads_.size();
     if (options_.insecure_plugins_allowed) opbench["insecure_plugins_allowed"] = *options_.insecure_plugins_allowed;
     log_->set_opbench_context(std::move(opbench));
@@ -290,10 +289,10 @@ void SuiteRun::open_log() {
     // now, from the log, and exit (interrupt.hpp).
     on_first_interrupt([this] {
         backends_->host().interrupt();
-        if (options_.isolation == Isolation::none || profile_) start_in_process_deadline();
+        if (options_.backend.isolation == Isolation::none || profile_) start_in_process_deadline();
     });
     on_second_interrupt([this] {
-        if (!options_.out_path.empty()) write_result_set(false);
+        if (!options_.log.out_path.empty()) write_result_set(false);
     });
     // Plugin code in this process (--isolate none, profiling) calling exit()
     // ends the run through here, not silently.
@@ -312,11 +311,11 @@ void SuiteRun::on_exit_in_run(int status) {
     std::cerr << "\nopbench: " << reason << "\n";
     try {
         if (loop_) loop_->fail_active(reason);
-        if (!options_.out_path.empty()) {
+        if (!options_.log.out_path.empty()) {
             write_result_set(false);
             std::cerr << fmt::format("opbench: the result set of what finished is in {} (incomplete); "
                                      "opbench run --resume {} runs the rest\n",
-                                     options_.out_path, options_.out_path);
+                                     options_.log.out_path, options_.log.out_path);
         }
     } catch (const std::exception &e) {
         std::cerr << "opbench: could not write the partial result set: " << e.what() << "\n";
@@ -354,7 +353,7 @@ void SuiteRun::start_in_process_deadline() {
 }
 
 void SuiteRun::write_result_set(bool complete) {
-    if (options_.out_path.empty()) return;
+    if (options_.log.out_path.empty()) return;
     const Writer *writer = find_writer(options_.out_format);
     if (!writer)
         throw std::runtime_error("no output writer '" + options_.out_format + "' (known: " + writer_names() + ")");
@@ -362,7 +361,7 @@ void SuiteRun::write_result_set(bool complete) {
     doc.compact = true;
     doc.data = log_->result_set(complete);
     add_run_analysis(doc.data, profile_.get());
-    write_file_atomically(options_.out_path, writer->write(doc));
+    write_file_atomically(options_.log.out_path, writer->write(doc));
     if (complete) log_->finish(); // the journal is no longer needed
 }
 

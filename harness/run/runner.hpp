@@ -12,6 +12,9 @@
 #include "profile/profile_session.hpp"
 #include "entry/entry.hpp"
 #include "entry/results.hpp"
+#include "run/entry_loop.hpp"
+#include "run/run_backends.hpp"
+#include "run/run_log.hpp"
 #include "measure/settings.hpp"
 #include "suite/shard.hpp"
 #include "suite/effective.hpp"
@@ -29,27 +32,19 @@ namespace workload {
 class WorkloadEntry;
 } // namespace workload
 
+// Everything `opbench run` was asked, as the CLI fills it: the parts each
+// room reads (the backends', the entry loop's, the log's) live in that room,
+// and the rest is the runner's own.
 struct RunOptions {
+    BackendOptions backend; // the reference, isolation, --verify, the reference store (run_backends.hpp)
+    LoopOptions loop;       // Google Benchmark's flags, progress, verbose, --mem-limit (entry_loop.hpp)
+    LogOptions log;         // --out, --resume's journal, the command for --resume (run_log.hpp)
     std::vector<std::string> backends; // replaces every case's list when non-empty
-    std::string reference = "naive";   // backend whose output is the reference
-    std::string out_path;              // result set; empty: none written
     std::string out_format = "json";   // writer of the result set (writers/writer.hpp)
     SettingOverrides overrides;
-    std::vector<std::string> benchmark_args;  // passed to Google Benchmark (--benchmark_*)
-    bool progress = true;                     // on a terminal only
-    std::vector<int> cpus;                    // CPUs the process was pinned to (empty: not pinned)
-    Isolation isolation = Isolation::process; // where cases run (case_host.hpp)
-    std::optional<uint64_t> mem_limit;        // bytes a case may need at most (--mem-limit)
-    // The run's own arguments (after `run`, without --out and --resume),
-    // kept in the journal so that --resume can run the same command again.
-    std::vector<std::string> command_args;
-    std::string resume_journal;           // continue this journal (--resume) instead of starting one
-    ProfileOptions profile;               // --profile, --trace, --trace-schedule (cases then run in this process)
-    bool verbose = false;                 // Google Benchmark's per-repetition lines instead of one per case
-    std::optional<Shard> shard;           // the suite's cases were cut to this shard (recorded in the set)
-    VerifyMode verify = VerifyMode::fast; // --verify: full | fast | off (verify.hpp)
-    bool reference_store = true;          // full mode: keep references on disk (--no-reference-cache)
-    std::string reference_store_dir;      // empty: ReferenceStore::default_dir()
+    std::vector<int> cpus;      // CPUs the process was pinned to (empty: not pinned)
+    ProfileOptions profile;     // --profile, --trace, --trace-schedule (cases then run in this process)
+    std::optional<Shard> shard; // the suite's cases were cut to this shard (recorded in the set)
     // Values used other than given (a min_time raised to its floor), already
     // printed; recorded in context.opbench.warnings.
     std::vector<std::string> setting_warnings;

@@ -48,24 +48,26 @@ CaseJob WorkloadEntry::job(const JobDefaults &d) const {
     job.nmse_threshold = result.nmse_threshold;
     job.timer_overhead = d.timer_overhead;
     job.verify = d.verify;
-    job.workload = WorkloadJob{workload_.kind, workload_.name, workload_.decoder, phase_};
+    job.detail = WorkloadJob{workload_.kind, workload_.name, workload_.decoder, phase_};
+    job.one_process = true; // its layer check and whole-model figures belong to the process that prepared it
     return job;
 }
 
 void WorkloadEntry::activated(const Activation &a) {
     Entry::activated(a);
-    if (a.workload) activation_ = *a.workload;
+    if (!a.detail.is_null()) activation_ = a.detail.get<WorkloadActivation>();
 }
 
 void WorkloadEntry::finished(const FinishRecord &f) {
     Entry::finished(f);
-    if (!f.workload || result.status != CaseStatus::passed) return;
-    if (!f.workload->failure.empty()) {
+    if (f.detail.is_null() || result.status != CaseStatus::passed) return;
+    const WorkloadTail tail = f.detail.get<WorkloadTail>();
+    if (!tail.failure.empty()) {
         result.status = CaseStatus::failed;
-        result.reason = f.workload->failure;
+        result.reason = tail.failure;
         return;
     }
-    figures_ = workload_figures(result.repetitions, activation_, *f.workload, workload_.decoder, result.memory);
+    figures_ = workload_figures(result.repetitions, activation_, tail, workload_.decoder, result.memory);
 }
 
 CallWork WorkloadEntry::call_work() const {

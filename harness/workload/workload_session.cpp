@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 namespace opbench::workload {
@@ -239,6 +240,86 @@ std::pair<MemoryFigures, WorkloadTail> WorkloadSession::finish() {
     spans_.reset();
     run_.reset(); // frees the workload's buffers and plans before the next entry
     return {memory, tail};
+}
+
+namespace {
+
+// A workload phase, active: its session, which releases what it made.
+class ActiveWorkload final : public ActiveJob {
+public:
+    explicit ActiveWorkload(std::unique_ptr<WorkloadSession> session) : session_(std::move(session)) {}
+    RepetitionRecord measure_repetition() override { return session_->measure_repetition(); }
+    FinishRecord finish() override {
+        auto [memory, tail] = session_->finish();
+        return FinishRecord{memory, nlohmann::json(tail)};
+    }
+
+private:
+    std::unique_ptr<WorkloadSession> session_;
+};
+
+class WorkloadJobs final : public JobKinds {
+public:
+    explicit WorkloadJobs(CaseInstrumentation *instrumentation) : instrumentation_(instrumentation) {}
+
+    // The reference's layer outputs first, in its own instance (never in this
+    // entry's memory figures), then the session's prepare, layer-by-layer
+    // check, warm-up and batch choice.
+    std::unique_ptr<ActiveJob> activate(const CaseJob &job, JobContext &context, Activation &a) override {
+        const WorkloadJob w = job.detail.get<WorkloadJob>();
+        BackendInstance &be = context.usable_or_throw(job.backend);
+        if (auto u = workload_unsupported(be, w.decoder)) throw *u;
+        context.enter(case_phase::reference);
+        const auto reference_start = std::chrono::steady_clock::now();
+        BackendSessions &sessions = context.sessions();
+        const LayerOutputs &reference =
+            references_.get(sessions.reference.get(), context.reference_name(), sessions.reference_missing, w.decoder);
+        a.verify_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - reference_start).count();
+        auto session = std::make_unique<WorkloadSession>(be, w, setup_of(job, context));
+        // A workload is always checked against the reference, every layer
+        // output of every step (whatever --verify says of op cases).
+        double nmse = -1;
+        a.checked = true;
+        a.verification.mode = job.verify;
+        a.verification.method = "layers";
+        a.verification.reference = "computed";
+        a.verification.max_nmse = decoder_tolerance(w.decoder).max_nmse;
+        try {
+            a.detail = session->activate(reference, nmse, a.preparation);
+        } catch (const MeasureFailure &f) {
+            a.nmse = nmse;
+            a.checked = nmse >= 0; // reached the check (else it failed before it)
+            if (a.checked) a.verification.nmse = nmse;
+            a.verification.failure = f.reason;
+            throw;
+        }
+        a.nmse = nmse;
+        a.verification.nmse = nmse;
+        a.verification.verified = true;
+        return std::make_unique<ActiveWorkload>(std::move(session));
+    }
+
+private:
+    WorkloadSession::Setup setup_of(const CaseJob &job, JobContext &context) const {
+        WorkloadSession::Setup setup;
+        setup.name = job.name;
+        setup.backend = job.backend;
+        setup.settings = job.settings;
+        setup.timer_overhead = job.timer_overhead;
+        setup.evictor = job.settings.cache == CacheState::cold ? &context.evictor() : nullptr;
+        setup.on_phase = [&context](std::string_view p) { context.enter(case_phase_of(p)); };
+        setup.instrumentation = instrumentation_;
+        return setup;
+    }
+
+    CaseInstrumentation *instrumentation_;
+    ReferenceLayerOutputs references_; // the last workload's: its phases and backends run one after another
+};
+
+} // namespace
+
+std::unique_ptr<JobKinds> make_workload_jobs(CaseInstrumentation *instrumentation) {
+    return std::make_unique<WorkloadJobs>(instrumentation);
 }
 
 } // namespace opbench::workload

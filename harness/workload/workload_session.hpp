@@ -1,6 +1,7 @@
 // One workload phase x backend made active in this process: what BackendWork
 // and the recipe are for an op case. The case host (isolate/case_host.cpp)
-// drives it in three steps, as it does an op case: activate (reference,
+// drives it as a job of the workloads' JobKinds (make_workload_jobs below)
+// in three steps, as it does an op case: activate (reference,
 // prepare, check layer by layer, warm up, choose batch), measure_repetition,
 // finish (memory, component times, release). Under --isolate process that
 // happens in the backend's worker, so a plugin fault inside a workload costs
@@ -11,9 +12,10 @@
 #include "workload/decoder_work.hpp"
 #include "workload/workload_job.hpp"
 
-#include "isolate/case_host.hpp"
+#include "isolate/case_job.hpp"
 #include "measure/recipe.hpp"
 #include "plugin/backend_work.hpp"
+#include "profile/profile_observer.hpp"
 
 #include <functional>
 #include <memory>
@@ -83,5 +85,11 @@ private:
     bool profiled_ = false;
     std::unique_ptr<Recipe> recipe_;
 };
+
+// The workload phases' kind of job alone: a job whose `detail` is a
+// WorkloadJob (workload_job.hpp); its Activation's and FinishRecord's details
+// are a WorkloadActivation and a WorkloadTail. `instrumentation` (may be
+// null) outlives it.
+[[nodiscard]] std::unique_ptr<JobKinds> make_workload_jobs(CaseInstrumentation *instrumentation = nullptr);
 
 } // namespace opbench::workload

@@ -56,7 +56,8 @@ TEST(CaseHost, AJobCrossesTheBoundaryUnchanged) {
     EXPECT_EQ(back.check_seed, 99u);
     EXPECT_EQ(back.reference_store_dir, "/tmp/refs");
     EXPECT_EQ(back.reference_store_key, "k");
-    EXPECT_FALSE(back.workload) << "an op case has no workload";
+    EXPECT_TRUE(back.detail.is_null()) << "an op case has no detail";
+    EXPECT_FALSE(back.one_process) << "an op case's repetitions spread over the pool";
     json named = json(job);
     EXPECT_EQ(named["verify"], "off") << "the mode by name";
     named["verify"] = "thorough";
@@ -119,22 +120,19 @@ TEST(CaseHost, ActivationAndMemoryFiguresRoundTrip) {
     EXPECT_FALSE(b.verification.max_nmse) << "a figure not taken stays absent";
     EXPECT_EQ(b.verification.worst_index, 7);
     EXPECT_EQ(b.reference_problem, "store full");
-    EXPECT_FALSE(b.workload);
+    EXPECT_TRUE(b.detail.is_null());
 
-    a.workload = workload::WorkloadActivation{"decode step 3, layer 1", 1e9, 2e6, 4, 1};
+    // A job kind's own detail crosses as it is (the workload's: workload_entry_test).
+    a.detail = json{{"check_where", "decode step 3, layer 1"}, {"tokens_per_call", 4}};
     const Activation w = across_the_pipe(a);
-    ASSERT_TRUE(w.workload) << "a workload's activation keeps its part";
-    EXPECT_EQ(w.workload->check_where, "decode step 3, layer 1");
-    EXPECT_EQ(w.workload->tokens_per_call, 4);
+    EXPECT_EQ(w.detail, a.detail) << "a job kind's activation keeps its detail";
 
     FinishRecord f;
     f.memory.plugin_peak_bytes = 12;
-    EXPECT_FALSE(across_the_pipe(f).workload);
-    f.workload = workload::WorkloadTail{};
-    f.workload->components_from = "profile";
+    EXPECT_TRUE(across_the_pipe(f).detail.is_null());
+    f.detail = json{{"components_from", "profile"}};
     const FinishRecord g = across_the_pipe(f);
-    ASSERT_TRUE(g.workload);
-    EXPECT_EQ(g.workload->components_from, "profile");
+    EXPECT_EQ(g.detail, f.detail);
     EXPECT_EQ(g.memory.plugin_peak_bytes, 12u);
 
     MemoryFigures m;
@@ -215,29 +213,21 @@ TEST(CaseHost, ARepetitionCrossesThePipe) {
     EXPECT_EQ(o.sample_times, r.sample_times);
 }
 
-// Descriptions and settings cross as their bytes (measure/plain_bytes.hpp):
-// a workload's decoder comes back byte for byte, and a description of the
-// wrong size (or not bytes at all) is refused with what it is rather than
-// read as another case.
+// Descriptions and settings cross as their bytes (measure/plain_bytes.hpp),
+// a detail holding bytes keeps them, and a description of the wrong size (or
+// not bytes at all) is refused with what it is rather than read as another
+// case. (A workload's decoder: workload_entry_test.)
 TEST(CaseHost, PlainDataCrossesAsItsBytes) {
     CaseJob job;
     job.desc = make_desc(OPB_OP_SOFTMAX, OPB_DTYPE_F32, 0);
-    workload::WorkloadJob w;
-    w.workload = "gpt2-small.layer";
-    w.decoder.hidden = 768;
-    w.decoder.heads = 12;
-    w.decoder.rope_theta = 500000.0f;
-    w.phase = workload::Phase::decode;
-    job.workload = w;
+    job.detail = json{{"bytes", json::binary({0x00, 0xff, 0x10})}, {"phase", "decode"}};
+    job.one_process = true;
     const json j = json::from_cbor(json::to_cbor(json(job)));
     EXPECT_EQ(j.at("desc").get_binary().size(), sizeof job.desc);
     EXPECT_EQ(j.at("settings").get_binary().size(), sizeof job.settings);
-    EXPECT_EQ(j.at("workload").at("phase"), "decode") << "the phase by name";
     const CaseJob back = j.get<CaseJob>();
-    ASSERT_TRUE(back.workload);
-    EXPECT_EQ(std::memcmp(&back.workload->decoder, &w.decoder, sizeof w.decoder), 0);
-    EXPECT_EQ(back.workload->phase, workload::Phase::decode);
-    EXPECT_EQ(back.workload->workload, "gpt2-small.layer");
+    EXPECT_EQ(back.detail, job.detail) << "the detail, its bytes as bytes";
+    EXPECT_TRUE(back.one_process);
 
     json shorter = j;
     shorter["desc"].get_binary().pop_back();
@@ -249,8 +239,8 @@ TEST(CaseHost, PlainDataCrossesAsItsBytes) {
                                              " bytes, expected " + std::to_string(sizeof job.desc));
     }
     json text = j;
-    text["workload"]["decoder"] = "00ff";
-    EXPECT_THROW((void)text.get<CaseJob>(), json::type_error) << "a decoder must be bytes, not text";
+    text["settings"] = "00ff";
+    EXPECT_THROW((void)text.get<CaseJob>(), json::type_error) << "settings must be bytes, not text";
 }
 
 TEST(CaseHost, RecipePhasesMapOntoReportedPhases) {

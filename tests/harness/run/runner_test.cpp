@@ -48,9 +48,9 @@ TEST(Runner, OverridesThatContradictTheSuiteAreBadInput) {
 
 TEST(Runner, PlannedEntriesOnePerCaseAndBackendInOrder) {
     RunOptions o;
-    o.reference = "naive";
+    o.backend.reference = "naive";
     const auto cases = effective_cases(two_cases(), CommandLineChanges{o.overrides, o.backends});
-    const auto entries = planned_entries(cases, {}, o.reference);
+    const auto entries = planned_entries(cases, {}, o.backend.reference);
     std::vector<CaseResult> results;
     for (const auto &e : entries) results.push_back(e->result);
     ASSERT_EQ(results.size(), 8u);

@@ -1,6 +1,9 @@
 // [[workload]]s (harness/workload/workload_entry.cpp, run by the one entry
 // loop) through the real `opbench run`, their result entries checked field by field.
 #include "workload/workload_entry.hpp"
+#include "workload/workload_job.hpp"
+
+#include "isolate/case_job.hpp"
 
 #include "../case_outcome.hpp"
 
@@ -11,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -22,6 +26,48 @@ namespace opbench::workload {
 namespace {
 
 namespace fs = std::filesystem;
+
+// What the other end of the worker pipe reads: the value through CBOR.
+template <class T>
+T across_the_pipe(const T &value) {
+    return nlohmann::json::from_cbor(nlohmann::json::to_cbor(nlohmann::json(value))).get<T>();
+}
+
+// A workload phase crosses to its worker as a case job's detail (the case
+// host knows no workload): the decoder byte for byte, the phase by name; and
+// its activation and tail come back in the records' details.
+TEST(WorkloadJob, CrossesThePipeAsACaseJobsDetail) {
+    CaseJob job;
+    WorkloadJob w;
+    w.workload = "gpt2-small.layer";
+    w.decoder.hidden = 768;
+    w.decoder.heads = 12;
+    w.decoder.rope_theta = 500000.0f;
+    w.phase = Phase::decode;
+    job.detail = w;
+    const nlohmann::json j = nlohmann::json::from_cbor(nlohmann::json::to_cbor(nlohmann::json(job)));
+    EXPECT_EQ(j.at("detail").at("phase"), "decode") << "the phase by name";
+    EXPECT_EQ(j.at("detail").at("decoder").get_binary().size(), sizeof w.decoder);
+    const WorkloadJob back = j.get<CaseJob>().detail.get<WorkloadJob>();
+    EXPECT_EQ(std::memcmp(&back.decoder, &w.decoder, sizeof w.decoder), 0);
+    EXPECT_EQ(back.phase, Phase::decode);
+    EXPECT_EQ(back.workload, "gpt2-small.layer");
+    nlohmann::json text = j;
+    text["detail"]["decoder"] = "00ff";
+    EXPECT_THROW((void)text.get<CaseJob>().detail.get<WorkloadJob>(), nlohmann::json::type_error)
+        << "a decoder must be bytes, not text";
+
+    Activation a;
+    a.detail = WorkloadActivation{"decode step 3, layer 1", 1e9, 2e6, 4, 1};
+    const auto wa = across_the_pipe(a).detail.get<WorkloadActivation>();
+    EXPECT_EQ(wa.check_where, "decode step 3, layer 1");
+    EXPECT_EQ(wa.tokens_per_call, 4);
+    FinishRecord f;
+    WorkloadTail tail;
+    tail.components_from = "profile";
+    f.detail = tail;
+    EXPECT_EQ(across_the_pipe(f).detail.get<WorkloadTail>().components_from, "profile");
+}
 
 TEST(WorkloadBenchmarkName, NamesPhaseDtypeThreadsCacheBackend) {
     WorkloadCase w;
