@@ -150,6 +150,19 @@ std::vector<nlohmann::json> result_entries(const Entry &e) {
     return out;
 }
 
+EntryFacts Entry::bottleneck_facts() const {
+    EntryFacts f = identity_facts();
+    f.backend = result.backend;
+    f.allocs_per_call = result.memory.allocs_per_call;
+    f.alloc_bytes_per_call = result.memory.alloc_bytes_per_call;
+    if (result.roofline) f.above_roof_cause = result.roofline->above_roof_cause;
+    if (!result.repetitions.empty() && result.repetitions.front().device_seconds_per_call >= 0)
+        f.device_seconds = result.repetitions.front().device_seconds_per_call;
+    f.case_threads = settings().threads;
+    f.cold_cache = settings().cache == CacheState::cold;
+    return f;
+}
+
 EntryMetricInputs metric_inputs(const Entry &e) { return metric_inputs(e.result, e.call_work()); }
 
 EntryMetricInputs metric_inputs(const CaseResult &result, const CallWork &work) {

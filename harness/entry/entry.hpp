@@ -10,6 +10,7 @@
 
 #include "entry/results.hpp"
 #include "isolate/case_job.hpp"
+#include "measure/bottleneck_rules.hpp"
 #include "measure/entry_metrics.hpp"
 #include "measure/memory_estimate.hpp"
 
@@ -58,6 +59,13 @@ public:
     [[nodiscard]] virtual CallWork call_work() const = 0;
     // The fields every result-set entry of it carries (results/README.md).
     [[nodiscard]] virtual nlohmann::json fields() const = 0;
+    // What it is, as the bottleneck rules read it: op, variant, dtype, flops
+    // and bytes per call (the same values fields() writes).
+    [[nodiscard]] virtual EntryFacts identity_facts() const = 0;
+    // Everything the bottleneck rules read of it, from its records: the
+    // above, its backend, settings, memory, roofline, first repetition's
+    // device time (measure/bottleneck_rules.hpp).
+    [[nodiscard]] EntryFacts bottleneck_facts() const;
     // A repetition's Google Benchmark counters and label.
     [[nodiscard]] virtual nlohmann::json counters(const RepetitionRecord &rec) const = 0;
     [[nodiscard]] virtual std::string label(const RepetitionRecord &rec) const = 0;

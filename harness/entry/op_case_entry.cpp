@@ -48,6 +48,16 @@ CallWork OpCaseEntry::call_work() const {
     return CallWork{op_flops(case_.desc), op_bytes(case_.desc), case_.desc.dtype, case_.desc.threads};
 }
 
+EntryFacts OpCaseEntry::identity_facts() const {
+    EntryFacts f;
+    f.op = op_name(case_.desc.op);
+    f.variant = variant_name(case_.desc.op, case_.desc.variant);
+    f.dtype = dtype_name(case_.desc.dtype);
+    f.flops = op_flops(case_.desc);
+    f.bytes = op_bytes(case_.desc);
+    return f;
+}
+
 nlohmann::json OpCaseEntry::counters(const RepetitionRecord &rec) const {
     const double t = rec.summary.median;
     // Rates at the repetition's median time per call.

@@ -22,6 +22,7 @@ public:
     [[nodiscard]] CaseJob job(const JobDefaults &defaults) const override;
     [[nodiscard]] CallWork call_work() const override;
     [[nodiscard]] nlohmann::json fields() const override { return case_fields(result); }
+    [[nodiscard]] EntryFacts identity_facts() const override;
     [[nodiscard]] nlohmann::json counters(const RepetitionRecord &rec) const override;
     [[nodiscard]] std::string label(const RepetitionRecord &rec) const override;
 

@@ -237,9 +237,17 @@ RepetitionFigures repetition_figures(const nlohmann::json &entry) {
 }
 
 EntryConditions entry_conditions(const nlohmann::json &entry, const nlohmann::json &context) {
-    EntryConditions c;
     const nlohmann::json &settings = member(entry, "settings");
-    c.noise_target = number_or(settings, "noise_target", 0.0);
+    const double resolved = number_or(settings, "threads_resolved", 0);
+    const int case_threads = resolved >= 1 ? int(resolved) : int(number_or(settings, "threads", 0));
+    return entry_conditions(number_or(settings, "noise_target", 0.0), case_threads, entry.value("backend", ""),
+                            context);
+}
+
+EntryConditions entry_conditions(double noise_target, int case_threads, const std::string &backend,
+                                 const nlohmann::json &context) {
+    EntryConditions c;
+    c.noise_target = noise_target;
     const nlohmann::json &ob = member(context, "opbench");
     const nlohmann::json &pinned = member(member(ob, "measurement"), "cpus");
     if (pinned.is_array() && !pinned.empty())
@@ -248,9 +256,7 @@ EntryConditions entry_conditions(const nlohmann::json &entry, const nlohmann::js
         c.cpus = int(allowed);
     else
         c.cpus = int(number_or(context, "num_cpus", 0));
-    const double resolved = number_or(settings, "threads_resolved", 0);
-    const int case_threads = resolved >= 1 ? int(resolved) : int(number_or(settings, "threads", 0));
-    const nlohmann::json &info = member(member(member(ob, "backends"), entry.value("backend", "").c_str()), "info");
+    const nlohmann::json &info = member(member(member(ob, "backends"), backend.c_str()), "info");
     c.threads = threads_used(case_threads, info, c.cpus);
     c.load = first_number(member(member(ob, "machine"), "load_average"));
     if (!std::isfinite(c.load)) c.load = first_number(member(context, "load_avg"));

@@ -129,6 +129,10 @@ struct EntrySummary {
 // list or the allowed cores, load context.opbench.machine.load_average[0]
 // (else Google Benchmark's load_avg[0]).
 [[nodiscard]] EntryConditions entry_conditions(const nlohmann::json &entry, const nlohmann::json &context);
+// The same for an entry the run holds: its noise target, its threads
+// (resolved, else the setting) and its backend's name.
+[[nodiscard]] EntryConditions entry_conditions(double noise_target, int case_threads, const std::string &backend,
+                                               const nlohmann::json &context);
 // The summary of one case x backend from its passed iteration entries.
 [[nodiscard]] EntrySummary summarize_entry_json(std::span<const nlohmann::json *const> entries,
                                                 const nlohmann::json &context);

@@ -135,7 +135,6 @@ public:
         if (!sink) profiling_ = 0;
     }
     void set_scope_recording(bool on) { profiling_ = (on && scope_sink_) ? 1u : 0u; }
-    [[nodiscard]] bool scope_recording() const { return profiling_ != 0; }
 
 private:
     static void log_cb(void *host, int32_t level, const char *message);

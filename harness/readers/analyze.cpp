@@ -100,49 +100,30 @@ std::optional<ComponentBreakdown> decoder_breakdown(const nlohmann::json &entry)
     return out;
 }
 
-EntryFigures figures_from_entry(const nlohmann::json &entry, const nlohmann::json &ctx, double seconds) {
-    EntryFigures f;
+EntryFacts entry_facts(const nlohmann::json &entry) {
+    EntryFacts f;
     f.op = entry.value("op", "");
     f.variant = entry.value("variant", "");
     f.backend = entry.value("backend", "");
-    f.seconds = seconds;
+    f.dtype = entry.value("dtype", std::string("f32"));
     f.flops = entry.value("flops", 0.0);
     f.bytes = entry.value("bytes", 0.0);
     const nlohmann::json &mem = member(entry, "memory");
-    f.allocs = mem.is_object() ? mem.value("allocs_per_call", 0.0) : 0.0;
-    f.alloc_bytes = mem.is_object() ? mem.value("alloc_bytes_per_call", 0.0) : 0.0;
+    f.allocs_per_call = mem.is_object() ? mem.value("allocs_per_call", 0.0) : 0.0;
+    f.alloc_bytes_per_call = mem.is_object() ? mem.value("alloc_bytes_per_call", 0.0) : 0.0;
     if (const nlohmann::json &cause = member(member(entry, "roofline"), "above_roof_cause"); cause.is_string())
         f.above_roof_cause = cause.get<std::string>();
     const nlohmann::json &stats = member(entry, "stats");
     if (stats.is_object() && stats.contains("device_time_per_call") && stats["device_time_per_call"].is_number())
         f.device_seconds = stats["device_time_per_call"].get<double>();
-
-    const nlohmann::json &be = member(member(ctx, "backends"), f.backend.c_str());
-    const nlohmann::json &info = member(be, "info");
-    f.is_gpu = member(member(be, "device"), "kind") == "gpu";
-    const nlohmann::json &overheads = member(member(ctx, "measurement"), "call_overhead_seconds");
-    if (overheads.is_object() && overheads.contains(f.backend) && overheads[f.backend].is_number())
-        f.call_overhead_s = overheads[f.backend].get<double>();
-
-    MachinePeaks machine;
-    const nlohmann::json &peaks_json = member(ctx, "machine_peaks");
-    if (peaks_json.is_object()) {
-        try {
-            machine = peaks_json.get<MachinePeaks>();
-        } catch (const std::exception &) {
-            machine = MachinePeaks{}; // another schema: no CPU roofs
-        }
-    }
-    const int case_threads = member(entry, "settings").is_object() ? entry["settings"].value("threads", 0) : 0;
-    f.threads = f.is_gpu ? 1 : threads_used(case_threads, info, machine.cores);
-    const PeakKind kind = peak_kind(entry.value("dtype", std::string("f32")));
-    // The run's roofline rule (run_backends.cpp): a warm cache keeps the
-    // bytes of a call in the smallest level that holds them; a cold one
-    // reads them from DRAM.
-    const double working_set = member(member(entry, "settings"), "cache") == "cold" ? 0.0 : f.bytes;
-    f.peaks = peaks_for(f.is_gpu, f.threads, machine, device_peaks_from_info(info, kind), kind, working_set,
-                        backend_isa(info));
+    const nlohmann::json &settings = member(entry, "settings");
+    f.case_threads = settings.is_object() ? settings.value("threads", 0) : 0;
+    f.cold_cache = member(settings, "cache") == "cold";
     return f;
+}
+
+EntryFigures figures_from_entry(const nlohmann::json &entry, const nlohmann::json &ctx, double seconds) {
+    return entry_figures(entry_facts(entry), run_facts(ctx), seconds);
 }
 
 namespace {
@@ -164,35 +145,17 @@ std::vector<std::pair<std::string, std::vector<J *>>> measured_groups(J &set) {
     return groups;
 }
 
-// The verdict for an entry whose times show outside interference: never a
-// kernel diagnosis, the remedy instead.
-Bottleneck disturbed_verdict(const EntrySummary &summary) {
-    Bottleneck b;
-    b.kind = "disturbed";
-    b.severity = "none";
-    b.utilisation = 0;
-    b.headroom = 0; // nothing to win in the kernel: ranked after every diagnosis
-    b.description = summary.verdict() + ": the time measures the machine, not the kernel";
-    b.suggestion = "measure it again with fewer threads waiting for a CPU: --threads 1, --cpus LIST (CPUs of its "
-                   "own), a quieter machine, or interleaved repetitions "
-                   "(--benchmark_enable_random_interleaving=true); docs/measurement.md";
-    return b;
-}
-
 } // namespace
 
 void add_bottlenecks(nlohmann::json &set) {
     if (!set.is_object() || !set.contains("benchmarks") || !set["benchmarks"].is_array()) return;
-    const nlohmann::json ctx = member(member(set, "context"), "opbench");
+    const RunFacts run = run_facts(member(member(set, "context"), "opbench"));
     for (auto &[name, entries] : measured_groups(set)) {
         std::vector<const nlohmann::json *> view(entries.begin(), entries.end());
         const EntrySummary summary = summarize_entry_json(view, member(set, "context"));
-        if (!std::isfinite(summary.median_s)) continue;
-        const nlohmann::json verdict =
-            to_json(summary.quality == Quality::disturbed
-                        ? disturbed_verdict(summary)
-                        : analyse(figures_from_entry(*entries.front(), ctx, summary.median_s)));
-        for (auto *e : entries) (*e)["bottleneck"] = verdict;
+        const auto verdict = entry_bottleneck(summary, entry_facts(*entries.front()), run);
+        if (!verdict) continue;
+        for (auto *e : entries) (*e)["bottleneck"] = to_json(*verdict);
     }
 }
 
@@ -201,7 +164,7 @@ std::vector<AnalyzedEntry> analyse_result_set(const nlohmann::json &set, const s
         throw AnalyzeError(fmt::format("{}: not a result set: no \"benchmarks\" array (expected the JSON "
                                        "`opbench run` writes)",
                                        source));
-    const nlohmann::json &ctx = member(member(set, "context"), "opbench");
+    const RunFacts run = run_facts(member(member(set, "context"), "opbench"));
     std::vector<AnalyzedEntry> out;
     for (const auto &[name, entries] : measured_groups(set)) {
         const EntrySummary summary = summarize_entry_json(entries, member(set, "context"));
@@ -225,7 +188,7 @@ std::vector<AnalyzedEntry> analyse_result_set(const nlohmann::json &set, const s
             a.bottleneck.description = given.value("description", "");
             a.bottleneck.suggestion = given.value("suggestion", "");
         } else {
-            a.bottleneck = analyse(figures_from_entry(first, ctx, a.seconds));
+            a.bottleneck = *entry_bottleneck(summary, entry_facts(first), run); // the run's rules, on what the set holds
         }
         a.layer = decoder_breakdown(first);
         const auto components = variant_components(a.op, first.value("variant", ""));

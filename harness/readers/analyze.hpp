@@ -6,6 +6,7 @@
 #pragma once
 
 #include "machine/bottleneck.hpp"
+#include "measure/bottleneck_rules.hpp"
 #include "measure/entry_summary.hpp"
 #include "writers/writer.hpp"
 
@@ -64,6 +65,10 @@ struct AnalyzedEntry {
     std::optional<ComponentBreakdown> layer; // decoder workloads: the layer's components
 };
 
+// The facts the bottleneck rules (measure/bottleneck_rules.hpp) read of one
+// result-set entry: what the run filled from the entry's records.
+[[nodiscard]] EntryFacts entry_facts(const nlohmann::json &entry);
+
 // The figures analyse() needs, from one entry and the set's context.opbench.
 [[nodiscard]] EntryFigures figures_from_entry(const nlohmann::json &entry, const nlohmann::json &opbench_context,
                                               double seconds);
@@ -75,8 +80,9 @@ struct AnalyzedEntry {
 
 // Writes `bottleneck` into every measured entry of a result set (the same
 // verdict on each repetition of a case x backend: the median of their
-// medians decides), from the entry's figures and context.opbench. What
-// `opbench run` calls on the set it is about to write.
+// medians decides), from the entry's figures and context.opbench, by the
+// rules the run applies to its records (measure/bottleneck_rules.hpp): for a
+// set written without them.
 void add_bottlenecks(nlohmann::json &set);
 
 // The ranking table and one detail table (description, suggestion,

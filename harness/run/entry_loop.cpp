@@ -111,6 +111,7 @@ void EntryLoop::run() {
         throw std::runtime_error("unrecognised Google Benchmark arguments (see above)");
     setup_.log.set_gb_context(benchmark_context());
     context_ = setup_.log.context();
+    run_facts_ = RunFacts{setup_.backends.contexts(), setup_.backends.call_overheads(), setup_.peaks};
     const std::size_t per_pass = interleaved(setup_.options.benchmark_args) ? to_measure.size() : kEntriesPerPass;
     for (std::size_t from = 0; from < to_measure.size() && !interrupt_requested(); from += per_pass) {
         const auto to = std::min(to_measure.size(), from + per_pass);
@@ -251,25 +252,34 @@ void EntryLoop::entry_done(std::size_t i, bool shown) {
     if (setup_.log.has_case(e.name())) return;
     std::vector<nlohmann::json> records = result_entries(e);
     if (e.result.status == CaseStatus::passed) {
-        // One summary per entry (measure/entry_summary.hpp), computed from
-        // the entries it writes as every reader computes it, and stored.
-        std::vector<const nlohmann::json *> iterations;
-        for (const auto &r : records)
-            if (r.value("run_type", "") == "iteration") iterations.push_back(&r);
-        e.result.summary = summarize_entry_json(iterations, context_);
+        e.result.summary = summary_of(e);
         const nlohmann::json summary = e.result.summary->to_json();
         const nlohmann::json metrics = entry_metrics_json(metric_inputs(e));
+        const std::optional<Bottleneck> bottleneck = entry_bottleneck(*e.result.summary, e.bottleneck_facts(), run_facts_);
         // On the repetitions' entries; Google Benchmark's aggregates have their own.
         for (auto &r : records)
             if (r.value("run_type", "") == "iteration") {
                 r["summary"] = summary;
                 r["metrics"] = metrics;
+                if (bottleneck) r["bottleneck"] = to_json(*bottleneck);
             }
     }
     setup_.log.add_case(i, e.name(), std::string(case_status_name(e.result.status)), std::move(records));
     if (!shown) return;
     const Entry *ref = reference_of(e);
     console_->entry_done(e, ref ? &ref->result : nullptr);
+}
+
+// One summary per entry (measure/entry_summary.hpp), from its repetition
+// records, judged against the set's context as a reader judges the entries
+// it wrote.
+EntrySummary EntryLoop::summary_of(const Entry &e) const {
+    std::vector<RepetitionFigures> reps;
+    for (const RepetitionRecord &rec : e.result.repetitions) reps.push_back(repetition_figures(rec));
+    if (reps.empty()) return summarize_entry(reps, EntryConditions{});
+    const int resolved = e.call_work().threads;
+    return summarize_entry(reps, entry_conditions(e.settings().noise, resolved >= 1 ? resolved : e.settings().threads,
+                                                  e.backend(), context_));
 }
 
 const Entry *EntryLoop::reference_of(const Entry &e) const {

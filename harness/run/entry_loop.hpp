@@ -11,6 +11,7 @@
 #pragma once
 
 #include "entry/entry.hpp"
+#include "measure/bottleneck_rules.hpp"
 #include "machine/machine.hpp"
 #include "run/run_backends.hpp"
 #include "run/run_console.hpp"
@@ -77,6 +78,7 @@ private:
     std::string eta_text(std::size_t i);
     void report_after_run() const;
     const Entry *reference_of(const Entry &e) const;
+    [[nodiscard]] EntrySummary summary_of(const Entry &e) const;
 
     std::vector<std::unique_ptr<Entry>> &entries_;
     Setup setup_;
@@ -89,6 +91,7 @@ private:
     std::size_t active_ = SIZE_MAX;
     std::unique_ptr<RunConsole> console_;
     nlohmann::json context_; // the set's context: what an entry's summary is judged against
+    RunFacts run_facts_;     // what the bottleneck rules read of the run (measure/bottleneck_rules.hpp)
     std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
     // The progress line's estimate (run/run_eta.hpp) over the entries that
     // are measured: each one's place in it, the one shown last and its start.

@@ -1,6 +1,5 @@
 #include "run/result_set.hpp"
 
-#include "readers/analyze.hpp"
 #include "run/context.hpp"
 
 namespace opbench {
@@ -20,7 +19,6 @@ nlohmann::json run_context_json(const RunContext &c) {
 }
 
 void add_run_analysis(nlohmann::json &result_set, const ProfileSession *profiling) {
-    add_bottlenecks(result_set);
     if (profiling && profiling->options().hot_path) attach_profiles(result_set, profiling->cases());
     store_case_fields_once(result_set); // last: the steps above write per-case fields on every entry
 }

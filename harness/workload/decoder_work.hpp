@@ -41,14 +41,10 @@ public:
     [[nodiscard]] int64_t tokens_per_unit() const;
     // Seconds of each decode step since the last clear (empty for prefill).
     // At most kStepTimesKept are kept between clears (reserved in prepare, so
-    // a timed call never allocates); later ones are counted as dropped.
+    // a timed call never allocates); later ones are not kept.
     static constexpr std::size_t kStepTimesKept = std::size_t(1) << 16;
     [[nodiscard]] const std::vector<double> &step_seconds() const { return step_seconds_; }
-    [[nodiscard]] std::size_t step_seconds_dropped() const { return step_seconds_dropped_; }
-    void clear_step_seconds() {
-        step_seconds_.clear();
-        step_seconds_dropped_ = 0;
-    }
+    void clear_step_seconds() { step_seconds_.clear(); }
     // Steps this phase runs, in order.
     [[nodiscard]] std::vector<int> steps() const;
     // Drops the step times recorded since `mark` (a step_seconds().size()):
@@ -70,7 +66,6 @@ private:
     DecoderRun &run_;
     Phase phase_;
     std::vector<double> step_seconds_;
-    std::size_t step_seconds_dropped_ = 0;
     ComponentObserver *observer_ = nullptr;
 };
 

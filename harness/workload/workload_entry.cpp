@@ -75,6 +75,16 @@ CallWork WorkloadEntry::call_work() const {
                     workload_.decoder.threads};
 }
 
+EntryFacts WorkloadEntry::identity_facts() const {
+    EntryFacts f;
+    f.op = workload_.kind;
+    f.variant = variant_name(OPB_OP_ATTENTION, workload_.decoder.attention_variant);
+    f.dtype = dtype_name(workload_.decoder.dtype);
+    f.flops = activation_.flops_per_call;
+    f.bytes = activation_.bytes_per_call;
+    return f;
+}
+
 nlohmann::json WorkloadEntry::fields() const {
     const DecoderConfig &c = workload_.decoder;
     nlohmann::json j;

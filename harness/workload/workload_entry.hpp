@@ -36,6 +36,7 @@ public:
     void finished(const FinishRecord &f) override;
     [[nodiscard]] CallWork call_work() const override;
     [[nodiscard]] nlohmann::json fields() const override;
+    [[nodiscard]] EntryFacts identity_facts() const override;
     [[nodiscard]] nlohmann::json counters(const RepetitionRecord &rec) const override;
     [[nodiscard]] std::string label(const RepetitionRecord &rec) const override;
 

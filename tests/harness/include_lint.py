@@ -64,12 +64,7 @@ INTERFACE_HEADERS = {
 OUTSIDE = {"plugins": FOLDERS, "backends": FOLDERS}
 
 # (file, included folder/header): today's crossings, each with its split.
-KNOWN = {
-    # The one result path (issue 16) ends this: the run reads its own JSON
-    # back through the analyzer to stamp each entry's bottleneck, where the
-    # entry's summary should be computed once from its records.
-    ("harness/run/result_set.cpp", "readers/analyze.hpp"),
-}
+KNOWN = set()  # none left: the run stamps bottlenecks from records (measure/bottleneck_rules.hpp)
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/([a-z_]+\.hpp)"')
 

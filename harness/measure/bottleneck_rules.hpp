@@ -1,0 +1,58 @@
+// What `bottleneck` a result set's entry carries (issue 29): the rules of
+// machine/bottleneck.hpp applied to one entry, from typed facts. The run
+// fills the facts from an entry's records (entry/entry.hpp) as the entry
+// finishes; `opbench analyze` fills them from a result set's entries
+// (readers/analyze.cpp). Both call entry_bottleneck(), so a set's verdict
+// and a reader's agree by construction.
+#pragma once
+
+#include "machine/bottleneck.hpp"
+#include "measure/entry_summary.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <optional>
+#include <string>
+
+namespace opbench {
+
+// What the rules read of one entry (its first measured repetition's where
+// they differ per repetition).
+struct EntryFacts {
+    std::string op, variant, backend;
+    std::string dtype = "f32";
+    double flops = 0, bytes = 0;                 // per call
+    double allocs_per_call = 0, alloc_bytes_per_call = 0;
+    std::string above_roof_cause;                // the roofline's ("" none)
+    std::optional<double> device_seconds;        // the device timer's time per call
+    int case_threads = 0;                        // the `threads` setting (0: every CPU)
+    bool cold_cache = false;                     // measured with a cold cache: bytes come from DRAM
+};
+
+// What the rules read of the run: each backend's context (context.hpp
+// backend_context: "device", "info"), its measured fixed cost per call, the
+// machine's peaks.
+struct RunFacts {
+    std::map<std::string, nlohmann::json> backends;
+    std::map<std::string, double> call_overhead_seconds;
+    MachinePeaks machine;
+};
+
+// A set's context.opbench as RunFacts; missing or foreign fields read as not
+// measured (no roofs, no fixed cost).
+[[nodiscard]] RunFacts run_facts(const nlohmann::json &opbench_context);
+
+// analyse()'s figures for an entry whose time per call is `seconds`.
+[[nodiscard]] EntryFigures entry_figures(const EntryFacts &entry, const RunFacts &run, double seconds);
+
+// The verdict for an entry whose times show outside interference: never a
+// kernel diagnosis, the remedy instead.
+[[nodiscard]] Bottleneck disturbed_verdict(const EntrySummary &summary);
+
+// The entry's verdict at its summary's median: disturbed_verdict() for a
+// disturbed entry, else analyse(). nullopt when the summary has no median.
+[[nodiscard]] std::optional<Bottleneck> entry_bottleneck(const EntrySummary &summary, const EntryFacts &entry,
+                                                         const RunFacts &run);
+
+} // namespace opbench
