@@ -90,7 +90,7 @@ double RunEta::other_calls(std::size_t k) const {
 double RunEta::estimate(std::size_t k, const Corrections &c) const {
     const EntryPlan &p = plan_[k];
     const double least = planned_try(k);
-    const double one_try = std::clamp(c.try_scale() * least, least, std::max(least, most_try(k)));
+    const double one_try = least + c.room_used() * std::max(0.0, most_try(k) - least);
     const double tries = std::clamp(c.tries_per_repetition(), 1.0, 1.0 + std::max(0, p.starved_retries));
     return c.overhead() + other_calls(k) + std::max(1, p.repetitions) * tries * one_try;
 }
@@ -108,8 +108,11 @@ double RunEta::seconds_left() const {
             // repetitions run.
             if (!has_call_time(took_[k])) continue;
             const int tries = std::max(took_[k].tries, std::max(1, plan_[k].repetitions));
-            c->measured += took_[k].measure_seconds;
-            c->planned += tries * planned_try(k);
+            const double least = planned_try(k), room = most_try(k) - least;
+            if (room > 0.01 * least) { // else its tries had no room to run on
+                c->stretch += std::clamp((took_[k].measure_seconds / tries - least) / room, 0.0, 1.0);
+                c->stretched += 1;
+            }
             c->tries += tries;
             c->repetitions += std::max(1, plan_[k].repetitions);
         }

@@ -6,12 +6,15 @@
 // parts, each expected from its plan and corrected by what the finished
 // entries of its backend really took:
 //
-// - its repetitions: repetitions x tries x a try's time, planned as one try
-//   of min_samples calls, held between min_time and max_time, at least one
-//   call. A backend whose tries ran past that (the noise target unmet) is
-//   expected to do so again, in proportion, but never past max_time; one
-//   whose repetitions were measured again as starved (a busy machine) is
-//   expected to need as many tries, up to starved_retries more;
+// - its repetitions: repetitions x tries x a try's time. A try is planned
+//   as min_samples calls, held between min_time and max_time, at least one
+//   call; it can run on to max_time when the noise target is unmet. How far
+//   into that room the tries of a backend's finished entries ran (0: they
+//   stopped as planned, 1: at max_time), on average, is how far its next
+//   ones are expected to: a small case's tries stretch 10x where a large
+//   one's have no room to. A backend whose repetitions were measured again
+//   as starved (a busy machine) is expected to need as many tries, up to
+//   starved_retries more;
 // - the rest: its warmup and verification calls, and what its backend's
 //   finished entries spent besides calls (starting in the worker, preparing
 //   inputs, the reference's check, the record): their median.
@@ -81,10 +84,10 @@ private:
     // What finished entries of one backend (or of the whole run) took,
     // against what their plans said.
     struct Corrections {
-        double measured = 0, planned = 0; // the tries' seconds, and their plans'
+        double stretch = 0, stretched = 0; // sum of how far into their room tries ran, over how many entries
         double tries = 0, repetitions = 0;
         std::vector<double> overheads; // each entry's seconds besides calls
-        [[nodiscard]] double try_scale() const { return planned > 0 ? measured / planned : 1.0; }
+        [[nodiscard]] double room_used() const { return stretched > 0 ? stretch / stretched : 0.0; }
         [[nodiscard]] double tries_per_repetition() const { return repetitions > 0 ? tries / repetitions : 1.0; }
         [[nodiscard]] double overhead() const;
     };
