@@ -112,7 +112,7 @@ assert len(ob["canary"]["readings"]) >= 3 * 8, "a canary reading per pair block"
 it = [e for e in s["benchmarks"] if e.get("run_type") == "iteration"]
 # cases x sides x (2 per pair): 16 paired entries per side on a quiet
 # machine. On a busy one a block whose threads starved is written with no
-# pair (paired_run.cpp), so a side may have fewer pairs, never more.
+# pair (run/paired_set.hpp), so a side may have fewer pairs, never more.
 paired = {}
 for e in it:
     if "pair" in e:
