@@ -1,5 +1,6 @@
 #include "run/ab_run.hpp"
 
+#include "machine/bottleneck.hpp"
 #include "machine/machine.hpp"
 #include "plugin/plugin_variant.hpp"
 #include "run/abba_schedule.hpp"
@@ -63,6 +64,7 @@ private:
     PairedTimes measure_blocks(Entry &base, Entry &next);
     void judge(PairedCaseResult &out, const PairedTimes &times, const Case &c);
     void record(std::size_t ci, const PairedTimes &times);
+    void add_roofline(Entry &entry) const;
 
     const Suite &suite_;
     const PluginSet &plugins_;
@@ -73,8 +75,7 @@ private:
     RunLog log_; // no journal: `ab` has no --resume
     CanarySeries canary_;
     CachedMachinePeaks machine_;
-    std::map<std::string, nlohmann::json> contexts_;
-    std::map<std::string, std::string> unavailable_;
+    PairedSide::Probes probes_;
     double timer_overhead_ = measure_timer_overhead();
 };
 
@@ -85,10 +86,11 @@ void AbRun::open() {
     if (!machine_.warning.empty()) std::cerr << "opbench: " << machine_.warning << "\n";
     std::vector<opb_op_desc> descs;
     for (const Case &c : cases_) descs.push_back(c.desc);
-    base_.open(plugins_, o_.reference, descs, contexts_, unavailable_);
-    new_.open(plugins_, o_.reference, descs, contexts_, unavailable_);
-    RunContext ctx{&suite_, &cases_, &contexts_, &unavailable_, o_.reference, {}, timer_overhead_, &machine_, {},
-                   o_.cpus, o_.warnings, nullptr, std::nullopt};
+    base_.open(plugins_, o_.reference, descs, probes_);
+    new_.open(plugins_, o_.reference, descs, probes_);
+    RunContext ctx{&suite_,     &cases_,         &probes_.contexts, &probes_.unavailable,   o_.reference,
+                   {},          timer_overhead_, &machine_,         probes_.call_overheads, o_.cpus,
+                   o_.warnings, nullptr,         std::nullopt};
     nlohmann::json ob = run_context_json(ctx);
     ob["measurement"]["isolation"] = "process";
     if (o_.insecure_plugins_allowed) ob["insecure_plugins_allowed"] = *o_.insecure_plugins_allowed;
@@ -107,16 +109,20 @@ bool AbRun::activate(std::size_t ci) {
         return job;
     };
     bool ok_base = false, ok_new = false;
-    if (auto cannot = base_.cannot_run(ci)) base.result.status = cannot->status, base.result.reason = cannot->reason;
-    else ok_base = base_.activate(base, job_of(base));
+    if (auto cannot = base_.cannot_run(ci))
+        base.result.status = cannot->status, base.result.reason = cannot->reason;
+    else
+        ok_base = base_.activate(base, job_of(base));
     if (!ok_base) {
         next.result.status = base.result.status;
         next.result.reason =
             fmt::format("not run: the base side ({}) did not: {}", base_.backend(), base.result.reason);
         return false;
     }
-    if (auto cannot = new_.cannot_run(ci)) next.result.status = cannot->status, next.result.reason = cannot->reason;
-    else ok_new = new_.activate(next, job_of(next));
+    if (auto cannot = new_.cannot_run(ci))
+        next.result.status = cannot->status, next.result.reason = cannot->reason;
+    else
+        ok_new = new_.activate(next, job_of(next));
     if (!ok_new && next.result.reason.empty()) next.result.reason = "not run: the base side failed";
     return ok_new;
 }
@@ -130,8 +136,10 @@ PairedTimes AbRun::measure_blocks(Entry &base, Entry &next) {
         for (std::size_t k = 0; k < steps.size(); ++k) {
             if (k % 4 == 0 && interrupt_requested()) break; // a whole block or none
             pool = steps[k].pool;
-            if (steps[k].side == PairSide::base) base_.measure(base, pool);
-            else new_.measure(next, pool);
+            if (steps[k].side == PairSide::base)
+                base_.measure(base, pool);
+            else
+                new_.measure(next, pool);
             if (k % 4 == 3) (void)canary_.read();
         }
     } catch (const MeasureFailure &f) {
@@ -157,8 +165,10 @@ void AbRun::judge(PairedCaseResult &out, const PairedTimes &times, const Case &c
         out.new_times.clear();
         return;
     }
-    if (times.blocks() < std::size_t(o_.pairs)) out.status = "interrupted"; // mid-case: not recorded
-    else out.verdict = paired_verdict(out.base_times, out.new_times, o_.verdict);
+    if (times.blocks() < std::size_t(o_.pairs))
+        out.status = "interrupted"; // mid-case: not recorded
+    else
+        out.verdict = paired_verdict(out.base_times, out.new_times, o_.verdict);
 }
 
 PairedCaseResult AbRun::measure_case(std::size_t ci) {
@@ -177,8 +187,24 @@ PairedCaseResult AbRun::measure_case(std::size_t ci) {
     judge(out, times, cases_[ci]);
     if (out.status == "starved")
         for (Entry *e : {&base, &next}) e->result.status = CaseStatus::starved, e->result.reason = out.reason;
+    if (out.status == "passed")
+        for (Entry *e : {&base, &next}) add_roofline(*e);
     if (out.status != "interrupted") record(ci, out.status == "passed" ? times : PairedTimes{});
     return out;
+}
+
+// The roofline at the entry's median, as `run` places its entries
+// (run_backends.hpp): its backend's context and call overhead, this machine's peaks.
+void AbRun::add_roofline(Entry &entry) const {
+    const std::optional<double> median = entry.median_seconds();
+    if (!median) return;
+    const CallWork w = entry.call_work();
+    const auto context = probes_.contexts.find(entry.backend());
+    const auto overhead = probes_.call_overheads.find(entry.backend());
+    entry.result.roofline =
+        roofline_for(w.flops, w.bytes, *median, context != probes_.contexts.end() ? context->second : nlohmann::json(),
+                     w.threads, machine_.peaks, overhead != probes_.call_overheads.end() ? overhead->second : 0.0,
+                     peak_kind(w.dtype), entry.settings().cache == CacheState::warm ? w.bytes : 0);
 }
 
 // Both sides' entries into the log, as the entry loop logs `run`'s.
@@ -232,7 +258,8 @@ std::vector<Case> cases_of_backend(const Suite &suite, const PairedRunOptions &o
         throw SuiteError(SourceLocation{suite.path, 0, 0},
                          fmt::format("no [[case]] lists the backend '{}' (nor {} or {}):\n  `ab` has nothing to "
                                      "run; the cases list: {}",
-                                     backend, o.base, o.next, listed.empty() ? "none" : fmt::format("{}", fmt::join(listed, ", "))));
+                                     backend, o.base, o.next,
+                                     listed.empty() ? "none" : fmt::format("{}", fmt::join(listed, ", "))));
     return chosen;
 }
 
@@ -258,8 +285,9 @@ std::vector<Case> paired_cases(const Suite &suite, const PairedRunOptions &o) {
 }
 
 std::size_t PairedSummary::count(const std::string &verdict) const {
-    return std::count_if(cases.begin(), cases.end(),
-                         [&](const PairedCaseResult &c) { return c.status == "passed" && c.verdict.verdict == verdict; });
+    return std::count_if(cases.begin(), cases.end(), [&](const PairedCaseResult &c) {
+        return c.status == "passed" && c.verdict.verdict == verdict;
+    });
 }
 
 std::size_t PairedSummary::failed() const {

@@ -33,8 +33,8 @@ struct PairedRunOptions {
     double half_seconds = 0.002;     // each of a block's four repetitions samples this long (min_time)
     VerifyMode verify = VerifyMode::fast;
     PairedOptions verdict;
-    std::string out_path; // "" = no result set
-    bool progress = true; // one line per case as it finishes
+    std::string out_path;              // "" = no result set
+    bool progress = true;              // one line per case as it finishes
     std::vector<std::string> warnings; // already printed; recorded in context.opbench.warnings
     std::vector<int> cpus;             // the process was pinned to these (recorded)
     std::string benchmark_filter;      // as `opbench run`'s --benchmark_filter; "" = every case

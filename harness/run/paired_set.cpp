@@ -9,7 +9,8 @@ namespace {
 
 // The summary as every reader computes it from a set (measure/entry_summary.hpp),
 // here from the records themselves.
-EntrySummary summary_of(const CaseResult &result, const nlohmann::json &first_iteration, const nlohmann::json &context) {
+EntrySummary summary_of(const CaseResult &result, const nlohmann::json &first_iteration,
+                        const nlohmann::json &context) {
     std::vector<RepetitionFigures> reps;
     for (const RepetitionRecord &rec : result.repetitions) reps.push_back(repetition_figures(rec));
     return summarize_entry(reps, entry_conditions(first_iteration, context));
@@ -17,9 +18,8 @@ EntrySummary summary_of(const CaseResult &result, const nlohmann::json &first_it
 
 } // namespace
 
-std::vector<nlohmann::json> paired_entry_records(Entry &entry, const nlohmann::json &context,
-                                                 const PairedTimes &times, PairSide side,
-                                                 const std::string &other_name) {
+std::vector<nlohmann::json> paired_entry_records(Entry &entry, const nlohmann::json &context, const PairedTimes &times,
+                                                 PairSide side, const std::string &other_name) {
     std::vector<nlohmann::json> records = result_entries(entry);
     if (entry.result.status != CaseStatus::passed) return records;
     entry.result.summary = summary_of(entry.result, records.front(), context);

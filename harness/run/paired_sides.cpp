@@ -7,8 +7,7 @@
 namespace opbench {
 
 void PairedSide::open(const PluginSet &plugins, const std::string &reference, const std::vector<opb_op_desc> &cases,
-                      std::map<std::string, nlohmann::json> &contexts,
-                      std::map<std::string, std::string> &unavailable) {
+                      Probes &probes) {
     std::map<std::string, std::string> paths;
     for (const std::string &name : {backend_, reference})
         if (const LoadedPlugin *p = plugins.find(name)) paths[name] = p->path;
@@ -20,8 +19,9 @@ void PairedSide::open(const PluginSet &plugins, const std::string &reference, co
         facts_ = BackendFacts{CaseStatus::failed, fmt::format("{} (backend '{}')", probe.fault, backend_), nullptr, {}};
     else
         facts_ = std::move(probe.facts);
-    if (!facts_.context.is_null()) contexts[backend_] = facts_.context;
-    if (!facts_.usable()) unavailable[backend_] = facts_.reason;
+    if (probe.call_overhead_seconds) probes.call_overheads[backend_] = *probe.call_overhead_seconds;
+    if (!facts_.context.is_null()) probes.contexts[backend_] = facts_.context;
+    if (!facts_.usable()) probes.unavailable[backend_] = facts_.reason;
 }
 
 std::optional<MeasureFailure> PairedSide::cannot_run(std::size_t ci) const {

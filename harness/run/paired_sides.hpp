@@ -30,10 +30,15 @@ public:
     explicit PairedSide(std::string backend) : backend_(std::move(backend)) {}
 
     [[nodiscard]] const std::string &backend() const { return backend_; }
-    // Starts the pools' workers and probes the backend with `cases`; its
-    // context and (when unusable) why go into `contexts` and `unavailable`.
+    // What the sides' probes said, by backend, as a run's context records it.
+    struct Probes {
+        std::map<std::string, nlohmann::json> contexts; // each backend's context (device kind, for rooflines)
+        std::map<std::string, std::string> unavailable; // those that cannot run: why
+        std::map<std::string, double> call_overheads;   // seconds per call of the tiny add
+    };
+    // Starts the pools' workers and probes the backend with `cases` into `probes`.
     void open(const PluginSet &plugins, const std::string &reference, const std::vector<opb_op_desc> &cases,
-              std::map<std::string, nlohmann::json> &contexts, std::map<std::string, std::string> &unavailable);
+              Probes &probes);
     // Why case number `ci` cannot run on this side (the probe's answers), if so.
     [[nodiscard]] std::optional<MeasureFailure> cannot_run(std::size_t ci) const;
     // Activates `job` in every pool (pool 0 verifies; the others run the
