@@ -7,7 +7,8 @@
 #include "cli/output_path.hpp"
 #include "plugin/plugin_variant.hpp"
 #include "run/interrupt.hpp"
-#include "run/paired_run.hpp"
+#include "run/ab_run.hpp"
+#include "run/paired_console.hpp"
 #include "run/run_environment.hpp"
 #include "suite/suite.hpp"
 
@@ -209,7 +210,7 @@ void AbCommand::Options::print_start(const PluginSet &plugins) const {
                              "  {}: {}\n  {}: {}\n",
                              run.base, run.next, run.pairs, run.half_seconds * 1e3, fmt::join(run.cpus, ","), run.base,
                              plugins.find(run.base)->path, run.next, plugins.find(run.next)->path);
-    if (run.progress) std::cout << paired_console_row("case", "base us", "new us", "new/base", "p", "verdict");
+    if (run.progress) std::cout << paired_console_header();
 }
 
 // The paired run and its summary; the exit status.

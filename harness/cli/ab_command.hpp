@@ -1,5 +1,5 @@
 // `opbench ab`: a paired A/B run of two builds of one backend
-// (run/paired_run.hpp). main() registers it and, when chosen, runs it
+// (run/ab_run.hpp). main() registers it and, when chosen, runs it
 // before the other subcommands' plugin discovery: it discovers the plugins
 // itself and adds the --plugin variants.
 #pragma once

@@ -3,7 +3,7 @@
 // A short FMA loop (the cores' arithmetic) and a short copy (the caches'
 // bandwidth) take the same work every time: when the same code takes 2x
 // longer, the machine (a neighbour's load, the clock, the host) moved, not
-// the code. A paired run (paired_run.hpp) reads it between its pair blocks
+// the code. A paired run (run/ab_run.hpp) reads it between its pair blocks
 // and records the series; any runner can call measure_canary() between
 // repetitions. About 1 ms per reading.
 #pragma once

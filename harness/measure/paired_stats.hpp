@@ -1,5 +1,5 @@
 // The paired A/B verdict: is `new` slower or faster than `base`, judged on
-// pairs (base time, new time) measured next to each other (paired_run.hpp)?
+// pairs (base time, new time) measured next to each other (run/ab_run.hpp)?
 // Each pair gives one ratio new / base; the machine's state, which moves
 // both sides of a pair together, cancels in it. The test is Wilcoxon's
 // signed-rank test on the log ratios (two-sided, normal approximation with

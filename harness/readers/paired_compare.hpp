@@ -1,4 +1,4 @@
-// compare on a paired set (`opbench ab`, run/paired_run.hpp): the verdict
+// compare on a paired set (`opbench ab`, run/ab_run.hpp): the verdict
 // per case from its pairs (each iteration entry's `pair` field), by the
 // paired test (measure/paired_stats.hpp); and the drift canary
 // (context.opbench.canary, measure/canary.hpp) for any set that has one:

@@ -15,6 +15,7 @@
 #include "run/run_environment.hpp"
 #include "run/run_log.hpp"
 #include "run/run_profile.hpp"
+#include "run/set_file.hpp"
 #include "workload/workload_entry.hpp"
 #include "writers/table_writers.hpp"
 #include "writers/writer.hpp"
@@ -354,14 +355,7 @@ void SuiteRun::start_in_process_deadline() {
 
 void SuiteRun::write_result_set(bool complete) {
     if (options_.log.out_path.empty()) return;
-    const Writer *writer = find_writer(options_.out_format);
-    if (!writer)
-        throw std::runtime_error("no output writer '" + options_.out_format + "' (known: " + writer_names() + ")");
-    Document doc;
-    doc.compact = true;
-    doc.data = log_->result_set(complete);
-    add_run_analysis(doc.data, profile_.get());
-    write_file_atomically(options_.log.out_path, writer->write(doc));
+    write_set_file(*log_, options_.log.out_path, options_.out_format, profile_.get(), complete);
     if (complete) log_->finish(); // the journal is no longer needed
 }
 

@@ -66,13 +66,26 @@ PY
 }
 
 echo "== 2: A/A: the same file twice is same"
-ab_ran "$work/aa.log" "$suite" --pairs 8 --seconds 0.002 --threshold 0.5 --no-progress \
+# With its case lines: they must show the medians as compare shows them.
+ab_ran "$work/aa.log" "$suite" --pairs 8 --seconds 0.002 --threshold 0.5 \
   --plugin naive@a="$naive" --plugin naive@b="$naive" --out "$work/aa.json" || { cat "$work/aa.log"; fail "A/A run failed"; }
 cat "$work/aa.log"
 grep -q "3 cases, naive@a -> naive@b (threshold 50%): " "$work/aa.log" || fail "no A/A summary"
 verdicts "$work/aa.log" same || fail "A/A is not same"
 "$opbench" compare "$work/aa.json" > "$work/aa.cmp" || { cat "$work/aa.cmp"; fail "compare on the A/A set"; }
 grep -q " same, 0 slower, 0 faster, 0 noisy" "$work/aa.cmp" || { cat "$work/aa.cmp"; fail "compare: A/A not same"; }
+# Issue 29: ab's console printed 141.64 where compare printed 142 us. Each
+# compared case's base and new medians read the same on both, in order.
+python3 - "$work/aa.log" "$work/aa.cmp" <<'PY' || fail "ab's console and compare disagree on a median"
+import re, sys
+time = r"\d[\d.]* [nu]?s|\d[\d.]* ms"
+def medians(path):
+    rows = [re.findall(time, l) for l in open(path)
+            if re.search(r" (same|slower|faster|noisy)$", l.rstrip()) and "opbench ab:" not in l]
+    return [r[:2] for r in rows]
+ab, cmp = medians(sys.argv[1]), medians(sys.argv[2])
+assert ab and ab == cmp, (ab, cmp)
+PY
 
 echo "== 3: a 5x slowdown is slower"
 OPBENCH_TEST_SPIN_INNER=$naive OPBENCH_TEST_SPIN_EXTRA=4 \
@@ -99,7 +112,7 @@ assert len(ob["canary"]["readings"]) >= 3 * 8, "a canary reading per pair block"
 it = [e for e in s["benchmarks"] if e.get("run_type") == "iteration"]
 # cases x sides x (2 per pair): 16 paired entries per side on a quiet
 # machine. On a busy one a block whose threads starved is written with no
-# pair (paired_run.cpp), so a side may have fewer pairs, never more.
+# pair (run/paired_set.hpp), so a side may have fewer pairs, never more.
 paired = {}
 for e in it:
     if "pair" in e:
@@ -107,6 +120,20 @@ for e in it:
     else:
         assert e["stats"].get("starved"), ("an unpaired repetition that did not starve", e["name"])
 assert len(paired) == 3 * 2 and all(n <= 16 for n in paired.values()), paired
+# Written as `run` writes its sets (issue 29): each side that ran has the
+# entry's summary and metrics (on its first entry, as every per-case field:
+# result_set.hpp), and the context has run's.
+first = {}
+for e in it:
+    first.setdefault(e["name"], e)
+for e in first.values():
+    if e.get("error_occurred"):
+        continue
+    assert e["summary"]["quality"] in ("clean", "noisy", "disturbed"), e["name"]
+    assert e["summary"]["repetitions"] + e["summary"]["starved_repetitions"] == e["repetitions"], e["name"]
+    assert e["metrics"]["median_s"] == e["summary"]["median_seconds"], e["name"]
+for key in ("machine_peaks", "profiling", "warnings", "complete", "paired", "canary"):
+    assert key in ob, key
 new = [e for e in it if "/be:naive@new/" in e["name"] and "pair" in e]
 ratios = sorted(e["pair"]["new_time"] / e["pair"]["base_time"] for e in new)
 assert ratios[len(ratios) // 2] > 1.5, ratios  # the recorded pairs show the 5x slowdown

@@ -1,20 +1,18 @@
 // Paired A/B measurement (`opbench ab`): two builds of one backend, each in
-// its own worker pool, measured next to each other so that both sides of
-// every pair see the same machine state.
+// its own worker pools (paired_sides.hpp), measured next to each other so
+// that both sides of every pair see the same machine state.
 //
-// For each case, both sides are activated (reference, prepare, check, warm
-// up: each in its own worker host, make_worker_host in isolate/case_host.hpp),
-// then measured in blocks of four short repetitions, ABBA then BAAB, and so
-// on (A = base, B = new): a linear drift within a block adds the same to
-// both sides, so it cancels in the block's pair (mean of the two A times,
-// mean of the two B times). A reading of the drift canary
-// (measure/canary.hpp) follows every block. The verdict per case is the
-// paired test (measure/paired_stats.hpp) on the blocks' ratios.
+// For each case, both sides' entries (entry/entry.hpp, as `run` plans them)
+// are activated, then measured in the order abba_schedule.hpp gives (ABBA,
+// BAAB, ... blocks); a reading of the drift canary (measure/canary.hpp)
+// follows every block. The pairs are computed from the repetition records
+// (paired_times), and the verdict per case is the paired test
+// (measure/paired_stats.hpp) on them.
 //
-// The result set is an ordinary one (Google Benchmark-shaped entries, one
-// per repetition, per side), so compare.py and every reader read it; the
-// pairs are extra fields: each iteration entry's `pair`, and
-// context.opbench.paired and context.opbench.canary (results/README.md).
+// The result set is written as `run` writes its own (run_log.hpp,
+// set_file.hpp): Google Benchmark-shaped entries, one per repetition per
+// side, each with its `summary` and `metrics`, so compare.py and every
+// reader read it; the pairs are extra fields (paired_set.hpp).
 #pragma once
 
 #include "check/verify.hpp"
@@ -35,8 +33,8 @@ struct PairedRunOptions {
     double half_seconds = 0.002;     // each of a block's four repetitions samples this long (min_time)
     VerifyMode verify = VerifyMode::fast;
     PairedOptions verdict;
-    std::string out_path; // "" = no result set
-    bool progress = true; // one line per case as it finishes
+    std::string out_path;              // "" = no result set
+    bool progress = true;              // one line per case as it finishes
     std::vector<std::string> warnings; // already printed; recorded in context.opbench.warnings
     std::vector<int> cpus;             // the process was pinned to these (recorded)
     std::string benchmark_filter;      // as `opbench run`'s --benchmark_filter; "" = every case
@@ -75,16 +73,5 @@ struct PairedSummary {
 // what stops the whole run (an unwritable result set); a side that fails a
 // case is data in the summary and the set.
 [[nodiscard]] PairedSummary run_paired(const Suite &suite, const PluginSet &plugins, const PairedRunOptions &options);
-
-// One console line of a case (100 columns): case, base and new medians
-// (µs), ratio new / base, p, verdict (`opbench compare SET` adds the 95%
-// interval); the header passes the titles.
-[[nodiscard]] std::string paired_console_row(const std::string &label, const std::string &base,
-                                             const std::string &next, const std::string &ratio, const std::string &p,
-                                             const std::string &verdict);
-
-// The summary, two lines: "opbench ab: 14 cases, naive@base -> naive@new (threshold 2%): 13 same,
-// 1 slower, ..." and the canary's drift with the run's time.
-[[nodiscard]] std::string paired_summary_line(const PairedSummary &s, const PairedRunOptions &options);
 
 } // namespace opbench
