@@ -210,11 +210,12 @@ void AbRun::add_roofline(Entry &entry) const {
 // Both sides' entries into the log, as the entry loop logs `run`'s.
 void AbRun::record(std::size_t ci, const PairedTimes &times) {
     const nlohmann::json context = log_.context();
+    const RunFacts facts{probes_.contexts, probes_.call_overheads, machine_.peaks};
     Entry &base = *entries_[2 * ci], &next = *entries_[2 * ci + 1];
     log_.add_case(2 * ci, base.name(), std::string(case_status_name(base.result.status)),
-                  paired_entry_records(base, context, times, PairSide::base, next.name()));
+                  paired_entry_records(base, context, facts, times, PairSide::base, next.name()));
     log_.add_case(2 * ci + 1, next.name(), std::string(case_status_name(next.result.status)),
-                  paired_entry_records(next, context, times, PairSide::next, base.name()));
+                  paired_entry_records(next, context, facts, times, PairSide::next, base.name()));
 }
 
 PairedSummary AbRun::run() {

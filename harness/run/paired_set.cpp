@@ -18,17 +18,20 @@ EntrySummary summary_of(const CaseResult &result, const nlohmann::json &first_it
 
 } // namespace
 
-std::vector<nlohmann::json> paired_entry_records(Entry &entry, const nlohmann::json &context, const PairedTimes &times,
-                                                 PairSide side, const std::string &other_name) {
+std::vector<nlohmann::json> paired_entry_records(Entry &entry, const nlohmann::json &context, const RunFacts &facts,
+                                                 const PairedTimes &times, PairSide side,
+                                                 const std::string &other_name) {
     std::vector<nlohmann::json> records = result_entries(entry);
     if (entry.result.status != CaseStatus::passed) return records;
     entry.result.summary = summary_of(entry.result, records.front(), context);
     const nlohmann::json summary = entry.result.summary->to_json();
     const nlohmann::json metrics = entry_metrics_json(metric_inputs(entry));
+    const std::optional<Bottleneck> bottleneck = entry_bottleneck(*entry.result.summary, entry.bottleneck_facts(), facts);
     for (auto &r : records) {
         if (r.value("run_type", "") != "iteration") continue; // Google Benchmark's aggregates have their own
         r["summary"] = summary;
         r["metrics"] = metrics;
+        if (bottleneck) r["bottleneck"] = to_json(*bottleneck);
         const std::size_t block = r["repetition_index"].get<std::size_t>() / 2;
         const long pair = block < times.pair_of_block.size() ? times.pair_of_block[block] : -1;
         if (pair < 0 || std::size_t(pair) >= times.base_times.size()) continue; // a starved block: no pair

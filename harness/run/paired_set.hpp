@@ -20,12 +20,13 @@ namespace opbench {
 
 // One side's result-set entries (entry/entry.hpp's result_entries). A
 // passed entry's summary (from its repetition records, judged against the
-// set's `context`) is stored on it and written with its metrics on each
-// iteration; an iteration of a paired block carries `pair` {index, role,
+// set's `context`) is stored on it and written with its metrics and its
+// bottleneck (the rules `run` applies, on `facts`) on each iteration; an iteration of a paired block carries `pair` {index, role,
 // with (the other side's run name), base_time, new_time}. Block p holds
 // repetitions 2p and 2p+1 of each side (abba_schedule.hpp).
 [[nodiscard]] std::vector<nlohmann::json> paired_entry_records(Entry &entry, const nlohmann::json &context,
-                                                               const PairedTimes &times, PairSide side,
+                                                               const RunFacts &facts, const PairedTimes &times,
+                                                               PairSide side,
                                                                const std::string &other_name);
 
 // context.opbench.paired: the pair, its files, the order and the test's settings.

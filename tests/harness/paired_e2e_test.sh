@@ -121,7 +121,7 @@ for e in it:
         assert e["stats"].get("starved"), ("an unpaired repetition that did not starve", e["name"])
 assert len(paired) == 3 * 2 and all(n <= 16 for n in paired.values()), paired
 # Written as `run` writes its sets (issue 29): each side that ran has the
-# entry's summary and metrics (on its first entry, as every per-case field:
+# entry's summary, metrics and bottleneck (on its first entry, as every per-case field:
 # result_set.hpp), and the context has run's.
 first = {}
 for e in it:
@@ -132,6 +132,7 @@ for e in first.values():
     assert e["summary"]["quality"] in ("clean", "noisy", "disturbed"), e["name"]
     assert e["summary"]["repetitions"] + e["summary"]["starved_repetitions"] == e["repetitions"], e["name"]
     assert e["metrics"]["median_s"] == e["summary"]["median_seconds"], e["name"]
+    assert e["bottleneck"]["kind"], e["name"]  # the rules run's entries get (measure/bottleneck_rules.hpp)
 for key in ("machine_peaks", "profiling", "warnings", "complete", "paired", "canary"):
     assert key in ob, key
 new = [e for e in it if "/be:naive@new/" in e["name"] and "pair" in e]
