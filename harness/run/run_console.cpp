@@ -111,8 +111,9 @@ Table backend_summary(const std::vector<CaseResult> &results, const std::string 
             if (t.peaks.back() > 100)
                 above_roof.insert(in.above_roof_cause.empty()
                                       ? std::string(kAboveRoofNote)
-                                      : fmt::format("% peak above 100% for {} [{}]: {}", r.name, r.backend,
-                                                    in.above_roof_cause));
+                                      // The name cut in its middle: one word the note cannot wrap.
+                                      : fmt::format("% peak above 100% for {} [{}]: {}", shorten_middle(r.name, 60),
+                                                    r.backend, in.above_roof_cause));
         }
         if (!in.bound.empty()) ++t.bounds[bound_word(in.bound)];
     }

@@ -18,6 +18,7 @@
 #include "run/set_file.hpp"
 #include "workload/workload_entry.hpp"
 #include "writers/table_writers.hpp"
+#include "writers/text_wrap.hpp"
 #include "writers/writer.hpp"
 
 #include "opbench/ops.hpp"
@@ -170,9 +171,10 @@ RunSummary SuiteRun::run() {
     warnings_.insert(warnings_.end(), options_.setting_warnings.begin(), options_.setting_warnings.end());
     machine_ = load_or_measure();
     if (!machine_.from_cache)
-        std::cerr << fmt::format("opbench: measured this machine's peaks for the rooflines in {:.1f} s "
-                                 "(once; cached in {})\n",
-                                 machine_.peaks.measure_seconds, machine_.path.string());
+        std::cerr << wrap_words(fmt::format("opbench: measured this machine's peaks for the rooflines in {:.1f} s "
+                                            "(once; cached in {})",
+                                            machine_.peaks.measure_seconds, machine_.path.string()),
+                                4, 0);
     if (!machine_.warning.empty()) std::cerr << "opbench: " << machine_.warning << "\n";
     if (options_.profile.enabled()) profile_ = std::make_unique<ProfileSession>(options_.profile);
     open_backends();

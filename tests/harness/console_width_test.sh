@@ -5,7 +5,7 @@
 #     `--profile` hot-path tables and notes, and the SIGINT message;
 #   - `compare --by backend` on one set and on two;
 #   - `compare` on an `ab` set, and `ab`'s own lines;
-#   - `opbench machine`;
+#   - `opbench machine`, and a first run's "measured this machine's peaks";
 #   - `compare --format markdown` (ci-bench's summary): every table cell,
 #     since a Markdown row is as long as its cells together.
 # A line that is only a path (the machine cache's) or that holds this test's
@@ -46,6 +46,17 @@ grep -q "elapsed, ~" "$work/run.log" || { cat "$work/run.log"; fail "no progress
 grep -q "% parent" "$work/run.log" || { cat "$work/run.log"; fail "no hot-path table"; }
 grep -q "attention.gqa" "$work/run.log" || fail "the longest case (attention.gqa) did not run"
 check "run progress and --profile" "$work/run.log"
+
+echo "== the first run on a machine: its peaks measured, a long cache path"
+# A cache directory outside $work (whose paths are exempt), and long: the
+# "measured this machine's peaks ... cached in PATH" line must wrap.
+cache=$(mktemp -d /tmp/opbench-width-cache-XXXXXX)
+trap 'rm -rf "$work" "$cache"' EXIT
+long_cache=$cache/a-cache-directory-with-a-long-name/for-the-line-that-names-it
+OPBENCH_CACHE_DIR=$long_cache "$opbench" run "$src/suites/quick.toml" "${short[@]}" --benchmark_filter=softmax \
+  --no-progress --out "$work/first.json" > "$work/first.log" 2>&1 || { cat "$work/first.log"; fail "the first run failed"; }
+grep -q "measured this machine's peaks" "$work/first.log" || { cat "$work/first.log"; fail "no peaks measured"; }
+check "first run (peaks measured)" "$work/first.log"
 
 echo "== compare --by backend, one set and two"
 cp "$work/a.json" "$work/b.json"
