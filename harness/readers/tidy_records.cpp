@@ -153,9 +153,15 @@ EntryMetricInputs metric_inputs(const CaseRecord &c, const ValidTimes &v) {
     in.pct_peak_compute = roofline_number(c, "pct_peak_compute");
     in.pct_peak_bandwidth = roofline_number(c, "pct_peak_bandwidth");
     if (c.roofline.is_object()) {
-        in.bound = c.roofline.value("bound", std::string());
+        // A damaged set may hold any type here: a non-string reads as absent
+        // (json::value would throw type_error; fuzz_history found it).
+        auto text = [&](const char *key, const char *absent) {
+            const auto it = c.roofline.find(key);
+            return it != c.roofline.end() && it->is_string() ? it->get<std::string>() : std::string(absent);
+        };
+        in.bound = text("bound", "");
         // Sets from before the cache roofs judged every case against DRAM's.
-        in.bandwidth_roof = c.roofline.value("bandwidth_roof", std::string("DRAM"));
+        in.bandwidth_roof = text("bandwidth_roof", "DRAM");
         // Sets from before issue 28 name no compute roof.
         const auto by_isa = c.roofline.find("compute_roof_by_isa"), name = c.roofline.find("compute_roof");
         if (by_isa != c.roofline.end() && by_isa->is_boolean() && by_isa->get<bool>() && name != c.roofline.end() &&
