@@ -13,6 +13,15 @@
 
 namespace opbench {
 
+namespace {
+
+// A count read from a set as a double: a damaged set may hold 1e51, whose
+// conversion to int is undefined (fuzz_reader found it); held to a million.
+int count_from(double v) { return v >= 1 ? int(std::min(v, 1e6)) : 0; }
+
+} // namespace
+
+
 std::string_view quality_name(Quality q) {
     switch (q) {
     case Quality::clean: return "clean";
@@ -239,7 +248,7 @@ RepetitionFigures repetition_figures(const nlohmann::json &entry) {
 EntryConditions entry_conditions(const nlohmann::json &entry, const nlohmann::json &context) {
     const nlohmann::json &settings = member(entry, "settings");
     const double resolved = number_or(settings, "threads_resolved", 0);
-    const int case_threads = resolved >= 1 ? int(resolved) : int(number_or(settings, "threads", 0));
+    const int case_threads = resolved >= 1 ? count_from(resolved) : count_from(number_or(settings, "threads", 0));
     return entry_conditions(number_or(settings, "noise_target", 0.0), case_threads, entry.value("backend", ""),
                             context);
 }
@@ -253,9 +262,9 @@ EntryConditions entry_conditions(double noise_target, int case_threads, const st
     if (pinned.is_array() && !pinned.empty())
         c.cpus = int(pinned.size());
     else if (const double allowed = number_or(member(ob, "machine"), "allowed_cores", 0); allowed >= 1)
-        c.cpus = int(allowed);
+        c.cpus = count_from(allowed);
     else
-        c.cpus = int(number_or(context, "num_cpus", 0));
+        c.cpus = count_from(number_or(context, "num_cpus", 0));
     const nlohmann::json &info = member(member(member(ob, "backends"), backend.c_str()), "info");
     c.threads = threads_used(case_threads, info, c.cpus);
     c.load = first_number(member(member(ob, "machine"), "load_average"));
