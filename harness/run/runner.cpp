@@ -257,6 +257,16 @@ RunSummary SuiteRun::summarize_run(bool complete) const {
 // The run log (a new journal, or the one --resume continues), with the
 // run's context, and the interrupt and exit() actions that write it.
 void SuiteRun::open_log() {
+    // First Ctrl-C: abandon the entry in progress (its worker is killed; in
+    // process, the current repetition finishes, or 5 s pass: see
+    // start_in_process_deadline). Set before the journal exists, so that a
+    // signal once the journal is on disk always stops the run with its
+    // message and a partial set (a signal between the two once exited 130
+    // silently: CI's console_width under ASan).
+    on_first_interrupt([this] {
+        backends_->host().interrupt();
+        if (options_.backend.isolation == Isolation::none || profile_) start_in_process_deadline();
+    });
     log_ = open_run_log(suite_, options_.log);
     if (!options_.log.resume_journal.empty()) {
         // A journal line is checked against the run's own cases, never
@@ -286,14 +296,8 @@ void SuiteRun::open_log() {
     if (options_.insecure_plugins_allowed) opbench["insecure_plugins_allowed"] = *options_.insecure_plugins_allowed;
     log_->set_opbench_context(std::move(opbench));
 
-    // First Ctrl-C: abandon the entry in progress (its worker is killed; in
-    // process, the current repetition finishes, or 5 s pass: see
-    // start_in_process_deadline). Second: write what finished
-    // now, from the log, and exit (interrupt.hpp).
-    on_first_interrupt([this] {
-        backends_->host().interrupt();
-        if (options_.backend.isolation == Isolation::none || profile_) start_in_process_deadline();
-    });
+    // Second Ctrl-C: write what finished now, from the log, and exit
+    // (interrupt.hpp). The first's action is set in open_log, before the log.
     on_second_interrupt([this] {
         if (!options_.log.out_path.empty()) write_result_set(false);
     });

@@ -92,7 +92,7 @@ echo "== SIGINT during a run"
 "$opbench" run "$src/suites/quick.toml" --backends naive --out "$work/int.json" > "$work/int.log" 2>&1 &
 pid=$!
 for _ in $(seq 600); do
-  [ -s "$work/int.json.journal" ] && break
+  grep -qs '"case"' "$work/int.json.journal" && break
   sleep 0.1
 done
 kill -INT $pid
