@@ -1,11 +1,7 @@
 // One run's profiling; see profile_session.hpp.
 #include "profile/profile_session.hpp"
 
-#include "writers/result_schema.hpp"
-
 #include "measure/alloc_tracker.hpp"
-
-#include <map>
 
 namespace opbench {
 
@@ -130,16 +126,10 @@ Table ProfileSession::top_scopes(std::size_t limit) const {
 
 nlohmann::json ProfileSession::trace(const TraceInfo &info) const { return chrome_trace(profiler_, info); }
 
-void attach_profiles(nlohmann::json &set, const std::vector<CaseProfile> &cases) {
-    if (!set.is_object() || !set.contains("benchmarks") || !set["benchmarks"].is_array()) return;
-    std::map<std::string, const CaseProfile *> by_name;
-    for (const auto &c : cases) by_name[c.name] = &c;
-    for (auto &e : set["benchmarks"]) {
-        if (!e.is_object() || e.value("run_type", "iteration") == "aggregate") continue;
-        const std::string name = entry_name_of(e.value("run_name", e.value("name", "")));
-        auto it = by_name.find(name);
-        if (it != by_name.end()) e["profile"] = profile_json(it->second->tree);
-    }
+void attach_case_profile(std::vector<nlohmann::json> &records, const CaseProfile &profile) {
+    const nlohmann::json array = profile_json(profile.tree);
+    for (auto &r : records)
+        if (r.is_object() && r.value("run_type", "iteration") != "aggregate") r["profile"] = array;
 }
 
 } // namespace opbench

@@ -40,6 +40,9 @@ struct CaseProfile {
     std::string backend;
     ScopeTree tree; // rooted at the "case" span
     std::size_t recorded_samples = 0;
+    // The entry's measured median, once it finished (the hot-path table
+    // compares the profile's per-call time with it).
+    std::optional<double> measured_median;
 };
 
 class ProfileSession {
@@ -78,6 +81,8 @@ public:
     void call_end();
 
     [[nodiscard]] const std::vector<CaseProfile> &cases() const { return cases_; }
+    // The entry that recorded cases()[index] finished with this median.
+    void set_measured_median(std::size_t index, double seconds) { cases_.at(index).measured_median = seconds; }
     [[nodiscard]] Table top_scopes(std::size_t limit = 15) const;
     // The Chrome trace of everything recorded (call after run_end()).
     [[nodiscard]] nlohmann::json trace(const TraceInfo &info) const;
@@ -103,9 +108,10 @@ private:
     int64_t sample_begin_ns_ = 0;
 };
 
-// Writes each case's `profile` array (profile_json of its tree) into every
-// entry of the result set whose entry name (writers/result_schema.hpp) is the case's
-// name: the same array on each of its repetitions.
-void attach_profiles(nlohmann::json &set, const std::vector<CaseProfile> &cases);
+// Writes the case's `profile` array (profile_json of its tree) into one
+// entry's result-set records: the same array on each repetition (not on
+// Google Benchmark's aggregates). The run hands over the records of the
+// entry that recorded the case (run/entry_loop.cpp), never a name to match.
+void attach_case_profile(std::vector<nlohmann::json> &records, const CaseProfile &profile);
 
 } // namespace opbench

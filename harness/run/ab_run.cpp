@@ -238,7 +238,7 @@ PairedSummary AbRun::run() {
         nlohmann::json ob = log_.context()["opbench"];
         ob["canary"] = canary_json(canary_.readings());
         log_.set_opbench_context(std::move(ob));
-        write_set_file(log_, o_.out_path, "json", nullptr, summary.complete);
+        write_set_file(log_, o_.out_path, "json", summary.complete);
         summary.out_path = o_.out_path;
     }
     return summary;

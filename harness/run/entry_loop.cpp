@@ -41,6 +41,7 @@ EntryLoop::EntryLoop(std::vector<std::unique_ptr<Entry>> &entries, Setup setup)
     measured_.assign(entries_.size(), 0);
     ran_.assign(entries_.size(), false);
     interrupted_.assign(entries_.size(), false);
+    profile_case_.assign(entries_.size(), SIZE_MAX);
 }
 
 void EntryLoop::fail_active(const std::string &reason) {
@@ -209,11 +210,22 @@ void EntryLoop::activate(std::size_t i) {
     active_ = i;
     const JobDefaults defaults{setup_.timer_overhead, setup_.backends.options().verify, setup_.backends.reference_store_dir(),
                                setup_.backends.reference_store_key()};
+    if (setup_.profile) profile_mark_ = setup_.profile->cases().size();
     const Activation a = setup_.backends.host().activate(e.job(defaults));
     if (setup_.backends.host().interrupted()) interrupted_[i] = true;
     e.activated(a);
     if (!a.reference_problem.empty()) std::cerr << "opbench: " << a.reference_problem << "\n";
-    if (a.status != CaseStatus::passed) active_ = SIZE_MAX; // nothing held
+    if (a.status != CaseStatus::passed) {
+        active_ = SIZE_MAX; // nothing held
+        take_profiled_case(i);
+    }
+}
+
+// The case the profile closed since entry i's activation is i's (the last,
+// when interleaved repetitions activated it again).
+void EntryLoop::take_profiled_case(std::size_t i) {
+    if (setup_.profile && setup_.profile->cases().size() > profile_mark_)
+        profile_case_[i] = setup_.profile->cases().size() - 1;
 }
 
 // Memory figures (and a workload's tail), release, and the roofline at the
@@ -231,6 +243,7 @@ void EntryLoop::finish_active() {
         e.result.reason = f.reason;
         if (setup_.backends.host().interrupted()) interrupted_[i] = true;
     }
+    take_profiled_case(i);
     // Every repetition starved even after its re-measures: no time of the op.
     if (e.result.status == CaseStatus::passed)
         if (auto why = starved_reason(e.result.repetitions)) {
@@ -263,6 +276,10 @@ void EntryLoop::entry_done(std::size_t i, bool shown) {
                 r["metrics"] = metrics;
                 if (bottleneck) r["bottleneck"] = to_json(*bottleneck);
             }
+    }
+    if (const std::size_t p = profile_case_[i]; p != SIZE_MAX) {
+        if (auto median = e.median_seconds()) setup_.profile->set_measured_median(p, *median);
+        if (setup_.profile->options().hot_path) attach_case_profile(records, setup_.profile->cases()[p]);
     }
     setup_.log.add_case(i, e.name(), std::string(case_status_name(e.result.status)), std::move(records));
     if (!shown) return;

@@ -13,6 +13,7 @@
 #include "entry/entry.hpp"
 #include "measure/bottleneck_rules.hpp"
 #include "machine/machine.hpp"
+#include "profile/profile_session.hpp"
 #include "run/run_backends.hpp"
 #include "run/run_console.hpp"
 #include "run/run_eta.hpp"
@@ -48,6 +49,9 @@ public:
         const LoopOptions &options;
         const MachinePeaks &peaks;
         double timer_overhead = 0;
+        // Profiling runs (in process): the case each activation records
+        // belongs to the entry activated, and goes onto its records.
+        ProfileSession *profile = nullptr;
     };
     EntryLoop(std::vector<std::unique_ptr<Entry>> &entries, Setup setup);
 
@@ -73,6 +77,7 @@ private:
     void bench(benchmark::State &state, std::size_t i);
     void activate(std::size_t i);
     void finish_active();
+    void take_profiled_case(std::size_t i);
     void entry_done(std::size_t i, bool shown = true);
     void show_progress(std::size_t i);
     std::string eta_text(std::size_t i);
@@ -89,6 +94,8 @@ private:
     std::vector<std::size_t> planned_; // the entries this run measures, in order
     std::vector<std::size_t> not_measured_;
     std::size_t active_ = SIZE_MAX;
+    std::size_t profile_mark_ = 0;         // the profile's cases before the last activation
+    std::vector<std::size_t> profile_case_; // each entry's case in the profile (SIZE_MAX: none)
     std::unique_ptr<RunConsole> console_;
     nlohmann::json context_; // the set's context: what an entry's summary is judged against
     RunFacts run_facts_;     // what the bottleneck rules read of the run (measure/bottleneck_rules.hpp)

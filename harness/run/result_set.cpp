@@ -18,9 +18,8 @@ nlohmann::json run_context_json(const RunContext &c) {
     return ctx;
 }
 
-void add_run_analysis(nlohmann::json &result_set, const ProfileSession *profiling) {
-    if (profiling && profiling->options().hot_path) attach_profiles(result_set, profiling->cases());
-    store_case_fields_once(result_set); // last: the steps above write per-case fields on every entry
+void add_run_analysis(nlohmann::json &result_set) {
+    store_case_fields_once(result_set); // the entry loop wrote per-case fields on every repetition
 }
 
 } // namespace opbench

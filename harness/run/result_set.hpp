@@ -38,10 +38,10 @@ struct RunContext {
 // context.opbench of the run (without "complete", which the run log adds).
 [[nodiscard]] nlohmann::json run_context_json(const RunContext &context);
 
-// Fields derived from the whole set once its entries are in: (profiling
-// runs) each case's profile array; then the per-case fields are kept on each
-// case's first entry only (store_case_fields_once). Each entry's bottleneck
-// is stamped as it finishes (run/entry_loop.cpp, measure/bottleneck_rules.hpp).
-void add_run_analysis(nlohmann::json &result_set, const ProfileSession *profiling);
+// What the whole set needs once its entries are in: the per-case fields
+// kept on each case's first entry only (store_case_fields_once). Each
+// entry's summary, metrics, bottleneck and (profiling runs) profile are
+// stamped on its records as it finishes (run/entry_loop.cpp).
+void add_run_analysis(nlohmann::json &result_set);
 
 } // namespace opbench

@@ -32,7 +32,7 @@ std::string profile_disagreement(double profiled_per_call, double measured_media
 
 namespace {
 
-void print_hot_paths(const ProfileSession &profile, const std::map<std::string, double> &measured) {
+void print_hot_paths(const ProfileSession &profile) {
     std::cout << "\n"
               << wrap_words(fmt::format("Hot paths: the samples the schedule recorded ({}), per case x backend; "
                                         "they are not in the timings above",
@@ -42,9 +42,8 @@ void print_hot_paths(const ProfileSession &profile, const std::map<std::string, 
         if (c.recorded_samples == 0) continue; // failed or skipped before sampling
         std::cout << "\n" << render_text_table(hot_path_table(c.tree, c.name));
         const ScopeNode *execute = c.tree.find("case/repetition/sample/execute");
-        const auto median = measured.find(c.name);
-        if (execute && median != measured.end())
-            if (const std::string line = profile_disagreement(execute->mean_s(), median->second); !line.empty())
+        if (execute && c.measured_median)
+            if (const std::string line = profile_disagreement(execute->mean_s(), *c.measured_median); !line.empty())
                 std::cout << wrap_words(line, 4, 2);
     }
     std::cout << "\n" << render_text_table(profile.top_scopes());
@@ -52,12 +51,11 @@ void print_hot_paths(const ProfileSession &profile, const std::map<std::string, 
 
 } // namespace
 
-std::optional<std::string> end_profiled_run(ProfileSession &profile, BackendSessions &sessions, const Suite &suite,
-                                            const std::map<std::string, double> &measured) {
+std::optional<std::string> end_profiled_run(ProfileSession &profile, BackendSessions &sessions, const Suite &suite) {
     profile.run_end();
     for (auto &[name, inst] : sessions.backends) inst->attach_scope_sink(nullptr);
     const ProfileOptions &o = profile.options();
-    if (o.hot_path) print_hot_paths(profile, measured);
+    if (o.hot_path) print_hot_paths(profile);
     if (o.trace_path.empty()) return std::nullopt;
     TraceInfo info;
     info.process_name = fmt::format("opbench run {}", suite.name);

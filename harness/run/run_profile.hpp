@@ -18,12 +18,12 @@ void begin_profiled_run(ProfileSession &profile, BackendSessions &sessions, cons
 
 // Closes the run's span and detaches the session; prints the hot paths
 // (--profile), each with a line where its time per call disagrees with the
-// entry's measured median (`measured`: entry name -> seconds) by more than
-// 2x, and writes the trace (--trace). A trace that cannot be written never
-// costs the result set: returns "--trace FILE: not written: why" (exit 3).
+// entry's measured median (CaseProfile::measured_median, which the entry
+// loop sets) by more than 2x, and writes the trace (--trace). A trace that
+// cannot be written never costs the result set: returns
+// "--trace FILE: not written: why" (exit 3).
 [[nodiscard]] std::optional<std::string> end_profiled_run(ProfileSession &profile, BackendSessions &sessions,
-                                                          const Suite &suite,
-                                                          const std::map<std::string, double> &measured);
+                                                          const Suite &suite);
 
 // The line saying a profile's time per call and the measured median differ
 // by more than 2x; "" when they agree within 2x or either is unknown.

@@ -182,19 +182,14 @@ RunSummary SuiteRun::run() {
     if (profile_) begin_profiled_run(*profile_, backends_->sessions(), suite_);
     open_log();
     loop_ = std::make_unique<EntryLoop>(
-        entries_, EntryLoop::Setup{*backends_, *log_, options_.loop, machine_.peaks, timer_overhead_});
+        entries_, EntryLoop::Setup{*backends_, *log_, options_.loop, machine_.peaks, timer_overhead_, profile_.get()});
     loop_->run();
     std::vector<const workload::WorkloadEntry *> finished_workloads;
     for (const auto &[i, w] : workload_entries_)
         if (loop_->finished_here(i)) finished_workloads.push_back(w);
     workload::report_workload_figures(finished_workloads, std::cout);
-    if (profile_) {
-        std::map<std::string, double> measured; // each entry's median, for the profile's check
-        for (const auto &e : entries_)
-            if (auto median = e->median_seconds()) measured[e->name()] = *median;
-        if (auto failed = end_profiled_run(*profile_, backends_->sessions(), suite_, measured))
-            output_errors_.push_back(*failed);
-    }
+    if (profile_)
+        if (auto failed = end_profiled_run(*profile_, backends_->sessions(), suite_)) output_errors_.push_back(*failed);
     const bool complete = !interrupt_requested() && every_case_logged();
     end_deadline(); // this thread writes the set: the deadline, if set, stands down
     write_result_set(complete);
@@ -361,7 +356,7 @@ void SuiteRun::start_in_process_deadline() {
 
 void SuiteRun::write_result_set(bool complete) {
     if (options_.log.out_path.empty()) return;
-    write_set_file(*log_, options_.log.out_path, options_.out_format, profile_.get(), complete);
+    write_set_file(*log_, options_.log.out_path, options_.out_format, complete);
     if (complete) log_->finish(); // the journal is no longer needed
 }
 

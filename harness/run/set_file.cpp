@@ -9,13 +9,13 @@
 namespace opbench {
 
 void write_set_file(const RunLog &log, const std::string &path, const std::string &format,
-                    const ProfileSession *profiling, bool complete) {
+                    bool complete) {
     const Writer *writer = find_writer(format);
     if (!writer) throw std::runtime_error("no output writer '" + format + "' (known: " + writer_names() + ")");
     Document doc;
     doc.compact = true;
     doc.data = log.result_set(complete);
-    add_run_analysis(doc.data, profiling);
+    add_run_analysis(doc.data);
     write_file_atomically(path, writer->write(doc));
 }
 

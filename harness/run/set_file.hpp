@@ -10,13 +10,10 @@
 
 namespace opbench {
 
-class ProfileSession;
-
 // Writes log.result_set(complete) to `path` atomically in the writer
 // `format` ("json": compact, as Google Benchmark's). Throws
 // std::runtime_error for an unknown writer (naming the known ones) or an
 // unwritable path.
-void write_set_file(const RunLog &log, const std::string &path, const std::string &format,
-                    const ProfileSession *profiling, bool complete);
+void write_set_file(const RunLog &log, const std::string &path, const std::string &format, bool complete);
 
 } // namespace opbench
