@@ -212,6 +212,12 @@ public:
     }
     bool interrupted() const override { return interrupted_; }
 
+    int processes_of_case(const MeasureSettings &s) const override {
+        const int reps = std::max(1, s.repetitions);
+        const int per_process = repetitions_per_process(s);
+        return (reps + per_process - 1) / per_process;
+    }
+
 private:
     int next_process_of_case() {
         int &next = next_process_[job_.name];

@@ -96,6 +96,10 @@ public:
     virtual void interrupt() {}
     // The case in progress was abandoned through interrupt().
     [[nodiscard]] virtual bool interrupted() const { return false; }
+    // How many processes a case with these settings runs its repetitions
+    // in; each after the first prepares it again within its repetitions'
+    // time (the run's time-left estimate counts that).
+    [[nodiscard]] virtual int processes_of_case(const MeasureSettings &) const { return 1; }
 };
 
 // --isolate none: runs `kinds`' jobs (which it keeps) in this process on `sessions`'

@@ -100,7 +100,7 @@ void EntryLoop::run() {
         const Case *c = e.op_case();
         const std::string kind = c ? fmt::format("{}/{}", int(c->desc.op), int(c->desc.dtype)) : "";
         plan.push_back({e.backend(), m.repetitions, m.warmup, m.min_samples, m.min_time, m.max_time, e.call_work().flops,
-                        kind, m.starved_retries});
+                        kind, m.starved_retries, setup_.backends.host().processes_of_case(m)});
     }
     eta_ = std::make_unique<RunEta>(std::move(plan));
     std::vector<std::string> args = gbench_argv(setup_.options.benchmark_args);
@@ -182,6 +182,7 @@ void EntryLoop::bench(benchmark::State &state, std::size_t i) {
                 r.measure_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
                 state.SetIterationTime(rec.summary.median);
                 r.repetitions.push_back(std::move(rec));
+                refresh_progress(i);
             } catch (const MeasureFailure &f) {
                 r.status = f.status;
                 r.reason = f.reason;
@@ -307,19 +308,6 @@ const Entry *EntryLoop::reference_of(const Entry &e) const {
     return nullptr;
 }
 
-// "[3/12  4s elapsed, ~12s left]  name": counts the entries this run measures.
-void EntryLoop::show_progress(std::size_t i) {
-    if (!setup_.options.progress || !isatty(STDERR_FILENO)) return;
-    const auto at = std::find(planned_.begin(), planned_.end(), i) - planned_.begin();
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
-    const std::string eta = eta_text(i);
-    const std::string counter =
-        fmt::format("[{}/{}  {:.0f}s elapsed, ~{} left]  ", at + 1, planned_.size(), elapsed, eta);
-    // A long name is cut in the middle, so the line never wraps on a 100-column terminal.
-    const std::size_t room = kTerminalColumns - std::min(kTerminalColumns - 20, display_width(counter));
-    std::cerr << "\x1b[2m" << counter << shorten_middle(entries_[i]->name(), room) << "\x1b[0m\n";
-}
-
 namespace {
 
 // A call's time as this machine ran it, for the time left: the median over
@@ -331,7 +319,52 @@ double call_seconds_as_run(const CaseResult &r) {
     return medians.empty() ? NAN : summarize(medians).median;
 }
 
+// Its repetitions' samplings, re-measures of starved ones included.
+int tries_of(const CaseResult &r) {
+    int tries = 0;
+    for (const auto &rec : r.repetitions) tries += 1 + rec.remeasured;
+    return tries;
+}
+
 } // namespace
+
+// "[3/12  4s elapsed, ~12s left]  name": counts the entries this run measures.
+void EntryLoop::show_progress(std::size_t i) {
+    if (!setup_.options.progress || !isatty(STDERR_FILENO)) return;
+    print_progress_line(i, eta_text(i), "");
+}
+
+// A long entry's line again after one of its repetitions (not its last), at
+// most every kRefreshSeconds: the time left from its own pace so far, where
+// the line at its start had only its neighbours' to go on.
+void EntryLoop::refresh_progress(std::size_t i) {
+    constexpr double kRefreshSeconds = 2;
+    if (!setup_.options.progress || !isatty(STDERR_FILENO) || eta_last_ != i) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (std::chrono::duration<double>(now - progress_printed_).count() < kRefreshSeconds) return;
+    const Entry &e = *entries_[i];
+    const int done = static_cast<int>(e.result.repetitions.size()), planned = std::max(1, e.settings().repetitions);
+    if (done >= planned) return;
+    const double so_far = std::chrono::duration<double>(now - eta_last_start_).count();
+    eta_->in_progress(eta_index_.at(i),
+                      {so_far, e.result.measure_seconds, tries_of(e.result), call_seconds_as_run(e.result)}, done);
+    const double left = eta_->seconds_left();
+    print_progress_line(i, left < 0 ? "?" : fmt::format("{:.0f}s", left),
+                        fmt::format("  (repetition {} of {} done)", done, planned));
+}
+
+void EntryLoop::print_progress_line(std::size_t i, const std::string &eta, const std::string &suffix) {
+    const auto at = std::find(planned_.begin(), planned_.end(), i) - planned_.begin();
+    progress_printed_ = std::chrono::steady_clock::now();
+    const double elapsed = std::chrono::duration<double>(progress_printed_ - started_).count();
+    const std::string counter =
+        fmt::format("[{}/{}  {:.0f}s elapsed, ~{} left]  ", at + 1, planned_.size(), elapsed, eta);
+    // A long name is cut in the middle, so the line never wraps on a 100-column terminal.
+    const std::size_t used = display_width(counter) + display_width(suffix);
+    const std::size_t room = kTerminalColumns - std::min(kTerminalColumns - 20, used);
+    std::cerr << "\x1b[2m" << counter << shorten_middle(entries_[i]->name(), room) << suffix << "\x1b[0m\n";
+}
+
 
 // The time left as the progress line shows it ("12s", "?" before an entry
 // finished), after telling the estimate how long the entry before `i` took.
@@ -340,9 +373,7 @@ std::string EntryLoop::eta_text(std::size_t i) {
     if (eta_last_ != SIZE_MAX && eta_last_ != i) {
         const double took = std::chrono::duration<double>(now - eta_last_start_).count();
         const CaseResult &r = entries_[eta_last_]->result;
-        int tries = 0;
-        for (const auto &rec : r.repetitions) tries += 1 + rec.remeasured;
-        eta_->finished(eta_index_.at(eta_last_), {took, r.measure_seconds, tries, call_seconds_as_run(r)});
+        eta_->finished(eta_index_.at(eta_last_), {took, r.measure_seconds, tries_of(r), call_seconds_as_run(r)});
     }
     eta_last_ = i;
     eta_last_start_ = now;

@@ -80,6 +80,8 @@ private:
     void take_profiled_case(std::size_t i);
     void entry_done(std::size_t i, bool shown = true);
     void show_progress(std::size_t i);
+    void refresh_progress(std::size_t i);
+    void print_progress_line(std::size_t i, const std::string &eta, const std::string &suffix);
     std::string eta_text(std::size_t i);
     void report_after_run() const;
     const Entry *reference_of(const Entry &e) const;
@@ -106,6 +108,7 @@ private:
     std::map<std::size_t, std::size_t> eta_index_;
     std::size_t eta_last_ = SIZE_MAX;
     std::chrono::steady_clock::time_point eta_last_start_;
+    std::chrono::steady_clock::time_point progress_printed_; // the last progress line's
 };
 
 } // namespace opbench

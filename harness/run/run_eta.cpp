@@ -27,11 +27,46 @@ bool has_call_time(const EntryTook &t) { return std::isfinite(t.call_seconds) &&
 
 double RunEta::Corrections::overhead() const { return median(overheads); }
 
+// Weighted by nearness in size: an entry 2x the FLOPs weighs 1/(1 + ln 2)^2
+// = 0.35 against an equal one, 8x weighs 0.11.
+double RunEta::Corrections::room_used(double flops) const {
+    double weighted = 0, weights = 0;
+    for (const auto &[f, room] : rooms) {
+        const double distance = flops > 0 && f > 0 ? std::abs(std::log(f / flops)) : 0.0;
+        const double w = 1 / ((1 + distance) * (1 + distance));
+        weighted += w * room;
+        weights += w;
+    }
+    return weights > 0 ? weighted / weights : 0.0;
+}
+
 RunEta::RunEta(std::vector<EntryPlan> plan)
     : plan_(std::move(plan)), took_(plan_.size()), finished_(plan_.size(), false) {}
 
+void RunEta::in_progress(std::size_t k, const EntryTook &so_far, int repetitions_done) {
+    if (k >= plan_.size() || finished_[k] || repetitions_done <= 0) return;
+    current_ = k;
+    current_took_ = so_far;
+    current_done_ = repetitions_done;
+}
+
+// What the entry in progress has left: its remaining repetitions at the
+// pace of its finished ones.
+double RunEta::current_left() const {
+    const EntryPlan &p = plan_[current_];
+    const int reps = std::max(1, p.repetitions), processes = std::clamp(p.processes, 1, reps);
+    const int left = std::max(0, reps - current_done_);
+    // Moves to a further process: those made, and those to come.
+    const int per_process = (reps + processes - 1) / processes;
+    const int moved = (current_done_ + per_process - 1) / per_process - 1;
+    const double move = processes > 1 ? move_calls(current_) / (processes - 1) : 0.0; // one process's
+    const double pace = std::max(0.0, current_took_.measure_seconds - moved * move) / current_done_;
+    return left * pace + std::max(0, processes - 1 - moved) * move;
+}
+
 void RunEta::finished(std::size_t k, const EntryTook &took) {
     if (k >= plan_.size()) return;
+    if (k == current_) current_ = SIZE_MAX;
     took_[k] = took;
     took_[k].seconds = std::max(0.0, took.seconds);
     finished_[k] = any_finished_ = true;
@@ -49,8 +84,14 @@ void RunEta::finished(std::size_t k, const EntryTook &took) {
 // backend's median speed; 0 where neither finished one.
 double RunEta::call_seconds(const EntryPlan &p) const {
     if (p.flops <= 0) return 0;
-    if (const auto kind = by_kind_.find(kind_key(p)); !p.kind.empty() && kind != by_kind_.end()) {
-        const auto nearest = std::min_element(kind->second.begin(), kind->second.end(), [&](const Speed &a, const Speed &b) {
+    std::vector<Speed> of_kind;
+    if (const auto kind = by_kind_.find(kind_key(p)); !p.kind.empty() && kind != by_kind_.end()) of_kind = kind->second;
+    if (current_ != SIZE_MAX && has_call_time(current_took_) && plan_[current_].flops > 0 && !p.kind.empty() &&
+        kind_key(plan_[current_]) == kind_key(p))
+        // First: of equally near ones, the entry in progress is taken.
+        of_kind.insert(of_kind.begin(), {plan_[current_].flops, current_took_.call_seconds / plan_[current_].flops});
+    if (!of_kind.empty()) {
+        const auto nearest = std::min_element(of_kind.begin(), of_kind.end(), [&](const Speed &a, const Speed &b) {
             return std::abs(std::log(a.flops / p.flops)) < std::abs(std::log(b.flops / p.flops));
         });
         return p.flops * nearest->seconds_per_flop;
@@ -84,15 +125,21 @@ double RunEta::most_measure(std::size_t k) const {
 }
 
 double RunEta::other_calls(std::size_t k) const {
-    return (std::max(0, plan_[k].warmup) + 1) * call_seconds(plan_[k]); // warmup, then the verified call
+    // The verified call, at least one warmup call, the batch probe (recipe.cpp).
+    return (std::max(1, plan_[k].warmup) + 2) * call_seconds(plan_[k]);
+}
+
+double RunEta::move_calls(std::size_t k) const {
+    const int moves = std::max(0, std::min(plan_[k].processes, std::max(1, plan_[k].repetitions)) - 1);
+    return moves * (std::max(1, plan_[k].warmup) + 1) * call_seconds(plan_[k]);
 }
 
 double RunEta::estimate(std::size_t k, const Corrections &c) const {
     const EntryPlan &p = plan_[k];
     const double least = planned_try(k);
-    const double one_try = least + c.room_used() * std::max(0.0, most_try(k) - least);
+    const double one_try = least + c.room_used(p.flops) * std::max(0.0, most_try(k) - least);
     const double tries = std::clamp(c.tries_per_repetition(), 1.0, 1.0 + std::max(0, p.starved_retries));
-    return c.overhead() + other_calls(k) + std::max(1, p.repetitions) * tries * one_try;
+    return c.overhead() + other_calls(k) + move_calls(k) + std::max(1, p.repetitions) * tries * one_try;
 }
 
 double RunEta::seconds_left() const {
@@ -110,8 +157,8 @@ double RunEta::seconds_left() const {
             const int tries = std::max(took_[k].tries, std::max(1, plan_[k].repetitions));
             const double least = planned_try(k), room = most_try(k) - least;
             if (room > 0.01 * least) { // else its tries had no room to run on
-                c->stretch += std::clamp((took_[k].measure_seconds / tries - least) / room, 0.0, 1.0);
-                c->stretched += 1;
+                const double sampling = std::max(0.0, took_[k].measure_seconds - move_calls(k));
+                c->rooms.emplace_back(plan_[k].flops, std::clamp((sampling / tries - least) / room, 0.0, 1.0));
             }
             c->tries += tries;
             c->repetitions += std::max(1, plan_[k].repetitions);
@@ -120,6 +167,10 @@ double RunEta::seconds_left() const {
     double left = 0;
     for (std::size_t k = 0; k < plan_.size(); k += stride) {
         if (finished_[k]) continue;
+        if (k == current_) {
+            left += current_left();
+            continue;
+        }
         const auto b = by_backend.find(plan_[k].backend);
         left += estimate(k, b != by_backend.end() ? b->second : run) * double(stride);
     }

@@ -10,9 +10,11 @@
 //   as min_samples calls, held between min_time and max_time, at least one
 //   call; it can run on to max_time when the noise target is unmet. How far
 //   into that room the tries of a backend's finished entries ran (0: they
-//   stopped as planned, 1: at max_time), on average, is how far its next
-//   ones are expected to: a small case's tries stretch 10x where a large
-//   one's have no room to. A backend whose repetitions were measured again
+//   stopped as planned, 1: at max_time), averaged with the entries nearest
+//   in FLOPs weighing most, is how far its next ones are expected to: a
+//   small case's tries stretch 10x where a large one's have no room to, and
+//   a large onednn product's, with few samples, miss the noise target and
+//   run to max_time where its small ones did not. A backend whose repetitions were measured again
 //   as starved (a busy machine) is expected to need as many tries, up to
 //   starved_retries more;
 // - the rest: its warmup and verification calls, and what its backend's
@@ -43,6 +45,11 @@ struct EntryPlan {
     // give or take their size; empty: known by its backend only.
     std::string kind;
     int starved_retries = 0; // a starved repetition is measured again up to this often
+    // Worker processes its repetitions are spread over (--isolate process:
+    // up to kProcessesPerCase). Each one after the first prepares the case
+    // again (its warmup and the batch probe) inside the repetition's time:
+    // 5.4 s of a naive 2048^3 entry's 27 s of repetitions.
+    int processes = 1;
 };
 
 // How a finished entry spent its time.
@@ -61,6 +68,12 @@ public:
     explicit RunEta(std::vector<EntryPlan> plan);
 
     void finished(std::size_t k, const EntryTook &took);
+    // Entry k, still running, after `repetitions_done` of its repetitions
+    // (`so_far`: since its start): the rest of its repetitions are expected
+    // at their own pace so far, and its calls' speed stands for its kind's
+    // until it finishes (a 2048^3 product runs slower per FLOP than the
+    // 1024^3 one its first estimate came from).
+    void in_progress(std::size_t k, const EntryTook &so_far, int repetitions_done);
 
     // Seconds the entries not finished yet will take; negative (unknown)
     // before any entry finished.
@@ -74,8 +87,12 @@ public:
     // One try of one of its repetitions: the least and the most.
     [[nodiscard]] double planned_try(std::size_t k) const;
     [[nodiscard]] double most_try(std::size_t k) const;
-    // Its calls outside the repetitions: warmup and verification.
+    // Its calls outside the repetitions: the verified call, warmup and the
+    // batch probe.
     [[nodiscard]] double other_calls(std::size_t k) const;
+    // Its calls inside the repetitions' time that are not samples: each
+    // further process's warmup and batch probe.
+    [[nodiscard]] double move_calls(std::size_t k) const;
 
 private:
     struct Speed {
@@ -84,15 +101,17 @@ private:
     // What finished entries of one backend (or of the whole run) took,
     // against what their plans said.
     struct Corrections {
-        double stretch = 0, stretched = 0; // sum of how far into their room tries ran, over how many entries
+        // Each entry's FLOPs and how far into their room its tries ran.
+        std::vector<std::pair<double, double>> rooms;
         double tries = 0, repetitions = 0;
         std::vector<double> overheads; // each entry's seconds besides calls
-        [[nodiscard]] double room_used() const { return stretched > 0 ? stretch / stretched : 0.0; }
+        [[nodiscard]] double room_used(double flops) const;
         [[nodiscard]] double tries_per_repetition() const { return repetitions > 0 ? tries / repetitions : 1.0; }
         [[nodiscard]] double overhead() const;
     };
 
     [[nodiscard]] double call_seconds(const EntryPlan &p) const;
+    [[nodiscard]] double current_left() const;
     [[nodiscard]] double estimate(std::size_t k, const Corrections &c) const;
 
     std::vector<EntryPlan> plan_;
@@ -102,6 +121,10 @@ private:
     // A call's seconds per FLOP: per backend (its last finished entries'),
     // and per backend and kind.
     std::map<std::string, std::vector<Speed>> by_backend_, by_kind_;
+    // The entry in progress (SIZE_MAX: none told), as in_progress told it.
+    std::size_t current_ = SIZE_MAX;
+    EntryTook current_took_;
+    int current_done_ = 0;
 };
 
 } // namespace opbench

@@ -32,7 +32,7 @@ Synthetic gemm_like() {
                 const double rep = backend == std::string("onednn") ? p.max_time
                                                                      : std::clamp(p.min_samples * call, p.min_time, p.max_time);
                 const double measure = p.repetitions * std::max(call, rep);
-                s.took.push_back({0.1 + measure + (p.warmup + 1) * call, measure, p.repetitions, call});
+                s.took.push_back({0.1 + measure + (std::max(1, p.warmup) + 2) * call, measure, p.repetitions, call});
                 s.plan.push_back(p);
             }
     return s;
@@ -93,10 +93,11 @@ TEST(RunEta, AnUnseenBackendTakesTheRunsCorrections) {
 TEST(RunEta, WorkPerCallCountsOnceTheBackendsSpeedIsKnown) {
     RunEta eta({{"naive", 3, 1, 5, 0.1, 10.0, 1e9, ""}, {"naive", 3, 1, 5, 0.1, 10.0, 8e9, ""}});
     const double before = eta.planned_measure(1);
-    eta.finished(0, {17.5, 15.0, 3, 1.0}); // 1 ns per FLOP; 0.5 s besides its calls
+    eta.finished(0, {18.5, 15.0, 3, 1.0}); // 1 ns per FLOP; 0.5 s besides its calls
     EXPECT_GT(eta.planned_measure(1), 10 * before);
     EXPECT_NEAR(eta.planned_measure(1), 3 * 10.0, 1e-6); // repetitions held at max_time
-    EXPECT_NEAR(eta.seconds_left(), 0.5 + 2 * 8.0 + 3 * 10.0, 1e-6);
+    // Besides its repetitions: a verified call, a warmup call, the batch probe.
+    EXPECT_NEAR(eta.seconds_left(), 0.5 + 3 * 8.0 + 3 * 10.0, 1e-6);
 }
 
 // Repetitions that ran past their plan (noise target unmet) are expected to
@@ -107,7 +108,7 @@ TEST(RunEta, RepetitionsScaleUpToMaxTimeAndNoFurther) {
     // 8e9 FLOPs: calls of 8 ms, a plan of 3 x 0.5 s; 20x would be 30 s, and
     // max_time allows 3 x (5 s + one call).
     EXPECT_NEAR(eta.most_measure(1), 3 * (5.0 + 8e-3), 1e-9);
-    EXPECT_NEAR(eta.seconds_left(), 8e-3 + 3 * (5.0 + 8e-3), 1e-6);
+    EXPECT_NEAR(eta.seconds_left(), 3 * 8e-3 + 3 * (5.0 + 8e-3), 1e-6);
     // A starved repetition may be measured again (twice here): an entry
     // whose every repetition took three tries is expected to again, and the
     // most is three tries of max_time each.
@@ -115,7 +116,7 @@ TEST(RunEta, RepetitionsScaleUpToMaxTimeAndNoFurther) {
     retried.finished(0, {30.0, 30.0, 9, 1e-3}); // each repetition measured 3 times, 3.3 s a try
     EXPECT_NEAR(retried.most_measure(1), 3 * 3 * (5.0 + 8e-3), 1e-9);
     const double room_used = (30.0 / 9 - 0.5) / (5.0 + 1e-3 - 0.5); // entry 0's tries: 3.3 s of 0.5 to 5 s
-    EXPECT_NEAR(retried.seconds_left(), 8e-3 + 3 * 3 * (0.5 + room_used * (5.0 + 8e-3 - 0.5)), 1e-6);
+    EXPECT_NEAR(retried.seconds_left(), 3 * 8e-3 + 3 * 3 * (0.5 + room_used * (5.0 + 8e-3 - 0.5)), 1e-6);
 }
 
 // A call is expected at the speed of its own kind (op and dtype), nearest in
@@ -132,4 +133,75 @@ TEST(RunEta, ACallTakesTheSpeedOfItsKindNearestInSize) {
     eta.finished(2, {20.0, 10.0, 1, 10.0}); // f32 at 8e9: 1.25 ns per FLOP (a slower size)
     EXPECT_NEAR(eta.planned_measure(3), 16.0, 1e-6);
     EXPECT_NEAR(eta.planned_measure(4), 20.0, 1e-6);
+}
+
+// A long entry in progress: once a repetition of it finished, the rest of it
+// is its own pace x its repetitions left, and its kind's next size is judged
+// by its speed, not by the smaller size that finished before it (naive runs
+// 2048^3 three times slower per FLOP than 1024^3 here).
+TEST(RunEta, AnEntryInProgressCountsAtItsOwnPace) {
+    const double small = 2 * 1024.0 * 1024 * 1024, large = 8 * small, larger = 8 * large;
+    RunEta eta({{"naive", 3, 0, 1, 0.1, 100, small, "mm/f32"},
+                {"naive", 3, 0, 1, 0.1, 100, large, "mm/f32"},
+                {"naive", 3, 0, 1, 0.1, 100, larger, "mm/f32"}});
+    eta.finished(0, {3.0, 3.0, 3, 1.0}); // 1 s a call
+    // Each entry not started: 3 repetitions of a call, and 3 calls besides
+    // (verified, warmup, batch probe).
+    const double before = eta.seconds_left(); // both left at the small one's speed: 8 and 64 s a call
+    EXPECT_NEAR(before, 6 * 8.0 + 6 * 64.0, 1e-6);
+    // The large one runs at 24 s a call: one repetition in 24 s.
+    eta.in_progress(1, {25.0, 24.0, 1, 24.0}, 1);
+    EXPECT_NEAR(eta.seconds_left(), 2 * 24.0 + 6 * 8 * 24.0, 1e-6);
+    // Finished, it no longer counts as in progress: its record holds.
+    eta.finished(1, {73.0, 72.0, 3, 24.0});
+    EXPECT_NEAR(eta.seconds_left(), 6 * 8 * 24.0, 1e-6);
+    // Told nothing done: no change.
+    eta.in_progress(2, {1.0, 0.0, 0, 0.0}, 0);
+    EXPECT_NEAR(eta.seconds_left(), 6 * 8 * 24.0, 1e-6);
+}
+
+// Under --isolate process, each process after the first prepares the case
+// again inside its repetitions' time (a warmup and the batch probe): counted
+// for the entries left, and not taken for repetitions running long.
+TEST(RunEta, EachFurtherProcessPreparesTheCaseAgain) {
+    EntryPlan p{"naive", 3, 1, 3, 0.5, 5.0, 1e9, "mm/f32", 0, 3};
+    RunEta eta({p, p});
+    // 1 s calls, 3 a repetition (3 s, as planned), and 2 further processes
+    // at 2 calls each: 13 s of repetitions.
+    eta.finished(0, {16.0, 13.0, 3, 1.0});
+    EXPECT_NEAR(eta.move_calls(1), 2 * 2 * 1.0, 1e-9);
+    EXPECT_NEAR(eta.seconds_left(), 3 * 1.0 + 4 * 1.0 + 3 * 3.0, 1e-6);
+}
+
+// In progress over three processes: the rest is the repetitions left at the
+// pace of the sampling so far, plus the moves still to come.
+TEST(RunEta, AnEntryInProgressStillHasItsMovesToCome) {
+    EntryPlan p{"naive", 3, 1, 2, 0.5, 5.0, 1e9, "mm/f32", 0, 3};
+    RunEta eta({p, p});
+    eta.finished(0, {12.0, 10.0, 3, 1.0}); // 2 calls a repetition, 2 moves of 2 calls
+    // Entry 1 runs at 2 s a call: its first repetition took 4 s, two moves
+    // (4 s each) and two repetitions (4 s each) are left.
+    eta.in_progress(1, {8.0, 4.0, 1, 2.0}, 1);
+    EXPECT_NEAR(eta.seconds_left(), 2 * 4.0 + 2 * 4.0, 1e-6);
+    // After the second (a move and a repetition: 8 s more): one of each.
+    eta.in_progress(1, {16.0, 12.0, 2, 2.0}, 2);
+    EXPECT_NEAR(eta.seconds_left(), 4.0 + 4.0, 1e-6);
+}
+
+// How far repetitions run into their room is taken mostly from entries of
+// a like size: the large entry's (to max_time) outweighs two small ones'.
+TEST(RunEta, RoomUsedWeighsEntriesOfALikeSize) {
+    const EntryPlan small{"onednn", 1, 1, 5, 0.5, 5.0, 1e8, "mm/f32"}, large{"onednn", 1, 1, 5, 0.5, 5.0, 1e10, "mm/f32"};
+    RunEta eta({small, small, large, large});
+    // Calls of 1 ms and 100 ms: small ones stop at min_time (no room used),
+    // the large one at max_time (all of it).
+    eta.finished(0, {0.6, 0.5, 1, 1e-3});
+    eta.finished(1, {0.6, 0.5, 1, 1e-3});
+    eta.finished(2, {5.6, 5.1, 1, 0.1});
+    const double room = eta.most_try(3) - eta.planned_try(3);
+    // Even weights would give a third of the room; the large one weighs
+    // 1/(1 + ln 100)^2 = 3% each of the small ones: 0.94 of the room.
+    const double used = (eta.seconds_left() - 3 * 0.1 - eta.planned_try(3)) / room;
+    EXPECT_GT(used, 0.9);
+    EXPECT_LE(used, 1.0);
 }
