@@ -27,17 +27,19 @@ bool has_call_time(const EntryTook &t) { return std::isfinite(t.call_seconds) &&
 
 double RunEta::Corrections::overhead() const { return median(overheads); }
 
-// Weighted by nearness in size: an entry 2x the FLOPs weighs 1/(1 + ln 2)^2
-// = 0.35 against an equal one, 8x weighs 0.11.
-double RunEta::Corrections::room_used(double flops) const {
+// A geometric mean weighted by nearness in call time: an entry whose calls
+// take 2x as long weighs 1/(1 + ln 2)^4 = 0.12 against an equal one, 8x
+// 0.012, 300x 0.0005 (a 1 ms call's tries, thousands of calls, say little
+// of a 0.3 s call's).
+double RunEta::Corrections::calls_per_try(double call) const {
     double weighted = 0, weights = 0;
-    for (const auto &[f, room] : rooms) {
-        const double distance = flops > 0 && f > 0 ? std::abs(std::log(f / flops)) : 0.0;
-        const double w = 1 / ((1 + distance) * (1 + distance));
-        weighted += w * room;
+    for (const auto &[c, calls] : paces) {
+        const double distance = call > 0 ? std::abs(std::log(c / call)) : 0.0;
+        const double w = 1 / std::pow(1 + distance, 4);
+        weighted += w * std::log(calls);
         weights += w;
     }
-    return weights > 0 ? weighted / weights : 0.0;
+    return weights > 0 ? std::exp(weighted / weights) : 0.0;
 }
 
 RunEta::RunEta(std::vector<EntryPlan> plan)
@@ -106,16 +108,21 @@ double RunEta::call_seconds(const EntryPlan &p) const {
 double RunEta::planned_try(std::size_t k) const {
     const EntryPlan &p = plan_[k];
     const double call = call_seconds(p);
-    // min_samples calls, at least min_time, at most max_time, and never
-    // less than one call.
-    return std::max(call, std::clamp(p.min_samples * call, p.min_time, std::max(p.min_time, p.max_time)));
+    if (call <= 0) return p.min_time;
+    // Whole calls: min_samples of them and min_time, unless the call that
+    // reaches max_time comes first (a try of 8 s calls with max_time 10 s
+    // ends with its second).
+    const double planned = std::max<double>(p.min_samples, std::ceil(p.min_time / call));
+    const double most = std::max(1.0, std::ceil(p.max_time / call));
+    return std::min(planned, most) * call;
 }
 
 double RunEta::most_try(std::size_t k) const {
-    // The stopping rule looks after each call: a try ends within a call of
-    // max_time.
+    // The stopping rule looks after each call: a try ends with the call
+    // that reaches max_time (the first, when one call outlasts it).
     const double call = call_seconds(plan_[k]);
-    return std::max(plan_[k].max_time, call) + call;
+    if (call <= 0) return plan_[k].max_time;
+    return std::max(1.0, std::ceil(plan_[k].max_time / call)) * call;
 }
 
 double RunEta::planned_measure(std::size_t k) const { return std::max(1, plan_[k].repetitions) * planned_try(k); }
@@ -137,7 +144,8 @@ double RunEta::move_calls(std::size_t k) const {
 double RunEta::estimate(std::size_t k, const Corrections &c) const {
     const EntryPlan &p = plan_[k];
     const double least = planned_try(k);
-    const double one_try = least + c.room_used(p.flops) * std::max(0.0, most_try(k) - least);
+    const double call = call_seconds(p), calls = c.calls_per_try(call);
+    const double one_try = calls > 0 ? std::clamp(calls * call, least, std::max(least, most_try(k))) : least;
     const double tries = std::clamp(c.tries_per_repetition(), 1.0, 1.0 + std::max(0, p.starved_retries));
     return c.overhead() + other_calls(k) + move_calls(k) + std::max(1, p.repetitions) * tries * one_try;
 }
@@ -155,11 +163,11 @@ double RunEta::seconds_left() const {
             // repetitions run.
             if (!has_call_time(took_[k])) continue;
             const int tries = std::max(took_[k].tries, std::max(1, plan_[k].repetitions));
-            const double least = planned_try(k), room = most_try(k) - least;
-            if (room > 0.01 * least) { // else its tries had no room to run on
-                const double sampling = std::max(0.0, took_[k].measure_seconds - move_calls(k));
-                c->rooms.emplace_back(plan_[k].flops, std::clamp((sampling / tries - least) / room, 0.0, 1.0));
-            }
+            // Tries that ran past their plan (the noise target unmet at
+            // min_samples and min_time) tell how many calls the target takes;
+            // the others, only that their plan held, as the plan says.
+            const double per_try = std::max(0.0, took_[k].measure_seconds - move_calls(k)) / tries;
+            if (per_try > 1.1 * planned_try(k)) c->paces.emplace_back(took_[k].call_seconds, per_try / took_[k].call_seconds);
             c->tries += tries;
             c->repetitions += std::max(1, plan_[k].repetitions);
         }

@@ -6,16 +6,16 @@
 // parts, each expected from its plan and corrected by what the finished
 // entries of its backend really took:
 //
-// - its repetitions: repetitions x tries x a try's time. A try is planned
-//   as min_samples calls, held between min_time and max_time, at least one
-//   call; it can run on to max_time when the noise target is unmet. How far
-//   into that room the tries of a backend's finished entries ran (0: they
-//   stopped as planned, 1: at max_time), averaged with the entries nearest
-//   in FLOPs weighing most, is how far its next ones are expected to: a
-//   small case's tries stretch 10x where a large one's have no room to, and
-//   a large onednn product's, with few samples, miss the noise target and
-//   run to max_time where its small ones did not. A backend whose repetitions were measured again
-//   as starved (a busy machine) is expected to need as many tries, up to
+// - its repetitions: repetitions x tries x a try's time. A try takes at
+//   least min_samples calls and min_time, and ends within a call of
+//   max_time; in between, the stopping rule ends it once the noise target
+//   is met, which takes about as many calls for calls of a like length. So
+//   a try is expected to take as many calls' time as the tries of its
+//   backend's finished entries that ran past their plan took, those whose
+//   calls were nearest in length weighing most, and never less than its
+//   plan: 12-20 calls of 60-100 ms, 6-12 of 0.2-0.6 s, which run to
+//   max_time (onednn, gemm suite, Sapphire Rapids). A backend whose repetitions were measured again as
+//   starved (a busy machine) is expected to need as many tries, up to
 //   starved_retries more;
 // - the rest: its warmup and verification calls, and what its backend's
 //   finished entries spent besides calls (starting in the worker, preparing
@@ -101,11 +101,12 @@ private:
     // What finished entries of one backend (or of the whole run) took,
     // against what their plans said.
     struct Corrections {
-        // Each entry's FLOPs and how far into their room its tries ran.
-        std::vector<std::pair<double, double>> rooms;
+        // Call seconds and calls' time a try took, of each entry whose tries ran past their plan.
+        std::vector<std::pair<double, double>> paces;
         double tries = 0, repetitions = 0;
         std::vector<double> overheads; // each entry's seconds besides calls
-        [[nodiscard]] double room_used(double flops) const;
+        // Calls' time a try takes, as entries with calls of this length took (0: none known).
+        [[nodiscard]] double calls_per_try(double call) const;
         [[nodiscard]] double tries_per_repetition() const { return repetitions > 0 ? tries / repetitions : 1.0; }
         [[nodiscard]] double overhead() const;
     };

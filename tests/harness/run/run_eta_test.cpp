@@ -84,8 +84,10 @@ TEST(RunEta, AnUnseenBackendTakesTheRunsCorrections) {
     eta.finished(0, {2.5, 2.0, 1, NAN}); // no call time: its repetitions' scale is unknown
     EXPECT_NEAR(eta.seconds_left(), 0.5 + 1.0, 1e-9);
     RunEta timed({{"naive", 1, 0, 1, 1.0, 10.0, 0, ""}, {"onednn", 1, 0, 1, 1.0, 10.0, 0, ""}});
-    timed.finished(0, {2.5, 2.0, 1, 1e-3}); // repetitions took 2x min_time
-    EXPECT_NEAR(timed.seconds_left(), 0.5 + 2.0, 1e-9);
+    // Without FLOPs, the other entry's call length is unknown: its try is
+    // planned at min_time, whatever entry 0's took.
+    timed.finished(0, {2.5, 2.0, 1, 1e-3});
+    EXPECT_NEAR(timed.seconds_left(), 0.5 + 1.0, 1e-9);
 }
 
 // The work of a call counts once its backend's speed is known: a case with
@@ -95,9 +97,10 @@ TEST(RunEta, WorkPerCallCountsOnceTheBackendsSpeedIsKnown) {
     const double before = eta.planned_measure(1);
     eta.finished(0, {18.5, 15.0, 3, 1.0}); // 1 ns per FLOP; 0.5 s besides its calls
     EXPECT_GT(eta.planned_measure(1), 10 * before);
-    EXPECT_NEAR(eta.planned_measure(1), 3 * 10.0, 1e-6); // repetitions held at max_time
+    // 8 s calls end a try with the second (16 s), the one reaching max_time.
+    EXPECT_NEAR(eta.planned_measure(1), 3 * 16.0, 1e-6);
     // Besides its repetitions: a verified call, a warmup call, the batch probe.
-    EXPECT_NEAR(eta.seconds_left(), 0.5 + 3 * 8.0 + 3 * 10.0, 1e-6);
+    EXPECT_NEAR(eta.seconds_left(), 0.5 + 3 * 8.0 + 3 * 16.0, 1e-6);
 }
 
 // Repetitions that ran past their plan (noise target unmet) are expected to
@@ -106,17 +109,17 @@ TEST(RunEta, RepetitionsScaleUpToMaxTimeAndNoFurther) {
     RunEta eta({{"onednn", 3, 0, 5, 0.5, 5.0, 1e9, "mm"}, {"onednn", 3, 0, 5, 0.5, 5.0, 8e9, "mm"}});
     eta.finished(0, {30.0, 30.0, 3, 1e-3}); // 20x its 1.5 s plan: no try can take that long
     // 8e9 FLOPs: calls of 8 ms, a plan of 3 x 0.5 s; 20x would be 30 s, and
-    // max_time allows 3 x (5 s + one call).
-    EXPECT_NEAR(eta.most_measure(1), 3 * (5.0 + 8e-3), 1e-9);
-    EXPECT_NEAR(eta.seconds_left(), 3 * 8e-3 + 3 * (5.0 + 8e-3), 1e-6);
+    // max_time ends each try with the 625th call, at 5 s.
+    EXPECT_NEAR(eta.most_measure(1), 3 * 5.0, 1e-9);
+    EXPECT_NEAR(eta.seconds_left(), 3 * 8e-3 + 3 * 5.0, 1e-6);
     // A starved repetition may be measured again (twice here): an entry
     // whose every repetition took three tries is expected to again, and the
     // most is three tries of max_time each.
     RunEta retried({{"onednn", 3, 0, 5, 0.5, 5.0, 1e9, "mm", 2}, {"onednn", 3, 0, 5, 0.5, 5.0, 8e9, "mm", 2}});
     retried.finished(0, {30.0, 30.0, 9, 1e-3}); // each repetition measured 3 times, 3.3 s a try
-    EXPECT_NEAR(retried.most_measure(1), 3 * 3 * (5.0 + 8e-3), 1e-9);
-    const double room_used = (30.0 / 9 - 0.5) / (5.0 + 1e-3 - 0.5); // entry 0's tries: 3.3 s of 0.5 to 5 s
-    EXPECT_NEAR(retried.seconds_left(), 3 * 8e-3 + 3 * 3 * (0.5 + room_used * (5.0 + 8e-3 - 0.5)), 1e-6);
+    EXPECT_NEAR(retried.most_measure(1), 3 * 3 * 5.0, 1e-9);
+    // Entry 0's tries took 3333 calls' time: 8 ms calls reach max_time first.
+    EXPECT_NEAR(retried.seconds_left(), 3 * 8e-3 + 3 * 3 * 5.0, 1e-6);
 }
 
 // A call is expected at the speed of its own kind (op and dtype), nearest in
@@ -188,20 +191,23 @@ TEST(RunEta, AnEntryInProgressStillHasItsMovesToCome) {
     EXPECT_NEAR(eta.seconds_left(), 4.0 + 4.0, 1e-6);
 }
 
-// How far repetitions run into their room is taken mostly from entries of
-// a like size: the large entry's (to max_time) outweighs two small ones'.
-TEST(RunEta, RoomUsedWeighsEntriesOfALikeSize) {
-    const EntryPlan small{"onednn", 1, 1, 5, 0.5, 5.0, 1e8, "mm/f32"}, large{"onednn", 1, 1, 5, 0.5, 5.0, 1e10, "mm/f32"};
-    RunEta eta({small, small, large, large});
-    // Calls of 1 ms and 100 ms: small ones stop at min_time (no room used),
-    // the large one at max_time (all of it).
-    eta.finished(0, {0.6, 0.5, 1, 1e-3});
-    eta.finished(1, {0.6, 0.5, 1, 1e-3});
-    eta.finished(2, {5.6, 5.1, 1, 0.1});
-    const double room = eta.most_try(3) - eta.planned_try(3);
-    // Even weights would give a third of the room; the large one weighs
-    // 1/(1 + ln 100)^2 = 3% each of the small ones: 0.94 of the room.
-    const double used = (eta.seconds_left() - 3 * 0.1 - eta.planned_try(3)) / room;
-    EXPECT_GT(used, 0.9);
-    EXPECT_LE(used, 1.0);
+// A try is expected to take as many calls' time as the tries of entries
+// with calls of a like length took, where they ran past their plan: the
+// 0.1 s entry's 12 calls speak for the 0.3 s one, not the 1 ms entries'
+// 800, and an entry that kept to its plan says nothing.
+TEST(RunEta, ATryTakesTheCallsOfEntriesWithCallsOfALikeLength) {
+    const EntryPlan small{"onednn", 1, 1, 5, 0.5, 5.0, 1e8, "mm/f32"}, medium{"onednn", 1, 1, 5, 0.5, 5.0, 1e10, "mm/f32"},
+        large{"onednn", 1, 1, 5, 0.5, 5.0, 3e10, "mm/f32"};
+    RunEta eta({small, small, medium, large});
+    // Each spends 0.1 s besides its 3 calls outside the repetitions.
+    eta.finished(0, {0.903, 0.8, 1, 1e-3}); // 800 calls of 1 ms: past its 0.5 s plan
+    eta.finished(1, {0.603, 0.5, 1, 1e-3}); // as planned
+    eta.finished(2, {1.6, 1.2, 1, 0.1});    // 12 calls of 0.1 s: past its 0.5 s plan
+    // The large one: 0.3 s calls. Weights 1/(1 + ln 3)^4 for the medium one,
+    // 1/(1 + ln 300)^4 for the small one, on the logarithms of 12 and 800.
+    const double wm = 1 / std::pow(1 + std::log(3.0), 4), ws = 1 / std::pow(1 + std::log(300.0), 4);
+    const double calls = std::exp((wm * std::log(12.0) + ws * std::log(800.0)) / (wm + ws));
+    EXPECT_NEAR(calls, 13.0, 1.0);
+    const double besides = 3 * 0.3 + 0.1; // verified, warmup, batch probe; the median overhead
+    EXPECT_NEAR(eta.seconds_left(), besides + std::clamp(calls * 0.3, 1.5, 5.1), 1e-6);
 }
