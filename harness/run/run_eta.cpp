@@ -29,17 +29,16 @@ double RunEta::Corrections::overhead() const { return median(overheads); }
 
 // A geometric mean weighted by nearness in call time: an entry whose calls
 // take 2x as long weighs 1/(1 + ln 2)^4 = 0.12 against an equal one, 8x
-// 0.012, 300x 0.0005 (a 1 ms call's tries, thousands of calls, say little
-// of a 0.3 s call's).
-double RunEta::Corrections::calls_per_try(double call) const {
+// 0.012, 300x 0.0005 (a 1 us call's tries say little of a 0.3 s call's).
+double RunEta::Corrections::stretch(double call) const {
     double weighted = 0, weights = 0;
-    for (const auto &[c, calls] : paces) {
+    for (const auto &[c, ratio] : paces) {
         const double distance = call > 0 ? std::abs(std::log(c / call)) : 0.0;
         const double w = 1 / std::pow(1 + distance, 4);
-        weighted += w * std::log(calls);
+        weighted += w * std::log(ratio);
         weights += w;
     }
-    return weights > 0 ? std::exp(weighted / weights) : 0.0;
+    return weights > 0 ? std::exp(weighted / weights) : 1.0;
 }
 
 RunEta::RunEta(std::vector<EntryPlan> plan)
@@ -144,8 +143,7 @@ double RunEta::move_calls(std::size_t k) const {
 double RunEta::estimate(std::size_t k, const Corrections &c) const {
     const EntryPlan &p = plan_[k];
     const double least = planned_try(k);
-    const double call = call_seconds(p), calls = c.calls_per_try(call);
-    const double one_try = calls > 0 ? std::clamp(calls * call, least, std::max(least, most_try(k))) : least;
+    const double one_try = std::clamp(c.stretch(call_seconds(p)) * least, least, std::max(least, most_try(k)));
     const double tries = std::clamp(c.tries_per_repetition(), 1.0, 1.0 + std::max(0, p.starved_retries));
     return c.overhead() + other_calls(k) + move_calls(k) + std::max(1, p.repetitions) * tries * one_try;
 }
@@ -163,11 +161,9 @@ double RunEta::seconds_left() const {
             // repetitions run.
             if (!has_call_time(took_[k])) continue;
             const int tries = std::max(took_[k].tries, std::max(1, plan_[k].repetitions));
-            // Tries that ran past their plan (the noise target unmet at
-            // min_samples and min_time) tell how many calls the target takes;
-            // the others, only that their plan held, as the plan says.
             const double per_try = std::max(0.0, took_[k].measure_seconds - move_calls(k)) / tries;
-            if (per_try > 1.1 * planned_try(k)) c->paces.emplace_back(took_[k].call_seconds, per_try / took_[k].call_seconds);
+            if (planned_try(k) > 0)
+                c->paces.emplace_back(took_[k].call_seconds, std::max(1.0, per_try / planned_try(k)));
             c->tries += tries;
             c->repetitions += std::max(1, plan_[k].repetitions);
         }

@@ -9,12 +9,12 @@
 // - its repetitions: repetitions x tries x a try's time. A try takes at
 //   least min_samples calls and min_time, and ends within a call of
 //   max_time; in between, the stopping rule ends it once the noise target
-//   is met, which takes about as many calls for calls of a like length. So
-//   a try is expected to take as many calls' time as the tries of its
-//   backend's finished entries that ran past their plan took, those whose
-//   calls were nearest in length weighing most, and never less than its
-//   plan: 12-20 calls of 60-100 ms, 6-12 of 0.2-0.6 s, which run to
-//   max_time (onednn, gemm suite, Sapphire Rapids). A backend whose repetitions were measured again as
+//   is met, which takes about as long for calls of a like length. So a
+//   try is expected to run as far past its plan as the tries of its
+//   backend's finished entries did, those whose calls were nearest in
+//   length weighing most: tries of 1 ms calls kept to min_time where those
+//   of 0.1-0.6 s calls ran 2-7x their plan, to max_time (onednn, gemm
+//   suite, Sapphire Rapids). A backend whose repetitions were measured again as
 //   starved (a busy machine) is expected to need as many tries, up to
 //   starved_retries more;
 // - the rest: its warmup and verification calls, and what its backend's
@@ -101,12 +101,13 @@ private:
     // What finished entries of one backend (or of the whole run) took,
     // against what their plans said.
     struct Corrections {
-        // Call seconds and calls' time a try took, of each entry whose tries ran past their plan.
+        // Each entry's call seconds and its tries' time over their plan (>= 1).
         std::vector<std::pair<double, double>> paces;
         double tries = 0, repetitions = 0;
         std::vector<double> overheads; // each entry's seconds besides calls
-        // Calls' time a try takes, as entries with calls of this length took (0: none known).
-        [[nodiscard]] double calls_per_try(double call) const;
+        // How far past its plan a try of calls this long runs, as those
+        // of entries with calls of a like length ran (1: none known).
+        [[nodiscard]] double stretch(double call) const;
         [[nodiscard]] double tries_per_repetition() const { return repetitions > 0 ? tries / repetitions : 1.0; }
         [[nodiscard]] double overhead() const;
     };

@@ -84,10 +84,8 @@ TEST(RunEta, AnUnseenBackendTakesTheRunsCorrections) {
     eta.finished(0, {2.5, 2.0, 1, NAN}); // no call time: its repetitions' scale is unknown
     EXPECT_NEAR(eta.seconds_left(), 0.5 + 1.0, 1e-9);
     RunEta timed({{"naive", 1, 0, 1, 1.0, 10.0, 0, ""}, {"onednn", 1, 0, 1, 1.0, 10.0, 0, ""}});
-    // Without FLOPs, the other entry's call length is unknown: its try is
-    // planned at min_time, whatever entry 0's took.
-    timed.finished(0, {2.5, 2.0, 1, 1e-3});
-    EXPECT_NEAR(timed.seconds_left(), 0.5 + 1.0, 1e-9);
+    timed.finished(0, {2.5, 2.0, 1, 1e-3}); // repetitions took 2x min_time
+    EXPECT_NEAR(timed.seconds_left(), 0.5 + 2.0, 1e-9);
 }
 
 // The work of a call counts once its backend's speed is known: a case with
@@ -118,8 +116,10 @@ TEST(RunEta, RepetitionsScaleUpToMaxTimeAndNoFurther) {
     RunEta retried({{"onednn", 3, 0, 5, 0.5, 5.0, 1e9, "mm", 2}, {"onednn", 3, 0, 5, 0.5, 5.0, 8e9, "mm", 2}});
     retried.finished(0, {30.0, 30.0, 9, 1e-3}); // each repetition measured 3 times, 3.3 s a try
     EXPECT_NEAR(retried.most_measure(1), 3 * 3 * 5.0, 1e-9);
-    // Entry 0's tries took 3333 calls' time: 8 ms calls reach max_time first.
-    EXPECT_NEAR(retried.seconds_left(), 3 * 8e-3 + 3 * 3 * 5.0, 1e-6);
+    // Entry 0's tries ran 6.7x their plan (500 calls of 1 ms): entry 1's
+    // plan, 63 calls of 8 ms, as far.
+    const double stretch = (30.0 / 9) / (500 * 1e-3);
+    EXPECT_NEAR(retried.seconds_left(), 3 * 8e-3 + 3 * 3 * stretch * 63 * 8e-3, 1e-6);
 }
 
 // A call is expected at the speed of its own kind (op and dtype), nearest in
@@ -191,23 +191,22 @@ TEST(RunEta, AnEntryInProgressStillHasItsMovesToCome) {
     EXPECT_NEAR(eta.seconds_left(), 4.0 + 4.0, 1e-6);
 }
 
-// A try is expected to take as many calls' time as the tries of entries
-// with calls of a like length took, where they ran past their plan: the
-// 0.1 s entry's 12 calls speak for the 0.3 s one, not the 1 ms entries'
-// 800, and an entry that kept to its plan says nothing.
-TEST(RunEta, ATryTakesTheCallsOfEntriesWithCallsOfALikeLength) {
+// A try is expected to run as far past its plan as the tries of entries
+// with calls of a like length did: the 0.1 s entry's 2.4x speaks for the
+// 0.3 s one, not the 1 ms entries' (one at 1.6x, one as planned).
+TEST(RunEta, ATryRunsPastItsPlanAsEntriesWithCallsOfALikeLengthDid) {
     const EntryPlan small{"onednn", 1, 1, 5, 0.5, 5.0, 1e8, "mm/f32"}, medium{"onednn", 1, 1, 5, 0.5, 5.0, 1e10, "mm/f32"},
         large{"onednn", 1, 1, 5, 0.5, 5.0, 3e10, "mm/f32"};
     RunEta eta({small, small, medium, large});
     // Each spends 0.1 s besides its 3 calls outside the repetitions.
-    eta.finished(0, {0.903, 0.8, 1, 1e-3}); // 800 calls of 1 ms: past its 0.5 s plan
+    eta.finished(0, {0.903, 0.8, 1, 1e-3}); // 1.6x its 0.5 s plan
     eta.finished(1, {0.603, 0.5, 1, 1e-3}); // as planned
-    eta.finished(2, {1.6, 1.2, 1, 0.1});    // 12 calls of 0.1 s: past its 0.5 s plan
-    // The large one: 0.3 s calls. Weights 1/(1 + ln 3)^4 for the medium one,
-    // 1/(1 + ln 300)^4 for the small one, on the logarithms of 12 and 800.
+    eta.finished(2, {1.6, 1.2, 1, 0.1});    // 2.4x its 0.5 s plan
+    // The large one: 0.3 s calls, a plan of 5 calls (1.5 s). Weights
+    // 1/(1 + ln 3)^4 for the medium one, 1/(1 + ln 300)^4 for each small one.
     const double wm = 1 / std::pow(1 + std::log(3.0), 4), ws = 1 / std::pow(1 + std::log(300.0), 4);
-    const double calls = std::exp((wm * std::log(12.0) + ws * std::log(800.0)) / (wm + ws));
-    EXPECT_NEAR(calls, 13.0, 1.0);
+    const double stretch = std::exp((wm * std::log(2.4) + ws * std::log(1.6)) / (wm + 2 * ws));
+    EXPECT_NEAR(stretch, 2.4, 0.05);
     const double besides = 3 * 0.3 + 0.1; // verified, warmup, batch probe; the median overhead
-    EXPECT_NEAR(eta.seconds_left(), besides + std::clamp(calls * 0.3, 1.5, 5.1), 1e-6);
+    EXPECT_NEAR(eta.seconds_left(), besides + stretch * 1.5, 1e-6);
 }
