@@ -1,27 +1,20 @@
 #include "measure/bottleneck_rules.hpp"
 
+#include "measure/json_member.hpp"
+
 #include <cmath>
 
 namespace opbench {
 
-namespace {
-
-const nlohmann::json &member(const nlohmann::json &j, const char *key) {
-    static const nlohmann::json null;
-    return j.is_object() && j.contains(key) ? j[key] : null;
-}
-
-} // namespace
-
 RunFacts run_facts(const nlohmann::json &ctx) {
     RunFacts r;
-    if (const nlohmann::json &be = member(ctx, "backends"); be.is_object())
+    if (const nlohmann::json &be = json_member(ctx, "backends"); be.is_object())
         for (const auto &[name, context] : be.items()) r.backends[name] = context;
-    const nlohmann::json &overheads = member(member(ctx, "measurement"), "call_overhead_seconds");
+    const nlohmann::json &overheads = json_member(json_member(ctx, "measurement"), "call_overhead_seconds");
     if (overheads.is_object())
         for (const auto &[name, seconds] : overheads.items())
             if (seconds.is_number()) r.call_overhead_seconds[name] = seconds.get<double>();
-    if (const nlohmann::json &peaks = member(ctx, "machine_peaks"); peaks.is_object()) {
+    if (const nlohmann::json &peaks = json_member(ctx, "machine_peaks"); peaks.is_object()) {
         try {
             r.machine = peaks.get<MachinePeaks>();
         } catch (const std::exception &) {
@@ -45,8 +38,8 @@ EntryFigures entry_figures(const EntryFacts &e, const RunFacts &run, double seco
     f.device_seconds = e.device_seconds;
     const auto be = run.backends.find(e.backend);
     const nlohmann::json &context = be == run.backends.end() ? nlohmann::json() : be->second;
-    const nlohmann::json &info = member(context, "info");
-    f.is_gpu = member(member(context, "device"), "kind") == "gpu";
+    const nlohmann::json &info = json_member(context, "info");
+    f.is_gpu = json_member(json_member(context, "device"), "kind") == "gpu";
     if (const auto o = run.call_overhead_seconds.find(e.backend); o != run.call_overhead_seconds.end())
         f.call_overhead_s = o->second;
     f.threads = f.is_gpu ? 1 : threads_used(e.case_threads, info, run.machine.cores);

@@ -1,6 +1,7 @@
 // One entry's summary; the policy is in entry_summary.hpp.
 #include "measure/entry_summary.hpp"
 
+#include "measure/json_member.hpp"
 #include "machine/bottleneck.hpp"
 #include "measure/statistics.hpp"
 #include "writers/units.hpp"
@@ -198,15 +199,9 @@ std::optional<std::string> starved_reason(std::span<const RepetitionRecord> repe
 
 namespace {
 
-const nlohmann::json &member(const nlohmann::json &j, const char *key) {
-    static const nlohmann::json null;
-    if (!j.is_object()) return null;
-    auto it = j.find(key);
-    return it == j.end() ? null : *it;
-}
 
 double number_or(const nlohmann::json &j, const char *key, double fallback) {
-    const nlohmann::json &v = member(j, key);
+    const nlohmann::json &v = json_member(j, key);
     return v.is_number() ? v.get<double>() : fallback;
 }
 
@@ -228,25 +223,25 @@ RepetitionFigures repetition_figures(const RepetitionRecord &record) {
 
 RepetitionFigures repetition_figures(const nlohmann::json &entry) {
     RepetitionFigures r;
-    const nlohmann::json &stats = member(entry, "stats");
-    const nlohmann::json &median = member(stats, "median");
+    const nlohmann::json &stats = json_member(entry, "stats");
+    const nlohmann::json &median = json_member(stats, "median");
     if (median.is_number())
         r.median_s = median.get<double>();
-    else if (member(entry, "real_time").is_number())
+    else if (json_member(entry, "real_time").is_number())
         r.median_s = entry["real_time"].get<double>() * unit_seconds(entry.value("time_unit", "ns"));
     r.noise = number_or(stats, "noise", INFINITY); // null: too few samples for a CI
-    const nlohmann::json &met = member(stats, "noise_target_met");
+    const nlohmann::json &met = json_member(stats, "noise_target_met");
     r.noise_target_met = met.is_boolean() ? met.get<bool>() : true;
     r.fastest_s = number_or(stats, "min", NAN);
     // Sets before starvation was measured have neither: never starved.
-    const nlohmann::json &starved = member(stats, "starved");
+    const nlohmann::json &starved = json_member(stats, "starved");
     r.starved = starved.is_boolean() && starved.get<bool>();
     r.starved_share = number_or(stats, "starved_share", NAN);
     return r;
 }
 
 EntryConditions entry_conditions(const nlohmann::json &entry, const nlohmann::json &context) {
-    const nlohmann::json &settings = member(entry, "settings");
+    const nlohmann::json &settings = json_member(entry, "settings");
     const double resolved = number_or(settings, "threads_resolved", 0);
     const int case_threads = resolved >= 1 ? count_from(resolved) : count_from(number_or(settings, "threads", 0));
     return entry_conditions(number_or(settings, "noise_target", 0.0), case_threads, entry.value("backend", ""),
@@ -257,18 +252,18 @@ EntryConditions entry_conditions(double noise_target, int case_threads, const st
                                  const nlohmann::json &context) {
     EntryConditions c;
     c.noise_target = noise_target;
-    const nlohmann::json &ob = member(context, "opbench");
-    const nlohmann::json &pinned = member(member(ob, "measurement"), "cpus");
+    const nlohmann::json &ob = json_member(context, "opbench");
+    const nlohmann::json &pinned = json_member(json_member(ob, "measurement"), "cpus");
     if (pinned.is_array() && !pinned.empty())
         c.cpus = int(pinned.size());
-    else if (const double allowed = number_or(member(ob, "machine"), "allowed_cores", 0); allowed >= 1)
+    else if (const double allowed = number_or(json_member(ob, "machine"), "allowed_cores", 0); allowed >= 1)
         c.cpus = count_from(allowed);
     else
         c.cpus = count_from(number_or(context, "num_cpus", 0));
-    const nlohmann::json &info = member(member(member(ob, "backends"), backend.c_str()), "info");
+    const nlohmann::json &info = json_member(json_member(json_member(ob, "backends"), backend.c_str()), "info");
     c.threads = threads_used(case_threads, info, c.cpus);
-    c.load = first_number(member(member(ob, "machine"), "load_average"));
-    if (!std::isfinite(c.load)) c.load = first_number(member(context, "load_avg"));
+    c.load = first_number(json_member(json_member(ob, "machine"), "load_average"));
+    if (!std::isfinite(c.load)) c.load = first_number(json_member(context, "load_avg"));
     return c;
 }
 

@@ -3,6 +3,7 @@
 #include "writers/text_wrap.hpp"
 #include "writers/result_schema.hpp"
 
+#include "measure/json_member.hpp"
 #include "readers/compact_table.hpp"
 #include "readers/result_set_reader.hpp"
 #include "writers/units.hpp"
@@ -19,16 +20,6 @@
 #include <ostream>
 
 namespace opbench {
-
-namespace {
-
-
-const nlohmann::json &member(const nlohmann::json &j, const char *key) {
-    static const nlohmann::json null;
-    return j.is_object() && j.contains(key) ? j[key] : null;
-}
-
-} // namespace
 
 std::span<const char *const> variant_components(const std::string &op, const std::string &variant) {
     const auto o = op_from_name(op);
@@ -80,8 +71,8 @@ std::optional<ComponentBreakdown> component_breakdown(const nlohmann::json &prof
 }
 
 std::optional<ComponentBreakdown> decoder_breakdown(const nlohmann::json &entry) {
-    const nlohmann::json &d = member(entry, "decoder");
-    const nlohmann::json &components = member(d, "components");
+    const nlohmann::json &d = json_member(entry, "decoder");
+    const nlohmann::json &components = json_member(d, "components");
     if (!components.is_array() || components.empty()) return std::nullopt;
     ComponentBreakdown out;
     out.parent = "step";
@@ -108,17 +99,17 @@ EntryFacts entry_facts(const nlohmann::json &entry) {
     f.dtype = entry.value("dtype", std::string("f32"));
     f.flops = entry.value("flops", 0.0);
     f.bytes = entry.value("bytes", 0.0);
-    const nlohmann::json &mem = member(entry, "memory");
+    const nlohmann::json &mem = json_member(entry, "memory");
     f.allocs_per_call = mem.is_object() ? mem.value("allocs_per_call", 0.0) : 0.0;
     f.alloc_bytes_per_call = mem.is_object() ? mem.value("alloc_bytes_per_call", 0.0) : 0.0;
-    if (const nlohmann::json &cause = member(member(entry, "roofline"), "above_roof_cause"); cause.is_string())
+    if (const nlohmann::json &cause = json_member(json_member(entry, "roofline"), "above_roof_cause"); cause.is_string())
         f.above_roof_cause = cause.get<std::string>();
-    const nlohmann::json &stats = member(entry, "stats");
+    const nlohmann::json &stats = json_member(entry, "stats");
     if (stats.is_object() && stats.contains("device_time_per_call") && stats["device_time_per_call"].is_number())
         f.device_seconds = stats["device_time_per_call"].get<double>();
-    const nlohmann::json &settings = member(entry, "settings");
+    const nlohmann::json &settings = json_member(entry, "settings");
     f.case_threads = settings.is_object() ? settings.value("threads", 0) : 0;
-    f.cold_cache = member(settings, "cache") == "cold";
+    f.cold_cache = json_member(settings, "cache") == "cold";
     return f;
 }
 
@@ -149,10 +140,10 @@ std::vector<std::pair<std::string, std::vector<J *>>> measured_groups(J &set) {
 
 void add_bottlenecks(nlohmann::json &set) {
     if (!set.is_object() || !set.contains("benchmarks") || !set["benchmarks"].is_array()) return;
-    const RunFacts run = run_facts(member(member(set, "context"), "opbench"));
+    const RunFacts run = run_facts(json_member(json_member(set, "context"), "opbench"));
     for (auto &[name, entries] : measured_groups(set)) {
         std::vector<const nlohmann::json *> view(entries.begin(), entries.end());
-        const EntrySummary summary = summarize_entry_json(view, member(set, "context"));
+        const EntrySummary summary = summarize_entry_json(view, json_member(set, "context"));
         const auto verdict = entry_bottleneck(summary, entry_facts(*entries.front()), run);
         if (!verdict) continue;
         for (auto *e : entries) (*e)["bottleneck"] = to_json(*verdict);
@@ -164,10 +155,10 @@ std::vector<AnalyzedEntry> analyse_result_set(const nlohmann::json &set, const s
         throw AnalyzeError(fmt::format("{}: not a result set: no \"benchmarks\" array (expected the JSON "
                                        "`opbench run` writes)",
                                        source));
-    const RunFacts run = run_facts(member(member(set, "context"), "opbench"));
+    const RunFacts run = run_facts(json_member(json_member(set, "context"), "opbench"));
     std::vector<AnalyzedEntry> out;
     for (const auto &[name, entries] : measured_groups(set)) {
-        const EntrySummary summary = summarize_entry_json(entries, member(set, "context"));
+        const EntrySummary summary = summarize_entry_json(entries, json_member(set, "context"));
         if (!std::isfinite(summary.median_s)) continue;
         const nlohmann::json &first = *entries.front();
         AnalyzedEntry a;
@@ -176,7 +167,7 @@ std::vector<AnalyzedEntry> analyse_result_set(const nlohmann::json &set, const s
         a.backend = first.value("backend", "");
         a.seconds = summary.median_s;
         a.summary = summary;
-        const nlohmann::json &given = member(first, "bottleneck");
+        const nlohmann::json &given = json_member(first, "bottleneck");
         if (summary.quality == Quality::disturbed) {
             a.bottleneck = disturbed_verdict(summary); // whatever the run wrote: no kernel diagnosis
         } else if (given.is_object() && given.contains("kind")) {
