@@ -83,6 +83,7 @@ private:
     void refresh_progress(std::size_t i);
     void print_progress_line(std::size_t i, const std::string &eta, const std::string &suffix);
     std::string eta_text(std::size_t i);
+    double seconds_left(std::chrono::steady_clock::time_point now);
     void report_after_run() const;
     const Entry *reference_of(const Entry &e) const;
     [[nodiscard]] EntrySummary summary_of(const Entry &e) const;
@@ -109,6 +110,8 @@ private:
     std::size_t eta_last_ = SIZE_MAX;
     std::chrono::steady_clock::time_point eta_last_start_;
     std::chrono::steady_clock::time_point progress_printed_; // the last progress line's
+    double eta_made_ = -1; // the last estimate (negative: none), and when it was made
+    std::chrono::steady_clock::time_point eta_made_at_;
 };
 
 } // namespace opbench

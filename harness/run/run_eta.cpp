@@ -85,18 +85,18 @@ void RunEta::finished(std::size_t k, const EntryTook &took) {
 // backend's median speed; 0 where neither finished one.
 double RunEta::call_seconds(const EntryPlan &p) const {
     if (p.flops <= 0) return 0;
-    std::vector<Speed> of_kind;
-    if (const auto kind = by_kind_.find(kind_key(p)); !p.kind.empty() && kind != by_kind_.end()) of_kind = kind->second;
-    if (current_ != SIZE_MAX && has_call_time(current_took_) && plan_[current_].flops > 0 && !p.kind.empty() &&
-        kind_key(plan_[current_]) == kind_key(p))
-        // First: of equally near ones, the entry in progress is taken.
-        of_kind.insert(of_kind.begin(), {plan_[current_].flops, current_took_.call_seconds / plan_[current_].flops});
-    if (!of_kind.empty()) {
-        const auto nearest = std::min_element(of_kind.begin(), of_kind.end(), [&](const Speed &a, const Speed &b) {
-            return std::abs(std::log(a.flops / p.flops)) < std::abs(std::log(b.flops / p.flops));
-        });
-        return p.flops * nearest->seconds_per_flop;
-    }
+    const auto distance = [&](const Speed &s) { return std::abs(std::log(s.flops / p.flops)); };
+    const Speed *nearest = nullptr;
+    // First the entry in progress: of equally near ones, it is taken.
+    const Speed current =
+        current_ != SIZE_MAX && plan_[current_].flops > 0 ? Speed{plan_[current_].flops, current_took_.call_seconds / plan_[current_].flops}
+                                                           : Speed{0, 0};
+    if (current.flops > 0 && has_call_time(current_took_) && !p.kind.empty() && kind_key(plan_[current_]) == kind_key(p))
+        nearest = &current;
+    if (const auto kind = by_kind_.find(kind_key(p)); !p.kind.empty() && kind != by_kind_.end())
+        for (const Speed &s : kind->second)
+            if (!nearest || distance(s) < distance(*nearest)) nearest = &s;
+    if (nearest) return p.flops * nearest->seconds_per_flop;
     const auto backend = by_backend_.find(p.backend);
     if (backend == by_backend_.end()) return 0;
     std::vector<double> speeds;
@@ -168,6 +168,13 @@ double RunEta::seconds_left() const {
             c->repetitions += std::max(1, plan_[k].repetitions);
         }
     }
+    // Each estimate weighs a backend's last kWindow entries' stretch: a
+    // progress line of a huge run stays cheap.
+    const auto keep_last = [](Corrections &c) {
+        if (c.paces.size() > kWindow) c.paces.erase(c.paces.begin(), c.paces.end() - kWindow);
+    };
+    keep_last(run);
+    for (auto &[name, c] : by_backend) keep_last(c);
     double left = 0;
     for (std::size_t k = 0; k < plan_.size(); k += stride) {
         if (finished_[k]) continue;
