@@ -149,7 +149,8 @@ double RunEta::estimate(std::size_t k, const Corrections &c) const {
 }
 
 double RunEta::seconds_left() const {
-    if (!any_finished_) return -1;
+    // Before any entry finished, the first one's repetitions so far are enough.
+    if (!any_finished_ && current_ == SIZE_MAX) return -1;
     std::map<std::string, Corrections> by_backend;
     Corrections run;
     const std::size_t stride = std::max<std::size_t>(1, plan_.size() / kEvaluated);

@@ -76,7 +76,7 @@ public:
     void in_progress(std::size_t k, const EntryTook &so_far, int repetitions_done);
 
     // Seconds the entries not finished yet will take; negative (unknown)
-    // before any entry finished.
+    // before any entry finished or told its progress.
     [[nodiscard]] double seconds_left() const;
 
     // Entry k's repetitions as its plan has them at the speed known so far:

@@ -147,6 +147,11 @@ TEST(RunEta, AnEntryInProgressCountsAtItsOwnPace) {
     RunEta eta({{"naive", 3, 0, 1, 0.1, 100, small, "mm/f32"},
                 {"naive", 3, 0, 1, 0.1, 100, large, "mm/f32"},
                 {"naive", 3, 0, 1, 0.1, 100, larger, "mm/f32"}});
+    // Told the first one's progress before any finished: its rest is known.
+    RunEta alone({{"naive", 3, 0, 1, 0.1, 100, small, "mm/f32"}});
+    EXPECT_LT(alone.seconds_left(), 0);
+    alone.in_progress(0, {1.5, 1.0, 1, 1.0}, 1);
+    EXPECT_NEAR(alone.seconds_left(), 2 * 1.0, 1e-9);
     eta.finished(0, {3.0, 3.0, 3, 1.0}); // 1 s a call
     // Each entry not started: 3 repetitions of a call, and 3 calls besides
     // (verified, warmup, batch probe).
