@@ -1,9 +1,11 @@
 #include "run/ab_run.hpp"
 
 #include "machine/bottleneck.hpp"
+#include "measure/canary.hpp"
 #include "machine/machine.hpp"
 #include "plugin/plugin_variant.hpp"
 #include "run/abba_schedule.hpp"
+#include "run/entry_loop.hpp"
 #include "run/gb_context.hpp"
 #include "run/gbench_args.hpp"
 #include "run/interrupt.hpp"
@@ -34,50 +36,70 @@ std::string label_of(const std::string &benchmark_name, const std::string &backe
     return label;
 }
 
-// A repetition lasts about half_seconds: the noise target never stops it
-// early (1 = 100%), so every half of a block samples the same length of time.
-MeasureSettings block_settings(MeasureSettings s, const PairedRunOptions &o) {
-    s.min_time = o.half_seconds;
-    s.max_time = std::max(1e-3, 2 * o.half_seconds);
-    s.min_samples = 5; // a slow case (400 us a call) still takes a median of 5 in each repetition
-    s.noise = 1;
-    // Each pool's share, spread over its worker processes (case_host.hpp).
-    s.repetitions = (2 * o.pairs + kPairedPools - 1) / kPairedPools;
-    return s;
-}
-
-// Runs the cases' entries, base then new per case, in the ABBA schedule;
-// each case's records go to the run log, whose set set_file.hpp writes.
-class AbRun {
+// The cases' entries (base then new per case) on the one entry loop: each
+// case a group of its two sides, measured in abba_schedule's order in the
+// sides' pools (PairedHosts). As the loop goes, this hears of it: a canary
+// reading after each block, the pairs and verdict of each finished case
+// (its entries' statuses with them), each iteration's pair on its record,
+// and the case's console row.
+class AbRun final : public GroupObserver {
 public:
     AbRun(const Suite &suite, const PluginSet &plugins, const PairedRunOptions &options)
-        : suite_(suite), plugins_(plugins), o_(options), cases_(paired_cases(suite, options)),
-          entries_(planned_entries(cases_, {}, options.reference)), base_(options.base), new_(options.next),
-          log_(nlohmann::json::object(), std::nullopt) {}
+        : suite_(suite), plugins_(plugins), o_(options), cases_(block_cases(paired_cases(suite, options), options)),
+          entries_(planned_entries(cases_, {}, options.reference)), hosts_(options.base, options.next),
+          log_(nlohmann::json::object(), std::nullopt) {
+        for (std::size_t i = 0; i < entries_.size(); ++i) entries_[i]->set_probe_place(i / 2); // its case's index
+        times_.resize(cases_.size());
+    }
 
     PairedSummary run();
 
+    void step_measured(std::size_t, std::size_t k) override {
+        if (k % 4 == 3) (void)canary_.read(); // after each block
+    }
+    void group_finished(std::size_t ci) override;
+    void add_to_records(std::size_t i, std::vector<nlohmann::json> &records) override {
+        const std::size_t other = i % 2 == 0 ? i + 1 : i - 1;
+        add_pairs(records, times_[i / 2], i % 2 == 0 ? PairSide::base : PairSide::next, entries_[other]->name());
+    }
+    void group_logged(std::size_t) override {
+        if (o_.progress) std::cout << paired_console_row(results_.back()) << std::flush;
+    }
+
 private:
+    static std::vector<Case> block_cases(std::vector<Case> cases, const PairedRunOptions &o);
     void open();
-    PairedCaseResult measure_case(std::size_t ci);
-    bool activate(std::size_t ci);
-    PairedTimes measure_blocks(Entry &base, Entry &next);
-    void judge(PairedCaseResult &out, const PairedTimes &times, const Case &c);
-    void record(std::size_t ci, const PairedTimes &times);
-    void add_roofline(Entry &entry) const;
+    std::vector<EntryGroup> groups() const;
 
     const Suite &suite_;
     const PluginSet &plugins_;
     const PairedRunOptions &o_;
     std::vector<Case> cases_;
     std::vector<std::unique_ptr<Entry>> entries_; // base then new, per case
-    PairedSide base_, new_;
+    PairedHosts hosts_;
     RunLog log_; // no journal: `ab` has no --resume
     CanarySeries canary_;
     CachedMachinePeaks machine_;
     PairedSide::Probes probes_;
     double timer_overhead_ = measure_timer_overhead();
+    std::vector<PairedTimes> times_;         // per case, once it finished
+    std::vector<PairedCaseResult> results_; // the cases finished, in order
 };
+
+// A repetition lasts about half_seconds: the noise target never stops it
+// early (1 = 100%), so every half of a block samples the same length of time.
+std::vector<Case> AbRun::block_cases(std::vector<Case> cases, const PairedRunOptions &o) {
+    for (Case &c : cases) {
+        MeasureSettings &s = c.settings;
+        s.min_time = o.half_seconds;
+        s.max_time = std::max(1e-3, 2 * o.half_seconds);
+        s.min_samples = 5; // a slow case (400 us a call) still takes a median of 5 in each repetition
+        s.noise = 1;
+        // Each pool's share, spread over its worker processes (case_host.hpp).
+        s.repetitions = (2 * o.pairs + kPairedPools - 1) / kPairedPools;
+    }
+    return cases;
+}
 
 // Both sides' pools and probes, then the set's context as `run` records it
 // (result_set.hpp), with what only a paired run has.
@@ -86,8 +108,7 @@ void AbRun::open() {
     if (!machine_.warning.empty()) std::cerr << "opbench: " << machine_.warning << "\n";
     std::vector<opb_op_desc> descs;
     for (const Case &c : cases_) descs.push_back(c.desc);
-    base_.open(plugins_, o_.reference, descs, probes_);
-    new_.open(plugins_, o_.reference, descs, probes_);
+    hosts_.open(plugins_, o_.reference, descs, probes_);
     RunContext ctx{&suite_,     &cases_,         &probes_.contexts, &probes_.unavailable,   o_.reference,
                    {},          timer_overhead_, &machine_,         probes_.call_overheads, o_.cpus,
                    o_.warnings, nullptr,         std::nullopt};
@@ -99,139 +120,63 @@ void AbRun::open() {
     log_.set_opbench_context(std::move(ob));
 }
 
-// Both sides activated (the base first; the new side only when it passed).
-bool AbRun::activate(std::size_t ci) {
+// Each case's two entries, its repetitions in ABBA blocks, block p in pool p % kPairedPools.
+std::vector<EntryGroup> AbRun::groups() const {
+    std::vector<EntryGroup> groups;
+    for (std::size_t ci = 0; ci < cases_.size(); ++ci) {
+        EntryGroup g{{2 * ci, 2 * ci + 1}, {}, label_of(entries_[2 * ci]->name(), o_.base)};
+        for (const AbbaStep &step : abba_schedule(o_.pairs, kPairedPools))
+            g.order.push_back({step.side == PairSide::base ? 0u : 1u, step.pool});
+        groups.push_back(std::move(g));
+    }
+    return groups;
+}
+
+// The case's pairs from its repetition records, its status from its sides'
+// (the first that did not pass) and its blocks', and its verdict.
+void AbRun::group_finished(std::size_t ci) {
     Entry &base = *entries_[2 * ci], &next = *entries_[2 * ci + 1];
-    const JobDefaults defaults{timer_overhead_, o_.verify, {}, {}};
-    auto job_of = [&](const Entry &e) {
-        CaseJob job = e.job(defaults);
-        job.settings = block_settings(job.settings, o_);
-        return job;
-    };
-    bool ok_base = false, ok_new = false;
-    if (auto cannot = base_.cannot_run(ci))
-        base.result.status = cannot->status, base.result.reason = cannot->reason;
-    else
-        ok_base = base_.activate(base, job_of(base));
-    if (!ok_base) {
-        next.result.status = base.result.status;
-        next.result.reason =
-            fmt::format("not run: the base side ({}) did not: {}", base_.backend(), base.result.reason);
-        return false;
-    }
-    if (auto cannot = new_.cannot_run(ci))
-        next.result.status = cannot->status, next.result.reason = cannot->reason;
-    else
-        ok_new = new_.activate(next, job_of(next));
-    if (!ok_new && next.result.reason.empty()) next.result.reason = "not run: the base side failed";
-    return ok_new;
-}
-
-// The case's repetitions in abba_schedule's order, a canary reading after
-// each block; the pairs from the records they left.
-PairedTimes AbRun::measure_blocks(Entry &base, Entry &next) {
-    const std::vector<AbbaStep> steps = abba_schedule(o_.pairs, kPairedPools);
-    std::size_t pool = 0;
-    try {
-        for (std::size_t k = 0; k < steps.size(); ++k) {
-            if (k % 4 == 0 && interrupt_requested()) break; // a whole block or none
-            pool = steps[k].pool;
-            if (steps[k].side == PairSide::base)
-                base_.measure(base, pool);
-            else
-                new_.measure(next, pool);
-            if (k % 4 == 3) (void)canary_.read();
+    PairedCaseResult out;
+    out.label = label_of(base.name(), o_.base);
+    for (const Entry *e : {&base, &next})
+        if (e->result.status != CaseStatus::passed) {
+            out.status = std::string(case_status_name(e->result.status));
+            out.reason = e->backend() + ": " + e->result.reason;
+            break;
         }
-    } catch (const MeasureFailure &f) {
-        for (auto [side, entry] : {std::pair{&base_, &base}, std::pair{&new_, &next}})
-            if (side->active(pool)) entry->result.status = f.status, entry->result.reason = f.reason;
-    }
-    return paired_times(base.result.repetitions, next.result.repetitions);
-}
-
-// The case's status from its sides' and its blocks', and its verdict.
-void AbRun::judge(PairedCaseResult &out, const PairedTimes &times, const Case &c) {
-    out.base_times = times.base_times;
-    out.new_times = times.new_times;
-    if (out.status == "passed" && times.starved_blocks > 0 && out.base_times.empty()) {
+    const PairedTimes times = out.status == "passed" ? paired_times(base.result.repetitions, next.result.repetitions)
+                                                     : PairedTimes{};
+    if (out.status == "passed" && times.starved_blocks > 0 && times.base_times.empty()) {
         out.status = "starved";
         out.reason = fmt::format("every one of its {} blocks had a starved repetition (threads waited for a CPU "
                                  "after {} more tries): no pair is a time of the builds. Use --threads 1, --cpus "
                                  "with idle CPUs, or a quieter machine",
-                                 times.starved_blocks, c.settings.starved_retries);
-    }
-    if (out.status != "passed") {
-        out.base_times.clear();
-        out.new_times.clear();
-        return;
-    }
-    if (times.blocks() < std::size_t(o_.pairs))
-        out.status = "interrupted"; // mid-case: not recorded
-    else
-        out.verdict = paired_verdict(out.base_times, out.new_times, o_.verdict);
-}
-
-PairedCaseResult AbRun::measure_case(std::size_t ci) {
-    Entry &base = *entries_[2 * ci], &next = *entries_[2 * ci + 1];
-    PairedCaseResult out;
-    out.label = label_of(base.name(), base_.backend());
-    const PairedTimes times = activate(ci) ? measure_blocks(base, next) : PairedTimes{};
-    base_.finish(base);
-    new_.finish(next);
-    for (auto [side, entry] : {std::pair{&base_, &base}, std::pair{&new_, &next}})
-        if (entry->result.status != CaseStatus::passed) {
-            out.status = std::string(case_status_name(entry->result.status));
-            out.reason = side->backend() + ": " + entry->result.reason;
-            break;
-        }
-    judge(out, times, cases_[ci]);
-    if (out.status == "starved")
+                                 times.starved_blocks, cases_[ci].settings.starved_retries);
         for (Entry *e : {&base, &next}) e->result.status = CaseStatus::starved, e->result.reason = out.reason;
-    if (out.status == "passed")
-        for (Entry *e : {&base, &next}) add_roofline(*e);
-    if (out.status != "interrupted") record(ci, out.status == "passed" ? times : PairedTimes{});
-    return out;
-}
-
-// The roofline at the entry's median, as `run` places its entries
-// (run_backends.hpp): its backend's context and call overhead, this machine's peaks.
-void AbRun::add_roofline(Entry &entry) const {
-    const std::optional<double> median = entry.median_seconds();
-    if (!median) return;
-    const CallWork w = entry.call_work();
-    const auto context = probes_.contexts.find(entry.backend());
-    const auto overhead = probes_.call_overheads.find(entry.backend());
-    entry.result.roofline =
-        roofline_for(w.flops, w.bytes, *median, context != probes_.contexts.end() ? context->second : nlohmann::json(),
-                     w.threads, machine_.peaks, overhead != probes_.call_overheads.end() ? overhead->second : 0.0,
-                     peak_kind(w.dtype), entry.settings().cache == CacheState::warm ? w.bytes : 0);
-}
-
-// Both sides' entries into the log, as the entry loop logs `run`'s.
-void AbRun::record(std::size_t ci, const PairedTimes &times) {
-    const nlohmann::json context = log_.context();
-    const RunFacts facts{probes_.contexts, probes_.call_overheads, machine_.peaks};
-    Entry &base = *entries_[2 * ci], &next = *entries_[2 * ci + 1];
-    log_.add_case(2 * ci, base.name(), std::string(case_status_name(base.result.status)),
-                  paired_entry_records(base, context, facts, times, PairSide::base, next.name()));
-    log_.add_case(2 * ci + 1, next.name(), std::string(case_status_name(next.result.status)),
-                  paired_entry_records(next, context, facts, times, PairSide::next, base.name()));
+    }
+    if (out.status == "passed") {
+        out.base_times = times.base_times;
+        out.new_times = times.new_times;
+        out.verdict = paired_verdict(out.base_times, out.new_times, o_.verdict);
+        times_[ci] = times;
+    }
+    results_.push_back(std::move(out));
 }
 
 PairedSummary AbRun::run() {
     const auto started = std::chrono::steady_clock::now();
-    PairedSummary summary;
     open();
-    on_first_interrupt([this] { base_.interrupt(), new_.interrupt(); });
+    on_first_interrupt([this] { hosts_.interrupt(); });
     (void)canary_.read(); // the machine's speed before the first pair
-    for (std::size_t ci = 0; ci < cases_.size() && !interrupt_requested(); ++ci) {
-        PairedCaseResult r = measure_case(ci);
-        if (r.status == "interrupted") break;
-        if (o_.progress) std::cout << paired_console_row(r) << std::flush;
-        summary.cases.push_back(std::move(r));
-    }
+    const LoopOptions loop_options{{}, o_.progress, false, std::nullopt, /*own_console=*/false};
+    EntryLoop loop(entries_, EntryLoop::Setup{hosts_, log_, loop_options, machine_.peaks,
+                                              JobDefaults{timer_overhead_, o_.verify, {}, {}}, o_.reference, nullptr,
+                                              groups(), this});
+    loop.run();
     on_first_interrupt(nullptr);
+    PairedSummary summary;
     summary.complete = !interrupt_requested();
+    summary.cases = std::move(results_); // a case interrupted mid-way is neither judged nor logged
     summary.canary_drift = canary_drift(canary_.readings());
     summary.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     if (!o_.out_path.empty()) {

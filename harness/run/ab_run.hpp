@@ -2,12 +2,13 @@
 // its own worker pools (paired_sides.hpp), measured next to each other so
 // that both sides of every pair see the same machine state.
 //
-// For each case, both sides' entries (entry/entry.hpp, as `run` plans them)
-// are activated, then measured in the order abba_schedule.hpp gives (ABBA,
-// BAAB, ... blocks); a reading of the drift canary (measure/canary.hpp)
-// follows every block. The pairs are computed from the repetition records
-// (paired_times), and the verdict per case is the paired test
-// (measure/paired_stats.hpp) on them.
+// It is a schedule of the one entry loop (entry_loop.hpp): both sides'
+// entries of a case (entry/entry.hpp, as `run` plans them) are one group,
+// activated together and measured in the order abba_schedule.hpp gives
+// (ABBA, BAAB, ... blocks); a reading of the drift canary
+// (measure/canary.hpp) follows every block. The pairs are computed from the
+// repetition records (paired_times), and the verdict per case is the paired
+// test (measure/paired_stats.hpp) on them.
 //
 // The result set is written as `run` writes its own (run_log.hpp,
 // set_file.hpp): Google Benchmark-shaped entries, one per repetition per

@@ -31,45 +31,69 @@ std::optional<MeasureFailure> PairedSide::cannot_run(std::size_t ci) const {
     return std::nullopt;
 }
 
-bool PairedSide::activate(Entry &entry, CaseJob job) {
-    const Activation first = pools_[0]->activate(job);
+Activation PairedSide::activate(CaseJob job) {
+    Activation first = pools_[0]->activate(job);
     active_[0] = first.status == CaseStatus::passed;
     job.verify = VerifyMode::off; // the other pools run the inputs and code pool 0 verified
-    Activation last = first;
-    for (std::size_t k = 1; k < pools_.size() && last.status == CaseStatus::passed; ++k) {
-        last = pools_[k]->activate(job);
-        active_[k] = last.status == CaseStatus::passed;
+    for (std::size_t k = 1; k < pools_.size() && first.status == CaseStatus::passed; ++k) {
+        const Activation other = pools_[k]->activate(job);
+        active_[k] = other.status == CaseStatus::passed;
+        if (!active_[k]) first.status = other.status, first.reason = fmt::format("in pool {}: {}", k, other.reason);
     }
-    entry.activated(first); // the checks' figures are pool 0's
-    entry.result.status = last.status;
-    entry.result.reason = last.reason;
-    return last.status == CaseStatus::passed;
+    // A pool that failed holds nothing; the others release theirs in finish().
+    return first;
 }
 
-void PairedSide::measure(Entry &entry, std::size_t pool) {
-    const auto t0 = std::chrono::steady_clock::now();
+RepetitionRecord PairedSide::measure(std::size_t pool) {
     RepetitionRecord rec = pools_[pool]->measure_repetition();
     rec.process += int(pool) * kProcessesPerCase; // stats.process: which of the side's processes
-    entry.result.measure_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    entry.result.repetitions.push_back(std::move(rec));
+    return rec;
 }
 
-void PairedSide::finish(Entry &entry) {
+FinishRecord PairedSide::finish() {
+    FinishRecord pool0;
+    std::optional<MeasureFailure> failure;
     for (std::size_t k = 0; k < pools_.size(); ++k) {
         if (!active_[k]) continue;
         active_[k] = false;
         try {
             FinishRecord f = pools_[k]->finish();
-            if (k == 0) entry.finished(f);
+            if (k == 0) pool0 = std::move(f);
         } catch (const MeasureFailure &f) {
-            entry.result.status = f.status;
-            entry.result.reason = f.reason;
+            if (!failure) failure = f;
         }
     }
+    if (failure) throw *failure;
+    return pool0;
+}
+
+bool PairedSide::interrupted() const {
+    for (const auto &pool : pools_)
+        if (pool->interrupted()) return true;
+    return false;
 }
 
 void PairedSide::interrupt() {
     for (auto &pool : pools_) pool->interrupt();
 }
+
+} // namespace opbench
+
+namespace opbench {
+
+void PairedHosts::open(const PluginSet &plugins, const std::string &reference, const std::vector<opb_op_desc> &cases,
+                       PairedSide::Probes &probes) {
+    base_.open(plugins, reference, cases, probes);
+    next_.open(plugins, reference, cases, probes);
+    probes_ = &probes;
+}
+
+std::optional<MeasureFailure> PairedHosts::cannot_run(const Entry &entry) const {
+    return side(entry).cannot_run(entry.probe_place().value_or(SIZE_MAX));
+}
+
+Activation PairedHosts::activate(const Entry &entry, const CaseJob &job) { return side(entry).activate(job); }
+
+RepetitionRecord PairedHosts::measure(const Entry &entry, std::size_t pool) { return side(entry).measure(pool); }
 
 } // namespace opbench

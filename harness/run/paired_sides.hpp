@@ -1,12 +1,13 @@
-// One side of `opbench ab` (one build of the backend): its worker pools,
-// what its probe said, and the steps of a case on it (activate, measure a
-// repetition in a pool, finish). The case's records go to its Entry
-// (entry/entry.hpp), as the entry loop records `run`'s.
+// The two sides of `opbench ab` (two builds of one backend) as the entry
+// loop's host (entry_host.hpp): each side its worker pools, what its probe
+// said, and the steps of a case on it (activate in every pool, measure a
+// repetition in the pool the ABBA order names, finish).
 #pragma once
 
 #include "entry/entry.hpp"
 #include "isolate/case_host.hpp"
 #include "plugin/plugin_loader.hpp"
+#include "run/entry_host.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -42,21 +43,55 @@ public:
     // Why case number `ci` cannot run on this side (the probe's answers), if so.
     [[nodiscard]] std::optional<MeasureFailure> cannot_run(std::size_t ci) const;
     // Activates `job` in every pool (pool 0 verifies; the others run the
-    // inputs and code it verified) and records it on `entry`. True: passed.
-    bool activate(Entry &entry, CaseJob job);
-    // One repetition in `pool`, onto entry.result. Throws MeasureFailure.
-    void measure(Entry &entry, std::size_t pool);
+    // inputs and code it verified): pool 0's checks, with the status of the
+    // last pool reached.
+    [[nodiscard]] Activation activate(CaseJob job);
+    // One repetition in `pool`. Throws MeasureFailure.
+    [[nodiscard]] RepetitionRecord measure(std::size_t pool);
     // Releases the case in every pool; the memory figures are pool 0's.
-    void finish(Entry &entry);
-    [[nodiscard]] bool active(std::size_t pool) const { return pool < active_.size() && active_[pool]; }
+    // Throws the first pool's MeasureFailure, once every pool is released.
+    [[nodiscard]] FinishRecord finish();
     // From the signal watcher: abandons what every pool runs.
     void interrupt();
+    [[nodiscard]] bool interrupted() const;
 
 private:
     std::string backend_;
     std::vector<std::unique_ptr<CaseHost>> pools_;
     std::vector<bool> active_; // per pool: the case is activated there
     BackendFacts facts_;
+};
+
+// Both sides as one host: an entry runs on the side of its backend (NAME@base
+// or NAME@new), and its place in the probe is its case's index.
+class PairedHosts final : public EntryHost {
+public:
+    PairedHosts(const std::string &base, const std::string &next) : base_(base), next_(next) {}
+    // Opens both sides with the cases' descriptions into `probes`.
+    void open(const PluginSet &plugins, const std::string &reference, const std::vector<opb_op_desc> &cases,
+              PairedSide::Probes &probes);
+    void interrupt() { base_.interrupt(), next_.interrupt(); }
+
+    [[nodiscard]] std::optional<MeasureFailure> cannot_run(const Entry &entry) const override;
+    [[nodiscard]] Activation activate(const Entry &entry, const CaseJob &job) override;
+    [[nodiscard]] RepetitionRecord measure(const Entry &entry, std::size_t pool) override;
+    [[nodiscard]] FinishRecord finish(const Entry &entry) override { return side(entry).finish(); }
+    [[nodiscard]] bool interrupted() const override { return base_.interrupted() || next_.interrupted(); }
+    // A side's pools each spread their repetitions over their own processes.
+    [[nodiscard]] int processes_of_case(const MeasureSettings &) const override {
+        return kPairedPools * kProcessesPerCase;
+    }
+    [[nodiscard]] RunFacts facts(const MachinePeaks &peaks) const override {
+        return RunFacts{probes_->contexts, probes_->call_overheads, peaks};
+    }
+
+private:
+    [[nodiscard]] PairedSide &side(const Entry &entry) { return entry.backend() == base_.backend() ? base_ : next_; }
+    [[nodiscard]] const PairedSide &side(const Entry &entry) const {
+        return entry.backend() == base_.backend() ? base_ : next_;
+    }
+    PairedSide base_, next_;
+    const PairedSide::Probes *probes_ = nullptr;
 };
 
 } // namespace opbench

@@ -75,15 +75,13 @@ SupportAnswer RunBackends::support(const std::string &backend, std::size_t k) co
     return it->second.supports[k];
 }
 
-// Judged against the threads the backend really uses (naive: one), or a GPU
-// backend's own peaks (bottleneck.hpp roofline_for).
-Roofline RunBackends::roofline(double flops, double bytes, int dtype, int threads, const std::string &backend,
-                               double seconds, const MachinePeaks &peaks, bool warm_cache) const {
-    auto overhead = call_overhead_.find(backend);
-    auto context = contexts_.find(backend);
-    return roofline_for(flops, bytes, seconds, context != contexts_.end() ? context->second : nlohmann::json(),
-                        threads, peaks, overhead != call_overhead_.end() ? overhead->second : 0.0,
-                        peak_kind(dtype), warm_cache ? bytes : 0);
+std::optional<MeasureFailure> RunBackends::cannot_run(const Entry &entry) const {
+    if (auto cannot = cannot_run(entry.backend())) return cannot;
+    if (const std::optional<std::size_t> place = entry.probe_place()) {
+        const SupportAnswer s = support(entry.backend(), *place);
+        if (s.status != CaseStatus::passed) return MeasureFailure{s.status, s.reason};
+    }
+    return std::nullopt;
 }
 
 double probe_timeout_seconds(const SettingOverrides &overrides) {

@@ -2,10 +2,12 @@
 // per backend, or this process), what each backend can do (its probe, asked
 // in its worker), its call overhead and context, and full mode's reference
 // store. A fault while probing costs that backend only: its entries fail
-// with the cause ("crashed: SIGSEGV in create (backend 'x')").
+// with the cause ("crashed: SIGSEGV in create (backend 'x')"). It is the
+// entry loop's host for `opbench run` (entry_host.hpp).
 #pragma once
 
 #include "isolate/case_host.hpp"
+#include "run/entry_host.hpp"
 #include "measure/settings.hpp"
 #include "machine/machine.hpp"
 #include "plugin/backend_facts.hpp"
@@ -37,7 +39,7 @@ struct BackendOptions {
 // given, else a minute (a GPU backend's create can take seconds).
 [[nodiscard]] double probe_timeout_seconds(const SettingOverrides &overrides);
 
-class RunBackends {
+class RunBackends final : public EntryHost {
 public:
     // `probe_timeout`: the seconds each step of a backend's probe may take.
     RunBackends(const PluginSet &plugins, const BackendOptions &options, double probe_timeout,
@@ -58,11 +60,19 @@ public:
     [[nodiscard]] std::optional<MeasureFailure> cannot_run(const std::string &backend) const;
     // supports() for the backend's k-th op case, as asked in open().
     [[nodiscard]] SupportAnswer support(const std::string &backend, std::size_t k) const;
-    // The roofline of `flops` and `bytes` done in `seconds` per call on
-    // `backend`; `warm_cache`: the data stays in cache between calls, so the
-    // roof of the cache level that holds `bytes` applies (else DRAM's).
-    [[nodiscard]] Roofline roofline(double flops, double bytes, int dtype, int threads, const std::string &backend,
-                                    double seconds, const MachinePeaks &peaks, bool warm_cache) const;
+
+    // The entry loop's host: the entry's backend and its probe's answer for
+    // it, then the case host's steps (its worker host spreads repetitions
+    // over its processes itself, so `slot` is not read).
+    [[nodiscard]] std::optional<MeasureFailure> cannot_run(const Entry &entry) const override;
+    [[nodiscard]] Activation activate(const Entry &, const CaseJob &job) override { return host_->activate(job); }
+    [[nodiscard]] RepetitionRecord measure(const Entry &, std::size_t) override { return host_->measure_repetition(); }
+    [[nodiscard]] FinishRecord finish(const Entry &) override { return host_->finish(); }
+    [[nodiscard]] bool interrupted() const override { return host_->interrupted(); }
+    [[nodiscard]] int processes_of_case(const MeasureSettings &s) const override { return host_->processes_of_case(s); }
+    [[nodiscard]] RunFacts facts(const MachinePeaks &peaks) const override {
+        return RunFacts{contexts_, call_overhead_, peaks};
+    }
 
     [[nodiscard]] const std::map<std::string, nlohmann::json> &contexts() const { return contexts_; }
     [[nodiscard]] const std::map<std::string, std::string> &unavailable() const { return unavailable_; }

@@ -181,8 +181,11 @@ RunSummary SuiteRun::run() {
     // After the call-overhead probe: it is not part of the profile.
     if (profile_) begin_profiled_run(*profile_, backends_->sessions(), suite_);
     open_log();
-    loop_ = std::make_unique<EntryLoop>(
-        entries_, EntryLoop::Setup{*backends_, *log_, options_.loop, machine_.peaks, timer_overhead_, profile_.get()});
+    const JobDefaults defaults{timer_overhead_, backends_->options().verify, backends_->reference_store_dir(),
+                              backends_->reference_store_key()};
+    loop_ = std::make_unique<EntryLoop>(entries_, EntryLoop::Setup{*backends_, *log_, options_.loop, machine_.peaks,
+                                                                   defaults, backends_->options().reference,
+                                                                   profile_.get()});
     loop_->run();
     std::vector<const workload::WorkloadEntry *> finished_workloads;
     for (const auto &[i, w] : workload_entries_)
