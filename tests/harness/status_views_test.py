@@ -2,7 +2,7 @@
 """One status, one quality and one median text per entry in every view
 (issue 26, item 3).
 
-    status_views_test.py OPBENCH SUITE WORKDIR
+    status_views_test.py OPBENCH SUITE WORKDIR [NAIVE_PLUGIN]
 
 Builds one result set holding every kind of entry (clean, noisy, bimodal,
 quantised, starved, partly starved, every repetition missed its noise target,
@@ -19,7 +19,10 @@ The set is derived from a real run of SUITE (tests/harness/status_views.toml)
 on naive, so it has exactly the shape `opbench run` writes; the test then
 writes each entry's repetitions, status, stored `summary` and `metrics`
 itself (no time measured by the run is asserted), and copies every naive
-entry as an `onednn` one so the backend views have two levels.
+entry as an `onednn` one so the backend views have two levels. With
+NAIVE_PLUGIN, the same is done first with a set that `opbench ab` wrote (that
+file against itself; its base side's entries, their pairs and the paired
+context kept), so `ab`'s sets pass the same test as `run`'s (issue 29).
 
 Status words: a view that shows a time (a compare verdict same / faster /
 slower / noisy, a level cell's time, a history median, an analyze row, a
@@ -224,12 +227,45 @@ def as_backend(entry, backend):
     return e
 
 
-def build_fixture(opbench, suite, workdir):
-    """The fixture set: a real run of `suite`, each entry rewritten as its kind."""
+def real_set(opbench, suite, workdir, ab_plugin):
+    """A real set of `suite`: `opbench run` on naive, or (with `ab_plugin`,
+    the naive plugin's file) `opbench ab` of that file against itself, its
+    base side's entries named as naive's (their pairs, the set's paired
+    context and canary kept: the shape `ab` writes)."""
     real = os.path.join(workdir, "real.json")
-    run([opbench, "run", suite, "--backends", "naive", "--out", real, "--force", "--no-progress"])
+    if not ab_plugin:
+        run([opbench, "run", suite, "--backends", "naive", "--out", real, "--force", "--no-progress"])
+        with open(real, encoding="utf-8") as f:
+            return json.load(f)
+    cmd = [opbench, "ab", suite, "--plugin", f"naive@a={ab_plugin}", "--plugin", f"naive@b={ab_plugin}",
+           "--pairs", "6", "--seconds", "0.0005", "--out", real, "--force", "--no-progress"]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode not in (0, 1):  # 1: a case not same (noisy, starved) on a busy machine
+        raise RuntimeError(f"{' '.join(cmd)} exited {p.returncode}:\n{p.stdout}\n{p.stderr}")
     with open(real, encoding="utf-8") as f:
         doc = json.load(f)
+    assert "paired" in doc["context"]["opbench"], "ab's set has no paired context"
+    base = []
+    for e in doc["benchmarks"]:
+        if e.get("backend") != "naive@a":
+            continue
+        e = json.loads(json.dumps(e).replace("/be:naive@a", "/be:naive").replace("/be:naive@b", "/be:onednn"))
+        e["backend"] = "naive"
+        # ab measures to a time, not to a noise target (100%); the kinds'
+        # qualities are those of the suite's 1% target, as `run` records it.
+        if isinstance(e.get("settings"), dict):
+            e["settings"]["noise_target"] = 0.01
+        base.append(e)
+    assert base and any("pair" in e for e in base), "ab's set has no paired base entries"
+    doc["benchmarks"] = base
+    ob = doc["context"]["opbench"]
+    ob["backends"]["naive"] = ob["backends"].pop("naive@a", {})
+    return doc
+
+
+def build_fixture(opbench, suite, workdir, ab_plugin=None):
+    """The fixture set: a real set of `suite` (real_set), each entry rewritten as its kind."""
+    doc = real_set(opbench, suite, workdir, ab_plugin)
     ob = doc["context"]["opbench"]
     # A quiet machine: the load this run saw (the test's own build beside it)
     # would make every entry `oversubscribed`; the kinds set their quality.
@@ -850,10 +886,11 @@ def plants(fixture, reference, views, keys):
     return out
 
 
-def main():
-    opbench, suite, workdir = sys.argv[1:4]
+def agree(opbench, suite, workdir, ab_plugin=None):
+    """Builds the fixture (from `run`'s set, or `ab`'s) and checks every view
+    of it; returns what the plants need, or None after printing a failure."""
     os.makedirs(workdir, exist_ok=True)
-    fixture, kinds = build_fixture(opbench, suite, workdir)
+    fixture, kinds = build_fixture(opbench, suite, workdir, ab_plugin)
     keys = Keys(kinds.keys())
     reference = loader_view(fixture)
     views, geomeans = collect_views(opbench, workdir, fixture, keys)
@@ -865,10 +902,23 @@ def main():
         check_views(reference, views, expected, complete)
         check_geomeans(reference, *geomeans)
     except Disagreement as e:
-        print(f"FAIL: {e}", file=sys.stderr)
-        return 1
+        print(f"FAIL ({'ab' if ab_plugin else 'run'}'s set): {e}", file=sys.stderr)
+        return None
     shown = {n: len(v) for n, v in views.items()}
-    print(f"{len(reference)} entries agree in {len(views)} views: {shown}")
+    print(f"{'ab' if ab_plugin else 'run'}'s set: {len(reference)} entries agree in {len(views)} views: {shown}")
+    return fixture, reference, views, keys, geomeans, complete
+
+
+def main():
+    opbench, suite, workdir = sys.argv[1:4]
+    naive_plugin = sys.argv[4] if len(sys.argv) > 4 else None
+    # Issue 29: `ab`'s sets pass the same test as `run`'s.
+    if naive_plugin and agree(opbench, suite, os.path.join(workdir, "ab"), naive_plugin) is None:
+        return 1
+    checked = agree(opbench, suite, workdir)
+    if checked is None:
+        return 1
+    fixture, reference, views, keys, geomeans, complete = checked
     for what, ref, planted in plants(fixture, reference, views, keys):
         try:
             # Without the kinds' expectations: the views themselves must disagree.
