@@ -33,12 +33,13 @@ import time
 LINE = re.compile(r"\[(\d+)/(\d+)\s+(\d+)s elapsed, ~(\?|\d+)s? left\]\s*(\S*)")
 
 
-def run_with_progress(opbench, suite, extra):
+def run_with_progress(opbench, suite, extra, keep_set=None):
     """[(seconds since start, at, of, estimate or None, name, its elapsed)], run seconds."""
     master, slave = pty.openpty()
     with tempfile.TemporaryDirectory() as tmp:
         start = time.monotonic()
-        p = subprocess.Popen([opbench, "run", suite, "--out", os.path.join(tmp, "set.json"), *extra],
+        out = keep_set or os.path.join(tmp, "set.json")
+        p = subprocess.Popen([opbench, "run", suite, "--out", out, "--force", *extra],
                              stdout=subprocess.DEVNULL, stderr=slave, stdin=subprocess.DEVNULL)
         os.close(slave)
         lines, buf = [], b""
@@ -71,13 +72,15 @@ def main():
     ap.add_argument("suite")
     ap.add_argument("--hogs", type=int, default=0, help="`yes > /dev/null` processes beside the run")
     ap.add_argument("--tolerance", type=float, default=0.30)
+    ap.add_argument("--set", help="keep the run's result set here (each entry's measure, prepare and verify "
+                    "seconds, to see where an estimate went wrong)")
     argv = sys.argv[1:]
     extra = argv[argv.index("--") + 1:] if "--" in argv else []  # more `opbench run` arguments
     a = ap.parse_args(argv[:len(argv) - len(extra) - (1 if "--" in argv else 0)])
     a.extra = extra
     hogs = [subprocess.Popen(["yes"], stdout=subprocess.DEVNULL) for _ in range(a.hogs)]
     try:
-        lines, total = run_with_progress(a.opbench, a.suite, a.extra)
+        lines, total = run_with_progress(a.opbench, a.suite, a.extra, a.set)
     finally:
         for h in hogs:
             h.kill()

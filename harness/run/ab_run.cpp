@@ -1,8 +1,7 @@
 #include "run/ab_run.hpp"
 
-#include "machine/bottleneck.hpp"
-#include "measure/canary.hpp"
 #include "machine/machine.hpp"
+#include "measure/canary.hpp"
 #include "plugin/plugin_variant.hpp"
 #include "run/abba_schedule.hpp"
 #include "run/entry_loop.hpp"

@@ -24,10 +24,12 @@ public:
     // its probe or refuses the case), if so.
     [[nodiscard]] virtual std::optional<MeasureFailure> cannot_run(const Entry &entry) const = 0;
     // Runs the reference, prepare, check, warm-up and batch choice of `job`
-    // (entry's); when it passed, the entry stays held until finish().
+    // (entry's); when it passed, the entry stays held until finish(), and
+    // when not, nothing is held.
     [[nodiscard]] virtual Activation activate(const Entry &entry, const CaseJob &job) = 0;
     // One repetition of the held entry; `slot` is the order's (an `ab`
-    // side's pool; a run's host spreads repetitions itself). Throws MeasureFailure.
+    // side's pool; a run's host spreads repetitions itself). Throws
+    // MeasureFailure, the entry then released (no finish() follows).
     [[nodiscard]] virtual RepetitionRecord measure(const Entry &entry, std::size_t slot) = 0;
     // Memory figures and release of the held entry. Throws MeasureFailure.
     [[nodiscard]] virtual FinishRecord finish(const Entry &entry) = 0;

@@ -40,14 +40,32 @@ Activation PairedSide::activate(CaseJob job) {
         active_[k] = other.status == CaseStatus::passed;
         if (!active_[k]) first.status = other.status, first.reason = fmt::format("in pool {}: {}", k, other.reason);
     }
-    // A pool that failed holds nothing; the others release theirs in finish().
+    if (first.status != CaseStatus::passed) release(); // a side that did not pass holds nothing
     return first;
 }
 
 RepetitionRecord PairedSide::measure(std::size_t pool) {
-    RepetitionRecord rec = pools_[pool]->measure_repetition();
-    rec.process += int(pool) * kProcessesPerCase; // stats.process: which of the side's processes
-    return rec;
+    try {
+        RepetitionRecord rec = pools_[pool]->measure_repetition();
+        rec.process += int(pool) * kProcessesPerCase; // stats.process: which of the side's processes
+        return rec;
+    } catch (const MeasureFailure &) {
+        active_[pool] = false; // its worker gave the case up
+        release();             // a failed step leaves nothing held (entry_host.hpp)
+        throw;
+    }
+}
+
+void PairedSide::release() {
+    for (std::size_t k = 0; k < pools_.size(); ++k) {
+        if (!active_[k]) continue;
+        active_[k] = false;
+        try {
+            (void)pools_[k]->finish();
+        } catch (const MeasureFailure &) {
+            // The case is given up either way; the failure that stopped it is the one reported.
+        }
+    }
 }
 
 FinishRecord PairedSide::finish() {

@@ -44,9 +44,9 @@ public:
     [[nodiscard]] std::optional<MeasureFailure> cannot_run(std::size_t ci) const;
     // Activates `job` in every pool (pool 0 verifies; the others run the
     // inputs and code it verified): pool 0's checks, with the status of the
-    // last pool reached.
+    // last pool reached. One that did not pass holds nothing.
     [[nodiscard]] Activation activate(CaseJob job);
-    // One repetition in `pool`. Throws MeasureFailure.
+    // One repetition in `pool`. Throws MeasureFailure, every pool released.
     [[nodiscard]] RepetitionRecord measure(std::size_t pool);
     // Releases the case in every pool; the memory figures are pool 0's.
     // Throws the first pool's MeasureFailure, once every pool is released.
@@ -56,6 +56,8 @@ public:
     [[nodiscard]] bool interrupted() const;
 
 private:
+    void release(); // finishes every pool that holds the case, their figures unread
+
     std::string backend_;
     std::vector<std::unique_ptr<CaseHost>> pools_;
     std::vector<bool> active_; // per pool: the case is activated there

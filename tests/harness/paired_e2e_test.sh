@@ -16,11 +16,12 @@
 #      backend `mybe`, which no plain plugin provides): a suite naming `mybe`
 #      or its two builds runs; --benchmark_filter picks cases; a run that
 #      matches no case exits 2 saying what matched nothing;
+#   5d. a side that crashes (the fault test backend) stops its case only;
 #   6. scripts/ci-bench.sh --ab with a ref that is no commit exits 2 (a real
 #      --ab run builds the base's plugins: docs/ci.md has one).
-# usage: paired_e2e_test.sh SOURCE_ROOT OPBENCH NAIVE_PLUGIN SPIN_PLUGIN MYBE_PLUGIN
+# usage: paired_e2e_test.sh SOURCE_ROOT OPBENCH NAIVE_PLUGIN SPIN_PLUGIN MYBE_PLUGIN FAULT_PLUGIN
 set -euo pipefail
-src=$1 opbench=$2 naive=$3 spin=$4 mybe=$5
+src=$1 opbench=$2 naive=$3 spin=$4 mybe=$5 fault=$6
 suite=$src/tests/harness/paired.toml
 work=$(mktemp -d /tmp/opbench-paired-XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -196,6 +197,47 @@ expect_bad "--benchmark_filter=nothing-here matches none of the 3 cases on mybe@
   ab "$work/mybe/mybe.toml" "${builds[@]}" --benchmark_filter=nothing-here
 expect_bad "--benchmark_filter=(: not an extended regex" ab "$work/mybe/mybe.toml" "${builds[@]}" --benchmark_filter='('
 unset OPBENCH_TEST_SPIN_INNER
+echo "== 5d: a side that crashes stops its case, not the run"
+# The fault test backend crashes in the first warm-up call of an add of 13
+# rows (its activation): that case ends failed on both sides (the new side
+# stopped with the base's crash); every pool is released, so the next case
+# (8 rows) is compared in the same pools.
+mkdir -p "$work/fault" && cp "$fault" "$work/fault/a.so" && cp "$fault" "$work/fault/b.so"
+cat > "$work/fault/fault.toml" <<'TOML'
+[suite]
+name = "paired-fault"
+[defaults]
+backends = ["fault"]
+dtypes = ["f32"]
+[[case]]
+op = "add"
+rows = 13
+cols = 64
+[[case]]
+op = "add"
+rows = 8
+cols = 64
+TOML
+set +e
+OPBENCH_FAULT=segv OPBENCH_FAULT_ROWS=13 "$opbench" ab "$work/fault/fault.toml" --plugin fault@a="$work/fault/a.so" \
+  --plugin fault@b="$work/fault/b.so" --pairs 6 --seconds 0.002 --threshold 0.5 \
+  --out "$work/fault/set.json" > "$work/fault/ab.log" 2>&1
+rc=$?
+set -e
+cat "$work/fault/ab.log"
+[ $rc -eq 1 ] || fail "ab with a crashing side exited $rc, not 1"
+grep -q "fault@a: crashed: SIGSEGV" "$work/fault/ab.log" || fail "the crash is not named on the case's row"
+grep -qE "2 cases, fault@a -> fault@b .*: 1 same, 0 slower, 0 faster, 0 noisy, 1 not compared|2 cases, fault@a -> fault@b .*: 0 same, 0 slower, 0 faster, 0 noisy, 2 not compared" "$work/fault/ab.log" ||
+  fail "the second case was not compared after the first one's crash"
+python3 - "$work/fault/set.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+rows = lambda e: 13 if "/R:13/" in e["name"] else 8
+status = {(e["backend"], rows(e)): (e["status"], e.get("reason", "")) for e in s["benchmarks"]}
+assert status[("fault@a", 13)][0] == "failed" and "SIGSEGV" in status[("fault@a", 13)][1], status
+assert status[("fault@b", 13)][0] == "failed" and status[("fault@b", 13)][1].startswith("stopped with fault@a"), status
+assert status[("fault@a", 8)][0] in ("passed", "starved"), status
+PY
 echo "== 6: ci-bench --ab refuses what it cannot pair"
 set +e
 "$src/scripts/ci-bench.sh" --opbench "$opbench" --ab no-such-ref-here > "$work/ci.log" 2>&1
