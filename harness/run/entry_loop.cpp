@@ -163,8 +163,7 @@ void EntryLoop::make_eta(const std::vector<std::size_t> &to_measure) {
         const Entry &e = *entries_[groups_[g].members.front()];
         const MeasureSettings &m = e.settings();
         eta_index_[g] = plan.size();
-        const Case *c = e.op_case();
-        const std::string kind = c ? fmt::format("{}/{}", int(c->desc.op), int(c->desc.dtype)) : "";
+        const std::string kind = e.op_case() ? eta_kind(e.name()) : ""; // a workload phase: by its backend
         const int processes = setup_.host.processes_of_case(m) * int(groups_[g].members.size());
         plan.push_back({e.backend(), int(groups_[g].order.size()), m.warmup, m.min_samples, m.min_time, m.max_time,
                         e.call_work().flops, kind, m.starved_retries, processes});

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 
 namespace opbench {
 
@@ -27,18 +28,37 @@ bool has_call_time(const EntryTook &t) { return std::isfinite(t.call_seconds) &&
 
 double RunEta::Corrections::overhead() const { return median(overheads); }
 
-// A geometric mean weighted by nearness in call time: an entry whose calls
-// take 2x as long weighs 1/(1 + ln 2)^4 = 0.12 against an equal one, 8x
-// 0.012, 300x 0.0005 (a 1 us call's tries say little of a 0.3 s call's).
-double RunEta::Corrections::stretch(double call) const {
+// A mean weighted by nearness in call time: an entry whose calls take 2x
+// as long weighs 1/(1 + ln 2)^4 = 0.12 against an equal one, 8x 0.012, 300x
+// 0.0005 (a 1 us call's tries say little of a 0.3 s call's).
+double RunEta::Corrections::past_plan(double call) const {
     double weighted = 0, weights = 0;
-    for (const auto &[c, ratio] : paces) {
+    for (const auto &[c, share] : paces) {
         const double distance = call > 0 ? std::abs(std::log(c / call)) : 0.0;
         const double w = 1 / std::pow(1 + distance, 4);
-        weighted += w * std::log(ratio);
+        weighted += w * share;
         weights += w;
     }
-    return weights > 0 ? std::exp(weighted / weights) : 1.0;
+    return weights > 0 ? weighted / weights : 0.0;
+}
+
+std::string eta_kind(std::string_view entry_name) {
+    std::string kind;
+    std::size_t at = 0;
+    while (at < entry_name.size()) {
+        std::size_t end = entry_name.find('/', at);
+        if (end == std::string_view::npos) end = entry_name.size();
+        const std::string_view part = entry_name.substr(at, end - at);
+        at = end + 1;
+        if (part.starts_with("be:") || part.starts_with("case:")) continue;
+        if (!kind.empty()) kind += '/';
+        const std::size_t colon = part.find(':');
+        const std::string_view value = colon == std::string_view::npos ? part : part.substr(colon + 1);
+        const bool size = !value.empty() && value.find_first_not_of("0123456789") == std::string_view::npos &&
+                          value.find_first_not_of('0') != std::string_view::npos && value != "1";
+        kind += size ? std::string(part.substr(0, colon + 1)) + "#" : std::string(part);
+    }
+    return kind;
 }
 
 RunEta::RunEta(std::vector<EntryPlan> plan)
@@ -142,8 +162,8 @@ double RunEta::move_calls(std::size_t k) const {
 
 double RunEta::estimate(std::size_t k, const Corrections &c) const {
     const EntryPlan &p = plan_[k];
-    const double least = planned_try(k);
-    const double one_try = std::clamp(c.stretch(call_seconds(p)) * least, least, std::max(least, most_try(k)));
+    const double least = planned_try(k), most = std::max(least, most_try(k));
+    const double one_try = least + c.past_plan(call_seconds(p)) * (most - least);
     const double tries = std::clamp(c.tries_per_repetition(), 1.0, 1.0 + std::max(0, p.starved_retries));
     return c.overhead() + other_calls(k) + move_calls(k) + std::max(1, p.repetitions) * tries * one_try;
 }
@@ -163,13 +183,17 @@ double RunEta::seconds_left() const {
             if (!has_call_time(took_[k])) continue;
             const int tries = std::max(took_[k].tries, std::max(1, plan_[k].repetitions));
             const double per_try = std::max(0.0, took_[k].measure_seconds - move_calls(k)) / tries;
-            if (planned_try(k) > 0)
-                c->paces.emplace_back(took_[k].call_seconds, std::max(1.0, per_try / planned_try(k)));
+            // How far toward max_time its tries ran past their plan (0: as
+            // planned; 1: to max_time, the noise target unmet).
+            const double least = planned_try(k), most = std::max(least, most_try(k));
+            if (least > 0)
+                c->paces.emplace_back(took_[k].call_seconds,
+                                      most > least ? std::clamp((per_try - least) / (most - least), 0.0, 1.0) : 1.0);
             c->tries += tries;
             c->repetitions += std::max(1, plan_[k].repetitions);
         }
     }
-    // Each estimate weighs a backend's last kWindow entries' stretch: a
+    // Each estimate weighs a backend's last kWindow entries' tries: a
     // progress line of a huge run stays cheap.
     const auto keep_last = [](Corrections &c) {
         if (c.paces.size() > kWindow) c.paces.erase(c.paces.begin(), c.paces.end() - kWindow);

@@ -9,28 +9,33 @@
 // - its repetitions: repetitions x tries x a try's time. A try takes at
 //   least min_samples calls and min_time, and ends within a call of
 //   max_time; in between, the stopping rule ends it once the noise target
-//   is met, which takes about as long for calls of a like length. So a
-//   try is expected to run as far past its plan as the tries of its
-//   backend's finished entries did, those whose calls were nearest in
-//   length weighing most: tries of 1 ms calls kept to min_time where those
-//   of 0.1-0.6 s calls ran 2-7x their plan, to max_time (onednn, gemm
-//   suite, Sapphire Rapids). A backend whose repetitions were measured again as
-//   starved (a busy machine) is expected to need as many tries, up to
-//   starved_retries more;
+//   is met. So a try is expected to run as far from its plan toward
+//   max_time as the tries of its backend's finished entries did, those
+//   whose calls were nearest in length weighing most: tries of 1 ms calls
+//   kept to min_time where those of 0.05-1 s calls ran to max_time, the
+//   noise target unmet (onednn, gemm suite, Sapphire Rapids). (A ratio to
+//   the plan, carried from 0.06 s calls at 4x to 0.25 s ones, predicted 3 s
+//   where they ran to max_time, 5 s.) A backend whose repetitions were
+//   measured again as starved (a busy machine) is expected to need as many
+//   tries, up to starved_retries more;
 // - the rest: its warmup and verification calls, and what its backend's
 //   finished entries spent besides calls (starting in the worker, preparing
 //   inputs, the reference's check, the record): their median.
 //
 // A call's time is its work (FLOPs) at the speed of the finished entry most
-// like it: the same op and dtype, nearest in FLOPs (naive's bf16 calls are
-// slower per FLOP than its f32 ones, onednn's 2x on a CPU without AMX); else
-// its backend's median (0 until one finished: only the time settings count).
+// like it: of the same kind (eta_kind: the same op, dtype, variant and
+// flags, any sizes), nearest in FLOPs; else its backend's median (0 until
+// one finished: only the time settings count). Naive's bf16 calls are slower
+// per FLOP than its f32 ones, its x W^T ones 2-4x slower than its square
+// ones, and a 1 x 4096 x 4096 product (memory-bound) is 20x slower per FLOP
+// than a 2048^3 one on onednn: a kind of op and dtype alone mixed them.
 // A backend not seen yet takes the run's corrections.
 #pragma once
 
 #include <cstddef>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace opbench {
@@ -41,8 +46,8 @@ struct EntryPlan {
     int repetitions = 1, warmup = 0, min_samples = 1;
     double min_time = 0, max_time = 0; // seconds per repetition
     double flops = 0;                  // work of one call; 0 unknown
-    // Entries of one kind (an op in one dtype) run at one speed per FLOP,
-    // give or take their size; empty: known by its backend only.
+    // Entries of one kind (eta_kind) run at one speed per FLOP, give or
+    // take their size; empty: known by its backend only.
     std::string kind;
     int starved_retries = 0; // a starved repetition is measured again up to this often
     // Worker processes its repetitions are spread over (--isolate process:
@@ -62,6 +67,11 @@ struct EntryTook {
     // failed, was skipped).
     double call_seconds = 0;
 };
+
+// An entry's kind for its speed: its name without its backend and case
+// name, each size (a number above 1) as '#':
+// "matmul/B:1/M:#/N:#/K:#/tB:1/bias:1/variant:default/dt:bf16".
+[[nodiscard]] std::string eta_kind(std::string_view entry_name);
 
 class RunEta {
 public:
@@ -101,13 +111,14 @@ private:
     // What finished entries of one backend (or of the whole run) took,
     // against what their plans said.
     struct Corrections {
-        // Each entry's call seconds and its tries' time over their plan (>= 1).
+        // Each entry's call seconds, and how far its tries ran from their
+        // plan toward max_time (0: as planned, 1: to max_time).
         std::vector<std::pair<double, double>> paces;
         double tries = 0, repetitions = 0;
         std::vector<double> overheads; // each entry's seconds besides calls
-        // How far past its plan a try of calls this long runs, as those
-        // of entries with calls of a like length ran (1: none known).
-        [[nodiscard]] double stretch(double call) const;
+        // How far toward max_time a try of calls this long runs, as those
+        // of entries with calls of a like length ran (0: none known).
+        [[nodiscard]] double past_plan(double call) const;
         [[nodiscard]] double tries_per_repetition() const { return repetitions > 0 ? tries / repetitions : 1.0; }
         [[nodiscard]] double overhead() const;
     };

@@ -116,10 +116,11 @@ TEST(RunEta, RepetitionsScaleUpToMaxTimeAndNoFurther) {
     RunEta retried({{"onednn", 3, 0, 5, 0.5, 5.0, 1e9, "mm", 2}, {"onednn", 3, 0, 5, 0.5, 5.0, 8e9, "mm", 2}});
     retried.finished(0, {30.0, 30.0, 9, 1e-3}); // each repetition measured 3 times, 3.3 s a try
     EXPECT_NEAR(retried.most_measure(1), 3 * 3 * 5.0, 1e-9);
-    // Entry 0's tries ran 6.7x their plan (500 calls of 1 ms): entry 1's
-    // plan, 63 calls of 8 ms, as far.
-    const double stretch = (30.0 / 9) / (500 * 1e-3);
-    EXPECT_NEAR(retried.seconds_left(), 3 * 8e-3 + 3 * 3 * stretch * 63 * 8e-3, 1e-6);
+    // Entry 0's tries (3.3 s) ran 63% of the way from their plan (500 calls
+    // of 1 ms) to max_time (5 s): entry 1's, from 63 calls of 8 ms toward
+    // the 625th, as far.
+    const double share = (30.0 / 9 - 0.5) / (5.0 - 0.5);
+    EXPECT_NEAR(retried.seconds_left(), 3 * 8e-3 + 3 * 3 * (63 * 8e-3 + share * (625 - 63) * 8e-3), 1e-6);
 }
 
 // A call is expected at the speed of its own kind (op and dtype), nearest in
@@ -196,22 +197,40 @@ TEST(RunEta, AnEntryInProgressStillHasItsMovesToCome) {
     EXPECT_NEAR(eta.seconds_left(), 4.0 + 4.0, 1e-6);
 }
 
-// A try is expected to run as far past its plan as the tries of entries
-// with calls of a like length did: the 0.1 s entry's 2.4x speaks for the
-// 0.3 s one, not the 1 ms entries' (one at 1.6x, one as planned).
-TEST(RunEta, ATryRunsPastItsPlanAsEntriesWithCallsOfALikeLengthDid) {
+// A try is expected to run as far from its plan toward max_time as the
+// tries of entries with calls of a like length did: the 0.1 s entry, which
+// ran to max_time, speaks for the 0.3 s one, not the 1 ms entries (one 7%
+// of the way, one as planned). (Its tries' ratio to their plan, 10x,
+// carried over, would have been 15 s a try, three times max_time.)
+TEST(RunEta, ATryRunsTowardMaxTimeAsEntriesWithCallsOfALikeLengthDid) {
     const EntryPlan small{"onednn", 1, 1, 5, 0.5, 5.0, 1e8, "mm/f32"}, medium{"onednn", 1, 1, 5, 0.5, 5.0, 1e10, "mm/f32"},
         large{"onednn", 1, 1, 5, 0.5, 5.0, 3e10, "mm/f32"};
     RunEta eta({small, small, medium, large});
     // Each spends 0.1 s besides its 3 calls outside the repetitions.
-    eta.finished(0, {0.903, 0.8, 1, 1e-3}); // 1.6x its 0.5 s plan
+    eta.finished(0, {0.903, 0.8, 1, 1e-3}); // 0.8 s: 7% of the way from its 0.5 s plan to 5 s
     eta.finished(1, {0.603, 0.5, 1, 1e-3}); // as planned
-    eta.finished(2, {1.6, 1.2, 1, 0.1});    // 2.4x its 0.5 s plan
-    // The large one: 0.3 s calls, a plan of 5 calls (1.5 s). Weights
-    // 1/(1 + ln 3)^4 for the medium one, 1/(1 + ln 300)^4 for each small one.
+    eta.finished(2, {5.4, 5.0, 1, 0.1});    // 50 calls of 0.1 s: to max_time
+    // The large one: 0.3 s calls, a plan of 5 calls (1.5 s), at most 17
+    // (5.1 s). Weights 1/(1 + ln 3)^4 for the medium one, 1/(1 + ln 300)^4
+    // for each small one.
     const double wm = 1 / std::pow(1 + std::log(3.0), 4), ws = 1 / std::pow(1 + std::log(300.0), 4);
-    const double stretch = std::exp((wm * std::log(2.4) + ws * std::log(1.6)) / (wm + 2 * ws));
-    EXPECT_NEAR(stretch, 2.4, 0.05);
+    const double share = (wm * 1.0 + ws * (0.3 / 4.5) + ws * 0.0) / (wm + 2 * ws);
+    EXPECT_NEAR(share, 1.0, 0.02);
     const double besides = 3 * 0.3 + 0.1; // verified, warmup, batch probe; the median overhead
-    EXPECT_NEAR(eta.seconds_left(), besides + stretch * 1.5, 1e-6);
+    EXPECT_NEAR(eta.seconds_left(), besides + 1.5 + share * (5.1 - 1.5), 1e-6);
+}
+
+// An entry's kind for its speed keeps its op, flags, variant and dtype and
+// leaves out its sizes, backend and case name: naive's x W^T products are
+// not timed by its square ones, nor a 1-row product by a 2048-row one.
+TEST(RunEta, AKindIsTheNameWithoutSizesBackendOrCaseName) {
+    EXPECT_EQ(eta_kind("matmul/B:1/M:2048/N:4096/K:4096/tB:1/bias:1/variant:default/dt:bf16/be:naive/case:linear.4096x4096"),
+              "matmul/B:1/M:#/N:#/K:#/tB:1/bias:1/variant:default/dt:bf16");
+    EXPECT_EQ(eta_kind("matmul/B:1/M:1/N:4096/K:4096/tB:1/variant:default/dt:f32/be:onednn/case:linear.decode"),
+              "matmul/B:1/M:1/N:#/K:#/tB:1/variant:default/dt:f32");
+    EXPECT_NE(eta_kind("matmul/B:1/M:512/N:512/K:512/variant:default/dt:f32/be:naive/case:square"),
+              eta_kind("matmul/B:1/M:2048/N:768/K:3072/tB:1/bias:1/variant:default/dt:f32/be:naive/case:linear.3072x768"));
+    EXPECT_EQ(eta_kind("rope/B:1/H:4/KVH:2/S:16/D:32/theta:10000/variant:half_split/dt:f32/be:naive"),
+              "rope/B:1/H:#/KVH:#/S:#/D:#/theta:#/variant:half_split/dt:f32");
+    EXPECT_EQ(eta_kind("add/R:0/C:10/dt:f32/be:x"), "add/R:0/C:#/dt:f32");
 }
