@@ -70,7 +70,7 @@ struct EntryTook {
 
 // An entry's kind for its speed: its name without its backend and case
 // name, each size (a number above 1) as '#':
-// "matmul/B:1/M:#/N:#/K:#/tB:1/bias:1/variant:default/dt:bf16".
+// "<op>/B:1/M:#/N:#/K:#/tB:1/bias:1/variant:default/dt:bf16".
 [[nodiscard]] std::string eta_kind(std::string_view entry_name);
 
 class RunEta {
