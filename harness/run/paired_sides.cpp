@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
-
 namespace opbench {
 
 void PairedSide::open(const PluginSet &plugins, const std::string &reference, const std::vector<opb_op_desc> &cases,
@@ -94,10 +92,6 @@ bool PairedSide::interrupted() const {
 void PairedSide::interrupt() {
     for (auto &pool : pools_) pool->interrupt();
 }
-
-} // namespace opbench
-
-namespace opbench {
 
 void PairedHosts::open(const PluginSet &plugins, const std::string &reference, const std::vector<opb_op_desc> &cases,
                        PairedSide::Probes &probes) {
