@@ -190,7 +190,11 @@ TEST_F(VerifyRun, OffIsUnverifiedOnTheConsoleAndInJson) {
         EXPECT_EQ(e["verification"]["mode"], "off");
         EXPECT_EQ(e["verification"]["method"], "none");
         EXPECT_FALSE(e["verification"]["verified"].get<bool>());
-        EXPECT_NE(e["label"].get<std::string>().find("UNVERIFIED"), std::string::npos) << e["label"];
+        // A starved entry (a busy machine: every repetition waited for a
+        // CPU) is an error entry, without the repetitions' label.
+        if (e["status"] == "passed") {
+            EXPECT_NE(e.value("label", "").find("UNVERIFIED"), std::string::npos) << e.dump();
+        }
     }
     EXPECT_NE(o.text.find("UNVERIFIED: --verify off"), std::string::npos) << o.text;
 }
