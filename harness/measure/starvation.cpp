@@ -16,7 +16,7 @@ namespace {
 // "<on-cpu ns> <run-queue wait ns> <timeslices>" of one thread; false when
 // the thread is gone or the file is not there.
 bool read_thread(const char *tid, RunQueueReading::Thread &out) {
-    char path[64];
+    char path[300]; // a d_name is up to 255 bytes (GCC's -Wformat-truncation counts them)
     std::snprintf(path, sizeof path, "/proc/self/task/%s/schedstat", tid);
     const int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return false;
