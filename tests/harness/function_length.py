@@ -87,12 +87,14 @@ def compile_args(entry):
         if skip:
             skip = False
             continue
-        if a in ("-o", "-MF", "-MQ", "-MT"):
+        # -include of Meson's precompiled header: a GCC .gch libclang cannot
+        # read (each source includes what it uses without it).
+        if a in ("-o", "-MF", "-MQ", "-MT", "-include"):
             skip = True
             continue
         # -I/usr/include would put C headers before libstdc++'s (its
         # #include_next then fails under clang); it is a default path anyway.
-        if a in ("-c", "-MD", "-I/usr/include") or a.startswith("-fdiagnostics-color") or a == entry["file"] or a.endswith(os.path.basename(entry["file"])):
+        if a in ("-c", "-MD", "-I/usr/include", "-fpch-preprocess", "-Winvalid-pch") or a.startswith("-fdiagnostics-color") or a == entry["file"] or a.endswith(os.path.basename(entry["file"])):
             continue
         out.append(a)
     return out
