@@ -2,7 +2,8 @@
 // (Meson's cpp_pch): the standard and library headers most of them include.
 // Parsing them again in every source was about 9% of quickstart's compile
 // (issue 27). Sources still include what they use: function_length's
-// libclang parse reads each one without this header and fails on an error. No include guard: a precompiled header is its own main file.
+// libclang parse reads each one without this header and fails on an error.
+// No include guard: a precompiled header is its own main file.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
