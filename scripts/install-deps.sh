@@ -49,7 +49,8 @@ if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
 
-echo "install-deps: installing ${missing[*]}"
+# Within 100 columns, as every console of opbench's (issue 30).
+echo "install-deps: installing ${#missing[@]} packages: ${missing[*]}" | fold -s -w 100
 sudo_cmd=()
 [ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
 export DEBIAN_FRONTEND=noninteractive

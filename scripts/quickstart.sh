@@ -16,7 +16,8 @@ fi
 if [ -e /dev/nvidia0 ] || nvidia-smi -L > /dev/null 2>&1; then
   meson compile -C build runnable
 else
-  echo "quickstart: no NVIDIA GPU visible; building opbench and the CPU plugins (meson compile -C build builds the rest)"
+  echo "quickstart: no NVIDIA GPU visible; building opbench and the CPU plugins"
+  echo "            (meson compile -C build builds the rest)"
   meson compile -C build runnable-cpu
 fi
 echo "quickstart: built in $((SECONDS - started)) s (packages included)"
