@@ -54,7 +54,14 @@ rc=$?
 set -e
 cat "$work/3.log"
 [ $rc -eq 1 ] || fail "the slowed-down set exited $rc, not 1"
-[ "$(grep -c "| slowdown | .* | slower |" "$work/3.log")" -eq 2 ] || fail "the slowdown backend's cases are not slower"
+# Each of the slowdown backend's two cases is slower, or noisy where a side is
+# disturbed: first.json was measured here, and on a busy machine a repetition
+# can be (bimodal: seen once in 5 repeats beside two CPU hogs), which compare
+# never calls slower. One slower case is what fails the gate.
+slower=$(grep -c "| slowdown | .* | slower |" "$work/3.log" || true)
+disturbed=$(grep -cE "\| slowdown \| .* \| noisy \| [^|]*disturbed" "$work/3.log" || true)
+[ "$slower" -ge 1 ] && [ $((slower + disturbed)) -eq 2 ] ||
+  fail "the slowdown backend's cases are not slower ($slower slower, $disturbed noisy with a disturbed side, of 2)"
 [ "$(grep -c "| naive | .* | same |" "$work/3.log")" -eq 2 ] || fail "naive's unchanged times are not same"
 grep -q "REGRESSION" "$work/3.log" || fail "no REGRESSION line"
 [ "$(archived)" -eq 1 ] || fail "the regression was archived"
