@@ -1,7 +1,7 @@
 // The precompiled header of harness_unit_tests (tests/harness/meson.build):
 // what most of its sources include, parsed once for all of them (issue 27).
 // Each source still includes what it uses: this only makes it faster.
-#pragma once
+// (No #pragma once: GCC compiles it as a main file and warns.)
 
 #include <algorithm>
 #include <chrono>
