@@ -10,11 +10,11 @@
 #include "cli/printable.hpp"
 #include "cli/reader_commands.hpp"
 #include "cli/run_command.hpp"
-#include "git_version.hpp"
 #include "isolate/case_host.hpp"
 #include "plugin/plugin_loader.hpp"
 #include "readers/analyze.hpp"
 #include "run/entry_jobs.hpp"
+#include "run/git_commit.hpp"
 #include "run/interrupt.hpp"
 
 #include <CLI/CLI.hpp>
@@ -31,7 +31,7 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
                  "Backends are plugins found in the build tree, the install dir and OPBENCH_PLUGIN_PATH."};
     app.formatter(std::make_shared<WrappingHelpFormatter>()); // before the subcommands: they copy it
     app.require_subcommand(1);
-    app.set_version_flag("--version", std::string(OPBENCH_VERSION) + " (" + OPBENCH_GIT_COMMIT + ")");
+    app.set_version_flag("--version", std::string(OPBENCH_VERSION) + " (" + git_commit() + ")");
 
     bool allow_insecure_plugins = false;
     auto add_trust_flag = [&](CLI::App *sub) {

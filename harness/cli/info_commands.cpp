@@ -4,11 +4,11 @@
 #include "cli/exit_codes.hpp"
 #include "cli/known_backends.hpp"
 #include "cli/printable.hpp"
-#include "git_version.hpp"
 #include "machine/machine.hpp"
 #include "opbench/ops.hpp"
 #include "plugin/backend_facts.hpp"
 #include "readers/result_set_reader.hpp"
+#include "run/git_commit.hpp"
 #include "suite/case_names.hpp"
 #include "suite/suite.hpp"
 #include "writers/text_wrap.hpp"
@@ -59,7 +59,7 @@ std::vector<fs::path> suite_files(const fs::path &dir) {
 } // namespace
 
 int list_command(const PluginSet &plugins) {
-    std::cout << "opbench " << OPBENCH_VERSION << " (" << OPBENCH_GIT_COMMIT << "), plugin ABI "
+    std::cout << "opbench " << OPBENCH_VERSION << " (" << git_commit() << "), plugin ABI "
               << OPB_ABI_VERSION_MAJOR << "." << OPB_ABI_VERSION_MINOR << "\n\nBackends:\n";
     if (plugins.plugins.empty()) std::cout << "  (none found; set OPBENCH_PLUGIN_PATH)\n";
     constexpr std::size_t kDetail = 13; // under the backend's name column

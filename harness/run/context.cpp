@@ -1,10 +1,10 @@
 #include "run/context.hpp"
 
 #include "build_config.hpp"
-#include "git_version.hpp"
 #include "machine/machine.hpp"
 #include "writers/result_schema.hpp"
 #include "measure/stack_offset.hpp"
+#include "run/git_commit.hpp"
 
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
@@ -16,7 +16,7 @@ namespace opbench {
 
 nlohmann::json build_context() {
     return {{"opbench_version", OPBENCH_VERSION},
-            {"git_commit", OPBENCH_GIT_COMMIT},
+            {"git_commit", git_commit()},
             {"build_type", OPBENCH_BUILD_TYPE},
             {"compiler", OPBENCH_COMPILER},
             {"options", OPBENCH_BUILD_OPTIONS},
