@@ -41,10 +41,23 @@ grep -q "No baseline" "$work/1.log" || { cat "$work/1.log"; fail "first run did 
 [ "$(archived)" -eq 1 ] || fail "first run not archived"
 
 # first.json was measured here, and a busy machine leaves its marks on it:
-# every repetition of an entry starved (no time: seen at load 6.6), or a
-# side's repetitions bimodal (compare then calls it disturbed, never
-# slower). Made steady, every entry holds known times, whatever the machine.
-/usr/bin/python3 "$src/tests/harness/scale_times.py" "$work/first.json" "$work/steady.json" slowdown 1 --steady
+# a side's repetitions bimodal (compare then calls it disturbed, never
+# slower), or every repetition of an entry starved (no time at all: seen at
+# load 6.6). Made steady, every entry holds known times; where an entry has
+# no time to make steady from (scale_times.py exits 3), the suite is
+# measured again, up to 5 times.
+steady_from=$work/first.json
+for attempt in 1 2 3 4 5 6; do
+  rc=0
+  /usr/bin/python3 "$src/tests/harness/scale_times.py" "$steady_from" "$work/steady.json" slowdown 1 --steady \
+    2> "$work/steady.err" || rc=$?
+  [ $rc -eq 3 ] && [ $attempt -lt 6 ] || break
+  cat "$work/steady.err"
+  "$opbench" run "$src/tests/harness/ci_gate.toml" --no-progress --out "$work/again$attempt.json" \
+    > "$work/again$attempt.log" 2>&1 || { cat "$work/again$attempt.log"; fail "measuring again failed"; }
+  steady_from=$work/again$attempt.json
+done
+[ $rc -eq 0 ] || { cat "$work/steady.err"; fail "no steady set (scale_times.py exit $rc, attempt $attempt)"; }
 archive=$work/archive3 gate 100% --set "$work/steady.json" > "$work/steady.log" 2>&1 ||
   { cat "$work/steady.log"; fail "the steady set was not archived as archive3's baseline"; }
 archived3() { find "$work/archive3" -name '*.json' ! -name index.json | wc -l; }

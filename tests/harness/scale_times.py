@@ -9,7 +9,8 @@ figures of its fastest one, passed, as a run on an idle machine would
 measure them: a busy machine can leave a measured set's repetitions
 bimodal or at whole scheduler slices (compare then calls the side
 disturbed, never slower, whatever the factor) or every one starved (no
-time at all). A steady set is stamped a minute earlier, as a baseline.
+time at all: then nothing is written, and it exits 3). A steady set is
+stamped a minute earlier, as a baseline.
 usage: scale_times.py IN OUT BACKEND FACTOR [--steady]"""
 import copy
 import datetime
@@ -39,9 +40,13 @@ def scale(entry, factor):
             hist["tick_seconds"] *= factor
 
 
+NO_TIME = 3  # exit status: an entry has no timed repetition to make steady
+
+
 def timed_repetition(entry):
     return entry.get("run_type") == "iteration" and entry.get("status") in ("passed", "starved") \
-        and isinstance(entry.get("real_time"), (int, float))
+        and not entry.get("error_occurred") and isinstance(entry.get("stats"), dict) \
+        and isinstance(entry.get("real_time"), (int, float)) and entry["real_time"] > 0
 
 
 def steady(benchmarks):
@@ -56,6 +61,13 @@ def steady(benchmarks):
             best = fastest.get(entry["run_name"])
             if best is None or entry["real_time"] < best["real_time"]:
                 fastest[entry["run_name"]] = entry
+    # An entry whose every repetition starved is written without one (no
+    # time): nothing to make steady from; the caller measures again.
+    untimed = sorted({e["run_name"] for e in benchmarks if e.get("run_type") == "iteration"} - set(fastest))
+    if untimed:
+        print(f"scale_times.py --steady: no timed repetition of {', '.join(untimed)} "
+              "(every one starved?)", file=sys.stderr)
+        sys.exit(NO_TIME)
     for best in fastest.values():
         stats = best.get("stats")
         if isinstance(stats, dict):
