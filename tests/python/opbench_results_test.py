@@ -68,8 +68,13 @@ def check_filter_columns(df, la, sa):
     ok = df[df.status == "ok"]
     check((ok.threads >= 1).all() and set(ok.threads) <= resolved,
           f"threads are settings.threads_resolved ({sorted(set(ok.threads))})")
-    check(((ok.spread_pct - 100 * ok.spread).abs() <= 1e-9 * ok.spread_pct.abs().clip(lower=1e-300)).all(),
-          "spread_pct is spread x 100")
+    # An entry left with one repetition (the others starved, on a busy
+    # machine) has no spread: both columns empty.
+    spread = ok[ok.spread.notna() | ok.spread_pct.notna()]
+    off = spread[~((spread.spread_pct - 100 * spread.spread).abs()
+                   <= 1e-9 * spread.spread_pct.abs().clip(lower=1e-300))]
+    check(off.empty, f"spread_pct is spread x 100 ({len(spread)} rows with a spread; off: "
+          f"{off[['name', 'spread', 'spread_pct']].to_dict('records')})")
     check(ok.quality.notna().all() and set(ok.quality) <= {"clean", "noisy", "disturbed", "starved"},
           f"every timed row has its quality ({sorted(set(ok.quality))})")
     if "onednn" not in set(la[la.status == "ok"].backend):
@@ -82,7 +87,7 @@ def check_filter_columns(df, la, sa):
     # key may have starved, with no time).
     ok_la = la[la.status == "ok"]
     both = set(ok_la[ok_la.backend == "naive"].key) & set(ok_la[ok_la.backend == "onednn"].key)
-    check(len(pair.dropna()) == len(both) and (pair.speedup > 0).all(),
+    check(len(pair.dropna()) == len(both) and (pair.speedup.dropna() > 0).all(),
           f"the docstring's naive-vs-onednn pivot gives a speedup per case timed on both ({len(pair)})")
 
 
