@@ -52,9 +52,8 @@ def timed_repetition(entry):
 def steady(benchmarks):
     """Each entry's repetitions (iteration rows of one run_name) all take the
     times of the one with the lowest real_time, as passed and not starved;
-    its aggregates (mean, median; stddev and cv 0) follow. A busy machine can
-    starve every repetition of an entry: the test of the gate's logic still
-    gets a time for it."""
+    its aggregates (mean, median; stddev and cv 0) follow. Exits NO_TIME
+    when an entry has no timed repetition at all (every one starved)."""
     fastest = {}
     for entry in benchmarks:
         if timed_repetition(entry):
@@ -69,9 +68,7 @@ def steady(benchmarks):
               "(every one starved?)", file=sys.stderr)
         sys.exit(NO_TIME)
     for best in fastest.values():
-        stats = best.get("stats")
-        if isinstance(stats, dict):
-            stats.update(starved=False, starved_share=0.0, remeasured=0, timed_out=False)
+        best["stats"].update(starved=False, starved_share=0.0, remeasured=0, timed_out=False)
     for entry in benchmarks:
         best = fastest.get(entry.get("run_name"))
         if best is None:
