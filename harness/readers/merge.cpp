@@ -77,6 +77,24 @@ void check_shards(const std::vector<ResultSet> &sets) {
                                  fmt::join(given, ", "), missing.front()));
 }
 
+// Facts kept per backend: each part knows only the backends it ran (a cuda
+// run and a naive run of one suite, merged). Taking the first part's alone
+// lost the others' info, and with it the threads each backend uses (the
+// naive entries of such a merge were graded "16 threads on 15 free CPUs").
+void add_backend_facts(nlohmann::json &merged_opbench, const ResultSet &part) {
+    const auto add_missing = [](nlohmann::json &into, const nlohmann::json &from) {
+        if (!from.is_object()) return;
+        if (!into.is_object()) into = nlohmann::json::object();
+        for (const auto &[backend, facts] : from.items())
+            if (!into.contains(backend)) into[backend] = facts;
+    };
+    const nlohmann::json &ob = part.opbench();
+    if (const auto it = ob.find("backends"); it != ob.end()) add_missing(merged_opbench["backends"], *it);
+    if (const auto m = ob.find("measurement"); m != ob.end() && m->is_object())
+        if (const auto it = m->find("call_overhead_seconds"); it != m->end())
+            add_missing(merged_opbench["measurement"]["call_overhead_seconds"], *it);
+}
+
 } // namespace
 
 nlohmann::json merge_result_sets(const std::vector<ResultSet> &sets, const MergeOptions &o) {
@@ -123,6 +141,7 @@ nlohmann::json merge_result_sets(const std::vector<ResultSet> &sets, const Merge
                          {"shard", s.opbench().value("shard", nlohmann::json())}});
     }
     auto &ob = merged["context"]["opbench"];
+    for (const auto &s : sets) add_backend_facts(ob, s);
     ob["merged_from"] = std::move(parts);
     ob.erase("shard"); // the merged set is the whole of what its parts ran
     return merged;

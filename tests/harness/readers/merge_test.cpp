@@ -42,6 +42,31 @@ TEST(Merge, ShardsOfOneSuiteBecomeOneSet) {
     EXPECT_EQ(m["context"]["opbench"]["merged_from"][1]["path"], "b");
 }
 
+// gpu-check merges a cuda run and a naive run of one suite: each part's
+// context knows only its own backend. The merged set keeps both backends'
+// info (its threads decide the oversubscription note) and call overheads;
+// where both parts have a backend, the first part's stays.
+TEST(Merge, KeepsEveryPartsBackendInfoAndCallOverhead) {
+    const auto with_backend = [](const std::string &op, const std::string &backend, const std::string &threads,
+                                 const std::string &path) {
+        nlohmann::json j = fake_set_json(shard(op));
+        auto &ob = j["context"]["opbench"];
+        ob["backends"] = {{backend, {{"info", {{"threads", threads}}}}}};
+        ob["measurement"]["call_overhead_seconds"] = {{backend, 1e-7}};
+        return parse_result_set(j.dump(), path);
+    };
+    const nlohmann::json m = merge_result_sets({with_backend("add", "cuda", "1", "a"),
+                                                with_backend("silu", "naive", "1", "b"),
+                                                with_backend("gelu", "cuda", "16", "c")},
+                                               {});
+    const auto &ob = m["context"]["opbench"];
+    ASSERT_TRUE(ob["backends"].contains("naive"));
+    EXPECT_EQ(ob["backends"]["naive"]["info"]["threads"], "1");
+    EXPECT_EQ(ob["backends"]["cuda"]["info"]["threads"], "1"); // the first part's
+    EXPECT_TRUE(ob["measurement"]["call_overhead_seconds"].contains("naive"));
+    EXPECT_TRUE(ob["measurement"]["call_overhead_seconds"].contains("cuda"));
+}
+
 TEST(Merge, RefusesDifferentSuitesHashesOverlapsAndMachines) {
     FakeSet other_suite = shard("silu");
     other_suite.suite = "norms";
