@@ -166,7 +166,7 @@ void EntryLoop::make_eta(const std::vector<std::size_t> &to_measure) {
         const std::string kind = e.op_case() ? eta_kind(e.name()) : ""; // a workload phase: by its backend
         const int processes = setup_.host.processes_of_case(m) * int(groups_[g].members.size());
         plan.push_back({e.backend(), int(groups_[g].order.size()), m.warmup, m.min_samples, m.min_time, m.max_time,
-                        e.call_work().flops, kind, m.starved_retries, processes});
+                        e.call_work().flops, kind, m.starved_retries, processes, e.call_work().bytes});
     }
     eta_ = std::make_unique<RunEta>(std::move(plan));
 }
@@ -406,6 +406,14 @@ double call_seconds_as_run(const CaseResult &r) {
     return medians.empty() ? NAN : summarize(medians).median;
 }
 
+// The calls a try sampled, the mean over its repetitions (the last try of
+// each: a starved one measured again keeps its last).
+double calls_per_try(const CaseResult &r) {
+    double calls = 0;
+    for (const auto &rec : r.repetitions) calls += double(rec.summary.n) * std::max(1, rec.calls_per_sample);
+    return r.repetitions.empty() ? 0.0 : calls / double(r.repetitions.size());
+}
+
 // Its repetitions' samplings, re-measures of starved ones included.
 int tries_of(const CaseResult &r) {
     int tries = 0;
@@ -455,7 +463,8 @@ void EntryLoop::print_progress_line(std::size_t g, const std::string &eta, const
 // What group g's entries took: `seconds` in all, their sampling and tries,
 // and a call's time as its first entry ran it.
 EntryTook EntryLoop::took_so_far(std::size_t g, double seconds) const {
-    EntryTook took{seconds, 0, 0, call_seconds_as_run(entries_[groups_[g].members.front()]->result)};
+    const CaseResult &first = entries_[groups_[g].members.front()]->result;
+    EntryTook took{seconds, 0, 0, call_seconds_as_run(first), calls_per_try(first)};
     for (std::size_t i : groups_[g].members) {
         took.measure_seconds += entries_[i]->result.measure_seconds;
         took.tries += tries_of(entries_[i]->result);

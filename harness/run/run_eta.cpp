@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string_view>
 
 namespace opbench {
@@ -26,20 +27,60 @@ bool has_call_time(const EntryTook &t) { return std::isfinite(t.call_seconds) &&
 
 } // namespace
 
-double RunEta::Corrections::overhead() const { return median(overheads); }
+// Seconds besides calls, as a fixed part and a part that grows with the
+// data an entry touches (preparing its inputs, checking its outputs: 2 s of
+// a 300 MB onednn product's 26 s, Zen 4): the fixed part is the median of
+// the smaller half of the entries by bytes, the growth the median of what
+// the larger half spent above it per byte. A small entry's seconds besides
+// calls are mostly fixed costs, whose noise (a busy machine) must not be
+// scaled up; without bytes, the median of all.
+double RunEta::Corrections::overhead(double bytes) const {
+    std::vector<double> values, sizes;
+    for (const auto &[b, v] : overheads) {
+        values.push_back(v);
+        if (b > 0) sizes.push_back(b);
+    }
+    if (!(bytes > 0) || sizes.size() < overheads.size()) return median(values);
+    const double middle = median(sizes);
+    std::vector<double> small;
+    for (const auto &[b, v] : overheads)
+        if (b <= middle) small.push_back(v);
+    const double fixed = median(small);
+    std::vector<double> per_byte;
+    for (const auto &[b, v] : overheads)
+        if (b >= middle) per_byte.push_back(std::max(0.0, v - fixed) / b);
+    return fixed + median(per_byte) * bytes;
+}
 
 // A mean weighted by nearness in call time: an entry whose calls take 2x
 // as long weighs 1/(1 + ln 2)^4 = 0.12 against an equal one, 8x 0.012, 300x
-// 0.0005 (a 1 us call's tries say little of a 0.3 s call's).
-double RunEta::Corrections::past_plan(double call) const {
-    double weighted = 0, weights = 0;
-    for (const auto &[c, share] : paces) {
-        const double distance = call > 0 ? std::abs(std::log(c / call)) : 0.0;
-        const double w = 1 / std::pow(1 + distance, 4);
-        weighted += w * share;
+// 0.0005 (a 1 us call's tries say little of a 0.3 s call's). Each finished
+// entry's tries say this try's calls: theirs, clamped to this try's least
+// and most. Tries that ended as planned say only that the target needed no
+// more: they count while their calls are at most twice this plan (a 1 ms
+// call's 500 planned calls say nothing of a 0.2 s call's 5). The plan
+// counts as one entry with calls 30x shorter or longer, so where only
+// far-off entries speak (a 0.4 ms call whose noisy tries took 2600 calls,
+// for a 50 ms one), the plan is not outvoted. Calls, not time: what the noise target needs is a number of
+// samples, so onednn's 0.2-0.5 s calls, planned at 5, ran 20-28 as its
+// 0.02-0.03 s calls had run 20-50 (Zen 4, gemm suite).
+double RunEta::Corrections::calls_per_try(double call, double least, double most) const {
+    const double plan_weight = 1 / std::pow(1 + std::log(30.0), 4);
+    double weighted = plan_weight * least, weights = plan_weight;
+    for (const TryCalls &t : tries_calls) {
+        if (t.bound == TryCalls::Bound::at_most && t.calls > 2 * least) continue;
+        const double says = std::clamp(t.calls, least, most);
+        const double w = 1 / std::pow(1 + (call > 0 ? std::abs(std::log(t.call / call)) : 0.0), 4);
+        weighted += w * says;
         weights += w;
     }
-    return weights > 0 ? weighted / weights : 0.0;
+    return weighted / weights;
+}
+
+double RunEta::Corrections::past_plan() const {
+    std::vector<double> ratios;
+    for (const TryCalls &t : tries_calls) ratios.push_back(t.calls / t.planned);
+    return ratios.empty() ? 1.0 : median(ratios);
 }
 
 std::string eta_kind(std::string_view entry_name) {
@@ -117,6 +158,7 @@ double RunEta::call_seconds(const EntryPlan &p) const {
         for (const Speed &s : kind->second)
             if (!nearest || distance(s) < distance(*nearest)) nearest = &s;
     if (nearest) return p.flops * nearest->seconds_per_flop;
+    if (const double by_analogy = analogous_seconds_per_flop(p); by_analogy > 0) return p.flops * by_analogy;
     const auto backend = by_backend_.find(p.backend);
     if (backend == by_backend_.end()) return 0;
     std::vector<double> speeds;
@@ -124,24 +166,104 @@ double RunEta::call_seconds(const EntryPlan &p) const {
     return p.flops * median(speeds);
 }
 
-double RunEta::planned_try(std::size_t k) const {
-    const EntryPlan &p = plan_[k];
-    const double call = call_seconds(p);
-    if (call <= 0) return p.min_time;
-    // Whole calls: min_samples of them and min_time, unless the call that
-    // reaches max_time comes first (a try of 8 s calls with max_time 10 s
-    // ends with its second).
+namespace {
+
+// A kind's parts, "dt:bf16" as {"dt", "bf16"}, in their order.
+std::vector<std::pair<std::string, std::string>> kind_parts(std::string_view kind) {
+    std::vector<std::pair<std::string, std::string>> parts;
+    std::size_t at = 0;
+    while (at <= kind.size()) {
+        std::size_t end = kind.find('/', at);
+        if (end == std::string_view::npos) end = kind.size();
+        const std::string_view part = kind.substr(at, end - at);
+        const std::size_t colon = part.find(':');
+        parts.emplace_back(part.substr(0, colon == std::string_view::npos ? part.size() : colon),
+                           colon == std::string_view::npos ? "" : part.substr(colon + 1));
+        at = end + 1;
+    }
+    return parts;
+}
+
+// The one part in which two kinds differ (its index), if they have the
+// same keys and differ in exactly one value.
+std::optional<std::size_t> one_difference(const std::vector<std::pair<std::string, std::string>> &a,
+                                          const std::vector<std::pair<std::string, std::string>> &b) {
+    if (a.size() != b.size()) return std::nullopt;
+    std::optional<std::size_t> differs;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        if (a[i].first != b[i].first) return std::nullopt;
+        if (a[i].second == b[i].second) continue;
+        if (differs) return std::nullopt;
+        differs = i;
+    }
+    return differs;
+}
+
+} // namespace
+
+// Seconds per FLOP of the entry of `speeds` nearest `flops` in size.
+double RunEta::nearest_speed(const std::vector<Speed> &speeds, double flops) {
+    const Speed *nearest = nullptr;
+    for (const Speed &s : speeds)
+        if (!nearest || std::abs(std::log(s.flops / flops)) < std::abs(std::log(nearest->flops / flops))) nearest = &s;
+    return nearest ? nearest->seconds_per_flop : 0.0;
+}
+
+// A kind not seen yet that differs from a seen one in one part (its dtype,
+// most often: naive's first bf16 x W^T product after its f32 ones) runs at
+// that kind's speed times what the same change did to two other seen kinds
+// (naive's bf16 square products against its f32 ones, size for size). The
+// backend's median speed stood in before: 2x too fast for naive's first
+// bf16 x W^T entries, 4x slower per FLOP than its square ones. 0: no
+// such pair of kinds finished.
+double RunEta::analogous_seconds_per_flop(const EntryPlan &p) const {
+    if (p.kind.empty()) return 0;
+    const std::string prefix = p.backend + '\x1f';
+    std::vector<std::pair<std::vector<std::pair<std::string, std::string>>, const std::vector<Speed> *>> seen;
+    for (auto it = by_kind_.lower_bound(prefix); it != by_kind_.end() && it->first.starts_with(prefix); ++it)
+        seen.emplace_back(kind_parts(std::string_view(it->first).substr(prefix.size())), &it->second);
+    const auto wanted = kind_parts(p.kind);
+    std::vector<double> estimates;
+    for (const auto &[like, like_speeds] : seen) {
+        const auto part = one_difference(wanted, like);
+        if (!part) continue;
+        const auto &[key, value] = wanted[*part];
+        // Pairs of seen kinds that differ in the same part (by key: kinds
+        // of other ops have it elsewhere), from like's value to ours.
+        std::vector<double> ratios;
+        for (const auto &[to, to_speeds] : seen)
+            for (const auto &[from, from_speeds] : seen) {
+                const auto i = one_difference(to, from);
+                if (!i || to[*i].first != key || to[*i].second != value || from[*i].second != like[*part].second)
+                    continue;
+                for (const Speed &s : *to_speeds)
+                    ratios.push_back(s.seconds_per_flop / nearest_speed(*from_speeds, s.flops));
+            }
+        if (!ratios.empty()) estimates.push_back(nearest_speed(*like_speeds, p.flops) * median(ratios));
+    }
+    return median(estimates);
+}
+
+// Whole calls: min_samples of them and min_time, unless the call that
+// reaches max_time comes first (a try of 8 s calls with max_time 10 s ends
+// with its second).
+double RunEta::planned_calls(const EntryPlan &p, double call) {
     const double planned = std::max<double>(p.min_samples, std::ceil(p.min_time / call));
-    const double most = std::max(1.0, std::ceil(p.max_time / call));
-    return std::min(planned, most) * call;
+    return std::min(planned, most_calls(p, call));
+}
+
+// The stopping rule looks after each call: a try ends with the call that
+// reaches max_time (the first, when one call outlasts it).
+double RunEta::most_calls(const EntryPlan &p, double call) { return std::max(1.0, std::ceil(p.max_time / call)); }
+
+double RunEta::planned_try(std::size_t k) const {
+    const double call = call_seconds(plan_[k]);
+    return call > 0 ? planned_calls(plan_[k], call) * call : plan_[k].min_time;
 }
 
 double RunEta::most_try(std::size_t k) const {
-    // The stopping rule looks after each call: a try ends with the call
-    // that reaches max_time (the first, when one call outlasts it).
     const double call = call_seconds(plan_[k]);
-    if (call <= 0) return plan_[k].max_time;
-    return std::max(1.0, std::ceil(plan_[k].max_time / call)) * call;
+    return call > 0 ? most_calls(plan_[k], call) * call : plan_[k].max_time;
 }
 
 double RunEta::planned_measure(std::size_t k) const { return std::max(1, plan_[k].repetitions) * planned_try(k); }
@@ -162,10 +284,13 @@ double RunEta::move_calls(std::size_t k) const {
 
 double RunEta::estimate(std::size_t k, const Corrections &c) const {
     const EntryPlan &p = plan_[k];
-    const double least = planned_try(k), most = std::max(least, most_try(k));
-    const double one_try = least + c.past_plan(call_seconds(p)) * (most - least);
+    const double call = call_seconds(p), least = planned_try(k), most = std::max(least, most_try(k));
+    // A call of unknown length (no FLOPs, or none of its backend finished):
+    // its tries run as many times their plan as the backend's did.
+    const double one_try = call > 0 ? c.calls_per_try(call, least / call, most / call) * call + median(c.try_overheads)
+                                    : std::clamp(least * c.past_plan(), least, most);
     const double tries = std::clamp(c.tries_per_repetition(), 1.0, 1.0 + std::max(0, p.starved_retries));
-    return c.overhead() + other_calls(k) + move_calls(k) + std::max(1, p.repetitions) * tries * one_try;
+    return c.overhead(p.bytes) + other_calls(k) + move_calls(k) + std::max(1, p.repetitions) * tries * one_try;
 }
 
 double RunEta::seconds_left() const {
@@ -177,18 +302,27 @@ double RunEta::seconds_left() const {
     for (std::size_t k = 0; k < plan_.size(); k += stride) {
         if (!finished_[k]) continue;
         for (Corrections *c : {&by_backend[plan_[k].backend], &run}) {
-            c->overheads.push_back(std::max(0.0, took_[k].seconds - took_[k].measure_seconds - other_calls(k)));
+            c->overheads.emplace_back(plan_[k].bytes,
+                                      std::max(0.0, took_[k].seconds - took_[k].measure_seconds - other_calls(k)));
             // An entry that failed or was skipped says nothing of how long
             // repetitions run.
             if (!has_call_time(took_[k])) continue;
             const int tries = std::max(took_[k].tries, std::max(1, plan_[k].repetitions));
             const double per_try = std::max(0.0, took_[k].measure_seconds - move_calls(k)) / tries;
-            // How far toward max_time its tries ran past their plan (0: as
-            // planned; 1: to max_time, the noise target unmet).
-            const double least = planned_try(k), most = std::max(least, most_try(k));
-            if (least > 0)
-                c->paces.emplace_back(took_[k].call_seconds,
-                                      most > least ? std::clamp((per_try - least) / (most - least), 0.0, 1.0) : 1.0);
+            // The calls its tries sampled (else as many as their time
+            // holds), against its plan and its most, a tenth apart: a try
+            // of min_time samples fewer calls than min_time holds.
+            const double call = took_[k].call_seconds;
+            const double calls = took_[k].calls_per_try > 0 ? took_[k].calls_per_try : per_try / call;
+            const double least = planned_calls(plan_[k], call), most = most_calls(plan_[k], call);
+            using Bound = TryCalls::Bound;
+            c->tries_calls.push_back({call, calls, least,
+                                      calls >= 0.9 * most   ? Bound::at_least
+                                      : calls <= 1.1 * least ? Bound::at_most
+                                                             : Bound::exact});
+            // What a try spends besides its calls: the timer, the
+            // run-queue readings, the summary.
+            c->try_overheads.push_back(std::max(0.0, per_try - calls * call));
             c->tries += tries;
             c->repetitions += std::max(1, plan_[k].repetitions);
         }
@@ -196,7 +330,10 @@ double RunEta::seconds_left() const {
     // Each estimate weighs a backend's last kWindow entries' tries: a
     // progress line of a huge run stays cheap.
     const auto keep_last = [](Corrections &c) {
-        if (c.paces.size() > kWindow) c.paces.erase(c.paces.begin(), c.paces.end() - kWindow);
+        if (c.tries_calls.size() > kWindow) {
+            c.tries_calls.erase(c.tries_calls.begin(), c.tries_calls.end() - kWindow);
+            c.try_overheads.erase(c.try_overheads.begin(), c.try_overheads.end() - kWindow);
+        }
     };
     keep_last(run);
     for (auto &[name, c] : by_backend) keep_last(c);

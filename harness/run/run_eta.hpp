@@ -9,27 +9,32 @@
 // - its repetitions: repetitions x tries x a try's time. A try takes at
 //   least min_samples calls and min_time, and ends within a call of
 //   max_time; in between, the stopping rule ends it once the noise target
-//   is met. So a try is expected to run as far from its plan toward
-//   max_time as the tries of its backend's finished entries did, those
-//   whose calls were nearest in length weighing most: tries of 1 ms calls
-//   kept to min_time where those of 0.05-1 s calls ran to max_time, the
-//   noise target unmet (onednn, gemm suite, Sapphire Rapids). (A ratio to
-//   the plan, carried from 0.06 s calls at 4x to 0.25 s ones, predicted 3 s
-//   where they ran to max_time, 5 s.) A backend whose repetitions were
-//   measured again as starved (a busy machine) is expected to need as many
-//   tries, up to starved_retries more;
+//   is met, which takes a number of samples. So a try is expected to take
+//   the calls its backend's finished tries took, clamped to its own plan
+//   and most, those whose calls were nearest in length weighing most, plus
+//   what a try spends besides its calls (their median). A try that ended as
+//   planned only says the target needs no more than its calls: it counts
+//   where that bound is near this try's plan. onednn's 0.02-0.03 s calls
+//   took 20-50 samples on the gemm suite (Zen 4), so its 0.2-0.5 s calls,
+//   planned at 5, run 20-28: a share of the way from plan to max_time
+//   carried over from those tries (near 0) said 5. A backend whose
+//   repetitions were measured again as starved (a busy machine) is
+//   expected to need as many tries, up to starved_retries more;
 // - the rest: its warmup and verification calls, and what its backend's
 //   finished entries spent besides calls (starting in the worker, preparing
-//   inputs, the reference's check, the record): their median.
+//   inputs, the reference's check, the record): a fixed part (their median)
+//   and a part that grows with the data a call moves.
 //
 // A call's time is its work (FLOPs) at the speed of the finished entry most
 // like it: of the same kind (eta_kind: the same op, dtype, variant and
-// flags, any sizes), nearest in FLOPs; else its backend's median (0 until
-// one finished: only the time settings count). Naive's bf16 calls are slower
-// per FLOP than its f32 ones, its x W^T ones 2-4x slower than its square
-// ones, and a 1 x 4096 x 4096 product (memory-bound) is 20x slower per FLOP
-// than a 2048^3 one on onednn: a kind of op and dtype alone mixed them.
-// A backend not seen yet takes the run's corrections.
+// flags, any sizes), nearest in FLOPs; else, for a kind that differs from a
+// seen one in one part (its dtype, say), that kind's speed times what the
+// same change did between two other seen kinds; else its backend's median
+// (0 until one finished: only the time settings count). Naive's bf16 calls
+// are slower per FLOP than its f32 ones, its x W^T ones 2-4x slower than
+// its square ones, and a 1 x 4096 x 4096 product (memory-bound) is 20x
+// slower per FLOP than a 2048^3 one on onednn: a kind of op and dtype
+// alone mixed them. A backend not seen yet takes the run's corrections.
 #pragma once
 
 #include <cstddef>
@@ -55,6 +60,7 @@ struct EntryPlan {
     // again (its warmup and the batch probe) inside the repetition's time:
     // 5.4 s of a naive 2048^3 entry's 27 s of repetitions.
     int processes = 1;
+    double bytes = 0; // data one call moves (its seconds besides calls grow with it); 0 unknown
 };
 
 // How a finished entry spent its time.
@@ -66,6 +72,9 @@ struct EntryTook {
     // machine is as busy for the entries left); NaN or <= 0: no time (it
     // failed, was skipped).
     double call_seconds = 0;
+    // The calls one of its tries sampled (samples x calls per sample, the
+    // mean over its repetitions); 0: not known (its tries' time stands in).
+    double calls_per_try = 0;
 };
 
 // An entry's kind for its speed: its name without its backend and case
@@ -108,22 +117,40 @@ private:
     struct Speed {
         double flops, seconds_per_flop;
     };
+    // How many calls a finished entry's tries sampled, and what that says of
+    // the calls the noise target needs: exactly as many (the tries ended
+    // between their plan and their most), at most (they ended as planned:
+    // the target was met by then), or at least (they ran to max_time).
+    struct TryCalls {
+        enum class Bound { exact, at_most, at_least };
+        double call = 0, calls = 0, planned = 1;
+        Bound bound = Bound::exact;
+    };
     // What finished entries of one backend (or of the whole run) took,
     // against what their plans said.
     struct Corrections {
-        // Each entry's call seconds, and how far its tries ran from their
-        // plan toward max_time (0: as planned, 1: to max_time).
-        std::vector<std::pair<double, double>> paces;
+        std::vector<TryCalls> tries_calls;
+        std::vector<double> try_overheads; // each entry's seconds a try besides its calls
         double tries = 0, repetitions = 0;
-        std::vector<double> overheads; // each entry's seconds besides calls
-        // How far toward max_time a try of calls this long runs, as those
-        // of entries with calls of a like length ran (0: none known).
-        [[nodiscard]] double past_plan(double call) const;
+        std::vector<std::pair<double, double>> overheads; // each entry's bytes, and seconds besides calls
+        // The calls a try of calls this long samples, between `least` and
+        // `most`, as the tries of entries with calls of a like length say,
+        // and the plan itself as one more entry.
+        [[nodiscard]] double calls_per_try(double call, double least, double most) const;
         [[nodiscard]] double tries_per_repetition() const { return repetitions > 0 ? tries / repetitions : 1.0; }
-        [[nodiscard]] double overhead() const;
+        // Its tries' calls against their plan (the median; 1: none known).
+        [[nodiscard]] double past_plan() const;
+        // An entry's seconds besides calls, for one that moves `bytes` a call.
+        [[nodiscard]] double overhead(double bytes) const;
     };
 
     [[nodiscard]] double call_seconds(const EntryPlan &p) const;
+    [[nodiscard]] double analogous_seconds_per_flop(const EntryPlan &p) const;
+    // A try's calls of `call` seconds: as planned (min_samples and
+    // min_time), and at most (to max_time).
+    [[nodiscard]] static double planned_calls(const EntryPlan &p, double call);
+    [[nodiscard]] static double most_calls(const EntryPlan &p, double call);
+    [[nodiscard]] static double nearest_speed(const std::vector<Speed> &speeds, double flops);
     [[nodiscard]] double current_left() const;
     [[nodiscard]] double estimate(std::size_t k, const Corrections &c) const;
 

@@ -48,12 +48,14 @@ TEST(RunEta, UnknownBeforeAnEntryFinished) {
 }
 
 // Equal entries: the estimate is what each took times how many are left,
-// however it divides between repetitions and the rest.
+// however it divides between repetitions and the rest (within 0.1%: the
+// plan, 3000 calls a try against the 10,000 they took, weighs as an entry
+// with calls 30x longer would).
 TEST(RunEta, EqualEntriesGiveTheAverage) {
     RunEta eta(std::vector<EntryPlan>(8, EntryPlan{"naive", 9, 2, 5, 0.03, 0.15, 1e5, ""}));
-    eta.finished(0, {2.0, 0.9, 9, 1e-5});
-    eta.finished(1, {2.0, 0.9, 9, 1e-5});
-    EXPECT_NEAR(eta.seconds_left(), 6 * 2.0, 1e-9);
+    eta.finished(0, {2.0, 0.9, 9, 1e-5, 1e4});
+    eta.finished(1, {2.0, 0.9, 9, 1e-5, 1e4});
+    EXPECT_NEAR(eta.seconds_left(), 6 * 2.0, 6 * 2.0 * 1e-3);
 }
 
 // Issue 30: after a quarter of the run, within +-30% of the time really
@@ -101,26 +103,41 @@ TEST(RunEta, WorkPerCallCountsOnceTheBackendsSpeedIsKnown) {
     EXPECT_NEAR(eta.seconds_left(), 0.5 + 3 * 8.0 + 3 * 16.0, 1e-6);
 }
 
-// Repetitions that ran past their plan (noise target unmet) are expected to
-// again, in proportion, but never past max_time a repetition.
+namespace {
+// How much an entry weighs whose calls are `ratio` times as long (or short):
+// 1/(1 + ln ratio)^4. The plan weighs as one 30x apart.
+double weight(double ratio) { return 1 / std::pow(1 + std::log(ratio), 4); }
+} // namespace
+
+// Tries that ran to max_time (the noise target unmet) say that tries of
+// calls 8x longer will too, but never past max_time: their calls, clamped
+// to what max_time holds, against the plan as one far-off entry.
 TEST(RunEta, RepetitionsScaleUpToMaxTimeAndNoFurther) {
     RunEta eta({{"onednn", 3, 0, 5, 0.5, 5.0, 1e9, "mm"}, {"onednn", 3, 0, 5, 0.5, 5.0, 8e9, "mm"}});
-    eta.finished(0, {30.0, 30.0, 3, 1e-3}); // 20x its 1.5 s plan: no try can take that long
-    // 8e9 FLOPs: calls of 8 ms, a plan of 3 x 0.5 s; 20x would be 30 s, and
-    // max_time ends each try with the 625th call, at 5 s.
+    eta.finished(0, {30.0, 30.0, 3, 1e-3, 1e4}); // 10,000 calls a try: 20x its 500-call plan
+    // 8e9 FLOPs: calls of 8 ms, a plan of 63 calls (0.5 s), and max_time
+    // ends each try with the 625th call (5 s): 20x would be 30 s.
     EXPECT_NEAR(eta.most_measure(1), 3 * 5.0, 1e-9);
-    EXPECT_NEAR(eta.seconds_left(), 3 * 8e-3 + 3 * 5.0, 1e-6);
+    const double calls = (weight(30) * 63 + weight(8) * 625) / (weight(30) + weight(8));
+    EXPECT_GT(calls, 500);
+    EXPECT_NEAR(eta.seconds_left(), 3 * 8e-3 + 3 * calls * 8e-3, 1e-6);
     // A starved repetition may be measured again (twice here): an entry
     // whose every repetition took three tries is expected to again, and the
     // most is three tries of max_time each.
     RunEta retried({{"onednn", 3, 0, 5, 0.5, 5.0, 1e9, "mm", 2}, {"onednn", 3, 0, 5, 0.5, 5.0, 8e9, "mm", 2}});
-    retried.finished(0, {30.0, 30.0, 9, 1e-3}); // each repetition measured 3 times, 3.3 s a try
+    retried.finished(0, {30.0, 30.0, 9, 1e-3, 1e4 / 3}); // each repetition measured 3 times, 3333 calls a try
     EXPECT_NEAR(retried.most_measure(1), 3 * 3 * 5.0, 1e-9);
-    // Entry 0's tries (3.3 s) ran 63% of the way from their plan (500 calls
-    // of 1 ms) to max_time (5 s): entry 1's, from 63 calls of 8 ms toward
-    // the 625th, as far.
-    const double share = (30.0 / 9 - 0.5) / (5.0 - 0.5);
-    EXPECT_NEAR(retried.seconds_left(), 3 * 8e-3 + 3 * 3 * (63 * 8e-3 + share * (625 - 63) * 8e-3), 1e-6);
+    // Entry 0's tries took 3333 calls, between their plan and their most:
+    // the target needs that many, more than entry 1's 625 can hold.
+    EXPECT_NEAR(retried.seconds_left(), 3 * 8e-3 + 3 * 3 * calls * 8e-3, 1e-6);
+}
+
+// A call of unknown length (no FLOPs): its tries run as many times their
+// plan as its backend's did.
+TEST(RunEta, ATryOfUnknownCallsRunsAsFarPastItsPlanAsItsBackendsDid) {
+    RunEta eta({{"naive", 1, 0, 1, 1.0, 10.0, 0, ""}, {"naive", 1, 0, 1, 1.0, 10.0, 0, ""}});
+    eta.finished(0, {2.5, 2.0, 1, 1e-3, 2000}); // 2000 calls of 1 ms: twice its plan of 1000; 0.5 s besides
+    EXPECT_NEAR(eta.seconds_left(), 0.5 + 2 * 1.0, 1e-9);
 }
 
 // A call is expected at the speed of its own kind (op and dtype), nearest in
@@ -197,27 +214,71 @@ TEST(RunEta, AnEntryInProgressStillHasItsMovesToCome) {
     EXPECT_NEAR(eta.seconds_left(), 4.0 + 4.0, 1e-6);
 }
 
-// A try is expected to run as far from its plan toward max_time as the
-// tries of entries with calls of a like length did: the 0.1 s entry, which
-// ran to max_time, speaks for the 0.3 s one, not the 1 ms entries (one 7%
-// of the way, one as planned). (Its tries' ratio to their plan, 10x,
-// carried over, would have been 15 s a try, three times max_time.)
-TEST(RunEta, ATryRunsTowardMaxTimeAsEntriesWithCallsOfALikeLengthDid) {
+// A try is expected to take the calls the tries of entries with calls of a
+// like length took: the 0.1 s entry, whose tries ran to max_time, speaks
+// for the 0.3 s one, not the 1 ms entries (one 800 calls, one as planned at
+// 500: at most 500, which says nothing of a plan of 5). (A share of the way
+// from plan to max_time carried from the small entries, 0.07 and 0, would
+// have said the plan.)
+TEST(RunEta, ATryTakesTheCallsOfEntriesWithCallsOfALikeLength) {
     const EntryPlan small{"onednn", 1, 1, 5, 0.5, 5.0, 1e8, "mm/f32"}, medium{"onednn", 1, 1, 5, 0.5, 5.0, 1e10, "mm/f32"},
         large{"onednn", 1, 1, 5, 0.5, 5.0, 3e10, "mm/f32"};
     RunEta eta({small, small, medium, large});
     // Each spends 0.1 s besides its 3 calls outside the repetitions.
-    eta.finished(0, {0.903, 0.8, 1, 1e-3}); // 0.8 s: 7% of the way from its 0.5 s plan to 5 s
-    eta.finished(1, {0.603, 0.5, 1, 1e-3}); // as planned
-    eta.finished(2, {5.4, 5.0, 1, 0.1});    // 50 calls of 0.1 s: to max_time
+    eta.finished(0, {0.903, 0.8, 1, 1e-3, 800}); // 800 calls: past its plan of 500
+    eta.finished(1, {0.603, 0.5, 1, 1e-3, 500}); // as planned
+    eta.finished(2, {5.4, 5.0, 1, 0.1, 50});     // 50 calls of 0.1 s: to max_time
     // The large one: 0.3 s calls, a plan of 5 calls (1.5 s), at most 17
-    // (5.1 s). Weights 1/(1 + ln 3)^4 for the medium one, 1/(1 + ln 300)^4
-    // for each small one.
-    const double wm = 1 / std::pow(1 + std::log(3.0), 4), ws = 1 / std::pow(1 + std::log(300.0), 4);
-    const double share = (wm * 1.0 + ws * (0.3 / 4.5) + ws * 0.0) / (wm + 2 * ws);
-    EXPECT_NEAR(share, 1.0, 0.02);
+    // (5.1 s). The medium entry (3x shorter calls) and the first small one
+    // (300x) say 17, the plan 5.
+    const double calls = (weight(30) * 5 + (weight(3) + weight(300)) * 17) / (weight(30) + weight(3) + weight(300));
+    EXPECT_GT(calls, 15);
     const double besides = 3 * 0.3 + 0.1; // verified, warmup, batch probe; the median overhead
-    EXPECT_NEAR(eta.seconds_left(), besides + 1.5 + share * (5.1 - 1.5), 1e-6);
+    EXPECT_NEAR(eta.seconds_left(), besides + calls * 0.3, 1e-6);
+}
+
+// Tries of short calls that ended as planned say nothing of a long call's
+// tries: its plan stands (else their 500 calls, clamped to its 17, would
+// pull it up).
+TEST(RunEta, TriesEndedAsPlannedSayNothingOfAMuchSmallerPlan) {
+    const EntryPlan small{"onednn", 1, 1, 5, 0.5, 5.0, 1e8, "mm/f32"}, large{"onednn", 1, 1, 5, 0.5, 5.0, 3e10, "mm/f32"};
+    RunEta eta({small, small, small, small, large});
+    for (std::size_t k = 0; k < 4; ++k) eta.finished(k, {0.603, 0.5, 1, 1e-3, 500});
+    EXPECT_NEAR(eta.seconds_left(), 3 * 0.3 + 0.1 + 5 * 0.3, 1e-6);
+}
+
+// A kind not seen yet that differs from a seen one in one part takes that
+// kind's speed times what the same change did to two other seen kinds:
+// naive's first bf16 x W^T product, after its f32 ones, runs as much slower
+// as its bf16 square products ran than its f32 ones (1.5x here), not at the
+// backend's median (4x too fast: its x W^T products are 4x slower per FLOP).
+TEST(RunEta, AnUnseenKindTakesASeenKindsSpeedTimesWhatTheSameChangeDidElsewhere) {
+    const std::string square = "matmul/B:1/M:#/N:#/K:#/variant:default/dt:",
+                      linear = "matmul/B:1/M:#/N:#/K:#/tB:1/bias:1/variant:default/dt:";
+    RunEta eta({{"naive", 1, 0, 1, 0, 100, 1e9, square + "f32"},
+                {"naive", 1, 0, 1, 0, 100, 1e9, square + "bf16"},
+                {"naive", 1, 0, 1, 0, 100, 2e9, linear + "f32"},
+                {"naive", 1, 0, 1, 0, 100, 2e9, linear + "bf16"}});
+    eta.finished(0, {1.0, 1.0, 1, 1.0});  // 1 ns per FLOP
+    eta.finished(1, {1.5, 1.5, 1, 1.5});  // bf16: 1.5x
+    eta.finished(2, {8.0, 8.0, 1, 8.0});  // x W^T: 4 ns per FLOP
+    EXPECT_NEAR(eta.planned_measure(3), 2e9 * 4e-9 * 1.5, 1e-6);
+    EXPECT_EQ(eta_kind("matmul/B:1/M:2048/N:2304/K:768/tB:1/bias:1/variant:default/dt:bf16/be:naive/case:l"),
+              linear + "bf16");
+}
+
+// Seconds besides calls grow with the data a call moves: a fixed part (the
+// smaller entries') and, per byte, what the larger ones spent above it.
+TEST(RunEta, SecondsBesidesCallsGrowWithTheData) {
+    std::vector<EntryPlan> plan;
+    for (double bytes : {1e3, 1e3, 1e8, 1e8, 4e8}) plan.push_back({"onednn", 1, 0, 1, 0, 100, 1e9, "mm", 0, 1, bytes});
+    RunEta eta(plan);
+    // Calls of 1 ms, one a try; 3 calls besides the repetitions.
+    eta.finished(0, {0.104, 0.001, 1, 1e-3, 1});       // 0.1 s besides calls
+    eta.finished(1, {0.104, 0.001, 1, 1e-3, 1});
+    eta.finished(2, {1.104, 0.001, 1, 1e-3, 1});       // 1.1 s: 1 s for 1e8 bytes
+    eta.finished(3, {1.104, 0.001, 1, 1e-3, 1});
+    EXPECT_NEAR(eta.seconds_left(), 0.1 + 4e8 * 1e-8 + 3e-3 + 1e-3, 1e-6);
 }
 
 // An entry's kind for its speed keeps its op, flags, variant and dtype and
