@@ -132,6 +132,7 @@ void RunEta::finished(std::size_t k, const EntryTook &took) {
     took_[k] = took;
     took_[k].seconds = std::max(0.0, took.seconds);
     finished_[k] = any_finished_ = true;
+    analogy_cache_.clear();
     const EntryPlan &p = plan_[k];
     if (!has_call_time(took) || p.flops <= 0) return;
     for (auto *recent : {&by_backend_[p.backend], p.kind.empty() ? nullptr : &by_kind_[kind_key(p)]}) {
@@ -142,8 +143,9 @@ void RunEta::finished(std::size_t k, const EntryTook &took) {
 }
 
 // A call of `p`: at the speed of the finished entry of its kind nearest in
-// FLOPs (a size ratio, so 1024^3 is nearer 2048^3 than 64^3), else at its
-// backend's median speed; 0 where neither finished one.
+// FLOPs (a size ratio, so 1024^3 is nearer 2048^3 than 64^3), else by
+// analogy with other kinds, else at its backend's median speed; 0 where
+// none finished.
 double RunEta::call_seconds(const EntryPlan &p) const {
     if (p.flops <= 0) return 0;
     const auto distance = [&](const Speed &s) { return std::abs(std::log(s.flops / p.flops)); };
@@ -158,7 +160,11 @@ double RunEta::call_seconds(const EntryPlan &p) const {
         for (const Speed &s : kind->second)
             if (!nearest || distance(s) < distance(*nearest)) nearest = &s;
     if (nearest) return p.flops * nearest->seconds_per_flop;
-    if (const double by_analogy = analogous_seconds_per_flop(p); by_analogy > 0) return p.flops * by_analogy;
+    // Worked out once per kind until the next entry finishes: a progress
+    // line of a large run asks it for thousands of entries.
+    auto cached = analogy_cache_.find(kind_key(p));
+    if (cached == analogy_cache_.end()) cached = analogy_cache_.emplace(kind_key(p), analogous_seconds_per_flop(p)).first;
+    if (cached->second > 0) return p.flops * cached->second;
     const auto backend = by_backend_.find(p.backend);
     if (backend == by_backend_.end()) return 0;
     std::vector<double> speeds;
@@ -212,10 +218,10 @@ double RunEta::nearest_speed(const std::vector<Speed> &speeds, double flops) {
 // A kind not seen yet that differs from a seen one in one part (its dtype,
 // most often: naive's first bf16 x W^T product after its f32 ones) runs at
 // that kind's speed times what the same change did to two other seen kinds
-// (naive's bf16 square products against its f32 ones, size for size). The
-// backend's median speed stood in before: 2x too fast for naive's first
-// bf16 x W^T entries, 4x slower per FLOP than its square ones. 0: no
-// such pair of kinds finished.
+// (naive's bf16 square products against its f32 ones, size for size).
+// Before, the backend's median speed stood in: 2x too fast for naive's
+// first bf16 x W^T entry, since its x W^T products run 4x slower per FLOP
+// than the square ones that median was made of. 0: no such kinds finished.
 double RunEta::analogous_seconds_per_flop(const EntryPlan &p) const {
     if (p.kind.empty()) return 0;
     const std::string prefix = p.backend + '\x1f';

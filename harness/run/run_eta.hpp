@@ -161,6 +161,8 @@ private:
     // A call's seconds per FLOP: per backend (its last finished entries'),
     // and per backend and kind.
     std::map<std::string, std::vector<Speed>> by_backend_, by_kind_;
+    // Each unseen kind's speed by analogy (0: none), since the last finished entry.
+    mutable std::map<std::string, double> analogy_cache_;
     // The entry in progress (SIZE_MAX: none told), as in_progress told it.
     std::size_t current_ = SIZE_MAX;
     EntryTook current_took_;
