@@ -29,7 +29,7 @@ bool has_call_time(const EntryTook &t) { return std::isfinite(t.call_seconds) &&
 
 // Seconds besides calls, as a fixed part and a part that grows with the
 // data an entry touches (preparing its inputs, checking its outputs: 2 s of
-// a 300 MB onednn product's 26 s, Zen 4): the fixed part is the median of
+// a 300 MB onednn product's 26 s, Zen 5): the fixed part is the median of
 // the smaller half of the entries by bytes, the growth the median of what
 // the larger half spent above it per byte. A small entry's seconds besides
 // calls are mostly fixed costs, whose noise (a busy machine) must not be
@@ -63,7 +63,7 @@ double RunEta::Corrections::overhead(double bytes) const {
 // far-off entries speak (a 0.4 ms call whose noisy tries took 2600 calls,
 // for a 50 ms one), the plan is not outvoted. Calls, not time: what the noise target needs is a number of
 // samples, so onednn's 0.2-0.5 s calls, planned at 5, ran 20-28 as its
-// 0.02-0.03 s calls had run 20-50 (Zen 4, gemm suite).
+// 0.02-0.03 s calls had run 20-50 (Zen 5, gemm suite).
 double RunEta::Corrections::calls_per_try(double call, double least, double most) const {
     const double plan_weight = 1 / std::pow(1 + std::log(30.0), 4);
     double weighted = plan_weight * least, weights = plan_weight;

@@ -15,7 +15,7 @@
 //   what a try spends besides its calls (their median). A try that ended as
 //   planned only says the target needs no more than its calls: it counts
 //   where that bound is near this try's plan. onednn's 0.02-0.03 s calls
-//   took 20-50 samples on the gemm suite (Zen 4), so its 0.2-0.5 s calls,
+//   took 20-50 samples on the gemm suite (Zen 5), so its 0.2-0.5 s calls,
 //   planned at 5, run 20-28: a share of the way from plan to max_time
 //   carried over from those tries (near 0) said 5. A backend whose
 //   repetitions were measured again as starved (a busy machine) is
