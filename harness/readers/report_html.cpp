@@ -494,6 +494,9 @@ std::string render_report_html(const std::vector<ResultSet> &sets, const ReportO
          "margin-right:4px;vertical-align:-1px}\n"
          ".verdict-slower{color:#b34700;font-weight:bold}.verdict-faster{color:#007a5a;font-weight:bold}\n"
          ".verdict-noisy{color:#9a6700}.counts span{margin-right:12px}\n"
+         // A set's path is one long word: it breaks, so the contexts of two
+         // sets fit 800 px side by side.
+         "table.contexts td{overflow-wrap:anywhere}\n"
          "</style>\n</head>\n<body>\n";
     h += "<h1>" + html_escape(title) + "</h1>\n<p>";
     h += fmt::format("{} result set{}; every figure is read from the sets (medians of the repetitions' median "
