@@ -57,47 +57,49 @@ def whole(lines):
     return lines
 
 
-def entries(names, tables=True):
+def entries(names, count=None, tail="all"):
     """The run console's entries whose name line matches one of NAMES (each
-    with the lines under it up to the next name), then its closing tables."""
+    with its indented lines), at most COUNT of them, then "..." and its end:
+    tail "all" (every line from "Per backend" on) or "table" (the per-backend
+    table and the closing "opbench:" line)."""
     def pick(lines):
-        out, keep = [], False
+        out, keep, taken = [], False, 0
         for line in lines:
-            is_name = line and not line.startswith(" ") and "/" in line
-            if is_name:
-                keep = any(re.search(n, line) for n in names)
-                if keep and out:
-                    pass
-            if keep and (is_name or line.startswith(" ")):
+            if line.startswith("Per backend"):
+                break
+            if line and not line.startswith(" "):  # an entry's name line
+                keep = "/be:" in line and any(re.search(n, line) for n in names)
+                keep = keep and (count is None or taken < count)
+                taken += keep
+            if keep and line.strip():
                 out.append(line)
-            if line.startswith("opbench:") or (not line.strip() and out and not keep):
-                pass
-        if tables:
-            start = next((i for i, l in enumerate(lines) if re.match(r"^(Backends|Per backend|backend\b)", l.strip())),
-                         None)
-            if start is None:  # the closing tables: from the line after the last entry
-                start = next((i for i in range(len(lines) - 1, -1, -1) if lines[i].startswith("opbench:")), len(lines))
-                while start > 0 and lines[start - 1].strip():
-                    start -= 1
-            out += ["..."] + lines[start:]
-        return out
+        end = next((i for i, l in enumerate(lines) if l.startswith("Per backend")), len(lines))
+        rest = lines[end:]
+        if tail == "table":
+            table = []
+            for line in rest:
+                if table and not line.startswith(("  ---", "  backend")) and not re.match(r"  \w+ +\d", line):
+                    break
+                table.append(line)
+            rest = table + [l for l in rest if l.startswith("opbench:")]
+        return out + ["..."] + rest
     return pick
 
 
 EXAMPLES = {
     # README, "What a run looks like": two entries of the quick suite and the tables.
     "readme-run": Example("quick", "opbench run suites/quick.toml --backends {backends}",
-                          entries([r"^softmax/.*be:(naive|onednn)$"])),
+                          entries([r"^softmax/B:2/R:16/C:64/dt:f32/"], count=2, tail="table")),
     # docs/cli.md, "What the run prints".
     "run-console": Example("quick", "opbench run suites/quick.toml --backends {backends}",
-                           entries([r"^add/", r"^matmul/M:64/N:64/K:64/"])),
+                           entries([r"^add/", r"^matmul/B:1/M:64/N:64/K:64/"])),
     # docs/compare.md: the README's runnable compare, and --by backend.
     "compare": Example("compare", "opbench compare docs/examples/quick-a.json docs/examples/quick-b.json", whole),
     "by-backend": Example("by-backend", "opbench compare --by backend docs/examples/quick-a.json", whole),
     # docs/bottlenecks.md: analyze on the whole quick run.
     "analyze": Example("analyze", "opbench analyze results/quick.json", head(24)),
-    # The README: history over an archive of the three sets.
-    "readme-history": Example("history", "opbench history archive --suite quick", head(12)),
+    # docs/compare.md: history over an archive of the three sets.
+    "history": Example("history", "opbench history archive --suite quick --case 'softmax|add'", whole),
 }
 
 
@@ -109,19 +111,22 @@ def run(cmd, cwd, ok=(0,)):
     return r
 
 
-def machine_line(opbench, commit):
-    model = "unknown CPU"
+def machine_line(commit):
+    """Where and when the examples were measured, from lscpu and the clock."""
+    info = {}
     try:
         for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
-            if line.startswith("Model name:"):
-                model = line.split(":", 1)[1].strip()
+            key, _, value = line.partition(":")
+            info[key.strip()] = value.strip()
     except OSError:
         pass
-    virt = " KVM guest," if os.path.exists("/sys/hypervisor") or "hypervisor" in open("/proc/cpuinfo").read() else ""
-    load = os.getloadavg()[0]
+    cpu = info.get("Model name", "unknown CPU")
+    if "CPU family" in info:
+        cpu += f" (family {info['CPU family']}, model {info.get('Model', '?')})"
+    guest = f", a {info['Hypervisor vendor']} guest" if info.get("Hypervisor vendor") else ""
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    return (f"Measured on {model} ({virt} {os.cpu_count()} vCPUs, load {load:.1f}), {when}, "
-            f"commit {commit}; regenerated by `scripts/doc_examples.py`.").replace("( ", "(")
+    return (f"Measured on {cpu}{guest}, {os.cpu_count()} vCPUs, load {os.getloadavg()[0]:.1f};\n"
+            f"{when}, commit {commit}; `scripts/doc_examples.py` regenerates it.")
 
 
 def outputs(args, work):
@@ -148,7 +153,8 @@ def outputs(args, work):
     res["by-backend"] = run([opbench, "compare", "--by", "backend", a], work).stdout.splitlines()
     res["analyze"] = run([opbench, "analyze", "results/quick.json"], work).stdout.splitlines()
     run([opbench, "archive", "archive", a, b, "results/quick.json"], work)
-    res["history"] = run([opbench, "history", "archive", "--suite", "quick"], work).stdout.splitlines()
+    res["history"] = run([opbench, "history", "archive", "--suite", "quick", "--case", "softmax|add"],
+                         work).stdout.splitlines()
     return res
 
 
@@ -180,7 +186,7 @@ def main():
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                             text=True).stdout.strip() or "unknown"
     res = outputs(args, work)
-    caption = machine_line(args.opbench, commit)
+    caption = machine_line(commit)
     for f in markdown_files():
         text = open(f).read()
 

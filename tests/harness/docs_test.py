@@ -45,13 +45,14 @@ import tempfile
 RUN_TIMEOUT = 120  # seconds for one runnable block
 
 # Flags of programs other than opbench that the documents show, beyond those
-# read from scripts/ and .ci/ (meson, ninja, pkg-config, Google Benchmark's
-# compare.py, git, Python, Slurm's sbatch).
+# read from scripts/, tests/ and .ci/ (meson, ninja, pkg-config, Google
+# Benchmark's compare.py, GoogleTest, git, Slurm's sbatch).
 OTHER_TOOLS_FLAGS = {
     "--print-errorlogs", "--benchmark", "--suite", "--no-suite", "--prefix", "--destdir", "--tags", "--no-rebuild",
     "--cflags", "--libs", "--variable", "--timeout-multiplier", "--buildtype", "--wipe", "--reconfigure",
     "--display", "--headless", "--short", "--array", "--version", "--help", "--defined-only", "--dump-only",
-    "--num-callers", "--output",
+    "--num-callers", "--output", "--repeat", "--num-processes", "--gtest_shuffle", "--dirty",
+    "--flag",  # a placeholder in prose ("the `--flag`")
 }
 
 
@@ -116,6 +117,8 @@ def program_flags(opbench):
     for sub in subs:
         text = help_text(opbench, [sub])
         flags[sub] = set(HELP_OPTION.findall(text)) | flags[""]
+        if "--benchmark_* go to Google Benchmark" in top.split(f"\n  {sub} ", 1)[-1].split("\n  ", 1)[0] + text:
+            flags[sub].add("--benchmark_*")
         inner = text.split("SUBCOMMANDS:", 1)[-1] if "SUBCOMMANDS:" in text else text.split("Subcommands:", 1)
         if isinstance(inner, list):
             inner = inner[-1] if len(inner) == 2 else ""
@@ -157,9 +160,13 @@ def program_words(root):
 
 
 def tool_flags(root):
-    """Flags that scripts/ and .ci/ take or pass (the documents show their commands too)."""
+    """Flags that the project's scripts and test tools (scripts/, tests/, .ci/) take or pass:
+    the documents show their commands too."""
     out = set(OTHER_TOOLS_FLAGS)
-    for p in glob.glob(os.path.join(root, "scripts", "*")) + glob.glob(os.path.join(root, ".ci", "*")):
+    paths = glob.glob(os.path.join(root, "scripts", "*")) + glob.glob(os.path.join(root, ".ci", "*"))
+    for ext in ("py", "sh", "cpp", "build"):
+        paths += glob.glob(os.path.join(root, "tests", "**", f"*.{ext}"), recursive=True)
+    for p in paths:
         if os.path.isfile(p):
             with open(p, encoding="utf-8", errors="replace") as f:
                 out |= set(re.findall(r"(--[A-Za-z][\w-]*)", f.read()))
@@ -238,7 +245,7 @@ def flag_ok(flag, allowed):
     if flag in allowed:
         return True
     # --benchmark_* options go to Google Benchmark (run and ab pass them on).
-    return flag.startswith("--benchmark_") and "--benchmark_filter" in allowed
+    return flag.startswith("--benchmark_") and "--benchmark_*" in allowed
 
 
 def check_flags(docs, flags, others):
@@ -248,18 +255,19 @@ def check_flags(docs, flags, others):
         for code, line in command_lines(text):
             if code.lstrip().startswith("$ ") is False and "opbench" not in code and not FLAG.search(code):
                 continue
-            call = OPBENCH_CALL.search(code)
-            if call and call.group(1) in flags:
+            calls = [c for c in OPBENCH_CALL.finditer(code) if c.group(1) in flags]
+            for i, call in enumerate(calls):
                 sub = call.group(1)
                 if call.group(2) and f"{sub} {call.group(2)}" in flags:
                     sub = f"{sub} {call.group(2)}"
-                rest = code[call.end():]
-                # A pipe or ; ends the opbench command.
+                rest = code[call.end():calls[i + 1].start() if i + 1 < len(calls) else len(code)]
+                # A pipe, ;, && or a redirection ends the opbench command.
                 rest = re.split(r"\s(?:\||;|&&|>>?)\s", rest, 1)[0]
                 for flag in FLAG.findall(rest):
                     if not flag_ok(flag, flags[sub]):
                         problems.append(f"flag: {path}:{line}: `opbench {sub}` has no {flag} (opbench {sub} --help)")
-                code = code[:call.start()]
+            if calls:
+                code = code[:calls[0].start()]
             for flag in FLAG.findall(code):
                 if not flag_ok(flag, every) and flag not in others:
                     problems.append(f"flag: {path}:{line}: no opbench command (nor scripts/) takes {flag}")
