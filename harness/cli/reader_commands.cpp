@@ -229,7 +229,8 @@ void ReaderCommands::Options::add_history(CLI::App &app) {
 
 void ReaderCommands::Options::add_merge(CLI::App &app) {
     merge = app.add_subcommand("merge", "merge shards of one suite into one result set");
-    merge->add_option("sets", merge_sets, "result sets of one suite")->required()->check(CLI::ExistingFile);
+    // Not CLI11's ExistingFile: a shard not written yet is named by the merge (read_merge_inputs).
+    merge->add_option("sets", merge_sets, "result sets of one suite")->required();
     add_required_output(merge, merge_out, force, "the merged result set");
     merge->add_flag("--allow-mixed-machines", allow_mixed, "merge sets from different machines");
 }
@@ -490,7 +491,7 @@ int ReaderCommands::Options::run_merge() {
     mo.allow_mixed_machines = allow_mixed;
     Document merged;
     merged.compact = true;
-    merged.data = merge_result_sets(read_sets(merge_sets), mo);
+    merged.data = merge_result_sets(read_merge_inputs(merge_sets), mo);
     try {
         // A result set, written as `opbench run` writes one: the json writer.
         write_file_atomically(merge_out, find_writer("json")->write(merged));
