@@ -395,6 +395,12 @@ int RunCommand::Options::resume(char **argv, const std::string &resume_journal, 
                                           resume_from, journal)};
         const JournalContents done = read_journal(journal);
         const nlohmann::json &h = done.header;
+        // An `opbench ab` run's journal: `ab --resume` finishes it.
+        if (h.value("command", std::string("run")) == "ab") {
+            std::vector<std::string> as_ab = {argv[0], "ab", "--resume", resume_from};
+            as_ab.insert(as_ab.end(), changes.begin(), changes.end());
+            return relaunch(std::move(as_ab), "");
+        }
         std::vector<std::string> args = {argv[0], "run"};
         std::vector<std::string> recorded, dropped(changes);
         for (const auto &a : h.at("args")) recorded.push_back(a.get<std::string>());
