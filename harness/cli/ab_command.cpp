@@ -402,7 +402,7 @@ ResultPath AbCommand::Options::reserve_out(const Suite &suite, const PluginSet &
         request.suite_path = suite_path;
         // --force never replaces what the run reads: opbench, its plugins
         // (both --plugin builds); the suite is refused by suite_path.
-        request.inputs = {{"/proc/self/exe", "the opbench executable running"}};
+        request.inputs = {kRunningExecutable};
         for (const auto &p : plugins.plugins) request.inputs.push_back({p.path, "the loaded plugin " + p.name()});
         if (resuming) request.inputs.push_back({run.resume_journal, "the journal being resumed"});
         result_path = reserve_result_path(request, suite.name);

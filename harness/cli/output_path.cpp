@@ -297,6 +297,10 @@ void check_output_file(const OutputFile &f) {
     for (const auto &[flag, other] : f.other_outputs)
         if (same_as(other))
             refuse_as(f.flag, f.path, fmt::format("is also where {} goes; give each output its own file", flag));
+    // The one rule of every writer (issue 44): the running binary is never
+    // replaced, whichever command writes and whatever --force says.
+    if (same_as(kRunningExecutable.path))
+        refuse_as(f.flag, f.path, fmt::format("is {}; choose another file", kRunningExecutable.what));
     for (const auto &in : f.inputs)
         if (same_as(in))
             refuse_as(f.flag, f.path, fmt::format("is an input of this command ({}); choose another file", in));

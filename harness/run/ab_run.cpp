@@ -15,6 +15,7 @@
 #include "run/run_log.hpp"
 #include "run/runner.hpp"
 #include "run/set_file.hpp"
+#include "writers/text_wrap.hpp"
 
 #include <fmt/format.h>
 
@@ -118,7 +119,8 @@ std::vector<Case> AbRun::block_cases(std::vector<Case> cases, const PairedRunOpt
 void AbRun::open() {
     open_log();
     machine_ = load_or_measure();
-    if (!machine_.warning.empty()) std::cerr << "opbench: " << machine_.warning << "\n";
+    if (const std::string line = peaks_origin_line(machine_); !line.empty())
+        std::cerr << wrap_words(line, 4, 0);
     std::vector<opb_op_desc> descs;
     for (const Case &c : cases_) descs.push_back(c.desc);
     hosts_.open(plugins_, o_.reference, descs, probes_, o_.case_timeout > 0 ? o_.case_timeout : 60.0);
