@@ -264,8 +264,10 @@ ResultPath reserve_result_path(const OutputRequest &request, std::string_view su
                 refuse(shown, "holds something other than the interrupted run's incomplete result set; move it "
                               "away to resume the run");
         } else {
-            if (!request.force) refuse(shown, "already exists; pass --force to replace it, or choose another --out");
+            // The journal first: a killed run's empty set and journal are
+            // finished by --resume, which "pass --force" would not say.
             check_no_journal(shown, shown);
+            if (!request.force) refuse(shown, "already exists; pass --force to replace it, or choose another --out");
         }
         check_directory(shown, directory_of(p));
         result.path_ = shown; // replaced at the end, atomically
