@@ -230,6 +230,12 @@ TEST_F(OutputPathTest, ResumeReplacesOnlyItsOwnIncompleteSet) {
     EXPECT_NE(why.find("the journal of an interrupted run lies beside it"), std::string::npos) << why;
     EXPECT_NE(why.find("opbench run --resume " + journaled), std::string::npos) << why;
     EXPECT_FALSE(fs::exists(journaled)); // nothing reserved
+    // A killed run's empty set and its journal, the same command again without
+    // --force: the journal is named, not "pass --force" (issue 44).
+    std::ofstream(journaled).flush();
+    const std::string again = error_for(fresh);
+    EXPECT_NE(again.find("opbench run --resume " + journaled), std::string::npos) << again;
+    EXPECT_EQ(again.find("already exists"), std::string::npos) << again;
 }
 
 // The reservation is removed on the exit paths that skip destructors (the
