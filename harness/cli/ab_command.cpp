@@ -8,6 +8,7 @@
 #include "plugin/plugin_variant.hpp"
 #include "run/interrupt.hpp"
 #include "run/ab_run.hpp"
+#include "run/code_under_test.hpp"
 #include "run/paired_console.hpp"
 #include "run/run_environment.hpp"
 #include "suite/suite.hpp"
@@ -33,6 +34,7 @@ struct AbBadInput : std::runtime_error {
 struct AbCommand::Options {
     CLI::App *sub = nullptr;
     std::string suite_path, pair, out_path, verify = "fast", reference = "naive", cpus;
+    std::string commit_under_test; // --commit-under-test
     std::vector<std::string> plugin_specs;
     PairedRunOptions run;
     bool no_out = false, force = false, allow_insecure = false, no_progress = false;
@@ -93,6 +95,7 @@ AbCommand::AbCommand(CLI::App &app) : o_(std::make_unique<Options>()) {
                                   "refused unless --force");
     o.sub->add_flag("--no-out", o.no_out, "write no result set")->excludes(out);
     o.sub->add_flag("--force", o.force, "replace an existing --out file");
+    o.sub->add_option("--commit-under-test", o.commit_under_test, kCommitUnderTestHelp);
     o.sub->add_flag("--no-progress", o.no_progress, "print no line per case, only the summary");
     o.sub->add_flag("--allow-insecure-plugins", o.allow_insecure,
                     "load plugin files even where others may write them (file or directory mode o+w)");
@@ -242,6 +245,7 @@ std::optional<int> AbCommand::run() {
         std::vector<PluginVariantSpec> specs;
         const PluginSet plugins = o.plugins_with_builds(specs);
         o.record_insecure(plugins);
+        o.run.code_under_test = code_under_test(o.commit_under_test);
         o.choose_pair(specs, plugins);
         o.choose_reference(plugins);
         o.run.verify = *verify_mode_from_name(o.verify);
