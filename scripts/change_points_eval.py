@@ -16,6 +16,9 @@ import sys
 import time
 
 
+SIGMA_BANDS = (0.01, 0.02, 0.03, 1.0)  # the truth's run-to-run sigma of a case, grouped
+
+
 def near(change_run, at):
     return abs(change_run - at) <= 1
 
@@ -57,14 +60,22 @@ def main():
     data = json.loads(out)
     if len(data["cases"]) != len(truth["cases"]):
         sys.exit(f"history has {len(data['cases'])} cases, the truth {len(truth['cases'])}")
-    tally, false_changes = {}, 0
+    tally, by_band, false_changes = {}, {}, 0
     for planted, found in zip(truth["cases"], data["cases"]):
         false_changes += score_case(planted["events"], found["changes"], tally)
+        if planted["sigma"] is None:
+            continue
+        band = next(b for b in SIGMA_BANDS if planted["sigma"] <= b)
+        score_case(planted["events"], found["changes"], by_band.setdefault(band, {}))
     case_runs = sum(c["usable_runs"] for c in data["cases"])
     print(" ".join(cmd))
     print(f"{len(data['runs'])} runs x {len(data['cases'])} cases, history --changes: {wall:.2f} s wall")
     for key, (found, total) in sorted(tally.items()):
         print(f"  {key:28} found {found}/{total} = {100 * found / total:.1f}%")
+    for band, t in sorted(by_band.items()):
+        cases = sum(1 for c in truth["cases"] if c["sigma"] and next(b for b in SIGMA_BANDS if c["sigma"] <= b) == band)
+        shown = ", ".join(f"{k} {f}/{n}" for k, (f, n) in sorted(t.items()))
+        print(f"  cases with run-to-run sigma <= {band * 100:g}% ({cases}): {shown}")
     print(f"  changes not planted: {false_changes} = {1000 * false_changes / case_runs:.3f} per 1,000 case-runs")
 
 

@@ -21,11 +21,14 @@ against it):
     up or down); drift: +1% per 10 runs over 50 runs every 200 runs;
   - revert: a 5% step every 200 runs, undone 10-40 runs later;
   - regression: every case 20% slower from the 5th newest run on.
+--sigma S sets every case's run-to-run sigma and its repetitions' spread to S
+instead (a test's known noise).
 Every copy records its commit as context.opbench.code_under_test, and drops
 its per-sample arrays (history reads the repetitions' medians).
 
 usage: generate_archive.py SET.json DIR N [--opbench PATH]
-                           [--plant aa|steps|drift|revert --truth FILE [--seed S]]"""
+                           [--plant aa|steps|drift|revert|regression --truth FILE
+                            [--seed S] [--sigma S]]"""
 import json
 import math
 import os
@@ -51,6 +54,7 @@ def main():
     plant = take_option(args, "--plant")
     truth = take_option(args, "--truth")
     seed = int(take_option(args, "--seed") or 43)
+    sigma = take_option(args, "--sigma")
     if len(args) != 3 or (plant and (plant not in PLANTS or not truth)):
         sys.exit(__doc__)
     src, out, n = args[0], args[1], int(args[2])
@@ -61,7 +65,7 @@ def main():
     ob["machine"]["id"] = ob["machine"].get("id") or "generated-machine"
     if plant:
         global copies  # pylint: disable=global-statement
-        planted = Planted(base, n, plant, random.Random(seed))
+        planted = Planted(base, n, plant, random.Random(seed), float(sigma) if sigma else None)
         copies = planted.copies
         with open(truth, "w", encoding="utf-8") as f:
             json.dump(planted.truth(), f, indent=1)
@@ -88,14 +92,18 @@ EPISODE_RATE, EPISODE_SLOWDOWN = 0.01, (1.3, 1.9)
 
 
 def repetition_medians(result_set):
-    """Each case's repetition medians, by run_name, in order of first appearance."""
+    """Each case's repetition medians, by run_name, in order of first
+    appearance (history's order of cases); none for a case without a time
+    (starved, failed: history leaves it out)."""
     cases = {}
     for b in result_set["benchmarks"]:
-        st = b.get("stats")
-        if b.get("run_type", "iteration") != "iteration" or not isinstance(st, dict):
+        if b.get("run_type", "iteration") != "iteration":
             continue
-        if isinstance(st.get("median"), (int, float)) and st["median"] > 0:
-            cases.setdefault(b.get("run_name", b.get("name")), []).append(st["median"])
+        medians = cases.setdefault(b.get("run_name", b.get("name")), [])
+        st = b.get("stats")
+        if b.get("status", "passed") == "passed" and isinstance(st, dict) \
+                and isinstance(st.get("median"), (int, float)) and st["median"] > 0:
+            medians.append(st["median"])
     return cases
 
 
@@ -133,13 +141,18 @@ def level(case_events, i):
 class Planted:
     """Copies whose cases carry noise and planted changes."""
 
-    def __init__(self, base, n, kind, rng):
+    def __init__(self, base, n, kind, rng, sigma=None):
         self.base, self.n, self.rng = without_samples(base), n, rng
         self.cases = []
         for name, medians in repetition_medians(base).items():
+            if not medians:  # no time in the set: history leaves the case out
+                self.cases.append({"run_name": name, "sigma": None, "events": []})
+                continue
             mid = sorted(medians)[len(medians) // 2]
             spread = (max(medians) - min(medians)) / 2 / mid if len(medians) > 1 else 0.01
-            self.cases.append({"run_name": name, "sigma": min(0.05, max(0.001, spread)),
+            if sigma is not None:
+                set_spread(self.base, name, mid, spread, sigma)
+            self.cases.append({"run_name": name, "sigma": sigma or min(0.05, max(0.001, spread)),
                                "events": events(kind, n, rng)})
 
     def truth(self):
@@ -151,6 +164,8 @@ class Planted:
     def factors(self, i):
         out = {}
         for c in self.cases:
+            if c["sigma"] is None:
+                continue
             f = level(c["events"], i) * math.exp(self.rng.gauss(0, c["sigma"]))
             if self.rng.random() < EPISODE_RATE:
                 f *= self.rng.uniform(*EPISODE_SLOWDOWN)
@@ -169,6 +184,17 @@ class Planted:
             ob["code_under_test"] = {"commit": commit, "source": "--commit-under-test"}
             name = stamp.replace("-", "").replace(":", "") + f"-{commit}.json"
             yield name, stamp, commit, json.dumps(scaled_cases(self.base, self.factors(i)))
+
+
+def set_spread(result_set, name, mid, spread, sigma):
+    """Moves a case's repetition medians toward (or away from) their median
+    so that their spread is `sigma` (--sigma: a test's known noise)."""
+    scale = sigma / spread if spread > 0 else 0
+    for b in result_set["benchmarks"]:
+        st = b.get("stats")
+        if b.get("run_name", b.get("name")) == name and isinstance(st, dict) \
+                and isinstance(st.get("median"), (int, float)):
+            st["median"] = mid + (st["median"] - mid) * scale
 
 
 def without_samples(result_set):

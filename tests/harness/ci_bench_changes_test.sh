@@ -32,13 +32,13 @@ echo "== 1: the base set"
 
 echo "== 2: A/A archive passes"
 python3 "$src/scripts/generate_archive.py" "$work/base.json" "$work/aa" 30 --opbench "$opbench" \
-  --plant aa --truth "$work/aa.truth.json" --seed 7 > /dev/null
+  --plant aa --truth "$work/aa.truth.json" --seed 7 --sigma 0.01 > /dev/null
 gate "$work/aa" > "$work/aa.log" 2>&1 || { cat "$work/aa.log"; fail "the A/A archive failed the change gate"; }
 grep -q "gate passed" "$work/aa.log" || { cat "$work/aa.log"; fail "no 'gate passed'"; }
 
 echo "== 3: a planted regression fails, naming its commits"
 python3 "$src/scripts/generate_archive.py" "$work/base.json" "$work/reg" 30 --opbench "$opbench" \
-  --plant regression --truth "$work/reg.truth.json" --seed 7 > /dev/null
+  --plant regression --truth "$work/reg.truth.json" --seed 7 --sigma 0.01 > /dev/null
 rc=0
 gate "$work/reg" > "$work/reg.log" 2>&1 || rc=$?
 [ $rc -eq 1 ] || { cat "$work/reg.log"; fail "a planted regression gave exit $rc, not 1"; }

@@ -172,7 +172,7 @@ def history_changes(browser, opbench, work, first):
     shutil.rmtree(archive, ignore_errors=True)
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "generate_archive.py")
     subprocess.run([sys.executable, script, first, archive, "30", "--opbench", opbench, "--plant", "regression",
-                    "--truth", os.path.join(work, "changes-truth.json"), "--seed", "5"], check=True,
+                    "--truth", os.path.join(work, "changes-truth.json"), "--seed", "5", "--sigma", "0.01"], check=True,
                    capture_output=True)
     newest = json.load(open(os.path.join(archive, "index.json")))["sets"][-1]["path"]
     report = os.path.join(work, "report-changes.html")
