@@ -23,7 +23,7 @@ commit_of_run() { python3 -c "print(f'{($1 * 2654435761) % 2**48:012x}')"; }
 # gate ARCHIVE: ci-bench.sh on the archive's newest set, nothing archived.
 gate() {
   "$src/scripts/ci-bench.sh" --opbench "$opbench" --archive "$1" --set "$1/$(newest "$1")" --no-archive \
-    --compare-args "--threshold 1000% --accept-unmet-noise" --changes-gate 8
+    --compare-args "--threshold 99% --accept-unmet-noise" --changes-gate 8
 }
 
 echo "== 1: the base set"
