@@ -19,8 +19,11 @@ import time
 SIGMA_BANDS = (0.01, 0.02, 0.03, 1.0)  # the truth's run-to-run sigma of a case, grouped
 
 
-def near(change_run, at):
-    return abs(change_run - at) <= 1
+LOOSE = 5  # runs: a step found this near is found, if not at its commit
+
+
+def near(change_run, at, within=1):
+    return abs(change_run - at) <= within
 
 
 def score_case(events, changes, tally):
@@ -31,6 +34,9 @@ def score_case(events, changes, tally):
         if kind == "step":
             hit = [i for i, c in enumerate(changes) if near(c["first_after"]["run"], at)]
             key = f"step {abs(e['size']) * 100:g}%"
+            loose = [i for i, c in enumerate(changes) if near(c["first_after"]["run"], at, LOOSE)]
+            found, total = tally.get(key + f" (+-{LOOSE} runs)", (0, 0))
+            tally[key + f" (+-{LOOSE} runs)"] = (found + bool(loose), total + 1)
         elif kind == "drift":
             hit = [i for i, c in enumerate(changes) if at <= c["first_after"]["run"] <= end + 1]
             key = "drift 5% over 50 runs"

@@ -4,7 +4,9 @@
 // repetitions' spread over the square root of their count) plus the
 // between-run variance of the series, estimated robustly from successive
 // differences, so a noisy run counts less and a quiet series is not fitted
-// to its runs' own noise. Runs without a time (starved, failed, absent) are
+// to its runs' own noise; the variances are then scaled together to the
+// scatter of the series' successive differences (a loaded machine's
+// repetitions can spread far more than its runs' medians move). Runs without a time (starved, failed, absent) are
 // left out by the caller (`usable` false).
 //
 // The penalty is in chi-square units (the fit's cost is a weighted sum of

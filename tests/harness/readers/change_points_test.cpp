@@ -96,13 +96,27 @@ TEST(ChangePoints, TooFewRunsHoldNoChange) {
 }
 
 TEST(ChangePoints, ANoisyRunWeighsLess) {
-    // Runs whose repetitions spread 30% say little; a penalty that a quiet
-    // series' step passes is not passed by the same step in such runs.
-    auto quiet = series(60, 0.01, [](std::size_t i) { return i >= 30 ? 1.04 : 1.0; });
+    // Three runs 6% slower among quiet ones are a change and its return;
+    // the same three runs with repetitions that spread 50% say little.
+    auto quiet = series(60, 0.01, [](std::size_t i) { return i >= 30 && i < 33 ? 1.06 : 1.0; });
     auto noisy = quiet;
-    for (auto &p : noisy) p.spread = 0.3;
-    EXPECT_EQ(find_change_points(quiet).size(), 1u);
+    for (std::size_t i = 30; i < 33; ++i) noisy[i].spread = 0.5;
+    EXPECT_EQ(find_change_points(quiet).size(), 2u);
     EXPECT_TRUE(find_change_points(noisy).empty());
+}
+
+TEST(ChangePoints, SpreadsThatOverstateTheScatterKeepTheirProportions) {
+    // A loaded machine: every run's repetitions spread 30% while its median
+    // moves 1%; a 5% step is still found (the variances take the series'
+    // scale), and an A/A series of such runs still has none.
+    auto stepped = series(200, 0.01, [](std::size_t i) { return i >= 100 ? 1.05 : 1.0; });
+    auto steady = series(200, 0.01, flat, 7);
+    for (auto *s : {&stepped, &steady})
+        for (auto &p : *s) p.spread = 0.3;
+    const auto c = find_change_points(stepped);
+    ASSERT_EQ(c.size(), 1u);
+    EXPECT_EQ(c[0].after, 100u);
+    EXPECT_TRUE(find_change_points(steady).empty());
 }
 
 TEST(ChangePoints, BetweenRunSigmaFromSuccessiveDifferences) {
