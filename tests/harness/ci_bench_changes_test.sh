@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # scripts/ci-bench.sh --changes-gate (issue 43) on generated archives whose
 # times are known, so no two timed runs need to agree:
-#   1. one real run of tests/harness/ci_gate.toml is the base set;
+#   1. one real run of tests/harness/ci_gate.toml is the base set; its
+#      --commit-under-test is in the set and the archive index, and a run
+#      under GITHUB_SHA records that;
 #   2. an A/A archive of 30 runs (scripts/generate_archive.py --plant aa: the
 #      base set's spread as run-to-run noise, rare slow runs) passes the gate;
 #   3. an archive whose cases all step 20% slower at run 25 of 30 (--plant
 #      regression) fails it, the message naming the commit range (runs 24 and
 #      25's commits) and the size;
 #   4. an archive of 4 runs is too young to hold a change: a note, not a failure;
-#      `history --changes` on it exits 2 saying why, and on one whose run's
-#      file is gone exits 2 naming the file.
+#      `history --changes` on it exits 2 saying why; on an archive of two
+#      machines it reads the one --machine names and says there are two; on
+#      one whose run's file is gone it exits 2 naming the file.
 # usage: ci_bench_changes_test.sh SOURCE_ROOT OPBENCH SLOWDOWN_PLUGIN
 set -euo pipefail
 src=$1 opbench=$2 plugin=$3
@@ -26,9 +29,22 @@ gate() {
     --compare-args "--threshold 99% --accept-unmet-noise" --changes-gate 8
 }
 
-echo "== 1: the base set"
-"$opbench" run "$src/tests/harness/ci_gate.toml" --no-progress --out "$work/base.json" > "$work/run.log" 2>&1 ||
+echo "== 1: the base set, with the commit under test"
+"$opbench" run "$src/tests/harness/ci_gate.toml" --no-progress --out "$work/base.json" \
+  --commit-under-test feedface0123 --archive "$work/real" > "$work/run.log" 2>&1 ||
   { cat "$work/run.log"; fail "the base run failed"; }
+python3 - "$work/base.json" "$work/real/index.json" <<'PY' || fail "the commit under test is not in the set and the index"
+import json, sys
+cut = json.load(open(sys.argv[1]))["context"]["opbench"]["code_under_test"]
+assert cut == {"commit": "feedface0123", "source": "--commit-under-test"}, cut
+assert json.load(open(sys.argv[2]))["sets"][0]["commit_under_test"] == "feedface0123"
+PY
+GITHUB_SHA=0123abcd "$opbench" run "$src/tests/harness/ci_gate.toml" --no-progress --out "$work/env.json" \
+  > "$work/env.log" 2>&1 || { cat "$work/env.log"; fail "the run with GITHUB_SHA failed"; }
+python3 -c 'import json, sys
+cut = json.load(open(sys.argv[1]))["context"]["opbench"]["code_under_test"]
+assert cut == {"commit": "0123abcd", "source": "GITHUB_SHA"}, cut' "$work/env.json" ||
+  fail "GITHUB_SHA is not recorded as the commit under test"
 
 echo "== 2: A/A archive passes"
 python3 "$src/scripts/generate_archive.py" "$work/base.json" "$work/aa" 30 --opbench "$opbench" \
@@ -56,6 +72,16 @@ rc=0
 "$opbench" history "$work/young" --suite ci-gate --changes > "$work/young-h.log" 2>&1 || rc=$?
 [ $rc -eq 2 ] && grep -q "has 4 runs on machine .*need at least 6" "$work/young-h.log" ||
   { cat "$work/young-h.log"; fail "history --changes on 4 runs: exit $rc, not 2 with the reason"; }
+# Two machines in one archive: the newest run's machine, and a note naming both.
+python3 -c 'import json, sys
+s = json.load(open(sys.argv[1])); s["context"]["opbench"]["machine"]["id"] = "other-machine"
+json.dump(s, open(sys.argv[2], "w"))' "$work/base.json" "$work/other.json"
+python3 "$src/scripts/generate_archive.py" "$work/other.json" "$work/aa" 8 --opbench "$opbench" \
+  --plant aa --truth "$work/other.truth.json" > /dev/null
+"$opbench" history "$work/aa" --suite ci-gate --changes --machine other-machine > "$work/two.log" 2>&1 ||
+  { cat "$work/two.log"; fail "history --changes on two machines failed"; }
+grep -q "on other-machine (8 runs" "$work/two.log" && grep -q "on 2 machines" "$work/two.log" ||
+  { cat "$work/two.log"; fail "two machines: not the one asked for, or no note"; }
 gone=$(newest "$work/aa")
 rm "$work/aa/$gone" "$work/aa/${gone%.json}.summaries.cbor"
 rc=0

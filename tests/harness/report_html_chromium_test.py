@@ -155,7 +155,7 @@ var charts = document.querySelectorAll('svg[data-chart="history"]').length;
 var marked = Array.from(document.querySelectorAll('svg[data-chart="history"]')).filter(function (s) {
   return s.querySelector('line.change'); }).length;
 document.body.dataset.changes = JSON.stringify({width: w, marks: marks.length, marks_out: marksOut, charts: charts,
-  marked: marked, rows: table ? table.tBodies[0].rows.length : 0, cells_out: cellsOut,
+  marked: marked, rows: table ? Array.from(table.rows).filter(function (r) { return r.querySelector('td'); }).length : 0, cells_out: cellsOut,
   title: marks.length ? marks[0].textContent : ''});
 </script></body>"""
 
