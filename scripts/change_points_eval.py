@@ -81,7 +81,10 @@ def main():
     for band, t in sorted(by_band.items()):
         cases = sum(1 for c in truth["cases"] if c["sigma"] and next(b for b in SIGMA_BANDS if c["sigma"] <= b) == band)
         shown = ", ".join(f"{k} {f}/{n}" for k, (f, n) in sorted(t.items()))
-        print(f"  cases with run-to-run sigma <= {band * 100:g}% ({cases}): {shown}")
+        edges = (0,) + SIGMA_BANDS
+        low = edges[SIGMA_BANDS.index(band)]
+        name = f"> {low * 100:g}%" if band == SIGMA_BANDS[-1] else f"{low * 100:g}-{band * 100:g}%"
+        print(f"  cases with run-to-run sigma {name} ({cases}): {shown}")
     print(f"  changes not planted: {false_changes} = {1000 * false_changes / case_runs:.3f} per 1,000 case-runs")
 
 
