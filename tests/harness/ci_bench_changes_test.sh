@@ -62,6 +62,17 @@ before=$(commit_of_run 24) after=$(commit_of_run 25)
 grep -q "regression: .*% slower .* between $before (run 24) and $after (run 25)" "$work/reg.log" ||
   { cat "$work/reg.log"; fail "the message does not name runs 24..25 ($before..$after)"; }
 grep -q "change point to slower among the newest 8" "$work/reg.log" || { cat "$work/reg.log"; fail "no gate line"; }
+# The console table of those changes: one row per case (ci_gate.toml: 2 cases x
+# 2 backends), within 100 columns.
+"$opbench" history "$work/reg" --suite ci-gate --changes > "$work/reg-console.txt"
+python3 - "$work/reg-console.txt" <<'PY' || fail "history --changes' console table"
+import sys
+lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
+wide = [l for l in lines if len(l) > 100]
+assert not wide, f"lines over 100 columns: {wide[:3]}"
+rows = [l for l in lines if "[naive]" in l or "[slowdown]" in l]
+assert len(rows) == 4 and all(".." in r and "1.2" in r for r in rows), rows
+PY
 
 echo "== 4: too few runs, a missing set"
 python3 "$src/scripts/generate_archive.py" "$work/base.json" "$work/young" 4 --opbench "$opbench" \
