@@ -235,7 +235,9 @@ std::vector<ChangePoint> find_change_points(const std::vector<SeriesPoint> &seri
     const Weighted all = weighted_series(series);
     const Weighted kept = without_outliers(all);
     if (kept.x.size() < 2 * o.min_runs) return {};
-    const Weighted second = near_fit(all, kept, fit(kept, o));
+    const Fit first = fit(kept, o);
+    const Weighted second = near_fit(all, kept, first);
+    if (second.index == kept.index) return changes_of(kept, first); // nothing came back: the same fit
     if (second.x.size() < 2 * o.min_runs) return {};
     return changes_of(second, fit(second, o));
 }
