@@ -74,7 +74,13 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
         return app.exit(e) == 0 ? 0 : kExitBadInput;
     }
     if (std::optional<int> rc = readers.run()) return *rc;
-    if (std::optional<int> rc = ab.run()) return *rc;
+    // --resume: the command line rebuilt from the journal, parsed afresh.
+    auto relaunch = [](std::vector<std::string> args, const std::string &journal) {
+        std::vector<char *> replay;
+        for (auto &a : args) replay.push_back(a.data());
+        return run_cli(static_cast<int>(replay.size()), replay.data(), journal);
+    };
+    if (std::optional<int> rc = ab.run(argc, argv, resume_journal, relaunch)) return *rc;
     if (std::optional<int> rc = run.pin_cpus()) return *rc; // before plugins load
 
     PluginSet plugins = discover_plugins(default_plugin_search_paths(), DiscoverOptions{allow_insecure_plugins});
@@ -86,11 +92,7 @@ int run_cli(int argc, char **argv, const std::string &resume_journal) {
         return validate_command(validate_paths, plugins);
     }
     if (*machine) return machine_id_only ? machine_id_command() : machine_command(refresh);
-    return run.run(plugins, argc, argv, resume_journal, [](std::vector<std::string> args, const std::string &journal) {
-        std::vector<char *> replay;
-        for (auto &a : args) replay.push_back(a.data());
-        return run_cli(static_cast<int>(replay.size()), replay.data(), journal);
-    });
+    return run.run(plugins, argc, argv, resume_journal, relaunch);
 }
 
 } // namespace

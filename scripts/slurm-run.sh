@@ -55,15 +55,20 @@ set_path="$dir/shard-$i.json"
 journal="$set_path.journal"
 attempts="$dir/shard-$i.attempts"
 node=${SLURMD_NODENAME:-$(hostname -s)}
-machine=$("$opbench" machine --id) || { echo "slurm-run: shard $i: $opbench does not run on $node" >&2; exit 3; }
 restarts=${SLURM_RESTART_COUNT:-0}
+if ! machine=$("$opbench" machine --id); then
+  echo "slurm-run: shard $i: $opbench does not run on $node" >&2
+  { echo "attempt=$((restarts + 1)) node=$node machine=none job=${SLURM_ARRAY_JOB_ID}_$i start=$(date -u +%FT%TZ)"
+    echo "end=$(date -u +%FT%TZ) exit=3 ($opbench does not run on $node)"; } >>"$attempts"
+  exit 3
+fi
 echo "slurm-run: shard $i/$count, job ${SLURM_ARRAY_JOB_ID}_$i, attempt $((restarts + 1)) (SLURM_RESTART_COUNT=$restarts), node $node, machine $machine"
 
 # A journal from an attempt on another machine type is not resumed: its
 # entries would join this machine's under one context. It is kept aside and
 # the shard starts over.
 if [ -e "$journal" ] && [ -s "$attempts" ]; then
-  before=$(sed -n 's/.* machine=\([^ ]*\).*/\1/p' "$attempts" | tail -n 1)
+  before=$(sed -n 's/.* machine=\([^ ]*\).*/\1/p' "$attempts" | grep -vx none | tail -n 1) # none: opbench did not run
   if [ -n "$before" ] && [ "$before" != "$machine" ]; then
     echo "slurm-run: shard $i: the last attempt ran on machine $before, this one on $machine: starting over (kept: $set_path.$before)"
     mv "$set_path" "$set_path.$before" 2>/dev/null || true
@@ -118,19 +123,41 @@ count=$2
 merge_args=($(quote "${merge_args[@]}"))
 EOF
   cat >>"$1/merge.sh" <<'EOF'
-sets=()
+array=$(sed -n 's/^array=//p' "$dir/slurm-run.env" 2>/dev/null)
+# How shard I's last attempt ended, from its attempts file; "" when it ended well.
+shard_trouble() {
+  local last
+  last=$(tail -n 1 "$dir/shard-$1.attempts" 2>/dev/null)
+  case "$last" in
+    "") echo "never started (cancelled while pending?)" ;;
+    attempt=*) echo "started and recorded no end: still running, or its node was lost" ;;
+    *"exit=0"*) ;;
+    *) echo "ended with exit=${last##* exit=}" ;;
+  esac
+}
+sets=() trouble=0
 for i in $(seq 1 "$count"); do
   f="$dir/shard-$i.json"
   last=$(tail -n 2 "$dir/shard-$i.attempts" 2>/dev/null | tr '\n' ' ')
   echo "slurm-run: shard $i/$count: ${last:-never started}"
-  # An empty file is the path a run reserved and never wrote: opbench merge
-  # then names the shard as missing.
-  if [ -s "$f" ]; then sets+=("$f"); else echo "slurm-run: shard $i/$count wrote no result set ($f; log $dir/logs/shard-$i.log)"; fi
+  why=$(shard_trouble "$i")
+  if [ -n "$why" ] || [ ! -s "$f" ]; then
+    trouble=1
+    echo "slurm-run: shard $i/$count ${why:-wrote no result set}: log $dir/logs/shard-$i.log" >&2
+  fi
+  # Every file a shard left, an empty one too (a run's reservation): opbench
+  # merge names each that is not a set yet, with its shard (from its journal).
+  if [ -e "$f" ]; then sets+=("$f"); fi
 done
 [ ${#sets[@]} -gt 0 ] || { echo "slurm-run: no shard wrote a result set" >&2; exit 1; }
 "$opbench" merge "${sets[@]}" -o "$dir/merged.json" --force "${merge_args[@]}"
 rc=$?
-[ $rc -eq 0 ] && echo "slurm-run: merged set: $dir/merged.json" || echo "slurm-run: merge refused (exit $rc): nothing written" >&2
+if [ $rc -eq 0 ]; then echo "slurm-run: merged set: $dir/merged.json"; exit 0; fi
+echo "slurm-run: merge refused (exit $rc): nothing written" >&2
+if [ "$trouble" -eq 1 ]; then
+  echo "slurm-run: for each shard I above: \`scontrol requeue ${array}_I\` (it resumes from its" \
+    "journal), then \`scripts/slurm-run.sh --merge $dir\`" >&2
+fi
 exit $rc
 EOF
   chmod +x "$1/merge.sh"
@@ -149,7 +176,10 @@ EOF
   cat >>"$dir/compare.sh" <<'EOF'
 sets=()
 for t in "${types[@]}"; do
-  if [ -s "$dir/$t/merged.json" ]; then sets+=("$dir/$t/merged.json")
+  if [ -s "$dir/$t/merged.json" ]; then
+    # compare names a column after its set's file: DIR/TYPE.json, not TYPE/merged.json.
+    ln -f "$dir/$t/merged.json" "$dir/$t.json" 2>/dev/null || cp -f "$dir/$t/merged.json" "$dir/$t.json"
+    sets+=("$dir/$t.json")
   else echo "slurm-run: node type $t has no merged set ($dir/$t/logs/merge.log says why)" >&2; fi
 done
 [ ${#sets[@]} -ge 2 ] || { echo "slurm-run: fewer than two node types merged: nothing to compare" >&2; exit 1; }
@@ -187,6 +217,64 @@ submit_merge() { # DIR ARRAY_JOB
   id=$(sbatch --parsable --job-name="opbench-merge" --dependency="afterany:$2" --ntasks=1 \
     --output="$1/logs/merge.log" --open-mode=append "${placement_args[@]}" "$1/merge.sh")
   echo "${id%%;*}"
+}
+
+# --- the pre-check: every shard's case list, before anything is submitted ----------
+
+# Exit status of `opbench run SUITE --shard I/N --list` with the run options;
+# its stderr goes to $precheck_err.
+list_ok() { "$opbench" run "$suite" --shard "$1" --list "${run_args[@]}" >/dev/null 2>"$precheck_err"; }
+
+# The run options' --benchmark_filter, "" when none.
+filter_of() {
+  local a f=""
+  for a in "$@"; do case "$a" in --benchmark_filter=*) f=${a#*=} ;; esac; done
+  printf '%s' "$f"
+}
+
+# The most shards below --shards whose every shard keeps a case (each count
+# tried from the top stops at its first empty shard; 200 lists at most, then
+# only 1); "" when none.
+fitting_shards() {
+  local k i tries=0
+  for ((k = shards - 1; k >= 2 && tries < 200; k--)); do
+    for ((i = 1; i <= k; i++)); do
+      tries=$((tries + 1))
+      list_ok "$i/$k" || continue 2
+    done
+    echo "$k"
+    return
+  done
+  if list_ok 1/1; then echo 1; fi
+}
+
+# Caught here, not by failed jobs: each shard's job runs `opbench run SUITE
+# --shard i/N` with the run options, and one that has no case fails. A
+# --benchmark_filter can empty shard 1 of 3 and keep cases in the others, so
+# every shard is listed, not one.
+precheck_shards() {
+  local i empty=() first_err="" filter k
+  precheck_err=$(mktemp)
+  filter=$(filter_of "${run_args[@]}")
+  for i in $(seq 1 "$shards"); do
+    list_ok "$i/$shards" && continue
+    if [ -z "$filter" ] || ! grep -q -- '--benchmark_filter' "$precheck_err"; then
+      sed 's/^/  /' "$precheck_err" >&2; rm -f "$precheck_err"
+      die "opbench refused shard $i/$shards (above): nothing submitted; fix the suite, --shards or the run options"
+    fi
+    empty+=("$i/$shards")
+    [ -n "$first_err" ] || first_err=$(sed 's/^/  /' "$precheck_err")
+  done
+  [ ${#empty[@]} -eq 0 ] && { rm -f "$precheck_err"; return 0; }
+  local which="shard ${empty[0]}"
+  [ ${#empty[@]} -eq 1 ] || which="shards $(IFS=,; echo "${empty[*]}" | sed 's/,/, /g')"
+  echo "$first_err" >&2
+  echo "slurm-run: --benchmark_filter=$filter leaves $which with no case, so" \
+    "${#empty[@]} job(s) would fail; nothing submitted" >&2
+  k=$(fitting_shards)
+  rm -f "$precheck_err"
+  [ -n "$k" ] || die "--benchmark_filter=$filter matches no case of $suite: widen it (opbench run SUITE --list)"
+  die "use --shards $k (each of its $k shards keeps a case: checked), or widen the filter"
 }
 
 # --merge OUT: the merge again, after the array's last task ends.
@@ -234,9 +322,7 @@ done
 [[ "$shards" =~ ^[1-9][0-9]*$ ]] || die "--shards '$shards': expected a whole number >= 1"
 [ -x "$opbench" ] || die "no opbench at $opbench: build it (meson compile -C build) or pass --opbench PATH"
 opbench=$(realpath "$opbench")
-# Caught here, not by N failed jobs: the suite, and a shard count it can fill.
-"$opbench" run "$suite" --shard "$shards/$shards" --list "${run_args[@]}" >/dev/null ||
-  die "opbench refused the suite, --shard $shards/$shards or the run options above"
+precheck_shards
 suite_name=$(basename "$suite" .toml)
 [ -n "$out" ] || out="results/slurm-$suite_name-$(date -u +%Y%m%d-%H%M%S)"
 mkdir -p "$out"

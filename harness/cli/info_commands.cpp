@@ -7,6 +7,7 @@
 #include "machine/machine.hpp"
 #include "opbench/ops.hpp"
 #include "plugin/backend_facts.hpp"
+#include "plugin/plugin_variant.hpp"
 #include "readers/result_set_reader.hpp"
 #include "run/git_commit.hpp"
 #include "suite/case_names.hpp"
@@ -109,11 +110,14 @@ int list_command(const PluginSet &plugins) {
 }
 
 int validate_command(const std::vector<std::string> &paths, const PluginSet &plugins) {
-    SuiteOptions so{known_backends(plugins)};
     int rc = 0;
     for (const auto &path : paths) {
         try {
-            Suite s = load_suite_file(path, so);
+            // The suite's own plugin builds, checked as `run` checks them: a
+            // suite naming /etc/passwd as a plugin is not ok (issue 44).
+            PluginSet with_builds = plugins;
+            add_plugin_variants(with_builds, plugin_builds(path, {}), plugins.allow_insecure);
+            Suite s = load_suite_file(path, SuiteOptions{known_backends(with_builds)});
             for (const auto &w : s.warnings) std::cerr << w << "\n"; // used, not refused: still ok
             check_unique_names(s.cases);
             std::size_t runs = 0;
@@ -137,6 +141,9 @@ int validate_command(const std::vector<std::string> &paths, const PluginSet &plu
         } catch (const SuiteError &e) {
             std::cerr << printable(e.what()) << "\n";
             rc = kExitBadInput;
+        } catch (const PluginSpecError &e) {
+            std::cerr << "opbench validate: " << printable(e.what()) << "\n";
+            rc = kExitBadInput;
         }
     }
     return rc;
@@ -146,8 +153,11 @@ int machine_command(bool refresh) {
     CachedMachinePeaks c = load_or_measure(refresh);
     const MachinePeaks &p = c.peaks;
     // The cache's path on a line of its own: the CPU model and the path together passed 100 columns.
-    std::cout << fmt::format("{} ({} cores), {}\n  {}\n", p.cpu_model, p.cores,
-                             c.from_cache ? "cached figures from" : "measured now, cached in", c.path.string());
+    if (c.from_cache)
+        std::cout << fmt::format("{} ({} cores), cached figures from\n  {}\n", p.cpu_model, p.cores,
+                                 printable(c.path.string()));
+    else
+        std::cout << fmt::format("{} ({} cores), measured now\n", p.cpu_model, p.cores);
     std::cout << fmt::format("measured {} in {:.1f} s; f32 kernel: {}; int8 kernel: {}\n\n", p.measured_at,
                              p.measure_seconds, p.fma_isa, p.int8_isa.empty() ? "-" : p.int8_isa);
     std::cout << fmt::format("{:>8} {:>14} {:>14} {:>14} {:>12} {:>12}\n", "threads", "f32 GFLOP/s", "bf16 GFLOP/s",
@@ -179,7 +189,7 @@ int machine_command(bool refresh) {
                                  p.one_thread.triad_gbps, p.all_threads.triad_gbps);
     }
     if (!p.notes.empty()) std::cout << "\n" << wrap_words("notes: " + p.notes, 2, 0);
-    if (!c.warning.empty()) std::cerr << wrap_words("opbench machine: warning: " + c.warning, 4, 0);
+    if (const std::string line = peaks_origin_line(c); !line.empty()) std::cerr << wrap_words(printable(line), 4, 0);
     return 0;
 }
 

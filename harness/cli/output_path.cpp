@@ -264,8 +264,10 @@ ResultPath reserve_result_path(const OutputRequest &request, std::string_view su
                 refuse(shown, "holds something other than the interrupted run's incomplete result set; move it "
                               "away to resume the run");
         } else {
-            if (!request.force) refuse(shown, "already exists; pass --force to replace it, or choose another --out");
+            // The journal first: a killed run's empty set and journal are
+            // finished by --resume, which "pass --force" would not say.
             check_no_journal(shown, shown);
+            if (!request.force) refuse(shown, "already exists; pass --force to replace it, or choose another --out");
         }
         check_directory(shown, directory_of(p));
         result.path_ = shown; // replaced at the end, atomically
@@ -297,6 +299,10 @@ void check_output_file(const OutputFile &f) {
     for (const auto &[flag, other] : f.other_outputs)
         if (same_as(other))
             refuse_as(f.flag, f.path, fmt::format("is also where {} goes; give each output its own file", flag));
+    // The one rule of every writer (issue 44): the running binary is never
+    // replaced, whichever command writes and whatever --force says.
+    if (same_as(kRunningExecutable.path))
+        refuse_as(f.flag, f.path, fmt::format("is {}; choose another file", kRunningExecutable.what));
     for (const auto &in : f.inputs)
         if (same_as(in))
             refuse_as(f.flag, f.path, fmt::format("is an input of this command ({}); choose another file", in));

@@ -36,6 +36,9 @@ struct CommandInput {
     std::string what;
 };
 
+// What every output check refuses, by any name, with or without --force.
+inline const CommandInput kRunningExecutable{"/proc/self/exe", "the opbench executable running"};
+
 // Refuses (OutputPathError naming `flag`, the path and what it is) an output
 // that is one of `inputs` (the same device and inode, whatever the name) or
 // lies inside one of `input_dirs` (an archive: its index and every set in it).
@@ -112,7 +115,8 @@ struct OutputFile {
     std::vector<std::pair<std::string, std::string>> other_outputs;
 };
 
-// Refused, always: an empty path; a directory, device, FIFO or socket; an
+// Refused, always: an empty path; the running opbench executable
+// (kRunningExecutable); a directory, device, FIFO or socket; an
 // input of the command (the same file by any name) or a path inside a
 // directory it reads; another output's path; a
 // dangling symlink; a directory that does not exist or is not writable; a

@@ -121,7 +121,7 @@ struct ReaderCommands::Options {
     std::vector<std::string> archive_sets;
     CLI::App *prune_cmd = nullptr;
     std::string prune_dir;
-    std::size_t prune_keep = 0;
+    long long prune_keep = 0; // signed: "-1" is refused as itself, not wrapped to 2^64 - 1
 
     // Each subcommand with its options and flags.
     void add_analyze(CLI::App &app);
@@ -244,7 +244,8 @@ void ReaderCommands::Options::add_history(CLI::App &app) {
 
 void ReaderCommands::Options::add_merge(CLI::App &app) {
     merge = app.add_subcommand("merge", "merge shards of one suite into one result set");
-    merge->add_option("sets", merge_sets, "result sets of one suite")->required()->check(CLI::ExistingFile);
+    // Not CLI11's ExistingFile: a shard not written yet is named by the merge (read_merge_inputs).
+    merge->add_option("sets", merge_sets, "result sets of one suite")->required();
     add_required_output(merge, merge_out, force, "the merged result set");
     merge->add_flag("--allow-mixed-machines", allow_mixed, "merge sets from different machines");
 }
@@ -261,7 +262,9 @@ void ReaderCommands::Options::add_archive(CLI::App &app) {
     prune_cmd = ap;
     ap->add_option("dir", prune_dir, "archive directory")->required()->check(CLI::ExistingDirectory);
     // 0 is refused by archive_prune, with a message that says what would do.
-    ap->add_option("--keep", prune_keep, "sets to keep per machine, suite and build type (1 or more)")->required();
+    ap->add_option("--keep", prune_keep, "sets to keep per machine, suite and build type (1 to 1000000)")
+        ->required()
+        ->check(CLI::Range(0LL, 1'000'000LL));
 }
 
 ReaderCommands::ReaderCommands(CLI::App &app) : o_(std::make_unique<Options>()) {
@@ -349,8 +352,8 @@ std::optional<int> ReaderCommands::Options::add_archived_baseline(std::vector<st
         return kExitBadInput;
     }
     const std::string base_path = confined_file(baseline_from, base->path);
-    std::cerr << fmt::format("opbench compare: baseline {} ({}, commit {})\n", base_path, base->timestamp,
-                             base->commit);
+    std::cerr << fmt::format("opbench compare: baseline {} ({}, commit {})\n", printable(base_path),
+                             printable(base->timestamp), printable(base->commit));
     paths.insert(paths.begin(), base_path);
     // The last runs before it tell how far each case moves between runs.
     std::vector<ResultSet> history;
@@ -445,7 +448,7 @@ void ReaderCommands::Options::flag_canary_drift(const std::vector<ResultSet> &se
             std::cerr << fmt::format("opbench compare: {}: the machine's speed drifted {:.0f}% during its run "
                                      "(drift canary), more than the threshold {:g}%: its unpaired times moved with "
                                      "it (--normalize canary, or a paired run: `opbench ab`)\n",
-                                     set.path, canary_drift(*canary) * 100, threshold * 100);
+                                     printable(set.path), canary_drift(*canary) * 100, threshold * 100);
 }
 
 // compare on one paired set: the threshold is the run's own unless given.
@@ -481,7 +484,7 @@ int ReaderCommands::Options::run_report() {
         std::cerr << "opbench report: " << printable(e.what()) << "\n";
         return kExitEnvironment;
     }
-    std::cerr << fmt::format("opbench report: {} ({} KiB)\n", report_out, html.size() / 1024);
+    std::cerr << fmt::format("opbench report: {} ({} KiB)\n", printable(report_out), html.size() / 1024);
     return 0;
 }
 
@@ -526,7 +529,7 @@ int ReaderCommands::Options::run_merge() {
     mo.allow_mixed_machines = allow_mixed;
     Document merged;
     merged.compact = true;
-    merged.data = merge_result_sets(read_sets(merge_sets), mo);
+    merged.data = merge_result_sets(read_merge_inputs(merge_sets), mo);
     try {
         // A result set, written as `opbench run` writes one: the json writer.
         write_file_atomically(merge_out, find_writer("json")->write(merged));
@@ -535,16 +538,16 @@ int ReaderCommands::Options::run_merge() {
         return kExitEnvironment;
     }
     std::cerr << fmt::format("opbench merge: {} sets, {} entries -> {}\n", merge_sets.size(),
-                             merged.data["benchmarks"].size(), merge_out);
+                             merged.data["benchmarks"].size(), printable(merge_out));
     return 0;
 }
 
 int ReaderCommands::Options::run_archive() {
     if (*prune_cmd) {
-        const PruneResult r = archive_prune(prune_dir, prune_keep);
+        const PruneResult r = archive_prune(prune_dir, static_cast<std::size_t>(prune_keep));
         // Each file actually deleted, and each left with why: a row is not its file.
-        for (const auto &f : r.removed_files) std::cout << fmt::format("removed {}\n", f);
-        for (const auto &why : r.refused) std::cerr << fmt::format("opbench archive prune: {}\n", why);
+        for (const auto &f : r.removed_files) std::cout << fmt::format("removed {}\n", printable(f));
+        for (const auto &why : r.refused) std::cerr << fmt::format("opbench archive prune: {}\n", printable(why));
         std::cout << fmt::format("opbench archive prune: removed {} set(s) ({} file(s)), {:.1f} MiB; kept {}; "
                                  "refused {}\n",
                                  r.removed.size(), r.removed_files.size(), double(r.bytes_freed) / (1 << 20), r.kept,
@@ -558,7 +561,8 @@ int ReaderCommands::Options::run_archive() {
     }
     for (const auto &p : archive_sets) {
         const ArchiveEntry e = archive_store(archive_dir, read_result_set(p));
-        std::cout << fmt::format("{} -> {}\n", p, (std::filesystem::path(archive_dir) / e.path).string());
+        std::cout << fmt::format("{} -> {}\n", printable(p),
+                                 printable((std::filesystem::path(archive_dir) / e.path).string()));
     }
     return 0;
 }

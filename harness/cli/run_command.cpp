@@ -34,6 +34,7 @@
 #include <filesystem>
 #include <optional>
 #include <iostream>
+#include <set>
 
 namespace fs = std::filesystem;
 
@@ -177,6 +178,22 @@ std::string resumed_out(const std::string &journal) {
                                       "set is unknown; resume through the result set's path",
                                       journal)};
     return journal.substr(0, journal.size() - kSuffix.size());
+}
+
+// "opbench: resuming OUT (N case x backend finished) from JOURNAL": OUT is
+// the set this resume writes (the journal's own name less .journal), and N
+// counts each case once however often its line repeats (issue 44: a copied
+// journal named another set, and a duplicated line counted twice).
+std::string resume_message(const JournalContents &done, const std::string &out, const std::string &journal) {
+    std::set<std::string> finished;
+    for (const nlohmann::json &e : done.entries)
+        if (e.contains("case") && e["case"].is_string()) finished.insert(e["case"].get<std::string>());
+    std::string msg = fmt::format("opbench: resuming {} ({} case x backend finished) from {}", printable(out),
+                                  finished.size(), printable(journal));
+    const std::string recorded = done.header.value("out", "");
+    if (!recorded.empty() && fs::path(recorded).filename() != fs::path(out).filename())
+        msg += fmt::format(" (the journal was written for {})", printable(recorded));
+    return msg + "\n";
 }
 
 // True when the interrupted run's own command line had --force.
@@ -398,6 +415,12 @@ int RunCommand::Options::resume(char **argv, const std::string &resume_journal, 
                                           resume_from, journal)};
         const JournalContents done = read_journal(journal);
         const nlohmann::json &h = done.header;
+        // An `opbench ab` run's journal: `ab --resume` finishes it.
+        if (h.value("command", std::string("run")) == "ab") {
+            std::vector<std::string> as_ab = {argv[0], "ab", "--resume", resume_from};
+            as_ab.insert(as_ab.end(), changes.begin(), changes.end());
+            return relaunch(std::move(as_ab), "");
+        }
         std::vector<std::string> args = {argv[0], "run"};
         std::vector<std::string> recorded, dropped(changes);
         for (const auto &a : h.at("args")) recorded.push_back(a.get<std::string>());
@@ -412,10 +435,7 @@ int RunCommand::Options::resume(char **argv, const std::string &resume_journal, 
         if (ec)
             throw JournalError(fmt::format("{}: cannot return to the run's directory {}: {}", journal,
                                            h.at("cwd").get<std::string>(), ec.message()));
-        const auto finished = std::count_if(done.entries.begin(), done.entries.end(),
-                                            [](const nlohmann::json &e) { return e.contains("case"); });
-        std::cerr << fmt::format("opbench: resuming {} ({} case x backend finished) from {}\n",
-                                 h.at("out").get<std::string>(), finished, journal);
+        std::cerr << resume_message(done, resumed_out(journal), journal);
         return relaunch(std::move(args), journal);
     } catch (const JournalError &e) {
         throw BadRunInput{fmt::format("opbench run: --resume: {}", e.what())};
@@ -548,7 +568,7 @@ ResultPath RunCommand::Options::reserve_out(const Suite &suite, const std::strin
 // journal.
 void RunCommand::Options::collect_inputs(const PluginSet &plugins, const std::string &resume_journal) {
     // (The suite is refused by --out's and --trace's own checks.)
-    inputs = {{"/proc/self/exe", "the opbench executable running"}};
+    inputs = {kRunningExecutable};
     for (const auto &p : plugins.plugins) inputs.push_back({p.path, "the loaded plugin " + p.name()});
     if (!resume_journal.empty()) inputs.push_back({resume_journal, "the journal being resumed"});
 }

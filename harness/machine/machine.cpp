@@ -1,12 +1,15 @@
 // Machine characterisation: peak kernels, the per-machine cache, roofline
 // classification and the CPU context; see machine.hpp.
 #include "machine/machine.hpp"
+#include "machine/peak_bounds.hpp"
 
 #include "files/trust.hpp"
 
 #include "files/atomic_file.hpp"
 
 #include "opbench/plugin.h"
+
+#include <fmt/format.h>
 
 #include <cpuid.h>
 // GCC 12 warns falsely in its own avx512fintrin.h (PR 105593: the
@@ -972,7 +975,7 @@ CachedMachinePeaks load_or_measure(bool remeasure, const std::filesystem::path &
     const int cores = allowed_cpu_count();
     if (std::string why = cache_dir_problem(dir); !why.empty()) {
         r.peaks = measure_machine(options);
-        r.warning = "machine peaks not cached: " + why;
+        r.warning = why;
         return r;
     }
     r.path = machine_cache_path(dir, model, cores);
@@ -986,18 +989,34 @@ CachedMachinePeaks load_or_measure(bool remeasure, const std::filesystem::path &
                                                        detail::cache_levels(detail::allowed_cpus()).empty()) &&
                                                       (cached->one_thread.int8_gops > 0 || !*int8_kernel_isa()) &&
                                                       cached->schema_version == kMachinePeaksSchemaVersion) {
-            r.peaks = *cached;
-            r.from_cache = true;
-            return r;
+            r.remeasured_because = implausible_peaks(*cached);
+            if (r.remeasured_because.empty()) {
+                r.peaks = *cached;
+                r.from_cache = true;
+                return r;
+            }
         }
     }
     r.peaks = measure_machine(options);
     try {
         save_machine_peaks(r.peaks, r.path);
     } catch (const std::exception &e) {
-        r.warning = std::string("machine peaks not cached: ") + e.what();
+        r.warning = e.what();
+        r.path.clear();
     }
     return r;
+}
+
+std::string peaks_origin_line(const CachedMachinePeaks &c) {
+    if (c.from_cache) return "";
+    std::string line = "opbench: ";
+    if (!c.remeasured_because.empty())
+        line += fmt::format("the cached machine peaks were not used ({}): ", c.remeasured_because);
+    line += fmt::format("measured this machine's peaks for the rooflines in {:.1f} s", c.peaks.measure_seconds);
+    if (c.warning.empty()) return line + fmt::format(" (once; cached in {})", c.path.string());
+    return line + fmt::format("; not cached ({}), so each run measures them again: set OPBENCH_CACHE_DIR to a "
+                              "writable directory to keep them",
+                              c.warning);
 }
 
 // --- roofline ------------------------------------------------------------------------

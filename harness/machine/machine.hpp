@@ -173,9 +173,12 @@ void save_machine_peaks(const MachinePeaks &peaks, const std::filesystem::path &
 
 struct CachedMachinePeaks {
     MachinePeaks peaks;
-    std::filesystem::path path; // cache file read or written
+    std::filesystem::path path; // cache file read or written; empty when none could be
     bool from_cache = false;
-    std::string warning; // non-empty when the cache could not be written
+    std::string warning; // non-empty when the cache could not be written: why
+    // A cache was found but its figures could not be this CPU's
+    // (implausible_peaks): why they were measured again.
+    std::string remeasured_because;
 };
 // The cached figures for this machine (same CPU model and core count) unless
 // `remeasure`; otherwise measures and writes the cache. A failed write is
@@ -183,6 +186,12 @@ struct CachedMachinePeaks {
 [[nodiscard]] CachedMachinePeaks load_or_measure(bool remeasure = false,
                                                  const std::filesystem::path &dir = machine_cache_dir(),
                                                  const MeasureOptions &options = {});
+// What a command says of where its peaks came from, in one line (no newline):
+// "" for a trusted cache; "measured ... in 2.1 s (once; cached in PATH)"; or,
+// when the cache could not be written, that they were measured and are
+// measured again each run, why, and how to keep them. A cache measured again
+// because its figures were implausible says so first.
+[[nodiscard]] std::string peaks_origin_line(const CachedMachinePeaks &c);
 
 // --- roofline ---------------------------------------------------------------
 

@@ -68,6 +68,20 @@ bool is_backend_file(const fs::path &p) {
     return is_shared_object(p) && p.filename().string().rfind("opbench-backend-", 0) == 0;
 }
 
+// "a FIFO", "a socket", "a character device", ... for what `p` names
+// (through symlinks) when that is no regular file; "" for a regular file.
+std::string not_a_file_kind(const fs::path &p) {
+    std::error_code ec;
+    switch (fs::status(p, ec).type()) {
+    case fs::file_type::regular: return "";
+    case fs::file_type::fifo: return "a FIFO";
+    case fs::file_type::socket: return "a socket";
+    case fs::file_type::character: return "a character device";
+    case fs::file_type::block: return "a block device";
+    default: return "not a regular file";
+    }
+}
+
 // Files in `dir` and one level of its subdirectories accepted by `keep`, sorted.
 std::vector<fs::path> scan_dir(const fs::path &dir, bool (*keep)(const fs::path &)) {
     std::vector<fs::path> out;
@@ -223,7 +237,14 @@ PluginSet discover_plugins(const std::vector<std::string> &paths, const Discover
             for (const auto &f : scan_dir(p, is_shared_object))
                 if (!is_backend_file(f)) set.ignored.push_back(f.string());
         } else if (fs::exists(p, ec)) {
-            try_file(p);
+            // Opening a FIFO, socket or device for the loader would block or
+            // read what is not a library (issue 44: a FIFO hung `list`).
+            if (const std::string kind = not_a_file_kind(p); !kind.empty())
+                set.failures.push_back({entry,
+                                        fmt::format("{}: is {}, not a shared library file; not opened", entry, kind),
+                                        backend_name_from_file(entry)});
+            else
+                try_file(p);
         } else if (entry != install_dir) {
             set.failures.push_back(
                 {entry, fmt::format("{}: no such file or directory", entry), backend_name_from_file(entry)});

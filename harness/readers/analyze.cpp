@@ -336,10 +336,12 @@ Document analysis_document(const std::vector<AnalyzedEntry> &entries, std::size_
 Document analyze_file(const std::string &path, std::size_t limit, bool wide) {
     // The readers' one way in: size cap, directories refused, JSON and
     // schema checked (result_set_reader.hpp).
+    // parse_result_set: what every other reader refuses (no context.opbench,
+    // another schema version, an entry without op or backend), analyze
+    // refuses with the same message (issue 44).
     nlohmann::json set;
     try {
-        set = parse_reader_json(read_reader_input(path), path);
-        validate_result_set(set, path);
+        set = parse_result_set(read_reader_input(path), path).raw;
     } catch (const ResultSetError &e) {
         throw AnalyzeError(e.what());
     }

@@ -424,9 +424,33 @@ Document by_backend(const std::vector<ResultSet> &sets, const LevelOptions &o) {
 
 namespace {
 
+// The machine id (column 1) and the CPU model (column 2) cut in the middle
+// to share what the other columns leave of kConsoleColumns: a long model name
+// made the table 111-166 columns wide (issue 44). Each keeps 12 at least.
+void fit_machine_columns(Table &t) {
+    std::vector<std::size_t> width(t.columns.size());
+    for (std::size_t c = 0; c < t.columns.size(); ++c) {
+        width[c] = t.columns[c].size();
+        for (const auto &row : t.rows) width[c] = std::max(width[c], row[c].size());
+    }
+    std::size_t others = 2 + (t.columns.size() - 1); // the indent and the gaps
+    for (std::size_t c = 0; c < width.size(); ++c)
+        if (c != 1 && c != 2) others += width[c];
+    const std::size_t room = kConsoleColumns > others + 24 ? kConsoleColumns - others : 24;
+    if (width[1] + width[2] <= room) return;
+    std::size_t machine = std::min(width[1], std::max<std::size_t>(12, room / 2));
+    const std::size_t cpu = std::max<std::size_t>(12, room - machine);
+    if (width[2] < cpu) machine = room - width[2];
+    for (auto &row : t.rows) {
+        row[1] = shorten_middle(row[1], machine);
+        row[2] = shorten_middle(row[2], cpu);
+    }
+}
+
 // The table of each set's machine and its all-cores peaks; `machines` gets
-// each set's machine and peaks as JSON.
-Table machine_peaks_table(const std::vector<ResultSet> &sets, const std::vector<std::string> &names,
+// each set's machine and peaks as JSON (in full). Fitted to the console
+// unless `wide`.
+Table machine_peaks_table(const std::vector<ResultSet> &sets, const std::vector<std::string> &names, bool wide,
                           nlohmann::json &machines) {
     Table peaks;
     peaks.title = "Machines and their measured peaks (all cores)";
@@ -443,6 +467,7 @@ Table machine_peaks_table(const std::vector<ResultSet> &sets, const std::vector<
                               g("triad_gbps")});
         machines.push_back({{"set", sets[i].path}, {"machine_id", sets[i].machine_id()}, {"peaks", p}});
     }
+    if (!wide) fit_machine_columns(peaks);
     return peaks;
 }
 
@@ -546,7 +571,7 @@ Document by_machine(const std::vector<ResultSet> &sets, const LevelOptions &o) {
     for (const auto &s : sets) names.push_back(s.short_name());
     Document doc;
     nlohmann::json machines = nlohmann::json::array();
-    doc.tables.push_back(machine_peaks_table(sets, names, machines));
+    doc.tables.push_back(machine_peaks_table(sets, names, o.wide, machines));
 
     const MachineRows rows = machine_rows(sets);
     std::vector<std::string> shown, labels, untimed; // row keys in the text table

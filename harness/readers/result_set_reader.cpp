@@ -523,6 +523,12 @@ ResultSet parse_result_set(const std::string &text, const std::string &path) {
         throw ResultSetError(fmt::format("{}: result-set schema version {} (this opbench reads version {}; "
                                          "results/README.md)",
                                          path, version, kResultSchemaVersion));
+    // A null object that the check above allows ("machine_peaks": null) reads
+    // as an absent one: every reader asks value(key, {}), which returns the
+    // null, and then aborted on it (issue 44).
+    for (nlohmann::json *ob : {&set.context["opbench"], &set.raw["context"]["opbench"]})
+        for (const char *k : {"measurement", "backends", "machine_peaks", "profiling"})
+            if (auto it = ob->find(k); it != ob->end() && it->is_null()) ob->erase(it);
 
     std::map<std::string, std::size_t> index; // case name -> position in set.cases
     std::size_t entry_no = 0;

@@ -15,12 +15,14 @@
 #include "run/run_log.hpp"
 #include "run/runner.hpp"
 #include "run/set_file.hpp"
+#include "writers/text_wrap.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
 #include <iostream>
+#include <map>
 #include <set>
 
 namespace opbench {
@@ -45,10 +47,15 @@ class AbRun final : public GroupObserver {
 public:
     AbRun(const Suite &suite, const PluginSet &plugins, const PairedRunOptions &options)
         : suite_(suite), plugins_(plugins), o_(options), cases_(block_cases(paired_cases(suite, options), options)),
-          entries_(planned_entries(cases_, {}, options.reference)), hosts_(options.base, options.next),
-          log_(nlohmann::json::object(), std::nullopt) {
+          entries_(planned_entries(cases_, {}, options.reference)), hosts_(options.base, options.next) {
         for (std::size_t i = 0; i < entries_.size(); ++i) entries_[i]->set_probe_place(i / 2); // its case's index
         times_.resize(cases_.size());
+    }
+    ~AbRun() {
+        // The watcher thread must not reach this run once it is gone.
+        on_first_interrupt(nullptr);
+        on_second_interrupt(nullptr);
+        set_interrupt_outcome("");
     }
 
     PairedSummary run();
@@ -68,6 +75,11 @@ public:
 private:
     static std::vector<Case> block_cases(std::vector<Case> cases, const PairedRunOptions &o);
     void open();
+    void open_log();
+    void keep_journaled_cases();
+    [[nodiscard]] PairedCaseResult journaled_result(std::size_t ci) const;
+    void handle_interrupts();
+    [[nodiscard]] bool every_case_logged(const EntryLoop &loop) const;
     std::vector<EntryGroup> groups() const;
 
     const Suite &suite_;
@@ -76,7 +88,8 @@ private:
     std::vector<Case> cases_;
     std::vector<std::unique_ptr<Entry>> entries_; // base then new, per case
     PairedHosts hosts_;
-    RunLog log_; // no journal: `ab` has no --resume
+    std::unique_ptr<RunLog> log_; // mirrored into the journal when there is a result set
+    std::size_t resumed_ = 0;     // cases taken from the journal (--resume)
     CanarySeries canary_;
     CachedMachinePeaks machine_;
     PairedSide::Probes probes_;
@@ -94,6 +107,7 @@ std::vector<Case> AbRun::block_cases(std::vector<Case> cases, const PairedRunOpt
         s.max_time = std::max(1e-3, 2 * o.half_seconds);
         s.min_samples = 5; // a slow case (400 us a call) still takes a median of 5 in each repetition
         s.noise = 1;
+        s.timeout = o.case_timeout; // 0: case_host.hpp's default from the repetitions and max_time
         // Each pool's share, spread over its worker processes (case_host.hpp).
         s.repetitions = (2 * o.pairs + kPairedPools - 1) / kPairedPools;
     }
@@ -103,11 +117,13 @@ std::vector<Case> AbRun::block_cases(std::vector<Case> cases, const PairedRunOpt
 // Both sides' pools and probes, then the set's context as `run` records it
 // (result_set.hpp), with what only a paired run has.
 void AbRun::open() {
+    open_log();
     machine_ = load_or_measure();
-    if (!machine_.warning.empty()) std::cerr << "opbench: " << machine_.warning << "\n";
+    if (const std::string line = peaks_origin_line(machine_); !line.empty())
+        std::cerr << wrap_words(line, 4, 0);
     std::vector<opb_op_desc> descs;
     for (const Case &c : cases_) descs.push_back(c.desc);
-    hosts_.open(plugins_, o_.reference, descs, probes_);
+    hosts_.open(plugins_, o_.reference, descs, probes_, o_.case_timeout > 0 ? o_.case_timeout : 60.0);
     RunContext ctx{&suite_,     &cases_,         &probes_.contexts, &probes_.unavailable,   o_.reference,
                    {},          timer_overhead_, &machine_,         probes_.call_overheads, o_.cpus,
                    o_.warnings, nullptr,         std::nullopt};
@@ -116,8 +132,102 @@ void AbRun::open() {
     if (o_.insecure_plugins_allowed) ob["insecure_plugins_allowed"] = *o_.insecure_plugins_allowed;
     ob["paired"] = paired_context(o_, plugins_);
     if (!o_.code_under_test.is_null()) ob["code_under_test"] = o_.code_under_test;
-    log_.set_gb_context(benchmark_context());
-    log_.set_opbench_context(std::move(ob));
+    log_->set_gb_context(benchmark_context());
+    log_->set_opbench_context(std::move(ob));
+}
+
+// The run log: with a result set, a journal beside it as `run` keeps one
+// (header "command": "ab", so `ab --resume` is the command that finishes
+// it), or the one a resumed run continues, whose finished cases are kept.
+void AbRun::open_log() {
+    if (o_.out_path.empty()) {
+        log_ = std::make_unique<RunLog>(nlohmann::json::object(), std::nullopt);
+        return;
+    }
+    // Resumed, the suite's SHA-256 must be the interrupted run's (JournalError).
+    log_ = open_run_log(suite_, LogOptions{o_.out_path, o_.command_args, o_.resume_journal, "ab"});
+    if (!o_.resume_journal.empty()) keep_journaled_cases();
+}
+
+// Resumed: a case counts as finished when the journal holds both its sides
+// (each valid and of this run); one side alone (killed between its two
+// lines) is forgotten and the case measured again, so that a case's pairs
+// always come from one measurement. The finished ones are judged again
+// from the pairs they recorded: the same inputs, the same verdict.
+void AbRun::keep_journaled_cases() {
+    std::vector<std::string> names, whole;
+    for (const auto &e : entries_) names.push_back(e->name());
+    for (const auto &why : log_->forget_unplanned(names))
+        std::cerr << fmt::format("opbench: {}: journal line dropped ({}); its case is measured again\n",
+                                 o_.resume_journal, why);
+    for (std::size_t ci = 0; ci < cases_.size(); ++ci) {
+        const std::string &base = entries_[2 * ci]->name(), &next = entries_[2 * ci + 1]->name();
+        if (log_->has_case(base) == log_->has_case(next)) {
+            whole.insert(whole.end(), {base, next});
+            continue;
+        }
+        std::cerr << fmt::format("opbench: {}: only one side of {} is journaled (the run stopped between its "
+                                 "two lines); the case is measured again\n",
+                                 o_.resume_journal, label_of(base, o_.base));
+    }
+    (void)log_->forget_unplanned(whole); // the lone sides just named
+    for (std::size_t ci = 0; ci < cases_.size(); ++ci)
+        if (log_->has_case(entries_[2 * ci]->name())) results_.push_back(journaled_result(ci));
+    resumed_ = results_.size();
+}
+
+// A journaled case as group_finished judged it: its status (the first side
+// that did not pass, with the reason its entry carries), else its pairs as
+// the base side's entries recorded them, and the verdict on them.
+PairedCaseResult AbRun::journaled_result(std::size_t ci) const {
+    PairedCaseResult out;
+    out.label = label_of(entries_[2 * ci]->name(), o_.base);
+    const auto base = log_->logged_case(entries_[2 * ci]->name());
+    for (std::size_t i : {2 * ci, 2 * ci + 1}) {
+        const auto side = log_->logged_case(entries_[i]->name());
+        if (side->status == "passed") continue;
+        std::string why = side->entries.empty() ? std::string() : side->entries.front().value("error_message", "");
+        if (why.starts_with(side->status + ": ")) why.erase(0, side->status.size() + 2);
+        out.status = side->status;
+        out.reason = entries_[i]->backend() + ": " + why;
+        return out;
+    }
+    std::map<long long, std::pair<double, double>> pairs; // by index: base_time, new_time
+    for (const auto &r : base->entries)
+        if (const auto p = r.find("pair"); p != r.end() && p->is_object())
+            pairs[p->value("index", -1LL)] = {p->value("base_time", 0.0), p->value("new_time", 0.0)};
+    for (const auto &[index, times] : pairs) {
+        out.base_times.push_back(times.first);
+        out.new_times.push_back(times.second);
+    }
+    out.verdict = paired_verdict(out.base_times, out.new_times, o_.verdict);
+    return out;
+}
+
+// First signal: abandon the case in progress (its workers are killed).
+// Second: write what finished now, from the log, and exit (interrupt.hpp).
+// The first's message names the command that finishes the run.
+void AbRun::handle_interrupts() {
+    on_first_interrupt([this] { hosts_.interrupt(); });
+    if (o_.out_path.empty()) {
+        set_interrupt_outcome("nothing is kept (--no-out): the cases that finished are only on the console");
+        return;
+    }
+    set_interrupt_outcome(fmt::format("the result set {} will hold the cases that finished, marked incomplete; "
+                                      "`opbench ab --resume {}` finishes it",
+                                      o_.out_path, o_.out_path));
+    on_second_interrupt([this] { write_set_file(*log_, o_.out_path, "json", false); });
+}
+
+// A set is complete only when every case asked for has entries, as `run`'s
+// (runner.cpp); else it is written as an interrupted run's, journal kept.
+bool AbRun::every_case_logged(const EntryLoop &loop) const {
+    const std::vector<std::string> missing = log_->without_entries(loop.wanted());
+    if (missing.empty()) return true;
+    std::cerr << fmt::format("opbench ab: {} case x side(s) have no entries (first: {}): the set is marked "
+                             "incomplete, and `opbench ab --resume` measures them\n",
+                             missing.size(), missing.front());
+    return false;
 }
 
 // Each case's two entries, its repetitions in ABBA blocks, block p in pool p % kPairedPools.
@@ -166,24 +276,28 @@ void AbRun::group_finished(std::size_t ci) {
 PairedSummary AbRun::run() {
     const auto started = std::chrono::steady_clock::now();
     open();
-    on_first_interrupt([this] { hosts_.interrupt(); });
+    handle_interrupts();
+    if (o_.progress)
+        for (const PairedCaseResult &r : results_) std::cout << paired_console_row(r); // finished before --resume
     (void)canary_.read(); // the machine's speed before the first pair
     const LoopOptions loop_options{{}, o_.progress, false, std::nullopt, /*own_console=*/false};
-    EntryLoop loop(entries_, EntryLoop::Setup{hosts_, log_, loop_options, machine_.peaks,
+    EntryLoop loop(entries_, EntryLoop::Setup{hosts_, *log_, loop_options, machine_.peaks,
                                               JobDefaults{timer_overhead_, o_.verify, {}, {}}, o_.reference, nullptr,
                                               groups(), this});
     loop.run();
     on_first_interrupt(nullptr);
     PairedSummary summary;
-    summary.complete = !interrupt_requested();
+    summary.complete = !interrupt_requested() && every_case_logged(loop);
+    summary.resumed = resumed_;
     summary.cases = std::move(results_); // a case interrupted mid-way is neither judged nor logged
     summary.canary_drift = canary_drift(canary_.readings());
     summary.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     if (!o_.out_path.empty()) {
-        nlohmann::json ob = log_.context()["opbench"];
+        nlohmann::json ob = log_->context()["opbench"];
         ob["canary"] = canary_json(canary_.readings());
-        log_.set_opbench_context(std::move(ob));
-        write_set_file(log_, o_.out_path, "json", summary.complete);
+        log_->set_opbench_context(std::move(ob));
+        write_set_file(*log_, o_.out_path, "json", summary.complete);
+        if (summary.complete) log_->finish(); // the journal is no longer needed
         summary.out_path = o_.out_path;
     }
     return summary;

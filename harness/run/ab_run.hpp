@@ -34,7 +34,13 @@ struct PairedRunOptions {
     double half_seconds = 0.002;     // each of a block's four repetitions samples this long (min_time)
     VerifyMode verify = VerifyMode::fast;
     PairedOptions verdict;
-    std::string out_path;              // "" = no result set
+    std::string out_path;              // "" = no result set (nor a journal)
+    // The journal (run_log.hpp, as `run` keeps it): `ab`'s own arguments
+    // (after `ab`, without --out and --resume), for `ab --resume` to run the
+    // same command again; and the journal a resumed run continues ("": a new one).
+    std::vector<std::string> command_args;
+    std::string resume_journal;
+    double case_timeout = 0;           // seconds a case may take, probe included (--case-timeout); 0 = derived
     bool progress = true;              // one line per case as it finishes
     std::vector<std::string> warnings; // already printed; recorded in context.opbench.warnings
     std::vector<int> cpus;             // the process was pinned to these (recorded)
@@ -57,7 +63,8 @@ struct PairedSummary {
     std::vector<PairedCaseResult> cases;
     double wall_seconds = 0;
     double canary_drift = 0; // relative, over the run
-    bool complete = true;    // false: interrupted
+    bool complete = true;    // false: interrupted, or a case without entries
+    std::size_t resumed = 0; // of `cases`, those a resumed run took from its journal
     std::string out_path;
     [[nodiscard]] std::size_t count(const std::string &verdict) const;
     [[nodiscard]] std::size_t failed() const;
@@ -73,8 +80,13 @@ struct PairedSummary {
 
 // Runs paired_cases(suite, options) (both instances
 // must be in `plugins`: add_plugin_variants). Throws std::runtime_error for
-// what stops the whole run (an unwritable result set); a side that fails a
-// case is data in the summary and the set.
+// what stops the whole run (an unwritable result set), JournalError for a
+// journal that cannot be started or continued (during_run(): a failed
+// write); a side that fails a case is data in the summary and the set.
+// With a result set, each finished case's two sides are journaled as they
+// finish; resumed (options.resume_journal), the cases whose two sides the
+// journal holds are kept as they were measured (their pairs and verdict),
+// and the rest run.
 [[nodiscard]] PairedSummary run_paired(const Suite &suite, const PluginSet &plugins, const PairedRunOptions &options);
 
 } // namespace opbench

@@ -18,6 +18,7 @@ namespace {
 std::atomic<int> g_signal{0};
 std::mutex g_mutex; // guards the actions
 std::function<void()> g_on_first, g_on_second;
+std::string g_outcome; // what the first signal's message says becomes of the run (guarded by g_mutex)
 std::once_flag g_installed;
 
 void say(const std::string &text) { (void)!::write(STDERR_FILENO, text.data(), text.size()); }
@@ -28,6 +29,8 @@ const char *name_of(int sig) {
     case SIGTERM: return "SIGTERM";
     case SIGHUP: return "SIGHUP";
     case SIGQUIT: return "SIGQUIT";
+    case SIGUSR1: return "SIGUSR1";
+    case SIGUSR2: return "SIGUSR2";
     default: return "signal";
     }
 }
@@ -39,9 +42,11 @@ void watch(sigset_t set) {
         int expected = 0;
         if (g_signal.compare_exchange_strong(expected, sig)) {
             std::function<void()> action;
+            std::string outcome;
             {
                 std::lock_guard lock(g_mutex);
                 action = g_on_first;
+                outcome = g_outcome;
             }
             if (!action) {
                 // Nothing to finish (no run in progress: start-up, `opbench
@@ -51,10 +56,11 @@ void watch(sigset_t set) {
             }
             // Not "\n" + wrap_words(...): GCC 12 warns falsely on it (-Wrestrict, PR 105329).
             std::string message(1, '\n');
-            message.append(wrap_words(fmt::format("opbench: {}: stopping; the result set will hold the cases that "
-                                                  "finished, marked incomplete (--resume finishes it). {} again "
-                                                  "stops at once.",
-                                                  name_of(sig), sig == SIGINT ? "Ctrl-C" : "The signal"),
+            if (outcome.empty())
+                outcome = "the result set will hold the cases that finished, marked incomplete (--resume "
+                          "finishes it)";
+            message.append(wrap_words(fmt::format("opbench: {}: stopping; {}. {} again stops at once.", name_of(sig),
+                                                  outcome, sig == SIGINT ? "Ctrl-C" : "The signal"),
                                       4, 0));
             say(message);
             action();
@@ -88,9 +94,11 @@ void install_interrupt_handling() {
         std::signal(SIGXFSZ, SIG_IGN);
         sigset_t set;
         sigemptyset(&set);
-        // A closed terminal or ssh session (SIGHUP) and Ctrl-\ (SIGQUIT)
-        // stop a run as SIGINT/SIGTERM do: partial set, journal, 128 + signal.
-        for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&set, sig);
+        // A closed terminal or ssh session (SIGHUP), Ctrl-\ (SIGQUIT) and
+        // SIGUSR1/SIGUSR2 (a batch system's warning before its kill; their
+        // default ended the run at once, leaving an empty set) stop a run as
+        // SIGINT/SIGTERM do: partial set, journal, 128 + signal.
+        for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2}) sigaddset(&set, sig);
         pthread_sigmask(SIG_BLOCK, &set, nullptr);
         std::thread(watch, set).detach();
     });
@@ -111,6 +119,11 @@ void on_first_interrupt(std::function<void()> action) {
 void on_second_interrupt(std::function<void()> action) {
     std::lock_guard lock(g_mutex);
     g_on_second = std::move(action);
+}
+
+void set_interrupt_outcome(std::string text) {
+    std::lock_guard lock(g_mutex);
+    g_outcome = std::move(text);
 }
 
 } // namespace opbench

@@ -1,6 +1,8 @@
-// SIGINT / SIGTERM / SIGHUP / SIGQUIT / SIGPIPE / SIGXFSZ during a run.
+// SIGINT / SIGTERM / SIGHUP / SIGQUIT / SIGUSR1 / SIGUSR2 / SIGPIPE / SIGXFSZ
+// during a run.
 //
-// install_interrupt_handling() blocks SIGINT, SIGTERM, SIGHUP and SIGQUIT in
+// install_interrupt_handling() blocks SIGINT, SIGTERM, SIGHUP, SIGQUIT,
+// SIGUSR1 and SIGUSR2 in
 // every thread and hands them to one watcher thread (sigwait), so no signal
 // ever lands inside plugin code or the allocator, and the reaction is
 // ordinary C++:
@@ -10,7 +12,7 @@
 //     runs (the runner's: abandon the case in progress by killing its worker);
 //     the runner then stops starting cases, writes the result set of what
 //     finished marked "complete": false, and exits 128 + signal (130 SIGINT,
-//     143 SIGTERM, 129 SIGHUP, 131 SIGQUIT);
+//     143 SIGTERM, 129 SIGHUP, 131 SIGQUIT, 138 SIGUSR1, 140 SIGUSR2);
 //   - second signal: the on-second action runs (write the partial result set
 //     from the journal) and the process exits at once with 128 + signal.
 // SIGPIPE is ignored: a closed stdout (`opbench run ... | head`) must not end
@@ -19,6 +21,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 
 namespace opbench {
 
@@ -28,7 +31,8 @@ namespace opbench {
 void install_interrupt_handling();
 
 [[nodiscard]] bool interrupt_requested() noexcept;
-// The signal once interrupted (SIGINT, SIGTERM, SIGHUP, SIGQUIT), else 0.
+// The signal once interrupted (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1,
+// SIGUSR2), else 0.
 [[nodiscard]] int interrupt_signal() noexcept;
 // 128 + the signal (130 for SIGINT, 143 for SIGTERM); 0 when not interrupted.
 [[nodiscard]] int interrupt_exit_status() noexcept;
@@ -38,5 +42,11 @@ void install_interrupt_handling();
 // the user asked to stop at once.
 void on_first_interrupt(std::function<void()> action);
 void on_second_interrupt(std::function<void()> action);
+
+// What the first signal's message says becomes of the run, after "stopping;"
+// (a command that finishes it must exist: `ab` names its own). Empty: run's,
+// "the result set will hold the cases that finished, marked incomplete
+// (--resume finishes it)".
+void set_interrupt_outcome(std::string text);
 
 } // namespace opbench

@@ -70,8 +70,8 @@ Journal Journal::create(const std::string &path, const nlohmann::json &header) {
     if (fd < 0) {
         if (errno == EEXIST)
             throw JournalError(fmt::format("{}: a journal of another run is there (resume it with "
-                                           "`opbench run --resume {}`, or remove it)",
-                                           path, path));
+                                           "`{} {}`, or remove it)",
+                                           path, resume_command_of(path), path));
         throw JournalError(fmt::format("{}: cannot create: {}", path, std::strerror(errno)));
     }
     lock_or_refuse(fd, path);
@@ -127,8 +127,8 @@ std::string record_problem(const nlohmann::json &j) {
     if (!j["case"].is_string() || j["case"].get_ref<const std::string &>().empty()) return "\"case\" is not a name";
     if (!j.contains("status") || !j["status"].is_string()) return "no \"status\" string";
     const std::string &status = j["status"].get_ref<const std::string &>();
-    if (status != "passed" && status != "failed" && status != "skipped")
-        return fmt::format("\"status\" is '{}', not passed, failed or skipped", status);
+    if (status != "passed" && status != "failed" && status != "skipped" && status != "starved")
+        return fmt::format("\"status\" is '{}', not passed, failed, skipped or starved", status);
     if (!j.contains("entries") || !j["entries"].is_array() || j["entries"].empty())
         return "no \"entries\" array of the case's result-set entries";
     for (const auto &e : j["entries"])
@@ -178,6 +178,17 @@ JournalContents read_journal(const std::string &path) {
     }
     if (line_no == 0 || c.header.is_null()) throw JournalError(fmt::format("{}: empty; not an opbench journal", path));
     return c;
+}
+
+std::string resume_command_of(const std::string &path) {
+    std::ifstream in(path, std::ios::binary);
+    std::string first;
+    if (in && std::getline(in, first)) {
+        const nlohmann::json j = nlohmann::json::parse(first, nullptr, false);
+        if (j.is_object() && j.contains(kMagic) && j.value("command", nlohmann::json()) == "ab")
+            return "opbench ab --resume";
+    }
+    return "opbench run --resume";
 }
 
 bool looks_like_journal(const std::string &path) {

@@ -1,7 +1,8 @@
 // The run journal: every finished case appended, one JSON line each, and
 // fsynced before the next case starts, in a file beside the result set
 // (<out>.journal). A run that is interrupted, or killed, keeps what finished;
-// `opbench run --resume` reads the journal and runs only the rest. The
+// `opbench run --resume` (`opbench ab --resume` for an `ab` run's journal,
+// whose header says "command": "ab") reads the journal and runs only the rest. The
 // journal is removed once the complete result set has been written.
 //
 // Format (JSON lines):
@@ -86,6 +87,11 @@ struct JournalContents {
 // True when a run still going holds the journal at `path` (Journal::create and
 // reopen lock it for the run's life): it is not an interrupted run's.
 [[nodiscard]] bool journal_is_live(const std::string &path);
+
+// The command that finishes the run whose journal is at `path`: "opbench ab
+// --resume" for an `ab` run's (its header's "command"), else "opbench run
+// --resume" (a run's, or a journal that cannot be read).
+[[nodiscard]] std::string resume_command_of(const std::string &path);
 
 // True when `path` starts like a journal (to tell it from a result set).
 [[nodiscard]] bool looks_like_journal(const std::string &path);

@@ -5,14 +5,14 @@
 namespace opbench {
 
 void PairedSide::open(const PluginSet &plugins, const std::string &reference, const std::vector<opb_op_desc> &cases,
-                      Probes &probes) {
+                      Probes &probes, double probe_timeout) {
     std::map<std::string, std::string> paths;
     for (const std::string &name : {backend_, reference})
         if (const LoadedPlugin *p = plugins.find(name)) paths[name] = p->path;
     for (int k = 0; k < kPairedPools; ++k)
         pools_.push_back(make_worker_host({"/proc/self/exe", "__worker"}, reference, paths));
     active_.assign(kPairedPools, false);
-    BackendProbe probe = pools_[0]->probe_backend(backend_, cases, 60.0);
+    BackendProbe probe = pools_[0]->probe_backend(backend_, cases, probe_timeout);
     if (!probe.fault.empty())
         facts_ = BackendFacts{CaseStatus::failed, fmt::format("{} (backend '{}')", probe.fault, backend_), nullptr, {}};
     else
@@ -94,9 +94,9 @@ void PairedSide::interrupt() {
 }
 
 void PairedHosts::open(const PluginSet &plugins, const std::string &reference, const std::vector<opb_op_desc> &cases,
-                       PairedSide::Probes &probes) {
-    base_.open(plugins, reference, cases, probes);
-    next_.open(plugins, reference, cases, probes);
+                       PairedSide::Probes &probes, double probe_timeout) {
+    base_.open(plugins, reference, cases, probes, probe_timeout);
+    next_.open(plugins, reference, cases, probes, probe_timeout);
     probes_ = &probes;
 }
 

@@ -37,9 +37,10 @@ public:
         std::map<std::string, std::string> unavailable; // those that cannot run: why
         std::map<std::string, double> call_overheads;   // seconds per call of the tiny add
     };
-    // Starts the pools' workers and probes the backend with `cases` into `probes`.
+    // Starts the pools' workers and probes the backend with `cases` into
+    // `probes`, each step of the probe within `probe_timeout` seconds.
     void open(const PluginSet &plugins, const std::string &reference, const std::vector<opb_op_desc> &cases,
-              Probes &probes);
+              Probes &probes, double probe_timeout);
     // Why case number `ci` cannot run on this side (the probe's answers), if so.
     [[nodiscard]] std::optional<MeasureFailure> cannot_run(std::size_t ci) const;
     // Activates `job` in every pool (pool 0 verifies; the others run the
@@ -69,9 +70,10 @@ private:
 class PairedHosts final : public EntryHost {
 public:
     PairedHosts(const std::string &base, const std::string &next) : base_(base), next_(next) {}
-    // Opens both sides with the cases' descriptions into `probes`.
+    // Opens both sides with the cases' descriptions into `probes` (each
+    // probe step within `probe_timeout` seconds: --case-timeout, else 60).
     void open(const PluginSet &plugins, const std::string &reference, const std::vector<opb_op_desc> &cases,
-              PairedSide::Probes &probes);
+              PairedSide::Probes &probes, double probe_timeout);
     void interrupt() { base_.interrupt(), next_.interrupt(); }
 
     [[nodiscard]] std::optional<MeasureFailure> cannot_run(const Entry &entry) const override;

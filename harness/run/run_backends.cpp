@@ -36,6 +36,8 @@ void RunBackends::open(const std::vector<std::string> &named,
         BackendProbe probe = host_->probe_backend(name, descs, probe_timeout_);
         BackendFacts facts =
             probe.fault.empty() ? std::move(probe.facts) : faulted_backend(*plugin->api, name, probe.fault);
+        // Which file ran, as `ab` sets record their plugins (issue 44).
+        if (facts.context.is_object()) facts.context["path"] = plugin->path;
         if (!facts.context.is_null()) contexts_[name] = facts.context;
         if (!facts.usable()) unavailable_[name] = facts.reason;
         if (facts.usable() && facts.supports.size() != descs.size()) facts.supports.clear();

@@ -100,6 +100,13 @@ bool RunLog::has_case(const std::string &name) const {
     return by_name_.count(name) != 0;
 }
 
+std::optional<RunLog::LoggedCase> RunLog::logged_case(const std::string &name) const {
+    std::lock_guard lock(mutex_);
+    const auto it = by_name_.find(name);
+    if (it == by_name_.end()) return std::nullopt;
+    return LoggedCase{cases_[it->second].status, cases_[it->second].entries};
+}
+
 std::vector<std::string> RunLog::without_entries(const std::vector<std::string> &wanted) const {
     std::lock_guard lock(mutex_);
     std::vector<std::string> missing;
@@ -245,6 +252,7 @@ std::unique_ptr<RunLog> open_run_log(const Suite &suite, const LogOptions &optio
         {"cwd", std::filesystem::current_path(ec).string()},
         {"out", options.out_path},
         {"args", options.command_args},
+        {"command", options.command},
     };
     return std::make_unique<RunLog>(header, journal);
 }

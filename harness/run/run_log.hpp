@@ -46,6 +46,12 @@ public:
     void add_case(std::size_t index, const std::string &name, const std::string &status,
                   std::vector<nlohmann::json> entries);
     [[nodiscard]] bool has_case(const std::string &name) const;
+    // A finished case x backend as logged: its status and result-set entries.
+    struct LoggedCase {
+        std::string status;
+        std::vector<nlohmann::json> entries;
+    };
+    [[nodiscard]] std::optional<LoggedCase> logged_case(const std::string &name) const;
     // Resumed: forgets each finished case the journal carries that is not one
     // of `planned` (the run's case x backend names), or whose entries are not
     // its own (a name outside "<case>/"), time negatively, or are fewer than
@@ -100,6 +106,9 @@ struct LogOptions {
     // kept in the journal so that --resume can run the same command again.
     std::vector<std::string> command_args;
     std::string resume_journal; // continue this journal (--resume) instead of starting one
+    // The command that ran ("run" or "ab"), in the journal's header: which
+    // command's --resume finishes it (journal.hpp resume_command_of).
+    std::string command = "run";
 };
 
 // The log of a run: a new one whose journal (beside options.out_path, when

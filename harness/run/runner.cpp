@@ -170,12 +170,8 @@ RunSummary SuiteRun::run() {
     // Printed where they were found (main.cpp); recorded with the others.
     warnings_.insert(warnings_.end(), options_.setting_warnings.begin(), options_.setting_warnings.end());
     machine_ = load_or_measure();
-    if (!machine_.from_cache)
-        std::cerr << wrap_words(fmt::format("opbench: measured this machine's peaks for the rooflines in {:.1f} s "
-                                            "(once; cached in {})",
-                                            machine_.peaks.measure_seconds, machine_.path.string()),
-                                4, 0);
-    if (!machine_.warning.empty()) std::cerr << "opbench: " << machine_.warning << "\n";
+    if (const std::string line = peaks_origin_line(machine_); !line.empty())
+        std::cerr << wrap_words(line, 4, 0);
     if (options_.profile.enabled()) profile_ = std::make_unique<ProfileSession>(options_.profile);
     open_backends();
     // After the call-overhead probe: it is not part of the profile.

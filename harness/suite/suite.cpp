@@ -8,7 +8,7 @@
 #include "plugin/plugin_spec.hpp"
 
 #include "opbench/ops.hpp"
-#include "workload/workload_suite.hpp"
+#include "suite/workload_schema.hpp"
 
 #include <openssl/evp.h>
 #include <toml++/toml.h>

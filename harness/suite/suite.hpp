@@ -8,7 +8,7 @@
 #include "measure/settings.hpp"
 
 #include "opbench/plugin.h"
-#include "workload/decoder_config.hpp"
+#include "suite/decoder_config.hpp"
 
 #include <cstdint>
 #include <stdexcept>
@@ -38,7 +38,7 @@ struct Case {
 };
 
 // A measured unit of several plugin calls: a [[workload]] table
-// (harness/workload/workload_suite.cpp). kind "decoder" is the only kind.
+// (harness/suite/workload_schema.cpp). kind "decoder" is the only kind.
 struct WorkloadCase {
     enum class Phase { prefill, decode };
     std::string name; // required in the suite ("gpt2-small.layer")

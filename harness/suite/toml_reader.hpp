@@ -1,6 +1,6 @@
 // Reading a suite file's TOML values: the one set of value readers, shared
 // by the [[case]]/[defaults] parser (suite.cpp) and the [[workload]] parser
-// (workload/workload_suite.cpp), so a value is read, range-checked and
+// (suite/workload_schema.cpp), so a value is read, range-checked and
 // refused the same way, with the same words and its file:line:column,
 // whichever table it is in.
 #pragma once

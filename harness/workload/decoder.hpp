@@ -38,7 +38,7 @@
 // an embedding lookup would).
 #pragma once
 
-#include "workload/decoder_config.hpp"
+#include "suite/decoder_config.hpp"
 
 #include "opbench/plugin.h"
 

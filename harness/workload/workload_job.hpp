@@ -5,7 +5,7 @@
 // workload_figures below).
 #pragma once
 
-#include "workload/decoder_config.hpp"
+#include "suite/decoder_config.hpp"
 #include "workload/decoder_work.hpp"
 
 #include "measure/plain_bytes.hpp"

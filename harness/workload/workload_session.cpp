@@ -23,7 +23,7 @@ MeasureFailure as_measure_failure(const WorkloadFailure &f) {
 }
 
 bool same_config(const DecoderConfig &a, const DecoderConfig &b) {
-    // Plain data (decoder_config.hpp): equal bytes, equal workload.
+    // Plain data (suite/decoder_config.hpp): equal bytes, equal workload.
     return std::memcmp(&a, &b, sizeof a) == 0;
 }
 

@@ -208,7 +208,7 @@ struct TensorList {
 // parser, benchmark names, result fields, verification) and the naive backend
 // read these rows and know no op by name. Adding an op: its enum value and
 // parameter struct in plugin.h (inside the union), a row here, a naive kernel
-// in backends/naive/kernels.cpp, and tests (README.md, "Adding an op").
+// in backends/naive/kernels.cpp, and tests (docs/extending.md, "Adding an op").
 
 // What a parameter's suite values must be.
 enum class ParamKind {

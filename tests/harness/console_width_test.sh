@@ -4,6 +4,9 @@
 #   - the run's progress lines (on a terminal: `script` gives it one), its
 #     `--profile` hot-path tables and notes, and the SIGINT message;
 #   - `compare --by backend` on one set and on two;
+#   - `compare` of a set with itself and of two shard sets, `analyze`,
+#     `history` of an archive, `compare --by machine` with a 65-character
+#     CPU model (issue 44: 111-120 columns before);
 #   - `compare` on an `ab` set, and `ab`'s own lines;
 #   - `opbench machine`, and a first run's "measured this machine's peaks";
 #   - `compare --format markdown` (ci-bench's summary): every table cell,
@@ -66,6 +69,37 @@ check "compare --by backend, one set" "$work/by1.log"
   { cat "$work/by2.log"; fail "--by backend on two sets"; }
 grep -q "naive@b" "$work/by2.log" || { cat "$work/by2.log"; fail "--by backend on two sets lacks a set's level"; }
 check "compare --by backend, two sets" "$work/by2.log"
+
+echo "== compare, analyze, history and --by machine with the quick suite's longest names (issue 44)"
+# rope/B:1/H:4/KVH:2/S:16/D:32/theta:10000/variant:half_split [naive] is the
+# longest row these tables have; a CPU model of 65 characters the widest cell.
+grep -q "variant:half_split" "$work/a.json" || fail "the quick set has no rope case"
+"$opbench" compare "$work/a.json" "$work/a.json" > "$work/same.log" 2>&1 || { cat "$work/same.log"; fail "compare a a"; }
+check "compare, one set twice" "$work/same.log"
+"$opbench" analyze "$work/a.json" > "$work/analyze.log" 2>&1 || { cat "$work/analyze.log"; fail "analyze"; }
+check "analyze" "$work/analyze.log"
+mkdir -p "$work/arch"
+"$opbench" archive "$work/arch" "$work/a.json" "$work/first.json" > /dev/null || fail "archive"
+"$opbench" history "$work/arch" --suite quick > "$work/history.log" 2>&1 || { cat "$work/history.log"; fail "history"; }
+grep -q "half_split" "$work/history.log" || { cat "$work/history.log"; fail "history lacks the rope case"; }
+check "history" "$work/history.log"
+python3 - "$work/a.json" "$work/xeon.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+s["context"]["opbench"]["machine"]["cpu_model"] = "Intel(R) Xeon(R) Platinum 8480+ Sapphire Rapids 56-Core Processor"
+json.dump(s, open(sys.argv[2], "w"))
+PY
+"$opbench" compare --by machine "$work/a.json" "$work/xeon.json" > "$work/bymachine.log" 2>&1 ||
+  { cat "$work/bymachine.log"; fail "--by machine"; }
+grep -q "Machines and their measured peaks" "$work/bymachine.log" || fail "--by machine has no peaks table"
+check "compare --by machine (a long CPU model)" "$work/bymachine.log"
+for i in 1 2; do
+  "$opbench" run "$src/suites/quick.toml" "${short[@]}" --shard $i/2 --no-progress --out "$work/shard$i.json" \
+    > "$work/shard$i.log" 2>&1 || { cat "$work/shard$i.log"; fail "shard $i/2"; }
+done
+"$opbench" compare "$work/shard1.json" "$work/shard2.json" > "$work/shards.log" 2>&1 ||
+  { cat "$work/shards.log"; fail "compare on shard sets"; }
+check "compare on shard sets" "$work/shards.log"
 
 echo "== compare --format markdown: every cell"
 "$opbench" compare "$work/a.json" "$work/b.json" --format markdown > "$work/cmp.md" 2>&1 ||

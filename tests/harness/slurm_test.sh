@@ -22,7 +22,12 @@
 #      no case x backend is there twice.
 #   3. --per-node-type with the node's two features as two node types (one
 #      filtered op, one shard each): both merge and `compare --by machine`
-#      writes its table.
+#      writes its table, each column named after its node type.
+#   0. (first) a --benchmark_filter that leaves shard 1 of 3 no case is
+#      refused with exit 2 before anything is submitted or written, naming
+#      the shard and the filter, and the shard count it advises fits.
+#   2. also: a merge started while shard 2 runs and shard 3 has no file
+#      names shard 2/3 as still running and shard 3/3 as missing.
 # usage: slurm_test.sh SOURCE_ROOT OPBENCH
 set -euo pipefail
 src=$1 opbench=$2
@@ -121,6 +126,37 @@ if bad: sys.exit("not passed and verified: " + ", ".join(bad[:5]))
 EOF
 }
 
+# --- 0. a filter that empties one shard is refused before anything is submitted ----
+# Issue 44: the pre-check listed only the last shard, so a filter that left
+# shard 1 of 3 no case was submitted and shard 1's job failed. The filter
+# here keeps the first entry of shards 2/3 and 3/3 only (each name anchored,
+# its regex characters made `.`).
+first_entry() {
+  local names
+  names=$("$opbench" run "$suite" --shard "$1" --list "${quick[@]}")
+  printf '%s\n' "$names" | head -n 1 | sed 's/[][().*+?{}|^$\\]/./g'
+}
+filter="^($(first_entry 2/3)|$(first_entry 3/3))\$"
+"$opbench" run "$suite" --shard 3/3 --list "${quick[@]}" --benchmark_filter="$filter" >/dev/null ||
+  fail "the filter $filter keeps no case of shard 3/3: the check below would not test shard 1"
+jobs_before=$(squeue -h | wc -l)
+rc=0
+"$src/scripts/slurm-run.sh" "$suite" --shards 3 --out "$work/empty1" --opbench "$opbench" --time=10 -- \
+  "${quick[@]}" --benchmark_filter="$filter" >"$work/empty1.log" 2>&1 || rc=$?
+[ "$rc" -eq 2 ] || fail "a filter that empties shard 1/3 gave exit $rc, not 2: $(cat "$work/empty1.log")"
+grep -qF -- "--benchmark_filter=$filter leaves shard 1/3 with no case" "$work/empty1.log" ||
+  fail "the refusal does not name shard 1/3 and the filter: $(cat "$work/empty1.log")"
+[ ! -e "$work/empty1" ] && [ "$(squeue -h | wc -l)" -eq "$jobs_before" ] ||
+  fail "slurm-run.sh submitted or wrote something before refusing the filter: $(squeue 2>&1)"
+# Its advice works: every shard of the count it names keeps a case.
+k=$(sed -n 's/.*use --shards \([0-9]*\) .*/\1/p' "$work/empty1.log")
+[ -n "$k" ] || fail "the refusal names no shard count that works: $(cat "$work/empty1.log")"
+for i in $(seq 1 "$k"); do
+  "$opbench" run "$suite" --shard "$i/$k" --list "${quick[@]}" --benchmark_filter="$filter" >/dev/null 2>&1 ||
+    fail "the advised --shards $k leaves shard $i/$k with no case"
+done
+echo "0. ok: a filter emptying shard 1/3 refused before submitting (exit 2; --shards $k advised and checked)"
+
 # --- 1. three shards, merged ------------------------------------------------------
 "$opbench" run "$suite" "${quick[@]}" --no-progress --out "$work/whole.json" >"$work/whole.log" 2>&1 ||
   fail "the unsharded run failed: $(tail -n 5 "$work/whole.log")"
@@ -170,10 +206,24 @@ for t in $(seq 1 1200); do
   sleep 0.1
 done
 [ "$(state "${array}_2")" = RUNNING ] || fail "shard 2 is $(state "${array}_2"), not running, with $journal"
+# Issue 44: a merge started now, of the shards that have files (shard 2's is
+# the empty file its run reserved; shard 3 has none yet), said only
+# "shard-2.json: is empty; expected a JSON file". It names shard 2 as
+# still running and shard 3 as missing.
+if "$opbench" merge "$work"/cancel/shard-{1,2}.json -o "$work/early-run.json" 2>"$work/early-run.log"; then
+  fail "a merge while shard 2 runs succeeded"
+fi
+grep -qF "shard 2/3 ($work/cancel/shard-2.json) is incomplete: still running" "$work/early-run.log" ||
+  fail "the merge while shard 2 runs does not name it as running: $(cat "$work/early-run.log")"
+grep -qF "shard 3/3 missing" "$work/early-run.log" ||
+  fail "the merge while shard 2 runs does not name shard 3/3 as missing: $(cat "$work/early-run.log")"
 scancel "${array}_2"
 [ "$(wait_job "$merge")" = FAILED ] || fail "the merge ran to $(state "$merge") with shard 2 cancelled"
 grep -q "shard 2/3 ($work/cancel/shard-2.json) is incomplete" "$work/cancel/logs/merge.log" ||
   fail "the merge's refusal does not name shard 2/3: $(cat "$work/cancel/logs/merge.log")"
+# Its advice is what this test does next (requeue, then --merge).
+grep -qF "\`scontrol requeue ${array}_I\` (it resumes from its journal), then \`scripts/slurm-run.sh --merge" \
+  "$work/cancel/logs/merge.log" || fail "the merge job does not advise the requeue: $(cat "$work/cancel/logs/merge.log")"
 [ "$(state "${array}_2")" = CANCELLED ] || fail "shard 2 is $(state "${array}_2") after scancel"
 cp "$work/cancel/shard-2.json" "$work/partial-2.json"
 kept=$(entries "$work/partial-2.json" | wc -l)
@@ -215,7 +265,11 @@ cmp_job=$(sed -n 's/^compare \([0-9]*\) .*/\1/p' "$work/types.txt")
 [ "$(wait_job "$cmp_job")" = COMPLETED ] || fail "compare job: $(state "$cmp_job"); $(cat "$work/types/compare.log")"
 for t in typea typeb; do [ -s "$work/types/$t/merged.json" ] || fail "node type $t: no merged set"; done
 grep -q "softmax" "$work/types/compare.txt" || fail "compare --by machine printed no softmax row: $(cat "$work/types/compare.txt")"
-echo "3. ok: two node types merged and compared"
+# Issue 44: both sets and columns were named "merged" (each type's set is TYPE/merged.json).
+grep -qw "typea" "$work/types/compare.txt" && grep -qw "typeb" "$work/types/compare.txt" &&
+  ! grep -qw "merged" "$work/types/compare.txt" ||
+  fail "compare --by machine does not name each column after its node type: $(cat "$work/types/compare.txt")"
+echo "3. ok: two node types merged and compared, a column per node type"
 
 keep=0
 echo "PASS in $((SECONDS - started)) s"

@@ -2,11 +2,13 @@
 // (never a time), JSON and cache round trips, roofline classification on
 // synthetic peaks, and the CPU context's fields.
 #include "machine/machine.hpp"
+#include "machine/peak_bounds.hpp"
 
 #include "opbench/plugin.h"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -320,9 +322,62 @@ TEST(MachineCache, AnUntrustedCacheDirectoryIsNotUsed) {
     quick.min_trials = 1;
     quick.bandwidth_array_bytes = 1 << 20;
     const CachedMachinePeaks c = load_or_measure(false, open_dir / "opbench-cache", quick);
-    EXPECT_NE(c.warning.find("machine peaks not cached"), std::string::npos) << c.warning;
+    EXPECT_NE(c.warning.find("not used: it is reached through the symlink"), std::string::npos) << c.warning;
+    // One line, and no "cached in" before it: the peaks are measured each run (issue 44).
+    const std::string line = peaks_origin_line(c);
+    EXPECT_EQ(line.find("cached in"), std::string::npos) << line;
+    EXPECT_NE(line.find("not cached (cache directory"), std::string::npos) << line;
+    EXPECT_NE(line.find("each run measures them again"), std::string::npos) << line;
+    EXPECT_EQ(line.find('\n'), std::string::npos) << line;
     EXPECT_TRUE(fs::is_empty(elsewhere)) << "nothing written through the planted link";
     fs::permissions(open_dir, fs::perms::others_write | fs::perms::group_write, fs::perm_options::remove);
+}
+
+// A poisoned cache (issue 44): figures no CPU reaches are measured again,
+// with the reason, and 0 (not measured) stays allowed for the optional peaks.
+TEST(MachinePeakBounds, FiguresNoCpuReachesAreImplausible) {
+    EXPECT_EQ(implausible_peaks(synthetic_peaks()), "");
+    MachinePeaks huge = synthetic_peaks();
+    huge.all_threads.f32_gflops = 1e308;
+    EXPECT_NE(implausible_peaks(huge).find("the f32 peak on 4 thread(s) is 1e+308 GFLOP/s"), std::string::npos)
+        << implausible_peaks(huge);
+    MachinePeaks tiny = synthetic_peaks();
+    tiny.one_thread.f32_gflops = 1e-6;
+    EXPECT_NE(implausible_peaks(tiny).find("the f32 peak on 1 thread(s) is 1e-06"), std::string::npos);
+    MachinePeaks nan_bw = synthetic_peaks();
+    nan_bw.one_thread.triad_gbps = std::nan("");
+    EXPECT_NE(implausible_peaks(nan_bw).find("triad"), std::string::npos);
+    MachinePeaks roof = synthetic_peaks();
+    roof.cache_roofs[1].all_threads_gbps = 1e300;
+    EXPECT_NE(implausible_peaks(roof).find("L2 cache roof"), std::string::npos);
+    MachinePeaks no_bf16 = synthetic_peaks();
+    no_bf16.one_thread.bf16_gflops = no_bf16.all_threads.bf16_gflops = 0;
+    EXPECT_EQ(implausible_peaks(no_bf16), "");
+}
+
+TEST(MachineCache, APoisonedCacheIsMeasuredAgainSayingWhy) {
+    TempDir tmp;
+    MeasureOptions tiny;
+    tiny.seconds_per_figure = 0;
+    tiny.min_trials = 1;
+    tiny.bandwidth_array_bytes = std::size_t{4} << 20;
+    for (double poison : {1e308, 1e-6}) {
+        MachinePeaks cached = synthetic_peaks();
+        cached.cpu_model = cpu_model_name();
+        cached.cores = allowed_cpu_count();
+        cached.all_threads.threads = cached.cores;
+        cached.one_thread.f32_gflops = poison;
+        const fs::path path = machine_cache_path(tmp.path, cached.cpu_model, cached.cores);
+        save_machine_peaks(cached, path);
+        const CachedMachinePeaks c = load_or_measure(false, tmp.path, tiny);
+        EXPECT_FALSE(c.from_cache) << poison;
+        EXPECT_NE(c.peaks.one_thread.f32_gflops, poison);
+        EXPECT_EQ(implausible_peaks(c.peaks), "") << "the new measurement is plausible";
+        const std::string line = peaks_origin_line(c);
+        EXPECT_NE(line.find("the cached machine peaks were not used (the f32 peak"), std::string::npos) << line;
+        EXPECT_NE(line.find("cached in " + path.string()), std::string::npos) << line;
+        EXPECT_EQ(load_machine_peaks(path)->one_thread.f32_gflops, c.peaks.one_thread.f32_gflops) << "rewritten";
+    }
 }
 
 TEST(MachineCache, SaveThenLoadRoundTripsAndLeavesNoTemporaries) {

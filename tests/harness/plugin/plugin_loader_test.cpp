@@ -10,6 +10,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <string>
 
@@ -108,6 +109,20 @@ TEST(DiscoverPlugins, LoadsTheGoodOnesAndRefusesEachBadOneOnce) {
     EXPECT_EQ(set.failures.size(), 6u);
     for (const auto &f : set.failures) EXPECT_FALSE(f.reason.empty());
     EXPECT_TRUE(set.ignored.empty());
+}
+
+// A FIFO named in OPBENCH_PLUGIN_PATH hung `list` and `run` (issue 44): it
+// is refused by its kind, never opened; so are a device and a socket.
+TEST(DiscoverPlugins, AFifoDeviceOrSocketOnThePathIsRefusedUnopened) {
+    ScratchDir dir("fifo");
+    const std::string fifo = (dir.path / "opbench-backend-fifo.so").string();
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    PluginSet set = discover_plugins({fifo, "/dev/null"}); // would block in dlopen if opened
+    EXPECT_TRUE(set.plugins.empty());
+    ASSERT_EQ(set.failures.size(), 2u);
+    EXPECT_EQ(set.failures[0].reason, fifo + ": is a FIFO, not a shared library file; not opened");
+    EXPECT_EQ(set.failures[0].backend, "fifo") << "the name it would have provided";
+    EXPECT_EQ(set.failures[1].reason, "/dev/null: is a character device, not a shared library file; not opened");
 }
 
 TEST(DiscoverPlugins, ADirectoryOpensOnlyBackendFilesAndListsTheOthers) {

@@ -3,6 +3,7 @@
 // taken from the run, ranking by time x headroom, attention's component
 // breakdown, and the command's exit status on bad input.
 #include "readers/analyze.hpp"
+#include "writers/result_schema.hpp"
 
 #include <gtest/gtest.h>
 
@@ -19,7 +20,8 @@ nlohmann::json context() {
     m.cores = 2;
     m.one_thread = {1, 100.0, 200.0, 20.0, 25.0};
     m.all_threads = {2, 200.0, 400.0, 30.0, 35.0};
-    return {{"machine_peaks", m},
+    return {{"schema_version", kResultSchemaVersion}, // analyze reads only what every reader reads (issue 44)
+            {"machine_peaks", m},
             {"measurement", {{"call_overhead_seconds", {{"naive", 1e-7}, {"onednn", 2e-6}}}}},
             {"backends",
              {{"naive", {{"device", {{"kind", "cpu"}}}, {"info", {{"threads", "1"}}}}},

@@ -4,6 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <fstream>
+#include <sys/file.h>
+#include <unistd.h>
+
 using namespace opbench;
 using namespace opbench::test;
 
@@ -22,6 +27,42 @@ ResultSet part(const std::string &op, int index, int count, bool complete = true
     j["context"]["opbench"]["shard"] = {{"index", index}, {"count", count}};
     j["context"]["opbench"]["complete"] = complete;
     return parse_result_set(j.dump(), "shard-" + std::to_string(index) + ".json");
+}
+// Shard `index` of `count` written to DIR/shard-INDEX.json; its path.
+std::string part_file(const TempDir &dir, const std::string &op, int index, int count, bool complete = true) {
+    nlohmann::json j = part(op, index, count, complete).raw;
+    j["context"]["opbench"]["suite"]["path"] = "suites/quick.toml";
+    j["context"]["opbench"]["measurement"]["benchmark_args"] = {"--benchmark_filter=add|silu"};
+    const std::string path = (dir.path / ("shard-" + std::to_string(index) + ".json")).string();
+    std::ofstream(path) << j.dump();
+    return path;
+}
+// A run's journal beside `set_path`: its header (the run's args, with
+// --shard INDEX/COUNT) and `entries` finished case lines.
+void journal_file(const std::string &set_path, int index, int count, int entries) {
+    std::ofstream out(set_path + ".journal");
+    out << nlohmann::json{{"opbench_journal", 1},
+                          {"suite", "suites/quick.toml"},
+                          {"args", {"suites/quick.toml", "--shard", std::to_string(index) + "/" + std::to_string(count)}}}
+               .dump()
+        << "\n";
+    for (int i = 0; i < entries; ++i) out << nlohmann::json{{"case", {{"name", "c" + std::to_string(i)}}}}.dump() << "\n";
+}
+// Holds the journal's lock as a live run does (run/journal.cpp) until destroyed.
+struct LiveRun {
+    int fd;
+    explicit LiveRun(const std::string &set_path) : fd(::open((set_path + ".journal").c_str(), O_RDWR)) {
+        EXPECT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
+    }
+    ~LiveRun() { ::close(fd); }
+};
+std::string merge_error(const MergeInputs &inputs) {
+    try {
+        (void)merge_result_sets(inputs, {});
+    } catch (const MergeError &e) {
+        return e.what();
+    }
+    return "merged";
 }
 std::string merge_error(const std::vector<ResultSet> &sets) {
     try {
@@ -119,4 +160,62 @@ TEST(Merge, ADifferentMachineNamesTheShard) {
     const std::string e = merge_error({part("add", 1, 2), parse_result_set(j.dump(), "shard-2.json")});
     EXPECT_NE(e.find("shard 2/2 (shard-2.json) was measured on machine intel-xeon"), std::string::npos) << e;
     EXPECT_NE(e.find("--allow-mixed-machines"), std::string::npos) << e;
+}
+
+// Issue 44: a merge started while shard 2 of 3 runs (its --out still the
+// empty file the run reserved, its journal locked) and before shard 3 has
+// a file said only "shard-2.json: is empty; expected a JSON file". Now one
+// message names shard 2/3 as still running and shard 3/3 as missing; once
+// the run is gone (killed), the same file is named as stopped, with the
+// resume command.
+TEST(Merge, AnEarlyMergeNamesTheRunningShardAndTheMissingOne) {
+    TempDir dir;
+    const std::string one = part_file(dir, "add", 1, 3);
+    const std::string two = (dir.path / "shard-2.json").string();
+    std::ofstream(two).close(); // the run's reservation
+    journal_file(two, 2, 3, 4);
+    {
+        LiveRun live(two);
+        const std::string e = merge_error(read_merge_inputs({one, two}));
+        EXPECT_NE(e.find("shard 2/3 (" + two + ") is incomplete: still running (a run holds its journal, 4 entries"),
+                  std::string::npos)
+            << e;
+        EXPECT_NE(e.find("shard 3/3 missing (given: 1/3 " + one + ", 2/3 " + two + ")"), std::string::npos) << e;
+        EXPECT_NE(e.find("opbench run suites/quick.toml --shard 3/3"), std::string::npos) << e;
+        EXPECT_NE(e.find("if --benchmark_filter=add|silu leaves it no case"), std::string::npos) << e;
+        EXPECT_LT(e.find("shard 2/3"), e.find("shard 3/3")) << e; // a line each, in shard order
+    }
+    const std::string e = merge_error(read_merge_inputs({one, two}));
+    EXPECT_NE(e.find("shard 2/3 (" + two + ") is incomplete: its run stopped before writing it"), std::string::npos)
+        << e;
+    EXPECT_NE(e.find("`opbench run --resume " + two + "`"), std::string::npos) << e;
+}
+
+// An incomplete set whose journal a run holds again (a shard requeued and
+// resumed) is still running, not interrupted.
+TEST(Merge, AResumedShardStillGoingIsNamedAsRunning) {
+    TempDir dir;
+    const std::string one = part_file(dir, "add", 1, 2), two = part_file(dir, "silu", 2, 2, false);
+    journal_file(two, 2, 2, 1);
+    LiveRun live(two);
+    const std::string e = merge_error(read_merge_inputs({one, two}));
+    EXPECT_NE(e.find("shard 2/2 (" + two + ") is incomplete: still running, resumed"), std::string::npos) << e;
+}
+
+// Without a journal a file says nothing of its shard: named by its path,
+// as absent or empty; a non-empty file that is not a set is refused as
+// before (ResultSetError), and complete shards merge from files.
+TEST(Merge, AnAbsentOrEmptyFileIsNamedAndABrokenOneRefused) {
+    TempDir dir;
+    const std::string one = part_file(dir, "add", 1, 2), two = part_file(dir, "silu", 2, 2);
+    EXPECT_EQ(merge_error(read_merge_inputs({one, two})), "merged");
+    const std::string absent = (dir.path / "shard-3.json").string(), empty = (dir.path / "empty.json").string();
+    std::ofstream(empty).close();
+    const std::string e = merge_error(read_merge_inputs({one, absent, empty}));
+    EXPECT_NE(e.find(absent + " does not exist"), std::string::npos) << e;
+    EXPECT_NE(e.find(empty + " is empty and has no journal"), std::string::npos) << e;
+    EXPECT_NE(e.find("shard 2/2 missing"), std::string::npos) << e;
+    const std::string broken = (dir.path / "broken.json").string();
+    std::ofstream(broken) << "{\"benchmarks\": [";
+    EXPECT_THROW((void)read_merge_inputs({one, broken}), ResultSetError);
 }

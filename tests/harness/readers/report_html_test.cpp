@@ -185,6 +185,20 @@ TEST(SvgChart, RatioTextHasThreeSignificantDigits) {
     EXPECT_EQ(ratio_text(NAN), "-");
 }
 
+// Issue 44: a subnormal value (a 5e-324 median) made a linear axis' tick step
+// 0, and the chart grew without end; a log axis spanned 300 decades.
+TEST(SvgChart, ASubnormalValueGivesABoundedChart) {
+    EXPECT_EQ(ratio_text(5e-324), "4.94e-324");
+    for (bool log : {false, true}) {
+        BarChart c;
+        c.log_scale = log;
+        c.categories = {"tiny", "one"};
+        c.series = {{"naive", {5e-324, log ? 1e-3 : 5e-324}, {}, {}}};
+        const std::string svg = render_bar_chart(c);
+        EXPECT_LT(svg.size(), 20000u) << (log ? "log" : "linear");
+    }
+}
+
 // Issue 30: cut labels stay apart; the part where names differ is kept.
 TEST(SvgChart, ClippedLabelsStayUniqueAndKeepWhereTheyDiffer) {
     const std::vector<std::string> names{

@@ -1,4 +1,4 @@
-#include "workload/workload_suite.hpp"
+#include "suite/workload_schema.hpp"
 
 #include "opbench/ops.hpp"
 #include "suite/toml_reader.hpp"

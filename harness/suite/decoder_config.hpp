@@ -1,7 +1,7 @@
 // What a decoder workload is: the shape of a pre-norm transformer decoder
 // (one layer or a small model) and how much of it to run (prompt, tokens
 // generated). Plain data, read from a suite's [[workload]] table
-// (workload_suite.hpp) and run by decoder.hpp.
+// (workload_schema.hpp) and run by the decoder workload (DecoderRun).
 #pragma once
 
 #include "opbench/plugin.h"

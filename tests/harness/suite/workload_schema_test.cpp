@@ -1,4 +1,4 @@
-// harness/workload/workload_suite.cpp: [[workload]] tables in a suite.
+// harness/suite/workload_schema.cpp: [[workload]] tables in a suite.
 #include "suite/suite.hpp"
 
 #include "build_config.hpp"

@@ -1,6 +1,6 @@
 // The decoder's configuration checks, apart from the decoder itself: the suite
 // parser (and its fuzz target) use them without linking the plugin machinery.
-#include "workload/decoder_config.hpp"
+#include "suite/decoder_config.hpp"
 
 #include <fmt/format.h>
 
