@@ -621,7 +621,7 @@ void lay_out_history_table(Table &t, const std::vector<ArchiveEntry> &runs, cons
     t.columns = {"case [backend]"};
     if (wide) {
         for (const auto &r : runs)
-            t.columns.push_back(fmt::format("{} {}", r.timestamp.substr(0, 19), r.commit.substr(0, 12)));
+            t.columns.push_back(fmt::format("{} {}", r.timestamp.substr(0, 19), run_commit(r).substr(0, 12)));
         t.columns.push_back("last / first");
         return;
     }
@@ -629,7 +629,7 @@ void lay_out_history_table(Table &t, const std::vector<ArchiveEntry> &runs, cons
     std::vector<std::string> header;
     if (!names.shared.empty()) header.push_back(fmt::format("every case: {}", fmt::join(names.shared, " ")));
     const auto run_name = [](const ArchiveEntry &r) {
-        return fmt::format("{} {}", r.timestamp.substr(0, 16), r.commit.substr(0, 7));
+        return fmt::format("{} {}", r.timestamp.substr(0, 16), run_commit(r).substr(0, 7));
     };
     std::vector<std::string> run_names;
     for (const auto &r : runs) run_names.push_back(run_name(r));

@@ -438,7 +438,8 @@ std::string history_small_multiples_html(const nlohmann::json &runs, const nlohm
             o += fmt::format("<circle class=\"point\" cx=\"{}\" cy=\"{}\" r=\"3\" fill=\"#0072B2\"><title>{} commit "
                              "{}: {}</title></circle>\n",
                              num(X(i)), num(Y(m[i].get<double>())), html_escape(run.value("timestamp", "")),
-                             html_escape(run.value("commit", "").substr(0, 12)), median_text(m[i].get<double>()));
+                             html_escape(run.value("commit_under_test", run.value("commit", "")).substr(0, 12)),
+                             median_text(m[i].get<double>()));
         }
         if (c.contains("changes")) o += change_marks(c["changes"], X, top, ph);
         h += o + "</svg>\n";
