@@ -362,6 +362,22 @@ std::string change_marks(const nlohmann::json &changes, XOfRun X, double top, do
     }
     return o;
 }
+// A history chart's points, each with its run's date, commit (the commit
+// under test where recorded) and median on hover.
+template <class XOfRun, class YOfTime>
+std::string history_points(const nlohmann::json &m, const nlohmann::json &runs, XOfRun X, YOfTime Y) {
+    std::string o;
+    for (std::size_t i = 0; i < m.size(); ++i) {
+        if (!m[i].is_number()) continue;
+        const nlohmann::json run = i < runs.size() ? runs[i] : nlohmann::json::object();
+        o += fmt::format("<circle class=\"point\" cx=\"{}\" cy=\"{}\" r=\"3\" fill=\"#0072B2\"><title>{} commit "
+                         "{}: {}</title></circle>\n",
+                         num(X(i)), num(Y(m[i].get<double>())), html_escape(run.value("timestamp", "")),
+                         html_escape(run.value("commit_under_test", run.value("commit", "")).substr(0, 12)),
+                         median_text(m[i].get<double>()));
+    }
+    return o;
+}
 } // namespace
 
 std::string history_small_multiples_html(const nlohmann::json &runs, const nlohmann::json &cases) {
@@ -432,15 +448,7 @@ std::string history_small_multiples_html(const nlohmann::json &runs, const nlohm
             d += fmt::format("{}{},{}", d.empty() ? "M" : " L", num(X(i)), num(Y(m[i].get<double>())));
         }
         o += fmt::format("<path d=\"{}\" fill=\"none\" stroke=\"#0072B2\" stroke-width=\"1.5\"/>\n", d);
-        for (std::size_t i = 0; i < n; ++i) {
-            if (!m[i].is_number()) continue;
-            const nlohmann::json run = i < runs.size() ? runs[i] : nlohmann::json::object();
-            o += fmt::format("<circle class=\"point\" cx=\"{}\" cy=\"{}\" r=\"3\" fill=\"#0072B2\"><title>{} commit "
-                             "{}: {}</title></circle>\n",
-                             num(X(i)), num(Y(m[i].get<double>())), html_escape(run.value("timestamp", "")),
-                             html_escape(run.value("commit_under_test", run.value("commit", "")).substr(0, 12)),
-                             median_text(m[i].get<double>()));
-        }
+        o += history_points(m, runs, X, Y);
         if (c.contains("changes")) o += change_marks(c["changes"], X, top, ph);
         h += o + "</svg>\n";
     }
