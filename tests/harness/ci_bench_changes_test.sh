@@ -8,7 +8,7 @@
 #      base set's spread as run-to-run noise, rare slow runs) passes the gate;
 #   3. an archive whose cases all step 20% slower at run 25 of 30 (--plant
 #      regression) fails it, the message naming the commit range (runs 24 and
-#      25's commits) and the size;
+#      25's commits) and the size; the report's history page marks them;
 #   4. an archive of 4 runs is too young to hold a change: a note, not a failure;
 #      `history --changes` on it exits 2 saying why; on an archive of two
 #      machines it reads the one --machine names and says there are two; on
@@ -73,6 +73,11 @@ assert not wide, f"lines over 100 columns: {wide[:3]}"
 rows = [l for l in lines if "[naive]" in l or "[slowdown]" in l]
 assert len(rows) == 4 and all(".." in r and "1.2" in r for r in rows), rows
 PY
+# The report's history page marks them (without a browser: the Chromium test
+# looks at the page), one dashed line per case's chart and a table row each.
+"$opbench" report "$work/reg/$(newest "$work/reg")" --history "$work/reg" -o "$work/reg.html" > /dev/null
+[ "$(grep -c '<line class="change"' "$work/reg.html")" -eq 4 ] && grep -q "Change points of suite &#39;ci-gate&#39;" "$work/reg.html" ||
+  fail "the report's history page does not mark the 4 changes"
 
 echo "== 4: too few runs, a missing set"
 python3 "$src/scripts/generate_archive.py" "$work/base.json" "$work/young" 4 --opbench "$opbench" \
