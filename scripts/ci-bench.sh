@@ -22,6 +22,13 @@
 #   --archive-always    archive even when the gate fails
 #   --keep N            after archiving, keep the newest N sets of this machine,
 #                       suite and build type (default 100; 0: never prune)
+#   --changes-gate N    also fail when a change point to slower begins among
+#                       the newest N archived runs of the suite on this machine
+#                       (`opbench history --changes --fail-on-change-in N`, after
+#                       archiving), naming the commit range: a step or drift
+#                       that each one-run comparison let through. A change is
+#                       seen once 3 runs follow it, so N of 5-10 suits a gate
+#                       run on every commit. Fewer than 6 archived runs: a note.
 #   --ab BASE_REF       paired instead: build BASE_REF's plugins (a git worktree
 #                       with its own build dir) and run the suite with each
 #                       changed backend's two builds side by side (`opbench ab`);
@@ -32,7 +39,8 @@
 #   --ab-args "A"       extra options for opbench ab (e.g. "--pairs 200 --threshold 0.03")
 #   --ab-backends "B.." compare these backends instead of the changed ones
 # Exit: 0 gate passed (or no baseline yet), 1 a case slower beyond the
-# threshold or a case failed verification, 2 bad input, 3 environment.
+# threshold, a change point to slower among the newest runs (--changes-gate)
+# or a case failed verification, 2 bad input, 3 environment.
 set -euo pipefail
 
 opbench=build/harness/opbench
@@ -48,6 +56,7 @@ run_args=()
 ab_ref=""
 ab_args=""
 ab_backends=""
+changes_gate=0
 
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -58,6 +67,7 @@ while [ $# -gt 0 ]; do
     --set) given_set=$2; shift 2 ;;
     --summary) summary=$2; shift 2 ;;
     --compare-args) compare_args=$2; shift 2 ;;
+    --changes-gate) changes_gate=$2; shift 2 ;;
     --no-archive) archive_mode=never; shift ;;
     --archive-always) archive_mode=always; shift ;;
     --keep) keep=$2; shift 2 ;;
@@ -197,8 +207,40 @@ else
   echo "ci-bench: not archived ($out): gate exit $gate_rc, run exit $run_rc, archive mode $archive_mode"
 fi
 
+# The archive's change points: a regression among its newest runs fails too.
+changes_rc=0
+if [ "$changes_gate" != 0 ]; then
+  suite_name=$(python3 -c 'import json, sys
+print(json.load(open(sys.argv[1]))["context"]["opbench"]["suite"]["name"])' "$out") ||
+    { echo "ci-bench: $out: no suite name in its context" >&2; exit 2; }
+  changes_err=$(mktemp /tmp/opbench-changes-XXXXXX)
+  set +e
+  changes=$("$opbench" history "$archive" --suite "$suite_name" --changes --fail-on-change-in "$changes_gate" \
+            --format markdown 2> "$changes_err")
+  changes_rc=$?
+  set -e
+  cat "$changes_err" >&2
+  if [ $changes_rc -eq 2 ] && grep -q "change points need at least" "$changes_err"; then
+    echo "ci-bench: change points: the archive holds too few runs yet (see above); not gated"
+    changes_rc=0
+  elif [ $changes_rc -gt 1 ]; then
+    rm -f "$changes_err"
+    echo "ci-bench: opbench history --changes failed (exit $changes_rc)" >&2
+    exit $changes_rc
+  else
+    for target in "$summary" "${GITHUB_STEP_SUMMARY:-}"; do
+      [ -n "$target" ] && printf '%s\n' "$changes" >> "$target"
+    done
+  fi
+  rm -f "$changes_err"
+fi
+
 if [ $gate_rc -ne 0 ]; then
   echo "ci-bench: REGRESSION: a case is slower than the baseline beyond the threshold" >&2
+  exit 1
+fi
+if [ $changes_rc -ne 0 ]; then
+  echo "ci-bench: REGRESSION: a change point to slower among the newest $changes_gate archived runs (see above)" >&2
   exit 1
 fi
 if [ $run_rc -ne 0 ]; then

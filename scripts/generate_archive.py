@@ -10,9 +10,29 @@ way `opbench run --archive` stores a set (with its entry summaries). Without
 it they are laid out and indexed directly, as an opbench before the entry
 summaries did: an archive whose history reads every set.
 
-usage: generate_archive.py SET.json DIR N [--opbench PATH]"""
+With --plant KIND (issue 43) each case's runs instead carry the run-to-run
+noise of this machine's sets and planted changes, and --truth FILE gets what
+was planted (scripts/change_points_eval.py scores `history --changes`
+against it):
+  - each case's run-to-run sigma is its repetitions' spread in SET (clamped
+    to 0.1-5%), a whole run is hit by a neighbour's episode (30-90% slower)
+    with probability 1% (docs/measurement.md, "Repeatability");
+  - aa: nothing planted; steps: a step every ~100 runs (2, 5, 10% in turn,
+    up or down); drift: +1% per 10 runs over 50 runs every 200 runs;
+  - revert: a 5% step every 200 runs, undone 10-40 runs later;
+  - regression: every case 20% slower from the 5th newest run on.
+--sigma S sets every case's run-to-run sigma and its repetitions' spread to S
+instead (a test's known noise).
+Every copy records its commit as context.opbench.code_under_test, and drops
+its per-sample arrays (history reads the repetitions' medians).
+
+usage: generate_archive.py SET.json DIR N [--opbench PATH]
+                           [--plant aa|steps|drift|revert|regression --truth FILE
+                            [--seed S] [--sigma S]]"""
 import json
+import math
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -31,7 +51,11 @@ def main():
             sys.exit(__doc__)
         opbench = args[i + 1]
         del args[i:i + 2]
-    if len(args) != 3:
+    plant = take_option(args, "--plant")
+    truth = take_option(args, "--truth")
+    seed = int(take_option(args, "--seed") or 43)
+    sigma = take_option(args, "--sigma")
+    if len(args) != 3 or (plant and (plant not in PLANTS or not truth)):
         sys.exit(__doc__)
     src, out, n = args[0], args[1], int(args[2])
     with open(src, encoding="utf-8") as f:
@@ -39,11 +63,167 @@ def main():
     ob = base["context"]["opbench"]
     ob.setdefault("machine", {})
     ob["machine"]["id"] = ob["machine"].get("id") or "generated-machine"
+    if plant:
+        global copies  # pylint: disable=global-statement
+        planted = Planted(base, n, plant, random.Random(seed), float(sigma) if sigma else None)
+        copies = planted.copies
+        with open(truth, "w", encoding="utf-8") as f:
+            json.dump(planted.truth(), f, indent=1)
     if opbench:
         stored = via_opbench(base, out, n, opbench)
     else:
         stored = laid_out(base, out, n)
     print(f"{stored} runs of suite '{ob['suite']['name']}' on {ob['machine']['id']} in {out}")
+
+
+def take_option(args, name):
+    if name not in args:
+        return None
+    i = args.index(name)
+    if i + 1 >= len(args):
+        sys.exit(__doc__)
+    value = args[i + 1]
+    del args[i:i + 2]
+    return value
+
+
+PLANTS = ("aa", "steps", "drift", "revert", "regression")
+EPISODE_RATE, EPISODE_SLOWDOWN = 0.01, (1.3, 1.9)
+
+
+def repetition_medians(result_set):
+    """Each case's repetition medians, by run_name, in order of first
+    appearance (history's order of cases); none for a case without a time
+    (starved, failed: history leaves it out)."""
+    cases = {}
+    for b in result_set["benchmarks"]:
+        if b.get("run_type", "iteration") != "iteration":
+            continue
+        medians = cases.setdefault(b.get("run_name", b.get("name")), [])
+        st = b.get("stats")
+        if b.get("status", "passed") == "passed" and isinstance(st, dict) \
+                and isinstance(st.get("median"), (int, float)) and st["median"] > 0:
+            medians.append(st["median"])
+    return cases
+
+
+def events(kind, n, rng):
+    """The planted changes of one case: (kind, first run, size, last run)."""
+    out = []
+    if kind == "steps":
+        for k, centre in enumerate(range(50, n - 30, 100)):
+            size = (0.02, 0.05, 0.10)[(k + rng.randrange(3)) % 3] * rng.choice((1, -1))
+            out.append(("step", centre + rng.randint(-20, 20), size, None))
+    elif kind == "drift":
+        for start in range(100, n - 60, 200):
+            out.append(("drift", start, 0.05, start + 50))
+    elif kind == "regression":  # every case 20% slower from the 5th newest run on (the CI gate's test)
+        out.append(("step", max(n - 5, n // 2), 0.20, None))
+    elif kind == "revert":
+        for start in range(100, n - 50, 200):
+            out.append(("revert", start, 0.05, start + rng.randint(10, 40)))
+    return out
+
+
+def level(case_events, i):
+    """The case's true factor at run i."""
+    f = 1.0
+    for kind, at, size, end in case_events:
+        if kind == "step" and i >= at:
+            f *= 1 + size
+        elif kind == "drift" and i >= at:
+            f *= 1 + size * min(1.0, (i - at) / (end - at))
+        elif kind == "revert" and at <= i < end:
+            f *= 1 + size
+    return f
+
+
+class Planted:
+    """Copies whose cases carry noise and planted changes."""
+
+    def __init__(self, base, n, kind, rng, sigma=None):
+        self.base, self.n, self.rng = without_samples(base), n, rng
+        self.cases = []
+        for name, medians in repetition_medians(base).items():
+            if not medians:  # no time in the set: history leaves the case out
+                self.cases.append({"run_name": name, "sigma": None, "events": []})
+                continue
+            mid = sorted(medians)[len(medians) // 2]
+            spread = (max(medians) - min(medians)) / 2 / mid if len(medians) > 1 else 0.01
+            if sigma is not None:
+                set_spread(self.base, name, mid, spread, sigma)
+            self.cases.append({"run_name": name, "sigma": sigma or min(0.05, max(0.001, spread)),
+                               "events": events(kind, n, rng)})
+
+    def truth(self):
+        return {"runs": self.n, "episode_rate": EPISODE_RATE, "cases": [
+            {"index": i, "run_name": c["run_name"], "sigma": c["sigma"],
+             "events": [{"kind": k, "at": a, "size": s, "end": e} for k, a, s, e in c["events"]]}
+            for i, c in enumerate(self.cases)]}
+
+    def factors(self, i):
+        out = {}
+        for c in self.cases:
+            if c["sigma"] is None:
+                continue
+            f = level(c["events"], i) * math.exp(self.rng.gauss(0, c["sigma"]))
+            if self.rng.random() < EPISODE_RATE:
+                f *= self.rng.uniform(*EPISODE_SLOWDOWN)
+            out[c["run_name"]] = f
+        return out
+
+    def copies(self, base, n):
+        del base, n  # the planted base and count
+        ob = self.base["context"]["opbench"]
+        start = datetime(2026, 1, 1, tzinfo=timezone.utc)
+        for i in range(self.n):
+            stamp = (start + timedelta(hours=i)).strftime("%Y-%m-%dT%H:%M:%SZ")
+            commit = f"{(i * 2654435761) % 2**48:012x}"
+            ob["timestamp"] = stamp
+            ob["build"]["git_commit"] = commit
+            ob["code_under_test"] = {"commit": commit, "source": "--commit-under-test"}
+            name = stamp.replace("-", "").replace(":", "") + f"-{commit}.json"
+            yield name, stamp, commit, json.dumps(scaled_cases(self.base, self.factors(i)))
+
+
+def set_spread(result_set, name, mid, spread, sigma):
+    """Moves a case's repetition medians toward (or away from) their median
+    so that their spread is `sigma` (--sigma: a test's known noise)."""
+    scale = sigma / spread if spread > 0 else 0
+    for b in result_set["benchmarks"]:
+        st = b.get("stats")
+        if b.get("run_name", b.get("name")) == name and isinstance(st, dict) \
+                and isinstance(st.get("median"), (int, float)):
+            st["median"] = mid + (st["median"] - mid) * scale
+
+
+def without_samples(result_set):
+    copy = json.loads(json.dumps(result_set))
+    for b in copy["benchmarks"]:
+        st = b.get("stats")
+        if isinstance(st, dict):
+            for key in ("sample_times", "sample_histogram"):
+                st.pop(key, None)
+    return copy
+
+
+def scaled_cases(result_set, factors):
+    """The set with each case's repetition times scaled by its factor."""
+    copy = json.loads(json.dumps(result_set))
+    for b in copy["benchmarks"]:
+        f = factors.get(b.get("run_name", b.get("name")))
+        st = b.get("stats")
+        if f is None or not isinstance(st, dict):
+            continue
+        for key in ("min", "mean", "median", "p90", "p99", "max", "stddev"):
+            if isinstance(st.get(key), (int, float)):
+                st[key] *= f
+        if isinstance(st.get("median_ci95"), list):
+            st["median_ci95"] = [t * f for t in st["median_ci95"]]
+        for key in ("real_time", "cpu_time"):
+            if isinstance(b.get(key), (int, float)):
+                b[key] *= f
+    return copy
 
 
 def copies(base, n):

@@ -8,6 +8,7 @@
 #include "plugin/plugin_variant.hpp"
 #include "run/interrupt.hpp"
 #include "run/ab_run.hpp"
+#include "run/code_under_test.hpp"
 #include "run/journal.hpp"
 #include "run/paired_console.hpp"
 #include "run/run_environment.hpp"
@@ -120,6 +121,7 @@ void refuse_journal_beside(const std::string &out) {
 struct AbCommand::Options {
     CLI::App *sub = nullptr;
     std::string suite_path, pair, out_path, verify = "fast", reference = "naive", cpus, resume_from;
+    std::string commit_under_test; // --commit-under-test
     std::vector<std::string> plugin_specs;
     PairedRunOptions run;
     bool no_out = false, force = false, allow_insecure = false, no_progress = false;
@@ -217,6 +219,7 @@ void AbCommand::Options::add_output_options() {
                       "it; any other option is refused")
         ->type_name("SET");
     o.sub->add_flag("--force", o.force, "replace an existing --out file");
+    o.sub->add_option("--commit-under-test", o.commit_under_test, kCommitUnderTestHelp);
     o.sub->add_flag("--no-progress", o.no_progress, "print no line per case, only the summary");
     o.sub->add_flag("--allow-insecure-plugins", o.allow_insecure,
                     "load plugin files even where others may write them (file or directory mode o+w)");
@@ -492,6 +495,7 @@ int AbCommand::Options::run_ab() {
     std::vector<PluginVariantSpec> specs;
     const PluginSet plugins = plugins_with_builds(specs);
     record_insecure(plugins);
+    run.code_under_test = code_under_test(commit_under_test);
     choose_pair(specs, plugins);
     choose_reference(plugins);
     run.verify = *verify_mode_from_name(verify);

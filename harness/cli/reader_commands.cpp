@@ -5,6 +5,7 @@
 
 #include "readers/analyze.hpp"
 #include "readers/archive.hpp"
+#include "readers/change_history.hpp"
 #include "files/atomic_file.hpp"
 #include "readers/compare.hpp"
 #include "readers/paired_compare.hpp"
@@ -18,6 +19,7 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <limits>
 #include <regex>
 
 namespace opbench {
@@ -107,6 +109,9 @@ struct ReaderCommands::Options {
     // history
     std::string history_dir, history_suite, history_case, history_machine, history_format = "console", history_output;
     std::size_t history_last = 10;
+    bool history_changes = false;      // --changes
+    double history_penalty = kDefaultPenalty;
+    std::size_t history_fail_newest = 0; // --fail-on-change-in N: exit 1 on a regression among the newest N runs
     // merge
     std::vector<std::string> merge_sets;
     std::string merge_out;
@@ -132,6 +137,7 @@ struct ReaderCommands::Options {
     void flag_canary_drift(const std::vector<ResultSet> &sets, double threshold) const;
     int run_report();
     int run_history();
+    int run_history_changes(const HistoryOptions &ho);
     int run_merge();
     int run_archive();
 };
@@ -220,6 +226,15 @@ void ReaderCommands::Options::add_history(CLI::App &app) {
     history->add_option("--output,-o", history_output,
                         "write to this file instead of stdout (never inside the "
                         "archive; an existing file only with --force)");
+    history->add_flag("--changes", history_changes,
+                      "each case's change points (commit range, size, interval, undone) over the runs in commit "
+                      "order; --last defaults to every run");
+    history->add_option("--penalty", history_penalty, "--changes: the fit's penalty per change (chi-square units)")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    history->add_option("--fail-on-change-in", history_fail_newest,
+                        "--changes: exit 1 when a change to slower begins among the newest N runs (CI)")
+        ->check(CLI::PositiveNumber);
     history->add_flag("--force", force, "let -o replace an existing file (never one of the archive's)");
     history->add_flag("--accept-unmet-noise", accept_unmet_ignored, kAcceptUnmetNoiseHelp);
     history->add_flag(
@@ -479,12 +494,33 @@ int ReaderCommands::Options::run_history() {
     ho.suite = history_suite;
     ho.case_regex = history_case;
     ho.machine_id = history_machine;
-    ho.last = history_last;
+    ho.last = history_changes && history->count("--last") == 0 ? std::numeric_limits<std::size_t>::max()
+                                                                 : history_last;
     ho.wide = wide || history_format != "console";
     ho.records = history_format == "csv"; // only csv writes them
     if (!find_writer(history_format))
         throw std::invalid_argument(fmt::format("--format {}: unknown (choose: {})", history_format, writer_names()));
-    return emit(archive_history(history_dir, ho), history_format, history_output, "history");
+    if (!history_changes) {
+        if (history_fail_newest > 0) throw std::invalid_argument("history: --fail-on-change-in needs --changes");
+        return emit(archive_history(history_dir, ho), history_format, history_output, "history");
+    }
+    return run_history_changes(ho);
+}
+
+// history --changes: the change points, and with --fail-on-change-in N
+// exit 1 when a regression begins among the newest N runs.
+int ReaderCommands::Options::run_history_changes(const HistoryOptions &ho) {
+    ChangePointOptions co;
+    co.penalty = history_penalty;
+    const ChangeHistory h = change_history(archive_series(history_dir, ho), co);
+    const int rc = emit(change_history_document(h, co), history_format, history_output, "history");
+    if (rc != 0 || history_fail_newest == 0) return rc;
+    const std::vector<std::string> found = newest_regressions(h, history_fail_newest);
+    for (const auto &line : found) std::cerr << "opbench history: regression: " << printable(line) << "\n";
+    if (found.empty()) return 0;
+    std::cerr << fmt::format("opbench history: {} change{} to slower among the newest {} runs\n", found.size(),
+                             found.size() == 1 ? "" : "s", history_fail_newest);
+    return kExitRegression;
 }
 
 int ReaderCommands::Options::run_merge() {

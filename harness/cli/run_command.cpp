@@ -18,6 +18,7 @@
 #include "profile/trace.hpp"
 #include "readers/archive.hpp"
 #include "readers/result_set_reader.hpp"
+#include "run/code_under_test.hpp"
 #include "run/interrupt.hpp"
 #include "run/journal.hpp"
 #include "run/run_log.hpp"
@@ -208,6 +209,7 @@ struct RunCommand::Options {
     CLI::App *run = nullptr;
     CLI::Option *backends_opt = nullptr, *out_opt = nullptr;
     std::string suite_path, backends_csv, out_path, resume_from, isolate = "process", mem_limit_text;
+    std::string commit_under_test; // --commit-under-test
     std::string archive_dir, shard_text, verify_mode = "fast", cpus_csv, trace_schedule;
     std::string format = "console"; // --format: what stdout carries after the run (cli/run_document.hpp)
     bool no_out = false, no_progress = false, force = false, no_reference_cache = false;
@@ -284,6 +286,7 @@ void RunCommand::Options::add_output_options(const std::function<void(CLI::App *
     trust_flag(run);
     run->add_option("--archive", archive_dir,
                     "also store the result set in this archive: DIR/<machine>/<suite>/<UTC time>-<commit>.json");
+    run->add_option("--commit-under-test", commit_under_test, kCommitUnderTestHelp);
     run->add_option("--shard", shard_text,
                     "run shard i of n of the suite's cases (1/4 .. 4/4; merge with opbench merge)");
     run->add_option("--format", format,
@@ -618,6 +621,7 @@ int RunCommand::run(const PluginSet &plugins, int argc, char **argv, const std::
         print_refused(plugins);
         print_insecure_allowed(plugins);
         if (plugins.allow_insecure) o.opts.insecure_plugins_allowed = plugins.insecure_loaded;
+        o.opts.code_under_test = code_under_test(o.commit_under_test);
         o.check_benchmark_flags();
         Suite suite = o.load_checked_suite(plugins);
         o.check_backends(plugins);

@@ -54,6 +54,7 @@ nlohmann::json to_json(const ArchiveEntry &e) {
             {"cpu_model", e.cpu_model},
             {"cases", e.cases}};
     if (!e.summaries.empty()) j["summaries"] = e.summaries;
+    if (!e.commit_under_test.empty()) j["commit_under_test"] = e.commit_under_test;
     return j;
 }
 
@@ -105,6 +106,7 @@ ArchiveEntry from_json(const nlohmann::json &j, const std::string &at, const std
     str("timestamp", e.timestamp);
     str("host_name", e.host_name);
     str("cpu_model", e.cpu_model);
+    str("commit_under_test", e.commit_under_test);
     if (auto it = j.find("cases"); it != j.end()) {
         if (!it->is_number_unsigned() && !(it->is_number_integer() && it->get<std::int64_t>() >= 0))
             throw bad(".cases", "a whole number >= 0", *it);
@@ -263,6 +265,7 @@ ArchiveEntry archive_store(const fs::path &dir, const ResultSet &set) {
     e.suite_sha256 = set.suite_sha256();
     e.build_type = set.build_type();
     e.commit = set.commit();
+    e.commit_under_test = set.commit_under_test();
     e.timestamp = set.timestamp();
     e.host_name = set.host_name();
     e.cpu_model = set.cpu_model();
@@ -446,6 +449,7 @@ struct HistoryRuns {
     std::vector<ArchiveEntry> runs;
     std::string machine;
     std::vector<std::string> machines; // every machine with a run of the suite
+    std::vector<std::string> notes;
 };
 
 HistoryRuns history_runs(const fs::path &dir, const HistoryOptions &o) {
@@ -468,6 +472,7 @@ HistoryRuns history_runs(const fs::path &dir, const HistoryOptions &o) {
     if (h.runs.empty())
         throw ArchiveError(fmt::format("{}: no run of suite '{}' on machine '{}' (machines: {})", dir.string(), o.suite,
                                        h.machine, fmt::join(h.machines, ", ")));
+    order_by_commit(h.runs, h.notes);
     if (h.runs.size() > o.last) h.runs.erase(h.runs.begin(), h.runs.end() - static_cast<std::ptrdiff_t>(o.last));
     return h;
 }
@@ -616,7 +621,7 @@ void lay_out_history_table(Table &t, const std::vector<ArchiveEntry> &runs, cons
     t.columns = {"case [backend]"};
     if (wide) {
         for (const auto &r : runs)
-            t.columns.push_back(fmt::format("{} {}", r.timestamp.substr(0, 19), r.commit.substr(0, 12)));
+            t.columns.push_back(fmt::format("{} {}", r.timestamp.substr(0, 19), run_commit(r).substr(0, 12)));
         t.columns.push_back("last / first");
         return;
     }
@@ -624,7 +629,7 @@ void lay_out_history_table(Table &t, const std::vector<ArchiveEntry> &runs, cons
     std::vector<std::string> header;
     if (!names.shared.empty()) header.push_back(fmt::format("every case: {}", fmt::join(names.shared, " ")));
     const auto run_name = [](const ArchiveEntry &r) {
-        return fmt::format("{} {}", r.timestamp.substr(0, 16), r.commit.substr(0, 7));
+        return fmt::format("{} {}", r.timestamp.substr(0, 16), run_commit(r).substr(0, 7));
     };
     std::vector<std::string> run_names;
     for (const auto &r : runs) run_names.push_back(run_name(r));
@@ -676,6 +681,44 @@ nlohmann::json add_history_row(std::vector<std::string> &row, const std::string 
 }
 } // namespace
 
+const std::string &run_commit(const ArchiveEntry &run) {
+    return run.commit_under_test.empty() ? run.commit : run.commit_under_test;
+}
+
+void order_by_commit(std::vector<ArchiveEntry> &runs, std::vector<std::string> &notes) {
+    std::map<std::string, std::size_t> first; // commit under test -> place of its first run
+    std::vector<std::size_t> key(runs.size());
+    std::string last_commit;
+    std::vector<std::string> again;
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        const std::string &c = runs[i].commit_under_test;
+        auto [it, inserted] = first.try_emplace(c, i);
+        key[i] = c.empty() ? i : it->second;
+        if (!c.empty() && !inserted && c != last_commit && again.size() < 5) again.push_back(c.substr(0, 12));
+        if (!c.empty()) last_commit = c;
+    }
+    std::vector<std::size_t> order(runs.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return key[a] < key[b]; });
+    std::vector<ArchiveEntry> sorted;
+    for (std::size_t i : order) sorted.push_back(std::move(runs[i]));
+    runs = std::move(sorted);
+    if (!again.empty())
+        notes.push_back(fmt::format("Commits measured again after a later one ({}): each run stands with its "
+                                    "commit's first run (runs are in commit order, then time).",
+                                    fmt::join(again, ", ")));
+}
+
+HistorySeries archive_series(const fs::path &dir, const HistoryOptions &o) {
+    HistoryRuns h = history_runs(dir, o);
+    CaseMatcher match(o.case_regex);
+    std::vector<RunTimes> runs = times_of_runs(dir, h.runs, match, false);
+    CaseSeries s = case_series(runs);
+    HistorySeries out{std::move(h.runs), std::move(h.machine), std::move(h.machines), std::move(h.notes), {}};
+    for (const auto &k : s.order) out.cases.push_back({s.labels[k], std::move(s.times[k])});
+    return out;
+}
+
 Document archive_history(const fs::path &dir, const HistoryOptions &o) {
     const HistoryRuns h = history_runs(dir, o);
     CaseMatcher match(o.case_regex); // a bad regex throws before any set is read
@@ -706,6 +749,7 @@ Document archive_history(const fs::path &dir, const HistoryOptions &o) {
         add_legend(t, names);
     }
     footnotes.add_to(t);
+    t.notes.insert(t.notes.end(), h.notes.begin(), h.notes.end());
     if (h.machines.size() > 1)
         t.notes.push_back(fmt::format("The archive holds this suite on {} machines ({}); --machine picks one.",
                                       h.machines.size(), fmt::join(h.machines, ", ")));

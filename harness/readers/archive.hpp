@@ -26,6 +26,7 @@ struct ArchiveEntry {
     // archived before they were written (history then reads the set).
     std::string summaries;
     std::string machine_id, suite, suite_sha256, build_type, commit, timestamp, host_name, cpu_model;
+    std::string commit_under_test; // the set's code_under_test.commit; empty: none recorded (index key omitted)
     std::size_t cases = 0;
 };
 
@@ -102,5 +103,31 @@ struct HistoryOptions {
 // itself where the archive has none (archived by an older opbench). Throws ArchiveError when there is nothing to
 // show (no such suite, no such machine) and std::regex_error for a bad regex.
 [[nodiscard]] Document archive_history(const std::filesystem::path &dir, const HistoryOptions &options);
+
+// The runs history shows, and each matching case's time in each (history's
+// reading, without the table): for change points (readers/change_history.hpp).
+struct CaseHistory {
+    std::string label;              // "case [backend]"
+    std::vector<ValidTimes> times; // one per run; status "absent" where a run lacks the case
+};
+struct HistorySeries {
+    std::vector<ArchiveEntry> runs; // in commit order (order_by_commit), the last --last
+    std::string machine;
+    std::vector<std::string> machines; // every machine with a run of the suite
+    std::vector<std::string> notes;    // how the runs were ordered, what was left out
+    std::vector<CaseHistory> cases;    // in order of first appearance
+};
+// Throws as archive_history() does.
+[[nodiscard]] HistorySeries archive_series(const std::filesystem::path &dir, const HistoryOptions &options);
+
+// Runs (oldest first by time) in commit order: the runs of a commit under
+// test (ArchiveEntry::commit_under_test) stand together where that commit
+// first appears; a run without one stays at its time. A commit measured
+// again after another one (a re-run, or commits archived out of order) is
+// said in `notes`.
+void order_by_commit(std::vector<ArchiveEntry> &runs, std::vector<std::string> &notes);
+
+// The commit a run is known by: its commit under test, else opbench's.
+[[nodiscard]] const std::string &run_commit(const ArchiveEntry &run);
 
 } // namespace opbench

@@ -339,6 +339,47 @@ std::string distributions_html(const std::vector<ResultSet> &sets) {
     return h + "</div>\n";
 }
 
+namespace {
+// A case's change points (its entry's `changes`: history --changes' JSON) on
+// its history chart: a dashed line between the last run before and the first
+// after each, its commits and size on hover.
+template <class XOfRun>
+std::string change_marks(const nlohmann::json &changes, XOfRun X, double top, double ph) {
+    std::string o;
+    for (const auto &c : changes) {
+        const std::size_t before = c["last_before"].value("run", std::size_t{0});
+        const std::size_t after = c["first_after"].value("run", std::size_t{0});
+        const double x = (X(before) + X(after)) / 2;
+        const auto ci = c.value("ratio_ci95", nlohmann::json::array());
+        const std::string title = fmt::format(
+            "change: {}..{}, x{} ({}-{}){}", c["last_before"].value("commit", "").substr(0, 12),
+            c["first_after"].value("commit", "").substr(0, 12), ratio_text(c.value("ratio", 1.0)),
+            ratio_text(ci.size() == 2 ? ci[0].get<double>() : NAN), ratio_text(ci.size() == 2 ? ci[1].get<double>() : NAN),
+            c["undone_by"].is_null() ? "" : ", undone later");
+        o += fmt::format("<line class=\"change\" x1=\"{0}\" x2=\"{0}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#D55E00\" "
+                         "stroke-width=\"2\" stroke-dasharray=\"4 3\"><title>{3}</title></line>\n",
+                         num(x), num(top), num(top + ph), html_escape(title));
+    }
+    return o;
+}
+// A history chart's points, each with its run's date, commit (the commit
+// under test where recorded) and median on hover.
+template <class XOfRun, class YOfTime>
+std::string history_points(const nlohmann::json &m, const nlohmann::json &runs, XOfRun X, YOfTime Y) {
+    std::string o;
+    for (std::size_t i = 0; i < m.size(); ++i) {
+        if (!m[i].is_number()) continue;
+        const nlohmann::json run = i < runs.size() ? runs[i] : nlohmann::json::object();
+        o += fmt::format("<circle class=\"point\" cx=\"{}\" cy=\"{}\" r=\"3\" fill=\"#0072B2\"><title>{} commit "
+                         "{}: {}</title></circle>\n",
+                         num(X(i)), num(Y(m[i].get<double>())), html_escape(run.value("timestamp", "")),
+                         html_escape(run.value("commit_under_test", run.value("commit", "")).substr(0, 12)),
+                         median_text(m[i].get<double>()));
+    }
+    return o;
+}
+} // namespace
+
 std::string history_small_multiples_html(const nlohmann::json &runs, const nlohmann::json &cases) {
     // The first and last runs' dates under each chart; their times too when
     // the runs are of one day.
@@ -407,14 +448,8 @@ std::string history_small_multiples_html(const nlohmann::json &runs, const nlohm
             d += fmt::format("{}{},{}", d.empty() ? "M" : " L", num(X(i)), num(Y(m[i].get<double>())));
         }
         o += fmt::format("<path d=\"{}\" fill=\"none\" stroke=\"#0072B2\" stroke-width=\"1.5\"/>\n", d);
-        for (std::size_t i = 0; i < n; ++i) {
-            if (!m[i].is_number()) continue;
-            const nlohmann::json run = i < runs.size() ? runs[i] : nlohmann::json::object();
-            o += fmt::format("<circle class=\"point\" cx=\"{}\" cy=\"{}\" r=\"3\" fill=\"#0072B2\"><title>{} commit "
-                             "{}: {}</title></circle>\n",
-                             num(X(i)), num(Y(m[i].get<double>())), html_escape(run.value("timestamp", "")),
-                             html_escape(run.value("commit", "").substr(0, 12)), median_text(m[i].get<double>()));
-        }
+        o += history_points(m, runs, X, Y);
+        if (c.contains("changes")) o += change_marks(c["changes"], X, top, ph);
         h += o + "</svg>\n";
     }
     return h + "</div>\n";

@@ -25,7 +25,9 @@ namespace opbench {
 
 // One small chart per case of its median across archived runs, x labelled
 // with run dates, each point's tooltip with its date, commit and time.
-// `runs` and `cases` are archive_history()'s data ("runs", "cases").
+// `runs` and `cases` are archive_history()'s data ("runs", "cases"); a case
+// with `changes` (history --changes' JSON of the case) has each change
+// marked by a dashed line between its runs (line.change, issue 43).
 [[nodiscard]] std::string history_small_multiples_html(const nlohmann::json &runs, const nlohmann::json &cases);
 
 // The page's one script: click a header of a table.sortable to sort by it

@@ -1,6 +1,7 @@
 #include "readers/report_html.hpp"
 
 #include "readers/archive.hpp"
+#include "readers/change_history.hpp"
 #include "readers/compare.hpp"
 #include "readers/level_table.hpp"
 #include "readers/report_compare.hpp"
@@ -314,6 +315,25 @@ std::string sweeps_section(const std::vector<ResultSet> &sets) {
     return h;
 }
 
+// The change points of the runs history_section() charts: each case's
+// `changes` added to its JSON (the chart marks them) and their table, or a
+// note where the runs are too few to hold one.
+std::string add_history_changes(const std::string &dir, const HistoryOptions &ho, nlohmann::json &cases) {
+    const ChangePointOptions co;
+    HistorySeries series = archive_series(dir, ho);
+    if (series.runs.size() < 2 * co.min_runs)
+        return fmt::format("<p class=\"note\">Change points: {} runs, fewer than the {} they need.</p>\n",
+                           series.runs.size(), 2 * co.min_runs);
+    const ChangeHistory ch = change_history(std::move(series), co);
+    const Document doc = change_history_document(ch, co);
+    for (std::size_t i = 0; i < cases.size() && i < doc.data["cases"].size(); ++i)
+        if (cases[i].value("case", "") == doc.data["cases"][i].value("case", ""))
+            cases[i]["changes"] = doc.data["cases"][i]["changes"];
+    const Table &t = doc.tables.at(0);
+    if (t.rows.empty()) return "<p class=\"note\">Change points: none in these runs.</p>\n";
+    return "<div class=\"changes\">" + html_table(t) + "</div>\n";
+}
+
 std::string history_section(const std::vector<ResultSet> &sets, const std::string &dir) {
     HistoryOptions ho;
     ho.suite = sets[0].suite_name();
@@ -327,12 +347,14 @@ std::string history_section(const std::vector<ResultSet> &sets, const std::strin
                      [&](const ArchiveEntry &e) { return e.suite == ho.suite && e.machine_id == ho.machine_id; }))
         return "<p>" + html_escape(fmt::format("{}: no archived run of suite '{}' on {}", dir, ho.suite,
                                                ho.machine_id)) + "</p>\n";
-    const Document d = archive_history(dir, ho);
+    Document d = archive_history(dir, ho);
+    const std::string changes = add_history_changes(dir, ho, d.data["cases"]);
     std::string h = fmt::format("<p class=\"note\">Suite '{}' on {}, the last {} archived runs, oldest first: each "
                                 "case's median per run, dates under each chart, a point's date and commit on hover."
                                 "</p>\n",
                                 html_escape(ho.suite), html_escape(ho.machine_id), d.data["runs"].size());
     h += history_small_multiples_html(d.data["runs"], d.data["cases"]);
+    h += changes;
     h += "<details><summary>The same as a table</summary>\n" + html_table(d.tables.at(0)) + "</details>\n";
     return h;
 }

@@ -192,6 +192,8 @@ void validate_context(const SchemaCheck &c, const nlohmann::json &raw) {
     for (const char *k : {"measurement", "backends", "machine_peaks", "profiling"}) c.object(*ob, o, k);
     if (const auto *b = c.object(*ob, o, "build"))
         for (const char *k : {"git_commit", "build_type", "compiler", "opbench_version"}) c.string(*b, o + ".build", k);
+    if (const auto *cut = c.object(*ob, o, "code_under_test"))
+        for (const char *k : {"commit", "source"}) c.string(*cut, o + ".code_under_test", k);
     if (const auto *su = c.object(*ob, o, "suite")) {
         for (const char *k : {"name", "sha256", "path", "description"}) c.string(*su, o + ".suite", k);
         c.number(*su, o + ".suite", "cases");
@@ -391,6 +393,9 @@ std::string ResultSet::suite_name() const { return str_or(opbench().value("suite
 std::string ResultSet::suite_sha256() const { return str_or(opbench().value("suite", nlohmann::json()), "sha256"); }
 std::string ResultSet::build_type() const { return str_or(opbench().value("build", nlohmann::json()), "build_type"); }
 std::string ResultSet::commit() const { return str_or(opbench().value("build", nlohmann::json()), "git_commit"); }
+std::string ResultSet::commit_under_test() const {
+    return str_or(opbench().value("code_under_test", nlohmann::json()), "commit");
+}
 std::string ResultSet::timestamp() const { return str_or(opbench(), "timestamp", str_or(context, "date")); }
 std::string ResultSet::host_name() const { return str_or(context, "host_name"); }
 std::string ResultSet::cpu_model() const { return str_or(opbench().value("machine", nlohmann::json()), "cpu_model"); }

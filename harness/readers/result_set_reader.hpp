@@ -76,6 +76,8 @@ struct ResultSet {
     [[nodiscard]] std::string suite_sha256() const;
     [[nodiscard]] std::string build_type() const;
     [[nodiscard]] std::string commit() const;
+    // context.opbench.code_under_test.commit (run/code_under_test.hpp); "" when not recorded.
+    [[nodiscard]] std::string commit_under_test() const;
     [[nodiscard]] std::string timestamp() const; // context.opbench.timestamp, UTC ISO 8601
     [[nodiscard]] std::string host_name() const;
     [[nodiscard]] std::string cpu_model() const;

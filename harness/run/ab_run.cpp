@@ -131,6 +131,7 @@ void AbRun::open() {
     ob["measurement"]["isolation"] = "process";
     if (o_.insecure_plugins_allowed) ob["insecure_plugins_allowed"] = *o_.insecure_plugins_allowed;
     ob["paired"] = paired_context(o_, plugins_);
+    if (!o_.code_under_test.is_null()) ob["code_under_test"] = o_.code_under_test;
     log_->set_gb_context(benchmark_context());
     log_->set_opbench_context(std::move(ob));
 }

@@ -48,6 +48,8 @@ struct PairedRunOptions {
     // --allow-insecure-plugins: the files it let load, each "<path>: <why>"
     // (maybe none); recorded as context.opbench.insecure_plugins_allowed, as `run` does.
     std::optional<std::vector<std::string>> insecure_plugins_allowed;
+    // context.opbench.code_under_test (run/code_under_test.hpp); null: none given.
+    nlohmann::json code_under_test;
 };
 
 struct PairedCaseResult {

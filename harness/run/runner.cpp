@@ -288,6 +288,7 @@ void SuiteRun::open_log() {
     opbench["measurement"]["isolation"] = isolation_name(profile_ ? Isolation::none : options_.backend.isolation);
     if (!workloads_.empty()) opbench["suite"]["workloads"] = workloads_.size();
     if (options_.insecure_plugins_allowed) opbench["insecure_plugins_allowed"] = *options_.insecure_plugins_allowed;
+    if (!options_.code_under_test.is_null()) opbench["code_under_test"] = options_.code_under_test;
     log_->set_opbench_context(std::move(opbench));
 
     // Second Ctrl-C: write what finished now, from the log, and exit

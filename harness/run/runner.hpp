@@ -51,6 +51,8 @@ struct RunOptions {
     // --allow-insecure-plugins given: the files it let load ("<path>: <why>",
     // maybe none); recorded as context.opbench.insecure_plugins_allowed.
     std::optional<std::vector<std::string>> insecure_plugins_allowed;
+    // context.opbench.code_under_test (run/code_under_test.hpp); null: none given.
+    nlohmann::json code_under_test;
 };
 
 struct RunSummary {

@@ -139,8 +139,65 @@ def main():
     for width in (800, 1400):
         probe_widths(browser, report, work, f"report-{width}", width, two_sets=False)
     two_sets(browser, opbench, suite, work, result)
+    history_changes(browser, opbench, work, result)
     print("ok:", report, shot)
     return 0
+
+
+CHANGES_PROBE = """<script>
+var w = window.innerWidth, marks = Array.from(document.querySelectorAll('svg[data-chart="history"] line.change'));
+var marksOut = marks.filter(function (m) {
+  var r = m.getBoundingClientRect(), s = m.closest('svg').getBoundingClientRect();
+  return r.left < s.left || r.right > s.right || r.right > w; }).length;
+var table = document.querySelector('#history div.changes table'), cells = table ? Array.from(table.querySelectorAll('td')) : [];
+var cellsOut = cells.filter(function (c) { var r = c.getBoundingClientRect(); return r.left < 0 || r.right > w; }).length;
+var charts = document.querySelectorAll('svg[data-chart="history"]').length;
+var marked = Array.from(document.querySelectorAll('svg[data-chart="history"]')).filter(function (s) {
+  return s.querySelector('line.change'); }).length;
+document.body.dataset.changes = JSON.stringify({width: w, marks: marks.length, marks_out: marksOut, charts: charts,
+  marked: marked, rows: table ? Array.from(table.rows).filter(function (r) { return r.querySelector('td'); }).length : 0, cells_out: cellsOut,
+  title: marks.length ? marks[0].textContent : ''});
+</script></body>"""
+
+
+def history_changes(browser, opbench, work, first):
+    """The history page's change points (issue 43): an archive of 30 runs
+    made from the set (scripts/generate_archive.py --plant regression: each
+    case 20% slower from run 25 on, the set's spread as run-to-run noise);
+    at 800 and 1400 px each case's history chart marks the change with a
+    dashed line inside the chart, its title naming the commits and size,
+    and the change table lists them with every cell inside the window
+    (screenshots kept in WORKDIR to look at)."""
+    archive = os.path.join(work, "archive-changes")
+    shutil.rmtree(archive, ignore_errors=True)
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "generate_archive.py")
+    subprocess.run([sys.executable, script, first, archive, "30", "--opbench", opbench, "--plant", "regression",
+                    "--truth", os.path.join(work, "changes-truth.json"), "--seed", "5", "--sigma", "0.01"], check=True,
+                   capture_output=True)
+    newest = json.load(open(os.path.join(archive, "index.json")))["sets"][-1]["path"]
+    report = os.path.join(work, "report-changes.html")
+    rep = subprocess.run([opbench, "report", os.path.join(archive, newest), "--history", archive, "-o", report,
+                          "--force"], capture_output=True, text=True)
+    assert rep.returncode == 0, rep.stderr
+    page = open(report, encoding="utf-8").read()
+    probe = os.path.join(work, "report-changes-probe.html")
+    open(probe, "w", encoding="utf-8").write(page.replace("</body>", CHANGES_PROBE))
+    for width in (800, 1400):
+        dom = run_browser(browser, [f"--window-size={width},2000", "--dump-dom", "file://" + os.path.abspath(probe)])
+        assert dom.returncode == 0, dom.stderr[-2000:]
+        found = re.search(r'data-changes="([^"]*)"', dom.stdout)
+        assert found, "the change probe did not run"
+        got = json.loads(htmllib.unescape(found.group(1)))
+        print(f"history changes at {width} px: {got}")
+        assert got["width"] == width, got
+        assert got["charts"] > 0 and got["marked"] == got["charts"], \
+            f"{got['marked']} of {got['charts']} history charts mark the planted change"
+        assert got["rows"] == got["marks"], f"{got['rows']} table rows for {got['marks']} marks"
+        assert got["marks_out"] == 0 and got["cells_out"] == 0, f"marks or change cells outside at {width} px: {got}"
+        assert re.search(r"change: \w+\.\.\w+, x1\.(1[5-9]|2[0-5])", got["title"]), f"a mark's title: {got['title']!r}"
+        shot = os.path.join(work, f"report-changes-{width}.png")
+        r = run_browser(browser, [f"--window-size={width},2400", "--screenshot=" + shot, "file://" + os.path.abspath(report)])
+        assert r.returncode == 0 and os.path.exists(shot), r.stderr[-2000:]
 
 
 def two_sets(browser, opbench, suite, work, first):

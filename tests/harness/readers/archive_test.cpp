@@ -636,6 +636,19 @@ TEST(Archive, SummariesWithBadTextOrIntegersAreRefused) {
     nlohmann::json bad_text = good;
     bad_text["entries"]["backend"][0] = std::string("naive\xff");
     refused(bad_text, "a backend that is not UTF-8");
+    // The check walks the strings (issue 43: no dump of the whole file): each
+    // ill-formed kind, in a value and in a key, and well-formed text passes.
+    for (const char *bad : {"\xC0\xAF", "\xED\xA0\x80", "\xE2\x82", "\xF4\x90\x80\x80", "\x80", "\xF8\x88\x80\x80\x80"}) {
+        nlohmann::json v = good, k = good;
+        v["entries"]["backend"][0] = std::string("naive") + bad;
+        k["context"][std::string("key") + bad] = 1;
+        refused(v, std::string("a value with ") + bad);
+        refused(k, std::string("a key with ") + bad);
+    }
+    nlohmann::json fine = good;
+    fine["entries"]["backend"][0] = "naive \u00b5s \u00b1 \u2026 \U0001F600";
+    EXPECT_NO_THROW((void)set_from_summaries_bytes(
+        [&] { const auto c = nlohmann::json::to_cbor(fine); return std::string(c.begin(), c.end()); }(), "s.summaries.cbor", "s.json"));
     nlohmann::json bad_process = good;
     bad_process["entries"]["repetitions"][5] = -4.05648e+31; // the first repetition's process
     refused(bad_process, "a process number of -4e31");
