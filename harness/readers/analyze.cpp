@@ -231,7 +231,10 @@ std::vector<Table> analysis_tables(const std::vector<AnalyzedEntry> &entries, st
             rank.rows.push_back({std::to_string(i + 1), shown.rows[i], a.backend, a.bottleneck.kind, util,
                                  format_seconds(a.seconds), save, std::string(a.summary.flag())});
     }
-    if (!wide) add_legend(rank, shown);
+    if (!wide) {
+        add_legend(rank, shown);
+        fit_column(rank, 1); // the case: a long one (rope's) may rank among the first
+    }
     if (entries.size() > limit)
         rank.notes.push_back(fmt::format("{} more not shown (--top N shows more)", entries.size() - limit));
     rank.notes.push_back(std::string(wide ? "utilisation" : "util.") + ": of the roof the case is bound by (memory/compute), or the share of the "

@@ -1,5 +1,7 @@
 #include "readers/compact_table.hpp"
 
+#include "writers/text_wrap.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -82,6 +84,24 @@ SharedSegments split_shared_segments(const std::vector<std::string> &labels) {
         out.rows.push_back(kept.empty() ? "(all)" : fmt::format("{}", fmt::join(kept, "/")));
     }
     return out;
+}
+
+void fit_column(Table &t, std::size_t column, std::size_t min_width) {
+    if (column >= t.columns.size()) return;
+    std::vector<std::size_t> width(t.columns.size());
+    for (std::size_t c = 0; c < t.columns.size(); ++c) {
+        width[c] = t.columns[c].size();
+        for (const auto &row : t.rows)
+            if (c < row.size()) width[c] = std::max(width[c], row[c].size());
+    }
+    std::size_t total = 2 * (width.size() - 1);
+    for (std::size_t w : width) total += w;
+    if (total <= kConsoleColumns) return;
+    // Two more: the renderer counts bytes, and shorten_middle's '…' is three.
+    const std::size_t excess = total - kConsoleColumns + 2;
+    const std::size_t target = width[column] > excess + min_width ? width[column] - excess : min_width;
+    for (auto &row : t.rows)
+        if (column < row.size() && row[column].size() > target) row[column] = shorten_middle(row[column], target);
 }
 
 void add_legend(Table &t, const SharedSegments &names) {

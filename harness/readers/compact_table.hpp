@@ -33,6 +33,13 @@ struct SharedSegments {
 // Appends the legend lines to a table's notes (wrapped by the console writer).
 void add_legend(Table &t, const SharedSegments &names);
 
+// Cuts the cells of `column` in the middle (shorten_middle) so that the table,
+// drawn as render_text_table draws it (two spaces between columns, no
+// indent), is at most kConsoleColumns wide; the column keeps `min_width`
+// at least. Which rows a table shows can depend on the run (analyze ranks by
+// time), so its widest name is not known in advance (issue 44).
+void fit_column(Table &t, std::size_t column, std::size_t min_width = 16);
+
 // Notes for cells without a time: one line per distinct "status: why",
 // naming the columns (backends, sets, levels) it applies to.
 void add_reason_notes(Table &t, const std::map<std::string, std::set<std::string>> &reasons);

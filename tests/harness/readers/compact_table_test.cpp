@@ -176,3 +176,33 @@ TEST(CompactTable, ReaderTablesFitOneHundredColumnsByDefaultAndWideKeepsFullName
     EXPECT_LE(widest(out.str()), kConsoleColumns) << out.str();
     EXPECT_NE(out.str().find("disturbed"), std::string::npos) << out.str();
 }
+
+// Issue 44: analyze's ranking showed rope's 66-character name when the
+// ranking reached it (CI's sanitizer run: every naive entry slow), 124
+// columns; the case column is now cut to fit, the other columns whole.
+TEST(FitColumn, CutsOneColumnSoTheTableFitsTheConsole) {
+    Table t;
+    t.columns = {"#", "case", "backend", "kind", "util.", "time", "to save", "quality"};
+    t.rows = {{"1", "attention/causal:0/variant:composed", "naive", "unoptimised", "0%", "14.9 ms", "14.9 ms",
+               "noisy"},
+              {"20", "rope/B:1/H:4/KVH:2/S:16/D:32/theta:10000/variant:half_split/dt:f32", "naive", "unoptimised",
+               "0%", "132 us", "132 us", "noisy"}};
+    fit_column(t, 1);
+    const std::string text = render_text_table(t);
+    std::size_t widest = 0, start = 0;
+    for (std::size_t end; (end = text.find('\n', start)) != std::string::npos; start = end + 1) {
+        const std::string line = text.substr(start, end - start);
+        // Columns, not bytes: '…' is one.
+        widest = std::max<std::size_t>(widest, std::count_if(line.begin(), line.end(), [](char c) {
+                                               return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+                                           }));
+    }
+    EXPECT_LE(widest, kConsoleColumns) << text;
+    EXPECT_EQ(t.rows[0][1], "attention/causal:0/variant:composed") << "a name that fits stays whole";
+    EXPECT_NE(t.rows[1][1].find("…"), std::string::npos) << t.rows[1][1];
+    EXPECT_EQ(t.rows[1][2], "naive");
+
+    Table narrow = t; // already fits: nothing changes
+    fit_column(narrow, 1);
+    EXPECT_EQ(narrow.rows, t.rows);
+}
