@@ -5,6 +5,7 @@
 
 #include "cli/cpu_list.hpp"
 #include "cli/output_path.hpp"
+#include "cli/replayed_args.hpp"
 #include "plugin/plugin_variant.hpp"
 #include "run/interrupt.hpp"
 #include "run/ab_run.hpp"
@@ -47,24 +48,6 @@ constexpr std::string_view kAbOutputOptions[] = {"--force"};
 bool ab_resume_may_change(std::string_view name) {
     return std::find(std::begin(kAbResumeMayChange), std::end(kAbResumeMayChange), name) !=
            std::end(kAbResumeMayChange);
-}
-
-// The arguments of `ab` that --resume replays: everything after `ab` except
-// where the set goes (the journal's own path says that) and --resume.
-std::vector<std::string> replayable_ab_args(int argc, char **argv) {
-    std::vector<std::string> out;
-    int i = 1;
-    while (i < argc && std::string_view(argv[i]) != "ab") ++i;
-    for (++i; i < argc; ++i) {
-        const std::string_view a = argv[i];
-        if (a == "--out" || a == "--resume") {
-            ++i; // and its value
-            continue;
-        }
-        if (a.starts_with("--out=") || a.starts_with("--resume=") || a == "--no-out") continue;
-        out.emplace_back(a);
-    }
-    return out;
 }
 
 // `args` without the options named in `drop` (and --case-timeout's value),
@@ -480,7 +463,7 @@ std::optional<int> AbCommand::run(int argc, char **argv, const std::string &resu
     try {
         if (!o.resume_from.empty()) return o.resume(argv, relaunch);
         if (o.suite_path.empty()) throw AbBadInput("a suite file is required (or --resume SET)");
-        o.run.command_args = replayable_ab_args(argc, argv);
+        o.run.command_args = replayable_args(argc, argv, "ab");
         o.run.resume_journal = resume_journal;
         return o.run_ab();
     } catch (const AbBadInput &e) {

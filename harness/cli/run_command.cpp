@@ -10,6 +10,7 @@
 #include "cli/exit_codes.hpp"
 #include "cli/known_backends.hpp"
 #include "cli/output_path.hpp"
+#include "cli/replayed_args.hpp"
 #include "measure/memory_estimate.hpp"
 #include "measure/settings.hpp"
 #include "opbench/ops.hpp"
@@ -120,24 +121,6 @@ std::vector<std::string> without_options(const std::vector<std::string> &args,
             continue;
         }
         if (resume_option_takes_value(args[i]) && args[i].find('=') == std::string::npos) ++i; // and its value
-    }
-    return out;
-}
-
-// The arguments of `run` that --resume replays: everything after `run`
-// except where the result set goes (the journal says that) and --resume.
-std::vector<std::string> replayable_run_args(int argc, char **argv) {
-    std::vector<std::string> out;
-    int i = 1;
-    while (i < argc && std::string_view(argv[i]) != "run") ++i;
-    for (++i; i < argc; ++i) {
-        const std::string_view a = argv[i];
-        if (a == "--out" || a == "--resume") {
-            ++i; // and its value
-            continue;
-        }
-        if (a.rfind("--out=", 0) == 0 || a.rfind("--resume=", 0) == 0 || a == "--no-out") continue;
-        out.emplace_back(a);
     }
     return out;
 }
@@ -616,7 +599,7 @@ int RunCommand::run(const PluginSet &plugins, int argc, char **argv, const std::
                                               "or T, e.g. 8G)",
                                               o.mem_limit_text)};
         }
-        o.opts.log.command_args = replayable_run_args(argc, argv);
+        o.opts.log.command_args = replayable_args(argc, argv, "run");
         o.opts.log.resume_journal = resume_journal;
         print_refused(plugins);
         print_insecure_allowed(plugins);
