@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <stdexcept>
 
 namespace opbench {
 
@@ -100,10 +101,16 @@ ChangeHistory change_history(HistorySeries series, const ChangePointOptions &opt
     return h;
 }
 
-Document change_history_document(const ChangeHistory &h, const ChangePointOptions &o) {
+Document change_history_document(const ChangeHistory &h, const ChangePointOptions &o,
+                                 const std::vector<std::string> &shown_names) {
+    if (!shown_names.empty() && shown_names.size() != h.cases.size())
+        throw std::invalid_argument(fmt::format("change_history_document: {} shown names for {} cases",
+                                                shown_names.size(), h.cases.size()));
     std::vector<std::string> labels;
     for (const auto &c : h.cases) labels.push_back(c.label.substr(0, c.label.rfind(" [")));
-    const SharedSegments names = split_shared_segments(labels);
+    SharedSegments names;
+    if (shown_names.empty()) names = split_shared_segments(labels);
+    else names.rows = shown_names;
     std::size_t found = 0;
     for (const auto &c : h.cases) found += c.changes.size();
     Table t = change_table(h, o, found);

@@ -31,8 +31,13 @@ struct ChangeHistory {
 
 // The console / Markdown table (one row per change), the JSON data
 // (`changes` per case with commits, runs, ratio and interval, `undone_by`)
-// and the CSV records (one row per change).
-[[nodiscard]] Document change_history_document(const ChangeHistory &h, const ChangePointOptions &options);
+// and the CSV records (one row per change). The table names each case by
+// its label less the segments every case shares (said once in the title);
+// `shown_names` (one per case, without the backend), where given, names
+// them instead: the report passes its charts' titles, so a row and the
+// chart it marks read the same.
+[[nodiscard]] Document change_history_document(const ChangeHistory &h, const ChangePointOptions &options,
+                                               const std::vector<std::string> &shown_names = {});
 
 // Regressions among the newest `newest` runs: changes to slower (the
 // interval above 1) not undone, whose first run after is one of the last
