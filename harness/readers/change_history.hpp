@@ -5,6 +5,7 @@
 #pragma once
 
 #include "readers/archive.hpp"
+#include "readers/change_confirmations.hpp"
 #include "readers/change_points.hpp"
 
 #include <string>
@@ -22,6 +23,9 @@ struct CaseChanges {
 struct ChangeHistory {
     HistorySeries series;
     std::vector<CaseChanges> cases; // every case of the series, in its order
+    // The archive's confirmations (read_change_confirmations); each change
+    // that one confirms shows its verdict.
+    std::vector<Confirmation> confirmations;
 };
 
 // Runs find_change_points() on every case. Throws ArchiveError when the

@@ -324,7 +324,8 @@ std::string add_history_changes(const std::string &dir, const HistoryOptions &ho
     if (series.runs.size() < 2 * co.min_runs)
         return fmt::format("<p class=\"note\">Change points: {} runs, fewer than the {} they need.</p>\n",
                            series.runs.size(), 2 * co.min_runs);
-    const ChangeHistory ch = change_history(std::move(series), co);
+    ChangeHistory ch = change_history(std::move(series), co);
+    ch.confirmations = read_change_confirmations(dir);
     // Each row named as the chart it marks is titled.
     const std::vector<std::string> titles = history_chart_titles(cases);
     std::map<std::string, std::string> title_of;
