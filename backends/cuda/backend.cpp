@@ -10,6 +10,7 @@
 #include "cudnn_sdpa.hpp"
 #include "kernels.hpp"
 #include "planning.hpp"
+#include "rope_quant.hpp"
 
 #include "opbench/backend_helpers.hpp"
 #include "opbench/ops.hpp"
@@ -581,6 +582,15 @@ opb_status cuda_execute(opb_backend *b, opb_plan *plan, void *const *t, int32_t 
         case OPB_OP_ADD: {
             const auto &q = d.p.eltwise;
             return launched(c, launch_add(t[0], t[1], t[2], d.dtype, q.rows * q.cols, c->stream), d);
+        }
+        case OPB_OP_ROPE:
+            return launched(c, launch_rope(rope_shape(d), d.dtype, t[0], t[1], t[2], t[3], c->stream), d);
+        case OPB_OP_QUANTIZE: {
+            const auto &q = d.p.quantize;
+            return launched(c,
+                            launch_quantize(t[0], d.dtype, t[1], q.out_dtype, q.rows * q.cols, q.scale, q.zero_point,
+                                            c->stream),
+                            d);
         }
         case OPB_OP_ATTENTION: {
             if (p->impl == Impl::CudnnSdpa) return c->run_sdpa(*p, t);
