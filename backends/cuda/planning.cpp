@@ -12,13 +12,9 @@ ImplChoice choose_impl(const opb_op_desc &d) {
     switch (d.op) {
     case OPB_OP_MATMUL:
         // cuBLASLt's int8 GEMM is s8 x s8 -> s32 with one alpha and no zero
-        // point. The way through it (u8 = s8 + 128, the zero point as a
-        // weight column-sum correction, per-column scales in a dequantising
-        // pass) is in rope_quant_math.hpp and rope_quant.cu and checked on
-        // the host, but not yet wired into prepare/execute: skip, saying so.
-        if (d.dtype == OPB_DTYPE_S8)
-            return {Impl::Unsupported, "matmul int8 (dtype s8): cuBLASLt's s8 GEMM has no u8 zero point; its "
-                                       "column-sum correction is not wired into this backend yet; run s8 on onednn"};
+        // point: u8 = s8 + 128 and a weight column-sum correction carry the
+        // zero point, a dequantising pass the per-column scales (Int8Plan).
+        if (d.dtype == OPB_DTYPE_S8) return {Impl::CublasLtInt8, {}};
         if (d.variant == OPB_MATMUL_TF32 && d.dtype != OPB_DTYPE_F32)
             return {Impl::Unsupported, "matmul tf32: the TF32 variant applies to f32 inputs only, got " +
                                            std::string(dtype_name(d.dtype)) + " (use variant default)"};
@@ -57,6 +53,8 @@ std::string check_device_limits(const opb_op_desc &d) {
     switch (d.op) {
     case OPB_OP_MATMUL:
         if (d.p.matmul.batch > i32max) return too_big("matmul batch (cuBLASLt batch count)", d.p.matmul.batch, i32max);
+        if (d.dtype == OPB_DTYPE_S8 && d.p.matmul.k > kMaxInt8K)
+            return too_big("matmul int8 k (s32 sum of s8 products)", d.p.matmul.k, kMaxInt8K);
         break;
     case OPB_OP_SOFTMAX:
         if (d.p.softmax.batch * d.p.softmax.rows > i32max)
@@ -157,6 +155,20 @@ AttentionPlan plan_attention(const opb_op_desc &d) {
     a.probs_in_place = d.dtype == OPB_DTYPE_F32;
     a.probs_bytes = a.probs_in_place ? 0 : elems * dtype_size(d.dtype);
     return a;
+}
+
+Int8Plan plan_int8_matmul(const opb_op_desc &d) {
+    const auto &p = d.p.matmul;
+    Int8Plan q;
+    q.gemm = plan_gemm(p.batch, p.m, p.n, p.k, p.trans_a != 0, p.trans_b != 0, false, ElemType::F32, ElemType::F32,
+                       ComputeType::F32);
+    q.shift_activations = p.act_dtype == OPB_DTYPE_U8;
+    q.shift = int8_zero_point_shift(p.act_dtype, p.act_zero_point);
+    const uint64_t batch = static_cast<uint64_t>(p.batch);
+    q.shifted_bytes = q.shift_activations ? batch * p.m * p.k : 0;
+    q.column_sums_bytes = q.shift != 0 ? batch * p.n * 4 : 0;
+    q.acc_bytes = batch * p.m * p.n * 4;
+    return q;
 }
 
 RopeShape rope_shape(const opb_op_desc &d) {

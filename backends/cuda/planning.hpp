@@ -25,6 +25,7 @@ enum class Impl {
     OwnKernel,           // softmax, layernorm, rmsnorm, gelu, silu, add, rope, quantize
     ComposedGemmSoftmax, // attention composed: cuBLASLt GEMM, own softmax kernel, cuBLASLt GEMM
     CudnnSdpa,           // attention fused: cuDNN 9 backend-API SDPA (flash attention) graph
+    CublasLtInt8,        // matmul dtype s8: u8 shift, cuBLASLt s8 GEMM (s32), dequantising pass
     Unsupported,
     UnknownOp, // an op this backend has no code for: sdk::unsupported_op answers it (a skip)
 };
@@ -97,6 +98,24 @@ struct AttentionPlan {
     uint64_t probs_bytes = 0;    // probabilities in the op's dtype (0 when in place)
 };
 AttentionPlan plan_attention(const opb_op_desc &d);
+
+// int8 linear (matmul dtype s8) through cuBLASLt's s8 x s8 -> s32 GEMM
+// (rope_quant_math.hpp): u8 activations are shifted to s8 into a scratch
+// buffer, the GEMM sums them against the weights, and a dequantising pass
+// adds (128 - zero point) x the weights' column sums and applies the scales.
+struct Int8Plan {
+    GemmPlan gemm;                  // geometry as plan_gemm (element types are s8 in, s32 out)
+    bool shift_activations = false; // u8 activations: a XOR 0x80 before the GEMM
+    int32_t shift = 0;              // int8_zero_point_shift: 128 - zero point (u8), 0 (s8)
+    uint64_t shifted_bytes = 0;     // the shifted activations (0 when not shifted)
+    uint64_t column_sums_bytes = 0; // s32 [batch, N] weight column sums (0 when shift is 0)
+    uint64_t acc_bytes = 0;         // s32 [batch, M, N] GEMM output
+};
+Int8Plan plan_int8_matmul(const opb_op_desc &d);
+
+// Largest K for which cuBLASLt's s32 sum of s8 x s8 products cannot
+// overflow: K * 128 * 128 <= 2^31 - 1.
+inline constexpr int64_t kMaxInt8K = 131071;
 
 // The rope kernel's shape (rope_quant_math.hpp) of an OPB_OP_ROPE description.
 RopeShape rope_shape(const opb_op_desc &d);

@@ -74,7 +74,8 @@ __global__ void int8_dequantize_kernel(const int32_t *acc, const int32_t *column
     for (int64_t i = first_index(); i < batch * m * n; i += grid_stride()) {
         const int64_t j = i % n, b = i / (m * n);
         store(c, i,
-              int8_dequantize(acc[i], column_sums[b * n + j], shift, act_scale, w_scale[j], bias ? bias[j] : 0.0f));
+              int8_dequantize(acc[i], column_sums ? column_sums[b * n + j] : 0, shift, act_scale, w_scale[j],
+                              bias ? bias[j] : 0.0f));
     }
 }
 

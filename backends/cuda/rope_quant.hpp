@@ -30,7 +30,8 @@ cudaError_t launch_weight_column_sums(const int8_t *w, int32_t *sums, int64_t ba
                                       cudaStream_t stream);
 
 // int8 linear, after the GEMM: C = int8_dequantize(acc, column sum, shift, ...)
-// for acc [batch, m, n] s32, into C in out_dtype (f32 or bf16); bias may be NULL.
+// for acc [batch, m, n] s32, into C in out_dtype (f32 or bf16); bias may be
+// NULL, and column_sums NULL when shift is 0 (no correction).
 cudaError_t launch_int8_dequantize(const int32_t *acc, const int32_t *column_sums, const float *w_scale,
                                    const float *bias, void *c, int out_dtype, int64_t batch, int64_t m, int64_t n,
                                    int32_t shift, float act_scale, cudaStream_t stream);

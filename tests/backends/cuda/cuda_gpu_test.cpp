@@ -367,6 +367,77 @@ TEST_F(CudaGpu, QuantizeToU8AndS8IsBitExact) {
         }
 }
 
+// int8 linear: u8 activations with a zero point (or s8) times s8 weights,
+// per-column scales and bias, through cuBLASLt's s8 GEMM; against plugin.h's
+// formula in float64, or cuBLASLt's refusal of the layout with its reason.
+TEST_F(CudaGpu, Int8LinearMatchesFloat64OrIsRefusedWithCublasLtsReason) {
+    int ran = 0;
+    std::mt19937 rng(77);
+    std::uniform_int_distribution<int> u8(0, 255), s8(-128, 127);
+    for (auto [act, zp, tb, out] : {std::tuple{OPB_DTYPE_U8, 3, 1, OPB_DTYPE_F32},
+                                    {OPB_DTYPE_U8, 128, 1, OPB_DTYPE_BF16},
+                                    {OPB_DTYPE_S8, 0, 1, OPB_DTYPE_F32},
+                                    {OPB_DTYPE_U8, 200, 0, OPB_DTYPE_F32}}) {
+        const int64_t B = 2, M = 32, N = 64, K = 128;
+        auto d = make_desc(OPB_OP_MATMUL, OPB_DTYPE_S8);
+        d.p.matmul = {B, M, N, K, 0, tb, 1, act, 0.02f, zp, out};
+        const std::string what = "matmul int8 " + std::string(dtype_name(act)) + " zero point " + std::to_string(zp) +
+                                 " trans_b " + std::to_string(tb);
+        ASSERT_EQ(api->supports(b, &d), OPB_OK) << what << ": " << api->last_error(b);
+        std::vector<uint8_t> a(B * M * K), w(B * K * N);
+        for (auto &x : a) x = static_cast<uint8_t>(act == OPB_DTYPE_U8 ? u8(rng) : s8(rng));
+        for (auto &x : w) x = static_cast<uint8_t>(s8(rng));
+        std::vector<float> w_scale(N), bias(N);
+        for (int64_t j = 0; j < N; ++j) w_scale[j] = 0.001f * float(j + 1), bias[j] = 0.1f * float(j % 7) - 0.3f;
+        const size_t out_bytes = B * M * N * dtype_size(out);
+        const std::vector<std::pair<const void *, size_t>> inputs = {
+            {a.data(), a.size()}, {w.data(), w.size()}, {w_scale.data(), N * 4}, {bias.data(), N * 4}};
+        std::vector<void *> dev;
+        for (const auto &[host, bytes] : inputs) {
+            void *p = nullptr;
+            ASSERT_EQ(api->alloc(b, bytes, &p), OPB_OK) << api->last_error(b);
+            ASSERT_EQ(api->copy_in(b, p, host, bytes), OPB_OK) << api->last_error(b);
+            dev.push_back(p);
+        }
+        void *c = nullptr;
+        ASSERT_EQ(api->alloc(b, out_bytes, &c), OPB_OK) << api->last_error(b);
+        dev.push_back(c);
+        opb_plan *plan = nullptr;
+        const opb_status st = api->prepare(b, &d, &plan, nullptr);
+        if (st == OPB_ERR_UNSUPPORTED) {
+            std::printf("NOTE: %s refused: %s\n", what.c_str(), api->last_error(b));
+        } else {
+            ASSERT_EQ(st, OPB_OK) << what << ": " << api->last_error(b);
+            EXPECT_EQ(api->execute(b, plan, dev.data(), static_cast<int32_t>(dev.size())), OPB_OK)
+                << api->last_error(b);
+            EXPECT_EQ(api->synchronize(b), OPB_OK) << api->last_error(b);
+            std::vector<unsigned char> got(out_bytes);
+            EXPECT_EQ(api->copy_out(b, got.data(), c, out_bytes), OPB_OK) << api->last_error(b);
+            double err = 0, norm = 0;
+            for (int64_t bi = 0; bi < B; ++bi)
+                for (int64_t i = 0; i < M; ++i)
+                    for (int64_t j = 0; j < N; ++j) {
+                        double sum = 0;
+                        for (int64_t k = 0; k < K; ++k) {
+                            const int av = act == OPB_DTYPE_U8 ? int(a[(bi * M + i) * K + k])
+                                                               : int(static_cast<int8_t>(a[(bi * M + i) * K + k]));
+                            const int8_t wv = static_cast<int8_t>(w[bi * K * N + (tb ? j * K + k : k * N + j)]);
+                            sum += double(av - zp) * wv;
+                        }
+                        const double ref = 0.02 * double(w_scale[j]) * sum + bias[j];
+                        const double v = load_as_f32(got.data(), out, (bi * M + i) * N + j);
+                        err += (v - ref) * (v - ref);
+                        norm += ref * ref;
+                    }
+            EXPECT_LE(err / std::max(norm, 1e-30), out == OPB_DTYPE_BF16 ? 1e-4 : 1e-12) << what;
+            api->release(b, plan);
+            ++ran;
+        }
+        for (void *p : dev) api->free(b, p);
+    }
+    EXPECT_GT(ran, 0) << "cuBLASLt refused every int8 layout on this GPU";
+}
+
 // Fused attention runs on cuDNN's SDPA graph for bf16/f16. A configuration
 // the GPU's cuDNN engines refuse in prepare must come back as UNSUPPORTED
 // with cuDNN's reason (never a crash, never a wrong result): such cases are

@@ -229,11 +229,61 @@ TEST(ChooseImpl, EachOpGoesToItsLibraryAndUnsupportedCasesSayWhy) {
         gqa.variant = OPB_ATTENTION_FUSED;
         EXPECT_EQ(choose_impl(gqa).impl, dt == OPB_DTYPE_F32 ? Impl::Unsupported : Impl::CudnnSdpa);
     }
-    // int8 weights: skipped (never run as f32), and the reason says what cuBLASLt lacks.
-    const ImplChoice int8 = choose_impl(make_desc(OPB_OP_MATMUL, OPB_DTYPE_S8));
-    EXPECT_EQ(int8.impl, Impl::Unsupported);
-    EXPECT_NE(int8.reason.find("no u8 zero point"), std::string::npos) << int8.reason;
-    EXPECT_NE(int8.reason.find("run s8 on onednn"), std::string::npos) << int8.reason;
+    // int8 weights: cuBLASLt's s8 GEMM between a shift and a dequantising pass.
+    EXPECT_EQ(choose_impl(make_desc(OPB_OP_MATMUL, OPB_DTYPE_S8)).impl, Impl::CublasLtInt8);
+}
+
+// The int8 linear layer as the backend runs it: u8 activations shifted to s8,
+// the s8 GEMM through the Int8Plan's layouts (the interpreter above), the
+// weights' column sums, then int8_dequantize; against the zero-point GEMM of
+// plugin.h in float64, for u8 with several zero points and s8, both weight layouts.
+TEST(Int8Plan, ShiftGemmColumnSumsAndDequantiseEqualFloat64Int8Linear) {
+    std::mt19937 rng(17);
+    std::uniform_int_distribution<int> u8(0, 255), s8(-128, 127);
+    for (int act : {OPB_DTYPE_U8, OPB_DTYPE_S8})
+        for (int32_t zp : act == OPB_DTYPE_U8 ? std::vector<int32_t>{0, 3, 128, 255} : std::vector<int32_t>{0})
+            for (int tb = 0; tb < 2; ++tb) {
+                const int64_t B = 2, M = 3, N = 5, K = 8;
+                auto d = make_desc(OPB_OP_MATMUL, OPB_DTYPE_S8);
+                d.p.matmul = {B, M, N, K, 0, tb, 1, act, 0.05f, zp, OPB_DTYPE_F32};
+                const Int8Plan q = plan_int8_matmul(d);
+                EXPECT_EQ(q.shift_activations, act == OPB_DTYPE_U8);
+                EXPECT_EQ(q.shift, act == OPB_DTYPE_U8 ? 128 - zp : 0);
+                EXPECT_EQ(q.shifted_bytes, act == OPB_DTYPE_U8 ? uint64_t(B * M * K) : 0u);
+                EXPECT_EQ(q.column_sums_bytes, q.shift != 0 ? uint64_t(B * N * 4) : 0u);
+                EXPECT_EQ(q.acc_bytes, uint64_t(B * M * N * 4));
+                std::vector<int> a(B * M * K), w(B * K * N);
+                for (auto &x : a) x = act == OPB_DTYPE_U8 ? u8(rng) : s8(rng);
+                for (auto &x : w) x = s8(rng);
+                std::vector<float> w_scale(N), bias(N);
+                for (int64_t j = 0; j < N; ++j) w_scale[j] = 0.01f * float(j + 1), bias[j] = 0.5f - 0.25f * float(j);
+                std::vector<double> shifted(a.size()), weights(w.begin(), w.end());
+                for (size_t i = 0; i < a.size(); ++i)
+                    shifted[i] = act == OPB_DTYPE_U8 ? u8_as_shifted_s8(static_cast<uint8_t>(a[i])) : a[i];
+                const auto acc = run_plan(q.gemm, weights, shifted, {}); // first = weights, second = activations
+                for (int64_t b = 0; b < B; ++b)
+                    for (int64_t j = 0; j < N; ++j) {
+                        int32_t colsum = 0; // as launch_weight_column_sums reads the stored weights
+                        for (int64_t k = 0; k < K; ++k) colsum += w[b * K * N + (tb ? j * K + k : k * N + j)];
+                        for (int64_t i = 0; i < M; ++i) {
+                            double ref = 0;
+                            for (int64_t k = 0; k < K; ++k)
+                                ref +=
+                                    double(a[(b * M + i) * K + k] - zp) * w[b * K * N + (tb ? j * K + k : k * N + j)];
+                            ref = 0.05 * double(w_scale[j]) * ref + double(bias[j]);
+                            const double got = int8_dequantize(static_cast<int32_t>(acc[(b * M + i) * N + j]), colsum,
+                                                               q.shift, 0.05f, w_scale[j], bias[j]);
+                            ASSERT_NEAR(got, ref, std::abs(ref) * 1e-6 + 1e-6)
+                                << dtype_name(act) << " zero point " << zp << " trans_b " << tb << " b " << b << " i "
+                                << i << " j " << j;
+                        }
+                    }
+            }
+    auto big = make_desc(OPB_OP_MATMUL, OPB_DTYPE_S8);
+    big.p.matmul = {1, 1, 1, kMaxInt8K + 1, 0, 1, 0, OPB_DTYPE_U8, 1.0f, 0, OPB_DTYPE_F32};
+    EXPECT_NE(check_device_limits(big).find("131072"), std::string::npos) << check_device_limits(big);
+    big.p.matmul.k = kMaxInt8K;
+    EXPECT_EQ(check_device_limits(big), "");
 }
 
 TEST(DeviceLimits, BatchCountsAndGridSizesBeyondInt32AreRefusedWithTheValue) {
