@@ -8,8 +8,10 @@
 // no GPU, so nothing here touches the device before create() has checked it,
 // and every entry point refuses work with the recorded reason afterwards.
 #include "cudnn_sdpa.hpp"
+#include "int8_gemm.hpp"
 #include "kernels.hpp"
 #include "planning.hpp"
+#include "rope_quant.hpp"
 
 #include "opbench/backend_helpers.hpp"
 #include "opbench/ops.hpp"
@@ -86,6 +88,9 @@ struct Plan {
     DeviceBuffer scores, probs;              // attention composed scratch (workspace)
     std::unique_ptr<CudnnSdpa> sdpa;         // attention fused
     DeviceBuffer sdpa_stats, sdpa_workspace; // attention fused (workspace)
+    Int8Plan int8_plan;                      // matmul int8
+    std::unique_ptr<Int8Gemm> int8;
+    DeviceBuffer int8_shifted, int8_sums, int8_acc, int8_workspace; // matmul int8 (workspace)
 };
 
 struct CudaBackend : sdk::BackendBase {
@@ -117,6 +122,8 @@ struct CudaBackend : sdk::BackendBase {
     opb_status run_gemm(LtGemm &g, const void *first, const void *second, void *d, const void *bias, const char *what);
     opb_status prepare_sdpa(const opb_op_desc &d, Plan &p);
     opb_status run_sdpa(Plan &p, void *const *t);
+    opb_status prepare_int8(const opb_op_desc &d, Plan &p);
+    opb_status run_int8(Plan &p, void *const *t);
     void release_plan(Plan *p);
 };
 
@@ -303,8 +310,63 @@ opb_status CudaBackend::run_sdpa(Plan &p, void *const *t) {
     return r.status == OPB_OK ? OPB_OK : fail(r.status, r.message);
 }
 
+// int8 linear: the s8 GEMM's plan, then its scratch (shifted activations,
+// weight column sums, the s32 output, cuBLASLt's workspace), all workspace.
+opb_status CudaBackend::prepare_int8(const opb_op_desc &d, Plan &p) {
+    p.int8_plan = plan_int8_matmul(d);
+    const Int8Plan &q = p.int8_plan;
+    p.int8 = std::make_unique<Int8Gemm>();
+    if (const Int8GemmResult r = p.int8->prepare(lt, q.gemm, workspace_limit); r.status != OPB_OK)
+        return fail(r.status, r.message);
+    opb_status st = OPB_OK;
+    if (q.shifted_bytes) st = device_alloc(q.shifted_bytes, p.int8_shifted, true, "int8 shifted activations");
+    if (st == OPB_OK && q.column_sums_bytes)
+        st = device_alloc(q.column_sums_bytes, p.int8_sums, true, "int8 weight column sums");
+    if (st == OPB_OK) st = device_alloc(q.acc_bytes, p.int8_acc, true, "int8 s32 GEMM output");
+    if (st == OPB_OK && p.int8->workspace_bytes())
+        st = device_alloc(p.int8->workspace_bytes(), p.int8_workspace, true, "cuBLASLt int8 workspace");
+    return st;
+}
+
+// int8 linear: shift u8 activations, column sums, s8 GEMM, dequantise (planning.hpp Int8Plan).
+opb_status CudaBackend::run_int8(Plan &p, void *const *t) {
+    const auto &m = p.desc.p.matmul;
+    const Int8Plan &q = p.int8_plan;
+    const bool has_bias = m.has_bias != 0;
+    const void *activations = t[0];
+    auto check = [&](const char *what, cudaError_t e) {
+        return e == cudaSuccess ? OPB_OK : fail(OPB_ERR_DEVICE, cuda_error(what, e));
+    };
+    opb_status st = OPB_OK;
+    if (q.shift_activations) {
+        st = check("matmul int8 u8 shift kernel launch",
+                   launch_u8_to_shifted_s8(static_cast<const uint8_t *>(t[0]),
+                                           static_cast<int8_t *>(p.int8_shifted.ptr), m.batch * m.m * m.k, stream));
+        activations = p.int8_shifted.ptr;
+    }
+    if (st == OPB_OK && q.shift != 0)
+        st = check("matmul int8 column-sum kernel launch",
+                   launch_weight_column_sums(static_cast<const int8_t *>(t[1]), static_cast<int32_t *>(p.int8_sums.ptr),
+                                             m.batch, m.k, m.n, m.trans_b != 0, stream));
+    if (st != OPB_OK) return st;
+    auto *acc = static_cast<int32_t *>(p.int8_acc.ptr);
+    // Column-major trick as for float matmuls: first operand the weights, second the activations.
+    if (const Int8GemmResult r = p.int8->run(lt, t[1], activations, acc, p.int8_workspace.ptr, stream);
+        r.status != OPB_OK)
+        return fail(r.status, r.message);
+    return check("matmul int8 dequantise kernel launch",
+                 launch_int8_dequantize(acc, q.shift != 0 ? static_cast<const int32_t *>(p.int8_sums.ptr) : nullptr,
+                                        static_cast<const float *>(t[2]),
+                                        has_bias ? static_cast<const float *>(t[3]) : nullptr, t[has_bias ? 4 : 3],
+                                        m.out_dtype, m.batch, m.m, m.n, q.shift, m.act_scale, stream));
+}
+
 void CudaBackend::release_plan(Plan *p) {
     if (!p) return;
+    device_free(p->int8_shifted, true);
+    device_free(p->int8_sums, true);
+    device_free(p->int8_acc, true);
+    device_free(p->int8_workspace, true);
     device_free(p->sdpa_stats, true);
     device_free(p->sdpa_workspace, true);
     if (p->gemm1) device_free(p->gemm1->workspace, true);
@@ -482,9 +544,12 @@ opb_status cuda_prepare(opb_backend *b, const opb_op_desc *d, opb_plan **out, ui
                 st = c->device_alloc(p->attention.probs_bytes, p->probs, true, "attention probabilities");
         } else if (choice.impl == Impl::CudnnSdpa) {
             st = c->prepare_sdpa(*d, *p);
+        } else if (choice.impl == Impl::CublasLtInt8) {
+            st = c->prepare_int8(*d, *p);
         }
         if (st != OPB_OK) return st;
-        uint64_t ws = p->scores.bytes + p->probs.bytes + p->sdpa_stats.bytes + p->sdpa_workspace.bytes;
+        uint64_t ws = p->scores.bytes + p->probs.bytes + p->sdpa_stats.bytes + p->sdpa_workspace.bytes +
+                      p->int8_shifted.bytes + p->int8_sums.bytes + p->int8_acc.bytes + p->int8_workspace.bytes;
         if (p->gemm1) ws += p->gemm1->workspace.bytes;
         if (p->gemm2) ws += p->gemm2->workspace.bytes;
         if (workspace_bytes) *workspace_bytes = ws;
@@ -549,6 +614,7 @@ opb_status cuda_execute(opb_backend *b, opb_plan *plan, void *const *t, int32_t 
                                std::string(op_name(d.op)) + ": tensor " + std::to_string(i) + " is NULL");
         switch (d.op) {
         case OPB_OP_MATMUL: {
+            if (p->impl == Impl::CublasLtInt8) return c->run_int8(*p, t);
             const bool bias = d.p.matmul.has_bias != 0;
             void *C = t[bias ? 3 : 2];
             // Column-major trick: first operand is B, second is A (planning.hpp).
@@ -581,6 +647,15 @@ opb_status cuda_execute(opb_backend *b, opb_plan *plan, void *const *t, int32_t 
         case OPB_OP_ADD: {
             const auto &q = d.p.eltwise;
             return launched(c, launch_add(t[0], t[1], t[2], d.dtype, q.rows * q.cols, c->stream), d);
+        }
+        case OPB_OP_ROPE:
+            return launched(c, launch_rope(rope_shape(d), d.dtype, t[0], t[1], t[2], t[3], c->stream), d);
+        case OPB_OP_QUANTIZE: {
+            const auto &q = d.p.quantize;
+            return launched(c,
+                            launch_quantize(t[0], d.dtype, t[1], q.out_dtype, q.rows * q.cols, q.scale, q.zero_point,
+                                            c->stream),
+                            d);
         }
         case OPB_OP_ATTENTION: {
             if (p->impl == Impl::CudnnSdpa) return c->run_sdpa(*p, t);

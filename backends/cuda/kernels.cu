@@ -6,24 +6,19 @@
 // unit-tested. Templates are instantiated for three dtypes only, to keep
 // compile times short.
 #include "kernels.hpp"
+#include "device_types.cuh"
 #include "planning.hpp"
 
 #include "opbench/plugin.h"
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 namespace opbench::cuda {
 namespace {
 
-__device__ __forceinline__ float load(const float *p, int64_t i) { return p[i]; }
-__device__ __forceinline__ float load(const __nv_bfloat16 *p, int64_t i) { return __bfloat162float(p[i]); }
-__device__ __forceinline__ float load(const __half *p, int64_t i) { return __half2float(p[i]); }
-
-__device__ __forceinline__ void store(float *p, int64_t i, float v) { p[i] = v; }
-__device__ __forceinline__ void store(__nv_bfloat16 *p, int64_t i, float v) { p[i] = __float2bfloat16_rn(v); }
-__device__ __forceinline__ void store(__half *p, int64_t i, float v) { p[i] = __float2half_rn(v); }
+using detail::load;
+using detail::store;
+using detail::with_type;
 
 __device__ __forceinline__ float warp_sum(float v) {
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
@@ -142,17 +137,6 @@ __global__ void add_kernel(const T *a, const T *b, T *y, int64_t n) {
     const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
     for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
         store(y, i, load(a, i) + load(b, i));
-}
-
-// Calls f(T{}) with T the device type of dtype; false for an unknown dtype.
-template <class F>
-bool with_type(int dtype, F &&f) {
-    switch (dtype) {
-    case OPB_DTYPE_F32: f(float{}); return true;
-    case OPB_DTYPE_BF16: f(__nv_bfloat16{}); return true;
-    case OPB_DTYPE_F16: f(__half{}); return true;
-    default: return false;
-    }
 }
 
 } // namespace

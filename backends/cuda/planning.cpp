@@ -11,15 +11,10 @@ namespace opbench::cuda {
 ImplChoice choose_impl(const opb_op_desc &d) {
     switch (d.op) {
     case OPB_OP_MATMUL:
-        // cuBLASLt's int8 GEMM is s8 x s8 -> s32 with one alpha. opbench's int8
-        // matmul (plugin.h) has u8 activations with a zero point and
-        // per-column weight scales, which would need a dequantisation kernel
-        // of this backend's own around it; none exists yet, and without a GPU
-        // here one could not be verified. So the case is skipped, saying why.
-        if (d.dtype == OPB_DTYPE_S8)
-            return {Impl::Unsupported, "matmul int8 (dtype s8): cuBLASLt's int8 GEMM has no u8 zero point and no "
-                                       "per-column weight scales, and this backend has no dequantising kernel "
-                                       "of its own; run s8 cases on onednn"};
+        // cuBLASLt's int8 GEMM is s8 x s8 -> s32 with one alpha and no zero
+        // point: u8 = s8 + 128 and a weight column-sum correction carry the
+        // zero point, a dequantising pass the per-column scales (Int8Plan).
+        if (d.dtype == OPB_DTYPE_S8) return {Impl::CublasLtInt8, {}};
         if (d.variant == OPB_MATMUL_TF32 && d.dtype != OPB_DTYPE_F32)
             return {Impl::Unsupported, "matmul tf32: the TF32 variant applies to f32 inputs only, got " +
                                            std::string(dtype_name(d.dtype)) + " (use variant default)"};
@@ -35,24 +30,17 @@ ImplChoice choose_impl(const opb_op_desc &d) {
     case OPB_OP_SILU:
     case OPB_OP_ADD: return {Impl::OwnKernel, {}};
     case OPB_OP_ATTENTION:
-        // Grouped-query K/V needs per-group strides in the cuBLASLt batched
-        // GEMMs and a K/V head count in the cuDNN SDPA graph; neither is wired
-        // up or tested on a GPU yet, so it is declined rather than misread.
-        if (attention_kv_heads(d.p.attention) != d.p.attention.heads)
-            return {Impl::Unsupported, "attention with kv_heads " + std::to_string(d.p.attention.kv_heads) +
-                                           " < heads " + std::to_string(d.p.attention.heads) +
-                                           " (grouped-query): not yet implemented in the cuda backend"};
+        // Grouped-query attention runs composed (plan_attention batches the
+        // GEMMs per K/V head) and fused (cuDNN's SDPA graph takes K/V with
+        // fewer heads than Q; sdpa_unsupported_reason says where it does not).
         if (d.variant == OPB_ATTENTION_COMPOSED) return {Impl::ComposedGemmSoftmax, {}};
         if (auto why = sdpa_unsupported_reason(d, SdpaEnv{}); !why.empty())
             return {Impl::Unsupported, "attention fused (" + std::string(dtype_name(d.dtype)) + "): " + why};
         return {Impl::CudnnSdpa, {}};
+    // Own kernels (rope_quant.cu): cuDNN and cuBLASLt have no rotary
+    // embedding and no affine quantisation operation.
     case OPB_OP_ROPE:
-        return {Impl::Unsupported, "rope: no kernel in the cuda backend yet (cuDNN and cuBLASLt have no rotary "
-                                   "embedding operation; it needs an own kernel)"};
-    case OPB_OP_QUANTIZE:
-        // It feeds the int8 matmul, which this backend skips (above).
-        return {Impl::Unsupported, "quantize: no kernel in the cuda backend yet (it feeds the int8 matmul, "
-                                   "which cuda skips too; run int8 layers on onednn)"};
+    case OPB_OP_QUANTIZE: return {Impl::OwnKernel, {}};
     }
     return {Impl::UnknownOp, "no implementation of op " + std::to_string(d.op)};
 }
@@ -65,6 +53,8 @@ std::string check_device_limits(const opb_op_desc &d) {
     switch (d.op) {
     case OPB_OP_MATMUL:
         if (d.p.matmul.batch > i32max) return too_big("matmul batch (cuBLASLt batch count)", d.p.matmul.batch, i32max);
+        if (d.dtype == OPB_DTYPE_S8 && d.p.matmul.k > kMaxInt8K)
+            return too_big("matmul int8 k (s32 sum of s8 products)", d.p.matmul.k, kMaxInt8K);
         break;
     case OPB_OP_SOFTMAX:
         if (d.p.softmax.batch * d.p.softmax.rows > i32max)
@@ -142,6 +132,8 @@ AttentionPlan plan_attention(const opb_op_desc &d) {
     const auto &p = d.p.attention;
     AttentionPlan a;
     a.bh = p.batch * p.heads;
+    a.kv_heads = attention_kv_heads(p);
+    a.group = p.heads / a.kv_heads;
     a.seq_q = p.seq_q;
     a.seq_kv = p.seq_kv;
     a.scale = effective_scale(d);
@@ -149,13 +141,48 @@ AttentionPlan plan_attention(const opb_op_desc &d) {
     const ElemType t = elem_type(d.dtype);
     // Scores in f32 whatever the inputs: the softmax then sees the GEMM's f32
     // accumulator rather than a rounded bf16/f16 copy.
-    a.scores = plan_gemm(a.bh, p.seq_q, p.seq_kv, p.head_dim, false, true, false, t, ElemType::F32, ComputeType::F32);
-    a.output = plan_gemm(a.bh, p.seq_q, p.head_dim, p.seq_kv, false, false, false, t, t, ComputeType::F32);
+    // Grouped-query: the `group` query heads that share a K/V head are
+    // consecutive in Q [B,H,Sq,D], so together they are one [group*Sq, D]
+    // matrix, and their scores and outputs are consecutive too. One GEMM per
+    // K/V head (batch B*kv_heads, M = group*Sq) then reads each K/V head
+    // once, with plain strided batches. group = 1 is ordinary attention.
+    const int64_t gemm_batch = p.batch * a.kv_heads, rows = a.group * p.seq_q;
+    a.scores =
+        plan_gemm(gemm_batch, rows, p.seq_kv, p.head_dim, false, true, false, t, ElemType::F32, ComputeType::F32);
+    a.output = plan_gemm(gemm_batch, rows, p.head_dim, p.seq_kv, false, false, false, t, t, ComputeType::F32);
     const uint64_t elems = static_cast<uint64_t>(a.bh) * p.seq_q * p.seq_kv;
     a.scores_bytes = elems * 4;
     a.probs_in_place = d.dtype == OPB_DTYPE_F32;
     a.probs_bytes = a.probs_in_place ? 0 : elems * dtype_size(d.dtype);
     return a;
+}
+
+Int8Plan plan_int8_matmul(const opb_op_desc &d) {
+    const auto &p = d.p.matmul;
+    Int8Plan q;
+    q.gemm = plan_gemm(p.batch, p.m, p.n, p.k, p.trans_a != 0, p.trans_b != 0, false, ElemType::F32, ElemType::F32,
+                       ComputeType::F32);
+    q.shift_activations = p.act_dtype == OPB_DTYPE_U8;
+    q.shift = int8_zero_point_shift(p.act_dtype, p.act_zero_point);
+    const uint64_t batch = static_cast<uint64_t>(p.batch);
+    q.shifted_bytes = q.shift_activations ? batch * p.m * p.k : 0;
+    q.column_sums_bytes = q.shift != 0 ? batch * p.n * 4 : 0;
+    q.acc_bytes = batch * p.m * p.n * 4;
+    return q;
+}
+
+RopeShape rope_shape(const opb_op_desc &d) {
+    const auto &p = d.p.rope;
+    RopeShape s;
+    s.rows_q = p.batch * p.heads * p.seq;
+    s.rows_k = p.batch * rope_kv_heads(p) * p.seq;
+    s.seq = p.seq;
+    s.head_dim = p.head_dim;
+    s.rotary_dim = rope_rotary_dim(p);
+    s.position = p.position;
+    s.theta = p.theta;
+    s.variant = d.variant;
+    return s;
 }
 
 // ---- attention fused: cuDNN SDPA graph ------------------------------------------
@@ -202,7 +229,8 @@ std::vector<int64_t> SdpaGraph::bound_uids() const {
 std::string sdpa_unsupported_reason(const opb_op_desc &d, const SdpaEnv &env) {
     const auto &p = d.p.attention;
     if (d.dtype != OPB_DTYPE_BF16 && d.dtype != OPB_DTYPE_F16)
-        return "cuDNN's flash attention (SDPA) takes bf16/f16 only, not " + std::string(dtype_name(d.dtype));
+        return "cuDNN's flash attention (SDPA) fuses bf16 and f16 only, not " + std::string(dtype_name(d.dtype)) +
+               " (variant composed runs it)";
     if (p.head_dim % 8 != 0)
         return "head_dim " + std::to_string(p.head_dim) + " is not a multiple of 8 (cuDNN flash attention requirement)";
     if (p.head_dim > 256)
@@ -258,7 +286,7 @@ SdpaTensor sdpa_tensor(int64_t uid, const char *name, SdpaType type, const int64
 
 SdpaGraph plan_sdpa(const opb_op_desc &d) {
     const auto &p = d.p.attention;
-    const int64_t B = p.batch, H = p.heads, Sq = p.seq_q, Skv = p.seq_kv, D = p.head_dim;
+    const int64_t B = p.batch, H = p.heads, KVH = attention_kv_heads(p), Sq = p.seq_q, Skv = p.seq_kv, D = p.head_dim;
     const SdpaType io = d.dtype == OPB_DTYPE_BF16 ? SdpaType::BFloat16 : SdpaType::Half;
     SdpaGraph g;
     g.scale = effective_scale(d);
@@ -269,12 +297,15 @@ SdpaGraph plan_sdpa(const opb_op_desc &d) {
     g.mask_fill = std::numeric_limits<float>::lowest();
     g.stats_bytes = static_cast<uint64_t>(B * H * Sq) * 4;
 
-    // Row-major opbench layouts (plugin.h): Q, O [B,H,Sq,D]; K, V [B,H,Skv,D].
-    // K^T is the K buffer seen as [B,H,D,Skv]: swap the last two strides.
+    // Row-major opbench layouts (plugin.h): Q, O [B,H,Sq,D]; K, V [B,KVH,Skv,D].
+    // K^T is the K buffer seen as [B,KVH,D,Skv]: swap the last two strides.
+    // Grouped-query: K and V keep their KVH heads; the SDPA graph's matmuls
+    // map query head h to K/V head h / (H / KVH), as cudnn_frontend's SDPA
+    // node documents for GQA/MQA (H a multiple of KVH).
     const int64_t one[4] = {1, 1, 1, 1};
     g.tensors.push_back(sdpa_tensor(kSdpaQ, "Q", io, {B, H, Sq, D}, {H * Sq * D, Sq * D, D, 1}, false));
-    g.tensors.push_back(sdpa_tensor(kSdpaK, "K^T", io, {B, H, D, Skv}, {H * Skv * D, Skv * D, 1, D}, false));
-    g.tensors.push_back(sdpa_tensor(kSdpaV, "V", io, {B, H, Skv, D}, {H * Skv * D, Skv * D, D, 1}, false));
+    g.tensors.push_back(sdpa_tensor(kSdpaK, "K^T", io, {B, KVH, D, Skv}, {KVH * Skv * D, Skv * D, 1, D}, false));
+    g.tensors.push_back(sdpa_tensor(kSdpaV, "V", io, {B, KVH, Skv, D}, {KVH * Skv * D, Skv * D, D, 1}, false));
     g.tensors.push_back(sdpa_tensor(kSdpaO, "O", io, {B, H, Sq, D}, {H * Sq * D, Sq * D, D, 1}, false));
     g.tensors.push_back(sdpa_tensor(kSdpaStats, "stats", SdpaType::Float, {B, H, Sq, 1}, {H * Sq, Sq, 1, 1}, false));
     g.tensors.push_back(sdpa_tensor(kSdpaScale, "scale", SdpaType::Float, one, one, false, true));

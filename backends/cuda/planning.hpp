@@ -8,6 +8,8 @@
 #ifndef OPBENCH_CUDA_PLANNING_HPP
 #define OPBENCH_CUDA_PLANNING_HPP
 
+#include "rope_quant_math.hpp"
+
 #include "opbench/plugin.h"
 
 #include <cstdint>
@@ -20,9 +22,10 @@ namespace opbench::cuda {
 
 enum class Impl {
     CublasLt,            // matmul
-    OwnKernel,           // softmax, layernorm, rmsnorm, gelu, silu, add
+    OwnKernel,           // softmax, layernorm, rmsnorm, gelu, silu, add, rope, quantize
     ComposedGemmSoftmax, // attention composed: cuBLASLt GEMM, own softmax kernel, cuBLASLt GEMM
     CudnnSdpa,           // attention fused: cuDNN 9 backend-API SDPA (flash attention) graph
+    CublasLtInt8,        // matmul dtype s8: u8 shift, cuBLASLt s8 GEMM (s32), dequantising pass
     Unsupported,
     UnknownOp, // an op this backend has no code for: sdk::unsupported_op answers it (a skip)
 };
@@ -81,10 +84,13 @@ GemmPlan plan_gemm(int64_t batch, int64_t m, int64_t n, int64_t k, bool trans_a,
 GemmPlan plan_matmul(const opb_op_desc &d);
 
 // Attention composed: S = Q.K^T (scores, f32) then O = P.V (P in the op's dtype).
+// Grouped-query (kv_heads < heads): the GEMMs batch over B*kv_heads, each
+// with M = group*Sq rows (the query heads sharing one K/V head are adjacent).
 struct AttentionPlan {
-    GemmPlan scores; // [B*H, Sq, Skv] f32 from Q, K
-    GemmPlan output; // [B*H, Sq, D] from P, V
-    int64_t bh = 0, seq_q = 0, seq_kv = 0;
+    GemmPlan scores;                       // [B*kv_heads, group*Sq, Skv] f32 from Q, K (= [B*H, Sq, Skv])
+    GemmPlan output;                       // [B*kv_heads, group*Sq, D] from P, V (= [B*H, Sq, D])
+    int64_t bh = 0, seq_q = 0, seq_kv = 0; // the softmax runs over bh*seq_q rows
+    int64_t kv_heads = 0, group = 1;       // group = heads / kv_heads query heads per K/V head
     float scale = 1.0f;
     bool causal = false;
     bool probs_in_place = false; // f32: softmax overwrites the scores
@@ -92,6 +98,27 @@ struct AttentionPlan {
     uint64_t probs_bytes = 0;    // probabilities in the op's dtype (0 when in place)
 };
 AttentionPlan plan_attention(const opb_op_desc &d);
+
+// int8 linear (matmul dtype s8) through cuBLASLt's s8 x s8 -> s32 GEMM
+// (rope_quant_math.hpp): u8 activations are shifted to s8 into a scratch
+// buffer, the GEMM sums them against the weights, and a dequantising pass
+// adds (128 - zero point) x the weights' column sums and applies the scales.
+struct Int8Plan {
+    GemmPlan gemm;                  // geometry as plan_gemm (element types are s8 in, s32 out)
+    bool shift_activations = false; // u8 activations: a XOR 0x80 before the GEMM
+    int32_t shift = 0;              // int8_zero_point_shift: 128 - zero point (u8), 0 (s8)
+    uint64_t shifted_bytes = 0;     // the shifted activations (0 when not shifted)
+    uint64_t column_sums_bytes = 0; // s32 [batch, N] weight column sums (0 when shift is 0)
+    uint64_t acc_bytes = 0;         // s32 [batch, M, N] GEMM output
+};
+Int8Plan plan_int8_matmul(const opb_op_desc &d);
+
+// Largest K for which cuBLASLt's s32 sum of s8 x s8 products cannot
+// overflow: K * 128 * 128 <= 2^31 - 1.
+inline constexpr int64_t kMaxInt8K = 131071;
+
+// The rope kernel's shape (rope_quant_math.hpp) of an OPB_OP_ROPE description.
+RopeShape rope_shape(const opb_op_desc &d);
 
 // Upper bound on the cuBLASLt workspace offered to the heuristic, per
 // NVIDIA's guidance: 32 MiB on Hopper (sm_90) and newer, 4 MiB before.

@@ -25,40 +25,65 @@ float integer_in_range(float v, int dtype, bool is_weight) {
     return v;
 }
 
+// Uniform in [-1, 1): keeps exponentials and normalisations well
+// conditioned, and dot products of length 4096 far from overflow even in f16.
+// Two values per 64-bit draw, 24 bits each (every one exact in f32): several
+// times faster than uniform_real_distribution, which cost 2 s for the 53 M
+// input elements of gemm.toml's largest case.
+class UniformStream {
+public:
+    explicit UniformStream(uint64_t seed) : rng_(seed) {}
+    float next() {
+        if (!have_half_) bits_ = rng_();
+        const uint64_t u = have_half_ ? (bits_ >> 8) & 0xffffffu : bits_ >> 40;
+        have_half_ = !have_half_;
+        return float(u) * 0x1p-23f - 1.0f;
+    }
+
+private:
+    std::mt19937_64 rng_;
+    uint64_t bits_ = 0;
+    bool have_half_ = false;
+};
+
+// One input tensor's values in order, stored as `Dtype`: a compile-time
+// dtype folds store_from_f32's per-element switch away (issue 44: every
+// worker process of a case makes its inputs again, and the switch was half
+// of the 0.9 CPU-s that gemm's largest layer took in each).
+template <int Dtype, class ToValue>
+void fill_as(uint8_t *buf, int64_t count, UniformStream &stream, ToValue to_value) {
+    for (int64_t i = 0; i < count; ++i) store_from_f32(buf, Dtype, i, to_value(stream.next(), Dtype));
+}
+
+template <class ToValue>
+void fill_input(uint8_t *buf, int dtype, int64_t count, UniformStream &stream, ToValue to_value) {
+    switch (dtype) {
+    case OPB_DTYPE_BF16: fill_as<OPB_DTYPE_BF16>(buf, count, stream, to_value); break;
+    case OPB_DTYPE_F16: fill_as<OPB_DTYPE_F16>(buf, count, stream, to_value); break;
+    case OPB_DTYPE_S8: fill_as<OPB_DTYPE_S8>(buf, count, stream, to_value); break;
+    case OPB_DTYPE_U8: fill_as<OPB_DTYPE_U8>(buf, count, stream, to_value); break;
+    default: fill_as<OPB_DTYPE_F32>(buf, count, stream, to_value); break; // as store_from_f32's default
+    }
+}
+
 } // namespace
 
 HostTensors make_inputs(const opb_op_desc &desc, uint64_t seed) {
     HostTensors t;
-    std::mt19937_64 rng(seed);
-    // Uniform in [-1, 1): keeps exponentials and normalisations well
-    // conditioned, and dot products of length 4096 far from overflow even in f16. Two values
-    // per 64-bit draw, 24 bits each (every one exact in f32): several times
-    // faster than uniform_real_distribution, which cost 2 s for the 53 M
-    // input elements of gemm.toml's largest case.
-    uint64_t bits = 0;
-    bool have_half = false;
-    auto dist = [&](std::mt19937_64 &g) {
-        if (!have_half) bits = g();
-        const uint64_t u = have_half ? (bits >> 8) & 0xffffffu : bits >> 40;
-        have_half = !have_half;
-        return float(u) * 0x1p-23f - 1.0f;
-    };
+    UniformStream stream(seed);
     for (const auto &spec : op_tensors(desc)) {
         std::vector<uint8_t> buf(static_cast<std::size_t>(spec.elements()) * dtype_size(spec.dtype), 0);
         if (spec.is_output) {
             fill_sentinel(buf.data(), spec.dtype, spec.elements());
+        } else if (spec.name == "gamma") { // norm scales near 1, so tiny gammas do not dominate the output
+            fill_input(buf.data(), spec.dtype, spec.elements(), stream, [](float v, int) { return 1.0f + 0.5f * v; });
+        } else if (spec.name == "w_scale") { // int8 weights' scales: positive, about 1/64 (weights in ~[-1.5, 1.5])
+            fill_input(buf.data(), spec.dtype, spec.elements(), stream,
+                       [](float v, int) { return (1.0f + 0.5f * v) / kWeightLevels; });
         } else {
-            // Norm scales near 1 so the output is not dominated by tiny gammas;
-            // int8 weights' scales positive, about 1/64 (weights in about [-1.5, 1.5]).
-            const bool is_gamma = spec.name == "gamma", is_w_scale = spec.name == "w_scale";
             const bool is_weight = desc.dtype == OPB_DTYPE_S8 && spec.name == "B";
-            for (int64_t i = 0; i < spec.elements(); ++i) {
-                const float v = dist(rng);
-                store_from_f32(buf.data(), spec.dtype, i,
-                               is_gamma     ? 1.0f + 0.5f * v
-                               : is_w_scale ? (1.0f + 0.5f * v) / kWeightLevels
-                                            : integer_in_range(v, spec.dtype, is_weight));
-            }
+            fill_input(buf.data(), spec.dtype, spec.elements(), stream,
+                       [is_weight](float v, int dtype) { return integer_in_range(v, dtype, is_weight); });
         }
         t.buffers.push_back(std::move(buf));
         t.is_output.push_back(spec.is_output);

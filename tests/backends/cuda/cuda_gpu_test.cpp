@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -109,23 +110,54 @@ Vec reference(const opb_op_desc &d, const std::vector<Vec> &in) {
         Vec o(p.batch * p.heads * p.seq_q * p.head_dim, 0.0);
         for (int64_t bh = 0; bh < p.batch * p.heads; ++bh)
             for (int64_t i = 0; i < p.seq_q; ++i) {
+                const int64_t kv = attention_kv_slice(p, bh); // grouped-query: the K/V head of query head bh
                 const int64_t vis = p.causal ? causal_visible(i, p.seq_q, p.seq_kv) : p.seq_kv;
                 Vec w(vis);
                 double mx = -INFINITY, sum = 0;
                 for (int64_t j = 0; j < vis; ++j) {
                     double s = 0;
                     for (int64_t e = 0; e < p.head_dim; ++e)
-                        s += in[0][(bh * p.seq_q + i) * p.head_dim + e] * in[1][(bh * p.seq_kv + j) * p.head_dim + e];
+                        s += in[0][(bh * p.seq_q + i) * p.head_dim + e] * in[1][(kv * p.seq_kv + j) * p.head_dim + e];
                     mx = std::max(mx, w[j] = s * scale);
                 }
                 for (auto &x : w) sum += (x = std::exp(x - mx));
                 for (int64_t e = 0; e < p.head_dim; ++e) {
                     double acc = 0;
-                    for (int64_t j = 0; j < vis; ++j) acc += w[j] / sum * in[2][(bh * p.seq_kv + j) * p.head_dim + e];
+                    for (int64_t j = 0; j < vis; ++j) acc += w[j] / sum * in[2][(kv * p.seq_kv + j) * p.head_dim + e];
                     o[(bh * p.seq_q + i) * p.head_dim + e] = acc;
                 }
             }
         return o;
+    }
+    case OPB_OP_ROPE: { // Qr then Kr, the outputs in execute's order
+        const auto &p = d.p.rope;
+        const int64_t R = p.rotary_dim > 0 ? p.rotary_dim : p.head_dim, D = p.head_dim;
+        Vec y;
+        for (const Vec &x : {in[0], in[1]}) {
+            Vec r = x;
+            for (int64_t row = 0; row < static_cast<int64_t>(x.size()) / D; ++row) {
+                const double t = double(p.position + row % p.seq);
+                for (int64_t i = 0; i < R / 2; ++i) {
+                    const int64_t i0 = d.variant == OPB_ROPE_INTERLEAVED ? 2 * i : i;
+                    const int64_t i1 = d.variant == OPB_ROPE_INTERLEAVED ? 2 * i + 1 : i + R / 2;
+                    const double a = t * std::pow(double(p.theta), -2.0 * double(i) / double(R));
+                    r[row * D + i0] = x[row * D + i0] * std::cos(a) - x[row * D + i1] * std::sin(a);
+                    r[row * D + i1] = x[row * D + i1] * std::cos(a) + x[row * D + i0] * std::sin(a);
+                }
+            }
+            y.insert(y.end(), r.begin(), r.end());
+        }
+        return y;
+    }
+    case OPB_OP_QUANTIZE: {
+        const auto &p = d.p.quantize;
+        const double lo = p.out_dtype == OPB_DTYPE_U8 ? 0 : -128, hi = p.out_dtype == OPB_DTYPE_U8 ? 255 : 127;
+        Vec y(in[0].size());
+        for (size_t i = 0; i < y.size(); ++i) {
+            const double v = in[0][i] / double(p.scale);
+            y[i] = std::isnan(v) ? p.zero_point : std::clamp(std::nearbyint(v) + p.zero_point, lo, hi);
+        }
+        return y;
     }
     }
     return {};
@@ -134,6 +166,7 @@ Vec reference(const opb_op_desc &d, const std::vector<Vec> &in) {
 // Largest acceptable normalised mean squared error per dtype/variant: the
 // precision of the storage type (inputs are exact in it; outputs are rounded).
 double nmse_limit(const opb_op_desc &d) {
+    if (d.op == OPB_OP_QUANTIZE) return 0.0; // the same rounding rule on exact inputs: bit-exact
     if (d.dtype == OPB_DTYPE_BF16) return 1e-4;
     if (d.dtype == OPB_DTYPE_F16) return 1e-5;
     if (d.op == OPB_OP_MATMUL && d.variant == OPB_MATMUL_TF32) return 1e-5;
@@ -159,8 +192,8 @@ protected:
         std::uniform_real_distribution<float> u(-2.0f, 2.0f);
         std::vector<Vec> in;
         std::vector<void *> dev;
-        const size_t es = dtype_size(d.dtype);
         for (const auto &t : specs) {
+            const size_t es = dtype_size(t.dtype); // quantize's output is u8/s8
             void *p = nullptr;
             EXPECT_EQ(api->alloc(b, t.elements() * es, &p), OPB_OK) << api->last_error(b);
             dev.push_back(p);
@@ -170,8 +203,8 @@ protected:
             for (int64_t i = 0; i < t.elements(); ++i) {
                 // gamma near 1 keeps norms well conditioned
                 float x = (t.name == "gamma") ? 1.0f + 0.25f * u(rng) : u(rng);
-                store_from_f32(host.data(), d.dtype, i, x);
-                v[i] = load_as_f32(host.data(), d.dtype, i); // the value the GPU sees
+                store_from_f32(host.data(), t.dtype, i, x);
+                v[i] = load_as_f32(host.data(), t.dtype, i); // the value the GPU sees
             }
             EXPECT_EQ(api->copy_in(b, p, host.data(), host.size()), OPB_OK) << api->last_error(b);
             in.push_back(std::move(v));
@@ -185,16 +218,22 @@ protected:
             EXPECT_EQ(api->execute(b, plan, dev.data(), static_cast<int32_t>(dev.size())), OPB_OK)
                 << api->last_error(b);
             EXPECT_EQ(api->synchronize(b), OPB_OK) << api->last_error(b);
-            const auto &out = specs.back();
-            std::vector<unsigned char> host(out.elements() * es);
-            EXPECT_EQ(api->copy_out(b, host.data(), dev.back(), host.size()), OPB_OK);
+            // Every output, in execute's order, against the reference's concatenation.
             const Vec ref = reference(d, in);
             double err = 0, norm = 0;
-            for (int64_t i = 0; i < out.elements(); ++i) {
-                const double got = load_as_f32(host.data(), d.dtype, i);
-                err += (got - ref[i]) * (got - ref[i]);
-                norm += ref[i] * ref[i];
+            size_t at = 0;
+            for (size_t ti = 0; ti < specs.size(); ++ti) {
+                const auto &out = specs[ti];
+                if (!out.is_output) continue;
+                std::vector<unsigned char> host(out.elements() * dtype_size(out.dtype));
+                EXPECT_EQ(api->copy_out(b, host.data(), dev[ti], host.size()), OPB_OK);
+                for (int64_t i = 0; i < out.elements() && at < ref.size(); ++i, ++at) {
+                    const double got = load_as_f32(host.data(), out.dtype, i);
+                    err += (got - ref[at]) * (got - ref[at]);
+                    norm += ref[at] * ref[at];
+                }
             }
+            EXPECT_EQ(at, ref.size()) << "outputs and reference differ in size";
             nmse = err / std::max(norm, 1e-30);
             api->release(b, plan);
         }
@@ -273,6 +312,130 @@ TEST_F(CudaGpu, ComposedAttentionWithAndWithoutCausalMatchesFloat64) {
             d.p.attention = {2, 3, sq, skv, 16, 0.0f, causal, 0};
             check(d, "attention composed");
         }
+}
+
+// Grouped-query attention, composed: the GEMMs batch per K/V head.
+TEST_F(CudaGpu, GroupedQueryComposedAttentionMatchesFloat64) {
+    for (int dt = 0; dt < 3; ++dt)
+        for (auto [heads, kvh, causal] : {std::tuple{4, 2, 0}, {4, 2, 1}, {6, 1, 1}}) {
+            auto d = make_desc(OPB_OP_ATTENTION, dt, OPB_ATTENTION_COMPOSED);
+            d.p.attention = {2, heads, 8, 12, 16, 0.0f, causal, kvh};
+            check(d, "attention composed heads " + std::to_string(heads) + " kv_heads " + std::to_string(kvh));
+        }
+}
+
+// Grouped-query attention, fused: cuDNN's SDPA graph with K/V of fewer heads,
+// or cuDNN's refusal with its reason (as for MHA below).
+TEST_F(CudaGpu, GroupedQueryFusedAttentionMatchesFloat64OrIsRefusedWithCudnnsReason) {
+    for (int dt : {OPB_DTYPE_BF16, OPB_DTYPE_F16})
+        for (auto [heads, kvh, sq, skv] : {std::tuple{8, 2, 64, 64}, {8, 1, 1, 128}, {4, 2, 32, 96}}) {
+            auto d = make_desc(OPB_OP_ATTENTION, dt, OPB_ATTENTION_FUSED);
+            d.p.attention = {2, heads, sq, skv, 64, 0.0f, 1, kvh};
+            const std::string what = "attention fused GQA " + std::string(dtype_name(dt)) + " heads " +
+                                     std::to_string(heads) + " kv_heads " + std::to_string(kvh);
+            ASSERT_EQ(api->supports(b, &d), OPB_OK) << what << ": " << api->last_error(b);
+            opb_plan *plan = nullptr;
+            const opb_status st = api->prepare(b, &d, &plan, nullptr);
+            if (st == OPB_ERR_UNSUPPORTED) {
+                std::printf("NOTE: %s refused by cuDNN on this GPU: %s\n", what.c_str(), api->last_error(b));
+                continue;
+            }
+            ASSERT_EQ(st, OPB_OK) << what << ": " << api->last_error(b);
+            api->release(b, plan);
+            EXPECT_LE(run_and_compare(d), nmse_limit(d)) << what;
+        }
+}
+
+TEST_F(CudaGpu, RopeBothVariantsPartialRotaryGqaAndDecodePositionMatchFloat64) {
+    for (int dt = 0; dt < 3; ++dt)
+        for (int variant : {OPB_ROPE_HALF_SPLIT, OPB_ROPE_INTERLEAVED})
+            for (auto [kvh, seq, rotary, position] : {std::tuple{2, 16, 0, 0}, {4, 5, 32, 7}, {1, 1, 0, 4095}}) {
+                auto d = make_desc(OPB_OP_ROPE, dt, variant);
+                d.p.rope = {2, 4, kvh, seq, 64, rotary, 10000.0f, position};
+                check(d, std::string("rope ") + (variant ? "interleaved" : "half_split") + " position " +
+                             std::to_string(position));
+            }
+}
+
+TEST_F(CudaGpu, QuantizeToU8AndS8IsBitExact) {
+    for (int dt = 0; dt < 3; ++dt)
+        for (auto [out, zp, scale] :
+             {std::tuple{OPB_DTYPE_U8, 128, 0.015625f}, {OPB_DTYPE_U8, 3, 0.01f}, {OPB_DTYPE_S8, 0, 0.02f}}) {
+            auto d = make_desc(OPB_OP_QUANTIZE, dt);
+            d.p.quantize = {33, 65, scale, zp, out};
+            check(d, "quantize to " + std::string(dtype_name(out)));
+        }
+}
+
+// int8 linear: u8 activations with a zero point (or s8) times s8 weights,
+// per-column scales and bias, through cuBLASLt's s8 GEMM; against plugin.h's
+// formula in float64, or cuBLASLt's refusal of the layout with its reason.
+TEST_F(CudaGpu, Int8LinearMatchesFloat64OrIsRefusedWithCublasLtsReason) {
+    int ran = 0;
+    std::mt19937 rng(77);
+    std::uniform_int_distribution<int> u8(0, 255), s8(-128, 127);
+    for (auto [act, zp, tb, out] : {std::tuple{OPB_DTYPE_U8, 3, 1, OPB_DTYPE_F32},
+                                    {OPB_DTYPE_U8, 128, 1, OPB_DTYPE_BF16},
+                                    {OPB_DTYPE_S8, 0, 1, OPB_DTYPE_F32},
+                                    {OPB_DTYPE_U8, 200, 0, OPB_DTYPE_F32}}) {
+        const int64_t B = 2, M = 32, N = 64, K = 128;
+        auto d = make_desc(OPB_OP_MATMUL, OPB_DTYPE_S8);
+        d.p.matmul = {B, M, N, K, 0, tb, 1, act, 0.02f, zp, out};
+        const std::string what = "matmul int8 " + std::string(dtype_name(act)) + " zero point " + std::to_string(zp) +
+                                 " trans_b " + std::to_string(tb);
+        ASSERT_EQ(api->supports(b, &d), OPB_OK) << what << ": " << api->last_error(b);
+        std::vector<uint8_t> a(B * M * K), w(B * K * N);
+        for (auto &x : a) x = static_cast<uint8_t>(act == OPB_DTYPE_U8 ? u8(rng) : s8(rng));
+        for (auto &x : w) x = static_cast<uint8_t>(s8(rng));
+        std::vector<float> w_scale(N), bias(N);
+        for (int64_t j = 0; j < N; ++j) w_scale[j] = 0.001f * float(j + 1), bias[j] = 0.1f * float(j % 7) - 0.3f;
+        const size_t out_bytes = B * M * N * dtype_size(out);
+        const std::vector<std::pair<const void *, size_t>> inputs = {
+            {a.data(), a.size()}, {w.data(), w.size()}, {w_scale.data(), N * 4}, {bias.data(), N * 4}};
+        std::vector<void *> dev;
+        for (const auto &[host, bytes] : inputs) {
+            void *p = nullptr;
+            ASSERT_EQ(api->alloc(b, bytes, &p), OPB_OK) << api->last_error(b);
+            ASSERT_EQ(api->copy_in(b, p, host, bytes), OPB_OK) << api->last_error(b);
+            dev.push_back(p);
+        }
+        void *c = nullptr;
+        ASSERT_EQ(api->alloc(b, out_bytes, &c), OPB_OK) << api->last_error(b);
+        dev.push_back(c);
+        opb_plan *plan = nullptr;
+        const opb_status st = api->prepare(b, &d, &plan, nullptr);
+        if (st == OPB_ERR_UNSUPPORTED) {
+            std::printf("NOTE: %s refused: %s\n", what.c_str(), api->last_error(b));
+        } else {
+            ASSERT_EQ(st, OPB_OK) << what << ": " << api->last_error(b);
+            EXPECT_EQ(api->execute(b, plan, dev.data(), static_cast<int32_t>(dev.size())), OPB_OK)
+                << api->last_error(b);
+            EXPECT_EQ(api->synchronize(b), OPB_OK) << api->last_error(b);
+            std::vector<unsigned char> got(out_bytes);
+            EXPECT_EQ(api->copy_out(b, got.data(), c, out_bytes), OPB_OK) << api->last_error(b);
+            double err = 0, norm = 0;
+            for (int64_t bi = 0; bi < B; ++bi)
+                for (int64_t i = 0; i < M; ++i)
+                    for (int64_t j = 0; j < N; ++j) {
+                        double sum = 0;
+                        for (int64_t k = 0; k < K; ++k) {
+                            const int av = act == OPB_DTYPE_U8 ? int(a[(bi * M + i) * K + k])
+                                                               : int(static_cast<int8_t>(a[(bi * M + i) * K + k]));
+                            const int8_t wv = static_cast<int8_t>(w[bi * K * N + (tb ? j * K + k : k * N + j)]);
+                            sum += double(av - zp) * wv;
+                        }
+                        const double ref = 0.02 * double(w_scale[j]) * sum + bias[j];
+                        const double v = load_as_f32(got.data(), out, (bi * M + i) * N + j);
+                        err += (v - ref) * (v - ref);
+                        norm += ref * ref;
+                    }
+            EXPECT_LE(err / std::max(norm, 1e-30), out == OPB_DTYPE_BF16 ? 1e-4 : 1e-12) << what;
+            api->release(b, plan);
+            ++ran;
+        }
+        for (void *p : dev) api->free(b, p);
+    }
+    EXPECT_GT(ran, 0) << "cuBLASLt refused every int8 layout on this GPU";
 }
 
 // Fused attention runs on cuDNN's SDPA graph for bf16/f16. A configuration

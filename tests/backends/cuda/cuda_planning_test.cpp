@@ -217,11 +217,73 @@ TEST(ChooseImpl, EachOpGoesToItsLibraryAndUnsupportedCasesSayWhy) {
     EXPECT_NE(tf32_bf16.reason.find("bf16"), std::string::npos) << tf32_bf16.reason;
     for (const auto &c : {choose_impl(make_desc(OPB_OP_MATMUL, 0)), choose_impl(make_desc(OPB_OP_ADD, 1))})
         EXPECT_TRUE(c.reason.empty());
-    // int8 weights: skipped (never run as f32), and the reason says what cuBLASLt lacks.
-    const ImplChoice int8 = choose_impl(make_desc(OPB_OP_MATMUL, OPB_DTYPE_S8));
-    EXPECT_EQ(int8.impl, Impl::Unsupported);
-    EXPECT_NE(int8.reason.find("no u8 zero point and no per-column weight scales"), std::string::npos)
-        << int8.reason;
+    // rope and quantize run on the backend's own kernels (rope_quant.cu);
+    // grouped-query attention runs composed and, bf16/f16, fused.
+    for (int dt = 0; dt < 3; ++dt) {
+        for (int variant : {OPB_ROPE_HALF_SPLIT, OPB_ROPE_INTERLEAVED})
+            EXPECT_EQ(choose_impl(make_desc(OPB_OP_ROPE, dt, variant)).impl, Impl::OwnKernel);
+        EXPECT_EQ(choose_impl(make_desc(OPB_OP_QUANTIZE, dt)).impl, Impl::OwnKernel);
+        auto gqa = make_desc(OPB_OP_ATTENTION, dt, OPB_ATTENTION_COMPOSED);
+        gqa.p.attention = {1, 8, 64, 64, 64, 0.0f, 1, 2};
+        EXPECT_EQ(choose_impl(gqa).impl, Impl::ComposedGemmSoftmax);
+        gqa.variant = OPB_ATTENTION_FUSED;
+        EXPECT_EQ(choose_impl(gqa).impl, dt == OPB_DTYPE_F32 ? Impl::Unsupported : Impl::CudnnSdpa);
+    }
+    // int8 weights: cuBLASLt's s8 GEMM between a shift and a dequantising pass.
+    EXPECT_EQ(choose_impl(make_desc(OPB_OP_MATMUL, OPB_DTYPE_S8)).impl, Impl::CublasLtInt8);
+}
+
+// The int8 linear layer as the backend runs it: u8 activations shifted to s8,
+// the s8 GEMM through the Int8Plan's layouts (the interpreter above), the
+// weights' column sums, then int8_dequantize; against the zero-point GEMM of
+// plugin.h in float64, for u8 with several zero points and s8, both weight layouts.
+TEST(Int8Plan, ShiftGemmColumnSumsAndDequantiseEqualFloat64Int8Linear) {
+    std::mt19937 rng(17);
+    std::uniform_int_distribution<int> u8(0, 255), s8(-128, 127);
+    for (int act : {OPB_DTYPE_U8, OPB_DTYPE_S8})
+        for (int32_t zp : act == OPB_DTYPE_U8 ? std::vector<int32_t>{0, 3, 128, 255} : std::vector<int32_t>{0})
+            for (int tb = 0; tb < 2; ++tb) {
+                const int64_t B = 2, M = 3, N = 5, K = 8;
+                auto d = make_desc(OPB_OP_MATMUL, OPB_DTYPE_S8);
+                d.p.matmul = {B, M, N, K, 0, tb, 1, act, 0.05f, zp, OPB_DTYPE_F32};
+                const Int8Plan q = plan_int8_matmul(d);
+                EXPECT_EQ(q.shift_activations, act == OPB_DTYPE_U8);
+                EXPECT_EQ(q.shift, act == OPB_DTYPE_U8 ? 128 - zp : 0);
+                EXPECT_EQ(q.shifted_bytes, act == OPB_DTYPE_U8 ? uint64_t(B * M * K) : 0u);
+                EXPECT_EQ(q.column_sums_bytes, q.shift != 0 ? uint64_t(B * N * 4) : 0u);
+                EXPECT_EQ(q.acc_bytes, uint64_t(B * M * N * 4));
+                std::vector<int> a(B * M * K), w(B * K * N);
+                for (auto &x : a) x = act == OPB_DTYPE_U8 ? u8(rng) : s8(rng);
+                for (auto &x : w) x = s8(rng);
+                std::vector<float> w_scale(N), bias(N);
+                for (int64_t j = 0; j < N; ++j) w_scale[j] = 0.01f * float(j + 1), bias[j] = 0.5f - 0.25f * float(j);
+                std::vector<double> shifted(a.size()), weights(w.begin(), w.end());
+                for (size_t i = 0; i < a.size(); ++i)
+                    shifted[i] = act == OPB_DTYPE_U8 ? u8_as_shifted_s8(static_cast<uint8_t>(a[i])) : a[i];
+                const auto acc = run_plan(q.gemm, weights, shifted, {}); // first = weights, second = activations
+                for (int64_t b = 0; b < B; ++b)
+                    for (int64_t j = 0; j < N; ++j) {
+                        int32_t colsum = 0; // as launch_weight_column_sums reads the stored weights
+                        for (int64_t k = 0; k < K; ++k) colsum += w[b * K * N + (tb ? j * K + k : k * N + j)];
+                        for (int64_t i = 0; i < M; ++i) {
+                            double ref = 0;
+                            for (int64_t k = 0; k < K; ++k)
+                                ref +=
+                                    double(a[(b * M + i) * K + k] - zp) * w[b * K * N + (tb ? j * K + k : k * N + j)];
+                            ref = 0.05 * double(w_scale[j]) * ref + double(bias[j]);
+                            const double got = int8_dequantize(static_cast<int32_t>(acc[(b * M + i) * N + j]), colsum,
+                                                               q.shift, 0.05f, w_scale[j], bias[j]);
+                            ASSERT_NEAR(got, ref, std::abs(ref) * 1e-6 + 1e-6)
+                                << dtype_name(act) << " zero point " << zp << " trans_b " << tb << " b " << b << " i "
+                                << i << " j " << j;
+                        }
+                    }
+            }
+    auto big = make_desc(OPB_OP_MATMUL, OPB_DTYPE_S8);
+    big.p.matmul = {1, 1, 1, kMaxInt8K + 1, 0, 1, 0, OPB_DTYPE_U8, 1.0f, 0, OPB_DTYPE_F32};
+    EXPECT_NE(check_device_limits(big).find("131072"), std::string::npos) << check_device_limits(big);
+    big.p.matmul.k = kMaxInt8K;
+    EXPECT_EQ(check_device_limits(big), "");
 }
 
 TEST(DeviceLimits, BatchCountsAndGridSizesBeyondInt32AreRefusedWithTheValue) {
@@ -407,11 +469,17 @@ void run_sdpa_graph(const SdpaGraph &g, std::map<int64_t, std::vector<double>> &
             EXPECT_EQ(x.dims[3], b.dims[2]) << op.name << ": inner dimensions";
             EXPECT_EQ(x.dims[2], y.dims[2]) << op.name;
             EXPECT_EQ(b.dims[3], y.dims[3]) << op.name;
+            // Grouped-query: an operand with fewer heads serves y.dims[1] / its
+            // heads consecutive output heads (cuDNN SDPA's GQA/MQA reading).
+            auto head = [&](const Dense &a, int64_t h) {
+                EXPECT_EQ(y.dims[1] % a.dims[1], 0) << op.name << ": heads " << y.dims[1] << " vs " << a.dims[1];
+                return h / (y.dims[1] / a.dims[1]);
+            };
             int64_t i = 0;
             for_each_coord(y.dims, [&](const int64_t c[4]) {
                 double s = 0;
                 for (int64_t k = 0; k < x.dims[3]; ++k) {
-                    const int64_t ca[4] = {c[0], c[1], c[2], k}, cb[4] = {c[0], c[1], k, c[3]};
+                    const int64_t ca[4] = {c[0], head(x, c[1]), c[2], k}, cb[4] = {c[0], head(b, c[1]), k, c[3]};
                     s += x.at(ca) * b.at(cb);
                 }
                 y.v[i++] = s;
@@ -468,6 +536,8 @@ struct SdpaCase {
     int64_t b, h, sq, skv, d;
     float scale;
     int causal;
+    int64_t kvh = 0; // K/V heads (grouped-query); 0 = h
+    int64_t kv_heads() const { return kvh > 0 ? kvh : h; }
 };
 
 // Direct float64 attention and softmax stats (max + log sum exp of the visible scores).
@@ -478,19 +548,21 @@ void reference_attention(const SdpaCase &c, const std::vector<double> &q, const 
     stats.assign(c.b * c.h * c.sq, 0.0);
     for (int64_t bh = 0; bh < c.b * c.h; ++bh)
         for (int64_t i = 0; i < c.sq; ++i) {
+            // query head h reads K/V head h / (heads / kv_heads) (plugin.h)
+            const int64_t kv = (bh / c.h) * c.kv_heads() + (bh % c.h) / (c.h / c.kv_heads());
             const int64_t vis = c.causal ? causal_visible(i, c.sq, c.skv) : c.skv;
             std::vector<double> w(vis);
             double mx = -INFINITY, z = 0;
             for (int64_t j = 0; j < vis; ++j) {
                 double s = 0;
-                for (int64_t e = 0; e < c.d; ++e) s += q[(bh * c.sq + i) * c.d + e] * k[(bh * c.skv + j) * c.d + e];
+                for (int64_t e = 0; e < c.d; ++e) s += q[(bh * c.sq + i) * c.d + e] * k[(kv * c.skv + j) * c.d + e];
                 mx = std::max(mx, w[j] = s * scale);
             }
             for (auto &x : w) z += (x = std::exp(x - mx));
             stats[bh * c.sq + i] = mx + std::log(z);
             for (int64_t e = 0; e < c.d; ++e) {
                 double acc = 0;
-                for (int64_t j = 0; j < vis; ++j) acc += w[j] / z * v[(bh * c.skv + j) * c.d + e];
+                for (int64_t j = 0; j < vis; ++j) acc += w[j] / z * v[(kv * c.skv + j) * c.d + e];
                 o[(bh * c.sq + i) * c.d + e] = acc;
             }
         }
@@ -498,7 +570,7 @@ void reference_attention(const SdpaCase &c, const std::vector<double> &q, const 
 
 opb_op_desc sdpa_desc(const SdpaCase &c, int dtype = OPB_DTYPE_BF16) {
     auto d = make_desc(OPB_OP_ATTENTION, dtype, OPB_ATTENTION_FUSED);
-    d.p.attention = {c.b, c.h, c.sq, c.skv, c.d, c.scale, c.causal, 0};
+    d.p.attention = {c.b, c.h, c.sq, c.skv, c.d, c.scale, c.causal, c.kvh};
     return d;
 }
 
@@ -507,8 +579,8 @@ double sdpa_graph_error(const SdpaCase &c, const SdpaGraph &g) {
     const auto d = sdpa_desc(c);
     std::map<int64_t, std::vector<double>> buf;
     buf[kSdpaQ] = random_vec(c.b * c.h * c.sq * c.d, 11);
-    buf[kSdpaK] = random_vec(c.b * c.h * c.skv * c.d, 12);
-    buf[kSdpaV] = random_vec(c.b * c.h * c.skv * c.d, 13);
+    buf[kSdpaK] = random_vec(c.b * c.kv_heads() * c.skv * c.d, 12);
+    buf[kSdpaV] = random_vec(c.b * c.kv_heads() * c.skv * c.d, 13);
     std::vector<double> o, st;
     reference_attention(c, buf[kSdpaQ], buf[kSdpaK], buf[kSdpaV], o, st, effective_scale(d));
     run_sdpa_graph(g, buf);
@@ -523,6 +595,42 @@ double sdpa_graph_error(const SdpaCase &c, const SdpaGraph &g) {
 
 } // namespace
 
+// Grouped-query composed attention: the plans batch over K/V heads with the
+// group's query heads stacked as rows. Run on the host (causal included) and
+// compared with attention where query head h reads K/V head h / group.
+TEST(AttentionPlan, GroupedQueryGemmsReadEachQueryHeadsKvHead) {
+    for (auto [heads, kvh] : {std::pair<int64_t, int64_t>{4, 2}, {6, 1}, {4, 4}})
+        for (int causal = 0; causal < 2; ++causal) {
+            const SdpaCase c{2, heads, 3, 5, 4, 0.0f, causal, kvh};
+            auto d = make_desc(OPB_OP_ATTENTION, OPB_DTYPE_F32);
+            d.p.attention = {c.b, c.h, c.sq, c.skv, c.d, 0.0f, causal, kvh};
+            const AttentionPlan a = plan_attention(d);
+            EXPECT_EQ(a.group, heads / kvh);
+            EXPECT_EQ(a.scores.batch, 2 * kvh);
+            EXPECT_EQ(a.bh, 2 * heads);
+            auto Q = random_vec(c.b * c.h * c.sq * c.d, 31);
+            auto K = random_vec(c.b * kvh * c.skv * c.d, 32);
+            auto V = random_vec(c.b * kvh * c.skv * c.d, 33);
+            auto S = run_plan(a.scores, K, Q, {});
+            ASSERT_EQ(S.size(), static_cast<size_t>(a.bh * a.seq_q * a.seq_kv));
+            for (int64_t row = 0; row < a.bh * a.seq_q; ++row) { // the softmax kernel's rows
+                const int64_t vis = a.causal ? causal_visible(row % a.seq_q, a.seq_q, a.seq_kv) : a.seq_kv;
+                double mx = -1e300, sum = 0;
+                double *r = &S[row * a.seq_kv];
+                for (int64_t j = 0; j < vis; ++j) mx = std::max(mx, a.scale * r[j]);
+                for (int64_t j = 0; j < vis; ++j) sum += std::exp(a.scale * r[j] - mx);
+                for (int64_t j = 0; j < a.seq_kv; ++j) r[j] = j < vis ? std::exp(a.scale * r[j] - mx) / sum : 0.0;
+            }
+            const auto O = run_plan(a.output, V, S, {});
+            std::vector<double> ref, stats;
+            reference_attention(c, Q, K, V, ref, stats, 0.5);
+            ASSERT_EQ(O.size(), ref.size());
+            for (size_t i = 0; i < O.size(); ++i)
+                ASSERT_NEAR(O[i], ref[i], 1e-12)
+                    << "heads " << heads << " kv_heads " << kvh << " causal " << causal << " element " << i;
+        }
+}
+
 class SdpaGraphRun : public ::testing::TestWithParam<SdpaCase> {};
 
 TEST_P(SdpaGraphRun, InterpretedGraphEqualsFloat64AttentionAndStats) {
@@ -533,10 +641,13 @@ TEST_P(SdpaGraphRun, InterpretedGraphEqualsFloat64AttentionAndStats) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, SdpaGraphRun,
                          ::testing::Values(SdpaCase{2, 3, 5, 5, 8, 0.0f, 0}, SdpaCase{2, 3, 5, 5, 8, 0.0f, 1},
-                                           SdpaCase{1, 2, 3, 7, 16, 0.0f, 1},  // bottom-right shift
-                                           SdpaCase{2, 1, 4, 9, 8, 0.3f, 1},   // shift, explicit scale
-                                           SdpaCase{1, 2, 7, 3, 8, 0.0f, 0},   // seq_q > seq_kv, no mask
-                                           SdpaCase{1, 1, 1, 6, 8, 0.0f, 1})); // decode: one row sees every key
+                                           SdpaCase{1, 2, 3, 7, 16, 0.0f, 1},     // bottom-right shift
+                                           SdpaCase{2, 1, 4, 9, 8, 0.3f, 1},      // shift, explicit scale
+                                           SdpaCase{1, 2, 7, 3, 8, 0.0f, 0},      // seq_q > seq_kv, no mask
+                                           SdpaCase{1, 1, 1, 6, 8, 0.0f, 1},      // decode: one row sees every key
+                                           SdpaCase{2, 4, 5, 5, 8, 0.0f, 1, 2},   // grouped-query, 2 per K/V head
+                                           SdpaCase{1, 4, 3, 7, 16, 0.0f, 1, 1},  // multi-query, shifted mask
+                                           SdpaCase{1, 6, 1, 9, 8, 0.0f, 1, 3})); // GQA decode step
 
 TEST(SdpaGraph, WithoutTheBottomRightShiftCausalSeqQBelowSeqKvIsWrong) {
     // Rewire the comparison to the unshifted (top-left) row index: the
@@ -594,6 +705,14 @@ TEST(SdpaGraph, TensorsDimsStridesUidsAndBinding) {
     const SdpaGraph square = plan_sdpa(sdpa_desc({1, 1, 6, 6, 8, 0.0f, 1}));
     EXPECT_FALSE(square.bottom_right_shift);
     EXPECT_EQ(square.find(kSdpaSeqQ), nullptr);
+    // Grouped-query: K and V keep their own head count; Q, O and stats have heads.
+    const SdpaGraph gqa = plan_sdpa(sdpa_desc({2, 8, 5, 7, 16, 0.0f, 1, 2}));
+    EXPECT_EQ(std::vector<int64_t>(gqa.find(kSdpaK)->dims, gqa.find(kSdpaK)->dims + 4),
+              (std::vector<int64_t>{2, 2, 16, 7}));
+    EXPECT_EQ(std::vector<int64_t>(gqa.find(kSdpaV)->strides, gqa.find(kSdpaV)->strides + 4),
+              (std::vector<int64_t>{2 * 7 * 16, 7 * 16, 16, 1}));
+    EXPECT_EQ(gqa.find(kSdpaO)->dims[1], 8);
+    EXPECT_EQ(gqa.stats_bytes, 2u * 8 * 5 * 4);
 }
 
 TEST(SdpaGraph, OperationsInOrderWithTheirOperands) {
@@ -663,7 +782,7 @@ TEST(SdpaSupport, ConfigurationsCuDnnCannotRunSayWhy) {
     const SdpaEnv h100{91900, 9, 0}, a100_old{90500, 8, 0}, a100{91900, 8, 0};
     EXPECT_EQ(reason({2, 8, 128, 128, 64, 0.0f, 1}, OPB_DTYPE_BF16, h100), "");
     EXPECT_EQ(reason({2, 8, 64, 256, 128, 0.0f, 1}, OPB_DTYPE_F16, h100), "");
-    EXPECT_NE(reason({1, 1, 8, 8, 64, 0.0f, 0}, OPB_DTYPE_F32).find("bf16/f16 only"), std::string::npos);
+    EXPECT_NE(reason({1, 1, 8, 8, 64, 0.0f, 0}, OPB_DTYPE_F32).find("fuses bf16 and f16 only"), std::string::npos);
     EXPECT_NE(reason({1, 1, 8, 8, 60, 0.0f, 0}, OPB_DTYPE_BF16).find("multiple of 8"), std::string::npos);
     EXPECT_NE(reason({1, 1, 8, 8, 264, 0.0f, 0}, OPB_DTYPE_BF16).find("exceeds 256"), std::string::npos);
     const std::string tall = reason({1, 1, 9, 4, 64, 0.0f, 1}, OPB_DTYPE_BF16);

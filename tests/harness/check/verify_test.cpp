@@ -31,6 +31,32 @@ TEST(MakeInputs, SameSeedSameBitsAndOutputsHoldTheSentinel) {
     EXPECT_NE(a.buffers[0], c.buffers[0]);
 }
 
+// The inputs' bytes are part of every stored reference (the reference
+// store keys them by seed, not by value): a generator that changes them, as
+// a faster one could (issue 44), silently pairs old references with new
+// inputs. The digests are those of the generator before issue 44's rewrite.
+TEST(MakeInputs, BytesAreThoseOfEveryEarlierRun) {
+    auto fnv1a = [](const std::vector<uint8_t> &bytes) {
+        uint64_t h = 1469598103934665603ull;
+        for (uint8_t c : bytes) h = (h ^ c) * 1099511628211ull;
+        return h;
+    };
+    auto digests = [&](const opb_op_desc &d) {
+        std::vector<uint64_t> out;
+        for (const auto &b : make_inputs(d, 11).buffers) out.push_back(fnv1a(b));
+        return out;
+    };
+    EXPECT_EQ(digests(layernorm(OPB_DTYPE_F32)), (std::vector<uint64_t>{0x05f1398382392fcaull, 0x703277b534ecbc1cull,
+                                                                      0xcbeaea79844764caull, 0xf70a0cb6c3453083ull}));
+    EXPECT_EQ(digests(layernorm(OPB_DTYPE_F16)), (std::vector<uint64_t>{0x323739f866e688feull, 0x20e9f91ddc39abe0ull,
+                                                                      0x4cc644b07c019da8ull, 0xc51f1f77a1c3cbc3ull}));
+    // u8 activations with a zero point, s8 weights in 7 bits, their scales, the f32 output
+    opb_op_desc int8 = make_desc(OPB_OP_MATMUL, OPB_DTYPE_S8);
+    int8.p.matmul = {1, 3, 5, 7, 0, 1, 1, OPB_DTYPE_U8, 0.05f, 128, OPB_DTYPE_F32};
+    EXPECT_EQ(digests(int8), (std::vector<uint64_t>{0x645cbb8f9abef2e6ull, 0x880b8ea65aaa7ec4ull, 0x5c130fe496178221ull,
+                                                    0xaa44b46d94bca87aull, 0x6de0bcca9425351bull}));
+}
+
 TEST(MakeInputs, SizesFollowTheDtypeAndGammaIsNearOne) {
     HostTensors h = make_inputs(layernorm(OPB_DTYPE_BF16), 1);
     EXPECT_EQ(h.buffers[0].size(), 4u * 8 * 2);
