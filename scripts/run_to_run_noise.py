@@ -12,7 +12,8 @@ after another, and prints per case with a time in every set:
     --noise-from);
 and the quantiles of both over the cases, with the share of cases whose
 sigma is at most 1%, 2%, 3% (docs/measurement.md, "Change points in the
-archive", gives the detection rate at each sigma).
+archive", gives the detection rate at each sigma), and how well a run's
+spread predicts how far its median moved (Spearman's rank correlation).
 
 usage: run_to_run_noise.py SET.json SET.json [SET.json...] [--cases]"""
 import json
@@ -40,6 +41,35 @@ def entry_summaries(result_set):
         if isinstance(median, (int, float)) and median > 0 and isinstance(spread, (int, float)):
             out.setdefault(b.get("run_name", b.get("name")), (median, spread))
     return out
+
+
+def ranks(values):
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    out = [0] * len(values)
+    for r, i in enumerate(order):
+        out[i] = r
+    return out
+
+
+def spread_predicts(runs, cases):
+    """Spearman's rank correlation, over every case and run, of how far the
+    run's median is from its case's median (in units of the case's median
+    deviation) with the run's spread (over its case's median spread): near
+    0, a run's spread says nothing of how far its median moved."""
+    dev, spr = [], []
+    for c in cases:
+        logs = [math.log(r[c][0]) for r in runs]
+        centre = statistics.median(logs)
+        mad = statistics.median(abs(x - centre) for x in logs) or 1e-12
+        mid_spread = statistics.median(r[c][1] for r in runs) or 1e-12
+        for x, r in zip(logs, runs):
+            dev.append(abs(x - centre) / mad)
+            spr.append(r[c][1] / mid_spread)
+    a, b = ranks(dev), ranks(spr)
+    ma, mb = statistics.mean(a), statistics.mean(b)
+    cov = sum((x - ma) * (y - mb) for x, y in zip(a, b))
+    var = math.sqrt(sum((x - ma) ** 2 for x in a) * sum((y - mb) ** 2 for y in b))
+    return cov / var if var > 0 else 0.0
 
 
 def quantiles(values):
@@ -73,6 +103,8 @@ def main():
     print("spread    " + "".join(f"{q * 100:7.2f}%" for q in quantiles(spr)))
     ratio = [s / p for s, p in zip(sig, spr) if p > 0]
     print("sigma/spread " + "".join(f"{q:7.2f} " for q in quantiles(ratio)))
+    print(f"rank correlation of a run's deviation with its spread: {spread_predicts(runs, common):.2f} "
+          f"over {len(common) * len(runs)} case-runs")
     for limit in (0.01, 0.02, 0.03):
         share = sum(s <= limit for s in sig) / len(sig)
         print(f"sigma <= {limit * 100:.0f}%: {share * 100:.0f}% of cases")
