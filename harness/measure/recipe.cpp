@@ -82,6 +82,10 @@ PreparationRecord Recipe::prepare(const Verifier &verify) {
             rec.calls_per_sample = 1;
             return;
         }
+        if (options_.known_calls_per_sample > 0) {
+            rec.calls_per_sample = options_.known_calls_per_sample;
+            return;
+        }
         MeasureClock &clock = *options_.clock;
         const double t0 = clock.now();
         work_.execute();

@@ -104,6 +104,11 @@ struct RecipeOptions {
     // Cost of bracketing one sample with the clock (measure_timer_overhead()),
     // for choosing the batch; 0 means no batching.
     double timer_overhead = 0;
+    // > 0: the batch (calls per sample) is this, and no probe call chooses
+    // it: a case's later worker process takes the one its first process
+    // chose, for the same code and inputs (isolate/case_host.cpp). A probe
+    // of gemm's largest layer is a whole 1-2 s call (issue 44: measuring share).
+    int known_calls_per_sample = 0;
 };
 
 class Recipe {
