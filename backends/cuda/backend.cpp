@@ -8,10 +8,12 @@
 // no GPU, so nothing here touches the device before create() has checked it,
 // and every entry point refuses work with the recorded reason afterwards.
 #include "cudnn_sdpa.hpp"
+#include "device_roofs.hpp"
 #include "int8_gemm.hpp"
 #include "kernels.hpp"
 #include "planning.hpp"
 #include "rope_quant.hpp"
+#include "roof_plan.hpp"
 
 #include "opbench/backend_helpers.hpp"
 #include "opbench/ops.hpp"
@@ -23,6 +25,7 @@
 #include <cudnn.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -109,6 +112,9 @@ struct CudaBackend : sdk::BackendBase {
     std::string cudnn_unavailable; // why there is no cuDNN handle (fused attention only)
     cudaEvent_t ev_start = nullptr, ev_stop = nullptr;
     bool timer_started = false;
+    double host_in_execute = 0; // host seconds inside execute since timer_start (ABI 1.5)
+    double sustained_mhz = 0;   // the SM clock under the roofs' GEMM sweep; 0 until measured
+    DeviceBuffer probe_buffer;  // the clock probe's per-SM cycles and nanoseconds
     uint64_t workspace_limit = 0;
     DeviceBuffer flush_buffer;
 
@@ -183,6 +189,7 @@ void CudaBackend::init() {
 CudaBackend::~CudaBackend() {
     if (stream) cudaStreamSynchronize(stream);
     device_free(flush_buffer, false);
+    device_free(probe_buffer, false);
     {
         std::lock_guard<std::mutex> lock(alloc_mutex);
         for (auto &[p, bytes] : allocations) { // the host forgot some: free, keep the books right
@@ -598,7 +605,7 @@ private:
 #endif
 };
 
-opb_status cuda_execute(opb_backend *b, opb_plan *plan, void *const *t, int32_t count) {
+opb_status execute_plan(opb_backend *b, opb_plan *plan, void *const *t, int32_t count) {
     auto *c = self(b);
     return sdk::guarded(c, [&]() -> opb_status {
         if (auto st = check_usable(c); st != OPB_OK) return st;
@@ -688,6 +695,17 @@ opb_status cuda_execute(opb_backend *b, opb_plan *plan, void *const *t, int32_t 
     });
 }
 
+// execute, timed on the host while the device timer runs: the launches' own
+// cost per call beside the device's time (ABI 1.5 timer_host_seconds).
+opb_status cuda_execute(opb_backend *b, opb_plan *plan, void *const *t, int32_t count) {
+    auto *c = self(b);
+    if (!c->timer_started) return execute_plan(b, plan, t, count);
+    const auto start = std::chrono::steady_clock::now();
+    const opb_status st = execute_plan(b, plan, t, count);
+    c->host_in_execute += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return st;
+}
+
 void cuda_release(opb_backend *b, opb_plan *plan) {
     auto *c = self(b);
     if (!plan) return;
@@ -716,6 +734,7 @@ opb_status cuda_timer_start(opb_backend *b) {
     const cudaError_t e = cudaEventRecord(c->ev_start, c->stream);
     if (e != cudaSuccess) return c->fail(OPB_ERR_DEVICE, cuda_error("timer_start: cudaEventRecord", e));
     c->timer_started = true;
+    c->host_in_execute = 0;
     return OPB_OK;
 }
 
@@ -747,6 +766,173 @@ opb_status cuda_flush_cache(opb_backend *b) {
         const cudaError_t e = cudaMemsetAsync(c->flush_buffer.ptr, 0, c->flush_buffer.bytes, c->stream);
         if (e != cudaSuccess) return c->fail(OPB_ERR_DEVICE, cuda_error("flush_cache: cudaMemsetAsync", e));
         return OPB_OK;
+    });
+}
+
+// ---- ABI 1.5: the device measured (issue 41; README.md says what ran on a GPU) ----
+
+opb_status cuda_timer_host_seconds(opb_backend *b, double *seconds) {
+    auto *c = self(b);
+    if (!seconds) return c->fail(OPB_ERR_INVALID, "timer_host_seconds: seconds is NULL");
+    *seconds = c->host_in_execute;
+    return OPB_OK;
+}
+
+opb_status cuda_device_clocks(opb_backend *b, opb_device_clocks *out) {
+    auto *c = self(b);
+    if (auto st = check_usable(c); st != OPB_OK) return st;
+    if (!out) return c->fail(OPB_ERR_INVALID, "device_clocks: out is NULL");
+    std::snprintf(out->uuid, sizeof out->uuid, "%s",
+                  uuid_string(reinterpret_cast<const unsigned char *>(c->prop.uuid.bytes)).c_str());
+    // The CUDA driver's API version: the display driver's own needs NVML.
+    std::snprintf(out->driver, sizeof out->driver, "CUDA %s", cuda_version_string(c->driver_version).c_str());
+    out->max_mhz = c->clock_khz / 1000.0;
+    // Measured under the roofs' sweep when this instance ran it; else the
+    // ceiling (a throttle rule against the ceiling is stricter: README.md).
+    out->sustained_mhz = c->sustained_mhz > 0 ? c->sustained_mhz : out->max_mhz;
+    return OPB_OK;
+}
+
+opb_status cuda_clock_begin(opb_backend *b) {
+    auto *c = self(b);
+    return check_usable(c);
+}
+
+// The clock right after the repetition's last sample (the probe runs after
+// the host synchronized): a clock that fell under the load is still down.
+opb_status cuda_clock_end(opb_backend *b, opb_clock_reading *out) {
+    auto *c = self(b);
+    return sdk::guarded(c, [&]() -> opb_status {
+        if (auto st = check_usable(c); st != OPB_OK) return st;
+        if (!out) return c->fail(OPB_ERR_INVALID, "clock_end: out is NULL");
+        const int sms = c->prop.multiProcessorCount;
+        if (!c->probe_buffer.ptr)
+            if (auto st = c->device_alloc(2ull * sms * sizeof(unsigned long long), c->probe_buffer, false,
+                                          "clock probe buffer");
+                st != OPB_OK)
+                return st;
+        const ClockProbe p =
+            probe_sm_clock(sms, static_cast<unsigned long long *>(c->probe_buffer.ptr), c->stream);
+        if (!p.error.empty()) return c->fail(OPB_ERR_DEVICE, p.error);
+        out->sm_clock_mhz = p.mhz;
+        out->power_watts = -1;      // NVML not loaded (README.md)
+        out->temperature_c = -1000; // likewise
+        out->throttle_reasons = 0;
+        return OPB_OK;
+    });
+}
+
+// One roof from the GEMM sweep: the best rate over the sweep's shapes of
+// (unit, dtype), each run long enough (0.5 s) to reach the power-limited clock.
+opb_status measure_gemm_roof(CudaBackend *c, int32_t unit, int32_t dtype, opb_roof_fn fn, void *user) {
+    double best = 0, best_mhz = 0;
+    int64_t best_n = 0;
+    const int sms = c->prop.multiProcessorCount;
+    for (const RoofGemm &g : roof_gemm_sweep()) {
+        if (g.unit != unit || g.dtype != dtype) continue;
+        const ElemType ab = elem_type(dtype);
+        const ComputeType compute = unit == OPB_ROOF_TENSOR && dtype == OPB_DTYPE_F32 ? ComputeType::F32_FAST_TF32
+                                                                                      : ComputeType::F32;
+        const GemmPlan plan = plan_gemm(1, g.n, g.n, g.n, false, false, false, ab, ab, compute);
+        LtGemm lt;
+        if (auto st = c->prepare_gemm(plan, lt, "roof GEMM"); st != OPB_OK) return st;
+        const uint64_t bytes = static_cast<uint64_t>(g.n * g.n) * (ab == ElemType::F32 ? 4 : 2);
+        DeviceBuffer a, bm, d;
+        opb_status st = c->device_alloc(bytes, a, true, "roof GEMM A");
+        if (st == OPB_OK) st = c->device_alloc(bytes, bm, true, "roof GEMM B");
+        if (st == OPB_OK) st = c->device_alloc(bytes, d, true, "roof GEMM D");
+        if (st == OPB_OK && cudaMemsetAsync(a.ptr, 0, bytes, c->stream) != cudaSuccess) st = OPB_ERR_DEVICE;
+        if (st == OPB_OK && cudaMemsetAsync(bm.ptr, 0, bytes, c->stream) != cudaSuccess) st = OPB_ERR_DEVICE;
+        const double flop = 2.0 * double(g.n) * double(g.n) * double(g.n);
+        // A first call warms up; its rate sizes the timed run.
+        float ms = 0;
+        if (st == OPB_OK) st = c->run_gemm(lt, a.ptr, bm.ptr, d.ptr, nullptr, "roof GEMM");
+        if (st == OPB_OK) {
+            cudaEventRecord(c->ev_start, c->stream);
+            st = c->run_gemm(lt, a.ptr, bm.ptr, d.ptr, nullptr, "roof GEMM");
+            cudaEventRecord(c->ev_stop, c->stream);
+            cudaEventSynchronize(c->ev_stop);
+            cudaEventElapsedTime(&ms, c->ev_start, c->ev_stop);
+        }
+        const int reps = gemm_repetitions(flop, ms > 0 ? flop / (ms * 1e-3) : 0, 0.5);
+        if (st == OPB_OK) {
+            cudaEventRecord(c->ev_start, c->stream);
+            for (int i = 0; st == OPB_OK && i < reps; ++i)
+                st = c->run_gemm(lt, a.ptr, bm.ptr, d.ptr, nullptr, "roof GEMM");
+            cudaEventRecord(c->ev_stop, c->stream);
+            const cudaError_t e = cudaEventSynchronize(c->ev_stop);
+            if (e == cudaSuccess) cudaEventElapsedTime(&ms, c->ev_start, c->ev_stop);
+            else st = c->fail(OPB_ERR_DEVICE, cuda_error("roof GEMM", e));
+        }
+        // The clock the sweep left the device at: its sustained clock under this load.
+        double mhz = 0;
+        if (st == OPB_OK) {
+            if (!c->probe_buffer.ptr)
+                st = c->device_alloc(2ull * sms * sizeof(unsigned long long), c->probe_buffer, false,
+                                     "clock probe buffer");
+            if (st == OPB_OK)
+                mhz = probe_sm_clock(sms, static_cast<unsigned long long *>(c->probe_buffer.ptr), c->stream).mhz;
+        }
+        c->device_free(d, true);
+        c->device_free(bm, true);
+        c->device_free(a, true);
+        if (st != OPB_OK) return st;
+        const double rate = ms > 0 ? flop * reps / (ms * 1e-3) : 0;
+        if (rate > best) {
+            best = rate;
+            best_n = g.n;
+            best_mhz = mhz;
+        }
+    }
+    if (!(best > 0)) return OPB_OK;
+    if (unit == OPB_ROOF_TENSOR && dtype == OPB_DTYPE_BF16 && best_mhz > 0) c->sustained_mhz = best_mhz;
+    opb_device_roof r;
+    std::memset(&r, 0, sizeof r);
+    r.struct_size = sizeof r;
+    r.abi_version = OPB_ABI_VERSION;
+    r.unit = unit;
+    r.dtype = dtype;
+    r.measured = best;
+    r.datasheet = datasheet_figure(find_datasheet(c->prop.name), unit, dtype);
+    r.sm_clock_mhz = best_mhz;
+    std::snprintf(r.method, sizeof r.method, "cuBLASLt GEMM, best n^3 at n=%lld, 0.5 s each",
+                  static_cast<long long>(best_n));
+    fn(user, &r);
+    return OPB_OK;
+}
+
+opb_status report_bandwidth(CudaBackend *c, int32_t unit, uint64_t bytes, opb_roof_fn fn, void *user) {
+    const Bandwidth bw = measure_triad(bytes, 20, c->stream);
+    if (!bw.error.empty()) return c->fail(OPB_ERR_DEVICE, bw.error);
+    opb_device_roof r;
+    std::memset(&r, 0, sizeof r);
+    r.struct_size = sizeof r;
+    r.abi_version = OPB_ABI_VERSION;
+    r.unit = unit;
+    r.dtype = -1;
+    r.measured = bw.bytes_per_second;
+    r.datasheet = datasheet_figure(find_datasheet(c->prop.name), unit, -1);
+    std::snprintf(r.method, sizeof r.method, "triad over %llu MiB, best of 20",
+                  static_cast<unsigned long long>(bytes >> 20));
+    fn(user, &r);
+    return OPB_OK;
+}
+
+opb_status cuda_measure_roofs(opb_backend *b, opb_roof_fn fn, void *user) {
+    auto *c = self(b);
+    return sdk::guarded(c, [&]() -> opb_status {
+        if (auto st = check_usable(c); st != OPB_OK) return st;
+        if (!fn) return c->fail(OPB_ERR_INVALID, "measure_roofs: fn is NULL");
+        // FP8 e4m3 and INT8 need their own cuBLASLt layouts and scales: not measured yet (README.md).
+        const std::pair<int32_t, int32_t> gemm_roofs[] = {{OPB_ROOF_SIMT, OPB_DTYPE_F32},
+                                                          {OPB_ROOF_TENSOR, OPB_DTYPE_F32},
+                                                          {OPB_ROOF_TENSOR, OPB_DTYPE_BF16},
+                                                          {OPB_ROOF_TENSOR, OPB_DTYPE_F16}};
+        for (auto [unit, dtype] : gemm_roofs)
+            if (auto st = measure_gemm_roof(c, unit, dtype, fn, user); st != OPB_OK) return st;
+        const uint64_t l2 = static_cast<uint64_t>(c->prop.l2CacheSize);
+        if (auto st = report_bandwidth(c, OPB_ROOF_DRAM, triad_bytes_for_dram(l2), fn, user); st != OPB_OK) return st;
+        return report_bandwidth(c, OPB_ROOF_L2, triad_bytes_for_l2(l2), fn, user);
     });
 }
 
@@ -825,6 +1011,11 @@ opb_backend_api make_api() {
     a.timer_stop = cuda_timer_stop;
     a.info = cuda_info;
     a.flush_cache = cuda_flush_cache;
+    a.device_clocks = cuda_device_clocks;
+    a.measure_roofs = cuda_measure_roofs;
+    a.clock_begin = cuda_clock_begin;
+    a.clock_end = cuda_clock_end;
+    a.timer_host_seconds = cuda_timer_host_seconds;
     return a;
 }
 

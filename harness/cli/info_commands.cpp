@@ -7,6 +7,7 @@
 #include "machine/machine.hpp"
 #include "opbench/ops.hpp"
 #include "plugin/backend_facts.hpp"
+#include "plugin/device_probe.hpp"
 #include "plugin/plugin_variant.hpp"
 #include "readers/result_set_reader.hpp"
 #include "run/git_commit.hpp"
@@ -149,6 +150,33 @@ int validate_command(const std::vector<std::string> &paths, const PluginSet &plu
     return rc;
 }
 
+namespace {
+
+// The roofs each device plugin measures behind ABI 1.5 (issue 41), cached
+// per device like the CPU's peaks; a plugin without the entry or without a
+// usable device prints nothing.
+void print_device_roofs(bool refresh) {
+    const PluginSet plugins = discover_plugins(default_plugin_search_paths());
+    for (const LoadedPlugin &p : plugins.plugins) {
+        if (!OPB_API_HAS(p.api, measure_roofs)) continue;
+        BackendInstance be(p);
+        if (!be.usable()) continue;
+        try {
+            const auto c = load_or_measure_device_roofs(be, machine_cache_dir(), refresh);
+            if (!c) continue;
+            std::cout << fmt::format("\ndevice roofs of backend {}{}\n", p.name(),
+                                     c->from_cache ? ", cached" : fmt::format(", measured now in {:.1f} s",
+                                                                              c->roofs.measure_seconds));
+            for (const std::string &line : device_roofs_lines(c->roofs)) std::cout << printable(line) << "\n";
+            if (!c->warning.empty()) std::cerr << wrap_words(printable("device roofs not cached: " + c->warning), 4, 0);
+        } catch (const std::exception &e) {
+            std::cerr << wrap_words(printable(fmt::format("{}: no device roofs: {}", p.name(), e.what())), 4, 0);
+        }
+    }
+}
+
+} // namespace
+
 int machine_command(bool refresh) {
     CachedMachinePeaks c = load_or_measure(refresh);
     const MachinePeaks &p = c.peaks;
@@ -190,6 +218,7 @@ int machine_command(bool refresh) {
     }
     if (!p.notes.empty()) std::cout << "\n" << wrap_words("notes: " + p.notes, 2, 0);
     if (const std::string line = peaks_origin_line(c); !line.empty()) std::cerr << wrap_words(printable(line), 4, 0);
+    print_device_roofs(refresh);
     return 0;
 }
 

@@ -158,6 +158,8 @@ EntryFacts Entry::bottleneck_facts() const {
     if (result.roofline) f.above_roof_cause = result.roofline->above_roof_cause;
     if (!result.repetitions.empty() && result.repetitions.front().device_seconds_per_call >= 0)
         f.device_seconds = result.repetitions.front().device_seconds_per_call;
+    if (!result.repetitions.empty() && result.repetitions.front().host_seconds_per_call >= 0)
+        f.host_seconds = result.repetitions.front().host_seconds_per_call;
     f.case_threads = settings().threads;
     f.cold_cache = settings().cache == CacheState::cold;
     return f;

@@ -168,7 +168,8 @@ void ActiveOpCase::make_recipe(BackendInstance &be, const HostTensors &host) {
         observer = &instrumentation_->wrap_observer(*observer_);
     }
     recipe_ = std::make_unique<Recipe>(*measured, job_.settings,
-                                       RecipeOptions{&steady_measure_clock(), observer, job_.timer_overhead});
+                                       RecipeOptions{&steady_measure_clock(), observer, job_.timer_overhead,
+                                                    job_.calls_per_sample});
 }
 
 // What the recipe's preparation calls to check the outputs; it records

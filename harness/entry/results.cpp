@@ -61,7 +61,15 @@ nlohmann::json summary_json(const RepetitionRecord &r) {
              r.involuntary_switches >= 0 ? nlohmann::json(r.involuntary_switches) : nlohmann::json(nullptr)},
             {"starved_share", known_or_null(r.starved_share)},
             {"starved", r.starved},
-            {"remeasured", r.remeasured}};
+            {"remeasured", r.remeasured},
+            // The device's clock and the host's time per call (issue 41); null where the plugin gives none.
+            {"sm_clock_mhz", r.sm_clock_mhz > 0 ? nlohmann::json(r.sm_clock_mhz) : nlohmann::json(nullptr)},
+            {"power_watts", r.power_watts >= 0 ? nlohmann::json(r.power_watts) : nlohmann::json(nullptr)},
+            {"temperature_c", r.temperature_c > -273 ? nlohmann::json(r.temperature_c) : nlohmann::json(nullptr)},
+            {"clock_share", known_or_null(r.clock_share)},
+            {"throttled", r.throttled},
+            {"host_time_per_call",
+             r.host_seconds_per_call >= 0 ? nlohmann::json(r.host_seconds_per_call) : nlohmann::json(nullptr)}};
 }
 
 nlohmann::json case_fields(const CaseResult &r) {

@@ -176,7 +176,11 @@ public:
         process_index_ = next_process_of_case();
         use_worker(job.backend, process_index_);
         WorkerOutcome o = call(nlohmann::json{{"op", "activate"}, {"job", job}});
-        if (o.ok) return o.reply.get<Activation>();
+        if (o.ok) {
+            Activation a = o.reply.get<Activation>();
+            first_calls_per_sample_ = a.preparation.calls_per_sample;
+            return a;
+        }
         Activation a;
         a.status = CaseStatus::failed;
         a.reason = reason_of(o);
@@ -255,6 +259,7 @@ private:
         use_worker(job_.backend, process_index_);
         CaseJob again = job_;
         again.verify = VerifyMode::off;
+        again.calls_per_sample = first_calls_per_sample_; // the batch the verified process chose: no probe call
         WorkerOutcome o = call(nlohmann::json{{"op", "activate"}, {"job", again}});
         if (!o.ok) throw MeasureFailure{CaseStatus::failed, reason_of(o)};
         const Activation a = o.reply.get<Activation>();
@@ -301,6 +306,7 @@ private:
     double timeout_ = 0;
     int repetitions_in_process_ = 0; // of the active case, in the current worker
     int process_index_ = 0;          // which worker of the pool runs the active case (0-based)
+    int first_calls_per_sample_ = 0; // the batch the active case's activation chose
     std::chrono::steady_clock::time_point started_;
     std::atomic<bool> interrupted_{false};
 };

@@ -69,9 +69,13 @@ struct CaseJob {
     // layer check and whole-model figures belong to that process), instead of
     // spreading over the backend's pool.
     bool one_process = false;
+    // > 0: the batch the case's first process chose, taken as it is (no
+    // probe call) by a later process of its pool; 0: the recipe probes.
+    int calls_per_sample = 0;
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CaseJob, case_index, name, backend, desc, settings, nmse_threshold, timer_overhead,
-                                   verify, check_seed, reference_store_dir, reference_store_key, detail, one_process)
+                                   verify, check_seed, reference_store_dir, reference_store_key, detail, one_process,
+                                   calls_per_sample)
 
 // What activating a case gave: passed, or failed / skipped with the reason.
 struct Activation {

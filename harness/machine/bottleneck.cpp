@@ -188,7 +188,25 @@ std::optional<Bottleneck> overhead_verdict(const EntryFigures &e, const Bottlene
     return std::nullopt;
 }
 
-// 2. Sync-bound: the device timer shows the device idle for most of the call.
+// 2. Launch-bound: the host takes at least as long to issue a call as the
+// device takes to run it, so the device waits for the host however the kernel improves.
+std::optional<Bottleneck> launch_verdict(const EntryFigures &e) {
+    if (!e.is_gpu || !e.host_seconds || !e.device_seconds || !(*e.device_seconds > 0)) return std::nullopt;
+    if (*e.host_seconds < *e.device_seconds) return std::nullopt;
+    Bottleneck b;
+    b.kind = "launch-bound";
+    b.utilisation = std::min(1.0, *e.device_seconds / *e.host_seconds);
+    b.headroom = std::clamp(1.0 - *e.device_seconds / std::max(e.seconds, *e.host_seconds), 0.0, 1.0);
+    b.severity = *e.host_seconds >= 2 * *e.device_seconds ? "high" : "medium";
+    b.description = fmt::format("the host spends {} issuing each call, the device {} running it: the launch, "
+                                "not the kernel, sets the pace",
+                                duration(*e.host_seconds), duration(*e.device_seconds));
+    b.suggestion = "fuse it with its neighbours, batch more work into one call, or capture the calls in a "
+                   "CUDA graph";
+    return b;
+}
+
+// 3. Sync-bound: the device timer shows the device idle for most of the call.
 std::optional<Bottleneck> sync_verdict(const EntryFigures &e, const BottleneckThresholds &t, double s) {
     Bottleneck b;
     if (e.is_gpu && e.device_seconds && *e.device_seconds > 0) {
@@ -332,6 +350,7 @@ Bottleneck analyse(const EntryFigures &e, const BottleneckThresholds &t) {
     const double s = e.seconds;
     // The rules in order; the first that applies gives the verdict.
     if (auto b = overhead_verdict(e, t, s)) return *b;
+    if (auto b = launch_verdict(e)) return *b;
     if (auto b = sync_verdict(e, t, s)) return *b;
     if (auto b = allocation_verdict(e, t, s)) return *b;
     if (auto b = no_roofline_verdict(e)) return *b;

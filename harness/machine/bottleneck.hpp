@@ -78,11 +78,12 @@ struct EntryFigures {
     double allocs = 0;                    // heap allocations per call (interposer)
     double alloc_bytes = 0;               // heap bytes allocated per call
     std::optional<double> device_seconds; // device timer's time per call
+    std::optional<double> host_seconds;   // the host's time inside execute per call (ABI 1.5)
     std::string above_roof_cause;         // the run's Roofline::above_roof_cause ("" none)
 };
 
 struct Bottleneck {
-    std::string kind;       // memory-bound | compute-bound | sync-bound | overhead |
+    std::string kind;       // memory-bound | compute-bound | launch-bound | sync-bound | overhead |
                             // allocation-churn | unoptimised | unknown
     std::string severity;   // high | medium | low | none
     double utilisation = 0; // 0..1: the share of the binding resource in use (kind's own measure)

@@ -36,6 +36,7 @@ EntryFigures entry_figures(const EntryFacts &e, const RunFacts &run, double seco
     f.alloc_bytes = e.alloc_bytes_per_call;
     f.above_roof_cause = e.above_roof_cause;
     f.device_seconds = e.device_seconds;
+    f.host_seconds = e.host_seconds;
     const auto be = run.backends.find(e.backend);
     const nlohmann::json &context = be == run.backends.end() ? nlohmann::json() : be->second;
     const nlohmann::json &info = json_member(context, "info");
@@ -60,6 +61,13 @@ Bottleneck disturbed_verdict(const EntrySummary &summary) {
     b.utilisation = 0;
     b.headroom = 0; // nothing to win in the kernel: ranked after every diagnosis
     b.description = summary.verdict() + ": the time measures the machine, not the kernel";
+    if (summary.quality == Quality::throttled) {
+        b.kind = "throttled";
+        b.description = summary.verdict() + ": the time measures the device's clock, not the kernel";
+        b.suggestion = "measure it again with the GPU cool and idle, its clocks at their default (nvidia-smi -q -d "
+                       "PERFORMANCE names the throttle reason); docs/measurement.md, Throttled repetitions";
+        return b;
+    }
     b.suggestion = "measure it again with fewer threads waiting for a CPU: --threads 1, --cpus LIST (CPUs of its "
                    "own), a quieter machine, or interleaved repetitions "
                    "(--benchmark_enable_random_interleaving=true); docs/measurement.md";
@@ -69,7 +77,7 @@ Bottleneck disturbed_verdict(const EntrySummary &summary) {
 std::optional<Bottleneck> entry_bottleneck(const EntrySummary &summary, const EntryFacts &entry,
                                            const RunFacts &run) {
     if (!std::isfinite(summary.median_s)) return std::nullopt;
-    if (summary.quality == Quality::disturbed) return disturbed_verdict(summary);
+    if (says_nothing_of_kernel(summary.quality)) return disturbed_verdict(summary);
     return analyse(entry_figures(entry, run, summary.median_s));
 }
 

@@ -26,6 +26,7 @@ struct EntryFacts {
     double allocs_per_call = 0, alloc_bytes_per_call = 0;
     std::string above_roof_cause;                // the roofline's ("" none)
     std::optional<double> device_seconds;        // the device timer's time per call
+    std::optional<double> host_seconds;          // the host's time inside execute per call (ABI 1.5)
     int case_threads = 0;                        // the `threads` setting (0: every CPU)
     bool cold_cache = false;                     // measured with a cold cache: bytes come from DRAM
 };

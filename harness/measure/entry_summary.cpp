@@ -1,5 +1,6 @@
 // One entry's summary; the policy is in entry_summary.hpp.
 #include "measure/entry_summary.hpp"
+#include "measure/throttle.hpp"
 
 #include "measure/json_member.hpp"
 #include "machine/bottleneck.hpp"
@@ -28,6 +29,7 @@ std::string_view quality_name(Quality q) {
     case Quality::clean: return "clean";
     case Quality::noisy: return "noisy";
     case Quality::disturbed: return "disturbed";
+    case Quality::throttled: return "throttled";
     }
     return "clean";
 }
@@ -55,6 +57,7 @@ nlohmann::json EntrySummary::to_json() const {
             {"repetitions", repetitions},
             {"missed_noise_target", missed_noise_target},
             {"starved_repetitions", starved_repetitions},
+            {"throttled_repetitions", throttled_repetitions},
             {"quality", std::string(quality_name(quality))},
             {"reasons", std::move(reasons_json)}};
 }
@@ -134,11 +137,20 @@ EntrySummary summarize_entry(std::span<const RepetitionFigures> reps, const Entr
     EntrySummary s;
     std::vector<double> medians;
     std::vector<RepetitionFigures> timed; // the repetitions the median is taken over
+    // Throttled repetitions count only when no other ran at the sustained
+    // clock: then the entry keeps their median, as `throttled`.
+    const bool every_one_throttled = std::all_of(reps.begin(), reps.end(), [](const RepetitionFigures &r) {
+        return r.throttled || r.starved || !(r.median_s > 0) || !std::isfinite(r.median_s);
+    }) && std::any_of(reps.begin(), reps.end(), [](const RepetitionFigures &r) { return r.throttled; });
     for (const auto &r : reps) {
         if (!(r.median_s > 0) || !std::isfinite(r.median_s)) continue;
         if (r.starved) {
             ++s.starved_repetitions;
             continue;
+        }
+        if (r.throttled) {
+            ++s.throttled_repetitions;
+            if (!every_one_throttled) continue;
         }
         timed.push_back(r);
         medians.push_back(r.median_s);
@@ -158,6 +170,17 @@ EntrySummary summarize_entry(std::span<const RepetitionFigures> reps, const Entr
         s.reasons.push_back({"starved", Quality::noisy,
                              fmt::format("{} of {} repetitions starved (threads waited for a CPU) and left out",
                                          s.starved_repetitions, s.starved_repetitions + s.repetitions)});
+    if (every_one_throttled)
+        s.reasons.push_back({"throttled", Quality::throttled,
+                             fmt::format("all {} repetitions ran below {:.0f}% of the sustained SM clock, after "
+                                         "{} re-measures each: the time is the clock's",
+                                         s.throttled_repetitions, 100 * kThrottledClockShare, kThrottledRetries)});
+    else if (s.throttled_repetitions > 0)
+        s.reasons.push_back({"throttled", Quality::noisy,
+                             fmt::format("{} of {} repetitions throttled (SM clock below {:.0f}% of sustained) and "
+                                         "left out",
+                                         s.throttled_repetitions, s.throttled_repetitions + s.repetitions,
+                                         100 * kThrottledClockShare)});
     if (c.noise_target > 0 && std::isfinite(s.spread) && s.spread > c.noise_target)
         s.reasons.push_back({"spread", Quality::noisy,
                              fmt::format("repetitions spread ±{} > {} noise target", pct(s.spread),
@@ -217,8 +240,13 @@ double first_number(const nlohmann::json &array) {
 } // namespace
 
 RepetitionFigures repetition_figures(const RepetitionRecord &record) {
-    return {record.summary.median, record.summary.noise, record.target_met, record.summary.min, record.starved,
-            record.starved_share >= 0 ? record.starved_share : NAN};
+    return {record.summary.median,
+            record.summary.noise,
+            record.target_met,
+            record.summary.min,
+            record.starved,
+            record.starved_share >= 0 ? record.starved_share : NAN,
+            record.throttled};
 }
 
 RepetitionFigures repetition_figures(const nlohmann::json &entry) {
@@ -237,6 +265,9 @@ RepetitionFigures repetition_figures(const nlohmann::json &entry) {
     const nlohmann::json &starved = json_member(stats, "starved");
     r.starved = starved.is_boolean() && starved.get<bool>();
     r.starved_share = number_or(stats, "starved_share", NAN);
+    // Sets before issue 41, and CPU entries, have no clock: never throttled.
+    const nlohmann::json &throttled = json_member(stats, "throttled");
+    r.throttled = throttled.is_boolean() && throttled.get<bool>();
     return r;
 }
 

@@ -38,7 +38,12 @@
 
 namespace opbench {
 
-enum class Quality { clean, noisy, disturbed };
+// Ordered by severity. `throttled` (measure/throttle.hpp): every repetition
+// ran while the device's clock had fallen: the time is the clock's.
+enum class Quality { clean, noisy, disturbed, throttled };
+// Whether an entry of quality `q` says nothing of its kernel (disturbed or
+// throttled): no rate, no speed-up, no diagnosis.
+[[nodiscard]] inline bool says_nothing_of_kernel(Quality q) { return q >= Quality::disturbed; }
 [[nodiscard]] std::string_view quality_name(Quality q);
 
 // Why an entry is not clean. `code` is stable (result sets, tests):
@@ -57,6 +62,7 @@ struct RepetitionFigures {
     double fastest_s = NAN;      // its fastest sample (stats.min); NaN unknown
     bool starved = false;        // its threads waited for a CPU (measure/starvation.hpp): no time of the op
     double starved_share = NAN;  // that wait's share of its samples' time; NaN unknown
+    bool throttled = false;      // the device's clock fell below the rule's share (measure/throttle.hpp)
 };
 
 // How the entry ran: what the settings asked and what the machine had.
@@ -90,6 +96,7 @@ inline constexpr double kOversubscribedSlack = 0.5;
 struct EntrySummary {
     std::size_t repetitions = 0;         // the repetitions the median is taken over (starved ones are not)
     std::size_t starved_repetitions = 0; // left out: starved even after their re-measures
+    std::size_t throttled_repetitions = 0; // left out (unless all were): throttled after their re-measures
     std::size_t missed_noise_target = 0;
     double median_s = NAN; // median of every repetition's median
     double spread = NAN;   // (max - min) / 2 / median; NaN with fewer than two repetitions

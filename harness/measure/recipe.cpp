@@ -82,6 +82,10 @@ PreparationRecord Recipe::prepare(const Verifier &verify) {
             rec.calls_per_sample = 1;
             return;
         }
+        if (options_.known_calls_per_sample > 0) {
+            rec.calls_per_sample = options_.known_calls_per_sample;
+            return;
+        }
         MeasureClock &clock = *options_.clock;
         const double t0 = clock.now();
         work_.execute();
@@ -102,6 +106,12 @@ RepetitionRecord Recipe::measure_repetition() {
         rec = measure_once();
         rec.remeasured = again;
     }
+    // A throttled one timed the clock: measure it again while the clock may recover.
+    const int starved_tries = rec.remeasured;
+    for (int again = 1; rec.throttled && again <= kThrottledRetries; ++again) {
+        rec = measure_once();
+        rec.remeasured = starved_tries + again;
+    }
     return rec;
 }
 
@@ -115,7 +125,7 @@ RepetitionRecord Recipe::measure_once() {
 
     NoiseCriterion criterion(settings_.noise, settings_.min_time, settings_.max_time,
                              static_cast<std::size_t>(std::max(1, settings_.min_samples)));
-    std::vector<double> samples, device_samples;
+    std::vector<double> samples, device_samples, host_samples;
     double cpu_total = 0.0;
     auto sample_until_done = [&] {
         const double wall_start = clock.now();
@@ -134,6 +144,7 @@ RepetitionRecord Recipe::measure_once() {
             const double t1 = clock.now();
             const double cpu1 = clock.cpu_now();
             const double dev = device_timer ? work_.device_timer_stop() : -1;
+            const double host = device_timer ? work_.host_timer_seconds() : -1;
             const double sample = std::max(0.0, t1 - t0);
             if (extra) { // a profiler's recorded sample: in no statistic
                 obs->on_sample_end(samples.size(), sample / calls);
@@ -143,6 +154,7 @@ RepetitionRecord Recipe::measure_once() {
             }
             cpu_total += cpu1 - cpu0;
             if (dev >= 0) device_samples.push_back(dev / calls);
+            if (host >= 0) host_samples.push_back(host / calls);
             criterion.add(sample);
             samples.push_back(sample / calls);
             if (obs) obs->on_sample_end(samples.size() - 1, samples.back());
@@ -152,7 +164,9 @@ RepetitionRecord Recipe::measure_once() {
     // Each repetition on a new stack layout (stack_offset.hpp).
     const RunQueueReading queue_before = clock.run_queue();
     const double sampling_start = clock.now();
+    work_.clock_begin();
     call_with_stack_offset(stack_offsets_.next(), [&] { in_phase(phase::sample, sample_until_done); });
+    const ClockReading device_clock = work_.clock_end();
     const double sampling_wall = clock.now() - sampling_start;
     const RunQueueFigures queue = run_queue_between(queue_before, clock.run_queue());
 
@@ -174,6 +188,13 @@ RepetitionRecord Recipe::measure_once() {
         rec.involuntary_switches = queue.involuntary_switches;
         rec.starved_share = std::isfinite(starvation.share) ? starvation.share : -1;
         rec.starved = starvation.starved;
+        if (!host_samples.empty()) rec.host_seconds_per_call = summarize(host_samples).median;
+        const ThrottleVerdict throttle = judge_throttle(device_clock, work_.sustained_clock_mhz());
+        rec.sm_clock_mhz = device_clock.sm_clock_mhz > 0 ? device_clock.sm_clock_mhz : -1;
+        rec.power_watts = device_clock.power_watts;
+        rec.temperature_c = device_clock.temperature_c;
+        rec.clock_share = throttle.clock_share;
+        rec.throttled = throttle.throttled;
         return rec;
     });
 }

@@ -14,6 +14,7 @@
 #include "measure/starvation.hpp"
 #include "measure/settings.hpp"
 #include "measure/stack_offset.hpp"
+#include "measure/throttle.hpp"
 #include "measure/statistics.hpp"
 
 #include <functional>
@@ -41,6 +42,16 @@ public:
     virtual void device_timer_start() {}
     // Seconds since device_timer_start(); a negative value means no figure.
     [[nodiscard]] virtual double device_timer_stop() { return -1; }
+    // Host seconds the plugin spent inside execute since device_timer_start()
+    // (the launches' own cost), read after device_timer_stop(); < 0: none.
+    [[nodiscard]] virtual double host_timer_seconds() { return -1; }
+    // The device's clock (throttle.hpp): the clock it sustains under load
+    // (0: none, and no repetition is judged throttled), and a reading over
+    // one repetition: clock_begin() before its first sample, clock_end()
+    // after its last. A test's fake plays a fixture clock through these.
+    [[nodiscard]] virtual double sustained_clock_mhz() { return 0; }
+    virtual void clock_begin() {}
+    [[nodiscard]] virtual ClockReading clock_end() { return {}; }
 };
 
 // The check step's verdict. `error` goes into PreparationRecord::check_error.
@@ -104,6 +115,11 @@ struct RecipeOptions {
     // Cost of bracketing one sample with the clock (measure_timer_overhead()),
     // for choosing the batch; 0 means no batching.
     double timer_overhead = 0;
+    // > 0: the batch (calls per sample) is this, and no probe call chooses
+    // it: a case's later worker process takes the one its first process
+    // chose, for the same code and inputs (isolate/case_host.cpp). A probe
+    // of gemm's largest layer is a whole 1-2 s call (issue 44: measuring share).
+    int known_calls_per_sample = 0;
 };
 
 class Recipe {
@@ -119,7 +135,8 @@ public:
     // cap included) -> summarise. Call after prepare(). Always takes at
     // least one sample. A starved repetition (starvation.hpp) is measured
     // again, up to settings.starved_retries times; the record kept says how
-    // often (`remeasured`) and whether it is still starved. Throws
+    // often (`remeasured`) and whether it is still starved. So is a
+    // throttled one (throttle.hpp), up to kThrottledRetries times. Throws
     // MeasureFailure from the work.
     RepetitionRecord measure_repetition();
 

@@ -70,6 +70,17 @@ struct RepetitionRecord {
     double starved_share = -1;
     bool starved = false;
     int remeasured = 0;
+    // The device's clock over the repetition (throttle.hpp), from the
+    // plugin's clock entries: SM clock MHz (-1 none), board power (W) and
+    // temperature (C) at its end (-1000 none), the clock's share of the
+    // sustained clock (-1 unknown), the verdict. And the host's time per
+    // call inside execute beside the device's (-1 none).
+    double sm_clock_mhz = -1;
+    double power_watts = -1;
+    double temperature_c = -1000;
+    double clock_share = -1;
+    bool throttled = false;
+    double host_seconds_per_call = -1;
 };
 
 // Conversions, each member under its own name, for the worker pipe
@@ -83,7 +94,9 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(PreparationRecord, check_error, warmup_calls,
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RepetitionRecord, summary, calls_per_sample, target_met, timed_out,
                                                 cpu_seconds_per_call, device_seconds_per_call, sample_times, process,
                                                 unit_seconds, run_queue_wait_seconds, run_queue_waits, threads_ran,
-                                                involuntary_switches, starved_share, starved, remeasured)
+                                                involuntary_switches, starved_share, starved, remeasured,
+                                                sm_clock_mhz, power_watts, temperature_c, clock_share, throttled,
+                                                host_seconds_per_call)
 
 // Memory figures of one case on one backend, measured over its own prepare and
 // execute (never the reference run).

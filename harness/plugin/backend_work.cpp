@@ -1,4 +1,5 @@
 #include "plugin/backend_work.hpp"
+#include "plugin/device_probe.hpp"
 
 #include "opbench/host_cpu.hpp"
 
@@ -101,6 +102,20 @@ double BackendWork::device_timer_stop() {
     if (be_.api().timer_stop(be_.handle(), &seconds) != OPB_OK) return -1;
     return seconds;
 }
+
+double BackendWork::host_timer_seconds() { return device_host_seconds(be_); }
+
+double BackendWork::sustained_clock_mhz() {
+    if (sustained_mhz_ < 0) {
+        const auto id = device_identity(be_);
+        sustained_mhz_ = id ? id->sustained_mhz : 0;
+    }
+    return sustained_mhz_;
+}
+
+void BackendWork::clock_begin() { device_clock_begin(be_); }
+
+ClockReading BackendWork::clock_end() { return device_clock_end(be_); }
 
 std::vector<std::vector<uint8_t>> BackendWork::outputs() const { return read_outputs(be_, *tensors_, host_); }
 

@@ -82,6 +82,11 @@ public:
     bool has_device_timer() const override;
     void device_timer_start() override;
     double device_timer_stop() override;
+    // ABI 1.5's entries, through plugin/device_probe.hpp.
+    double host_timer_seconds() override;
+    double sustained_clock_mhz() override;
+    void clock_begin() override;
+    ClockReading clock_end() override;
 
     // After prepare().
     [[nodiscard]] std::vector<std::vector<uint8_t>> outputs() const;
@@ -96,6 +101,7 @@ private:
     CacheEvictor *evictor_;
     std::unique_ptr<BackendTensors> tensors_;
     std::unique_ptr<PreparedPlan> plan_;
+    double sustained_mhz_ = -1; // asked once: < 0 not yet
 };
 
 } // namespace opbench

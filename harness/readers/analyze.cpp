@@ -107,6 +107,8 @@ EntryFacts entry_facts(const nlohmann::json &entry) {
     const nlohmann::json &stats = json_member(entry, "stats");
     if (stats.is_object() && stats.contains("device_time_per_call") && stats["device_time_per_call"].is_number())
         f.device_seconds = stats["device_time_per_call"].get<double>();
+    if (stats.is_object() && stats.contains("host_time_per_call") && stats["host_time_per_call"].is_number())
+        f.host_seconds = stats["host_time_per_call"].get<double>();
     const nlohmann::json &settings = json_member(entry, "settings");
     f.case_threads = settings.is_object() ? settings.value("threads", 0) : 0;
     f.cold_cache = json_member(settings, "cache") == "cold";
@@ -168,7 +170,7 @@ std::vector<AnalyzedEntry> analyse_result_set(const nlohmann::json &set, const s
         a.seconds = summary.median_s;
         a.summary = summary;
         const nlohmann::json &given = json_member(first, "bottleneck");
-        if (summary.quality == Quality::disturbed) {
+        if (says_nothing_of_kernel(summary.quality)) {
             a.bottleneck = disturbed_verdict(summary); // whatever the run wrote: no kernel diagnosis
         } else if (given.is_object() && given.contains("kind")) {
             a.from_run = true;
@@ -193,7 +195,7 @@ std::vector<AnalyzedEntry> analyse_result_set(const nlohmann::json &set, const s
     // Diagnoses by impact; disturbed entries after them all (their impact is
     // not the kernel's).
     std::stable_sort(out.begin(), out.end(), [](const AnalyzedEntry &x, const AnalyzedEntry &y) {
-        const bool xd = x.summary.quality == Quality::disturbed, yd = y.summary.quality == Quality::disturbed;
+        const bool xd = says_nothing_of_kernel(x.summary.quality), yd = says_nothing_of_kernel(y.summary.quality);
         if (xd != yd) return yd;
         return x.bottleneck.impact(x.seconds) > y.bottleneck.impact(y.seconds);
     });
@@ -221,7 +223,7 @@ std::vector<Table> analysis_tables(const std::vector<AnalyzedEntry> &entries, st
         rank.title = title_with_header(rank.title, {fmt::format("every entry: {}", fmt::join(shown.shared, " "))});
     for (std::size_t i = 0; i < entries.size() && i < limit; ++i) {
         const auto &a = entries[i];
-        const bool disturbed = a.summary.quality == Quality::disturbed;
+        const bool disturbed = says_nothing_of_kernel(a.summary.quality);
         const std::string util = disturbed ? "-" : fmt::format("{:.0f}%", 100.0 * a.bottleneck.utilisation);
         const std::string save = disturbed ? "-" : format_seconds(a.bottleneck.impact(a.seconds));
         if (wide)
@@ -253,7 +255,7 @@ std::vector<Table> analysis_tables(const std::vector<AnalyzedEntry> &entries, st
             {n, "verdict",
              fmt::format("{} ({}): {}", a.bottleneck.kind, a.bottleneck.severity, a.bottleneck.description)});
         detail.rows.push_back({n, "suggestion", a.bottleneck.suggestion});
-        if (a.summary.quality != Quality::clean && a.summary.quality != Quality::disturbed)
+        if (a.summary.quality == Quality::noisy)
             detail.rows.push_back({n, "quality", a.summary.verdict()});
         if (a.layer) {
             std::string parts;

@@ -300,7 +300,7 @@ void downgrade_unconvincing_change(CaseComparison &r, const ValidTimes &b, const
         r.within_process_spread = true;
         r.test += fmt::format(", within its spread across worker processes {:.1f}%", r.process_spread * 100);
     }
-    if (is_change(r) && (b.summary.quality == Quality::disturbed || n.summary.quality == Quality::disturbed)) {
+    if (is_change(r) && (says_nothing_of_kernel(b.summary.quality) || says_nothing_of_kernel(n.summary.quality))) {
         r.verdict = "noisy";
         r.disturbed = true;
         r.test += ", a side disturbed";

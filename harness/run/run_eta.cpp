@@ -285,7 +285,8 @@ double RunEta::other_calls(std::size_t k) const {
 
 double RunEta::move_calls(std::size_t k) const {
     const int moves = std::max(0, std::min(plan_[k].processes, std::max(1, plan_[k].repetitions)) - 1);
-    return moves * (std::max(1, plan_[k].warmup) + 1) * call_seconds(plan_[k]);
+    // Each later process warms up; it takes the first's batch, with no probe call.
+    return moves * std::max(1, plan_[k].warmup) * call_seconds(plan_[k]);
 }
 
 double RunEta::estimate(std::size_t k, const Corrections &c) const {

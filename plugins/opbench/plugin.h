@@ -35,7 +35,7 @@ extern "C" {
 /* ---- versions and the entry symbol ------------------------------------- */
 
 #define OPB_ABI_VERSION_MAJOR 1
-#define OPB_ABI_VERSION_MINOR 4
+#define OPB_ABI_VERSION_MINOR 5
 #define OPB_ABI_VERSION ((uint32_t)((OPB_ABI_VERSION_MAJOR << 16) | OPB_ABI_VERSION_MINOR))
 #define OPB_ABI_MAJOR(v) ((uint32_t)(v) >> 16)
 #define OPB_ABI_MINOR(v) ((uint32_t)(v)&0xffffu)
@@ -73,7 +73,8 @@ typedef enum opb_dtype {
     OPB_DTYPE_BF16 = 1, /* stored as uint16_t, the upper half of an IEEE f32 */
     OPB_DTYPE_F16 = 2,  /* IEEE binary16, stored as uint16_t */
     OPB_DTYPE_S8 = 3,   /* ABI 1.3: int8_t; as an op's dtype: int8 weights (MATMUL only) */
-    OPB_DTYPE_U8 = 4    /* ABI 1.3: uint8_t; an int8 matmul's activations or a QUANTIZE output, never an op's dtype */
+    OPB_DTYPE_U8 = 4,   /* ABI 1.3: uint8_t; an int8 matmul's activations or a QUANTIZE output, never an op's dtype */
+    OPB_DTYPE_F8_E4M3 = 5 /* ABI 1.5: OCP FP8 e4m3, one byte; today only a roof's dtype (opb_device_roof) */
 } opb_dtype;
 
 typedef enum opb_op_kind {
@@ -280,6 +281,52 @@ typedef struct opb_memory_stats {
     uint64_t workspace_bytes; /* bytes of workspace held by live plans */
 } opb_memory_stats;
 
+/* ---- ABI 1.5: the device measured (roofs, clocks) ------------------------ */
+
+/* The unit a roof belongs to. */
+typedef enum opb_roof_unit {
+    OPB_ROOF_SIMT = 0,   /* scalar/vector pipes (a GPU's CUDA cores): FLOP/s */
+    OPB_ROOF_TENSOR = 1, /* matrix units (tensor cores): FLOP/s, integer ops/s for S8;
+                          * TENSOR with dtype F32 is TF32 (f32 operands, tensor-core math) */
+    OPB_ROOF_DRAM = 2,   /* device memory bandwidth: bytes/s */
+    OPB_ROOF_L2 = 3      /* last-level cache bandwidth: bytes/s */
+} opb_roof_unit;
+
+/* One roof of the device, as the plugin measured it (ABI 1.5). */
+typedef struct opb_device_roof {
+    uint32_t struct_size;
+    uint32_t abi_version;
+    int32_t unit;        /* opb_roof_unit */
+    int32_t dtype;       /* opb_dtype of the operands for SIMT / TENSOR; -1 for DRAM / L2 */
+    double measured;     /* the best sustained rate per second (FLOP, ops or bytes); 0 = not measured */
+    double datasheet;    /* the vendor's dense figure, same unit; 0 = the plugin does not know the device */
+    double sm_clock_mhz; /* the SM clock while it was measured; 0 = unknown */
+    char method[96];     /* how: "cuBLASLt GEMM 8192^3, best of 3 shapes", "triad over 4x L2" */
+} opb_device_roof;
+
+/* Called once per roof by measure_roofs; the host copies what it keeps. */
+typedef void (*opb_roof_fn)(void *user, const opb_device_roof *roof);
+
+/* Who the device is, for the host's roof cache, and its clocks (ABI 1.5). */
+typedef struct opb_device_clocks {
+    uint32_t struct_size;
+    uint32_t abi_version;
+    char uuid[48];        /* "GPU-8c3f0b2e-..."; "" = unknown (no cache is kept) */
+    char driver[32];      /* the driver's version, "580.65.06"; "" = unknown */
+    double sustained_mhz; /* the SM clock the device holds under sustained load; 0 = unknown */
+    double max_mhz;       /* the boost ceiling; 0 = unknown */
+} opb_device_clocks;
+
+/* What the device's clock did over one repetition (ABI 1.5). */
+typedef struct opb_clock_reading {
+    uint32_t struct_size;
+    uint32_t abi_version;
+    double sm_clock_mhz;       /* the SM clock over the repetition (the lowest probe); 0 = unknown */
+    double power_watts;        /* board power at its end; < 0 = unknown */
+    double temperature_c;      /* GPU temperature at its end; < -273 = unknown */
+    uint64_t throttle_reasons; /* NVML's clock-event reasons mask; 0 = none or unknown */
+} opb_clock_reading;
+
 /* Callback for backend-specific key/value facts (library versions,
  * dispatched ISA, compute capability...). Strings are copied by the host. */
 typedef void (*opb_info_fn)(void *user, const char *key, const char *value);
@@ -356,7 +403,35 @@ typedef struct opb_backend_api {
     /* (optional, NULL allowed) Evict the device's caches (e.g. GPU L2) for
      * cold-cache measurement. Host default: the host evicts CPU caches only. */
     opb_status (*flush_cache)(opb_backend *b);
+
+    /* ---- ABI 1.5, appended. A host reads these only through OPB_API_HAS:
+     * a table built against 1.4 or earlier ends before them. ---- */
+
+    /* (optional, NULL allowed) Device 0's identity and clocks (caller sets
+     * struct_size / abi_version). Host default: no roof cache is kept and no
+     * repetition is judged throttled. */
+    opb_status (*device_clocks)(opb_backend *b, opb_device_clocks *out);
+    /* (optional, NULL allowed) Measure the device's roofs: call `fn` once per
+     * unit and dtype measured. Slow (up to a minute); the host caches the
+     * result per device UUID, driver and sustained clock. Host default: no
+     * device roof; entries get no share of a roof. */
+    opb_status (*measure_roofs)(opb_backend *b, opb_roof_fn fn, void *user);
+    /* (optional, NULL allowed; both or neither) The clock of one repetition:
+     * clock_begin before its first sample, clock_end after its last (the
+     * host has synchronized) fills *out. Host default: no clock recorded. */
+    opb_status (*clock_begin)(opb_backend *b);
+    opb_status (*clock_end)(opb_backend *b, opb_clock_reading *out);
+    /* (optional, NULL allowed) Host seconds the plugin spent inside execute
+     * (the launches' own cost) since the last timer_start, read after
+     * timer_stop. Host default: no host time per call is recorded. */
+    opb_status (*timer_host_seconds)(opb_backend *b, double *seconds);
 } opb_backend_api;
+
+/* Whether `api` (a plugin's table) holds the optional entry `field`: its
+ * struct_size covers the field and the field is set. Use it for every entry
+ * appended after ABI 1.0. */
+#define OPB_API_HAS(api, field)                                                                                        \
+    ((api)->struct_size >= offsetof(opb_backend_api, field) + sizeof((api)->field) && (api)->field != NULL)
 
 /* The entry point: returns the plugin's static table, or NULL if the plugin
  * cannot serve a host of `host_abi_version` at all. */

@@ -13,6 +13,7 @@
 #define FAKE_NULL_ENTRY 4
 #define FAKE_NEWER_MINOR 5
 #define FAKE_ABI_1_2 6 /* built before int8 weights (ABI 1.3): must never be given an s8 case */
+#define FAKE_ABI_1_4 7 /* a table that ends before ABI 1.5's entries, though they are set past its end */
 
 #ifndef FAKE_MODE
 #error "FAKE_MODE must be set"
@@ -90,6 +91,53 @@ static opb_status fake_stats(opb_backend *b, opb_memory_stats *s) {
 }
 static void fake_reset_peak(opb_backend *b) { (void)b; }
 
+/* ABI 1.5: fixed, recognisable figures the loader tests read back. */
+static opb_status fake_device_clocks(opb_backend *b, opb_device_clocks *out) {
+    (void)b;
+    strcpy(out->uuid, "FAKE-0000-uuid");
+    strcpy(out->driver, "0.0.fake");
+    out->sustained_mhz = 1500;
+    out->max_mhz = 1980;
+    return OPB_OK;
+}
+static opb_status fake_measure_roofs(opb_backend *b, opb_roof_fn fn, void *user) {
+    (void)b;
+    opb_device_roof roof;
+    memset(&roof, 0, sizeof roof);
+    roof.struct_size = sizeof roof;
+    roof.abi_version = OPB_ABI_VERSION;
+    roof.unit = OPB_ROOF_TENSOR;
+    roof.dtype = OPB_DTYPE_BF16;
+    roof.measured = 7.5e14;
+    roof.datasheet = 9.89e14;
+    roof.sm_clock_mhz = 1500;
+    strcpy(roof.method, "fixture");
+    fn(user, &roof);
+    roof.unit = OPB_ROOF_DRAM;
+    roof.dtype = -1;
+    roof.measured = 3.0e12;
+    roof.datasheet = 3.35e12;
+    fn(user, &roof);
+    return OPB_OK;
+}
+static opb_status fake_clock_begin(opb_backend *b) {
+    (void)b;
+    return OPB_OK;
+}
+static opb_status fake_clock_end(opb_backend *b, opb_clock_reading *out) {
+    (void)b;
+    out->sm_clock_mhz = 1410;
+    out->power_watts = 650;
+    out->temperature_c = 61;
+    out->throttle_reasons = 0;
+    return OPB_OK;
+}
+static opb_status fake_host_seconds(opb_backend *b, double *seconds) {
+    (void)b;
+    *seconds = 4e-6;
+    return OPB_OK;
+}
+
 /* A table one field longer than ABI 1.0's, as a plugin of a later minor
  * version would export. */
 typedef struct {
@@ -125,6 +173,11 @@ static newer_api table = {
         NULL,
         NULL,
         NULL,
+        fake_device_clocks,
+        fake_measure_roofs,
+        fake_clock_begin,
+        fake_clock_end,
+        fake_host_seconds,
     },
     NULL,
 };
@@ -141,6 +194,9 @@ OPB_PLUGIN_ENTRY(host_version) {
     table.base.prepare = NULL;
 #elif FAKE_MODE == FAKE_ABI_1_2
     table.base.abi_version = (1u << 16) | 2u;
+#elif FAKE_MODE == FAKE_ABI_1_4
+    table.base.abi_version = (1u << 16) | 4u;
+    table.base.struct_size = (uint32_t)offsetof(opb_backend_api, device_clocks);
 #elif FAKE_MODE == FAKE_NEWER_MINOR
     table.base.struct_size = sizeof(newer_api);
     table.base.abi_version = OPB_ABI_VERSION + 1;

@@ -36,7 +36,8 @@ TEST(AbiLayout, BackendTableOffsetsOfVersion1_0) {
     EXPECT_EQ(offsetof(opb_backend_api, create), 40u);
     EXPECT_EQ(offsetof(opb_backend_api, prepare), 40u + 10 * sizeof(void *));
     EXPECT_EQ(offsetof(opb_backend_api, flush_cache), 40u + 19 * sizeof(void *));
-    EXPECT_EQ(sizeof(opb_backend_api), 40u + 20 * sizeof(void *));
+    // The table of 1.0-1.4 ended there; 1.5 appends (the test below).
+    EXPECT_EQ(offsetof(opb_backend_api, device_clocks), 40u + 20 * sizeof(void *));
 }
 
 TEST(AbiLayout, HostServicesOffsetsOfVersion1_0And1_1) {
@@ -80,4 +81,34 @@ TEST(AbiLayout, MatmulParamsKeepTheir1_0OffsetsAndAppendInt8Fields) {
     EXPECT_EQ(OPB_DTYPE_F32, 0);
     EXPECT_EQ(OPB_DTYPE_BF16, 1);
     EXPECT_EQ(OPB_DTYPE_F16, 2);
+}
+
+TEST(AbiLayout, Version1_5AppendsFiveOptionalEntriesAfterFlushCache) {
+    // The 1.0-1.4 table ends at flush_cache; 1.5 appends device_clocks,
+    // measure_roofs, clock_begin, clock_end, timer_host_seconds.
+    EXPECT_EQ(offsetof(opb_backend_api, device_clocks), 40u + 20 * sizeof(void *));
+    EXPECT_EQ(offsetof(opb_backend_api, timer_host_seconds), 40u + 24 * sizeof(void *));
+    EXPECT_EQ(sizeof(opb_backend_api), 40u + 25 * sizeof(void *));
+    EXPECT_EQ(offsetof(opb_device_roof, abi_version), 4u);
+    EXPECT_EQ(offsetof(opb_device_clocks, abi_version), 4u);
+    EXPECT_EQ(offsetof(opb_clock_reading, abi_version), 4u);
+    // The dtypes before 1.5 keep their values; FP8 e4m3 is appended.
+    EXPECT_EQ(OPB_DTYPE_S8, 3);
+    EXPECT_EQ(OPB_DTYPE_U8, 4);
+    EXPECT_EQ(OPB_DTYPE_F8_E4M3, 5);
+}
+
+namespace {
+opb_status any_clock_begin(opb_backend *) { return OPB_OK; }
+} // namespace
+
+TEST(AbiLayout, ApiHasReadsNoEntryPastATablesStructSize) {
+    opb_backend_api api{};
+    api.clock_begin = any_clock_begin;
+    api.struct_size = sizeof api;
+    EXPECT_TRUE(OPB_API_HAS(&api, clock_begin));
+    EXPECT_FALSE(OPB_API_HAS(&api, clock_end)); // in the table but NULL
+    // A 1.4 table ends at device_clocks: what lies past it is not the plugin's.
+    api.struct_size = static_cast<uint32_t>(offsetof(opb_backend_api, device_clocks));
+    EXPECT_FALSE(OPB_API_HAS(&api, clock_begin));
 }

@@ -162,10 +162,11 @@ TEST(CaseHost, RecordsKeepTheirKeysOnTheWire) {
     };
     EXPECT_EQ(
         keys(json(RepetitionRecord{})),
-        (std::vector<std::string>{"calls_per_sample", "cpu_seconds_per_call", "device_seconds_per_call",
-                                  "involuntary_switches", "process", "remeasured", "run_queue_wait_seconds",
-                                  "run_queue_waits", "sample_times", "starved", "starved_share", "summary",
-                                  "target_met", "threads_ran", "timed_out", "unit_seconds"}));
+        (std::vector<std::string>{"calls_per_sample", "clock_share", "cpu_seconds_per_call",
+                                  "device_seconds_per_call", "host_seconds_per_call", "involuntary_switches",
+                                  "power_watts", "process", "remeasured", "run_queue_wait_seconds", "run_queue_waits",
+                                  "sample_times", "sm_clock_mhz", "starved", "starved_share", "summary", "target_met",
+                                  "temperature_c", "threads_ran", "throttled", "timed_out", "unit_seconds"}));
     EXPECT_EQ(keys(json(PreparationRecord{})),
               (std::vector<std::string>{"batch_probe_seconds", "calls_per_sample", "check_error", "warmup_calls"}));
     EXPECT_EQ(keys(json(MemoryFigures{})),

@@ -144,6 +144,29 @@ TEST(Analyse, OverheadWhenTheCallIsMostlyFixedCost) {
     EXPECT_NE(analyse(e).kind, "overhead");
 }
 
+// Issue 41: host time per call at or above device time names the launch.
+TEST(Analyse, LaunchBoundWhenTheHostTakesAsLongToIssueACallAsTheDeviceToRunIt) {
+    EntryFigures e = elementwise_add(12e-6);
+    e.is_gpu = true;
+    e.backend = "cuda";
+    e.peaks = RoofPeaks{60e12, 3e12, "device"};
+    e.device_seconds = 5e-6;
+    e.host_seconds = 11e-6;
+    Bottleneck b = analyse(e);
+    EXPECT_EQ(b.kind, "launch-bound");
+    EXPECT_EQ(b.severity, "high");
+    EXPECT_NE(b.suggestion.find("fuse"), std::string::npos) << b.suggestion;
+    EXPECT_NE(b.suggestion.find("batch"), std::string::npos) << b.suggestion;
+    EXPECT_NE(b.suggestion.find("CUDA graph"), std::string::npos) << b.suggestion;
+    e.host_seconds = 4e-6; // issued faster than it runs: not the launch
+    EXPECT_NE(analyse(e).kind, "launch-bound");
+    e.host_seconds.reset(); // a plugin without host time (ABI 1.4): never launch-bound
+    EXPECT_NE(analyse(e).kind, "launch-bound");
+    e.is_gpu = false; // a CPU backend's execute is its work: never launch-bound
+    e.host_seconds = 11e-6;
+    EXPECT_NE(analyse(e).kind, "launch-bound");
+}
+
 TEST(Analyse, SyncBoundWhenTheDeviceIsMostlyIdle) {
     EntryFigures e = elementwise_add(100e-6);
     e.is_gpu = true;

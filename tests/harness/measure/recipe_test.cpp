@@ -156,6 +156,23 @@ TEST(Recipe, BatchChosenFromTimerOverheadAndNeverWhenCold) {
     EXPECT_EQ(work2.flushes, static_cast<int>(r.summary.n)) << "one flush before every sample";
 }
 
+// A case's later worker process takes the batch its first process chose
+// (issue 44: a probe of gemm's largest layer is a whole second-long call).
+TEST(Recipe, AKnownBatchIsTakenWithoutAProbeCall) {
+    FakeClock clock;
+    FakeWork work(clock, 1e-6);
+    MeasureSettings s = quick();
+    s.warmup = 2;
+    Recipe recipe(work, s, {&clock, nullptr, 1e-6, 37});
+    const PreparationRecord p = recipe.prepare({});
+    EXPECT_EQ(p.calls_per_sample, 37);
+    EXPECT_EQ(p.batch_probe_seconds, 0) << "0: not probed";
+    EXPECT_EQ(work.executes, 2) << "the warm-up calls only";
+    const RepetitionRecord r = recipe.measure_repetition();
+    EXPECT_EQ(r.calls_per_sample, 37);
+    EXPECT_EQ(work.executes, 2 + 37 * static_cast<int>(r.summary.n)) << "every sample is 37 calls";
+}
+
 TEST(Recipe, StopsWhenNoiseTargetMetWithMinimums) {
     FakeClock clock;
     FakeWork work(clock, 1e-3); // identical samples: zero noise

@@ -45,6 +45,24 @@ TEST(LoadPlugin, AcceptsALaterMinorVersionWithALongerTable) {
     EXPECT_GT(r.plugin->api->struct_size, sizeof(opb_backend_api));
 }
 
+TEST(LoadPlugin, AnAbi15PluginOffersTheDeviceEntriesAndA14OneLoadsWithout) {
+    LoadResult now = load_plugin(fake("fake-good.so"));
+    ASSERT_TRUE(now.plugin.has_value());
+    EXPECT_TRUE(OPB_API_HAS(now.plugin->api, device_clocks));
+    EXPECT_TRUE(OPB_API_HAS(now.plugin->api, measure_roofs));
+    EXPECT_TRUE(OPB_API_HAS(now.plugin->api, clock_end));
+    EXPECT_TRUE(OPB_API_HAS(now.plugin->api, timer_host_seconds));
+    // Built against 1.4: its table ends before the 1.5 entries (set in its
+    // static storage past struct_size, which the host must not read).
+    LoadResult old = load_plugin(fake("fake-abi-1-4.so"));
+    ASSERT_TRUE(old.plugin.has_value()) << (old.failure ? old.failure->reason : "");
+    EXPECT_EQ(OPB_ABI_MINOR(old.plugin->api->abi_version), 4u);
+    EXPECT_FALSE(OPB_API_HAS(old.plugin->api, device_clocks));
+    EXPECT_FALSE(OPB_API_HAS(old.plugin->api, measure_roofs));
+    EXPECT_FALSE(OPB_API_HAS(old.plugin->api, clock_begin));
+    EXPECT_FALSE(OPB_API_HAS(old.plugin->api, timer_host_seconds));
+}
+
 TEST(LoadPlugin, RefusesAnotherMajorVersionNamingSymbolAndBothVersions) {
     std::string why = refusal("fake-wrong-major.so");
     EXPECT_NE(why.find("opb_plugin_entry"), std::string::npos) << why;

@@ -187,16 +187,17 @@ TEST(RunEta, AnEntryInProgressCountsAtItsOwnPace) {
 }
 
 // Under --isolate process, each process after the first prepares the case
-// again inside its repetitions' time (a warmup and the batch probe): counted
-// for the entries left, and not taken for repetitions running long.
+// again inside its repetitions' time (its warmup; the batch is the first
+// process's, so no probe call): counted for the entries left, and not taken
+// for repetitions running long.
 TEST(RunEta, EachFurtherProcessPreparesTheCaseAgain) {
     EntryPlan p{"naive", 3, 1, 3, 0.5, 5.0, 1e9, "mm/f32", 0, 3};
     RunEta eta({p, p});
     // 1 s calls, 3 a repetition (3 s, as planned), and 2 further processes
-    // at 2 calls each: 13 s of repetitions.
-    eta.finished(0, {16.0, 13.0, 3, 1.0});
-    EXPECT_NEAR(eta.move_calls(1), 2 * 2 * 1.0, 1e-9);
-    EXPECT_NEAR(eta.seconds_left(), 3 * 1.0 + 4 * 1.0 + 3 * 3.0, 1e-6);
+    // at 1 warmup call each: 11 s of repetitions.
+    eta.finished(0, {14.0, 11.0, 3, 1.0});
+    EXPECT_NEAR(eta.move_calls(1), 2 * 1 * 1.0, 1e-9);
+    EXPECT_NEAR(eta.seconds_left(), 3 * 1.0 + 2 * 1.0 + 3 * 3.0, 1e-6);
 }
 
 // In progress over three processes: the rest is the repetitions left at the
@@ -204,14 +205,14 @@ TEST(RunEta, EachFurtherProcessPreparesTheCaseAgain) {
 TEST(RunEta, AnEntryInProgressStillHasItsMovesToCome) {
     EntryPlan p{"naive", 3, 1, 2, 0.5, 5.0, 1e9, "mm/f32", 0, 3};
     RunEta eta({p, p});
-    eta.finished(0, {12.0, 10.0, 3, 1.0}); // 2 calls a repetition, 2 moves of 2 calls
+    eta.finished(0, {11.0, 8.0, 3, 1.0}); // 2 calls a repetition, 2 moves of 1 warmup call
     // Entry 1 runs at 2 s a call: its first repetition took 4 s, two moves
-    // (4 s each) and two repetitions (4 s each) are left.
+    // (2 s each) and two repetitions (4 s each) are left.
     eta.in_progress(1, {8.0, 4.0, 1, 2.0}, 1);
-    EXPECT_NEAR(eta.seconds_left(), 2 * 4.0 + 2 * 4.0, 1e-6);
-    // After the second (a move and a repetition: 8 s more): one of each.
-    eta.in_progress(1, {16.0, 12.0, 2, 2.0}, 2);
-    EXPECT_NEAR(eta.seconds_left(), 4.0 + 4.0, 1e-6);
+    EXPECT_NEAR(eta.seconds_left(), 2 * 2.0 + 2 * 4.0, 1e-6);
+    // After the second (a move and a repetition: 6 s more): one of each.
+    eta.in_progress(1, {14.0, 10.0, 2, 2.0}, 2);
+    EXPECT_NEAR(eta.seconds_left(), 2.0 + 4.0, 1e-6);
 }
 
 // A try is expected to take the calls the tries of entries with calls of a

@@ -1,0 +1,186 @@
+#include "machine/device_roofs.hpp"
+
+#include "files/atomic_file.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <fstream>
+#include <stdexcept>
+
+namespace opbench {
+
+namespace detail {
+std::uint64_t fnv1a64(const std::string &s); // machine.cpp: the CPU cache's key hash
+} // namespace detail
+
+std::string_view roof_unit_name(RoofUnit u) {
+    switch (u) {
+    case RoofUnit::simt: return "simt";
+    case RoofUnit::tensor: return "tensor";
+    case RoofUnit::dram: return "dram";
+    case RoofUnit::l2: return "l2";
+    }
+    return "simt";
+}
+
+std::optional<RoofUnit> roof_unit_from_name(std::string_view name) {
+    for (RoofUnit u : {RoofUnit::simt, RoofUnit::tensor, RoofUnit::dram, RoofUnit::l2})
+        if (roof_unit_name(u) == name) return u;
+    return std::nullopt;
+}
+
+std::string DeviceRoof::label() const {
+    if (is_bandwidth()) return std::string(roof_unit_name(unit));
+    // Tensor cores on f32 operands run TF32: name it as GPU engineers do.
+    const std::string shown = unit == RoofUnit::tensor && dtype == "f32" ? "tf32" : dtype;
+    return fmt::format("{} {}", roof_unit_name(unit), shown);
+}
+
+const DeviceRoof *DeviceRoofs::find(RoofUnit unit, std::string_view dtype) const {
+    for (const auto &r : roofs)
+        if (r.unit == unit && (r.is_bandwidth() || r.dtype == dtype) && r.measured > 0) return &r;
+    return nullptr;
+}
+
+void to_json(nlohmann::json &j, const DeviceRoof &r) {
+    j = {{"unit", roof_unit_name(r.unit)}, {"dtype", r.dtype},
+         {"measured", r.measured},         {"datasheet", r.datasheet},
+         {"sm_clock_mhz", r.sm_clock_mhz}, {"method", r.method}};
+}
+
+void from_json(const nlohmann::json &j, DeviceRoof &r) {
+    const std::string unit = j.at("unit").get<std::string>();
+    const auto u = roof_unit_from_name(unit);
+    if (!u) throw std::runtime_error("device roof: unit '" + unit + "' is none of simt, tensor, dram, l2");
+    r.unit = *u;
+    r.dtype = j.at("dtype").get<std::string>();
+    r.measured = j.at("measured").get<double>();
+    r.datasheet = j.value("datasheet", 0.0);
+    r.sm_clock_mhz = j.value("sm_clock_mhz", 0.0);
+    r.method = j.value("method", "");
+}
+
+void to_json(nlohmann::json &j, const DeviceRoofs &r) {
+    j = {{"schema_version", r.schema_version},
+         {"backend", r.backend},
+         {"device", r.device},
+         {"uuid", r.uuid},
+         {"driver", r.driver},
+         {"sustained_mhz", r.sustained_mhz},
+         {"max_mhz", r.max_mhz},
+         {"measure_seconds", r.measure_seconds},
+         {"roofs", r.roofs}};
+}
+
+void from_json(const nlohmann::json &j, DeviceRoofs &r) {
+    r.schema_version = j.at("schema_version").get<int>();
+    if (r.schema_version != kDeviceRoofsSchemaVersion)
+        throw std::runtime_error(fmt::format("device roofs: schema version {}, this opbench reads {}",
+                                             r.schema_version, kDeviceRoofsSchemaVersion));
+    r.backend = j.value("backend", "");
+    r.device = j.value("device", "");
+    r.uuid = j.at("uuid").get<std::string>();
+    r.driver = j.at("driver").get<std::string>();
+    r.sustained_mhz = j.at("sustained_mhz").get<double>();
+    r.max_mhz = j.value("max_mhz", 0.0);
+    r.measure_seconds = j.value("measure_seconds", 0.0);
+    r.roofs = j.at("roofs").get<std::vector<DeviceRoof>>();
+}
+
+namespace {
+// The clock as a key: whole MHz, so a reading of 1755.0 and 1755.4 is one device state.
+std::string clock_key(double mhz) { return fmt::format("{:.0f}", mhz); }
+} // namespace
+
+std::filesystem::path device_roofs_cache_path(const std::filesystem::path &dir, const std::string &uuid,
+                                              const std::string &driver, double max_mhz) {
+    const std::string key = uuid + "|" + driver + "|" + clock_key(max_mhz);
+    return dir / fmt::format("device-{:016x}.json", detail::fnv1a64(key));
+}
+
+std::optional<DeviceRoofs> load_device_roofs(const std::filesystem::path &path, const std::string &uuid,
+                                             const std::string &driver, double max_mhz) {
+    std::ifstream in(path);
+    if (!in) return std::nullopt;
+    try {
+        auto roofs = nlohmann::json::parse(in).get<DeviceRoofs>();
+        // The hash could collide and a file could be copied between machines.
+        if (roofs.uuid != uuid || roofs.driver != driver ||
+            clock_key(roofs.max_mhz) != clock_key(max_mhz))
+            return std::nullopt;
+        return roofs;
+    } catch (const std::exception &) {
+        return std::nullopt; // corrupt or another version: the caller measures again
+    }
+}
+
+void save_device_roofs(const DeviceRoofs &roofs, const std::filesystem::path &path) {
+    write_file_atomically(path.string(), nlohmann::json(roofs).dump(2) + "\n");
+}
+
+namespace {
+bool runs_on_matrix_units(std::string_view op) { return op == "matmul" || op == "attention"; }
+bool has_tensor_dtype(std::string_view dtype) {
+    return dtype == "bf16" || dtype == "f16" || dtype == "s8" || dtype == "f8e4m3";
+}
+} // namespace
+
+const DeviceRoof *roof_for_entry(const DeviceRoofs &roofs, std::string_view op, std::string_view dtype, bool tf32) {
+    if (runs_on_matrix_units(op)) {
+        if (has_tensor_dtype(dtype)) return roofs.find(RoofUnit::tensor, dtype);
+        if (dtype == "f32") return tf32 ? roofs.find(RoofUnit::tensor, "f32") : roofs.find(RoofUnit::simt, "f32");
+        return nullptr;
+    }
+    // Element-wise ops, norms, softmax, rope, quantize: bound by device memory.
+    return roofs.find(RoofUnit::dram);
+}
+
+RoofShare share_of_roof(const DeviceRoofs &roofs, std::string_view op, std::string_view dtype, bool tf32,
+                        double flops_per_second, double bytes_per_second) {
+    RoofShare s;
+    s.roof = roof_for_entry(roofs, op, dtype, tf32);
+    if (!s.roof) return s;
+    const double rate = s.roof->is_bandwidth() ? bytes_per_second : flops_per_second;
+    if (!(rate > 0)) return s;
+    s.share = rate / s.roof->measured;
+    if (s.share > 1) {
+        if (s.roof->datasheet > 0 && rate > s.roof->datasheet)
+            s.cause = fmt::format("above the {} datasheet figure: the entry's count credits work the kernel "
+                                  "skips (a causal mask's upper half) or the cache served what DRAM would",
+                                  s.roof->label());
+        else
+            s.cause = fmt::format("above the measured {} roof, below its datasheet figure: the roof's sweep "
+                                  "({}) missed this shape's better kernel or clock",
+                                  s.roof->label(), s.roof->method);
+    }
+    return s;
+}
+
+namespace {
+std::string rate_text(const DeviceRoof &r, double v) {
+    if (!(v > 0)) return "-";
+    return r.is_bandwidth() ? fmt::format("{:.0f} GB/s", v / 1e9) : fmt::format("{:.1f} T/s", v / 1e12);
+}
+} // namespace
+
+std::vector<std::string> device_roofs_lines(const DeviceRoofs &roofs) {
+    std::vector<std::string> lines;
+    lines.push_back(fmt::format("{} ({}), driver {}, sustained SM clock {:.0f} MHz", roofs.device,
+                                roofs.uuid.empty() ? "no UUID" : roofs.uuid, roofs.driver, roofs.sustained_mhz));
+    lines.push_back(fmt::format("  {:<12} {:>12} {:>12} {:>6} {:>6}  {}", "roof", "measured", "datasheet", "share",
+                                "MHz", "method"));
+    for (const auto &r : roofs.roofs) {
+        const std::string share = r.datasheet > 0 && r.measured > 0 ? fmt::format("{:.0f}%", 100 * r.measured / r.datasheet) : "-";
+        std::string line = fmt::format("  {:<12} {:>12} {:>12} {:>6} {:>6.0f}  {}", r.label(), rate_text(r, r.measured),
+                                       rate_text(r, r.datasheet), share, r.sm_clock_mhz, r.method);
+        if (line.size() > 100) {
+            line.resize(97);
+            line += "...";
+        }
+        lines.push_back(std::move(line));
+    }
+    return lines;
+}
+
+} // namespace opbench
