@@ -23,12 +23,20 @@ against it):
   - regression: every case 20% slower from the 5th newest run on.
 --sigma S sets every case's run-to-run sigma and its repetitions' spread to S
 instead (a test's known noise).
+--noise-from SET,SET,... takes each case's noise from K real sets measured one
+after another instead: its run-to-run sigma as they show it (robust standard
+deviation of the log of the run's median, scripts/run_to_run_noise.py), and
+each generated run's repetitions spread as one of theirs, drawn at random (so
+the runs' intervals differ, as real runs' do). A case without a time in
+every one of them is left without a time. The half-range of one set's
+repetitions overstates how far a run's median moves (docs/measurement.md,
+"Change points in the archive").
 Every copy records its commit as context.opbench.code_under_test, and drops
 its per-sample arrays (history reads the repetitions' medians).
 
 usage: generate_archive.py SET.json DIR N [--opbench PATH]
                            [--plant aa|steps|drift|revert|regression --truth FILE
-                            [--seed S] [--sigma S]]"""
+                            [--seed S] [--sigma S | --noise-from SET,SET,...]]"""
 import json
 import math
 import os
@@ -55,7 +63,8 @@ def main():
     truth = take_option(args, "--truth")
     seed = int(take_option(args, "--seed") or 43)
     sigma = take_option(args, "--sigma")
-    if len(args) != 3 or (plant and (plant not in PLANTS or not truth)):
+    noise_from = take_option(args, "--noise-from")
+    if len(args) != 3 or (plant and (plant not in PLANTS or not truth)) or (sigma and noise_from):
         sys.exit(__doc__)
     src, out, n = args[0], args[1], int(args[2])
     with open(src, encoding="utf-8") as f:
@@ -65,7 +74,8 @@ def main():
     ob["machine"]["id"] = ob["machine"].get("id") or "generated-machine"
     if plant:
         global copies  # pylint: disable=global-statement
-        planted = Planted(base, n, plant, random.Random(seed), float(sigma) if sigma else None)
+        measured = measured_noise(noise_from.split(",")) if noise_from else None
+        planted = Planted(base, n, plant, random.Random(seed), float(sigma) if sigma else None, measured)
         copies = planted.copies
         with open(truth, "w", encoding="utf-8") as f:
             json.dump(planted.truth(), f, indent=1)
@@ -138,21 +148,62 @@ def level(case_events, i):
     return f
 
 
+def measured_noise(paths):
+    """{case: (run-to-run sigma, [each set's repetition spread])} over real
+    sets measured one after another, from each entry's summary (its median
+    and spread, as history reads them; scripts/run_to_run_noise.py reads
+    them the same way); only cases with a time in every set."""
+    per_set = []
+    for p in paths:
+        with open(p, encoding="utf-8") as f:
+            per_set.append(entry_summaries(json.load(f)))
+    out = {}
+    for name in per_set[0]:
+        if not all(name in s for s in per_set):
+            continue
+        logs = sorted(math.log(s[name][0]) for s in per_set)
+        centre = logs[len(logs) // 2]
+        deviations = sorted(abs(x - centre) for x in logs)
+        sigma = 1.4826 * deviations[len(deviations) // 2]
+        out[name] = (max(0.001, sigma), [s[name][1] for s in per_set])
+    return out
+
+
+def entry_summaries(result_set):
+    """{case: (median, spread)} from each passed entry's summary."""
+    out = {}
+    for b in result_set["benchmarks"]:
+        summary = b.get("summary")
+        if b.get("status", "passed") != "passed" or not isinstance(summary, dict):
+            continue
+        median, spread = summary.get("median_seconds"), summary.get("spread")
+        if isinstance(median, (int, float)) and median > 0 and isinstance(spread, (int, float)):
+            out.setdefault(b.get("run_name", b.get("name")), (median, spread))
+    return out
+
+
 class Planted:
     """Copies whose cases carry noise and planted changes."""
 
-    def __init__(self, base, n, kind, rng, sigma=None):
+    def __init__(self, base, n, kind, rng, sigma=None, measured=None):
         self.base, self.n, self.rng = without_samples(base), n, rng
         self.cases = []
         for name, medians in repetition_medians(base).items():
-            if not medians:  # no time in the set: history leaves the case out
+            if not medians or (measured is not None and name not in measured):
+                # no time (in the set, or in one of --noise-from's): history leaves the case out
                 self.cases.append({"run_name": name, "sigma": None, "events": []})
                 continue
             mid = sorted(medians)[len(medians) // 2]
             spread = (max(medians) - min(medians)) / 2 / mid if len(medians) > 1 else 0.01
             if sigma is not None:
                 set_spread(self.base, name, mid, spread, sigma)
-            self.cases.append({"run_name": name, "sigma": sigma or min(0.05, max(0.001, spread)),
+            case_sigma = sigma or min(0.05, max(0.001, spread))
+            spreads = None
+            if measured is not None:
+                case_sigma, spreads = measured[name]
+                # as factors of the base's spread; at most 0.9 / its spread, so no median goes below 0
+                spreads = [min(t / spread, 0.9 / spread) if spread > 0 else 1.0 for t in spreads]
+            self.cases.append({"run_name": name, "sigma": case_sigma, "spread_factors": spreads,
                                "events": events(kind, n, rng)})
 
     def truth(self):
@@ -162,6 +213,7 @@ class Planted:
             for i, c in enumerate(self.cases)]}
 
     def factors(self, i):
+        """{case: (time factor, repetition spread factor)} of run i."""
         out = {}
         for c in self.cases:
             if c["sigma"] is None:
@@ -169,7 +221,7 @@ class Planted:
             f = level(c["events"], i) * math.exp(self.rng.gauss(0, c["sigma"]))
             if self.rng.random() < EPISODE_RATE:
                 f *= self.rng.uniform(*EPISODE_SLOWDOWN)
-            out[c["run_name"]] = f
+            out[c["run_name"]] = (f, self.rng.choice(c["spread_factors"]) if c.get("spread_factors") else 1.0)
         return out
 
     def copies(self, base, n):
@@ -208,13 +260,18 @@ def without_samples(result_set):
 
 
 def scaled_cases(result_set, factors):
-    """The set with each case's repetition times scaled by its factor."""
+    """The set with each case's repetition times scaled by its factor, and
+    their medians' spread about the case's median by its spread factor."""
     copy = json.loads(json.dumps(result_set))
+    mids = {name: sorted(m)[len(m) // 2] for name, m in repetition_medians(copy).items() if m}
     for b in copy["benchmarks"]:
-        f = factors.get(b.get("run_name", b.get("name")))
+        name = b.get("run_name", b.get("name"))
+        f, k = factors.get(name, (None, 1.0))
         st = b.get("stats")
         if f is None or not isinstance(st, dict):
             continue
+        if k != 1.0 and isinstance(st.get("median"), (int, float)) and name in mids:
+            st["median"] = mids[name] + (st["median"] - mids[name]) * k
         for key in ("min", "mean", "median", "p90", "p99", "max", "stddev"):
             if isinstance(st.get(key), (int, float)):
                 st[key] *= f

@@ -512,7 +512,8 @@ int ReaderCommands::Options::run_history() {
 int ReaderCommands::Options::run_history_changes(const HistoryOptions &ho) {
     ChangePointOptions co;
     co.penalty = history_penalty;
-    const ChangeHistory h = change_history(archive_series(history_dir, ho), co);
+    ChangeHistory h = change_history(archive_series(history_dir, ho), co);
+    h.confirmations = read_change_confirmations(history_dir);
     const int rc = emit(change_history_document(h, co), history_format, history_output, "history");
     if (rc != 0 || history_fail_newest == 0) return rc;
     const std::vector<std::string> found = newest_regressions(h, history_fail_newest);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <stdexcept>
 
 namespace opbench {
 
@@ -31,8 +32,17 @@ nlohmann::json run_json(const std::vector<ArchiveEntry> &runs, std::size_t i) {
     return {{"run", i}, {"commit", run_commit(runs[i])}, {"timestamp", runs[i].timestamp}};
 }
 
-nlohmann::json change_json(const std::vector<ArchiveEntry> &runs, const ChangePoint &c) {
-    return {{"last_before", run_json(runs, c.before)},
+nlohmann::json confirmed_json(const std::optional<Confirmation> &c) {
+    if (!c) return nullptr;
+    const auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
+    return {{"verdict", c->verdict}, {"ratio", num(c->ratio)}, {"ratio_ci95", {num(c->ratio_low), num(c->ratio_high)}},
+            {"set", c->set}};
+}
+
+nlohmann::json change_json(const std::vector<ArchiveEntry> &runs, const ChangePoint &c,
+                           const std::optional<Confirmation> &confirmed) {
+    return {{"confirmed", confirmed_json(confirmed)},
+            {"last_before", run_json(runs, c.before)},
             {"first_after", run_json(runs, c.after)},
             {"ratio", c.ratio},
             {"ratio_ci95", {c.ratio_low, c.ratio_high}},
@@ -100,10 +110,16 @@ ChangeHistory change_history(HistorySeries series, const ChangePointOptions &opt
     return h;
 }
 
-Document change_history_document(const ChangeHistory &h, const ChangePointOptions &o) {
+Document change_history_document(const ChangeHistory &h, const ChangePointOptions &o,
+                                 const std::vector<std::string> &shown_names) {
+    if (!shown_names.empty() && shown_names.size() != h.cases.size())
+        throw std::invalid_argument(fmt::format("change_history_document: {} shown names for {} cases",
+                                                shown_names.size(), h.cases.size()));
     std::vector<std::string> labels;
     for (const auto &c : h.cases) labels.push_back(c.label.substr(0, c.label.rfind(" [")));
-    const SharedSegments names = split_shared_segments(labels);
+    SharedSegments names;
+    if (shown_names.empty()) names = split_shared_segments(labels);
+    else names.rows = shown_names;
     std::size_t found = 0;
     for (const auto &c : h.cases) found += c.changes.size();
     Table t = change_table(h, o, found);
@@ -122,7 +138,17 @@ Document change_history_document(const ChangeHistory &h, const ChangePointOption
         const std::string &label = cc.label;
         add_rows(t, records, names.rows[i] + label.substr(label.rfind(" [")), cc, h.series.runs);
         nlohmann::json cj = {{"case", label}, {"usable_runs", cc.usable_runs}, {"changes", nlohmann::json::array()}};
-        for (const ChangePoint &c : cc.changes) cj["changes"].push_back(change_json(h.series.runs, c));
+        for (const ChangePoint &c : cc.changes) {
+            const auto confirmed = confirmation_of(h.confirmations, label, run_commit(h.series.runs[c.before]),
+                                                   run_commit(h.series.runs[c.after]));
+            cj["changes"].push_back(change_json(h.series.runs, c, confirmed));
+            if (confirmed)
+                t.notes.push_back(fmt::format("confirmed by opbench ab: {} {}..{}: {} x{:.3f} ({:.3f}-{:.3f}), {}",
+                                              label, short_commit(h.series.runs[c.before]),
+                                              short_commit(h.series.runs[c.after]), confirmed->verdict,
+                                              confirmed->ratio, confirmed->ratio_low, confirmed->ratio_high,
+                                              confirmed->set));
+        }
         data["cases"].push_back(std::move(cj));
     }
     add_legend(t, names);

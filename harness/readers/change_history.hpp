@@ -5,6 +5,7 @@
 #pragma once
 
 #include "readers/archive.hpp"
+#include "readers/change_confirmations.hpp"
 #include "readers/change_points.hpp"
 
 #include <string>
@@ -22,6 +23,9 @@ struct CaseChanges {
 struct ChangeHistory {
     HistorySeries series;
     std::vector<CaseChanges> cases; // every case of the series, in its order
+    // The archive's confirmations (read_change_confirmations); each change
+    // that one confirms shows its verdict.
+    std::vector<Confirmation> confirmations;
 };
 
 // Runs find_change_points() on every case. Throws ArchiveError when the
@@ -31,8 +35,13 @@ struct ChangeHistory {
 
 // The console / Markdown table (one row per change), the JSON data
 // (`changes` per case with commits, runs, ratio and interval, `undone_by`)
-// and the CSV records (one row per change).
-[[nodiscard]] Document change_history_document(const ChangeHistory &h, const ChangePointOptions &options);
+// and the CSV records (one row per change). The table names each case by
+// its label less the segments every case shares (said once in the title);
+// `shown_names` (one per case, without the backend), where given, names
+// them instead: the report passes its charts' titles, so a row and the
+// chart it marks read the same.
+[[nodiscard]] Document change_history_document(const ChangeHistory &h, const ChangePointOptions &options,
+                                               const std::vector<std::string> &shown_names = {});
 
 // Regressions among the newest `newest` runs: changes to slower (the
 // interval above 1) not undone, whose first run after is one of the last

@@ -1,10 +1,13 @@
 // Change points of one case's series of archived runs (issue 43): a
-// penalised piecewise-constant fit of the runs' log medians (PELT), each run
-// weighted by its own interval. A run's variance is its within-run part (its
-// repetitions' spread over the square root of their count) plus the
-// between-run variance of the series, estimated robustly from successive
-// differences, so a noisy run counts less and a quiet series is not fitted
-// to its runs' own noise; the variances are then scaled together to the
+// penalised piecewise-constant fit of the runs' log medians (PELT), a run
+// weighted by its own interval where its spread marks it disturbed (over 2x
+// the series' median), as a typical run otherwise (a run's spread says
+// little about how far its median moved: docs/measurement.md). A run's
+// variance is that within-run part (spread over the square root of the
+// repetitions) plus the between-run variance of the series, estimated
+// robustly from successive differences, so a disturbed run counts less and
+// a quiet series is not fitted to its runs' own noise; the variances are
+// then scaled together to the
 // scatter of the series' successive differences (a loaded machine's
 // repetitions can spread far more than its runs' medians move). Runs without a time (starved, failed, absent) are
 // left out by the caller (`usable` false).

@@ -380,6 +380,16 @@ std::string history_points(const nlohmann::json &m, const nlohmann::json &runs, 
 }
 } // namespace
 
+std::vector<std::string> history_chart_titles(const nlohmann::json &cases) {
+    // "label [backend]": the backend goes right, so a cut label never hides it.
+    std::vector<std::string> labels;
+    for (const auto &c : cases) {
+        const std::string name = c.value("case", std::string());
+        labels.push_back(name.substr(0, std::min(name.size(), name.rfind(" ["))));
+    }
+    return clip_unique(labels, 34);
+}
+
 std::string history_small_multiples_html(const nlohmann::json &runs, const nlohmann::json &cases) {
     // The first and last runs' dates under each chart; their times too when
     // the runs are of one day.
@@ -394,13 +404,7 @@ std::string history_small_multiples_html(const nlohmann::json &runs, const nlohm
     };
     std::string h = filter_box("#history-all > svg", "cases");
     h += "<div class=\"multiples\" id=\"history-all\">\n";
-    // "label [backend]": the backend goes right, so a cut label never hides it.
-    std::vector<std::string> labels;
-    for (const auto &c : cases) {
-        const std::string name = c.value("case", std::string());
-        labels.push_back(name.substr(0, std::min(name.size(), name.rfind(" ["))));
-    }
-    const std::vector<std::string> shown_labels = clip_unique(labels, 34);
+    const std::vector<std::string> shown_labels = history_chart_titles(cases);
     std::size_t index = 0;
     for (const auto &c : cases) {
         const std::string &shown_label = shown_labels[index++];

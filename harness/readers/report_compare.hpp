@@ -29,6 +29,10 @@ namespace opbench {
 // with `changes` (history --changes' JSON of the case) has each change
 // marked by a dashed line between its runs (line.change, issue 43).
 [[nodiscard]] std::string history_small_multiples_html(const nlohmann::json &runs, const nlohmann::json &cases);
+// The title each history chart shows for `cases` (history's JSON cases):
+// the case's label without its backend, cut to fit (unique); the change
+// table names its rows by them too.
+[[nodiscard]] std::vector<std::string> history_chart_titles(const nlohmann::json &cases);
 
 // The page's one script: click a header of a table.sortable to sort by it
 // (numbers by their data-v), type in an input.filter to keep the rows of its

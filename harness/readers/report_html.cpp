@@ -324,8 +324,17 @@ std::string add_history_changes(const std::string &dir, const HistoryOptions &ho
     if (series.runs.size() < 2 * co.min_runs)
         return fmt::format("<p class=\"note\">Change points: {} runs, fewer than the {} they need.</p>\n",
                            series.runs.size(), 2 * co.min_runs);
-    const ChangeHistory ch = change_history(std::move(series), co);
-    const Document doc = change_history_document(ch, co);
+    ChangeHistory ch = change_history(std::move(series), co);
+    ch.confirmations = read_change_confirmations(dir);
+    // Each row named as the chart it marks is titled.
+    const std::vector<std::string> titles = history_chart_titles(cases);
+    std::map<std::string, std::string> title_of;
+    for (std::size_t i = 0; i < cases.size() && i < titles.size(); ++i)
+        title_of[cases[i].value("case", "")] = titles[i];
+    std::vector<std::string> shown;
+    for (const CaseChanges &c : ch.cases)
+        shown.push_back(title_of.count(c.label) ? title_of[c.label] : c.label.substr(0, c.label.rfind(" [")));
+    const Document doc = change_history_document(ch, co, shown);
     for (std::size_t i = 0; i < cases.size() && i < doc.data["cases"].size(); ++i)
         if (cases[i].value("case", "") == doc.data["cases"][i].value("case", ""))
             cases[i]["changes"] = doc.data["cases"][i]["changes"];

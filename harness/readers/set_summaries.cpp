@@ -102,30 +102,35 @@ template <class T> T integer_at(const nlohmann::json &a, std::size_t i, const ch
 }
 
 // The cases back from entry_columns(); throws nlohmann's exceptions or
-// std::invalid_argument for columns of the wrong type or length.
-std::vector<CaseRecord> cases_from_columns(const nlohmann::json &cols, std::size_t fields) {
+// std::invalid_argument for columns of the wrong type or length. The texts
+// and objects are moved out of `cols`: copying each run's params, settings
+// and roofline maps and then freeing the document's was a fifth of reading
+// 1,000 runs' summaries (docs/measurement.md, "Change points in the archive").
+std::vector<CaseRecord> cases_from_columns(nlohmann::json &cols, std::size_t fields) {
     const std::size_t n = cols.at("name").size();
-    const auto column = [&](const char *k, std::size_t per_entry) -> const nlohmann::json & {
-        const nlohmann::json &c = cols.at(k);
+    const auto column = [&](const char *k, std::size_t per_entry) -> nlohmann::json & {
+        nlohmann::json &c = cols.at(k);
         if (!c.is_array() || (per_entry > 0 && c.size() != n * per_entry))
             throw std::invalid_argument(fmt::format("entries.{}: expected an array of {} x {} values", k, n, per_entry));
         return c;
     };
     const nlohmann::json &counts = column("repetition_counts", 1), &reps = column("repetitions", 0),
                          &conditions = column("conditions", kConditionFields);
+    // A string element's text, moved (type_error where it is not a string).
+    const auto text_of = [](nlohmann::json &v) { return std::move(v.get_ref<std::string &>()); };
     std::vector<CaseRecord> cases(n);
     std::size_t rep = 0;
     for (std::size_t i = 0; i < n; ++i) {
         CaseRecord &c = cases[i];
         std::string *text[] = {&c.name, &c.op, &c.backend, &c.dtype, &c.variant, &c.case_name, &c.status, &c.reason};
         for (std::size_t k = 0; k < std::size(kTextColumns); ++k)
-            *text[k] = column(kTextColumns[k], 1)[i].get<std::string>();
-        c.params = column("params", 1)[i];
-        c.settings = column("settings", 1)[i];
+            *text[k] = text_of(column(kTextColumns[k], 1)[i]);
+        c.params = std::move(column("params", 1)[i]);
+        c.settings = std::move(column("settings", 1)[i]);
         c.reference = column("reference", 1)[i].get<bool>();
         c.flops = column("flops", 1)[i].get<double>();
         c.bytes = column("bytes", 1)[i].get<double>();
-        c.roofline = column("roofline", 1)[i];
+        c.roofline = std::move(column("roofline", 1)[i]);
         const std::size_t at = i * kConditionFields;
         c.conditions = {conditions[at].get<double>(), integer_at<int>(conditions, at + 1, "conditions"),
                         integer_at<int>(conditions, at + 2, "conditions"), number_at(conditions, at + 3, NAN)};
@@ -174,26 +179,6 @@ std::string set_summaries_bytes(const ResultSet &set) {
 }
 
 namespace {
-// nlohmann's CBOR reader recurses once per nesting level (a file nested
-// 200,000 deep overflowed the stack): this DOM builder stops it at the bound.
-class BoundedCborDom : public nlohmann::detail::json_sax_dom_parser<nlohmann::json> {
-    using Base = nlohmann::detail::json_sax_dom_parser<nlohmann::json>;
-    std::size_t depth_ = 0;
-
-public:
-    explicit BoundedCborDom(nlohmann::json &j) : Base(j, true) {}
-    bool start_object(std::size_t n) { return ++depth_ <= kMaxReaderNesting && Base::start_object(n); }
-    bool start_array(std::size_t n) { return ++depth_ <= kMaxReaderNesting && Base::start_array(n); }
-    bool end_object() { return --depth_, Base::end_object(); }
-    bool end_array() { return --depth_, Base::end_array(); }
-};
-
-// False where the CBOR nests too deep; throws nlohmann's error where it is not CBOR.
-bool parse_bounded_cbor(const std::string &bytes, nlohmann::json &j) {
-    BoundedCborDom dom(j);
-    return nlohmann::json::sax_parse(bytes, &dom, nlohmann::json::input_format_t::cbor);
-}
-
 // Whether `s` is well-formed UTF-8 (Unicode 15, table 3-7: no overlong
 // form, no surrogate, nothing past U+10FFFF), as nlohmann's dump() checks.
 bool is_utf8(const std::string &s) {
@@ -213,20 +198,49 @@ bool is_utf8(const std::string &s) {
     return true;
 }
 
-// Every string and key of `j` well-formed UTF-8: what dump() would find,
-// without writing the document (dumping every run's summaries only to
-// check them was a sixth of `history --last 1000`'s CPU time).
-bool strings_are_utf8(const nlohmann::json &j) {
-    if (j.is_string()) return is_utf8(j.get_ref<const std::string &>());
-    if (j.is_object()) {
-        for (auto it = j.begin(); it != j.end(); ++it)
-            if (!is_utf8(it.key()) || !strings_are_utf8(it.value())) return false;
-        return true;
+// The DOM builder for the summaries' CBOR, with two checks nlohmann's lacks.
+// Its reader recurses once per nesting level (a file nested 200,000 deep
+// overflowed the stack): this one stops at the bound. And CBOR's text
+// strings are not checked as UTF-8 when read, as JSON text's are: one bad
+// byte would throw later, wherever the string is written (found by
+// tests/fuzz/fuzz_summaries.cpp); each string and key is checked here as it
+// is read (walking the finished document for them was a fifth of reading
+// 1,000 runs' summaries).
+class CheckedCborDom : public nlohmann::detail::json_sax_dom_parser<nlohmann::json> {
+    using Base = nlohmann::detail::json_sax_dom_parser<nlohmann::json>;
+    std::size_t depth_ = 0;
+
+public:
+    enum class Refused { none, too_deep, not_utf8 };
+    Refused refused = Refused::none;
+
+    explicit CheckedCborDom(nlohmann::json &j) : Base(j, true) {}
+    bool start_object(std::size_t n) { return deep_enough() && Base::start_object(n); }
+    bool start_array(std::size_t n) { return deep_enough() && Base::start_array(n); }
+    bool end_object() { return --depth_, Base::end_object(); }
+    bool end_array() { return --depth_, Base::end_array(); }
+    bool string(std::string &s) { return utf8(s) && Base::string(s); }
+    bool key(std::string &s) { return utf8(s) && Base::key(s); }
+
+private:
+    bool deep_enough() {
+        if (++depth_ <= kMaxReaderNesting) return true;
+        refused = Refused::too_deep;
+        return false;
     }
-    if (j.is_array())
-        for (const auto &v : j)
-            if (!strings_are_utf8(v)) return false;
-    return true;
+    bool utf8(const std::string &s) {
+        if (is_utf8(s)) return true;
+        refused = Refused::not_utf8;
+        return false;
+    }
+};
+
+// What the parse refused (none: `j` holds the document); throws nlohmann's
+// error where the bytes are not CBOR.
+CheckedCborDom::Refused parse_checked_cbor(const std::string &bytes, nlohmann::json &j) {
+    CheckedCborDom dom(j);
+    const bool parsed = nlohmann::json::sax_parse(bytes, &dom, nlohmann::json::input_format_t::cbor);
+    return parsed || dom.refused != CheckedCborDom::Refused::none ? dom.refused : CheckedCborDom::Refused::too_deep;
 }
 } // namespace
 
@@ -246,28 +260,26 @@ ResultSet read_set_summaries(const std::string &summaries_path, const std::strin
 ResultSet set_from_summaries_bytes(const std::string &bytes, const std::string &summaries_path,
                                    const std::string &set_path) {
     nlohmann::json j;
+    CheckedCborDom::Refused refused{};
     try {
-        if (!parse_bounded_cbor(bytes, j))
-            throw ResultSetError(fmt::format("{}: not the entry summaries of an archived set (nested deeper than {} "
-                                             "arrays and maps); results/README.md, \"Archive\"",
-                                             summaries_path, kMaxReaderNesting));
+        refused = parse_checked_cbor(bytes, j);
     } catch (const nlohmann::json::exception &e) {
         throw ResultSetError(fmt::format("{}: not the entry summaries of an archived set (not CBOR: {}); "
                                          "results/README.md, \"Archive\"",
                                          summaries_path, e.what()));
     }
-    // CBOR's text strings are not checked as UTF-8 when read, as JSON text's
-    // are: one bad byte would throw later, wherever the string is written
-    // (found by tests/fuzz/fuzz_summaries.cpp).
-    if (!strings_are_utf8(j)) {
+    if (refused == CheckedCborDom::Refused::too_deep)
+        throw ResultSetError(fmt::format("{}: not the entry summaries of an archived set (nested deeper than {} "
+                                         "arrays and maps); results/README.md, \"Archive\"",
+                                         summaries_path, kMaxReaderNesting));
+    if (refused == CheckedCborDom::Refused::not_utf8)
         throw ResultSetError(fmt::format("{}: not the entry summaries of an archived set (a string is not UTF-8); "
                                          "results/README.md, \"Archive\"",
                                          summaries_path));
-    }
-    return set_from_summaries(j, summaries_path, set_path);
+    return set_from_summaries(std::move(j), summaries_path, set_path);
 }
 
-ResultSet set_from_summaries(const nlohmann::json &j, const std::string &summaries_path,
+ResultSet set_from_summaries(nlohmann::json j, const std::string &summaries_path,
                              const std::string &set_path) {
     const auto refuse = [&](const std::string &why) {
         return ResultSetError(fmt::format("{}: not the entry summaries of an archived set ({}); results/README.md, "
@@ -280,7 +292,7 @@ ResultSet set_from_summaries(const nlohmann::json &j, const std::string &summari
     ResultSet set;
     set.path = set_path;
     try {
-        set.context = j.at("context");
+        set.context = std::move(j.at("context"));
         set.cases = cases_from_columns(j.at("entries"), version == 1 ? kRepetitionFieldsV1 : kRepetitionFields);
     } catch (const std::exception &e) { // nlohmann's type errors, a column's length
         throw refuse(e.what());

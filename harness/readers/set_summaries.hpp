@@ -38,8 +38,9 @@ inline constexpr int kSetSummariesVersion = 2;
 // context (the identity part only) and cases with repetitions but no
 // samples. `set_path` becomes the set's path (its short name in tables);
 // `summaries_path` names the file in errors. Throws ResultSetError for
-// malformed input or another version.
-[[nodiscard]] ResultSet set_from_summaries(const nlohmann::json &summaries, const std::string &summaries_path,
+// malformed input or another version. Takes the document by value: its
+// texts and objects move into the set (pass an rvalue to spare a copy).
+[[nodiscard]] ResultSet set_from_summaries(nlohmann::json summaries, const std::string &summaries_path,
                                            const std::string &set_path);
 [[nodiscard]] ResultSet read_set_summaries(const std::string &summaries_path, const std::string &set_path);
 // The same from the file's bytes (CBOR, nesting bounded).

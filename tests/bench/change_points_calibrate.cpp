@@ -6,6 +6,8 @@
 //   - planted steps of 2, 5 and 10%: the share found at the right run +-1;
 //   - slow drifts and steps that revert.
 //   build/tests/bench/change_points_calibrate [--trials N] [--penalties 10,20,40]
+//   build/tests/bench/change_points_calibrate --penalties 25 --by-sigma 0.005,0.01,0.02,0.03,0.05
+// (the second: 5% and 10% steps found against a fixed run-to-run sigma)
 // A benchmark, not a test: it prints a table (docs/measurement.md, "Change
 // points in the archive").
 #include "readers/change_points.hpp"
@@ -29,10 +31,14 @@ struct Noise {
     std::size_t repetitions = 3;
 };
 
+// Every case's run-to-run sigma: fixed (--by-sigma), else log-uniform over
+// 0.3% .. 3%.
+double g_fixed_sigma = 0;
+
 Noise draw_noise(std::mt19937_64 &rng) {
     std::uniform_real_distribution<double> u(0, 1);
     Noise n;
-    n.sigma = 0.003 * std::pow(10.0, u(rng)); // 0.3% .. 3%, log-uniform
+    n.sigma = g_fixed_sigma > 0 ? g_fixed_sigma : 0.003 * std::pow(10.0, u(rng)); // 0.3% .. 3%, log-uniform
     n.spread = n.sigma * (0.5 + u(rng));      // what the run's repetitions show of it
     return n;
 }
@@ -55,7 +61,7 @@ std::vector<SeriesPoint> simulate(std::mt19937_64 &rng, const Noise &n, std::siz
 }
 
 struct Tally {
-    std::size_t found = 0, trials = 0, extra = 0;
+    std::size_t found = 0, trials = 0, extra = 0, near = 0; // near: a change within 5 runs of the step
 };
 
 // A step of `size` at a random run; found: a change whose first run after
@@ -68,13 +74,15 @@ Tally steps(std::mt19937_64 &rng, double size, double penalty, std::size_t trial
         const double d = std::log(1 + size) * (k % 2 ? 1 : -1);
         const auto s = simulate(rng, draw_noise(rng), 200, [&](std::size_t i) { return i >= step ? d : 0.0; });
         const auto changes = opbench::find_change_points(s, {penalty});
-        bool hit = false;
+        bool hit = false, near = false;
         for (const auto &c : changes) {
             const bool here = c.after + 1 >= step && c.after <= step + 1;
             hit = hit || here;
+            near = near || (c.after + 5 >= step && c.after <= step + 5);
             t.extra += here ? 0 : 1;
         }
         t.found += hit;
+        t.near += near;
         ++t.trials;
     }
     return t;
@@ -120,6 +128,26 @@ std::pair<double, double> drifts_and_reverts(std::mt19937_64 &rng, double penalt
             100.0 * static_cast<double>(revert_found) / static_cast<double>(trials)};
 }
 
+// --by-sigma: for each run-to-run sigma, the share of 5% and 10% steps
+// found at the right run +-1 and within 5 runs, and A/A's false changes:
+// where a noise level makes a step's commit unnameable.
+void by_sigma(const std::vector<double> &sigmas, double penalty, std::size_t trials) {
+    std::printf("penalty %.0f\n%8s %10s %8s %8s %8s %8s\n", penalty, "sigma", "A/A /1000", "5% +-1", "5% +-5",
+                "10% +-1", "10% +-5");
+    for (double sigma : sigmas) {
+        g_fixed_sigma = sigma;
+        std::mt19937_64 rng(43);
+        const double aa = false_per_1000(rng, penalty, trials / 10 + 1, 1000);
+        const Tally s5 = steps(rng, 0.05, penalty, trials), s10 = steps(rng, 0.10, penalty, trials);
+        const auto pct = [](std::size_t k, const Tally &t) {
+            return 100.0 * static_cast<double>(k) / static_cast<double>(t.trials);
+        };
+        std::printf("%7.1f%% %10.3f %7.1f%% %7.1f%% %7.1f%% %7.1f%%\n", 100 * sigma, aa, pct(s5.found, s5),
+                    pct(s5.near, s5), pct(s10.found, s10), pct(s10.near, s10));
+    }
+    g_fixed_sigma = 0;
+}
+
 std::vector<double> parse_list(const std::string &text) {
     std::vector<double> out;
     std::stringstream in(text);
@@ -131,15 +159,21 @@ std::vector<double> parse_list(const std::string &text) {
 
 int main(int argc, char **argv) {
     std::size_t trials = 1000;
-    std::vector<double> penalties{10, 15, 20, 25, 30, 40, 50, 60};
+    std::vector<double> penalties{10, 15, 20, 25, 30, 40, 50, 60}, sigmas;
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string a = argv[i];
         if (a == "--trials") trials = std::stoul(argv[i + 1]);
         else if (a == "--penalties") penalties = parse_list(argv[i + 1]);
+        else if (a == "--by-sigma") sigmas = parse_list(argv[i + 1]);
         else {
-            std::fprintf(stderr, "usage: %s [--trials N] [--penalties 10,20,40]\n", argv[0]);
+            std::fprintf(stderr, "usage: %s [--trials N] [--penalties 10,20,40] [--by-sigma 0.01,0.03,0.05]\n",
+                         argv[0]);
             return 2;
         }
+    }
+    if (!sigmas.empty()) { // at the first penalty given (the default's, with --penalties 25)
+        by_sigma(sigmas, penalties.front(), trials);
+        return 0;
     }
     std::printf("%8s %10s %8s %8s %8s %8s %8s %8s\n", "penalty", "A/A /1000", "2%", "5%", "10%", "extra/st",
                 "drift", "revert");

@@ -78,6 +78,17 @@ PY
 "$opbench" report "$work/reg/$(newest "$work/reg")" --history "$work/reg" -o "$work/reg.html" > /dev/null
 [ "$(grep -c '<line class="change"' "$work/reg.html")" -eq 4 ] && grep -q "Change points of suite &#39;ci-gate&#39;" "$work/reg.html" ||
   fail "the report's history page does not mark the 4 changes"
+# Each row of its change table names its case as the case's chart is titled.
+python3 - "$work/reg.html" <<'PY' || fail "the change table's case names are not the charts' titles"
+import html, re, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+titles = sorted(html.unescape(t) for t in re.findall(
+    r'<svg class="chart small" data-chart="history".*?<text x="4" y="16" font-weight="bold">(.*?)</text>', page, re.S))
+table = re.search(r'<div class="changes">(.*?)</div>', page, re.S).group(1)
+rows = [html.unescape(re.sub("<[^>]*>", "", r)) for r in re.findall(r"<tr[^>]*>\s*<td[^>]*>(.*?)</td>", table, re.S)]
+names = [r[:r.rfind(" [")] for r in rows]
+assert len(titles) == 4 and sorted(names) == titles, (titles, names)
+PY
 
 echo "== 4: too few runs, a missing set"
 python3 "$src/scripts/generate_archive.py" "$work/base.json" "$work/young" 4 --opbench "$opbench" \
