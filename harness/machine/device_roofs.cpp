@@ -2,10 +2,13 @@
 
 #include "files/atomic_file.hpp"
 
+#include "opbench/ops.hpp"
+
 #include <fmt/format.h>
 
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <stdexcept>
 
 namespace opbench {
@@ -120,7 +123,10 @@ void save_device_roofs(const DeviceRoofs &roofs, const std::filesystem::path &pa
 }
 
 namespace {
-bool runs_on_matrix_units(std::string_view op) { return op == "matmul" || op == "attention"; }
+bool runs_on_matrix_units(std::string_view op) {
+    const std::optional<int> kind = op_from_name(op);
+    return kind && opbench::runs_on_matrix_units(*kind);
+}
 bool has_tensor_dtype(std::string_view dtype) {
     return dtype == "bf16" || dtype == "f16" || dtype == "s8" || dtype == "f8e4m3";
 }
@@ -132,7 +138,7 @@ const DeviceRoof *roof_for_entry(const DeviceRoofs &roofs, std::string_view op, 
         if (dtype == "f32") return tf32 ? roofs.find(RoofUnit::tensor, "f32") : roofs.find(RoofUnit::simt, "f32");
         return nullptr;
     }
-    // Element-wise ops, norms, softmax, rope, quantize: bound by device memory.
+    // Every other op (element-wise, normalising, position encoding, quantising): bound by device memory.
     return roofs.find(RoofUnit::dram);
 }
 

@@ -77,8 +77,9 @@ void save_device_roofs(const DeviceRoofs &roofs, const std::filesystem::path &pa
 // --- which roof judges an entry ---------------------------------------------------------
 
 // The roof an entry of `op` in `dtype` ran against: tensor cores of the
-// dtype for bf16 / f16 / s8 / f8e4m3 matmul and attention, tensor tf32 for
-// f32 matmul / attention when `tf32` (the backend let tensor cores take f32),
+// dtype for bf16 / f16 / s8 / f8e4m3 ops on matrix units (the op table's
+// runs_on_matrix_units), tensor tf32 for f32 ones when `tf32` (the backend
+// let tensor cores take f32),
 // SIMT f32 for other f32 compute, DRAM bandwidth for every other op (the
 // memory-bound ones: their rate is bytes per second). nullptr when the device
 // has no such roof measured.

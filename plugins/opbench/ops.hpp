@@ -934,6 +934,11 @@ static_assert(
 
 // The row of `op`, or nullptr for an op this SDK does not know.
 inline const OpInfo *op_info(int op) { return (op >= 0 && op < OPB_OP_COUNT) ? &kOps[op] : nullptr; }
+// Whether the op's work is products of matrices, the work a device's matrix
+// units (tensor cores, AMX) take: what a device roof is chosen by
+// (harness/machine/device_roofs.cpp), the rest being bound by memory.
+inline bool runs_on_matrix_units(int op) { return op == OPB_OP_MATMUL || op == OPB_OP_ATTENTION; }
+
 // The row's parameter `key`, or nullptr.
 inline const ParamInfo *param_info(const OpInfo &row, std::string_view key) {
     for (const auto &p : row.params)
