@@ -7,7 +7,8 @@
 # usage: scripts/gpu-bundle.sh [BUILDDIR] TARBALL
 #   BUILDDIR  a build set up with -Dcuda=enabled and compiled with
 #             `meson compile -C BUILDDIR runnable cuda_planning_test
-#             cuda_rope_quant_test cuda_plugin_load_test cuda_gpu_test`
+#             cuda_rope_quant_test cuda_roof_plan_test cuda_plugin_load_test
+#             cuda_gpu_test`
 #             (default build-gpu)
 #   TARBALL   the .tar.xz to write
 #
@@ -41,7 +42,7 @@ python3 -c 'import json,sys; o={x["name"]:x["value"] for x in json.load(open(sys
 
 # What runs on the device: opbench, every plugin, the cuda tests.
 binaries=("$builddir/harness/opbench")
-for t in cuda_planning_test cuda_rope_quant_test cuda_plugin_load_test cuda_gpu_test; do binaries+=("$builddir/tests/backends/cuda/$t"); done
+for t in cuda_planning_test cuda_rope_quant_test cuda_roof_plan_test cuda_plugin_load_test cuda_gpu_test; do binaries+=("$builddir/tests/backends/cuda/$t"); done
 while IFS= read -r so; do binaries+=("$so"); done < <(find "$builddir/backends" -name 'opbench-backend-*.so' | sort)
 for b in "${binaries[@]}"; do
   [ -x "$b" ] || [ -f "$b" ] || { echo "gpu-bundle: $b is missing: compile runnable and the cuda tests first" >&2; exit 2; }

@@ -88,9 +88,9 @@ echo "gpu-check rc=$rc at $((SECONDS - t0)) s" | tee -a "$outd/gpu-check.log"
 if ! grep -q '^Ok:' "$gc/logs/cuda-tests.log" 2>/dev/null; then
   mkdir -p "$gc/logs"
   plugin=$root/build-gpu/backends/cuda/opbench-backend-cuda.so
-  for t in cuda_planning_test cuda_rope_quant_test cuda_plugin_load_test cuda_gpu_test; do
+  for t in cuda_planning_test cuda_rope_quant_test cuda_roof_plan_test cuda_plugin_load_test cuda_gpu_test; do
     args=()
-    case $t in cuda_planning_test | cuda_rope_quant_test) ;; *) args=("$plugin") ;; esac # host-only tests take no plugin
+    case $t in cuda_planning_test | cuda_rope_quant_test | cuda_roof_plan_test) ;; *) args=("$plugin") ;; esac # host-only tests take no plugin
     timeout 300 build-gpu/tests/backends/cuda/$t "${args[@]}" > "$gc/logs/direct-$t.log" 2>&1
     echo "meson test did not run: direct $t rc=$? (logs/direct-$t.log)" | tee -a "$outd/gpu-check.log"
   done
