@@ -23,6 +23,30 @@ public:
     RunQueueReading run_queue() override { return read_run_queue(); }
 };
 
+// Whether the repetition's threads waited for a CPU (starvation.hpp): the
+// machine, not the op, was measured.
+void record_starvation(RepetitionRecord &rec, const RunQueueFigures &queue, double sampling_wall) {
+    std::vector<double> whole_samples;
+    for (double s : rec.sample_times) whole_samples.push_back(s * rec.calls_per_sample);
+    const StarvationVerdict starvation = judge_starvation(queue, whole_samples, sampling_wall);
+    rec.run_queue_wait_seconds = std::isfinite(queue.wait_s) ? queue.wait_s : -1;
+    rec.run_queue_waits = queue.waits;
+    rec.threads_ran = queue.threads;
+    rec.involuntary_switches = queue.involuntary_switches;
+    rec.starved_share = std::isfinite(starvation.share) ? starvation.share : -1;
+    rec.starved = starvation.starved;
+}
+
+// The device's clock over the repetition, and whether it ran throttled (throttle.hpp).
+void record_clock(RepetitionRecord &rec, const ClockReading &clock, double sustained_mhz) {
+    const ThrottleVerdict throttle = judge_throttle(clock, sustained_mhz);
+    rec.sm_clock_mhz = clock.sm_clock_mhz > 0 ? clock.sm_clock_mhz : -1;
+    rec.power_watts = clock.power_watts;
+    rec.temperature_c = clock.temperature_c;
+    rec.clock_share = throttle.clock_share;
+    rec.throttled = throttle.throttled;
+}
+
 } // namespace
 
 MeasureClock &steady_measure_clock() {
@@ -179,22 +203,9 @@ RepetitionRecord Recipe::measure_once() {
         rec.timed_out = criterion.timed_out();
         rec.cpu_seconds_per_call = cpu_total / (double(rec.summary.n) * calls);
         if (!device_samples.empty()) rec.device_seconds_per_call = summarize(device_samples).median;
-        std::vector<double> whole_samples;
-        for (double s : rec.sample_times) whole_samples.push_back(s * calls);
-        const StarvationVerdict starvation = judge_starvation(queue, whole_samples, sampling_wall);
-        rec.run_queue_wait_seconds = std::isfinite(queue.wait_s) ? queue.wait_s : -1;
-        rec.run_queue_waits = queue.waits;
-        rec.threads_ran = queue.threads;
-        rec.involuntary_switches = queue.involuntary_switches;
-        rec.starved_share = std::isfinite(starvation.share) ? starvation.share : -1;
-        rec.starved = starvation.starved;
         if (!host_samples.empty()) rec.host_seconds_per_call = summarize(host_samples).median;
-        const ThrottleVerdict throttle = judge_throttle(device_clock, work_.sustained_clock_mhz());
-        rec.sm_clock_mhz = device_clock.sm_clock_mhz > 0 ? device_clock.sm_clock_mhz : -1;
-        rec.power_watts = device_clock.power_watts;
-        rec.temperature_c = device_clock.temperature_c;
-        rec.clock_share = throttle.clock_share;
-        rec.throttled = throttle.throttled;
+        record_starvation(rec, queue, sampling_wall);
+        record_clock(rec, device_clock, work_.sustained_clock_mhz());
         return rec;
     });
 }
