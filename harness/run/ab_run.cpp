@@ -354,6 +354,10 @@ std::size_t PairedSummary::failed() const {
     return std::count_if(cases.begin(), cases.end(), [](const PairedCaseResult &c) { return c.status != "passed"; });
 }
 
+std::size_t PairedSummary::count_status(const std::string &status) const {
+    return std::count_if(cases.begin(), cases.end(), [&](const PairedCaseResult &c) { return c.status == status; });
+}
+
 PairedSummary run_paired(const Suite &suite, const PluginSet &plugins, const PairedRunOptions &options) {
     AbRun run(suite, plugins, options);
     return run.run();

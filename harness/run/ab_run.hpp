@@ -67,7 +67,8 @@ struct PairedSummary {
     std::size_t resumed = 0; // of `cases`, those a resumed run took from its journal
     std::string out_path;
     [[nodiscard]] std::size_t count(const std::string &verdict) const;
-    [[nodiscard]] std::size_t failed() const;
+    [[nodiscard]] std::size_t failed() const; // cases not compared, whatever their status
+    [[nodiscard]] std::size_t count_status(const std::string &status) const;
 };
 
 // The cases `ab` runs, with both instances as their backends: those of

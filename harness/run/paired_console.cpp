@@ -5,6 +5,7 @@
 #include "writers/units.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace opbench {
 
@@ -36,14 +37,28 @@ std::string paired_console_row(const PairedCaseResult &r) {
                fmt::format("{:.3f}", r.verdict.ratio), fmt::format("{:.3g}", r.verdict.p_value), r.verdict.verdict);
 }
 
+namespace {
+
+// "K not compared: S starved, F failed" for the cases that have no verdict,
+// by status; empty when every case was compared.
+std::string not_compared_line(const PairedSummary &s) {
+    if (s.failed() == 0) return {};
+    std::vector<std::string> parts;
+    for (const char *status : {"starved", "failed", "skipped"})
+        if (const std::size_t n = s.count_status(status)) parts.push_back(fmt::format("{} {}", n, status));
+    return fmt::format("\n  {} not compared: {}", s.failed(), fmt::join(parts, ", "));
+}
+
+} // namespace
+
 std::string paired_summary_line(const PairedSummary &s, const PairedRunOptions &o) {
-    // Two lines, each within 100 columns: the verdicts, then how the run went.
+    // Lines each within 100 columns: the verdicts, the cases with none (by
+    // status), then how the run went.
     return fmt::format("opbench ab: {} cases, {} -> {} (threshold {:g}%): {} same, {} slower, {} faster, {} noisy{}\n"
                        "  the machine's speed moved {:.0f}% during the run (drift canary); {:.1f} s",
                        s.cases.size(), o.base, o.next, o.verdict.threshold * 100, s.count("same"), s.count("slower"),
-                       s.count("faster"), s.count("noisy"),
-                       s.failed() > 0 ? fmt::format(", {} not compared", s.failed()) : std::string(),
-                       s.canary_drift * 100, s.wall_seconds);
+                       s.count("faster"), s.count("noisy"), not_compared_line(s), s.canary_drift * 100,
+                       s.wall_seconds);
 }
 
 } // namespace opbench

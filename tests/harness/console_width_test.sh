@@ -109,8 +109,13 @@ grep '^|' "$work/cmp.md" | tr '|' '\n' > "$work/cells.txt"
 check "Markdown cells" "$work/cells.txt"
 
 echo "== opbench ab and compare on its set"
+# Exit 1 only where cases were starved on a busy machine (CI's sanitizer
+# build beside other tests), named on their own summary line; never failed.
+rc=0
 "$opbench" ab "$src/suites/quick.toml" --pairs 6 --seconds 0.002 --plugin naive@a="$naive" \
-  --plugin naive@b="$naive" --out "$work/ab.json" > "$work/ab.log" 2>&1 || { cat "$work/ab.log"; fail "ab"; }
+  --plugin naive@b="$naive" --out "$work/ab.json" > "$work/ab.log" 2>&1 || rc=$?
+[ $rc -eq 0 ] || { [ $rc -eq 1 ] && grep -qE "^  [0-9]+ not compared: [0-9]+ starved$" "$work/ab.log"; } ||
+  { cat "$work/ab.log"; fail "ab exited $rc"; }
 check "opbench ab" "$work/ab.log"
 "$opbench" compare "$work/ab.json" > "$work/abc.log" 2>&1 || { cat "$work/abc.log"; fail "compare on the ab set"; }
 grep -q "paired naive@a -> naive@b" "$work/abc.log" || { cat "$work/abc.log"; fail "not the paired comparison"; }
