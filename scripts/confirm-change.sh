@@ -72,7 +72,8 @@ echo "confirm-change.sh: opbench ab, $pairs pairs per case" >&2
 rc=0
 "$opbench" ab "$suite" --plugin "$backend@before=$work/before.so" --plugin "$backend@after=$work/after.so" \
   --pairs "$pairs" --no-progress --out "$archive/$rel" "${filter[@]}" > "$work/ab.log" 2>&1 || rc=$?
-# ab exits 1 when it finds a difference; anything else is a failure.
+# ab exits 0 whatever the verdict, 1 when some case was not compared (starved on a
+# busy machine, or failed: its summary names which); anything else is a failure.
 if [ $rc -ne 0 ] && [ $rc -ne 1 ]; then
   tail -20 "$work/ab.log" >&2
   die "opbench ab exited $rc" 1

@@ -31,12 +31,15 @@ rows = 8
 cols = 64
 TOML
 
-# ab_set OUT [ARGS...]: a small paired run of two copies of the naive plugin.
+# ab_set OUT [ARGS...]: a small paired run of two copies of the naive plugin;
+# exit 1 only where cases starved on a busy machine (named on their line).
 ab_set() {
-  local out=$1
+  local out=$1 rc=0
   shift
   "$opbench" ab suite.toml --plugin naive@a="$naive" --plugin naive@b="$naive" --pairs 6 --seconds 0.002 \
-    --threshold 0.5 --no-progress --out "$out" "$@" > "$out.log" 2>&1 || { cat "$out.log"; fail "ab $* failed"; }
+    --threshold 0.5 --no-progress --out "$out" "$@" > "$out.log" 2>&1 || rc=$?
+  [ $rc -eq 0 ] || { [ $rc -eq 1 ] && grep -qE "^  [0-9]+ not compared: [0-9]+ starved$" "$out.log"; } ||
+    { cat "$out.log"; fail "ab $* exited $rc"; }
 }
 # cut_of SET: the set's code_under_test as JSON ("null" without one).
 cut_of() {
