@@ -222,8 +222,9 @@ std::vector<std::string> clip_unique(const std::vector<std::string> &names, std:
     std::map<std::string, std::vector<std::size_t>> by_clip;
     for (std::size_t i = 0; i < out.size(); ++i) by_clip[out[i]].push_back(i);
     for (const auto &[clip, members] : by_clip) {
-        const bool mixed = std::any_of(members.begin(), members.end(),
-                                       [&](std::size_t i) { return names[i] != names[members.front()]; });
+        const std::string &first = names[members.front()]; // clang 14 cannot capture a structured binding
+        const bool mixed =
+            std::any_of(members.begin(), members.end(), [&](std::size_t i) { return names[i] != first; });
         if (mixed)
             for (std::size_t i : members) out[i] = names[i];
     }
