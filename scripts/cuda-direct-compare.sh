@@ -4,10 +4,12 @@
 # sampling, in one go on a GPU machine:
 #   1. cuda-direct-bench (cold: canonical and opbench-order stop events);
 #   2. opbench run backends/cuda/bench/direct.toml --backends cuda;
-#   (3. and 4. the same warm, with --cache both or warm;)
+#   (3. and 4. the same warm, with --cache both or warm, and the direct
+#   program once more with 20 back-to-back calls per sample: the figure to
+#   set beside public warm ones;)
 #   5. compare_direct.py: opbench/direct per shape, in Markdown.
-# OUTDIR receives direct-<cache>.json, opbench-<cache>.json, compare.md and
-# logs/. Sized for about 3 minutes per cache state on one H100/H200.
+# OUTDIR receives direct-<cache>.json (direct-warm-b2b.json), opbench-<cache>.json,
+# compare.md and logs/. Sized for about 3 minutes per cache state on one H100/H200.
 #
 # usage: scripts/cuda-direct-compare.sh [options] OUTDIR
 #   --prebuilt BUILDDIR  a build set up with -Dcuda=enabled and compiled with
@@ -25,7 +27,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-usage() { sed -n '12,24p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '14,26p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 prebuilt="" cache=cold out="" force=0 allow_no_gpu=0 filter=""
 min_time=0.1 max_time=0.3 reps=3 warmup=2
 while [ $# -gt 0 ]; do
@@ -42,7 +44,7 @@ while [ $# -gt 0 ]; do
     --filter) need "$@"; filter=$1; shift ;;
     --force) force=1 ;;
     --allow-no-gpu) allow_no_gpu=1 ;;
-    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "cuda-direct-compare: unknown option '$arg'" >&2; usage ;;
     *) [ -z "$out" ] || { echo "cuda-direct-compare: one OUTDIR only" >&2; usage; }; out=$arg ;;
   esac
@@ -102,6 +104,16 @@ for c in "${caches[@]}"; do
   set -e
   tail -n 2 "$out/logs/opbench-$c.log"
   [ $rc -eq 0 ] || status=1
+  if [ "$c" = warm ]; then
+    step "cuda-direct-bench, warm, 20 back-to-back calls per sample"
+    set +e
+    "$direct" --cache warm --calls 20 --timing canonical "${sampling[@]}" ${filter:+--filter "$filter"} \
+      --out "$out/direct-warm-b2b.json" > "$out/logs/direct-warm-b2b.log" 2>&1
+    rc=$?
+    set -e
+    tail -n 1 "$out/logs/direct-warm-b2b.log"
+    case $rc in 0|3) ;; *) status=1 ;; esac
+  fi
 done
 
 step "compare"

@@ -35,7 +35,9 @@ def opbench_set(entries):
 
 def direct_json(entries):
     out = []
-    for op, dtype, variant, params, cache, timing, medians, status in entries:
+    for entry in entries:
+        op, dtype, variant, params, cache, timing, medians, status = entry[:8]
+        calls = entry[8] if len(entry) > 8 else 1
         flops = 2.0 * 2048 ** 3 if op == "matmul" else 1.1e12
         out.append({
             "name": f"{op}/.../be:cuda-direct", "op": op, "dtype": dtype, "variant": variant, "label": dtype,
@@ -44,7 +46,7 @@ def direct_json(entries):
             "paper_flops": flops if op == "matmul" else 1.09e12,
             "seconds_per_call": medians[len(medians) // 2] if medians else None, "tflops": None,
             "paper_tflops": None, "spread": 0, "repetition_medians": medians, "samples": [100] * len(medians),
-            "calls_per_sample": 1, "check_error": 1e-6, "kernel": "cuBLASLt algo 66", "workspace_bytes": 0,
+            "calls_per_sample": calls, "check_error": 1e-6, "kernel": "cuBLASLt algo 66", "workspace_bytes": 0,
         })
     return {"context": {"program": "cuda-direct-bench", "date": "2026-11-28T10:00:00Z",
                         "device": {"name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-x", "cc": "9.0", "sm_count": 132,
@@ -86,9 +88,14 @@ def main():
             ("attention", "bf16", "fused", ATT, "cold", "canonical", [2.0e-3, 2.0e-3, 2.0e-3], "passed"),
             ("matmul", "f8_e4m3", "default", fp8, "cold", "canonical", [], "skipped"),
         ]), open(di, "w"))
-        rc, out, err = run(script, [ob, di])
+        b2b = os.path.join(d, "direct-warm-b2b.json")
+        json.dump(direct_json([
+            ("matmul", "bf16", "default", MM, "warm", "canonical", [26e-6, 25.4e-6, 25e-6], "passed", 20),
+        ]), open(b2b, "w"))
+        rc, out, err = run(script, [ob, di, b2b])
         expect(rc == 0, f"exit {rc} ({err})")
-        row = [l for l in out.splitlines() if l.startswith("| matmul/B:1/M:2048/N:2048/K:2048/variant:default/dt:bf16")]
+        row = [l for l in out.splitlines()
+               if l.startswith("| matmul/B:1/M:2048/N:2048/K:2048/variant:default/dt:bf16 | cold |")]
         expect(len(row) == 1, f"one bf16 row: {out}")
         if row:
             cells = [c.strip() for c in row[0].split("|")]
@@ -102,6 +109,12 @@ def main():
         expect("518 TFLOP/s" in out and "FlashAttention-3" in out, "the public FA3 figure is set beside")
         expect("direct only: matmul/B:1/M:2048/N:2048/K:2048/tB:1/variant:default/dt:f8_e4m3 (cold)" in out
                and "sm_89" in out, f"fp8 row listed apart with its reason: {out}")
+        # Back-to-back direct figures: apart, never in a ratio, and beside the public warm figure.
+        expect("| matmul/B:1/M:2048/N:2048/K:2048/variant:default/dt:bf16 | warm | 20 | 25.40 | 676.4 |" in out,
+               f"back-to-back row: {out}")
+        expect("(warm, 20 calls per sample): direct 676.4 TFLOP/s" in out and "677" in out, f"public warm: {out}")
+        expect("direct only: matmul/B:1/M:2048/N:2048/K:2048/variant:default/dt:bf16 (warm)" not in out,
+               "back-to-back figures are not rows without a partner")
         expect("NVIDIA H100 80GB HBM3 (sm_9.0), cuBLASLt 13.1.0, cuDNN 9.14.0" in out, "device line")
 
         # Nothing matched: exit 2 with the reason.
