@@ -38,8 +38,8 @@ namespace opbench {
 
 // ---- comparison ------------------------------------------------------------------
 
-Comparison compare_outputs(const void *out, const void *ref, int dtype, int64_t count, int64_t row) {
-    Comparison c;
+OutputComparison compare_outputs(const void *out, const void *ref, int dtype, int64_t count, int64_t row) {
+    OutputComparison c;
     if (count == 0) return c;
     // Pass 1: NMSE sums and the reference's scale; sentinels and non-finite values.
     double err = 0.0, norm = 0.0;
@@ -102,7 +102,7 @@ std::string element_name(const std::string &tensor, const std::vector<int64_t> &
     return fmt::format("{}[{}]", tensor, fmt::join(at, ", "));
 }
 
-std::string judge(const Comparison &c, const Limits &limits, const std::string &tensor,
+std::string judge(const OutputComparison &c, const Limits &limits, const std::string &tensor,
                   const std::vector<int64_t> &shape) {
     if (c.unwritten)
         return fmt::format("verification failed: {} of {} still holds the sentinel the output was filled with "
@@ -242,7 +242,7 @@ void reference_path(const VerifyRequest &rq, const std::vector<TensorSpec> &spec
         const int dt = specs[t].dtype; // each output in its own dtype (ops.hpp op_tensors)
         const int64_t n = int64_t((*rq.outputs)[t].size() / dtype_size(dt));
         const int64_t row = specs[t].shape.empty() ? n : specs[t].shape.back();
-        const Comparison c = compare_outputs((*rq.outputs)[t].data(), ref[t].data(), dt, n, row);
+        const OutputComparison c = compare_outputs((*rq.outputs)[t].data(), ref[t].data(), dt, n, row);
         worst_nmse = std::max(worst_nmse, c.nmse);
         v.total += n;
         if (!(c.worst_error <= worst_pointwise) || t == 0) {

@@ -23,7 +23,7 @@ namespace opbench {
 // when ref is all zeros, the plain mean squared error.
 [[nodiscard]] double nmse(const void *out, const void *ref, int dtype, int64_t count);
 
-// The largest NMSE and point-wise error (see Comparison) accepted for an op
+// The largest NMSE and point-wise error (see OutputComparison) accepted for an op
 // at its dtype and variant, and why (Tolerance and the values live in the
 // SDK's op table, opbench/ops.hpp).
 [[nodiscard]] Tolerance tolerance_for(const opb_op_desc &desc);
@@ -31,7 +31,7 @@ namespace opbench {
 // ---- comparing an output with its reference --------------------------------------
 
 // Everything one comparison found, over `count` elements.
-struct Comparison {
+struct OutputComparison {
     double nmse = 0.0;        // as nmse() above
     double worst_error = 0.0; // largest point-wise error, |out - ref| / (|ref| + rms(ref's row))
     int64_t worst_index = -1; // where (flat index), -1 when count is 0
@@ -43,7 +43,7 @@ struct Comparison {
 };
 // `row` is the length of the output's last axis: each element's error is
 // judged on its row's scale (fast_checks.hpp, pointwise_tolerance).
-[[nodiscard]] Comparison compare_outputs(const void *out, const void *ref, int dtype, int64_t count, int64_t row);
+[[nodiscard]] OutputComparison compare_outputs(const void *out, const void *ref, int dtype, int64_t count, int64_t row);
 
 // The verdict on one output tensor: empty when it passes, else one line that
 // says what and where (tensor[index...] by its shape), and the limit broken.
@@ -53,7 +53,7 @@ struct Limits {
     double max_pointwise;
     std::string pointwise_why;
 };
-[[nodiscard]] std::string judge(const Comparison &c, const Limits &limits, const std::string &tensor,
+[[nodiscard]] std::string judge(const OutputComparison &c, const Limits &limits, const std::string &tensor,
                                 const std::vector<int64_t> &shape);
 
 // "name[i, j, k]" for a flat index into a row-major tensor of `shape`.

@@ -117,7 +117,7 @@ TEST(Sentinel, IsANanNoConversionProducesInEveryDtype) {
 
 TEST(CompareOutputs, EqualOutputsHaveNoError) {
     std::vector<float> ref = {1, -2, 3, 0};
-    Comparison c = compare_outputs(ref.data(), ref.data(), OPB_DTYPE_F32, 4, 4);
+    OutputComparison c = compare_outputs(ref.data(), ref.data(), OPB_DTYPE_F32, 4, 4);
     EXPECT_EQ(c.nmse, 0.0);
     EXPECT_EQ(c.worst_error, 0.0);
     EXPECT_EQ(c.unwritten, 0);
@@ -135,7 +135,7 @@ TEST(CompareOutputs, OneWrongElementOfA4096SquareBf16OutputFailsPointWise) {
     out = ref;
     const int64_t wrong = 12345678;
     out[wrong] = f32_to_bf16(bf16_to_f32(ref[wrong]) + 20.0f); // off by one rms
-    Comparison c = compare_outputs(out.data(), ref.data(), OPB_DTYPE_BF16, n, 4096);
+    OutputComparison c = compare_outputs(out.data(), ref.data(), OPB_DTYPE_BF16, n, 4096);
     opb_op_desc d = make_desc(OPB_OP_MATMUL, OPB_DTYPE_BF16);
     d.p.matmul = {1, 4096, 4096, 4096, 0, 0, 0, 0, 0.0f, 0, 0};
     const Tolerance t = tolerance_for(d);
@@ -162,7 +162,7 @@ TEST(CompareOutputs, RoundingToTheDtypePassesPointWise) {
             const float one_ulp = std::ldexp(1.0f, dt == OPB_DTYPE_BF16 ? -7 : -10);
             store_from_f32(ref.data(), dt, i, exact[i] * (1.0f + one_ulp * float(i % 2)));
         }
-        Comparison c = compare_outputs(out.data(), ref.data(), dt, 1000, 100);
+        OutputComparison c = compare_outputs(out.data(), ref.data(), dt, 1000, 100);
         const Tolerance t = tolerance_for(d);
         EXPECT_TRUE(judge(c, {t.max_nmse, t.why, t.max_pointwise, t.pointwise_why}, "y", {1000}).empty())
             << dtype_name(dt) << " worst " << c.worst_error << " limit " << t.max_pointwise;
@@ -172,7 +172,7 @@ TEST(CompareOutputs, RoundingToTheDtypePassesPointWise) {
 TEST(CompareOutputs, AnUnwrittenElementFailsAndIsNamed) {
     std::vector<uint16_t> ref(6, f32_to_bf16(1.0f)), out = ref;
     fill_sentinel(out.data() + 4, OPB_DTYPE_BF16, 2);
-    Comparison c = compare_outputs(out.data(), ref.data(), OPB_DTYPE_BF16, 6, 3);
+    OutputComparison c = compare_outputs(out.data(), ref.data(), OPB_DTYPE_BF16, 6, 3);
     EXPECT_EQ(c.unwritten, 2);
     EXPECT_EQ(c.first_unwritten, 4);
     EXPECT_TRUE(std::isinf(c.nmse));
@@ -184,7 +184,7 @@ TEST(CompareOutputs, AnUnwrittenElementFailsAndIsNamed) {
 TEST(CompareOutputs, NanOrInfFailsEvenWhenEverythingElseIsExact) {
     std::vector<float> ref(1000, 1.0f), out = ref;
     out[999] = INFINITY;
-    Comparison c = compare_outputs(out.data(), ref.data(), OPB_DTYPE_F32, 1000, 1000);
+    OutputComparison c = compare_outputs(out.data(), ref.data(), OPB_DTYPE_F32, 1000, 1000);
     EXPECT_EQ(c.nonfinite, 1);
     EXPECT_EQ(c.first_nonfinite, 999);
     std::string verdict = judge(c, {1e300, "loose", 1e300, "loose"}, "y", {1000});
@@ -200,7 +200,7 @@ TEST(CompareOutputs, NearZeroElementsAreJudgedOnTheOutputsScale) {
     // summation noise, not a relative error of 100%.
     std::vector<float> ref = {1.0f, -1.0f, 1e-6f, 1.0f}, out = ref;
     out[2] = 2e-6f;
-    Comparison c = compare_outputs(out.data(), ref.data(), OPB_DTYPE_F32, 4, 4);
+    OutputComparison c = compare_outputs(out.data(), ref.data(), OPB_DTYPE_F32, 4, 4);
     EXPECT_LT(c.worst_error, 2e-6);
 }
 
