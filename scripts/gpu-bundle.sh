@@ -8,7 +8,7 @@
 #   BUILDDIR  a build set up with -Dcuda=enabled and compiled with
 #             `meson compile -C BUILDDIR runnable cuda_planning_test
 #             cuda_rope_quant_test cuda_roof_plan_test cuda_plugin_load_test
-#             cuda_gpu_test`
+#             cuda_gpu_test cuda-direct-bench`
 #             (default build-gpu)
 #   TARBALL   the .tar.xz to write
 #
@@ -40,12 +40,14 @@ intro="$builddir/meson-info/intro-buildoptions.json"
 python3 -c 'import json,sys; o={x["name"]:x["value"] for x in json.load(open(sys.argv[1]))}; sys.exit(o.get("cuda")!="enabled")' "$intro" ||
   { echo "gpu-bundle: $builddir was not set up with -Dcuda=enabled" >&2; exit 2; }
 
-# What runs on the device: opbench, every plugin, the cuda tests.
+# What runs on the device: opbench, every plugin, the cuda tests, the direct
+# cuBLASLt/cuDNN reference (scripts/cuda-direct-compare.sh).
 binaries=("$builddir/harness/opbench")
 for t in cuda_planning_test cuda_rope_quant_test cuda_roof_plan_test cuda_plugin_load_test cuda_gpu_test; do binaries+=("$builddir/tests/backends/cuda/$t"); done
+binaries+=("$builddir/backends/cuda/bench/cuda-direct-bench")
 while IFS= read -r so; do binaries+=("$so"); done < <(find "$builddir/backends" -name 'opbench-backend-*.so' | sort)
 for b in "${binaries[@]}"; do
-  [ -x "$b" ] || [ -f "$b" ] || { echo "gpu-bundle: $b is missing: compile runnable and the cuda tests first" >&2; exit 2; }
+  [ -x "$b" ] || [ -f "$b" ] || { echo "gpu-bundle: $b is missing: compile runnable, the cuda tests and cuda-direct-bench first" >&2; exit 2; }
 done
 echo "gpu-bundle: ${#binaries[@]} binaries from $builddir"
 

@@ -110,7 +110,7 @@ else
   fi
   # What the runs and the cuda tests need, not the whole test suite.
   timeout 300 meson compile -C build-gpu runnable cuda_planning_test cuda_rope_quant_test \
-    cuda_roof_plan_test cuda_plugin_load_test cuda_gpu_test \
+    cuda_roof_plan_test cuda_plugin_load_test cuda_gpu_test cuda-direct-bench \
     > "$out/logs/build.log" 2>&1 || { tail -n 40 "$out/logs/build.log"; echo "gpu-check: the build failed" >&2; exit 3; }
 fi
 opbench=$builddir/harness/opbench

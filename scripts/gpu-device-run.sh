@@ -12,7 +12,12 @@
 #     summary.md, levels.md   gpu-check's
 #     gpu-check.tgz everything gpu-check wrote (sets/, logs/, report.html)
 #   Environment: GC_LIMIT (s, default 430) bounds gpu-check; WORK (default
-#   /tmp/opb-gpu) is where the tarball is unpacked.
+#   /tmp/opb-gpu) is where the tarball is unpacked. STEPS (default check):
+#   `check` runs gpu-check; `direct` runs scripts/cuda-direct-compare.sh
+#   (opbench's cuda backend beside the direct cuBLASLt/cuDNN program; its
+#   options from DIRECT_ARGS, e.g. "--cache both"), which adds direct.md
+#   (opbench/direct per shape) and direct.tgz to OUTDIR, bounded by
+#   DIRECT_LIMIT (s, default 300); `check,direct` runs both.
 # The build directory holds absolute paths (the checkout it was built in,
 # x/ROOT): that path is made a symlink to the unpacked tree. Where it exists
 # as a real directory (the machine that built it), the run is refused unless
@@ -77,11 +82,31 @@ export OPBENCH_CACHE_DIR=$work/cache
 mkdir -p "$OPBENCH_CACHE_DIR"
 { timeout 120 $opbench machine; echo "rc=$?"; } > "$outd/machine.txt" 2>&1
 
+rc=0
+case ",${STEPS:-check}," in
+  *,direct,*)
+    log "cuda-direct-compare --prebuilt build-gpu ${DIRECT_ARGS:-}"
+    dc=$work/direct
+    # shellcheck disable=SC2086 # DIRECT_ARGS is a list of options
+    timeout "${DIRECT_LIMIT:-300}" scripts/cuda-direct-compare.sh --prebuilt build-gpu ${DIRECT_ARGS:-} "$dc" \
+      > "$outd/direct.log" 2>&1
+    drc=$?
+    echo "cuda-direct-compare rc=$drc at $((SECONDS - t0)) s" | tee -a "$outd/direct.log"
+    cp "$dc/compare.md" "$outd/direct.md" 2>/dev/null
+    tar -czf "$outd/direct.tgz" -C "$work" direct 2>/dev/null
+    rc=$drc ;;
+esac
+case ",${STEPS:-check}," in
+  *,check,*) ;;
+  *) log "done, STEPS=${STEPS:-check}, rc=$rc"; exit $rc ;;
+esac
+
 log "gpu-check --prebuilt build-gpu $*"
 gc=$work/gpu-check
 timeout "${GC_LIMIT:-430}" scripts/gpu-check.sh "$@" --prebuilt build-gpu "$gc" > "$outd/gpu-check.log" 2>&1
-rc=$?
-echo "gpu-check rc=$rc at $((SECONDS - t0)) s" | tee -a "$outd/gpu-check.log"
+grc=$?
+echo "gpu-check rc=$grc at $((SECONDS - t0)) s" | tee -a "$outd/gpu-check.log"
+[ $grc -eq 0 ] || rc=$grc
 
 # If meson test itself could not run (Meson on this Python, say), the cuda
 # tests' own binaries still say whether the backend works.

@@ -137,7 +137,7 @@ def main():
             if d and d["canonical"]:
                 t = statistics.median(d["canonical"])
                 fig = f"{us(t)} µs, {d['flops'] / t * 1e-12:.1f} TFLOP/s"
-            only.append(" ".join(x for x in (f"- {'direct' if d else 'opbench'} only: {label} ({cache})", fig, why) if x))
+            only.append(("direct" if d else "opbench", f"{label} ({cache})", fig, why))
             continue
         ot = statistics.median(o["device"]) if o["device"] else None
         dc = statistics.median(d["canonical"]) if d["canonical"] else None
@@ -178,7 +178,15 @@ def main():
         lines += [f"| {lab} | {cache} | {calls} | {us(t)} | {f / t * 1e-12:.1f} |"
                   for lab, cache, calls, t, f in sorted(batched)]
     if only:
-        lines += ["", "Rows one side only:", ""] + only
+        lines += ["", "Rows one side only:", ""]
+        by_reason = {}
+        for side, label, fig, why in only:
+            by_reason.setdefault((side, why), []).append((label, fig))
+        for (side, why), rows in by_reason.items():
+            if len(rows) > 5 and why:  # one line for many rows that share a reason (a backend not usable)
+                lines.append(f"- {len(rows)} rows {side} only: {why}")
+                continue
+            lines += [" ".join(x for x in (f"- {side} only: {label}", fig, why) if x) for label, fig in rows]
     text = "\n".join(lines) + "\n"
     print(text, end="")
     if a.out:
