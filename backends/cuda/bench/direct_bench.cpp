@@ -148,8 +148,7 @@ public:
                                   : c.dtype == Dtype::Fp8 ? CUDA_R_8F_E4M3
                                                           : CUDA_R_32F;
         const cudaDataType_t out = output_bytes(c.dtype) == 2 ? CUDA_R_16BF : CUDA_R_32F;
-        const cublasComputeType_t compute =
-            c.dtype == Dtype::Tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+        const cublasComputeType_t compute = c.dtype == Dtype::Tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
         lt_ok(cublasLtMatmulDescCreate(&desc_.d, compute, CUDA_R_32F), "cublasLtMatmulDescCreate");
         const cublasOperation_t ta = s.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
         const cublasOperation_t tb = s.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -166,7 +165,8 @@ public:
             const cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
             const int64_t bias_stride = 0; // one bias vector for every batch
             void *bias_ptr = bias_.p;
-            lt_ok(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi), "set EPILOGUE");
+            lt_ok(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi),
+                  "set EPILOGUE");
             lt_ok(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &out, sizeof out),
                   "set BIAS_DATA_TYPE");
             lt_ok(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, &bias_stride,
@@ -175,8 +175,8 @@ public:
             lt_ok(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias_ptr, sizeof bias_ptr),
                   "set BIAS_POINTER");
         }
-        auto layout = [&](Layout &holder, cudaDataType_t t, uint64_t rows, uint64_t cols, int64_t ld,
-                          int64_t stride, const char *what) {
+        auto layout = [&](Layout &holder, cudaDataType_t t, uint64_t rows, uint64_t cols, int64_t ld, int64_t stride,
+                          const char *what) {
             lt_ok(cublasLtMatrixLayoutCreate(&holder.l, t, rows, cols, ld), std::string("layout ") + what);
             cublasLtMatrixLayout_t l = holder.l;
             if (s.batch > 1) {
@@ -242,8 +242,8 @@ public:
             if (!(err <= matmul_tolerance(c_.dtype)))
                 throw Stop{"failed", "output check: C[" + std::to_string(bi) + "," + std::to_string(i) + "," +
                                          std::to_string(j) + "] = " + std::to_string(got) + ", float64 " +
-                                         std::to_string(r.value) + " (scaled error " + std::to_string(err) +
-                                         " > " + std::to_string(matmul_tolerance(c_.dtype)) + ")"};
+                                         std::to_string(r.value) + " (scaled error " + std::to_string(err) + " > " +
+                                         std::to_string(matmul_tolerance(c_.dtype)) + ")"};
             worst = std::max(worst, err);
         }
         return worst;
@@ -380,8 +380,8 @@ public:
                 const double got = read_value(host, ((r[0] * s.heads + r[1]) * s.seq_q + r[2]) * s.head_dim + d, 2);
                 const double err = std::fabs(got - ref[d]); // |V| <= 1: errors are on the scale of 1
                 if (!(err <= 2e-2))
-                    throw Stop{"failed", "output check: O[" + std::to_string(r[0]) + "," + std::to_string(r[1]) +
-                                             "," + std::to_string(r[2]) + "," + std::to_string(d) +
+                    throw Stop{"failed", "output check: O[" + std::to_string(r[0]) + "," + std::to_string(r[1]) + "," +
+                                             std::to_string(r[2]) + "," + std::to_string(d) +
                                              "] = " + std::to_string(got) + ", float64 " + std::to_string(ref[d])};
                 worst = std::max(worst, err);
             }
@@ -504,7 +504,8 @@ private:
             if (st == CUDNN_STATUS_SUCCESS) {
                 plan_ = plan;
                 owned_.push_back(plan);
-                kernel = "cuDNN engine config " + std::to_string(i) + " of " + std::to_string(count) + engine_of(cfgs[i]);
+                kernel =
+                    "cuDNN engine config " + std::to_string(i) + " of " + std::to_string(count) + engine_of(cfgs[i]);
             } else {
                 if (first_refusal.empty()) first_refusal = cudnnGetErrorString(st);
                 if (plan) cudnnBackendDestroyDescriptor(plan);
@@ -547,9 +548,7 @@ private:
 
 // ---- timing ---------------------------------------------------------------------------
 
-double now() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 // The repetitions of one (case, cache, timing), after --warmup untimed calls.
 void measure(Env &env, Runner &r, const Options &o, Entry &e) {
@@ -599,8 +598,8 @@ std::string open_device(Env &env, Device &dev) {
     const cudaError_t ce = cudaGetDeviceCount(&count);
     if (ce != cudaSuccess || count == 0)
         return std::string("no usable GPU: cudaGetDeviceCount: ") + cudaGetErrorName(ce) + ": " +
-               cudaGetErrorString(ce) + " (driver CUDA " + cuda_version(driver) + ", runtime " +
-               cuda_version(runtime) + ", " + std::to_string(count) + " devices)";
+               cudaGetErrorString(ce) + " (driver CUDA " + cuda_version(driver) + ", runtime " + cuda_version(runtime) +
+               ", " + std::to_string(count) + " devices)";
     try {
         cuda_ok(cudaSetDevice(0), "cudaSetDevice(0)");
         cuda_ok(cudaGetDeviceProperties(&env.prop, 0), "cudaGetDeviceProperties");
@@ -686,8 +685,10 @@ int main(int argc, char **argv) {
         Stop stopped;
         double check_error = -1;
         try {
-            if (c.op == Op::Matmul) runner = std::make_unique<LtMatmul>(env, c);
-            else runner = std::make_unique<CudnnSdpa>(env, c, o.sdpa_stats);
+            if (c.op == Op::Matmul)
+                runner = std::make_unique<LtMatmul>(env, c);
+            else
+                runner = std::make_unique<CudnnSdpa>(env, c, o.sdpa_stats);
             runner->launch(); // the checked call: also the first, untimed
             cuda_ok(cudaStreamSynchronize(env.stream), "first call");
             check_error = runner->check();

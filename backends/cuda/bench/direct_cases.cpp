@@ -248,21 +248,30 @@ std::optional<Options> parse_args(int argc, const char *const *argv, std::string
             if (o.out.empty()) return error = "--out needs a file name", std::nullopt;
         } else if (a == "--cache") {
             if (!next(v)) return std::nullopt;
-            if (v == "cold") o.caches = {Cache::Cold};
-            else if (v == "warm") o.caches = {Cache::Warm};
-            else if (v == "both") o.caches = {Cache::Cold, Cache::Warm};
-            else return error = "--cache: '" + v + "' is not cold, warm or both", std::nullopt;
+            if (v == "cold")
+                o.caches = {Cache::Cold};
+            else if (v == "warm")
+                o.caches = {Cache::Warm};
+            else if (v == "both")
+                o.caches = {Cache::Cold, Cache::Warm};
+            else
+                return error = "--cache: '" + v + "' is not cold, warm or both", std::nullopt;
         } else if (a == "--timing") {
             if (!next(v)) return std::nullopt;
-            if (v == "canonical") o.timings = {Timing::Canonical};
-            else if (v == "opbench-order") o.timings = {Timing::OpbenchOrder};
-            else if (v == "both") o.timings = {Timing::Canonical, Timing::OpbenchOrder};
-            else return error = "--timing: '" + v + "' is not canonical, opbench-order or both", std::nullopt;
+            if (v == "canonical")
+                o.timings = {Timing::Canonical};
+            else if (v == "opbench-order")
+                o.timings = {Timing::OpbenchOrder};
+            else if (v == "both")
+                o.timings = {Timing::Canonical, Timing::OpbenchOrder};
+            else
+                return error = "--timing: '" + v + "' is not canonical, opbench-order or both", std::nullopt;
         } else if (a == "--warmup" || a == "--min-samples" || a == "--repetitions" || a == "--calls") {
             if (!next(v)) return std::nullopt;
-            int *dst = a == "--warmup" ? &o.warmup : a == "--min-samples" ? &o.min_samples
-                                                 : a == "--repetitions" ? &o.repetitions
-                                                                        : &o.calls;
+            int *dst = a == "--warmup"        ? &o.warmup
+                       : a == "--min-samples" ? &o.min_samples
+                       : a == "--repetitions" ? &o.repetitions
+                                              : &o.calls;
             const int lo = a == "--warmup" ? 0 : 1;
             if (!parse_int(v, lo, 1000000, *dst))
                 return error = a + ": '" + v + "' is not an integer in " + std::to_string(lo) + "..1000000",
@@ -276,8 +285,8 @@ std::optional<Options> parse_args(int argc, const char *const *argv, std::string
         }
     }
     if (o.max_time < o.min_time)
-        return error = "--max-time " + std::to_string(o.max_time) + " is below --min-time " +
-                       std::to_string(o.min_time),
+        return error =
+                   "--max-time " + std::to_string(o.max_time) + " is below --min-time " + std::to_string(o.min_time),
                std::nullopt;
     return o;
 }
@@ -319,7 +328,7 @@ uint16_t to_bf16_bits(float f) {
     uint32_t u;
     std::memcpy(&u, &f, 4);
     if ((u & 0x7fffffffu) > 0x7f800000u) return 0x7fc0; // NaN
-    u += 0x7fffu + ((u >> 16) & 1u);                   // round to nearest even
+    u += 0x7fffu + ((u >> 16) & 1u);                    // round to nearest even
     return static_cast<uint16_t>(u >> 16);
 }
 float from_bf16_bits(uint16_t b) {

@@ -25,11 +25,11 @@ namespace opbench::cuda_direct {
 // bias, f32 accumulation; opbench has no such matmul, so these entries have no
 // opbench counterpart (they set the device's FP8 rate beside the others).
 enum class Dtype { F32, Tf32, Bf16, Fp8 };
-const char *dtype_label(Dtype t);      // "f32", "tf32", "bf16", "fp8"
-const char *opbench_dtype(Dtype t);    // "f32", "f32", "bf16", "f8_e4m3"
-const char *opbench_variant(Dtype t);  // matmul: "default" or "tf32"
-int operand_bytes(Dtype t);            // A, B elements: 4, 4, 2, 1
-int output_bytes(Dtype t);             // D and bias elements: 4, 4, 2, 2 (fp8 writes bf16)
+const char *dtype_label(Dtype t);     // "f32", "tf32", "bf16", "fp8"
+const char *opbench_dtype(Dtype t);   // "f32", "f32", "bf16", "f8_e4m3"
+const char *opbench_variant(Dtype t); // matmul: "default" or "tf32"
+int operand_bytes(Dtype t);           // A, B elements: 4, 4, 2, 1
+int output_bytes(Dtype t);            // D and bias elements: 4, 4, 2, 2 (fp8 writes bf16)
 
 struct MatmulShape {
     int64_t batch = 1, m = 0, n = 0, k = 0;
@@ -86,17 +86,17 @@ double paper_flops(const Case &c);
 
 struct Options {
     bool help = false, list = false;
-    std::string filter;                    // ECMAScript regex on the names; empty: all
+    std::string filter; // ECMAScript regex on the names; empty: all
     std::vector<Cache> caches{Cache::Cold};
     std::vector<Timing> timings{Timing::Canonical, Timing::OpbenchOrder};
-    int warmup = 2;          // untimed calls after the checked one
-    double min_time = 0.5;   // seconds of samples at least, per repetition
-    double max_time = 2.0;   // wall seconds per repetition at most (flushes included)
-    int min_samples = 5;     // samples at least, per repetition
-    int repetitions = 3;     // the figure is the median of the repetitions' medians
-    int calls = 1;           // back-to-back calls per sample, warm only (cold: always 1)
-    bool sdpa_stats = true;  // the SDPA graph writes the softmax stats, as the plugin's does
-    std::string out;         // JSON file; empty: none
+    int warmup = 2;         // untimed calls after the checked one
+    double min_time = 0.5;  // seconds of samples at least, per repetition
+    double max_time = 2.0;  // wall seconds per repetition at most (flushes included)
+    int min_samples = 5;    // samples at least, per repetition
+    int repetitions = 3;    // the figure is the median of the repetitions' medians
+    int calls = 1;          // back-to-back calls per sample, warm only (cold: always 1)
+    bool sdpa_stats = true; // the SDPA graph writes the softmax stats, as the plugin's does
+    std::string out;        // JSON file; empty: none
 };
 
 // Parses argv (argv[0] skipped). On error: nullopt and `error` says why.
@@ -118,13 +118,14 @@ double median(std::vector<double> v); // NaN for an empty vector
 // ---- host references ----------------------------------------------------------------
 
 // The values the program fills its inputs with (index i of a buffer): a
-// fixed pseudo-random sequence in [-1, 1), exactly representable in the
-// dtype's operand type (bf16 keeps 8 bits of mantissa, fp8 e4m3 3 bits and
-// magnitudes 2^-3 .. 1.875), so the host reference sees what the device reads.
+// fixed pseudo-random sequence, exactly representable in the dtype's operand
+// type so that the host reference sees what the device reads: f32 and bf16
+// (8 bits of mantissa) in [-1, 1); fp8 e4m3 (3 bits) a random sign and a
+// magnitude in 2^-3 .. 1.875.
 double input_value(uint64_t seed, uint64_t i, Dtype t);
-uint16_t to_bf16_bits(float f);  // round to nearest even
+uint16_t to_bf16_bits(float f); // round to nearest even
 float from_bf16_bits(uint16_t b);
-double from_e4m3_bits(uint8_t b); // OCP e4m3: bias 7, no infinities, S.1111.111 is NaN
+double from_e4m3_bits(uint8_t b);              // OCP e4m3: bias 7, no infinities, S.1111.111 is NaN
 uint8_t input_e4m3(uint64_t seed, uint64_t i); // the fp8 code of input_value(seed, i, Fp8)
 
 // Element (b, i, j) of row-major C = op(A) . op(B) (+ bias[j]) in float64,
@@ -182,10 +183,10 @@ std::vector<double> attention_row_ref(const AttentionShape &s, int64_t bi, int64
 // ---- results -------------------------------------------------------------------------
 
 struct Device {
-    std::string name, uuid, cc;       // cc "9.0"
+    std::string name, uuid, cc; // cc "9.0"
     int sm_count = 0;
     int64_t l2_bytes = 0, memory_bytes = 0;
-    int sm_clock_mhz = 0;             // the clock attribute (maximum)
+    int sm_clock_mhz = 0; // the clock attribute (maximum)
     std::string driver, runtime, cublaslt, cudnn;
 };
 

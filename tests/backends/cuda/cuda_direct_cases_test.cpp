@@ -28,14 +28,15 @@ TEST(CudaDirectCases, TheShapesAreTheGemmAndQuickSuitesAndTheAttentionPrefill) {
     const std::vector<Case> cases = default_cases();
     // gemm.toml: square, linear (x W^T + b at 2048 tokens), linear.decode.
     for (const char *dt : {"variant:default/dt:f32", "variant:tf32/dt:f32", "variant:default/dt:bf16"}) {
-        for (const char *shape : {"B:1/M:512/N:512/K:512", "B:1/M:2048/N:2048/K:2048",
-                                  "B:1/M:2048/N:11008/K:4096/tB:1/bias:1", "B:1/M:1/N:4096/K:4096/tB:1",
-                                  "B:1/M:32/N:96/K:64/tB:1/bias:1", "B:4/M:16/N:24/K:32/tA:1"})
+        for (const char *shape :
+             {"B:1/M:512/N:512/K:512", "B:1/M:2048/N:2048/K:2048", "B:1/M:2048/N:11008/K:4096/tB:1/bias:1",
+              "B:1/M:1/N:4096/K:4096/tB:1", "B:1/M:32/N:96/K:64/tB:1/bias:1", "B:4/M:16/N:24/K:32/tA:1"})
             EXPECT_TRUE(has(cases, std::string("matmul/") + shape + "/" + dt + "/cache:cold/be:cuda-direct"))
                 << shape << " " << dt;
     }
     // fp8 runs TN (B stored [N, K]) and never with a transposed A.
-    EXPECT_TRUE(has(cases, "matmul/B:1/M:2048/N:2048/K:2048/tB:1/variant:default/dt:f8_e4m3/cache:cold/be:cuda-direct"));
+    EXPECT_TRUE(
+        has(cases, "matmul/B:1/M:2048/N:2048/K:2048/tB:1/variant:default/dt:f8_e4m3/cache:cold/be:cuda-direct"));
     int fp8 = 0, attention = 0;
     std::set<std::string> names;
     for (const Case &c : cases) {
@@ -154,7 +155,7 @@ TEST(CudaDirectCases, TheFilterSelectsByNameAndAnEmptySelectionIsAnError) {
 }
 
 TEST(CudaDirectCases, SamplingStopsAtMinimumsOrTheWallLimit) {
-    Options o; // min_time 0.5, max_time 2, min_samples 5
+    Options o;                                // min_time 0.5, max_time 2, min_samples 5
     EXPECT_FALSE(sampling_done(o, 0, 0, 10)); // never without a sample
     EXPECT_TRUE(sampling_done(o, 1, 0.1, 2.0));
     EXPECT_FALSE(sampling_done(o, 4, 0.6, 1.0));
