@@ -9,7 +9,7 @@
 #   set beside public warm ones;)
 #   5. compare_direct.py: opbench/direct per shape, in Markdown.
 # OUTDIR receives direct-<cache>.json (direct-warm-b2b.json), opbench-<cache>.json,
-# compare.md and logs/. Sized for about 3 minutes per cache state on one H100/H200.
+# compare.md and logs/. Estimated 3-4 minutes per cache state on one H100/H200 (not yet timed).
 #
 # usage: scripts/cuda-direct-compare.sh [options] OUTDIR
 #   --prebuilt BUILDDIR  a build set up with -Dcuda=enabled and compiled with
@@ -17,7 +17,7 @@
 #                  (default: build-gpu, set up and compiled here if needed)
 #   --cache cold|warm|both   L2 state before each sample (default cold)
 #   --min-time S, --max-time S, --repetitions N, --warmup N
-#                  sampling, passed to both sides (default 0.1, 0.3, 3, 2)
+#                  sampling, passed to both sides (default 0.1, 0.2, 3, 2)
 #   --filter REGEX the direct program's cases whose names match; opbench
 #                  runs its whole suite (rows without a partner are listed)
 #   --force        OUTDIR may exist and hold files (they are replaced)
@@ -29,7 +29,7 @@ cd "$(dirname "$0")/.."
 
 usage() { sed -n '14,26p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 prebuilt="" cache=cold out="" force=0 allow_no_gpu=0 filter=""
-min_time=0.1 max_time=0.3 reps=3 warmup=2
+min_time=0.1 max_time=0.2 reps=3 warmup=2
 while [ $# -gt 0 ]; do
   arg=$1
   shift

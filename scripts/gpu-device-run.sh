@@ -17,7 +17,7 @@
 #   (opbench's cuda backend beside the direct cuBLASLt/cuDNN program; its
 #   options from DIRECT_ARGS, e.g. "--cache both"), which adds direct.md
 #   (opbench/direct per shape) and direct.tgz to OUTDIR, bounded by
-#   DIRECT_LIMIT (s, default 300); `check,direct` runs both.
+#   DIRECT_LIMIT (s, default 420); `check,direct` runs both.
 # The build directory holds absolute paths (the checkout it was built in,
 # x/ROOT): that path is made a symlink to the unpacked tree. Where it exists
 # as a real directory (the machine that built it), the run is refused unless
@@ -88,7 +88,7 @@ case ",${STEPS:-check}," in
     log "cuda-direct-compare --prebuilt build-gpu ${DIRECT_ARGS:-}"
     dc=$work/direct
     # shellcheck disable=SC2086 # DIRECT_ARGS is a list of options
-    timeout "${DIRECT_LIMIT:-300}" scripts/cuda-direct-compare.sh --prebuilt build-gpu ${DIRECT_ARGS:-} "$dc" \
+    timeout "${DIRECT_LIMIT:-420}" scripts/cuda-direct-compare.sh --prebuilt build-gpu ${DIRECT_ARGS:-} "$dc" \
       > "$outd/direct.log" 2>&1
     drc=$?
     echo "cuda-direct-compare rc=$drc at $((SECONDS - t0)) s" | tee -a "$outd/direct.log"
