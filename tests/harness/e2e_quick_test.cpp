@@ -231,9 +231,18 @@ TEST_F(QuickSuiteRun, FlopsMatchTheFormulaForTheShape) {
 }
 
 TEST_F(QuickSuiteRun, RepetitionsAreSeparateEntriesWithAggregates) {
+    // An entry whose every repetition starved on a busy machine is one row
+    // with no repetition (its status says so); every other one has both.
     std::map<std::string, int> per_name;
-    for (const auto &e : entries("naive")) per_name[e["name"]]++;
-    for (const auto &[name, n] : per_name) EXPECT_EQ(n, 2) << name;
+    std::set<std::string> starved;
+    for (const auto &e : entries("naive")) {
+        per_name[e["name"]]++;
+        if (e.value("status", "") == "starved") starved.insert(e["name"]);
+    }
+    for (const auto &[name, n] : per_name) {
+        if (!starved.contains(name)) EXPECT_EQ(n, 2) << name;
+    }
+    ASSERT_LT(starved.size(), per_name.size()) << "every entry starved: nothing here had two repetitions";
     EXPECT_FALSE(entries("naive", "aggregate").empty());
 }
 
