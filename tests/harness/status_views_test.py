@@ -418,6 +418,8 @@ def check_views(reference, views, expected=None, complete=()):
             got = reference.get(key)
             if got is None:
                 raise Disagreement(f"loader: no row for {key}")
+            if got["status"] == "starved" and want.get("status") == "ok":
+                continue  # a busy machine starved it: no time to judge by its kind; the views must still agree
             for field in ("status", "quality", "median"):
                 if want.get(field) is not None and got[field] != want[field]:
                     raise Disagreement(f"loader: {key} {field} {got[field]!r}, its kind gives {want[field]!r}")
