@@ -32,7 +32,8 @@ pandas); why is in `status` and `reason`.
 
 median_s follows opbench's one summary per entry (harness/measure/entry_summary.hpp,
 which every view reads): the median of every repetition's median but the
-starved ones' (their threads waited for a CPU), those that missed their noise
+starved ones' (their threads waited for a CPU) and, unless every one was, the
+throttled ones' (the GPU's clock had fallen), those that missed their noise
 target included (they are counted in repetitions_missed_noise_target;
 accept_unmet_noise is kept for old callers and changes nothing). An entry
 whose every repetition was starved has status `starved` and no time. quality
@@ -112,6 +113,10 @@ def set_records(result_set, path="", accept_unmet_noise=False):
         # One policy with opbench's own views (measure/entry_summary.hpp):
         # the median of every repetition's median but the starved ones'.
         kept = [r for r in reps if not r["starved"]]
+        # A throttled repetition (the GPU's clock had fallen, issue 41) too,
+        # unless every one was: the entry then keeps them, quality throttled.
+        if not all(r["throttled"] for r in kept):
+            kept = [r for r in kept if not r["throttled"]]
         median = _median([r["median"] for r in kept]) if kept and status == "passed" else None
         if status != "passed":
             time_status, reason = status, e.get("reason", e.get("error_message", ""))
@@ -185,7 +190,8 @@ def _repetition(e):
         median = e.get("real_time", 0) * _UNIT_SECONDS.get(e.get("time_unit", "ns"), 1e-9)
     return {"median": median, "met": st.get("noise_target_met", True), "timed_out": st.get("timed_out", False),
             "samples": _sample_count(st), "starved": bool(st.get("starved", False)),
-            "starved_share": st.get("starved_share"), "remeasured": int(st.get("remeasured", 0) or 0)}
+            "starved_share": st.get("starved_share"), "remeasured": int(st.get("remeasured", 0) or 0),
+            "throttled": bool(st.get("throttled", False))}
 
 
 def _starvation(reps):

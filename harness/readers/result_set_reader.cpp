@@ -239,7 +239,7 @@ void validate_stats(const SchemaCheck &c, const nlohmann::json *st, const std::s
     for (const char *k : {"samples", "calls_per_sample"}) c.number(*st, sat, k);
     for (const char *k : {"min", "mean", "median", "p90", "p99", "max"}) c.seconds(*st, sat, k);
     for (const char *k : {"stddev", "cv", "noise"}) c.number(*st, sat, k, true, true);
-    for (const char *k : {"noise_target_met", "timed_out", "starved"}) c.boolean(*st, sat, k);
+    for (const char *k : {"noise_target_met", "timed_out", "starved", "throttled"}) c.boolean(*st, sat, k);
     for (const char *k : {"process", "run_queue_waits", "threads_ran", "remeasured"}) c.integer(*st, sat, k);
     for (const char *k : {"run_queue_wait_seconds", "starved_share"}) c.number(*st, sat, k, true, true);
     if (auto it = st->find("involuntary_switches"); it != st->end() && !it->is_null())
@@ -494,6 +494,7 @@ RepetitionTime repetition_time(const nlohmann::json &e) {
     rep.timed_out = stats.value("timed_out", false);
     rep.starved = figures.starved;
     rep.starved_share = figures.starved_share;
+    rep.throttled = figures.throttled;
     rep.remeasured = static_cast<int>(std::clamp<std::int64_t>(stats.value("remeasured", std::int64_t{0}), 0, 1000));
     if (auto p = stats.find("process"); p != stats.end() && p->is_number_integer())
         rep.process = static_cast<int>(std::clamp<std::int64_t>(p->get<std::int64_t>(), 0, 1000));
@@ -645,7 +646,8 @@ ResultSet read_result_set(const std::string &path) { return parse_result_set(rea
 EntrySummary entry_summary(const CaseRecord &c) {
     std::vector<RepetitionFigures> reps;
     for (const auto &r : c.repetitions)
-        reps.push_back({r.median_seconds, r.noise, r.noise_target_met, r.fastest_seconds, r.starved, r.starved_share});
+        reps.push_back({r.median_seconds, r.noise, r.noise_target_met, r.fastest_seconds, r.starved, r.starved_share,
+                        r.throttled});
     return summarize_entry(reps, c.conditions);
 }
 
@@ -667,8 +669,11 @@ ValidTimes valid_times(const CaseRecord &c) {
         v.why = "no repetition recorded";
         return v;
     }
+    // The repetitions the summary's median is of: throttled ones only when every one was (issue 41).
+    const bool all_throttled = std::all_of(c.repetitions.begin(), c.repetitions.end(),
+                                           [](const RepetitionTime &r) { return r.starved || r.throttled; });
     for (const auto &r : c.repetitions) {
-        if (r.starved) continue;
+        if (r.starved || (r.throttled && !all_throttled)) continue;
         v.repetition_medians.push_back(r.median_seconds);
         v.repetition_processes.push_back(r.process);
         v.samples.insert(v.samples.end(), r.sample_times.begin(), r.sample_times.end());

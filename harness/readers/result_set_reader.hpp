@@ -35,6 +35,7 @@ struct RepetitionTime {
     bool starved = false;             // stats.starved: its threads waited for a CPU; not a time of the op
     double starved_share = NAN;       // stats.starved_share
     int remeasured = 0;               // stats.remeasured: tries discarded as starved before this one
+    bool throttled = false;           // stats.throttled: the device's clock had fallen (issue 41)
 };
 
 // Everything a set says about one case on one backend.

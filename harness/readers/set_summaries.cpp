@@ -53,9 +53,10 @@ nlohmann::json picked(const nlohmann::json &from, std::initializer_list<const ch
 constexpr const char *kTextColumns[] = {"name", "op", "backend", "dtype", "variant", "case", "status", "reason"};
 constexpr std::size_t kConditionFields = 4;  // noise_target, threads, cpus, load
 // median_s, noise, noise_target_met, timed_out, fastest_s, process; since
-// version 2 also starved, starved_share, remeasured.
+// version 2 also starved, starved_share, remeasured; since version 3 throttled.
 constexpr std::size_t kRepetitionFieldsV1 = 6;
-constexpr std::size_t kRepetitionFields = 9;
+constexpr std::size_t kRepetitionFieldsV2 = 9;
+constexpr std::size_t kRepetitionFields = 10;
 
 nlohmann::json entry_columns(const std::vector<CaseRecord> &cases) {
     nlohmann::json cols = nlohmann::json::object();
@@ -79,7 +80,8 @@ nlohmann::json entry_columns(const std::vector<CaseRecord> &cases) {
             for (const nlohmann::json &v :
                  {nlohmann::json(r.median_seconds), finite_or_null(r.noise), nlohmann::json(r.noise_target_met),
                   nlohmann::json(r.timed_out), finite_or_null(r.fastest_seconds), nlohmann::json(r.process),
-                  nlohmann::json(r.starved), finite_or_null(r.starved_share), nlohmann::json(r.remeasured)})
+                  nlohmann::json(r.starved), finite_or_null(r.starved_share), nlohmann::json(r.remeasured),
+                  nlohmann::json(r.throttled)})
                 cols["repetitions"].push_back(v);
     }
     return cols;
@@ -149,11 +151,12 @@ std::vector<CaseRecord> cases_from_columns(nlohmann::json &cols, std::size_t fie
             t.timed_out = reps[rep + 3].get<bool>();
             t.fastest_seconds = number_at(reps, rep + 4, NAN);
             t.process = integer_at<int>(reps, rep + 5, "repetitions");
-            if (fields == kRepetitionFields) {
+            if (fields >= kRepetitionFieldsV2) {
                 t.starved = reps[rep + 6].get<bool>();
                 t.starved_share = number_at(reps, rep + 7, NAN);
                 t.remeasured = integer_at<int>(reps, rep + 8, "repetitions");
             }
+            if (fields >= kRepetitionFields) t.throttled = reps[rep + 9].get<bool>();
             c.repetitions.push_back(t);
         }
     }
@@ -287,13 +290,15 @@ ResultSet set_from_summaries(nlohmann::json j, const std::string &summaries_path
                                           summaries_path, why));
     };
     const int version = j.is_object() ? j.value("schema_version", -1) : -1;
-    if (version != 1 && version != kSetSummariesVersion)
-        throw refuse(fmt::format("expected an object with schema_version 1 or {}", kSetSummariesVersion));
+    if (version < 1 || version > kSetSummariesVersion)
+        throw refuse(fmt::format("expected an object with schema_version 1 to {}", kSetSummariesVersion));
     ResultSet set;
     set.path = set_path;
     try {
         set.context = std::move(j.at("context"));
-        set.cases = cases_from_columns(j.at("entries"), version == 1 ? kRepetitionFieldsV1 : kRepetitionFields);
+        set.cases = cases_from_columns(j.at("entries"), version == 1   ? kRepetitionFieldsV1
+                                                        : version == 2 ? kRepetitionFieldsV2
+                                                                       : kRepetitionFields);
     } catch (const std::exception &e) { // nlohmann's type errors, a column's length
         throw refuse(e.what());
     }

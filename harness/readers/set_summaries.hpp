@@ -23,8 +23,9 @@
 namespace opbench {
 
 // 2: each repetition also holds starved, starved_share and remeasured
-// (version 1's six fields still read, as never starved).
-inline constexpr int kSetSummariesVersion = 2;
+// (version 1's six fields still read, as never starved). 3: and throttled
+// (issue 41; version 2's nine still read, as never throttled).
+inline constexpr int kSetSummariesVersion = 3;
 
 // "<stem>.summaries.cbor" for the set file "<stem>.json".
 [[nodiscard]] std::string set_summaries_file_name(const std::string &set_file_name);

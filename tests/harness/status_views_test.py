@@ -6,7 +6,8 @@
 
 Builds one result set holding every kind of entry (clean, noisy, bimodal,
 quantised, starved, partly starved, every repetition missed its noise target,
-skipped, failed, and a decoder workload's phases), runs every view on it
+throttled and partly throttled (issue 41: a GPU's clock below 85% of its
+sustained one), skipped, failed, and a decoder workload's phases), runs every view on it
 (compare as text, Markdown, JSON and CSV; compare --by backend and --by
 machine in the same four; history over an archive of it; analyze; the HTML
 report; the Python loader), and fails on the first entry for which two views
@@ -46,7 +47,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 import opbench_results  # noqa: E402  (the loader under test)
 
-QUALITIES = ("clean", "noisy", "disturbed")
+QUALITIES = ("clean", "noisy", "disturbed", "throttled")
 UNTIMED = ("failed", "skipped", "starved")
 US = 1e-6
 
@@ -70,6 +71,11 @@ KINDS = {
     "starved": dict(medians=[8000.0, 8000.0, 8000.0], starved=[True] * 3, status="starved"),
     "part_starved": dict(medians=[31.0, 4000.0, 31.2], starved=[False, True, False], quality="noisy"),
     "missed": dict(medians=[45.6, 45.7, 45.5], met=[False] * 3, quality="noisy"),
+    # A GPU's clock below 85% of its sustained one (issue 41): every
+    # repetition (the entry keeps their median, quality throttled), or one
+    # (left out, noisy), as a starved one is.
+    "throttled": dict(medians=[30.0, 30.1, 29.9], throttled=[True] * 3, quality="throttled"),
+    "part_throttled": dict(medians=[40.0, 90.0, 40.2], throttled=[False, True, False], quality="noisy"),
     "skipped": dict(status="skipped", reason="backend not built with this op"),
     "failed": dict(status="failed", reason="nmse 0.5 over threshold 1e-05"),
 }
@@ -78,6 +84,7 @@ KINDS = {
 CASE_KINDS = {"clean": ("clean", "clean"), "noisy": ("noisy", "clean"), "bimodal": ("bimodal", "clean"),
               "quantised": ("clean", "quantised"), "starved": ("clean", "starved"),
               "part_starved": ("clean", "part_starved"), "missed": ("missed", "missed"),
+              "throttled": ("clean", "throttled"), "part_throttled": ("clean", "part_throttled"),
               "skipped": ("clean", "skipped"), "failed": ("clean", "failed")}
 # The workload's phases: naive clean, onednn prefill every repetition missed, decode starved.
 WORKLOAD_KINDS = {("naive", "prefill"): ("clean", 1000.0), ("naive", "decode"): ("clean", 2000.0),
@@ -112,7 +119,7 @@ def median(values):
     return v[n // 2] if n % 2 else 0.5 * (v[n // 2 - 1] + v[n // 2])
 
 
-def rep_stats(template, m, met, starved, fastest):
+def rep_stats(template, m, met, starved, fastest, throttled=False):
     """One repetition's `stats` as the run writes them (entry/results.cpp,
     summary_json), around median `m`: seven samples, the fastest at `fastest`."""
     samples = [fastest, m * 0.999, m * 0.9995, m, m, m * 1.0005, m * 1.001]
@@ -122,24 +129,31 @@ def rep_stats(template, m, met, starved, fastest):
                "noise": 0.001 if met else 0.05, "noise_target_met": met, "timed_out": not met,
                "sample_histogram": histogram(samples), "cpu_time_per_call": m,
                "run_queue_wait_seconds": 0.7 * m * len(samples) if starved else 0.0,
-               "starved_share": 0.7 if starved else 0.0, "starved": starved, "remeasured": 2 if starved else 0})
+               "starved_share": 0.7 if starved else 0.0, "starved": starved,
+               "remeasured": 2 if starved or throttled else 0,
+               # the device's clock (issue 41): 900 of a sustained 1500 MHz when throttled
+               "sm_clock_mhz": 900.0 if throttled else 1500.0, "clock_share": 0.6 if throttled else 1.0,
+               "throttled": throttled})
     st.pop("sample_times", None)
     return st
 
 
-def summary_of(kind, medians, starved, met, quality):
+def summary_of(kind, medians, starved, met, quality, throttled):
     """The entry's stored `summary` (EntrySummary::to_json) for a kind: its
     quality and reason codes by construction."""
-    kept = [m for m, s in zip(medians, starved) if not s]
+    every_throttled = all(t or s for t, s in zip(throttled, starved)) and any(throttled)
+    kept = [m for m, s, t in zip(medians, starved, throttled) if not s and (not t or every_throttled)]
     med = median(kept)
     spread = (max(kept) - min(kept)) / 2 / med if len(kept) >= 2 else None
     codes = {"clean": [], "noisy": ["spread"], "bimodal": ["bimodal", "spread"], "quantised": ["quantised", "spread"],
-             "part_starved": ["starved"], "missed": ["missed_noise_target"]}[kind]
-    reasons = [{"code": c, "severity": "disturbed" if c in ("bimodal", "quantised") else "noisy", "text": c}
-               for c in codes]
+             "part_starved": ["starved"], "missed": ["missed_noise_target"], "throttled": ["throttled"],
+             "part_throttled": ["throttled"]}[kind]
+    severity = {"bimodal": "disturbed", "quantised": "disturbed", "throttled": "throttled" if every_throttled else "noisy"}
+    reasons = [{"code": c, "severity": severity.get(c, "noisy"), "text": c} for c in codes]
     return {"median_seconds": med, "spread": spread, "repetitions": len(kept),
             "missed_noise_target": sum(1 for m, s in zip(met, starved) if not m and not s),
-            "starved_repetitions": sum(starved), "quality": quality, "reasons": reasons}
+            "starved_repetitions": sum(starved), "throttled_repetitions": sum(throttled), "quality": quality,
+            "reasons": reasons}
 
 
 def metrics_of(template, summary, e, samples_per_rep=7):
@@ -190,9 +204,11 @@ def make_entries(records, kind, scale):
     n = len(medians)
     met = spec.get("met", [True] * n)
     starved = spec.get("starved", [False] * n)
+    throttled = spec.get("throttled", [False] * n)
     fastest = [f * US for f in spec["fastest"]] if "fastest" in spec else [m * 0.998 for m in medians]
     template_stats = base.get("stats") or {}
-    stats = [rep_stats(template_stats, m, ok, s, f) for m, ok, s, f in zip(medians, met, starved, fastest)]
+    stats = [rep_stats(template_stats, m, ok, s, f, t)
+             for m, ok, s, f, t in zip(medians, met, starved, fastest, throttled)]
     if status == "starved":
         e = copy.deepcopy(base)
         e.pop("stats", None)
@@ -201,7 +217,7 @@ def make_entries(records, kind, scale):
                   "real_time": 0, "cpu_time": 0, "iterations": 0, "repetitions": 1, "repetition_index": 0,
                   "roofline": None, "repetition_spread": None, "starved_repetitions": stats})
         return [e]
-    summary = summary_of(kind, medians, starved, met, spec["quality"])
+    summary = summary_of(kind, medians, starved, met, spec["quality"], throttled)
     metrics = metrics_of(passed[0].get("metrics", {}) if passed else {}, summary, base)
     unit = {"ns": 1e9, "us": 1e6, "ms": 1e3, "s": 1}[base.get("time_unit", "ns")]
     real_median = (passed[0].get("metrics") or {}).get("median_s") if passed else None
@@ -345,7 +361,7 @@ def loader_view(fixture):
             out[key]["tokens"] = (tokens_text(r["param_tokens_per_call"] / r["median_s"])
                                   if r["status"] == "ok" else r["status"])
     # A row of the backend tables (case x phase): the worst quality of its timed entries.
-    order = {"-": -1, "clean": 0, "noisy": 1, "disturbed": 2}
+    order = {"-": -1, "clean": 0, "noisy": 1, "disturbed": 2, "throttled": 3}
     for key, v in out.items():
         row = [w["quality"] for k, w in out.items() if (k[0], k[2]) == (key[0], key[2])]
         v["row_quality"] = max(row, key=order.get)
@@ -881,6 +897,10 @@ def plants(fixture, reference, views, keys):
                 perturbed("report levels", first("report levels"), "median", "1 s")))
     out.append(("compare text: another quality", reference,
                 perturbed("compare text", noisy, "quality", "clean")))
+    # Issue 41: a throttled entry shown as merely noisy (the readers once dropped stats.throttled).
+    throttled = next(k for k in timed if reference[k]["quality"] == "throttled")
+    out.append(("by backend: a throttled entry as noisy", reference,
+                perturbed("by backend console", throttled, "quality", "noisy")))
     out.append(("workload levels: another tokens/s", reference,
                 perturbed("workload levels console", first("workload levels console"), "tokens", "1")))
     out.append(("history misses an entry", reference,
