@@ -28,9 +28,12 @@ void Entry::finished(const FinishRecord &f) {
 
 std::optional<double> Entry::median_seconds() const {
     // A starved repetition timed the machine (measure/entry_summary.hpp's policy).
+    // So is a throttled one, unless every one was (measure/throttle.hpp: the entry is then `throttled`).
+    const bool all_throttled = std::all_of(result.repetitions.begin(), result.repetitions.end(),
+                                           [](const RepetitionRecord &r) { return r.starved || r.throttled; });
     std::vector<double> medians;
     for (const auto &rec : result.repetitions)
-        if (!rec.starved) medians.push_back(rec.summary.median);
+        if (!rec.starved && (!rec.throttled || all_throttled)) medians.push_back(rec.summary.median);
     if (medians.empty()) return std::nullopt;
     return summarize(medians).median;
 }
@@ -180,6 +183,7 @@ EntryMetricInputs metric_inputs(const CaseResult &result, const CallWork &work) 
         in.bandwidth_roof = result.roofline->bandwidth_roof;
         if (result.roofline->compute_roof_by_isa) in.compute_roof = result.roofline->compute_roof;
         in.above_roof_cause = result.roofline->above_roof_cause;
+        if (const auto &d = result.roofline->device_roof) in.device_roof = d->roof.empty() ? "none" : d->roof;
     }
     return in;
 }

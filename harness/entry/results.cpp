@@ -72,6 +72,23 @@ nlohmann::json summary_json(const RepetitionRecord &r) {
              r.host_seconds_per_call >= 0 ? nlohmann::json(r.host_seconds_per_call) : nlohmann::json(nullptr)}};
 }
 
+namespace {
+// roofline.device_roof (issue 41): the device roof that judged a GPU entry and its share of it.
+nlohmann::json device_roof_json(const DeviceRoofJudgement &d) {
+    auto positive_or_null = [](double v) { return v > 0 && std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
+    if (d.roof.empty()) return {{"roof", nullptr}, {"share", nullptr}, {"missing", d.missing}};
+    return {{"roof", d.roof},
+            {"unit", d.unit},
+            {"dtype", d.dtype},
+            {"measured", d.measured},
+            {"datasheet", positive_or_null(d.datasheet)},
+            {"sm_clock_mhz", positive_or_null(d.sm_clock_mhz)},
+            {"method", d.method},
+            {"share", finite_or_null(d.share)},
+            {"cause", d.cause}};
+}
+} // namespace
+
 nlohmann::json case_fields(const CaseResult &r) {
     const Case &c = *r.source;
     const opb_op_desc &d = c.desc;
@@ -148,6 +165,7 @@ nlohmann::json measurement_fields(const CaseResult &r, const MeasureSettings &me
                          {"compute_roof", rl.compute_roof},
                          {"compute_roof_by_isa", rl.compute_roof_by_isa},
                          {"above_roof_cause", rl.above_roof_cause}};
+        if (rl.device_roof) j["roofline"]["device_roof"] = device_roof_json(*rl.device_roof);
     } else {
         j["roofline"] = nullptr;
     }

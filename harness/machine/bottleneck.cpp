@@ -111,49 +111,98 @@ std::optional<RoofPeaks> peaks_for(bool is_gpu, int threads, const MachinePeaks 
     return peaks;
 }
 
+std::optional<DeviceRoofs> context_device_roofs(const nlohmann::json &backend) {
+    if (!backend.is_object() || !backend.contains("device_roofs") || !backend["device_roofs"].is_object())
+        return std::nullopt;
+    try {
+        return backend["device_roofs"].get<DeviceRoofs>();
+    } catch (const std::exception &) {
+        return std::nullopt; // another schema, or damaged: judged as without them
+    }
+}
+
+std::optional<RoofPeaks> device_peaks(const nlohmann::json &backend, const RoofKey &key, PeakKind kind) {
+    const auto roofs = context_device_roofs(backend);
+    if (!roofs) {
+        const nlohmann::json info = backend.is_object() && backend.contains("info") ? backend["info"] : nlohmann::json();
+        return device_peaks_from_info(info, kind);
+    }
+    const EntryRoofs e = entry_roofs(*roofs, key.op, key.dtype, key.tf32());
+    if (!e.compute || !e.bandwidth) return std::nullopt;
+    return RoofPeaks{e.compute->measured, e.bandwidth->measured,
+                     fmt::format("device roofs measured by {}: {}, dram", roofs->backend, e.compute->label())};
+}
+
+namespace {
+
+// Why a device without measured roofs is judged as it is (issue 41: said
+// plainly where its entries are shown).
+std::string without_device_roofs(const nlohmann::json &backend) {
+    if (backend.contains("device_roofs_error") && backend["device_roofs_error"].is_string())
+        return fmt::format("its plugin's roof measurement failed ({})", backend["device_roofs_error"].get<std::string>());
+    const std::string abi = backend.value("plugin_abi", std::string("?"));
+    return fmt::format("its plugin (ABI {}) measures no device roofs (ABI 1.5's measure_roofs)", abi);
+}
+
+// A GPU entry against the peaks its backend reports in its info (a plugin
+// that measures no roofs): as before issue 41, said plainly.
+Roofline reported_peaks_roofline(double flops, double bytes, double seconds_per_call, const nlohmann::json &backend,
+                                 double fixed_cost_seconds, PeakKind kind) {
+    const nlohmann::json info = backend.contains("info") ? backend["info"] : nlohmann::json();
+    const auto dev = device_peaks_from_info(info, kind);
+    if (!dev) {
+        Roofline r;
+        r.bound = "unknown"; // CPU peaks say nothing about a GPU
+        return r;
+    }
+    // The device as a one-"thread" machine: classify() then reads its roofs.
+    MachinePeaks device;
+    device.cores = 1;
+    device.one_thread = {1, dev->flops_per_s / 1e9, dev->flops_per_s / 1e9, dev->bytes_per_s / 1e9,
+                         dev->bytes_per_s / 1e9};
+    device.all_threads = device.one_thread;
+    Roofline r = classify(flops, bytes, seconds_per_call, device, 1, fixed_cost_seconds, kind);
+    if (r.bound == "unknown") return r;
+    // The device's own roof, not a CPU kernel's: a bf16 / int8 case is
+    // judged against the FP32 peak where the backend reports no peak of
+    // its dtype (the cuda backend reports FP32 lanes only), and tensor
+    // cores exceed that roof many times (H100, 2026-11-26: 951%).
+    const char *dtype_key = kind == PeakKind::bf16 ? "peak_bf16_gflops" : kind == PeakKind::int8 ? "peak_int8_gops" : "";
+    const bool own_dtype = kind == PeakKind::f32 || positive(info, dtype_key) > 0;
+    r.compute_roof = own_dtype ? "device" : "device FP32";
+    r.above_roof_cause.clear();
+    if (r.pct_peak_compute > 100)
+        r.above_roof_cause =
+            own_dtype ? fmt::format("{:.0f}% of the device's reported peak ({}): faster than the backend says "
+                                    "the device can go; its peak or the case's FLOP count is off",
+                                    r.pct_peak_compute, dev->source)
+                      : fmt::format("{:.0f}% of the device's FP32 peak ({}): the backend reports no {} peak "
+                                    "({}), and {} runs on tensor cores, many times faster than FP32 lanes; {}",
+                                    r.pct_peak_compute, dev->source, kind == PeakKind::bf16 ? "bf16" : "int8",
+                                    dtype_key, kind == PeakKind::bf16 ? "bf16" : "int8",
+                                    without_device_roofs(backend));
+    if (r.pct_peak_bandwidth > 100)
+        r.above_roof_cause += fmt::format("{}{:.0f}% of the device's memory bandwidth: its data stays in the "
+                                          "GPU's caches between calls",
+                                          r.above_roof_cause.empty() ? "" : "; ", r.pct_peak_bandwidth);
+    return r;
+}
+
+} // namespace
+
 Roofline roofline_for(double flops, double bytes, double seconds_per_call, const nlohmann::json &backend,
                       int case_threads, const MachinePeaks &machine, double fixed_cost_seconds, PeakKind kind,
-                      double working_set_bytes) {
+                      double working_set_bytes, const RoofKey &key) {
     const nlohmann::json info = backend.is_object() && backend.contains("info") ? backend["info"] : nlohmann::json();
     const bool gpu = backend.is_object() && backend.contains("device") && backend["device"].is_object() &&
                      backend["device"].value("kind", "") == "gpu";
     if (gpu) {
-        const auto dev = device_peaks_from_info(info, kind);
-        if (!dev) {
-            Roofline r;
-            r.bound = "unknown"; // CPU peaks say nothing about a GPU
-            return r;
-        }
-        // The device as a one-"thread" machine: classify() then reads its roofs.
-        MachinePeaks device;
-        device.cores = 1;
-        device.one_thread = {1, dev->flops_per_s / 1e9, dev->flops_per_s / 1e9, dev->bytes_per_s / 1e9,
-                             dev->bytes_per_s / 1e9};
-        device.all_threads = device.one_thread;
-        Roofline r = classify(flops, bytes, seconds_per_call, device, 1, fixed_cost_seconds, kind);
-        if (r.bound == "unknown") return r;
-        // The device's own roof, not a CPU kernel's: a bf16 / int8 case is
-        // judged against the FP32 peak where the backend reports no peak of
-        // its dtype (the cuda backend reports FP32 lanes only), and tensor
-        // cores exceed that roof many times (H100, 2026-11-26: 951%).
-        const char *dtype_key = kind == PeakKind::bf16 ? "peak_bf16_gflops" : kind == PeakKind::int8 ? "peak_int8_gops" : "";
-        const bool own_dtype = kind == PeakKind::f32 || positive(info, dtype_key) > 0;
-        r.compute_roof = own_dtype ? "device" : "device FP32";
-        r.above_roof_cause.clear();
-        if (r.pct_peak_compute > 100)
-            r.above_roof_cause =
-                own_dtype ? fmt::format("{:.0f}% of the device's reported peak ({}): faster than the backend says "
-                                        "the device can go; its peak or the case's FLOP count is off",
-                                        r.pct_peak_compute, dev->source)
-                          : fmt::format("{:.0f}% of the device's FP32 peak ({}): the backend reports no {} peak "
-                                        "({}), and {} runs on tensor cores, many times faster than FP32 lanes",
-                                        r.pct_peak_compute, dev->source, kind == PeakKind::bf16 ? "bf16" : "int8",
-                                        dtype_key, kind == PeakKind::bf16 ? "bf16" : "int8");
-        if (r.pct_peak_bandwidth > 100)
-            r.above_roof_cause += fmt::format("{}{:.0f}% of the device's memory bandwidth: its data stays in the "
-                                              "GPU's caches between calls",
-                                              r.above_roof_cause.empty() ? "" : "; ", r.pct_peak_bandwidth);
-        return r;
+        // Each entry against the roof of the unit and dtype that ran it,
+        // where the plugin measured its device's roofs (issue 41).
+        if (const auto roofs = context_device_roofs(backend))
+            return device_roofline(*roofs, key.op, key.dtype, key.tf32(), flops, bytes, seconds_per_call,
+                                   fixed_cost_seconds);
+        return reported_peaks_roofline(flops, bytes, seconds_per_call, backend, fixed_cost_seconds, kind);
     }
     return classify(flops, bytes, seconds_per_call, machine, threads_used(case_threads, info, machine.cores),
                     fixed_cost_seconds, kind, working_set_bytes, backend_isa(info));
@@ -257,7 +306,8 @@ std::optional<Bottleneck> no_roofline_verdict(const EntryFigures &e) {
         b.description = e.is_gpu ? "no roofline: the GPU backend reports no device peaks, and CPU peaks "
                                    "do not apply to it"
                                  : "no roofline: the machine's peaks are not known";
-        b.suggestion = e.is_gpu ? "report peak_f32_gflops and peak_bandwidth_gbps in the backend's info"
+        b.suggestion = e.is_gpu ? "measure the device's roofs (ABI 1.5's measure_roofs, `opbench machine`), or "
+                                  "report peak_f32_gflops and peak_bandwidth_gbps in the backend's info"
                                 : "run `opbench machine` to measure the peaks";
         return b;
     }

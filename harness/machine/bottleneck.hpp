@@ -11,6 +11,7 @@
 //                      description, suggestion} plus the headroom that ranks it.
 #pragma once
 
+#include "machine/device_roofs.hpp"
 #include "machine/machine.hpp"
 
 #include <nlohmann/json.hpp>
@@ -55,6 +56,25 @@ struct RoofPeaks {
 // the generic "cpu_isa"; "" when it names none.
 [[nodiscard]] std::string backend_isa(const nlohmann::json &backend_info);
 
+// What picks a GPU entry's roofs among its device's measured ones
+// (machine/device_roofs.hpp): the op's and dtype's names, and whether the
+// backend let tensor cores take f32 (the op's `tf32` variant).
+struct RoofKey {
+    std::string_view op, dtype, variant;
+    [[nodiscard]] bool tf32() const { return variant == "tf32"; }
+};
+
+// The device roofs a GPU backend's context carries (`device_roofs`, written
+// where the backend was probed: plugin/device_probe.hpp); nullopt when it
+// has none (a plugin of ABI 1.4, a CPU backend) or they do not parse.
+[[nodiscard]] std::optional<DeviceRoofs> context_device_roofs(const nlohmann::json &backend);
+
+// A GPU entry's two roofs for analyse(): its device's measured compute roof
+// for the entry (entry_roofs) and DRAM bandwidth when the context carries
+// measured roofs, else the peaks the backend reports in its info
+// (device_peaks_from_info). nullopt when neither gives both roofs.
+[[nodiscard]] std::optional<RoofPeaks> device_peaks(const nlohmann::json &backend, const RoofKey &key, PeakKind kind);
+
 // The result entry's `roofline` for a case on a backend, judged like
 // analyse(): a CPU backend against the machine's peaks at threads_used();
 // a GPU backend against its own device peaks, or "unknown" without them.
@@ -62,7 +82,7 @@ struct RoofPeaks {
 // "info"). `working_set_bytes` picks a CPU's cache roof (classify); 0: DRAM.
 [[nodiscard]] Roofline roofline_for(double flops, double bytes, double seconds_per_call, const nlohmann::json &backend,
                                     int case_threads, const MachinePeaks &machine, double fixed_cost_seconds,
-                                    PeakKind kind, double working_set_bytes = 0);
+                                    PeakKind kind, double working_set_bytes = 0, const RoofKey &key = {});
 
 // What analyse() looks at, all per call of the op.
 struct EntryFigures {

@@ -5,8 +5,12 @@
 #include "opbench/ops.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <limits>
 #include <fstream>
 #include <optional>
 #include <stdexcept>
@@ -142,6 +146,28 @@ const DeviceRoof *roof_for_entry(const DeviceRoofs &roofs, std::string_view op, 
     return roofs.find(RoofUnit::dram);
 }
 
+std::string above_device_roof_cause(const DeviceRoof &roof, double rate) {
+    if (!(roof.measured > 0) || !(rate > roof.measured)) return "";
+    const bool above_sheet = roof.datasheet > 0 && rate > roof.datasheet;
+    if (roof.is_bandwidth())
+        return above_sheet ? fmt::format("above the {} datasheet figure: the entry's data stays in the GPU's caches "
+                                         "between calls, so its rate is not the memory's",
+                                         roof.label())
+                           : fmt::format("above the measured {} roof, {}: part of its data stays in the GPU's caches, "
+                                         "or the roof's measurement ({}) fell short of the device's best",
+                                         roof.label(), roof.datasheet > 0 ? "below its datasheet figure"
+                                                                          : "no datasheet figure known",
+                                         roof.method);
+    if (above_sheet)
+        return fmt::format("above the {} datasheet figure: the entry's count credits work the kernel skips (a "
+                           "causal mask's upper half)",
+                           roof.label());
+    return fmt::format("above the measured {} roof, {}: the roof's sweep ({}) missed this shape's better kernel "
+                       "or clock",
+                       roof.label(), roof.datasheet > 0 ? "below its datasheet figure" : "no datasheet figure known",
+                       roof.method);
+}
+
 RoofShare share_of_roof(const DeviceRoofs &roofs, std::string_view op, std::string_view dtype, bool tf32,
                         double flops_per_second, double bytes_per_second) {
     RoofShare s;
@@ -150,17 +176,90 @@ RoofShare share_of_roof(const DeviceRoofs &roofs, std::string_view op, std::stri
     const double rate = s.roof->is_bandwidth() ? bytes_per_second : flops_per_second;
     if (!(rate > 0)) return s;
     s.share = rate / s.roof->measured;
-    if (s.share > 1) {
-        if (s.roof->datasheet > 0 && rate > s.roof->datasheet)
-            s.cause = fmt::format("above the {} datasheet figure: the entry's count credits work the kernel "
-                                  "skips (a causal mask's upper half) or the cache served what DRAM would",
-                                  s.roof->label());
-        else
-            s.cause = fmt::format("above the measured {} roof, below its datasheet figure: the roof's sweep "
-                                  "({}) missed this shape's better kernel or clock",
-                                  s.roof->label(), s.roof->method);
-    }
+    s.cause = above_device_roof_cause(*s.roof, rate);
     return s;
+}
+
+EntryRoofs entry_roofs(const DeviceRoofs &roofs, std::string_view op, std::string_view dtype, bool tf32) {
+    EntryRoofs r;
+    r.bandwidth = roofs.find(RoofUnit::dram);
+    r.compute = runs_on_matrix_units(op) ? roof_for_entry(roofs, op, dtype, tf32) : roofs.find(RoofUnit::simt, "f32");
+    return r;
+}
+
+namespace {
+
+// The roof that would have judged an op on matrix units, for the note of a roof not measured.
+std::string missing_roof_label(std::string_view dtype, bool tf32) {
+    if (dtype == "f32") return tf32 ? "tensor tf32" : "simt f32";
+    return fmt::format("tensor {}", dtype);
+}
+
+DeviceRoofJudgement judgement_of(const DeviceRoof &roof, double rate) {
+    DeviceRoofJudgement j;
+    j.roof = roof.label();
+    j.unit = std::string(roof_unit_name(roof.unit));
+    j.dtype = roof.dtype;
+    j.measured = roof.measured;
+    j.datasheet = roof.datasheet;
+    j.sm_clock_mhz = roof.sm_clock_mhz;
+    j.method = roof.method;
+    if (rate > 0) j.share = rate / roof.measured;
+    j.cause = above_device_roof_cause(roof, rate);
+    return j;
+}
+
+// The roofline's two shares and the bound, by classify()'s rule.
+void place_on_roofs(Roofline &r, const EntryRoofs &roofs, bool matrix, double flops, double bytes, double seconds,
+                    double fixed_cost_seconds) {
+    r.pct_peak_compute = roofs.compute ? 100.0 * flops / seconds / roofs.compute->measured : NAN;
+    r.pct_peak_bandwidth = roofs.bandwidth ? 100.0 * bytes / seconds / roofs.bandwidth->measured : NAN;
+    r.arithmetic_intensity = bytes > 0 ? flops / bytes : std::numeric_limits<double>::infinity();
+    r.ridge_point = roofs.compute && roofs.bandwidth ? roofs.compute->measured / roofs.bandwidth->measured : NAN;
+    if (roofs.compute) r.compute_roof = roofs.compute->label();
+    if ((flops == 0 && bytes == 0) || (fixed_cost_seconds > 0 && seconds < 5 * fixed_cost_seconds))
+        r.bound = "overhead-bound";
+    else if (std::isfinite(r.ridge_point))
+        r.bound = r.arithmetic_intensity >= r.ridge_point ? "compute-bound" : "memory-bound";
+    else
+        r.bound = roofs.bandwidth && !matrix ? "memory-bound" : "unknown";
+}
+
+} // namespace
+
+Roofline device_roofline(const DeviceRoofs &roofs, std::string_view op, std::string_view dtype, bool tf32,
+                         double flops, double bytes, double seconds_per_call, double fixed_cost_seconds) {
+    Roofline r;
+    r.bound = "unknown";
+    if (!(seconds_per_call > 0) || !std::isfinite(seconds_per_call) || !(flops >= 0) || !(bytes >= 0)) return r;
+    const EntryRoofs e = entry_roofs(roofs, op, dtype, tf32);
+    const bool matrix = runs_on_matrix_units(op);
+    place_on_roofs(r, e, matrix, flops, bytes, seconds_per_call, fixed_cost_seconds);
+    // The judge: DRAM for every op off the matrix units, and for one on them
+    // below the ridge point; else the compute roof of its unit and dtype.
+    const bool by_bandwidth = !matrix || (std::isfinite(r.ridge_point) && r.arithmetic_intensity < r.ridge_point);
+    const DeviceRoof *judge = by_bandwidth ? e.bandwidth : e.compute;
+    if (judge) {
+        r.device_roof = judgement_of(*judge, (judge->is_bandwidth() ? bytes : flops) / seconds_per_call);
+    } else {
+        r.device_roof = DeviceRoofJudgement{};
+        r.device_roof->missing =
+            by_bandwidth ? "the device's plugin measured no DRAM bandwidth"
+                         : fmt::format("the device's plugin measured no {} roof: no share of a roof",
+                                       missing_roof_label(dtype, tf32));
+    }
+    // Every share above 100% the views may show carries its cause.
+    std::vector<std::string> causes;
+    if (e.compute && r.pct_peak_compute > 100)
+        causes.push_back(fmt::format("{:.0f}% of the device's {} roof: {}", r.pct_peak_compute, e.compute->label(),
+                                     above_device_roof_cause(*e.compute, flops / seconds_per_call)));
+    if (e.bandwidth && r.pct_peak_bandwidth > 100)
+        causes.push_back(fmt::format("{:.0f}% of the device's {} roof: {}", r.pct_peak_bandwidth,
+                                     e.bandwidth->label(),
+                                     above_device_roof_cause(*e.bandwidth, bytes / seconds_per_call)));
+    if (by_bandwidth) std::reverse(causes.begin(), causes.end()); // the judging roof's first
+    r.above_roof_cause = fmt::format("{}", fmt::join(causes, "; "));
+    return r;
 }
 
 namespace {

@@ -9,6 +9,8 @@
 // `opbench machine`, and picks the roof an entry is judged against.
 #pragma once
 
+#include "machine/machine.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -97,6 +99,35 @@ struct RoofShare {
 // unit picks which one is judged.
 [[nodiscard]] RoofShare share_of_roof(const DeviceRoofs &roofs, std::string_view op, std::string_view dtype, bool tf32,
                                       double flops_per_second, double bytes_per_second);
+
+// The two roofs of an entry's roofline on the device: its compute roof
+// (roof_for_entry's for an op on matrix units; SIMT f32 for every other op,
+// whose FLOPs run on the SIMT lanes) and DRAM bandwidth. nullptr where not
+// measured.
+struct EntryRoofs {
+    const DeviceRoof *compute = nullptr;
+    const DeviceRoof *bandwidth = nullptr;
+};
+[[nodiscard]] EntryRoofs entry_roofs(const DeviceRoofs &roofs, std::string_view op, std::string_view dtype, bool tf32);
+
+// Why `rate` (per second, in the roof's unit) is above `roof`'s measured
+// figure: above its datasheet figure too, or only above what the sweep
+// measured. "" when it is not above.
+[[nodiscard]] std::string above_device_roof_cause(const DeviceRoof &roof, double rate);
+
+// The roofline of an entry on a device with measured roofs (issue 41):
+// pct_peak_compute of entry_roofs' compute roof, pct_peak_bandwidth of DRAM,
+// the bound by classify()'s rule (overhead below 5x `fixed_cost_seconds`,
+// else the ridge point of those two roofs), and `device_roof`: the roof
+// that judges it. An op on matrix units is judged by its compute roof where
+// its arithmetic intensity reaches the ridge point, by DRAM below it (a
+// decode GEMV streams its weights); every other op by DRAM. Any share above
+// 100% carries its cause (device_roof.cause, above_roof_cause). Without the
+// entry's compute roof (an f16 or fp8 roof the plugin did not measure) the
+// compute share is NaN and device_roof.missing says why.
+[[nodiscard]] Roofline device_roofline(const DeviceRoofs &roofs, std::string_view op, std::string_view dtype,
+                                       bool tf32, double flops, double bytes, double seconds_per_call,
+                                       double fixed_cost_seconds);
 
 // `opbench machine`'s table of device roofs, one line per roof (each within
 // 100 columns): unit, measured, datasheet, measured / datasheet, clock, method.

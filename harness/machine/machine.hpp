@@ -13,6 +13,7 @@
 // cpuid at run time, so the build needs no -march flag.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -227,6 +228,21 @@ struct ComputeRoof {
 [[nodiscard]] ComputeRoof compute_roof(const MachinePeaks &peaks, int threads, PeakKind kind,
                                        std::string_view isa = {});
 
+// The device roof that judged a GPU entry (issue 41): the roof of the unit
+// and dtype that ran it, as its plugin measured it (machine/device_roofs.hpp),
+// and the entry's share of it. The result set's `roofline.device_roof`.
+struct DeviceRoofJudgement {
+    std::string roof;        // its label: "tensor bf16", "tensor tf32", "simt f32", "dram"; "" none measured
+    std::string unit, dtype; // "tensor", "bf16"; dtype "" for dram
+    double measured = 0;     // per second: FLOP (s8: ops) or bytes
+    double datasheet = 0;    // the vendor's figure, same unit; 0 unknown
+    double sm_clock_mhz = 0; // the clock it was measured at
+    std::string method;      // how the plugin measured it
+    double share = NAN;      // the entry's rate / measured; NaN without a roof
+    std::string cause;       // why share > 1 ("" at most 1)
+    std::string missing;     // why no roof judged it ("" one did)
+};
+
 struct Roofline {
     double pct_peak_compute = 0;     // 100 * achieved FLOP/s / peak FLOP/s
     double pct_peak_bandwidth = 0;   // 100 * achieved bytes/s / the bandwidth roof's triad bytes/s
@@ -243,6 +259,11 @@ struct Roofline {
     // view names it): which roof, which ISA the backend ran, and what is
     // known to be faster than that roof. "" when both are at most 100.
     std::string above_roof_cause;
+    // A GPU entry on a device with measured roofs: the one that judged it
+    // (pct_peak_compute and pct_peak_bandwidth are then of the device's
+    // compute roof for the entry and of its DRAM bandwidth). nullopt on a CPU,
+    // and on a device whose plugin measures no roofs (ABI 1.4).
+    std::optional<DeviceRoofJudgement> device_roof;
 };
 
 // The rule, in order:

@@ -49,8 +49,9 @@ EntryFigures entry_figures(const EntryFacts &e, const RunFacts &run, double seco
     // bytes of a call in the smallest level that holds them; a cold one
     // reads them from DRAM.
     const double working_set = e.cold_cache ? 0.0 : f.bytes;
-    f.peaks = peaks_for(f.is_gpu, f.threads, run.machine, device_peaks_from_info(info, kind), kind, working_set,
-                        backend_isa(info));
+    // A GPU's: the roofs its plugin measured for this op and dtype (issue 41), else those its info reports.
+    const auto device = f.is_gpu ? device_peaks(context, RoofKey{e.op, e.dtype, e.variant}, kind) : std::nullopt;
+    f.peaks = peaks_for(f.is_gpu, f.threads, run.machine, device, kind, working_set, backend_isa(info));
     return f;
 }
 

@@ -97,6 +97,12 @@ const MetricInfo &throughput_metric(const EntryMetricInputs &in) {
 const MetricInfo *peak_metric(const EntryMetricInputs &in) {
     const MetricInfo &compute = metric("pct_peak_compute"), &bandwidth = metric("pct_peak_bandwidth");
     const double f = compute.get(in), m = bandwidth.get(in);
+    if (in.device_roof == "none") return nullptr; // the roof of its unit and dtype was not measured
+    if (!in.device_roof.empty()) { // the device roof that judged it (issue 41)
+        const bool by_bandwidth = in.device_roof == "dram" || in.device_roof == "l2";
+        if (by_bandwidth && std::isfinite(m)) return &bandwidth;
+        if (!by_bandwidth && std::isfinite(f)) return &compute;
+    }
     if (bound_is(in, "compute") && std::isfinite(f)) return &compute;
     if (bound_is(in, "memory") && std::isfinite(m)) return &bandwidth;
     if (std::isfinite(f) && (!std::isfinite(m) || f >= m)) return &compute;
@@ -107,6 +113,7 @@ const MetricInfo *peak_metric(const EntryMetricInputs &in) {
 std::string peak_text(const EntryMetricInputs &in) {
     const MetricInfo *m = peak_metric(in);
     if (!m) return "-";
+    if (!in.device_roof.empty()) return m->text(m->get(in)) + " " + in.device_roof; // "62% tensor bf16"
     // The roof's word is the row's label after "% " ("flop", "bw"); a
     // bandwidth share of a cache level's roof names the level ("L2 bw").
     std::string roof(m->label.substr(m->label.find(' ') + 1));

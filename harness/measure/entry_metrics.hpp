@@ -48,6 +48,12 @@ struct EntryMetricInputs {
     // Why a % of peak is above 100, for this entry (Roofline::above_roof_cause);
     // "" none recorded (at most 100, or a set from before issue 28).
     std::string above_roof_cause;
+    // A GPU entry judged on its device's measured roofs (roofline.device_roof,
+    // issue 41): that roof's label ("tensor bf16", "simt f32", "dram"). The
+    // views then show its share, named: "62% tensor bf16", "71% dram".
+    // "none" when its roof was not measured (no share shown: "-"); "" on a
+    // CPU, and for a device whose plugin measures no roofs.
+    std::string device_roof;
 };
 
 struct MetricInfo {
@@ -76,9 +82,11 @@ struct MetricInfo {
 [[nodiscard]] const MetricInfo &throughput_metric(const EntryMetricInputs &in);
 // The % of peak that matters for the entry's bound: pct_peak_compute when
 // compute-bound, pct_peak_bandwidth when memory-bound, else the larger of
-// the measured ones; nullptr when neither was measured.
+// the measured ones; nullptr when neither was measured. An entry judged by
+// a device roof (device_roof): the % of that roof, whatever the bound.
 [[nodiscard]] const MetricInfo *peak_metric(const EntryMetricInputs &in);
-// That % with the roof it is of: "39% flop", "61% bw" (DRAM), "61% L2 bw"; "-".
+// That % with the roof it is of: "39% flop", "61% bw" (DRAM), "61% L2 bw",
+// a device roof's "62% tensor bf16" or "71% dram"; "-".
 [[nodiscard]] std::string peak_text(const EntryMetricInputs &in);
 
 // The `metrics` object of a result-set entry: each key, a number or null.

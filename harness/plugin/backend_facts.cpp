@@ -1,4 +1,5 @@
 #include "plugin/backend_facts.hpp"
+#include "plugin/device_probe.hpp"
 
 #include "opbench/ops.hpp"
 
@@ -57,6 +58,8 @@ BackendFacts probe_backend(const BackendSessions &sessions, const std::string &b
         return f;
     }
     const BackendInstance &be = *opened->second;
+    // Its device's roofs (ABI 1.5, issue 41): cached per device, measured on a first run.
+    add_device_roofs(f.context, be);
     if (on_phase) on_phase(backend_phase::supports);
     for (const opb_op_desc &desc : cases) {
         // A plugin older than the description's fields would misread it: skip

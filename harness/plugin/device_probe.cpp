@@ -4,6 +4,8 @@
 
 #include "opbench/ops.hpp"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <cstring>
 #include <stdexcept>
@@ -103,6 +105,21 @@ std::optional<CachedDeviceRoofs> load_or_measure_device_roofs(const BackendInsta
         r.path.clear();
     }
     return r;
+}
+
+void add_device_roofs(nlohmann::json &context, const BackendInstance &be) {
+    if (!be.handle() || !OPB_API_HAS(&be.api(), measure_roofs)) return;
+    try {
+        const auto c = load_or_measure_device_roofs(be, machine_cache_dir(), false);
+        if (!c) return;
+        context["device_roofs"] = c->roofs;
+        context["device_roofs_origin"] =
+            c->from_cache ? std::string("cache") : fmt::format("measured now in {:.1f} s", c->roofs.measure_seconds);
+        if (!c->warning.empty()) context["device_roofs_origin"] = context["device_roofs_origin"].get<std::string>() +
+                                                                  " (not cached: " + c->warning + ")";
+    } catch (const std::exception &e) {
+        context["device_roofs_error"] = e.what();
+    }
 }
 
 void device_clock_begin(const BackendInstance &be) {

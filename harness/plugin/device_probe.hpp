@@ -9,6 +9,8 @@
 #include "measure/throttle.hpp"
 #include "plugin/plugin_loader.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -39,6 +41,15 @@ struct CachedDeviceRoofs {
 [[nodiscard]] std::optional<CachedDeviceRoofs> load_or_measure_device_roofs(const BackendInstance &be,
                                                                           const std::filesystem::path &dir,
                                                                           bool remeasure);
+
+// Adds the device's roofs to a backend's context (`context.opbench.backends.
+// <name>`): `device_roofs` (DeviceRoofs' JSON, cached per device as
+// load_or_measure_device_roofs does, in machine_cache_dir()) and
+// `device_roofs_origin` ("cache", or "measured now in 8.2 s"); or
+// `device_roofs_error` when the plugin's measurement failed. Nothing for a
+// plugin without measure_roofs (ABI 1.4), whose entries keep the peaks of
+// its info. The run judges each GPU entry against them (machine/bottleneck.hpp).
+void add_device_roofs(nlohmann::json &context, const BackendInstance &be);
 
 // The clock entries; without them, begin does nothing and end reads unknown.
 void device_clock_begin(const BackendInstance &be);

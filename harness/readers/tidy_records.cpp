@@ -169,6 +169,12 @@ EntryMetricInputs metric_inputs(const CaseRecord &c, const ValidTimes &v) {
             in.compute_roof = name->get<std::string>();
         if (const auto cause = c.roofline.find("above_roof_cause"); cause != c.roofline.end() && cause->is_string())
             in.above_roof_cause = cause->get<std::string>();
+        // A GPU entry judged on its device's measured roofs (issue 41; sets before it have none).
+        if (const auto dev = c.roofline.find("device_roof"); dev != c.roofline.end() && dev->is_object()) {
+            const auto roof = dev->find("roof");
+            in.device_roof = roof != dev->end() && roof->is_string() ? roof->get<std::string>() : "none";
+            if (name != c.roofline.end() && name->is_string()) in.compute_roof = name->get<std::string>();
+        }
     }
     return in;
 }

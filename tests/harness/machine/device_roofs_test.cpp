@@ -1,9 +1,12 @@
 // Device roofs (issue 41): the cache keyed per device, driver and clock; the
 // roof that judges an entry; the share above 100% that must carry a cause.
+#include "machine/bottleneck.hpp"
 #include "machine/device_roofs.hpp"
+#include "measure/entry_metrics.hpp"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <unistd.h>
@@ -101,6 +104,128 @@ TEST(DeviceRoofs, MachineLinesShowDatasheetBesideMeasuredWithin100Columns) {
     EXPECT_NE(lines[4].find("989.0 T/s"), std::string::npos) << lines[4];
     EXPECT_NE(lines[4].find("75%"), std::string::npos) << lines[4];
     EXPECT_NE(lines[7].find("l2"), std::string::npos) << lines[7];
+}
+
+// A GPU backend's context as the run records it: device kind gpu, and the
+// roofs its plugin measured (plugin/device_probe.hpp add_device_roofs).
+nlohmann::json gpu_context(bool with_roofs) {
+    nlohmann::json c = {{"device", {{"kind", "gpu"}, {"name", "NVIDIA H100 80GB HBM3"}}},
+                        {"plugin_abi", with_roofs ? "1.5" : "1.4"},
+                        {"info", {{"peak_f32_gflops", "66900"}, {"peak_bandwidth_gbps", "3350"}}}};
+    if (with_roofs) c["device_roofs"] = h100_like();
+    return c;
+}
+
+TEST(DeviceRoofs, TheRunJudgesEachGpuEntryByTheRoofOfItsUnitAndDtype) {
+    const nlohmann::json ctx = gpu_context(true);
+    const MachinePeaks cpu;
+    // matmul 2048^3 bf16 at 456 TFLOP/s (H100, cold L2): compute-bound, 62% of the tensor bf16 roof, not 682% of FP32.
+    const double flops = 2.0 * 2048 * 2048 * 2048, bytes = 3.0 * 2048 * 2048 * 2;
+    const Roofline bf16 = roofline_for(flops, bytes, flops / 4.56e14, ctx, 0, cpu, 5e-6, PeakKind::bf16, 0,
+                                       RoofKey{"matmul", "bf16", "default"});
+    ASSERT_TRUE(bf16.device_roof.has_value());
+    EXPECT_EQ(bf16.device_roof->roof, "tensor bf16");
+    EXPECT_NEAR(bf16.device_roof->share, 4.56e14 / 7.4e14, 1e-9);
+    EXPECT_NEAR(bf16.pct_peak_compute, 100 * 4.56e14 / 7.4e14, 1e-6);
+    EXPECT_DOUBLE_EQ(bf16.device_roof->datasheet, 9.89e14);
+    EXPECT_EQ(bf16.bound, "compute-bound");
+    EXPECT_EQ(bf16.compute_roof, "tensor bf16");
+    EXPECT_TRUE(bf16.above_roof_cause.empty()) << bf16.above_roof_cause;
+    // The same shape in f32: SIMT, or TF32 tensor cores for the tf32 variant.
+    const double f32_bytes = 2 * bytes;
+    EXPECT_EQ(roofline_for(flops, f32_bytes, 1e-3, ctx, 0, cpu, 0, PeakKind::f32, 0, RoofKey{"matmul", "f32", "default"})
+                  .device_roof->roof,
+              "simt f32");
+    EXPECT_EQ(roofline_for(flops, f32_bytes, 1e-3, ctx, 0, cpu, 0, PeakKind::f32, 0, RoofKey{"matmul", "f32", "tf32"})
+                  .device_roof->roof,
+              "tensor tf32");
+    EXPECT_EQ(roofline_for(flops, bytes / 2, 1e-3, ctx, 0, cpu, 0, PeakKind::int8, 0, RoofKey{"matmul", "s8", "default"})
+                  .device_roof->roof,
+              "tensor s8");
+    // Element-wise and normalising ops: DRAM, on their bytes.
+    const Roofline add = roofline_for(1e6, 1.2e7, 1.2e7 / 1.45e12, ctx, 0, cpu, 0, PeakKind::f32, 0,
+                                      RoofKey{"add", "f32", "default"});
+    EXPECT_EQ(add.device_roof->roof, "dram");
+    EXPECT_NEAR(add.device_roof->share, 0.5, 1e-9);
+    EXPECT_NEAR(add.pct_peak_bandwidth, 50, 1e-6);
+    EXPECT_EQ(add.bound, "memory-bound");
+}
+
+TEST(DeviceRoofs, AMatmulBelowTheRidgePointIsJudgedByDram) {
+    // A decode GEMV (M = 1, 4096 x 4096 bf16): 1 FLOP/byte, far below the tensor roof's ridge (255).
+    const double flops = 2.0 * 4096 * 4096, bytes = 2.0 * (4096 + 4096 * 4096 + 4096);
+    const Roofline r = roofline_for(flops, bytes, bytes / 2.0e12, gpu_context(true), 0, MachinePeaks{}, 0,
+                                    PeakKind::bf16, 0, RoofKey{"matmul", "bf16", "default"});
+    ASSERT_TRUE(r.device_roof.has_value());
+    EXPECT_EQ(r.device_roof->roof, "dram");
+    EXPECT_NEAR(r.device_roof->share, 2.0e12 / 2.9e12, 1e-9);
+    EXPECT_EQ(r.bound, "memory-bound");
+    EXPECT_LT(r.pct_peak_compute, 1); // still recorded, of the tensor bf16 roof
+}
+
+TEST(DeviceRoofs, EveryShareAbove100PercentTheViewsShowCarriesItsCause) {
+    const nlohmann::json ctx = gpu_context(true);
+    // Causal attention counted as full: 1.2 PFLOP/s "of" a 740 T/s roof, above the datasheet's 989.
+    const double flops = 1e12, bytes = 1e9;
+    const Roofline r = roofline_for(flops, bytes, flops / 1.2e15, ctx, 0, MachinePeaks{}, 0, PeakKind::bf16, 0,
+                                    RoofKey{"attention", "bf16", "fused"});
+    EXPECT_EQ(r.device_roof->roof, "tensor bf16");
+    EXPECT_GT(r.device_roof->share, 1);
+    EXPECT_NE(r.device_roof->cause.find("datasheet"), std::string::npos) << r.device_roof->cause;
+    EXPECT_NE(r.above_roof_cause.find("162% of the device's tensor bf16 roof"), std::string::npos)
+        << r.above_roof_cause;
+    // The views read it: the % of the judging roof, named, with the cause beside it.
+    EntryMetricInputs in;
+    in.summary.median_s = flops / 1.2e15;
+    in.flops = flops;
+    in.bytes = bytes;
+    in.pct_peak_compute = r.pct_peak_compute;
+    in.pct_peak_bandwidth = r.pct_peak_bandwidth;
+    in.bound = r.bound;
+    in.device_roof = r.device_roof->roof;
+    EXPECT_EQ(peak_text(in), "162% tensor bf16");
+    // Judged by DRAM, the bandwidth share is shown even where the compute one is larger.
+    in.device_roof = "dram";
+    in.pct_peak_compute = 80;
+    in.pct_peak_bandwidth = 40;
+    EXPECT_EQ(peak_text(in), "40% dram");
+}
+
+TEST(DeviceRoofs, AnEntryWhoseRoofWasNotMeasuredGetsNoShareAndSaysWhich) {
+    const Roofline r = roofline_for(1e9, 1e6, 1e-3, gpu_context(true), 0, MachinePeaks{}, 0, PeakKind::bf16, 0,
+                                    RoofKey{"matmul", "f16", "default"});
+    ASSERT_TRUE(r.device_roof.has_value());
+    EXPECT_TRUE(r.device_roof->roof.empty());
+    EXPECT_NE(r.device_roof->missing.find("no tensor f16 roof"), std::string::npos) << r.device_roof->missing;
+    EXPECT_TRUE(std::isnan(r.pct_peak_compute));
+    // The views show no % for it, not its DRAM share.
+    EntryMetricInputs in;
+    in.summary.median_s = 1e-3;
+    in.pct_peak_compute = r.pct_peak_compute;
+    in.pct_peak_bandwidth = 500;
+    in.bound = r.bound;
+    in.device_roof = "none";
+    EXPECT_EQ(peak_text(in), "-");
+}
+
+TEST(DeviceRoofs, APluginWithoutMeasuredRoofsKeepsTheReportedFp32PeakAndSaysSo) {
+    const double flops = 2.0 * 2048 * 2048 * 2048, bytes = 3.0 * 2048 * 2048 * 2;
+    const Roofline r = roofline_for(flops, bytes, flops / 4.56e14, gpu_context(false), 0, MachinePeaks{}, 0,
+                                    PeakKind::bf16, 0, RoofKey{"matmul", "bf16", "default"});
+    EXPECT_FALSE(r.device_roof.has_value());
+    EXPECT_EQ(r.compute_roof, "device FP32");
+    EXPECT_GT(r.pct_peak_compute, 600);
+    EXPECT_NE(r.above_roof_cause.find("its plugin (ABI 1.4) measures no device roofs"), std::string::npos)
+        << r.above_roof_cause;
+    // analyze's roofs: the measured ones where the context has them, else the reported FP32 peak.
+    const auto measured = device_peaks(gpu_context(true), RoofKey{"matmul", "bf16", "default"}, PeakKind::bf16);
+    ASSERT_TRUE(measured.has_value());
+    EXPECT_DOUBLE_EQ(measured->flops_per_s, 7.4e14);
+    EXPECT_DOUBLE_EQ(measured->bytes_per_s, 2.9e12);
+    EXPECT_NE(measured->source.find("tensor bf16"), std::string::npos);
+    const auto reported = device_peaks(gpu_context(false), RoofKey{"matmul", "bf16", "default"}, PeakKind::bf16);
+    ASSERT_TRUE(reported.has_value());
+    EXPECT_DOUBLE_EQ(reported->flops_per_s, 66900e9);
 }
 
 } // namespace

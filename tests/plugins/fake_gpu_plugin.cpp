@@ -1,0 +1,111 @@
+// fakegpu: the naive backend presented as a GPU whose plugin implements ABI
+// 1.5's device entries with fixture figures (issue 41), so the run's and
+// the readers' handling of device roofs and throttled repetitions is tested
+// on a CPU (tests/harness/device_roofs_e2e_test.sh).
+//
+// Its roofs (measure_roofs) are tiny, so the entries' shares are far above
+// 100% (each must then carry its cause); OPBENCH_FAKEGPU_ROOF_SCALE=F
+// multiplies every figure (the ridge points stay), so F = 1e9 puts every
+// share far below 100%. The ridge points pick the judge of each matmul:
+//   simt f32     1e6 FLOP/s (datasheet 2e6)   ridge 1: a 32^3 f32 GEMM (5.3 FLOP/B)
+//   tensor bf16  1e6 FLOP/s (no datasheet)    ridge 1
+//   tensor s8    5e6 ops/s (no datasheet)     ridge 5: a 32^3 s8 GEMM (10.7)
+//   dram         1e6 B/s (datasheet 1e18)     a GEMV (0.48 FLOP/B), softmax
+// No tensor tf32 and no f16 roof: such entries get no share, said so.
+//
+//   OPBENCH_FAKEGPU_CLOCK_MHZ   the SM clock every repetition reads (default
+//                               1500, the sustained clock: never throttled;
+//                               900 is below 85% of it: throttled)
+//   OPBENCH_FAKEGPU_ROOFS       "fail": measure_roofs fails (the run says why)
+//
+// It loads the naive plugin from OPBENCH_NAIVE_PLUGIN (the build's path,
+// compiled in) and forwards every other call to its table.
+#include "opbench/plugin.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace {
+
+opb_backend_api g_api; // naive's table, presented as a GPU with ABI 1.5's entries
+const opb_backend_api *g_naive = nullptr;
+
+opb_status fg_device_info(opb_backend *b, opb_device_info *out) {
+    const opb_status s = g_naive->device_info(b, out);
+    out->kind = OPB_DEVICE_GPU;
+    std::snprintf(out->name, sizeof out->name, "fixture GPU (naive on the host)");
+    return s;
+}
+
+opb_status fg_device_clocks(opb_backend *, opb_device_clocks *out) {
+    std::snprintf(out->uuid, sizeof out->uuid, "GPU-fixture-0000");
+    std::snprintf(out->driver, sizeof out->driver, "0.0.fixture");
+    out->sustained_mhz = 1500;
+    out->max_mhz = 1980;
+    return OPB_OK;
+}
+
+void roof(opb_roof_fn fn, void *user, int32_t unit, int32_t dtype, double measured, double datasheet) {
+    const char *v = std::getenv("OPBENCH_FAKEGPU_ROOF_SCALE");
+    const double scale = v && std::atof(v) > 0 ? std::atof(v) : 1.0;
+    opb_device_roof r;
+    std::memset(&r, 0, sizeof r);
+    r.struct_size = sizeof r;
+    r.abi_version = OPB_ABI_VERSION;
+    r.unit = unit;
+    r.dtype = dtype;
+    r.measured = measured * scale;
+    r.datasheet = datasheet * scale;
+    r.sm_clock_mhz = 1500;
+    std::snprintf(r.method, sizeof r.method, "fixture figure");
+    fn(user, &r);
+}
+
+opb_status fg_measure_roofs(opb_backend *, opb_roof_fn fn, void *user) {
+    if (const char *v = std::getenv("OPBENCH_FAKEGPU_ROOFS"); v && std::string(v) == "fail") return OPB_ERR_INTERNAL;
+    roof(fn, user, OPB_ROOF_SIMT, OPB_DTYPE_F32, 1e6, 2e6);
+    roof(fn, user, OPB_ROOF_TENSOR, OPB_DTYPE_BF16, 1e6, 0);
+    roof(fn, user, OPB_ROOF_TENSOR, OPB_DTYPE_S8, 5e6, 0);
+    roof(fn, user, OPB_ROOF_DRAM, -1, 1e6, 1e18);
+    return OPB_OK;
+}
+
+opb_status fg_clock_begin(opb_backend *) { return OPB_OK; }
+
+opb_status fg_clock_end(opb_backend *, opb_clock_reading *out) {
+    const char *v = std::getenv("OPBENCH_FAKEGPU_CLOCK_MHZ");
+    out->sm_clock_mhz = v && *v ? std::atof(v) : 1500;
+    out->power_watts = 300;
+    out->temperature_c = 55;
+    return OPB_OK;
+}
+
+} // namespace
+
+OPB_PLUGIN_ENTRY(host_version) {
+    if (OPB_ABI_MAJOR(host_version) != OPB_ABI_VERSION_MAJOR) return nullptr;
+    if (!g_naive) {
+        void *lib = dlopen(OPBENCH_NAIVE_PLUGIN, RTLD_NOW | RTLD_LOCAL);
+        if (!lib) return nullptr;
+        auto entry = reinterpret_cast<opb_plugin_entry_fn>(dlsym(lib, OPB_PLUGIN_ENTRY_SYMBOL));
+        g_naive = entry ? entry(host_version) : nullptr;
+        if (!g_naive) return nullptr;
+        std::memset(&g_api, 0, sizeof g_api);
+        std::memcpy(&g_api, g_naive, std::min<std::size_t>(sizeof g_api, g_naive->struct_size));
+        g_api.struct_size = sizeof g_api;
+        g_api.abi_version = OPB_ABI_VERSION;
+        g_api.name = "fakegpu";
+        g_api.description = "test backend: naive presented as a GPU with fixture device roofs and clock (ABI 1.5)";
+        g_api.device_info = fg_device_info;
+        g_api.device_clocks = fg_device_clocks;
+        g_api.measure_roofs = fg_measure_roofs;
+        g_api.clock_begin = fg_clock_begin;
+        g_api.clock_end = fg_clock_end;
+    }
+    return &g_api;
+}
