@@ -37,7 +37,10 @@ public:
         clock_.t += (call_seconds_ + jitter) * slowdown;
         clock_.cpu += call_seconds_ * slowdown;
     }
-    void synchronize() override { ++syncs; }
+    void synchronize() override {
+        ++syncs;
+        clock_.t += sync_seconds;
+    }
     void flush_cache() override {
         ++flushes;
         clock_.t += flush_seconds;
@@ -49,6 +52,7 @@ public:
     int prepares = 0, executes = 0, syncs = 0, flushes = 0;
     bool fail_prepare = false, device_timer = false;
     double flush_seconds = 0, jitter_fraction = 0, device_t0 = 0;
+    double sync_seconds = 0; // the host's wait for the device, after the calls
     double slowdown = 1; // a profiled sample's calls cost more
 
 private:
@@ -236,6 +240,20 @@ TEST(Recipe, DeviceTimerPerCall) {
     Recipe recipe(work, quick(), {&clock, nullptr, 0.0});
     (void)recipe.prepare(pass);
     EXPECT_DOUBLE_EQ(recipe.measure_repetition().device_seconds_per_call, 2e-3);
+}
+
+// The device's end mark is made right behind the last call, before the
+// host waits: the wait is host time, never device time.
+TEST(Recipe, DeviceTimerStopsBeforeTheHostWaits) {
+    FakeClock clock;
+    FakeWork work(clock, 2e-3);
+    work.device_timer = true;
+    work.sync_seconds = 1e-3;
+    Recipe recipe(work, quick(), {&clock, nullptr, 0.0});
+    (void)recipe.prepare(pass);
+    const RepetitionRecord r = recipe.measure_repetition();
+    EXPECT_DOUBLE_EQ(r.device_seconds_per_call, 2e-3);
+    EXPECT_GT(r.summary.median, 2e-3) << "the host's time per call includes its wait";
 }
 
 TEST(Recipe, RunMakesTheSettingsRepetitions) {
