@@ -128,7 +128,13 @@ std::optional<RoofPeaks> device_peaks(const nlohmann::json &backend, const RoofK
         return device_peaks_from_info(info, kind);
     }
     const EntryRoofs e = entry_roofs(*roofs, key.op, key.dtype, key.tf32());
-    if (!e.compute || !e.bandwidth) return std::nullopt;
+    if (!e.compute || !e.bandwidth) // no roofline, and why: analyse()'s no_roofline_verdict says so
+        return RoofPeaks{0, 0,
+                         fmt::format("its device's plugin ({}) measured no {} roof", roofs->backend,
+                                     !e.bandwidth         ? std::string("dram")
+                                     : key.dtype != "f32" ? fmt::format("tensor {}", key.dtype)
+                                     : key.tf32()         ? std::string("tensor tf32")
+                                                          : std::string("simt f32"))};
     return RoofPeaks{e.compute->measured, e.bandwidth->measured,
                      fmt::format("device roofs measured by {}: {}, dram", roofs->backend, e.compute->label())};
 }
@@ -303,9 +309,11 @@ std::optional<Bottleneck> no_roofline_verdict(const EntryFigures &e) {
     if (!e.peaks || !(e.peaks->flops_per_s > 0) || !(e.peaks->bytes_per_s > 0)) {
         b.kind = "unknown";
         b.severity = "none";
-        b.description = e.is_gpu ? "no roofline: the GPU backend reports no device peaks, and CPU peaks "
-                                   "do not apply to it"
-                                 : "no roofline: the machine's peaks are not known";
+        b.description = e.is_gpu && e.peaks ? fmt::format("no roofline: {}, and CPU peaks do not apply to it",
+                                                          e.peaks->source)
+                        : e.is_gpu ? "no roofline: the GPU backend reports no device peaks, and CPU peaks "
+                                     "do not apply to it"
+                                   : "no roofline: the machine's peaks are not known";
         b.suggestion = e.is_gpu ? "measure the device's roofs (ABI 1.5's measure_roofs, `opbench machine`), or "
                                   "report peak_f32_gflops and peak_bandwidth_gbps in the backend's info"
                                 : "run `opbench machine` to measure the peaks";

@@ -72,7 +72,9 @@ struct RoofKey {
 // A GPU entry's two roofs for analyse(): its device's measured compute roof
 // for the entry (entry_roofs) and DRAM bandwidth when the context carries
 // measured roofs, else the peaks the backend reports in its info
-// (device_peaks_from_info). nullopt when neither gives both roofs.
+// (device_peaks_from_info). nullopt when neither gives both roofs; zero
+// roofs, their `source` saying which was not measured, where the device's
+// measured roofs lack the entry's.
 [[nodiscard]] std::optional<RoofPeaks> device_peaks(const nlohmann::json &backend, const RoofKey &key, PeakKind kind);
 
 // The result entry's `roofline` for a case on a backend, judged like

@@ -135,6 +135,8 @@ def check_views(path, console, roofs):
     analyze = run(["analyze", path, "--wide", "--top", "100"], {})
     if "device roofs measured by fakegpu: tensor bf16, dram" not in analyze:
         fail(f"analyze does not judge against the device's measured roofs:\n{analyze}")
+    if "no roofline: its device's plugin (fakegpu) measured no tensor f16 roof" not in " ".join(analyze.split()):
+        fail(f"analyze does not say which roof an f16 entry lacks:\n{analyze}")
     # The Python loader reads the same shares as opbench's views.
     by_name = {r["name"]: r for r in opbench_results.load_records(path)}
     with open(path, encoding="utf-8") as f:

@@ -198,6 +198,11 @@ TEST(DeviceRoofs, AnEntryWhoseRoofWasNotMeasuredGetsNoShareAndSaysWhich) {
     EXPECT_TRUE(r.device_roof->roof.empty());
     EXPECT_NE(r.device_roof->missing.find("no tensor f16 roof"), std::string::npos) << r.device_roof->missing;
     EXPECT_TRUE(std::isnan(r.pct_peak_compute));
+    // analyze: no roofline, saying which roof is missing (not "the backend reports no device peaks").
+    const auto peaks = device_peaks(gpu_context(true), RoofKey{"matmul", "f16", "default"}, PeakKind::bf16);
+    ASSERT_TRUE(peaks.has_value());
+    EXPECT_EQ(peaks->flops_per_s, 0);
+    EXPECT_NE(peaks->source.find("measured no tensor f16 roof"), std::string::npos) << peaks->source;
     // The views show no % for it, not its DRAM share.
     EntryMetricInputs in;
     in.summary.median_s = 1e-3;
