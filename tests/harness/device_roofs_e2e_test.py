@@ -62,10 +62,19 @@ def measured_set(tag, **env):
     cache = tempfile.mkdtemp(prefix=f"opb-roofs-{tag}-")
     atexit.register(shutil.rmtree, cache, ignore_errors=True)
     out = os.path.join(WORK, tag + ".json")
-    console = run(["run", SUITE, "--out", out, "--force", "--no-progress"],
-                  dict(OPBENCH_CACHE_DIR=cache, **env), ok=(0, 1))
-    with open(out, encoding="utf-8") as f:
-        return out, json.load(f), console
+    # A busy machine can starve an entry (no time to judge): measured again,
+    # up to 3 runs in all, so the checks below always have every entry.
+    for attempt in range(1, 4):
+        console = run(["run", SUITE, "--out", out, "--force", "--no-progress"],
+                      dict(OPBENCH_CACHE_DIR=cache, **env), ok=(0, 1))
+        with open(out, encoding="utf-8") as f:
+            doc = json.load(f)
+        starved = sorted({e["name"] for e in doc["benchmarks"]
+                          if e.get("backend") == "fakegpu" and e.get("status") == "starved"})
+        if not starved:
+            break
+        print(f"{tag}: run {attempt} starved {len(starved)} fakegpu entries (a busy machine), e.g. {starved[0]}")
+    return out, doc, console
 
 
 def gpu_entries(doc):
