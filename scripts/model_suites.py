@@ -38,6 +38,22 @@ def layer_cases(key, m, full):
     def case(lines):
         out.append("[[case]]\n" + "\n".join(lines) + "\n")
 
+    # The four projections at M = m tokens, weights stored [out, in] (trans_b).
+    def projections(tag, m, be, dtype=None):
+        case([f'op = "matmul"', f'name = "{tag}"', *([f'dtype = "{dtype}"'] if dtype else []), f"m = {m}",
+              "trans_b = true", *be, "shapes = [",
+              f'  {{name = "attn.qkv", n = {qkv_n}, k = {d}, bias = {str(qkv_bias).lower()}}},',
+              f'  {{name = "attn.o", n = {d}, k = {h * dh}}},',
+              f'  {{name = "mlp.gate_up", n = {2 * f}, k = {d}}},',
+              f'  {{name = "mlp.down", n = {d}, k = {f}}},',
+              "]"])
+
+    # FP8 (dtype f8e4m3: e4m3 operands with per-tensor scales, f32 output) is
+    # the level after bf16 on GPUs of sm_89 and later: the same projections,
+    # under the same names (so the level table puts f32, bf16 and f8e4m3 side
+    # by side), in the TN layout cuBLASLt's FP8 GEMM takes. onednn skips them
+    # with the reason; naive runs them where it runs the f32 ones.
+
     # The naive backend runs well under 1 GFLOP/s on a loaded 2-core machine
     # (a 128-token QKV projection timed out after 65 s), so the default suite
     # gives it the cheap cases only: batch-1 decode and the streaming ops.
@@ -48,13 +64,8 @@ def layer_cases(key, m, full):
         big = tokens > 128 and not full
         be = opt_only if big else []
         tag = f"{key}.prefill{tokens}"
-        case([f'op = "matmul"', f'name = "{tag}"', f"m = {tokens}", "trans_b = true", *opt_only,
-              "shapes = [",
-              f'  {{name = "attn.qkv", n = {qkv_n}, k = {d}, bias = {str(qkv_bias).lower()}}},',
-              f'  {{name = "attn.o", n = {d}, k = {h * dh}}},',
-              f'  {{name = "mlp.gate_up", n = {2 * f}, k = {d}}},',
-              f'  {{name = "mlp.down", n = {d}, k = {f}}},',
-              "]"])
+        projections(tag, tokens, opt_only)
+        projections(tag, tokens, opt_only, "f8e4m3")
         case([f'op = "rope"', f'name = "{tag}.rope"', f"heads = {h}", f"kv_heads = {kvh}", f"seq = {tokens}",
               f"head_dim = {dh}", f"theta = {theta:.0f}", *be])
         case([f'op = "attention"', f'name = "{tag}.attn"', f"heads = {h}", f"kv_heads = {kvh}", f"seq = {tokens}",
@@ -71,12 +82,8 @@ def layer_cases(key, m, full):
     for batch in DECODE_BATCH:
         tag = f"{key}.decode.b{batch}"
         be = opt_only if batch > 1 else []
-        case([f'op = "matmul"', f'name = "{tag}"', f"m = {batch}", "trans_b = true", *be, "shapes = [",
-              f'  {{name = "attn.qkv", n = {qkv_n}, k = {d}, bias = {str(qkv_bias).lower()}}},',
-              f'  {{name = "attn.o", n = {d}, k = {h * dh}}},',
-              f'  {{name = "mlp.gate_up", n = {2 * f}, k = {d}}},',
-              f'  {{name = "mlp.down", n = {d}, k = {f}}},',
-              "]"])
+        projections(tag, batch, be)
+        projections(tag, batch, be, "f8e4m3")
         case([f'op = "rope"', f'name = "{tag}.rope"', f"batch = {batch}", f"heads = {h}", f"kv_heads = {kvh}",
               "seq = 1", f"head_dim = {dh}", f"theta = {theta:.0f}"])
         case([f'op = "attention"', f'name = "{tag}.attn"', f"batch = {batch}", f"heads = {h}", f"kv_heads = {kvh}",
@@ -109,12 +116,13 @@ HEADER = """# {title}: one decoder layer as opbench ops, from the published conf
 #
 # Prefill at {p0} and {p1} tokens (batch 1) and decode at batch {b0} and {b1}
 # against KV caches of {kv0} and {kv1} tokens, in f32 and bf16 (bf16 only where
-# the backend offers it: a backend without it skips with the reason), and the
-# linear layers with int8 weights (dtype s8) at the same widths.
+# the backend offers it: a backend without it skips with the reason), the
+# projections in FP8 (dtype f8e4m3: cuda on sm_89+ and naive; onednn skips),
+# and the linear layers with int8 weights (dtype s8) at the same widths.
 {how}
 [suite]
 name = "{name}"
-description = "{title} layer: prefill {p0}/{p1} tokens, decode batch {b0}/{b1} with {kv0}/{kv1}-token KV caches, f32 and bf16, int8 linear layers{desc_tail}."
+description = "{title} layer: prefill {p0}/{p1} tokens, decode batch {b0}/{b1} with {kv0}/{kv1}-token KV caches, f32, bf16 and fp8 projections, int8 linear layers{desc_tail}."
 
 [defaults]
 backends = ["naive", "onednn", "cuda"]

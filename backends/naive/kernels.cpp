@@ -350,6 +350,27 @@ void matmul(const opb_matmul_params &p, int dtype, const void *a, const void *b,
     with_dtype(dtype, "matmul", [&](auto dt) { matmul_t<decltype(dt)::value>(p, a, b, bias, c, workspace); });
 }
 
+void fp8_matmul(const opb_matmul_params &p, const uint8_t *a, const uint8_t *b, float a_scale, float b_scale,
+                const float *bias, void *c, double *row) {
+    const int64_t M = p.m, N = p.n, K = p.k;
+    double lut[256]; // every e4m3 code's value
+    for (int v = 0; v < 256; ++v) lut[v] = e4m3_to_f32(uint8_t(v));
+    const double scale = double(a_scale) * double(b_scale);
+    for (int64_t bi = 0; bi < p.batch; ++bi) {
+        const int64_t a0 = bi * M * K, b0 = bi * K * N, c0 = bi * M * N;
+        for (int64_t i = 0; i < M; ++i) {
+            std::fill(row, row + N, 0.0);
+            for (int64_t kk = 0; kk < K; ++kk) {
+                const double aik = lut[a[a0 + (p.trans_a ? kk * M + i : i * K + kk)]];
+                for (int64_t j = 0; j < N; ++j) row[j] += aik * lut[b[b0 + (p.trans_b ? j * K + kk : kk * N + j)]];
+            }
+            for (int64_t j = 0; j < N; ++j)
+                store_from_f32(c, p.out_dtype, c0 + i * N + j,
+                               static_cast<float>(scale * row[j] + (bias ? double(bias[j]) : 0.0)));
+        }
+    }
+}
+
 void int8_matmul(const opb_matmul_params &p, const void *a, const void *b, const float *w_scale, const float *bias,
                  void *c, void *workspace) {
     const int64_t M = p.m, N = p.n, K = p.k;
@@ -459,7 +480,12 @@ uint64_t no_workspace(const opb_op_desc &) { return 0; }
 constexpr KernelRow kKernels[] = {
     {OPB_OP_MATMUL,
      [](const opb_op_desc &d, void *const *t, double *ws, const sdk::ScopeHost &) {
-         if (d.dtype == OPB_DTYPE_S8) // int8 weights: A, B, w_scale, [bias], C
+         if (d.dtype == OPB_DTYPE_F8_E4M3) { // FP8: A, B, a_scale, b_scale, [bias], C
+             const auto &p = d.p.matmul;
+             fp8_matmul(p, static_cast<const uint8_t *>(t[0]), static_cast<const uint8_t *>(t[1]),
+                        *static_cast<const float *>(t[2]), *static_cast<const float *>(t[3]),
+                        p.has_bias ? static_cast<const float *>(t[4]) : nullptr, t[p.has_bias ? 5 : 4], ws);
+         } else if (d.dtype == OPB_DTYPE_S8) // int8 weights: A, B, w_scale, [bias], C
              int8_matmul(d.p.matmul, t[0], t[1], static_cast<const float *>(t[2]),
                          d.p.matmul.has_bias ? static_cast<const float *>(t[3]) : nullptr,
                          t[d.p.matmul.has_bias ? 4 : 3], ws);

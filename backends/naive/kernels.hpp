@@ -52,6 +52,13 @@ void matmul(const opb_matmul_params &p, int dtype, const void *a, const void *b,
 void int8_matmul(const opb_matmul_params &p, const void *a, const void *b, const float *w_scale, const float *bias,
                  void *c, void *workspace);
 
+// FP8 (MATMUL dtype f8e4m3, ops.hpp): C = a_scale * b_scale * sum_k A * B
+// (+ bias) from the e4m3 bytes as stored (the host rounded them), every
+// product exact and the sum in double, the scaling in double, rounded once to
+// p.out_dtype (f32 or bf16). `bias` may be null. workspace: p.n doubles.
+void fp8_matmul(const opb_matmul_params &p, const uint8_t *a, const uint8_t *b, float a_scale, float b_scale,
+                const float *bias, void *c, double *workspace);
+
 // y = softmax(scale * x) along the last axis, bottom-right causal mask when
 // p.causal. scale 0 means 1. A row whose every column is masked (rows > cols)
 // is written as zeros.

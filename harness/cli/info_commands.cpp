@@ -85,10 +85,14 @@ int list_command(const PluginSet &plugins) {
     for (const auto &f : plugins.ignored)
         print_listed("  ignored: ", f + " (plugin directories load only opbench-backend-*.so files)", 4);
 
-    std::vector<std::string_view> int8_weight_ops; // the ops whose dtype may be s8 (ops.hpp dtype_error)
-    for (const OpInfo &row : kOps)
+    // The ops whose dtype may be s8 and f8e4m3 (ops.hpp dtype_error).
+    std::vector<std::string_view> int8_weight_ops, fp8_ops;
+    for (const OpInfo &row : kOps) {
         if (dtype_error(row.op, OPB_DTYPE_S8).empty()) int8_weight_ops.push_back(row.name);
-    std::cout << fmt::format("\nOps (dtypes: f32, bf16, f16; s8, int8 weights: {}):\n", fmt::join(int8_weight_ops, ", "));
+        if (dtype_error(row.op, OPB_DTYPE_F8_E4M3).empty()) fp8_ops.push_back(row.name);
+    }
+    std::cout << fmt::format("\nOps (dtypes: f32, bf16, f16; s8, int8 weights: {}; f8e4m3, FP8: {}):\n",
+                             fmt::join(int8_weight_ops, ", "), fmt::join(fp8_ops, ", "));
     for (const OpInfo &row : kOps) {
         auto variants = variant_names(row.op);
         std::cout << fmt::format("  {:<10} variants: {}\n", row.name, fmt::join(variants, ", "));

@@ -16,12 +16,17 @@ namespace {
 // oneDNN 2.6 on AVX2 fails verification (NMSE 0.035, docs/measurement.md).
 constexpr float kWeightLevels = 64.0f;
 
+// FP8 inputs span e4m3's range, as a per-tensor scale of amax / 448 makes them:
+// stored values v * 448 (every exponent, subnormals included), scales ~1/448.
+constexpr float kFp8Max = 448.0f;
+
 // v in [-1, 1) as an element of an input tensor: every integer of u8 (0..255)
 // and of s8 activations (-128..127) equally likely, weights (`is_weight`,
-// s8) in -64..63; floating dtypes keep v.
+// s8) in -64..63; f8e4m3 v * 448; other floating dtypes keep v.
 float integer_in_range(float v, int dtype, bool is_weight) {
     if (dtype == OPB_DTYPE_S8) return std::floor(v * (is_weight ? kWeightLevels : 128.0f));
     if (dtype == OPB_DTYPE_U8) return std::floor((v + 1.0f) * 128.0f);
+    if (dtype == OPB_DTYPE_F8_E4M3) return v * kFp8Max; // e4m3's whole range, rounded by store_from_f32
     return v;
 }
 
@@ -62,6 +67,7 @@ void fill_input(uint8_t *buf, int dtype, int64_t count, UniformStream &stream, T
     case OPB_DTYPE_F16: fill_as<OPB_DTYPE_F16>(buf, count, stream, to_value); break;
     case OPB_DTYPE_S8: fill_as<OPB_DTYPE_S8>(buf, count, stream, to_value); break;
     case OPB_DTYPE_U8: fill_as<OPB_DTYPE_U8>(buf, count, stream, to_value); break;
+    case OPB_DTYPE_F8_E4M3: fill_as<OPB_DTYPE_F8_E4M3>(buf, count, stream, to_value); break;
     default: fill_as<OPB_DTYPE_F32>(buf, count, stream, to_value); break; // as store_from_f32's default
     }
 }
@@ -80,6 +86,9 @@ HostTensors make_inputs(const opb_op_desc &desc, uint64_t seed) {
         } else if (spec.name == "w_scale") { // int8 weights' scales: positive, about 1/64 (weights in ~[-1.5, 1.5])
             fill_input(buf.data(), spec.dtype, spec.elements(), stream,
                        [](float v, int) { return (1.0f + 0.5f * v) / kWeightLevels; });
+        } else if (spec.name == "a_scale" || spec.name == "b_scale") { // FP8's per-tensor scales, about 1/448
+            fill_input(buf.data(), spec.dtype, spec.elements(), stream,
+                       [](float v, int) { return (1.0f + 0.5f * v) / kFp8Max; });
         } else {
             const bool is_weight = desc.dtype == OPB_DTYPE_S8 && spec.name == "B";
             fill_input(buf.data(), spec.dtype, spec.elements(), stream,

@@ -137,6 +137,37 @@ struct LevelRows {
     std::map<std::string, std::map<std::size_t, Cell>> cells; // row -> column -> cell
 };
 
+// A case's optimisation level within its shape (issue 42): f32, tf32 (f32
+// with the tf32 variant), f16, bf16, f8e4m3, s8; other dtypes after.
+int level_rank(const CaseRecord &c) {
+    if (c.dtype == "f32" && c.variant == "tf32") return 1;
+    static const std::vector<std::string> order = {"f32", "", "f16", "bf16", "f8e4m3", "s8"};
+    const auto it = std::find(order.begin(), order.end(), c.dtype);
+    return it == order.end() ? int(order.size()) : int(it - order.begin());
+}
+// The row key without the level: the rows of one shape at several levels share it.
+std::string level_group(const CaseRecord &c, bool with_settings) {
+    CaseRecord k = c;
+    k.backend.clear();
+    k.dtype.clear();
+    if (k.variant == "tf32") k.variant = "default";
+    if (k.params.is_object()) k.params.erase("out_dtype");
+    return with_settings ? k.match_key_with_settings() : k.match_key();
+}
+// The levels of one shape in level order (f32 -> tf32 -> bf16 -> fp8), at
+// the place of the shape's first row; shapes stay in order of appearance.
+void order_levels(LevelRows &rows, bool with_settings) {
+    std::map<std::string, std::size_t> group_at;
+    std::map<std::string, std::pair<std::size_t, int>> sort_key;
+    for (const auto &k : rows.order) {
+        const CaseRecord &c = *rows.cells[k].begin()->second.rec;
+        const auto g = group_at.emplace(level_group(c, with_settings), group_at.size()).first->second;
+        sort_key[k] = {g, level_rank(c)};
+    }
+    std::stable_sort(rows.order.begin(), rows.order.end(),
+                     [&](const std::string &a, const std::string &b) { return sort_key[a] < sort_key[b]; });
+}
+
 LevelRows level_rows(const std::vector<ResultSet> &sets, const std::vector<LevelColumn> &columns) {
     const bool with_settings = settings_needed(sets, true);
     LevelRows rows;
@@ -150,6 +181,7 @@ LevelRows level_rows(const std::vector<ResultSet> &sets, const std::vector<Level
             }
             rows.cells[k][ci] = {&c, valid_times(c)};
         }
+    order_levels(rows, with_settings);
     return rows;
 }
 

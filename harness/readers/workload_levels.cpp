@@ -15,9 +15,9 @@ namespace {
 
 // Levels in the order a person reads them: the baseline backend first, then
 // backends in order of appearance; within a backend the dtypes from the
-// widest to the narrowest (f32, f16, bf16, s8).
+// widest to the narrowest (f32, f16, bf16, f8e4m3, s8).
 int dtype_rank(const std::string &dtype) {
-    static const std::vector<std::string> order = {"f32", "f16", "bf16", "s8"};
+    static const std::vector<std::string> order = {"f32", "f16", "bf16", "f8e4m3", "s8"};
     const auto it = std::find(order.begin(), order.end(), dtype);
     return it == order.end() ? int(order.size()) : int(it - order.begin());
 }

@@ -41,6 +41,12 @@ SuiteError::SuiteError(SourceLocation where, const std::string &message)
 
 namespace {
 
+// The dtypes a suite may give an op, and their opb_dtype values: every op
+// dtype but u8 (an activation type only). f8e4m3: FP8, ABI 1.5.
+constexpr std::string_view kSuiteDtypeNames[] = {"f32", "bf16", "f16", "s8", "f8e4m3"};
+constexpr std::int64_t kSuiteDtypeValues[] = {OPB_DTYPE_F32, OPB_DTYPE_BF16, OPB_DTYPE_F16, OPB_DTYPE_S8,
+                                              OPB_DTYPE_F8_E4M3};
+
 // A sweep may not expand past this, per [[case]] and for the whole suite:
 // beyond it a typo (an extra list) is far likelier than intent.
 constexpr std::int64_t kMaxCases = 100000;
@@ -232,7 +238,7 @@ Atom SuiteParser::atom(const AxisKey &axis, const toml::node &n, int op) const {
         break;
     case Kind::Dtype:
         // u8 is an activation type only (ops.hpp dtype_error): not offered here.
-        a.i = index_of_name(n, key, std::span(kDtypeNames, OPB_DTYPE_S8 + 1), "dtype");
+        a.i = kSuiteDtypeValues[std::size_t(index_of_name(n, key, std::span(kSuiteDtypeNames), "dtype"))];
         a.shown = dtype_name(static_cast<int>(a.i));
         break;
     case Kind::Variant:

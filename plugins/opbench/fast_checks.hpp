@@ -294,11 +294,49 @@ FastCheckResult freivalds_t(const FastCheckArgs &a) {
 
 inline FastCheckResult int8_matmul_check(const FastCheckArgs &a); // below
 
+namespace fastcheck_detail {
+
+// FP8 (dtype f8e4m3): Freivalds on f32 copies of the scaled operands
+// (a_scale * A and b_scale * B, each one f32 rounding of an exact product,
+// far below the bound) and of C, judged as an f32 matmul with tf32's input
+// allowance (2^-10 of ||a_i||·||b_j||), which covers FP8 tensor cores'
+// reduced-precision accumulation; a bf16 C keeps its own rounding bound.
+inline FastCheckResult fp8_matmul_check(const FastCheckArgs &a) {
+    const opb_op_desc &d = *a.desc;
+    const auto &p = d.p.matmul;
+    const auto specs = op_tensors(d);
+    std::vector<std::vector<float>> f(static_cast<std::size_t>(a.count));
+    for (int32_t t = 0; t < a.count; ++t) {
+        const auto &spec = specs[std::size_t(t)];
+        const double s = t == 0 ? double(load_as_f32(a.tensors[2], OPB_DTYPE_F32, 0))
+                         : t == 1 ? double(load_as_f32(a.tensors[3], OPB_DTYPE_F32, 0))
+                                  : 1.0;
+        f[std::size_t(t)].resize(std::size_t(spec.elements()));
+        for (int64_t i = 0; i < spec.elements(); ++i)
+            f[std::size_t(t)][std::size_t(i)] = float(s * double(load_as_f32(a.tensors[t], spec.dtype, i)));
+    }
+    opb_op_desc as_f32 = d;
+    as_f32.dtype = p.out_dtype; // C's rounding bound (half_ulp) is the output's
+    as_f32.variant = OPB_MATMUL_TF32;
+    const void *ptrs[4] = {f[0].data(), f[1].data(), nullptr, nullptr};
+    int32_t n = 2;
+    if (p.has_bias) ptrs[n++] = f[4].data();
+    ptrs[n++] = f[std::size_t(a.count - 1)].data();
+    FastCheckArgs g = a;
+    g.desc = &as_f32;
+    g.tensors = ptrs;
+    g.count = n;
+    return freivalds_t<OPB_DTYPE_F32>(g);
+}
+
+} // namespace fastcheck_detail
+
 inline FastCheckResult freivalds_matmul(const FastCheckArgs &a) {
     FastCheckResult r;
     r.method = "freivalds";
     if (fastcheck_detail::wrong_tensor_count(a, r)) return r;
     if (a.desc->dtype == OPB_DTYPE_S8) return int8_matmul_check(a);
+    if (a.desc->dtype == OPB_DTYPE_F8_E4M3) return fastcheck_detail::fp8_matmul_check(a);
     return fastcheck_detail::with_dtype(a.desc->dtype,
                                         [&](auto dt) { return fastcheck_detail::freivalds_t<decltype(dt)::value>(a); });
 }

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <initializer_list>
 #include <optional>
 #include <string>
@@ -29,9 +30,10 @@ namespace opbench {
 
 // Index = opb_dtype. s8 as an op's dtype means int8 weights (matmul only);
 // u8 is an int8 matmul's activation type (and a quantize op's output), never
-// an op's dtype.
-inline constexpr std::string_view kDtypeNames[] = {"f32", "bf16", "f16", "s8", "u8"};
-inline constexpr int kDtypeCount = 5;
+// an op's dtype. f8e4m3 (ABI 1.5; OCP FP8 e4m3, one byte) as an op's dtype is
+// an FP8 matmul with per-tensor scales (matmul only, see kMatmulParams).
+inline constexpr std::string_view kDtypeNames[] = {"f32", "bf16", "f16", "s8", "u8", "f8e4m3"};
+inline constexpr int kDtypeCount = 6;
 
 inline std::string_view dtype_name(int dt) {
     return (dt >= 0 && dt < kDtypeCount) ? kDtypeNames[dt] : std::string_view("?");
@@ -46,7 +48,8 @@ inline std::size_t dtype_size(int dt) {
     switch (dt) {
     case OPB_DTYPE_F32: return 4;
     case OPB_DTYPE_S8:
-    case OPB_DTYPE_U8: return 1;
+    case OPB_DTYPE_U8:
+    case OPB_DTYPE_F8_E4M3: return 1;
     default: return 2;
     }
 }
@@ -62,6 +65,9 @@ inline std::string dtype_error(int op, int dtype) {
                "(int8 weights) with activations = \"u8\"";
     if (dtype == OPB_DTYPE_S8 && op != OPB_OP_MATMUL)
         return "dtype s8 (int8 weights) is for matmul only; this op takes f32, bf16 or f16";
+    if (dtype == OPB_DTYPE_F8_E4M3 && op != OPB_OP_MATMUL)
+        return "dtype f8e4m3 (FP8 with per-tensor scales) is for matmul (and linear layers) only; this op takes "
+               "f32, bf16 or f16";
     return {};
 }
 
@@ -87,6 +93,7 @@ inline opb_op_desc make_desc(int op, int dtype, int variant = 0) {
         d.p.matmul.act_zero_point = kDefaultU8ZeroPoint;
         d.p.matmul.out_dtype = OPB_DTYPE_F32;
     }
+    if (op == OPB_OP_MATMUL && dtype == OPB_DTYPE_F8_E4M3) d.p.matmul.out_dtype = OPB_DTYPE_F32;
     if (op == OPB_OP_QUANTIZE) { // the matching int8 matmul activations
         d.p.quantize.scale = kDefaultActScale;
         d.p.quantize.zero_point = kDefaultU8ZeroPoint;
@@ -126,11 +133,12 @@ inline int64_t rope_kv_heads(const opb_rope_params &p) { return p.kv_heads > 0 ?
 // Elements of each head that RoPE rotates: 0 means all of head_dim.
 inline int64_t rope_rotary_dim(const opb_rope_params &p) { return p.rotary_dim > 0 ? p.rotary_dim : p.head_dim; }
 
-// The oldest plugin ABI minor that can read `d` as meant: 4 for the quantize
-// op, 3 for int8 weights (dtype s8, whose fields an ABI 1.2 plugin does not
+// The oldest plugin ABI minor that can read `d` as meant: 5 for FP8 matmul
+// (dtype f8e4m3), 4 for the quantize op, 3 for int8 weights (dtype s8, whose fields an ABI 1.2 plugin does not
 // know), 2 for a rope op or grouped-query attention (kv_heads != heads, a
 // field an ABI 1.1 plugin does not know and would read as heads), else 0.
 inline uint32_t desc_needs_abi_minor(const opb_op_desc &d) {
+    if (d.dtype == OPB_DTYPE_F8_E4M3) return 5;
     if (d.op == OPB_OP_QUANTIZE) return 4;
     if (d.dtype == OPB_DTYPE_S8) return 3;
     if (d.op == OPB_OP_ROPE) return 2;
@@ -144,7 +152,8 @@ inline std::string plugin_abi_gap(const opb_op_desc &d, uint32_t plugin_abi) {
     if (OPB_ABI_MINOR(plugin_abi) >= need) return {};
     return "the plugin was built against opbench ABI 1." + std::to_string(OPB_ABI_MINOR(plugin_abi)) +
            ", which predates " +
-           (d.op == OPB_OP_QUANTIZE ? "the quantize op"
+           (d.dtype == OPB_DTYPE_F8_E4M3 ? "FP8 matmul (dtype f8e4m3)"
+            : d.op == OPB_OP_QUANTIZE   ? "the quantize op"
             : d.dtype == OPB_DTYPE_S8 ? "int8 matmul (dtype s8)"
             : d.op == OPB_OP_ROPE     ? "the rope op"
                                     : "kv_heads (grouped-query attention)") +
@@ -461,6 +470,16 @@ struct P {
 // int8 weights (dtype s8): the activations' type and the output's are
 // parameters of such a description only (ParamInfo::applies).
 inline bool is_int8_matmul(const opb_op_desc &d) { return d.op == OPB_OP_MATMUL && d.dtype == OPB_DTYPE_S8; }
+// FP8 (dtype f8e4m3, ABI 1.5): the tensors, in execute's order, are
+//     in  A: f8e4m3 (shaped as for any matmul), in B: f8e4m3,
+//     in  a_scale: f32 [1], in b_scale: f32 [1] (per-tensor scales, > 0),
+//     in  bias: f32 [N] (only when has_bias), out C: out_dtype (f32 or bf16)
+//     C[m, n] = a_scale * b_scale * sum_k A[m, k] * B[k, n] (+ bias[n]),
+// the products exact, the sum and the rest in f32 or better. The scales are
+// tensors, not parameters, so that a device backend reads them from device
+// memory (cuBLASLt's A/B scale pointers). out_dtype is read as for int8.
+inline bool is_fp8_matmul(const opb_op_desc &d) { return d.op == OPB_OP_MATMUL && d.dtype == OPB_DTYPE_F8_E4M3; }
+inline bool has_out_dtype(const opb_op_desc &d) { return is_int8_matmul(d) || is_fp8_matmul(d); }
 inline constexpr std::string_view kActivationChoices[] = {"u8", "s8"};
 inline constexpr std::string_view kOutDtypeChoices[] = {"f32", "bf16"};
 inline std::string int8_only(const opb_op_desc &d, const char *key) {
@@ -492,12 +511,15 @@ inline constexpr ParamInfo kMatmulParams[] = {
     // C's dtype; named when bf16.
     P{"out_dtype", ParamKind::Choice, false, false, 0, nullptr,
       [](opb_op_desc &d, const ParamValue &v) {
-          if (d.dtype != OPB_DTYPE_S8) return int8_only(d, "out_dtype");
+          if (d.dtype != OPB_DTYPE_S8 && d.dtype != OPB_DTYPE_F8_E4M3)
+              return std::string("'out_dtype' is a setting of int8 weights (dtype = \"s8\") and FP8 (dtype = "
+                                 "\"f8e4m3\"); this case's dtype is ") +
+                     std::string(dtype_name(d.dtype));
           d.p.matmul.out_dtype = v.i == 0 ? OPB_DTYPE_F32 : OPB_DTYPE_BF16;
           return std::string();
       },
       [](const opb_op_desc &d) { return d.p.matmul.out_dtype == OPB_DTYPE_BF16 ? 1.0 : 0.0; }, "out",
-      NameRule::IfNonzero, "out_dtype", nullptr, kOutDtypeChoices, is_int8_matmul},
+      NameRule::IfNonzero, "out_dtype", nullptr, kOutDtypeChoices, has_out_dtype},
 };
 inline void matmul_tensors(const opb_op_desc &d, TensorList &t) {
     const auto &p = d.p.matmul;
@@ -513,6 +535,13 @@ inline void matmul_tensors(const opb_op_desc &d, TensorList &t) {
     else
         t.add("B", {p.batch, p.k, p.n}, false, b_dt);
     if (q) t.add("w_scale", {p.n}, false, f32);
+    if (is_fp8_matmul(d)) { // A and B are the op's dtype (-1); per-tensor scales and bias in f32
+        t.add("a_scale", {1}, false, OPB_DTYPE_F32);
+        t.add("b_scale", {1}, false, OPB_DTYPE_F32);
+        if (p.has_bias) t.add("bias", {p.n}, false, OPB_DTYPE_F32);
+        t.add("C", {p.batch, p.m, p.n}, true, p.out_dtype);
+        return;
+    }
     if (p.has_bias) t.add("bias", {p.n}, false, f32);
     t.add("C", {p.batch, p.m, p.n}, true, q ? p.out_dtype : -1);
 }
@@ -536,9 +565,16 @@ inline std::string int8_matmul_validate(const opb_op_desc &d) {
         return "out_dtype must be f32 or bf16, got " + std::string(dtype_name(p.out_dtype));
     return {};
 }
+inline std::string fp8_matmul_validate(const opb_op_desc &d) {
+    if (d.variant != OPB_MATMUL_DEFAULT) return "FP8 (dtype f8e4m3) has variant default only";
+    if (d.p.matmul.out_dtype != OPB_DTYPE_F32 && d.p.matmul.out_dtype != OPB_DTYPE_BF16)
+        return "out_dtype must be f32 or bf16, got " + std::string(dtype_name(d.p.matmul.out_dtype));
+    return {};
+}
 inline std::string matmul_validate(const opb_op_desc &d) {
     const auto &p = d.p.matmul;
     if (auto e = positives({{"batch", p.batch}, {"M", p.m}, {"N", p.n}, {"K", p.k}}); !e.empty()) return e;
+    if (is_fp8_matmul(d)) return fp8_matmul_validate(d);
     return is_int8_matmul(d) ? int8_matmul_validate(d) : std::string();
 }
 // int8: the integer sum is exact in every correct implementation; what
@@ -549,8 +585,25 @@ inline Tolerance int8_matmul_tolerance(const opb_op_desc &d) {
                                                    : "int8: exact s32 sum, f32 dequantisation rounding";
     return t;
 }
+// FP8: every implementation reads the same e4m3 bytes and scales, and each
+// product of two e4m3 numbers is exact in f32; what differs is accumulation.
+// Hopper's FP8 tensor cores accumulate with fewer bits than f32 (about 14
+// significant bits between their f32 flushes; DeepSeek-V3 measured it), so
+// the bound is 2^-7 of the row's scale point-wise (16 units of 2^-11) and
+// NMSE 1e-5 (errors of 2^-14 relative, growing like sqrt(K), stay below 1e-7
+// at K = 16384); a bf16 output adds its own rounding (the bf16 bounds).
+inline Tolerance fp8_matmul_tolerance(const opb_op_desc &d) {
+    if (d.p.matmul.out_dtype == OPB_DTYPE_BF16) {
+        Tolerance t = dtype_tolerance(OPB_DTYPE_BF16, false);
+        t.why = "fp8: the same e4m3 inputs, reduced-precision accumulation, bf16 output rounding";
+        return t;
+    }
+    return {1e-5, "fp8: the same e4m3 inputs; accumulation may keep ~14 bits (FP8 tensor cores)", 0.0078125,
+            "fp8: reduced-precision accumulation (16 units of 2^-11 of the row's scale)"};
+}
 inline Tolerance matmul_tolerance(const opb_op_desc &d) {
     if (is_int8_matmul(d)) return int8_matmul_tolerance(d);
+    if (is_fp8_matmul(d)) return fp8_matmul_tolerance(d);
     if (d.variant == OPB_MATMUL_TF32) {
         const PointwiseRule rule = pointwise_tolerance(d.dtype, false, true);
         return {1e-5, "tf32 rounds inputs to a 10-bit mantissa (~1e-3 relative)", rule.max_error, rule.why};
@@ -1121,6 +1174,38 @@ inline uint16_t f32_to_f16(float f) {
     return uint16_t(sign | (r >> 13));
 }
 
+// ---- FP8 e4m3 conversions (OCP FP8, "E4M3FN") -------------------------------------
+//
+// 1 sign, 4 exponent (bias 7), 3 mantissa bits; no infinities; S.1111.111 is
+// NaN; the largest finite value is 448 (0x7e), the smallest normal 2^-6 and
+// the smallest subnormal 2^-9. f32 -> e4m3 rounds to nearest, ties to even,
+// and saturates: a finite value or an infinity beyond +-448 gives +-448 (as
+// CUDA's __NV_SATFINITE); NaN gives NaN (0x7f, with the sign).
+inline float e4m3_to_f32(uint8_t b) {
+    const float sign = (b & 0x80u) ? -1.0f : 1.0f;
+    const int e = (b >> 3) & 0xf, m = b & 7;
+    if (e == 15 && m == 7) return std::copysign(std::numeric_limits<float>::quiet_NaN(), sign);
+    if (e == 0) return sign * std::ldexp(float(m), -9);
+    return sign * std::ldexp(float(8 + m), e - 10);
+}
+inline uint8_t f32_to_e4m3(float f) {
+    const uint8_t sign = std::signbit(f) ? 0x80u : 0u;
+    const float a = std::fabs(f);
+    if (a != a) return uint8_t(sign | 0x7fu);
+    if (a >= 448.0f) return uint8_t(sign | 0x7eu);
+    if (a < 0x1p-6f) // subnormal: units of 2^-9; 8 units is the smallest normal, whose code is 0x08
+        return uint8_t(sign | uint8_t(std::nearbyint(a * 0x1p9f)));
+    int ex = 0;
+    (void)std::frexp(a, &ex); // a = fr * 2^ex, fr in [0.5, 1): a in [2^(ex-1), 2^ex)
+    int e = ex - 1;
+    int q = int(std::nearbyint(std::ldexp(a, 3 - e))); // 8..16, exact scaling, ties to even
+    if (q == 16) {
+        q = 8;
+        ++e;
+    }
+    return uint8_t(sign | uint8_t((e + 7) << 3) | uint8_t(q - 8));
+}
+
 // Element i of a buffer of dtype `dt`, as f32 (s8/u8: the integer).
 inline float load_as_f32(const void *buf, int dt, int64_t i) {
     switch (dt) {
@@ -1128,6 +1213,7 @@ inline float load_as_f32(const void *buf, int dt, int64_t i) {
     case OPB_DTYPE_F16: return f16_to_f32(static_cast<const uint16_t *>(buf)[i]);
     case OPB_DTYPE_S8: return static_cast<const int8_t *>(buf)[i];
     case OPB_DTYPE_U8: return static_cast<const uint8_t *>(buf)[i];
+    case OPB_DTYPE_F8_E4M3: return e4m3_to_f32(static_cast<const uint8_t *>(buf)[i]);
     default: return static_cast<const float *>(buf)[i];
     }
 }
@@ -1144,6 +1230,7 @@ inline void store_from_f32(void *buf, int dt, int64_t i, float v) {
     case OPB_DTYPE_F16: static_cast<uint16_t *>(buf)[i] = f32_to_f16(v); break;
     case OPB_DTYPE_S8: static_cast<int8_t *>(buf)[i] = static_cast<int8_t>(saturate_int8(v, dt)); break;
     case OPB_DTYPE_U8: static_cast<uint8_t *>(buf)[i] = static_cast<uint8_t>(saturate_int8(v, dt)); break;
+    case OPB_DTYPE_F8_E4M3: static_cast<uint8_t *>(buf)[i] = f32_to_e4m3(v); break;
     default: static_cast<float *>(buf)[i] = v; break;
     }
 }

@@ -394,3 +394,84 @@ TEST(PointwiseTolerance, LooserForNarrowerTypesAndRoundedIntermediates) {
     // One bf16 rounding (half an ulp, at most 2^-8 relative) passes.
     EXPECT_GT(pointwise_tolerance(OPB_DTYPE_BF16, false, false).max_error, std::ldexp(1.0, -8));
 }
+
+// ---- FP8 (dtype f8e4m3, issue 42) ---------------------------------------------------
+
+namespace {
+
+// An FP8 linear layer's tensors (ops.hpp: A, B e4m3, a_scale, b_scale, [bias],
+// C in out_dtype) with C computed as FP8 tensor cores do: exact products,
+// sums kept to `acc_bits` significant bits, then scaled, bias added, rounded.
+struct Fp8Case {
+    opb_op_desc desc;
+    std::vector<Bytes> t;
+};
+Fp8Case fp8_case(int out_dtype, bool bias, bool ta, bool tb, int acc_bits, uint64_t seed) {
+    Fp8Case c{make_desc(OPB_OP_MATMUL, OPB_DTYPE_F8_E4M3), {}};
+    auto &p = c.desc.p.matmul;
+    p.batch = 2, p.m = 9, p.n = 24, p.k = 64, p.trans_a = ta, p.trans_b = tb, p.has_bias = bias;
+    p.out_dtype = out_dtype;
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    for (const auto &spec : op_tensors(c.desc)) {
+        Bytes b(size_t(spec.elements()) * dtype_size(spec.dtype), 0);
+        for (int64_t i = 0; !spec.is_output && i < spec.elements(); ++i)
+            store_from_f32(b.data(), spec.dtype, i,
+                           spec.name == "a_scale" || spec.name == "b_scale" ? (1.5f + u(rng)) / 448.0f
+                           : spec.dtype == OPB_DTYPE_F8_E4M3                ? 448.0f * u(rng)
+                                                                            : u(rng));
+        c.t.push_back(std::move(b));
+    }
+    const float sa = load_as_f32(c.t[2].data(), OPB_DTYPE_F32, 0), sb = load_as_f32(c.t[3].data(), OPB_DTYPE_F32, 0);
+    for (int64_t b = 0; b < p.batch; ++b)
+        for (int64_t i = 0; i < p.m; ++i)
+            for (int64_t j = 0; j < p.n; ++j) {
+                double s = 0;
+                for (int64_t k = 0; k < p.k; ++k) {
+                    s +=
+                        double(load_as_f32(c.t[0].data(), OPB_DTYPE_F8_E4M3,
+                                           b * p.m * p.k + (ta ? k * p.m + i : i * p.k + k))) *
+                        load_as_f32(c.t[1].data(), OPB_DTYPE_F8_E4M3, b * p.k * p.n + (tb ? j * p.k + k : k * p.n + j));
+                    int e = 0;
+                    std::frexp(s, &e);
+                    s = std::ldexp(std::nearbyint(std::ldexp(s, acc_bits - e)), e - acc_bits);
+                }
+                const double v = double(sa) * sb * s + (bias ? load_as_f32(c.t[4].data(), OPB_DTYPE_F32, j) : 0.0);
+                store_from_f32(c.t.back().data(), out_dtype, (b * p.m + i) * p.n + j, float(v));
+            }
+    return c;
+}
+FastCheckResult fp8_freivalds(const Fp8Case &c, uint64_t seed) {
+    std::vector<const void *> ptrs;
+    for (const auto &b : c.t) ptrs.push_back(b.data());
+    FastCheckArgs a;
+    a.desc = &c.desc;
+    a.tensors = ptrs.data();
+    a.count = int32_t(ptrs.size());
+    a.seed = seed;
+    return freivalds_matmul(a);
+}
+
+} // namespace
+
+TEST(Freivalds, Fp8PassesCorrectOutputsAndCatchesAWrongElementOrScale) {
+    for (int out : {int(OPB_DTYPE_F32), int(OPB_DTYPE_BF16)})
+        for (int layout = 0; layout < 4; ++layout) {
+            const bool ta = layout & 1, tb = layout & 2, bias = layout != 0;
+            // 14-bit accumulation (FP8 tensor cores) is within the check's allowance.
+            Fp8Case c = fp8_case(out, bias, ta, tb, 14, 40 + uint64_t(layout));
+            const FastCheckResult ok = fp8_freivalds(c, 1);
+            EXPECT_TRUE(ok.passed) << ok.detail << " out " << out << " layout " << layout;
+            EXPECT_EQ(ok.checked, ok.total);
+            // One element off by a tenth of the output's scale is caught.
+            Fp8Case bad = c;
+            void *C = bad.t.back().data();
+            const int64_t at = 2 * 24 + 5;
+            store_from_f32(C, out, at, load_as_f32(C, out, at) + 2.0f);
+            EXPECT_FALSE(fp8_freivalds(bad, 1).passed) << "out " << out << " layout " << layout;
+            // A backend that ignored b_scale (read it as 1) is caught.
+            Fp8Case unscaled = c;
+            store_from_f32(unscaled.t[3].data(), OPB_DTYPE_F32, 0, 1.0f);
+            EXPECT_FALSE(fp8_freivalds(unscaled, 1).passed);
+        }
+}

@@ -453,7 +453,7 @@ TEST(SuiteErrors, UnknownDtypeListsValidDtypes) {
     auto e =
         error_of("[suite]\nname = \"x\"\n[[case]]\nop = \"add\"\nrows = 1\ncols = 1\ndtype = [\"f32\", \"fp16\"]\n");
     expect_at(e, 7, 17);
-    EXPECT_TRUE(has(e.message(), "unknown dtype 'fp16' (valid: f32, bf16, f16, s8)")) << e.what();
+    EXPECT_TRUE(has(e.message(), "unknown dtype 'fp16' (valid: f32, bf16, f16, s8, f8e4m3)")) << e.what();
 }
 
 TEST(SuiteErrors, UnknownDtypeInDefaultsIsReportedEvenWhenEveryCaseOverrides) {
@@ -614,7 +614,7 @@ TEST(SuiteErrors, S8OnAnOpOtherThanMatmulIsRefusedAtTheDtype) {
     // u8 is not a dtype at all; an unknown activation type lists the valid ones.
     e = error_of("[suite]\nname = \"x\"\n[[case]]\nop = \"matmul\"\nm = 4\nn = 8\nk = 16\ndtype = \"u8\"\n");
     expect_at(e, 8, 9);
-    EXPECT_TRUE(has(e.message(), "unknown dtype 'u8' (valid: f32, bf16, f16, s8)")) << e.what();
+    EXPECT_TRUE(has(e.message(), "unknown dtype 'u8' (valid: f32, bf16, f16, s8, f8e4m3)")) << e.what();
     e = error_of("[suite]\nname = \"x\"\n[[case]]\nop = \"matmul\"\nm = 4\nn = 8\nk = 16\ndtype = \"s8\"\n"
                  "activations = \"int4\"\n");
     expect_at(e, 9, 15);
@@ -622,6 +622,50 @@ TEST(SuiteErrors, S8OnAnOpOtherThanMatmulIsRefusedAtTheDtype) {
     e = error_of("[suite]\nname = \"x\"\n[[case]]\nop = \"matmul\"\nm = 4\nn = 8\nk = 16\ndtype = \"s8\"\n"
                  "variant = \"tf32\"\n");
     EXPECT_TRUE(has(e.message(), "int8 weights (dtype s8) have variant default only")) << e.what();
+}
+
+// FP8 (issue 42): dtype "f8e4m3" on matmul, out_dtype (f32 default) its only
+// key of its own, named when bf16; the tensors 1-byte A and B, f32 scales.
+TEST(Suite, Fp8MatmulTakesOutDtypeAndNamesItsDtype) {
+    Suite s = parse_suite("[suite]\nname = \"x\"\n[[case]]\nop = \"matmul\"\nm = 4\nn = 16\nk = 32\n"
+                          "trans_b = true\ndtype = [\"bf16\", \"f8e4m3\"]\n[[case]]\nop = \"matmul\"\nm = 4\n"
+                          "n = 16\nk = 32\ntrans_b = true\nbias = true\ndtype = \"f8e4m3\"\nout_dtype = \"bf16\"\n",
+                          "t.toml");
+    ASSERT_EQ(s.cases.size(), 3u);
+    EXPECT_EQ(s.cases[1].desc.dtype, OPB_DTYPE_F8_E4M3);
+    EXPECT_EQ(s.cases[1].desc.p.matmul.out_dtype, OPB_DTYPE_F32);
+    EXPECT_EQ(s.cases[2].desc.p.matmul.out_dtype, OPB_DTYPE_BF16);
+    EXPECT_EQ(benchmark_name(s.cases[1], "naive"), "matmul/B:1/M:4/N:16/K:32/tB:1/variant:default/dt:f8e4m3/be:naive");
+    EXPECT_EQ(benchmark_name(s.cases[2], "naive"),
+              "matmul/B:1/M:4/N:16/K:32/tB:1/bias:1/out:bf16/variant:default/dt:f8e4m3/be:naive");
+    EXPECT_EQ(shape_params(s.cases[2].desc)["out_dtype"], "bf16");
+    EXPECT_FALSE(shape_params(s.cases[0].desc).contains("out_dtype"));
+    const auto t = op_tensors(s.cases[2].desc);
+    ASSERT_EQ(t.size(), 6u);
+    EXPECT_EQ(t[0].dtype, OPB_DTYPE_F8_E4M3);
+    EXPECT_EQ(t[2].name, "a_scale");
+    EXPECT_EQ(t[3].name, "b_scale");
+    EXPECT_EQ(t[5].dtype, OPB_DTYPE_BF16);
+    EXPECT_EQ(op_bytes(s.cases[2].desc), 4 * 32 + 32 * 16 + 4 + 4 + 4 * 16 + 2 * 4 * 16);
+    // An ABI 1.4 plugin is never given it; a 1.5 one is.
+    EXPECT_NE(plugin_abi_gap(s.cases[1].desc, (1u << 16) | 4u).find("FP8 matmul (dtype f8e4m3)"), std::string::npos);
+    EXPECT_EQ(plugin_abi_gap(s.cases[1].desc, (1u << 16) | 5u), "");
+}
+
+TEST(SuiteErrors, Fp8OnAnOpOtherThanMatmulAndItsWrongKeysAreRefused) {
+    auto e = error_of("[suite]\nname = \"x\"\n[[case]]\nop = \"softmax\"\nrows = 4\ncols = 8\n"
+                      "dtype = [\"f32\", \"f8e4m3\"]\n");
+    expect_at(e, 7, 17);
+    EXPECT_TRUE(has(e.message(), "dtype f8e4m3 (FP8 with per-tensor scales) is for matmul")) << e.what();
+    e = error_of("[suite]\nname = \"x\"\n[[case]]\nop = \"matmul\"\nm = 4\nn = 16\nk = 32\ndtype = \"f8e4m3\"\n"
+                 "activations = \"u8\"\n");
+    EXPECT_TRUE(has(e.message(), "'activations' is a setting of int8 weights")) << e.what();
+    e = error_of("[suite]\nname = \"x\"\n[[case]]\nop = \"matmul\"\nm = 4\nn = 16\nk = 32\ndtype = \"f8e4m3\"\n"
+                 "variant = \"tf32\"\n");
+    EXPECT_TRUE(has(e.message(), "FP8 (dtype f8e4m3) has variant default only")) << e.what();
+    e = error_of("[suite]\nname = \"x\"\n[[case]]\nop = \"matmul\"\nm = 4\nn = 16\nk = 32\n"
+                 "out_dtype = \"bf16\"\n");
+    EXPECT_TRUE(has(e.message(), "'out_dtype' is a setting of int8 weights (dtype = \"s8\") and FP8")) << e.what();
 }
 
 TEST(SuiteErrors, HeadDimAndHiddenTogetherAreRefused) {
@@ -884,6 +928,31 @@ TEST(ShippedSuites, Int8PutsF32Bf16AndS8OfEachLayerSideBySide) {
     for (const auto &[name, dts] : dtypes_by_shape)
         triplets += dts == std::set<int>{OPB_DTYPE_F32, OPB_DTYPE_BF16, OPB_DTYPE_S8};
     EXPECT_GE(triplets, 4);
+}
+
+// suites/gemm.toml and suites/models/: FP8 levels beside bf16 of the same
+// shapes, in the TN layout cuBLASLt's FP8 GEMM takes.
+TEST(ShippedSuites, GemmAndModelSuitesCarryFp8LevelsInTheTnLayout) {
+    for (const std::string path : {"gemm.toml", "models/llama-3-8b.toml", "models/qwen2.5-7b-full.toml"}) {
+        SCOPED_TRACE(path);
+        Suite s = load_suite_file((kSuitesDir / path).string(), kAllBackends);
+        std::map<std::string, std::set<int>> dtypes_by_shape;
+        for (const auto &c : s.cases) {
+            if (c.desc.op != OPB_OP_MATMUL) continue;
+            if (c.desc.dtype == OPB_DTYPE_F8_E4M3) {
+                EXPECT_TRUE(c.desc.p.matmul.trans_b && !c.desc.p.matmul.trans_a) << c.where.str();
+                EXPECT_EQ(c.desc.p.matmul.k % 16, 0) << c.where.str();
+                EXPECT_EQ(c.desc.p.matmul.n % 16, 0) << c.where.str();
+            }
+            std::string name = benchmark_name(c, "cuda");
+            name.erase(name.find("/dt:"), name.find("/be:") - name.find("/dt:"));
+            dtypes_by_shape[name].insert(c.desc.dtype);
+        }
+        int pairs = 0;
+        for (const auto &[name, dts] : dtypes_by_shape)
+            pairs += dts.count(OPB_DTYPE_BF16) && dts.count(OPB_DTYPE_F8_E4M3);
+        EXPECT_GE(pairs, 4);
+    }
 }
 
 // suites/models/: each model's default and -full suite parse, validate, and
