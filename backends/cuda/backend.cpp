@@ -48,6 +48,7 @@ cudaDataType_t cuda_type(ElemType t) {
     switch (t) {
     case ElemType::BF16: return CUDA_R_16BF;
     case ElemType::F16: return CUDA_R_16F;
+    case ElemType::E4M3: return CUDA_R_8F_E4M3;
     default: return CUDA_R_32F;
     }
 }
@@ -94,6 +95,8 @@ struct Plan {
     Int8Plan int8_plan;                      // matmul int8
     std::unique_ptr<Int8Gemm> int8;
     DeviceBuffer int8_shifted, int8_sums, int8_acc, int8_workspace; // matmul int8 (workspace)
+    Fp8Plan fp8_plan;                                               // matmul f8e4m3 (its GEMM: gemm1)
+    DeviceBuffer fp8_bias;                                          // its bias in bf16 (workspace)
 };
 
 struct CudaBackend : sdk::BackendBase {
@@ -130,6 +133,8 @@ struct CudaBackend : sdk::BackendBase {
     opb_status run_sdpa(Plan &p, void *const *t);
     opb_status prepare_int8(const opb_op_desc &d, Plan &p);
     opb_status run_int8(Plan &p, void *const *t);
+    opb_status prepare_fp8(const opb_op_desc &d, Plan &p);
+    opb_status run_fp8(Plan &p, void *const *t);
     void release_plan(Plan *p);
 };
 
@@ -245,7 +250,7 @@ opb_status CudaBackend::prepare_gemm(const GemmPlan &g, LtGemm &out, const char 
     cublasLtMatmulDescSetAttribute(out.desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb);
     if (g.bias) {
         const cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
-        const cudaDataType_t bias_type = cuda_type(g.d_type);
+        const cudaDataType_t bias_type = cuda_type(g.bias_type);
         const int64_t bias_stride = 0; // one bias vector shared by every batch
         cublasLtMatmulDescSetAttribute(out.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi);
         cublasLtMatmulDescSetAttribute(out.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof bias_type);
@@ -368,8 +373,38 @@ opb_status CudaBackend::run_int8(Plan &p, void *const *t) {
                                         m.out_dtype, m.batch, m.m, m.n, q.shift, m.act_scale, stream));
 }
 
+// FP8: the E4M3 GEMM's plan (gemm1) and the bf16 copy of the bias (workspace).
+opb_status CudaBackend::prepare_fp8(const opb_op_desc &d, Plan &p) {
+    p.fp8_plan = plan_fp8_matmul(d);
+    p.gemm1 = std::make_unique<LtGemm>();
+    opb_status st = prepare_gemm(p.fp8_plan.gemm, *p.gemm1, "matmul f8e4m3");
+    if (st == OPB_OK && p.fp8_plan.bias_bf16_bytes)
+        st = device_alloc(p.fp8_plan.bias_bf16_bytes, p.fp8_bias, true, "FP8 matmul bias (bf16)");
+    return st;
+}
+
+// FP8: the per-tensor scales by device pointer (A_SCALE is cuBLASLt's first
+// operand's: opbench's b_scale), the bias converted to bf16, then the GEMM.
+opb_status CudaBackend::run_fp8(Plan &p, void *const *t) {
+    const Fp8Plan &f = p.fp8_plan;
+    const void *first_scale = t[f.first_scale_tensor], *second_scale = t[f.second_scale_tensor];
+    cublasLtMatmulDescSetAttribute(p.gemm1->desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &first_scale,
+                                   sizeof first_scale);
+    cublasLtMatmulDescSetAttribute(p.gemm1->desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &second_scale,
+                                   sizeof second_scale);
+    const bool bias = f.bias_tensor >= 0;
+    if (bias)
+        if (const cudaError_t e = launch_f32_to_bf16(static_cast<const float *>(t[f.bias_tensor]), p.fp8_bias.ptr,
+                                                     p.desc.p.matmul.n, stream);
+            e != cudaSuccess)
+            return fail(OPB_ERR_DEVICE, cuda_error("matmul f8e4m3 bias conversion kernel launch", e));
+    return run_gemm(*p.gemm1, t[1], t[0], t[bias ? 5 : 4], bias ? p.fp8_bias.ptr : nullptr,
+                    "matmul f8e4m3 cublasLtMatmul");
+}
+
 void CudaBackend::release_plan(Plan *p) {
     if (!p) return;
+    device_free(p->fp8_bias, true);
     device_free(p->int8_shifted, true);
     device_free(p->int8_sums, true);
     device_free(p->int8_acc, true);
@@ -460,6 +495,9 @@ opb_status check_desc(CudaBackend *c, const opb_op_desc *in, ImplChoice &choice)
         if (auto why = sdpa_unsupported_reason(*d, env); !why.empty())
             return c->fail(OPB_ERR_UNSUPPORTED, "attention fused (" + dt + "): " + why);
     }
+    if (choice.impl == Impl::CublasLtFp8)
+        if (auto why = fp8_unsupported_reason(*d, c->prop.major, c->prop.minor); !why.empty())
+            return c->fail(OPB_ERR_UNSUPPORTED, "matmul f8e4m3: " + why);
     if (auto e = check_device_limits(*d); !e.empty()) return c->fail(OPB_ERR_UNSUPPORTED, e);
     return OPB_OK;
 }
@@ -553,10 +591,13 @@ opb_status cuda_prepare(opb_backend *b, const opb_op_desc *d, opb_plan **out, ui
             st = c->prepare_sdpa(*d, *p);
         } else if (choice.impl == Impl::CublasLtInt8) {
             st = c->prepare_int8(*d, *p);
+        } else if (choice.impl == Impl::CublasLtFp8) {
+            st = c->prepare_fp8(*d, *p);
         }
         if (st != OPB_OK) return st;
         uint64_t ws = p->scores.bytes + p->probs.bytes + p->sdpa_stats.bytes + p->sdpa_workspace.bytes +
-                      p->int8_shifted.bytes + p->int8_sums.bytes + p->int8_acc.bytes + p->int8_workspace.bytes;
+                      p->int8_shifted.bytes + p->int8_sums.bytes + p->int8_acc.bytes + p->int8_workspace.bytes +
+                      p->fp8_bias.bytes;
         if (p->gemm1) ws += p->gemm1->workspace.bytes;
         if (p->gemm2) ws += p->gemm2->workspace.bytes;
         if (workspace_bytes) *workspace_bytes = ws;
@@ -622,6 +663,7 @@ opb_status execute_plan(opb_backend *b, opb_plan *plan, void *const *t, int32_t 
         switch (d.op) {
         case OPB_OP_MATMUL: {
             if (p->impl == Impl::CublasLtInt8) return c->run_int8(*p, t);
+            if (p->impl == Impl::CublasLtFp8) return c->run_fp8(*p, t);
             const bool bias = d.p.matmul.has_bias != 0;
             void *C = t[bias ? 3 : 2];
             // Column-major trick: first operand is B, second is A (planning.hpp).

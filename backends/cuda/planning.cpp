@@ -15,6 +15,11 @@ ImplChoice choose_impl(const opb_op_desc &d) {
         // point: u8 = s8 + 128 and a weight column-sum correction carry the
         // zero point, a dequantising pass the per-column scales (Int8Plan).
         if (d.dtype == OPB_DTYPE_S8) return {Impl::CublasLtInt8, {}};
+        if (d.dtype == OPB_DTYPE_F8_E4M3) {
+            if (auto why = fp8_unsupported_reason(d, 0, 0); !why.empty())
+                return {Impl::Unsupported, "matmul f8e4m3: " + why};
+            return {Impl::CublasLtFp8, {}};
+        }
         if (d.variant == OPB_MATMUL_TF32 && d.dtype != OPB_DTYPE_F32)
             return {Impl::Unsupported, "matmul tf32: the TF32 variant applies to f32 inputs only, got " +
                                            std::string(dtype_name(d.dtype)) + " (use variant default)"};
@@ -84,6 +89,7 @@ ElemType elem_type(int dtype) {
     switch (dtype) {
     case OPB_DTYPE_BF16: return ElemType::BF16;
     case OPB_DTYPE_F16: return ElemType::F16;
+    case OPB_DTYPE_F8_E4M3: return ElemType::E4M3;
     default: return ElemType::F32;
     }
 }
@@ -95,6 +101,7 @@ GemmPlan plan_gemm(int64_t batch, int64_t m, int64_t n, int64_t k, bool trans_a,
     g.bias = bias;
     g.ab_type = ab;
     g.d_type = d_type;
+    g.bias_type = d_type;
     g.compute = compute;
 
     // First operand: the B buffer, needed as op(B)^T, an N x K column-major matrix.
@@ -169,6 +176,34 @@ Int8Plan plan_int8_matmul(const opb_op_desc &d) {
     q.column_sums_bytes = q.shift != 0 ? batch * p.n * 4 : 0;
     q.acc_bytes = batch * p.m * p.n * 4;
     return q;
+}
+
+Fp8Plan plan_fp8_matmul(const opb_op_desc &d) {
+    const auto &p = d.p.matmul;
+    Fp8Plan f;
+    f.gemm = plan_gemm(p.batch, p.m, p.n, p.k, p.trans_a != 0, p.trans_b != 0, p.has_bias != 0, ElemType::E4M3,
+                       elem_type(p.out_dtype), ComputeType::F32);
+    f.gemm.bias_type = ElemType::BF16;
+    f.second_scale_tensor = 2; // a_scale: the A buffer is cuBLASLt's second operand
+    f.first_scale_tensor = 3;  // b_scale: the B buffer is its first
+    f.bias_tensor = p.has_bias ? 4 : -1;
+    f.bias_bf16_bytes = p.has_bias ? uint64_t(p.n) * 2 : 0;
+    return f;
+}
+
+std::string fp8_unsupported_reason(const opb_op_desc &d, int cc_major, int cc_minor) {
+    const auto &p = d.p.matmul;
+    if (cc_major > 0 && cc_major * 10 + cc_minor < 89)
+        return "FP8 tensor cores start at sm_89 (Ada, Hopper, Blackwell: cuBLASLt FP8); this GPU is sm_" +
+               std::to_string(cc_major) + std::to_string(cc_minor) + " (run it on naive, the reference)";
+    if (p.trans_a || !p.trans_b)
+        return "cuBLASLt's FP8 GEMM takes the TN layout only: weights stored [N, K] (trans_b = true) and "
+               "activations [M, K] (trans_a = false), as a linear layer stores them; got trans_a = " +
+               std::to_string(p.trans_a) + ", trans_b = " + std::to_string(p.trans_b);
+    if (p.k % 16 != 0 || p.n % 16 != 0)
+        return "cuBLASLt's FP8 GEMM needs K and N multiples of 16 (16-byte aligned rows of E4M3 operands); got K = " +
+               std::to_string(p.k) + ", N = " + std::to_string(p.n);
+    return {};
 }
 
 RopeShape rope_shape(const opb_op_desc &d) {

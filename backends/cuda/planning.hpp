@@ -26,6 +26,7 @@ enum class Impl {
     ComposedGemmSoftmax, // attention composed: cuBLASLt GEMM, own softmax kernel, cuBLASLt GEMM
     CudnnSdpa,           // attention fused: cuDNN 9 backend-API SDPA (flash attention) graph
     CublasLtInt8,        // matmul dtype s8: u8 shift, cuBLASLt s8 GEMM (s32), dequantising pass
+    CublasLtFp8,         // matmul dtype f8e4m3: cuBLASLt FP8 GEMM with per-tensor scale pointers (sm_89+)
     Unsupported,
     UnknownOp, // an op this backend has no code for: sdk::unsupported_op answers it (a skip)
 };
@@ -50,7 +51,7 @@ int expected_tensor_count(const opb_op_desc &d);
 
 // Element type of a cuBLASLt matrix / compute type, without cuBLAS headers;
 // backend.cpp maps these to cudaDataType_t / cublasComputeType_t.
-enum class ElemType { F32, BF16, F16 };
+enum class ElemType { F32, BF16, F16, E4M3 }; // E4M3: CUDA_R_8F_E4M3
 enum class ComputeType { F32, F32_FAST_TF32 };
 
 ElemType elem_type(int dtype);
@@ -72,6 +73,7 @@ struct GemmPlan {
     MatrixLayout first, second, d;
     bool bias = false; // epilogue BIAS: vector of length d.rows (= N), shared by all batches
     ElemType ab_type = ElemType::F32, d_type = ElemType::F32;
+    ElemType bias_type = ElemType::F32; // the bias vector's type (plan_gemm: d_type; FP8: BF16)
     ComputeType compute = ComputeType::F32;
 };
 
@@ -112,6 +114,31 @@ struct Int8Plan {
     uint64_t acc_bytes = 0;         // s32 [batch, M, N] GEMM output
 };
 Int8Plan plan_int8_matmul(const opb_op_desc &d);
+
+// FP8 (matmul dtype f8e4m3) through cuBLASLt's FP8 GEMM (CUDA_R_8F_E4M3
+// operands, f32 compute and scale type, D in f32 or bf16). C = a_scale *
+// b_scale * A.B (+ bias) is D = alpha * (scale_first * first) . (scale_second
+// * second) with alpha = 1: the scales go in by device pointer, and since the
+// first cuBLASLt operand is opbench's B buffer, CUBLASLT_MATMUL_DESC_A_SCALE_
+// POINTER is b_scale and B_SCALE_POINTER a_scale. cuBLASLt's FP8 kernels take
+// the bias in bf16 for f32 and bf16 outputs alike, so a pass converts
+// opbench's f32 bias (round to nearest even) into a plan buffer first.
+struct Fp8Plan {
+    GemmPlan gemm;                // E4M3 x E4M3 -> out_dtype, bias_type BF16
+    int first_scale_tensor = 3;   // execute's tensor index behind A_SCALE_POINTER (b_scale)
+    int second_scale_tensor = 2;  // behind B_SCALE_POINTER (a_scale)
+    int bias_tensor = -1;         // f32 bias in execute's order; -1 when none
+    uint64_t bias_bf16_bytes = 0; // the converted bias (0 when none)
+};
+Fp8Plan plan_fp8_matmul(const opb_op_desc &d);
+
+// Empty when cuBLASLt's FP8 GEMM can run the description on a device of
+// compute capability cc_major.cc_minor (0.0: not known, host-only checks),
+// else why not: FP8 tensor cores from sm_89 (Ada, Hopper, Blackwell); the
+// TN layout only (weights stored [N, K]: trans_b; activations [M, K]: no
+// trans_a), as cuBLASLt's FP8 kernels on sm_89/sm_90 require; K and N
+// multiples of 16 (16-byte aligned leading dimensions of E4M3 operands).
+std::string fp8_unsupported_reason(const opb_op_desc &d, int cc_major, int cc_minor);
 
 // Largest K for which cuBLASLt's s32 sum of s8 x s8 products cannot
 // overflow: K * 128 * 128 <= 2^31 - 1.

@@ -54,6 +54,12 @@ __global__ void u8_to_shifted_s8_kernel(const uint8_t *a, int8_t *s, int64_t n) 
     for (int64_t i = first_index(); i < n; i += grid_stride()) s[i] = u8_as_shifted_s8(a[i]);
 }
 
+// FP8 matmul's bias: f32 -> bf16, round to nearest even (cuBLASLt's FP8
+// kernels take a bf16 bias).
+__global__ void f32_to_bf16_kernel(const float *x, __nv_bfloat16 *y, int64_t n) {
+    for (int64_t i = first_index(); i < n; i += grid_stride()) y[i] = __float2bfloat16_rn(x[i]);
+}
+
 // One thread per (batch, column); consecutive threads read consecutive
 // columns of a row when B is [k, n].
 __global__ void weight_column_sums_kernel(const int8_t *w, int32_t *sums, int64_t batch, int64_t k, int64_t n,
@@ -112,6 +118,12 @@ cudaError_t launch_quantize(const void *x, int dtype, void *y, int out_dtype, in
 cudaError_t launch_u8_to_shifted_s8(const uint8_t *a, int8_t *s, int64_t n, cudaStream_t stream) {
     const Launch l = eltwise_launch(n);
     u8_to_shifted_s8_kernel<<<l.grid, l.block, 0, stream>>>(a, s, n);
+    return cudaGetLastError();
+}
+
+cudaError_t launch_f32_to_bf16(const float *x, void *y, int64_t n, cudaStream_t stream) {
+    const Launch l = eltwise_launch(n);
+    f32_to_bf16_kernel<<<l.grid, l.block, 0, stream>>>(x, static_cast<__nv_bfloat16 *>(y), n);
     return cudaGetLastError();
 }
 

@@ -26,6 +26,9 @@ cudaError_t launch_u8_to_shifted_s8(const uint8_t *a, int8_t *s, int64_t n, cuda
 
 // int8 linear, before the GEMM: s32 column sums of the s8 weights of each
 // batch, sums[b * n + j] = sum_k B[b](k, j), B stored [k, n] or (trans_b) [n, k].
+// y (bf16) = x (f32) rounded to nearest even: the FP8 matmul's bias (Fp8Plan).
+cudaError_t launch_f32_to_bf16(const float *x, void *y, int64_t n, cudaStream_t stream);
+
 cudaError_t launch_weight_column_sums(const int8_t *w, int32_t *sums, int64_t batch, int64_t k, int64_t n, bool trans_b,
                                       cudaStream_t stream);
 

@@ -834,3 +834,105 @@ TEST(DevicePeaks, TheoreticalPeaksOfKnownGpus) {
 
 } // namespace
 } // namespace opbench::cuda
+
+// ---- FP8 (dtype f8e4m3, issue 42): cuBLASLt's E4M3 GEMM ------------------------
+
+namespace {
+
+opb_op_desc fp8_linear(int64_t batch, int64_t m, int64_t n, int64_t k, bool bias, int out_dtype) {
+    auto d = make_desc(OPB_OP_MATMUL, OPB_DTYPE_F8_E4M3);
+    auto &p = d.p.matmul;
+    p.batch = batch, p.m = m, p.n = n, p.k = k;
+    p.trans_b = 1, p.has_bias = bias;
+    p.out_dtype = out_dtype;
+    return d;
+}
+
+// Index of the tensor named `name` in execute's order (ops.hpp), -1 if none.
+int tensor_index(const opb_op_desc &d, const std::string &name) {
+    const auto specs = op_tensors(d);
+    for (size_t i = 0; i < specs.size(); ++i)
+        if (specs[i].name == name) return int(i);
+    return -1;
+}
+
+} // namespace
+
+TEST(Fp8Plan, TheE4m3GemmWithScalePointersAndBf16BiasEqualsFloat64Fp8Linear) {
+    for (int out : {int(OPB_DTYPE_F32), int(OPB_DTYPE_BF16)})
+        for (bool bias : {false, true}) {
+            const auto d = fp8_linear(2, 5, 16, 32, bias, out);
+            ASSERT_EQ(validate_desc(d), "");
+            ASSERT_EQ(choose_impl(d).impl, Impl::CublasLtFp8) << choose_impl(d).reason;
+            const Fp8Plan f = plan_fp8_matmul(d);
+            EXPECT_EQ(f.gemm.ab_type, ElemType::E4M3);
+            EXPECT_EQ(f.gemm.d_type, out == OPB_DTYPE_BF16 ? ElemType::BF16 : ElemType::F32);
+            EXPECT_EQ(f.gemm.compute, ComputeType::F32);
+            EXPECT_EQ(f.gemm.bias_type, ElemType::BF16);
+            EXPECT_EQ(f.gemm.bias, bias);
+            // cuBLASLt's first operand is opbench's B: its scale is b_scale.
+            EXPECT_EQ(f.first_scale_tensor, tensor_index(d, "b_scale"));
+            EXPECT_EQ(f.second_scale_tensor, tensor_index(d, "a_scale"));
+            EXPECT_EQ(f.bias_tensor, tensor_index(d, "bias"));
+            EXPECT_EQ(f.bias_bf16_bytes, bias ? 16u * 2u : 0u);
+            EXPECT_EQ(expected_tensor_count(d), bias ? 6 : 5);
+            // TN: the first operand (weights [N, K]) transposed, the second not.
+            EXPECT_TRUE(f.gemm.trans_first);
+            EXPECT_FALSE(f.gemm.trans_second);
+
+            // Execute as the backend does: e4m3 bytes (the host's rounding),
+            // D = scale_first * scale_second * op(first).op(second) + bf16(bias).
+            const auto &p = d.p.matmul;
+            const auto av = random_vec(size_t(p.batch * p.m * p.k), 21),
+                       bv = random_vec(size_t(p.batch * p.k * p.n), 22);
+            const auto bias_v = random_vec(size_t(p.n), 23);
+            std::vector<double> A, B, bias_bf16;
+            for (double x : av) A.push_back(e4m3_to_f32(f32_to_e4m3(float(x * 448))));
+            for (double x : bv) B.push_back(e4m3_to_f32(f32_to_e4m3(float(x * 448))));
+            for (double x : bias_v) bias_bf16.push_back(bf16_to_f32(f32_to_bf16(float(x))));
+            const double a_scale = 1.0 / 300, b_scale = 1.0 / 500;
+            const double scales[6] = {0, 0, a_scale, b_scale, 0, 0};
+            auto D = run_plan(f.gemm, B, A, std::vector<double>(size_t(p.n), 0.0));
+            const Tolerance tol = op_info(OPB_OP_MATMUL)->tolerance(d);
+            double worst = 0;
+            for (int64_t b = 0; b < p.batch; ++b)
+                for (int64_t i = 0; i < p.m; ++i)
+                    for (int64_t j = 0; j < p.n; ++j) {
+                        double ref = 0;
+                        for (int64_t k = 0; k < p.k; ++k)
+                            ref += A[size_t((b * p.m + i) * p.k + k)] * B[size_t((b * p.n + j) * p.k + k)];
+                        ref = a_scale * b_scale * ref + (bias ? bias_v[size_t(j)] : 0.0);
+                        double got = scales[f.first_scale_tensor] * scales[f.second_scale_tensor] *
+                                         D[size_t(b * f.gemm.d.batch_stride + i * f.gemm.d.ld + j)] +
+                                     (bias ? bias_bf16[size_t(j)] : 0.0);
+                        if (out == OPB_DTYPE_BF16) got = bf16_to_f32(f32_to_bf16(float(got)));
+                        worst = std::max(worst, std::fabs(got - ref) / (std::fabs(ref) + 1.0));
+                    }
+            // The bias's bf16 rounding (2^-9 of |bias| <= 1) and a bf16 output stay within the stated bound.
+            EXPECT_LT(worst, tol.max_pointwise) << "out " << out << " bias " << bias;
+        }
+}
+
+TEST(Fp8Plan, DevicesBeforeSm89OtherLayoutsAndUnalignedShapesAreSkippedWithTheReason) {
+    const auto d = fp8_linear(1, 64, 64, 64, true, OPB_DTYPE_F32);
+    EXPECT_EQ(fp8_unsupported_reason(d, 0, 0), "");
+    EXPECT_EQ(fp8_unsupported_reason(d, 8, 9), "");
+    EXPECT_EQ(fp8_unsupported_reason(d, 9, 0), "");
+    EXPECT_EQ(fp8_unsupported_reason(d, 10, 0), "");
+    const std::string ampere = fp8_unsupported_reason(d, 8, 0);
+    EXPECT_NE(ampere.find("sm_89"), std::string::npos) << ampere;
+    EXPECT_NE(ampere.find("sm_80"), std::string::npos) << ampere;
+    auto nn = d;
+    nn.p.matmul.trans_b = 0;
+    const ImplChoice c = choose_impl(nn);
+    EXPECT_EQ(c.impl, Impl::Unsupported);
+    EXPECT_NE(c.reason.find("TN"), std::string::npos) << c.reason;
+    EXPECT_NE(c.reason.find("f8e4m3"), std::string::npos) << c.reason;
+    auto odd = d;
+    odd.p.matmul.k = 40;
+    EXPECT_NE(fp8_unsupported_reason(odd, 9, 0).find("multiples of 16"), std::string::npos);
+    // Every other matmul keeps its implementation.
+    EXPECT_EQ(choose_impl(make_desc(OPB_OP_MATMUL, OPB_DTYPE_BF16)).impl, Impl::CublasLt);
+    EXPECT_EQ(elem_type(OPB_DTYPE_F8_E4M3), ElemType::E4M3);
+    EXPECT_EQ(plan_matmul(make_desc(OPB_OP_MATMUL, OPB_DTYPE_BF16)).bias_type, ElemType::BF16);
+}
