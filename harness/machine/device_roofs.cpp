@@ -288,4 +288,27 @@ std::vector<std::string> device_roofs_lines(const DeviceRoofs &roofs) {
     return lines;
 }
 
+std::vector<DeviceRoofs> device_roofs_in_context(const nlohmann::json &opbench_context) {
+    std::vector<DeviceRoofs> out;
+    if (!opbench_context.is_object()) return out;
+    const auto backends = opbench_context.find("backends");
+    if (backends == opbench_context.end() || !backends->is_object()) return out;
+    for (const auto &[name, ctx] : backends->items()) {
+        if (!ctx.is_object() || !ctx.contains("device_roofs") || !ctx["device_roofs"].is_object()) continue;
+        try {
+            DeviceRoofs r = ctx["device_roofs"].get<DeviceRoofs>();
+            if (r.backend.empty()) r.backend = name;
+            if (!r.roofs.empty()) out.push_back(std::move(r));
+        } catch (const std::exception &) { // another schema version: not shown
+        }
+    }
+    return out;
+}
+
+std::string roof_figure_text(const DeviceRoof &roof, double per_second) {
+    if (!(per_second > 0) || !std::isfinite(per_second)) return "-";
+    const char *unit = roof.is_bandwidth() ? "GB/s" : roof.dtype == "s8" ? "Gop/s" : "GFLOP/s";
+    return fmt::format("{:.4g} {}", per_second / 1e9, unit);
+}
+
 } // namespace opbench

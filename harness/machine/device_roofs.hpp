@@ -133,4 +133,14 @@ struct EntryRoofs {
 // 100 columns): unit, measured, datasheet, measured / datasheet, clock, method.
 [[nodiscard]] std::vector<std::string> device_roofs_lines(const DeviceRoofs &roofs);
 
+// --- readers: the roofs a result set holds ------------------------------------------------
+
+// The device roofs a result set's `context.opbench` holds: each backend's
+// backends.<name>.device_roofs (issue 41), by backend name; an object that
+// does not read (another schema version) is left out. Empty for a CPU set.
+[[nodiscard]] std::vector<DeviceRoofs> device_roofs_in_context(const nlohmann::json &opbench_context);
+// A roof's figure in the readers' units: "1.23e+03 GFLOP/s" ("Gop/s" for
+// int8), "3350 GB/s" for bandwidth; "-" for 0 (not known).
+[[nodiscard]] std::string roof_figure_text(const DeviceRoof &roof, double per_second);
+
 } // namespace opbench

@@ -13,10 +13,13 @@ namespace {
 
 bool timed(const EntryMetricInputs &in) { return std::isfinite(in.summary.median_s) && in.summary.median_s > 0; }
 
-// A rate at the entry's median; no figure without a time or without the work.
+// A rate at the entry's median; no figure without a time or without the work,
+// nor for a throttled entry (issue 41: its time is the fallen clock's).
 double per_second(double amount, const EntryMetricInputs &in) {
-    return timed(in) && amount > 0 ? amount / in.summary.median_s : NAN;
+    return timed(in) && amount > 0 && !gives_no_rate(in.summary.quality) ? amount / in.summary.median_s : NAN;
 }
+// A share of a roof: none for a throttled entry, as no rate.
+double roof_share(double pct, const EntryMetricInputs &in) { return gives_no_rate(in.summary.quality) ? NAN : pct; }
 
 // The rows' texts: each a unit's one way of being shown to a person.
 std::string seconds_text(double v) { return format_seconds(v); }
@@ -66,9 +69,9 @@ const std::array<MetricInfo, 11> kMetrics = {{
     {"byte_per_s", "B/s", "GB/s", "byte / median", [](const EntryMetricInputs &in) { return per_second(in.bytes, in); },
      gb_per_s_text},
     {"pct_peak_compute", "%", "% flop", "flop_per_s as a share of the machine's measured compute peak",
-     [](const EntryMetricInputs &in) { return in.pct_peak_compute; }, percent_text},
+     [](const EntryMetricInputs &in) { return roof_share(in.pct_peak_compute, in); }, percent_text},
     {"pct_peak_bandwidth", "%", "% bw", "byte_per_s as a share of the roof of the cache level the data fits",
-     [](const EntryMetricInputs &in) { return in.pct_peak_bandwidth; }, percent_text},
+     [](const EntryMetricInputs &in) { return roof_share(in.pct_peak_bandwidth, in); }, percent_text},
 }};
 
 } // namespace

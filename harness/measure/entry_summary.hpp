@@ -44,6 +44,11 @@ enum class Quality { clean, noisy, disturbed, throttled };
 // Whether an entry of quality `q` says nothing of its kernel (disturbed or
 // throttled): no rate, no speed-up, no diagnosis.
 [[nodiscard]] inline bool says_nothing_of_kernel(Quality q) { return q >= Quality::disturbed; }
+// Whether an entry of quality `q` gives no rate, no share of a roof and no
+// speed-up in any view (issue 41): `throttled`, whose time is the fallen
+// clock's. Its time is still shown, flagged. (A `disturbed` entry keeps its
+// figures, flagged.)
+[[nodiscard]] inline bool gives_no_rate(Quality q) { return q == Quality::throttled; }
 [[nodiscard]] std::string_view quality_name(Quality q);
 
 // Why an entry is not clean. `code` is stable (result sets, tests):

@@ -317,10 +317,24 @@ void downgrade_unconvincing_change(CaseComparison &r, const ValidTimes &b, const
 
 } // namespace
 
+namespace {
+
+// A throttled side (issue 41) has a time, but the fallen clock's: no ratio,
+// as a side without a time has none; the verdict says `throttled`.
+ValidTimes unless_throttled(ValidTimes v) {
+    if (v.status == "ok" && gives_no_rate(v.summary.quality)) {
+        v.status = "throttled";
+        v.why = v.summary.verdict();
+    }
+    return v;
+}
+
+} // namespace
+
 CaseComparison compare_case(const CaseRecord &base, const CaseRecord &next, const CompareOptions &o) {
     CaseComparison r = named_after(base);
-    const ValidTimes b = valid_times(base);
-    const ValidTimes n = valid_times(next);
+    const ValidTimes b = unless_throttled(valid_times(base));
+    const ValidTimes n = unless_throttled(valid_times(next));
     r.base_summary = b.summary;
     r.new_summary = n.summary;
     r.note = unclean_sides(b, n);
@@ -359,7 +373,7 @@ std::map<std::string, RunToRunRange> run_to_run_ranges(const std::vector<ResultS
     for (const auto &set : history)
         for (const auto &c : set.cases) {
             const ValidTimes v = valid_times(c);
-            if (v.status == "ok") medians[c.match_key()].push_back(v.median);
+            if (v.status == "ok" && !gives_no_rate(v.summary.quality)) medians[c.match_key()].push_back(v.median);
         }
     std::map<std::string, RunToRunRange> out;
     for (const auto &[key, m] : medians) {

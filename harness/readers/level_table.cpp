@@ -1,5 +1,6 @@
 #include "readers/level_table.hpp"
 
+#include "machine/device_roofs.hpp"
 #include "machine/machine.hpp"
 #include "readers/compact_table.hpp"
 #include "readers/tidy_records.hpp"
@@ -264,7 +265,8 @@ struct LevelRow {
 double baseline_time(const std::map<std::size_t, Cell> &row_cells, const std::vector<LevelColumn> &columns) {
     for (std::size_t ci = 0; ci < columns.size(); ++ci)
         if (auto it = row_cells.find(ci);
-            columns[ci].is_baseline && it != row_cells.end() && it->second.t.status == "ok")
+            columns[ci].is_baseline && it != row_cells.end() && it->second.t.status == "ok" &&
+            !gives_no_rate(it->second.t.summary.quality)) // a throttled baseline: no speed-up (issue 41)
             return it->second.t.median;
     return NAN;
 }
@@ -287,21 +289,24 @@ void add_level_cell(LevelRow &row, const Cell &cell, const LevelColumn &col, dou
         notes.reasons[fmt::format("{}: {}", cell.t.status, cell.t.why)].insert(col.name);
         lj["reason"] = cell.t.why;
     } else {
-        const double sp = std::isfinite(base) ? base / cell.t.median : NAN;
+        // A throttled entry: its time, but no speed-up and no % peak (issue 41).
+        const bool no_rate = gives_no_rate(summary.quality);
+        const double sp = std::isfinite(base) && !no_rate ? base / cell.t.median : NAN;
         const EntryMetricInputs in = cell.metrics();
         row.text.push_back(metric_text("median_s", in));
         if (wide || !col.is_baseline) row.text.push_back(std::isfinite(sp) ? fmt::format("{:.3g}x", sp) : "-");
         // % of peak from the roofline the run computed at the median of
         // every repetition's median: the summary's median.
         row.text.push_back(peak_text(in));
-        if (above_its_roof(*cell.rec)) notes.above_roof.insert(above_roof_note(*cell.rec));
+        if (!no_rate && above_its_roof(*cell.rec)) notes.above_roof.insert(above_roof_note(*cell.rec));
         if (wide) row.text.push_back(bound_of(*cell.rec));
         lj["median_seconds"] = cell.t.median;
         lj["speedup"] = std::isfinite(sp) ? nlohmann::json(sp) : nlohmann::json(nullptr);
         lj["roofline"] = cell.rec->roofline;
         if (std::isfinite(sp)) notes.speedups[col.name].push_back(sp);
     }
-    if (!col.is_baseline && !(cell.t.status == "ok" && std::isfinite(base))) ++notes.left_out[col.name];
+    if (!col.is_baseline && !(cell.t.status == "ok" && std::isfinite(base) && !gives_no_rate(summary.quality)))
+        ++notes.left_out[col.name];
     if (wide) row.text.push_back(summary.repetitions > 0 ? summary.verdict() : "-");
     row.json["levels"][col.name] = std::move(lj);
 }
@@ -503,6 +508,25 @@ Table machine_peaks_table(const std::vector<ResultSet> &sets, const std::vector<
     return peaks;
 }
 
+// The devices' measured roofs (issue 41): a GPU backend's entries are judged
+// by these, not by the CPU's peaks above. One row per roof of each set's
+// devices; `machines` (one entry per set, machine_peaks_table's) gets each
+// set's roofs by backend. No rows for sets of CPU backends only.
+Table device_roofs_table(const std::vector<ResultSet> &sets, const std::vector<std::string> &names,
+                         nlohmann::json &machines) {
+    Table t;
+    t.title = "Devices and their measured roofs (a GPU backend's % peak is of these, named)";
+    t.columns = {"set", "backend", "device", "roof", "measured", "datasheet"};
+    for (std::size_t i = 0; i < sets.size(); ++i)
+        for (const DeviceRoofs &d : device_roofs_in_context(sets[i].opbench())) {
+            for (const DeviceRoof &r : d.roofs)
+                t.rows.push_back({names[i], d.backend, d.device, r.label(), roof_figure_text(r, r.measured),
+                                  roof_figure_text(r, r.datasheet)});
+            if (i < machines.size()) machines[i]["device_roofs"][d.backend] = d;
+        }
+    return t;
+}
+
 } // namespace
 
 namespace {
@@ -581,13 +605,15 @@ void add_machine_cell(std::vector<std::string> &row, nlohmann::json &row_json, c
         row_json["sets"][set_name] = {{"status", cell->t.status}, {"reason", cell->t.why}};
         return;
     }
-    const double vs = std::isfinite(first) ? first / cell->t.median : NAN;
+    // A throttled entry (issue 41): its time, no rate, no % peak, no speed-up.
+    const bool no_rate = gives_no_rate(cell->t.summary.quality);
+    const double vs = std::isfinite(first) && !no_rate ? first / cell->t.median : NAN;
     const EntryMetricInputs in = cell->metrics();
     const MetricInfo &rate = throughput_metric(in);
     row.push_back(metric_text("median_s", in));
     if (wide) row.push_back(rate.text(rate.get(in)));
     row.push_back(peak_text(in));
-    if (above_its_roof(*cell->rec)) above_roof.insert(above_roof_note(*cell->rec));
+    if (!no_rate && above_its_roof(*cell->rec)) above_roof.insert(above_roof_note(*cell->rec));
     if (wide) row.push_back(bound_of(*cell->rec));
     if (wide || !first_set) row.push_back(std::isfinite(vs) ? fmt::format("{:.3g}x", vs) : "-");
     row_json["sets"][set_name] = {{"status", "ok"},
@@ -604,6 +630,8 @@ Document by_machine(const std::vector<ResultSet> &sets, const LevelOptions &o) {
     Document doc;
     nlohmann::json machines = nlohmann::json::array();
     doc.tables.push_back(machine_peaks_table(sets, names, o.wide, machines));
+    if (Table roofs = device_roofs_table(sets, names, machines); !roofs.rows.empty())
+        doc.tables.push_back(std::move(roofs));
 
     const MachineRows rows = machine_rows(sets);
     std::vector<std::string> shown, labels, untimed; // row keys in the text table
@@ -628,7 +656,10 @@ Document by_machine(const std::vector<ResultSet> &sets, const LevelOptions &o) {
         std::vector<std::string> row{full};
         if (!o.wide && at != shown.end()) row = {compact.rows[std::size_t(at - shown.begin())], rows.backend.at(k)};
         nlohmann::json rj = {{"case", full}, {"sets", nlohmann::json::object()}};
-        const double first = cells.count(0) && cells.at(0).t.status == "ok" ? cells.at(0).t.median : NAN;
+        const double first = cells.count(0) && cells.at(0).t.status == "ok" &&
+                                     !gives_no_rate(cells.at(0).t.summary.quality) // throttled: no speed-up
+                                 ? cells.at(0).t.median
+                                 : NAN;
         for (std::size_t i = 0; i < sets.size(); ++i) {
             auto it = cells.find(i);
             add_machine_cell(row, rj, it == cells.end() ? nullptr : &it->second, names[i], first, i == 0, o.wide,

@@ -1,5 +1,6 @@
 #include "readers/report_html.hpp"
 
+#include "machine/device_roofs.hpp"
 #include "readers/archive.hpp"
 #include "readers/change_history.hpp"
 #include "readers/compare.hpp"
@@ -195,32 +196,96 @@ void add_cache_roofs(XyChart &chart, const nlohmann::json &peaks, double ai_lo) 
     }
 }
 
+// The measured cases of a set as roofline points, a series per backend: those
+// `take` accepts. A throttled entry has no rate (issue 41): no point.
+struct RooflinePoints {
+    std::map<std::string, XySeries> by_backend;
+    std::vector<std::string> order;
+    double ai_lo = INFINITY, ai_hi = 0;
+};
+
+template <class Take> RooflinePoints roofline_points(const ResultSet &set, Take take) {
+    const MetricInfo &rate = metric("flop_per_s");
+    RooflinePoints p;
+    for (const auto &c : set.cases) {
+        if (!take(c.backend)) continue;
+        const Shown t = shown_time(c);
+        const double flop_per_s = t.ok ? rate.get(t.metrics) : NAN;
+        if (!std::isfinite(flop_per_s) || c.arithmetic_intensity <= 0) continue;
+        if (!p.by_backend.count(c.backend)) {
+            p.order.push_back(c.backend);
+            p.by_backend[c.backend] = XySeries{c.backend, {}, false, true, false, -1};
+        }
+        p.by_backend[c.backend].points.push_back(
+            {c.arithmetic_intensity, flop_per_s / 1e9,
+             fmt::format("{} [{}]: {} at {:.3g} FLOP/byte, {}{}", c.label(), c.backend, rate.text(flop_per_s),
+                         c.arithmetic_intensity, metric_text("median_s", t.metrics), t.note)});
+        p.ai_lo = std::min(p.ai_lo, c.arithmetic_intensity);
+        p.ai_hi = std::max(p.ai_hi, c.arithmetic_intensity);
+    }
+    return p;
+}
+
+// The chart's points after its roofs, each backend's colour after the roofs'.
+std::string finish_roofline(XyChart &chart, RooflinePoints &p) {
+    for (const auto &b : p.order) chart.series.push_back(p.by_backend[b]);
+    for (std::size_t i = 0; i < chart.series.size(); ++i)
+        if (chart.series[i].color < 0) chart.series[i].color = int(i - (chart.series.size() - p.order.size()));
+    if (p.order.empty()) return "<p>No measured case to place on the roofline.</p>\n";
+    return render_xy_chart(chart);
+}
+
+// A roof from bandwidth `gbps` up to `peak` GFLOP/s, over the points' range.
+XySeries roof_series(std::string name, double peak, double gbps, const RooflinePoints &p, bool dashed, int color) {
+    const double ridge = peak / gbps;
+    const double lo = std::pow(10.0, std::floor(std::log10(std::min(p.ai_lo, ridge) / 2)));
+    const double hi = std::pow(10.0, std::ceil(std::log10(std::max(p.ai_hi, ridge) * 2)));
+    return XySeries{std::move(name),
+                    {{lo, gbps * lo, ""}, {ridge, peak, fmt::format("ridge {:.3g} FLOP/byte", ridge)}, {hi, peak, ""}},
+                    true,
+                    false,
+                    dashed,
+                    color};
+}
+
+// A GPU backend's roofline (issue 41): its device's measured roofs, each
+// compute roof (per unit and dtype: "tensor bf16", "simt f32") under the
+// measured DRAM bandwidth, and the L2's where measured; never the CPU's.
+std::string device_roofline_chart(const ResultSet &set, const DeviceRoofs &d) {
+    XyChart chart;
+    chart.kind = "roofline";
+    chart.title = fmt::format("Roofline: {} ({}, its roofs measured by {})", set.short_name(), d.device, d.backend);
+    chart.x_label = "arithmetic intensity (FLOP/byte)";
+    chart.y_label = std::string(metric("flop_per_s").label);
+    RooflinePoints p = roofline_points(set, [&](const std::string &b) { return b == d.backend; });
+    const DeviceRoof *dram = d.find(RoofUnit::dram), *l2 = d.find(RoofUnit::l2);
+    int color = 7;
+    for (const DeviceRoof *bw : {dram, l2}) {
+        if (!bw || !(bw->measured > 0)) continue;
+        for (const DeviceRoof &r : d.roofs) {
+            if (r.is_bandwidth() || !(r.measured > 0)) continue;
+            const double peak = r.measured / 1e9, gbps = bw->measured / 1e9;
+            chart.series.push_back(roof_series(fmt::format("roof {} ({} measured, {} {})", r.label(),
+                                                           roof_figure_text(r, r.measured), bw->label(),
+                                                           roof_figure_text(*bw, bw->measured)),
+                                               peak, gbps, p, bw == l2, color++));
+        }
+    }
+    return finish_roofline(chart, p);
+}
+
 std::string roofline_chart(const ResultSet &set) {
     const nlohmann::json peaks = set.opbench().value("machine_peaks", nlohmann::json::object());
+    const std::vector<DeviceRoofs> devices = device_roofs_in_context(set.opbench());
     XyChart chart;
     chart.kind = "roofline";
     chart.title = fmt::format("Roofline: {} ({})", set.short_name(), set.cpu_model());
     chart.x_label = "arithmetic intensity (FLOP/byte)";
-    const MetricInfo &rate = metric("flop_per_s");
-    chart.y_label = std::string(rate.label); // the axis in the label's unit: FLOP/s / 1e9
-    std::map<std::string, XySeries> by_backend;
-    std::vector<std::string> order;
-    double ai_lo = INFINITY, ai_hi = 0;
-    for (const auto &c : set.cases) {
-        const Shown t = shown_time(c);
-        const double flop_per_s = t.ok ? rate.get(t.metrics) : NAN;
-        if (!std::isfinite(flop_per_s) || c.arithmetic_intensity <= 0) continue;
-        if (!by_backend.count(c.backend)) {
-            order.push_back(c.backend);
-            by_backend[c.backend] = XySeries{c.backend, {}, false, true, false, -1};
-        }
-        by_backend[c.backend].points.push_back(
-            {c.arithmetic_intensity, flop_per_s / 1e9,
-             fmt::format("{} [{}]: {} at {:.3g} FLOP/byte, {}{}", c.label(), c.backend, rate.text(flop_per_s),
-                         c.arithmetic_intensity, metric_text("median_s", t.metrics), t.note)});
-        ai_lo = std::min(ai_lo, c.arithmetic_intensity);
-        ai_hi = std::max(ai_hi, c.arithmetic_intensity);
-    }
+    chart.y_label = std::string(metric("flop_per_s").label); // the axis in the label's unit: FLOP/s / 1e9
+    // The CPU's roofs for the CPU backends; a GPU backend's entries go on its device's chart.
+    RooflinePoints p = roofline_points(set, [&](const std::string &b) {
+        return std::none_of(devices.begin(), devices.end(), [&](const DeviceRoofs &d) { return d.backend == b; });
+    });
     // The roofs: min(peak FLOP/s, bandwidth x intensity), all cores and one thread.
     int roof_color = 7;
     for (auto [which, label, dashed] :
@@ -232,29 +297,20 @@ std::string roofline_chart(const ResultSet &set) {
               std::pair{"amx_bf16_gflops", "AMX-BF16"}, std::pair{"amx_int8_gops", "AMX-INT8"}}) {
             const double peak = peak_of(peaks, which, key);
             if (!(peak > 0) || !(bw > 0)) continue;
-            const double ridge = peak / bw;
-            const double lo = std::pow(10.0, std::floor(std::log10(std::min(ai_lo, ridge) / 2)));
-            const double hi = std::pow(10.0, std::ceil(std::log10(std::max(ai_hi, ridge) * 2)));
-            XySeries roof{
-                fmt::format("roof {} {} ({:.0f} GFLOP/s, {:.0f} GB/s)", dtype, label, peak, bw),
-                {{lo, bw * lo, ""}, {ridge, peak, fmt::format("ridge {:.3g} FLOP/byte", ridge)}, {hi, peak, ""}},
-                true,
-                false,
-                dashed,
-                std::string(dtype) == "f32"        ? roof_color
-                : std::string(dtype) == "bf16"     ? roof_color + 1
-                : std::string(dtype) == "int8"     ? roof_color + 2
-                : std::string(dtype) == "AMX-BF16" ? roof_color + 3
-                                                   : roof_color + 4};
-            chart.series.push_back(std::move(roof));
+            const std::string d(dtype);
+            chart.series.push_back(roof_series(
+                fmt::format("roof {} {} ({:.0f} GFLOP/s, {:.0f} GB/s)", dtype, label, peak, bw), peak, bw, p, dashed,
+                d == "f32"        ? roof_color
+                : d == "bf16"     ? roof_color + 1
+                : d == "int8"     ? roof_color + 2
+                : d == "AMX-BF16" ? roof_color + 3
+                                  : roof_color + 4));
         }
     }
-    add_cache_roofs(chart, peaks, ai_lo);
-    for (const auto &b : order) chart.series.push_back(by_backend[b]);
-    for (std::size_t i = 0; i < chart.series.size(); ++i)
-        if (chart.series[i].color < 0) chart.series[i].color = int(i - (chart.series.size() - order.size()));
-    if (order.empty()) return "<p>No measured case to place on the roofline.</p>\n";
-    return render_xy_chart(chart);
+    add_cache_roofs(chart, peaks, p.ai_lo);
+    std::string h = devices.empty() || !p.order.empty() ? finish_roofline(chart, p) : std::string();
+    for (const DeviceRoofs &d : devices) h += device_roofline_chart(set, d);
+    return h;
 }
 
 std::string sweeps_section(const std::vector<ResultSet> &sets) {

@@ -1,6 +1,7 @@
 #include "run/run_console.hpp"
 
 #include "measure/statistics.hpp"
+#include "measure/throttle.hpp"
 #include "writers/table_writers.hpp"
 #include "writers/text_wrap.hpp"
 
@@ -23,6 +24,10 @@ std::string bound_word(const std::string &bound) {
 }
 
 double median_of(const EntryMetricInputs &in) { return metric("median_s").get(in); }
+
+// A throttled entry (issue 41): its time is the fallen clock's, so it gives
+// no rate, no % peak and no speed-up, on either side of one.
+bool throttled(const CaseResult &r) { return r.summary && gives_no_rate(r.summary->quality); }
 
 // Repetitions that missed their noise target, as the entry's summary counts them.
 std::size_t missed_target_repetitions(const CaseResult &r) { return r.summary ? r.summary->missed_noise_target : 0; }
@@ -51,7 +56,8 @@ std::vector<std::string> run_line_cells(const CaseResult &r, const EntryMetricIn
     std::string vs = "-";
     if (r.is_reference)
         vs = "ref";
-    else if (const double ref = reference ? median_of(metric_inputs(*reference, {})) : NAN; std::isfinite(ref))
+    else if (const double ref = reference && !throttled(*reference) ? median_of(metric_inputs(*reference, {})) : NAN;
+             std::isfinite(ref) && !throttled(r))
         vs = fmt::format("{:.3g}x", ref / median);
     std::string status = "passed";
     // The entry's quality (measure/entry_summary.hpp), as compare and the report show it.
@@ -82,7 +88,7 @@ std::string bounds_text(const std::map<std::string, int> &bounds) {
 
 Table backend_summary(const std::vector<CaseResult> &results, const std::string &reference) {
     struct Tally {
-        int passed = 0, failed = 0, skipped = 0, starved = 0, missed_target = 0;
+        int passed = 0, failed = 0, skipped = 0, starved = 0, missed_target = 0, throttled = 0;
         std::vector<double> speedups, peaks;
         std::map<std::string, int> bounds;
     };
@@ -92,7 +98,7 @@ Table backend_summary(const std::vector<CaseResult> &results, const std::string 
     std::map<const Case *, double> ref_time;
     std::set<std::string> above_roof; // a note per entry whose % peak over 100 was shown: its cause
     for (const auto &r : results)
-        if (const double t = median_of(metric_inputs(r, {})); r.backend == reference && std::isfinite(t))
+        if (const double t = median_of(metric_inputs(r, {})); r.backend == reference && std::isfinite(t) && !throttled(r))
             ref_time[r.source] = t;
     for (const auto &r : results) {
         if (!by.count(r.backend)) order.push_back(r.backend);
@@ -105,6 +111,11 @@ Table backend_summary(const std::vector<CaseResult> &results, const std::string 
         if (r.status != CaseStatus::passed || !std::isfinite(median)) continue;
         ++t.passed;
         if (missed_target_repetitions(r) > 0) ++t.missed_target;
+        if (!in.bound.empty()) ++t.bounds[bound_word(in.bound)];
+        if (throttled(r)) { // no speed-up, no % peak (issue 41)
+            ++t.throttled;
+            continue;
+        }
         if (auto it = ref_time.find(r.source); it != ref_time.end()) t.speedups.push_back(it->second / median);
         if (const MetricInfo *peak = peak_metric(in)) {
             t.peaks.push_back(peak->get(in));
@@ -115,7 +126,6 @@ Table backend_summary(const std::vector<CaseResult> &results, const std::string 
                                       : fmt::format("% peak above 100% for {} [{}]: {}", shorten_middle(r.name, 60),
                                                     r.backend, in.above_roof_cause));
         }
-        if (!in.bound.empty()) ++t.bounds[bound_word(in.bound)];
     }
     Table table;
     table.title = "Per backend";
@@ -143,6 +153,13 @@ Table backend_summary(const std::vector<CaseResult> &results, const std::string 
     table.notes.push_back("missed: passed cases with a repetition that missed its noise target (timed, "
                           "quality noisy). starved: every repetition's threads waited for a CPU; no time, in no "
                           "speed-up (--threads 1, --cpus or a quieter machine).");
+    for (const auto &b : order)
+        if (by[b].throttled > 0)
+            table.notes.push_back(fmt::format("throttled: {} passed case{} of {} ran every repetition below {:.0f}% "
+                                              "of the sustained SM clock; a time, but no rate, no % peak, in no "
+                                              "speed-up.",
+                                              by[b].throttled, by[b].throttled == 1 ? "" : "s", b,
+                                              100 * kThrottledClockShare));
     table.notes.insert(table.notes.end(), bound_counts.begin(), bound_counts.end());
     table.notes.insert(table.notes.end(), above_roof.begin(), above_roof.end());
     return table;

@@ -17,8 +17,19 @@ roof cache of its own:
   2. the roofs x 1e9: every share below 100%, no cause;
   3. a clock at 900 MHz of a sustained 1500: every entry `throttled` in the
      set, the console, compare, analyze, the report and the loader;
+     None of them gives a rate, a share of a roof or a speed-up in any view:
+     the console and its per-backend summary, compare (compact, --wide,
+     --by backend, --by machine, two sets), the report, the Markdown, CSV
+     and JSON writers, the set's metrics and the loader;
   4. the roof measurement failing: the set says why, and no entry is judged
-     by a device roof.
+     by a device roof;
+  5. a device timer whose time is half the calls' wall time, the host's the
+     time inside execute: every entry records host time per call beside
+     device time per call, and analyze names the launch-bound entries with
+     the fixes (fuse, batch, CUDA graphs).
+Run 1 also checks that compare --by machine and the report's roofline show
+the device's measured roofs (per unit and dtype) for the GPU backend, not the
+CPU's peaks.
 No time is asserted: the shares are checked against the recorded times.
 """
 import atexit
@@ -163,6 +174,106 @@ def check_views(path, console, roofs):
                 fail(f"loader: {e['run_name']} % of peak differs from the recorded share")
 
 
+DEVICE_SHARE = re.compile(r"\d% (simt f32|tensor bf16|tensor s8|dram)\b")
+SPEEDUP = re.compile(r"\b\d[\d.]*x\b")
+
+
+def check_device_roofs_shown(path):
+    """compare --by machine and the report's roofline: the device's roofs."""
+    text = run(["compare", path, "--by", "machine", "--wide"], {})
+    if "Devices and their measured roofs" not in text:
+        fail(f"compare --by machine: no table of the device's roofs:\n{text[:4000]}")
+    for roof, figure in (("simt f32", "0.001 GFLOP/s"), ("tensor bf16", "0.001 GFLOP/s"),
+                         ("tensor s8", "0.005 Gop/s"), ("dram", "0.001 GB/s")):
+        if not re.search(roof + r"\s+" + re.escape(figure), text):
+            fail(f"compare --by machine: the device's {roof} roof ({figure}) not shown:\n{text[:4000]}")
+    js = json.loads(run(["compare", path, "--by", "machine", "--format", "json"], {}))
+    machines = js.get("machines") or (js.get("data") or {}).get("machines") or []
+    if not any("fakegpu" in (m.get("device_roofs") or {}) for m in machines):
+        fail(f"compare --by machine --format json: no device_roofs of fakegpu in machines: {machines}")
+    report = os.path.join(WORK, "report-roofs.html")
+    run(["report", path, "-o", report, "--force"], {})
+    with open(report, encoding="utf-8") as f:
+        html = f.read()
+    if "its roofs measured by fakegpu" not in html:
+        fail("report: no roofline of the GPU backend's device")
+    for roof in ("roof simt f32", "roof tensor bf16", "roof tensor s8"):
+        if roof not in html:
+            fail(f"report: the device roofline lacks '{roof}'")
+    # The GPU's points only on its device's chart: the CPU chart's are naive's.
+    cpu_chart = html.split("its roofs measured by fakegpu")[0]
+    if "[fakegpu]:" in cpu_chart.split("Roofline (each machine")[-1]:
+        fail("report: fakegpu entries drawn against the CPU's roofs")
+
+
+def check_no_rates(name, text):
+    """No share of a device roof (only fakegpu's entries have one) in a view."""
+    m = DEVICE_SHARE.search(text)
+    if m:
+        fail(f"{name}: a throttled entry shows a share of a roof ({m.group(0)!r}):\n{text[:4000]}")
+
+
+def check_throttled_views(path, console):
+    """A throttled entry gives no rate, no share of a roof, no speed-up."""
+    lines = console.splitlines()
+    for i, line in enumerate(lines):
+        if "be:fakegpu" in line and i + 1 < len(lines):
+            figures = lines[i + 1].split("passed")[0]
+            if "GFLOP/s" in figures or "GB/s" in figures or "%" in figures.split()[-3:][0] or SPEEDUP.search(figures):
+                fail(f"run console: a throttled entry with a rate, share or speed-up: {lines[i + 1]!r}")
+    summary = [ln for ln in lines if ln.strip().startswith("fakegpu ")]
+    if not summary or summary[0].split()[-2:] != ["-", "-"]:
+        fail(f"run console: the per-backend summary gives throttled fakegpu a speed-up or % peak: {summary}")
+    check_no_rates("run console", console)
+    for args in (["compare", path, "--by", "backend"], ["compare", path, "--by", "backend", "--wide"],
+                 ["compare", path, "--by", "machine", "--wide"],
+                 ["compare", path, "--by", "backend", "--format", "markdown"],
+                 ["compare", path, "--by", "backend", "--format", "csv"]):
+        text = run(args, {})
+        check_no_rates(" ".join(args[2:]), text)
+        if "Geomean speed-up" in text and "fakegpu" in text.split("Geomean speed-up")[1].splitlines()[0]:
+            fail(f"{' '.join(args[2:])}: a geomean speed-up over throttled entries:\n{text[:4000]}")
+    js = json.loads(run(["compare", path, "--by", "backend", "--format", "json"], {}))
+    for row in js.get("rows") or (js.get("data") or {}).get("rows") or []:
+        level = (row.get("levels") or {}).get("fakegpu") or {}
+        if level.get("speedup") is not None:
+            fail(f"compare --by backend --format json: a throttled entry's speed-up: {row}")
+    # Two sets: no ratio for a throttled entry, its verdict says why.
+    both = run(["compare", path, path, "--wide"], {})
+    for line in both.splitlines():
+        if "fakegpu" in line and "throttled" not in line:
+            fail(f"compare (two sets): a throttled entry compared: {line!r}")
+    cj = json.loads(run(["compare", path, path, "--format", "json"], {}))
+    for pair in cj.get("comparisons") or (cj.get("data") or {}).get("comparisons") or []:
+        for c in pair.get("cases") or []:
+            if c.get("backend") == "fakegpu" and (c.get("compared") or c.get("verdict") != "throttled"):
+                fail(f"compare --format json: a throttled entry given a ratio: {c}")
+    report = os.path.join(WORK, "report-throttled.html")
+    with open(report, encoding="utf-8") as f:
+        check_no_rates("report", f.read())
+    with open(path, encoding="utf-8") as f:
+        for e in gpu_entries(json.load(f)).values():
+            met = e.get("metrics") or {}
+            if any(met.get(k) is not None for k in ("flop_per_s", "byte_per_s", "pct_peak_compute",
+                                                      "pct_peak_bandwidth")):
+                fail(f"set: a throttled entry's metrics give a rate or share: {met}")
+    for r in opbench_results.load_records(path):
+        if r["backend"] == "fakegpu" and any(r.get(k) is not None and r.get(k) == r.get(k)
+                                             for k in ("flop_per_s", "byte_per_s", "pct_peak_compute")):
+            fail(f"loader: a throttled entry's rate or share: {r}")
+
+
+def check_launch_bound(doc):
+    """Host time per call beside device time per call; analyze's launch-bound."""
+    for key, e in gpu_entries(doc).items():
+        st = e["stats"]
+        host, device = st.get("host_time_per_call"), st.get("device_time_per_call")
+        if not (isinstance(host, (int, float)) and isinstance(device, (int, float)) and device > 0):
+            fail(f"{key}: host time per call {host!r} beside device time {device!r}")
+        if host < device:
+            fail(f"{key}: host time {host} below device time {device}, at a device share of 0.5")
+
+
 def check_throttled(path, doc, console):
     entries = gpu_entries(doc)
     for key, e in entries.items():
@@ -185,6 +296,7 @@ def check_throttled(path, doc, console):
     for r in opbench_results.load_records(path):
         if r["backend"] == "fakegpu" and r["status"] == "ok" and r["quality"] != "throttled":
             fail(f"loader: {r['name']} quality {r['quality']}")
+    check_throttled_views(path, console)
 
 
 def main():
@@ -196,6 +308,7 @@ def main():
         fail(f"the set holds no device roofs: {ctx}")
     roofs = check_judgements(doc, (True, 1))
     check_views(path, console, roofs)
+    check_device_roofs_shown(path)
     _, big, _ = measured_set("x1e9", OPBENCH_FAKEGPU_ROOF_SCALE="1e9")
     check_judgements(big, (False, 1e9))
     tpath, throttled, tconsole = measured_set("throttled", OPBENCH_FAKEGPU_CLOCK_MHZ="900")
@@ -207,6 +320,11 @@ def main():
     for key, e in gpu_entries(failed).items():
         if "device_roof" in (e.get("roofline") or {}):
             fail(f"{key}: judged by a device roof its plugin failed to measure")
+    lpath, launch, _ = measured_set("launch", OPBENCH_FAKEGPU_DEVICE_SHARE="0.5")
+    check_launch_bound(launch)
+    analyze = " ".join(run(["analyze", lpath, "--wide", "--top", "100"], {}).split())
+    if "launch-bound" not in analyze or not all(w in analyze for w in ("fuse", "batch", "CUDA graph")):
+        fail(f"analyze names no launch-bound entry with its fixes (fuse, batch, CUDA graphs):\n{analyze[:4000]}")
     print("device roofs and throttled entries: every check passed")
 
 

@@ -393,7 +393,9 @@ class Keys:
 
 
 def status_of_verdict(verdict):
-    return "ok" if verdict in TIMED_VERDICTS else verdict
+    # `throttled` (issue 41): the entry has a time, but compare gives it no
+    # ratio (no rate, no speed-up): its verdict is its quality.
+    return "ok" if verdict in TIMED_VERDICTS or verdict == "throttled" else verdict
 
 
 def compare_json_view(doc, keys, side="base"):
@@ -407,6 +409,10 @@ def compare_json_view(doc, keys, side="base"):
         out[key] = {"status": status,
                     "quality": c.get("quality") if status == "ok" else (c.get("quality") or "-"),
                     "median": fmt_seconds(c.get(side + "_median_seconds")) if status == "ok" else "-"}
+        if c["verdict"] == "throttled":  # no ratio, so no median beside one
+            if c.get("compared"):
+                raise Disagreement(f"compare json: a throttled entry given a ratio: {c['case']} [{c['backend']}]")
+            del out[key]["median"]
         if summary is not None and status == "ok":
             out[key]["summary_median"] = fmt_seconds(summary["median_seconds"])
     return out
@@ -571,7 +577,9 @@ def compare_tables_view(tables, keys):
             key = keys.find(d["case"], d["backend"])
             if key is None:
                 raise Disagreement(f"a compare row the fixture does not hold: {r}")
-            if "verdict" in d and "quality" not in d:
+            if "verdict" in d and first_word(d["verdict"], ("throttled",)) == "throttled":
+                out[key] = {"status": "ok", "quality": "throttled"}  # no ratio, no median beside one (issue 41)
+            elif "verdict" in d and "quality" not in d:
                 # The report's comparison: no quality column; its test cell
                 # names an unclean side ("base noisy: ..."), else clean.
                 status = status_of_verdict(d["verdict"])
@@ -582,7 +590,10 @@ def compare_tables_view(tables, keys):
                 out[key] = {"status": status_of_verdict(d["verdict"]), "median": d["base"],
                             "quality": first_word(d["quality"], QUALITIES)}
             else:
-                out[key] = {"status": first_word(d["status"], UNTIMED + TIMED_VERDICTS), "median": "-"}
+                status = first_word(d["status"], UNTIMED + TIMED_VERDICTS + ("throttled",))
+                out[key] = {"status": status, "median": "-"}
+                if status == "throttled":  # a time, no ratio (issue 41): shown without one
+                    out[key] = {"status": "ok", "quality": "throttled"}
                 if "quality" in d:
                     out[key]["quality"] = first_word(d["quality"], QUALITIES)
     return out
@@ -843,16 +854,18 @@ def report_views(tables, keys):
 
 def check_geomeans(reference, compare_doc, level_doc, level_text):
     """The geomeans count the entries the loader gives a time (both sides, or
-    both backends) and say how many they left out."""
-    timed = [k for k, v in reference.items() if v["status"] == "ok"]
+    both backends) and say how many they left out. A throttled entry has a
+    time but no ratio and no speed-up (issue 41): left out of both."""
+    def rated(v):
+        return v["status"] == "ok" and v["quality"] != "throttled"
+    timed = [k for k, v in reference.items() if rated(v)]
     pair = compare_doc["comparisons"][0]
     by_group = {g["group"]: g["cases"] for g in pair["geomeans"]}
     if by_group.get("all") != len(timed) or pair["counts"]["no_ratio"] != len(reference) - len(timed):
         raise Disagreement(f"compare geomean over {by_group.get('all')} cases, {pair['counts']['no_ratio']} "
                            f"without a ratio; the loader times {len(timed)} of {len(reference)}")
     rows = {(k[0], k[2]) for k in reference}
-    both = [r for r in rows if reference[(r[0], "naive", r[1])]["status"] == "ok"
-            and reference[(r[0], "onednn", r[1])]["status"] == "ok"]
+    both = [r for r in rows if rated(reference[(r[0], "naive", r[1])]) and rated(reference[(r[0], "onednn", r[1])])]
     geo = level_doc["geomean_speedup"].get("onednn", {})
     if geo.get("cases") != len(both) or geo.get("left_out") != len(rows) - len(both):
         raise Disagreement(f"by backend geomean: {geo}; the loader times {len(both)} of {len(rows)} rows on both")

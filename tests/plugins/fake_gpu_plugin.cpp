@@ -17,6 +17,14 @@
 //                               1500, the sustained clock: never throttled;
 //                               900 is below 85% of it: throttled)
 //   OPBENCH_FAKEGPU_ROOFS       "fail": measure_roofs fails (the run says why)
+//   OPBENCH_FAKEGPU_DEVICE_SHARE set (a share, e.g. 0.5): the plugin has a
+//                               device timer and host time (timer_start,
+//                               timer_stop, timer_host_seconds); the device
+//                               time is that share of the calls' wall time,
+//                               the host time the time spent inside execute,
+//                               so a share below 1 makes every entry
+//                               launch-bound (host time >= device time).
+//                               Unset: no device timer, as before.
 //
 // It loads the naive plugin from OPBENCH_NAIVE_PLUGIN (the build's path,
 // compiled in) and forwards every other call to its table.
@@ -25,6 +33,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -85,6 +94,38 @@ opb_status fg_clock_end(opb_backend *, opb_clock_reading *out) {
     return OPB_OK;
 }
 
+// The device timer and host time (OPBENCH_FAKEGPU_DEVICE_SHARE).
+double g_device_share = 0;
+std::chrono::steady_clock::time_point g_timer_start;
+double g_host_seconds = 0; // inside execute since timer_start
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+opb_status fg_execute(opb_backend *b, opb_plan *plan, void *const *tensors, int32_t count) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const opb_status s = g_naive->execute(b, plan, tensors, count);
+    g_host_seconds += seconds_since(t0);
+    return s;
+}
+
+opb_status fg_timer_start(opb_backend *) {
+    g_host_seconds = 0;
+    g_timer_start = std::chrono::steady_clock::now();
+    return OPB_OK;
+}
+
+opb_status fg_timer_stop(opb_backend *, double *seconds) {
+    *seconds = g_device_share * seconds_since(g_timer_start);
+    return OPB_OK;
+}
+
+opb_status fg_timer_host_seconds(opb_backend *, double *seconds) {
+    *seconds = g_host_seconds;
+    return OPB_OK;
+}
+
 } // namespace
 
 OPB_PLUGIN_ENTRY(host_version) {
@@ -106,6 +147,13 @@ OPB_PLUGIN_ENTRY(host_version) {
         g_api.measure_roofs = fg_measure_roofs;
         g_api.clock_begin = fg_clock_begin;
         g_api.clock_end = fg_clock_end;
+        if (const char *v = std::getenv("OPBENCH_FAKEGPU_DEVICE_SHARE"); v && std::atof(v) > 0) {
+            g_device_share = std::atof(v);
+            g_api.execute = fg_execute;
+            g_api.timer_start = fg_timer_start;
+            g_api.timer_stop = fg_timer_stop;
+            g_api.timer_host_seconds = fg_timer_host_seconds;
+        }
     }
     return &g_api;
 }
