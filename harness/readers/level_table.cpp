@@ -564,7 +564,7 @@ bool timed_in_some_set(const std::map<std::size_t, Cell> &cells) {
 // header. --wide: the full name and, per set, time, throughput, % peak,
 // bound and speed-up.
 void lay_out_machine_table(Table &t, const std::vector<std::string> &names, const SharedSegments &shared,
-                           const std::vector<std::string> &untimed, bool wide) {
+                           const std::vector<std::string> &untimed, bool wide, bool device_roofs) {
     t.title = fmt::format("By machine: absolute figures, % of each machine's own peaks, speed-up against {}", names[0]);
     if (wide) {
         t.columns = {"case [backend]"};
@@ -582,6 +582,9 @@ void lay_out_machine_table(Table &t, const std::vector<std::string> &names, cons
     std::vector<std::string> header;
     if (!shared.shared.empty()) header.push_back(fmt::format("every case: {}", fmt::join(shared.shared, " ")));
     header.push_back(kPeakHeader);
+    // A GPU backend's share is of its device's measured roof, never the CPU's peaks (issue 41).
+    if (device_roofs)
+        header.push_back("a GPU backend's % peak: of the device roof it names (the devices' table above)");
     if (!untimed.empty()) {
         std::set<std::string> backends(untimed.begin(), untimed.end());
         header.push_back(fmt::format("not shown, timed in no set (reasons below; --wide shows them): {} {} of {}",
@@ -630,8 +633,9 @@ Document by_machine(const std::vector<ResultSet> &sets, const LevelOptions &o) {
     Document doc;
     nlohmann::json machines = nlohmann::json::array();
     doc.tables.push_back(machine_peaks_table(sets, names, o.wide, machines));
-    if (Table roofs = device_roofs_table(sets, names, machines); !roofs.rows.empty())
-        doc.tables.push_back(std::move(roofs));
+    Table roofs = device_roofs_table(sets, names, machines);
+    const bool has_device_roofs = !roofs.rows.empty();
+    if (has_device_roofs) doc.tables.push_back(std::move(roofs));
 
     const MachineRows rows = machine_rows(sets);
     std::vector<std::string> shown, labels, untimed; // row keys in the text table
@@ -645,7 +649,7 @@ Document by_machine(const std::vector<ResultSet> &sets, const LevelOptions &o) {
     }
     const SharedSegments compact = split_shared_segments(labels);
     Table t;
-    lay_out_machine_table(t, names, compact, untimed, o.wide);
+    lay_out_machine_table(t, names, compact, untimed, o.wide, has_device_roofs);
     std::map<std::string, std::set<std::string>> reasons;
     std::set<std::string> above_roof; // notes for the % peaks over 100 shown
     nlohmann::json rows_json = nlohmann::json::array();

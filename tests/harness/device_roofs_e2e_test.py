@@ -187,6 +187,9 @@ def check_device_roofs_shown(path):
                          ("tensor s8", "0.005 Gop/s"), ("dram", "0.001 GB/s")):
         if not re.search(roof + r"\s+" + re.escape(figure), text):
             fail(f"compare --by machine: the device's {roof} roof ({figure}) not shown:\n{text[:4000]}")
+    compact = " ".join(run(["compare", path, "--by", "machine"], {}).split())
+    if "a GPU backend's % peak: of the device roof it names" not in compact:
+        fail(f"compare --by machine: the header does not say a GPU backend's % is of its device's roof:\n{compact}")
     js = json.loads(run(["compare", path, "--by", "machine", "--format", "json"], {}))
     machines = js.get("machines") or (js.get("data") or {}).get("machines") or []
     if not any("fakegpu" in (m.get("device_roofs") or {}) for m in machines):
