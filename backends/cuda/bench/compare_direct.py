@@ -16,7 +16,9 @@ twice: `canonical` (stop event right after the launches) and `opbench-order`
 (stop event after a stream synchronize, the order opbench's recipe uses); the
 table gives opbench over each. The summary gives the median ratio over the
 gemm shapes and over the attention prefill shapes, against issue 41's
-0.98-1.02. Rows only one side has (fp8: no opbench matmul) are listed apart.
+0.98-1.02. Rows only one side has are listed apart. fp8 rows pair with
+opbench's f8e4m3 cases (direct.toml gives them out_dtype "bf16", the direct
+program's D type; out_dtype is not part of the match).
 Direct entries of several back-to-back calls per sample (--calls N, warm)
 are listed apart too, as the figures to set beside public warm ones.
 

@@ -22,7 +22,7 @@ const char *dtype_label(Dtype t) {
 const char *opbench_dtype(Dtype t) {
     switch (t) {
     case Dtype::Bf16: return "bf16";
-    case Dtype::Fp8: return "f8_e4m3";
+    case Dtype::Fp8: return "f8e4m3"; // opbench's dtype name (issue 42), its cases with out_dtype "bf16"
     default: return "f32";
     }
 }
@@ -97,6 +97,7 @@ std::string case_name(const Case &c, Cache cache, Timing timing) {
         if (s.trans_a) n += "/tA:1";
         if (s.trans_b) n += "/tB:1";
         if (s.bias) n += "/bias:1";
+        if (c.dtype == Dtype::Fp8) n += "/out:bf16"; // D in bf16, as opbench names such a case
         n += std::string("/variant:") + opbench_variant(c.dtype);
     } else {
         const AttentionShape &s = c.at;
@@ -441,7 +442,8 @@ std::string params_json(const Case &c) {
         const MatmulShape &s = c.mm;
         p << "{\"B\": " << s.batch << ", \"K\": " << s.k << ", \"M\": " << s.m << ", \"N\": " << s.n
           << ", \"bias\": " << boolean(s.bias) << ", \"trans_a\": " << boolean(s.trans_a)
-          << ", \"trans_b\": " << boolean(s.trans_b) << "}";
+          << ", \"trans_b\": " << boolean(s.trans_b)
+          << (c.dtype == Dtype::Fp8 ? ", \"out_dtype\": \"bf16\"}" : "}");
     } else {
         const AttentionShape &s = c.at;
         p << "{\"B\": " << s.batch << ", \"D\": " << s.head_dim << ", \"H\": " << s.heads

@@ -26,7 +26,7 @@ namespace opbench::cuda_direct {
 // opbench counterpart (they set the device's FP8 rate beside the others).
 enum class Dtype { F32, Tf32, Bf16, Fp8 };
 const char *dtype_label(Dtype t);     // "f32", "tf32", "bf16", "fp8"
-const char *opbench_dtype(Dtype t);   // "f32", "f32", "bf16", "f8_e4m3"
+const char *opbench_dtype(Dtype t);   // "f32", "f32", "bf16", "f8e4m3"
 const char *opbench_variant(Dtype t); // matmul: "default" or "tf32"
 int operand_bytes(Dtype t);           // A, B elements: 4, 4, 2, 1
 int output_bytes(Dtype t);            // D and bias elements: 4, 4, 2, 2 (fp8 writes bf16)

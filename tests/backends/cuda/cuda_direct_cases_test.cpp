@@ -36,7 +36,7 @@ TEST(CudaDirectCases, TheShapesAreTheGemmAndQuickSuitesAndTheAttentionPrefill) {
     }
     // fp8 runs TN (B stored [N, K]) and never with a transposed A.
     EXPECT_TRUE(
-        has(cases, "matmul/B:1/M:2048/N:2048/K:2048/tB:1/variant:default/dt:f8_e4m3/cache:cold/be:cuda-direct"));
+        has(cases, "matmul/B:1/M:2048/N:2048/K:2048/tB:1/out:bf16/variant:default/dt:f8e4m3/cache:cold/be:cuda-direct"));
     int fp8 = 0, attention = 0;
     std::set<std::string> names;
     for (const Case &c : cases) {
@@ -266,7 +266,8 @@ TEST(CudaDirectCases, TheJsonHoldsOpbenchsParamsAndTheFigures) {
         << j;
     EXPECT_NE(j.find("\"seconds_per_call\": 3e-05"), std::string::npos) << j;
     EXPECT_NE(j.find("\"flush_bytes\": 104857600"), std::string::npos) << j;
-    EXPECT_NE(j.find("\"dtype\": \"f8_e4m3\""), std::string::npos) << j;
+    EXPECT_NE(j.find("\"dtype\": \"f8e4m3\""), std::string::npos) << j;
+    EXPECT_NE(j.find("\"trans_b\": true, \"out_dtype\": \"bf16\"}"), std::string::npos) << j;
     EXPECT_NE(j.find("\"seconds_per_call\": null"), std::string::npos) << j;
     EXPECT_NE(j.find("\"cache\": \"cold\", \"timing\": \"canonical\""), std::string::npos) << j;
     EXPECT_DOUBLE_EQ(e.spread(), (31e-6 - 29e-6) / 2 / 30e-6);

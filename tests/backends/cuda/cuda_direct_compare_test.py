@@ -86,7 +86,7 @@ def main():
             ("matmul", "f32", "tf32", MM, "cold", "canonical", [100e-6, 100e-6, 100e-6], "passed"),
             ("matmul", "f32", "tf32", MM, "cold", "opbench-order", [105e-6, 105e-6, 105e-6], "passed"),
             ("attention", "bf16", "fused", ATT, "cold", "canonical", [2.0e-3, 2.0e-3, 2.0e-3], "passed"),
-            ("matmul", "f8_e4m3", "default", fp8, "cold", "canonical", [], "skipped"),
+            ("matmul", "f8e4m3", "default", fp8, "cold", "canonical", [], "skipped"),
         ]), open(di, "w"))
         b2b = os.path.join(d, "direct-warm-b2b.json")
         json.dump(direct_json([
@@ -107,7 +107,7 @@ def main():
         expect("- attention: median opbench/direct 1.000 over 1 rows (within 0.98-1.02" in out, f"attention: {out}")
         expect("paper)" in out, "attention rows carry the paper's count")
         expect("518 TFLOP/s" in out and "FlashAttention-3" in out, "the public FA3 figure is set beside")
-        expect("direct only: matmul/B:1/M:2048/N:2048/K:2048/tB:1/variant:default/dt:f8_e4m3 (cold)" in out
+        expect("direct only: matmul/B:1/M:2048/N:2048/K:2048/tB:1/variant:default/dt:f8e4m3 (cold)" in out
                and "sm_89" in out, f"fp8 row listed apart with its reason: {out}")
         # Back-to-back direct figures: apart, never in a ratio, and beside the public warm figure.
         expect("| matmul/B:1/M:2048/N:2048/K:2048/variant:default/dt:bf16 | warm | 20 | 25.40 | 676.4 |" in out,
