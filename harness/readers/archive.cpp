@@ -649,6 +649,7 @@ nlohmann::json add_history_row(std::vector<std::string> &row, const std::string 
     nlohmann::json cj = {
         {"case", label}, {"median_seconds", nlohmann::json::array()}, {"quality", nlohmann::json::array()}};
     double first = NAN, last = NAN;
+    bool first_throttled = false, last_throttled = false; // no ratio of a throttled run (issue 41)
     const EntrySummary *last_summary = nullptr;
     std::vector<double> medians;
     for (const auto &v : times) {
@@ -659,13 +660,15 @@ nlohmann::json add_history_row(std::vector<std::string> &row, const std::string 
         medians.push_back(ok ? v.median : NAN);
         cj["median_seconds"].push_back(ok ? nlohmann::json(v.median) : nlohmann::json(nullptr));
         if (!ok) continue;
+        if (!std::isfinite(first)) first_throttled = gives_no_rate(v.summary.quality);
         if (!std::isfinite(first)) first = v.median;
         last = v.median;
+        last_throttled = gives_no_rate(v.summary.quality);
         last_summary = &v.summary;
     }
     // Three decimals, or three significant digits under 0.01 (a 12 ms -> 5 us drop is not "0.000").
     const double r = last / first;
-    const std::string ratio = !std::isfinite(first) ? "-"
+    const std::string ratio = !std::isfinite(first) || first_throttled || last_throttled ? "-"
                               : r < 0.01            ? fmt::format("{:.3g}", r)
                                                     : fmt::format("{:.3f}", r);
     if (wide) {

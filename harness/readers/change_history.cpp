@@ -13,10 +13,12 @@ namespace {
 
 constexpr std::size_t kShortCommit = 7;
 
-// A run as the fit reads it: a time (status ok) or left out.
+// A run as the fit reads it: a time (status ok) or left out. A throttled
+// run's time is the fallen clock's (issue 41): left out, as it gives no
+// speed-up, so no change either.
 SeriesPoint series_point(const ValidTimes &v) {
     SeriesPoint p;
-    p.usable = v.status == "ok" && std::isfinite(v.median) && v.median > 0;
+    p.usable = v.status == "ok" && std::isfinite(v.median) && v.median > 0 && !gives_no_rate(v.summary.quality);
     p.median_s = v.median;
     p.spread = v.summary.spread;
     p.repetitions = v.summary.repetitions;

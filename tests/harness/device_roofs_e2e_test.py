@@ -277,6 +277,22 @@ def check_launch_bound(doc):
             fail(f"{key}: host time {host} below device time {device}, at a device share of 0.5")
 
 
+def check_history(first, throttled):
+    """history over a clean run then a throttled one: no last / first ratio
+    for a GPU entry whose last run was throttled (no speed-up)."""
+    archive = os.path.join(WORK, "archive")
+    shutil.rmtree(archive, ignore_errors=True)
+    for path in (first, throttled):
+        run(["archive", archive, path], {})
+    text = run(["history", archive, "--suite", "device-roofs", "--wide"], {})
+    rows = [ln for ln in text.splitlines() if "fakegpu" in ln and "/dt:" in ln]
+    if not rows:
+        fail(f"history: no fakegpu row:\n{text[:4000]}")
+    for line in rows:
+        if line.split()[-1] != "-":
+            fail(f"history: a last / first ratio over a throttled run: {line!r}")
+
+
 def check_throttled(path, doc, console):
     entries = gpu_entries(doc)
     for key, e in entries.items():
@@ -316,6 +332,7 @@ def main():
     check_judgements(big, (False, 1e9))
     tpath, throttled, tconsole = measured_set("throttled", OPBENCH_FAKEGPU_CLOCK_MHZ="900")
     check_throttled(tpath, throttled, tconsole)
+    check_history(path, tpath)
     _, failed, fconsole = measured_set("failed", OPBENCH_FAKEGPU_ROOFS="fail")
     ctx = failed["context"]["opbench"]["backends"]["fakegpu"]
     if "measure_roofs failed" not in ctx.get("device_roofs_error", "") or "device_roofs" in ctx:
