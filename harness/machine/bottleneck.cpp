@@ -31,7 +31,7 @@ double positive(const nlohmann::json &info, const char *key) {
     return std::isfinite(x) && x > 0 ? x : 0;
 }
 
-std::string pct(double share) { return fmt::format("{:.0f}%", 100.0 * share); }
+std::string whole_percent(double share) { return fmt::format("{:.0f}%", 100.0 * share); }
 std::string pct1(double share) {
     return share < 0.1 ? fmt::format("{:.1f}%", 100.0 * share) : fmt::format("{:.0f}%", 100.0 * share);
 }
@@ -233,7 +233,7 @@ std::optional<Bottleneck> overhead_verdict(const EntryFigures &e, const Bottlene
                                           duration(s), e.backend, duration(e.call_overhead_s))
                             : fmt::format("{} per call, of which about {} ({}) is {}'s fixed cost per call "
                                           "(the smallest op's time): too little work per call",
-                                          duration(s), duration(e.call_overhead_s), pct(share), e.backend);
+                                          duration(s), duration(e.call_overhead_s), whole_percent(share), e.backend);
         b.suggestion = e.is_gpu ? "give each call more work (a larger batch or sequence), fuse small ops, "
                                   "or capture the calls in a CUDA graph"
                                 : "give each call more work (a larger batch, several rows or heads per "
@@ -273,7 +273,7 @@ std::optional<Bottleneck> sync_verdict(const EntryFigures &e, const BottleneckTh
             b.severity = busy < 0.25 ? "high" : "medium";
             b.description = fmt::format("the device is busy {} of the {} call ({}); the rest is launch, "
                                         "transfer and synchronisation on the host",
-                                        pct(busy), duration(s), duration(*e.device_seconds));
+                                        whole_percent(busy), duration(s), duration(*e.device_seconds));
             b.suggestion = "submit more work between synchronisations (several ops or iterations per "
                            "sync, CUDA graphs) and keep host round trips out of the loop";
             return b;
@@ -295,7 +295,7 @@ std::optional<Bottleneck> allocation_verdict(const EntryFigures &e, const Bottle
             b.headroom = share;
             b.severity = share >= t.alloc_share_high ? "high" : "medium";
             b.description = fmt::format("{:.3g} heap allocations ({}) per call, an estimated {} of its {}", e.allocs,
-                                        format_bytes(e.alloc_bytes), pct(share), duration(s));
+                                        format_bytes(e.alloc_bytes), whole_percent(share), duration(s));
             b.suggestion = "allocate in prepare (the plan's workspace) and reuse the buffers across calls";
             return b;
         }
@@ -353,7 +353,7 @@ Bottleneck roofline_verdict(const EntryFigures &e, const BottleneckThresholds &t
         b.kind = "memory-bound";
         b.description = fmt::format("{} of peak bandwidth at {:.3g} FLOP/byte, below the ridge at {:.3g} "
                                     "({})",
-                                    pct(u), ai, ridge, roofs);
+                                    whole_percent(u), ai, ridge, roofs);
         // Faster than its level's roof (DRAM's for a cold cache or a working
         // set no cache holds): the data sits in a faster level.
         if (u_bw > 1.0)
@@ -374,7 +374,7 @@ Bottleneck roofline_verdict(const EntryFigures &e, const BottleneckThresholds &t
                                          e.threads, fewer_bytes(e));
     } else {
         b.kind = "compute-bound";
-        b.description = fmt::format("{} of peak FLOP/s at {:.3g} FLOP/byte, above the ridge at {:.3g} ({})", pct(u), ai,
+        b.description = fmt::format("{} of peak FLOP/s at {:.3g} FLOP/byte, above the ridge at {:.3g} ({})", whole_percent(u), ai,
                                     ridge, roofs);
         // Faster than the roof: the run's entry-specific cause (issue 28).
         if (u_fl > 1.0)

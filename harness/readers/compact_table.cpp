@@ -86,8 +86,8 @@ SharedSegments split_shared_segments(const std::vector<std::string> &labels) {
     return out;
 }
 
-void fit_column(Table &t, std::size_t column, std::size_t min_width) {
-    if (column >= t.columns.size()) return;
+bool fit_column(Table &t, std::size_t column, std::size_t min_width) {
+    if (column >= t.columns.size()) return false;
     std::vector<std::size_t> width(t.columns.size());
     for (std::size_t c = 0; c < t.columns.size(); ++c) {
         width[c] = t.columns[c].size();
@@ -96,12 +96,17 @@ void fit_column(Table &t, std::size_t column, std::size_t min_width) {
     }
     std::size_t total = 2 * (width.size() - 1);
     for (std::size_t w : width) total += w;
-    if (total <= kConsoleColumns) return;
+    if (total <= kConsoleColumns) return false;
     // Two more: the renderer counts bytes, and shorten_middle's '…' is three.
     const std::size_t excess = total - kConsoleColumns + 2;
     const std::size_t target = width[column] > excess + min_width ? width[column] - excess : min_width;
+    bool cut = false;
     for (auto &row : t.rows)
-        if (column < row.size() && row[column].size() > target) row[column] = shorten_middle(row[column], target);
+        if (column < row.size() && row[column].size() > target) {
+            row[column] = shorten_middle(row[column], target);
+            cut = true;
+        }
+    return cut;
 }
 
 void add_legend(Table &t, const SharedSegments &names) {

@@ -37,8 +37,9 @@ void add_legend(Table &t, const SharedSegments &names);
 // drawn as render_text_table draws it (two spaces between columns, no
 // indent), is at most kConsoleColumns wide; the column keeps `min_width`
 // at least. Which rows a table shows can depend on the run (analyze ranks by
-// time), so its widest name is not known in advance (issue 44).
-void fit_column(Table &t, std::size_t column, std::size_t min_width = 16);
+// time), so its widest name is not known in advance (issue 44). Returns
+// whether a cell was cut.
+bool fit_column(Table &t, std::size_t column, std::size_t min_width = 16);
 
 // Notes for cells without a time: one line per distinct "status: why",
 // naming the columns (backends, sets, levels) it applies to.

@@ -141,7 +141,7 @@ const std::vector<SettingRow> &setting_rows() {
     return rows;
 }
 
-std::string percent(double change) { return fmt::format("{:+.1f}%", change * 100); }
+std::string signed_percent(double change) { return fmt::format("{:+.1f}%", change * 100); }
 
 std::string pair_title(const PairComparison &p) { return fmt::format("{} -> {}", p.base_name, p.new_name); }
 
@@ -600,7 +600,7 @@ std::string with_mark(const std::string &cell, const std::vector<std::string> &r
 // A change for a person: "+4.1%", or "6018x" from 10x up, where a percentage
 // would run to eight digits.
 std::string change_text(double ratio) {
-    return ratio >= 10 ? fmt::format("{:.0f}x", ratio) : percent(ratio - 1);
+    return ratio >= 10 ? fmt::format("{:.0f}x", ratio) : signed_percent(ratio - 1);
 }
 
 // A side's median as every view shows it: the metrics table's median_s of the
@@ -629,7 +629,7 @@ std::vector<std::string> compared_row(const CaseComparison &cc, const std::strin
                 median_text(cc.base_summary),
                 median_text(cc.new_summary),
                 fmt::format("{:.3f}", cc.ratio),
-                percent(cc.ratio - 1),
+                signed_percent(cc.ratio - 1),
                 p_text,
                 cc.test,
                 cc.verdict,
@@ -704,10 +704,18 @@ void add_geomean_table(const PairComparison &p, Document &doc, nlohmann::json &p
     geo.title = pair_title(p) + ": geomean of ratios";
     geo.columns = {"group", "cases", "ratio", "change"};
     for (const auto &g : p.geomeans) {
-        geo.rows.push_back({g.group, std::to_string(g.cases), fmt::format("{:.3f}", g.ratio), percent(g.ratio - 1)});
+        geo.rows.push_back({g.group, std::to_string(g.cases), fmt::format("{:.3f}", g.ratio), signed_percent(g.ratio - 1)});
         pj["geomeans"].push_back({{"group", g.group}, {"cases", g.cases}, {"ratio", g.ratio}});
     }
     if (!geo.rows.empty()) doc.tables.push_back(std::move(geo));
+}
+
+// A compact table's case column cut in the middle where the row would pass
+// 100 columns (a long case name beside footnote marks and p values: a loaded
+// machine's run), with a line saying so; --wide keeps every name whole.
+void fit_case_names(Table &t) {
+    if (fit_column(t, 0, 24))
+        t.notes.push_back("case names cut in the middle (…) to fit 100 columns; --wide shows them whole");
 }
 
 // One pair's tables (compared, without a ratio, geomeans) into `doc`; returns
@@ -738,6 +746,8 @@ nlohmann::json add_pair(const PairComparison &p, const Comparison &c, Document &
     }
     add_verdict_notes(compared, p, c, skipped.rows.size(), pj);
     if (!wide) {
+        fit_case_names(compared);
+        fit_case_names(skipped);
         add_legend(compared, l.names);
         add_legend(skipped, l.skipped_names);
     }

@@ -20,7 +20,7 @@ namespace {
 // A figure that is not finite is written as null (the document stays one
 // that JSON can hold) and read back as the value its reader uses for
 // "unknown".
-nlohmann::json finite_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+nlohmann::json finite_json(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
 // What ResultSet's accessors and machine_id() read (suite, build, commit,
 // time, host, machine), and nothing else.
@@ -73,14 +73,14 @@ nlohmann::json entry_columns(const std::vector<CaseRecord> &cases) {
         cols["bytes"].push_back(c.bytes);
         cols["roofline"].push_back(picked(c.roofline, {"pct_peak_compute", "pct_peak_bandwidth", "bandwidth_roof", "bound"}));
         for (const nlohmann::json &v : {nlohmann::json(c.conditions.noise_target), nlohmann::json(c.conditions.threads),
-                                        nlohmann::json(c.conditions.cpus), finite_or_null(c.conditions.load)})
+                                        nlohmann::json(c.conditions.cpus), finite_json(c.conditions.load)})
             cols["conditions"].push_back(v);
         cols["repetition_counts"].push_back(c.repetitions.size());
         for (const auto &r : c.repetitions)
             for (const nlohmann::json &v :
-                 {nlohmann::json(r.median_seconds), finite_or_null(r.noise), nlohmann::json(r.noise_target_met),
-                  nlohmann::json(r.timed_out), finite_or_null(r.fastest_seconds), nlohmann::json(r.process),
-                  nlohmann::json(r.starved), finite_or_null(r.starved_share), nlohmann::json(r.remeasured),
+                 {nlohmann::json(r.median_seconds), finite_json(r.noise), nlohmann::json(r.noise_target_met),
+                  nlohmann::json(r.timed_out), finite_json(r.fastest_seconds), nlohmann::json(r.process),
+                  nlohmann::json(r.starved), finite_json(r.starved_share), nlohmann::json(r.remeasured),
                   nlohmann::json(r.throttled)})
                 cols["repetitions"].push_back(v);
     }

@@ -206,3 +206,45 @@ TEST(FitColumn, CutsOneColumnSoTheTableFitsTheConsole) {
     fit_column(narrow, 1);
     EXPECT_EQ(narrow.rows, t.rows);
 }
+
+// Issue 44: `compare` of a quick set with itself printed 104-107 columns in
+// CI's sanitizer stage, where every entry was noisy (a loaded machine): the
+// rope case's whole name beside a footnote mark and a p value. The compact
+// table now cuts the case column in the middle to fit, says so, and --wide
+// keeps the names whole.
+TEST(CompactTable, CompareOfNoisyEntriesCutsLongCaseNamesToFit) {
+    TempDir tmp;
+    FakeSet fake;
+    int i = 0;
+    for (const char *backend : {"naive", "onednn"}) {
+        // Two ropes apart in every parameter: each row keeps its whole name.
+        FakeCase rope;
+        rope.op = "rope";
+        rope.backend = backend;
+        rope.variant = "half_split";
+        rope.params = {{"B", 1}, {"H", 4}, {"KVH", 2}, {"S", 16}, {"D", 32}, {"theta", 10000}};
+        FakeCase rope2 = rope;
+        rope2.variant = "interleaved";
+        rope2.params = {{"B", 2}, {"H", 8}, {"KVH", 4}, {"S", 32}, {"D", 64}, {"theta", 500000}};
+        FakeCase add;
+        add.backend = backend;
+        for (FakeCase *c : {&rope, &rope2, &add}) {
+            // A spread of its own per entry: each its own footnote ("[4]").
+            c->medians = reps(20e-6 * (i + 1), 9, 0.06 + 0.02 * i);
+            c->target_met.assign(9, false);
+            ++i;
+        }
+        fake.cases.insert(fake.cases.end(), {rope, rope2, add});
+    }
+    const ResultSet a = read_result_set(write_fake_set(tmp.path, "quick-a.json", fake));
+    CompareOptions narrow, wide;
+    wide.wide = true;
+    const std::string cmp = console(comparison_document(compare_sets({a, a}, narrow)));
+    EXPECT_LE(widest(cmp), kConsoleColumns) << cmp;
+    EXPECT_NE(cmp.find("…"), std::string::npos) << "the rope name cut:\n" << cmp;
+    EXPECT_NE(cmp.find("case names cut in the middle"), std::string::npos) << cmp;
+    EXPECT_TRUE(has_line_with(cmp, {"rope/", " naive ", "noisy ["})) << cmp;
+    const std::string cmp_wide = console(comparison_document(compare_sets({a, a}, wide)));
+    EXPECT_NE(cmp_wide.find("rope/B:2/D:64/H:8/KVH:4/S:32/theta:500000/variant:interleaved"), std::string::npos)
+        << cmp_wide;
+}
