@@ -69,6 +69,28 @@ std::string section(const std::string &id, const std::string &title, const std::
     return fmt::format("<section id=\"{}\">\n<h2>{}</h2>\n{}</section>\n", id, html_escape(title), body);
 }
 
+// A row per GPU backend with measured device roofs (issue 41): each roof of
+// its device by unit and dtype, with its measured figure; its entries are
+// judged by these, not by the CPU's peaks above them.
+template <class Row> void device_roof_rows(const std::vector<ResultSet> &sets, Row &row) {
+    std::vector<std::string> backends;
+    for (const auto &s : sets)
+        for (const DeviceRoofs &d : device_roofs_in_context(s.opbench()))
+            if (std::find(backends.begin(), backends.end(), d.backend) == backends.end()) backends.push_back(d.backend);
+    for (const std::string &b : backends) {
+        std::vector<std::string> v;
+        for (const auto &s : sets) {
+            std::vector<std::string> roofs;
+            for (const DeviceRoofs &d : device_roofs_in_context(s.opbench()))
+                if (d.backend == b)
+                    for (const DeviceRoof &r : d.roofs)
+                        roofs.push_back(r.label() + " " + roof_figure_text(r, r.measured));
+            v.push_back(roofs.empty() ? "-" : fmt::format("{}", fmt::join(roofs, ", ")));
+        }
+        row(fmt::format("device roofs of {} (measured)", b), v);
+    }
+}
+
 std::string contexts_section(const std::vector<ResultSet> &sets) {
     std::string h = "<table class=\"contexts\">\n<tr><th>setting</th>";
     for (const auto &s : sets) h += "<th>" + html_escape(s.short_name()) + "</th>";
@@ -101,6 +123,7 @@ std::string contexts_section(const std::vector<ResultSet> &sets) {
         }
         row(label, v);
     }
+    device_roof_rows(sets, row);
     v.clear();
     for (const auto &s : sets) {
         std::vector<std::string> w;

@@ -98,7 +98,8 @@ Table backend_summary(const std::vector<CaseResult> &results, const std::string 
     std::map<const Case *, double> ref_time;
     std::set<std::string> above_roof; // a note per entry whose % peak over 100 was shown: its cause
     for (const auto &r : results)
-        if (const double t = median_of(metric_inputs(r, {})); r.backend == reference && std::isfinite(t) && !throttled(r))
+        if (const double t = median_of(metric_inputs(r, {}));
+            r.backend == reference && std::isfinite(t) && !throttled(r))
             ref_time[r.source] = t;
     for (const auto &r : results) {
         if (!by.count(r.backend)) order.push_back(r.backend);

@@ -198,6 +198,8 @@ def check_device_roofs_shown(path):
     run(["report", path, "-o", report, "--force"], {})
     with open(report, encoding="utf-8") as f:
         html = f.read()
+    if not re.search(r"device roofs of fakegpu \(measured\)</td><td>[^<]*tensor bf16 0\.001 GFLOP/s", html):
+        fail("report: the contexts do not list the device's measured roofs")
     if "its roofs measured by fakegpu" not in html:
         fail("report: no roofline of the GPU backend's device")
     for roof in ("roof simt f32", "roof tensor bf16", "roof tensor s8"):
