@@ -59,8 +59,9 @@ EntryFacts OpCaseEntry::identity_facts() const {
 }
 
 nlohmann::json OpCaseEntry::counters(const RepetitionRecord &rec) const {
-    const double t = rec.summary.median;
-    // Rates at the repetition's median time per call.
+    // Rates at the repetition's median time per call; none (0) for a
+    // throttled repetition, whose time is the fallen clock's (issue 41).
+    const double t = rec.throttled ? 0.0 : rec.summary.median;
     nlohmann::json j = {{"FLOP/s", t > 0 ? op_flops(case_.desc) / t : 0.0},
                         {"bytes/s", t > 0 ? op_bytes(case_.desc) / t : 0.0},
                         {"AI", arithmetic_intensity(case_.desc)},

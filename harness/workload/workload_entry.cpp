@@ -117,7 +117,7 @@ nlohmann::json WorkloadEntry::fields() const {
 }
 
 nlohmann::json WorkloadEntry::counters(const RepetitionRecord &rec) const {
-    const double t = rec.summary.median;
+    const double t = rec.throttled ? 0.0 : rec.summary.median; // throttled: no rate (issue 41)
     auto rate = [t](double per_call) { return t > 0 ? per_call / t : 0.0; };
     return {{"tokens/s", rate(double(activation_.tokens_per_call))},
             {"FLOP/s", rate(activation_.flops_per_call)},

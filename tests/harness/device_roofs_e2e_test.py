@@ -257,11 +257,17 @@ def check_throttled_views(path, console):
     with open(report, encoding="utf-8") as f:
         check_no_rates("report", f.read())
     with open(path, encoding="utf-8") as f:
-        for e in gpu_entries(json.load(f)).values():
-            met = e.get("metrics") or {}
-            if any(met.get(k) is not None for k in ("flop_per_s", "byte_per_s", "pct_peak_compute",
-                                                      "pct_peak_bandwidth")):
-                fail(f"set: a throttled entry's metrics give a rate or share: {met}")
+        doc = json.load(f)
+    for e in doc["benchmarks"]:  # each throttled repetition's counters: no rate (0)
+        st = e.get("stats") or {}
+        if e.get("backend") == "fakegpu" and e.get("run_type") == "iteration" and st.get("throttled"):
+            if e.get("FLOP/s") or e.get("bytes/s"):
+                fail(f"set: a throttled repetition's counters give a rate: {e['name']} {e.get('FLOP/s')}")
+    for e in gpu_entries(doc).values():
+        met = e.get("metrics") or {}
+        if any(met.get(k) is not None for k in ("flop_per_s", "byte_per_s", "pct_peak_compute",
+                                                  "pct_peak_bandwidth")):
+            fail(f"set: a throttled entry's metrics give a rate or share: {met}")
     for r in opbench_results.load_records(path):
         if r["backend"] == "fakegpu" and any(r.get(k) is not None and r.get(k) == r.get(k)
                                              for k in ("flop_per_s", "byte_per_s", "pct_peak_compute")):
