@@ -42,7 +42,8 @@ double tokens_per_second(const Cell &c) {
                                   c.rec->params["tokens_per_call"].is_number()
                               ? c.rec->params["tokens_per_call"].get<double>()
                               : NAN;
-    return c.t.status == "ok" && c.t.median > 0 ? tokens / c.t.median : NAN;
+    // A throttled phase (issue 41): a time, the fallen clock's: no rate.
+    return c.t.status == "ok" && c.t.median > 0 && !gives_no_rate(c.t.summary.quality) ? tokens / c.t.median : NAN;
 }
 
 struct Collected {
@@ -143,10 +144,15 @@ std::vector<std::string> level_line(const std::map<std::string, Cell> &phases, c
         }
         const Cell &cell = pc->second;
         const double tps = tokens_per_second(cell);
-        if (!std::isfinite(tps)) {
-            line.insert(line.end(), {cell.t.status, "-"});
-            reasons[fmt::format("{}: {}", cell.t.status, cell.t.why)].insert(level.name);
-            j["phases"][p] = {{"status", cell.t.status}, {"reason", cell.t.why}};
+        if (!std::isfinite(tps)) { // no time, or throttled: no tokens/s, no speed-up
+            const bool throttled = cell.t.status == "ok";
+            const std::string status = throttled ? "throttled" : cell.t.status;
+            std::string why = throttled ? cell.t.summary.verdict() : cell.t.why;
+            if (throttled && why.rfind("throttled: ", 0) == 0) why.erase(0, 11); // the note names it once
+            line.insert(line.end(), {status, "-"});
+            reasons[fmt::format("{}: {}", status, why)].insert(level.name);
+            j["phases"][p] = {{"status", status}, {"reason", why}};
+            if (throttled) j["phases"][p]["median_seconds"] = cell.t.median;
             continue;
         }
         const auto b = base.find(p);

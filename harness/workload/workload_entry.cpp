@@ -156,8 +156,11 @@ void report_workload_figures(const std::vector<const WorkloadEntry *> &entries, 
             if (c.share > best) best = c.share, top = fmt::format("{} {:.0f}%", c.component, 100 * c.share);
         out << fmt::format("  {} / {} / {} {}\n", e->source().name, phase_name(e->phase()), e->backend(),
                            dtype_name(e->source().decoder.dtype));
-        out << fmt::format("  {:>10.4g} {:>8.4g} {:>8.4g} {:>9.1f} {:>8.1f}Ki {:>8}B {:>10.4g} {:>7.1f}%  {}\n",
-                           f.tokens_per_second, f.ms_per_token_p50, f.ms_per_token_p99,
+        // A throttled entry: no tokens/s (issue 41), the word instead.
+        const bool throttled = e->result.summary && gives_no_rate(e->result.summary->quality);
+        const std::string tokens = throttled ? "throttled" : fmt::format("{:.4g}", f.tokens_per_second);
+        out << fmt::format("  {:>10} {:>8.4g} {:>8.4g} {:>9.1f} {:>8.1f}Ki {:>8}B {:>10.4g} {:>7.1f}%  {}\n",
+                           tokens, f.ms_per_token_p50, f.ms_per_token_p99,
                            double(f.peak_bytes) / (1024.0 * 1024.0), f.memory_per_token_bytes / 1024.0,
                            f.kv_cache_bytes_per_token, f.allocs_per_token, 100 * f.unscoped_share, top);
     }

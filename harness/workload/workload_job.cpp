@@ -1,5 +1,7 @@
 #include "workload/workload_job.hpp"
 
+#include <algorithm>
+
 namespace opbench::workload {
 
 nlohmann::json decoder_shape_json(const DecoderConfig &c) {
@@ -26,7 +28,15 @@ DecoderFigures workload_figures(const std::vector<RepetitionRecord> &repetitions
     m.backend_allocs_per_call = tail.backend_allocs_per_call;
     m.components = tail.components;
     m.components_from = tail.components_from;
-    return decoder_figures(m);
+    DecoderFigures f = decoder_figures(m);
+    // Every repetition throttled (issue 41): the time is the fallen clock's,
+    // so no tokens/s (0, no figure); ms per token, a time, stays.
+    const bool throttled =
+        std::any_of(repetitions.begin(), repetitions.end(), [](const RepetitionRecord &r) { return r.throttled; }) &&
+        std::all_of(repetitions.begin(), repetitions.end(),
+                    [](const RepetitionRecord &r) { return r.throttled || r.starved; });
+    if (throttled) f.tokens_per_second = 0;
+    return f;
 }
 
 } // namespace opbench::workload

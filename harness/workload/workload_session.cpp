@@ -4,6 +4,7 @@
 
 #include "measure/settings.hpp"
 #include "measure/statistics.hpp"
+#include "plugin/device_probe.hpp"
 #include "plugin/memory_figures.hpp"
 
 #include "opbench/ops.hpp"
@@ -77,6 +78,17 @@ public:
         if (be_.api().flush_cache) be_.api().flush_cache(be_.handle());
         synchronize();
     }
+    // The device's clock over each repetition, as an op case's (throttle.hpp,
+    // issue 41): a phase whose clock fell is measured again, or `throttled`.
+    double sustained_clock_mhz() override {
+        if (sustained_mhz_ < 0) {
+            const auto id = device_identity(be_);
+            sustained_mhz_ = id ? id->sustained_mhz : 0;
+        }
+        return sustained_mhz_;
+    }
+    void clock_begin() override { device_clock_begin(be_); }
+    ClockReading clock_end() override { return device_clock_end(be_); }
 
 private:
     template <class F>
@@ -90,6 +102,7 @@ private:
     DecoderPhaseWork &work_;
     BackendInstance &be_;
     CacheEvictor *evictor_;
+    double sustained_mhz_ = -1; // read once; 0: no clock (never throttled)
 };
 
 // The memory figures of an op case (MemoryObserver), plus the allocations the

@@ -66,7 +66,7 @@ def run(args, env_extra, ok=(0,)):
     return p.stdout + p.stderr
 
 
-def measured_set(tag, **env):
+def measured_set(tag, suite=None, **env):
     # The cache under /tmp: the run's console names its file, a path that
     # cannot wrap, and the build directory's (CI's build-asan/...) ran it
     # past 100 columns.
@@ -77,7 +77,7 @@ def measured_set(tag, **env):
     for attempt in range(1, 4):
         cache = tempfile.mkdtemp(prefix=f"opb-roofs-{tag}-")
         atexit.register(shutil.rmtree, cache, ignore_errors=True)
-        console = run(["run", SUITE, "--out", out, "--force", "--no-progress"],
+        console = run(["run", suite or SUITE, "--out", out, "--force", "--no-progress"],
                       dict(OPBENCH_CACHE_DIR=cache, **env), ok=(0, 1))
         with open(out, encoding="utf-8") as f:
             doc = json.load(f)
@@ -285,6 +285,35 @@ def check_launch_bound(doc):
             fail(f"{key}: host time {host} below device time {device}, at a device share of 0.5")
 
 
+def check_throttled_workload():
+    """A decoder workload's phases on the throttled device: `throttled`, with
+    their time but no tokens/s (console, set, counters) and no speed-up
+    (compare --by backend's workload levels)."""
+    suite = os.path.join(os.path.dirname(SUITE), "device_roofs_workload.toml")
+    path, doc, console = measured_set("workload", suite=suite, OPBENCH_FAKEGPU_CLOCK_MHZ="900")
+    phases = [e for e in doc["benchmarks"] if e.get("backend") == "fakegpu" and e.get("run_type") == "iteration"
+              and e.get("status") == "passed"]
+    if not phases:
+        fail("workload: no timed fakegpu phase")
+    if not any("summary" in e for e in phases):
+        fail("workload: no fakegpu phase with its summary")
+    for e in phases:
+        if "summary" in e and e["summary"]["quality"] != "throttled":
+            fail(f"workload: {e['name']} quality {e['summary']['quality']} at 900 MHz of a sustained 1500")
+        if (e.get("decoder") or {}).get("tokens_per_second") or e.get("tokens/s"):
+            fail(f"workload: a throttled phase's tokens/s: {e['name']} {e.get('decoder')}")
+    rows = console.split("\nWorkloads (")[-1].splitlines()
+    for i, line in enumerate(rows):
+        if "/ fakegpu " in line and rows[i + 1].split()[0] != "throttled":
+            fail(f"run console: a throttled phase's tokens/s: {rows[i + 1]!r}")
+    levels = json.loads(run(["compare", path, "--by", "backend", "--format", "json"], {}))["workload_levels"]
+    for level in levels:
+        for name, p in level["phases"].items():
+            if level["level"].startswith("fakegpu") and (p.get("status") != "throttled" or "speedup" in p
+                                                         or "tokens_per_second" in p):
+                fail(f"compare --by backend: workload level {level['level']} {name}: {p}")
+
+
 def check_history(first, throttled):
     """history over a clean run then a throttled one: no last / first ratio
     for a GPU entry whose last run was throttled (no speed-up)."""
@@ -341,6 +370,7 @@ def main():
     tpath, throttled, tconsole = measured_set("throttled", OPBENCH_FAKEGPU_CLOCK_MHZ="900")
     check_throttled(tpath, throttled, tconsole)
     check_history(path, tpath)
+    check_throttled_workload()
     _, failed, fconsole = measured_set("failed", OPBENCH_FAKEGPU_ROOFS="fail")
     ctx = failed["context"]["opbench"]["backends"]["fakegpu"]
     if "measure_roofs failed" not in ctx.get("device_roofs_error", "") or "device_roofs" in ctx:
