@@ -88,15 +88,29 @@ grep -q "| slower |" "$work/summary.md" || fail "the summary file has no slower 
 
 echo "== 4: OPBENCH_TEST_SLOWDOWN=40, a real run: the gate fails, naive untouched"
 # Against the steady baseline: the one measured side is the slowed run.
-set +e
-OPBENCH_TEST_SLOWDOWN=40 archive=$work/archive3 gate 500% --out "$work/third.json" > "$work/4.log" 2>&1
-rc=$?
-set -e
+# On a loaded machine (CI's sanitizer stage) every repetition of a slowed
+# entry can starve: no time, no ratio, and the gate passes and archives the
+# run. Each attempt therefore gets a copy of archive3, and a pass whose log
+# names a starved entry is tried again, up to 3 times.
+archived4() { find "$work/archive4" -name '*.json' ! -name index.json | wc -l; }
+for attempt in 1 2 3; do
+  rm -rf "$work/archive4"
+  cp -r "$work/archive3" "$work/archive4"
+  set +e
+  OPBENCH_TEST_SLOWDOWN=40 archive=$work/archive4 gate 500% --out "$work/third$attempt.json" > "$work/4.log" 2>&1
+  rc=$?
+  set -e
+  if [ $rc -eq 0 ] && grep -q "starved" "$work/4.log" && [ $attempt -lt 3 ]; then
+    echo "attempt $attempt: an entry starved (a busy machine), measuring again"
+    continue
+  fi
+  break
+done
 cat "$work/4.log"
 [ $rc -eq 1 ] || fail "the slowed-down run exited $rc, not 1"
 grep -q "| slowdown | .* | slower |" "$work/4.log" || fail "the slowdown backend's cases are not slower"
 ! grep -q "| naive | .* | slower |" "$work/4.log" || fail "naive is 6x slower too: the slowdown leaked"
-[ "$(archived3)" -eq 1 ] || fail "the regression was archived"
+[ "$(archived4)" -eq 1 ] || fail "the regression was archived"
 
 echo "== 5: opbench run --archive, history, --baseline-from, --shard and merge"
 unset OPBENCH_TEST_SLOWDOWN
