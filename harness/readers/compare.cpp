@@ -315,10 +315,6 @@ void downgrade_unconvincing_change(CaseComparison &r, const ValidTimes &b, const
     }
 }
 
-} // namespace
-
-namespace {
-
 // A throttled side (issue 41) has a time, but the fallen clock's: no ratio,
 // as a side without a time has none; the verdict says `throttled`.
 ValidTimes unless_throttled(ValidTimes v) {
@@ -704,7 +700,8 @@ void add_geomean_table(const PairComparison &p, Document &doc, nlohmann::json &p
     geo.title = pair_title(p) + ": geomean of ratios";
     geo.columns = {"group", "cases", "ratio", "change"};
     for (const auto &g : p.geomeans) {
-        geo.rows.push_back({g.group, std::to_string(g.cases), fmt::format("{:.3f}", g.ratio), signed_percent(g.ratio - 1)});
+        geo.rows.push_back(
+            {g.group, std::to_string(g.cases), fmt::format("{:.3f}", g.ratio), signed_percent(g.ratio - 1)});
         pj["geomeans"].push_back({{"group", g.group}, {"cases", g.cases}, {"ratio", g.ratio}});
     }
     if (!geo.rows.empty()) doc.tables.push_back(std::move(geo));

@@ -13,6 +13,7 @@
 #include <openssl/evp.h>
 #include <toml++/toml.h>
 
+#include <array>
 #include <cerrno>
 #include <climits>
 #include <cmath>
@@ -41,11 +42,15 @@ SuiteError::SuiteError(SourceLocation where, const std::string &message)
 
 namespace {
 
-// The dtypes a suite may give an op, and their opb_dtype values: every op
-// dtype but u8 (an activation type only). f8e4m3: FP8, ABI 1.5.
-constexpr std::string_view kSuiteDtypeNames[] = {"f32", "bf16", "f16", "s8", "f8e4m3"};
+// The dtypes a suite may give an op: every op dtype but u8 (an activation
+// type only). f8e4m3: FP8, ABI 1.5. Their names are ops.hpp's.
 constexpr std::int64_t kSuiteDtypeValues[] = {OPB_DTYPE_F32, OPB_DTYPE_BF16, OPB_DTYPE_F16, OPB_DTYPE_S8,
                                               OPB_DTYPE_F8_E4M3};
+constexpr auto kSuiteDtypeNames = [] {
+    std::array<std::string_view, std::size(kSuiteDtypeValues)> names{};
+    for (std::size_t i = 0; i < names.size(); ++i) names[i] = kDtypeNames[kSuiteDtypeValues[i]];
+    return names;
+}();
 
 // A sweep may not expand past this, per [[case]] and for the whole suite:
 // beyond it a typo (an extra list) is far likelier than intent.

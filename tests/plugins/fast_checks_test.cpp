@@ -86,15 +86,17 @@ double rms(const Case &c) {
     return std::sqrt(s / double(c.out_elements()));
 }
 
-FastCheckResult freivalds(const Case &c, uint64_t seed) {
-    auto ptrs = c.pointers();
+// freivalds_matmul on one case's desc and tensors.
+FastCheckResult freivalds_on(const opb_op_desc &desc, const std::vector<const void *> &ptrs, uint64_t seed) {
     FastCheckArgs a;
-    a.desc = &c.desc;
+    a.desc = &desc;
     a.tensors = ptrs.data();
     a.count = int32_t(ptrs.size());
     a.seed = seed;
     return freivalds_matmul(a);
 }
+
+FastCheckResult freivalds(const Case &c, uint64_t seed) { return freivalds_on(c.desc, c.pointers(), seed); }
 
 // Adds delta to element i of the output (in the output's dtype).
 void corrupt(Case &c, int64_t i, double delta) {
@@ -444,12 +446,7 @@ Fp8Case fp8_case(int out_dtype, bool bias, bool ta, bool tb, int acc_bits, uint6
 FastCheckResult fp8_freivalds(const Fp8Case &c, uint64_t seed) {
     std::vector<const void *> ptrs;
     for (const auto &b : c.t) ptrs.push_back(b.data());
-    FastCheckArgs a;
-    a.desc = &c.desc;
-    a.tensors = ptrs.data();
-    a.count = int32_t(ptrs.size());
-    a.seed = seed;
-    return freivalds_matmul(a);
+    return freivalds_on(c.desc, ptrs, seed);
 }
 
 } // namespace
