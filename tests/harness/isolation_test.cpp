@@ -601,8 +601,21 @@ TEST_F(IsolationTest, ACasesRepetitionsComeFromThreeWorkerProcesses) {
         std::map<std::string, std::vector<int>> m;
         const json rs = result_set();
         for (const auto &e : rs["benchmarks"])
-            if (e.value("run_type", "") == "iteration") m[e["run_name"]].push_back(e["stats"]["process"].get<int>());
+            if (e.value("run_type", "") == "iteration" && e.contains("stats"))
+                m[e["run_name"]].push_back(e["stats"]["process"].get<int>());
         return m;
+    };
+    // A case whose every repetition starved (a busy machine: CI runs this
+    // beside other tests) is an entry without repetitions of its own: that
+    // run says nothing of the workers, and is run again, up to 3 times.
+    auto run = [&](std::vector<std::string> args) {
+        Outcome r;
+        for (int attempt = 0; attempt < 3; ++attempt) {
+            r = IsolationTest::run(args);
+            if (r.status != 0 || r.output.find("starved (no time") == std::string::npos) break;
+            if (std::find(args.begin(), args.end(), "--force") == args.end()) args.push_back("--force");
+        }
+        return r;
     };
     Outcome r =
         run({"run", ISOLATION_SUITE, "--out", out_, "--no-progress", "--backends", "naive", "--repetitions", "6"});
