@@ -4,6 +4,7 @@
 #include "cli/printable.hpp"
 
 #include "cli/cpu_list.hpp"
+#include "cli/exit_codes.hpp"
 #include "cli/output_path.hpp"
 #include "cli/replayed_args.hpp"
 #include "plugin/plugin_variant.hpp"
@@ -31,7 +32,6 @@ namespace fs = std::filesystem;
 namespace opbench {
 
 namespace {
-constexpr int kExitFailedCases = 1, kExitBadInput = 2, kExitEnvironment = 3;
 
 // Bad input found by a step of `opbench ab`: run() prints it and exits 2.
 struct AbBadInput : std::runtime_error {
@@ -407,19 +407,6 @@ void AbCommand::Options::print_start(const PluginSet &plugins) const {
     if (run.progress) std::cout << paired_console_header();
 }
 
-// An environment failure during the run (a full disk): exit 3, keeping the
-// reservation and the journal of what finished, so that the printed command
-// finishes the run once the cause is fixed (as `run` does).
-int exit_keeping_journal(ResultPath &result_path) {
-    if (!result_path.path().empty() && fs::exists(journal_path_for(result_path.path()))) {
-        result_path.keep();
-        std::cerr << fmt::format("opbench ab: the finished cases are kept in {}; once the cause is fixed, "
-                                 "`opbench ab --resume {}` finishes the run\n",
-                                 journal_path_for(result_path.path()), result_path.path());
-    }
-    return kExitEnvironment;
-}
-
 // The paired run and its summary; the exit status.
 int AbCommand::Options::run_pairs(const Suite &suite, const PluginSet &plugins, ResultPath &result_path) const {
     PairedSummary summary;
@@ -432,10 +419,10 @@ int AbCommand::Options::run_pairs(const Suite &suite, const PluginSet &plugins, 
         // Before anything ran (the suite changed since the interrupted run, a
         // damaged journal): bad input; a journal that cannot grow: the environment's.
         std::cerr << "opbench ab: " << printable(e.what()) << "\n";
-        return e.during_run() ? exit_keeping_journal(result_path) : kExitBadInput;
+        return e.during_run() ? exit_keeping_journal(result_path, "ab") : kExitBadInput;
     } catch (const std::exception &e) {
         std::cerr << "opbench ab: " << printable(e.what()) << "\n";
-        return exit_keeping_journal(result_path);
+        return exit_keeping_journal(result_path, "ab");
     }
     std::cout << "\n" << paired_summary_line(summary, run);
     if (!summary.complete) std::cout << " (incomplete)";

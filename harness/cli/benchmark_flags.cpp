@@ -31,13 +31,13 @@ constexpr Replaced kReplaced[] = {
 constexpr std::string_view kPassThrough[] = {"filter", "enable_random_interleaving", "color", "counters_tabular",
                                              "context"};
 
-std::string shown(std::string_view s) {
+std::string shown_flag(std::string_view s) {
     constexpr std::size_t kMax = 40;
     return s.size() <= kMax ? std::string(s) : std::string(s.substr(0, kMax)) + "...";
 }
 
-[[noreturn]] void refuse(const std::string &arg, std::string_view why) {
-    throw BenchmarkFlagError(fmt::format("'{}': {}", shown(arg), why));
+[[noreturn]] void refuse_flag(const std::string &arg, std::string_view why) {
+    throw BenchmarkFlagError(fmt::format("'{}': {}", shown_flag(arg), why));
 }
 
 bool is_bool_text(std::string_view v) {
@@ -52,7 +52,7 @@ BenchmarkFlags sort_benchmark_flags(const std::vector<std::string> &args) {
     BenchmarkFlags out;
     const std::string prefix = "--benchmark_";
     for (const auto &arg : args) {
-        if (arg.rfind(prefix, 0) != 0) refuse(arg, "not a Google Benchmark flag");
+        if (arg.rfind(prefix, 0) != 0) refuse_flag(arg, "not a Google Benchmark flag");
         const std::string_view body = std::string_view(arg).substr(prefix.size());
         const std::size_t eq = body.find('=');
         const std::string_view name = body.substr(0, eq);
@@ -69,7 +69,7 @@ BenchmarkFlags sort_benchmark_flags(const std::vector<std::string> &args) {
             auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), seconds);
             if (v.empty() || ec != std::errc() || end != v.data() + v.size() || !std::isfinite(seconds) ||
                 !(seconds > 0))
-                refuse(arg, "--benchmark_min_time=SECONDS takes a number of seconds > 0 (it sets --min-time)");
+                refuse_flag(arg, "--benchmark_min_time=SECONDS takes a number of seconds > 0 (it sets --min-time)");
             out.min_time = seconds;
             continue;
         }
@@ -78,7 +78,7 @@ BenchmarkFlags sort_benchmark_flags(const std::vector<std::string> &args) {
             int n = 0;
             auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
             if (v.empty() || ec != std::errc() || end != v.data() + v.size() || n < 1)
-                refuse(arg, "--benchmark_repetitions=N takes a positive integer (it sets --repetitions)");
+                refuse_flag(arg, "--benchmark_repetitions=N takes a positive integer (it sets --repetitions)");
             out.repetitions = n;
             continue;
         }
@@ -86,9 +86,9 @@ BenchmarkFlags sort_benchmark_flags(const std::vector<std::string> &args) {
         for (std::string_view p : kPassThrough) {
             if (name != p) continue;
             if (name == "enable_random_interleaving") {
-                if (has_value && !is_bool_text(value)) refuse(arg, "takes true or false");
+                if (has_value && !is_bool_text(value)) refuse_flag(arg, "takes true or false");
             } else if (!has_value) {
-                refuse(arg, fmt::format("write --benchmark_{}=VALUE", name));
+                refuse_flag(arg, fmt::format("write --benchmark_{}=VALUE", name));
             }
             if (name == "filter") {
                 std::string pattern(value);
@@ -96,7 +96,7 @@ BenchmarkFlags sort_benchmark_flags(const std::vector<std::string> &args) {
                 try {
                     (void)std::regex(pattern, std::regex::extended);
                 } catch (const std::regex_error &e) {
-                    refuse(arg, fmt::format("not a valid extended regular expression ({})", e.what()));
+                    refuse_flag(arg, fmt::format("not a valid extended regular expression ({})", e.what()));
                 }
             }
             out.pass_through.push_back(arg);
@@ -104,10 +104,10 @@ BenchmarkFlags sort_benchmark_flags(const std::vector<std::string> &args) {
         }
         if (passed) continue;
         for (const auto &r : kReplaced)
-            if (name == r.flag) refuse(arg, fmt::format("not supported by opbench run: {}", r.instead));
-        refuse(arg, "unknown or unsupported Google Benchmark flag (opbench run accepts --benchmark_filter, "
-                    "--benchmark_enable_random_interleaving, --benchmark_color, --benchmark_counters_tabular, "
-                    "--benchmark_context, --benchmark_min_time, --benchmark_repetitions)");
+            if (name == r.flag) refuse_flag(arg, fmt::format("not supported by opbench run: {}", r.instead));
+        refuse_flag(arg, "unknown or unsupported Google Benchmark flag (opbench run accepts --benchmark_filter, "
+                         "--benchmark_enable_random_interleaving, --benchmark_color, --benchmark_counters_tabular, "
+                         "--benchmark_context, --benchmark_min_time, --benchmark_repetitions)");
     }
     return out;
 }

@@ -12,7 +12,7 @@ namespace opbench {
 namespace {
 
 // An entry as shown in a message: long garbage is cut, not echoed whole.
-std::string shown(std::string_view s) {
+std::string shown_entry(std::string_view s) {
     constexpr std::size_t kMax = 24;
     return s.size() <= kMax ? std::string(s) : std::string(s.substr(0, kMax)) + "...";
 }
@@ -20,14 +20,14 @@ std::string shown(std::string_view s) {
 [[noreturn]] void bad(std::string_view entry, const std::string &why) {
     throw std::invalid_argument(fmt::format("bad CPU list entry '{}': {} (valid: a CPU number, a range such as "
                                             "0-3, or a range with a stride such as 0-10:2, comma-separated)",
-                                            shown(entry), why));
+                                            shown_entry(entry), why));
 }
 
 // A decimal number that makes up all of `s`, below CPU_SETSIZE.
 int cpu_number(std::string_view s, std::string_view entry) {
     if (s.empty()) bad(entry, "a number is missing");
     for (char c : s)
-        if (c < '0' || c > '9') bad(entry, fmt::format("'{}' is not a CPU number", shown(s)));
+        if (c < '0' || c > '9') bad(entry, fmt::format("'{}' is not a CPU number", shown_entry(s)));
     int v = 0;
     auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     if (ec != std::errc() || end != s.data() + s.size() || v >= CPU_SETSIZE)

@@ -1,5 +1,7 @@
 #include "cli/output_path.hpp"
 
+#include "cli/exit_codes.hpp"
+
 #include "run/journal.hpp"
 #include "files/scratch_file.hpp"
 
@@ -14,6 +16,7 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -207,6 +210,16 @@ void ResultPath::release() noexcept {
     if (::lstat(path_.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_dev == dev_ && st.st_ino == ino_ &&
         st.st_size == 0)
         ::unlink(path_.c_str());
+}
+
+int exit_keeping_journal(ResultPath &result_path, std::string_view command) {
+    if (!result_path.path().empty() && fs::exists(journal_path_for(result_path.path()))) {
+        result_path.keep();
+        std::cerr << fmt::format("opbench {}: the finished cases are kept in {}; once the cause is fixed, "
+                                 "`opbench {} --resume {}` finishes the run\n",
+                                 command, journal_path_for(result_path.path()), command, result_path.path());
+    }
+    return kExitEnvironment;
 }
 
 ResultPath reserve_result_path(const OutputRequest &request, std::string_view suite_name,

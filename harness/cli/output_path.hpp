@@ -90,6 +90,12 @@ private:
     int slot_ = -1; // in scratch_file's exit-path registry
 };
 
+// An environment failure during a run (a full disk): exit 3, keeping the
+// result set's reservation and the journal of what finished, so that the
+// printed `opbench <command> --resume SET` finishes the run once the cause is
+// fixed. `command`: "run" or "ab".
+int exit_keeping_journal(ResultPath &result_path, std::string_view command);
+
 // Checks the request and reserves the path. With an explicit path: its
 // directory must exist and be writable; the name must fit (NAME_MAX less
 // kOutputNameHeadroom, PATH_MAX); an existing path is refused unless it is a

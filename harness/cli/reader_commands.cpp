@@ -1,3 +1,4 @@
+#include "cli/exit_codes.hpp"
 #include "cli/reader_commands.hpp"
 
 #include "cli/output_path.hpp"
@@ -26,9 +27,8 @@ namespace opbench {
 
 namespace {
 
+// compare's exit status for a regression (kExitFailedCases's number: both mean "something got worse").
 constexpr int kExitRegression = 1;
-constexpr int kExitBadInput = 2;
-constexpr int kExitEnvironment = 3;
 // How many archived runs before a new set --baseline-from reads for the
 // cases' run-to-run ranges (compare.hpp, RunToRunRange).
 constexpr std::size_t kRunToRunHistory = 10;

@@ -74,19 +74,6 @@ std::vector<std::string> split_list(const std::string &s) {
     return out;
 }
 
-// An environment failure during a run (a full disk): exit 3, keeping the
-// result set's reservation and the journal of what finished, so the printed
-// command resumes it once the cause is fixed.
-int exit_keeping_journal(ResultPath &result_path) {
-    if (!result_path.path().empty() && fs::exists(journal_path_for(result_path.path()))) {
-        result_path.keep();
-        std::cerr << fmt::format("opbench run: the finished cases are kept in {}; once the cause is fixed, "
-                                 "`opbench run --resume {}` finishes the run\n",
-                                 journal_path_for(result_path.path()), result_path.path());
-    }
-    return kExitEnvironment;
-}
-
 // What `run --resume` may change (its help says so): where cases run, how
 // long one may take, the trace and the console. Every other option would
 // change what the run measures, so it is refused with --resume.
@@ -669,10 +656,10 @@ int RunCommand::Options::run_and_close(const Suite &suite, const PluginSet &plug
         // ran; a journal that cannot be appended to is the environment's.
         if (!e.during_run()) throw BadRunInput{fmt::format("opbench run: {}", e.what())};
         std::cerr << "opbench run: " << printable(e.what()) << "\n";
-        return exit_keeping_journal(result_path);
+        return exit_keeping_journal(result_path, "run");
     } catch (const std::exception &e) {
         std::cerr << "opbench run: " << printable(e.what()) << "\n";
-        return exit_keeping_journal(result_path);
+        return exit_keeping_journal(result_path, "run");
     }
     std::cout << "\n" << summary_line(summary) << "\n";
     if (!summary.out_path.empty()) std::cout << "  result set: " << summary.out_path << "\n";

@@ -88,7 +88,7 @@ int high_fd(int fd) {
     return moved;
 }
 
-std::string format_seconds(double s) { return fmt::format("{:g} s", s); }
+std::string seconds_g(double s) { return fmt::format("{:g} s", s); }
 
 } // namespace
 
@@ -263,7 +263,7 @@ WorkerOutcome WorkerProcess::call(const nlohmann::json &request, double timeout_
             const double left = timeout_seconds - std::chrono::duration<double>(Clock::now() - started).count();
             if (left <= 0) {
                 kill_and_reap(nullptr);
-                return fail(fmt::format("timed out after {} in {}", format_seconds(timeout_seconds),
+                return fail(fmt::format("timed out after {} in {}", seconds_g(timeout_seconds),
                                         phase.empty() ? "start-up" : phase),
                             phase);
             }

@@ -15,8 +15,6 @@ namespace opbench {
 
 namespace {
 
-std::string num(double v) { return fmt::format("{:.1f}", v); }
-
 const char *verdict_color(const std::string &verdict) {
     if (verdict == "faster") return "#009E73";
     if (verdict == "slower") return "#D55E00";
@@ -102,19 +100,22 @@ std::string ratio_chart(const PairComparison &p, double threshold) {
     for (const auto &n : shown) longest = std::max(longest, n.size());
     const double left = std::clamp(12 + 6.2 * double(longest), 120.0, 420.0);
     std::string lab = fmt::format("<svg class=\"chart-labels\" width=\"{0}\" height=\"{1}\" font-family=\"sans-serif\" "
-                                  "font-size=\"11\">\n", num(left), num(height));
+                                  "font-size=\"11\">\n",
+                                  svg_num(left), svg_num(height));
     std::string words = fmt::format("<svg class=\"chart-words\" width=\"56\" height=\"{}\" font-family=\"sans-serif\" "
-                                    "font-size=\"11\">\n", num(height));
+                                    "font-size=\"11\">\n",
+                                    svg_num(height));
     std::string o = fmt::format("<svg class=\"chart\" data-chart=\"ratio\" width=\"100%\" height=\"{}\" "
-                                "font-family=\"sans-serif\" font-size=\"11\">\n", num(height));
+                                "font-family=\"sans-serif\" font-size=\"11\">\n",
+                                svg_num(height));
     o += fmt::format("<rect x=\"{:.2f}%\" y=\"{}\" width=\"{:.2f}%\" height=\"{}\" fill=\"#eef3f8\"/>\n",
-                     X(1 - threshold), num(top), X(1 + threshold) - X(1 - threshold), num(bottom - top));
+                     X(1 - threshold), svg_num(top), X(1 + threshold) - X(1 - threshold), svg_num(bottom - top));
     for (double t : ratio_ticks(ax))
         o += fmt::format("<line x1=\"{0:.2f}%\" y1=\"{1}\" x2=\"{0:.2f}%\" y2=\"{2}\" stroke=\"{3}\"/><text "
                          "x=\"{0:.2f}%\" y=\"{4}\" text-anchor=\"middle\" fill=\"#444\">{5:g}</text>\n",
-                         X(t), num(top), num(bottom), t == 1.0 ? "#333" : "#ddd", num(bottom + 14), t);
+                         X(t), svg_num(top), svg_num(bottom), t == 1.0 ? "#333" : "#ddd", svg_num(bottom + 14), t);
     o += fmt::format("<text x=\"50%\" y=\"{}\" text-anchor=\"middle\">new / base (log scale)</text>\n",
-                     num(bottom + 30));
+                     svg_num(bottom + 30));
     for (std::size_t i = 0; i < rows.size(); ++i) {
         const CaseComparison &c = *rows[i];
         const double y = top + row_h * double(i) + row_h / 2;
@@ -125,16 +126,17 @@ std::string ratio_chart(const PairComparison &p, double threshold) {
                                             interval, median_text(c.base_median), median_text(c.new_median),
                                             std::isfinite(c.p_value) ? fmt::format("{:.3g}", c.p_value) : "-",
                                             c.verdict);
-        lab += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\"><title>{}</title>{}</text>\n", num(left - 8),
-                           num(y + 4), html_escape(tip), html_escape(shown[i]));
-        words += fmt::format("<text class=\"verdict-word\" x=\"4\" y=\"{}\" fill=\"{}\">{}</text>\n", num(y + 4),
+        lab += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\"><title>{}</title>{}</text>\n",
+                           svg_num(left - 8), svg_num(y + 4), html_escape(tip), html_escape(shown[i]));
+        words += fmt::format("<text class=\"verdict-word\" x=\"4\" y=\"{}\" fill=\"{}\">{}</text>\n", svg_num(y + 4),
                              verdict_color(c.verdict), html_escape(c.verdict));
         o += fmt::format("<g class=\"ratio-row\"><title>{}</title>", html_escape(tip));
         if (std::isfinite(c.ratio_low))
             o += fmt::format("<line class=\"ci\" x1=\"{0:.2f}%\" y1=\"{2}\" x2=\"{1:.2f}%\" y2=\"{2}\" stroke=\"{3}\" "
-                             "stroke-width=\"2\"/>", X(c.ratio_low), X(c.ratio_high), num(y), verdict_color(c.verdict));
+                             "stroke-width=\"2\"/>",
+                             X(c.ratio_low), X(c.ratio_high), svg_num(y), verdict_color(c.verdict));
         o += fmt::format("<circle class=\"point\" cx=\"{:.2f}%\" cy=\"{}\" r=\"4\" fill=\"{}\"/></g>\n", X(c.ratio),
-                         num(y), verdict_color(c.verdict));
+                         svg_num(y), verdict_color(c.verdict));
     }
     return fmt::format("<div class=\"barchart\">\n<p class=\"chart-title\">{} / {}: ratio of medians, 95% interval; "
                        "right of 1: slower; the band is the +-{:g}% threshold (same)</p>\n<div class=\"bars three\">\n"
@@ -239,15 +241,16 @@ std::string box_chart(const std::string &title, const std::string &shown_title, 
     auto X = [&](double v) {
         return left + std::clamp((std::log(std::max(v, lo)) - llo) / (lhi - llo), 0.0, 1.0) * plot_w;
     };
-    std::string o = fmt::format("<svg class=\"chart small\" data-chart=\"box\" width=\"{0}\" height=\"{1}\" "
-                                "viewBox=\"0 0 {0} {1}\" font-family=\"sans-serif\" font-size=\"11\">\n<title>{2}</title>\n",
-                                num(width), num(height), html_escape(title));
+    std::string o =
+        fmt::format("<svg class=\"chart small\" data-chart=\"box\" width=\"{0}\" height=\"{1}\" "
+                    "viewBox=\"0 0 {0} {1}\" font-family=\"sans-serif\" font-size=\"11\">\n<title>{2}</title>\n",
+                    svg_num(width), svg_num(height), html_escape(title));
     o += fmt::format("<text x=\"4\" y=\"16\" font-weight=\"bold\">{}</text>\n", html_escape(shown_title));
     const double bottom = top + row_h * double(boxes.size());
     for (double t : {lo, std::sqrt(lo * hi), hi})
         o += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#ddd\"/><text x=\"{0}\" y=\"{3}\" "
                          "text-anchor=\"middle\" fill=\"#444\">{4}</text>\n",
-                         num(X(t)), num(top), num(bottom), num(bottom + 14), format_seconds(t));
+                         svg_num(X(t)), svg_num(top), svg_num(bottom), svg_num(bottom + 14), format_seconds(t));
     for (std::size_t i = 0; i < boxes.size(); ++i) {
         const Box &b = boxes[i];
         const double y = top + row_h * double(i), mid = y + row_h / 2;
@@ -256,16 +259,17 @@ std::string box_chart(const std::string &title, const std::string &shown_title, 
                         b.name, format_seconds(b.entry_median), b.n, format_seconds(b.median), format_seconds(b.q1),
                         format_seconds(b.q3), format_seconds(b.min), format_seconds(b.max));
         o += fmt::format("<g class=\"box\"><title>{}</title><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>",
-                         html_escape(tip), num(left - 6), num(mid + 4), html_escape(clip(b.name, 17)));
-        o += fmt::format("<line x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\" stroke=\"#555\"/>", num(X(b.lo_whisker)),
-                         num(X(b.hi_whisker)), num(mid));
+                         html_escape(tip), svg_num(left - 6), svg_num(mid + 4), html_escape(clip(b.name, 17)));
+        o += fmt::format("<line x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\" stroke=\"#555\"/>",
+                         svg_num(X(b.lo_whisker)), svg_num(X(b.hi_whisker)), svg_num(mid));
         o += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#cfe3f3\" stroke=\"#0072B2\"/>",
-                         num(X(b.q1)), num(y + 3), num(std::max(1.0, X(b.q3) - X(b.q1))), num(row_h - 6));
+                         svg_num(X(b.q1)), svg_num(y + 3), svg_num(std::max(1.0, X(b.q3) - X(b.q1))),
+                         svg_num(row_h - 6));
         o += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#000\" stroke-width=\"2\"/>",
-                         num(X(b.entry_median)), num(y + 2), num(y + row_h - 2));
+                         svg_num(X(b.entry_median)), svg_num(y + 2), svg_num(y + row_h - 2));
         for (double v : {b.min, b.max})
             if (v < b.lo_whisker || v > b.hi_whisker)
-                o += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"2\" fill=\"#555\"/>", num(X(v)), num(mid));
+                o += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"2\" fill=\"#555\"/>", svg_num(X(v)), svg_num(mid));
         o += "</g>\n";
     }
     return o + "</svg>\n";
@@ -358,7 +362,7 @@ std::string change_marks(const nlohmann::json &changes, XOfRun X, double top, do
             c["undone_by"].is_null() ? "" : ", undone later");
         o += fmt::format("<line class=\"change\" x1=\"{0}\" x2=\"{0}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#D55E00\" "
                          "stroke-width=\"2\" stroke-dasharray=\"4 3\"><title>{3}</title></line>\n",
-                         num(x), num(top), num(top + ph), html_escape(title));
+                         svg_num(x), svg_num(top), svg_num(top + ph), html_escape(title));
     }
     return o;
 }
@@ -372,7 +376,7 @@ std::string history_points(const nlohmann::json &m, const nlohmann::json &runs, 
         const nlohmann::json run = i < runs.size() ? runs[i] : nlohmann::json::object();
         o += fmt::format("<circle class=\"point\" cx=\"{}\" cy=\"{}\" r=\"3\" fill=\"#0072B2\"><title>{} commit "
                          "{}: {}</title></circle>\n",
-                         num(X(i)), num(Y(m[i].get<double>())), html_escape(run.value("timestamp", "")),
+                         svg_num(X(i)), svg_num(Y(m[i].get<double>())), html_escape(run.value("timestamp", "")),
                          html_escape(run.value("commit_under_test", run.value("commit", "")).substr(0, 12)),
                          median_text(m[i].get<double>()));
     }
@@ -432,24 +436,25 @@ std::string history_small_multiples_html(const nlohmann::json &runs, const nlohm
         std::string o = fmt::format("<svg class=\"chart small\" data-chart=\"history\" width=\"{0}\" height=\"{1}\" "
                                     "viewBox=\"0 0 {0} {1}\" font-family=\"sans-serif\" font-size=\"11\">\n"
                                     "<title>{2}</title>\n",
-                                    num(width), num(height), html_escape(title));
+                                    svg_num(width), svg_num(height), html_escape(title));
         o += fmt::format("<text x=\"4\" y=\"16\" font-weight=\"bold\">{}</text>\n", html_escape(shown_label));
         o += fmt::format("<text x=\"{}\" y=\"16\" text-anchor=\"end\" fill=\"#555\">{} x{}</text>\n",
-                         num(width - right), html_escape(clip(backend, 10)), ratio_text(last / first));
+                         svg_num(width - right), html_escape(clip(backend, 10)), ratio_text(last / first));
         o += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#ccc\"/>\n",
-                         num(left), num(top), num(pw), num(ph));
+                         svg_num(left), svg_num(top), svg_num(pw), svg_num(ph));
         for (double t : {ylo + pad, yhi - pad})
             if (t == yhi - pad || Y(ylo + pad) - Y(yhi - pad) >= 14) // no label over another
-                o += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"#444\">{}</text>\n", num(left - 4),
-                             num(Y(t) + 4), format_seconds(t));
-        o += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#444\">{}</text>\n", num(left), num(height - 10), date_of(0));
+                o += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"#444\">{}</text>\n",
+                                 svg_num(left - 4), svg_num(Y(t) + 4), format_seconds(t));
+        o += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#444\">{}</text>\n", svg_num(left), svg_num(height - 10),
+                         date_of(0));
         if (n > 1)
-            o += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"#444\">{}</text>\n", num(left + pw),
-                             num(height - 10), date_of(n - 1));
+            o += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"#444\">{}</text>\n",
+                             svg_num(left + pw), svg_num(height - 10), date_of(n - 1));
         std::string d;
         for (std::size_t i = 0; i < n; ++i) {
             if (!m[i].is_number()) continue;
-            d += fmt::format("{}{},{}", d.empty() ? "M" : " L", num(X(i)), num(Y(m[i].get<double>())));
+            d += fmt::format("{}{},{}", d.empty() ? "M" : " L", svg_num(X(i)), svg_num(Y(m[i].get<double>())));
         }
         o += fmt::format("<path d=\"{}\" fill=\"none\" stroke=\"#0072B2\" stroke-width=\"1.5\"/>\n", d);
         o += history_points(m, runs, X, Y);

@@ -91,9 +91,9 @@ Axis make_axis(std::vector<double> values, bool log, bool from_zero) {
     return a;
 }
 
-std::string num(double v) { return fmt::format("{:.1f}", v); }
-
 } // namespace
+
+std::string svg_num(double v) { return fmt::format("{:.1f}", v); }
 
 std::string html_escape(const std::string &s) {
     std::string out;
@@ -289,23 +289,24 @@ std::string render_bar_chart(const BarChart &c) {
     const Axis ax = make_axis(all, c.log_scale, true);
     std::string lab = fmt::format("<svg class=\"chart-labels\" width=\"{0}\" height=\"{1}\" font-family=\"sans-serif\" "
                                   "font-size=\"11\">\n",
-                                  num(left), num(height));
+                                  svg_num(left), svg_num(height));
     std::string o = fmt::format("<svg class=\"chart\" data-chart=\"{}\" width=\"100%\" height=\"{}\" "
                                 "font-family=\"sans-serif\" font-size=\"11\">\n",
-                                html_escape(c.kind), num(height));
+                                html_escape(c.kind), svg_num(height));
     o += hatch_pattern(hatch);
     for (double t : ax.ticks())
         o += fmt::format("<line x1=\"{0:.2f}%\" y1=\"{1}\" x2=\"{0:.2f}%\" y2=\"{2}\" stroke=\"#ddd\"/>"
                          "<text x=\"{0:.2f}%\" y=\"{3}\" text-anchor=\"middle\" fill=\"#444\">{4}</text>\n",
-                         std::max(0.5, ax.frac(t) * kSpan), num(top), num(top + plot_h), num(top + plot_h + 14),
-                         html_escape(tick_label(t, c.unit)));
+                         std::max(0.5, ax.frac(t) * kSpan), svg_num(top), svg_num(top + plot_h),
+                         svg_num(top + plot_h + 14), html_escape(tick_label(t, c.unit)));
     o += fmt::format("<text x=\"{:.0f}%\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", kSpan / 2,
-                     num(top + plot_h + 32), html_escape(c.value_label));
+                     svg_num(top + plot_h + 32), html_escape(c.value_label));
     bool any_mark = false;
     for (std::size_t i = 0; i < c.categories.size(); ++i) {
         const double y0 = top + double(i) * group_h;
-        lab += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\"><title>{}</title>{}</text>\n", num(left - 6),
-                           num(y0 + (group_h - row_gap) / 2 + 4), html_escape(c.categories[i]), html_escape(labels[i]));
+        lab += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\"><title>{}</title>{}</text>\n",
+                           svg_num(left - 6), svg_num(y0 + (group_h - row_gap) / 2 + 4), html_escape(c.categories[i]),
+                           html_escape(labels[i]));
         for (std::size_t s = 0; s < c.series.size(); ++s) {
             const BarSeries &se = c.series[s];
             const double v = i < se.values.size() ? se.values[i] : NAN;
@@ -318,17 +319,18 @@ std::string render_bar_chart(const BarChart &c) {
             const double y = y0 + double(s) * bar_h;
             o += fmt::format("<rect class=\"bar\" x=\"0\" y=\"{}\" width=\"{:.2f}%\" height=\"{}\" fill=\"{}\"{}>"
                              "<title>{}</title></rect>\n",
-                             num(y), w, num(bar_h - 1), color(int(s)),
+                             svg_num(y), w, svg_num(bar_h - 1), color(int(s)),
                              mark.empty() ? "" : " data-quality=\"" + html_escape(mark) + "\"", html_escape(tip));
             if (mark.empty()) continue;
             any_mark = true;
             o += fmt::format("<rect class=\"hatch\" x=\"0\" y=\"{0}\" width=\"{1:.2f}%\" height=\"{2}\" "
                              "fill=\"url(#{3})\"/><text class=\"mark\" x=\"{1:.2f}%\" dx=\"3\" y=\"{4}\" "
                              "font-size=\"9\" fill=\"#333\">{5}</text>\n",
-                             num(y), w, num(bar_h - 1), hatch, num(y + bar_h - 1), html_escape(mark));
+                             svg_num(y), w, svg_num(bar_h - 1), hatch, svg_num(y + bar_h - 1), html_escape(mark));
         }
     }
-    o += fmt::format("<line x1=\"0\" y1=\"{0}\" x2=\"0\" y2=\"{1}\" stroke=\"#333\"/>\n", num(top), num(top + plot_h));
+    o += fmt::format("<line x1=\"0\" y1=\"{0}\" x2=\"0\" y2=\"{1}\" stroke=\"#333\"/>\n", svg_num(top),
+                     svg_num(top + plot_h));
     return fmt::format("<div class=\"barchart\">\n<p class=\"chart-title\">{}</p>\n<div class=\"bars\">\n{}</svg>\n{}"
                        "</svg>\n</div>\n{}</div>\n",
                        html_escape(c.title), lab, o, bar_legend(c, any_mark, hatch));
@@ -354,24 +356,25 @@ std::string render_xy_chart(const XyChart &c) {
     auto Y = [&](double v) { return top + ph - std::clamp(ay.frac(v), -0.02, 1.02) * ph; };
     std::string o = fmt::format("<svg class=\"chart\" data-chart=\"{}\" width=\"{}\" height=\"{}\" "
                                 "viewBox=\"0 0 {} {}\" font-family=\"sans-serif\" font-size=\"11\">\n",
-                                html_escape(c.kind), num(width), num(height), num(width), num(height));
-    o += fmt::format("<text x=\"{}\" y=\"20\" font-size=\"14\" font-weight=\"bold\">{}</text>\n", num(left),
+                                html_escape(c.kind), svg_num(width), svg_num(height), svg_num(width), svg_num(height));
+    o += fmt::format("<text x=\"{}\" y=\"20\" font-size=\"14\" font-weight=\"bold\">{}</text>\n", svg_num(left),
                      html_escape(c.title));
     for (double t : ax.ticks())
         o += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#ddd\"/>"
                          "<text x=\"{0}\" y=\"{3}\" text-anchor=\"middle\" fill=\"#444\">{4}</text>\n",
-                         num(X(t)), num(top), num(top + ph), num(top + ph + 14), html_escape(tick_label(t, c.x_unit)));
+                         svg_num(X(t)), svg_num(top), svg_num(top + ph), svg_num(top + ph + 14),
+                         html_escape(tick_label(t, c.x_unit)));
     for (double t : ay.ticks())
         o += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#ddd\"/>"
                          "<text x=\"{3}\" y=\"{4}\" text-anchor=\"end\" fill=\"#444\">{5}</text>\n",
-                         num(left), num(Y(t)), num(left + pw), num(left - 5), num(Y(t) + 4),
+                         svg_num(left), svg_num(Y(t)), svg_num(left + pw), svg_num(left - 5), svg_num(Y(t) + 4),
                          html_escape(tick_label(t, c.y_unit)));
-    o += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#333\"/>\n", num(left),
-                     num(top), num(pw), num(ph));
-    o += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", num(left + pw / 2), num(height - 12),
-                     html_escape(c.x_label));
+    o += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#333\"/>\n",
+                     svg_num(left), svg_num(top), svg_num(pw), svg_num(ph));
+    o += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", svg_num(left + pw / 2),
+                     svg_num(height - 12), html_escape(c.x_label));
     o += fmt::format("<text transform=\"translate(16 {}) rotate(-90)\" text-anchor=\"middle\">{}</text>\n",
-                     num(top + ph / 2), html_escape(c.y_label));
+                     svg_num(top + ph / 2), html_escape(c.y_label));
     for (std::size_t s = 0; s < c.series.size(); ++s) {
         const XySeries &se = c.series[s];
         const char *col = color(se.color >= 0 ? se.color : int(s));
@@ -381,7 +384,8 @@ std::string render_xy_chart(const XyChart &c) {
                 pts.push_back(p);
         if (se.line && pts.size() > 1) {
             std::string d;
-            for (const auto &p : pts) d += fmt::format("{}{},{}", d.empty() ? "M" : " L", num(X(p.x)), num(Y(p.y)));
+            for (const auto &p : pts)
+                d += fmt::format("{}{},{}", d.empty() ? "M" : " L", svg_num(X(p.x)), svg_num(Y(p.y)));
             o += fmt::format("<path class=\"line\" d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{}/>\n", d,
                              col, se.dashed ? " stroke-dasharray=\"6 4\"" : "");
         }
@@ -389,12 +393,13 @@ std::string render_xy_chart(const XyChart &c) {
             for (const auto &p : pts)
                 o += fmt::format("<circle class=\"point\" cx=\"{}\" cy=\"{}\" r=\"4\" fill=\"{}\" fill-opacity=\"0.8\">"
                                  "<title>{}</title></circle>\n",
-                                 num(X(p.x)), num(Y(p.y)), col, html_escape(p.tooltip.empty() ? se.name : p.tooltip));
+                                 svg_num(X(p.x)), svg_num(Y(p.y)), col,
+                                 html_escape(p.tooltip.empty() ? se.name : p.tooltip));
         const double ly = top + 10 + 16 * double(s);
         o += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"{3}\" stroke-width=\"{4}\"{5}/>"
                          "<text x=\"{6}\" y=\"{7}\">{8}</text>\n",
-                         num(left + pw + 12), num(ly), num(left + pw + 30), col, se.line ? 2 : 8,
-                         se.dashed ? " stroke-dasharray=\"6 4\"" : "", num(left + pw + 34), num(ly + 4),
+                         svg_num(left + pw + 12), svg_num(ly), svg_num(left + pw + 30), col, se.line ? 2 : 8,
+                         se.dashed ? " stroke-dasharray=\"6 4\"" : "", svg_num(left + pw + 34), svg_num(ly + 4),
                          html_escape(se.name));
     }
     o += "</svg>\n";

@@ -10,6 +10,10 @@
 
 namespace opbench {
 
+// A coordinate or length as SVG text: one decimal (the charts' and the
+// report's own drawings).
+[[nodiscard]] std::string svg_num(double v);
+
 // How tick labels read: seconds ("10 us"), bytes ("1 MiB"), or plain
 // numbers ("0.1", "10", "1k").
 enum class AxisUnit { number, seconds, bytes };

@@ -26,7 +26,7 @@ struct Level {
     std::string backend, dtype, name; // name: "onednn bf16" (with @set when sets differ)
 };
 
-struct Cell {
+struct LevelCell {
     const CaseRecord *rec = nullptr;
     ValidTimes t;
 };
@@ -34,10 +34,10 @@ struct Cell {
 // One workload (its name, variant and settings) across levels and phases.
 struct WorkloadRow {
     std::string label;
-    std::map<std::size_t, std::map<std::string, Cell>> cells; // level -> phase -> cell
+    std::map<std::size_t, std::map<std::string, LevelCell>> cells; // level -> phase -> cell
 };
 
-double tokens_per_second(const Cell &c) {
+double tokens_per_second(const LevelCell &c) {
     const double tokens = c.rec->params.is_object() && c.rec->params.contains("tokens_per_call") &&
                                   c.rec->params["tokens_per_call"].is_number()
                               ? c.rec->params["tokens_per_call"].get<double>()
@@ -132,8 +132,8 @@ std::map<std::string, double> baseline_tokens(const WorkloadRow &row, const Coll
 
 // One level's line of a workload: per phase tokens/s and speed-up, or the
 // status; `reasons` collects why a phase has no time.
-std::vector<std::string> level_line(const std::map<std::string, Cell> &phases, const Collected &c, const Level &level,
-                                    const std::map<std::string, double> &base, nlohmann::json &j,
+std::vector<std::string> level_line(const std::map<std::string, LevelCell> &phases, const Collected &c,
+                                    const Level &level, const std::map<std::string, double> &base, nlohmann::json &j,
                                     std::map<std::string, std::set<std::string>> &reasons) {
     std::vector<std::string> line;
     for (const std::string &p : c.phases) {
@@ -142,7 +142,7 @@ std::vector<std::string> level_line(const std::map<std::string, Cell> &phases, c
             line.insert(line.end(), {"-", "-"});
             continue;
         }
-        const Cell &cell = pc->second;
+        const LevelCell &cell = pc->second;
         const double tps = tokens_per_second(cell);
         if (!std::isfinite(tps)) { // no time, or throttled: no tokens/s, no speed-up
             const bool throttled = cell.t.status == "ok";

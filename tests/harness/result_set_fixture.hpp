@@ -1,6 +1,7 @@
 // Synthetic result sets for the readers' tests (compare, level tables,
 // archive, merge, report): the same shape `opbench run` writes
-// (results/README.md), with times chosen by the test.
+// (results/README.md), with times chosen by the test; and a temporary
+// directory for the tests that write files.
 #pragma once
 
 #include <nlohmann/json.hpp>

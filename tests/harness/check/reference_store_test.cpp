@@ -5,6 +5,7 @@
 #include "check/reference_store.hpp"
 
 #include "opbench/ops.hpp"
+#include "../result_set_fixture.hpp"
 
 #include <gtest/gtest.h>
 
@@ -21,16 +22,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        path = fs::temp_directory_path() / ("opbench-refstore-test-" + std::to_string(::getpid()) + "-" +
-                                            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::remove_all(path);
-        fs::create_directories(path);
-    }
-    ~TempDir() { fs::remove_all(path); }
-};
+using opbench::test::TempDir; // a fresh directory, removed with what is in it
 
 opb_op_desc add_desc(int64_t cols) {
     opb_op_desc d = make_desc(OPB_OP_ADD, OPB_DTYPE_F32);

@@ -9,7 +9,7 @@
 using namespace opbench;
 
 namespace {
-std::string error_for(const std::string &text) {
+std::string cpu_list_error(const std::string &text) {
     try {
         (void)parse_cpu_list(text);
     } catch (const std::invalid_argument &e) {
@@ -31,24 +31,24 @@ TEST(ParseCpuList, ReadsNumbersRangesAndStrides) {
 }
 
 TEST(ParseCpuList, RefusesWhatItCannotParseNamingTheEntry) {
-    EXPECT_NE(error_for("").find("empty"), std::string::npos);
-    EXPECT_NE(error_for("0,").find("empty entry"), std::string::npos);
-    EXPECT_NE(error_for(",1").find("empty entry"), std::string::npos);
-    EXPECT_NE(error_for("0,,1").find("empty entry"), std::string::npos);
-    EXPECT_NE(error_for("3-1").find("runs backwards"), std::string::npos);
-    EXPECT_NE(error_for("-1").find("'-1'"), std::string::npos);
-    EXPECT_NE(error_for("0-1x").find("'1x' is not a CPU number"), std::string::npos);
-    EXPECT_NE(error_for("a").find("'a' is not a CPU number"), std::string::npos);
-    EXPECT_NE(error_for(" 1").find("is not a CPU number"), std::string::npos);
-    EXPECT_NE(error_for("0-4:0").find("stride must be at least 1"), std::string::npos);
-    EXPECT_NE(error_for("0-4:").find("a number is missing"), std::string::npos);
-    EXPECT_NE(error_for("1024").find("go up to 1023"), std::string::npos);
-    EXPECT_NE(error_for("0-1-2").find("is not a CPU number"), std::string::npos);
+    EXPECT_NE(cpu_list_error("").find("empty"), std::string::npos);
+    EXPECT_NE(cpu_list_error("0,").find("empty entry"), std::string::npos);
+    EXPECT_NE(cpu_list_error(",1").find("empty entry"), std::string::npos);
+    EXPECT_NE(cpu_list_error("0,,1").find("empty entry"), std::string::npos);
+    EXPECT_NE(cpu_list_error("3-1").find("runs backwards"), std::string::npos);
+    EXPECT_NE(cpu_list_error("-1").find("'-1'"), std::string::npos);
+    EXPECT_NE(cpu_list_error("0-1x").find("'1x' is not a CPU number"), std::string::npos);
+    EXPECT_NE(cpu_list_error("a").find("'a' is not a CPU number"), std::string::npos);
+    EXPECT_NE(cpu_list_error(" 1").find("is not a CPU number"), std::string::npos);
+    EXPECT_NE(cpu_list_error("0-4:0").find("stride must be at least 1"), std::string::npos);
+    EXPECT_NE(cpu_list_error("0-4:").find("a number is missing"), std::string::npos);
+    EXPECT_NE(cpu_list_error("1024").find("go up to 1023"), std::string::npos);
+    EXPECT_NE(cpu_list_error("0-1-2").find("is not a CPU number"), std::string::npos);
 }
 
 TEST(ParseCpuList, NeverEchoesAHugeNumberWhole) {
     const std::string huge(309, '9');
-    const std::string why = error_for(huge);
+    const std::string why = cpu_list_error(huge);
     EXPECT_NE(why.find("go up to 1023"), std::string::npos) << why;
     EXPECT_LT(why.size(), 250u) << why;
 }

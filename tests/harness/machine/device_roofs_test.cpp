@@ -3,6 +3,7 @@
 #include "machine/bottleneck.hpp"
 #include "machine/device_roofs.hpp"
 #include "measure/entry_metrics.hpp"
+#include "../result_set_fixture.hpp"
 
 #include <gtest/gtest.h>
 
@@ -33,12 +34,7 @@ DeviceRoofs h100_like() {
     return d;
 }
 
-struct TempDir {
-    std::filesystem::path path =
-        std::filesystem::temp_directory_path() / ("opbench-device-roofs-" + std::to_string(::getpid()));
-    TempDir() { std::filesystem::create_directories(path); }
-    ~TempDir() { std::filesystem::remove_all(path); }
-};
+using test::TempDir; // a fresh directory, removed with what is in it
 
 TEST(DeviceRoofs, EachEntryIsJudgedAgainstTheUnitAndDtypeThatRanIt) {
     const DeviceRoofs d = h100_like();

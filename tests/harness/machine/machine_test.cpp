@@ -5,6 +5,7 @@
 #include "machine/peak_bounds.hpp"
 
 #include "opbench/plugin.h"
+#include "../result_set_fixture.hpp"
 
 #include <gtest/gtest.h>
 
@@ -23,17 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // A fresh directory under the system temp dir, removed at scope exit.
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        std::string tmpl = (fs::temp_directory_path() / "opbench-machine-test-XXXXXX").string();
-        path = ::mkdtemp(tmpl.data());
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-};
+using test::TempDir; // a fresh directory, removed with what is in it
 
 // Cheaper than the defaults: about a second instead of several.
 MeasureOptions quick_options() {

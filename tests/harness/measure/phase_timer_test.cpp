@@ -11,7 +11,7 @@ using namespace opbench;
 
 namespace {
 
-class FakeClock final : public MeasureClock {
+class StepClock final : public MeasureClock {
 public:
     double t = 0;
     double now() override { return t; }
@@ -19,14 +19,14 @@ public:
 };
 
 // Each execute costs 1 ms; prepare costs 5 s (a big plan).
-class FakeWork final : public MeasuredWork {
+class MillisecondWork final : public MeasuredWork {
 public:
-    explicit FakeWork(FakeClock &c) : clock(c) {}
+    explicit MillisecondWork(StepClock &c) : clock(c) {}
     void prepare() override { clock.t += 5.0; }
     void execute() override { clock.t += 0.001; }
     void synchronize() override {}
     void flush_cache() override {}
-    FakeClock &clock;
+    StepClock &clock;
 };
 
 struct Log final : RecipeObserver {
@@ -40,8 +40,8 @@ struct Log final : RecipeObserver {
 } // namespace
 
 TEST(PhaseTimer, TimesEachPhaseAndPassesEverythingOn) {
-    FakeClock clock;
-    FakeWork work(clock);
+    StepClock clock;
+    MillisecondWork work(clock);
     Log next;
     PhaseTimer timer(&next, clock);
     MeasureSettings s;
@@ -69,10 +69,10 @@ TEST(PhaseTimer, TimesEachPhaseAndPassesEverythingOn) {
 }
 
 TEST(PhaseTimer, AThrowingPhaseIsStillTimed) {
-    FakeClock clock;
+    StepClock clock;
     class Failing final : public MeasuredWork {
     public:
-        explicit Failing(FakeClock &c) : clock(c) {}
+        explicit Failing(StepClock &c) : clock(c) {}
         void prepare() override {
             clock.t += 1.5;
             throw MeasureFailure{CaseStatus::failed, "out of memory"};
@@ -80,7 +80,7 @@ TEST(PhaseTimer, AThrowingPhaseIsStillTimed) {
         void execute() override {}
         void synchronize() override {}
         void flush_cache() override {}
-        FakeClock &clock;
+        StepClock &clock;
     } work(clock);
     PhaseTimer timer(nullptr, clock);
     Recipe recipe(work, MeasureSettings{}, RecipeOptions{&clock, &timer, 0.0});

@@ -4,7 +4,7 @@
 #include "writers/table_writers.hpp"
 #include "writers/text_wrap.hpp"
 
-#include "../result_set_fixture.hpp"
+#include "../parsed_fake_set.hpp"
 
 #include <gtest/gtest.h>
 
@@ -12,8 +12,6 @@ using namespace opbench;
 using namespace opbench::test;
 
 namespace {
-
-ResultSet make(const FakeSet &s, const std::string &name) { return parse_result_set(fake_set_json(s).dump(), name); }
 
 FakeCase timed(const std::string &backend, double center, double spread = 0.005) {
     FakeCase c;
@@ -52,7 +50,7 @@ TEST(Compare, IdenticalRunsAreSameAndSkippedEntriesGetNoRatio) {
     a.cases = {timed("naive", 1e-5), skipped};
     FakeSet b = a;
     b.commit = "fedcba987654";
-    const Comparison c = compare_sets({make(a, "a"), make(b, "b")}, {});
+    const Comparison c = compare_sets({parsed_set(a, "a"), parsed_set(b, "b")}, {});
     ASSERT_EQ(c.pairs.size(), 1u);
     const PairComparison &p = c.pairs[0];
     ASSERT_EQ(p.cases.size(), 2u);
@@ -74,7 +72,7 @@ TEST(Compare, ASlowdownIsSlowerAndARegression) {
     FakeSet a, b;
     a.cases = {timed("naive", 1e-5), timed("onednn", 2e-6)};
     b.cases = {timed("naive", 3e-5), timed("onednn", 2e-6)};
-    const Comparison c = compare_sets({make(a, "a"), make(b, "b")}, {});
+    const Comparison c = compare_sets({parsed_set(a, "a"), parsed_set(b, "b")}, {});
     const CaseComparison *n = find(c.pairs[0], "naive");
     EXPECT_EQ(n->verdict, "slower");
     EXPECT_NEAR(n->ratio, 3.0, 1e-9);
@@ -101,7 +99,7 @@ TEST(Compare, OverlappingRepetitionsAreNoisyNotSlower) {
     a.cases = {timed("naive", 1e-5, 0.6)};
     b.cases = {timed("naive", 1.1e-5, 0.6)};
     // Reorder b's repetitions so the U test sees interleaved values.
-    const Comparison c = compare_sets({make(a, "a"), make(b, "b")}, {});
+    const Comparison c = compare_sets({parsed_set(a, "a"), parsed_set(b, "b")}, {});
     EXPECT_EQ(c.pairs[0].cases[0].verdict, "noisy");
 }
 
@@ -113,7 +111,7 @@ TEST(Compare, EntriesWhoseRepetitionsAllMissedTheNoiseTargetAreComparedAndFlagge
     t.target_met.assign(9, false);
     a.cases = {t};
     b.cases = {timed("naive", 1e-5)};
-    const Comparison c = compare_sets({make(a, "a"), make(b, "b")}, {});
+    const Comparison c = compare_sets({parsed_set(a, "a"), parsed_set(b, "b")}, {});
     EXPECT_TRUE(c.pairs[0].cases[0].compared);
     EXPECT_EQ(c.pairs[0].cases[0].verdict, "same");
 }
@@ -125,7 +123,7 @@ TEST(Compare, AStarvedEntryGetsNoRatioAndItsRepetitionsNeverEnterOne) {
     starved.reason = "every repetition starved";
     a.cases = {starved};
     b.cases = {timed("naive", 4e-6)};
-    Comparison c = compare_sets({make(a, "a"), make(b, "b")}, {});
+    Comparison c = compare_sets({parsed_set(a, "a"), parsed_set(b, "b")}, {});
     EXPECT_FALSE(c.pairs[0].cases[0].compared);
     EXPECT_EQ(c.pairs[0].cases[0].verdict, "starved");
     // A passed entry with some starved repetitions: compared on the others.
@@ -133,7 +131,7 @@ TEST(Compare, AStarvedEntryGetsNoRatioAndItsRepetitionsNeverEnterOne) {
     partly.medians = {4e-6, 4e-6, 16e-3, 4e-6, 16e-3, 4e-6, 4e-6, 4e-6, 4e-6};
     partly.starved = {false, false, true, false, true, false, false, false, false};
     a.cases = {partly};
-    c = compare_sets({make(a, "a"), make(b, "b")}, {});
+    c = compare_sets({parsed_set(a, "a"), parsed_set(b, "b")}, {});
     ASSERT_TRUE(c.pairs[0].cases[0].compared);
     EXPECT_EQ(c.pairs[0].cases[0].verdict, "same");
 }
@@ -144,7 +142,7 @@ TEST(Compare, RunsDifferingOnlyInThreadsMatchAndTheHeaderSaysSo) {
     FakeCase one = timed("naive", 1e-5);
     one.threads = 1;
     b.cases = {one};
-    const Comparison c = compare_sets({make(a, "a"), make(b, "b")}, {});
+    const Comparison c = compare_sets({parsed_set(a, "a"), parsed_set(b, "b")}, {});
     ASSERT_EQ(c.pairs[0].cases.size(), 1u);
     EXPECT_TRUE(c.pairs[0].cases[0].compared);
     ASSERT_EQ(c.differing.size(), 1u);
@@ -159,7 +157,7 @@ TEST(Compare, ASetThatSweepsThreadsMatchesOnThreads) {
     t1.threads = 1;
     t2.threads = 2;
     a.cases = {t1, t2};
-    const std::vector<ResultSet> sets{make(a, "a"), make(a, "b")};
+    const std::vector<ResultSet> sets{parsed_set(a, "a"), parsed_set(a, "b")};
     EXPECT_TRUE(needs_settings_in_key(sets));
     const Comparison c = compare_sets(sets, {});
     ASSERT_EQ(c.pairs[0].cases.size(), 2u);
@@ -172,7 +170,7 @@ TEST(Compare, CasesInOneSetOnlyAreListedAsMissing) {
     other.op = "silu";
     a.cases = {timed("naive", 1e-5), other};
     b.cases = {timed("naive", 1e-5)};
-    const Comparison c = compare_sets({make(a, "a"), make(b, "b")}, {});
+    const Comparison c = compare_sets({parsed_set(a, "a"), parsed_set(b, "b")}, {});
     ASSERT_EQ(c.pairs[0].cases.size(), 2u);
     EXPECT_EQ(c.pairs[0].cases[1].verdict, "missing");
     EXPECT_EQ(c.pairs[0].cases[1].reason, "only in a");
@@ -183,7 +181,7 @@ TEST(Compare, SeveralNewSetsEachAgainstTheBase) {
     a.cases = {timed("naive", 1e-5)};
     b.cases = {timed("naive", 2e-5)};
     d.cases = {timed("naive", 0.5e-5)};
-    const Comparison c = compare_sets({make(a, "a"), make(b, "b"), make(d, "d")}, {});
+    const Comparison c = compare_sets({parsed_set(a, "a"), parsed_set(b, "b"), parsed_set(d, "d")}, {});
     ASSERT_EQ(c.pairs.size(), 2u);
     EXPECT_EQ(c.pairs[0].cases[0].verdict, "slower");
     EXPECT_EQ(c.pairs[1].cases[0].verdict, "faster");
@@ -195,7 +193,7 @@ TEST(Compare, SettingsHeaderListsTheDifferences) {
     b.build_type = "debug";
     b.onednn_isa = "avx2";
     b.suite_sha = "0000";
-    const auto d = differing_settings({make(a, "a"), make(b, "b")});
+    const auto d = differing_settings({parsed_set(a, "a"), parsed_set(b, "b")});
     std::vector<std::string> names;
     for (const auto &x : d) names.push_back(x.setting);
     EXPECT_NE(std::find(names.begin(), names.end(), "build type"), names.end());
@@ -212,7 +210,7 @@ TEST(Compare, DocumentHasTablesAndData) {
     sk.reason = "why";
     a.cases = {timed("naive", 1e-5), sk};
     b.cases = {timed("naive", 3e-5), sk};
-    const Document doc = comparison_document(compare_sets({make(a, "a"), make(b, "b")}, {}));
+    const Document doc = comparison_document(compare_sets({parsed_set(a, "a"), parsed_set(b, "b")}, {}));
     ASSERT_GE(doc.tables.size(), 3u);
     // Default layout: the usual test in the header line under the title, the
     // verdict then each side's quality, the skip reason as a footnote.
@@ -226,7 +224,7 @@ TEST(Compare, DocumentHasTablesAndData) {
     // --wide: today's columns, the test and reason in the row, quality last.
     CompareOptions wide;
     wide.wide = true;
-    const Document w = comparison_document(compare_sets({make(a, "a"), make(b, "b")}, wide));
+    const Document w = comparison_document(compare_sets({parsed_set(a, "a"), parsed_set(b, "b")}, wide));
     EXPECT_EQ(w.tables[0].title, "a -> b");
     EXPECT_EQ(w.tables[0].rows[0][7], "repetitions 9 vs 9");
     EXPECT_EQ(w.tables[0].rows[0][8], "slower");
@@ -246,7 +244,7 @@ TEST(Compare, MediansAreTheMetricsTablesRow) {
     FakeSet a, b;
     a.cases = {timed("naive", 1.234e-5)};
     b.cases = {timed("naive", 2.346e-3)};
-    const std::vector<ResultSet> sets{make(a, "a"), make(b, "b")};
+    const std::vector<ResultSet> sets{parsed_set(a, "a"), parsed_set(b, "b")};
     const std::string base =
         table_text("median_s", metric_inputs(sets[0].cases[0], valid_times(sets[0].cases[0])));
     const std::string next =
@@ -273,7 +271,7 @@ TEST(Compare, AChangeWithinTheArchivedRunToRunRangeIsNoisy) {
     for (double center : {1.00e-5, 1.09e-5, 1.02e-5, 1.06e-5}) {
         FakeSet h;
         h.cases = {timed("naive", center), timed("onednn", 2e-6)};
-        history.push_back(make(h, "h" + std::to_string(i++)));
+        history.push_back(parsed_set(h, "h" + std::to_string(i++)));
     }
     CompareOptions o;
     o.run_to_run = run_to_run_ranges(history);
@@ -288,7 +286,7 @@ TEST(Compare, AChangeWithinTheArchivedRunToRunRangeIsNoisy) {
     a.cases = {timed("naive", 1e-5), timed("onednn", 2e-6)};
     b.cases = {timed("naive", 1.06e-5), timed("onednn", 2.4e-6)}; // +6%: within; onednn +20%: beyond its 0%
     c.cases = {timed("naive", 1.2e-5), timed("onednn", 2e-6)};    // +20%: beyond
-    const Comparison cmp = compare_sets({make(a, "a"), make(b, "b"), make(c, "c")}, o);
+    const Comparison cmp = compare_sets({parsed_set(a, "a"), parsed_set(b, "b"), parsed_set(c, "c")}, o);
     const CaseComparison *within = find(cmp.pairs[0], "naive");
     EXPECT_EQ(within->verdict, "noisy");
     EXPECT_TRUE(within->within_run_to_run);
@@ -297,7 +295,7 @@ TEST(Compare, AChangeWithinTheArchivedRunToRunRangeIsNoisy) {
     EXPECT_EQ(find(cmp.pairs[1], "naive")->verdict, "slower");
     EXPECT_FALSE(find(cmp.pairs[1], "naive")->within_run_to_run);
     // Without the archive the +6% is a change.
-    EXPECT_EQ(find(compare_sets({make(a, "a"), make(b, "b")}, {}).pairs[0], "naive")->verdict, "slower");
+    EXPECT_EQ(find(compare_sets({parsed_set(a, "a"), parsed_set(b, "b")}, {}).pairs[0], "naive")->verdict, "slower");
     // The document says how many cases had a range and how many it made noisy.
     const Document doc = comparison_document(cmp);
     EXPECT_EQ(doc.data["comparisons"][0]["cases"][0]["within_run_to_run"], true);
@@ -314,7 +312,7 @@ TEST(Compare, OneStepInTheArchiveDoesNotHideARegression) {
     for (double center : {2e-5, 2e-5, 1e-5, 1e-5, 1e-5}) {
         FakeSet h;
         h.cases = {timed("naive", center)};
-        history.push_back(make(h, "h"));
+        history.push_back(parsed_set(h, "h"));
     }
     CompareOptions o;
     o.run_to_run = run_to_run_ranges(history);
@@ -323,7 +321,7 @@ TEST(Compare, OneStepInTheArchiveDoesNotHideARegression) {
     FakeSet a, b;
     a.cases = {timed("naive", 1e-5)};
     b.cases = {timed("naive", 1.5e-5)};
-    EXPECT_EQ(compare_sets({make(a, "a"), make(b, "b")}, o).pairs[0].cases[0].verdict, "slower");
+    EXPECT_EQ(compare_sets({parsed_set(a, "a"), parsed_set(b, "b")}, o).pairs[0].cases[0].verdict, "slower");
 }
 
 TEST(Compare, ThreeArchivedRunsGiveNoRange) {
@@ -331,7 +329,7 @@ TEST(Compare, ThreeArchivedRunsGiveNoRange) {
     for (double center : {1e-5, 1.5e-5, 1.2e-5}) {
         FakeSet h;
         h.cases = {timed("naive", center)};
-        history.push_back(make(h, "h"));
+        history.push_back(parsed_set(h, "h"));
     }
     EXPECT_TRUE(run_to_run_ranges(history).empty());
 }
@@ -349,14 +347,14 @@ TEST(Compare, BackToBackRunsWithAChangeGetTheInterleavingAdvice) {
                 if (n.find("--benchmark_enable_random_interleaving=true") != std::string::npos) return true;
         return false;
     };
-    const Comparison back_to_back = compare_sets({make(a, "a"), make(b, "b")}, {});
+    const Comparison back_to_back = compare_sets({parsed_set(a, "a"), parsed_set(b, "b")}, {});
     EXPECT_EQ(back_to_back.pairs[0].cases[0].verdict, "slower");
     EXPECT_TRUE(has_advice(back_to_back));
 
     nlohmann::json interleaved = fake_set_json(b);
     interleaved["context"]["opbench"]["measurement"]["benchmark_args"] = {
         "--benchmark_enable_random_interleaving=true"};
-    const Comparison mixed = compare_sets({make(a, "a"), parse_result_set(interleaved.dump(), "b")}, {});
+    const Comparison mixed = compare_sets({parsed_set(a, "a"), parse_result_set(interleaved.dump(), "b")}, {});
     EXPECT_FALSE(has_advice(mixed));
     bool listed = false;
     for (const auto &d : mixed.differing)
@@ -367,7 +365,7 @@ TEST(Compare, BackToBackRunsWithAChangeGetTheInterleavingAdvice) {
     EXPECT_TRUE(listed);
 
     FakeSet same = a;
-    EXPECT_FALSE(has_advice(compare_sets({make(a, "a"), make(same, "b")}, {}))) << "no change, no advice";
+    EXPECT_FALSE(has_advice(compare_sets({parsed_set(a, "a"), parsed_set(same, "b")}, {}))) << "no change, no advice";
 }
 
 // A change no larger than how far the case moved between the worker
@@ -387,7 +385,8 @@ TEST(Compare, AChangeWithinTheSpreadAcrossWorkerProcessesIsNoisy) {
     spread_out.cases = {
         with_processes({1.07e-5, 1.071e-5, 1.069e-5, 1.07e-5, 1.072e-5, 1.068e-5, 1.15e-5, 1.151e-5, 1.149e-5})};
     tight.cases = {with_processes(reps(1.2e-5))};
-    const Comparison c = compare_sets({make(base, "base"), make(spread_out, "new"), make(tight, "tight")}, {});
+    const Comparison c =
+        compare_sets({parsed_set(base, "base"), parsed_set(spread_out, "new"), parsed_set(tight, "tight")}, {});
     const CaseComparison &within = c.pairs[0].cases[0];
     EXPECT_NEAR(within.ratio, 1.07, 1e-3);
     EXPECT_LT(within.p_value, 0.05) << "the U test alone would call it slower";
@@ -403,7 +402,8 @@ TEST(Compare, AChangeWithinTheSpreadAcrossWorkerProcessesIsNoisy) {
     // single process): no spread to judge by.
     for (auto &set : {&base, &spread_out})
         for (auto &fc : set->cases) fc.processes.clear();
-    EXPECT_EQ(compare_sets({make(base, "base"), make(spread_out, "new")}, {}).pairs[0].cases[0].verdict, "slower");
+    EXPECT_EQ(compare_sets({parsed_set(base, "base"), parsed_set(spread_out, "new")}, {}).pairs[0].cases[0].verdict,
+              "slower");
 }
 
 TEST(Compare, ProcessSpreadNeedsTwoProcesses) {
@@ -438,7 +438,7 @@ TEST(Compare, TheCompactTableFits100ColumnsOnALoadedMachinesWorstRows) {
     FakeSet a, b;
     a.cases = {attn, other, timed("naive", 1e-5)};
     b.cases = {disturbed, other, timed("naive", 1e-5)};
-    const Document doc = comparison_document(compare_sets({make(a, "a"), make(b, "b")}, {}));
+    const Document doc = comparison_document(compare_sets({parsed_set(a, "a"), parsed_set(b, "b")}, {}));
     const std::string text = write_console(doc);
     std::size_t start = 0;
     while (start < text.size()) {
@@ -491,7 +491,7 @@ TEST(TidyRecords, CaseKeyThreadsAndSpreadPercent) {
     EXPECT_GT(spread, 0);
     EXPECT_NEAR(std::stod(t.rows[0][col("spread_pct")]), 100 * spread, 1e-9 * spread);
     // A set from before threads_resolved keeps what it wrote.
-    const Table old = entry_records({make(s, "old")});
+    const Table old = entry_records({parsed_set(s, "old")});
     EXPECT_EQ(old.rows[0][col("threads")], "0");
 }
 

@@ -1,6 +1,6 @@
 #include "readers/level_table.hpp"
 
-#include "../result_set_fixture.hpp"
+#include "../parsed_fake_set.hpp"
 #include "../metric_text.hpp"
 #include "readers/tidy_records.hpp"
 
@@ -10,7 +10,6 @@ using namespace opbench;
 using namespace opbench::test;
 
 namespace {
-ResultSet make(const FakeSet &s, const std::string &name) { return parse_result_set(fake_set_json(s).dump(), name); }
 
 // A case on naive at 10 us and on onednn at 2.5 us (4x).
 std::pair<FakeCase, FakeCase> naive_and_onednn() {
@@ -36,7 +35,7 @@ TEST(LevelTable, ByBackendGivesSpeedUpsAgainstTheBaseline) {
     FakeCase silu_naive = naive;
     silu_naive.op = "silu";
     s.cases = {naive, onednn, silu_naive, skipped};
-    const Document d = by_backend({make(s, "q")}, {});
+    const Document d = by_backend({parsed_set(s, "q")}, {});
     ASSERT_EQ(d.tables.size(), 1u);
     const Table &t = d.tables[0];
     // Default layout (fits 100 columns): time and % peak per backend, a
@@ -53,7 +52,7 @@ TEST(LevelTable, ByBackendGivesSpeedUpsAgainstTheBaseline) {
     // --wide: today's columns per backend, and a quality per backend.
     LevelOptions wide;
     wide.wide = true;
-    const Document wide_doc = by_backend({make(s, "q")}, wide);
+    const Document wide_doc = by_backend({parsed_set(s, "q")}, wide);
     const Table &w = wide_doc.tables[0];
     EXPECT_EQ(w.columns[1], "naive time");
     EXPECT_EQ(w.columns[6], "onednn time");
@@ -84,7 +83,7 @@ TEST(LevelTable, ABackendThatTimedNothingIsNotGivenColumns) {
     FakeCase silu_naive = naive, silu_cuda = cuda;
     silu_naive.op = silu_cuda.op = "silu";
     s.cases = {naive, onednn, cuda, silu_naive, silu_cuda};
-    const Document d = by_backend({make(s, "q")}, {});
+    const Document d = by_backend({parsed_set(s, "q")}, {});
     const Table &t = d.tables.at(0);
     EXPECT_EQ(t.columns,
               (std::vector<std::string>{"case", "naive", "% peak", "onednn", "speed-up", "% peak", "quality"}));
@@ -97,11 +96,11 @@ TEST(LevelTable, ABackendThatTimedNothingIsNotGivenColumns) {
     EXPECT_EQ(d.data["rows"][0]["levels"]["cuda"]["status"], "skipped") << "the JSON keeps every backend";
     LevelOptions wide;
     wide.wide = true;
-    EXPECT_EQ(by_backend({make(s, "q")}, wide).tables.at(0).columns.size(), 16u) << "--wide: 3 backends x 5";
+    EXPECT_EQ(by_backend({parsed_set(s, "q")}, wide).tables.at(0).columns.size(), 16u) << "--wide: 3 backends x 5";
     // One timed case is enough to keep the columns.
     s.cases[2].status = "passed";
     s.cases[2].reason.clear();
-    EXPECT_EQ(by_backend({make(s, "q")}, {}).tables.at(0).columns.size(), 10u);
+    EXPECT_EQ(by_backend({parsed_set(s, "q")}, {}).tables.at(0).columns.size(), 10u);
 }
 
 TEST(LevelTable, BackendsFromSeveralSetsShareRows) {
@@ -113,7 +112,7 @@ TEST(LevelTable, BackendsFromSeveralSetsShareRows) {
     o.medians = reps(5e-6);
     a.cases = {n};
     b.cases = {o};
-    const Document d = by_backend({make(a, "a"), make(b, "b")}, {});
+    const Document d = by_backend({parsed_set(a, "a"), parsed_set(b, "b")}, {});
     ASSERT_EQ(d.tables[0].rows.size(), 1u);
     EXPECT_EQ(d.tables[0].rows[0][4], "2x");
 }
@@ -123,7 +122,7 @@ TEST(LevelTable, UnknownBaselineIsRefused) {
     s.cases = {FakeCase{}};
     LevelOptions o;
     o.baseline = "cuda";
-    EXPECT_THROW((void)by_backend({make(s, "q")}, o), std::invalid_argument);
+    EXPECT_THROW((void)by_backend({parsed_set(s, "q")}, o), std::invalid_argument);
 }
 
 TEST(LevelTable, ByMachineShowsEachMachinesOwnPeaks) {
@@ -143,7 +142,7 @@ TEST(LevelTable, ByMachineShowsEachMachinesOwnPeaks) {
     cuda.reason = "no CUDA driver";
     a.cases.push_back(cuda);
     b.cases.push_back(cuda);
-    const Document d = by_machine({make(a, "epyc"), make(b, "xeon")}, {});
+    const Document d = by_machine({parsed_set(a, "epyc"), parsed_set(b, "xeon")}, {});
     ASSERT_EQ(d.tables.size(), 2u);
     EXPECT_EQ(d.tables[0].rows.size(), 2u); // one row of peaks per machine
     // Default (fits 100 columns): case, backend, then per set time and
@@ -163,7 +162,7 @@ TEST(LevelTable, ByMachineShowsEachMachinesOwnPeaks) {
     // --wide: the full name, and time, throughput, % peak, bound, vs first per set.
     LevelOptions wide;
     wide.wide = true;
-    const Table w = by_machine({make(a, "epyc"), make(b, "xeon")}, wide).tables.at(1);
+    const Table w = by_machine({parsed_set(a, "epyc"), parsed_set(b, "xeon")}, wide).tables.at(1);
     ASSERT_EQ(w.rows.size(), 2u);
     EXPECT_EQ(w.rows[0][3], "10% bw");
     EXPECT_EQ(w.rows[0][8], "20% bw");
@@ -185,9 +184,9 @@ TEST(LevelTable, APercentAboveTheRoofComesWithANote) {
             if (n.rfind("% peak above 100%", 0) == 0) return true;
         return false;
     };
-    EXPECT_FALSE(has_note(by_backend({make(s, "q")}, {}).tables[0]));
+    EXPECT_FALSE(has_note(by_backend({parsed_set(s, "q")}, {}).tables[0]));
     s.cases[1].pct_compute = 130.0;
-    const Document d = by_backend({make(s, "q")}, {});
+    const Document d = by_backend({parsed_set(s, "q")}, {});
     EXPECT_EQ(d.tables[0].rows[0][5], "130% flop");
     EXPECT_TRUE(has_note(d.tables[0]));
 }
@@ -216,7 +215,7 @@ TEST(LevelTable, AmxRoofsAreNamedAndEachEntryAboveItsRoofSaysWhy) {
     FakeCase naive_other = naive;
     naive_other.name = "other";
     s.cases = {naive, amx, naive_other, over};
-    const Document d = by_backend({make(s, "q")}, {});
+    const Document d = by_backend({parsed_set(s, "q")}, {});
     const Table &t = d.tables[0];
     bool amx_cell = false, cause = false, generic = false;
     for (const auto &row : t.rows)
@@ -249,7 +248,7 @@ TEST(LevelTable, FiguresAreTheMetricsTablesRows) {
     compute.pct_compute = 39.0;
     compute.medians = reps(7.3e-6);
     s.cases = {memory, compute};
-    const ResultSet set = make(s, "q");
+    const ResultSet set = parsed_set(s, "q");
     LevelOptions wide; // by machine shows the throughput under --wide
     wide.wide = true;
     const Table machine = by_machine({set}, wide).tables.at(1);
@@ -307,7 +306,7 @@ TEST(LevelTable, BuildsOfOneBackendShareRowsAgainstTheFirstBuild) {
     s.cases = {base, next};
     LevelOptions wide;
     wide.wide = true; // every column: time, speed-up, % peak, bound, quality per build
-    const Document d = by_backend({make(s, "ab")}, wide);
+    const Document d = by_backend({parsed_set(s, "ab")}, wide);
     const Table &t = d.tables[0];
     ASSERT_EQ(t.rows.size(), 1u);
     EXPECT_EQ(t.columns[1], "naive@base time");
@@ -339,7 +338,7 @@ TEST(LevelTable, WorkloadLevelsLineUpBackendsAndDtypesAsOneTable) {
                entry("naive", "f32", "decode", 2.0),   entry("onednn", "f32", "decode", 0.5)};
     FakeCase op_case; // an op case is not a workload level
     s.cases.push_back(op_case);
-    const Document d = by_backend({make(s, "q")}, {});
+    const Document d = by_backend({parsed_set(s, "q")}, {});
     ASSERT_EQ(d.tables.size(), 2u);
     const Table &t = d.tables[1];
     EXPECT_NE(t.title.find("speed-up against naive f32"), std::string::npos) << t.title;
@@ -357,7 +356,7 @@ TEST(LevelTable, WorkloadLevelsLineUpBackendsAndDtypesAsOneTable) {
     // Sets without workload entries keep their one table.
     FakeSet ops;
     ops.cases = {op_case};
-    EXPECT_EQ(by_backend({make(ops, "o")}, {}).tables.size(), 1u);
+    EXPECT_EQ(by_backend({parsed_set(ops, "o")}, {}).tables.size(), 1u);
 }
 
 // One workload measured at two thread counts: two rows, each naming its
@@ -375,7 +374,7 @@ TEST(LevelTable, WorkloadLevelsKeepEachSettingOnItsOwnRow) {
         c.medians = reps(threads == 1 ? 2.0 : 1.0);
         s.cases.push_back(c);
     }
-    const Document d = by_backend({make(s, "q")}, {});
+    const Document d = by_backend({parsed_set(s, "q")}, {});
     ASSERT_EQ(d.tables.size(), 2u);
     const Table &t = d.tables[1];
     ASSERT_EQ(t.rows.size(), 2u);

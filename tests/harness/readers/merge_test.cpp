@@ -1,6 +1,6 @@
 #include "readers/merge.hpp"
 
-#include "../result_set_fixture.hpp"
+#include "../parsed_fake_set.hpp"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,6 @@ using namespace opbench;
 using namespace opbench::test;
 
 namespace {
-ResultSet make(const FakeSet &s, const std::string &name) { return parse_result_set(fake_set_json(s).dump(), name); }
 FakeSet shard(const std::string &op) {
     FakeSet s;
     FakeCase c;
@@ -75,7 +74,7 @@ std::string merge_error(const std::vector<ResultSet> &sets) {
 } // namespace
 
 TEST(Merge, ShardsOfOneSuiteBecomeOneSet) {
-    const nlohmann::json m = merge_result_sets({make(shard("add"), "a"), make(shard("silu"), "b")}, {});
+    const nlohmann::json m = merge_result_sets({parsed_set(shard("add"), "a"), parsed_set(shard("silu"), "b")}, {});
     const ResultSet back = parse_result_set(m.dump(), "merged");
     ASSERT_EQ(back.cases.size(), 2u);
     EXPECT_EQ(back.cases[1].op, "silu");
@@ -111,23 +110,25 @@ TEST(Merge, KeepsEveryPartsBackendInfoAndCallOverhead) {
 TEST(Merge, RefusesDifferentSuitesHashesOverlapsAndMachines) {
     FakeSet other_suite = shard("silu");
     other_suite.suite = "norms";
-    EXPECT_THROW((void)merge_result_sets({make(shard("add"), "a"), make(other_suite, "b")}, {}), MergeError);
+    EXPECT_THROW((void)merge_result_sets({parsed_set(shard("add"), "a"), parsed_set(other_suite, "b")}, {}),
+                 MergeError);
     FakeSet other_hash = shard("silu");
     other_hash.suite_sha = "ffff";
     try {
-        (void)merge_result_sets({make(shard("add"), "a"), make(other_hash, "b")}, {});
+        (void)merge_result_sets({parsed_set(shard("add"), "a"), parsed_set(other_hash, "b")}, {});
         FAIL();
     } catch (const MergeError &e) {
         EXPECT_NE(std::string(e.what()).find("different versions of suite 'quick'"), std::string::npos) << e.what();
     }
-    EXPECT_THROW((void)merge_result_sets({make(shard("add"), "a"), make(shard("add"), "b")}, {}), MergeError);
+    EXPECT_THROW((void)merge_result_sets({parsed_set(shard("add"), "a"), parsed_set(shard("add"), "b")}, {}),
+                 MergeError);
     FakeSet elsewhere = shard("silu");
     elsewhere.cpu_model = "Intel Xeon";
-    EXPECT_THROW((void)merge_result_sets({make(shard("add"), "a"), make(elsewhere, "b")}, {}), MergeError);
+    EXPECT_THROW((void)merge_result_sets({parsed_set(shard("add"), "a"), parsed_set(elsewhere, "b")}, {}), MergeError);
     MergeOptions mixed;
     mixed.allow_mixed_machines = true;
-    EXPECT_NO_THROW((void)merge_result_sets({make(shard("add"), "a"), make(elsewhere, "b")}, mixed));
-    EXPECT_THROW((void)merge_result_sets({make(shard("add"), "a")}, {}), MergeError);
+    EXPECT_NO_THROW((void)merge_result_sets({parsed_set(shard("add"), "a"), parsed_set(elsewhere, "b")}, mixed));
+    EXPECT_THROW((void)merge_result_sets({parsed_set(shard("add"), "a")}, {}), MergeError);
 }
 
 // What a job array leaves when a shard was cancelled, failed or has not run
@@ -146,11 +147,11 @@ TEST(Merge, RefusesAMissingOrIncompleteShardNamingIt) {
     EXPECT_NE(twice.find("are both shard 1/2"), std::string::npos) << twice;
     const std::string counts = merge_error({part("add", 1, 2), part("silu", 2, 3)});
     EXPECT_NE(counts.find("of 3 shards but shard-1.json is of 2"), std::string::npos) << counts;
-    const std::string whole = merge_error({part("add", 1, 2), make(shard("silu"), "whole.json")});
+    const std::string whole = merge_error({part("add", 1, 2), parsed_set(shard("silu"), "whole.json")});
     EXPECT_NE(whole.find("whole.json is a whole run"), std::string::npos) << whole;
     // The whole split in one set (--shards 1) merges; a lone whole run does not.
     EXPECT_EQ(merge_error({part("add", 1, 1)}), "merged");
-    EXPECT_NE(merge_error({make(shard("add"), "a")}).find("at least two"), std::string::npos);
+    EXPECT_NE(merge_error({parsed_set(shard("add"), "a")}).find("at least two"), std::string::npos);
 }
 
 TEST(Merge, ADifferentMachineNamesTheShard) {

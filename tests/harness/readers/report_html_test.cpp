@@ -1,6 +1,6 @@
 #include "readers/report_html.hpp"
 
-#include "../result_set_fixture.hpp"
+#include "../parsed_fake_set.hpp"
 #include "readers/svg_chart.hpp"
 #include "../metric_text.hpp"
 #include "readers/tidy_records.hpp"
@@ -15,8 +15,6 @@ using namespace opbench;
 using namespace opbench::test;
 
 namespace {
-
-ResultSet make(const FakeSet &s, const std::string &name) { return parse_result_set(fake_set_json(s).dump(), name); }
 
 std::size_t count(const std::string &hay, const std::string &needle) {
     std::size_t n = 0;
@@ -47,7 +45,7 @@ FakeSet attention_sweep() {
 } // namespace
 
 TEST(ReportHtml, FindsTheSeqSweepOnceWithBothVariants) {
-    const std::vector<ResultSet> sets{make(attention_sweep(), "a")};
+    const std::vector<ResultSet> sets{parsed_set(attention_sweep(), "a")};
     const auto sweeps = find_sweeps(sets);
     ASSERT_EQ(sweeps.size(), 1u); // Sq and Skv move together: one axis
     EXPECT_EQ(sweeps[0].axis, "Skv");
@@ -60,7 +58,7 @@ TEST(ReportHtml, FindsTheSeqSweepOnceWithBothVariants) {
 // and roofline point say its median and FLOP/s in the table's rows' text for
 // the inputs the tidy CSV reads, and the roofline's axis is the row's label.
 TEST(ReportHtml, FiguresAreTheMetricsTablesRows) {
-    const std::vector<ResultSet> sets{make(attention_sweep(), "a")};
+    const std::vector<ResultSet> sets{parsed_set(attention_sweep(), "a")};
     const std::string html = render_report_html(sets, {});
     for (const CaseRecord &c : sets[0].cases) {
         const EntryMetricInputs in = metric_inputs(c, valid_times(c));
@@ -82,7 +80,7 @@ TEST(ReportHtml, ComparisonMediansAreTheMetricsTablesRow) {
     a.cases = {c};
     c.medians = reps(2.346e-3);
     b.cases = {c};
-    const std::vector<ResultSet> sets{make(a, "a"), make(b, "b")};
+    const std::vector<ResultSet> sets{parsed_set(a, "a"), parsed_set(b, "b")};
     const std::string html = render_report_html(sets, {});
     for (const ResultSet &set : sets) {
         const CaseRecord &r = set.cases.at(0);
@@ -98,7 +96,7 @@ TEST(ReportHtml, NoSweepInUnrelatedCases) {
     FakeCase a, b;
     b.op = "silu";
     s.cases = {a, b};
-    EXPECT_TRUE(find_sweeps({make(s, "q")}).empty());
+    EXPECT_TRUE(find_sweeps({parsed_set(s, "q")}).empty());
 }
 
 TEST(ReportHtml, SelfContainedWithEveryChart) {
@@ -109,7 +107,7 @@ TEST(ReportHtml, SelfContainedWithEveryChart) {
     sk.status = "skipped";
     sk.reason = "no fused <primitive>";
     skipped.cases.push_back(sk);
-    const std::string html = render_report_html({make(skipped, "run-1")}, {});
+    const std::string html = render_report_html({parsed_set(skipped, "run-1")}, {});
     EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
     // No network reference of any kind: no URL, no external script or style;
     // the one inline script sorts and filters.
@@ -132,7 +130,7 @@ TEST(ReportHtml, SelfContainedWithEveryChart) {
 TEST(ReportHtml, TwoSetsSideBySideHighlightDifferences) {
     FakeSet a = attention_sweep(), b = attention_sweep();
     b.commit = "other";
-    const std::string html = render_report_html({make(a, "a"), make(b, "b")}, {});
+    const std::string html = render_report_html({parsed_set(a, "a"), parsed_set(b, "b")}, {});
     EXPECT_EQ(count(html, "data-chart=\"roofline\""), 2u);
     EXPECT_NE(html.find("<tr class=\"differs\"><td>commit</td>"), std::string::npos);
     EXPECT_NE(html.find("a: naive"), std::string::npos); // series named by set and backend
@@ -143,7 +141,7 @@ TEST(ReportHtml, TwoSetsOpenWithTheComparison) {
     b.commit = "other";
     for (auto &c : b.cases)
         for (auto &m : c.medians) m *= 2; // every case twice as slow
-    const std::string html = render_report_html({make(a, "a"), make(b, "b")}, {});
+    const std::string html = render_report_html({parsed_set(a, "a"), parsed_set(b, "b")}, {});
     const auto at = [&](const char *s) { return html.find(s); };
     ASSERT_NE(at("id=\"comparison\""), std::string::npos);
     EXPECT_LT(at("id=\"comparison\""), at("id=\"contexts\"")); // the page opens with it

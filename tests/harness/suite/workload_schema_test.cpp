@@ -13,7 +13,7 @@ namespace {
 Suite parse(const std::string &text) { return parse_suite(text, "w.toml"); }
 
 // The SuiteError's "file:line:column: message" for `text`; fails the test when it parses.
-std::string error_of(const std::string &text) {
+std::string schema_error_of(const std::string &text) {
     try {
         (void)parse(text);
     } catch (const SuiteError &e) {
@@ -23,7 +23,7 @@ std::string error_of(const std::string &text) {
     return {};
 }
 
-bool has(const std::string &s, const std::string &part) { return s.find(part) != std::string::npos; }
+bool has_text(const std::string &s, const std::string &part) { return s.find(part) != std::string::npos; }
 
 const char *kHead = "[suite]\nname = \"w\"\n";
 
@@ -97,30 +97,30 @@ TEST(WorkloadSuite, CasesAndWorkloadsTogether) {
 
 TEST(WorkloadSuite, ErrorsSayWhereAndWhatIsValid) {
     const std::string base = std::string(kHead) + "[[workload]]\nname = \"g\"\nheads = 2\nprompt = 4\n";
-    std::string e = error_of(base + "hidden = 30\nhiden = 3\n");
-    EXPECT_TRUE(has(e, "w.toml:8:1: unknown key 'hiden' in [[workload]] (valid: kind, name, model, hidden")) << e;
-    e = error_of(base + "hidden = [32, 64]\n");
-    EXPECT_TRUE(has(e, "w.toml:7:10: 'hidden' takes one value")) << e;
-    e = error_of(base + "hidden = 31\n");
-    EXPECT_TRUE(has(e, "w.toml:7:10: 'hidden' 31 is not divisible by 'heads' 2")) << e;
-    e = error_of(base + "hidden = 32\nmlp = \"relu\"\n");
-    EXPECT_TRUE(has(e, "w.toml:8:7: unknown mlp 'relu' (valid: gelu, silu, swiglu, geglu)")) << e;
-    e = error_of(base + "hidden = 32\nphases = [\"decode\"]\n");
-    EXPECT_TRUE(has(e, "w.toml:8:11: phase \"decode\" needs 'generate' >= 1")) << e;
-    e = error_of(base + "hidden = 32\nkind = \"encoder\"\n");
-    EXPECT_TRUE(has(e, "unknown kind 'encoder' (valid: decoder)")) << e;
-    e = error_of(std::string(kHead) + "[[workload]]\nhidden = 32\nheads = 2\nprompt = 4\n");
-    EXPECT_TRUE(has(e, "w.toml:3:1: [[workload]] has no 'name'")) << e;
-    e = error_of(std::string(kHead) + "[[workload]]\nname = \"g\"\nheads = 2\nprompt = 4\n");
-    EXPECT_TRUE(has(e, "[[workload]] 'g' needs 'hidden'")) << e;
-    e = error_of(base + "hidden = 32\n" + "[[workload]]\nname = \"g\"\nhidden = 32\nheads = 2\nprompt = 4\n");
-    EXPECT_TRUE(has(e, "w.toml:8:1: workload name 'g' is used twice at dtype f32 (first at w.toml:3:1)")) << e;
-    e = error_of(base + "hidden = 32\nmin_time = 2\nmax_time = 1\n");
-    EXPECT_TRUE(has(e, "max_time (1 s) is less than min_time (2 s)")) << e;
-    e = error_of(std::string(kHead) + "[workload]\nname = \"g\"\n");
-    EXPECT_TRUE(has(e, "'workload' must be an array of tables")) << e;
-    e = error_of(kHead);
-    EXPECT_TRUE(has(e, "no [[case]] or [[workload]] tables")) << e;
+    std::string e = schema_error_of(base + "hidden = 30\nhiden = 3\n");
+    EXPECT_TRUE(has_text(e, "w.toml:8:1: unknown key 'hiden' in [[workload]] (valid: kind, name, model, hidden")) << e;
+    e = schema_error_of(base + "hidden = [32, 64]\n");
+    EXPECT_TRUE(has_text(e, "w.toml:7:10: 'hidden' takes one value")) << e;
+    e = schema_error_of(base + "hidden = 31\n");
+    EXPECT_TRUE(has_text(e, "w.toml:7:10: 'hidden' 31 is not divisible by 'heads' 2")) << e;
+    e = schema_error_of(base + "hidden = 32\nmlp = \"relu\"\n");
+    EXPECT_TRUE(has_text(e, "w.toml:8:7: unknown mlp 'relu' (valid: gelu, silu, swiglu, geglu)")) << e;
+    e = schema_error_of(base + "hidden = 32\nphases = [\"decode\"]\n");
+    EXPECT_TRUE(has_text(e, "w.toml:8:11: phase \"decode\" needs 'generate' >= 1")) << e;
+    e = schema_error_of(base + "hidden = 32\nkind = \"encoder\"\n");
+    EXPECT_TRUE(has_text(e, "unknown kind 'encoder' (valid: decoder)")) << e;
+    e = schema_error_of(std::string(kHead) + "[[workload]]\nhidden = 32\nheads = 2\nprompt = 4\n");
+    EXPECT_TRUE(has_text(e, "w.toml:3:1: [[workload]] has no 'name'")) << e;
+    e = schema_error_of(std::string(kHead) + "[[workload]]\nname = \"g\"\nheads = 2\nprompt = 4\n");
+    EXPECT_TRUE(has_text(e, "[[workload]] 'g' needs 'hidden'")) << e;
+    e = schema_error_of(base + "hidden = 32\n" + "[[workload]]\nname = \"g\"\nhidden = 32\nheads = 2\nprompt = 4\n");
+    EXPECT_TRUE(has_text(e, "w.toml:8:1: workload name 'g' is used twice at dtype f32 (first at w.toml:3:1)")) << e;
+    e = schema_error_of(base + "hidden = 32\nmin_time = 2\nmax_time = 1\n");
+    EXPECT_TRUE(has_text(e, "max_time (1 s) is less than min_time (2 s)")) << e;
+    e = schema_error_of(std::string(kHead) + "[workload]\nname = \"g\"\n");
+    EXPECT_TRUE(has_text(e, "'workload' must be an array of tables")) << e;
+    e = schema_error_of(kHead);
+    EXPECT_TRUE(has_text(e, "no [[case]] or [[workload]] tables")) << e;
 }
 
 TEST(WorkloadSuite, ModelPresetFillsThePublishedShapeAndKeysOverrideIt) {
@@ -163,21 +163,21 @@ TEST(WorkloadSuite, ANameRepeatsAtAnotherDtypeOnly) {
     EXPECT_EQ(s.workloads[2].decoder.dtype, OPB_DTYPE_S8);
     EXPECT_TRUE(s.workloads[2].decoder.int8_linear());
     EXPECT_EQ(s.workloads[2].decoder.act_dtype(), OPB_DTYPE_F32); // everything but the int8 weights
-    const std::string e = error_of(std::string(kHead) + one + "dtype = \"s8\"\n" + one + "dtype = \"s8\"\n");
-    EXPECT_TRUE(has(e, "w.toml:9:1: workload name 'l3' is used twice at dtype s8 (first at w.toml:3:1)")) << e;
-    EXPECT_TRUE(has(error_of(std::string(kHead) + one + "dtype = \"u8\"\n"), "unknown dtype 'u8'"));
+    const std::string e = schema_error_of(std::string(kHead) + one + "dtype = \"s8\"\n" + one + "dtype = \"s8\"\n");
+    EXPECT_TRUE(has_text(e, "w.toml:9:1: workload name 'l3' is used twice at dtype s8 (first at w.toml:3:1)")) << e;
+    EXPECT_TRUE(has_text(schema_error_of(std::string(kHead) + one + "dtype = \"u8\"\n"), "unknown dtype 'u8'"));
 }
 
 TEST(WorkloadSuite, ModelAndKvHeadsErrorsSayWhere) {
     const std::string base = std::string(kHead) + "[[workload]]\nname = \"g\"\nprompt = 4\n";
-    std::string e = error_of(base + "model = \"llama-4\"\n");
-    EXPECT_TRUE(has(e, "w.toml:6:9: unknown model 'llama-4' (valid: llama-3-8b, mistral-7b, qwen2.5-7b, "
-                       "phi-3-mini, gemma-2-9b)"))
+    std::string e = schema_error_of(base + "model = \"llama-4\"\n");
+    EXPECT_TRUE(has_text(e, "w.toml:6:9: unknown model 'llama-4' (valid: llama-3-8b, mistral-7b, qwen2.5-7b, "
+                            "phi-3-mini, gemma-2-9b)"))
         << e;
-    e = error_of(base + "hidden = 32\nheads = 4\nkv_heads = 3\n");
-    EXPECT_TRUE(has(e, "w.toml:8:12: 'heads' 4 is not a multiple of 'kv_heads' 3")) << e;
-    e = error_of(base + "heads = 4\n");
-    EXPECT_TRUE(has(e, "[[workload]] 'g' needs 'hidden' (or a 'model')")) << e;
+    e = schema_error_of(base + "hidden = 32\nheads = 4\nkv_heads = 3\n");
+    EXPECT_TRUE(has_text(e, "w.toml:8:12: 'heads' 4 is not a multiple of 'kv_heads' 3")) << e;
+    e = schema_error_of(base + "heads = 4\n");
+    EXPECT_TRUE(has_text(e, "[[workload]] 'g' needs 'hidden' (or a 'model')")) << e;
 }
 
 TEST(WorkloadSuite, KnownBackendsAreChecked) {
@@ -189,7 +189,7 @@ TEST(WorkloadSuite, KnownBackendsAreChecked) {
                           "w.toml", opt);
         ADD_FAILURE() << "accepted an unknown backend";
     } catch (const SuiteError &e) {
-        EXPECT_TRUE(has(e.what(), "w.toml:8:13: unknown backend 'tpu' (valid: naive)")) << e.what();
+        EXPECT_TRUE(has_text(e.what(), "w.toml:8:13: unknown backend 'tpu' (valid: naive)")) << e.what();
     }
 }
 
