@@ -23,6 +23,11 @@ src=$1 opbench=$2 plugin=$3
 work=$(mktemp -d /tmp/opbench-ci-bench-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 export OPBENCH_PLUGIN_PATH=$plugin
+# Its runs need times, not a quiet machine: where the test may (root or
+# CAP_SYS_NICE) it takes a higher scheduling priority, inherited by the
+# opbench runs it starts, so CI's other tests cannot starve every repetition
+# of an entry (issue 44: this failed beside two builds at load 6-8).
+renice -n -10 -p $$ > /dev/null 2>&1 || true
 unset GITHUB_STEP_SUMMARY OPBENCH_TEST_SLOWDOWN
 # gate THRESHOLD ci-bench options...
 gate() {
@@ -129,11 +134,12 @@ grep -q "^case x backend$" "$work/5.log" && grep -q "^ .* vs naive  status$" "$w
 # Every line fits 100 columns: the entries', the load warning's and the
 # per-backend table's (its bound counts are notes, so whatever mix of bounds
 # the run's timings give), but for the lines that name a file.
-[ "$(awk 'length > 100' "$work/5.log" | grep -vc "$work")" -eq 0 ] \
+/usr/bin/python3 "$src/tests/harness/wide_lines.py" "$work/5.log" --except "$work" \
   || { cat "$work/5.log"; fail "a console line wider than 100 columns"; }
 grep -q "^Per backend" "$work/5.log" || fail "no per-backend table"
 ! grep -q "manual_time" "$work/5.log" || fail "Google Benchmark's lines without --verbose"
-"$opbench" run "$suite" --no-progress --no-out --verbose > "$work/verbose.log" 2>&1 || fail "run --verbose failed"
+"$opbench" run "$suite" --no-progress --no-out --verbose > "$work/verbose.log" 2>&1 ||
+  { cat "$work/verbose.log"; fail "run --verbose failed (exit $?)"; }
 [ "$(grep -c "manual_time " "$work/verbose.log")" -ge 18 ] || { cat "$work/verbose.log"; fail "--verbose lacks the per-repetition lines"; }
 [ "$(archived)" -eq 2 ] || fail "run --archive: not 2 sets"
 "$opbench" history "$work/archive" --suite ci-gate --case slowdown > "$work/history.log" ||

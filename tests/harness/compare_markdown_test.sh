@@ -11,8 +11,18 @@ command -v cmark-gfm > /dev/null || { echo "SKIP: cmark-gfm not installed (scrip
 work=$(mktemp -d /tmp/opbench-markdown-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 export OPBENCH_PLUGIN_PATH=$plugin
+# Its runs need times, not a quiet machine: where the test may (root or
+# CAP_SYS_NICE) it takes a higher scheduling priority, inherited by the
+# opbench runs it starts, so CI's other tests cannot starve every repetition
+# of an entry (issue 44: this failed beside two builds at load 6-8).
+renice -n -10 -p $$ > /dev/null 2>&1 || true
 suite=$src/tests/harness/ci_gate.toml
-"$opbench" run "$suite" --no-progress --out "$work/a.json" > /dev/null
+# An entry whose every repetition starved has no time to scale: measured again, up to 3 times.
+for attempt in 1 2 3; do
+  "$opbench" run "$suite" --no-progress --out "$work/a.json" --force > /dev/null
+  grep -q '"status":"starved"' "$work/a.json" || break
+  echo "attempt $attempt: an entry starved (a busy machine), measuring again"
+done
 # Known times, not a second timed run: the slowdown backend exactly 4x slower.
 /usr/bin/python3 "$src/tests/harness/scale_times.py" "$work/a.json" "$work/b.json" slowdown 4
 "$opbench" compare "$work/a.json" "$work/b.json" --format markdown --threshold 100% --accept-unmet-noise > "$work/cmp.md"
