@@ -50,6 +50,10 @@ public:
     // What it would need in memory, on its backend and for the reference
     // (with the verify mode's reference run), for the --mem-limit check.
     [[nodiscard]] virtual MemoryEstimate memory_need(VerifyMode verify) const = 0;
+    // What it would hold in its backend's device memory when that device is
+    // not the host (a GPU: the entry loop compares it with the device's free
+    // memory before anything runs); none when not estimated (op cases).
+    [[nodiscard]] virtual std::optional<DeviceMemoryNeed> device_memory_need() const { return std::nullopt; }
     // What the host activates.
     [[nodiscard]] virtual CaseJob job(const JobDefaults &defaults) const = 0;
     // Records what activation and finishing gave.

@@ -126,6 +126,28 @@ std::optional<std::string> memory_skip_reason(const MemoryEstimate &need, const 
                        size_text(need.reference), size_text(need.workspace));
 }
 
+uint64_t DeviceMemoryNeed::total() const {
+    return add_sat(add_sat(weights, kv_cache), add_sat(activations, workspace));
+}
+
+std::optional<DeviceMemory> gpu_device_memory(const nlohmann::json &backend_context) {
+    if (!backend_context.is_object()) return std::nullopt;
+    const auto device = backend_context.find("device");
+    if (device == backend_context.end() || !device->is_object() || device->value("kind", "") != "gpu")
+        return std::nullopt;
+    const auto free = device->find("free_memory");
+    if (free == device->end() || !free->is_number_unsigned() || free->get<uint64_t>() == 0) return std::nullopt;
+    return DeviceMemory{device->value("name", "the device"), free->get<uint64_t>()};
+}
+
+std::optional<std::string> device_memory_skip_reason(const DeviceMemoryNeed &need, const DeviceMemory &device) {
+    if (need.total() <= device.free) return std::nullopt;
+    return fmt::format("needs {} on the device (weights {}, KV cache {}, activations {}, workspace {}), {} free on {}",
+                       size_text(need.total()), size_text(need.weights), size_text(need.kv_cache),
+                       size_text(need.activations), size_text(need.workspace), size_text(device.free),
+                       device.name);
+}
+
 std::optional<uint64_t> parse_memory_size(std::string_view text) {
     std::string s(text);
     std::size_t i = 0;

@@ -7,6 +7,8 @@
 
 #include "opbench/plugin.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -57,6 +59,36 @@ struct MemoryLimits {
 
 // Empty when the case fits; else "needs 12.50 GiB, 7.25 GiB available (MemAvailable)".
 [[nodiscard]] std::optional<std::string> memory_skip_reason(const MemoryEstimate &need, const MemoryBudget &have);
+
+// ---- a device's memory (a GPU backend's) -------------------------------------
+
+// What an entry would hold in its backend's device memory when that device
+// is not the host (kind "gpu"): the formula is the entry's (a decoder's:
+// workload/decoder.hpp, estimate_decoder_device_memory).
+struct DeviceMemoryNeed {
+    uint64_t weights = 0;     // weights (and the input embeddings) at the level's dtype
+    uint64_t kv_cache = 0;    // K and V for the configured batch x context
+    uint64_t activations = 0; // the largest step's activation buffers
+    uint64_t workspace = 0;   // what the op table bounds of the plans' workspace
+    // Saturates at UINT64_MAX, as MemoryEstimate::total.
+    [[nodiscard]] uint64_t total() const;
+};
+
+// A backend's device as its probe saw it (context.opbench.backends.<name>.device).
+struct DeviceMemory {
+    std::string name;  // "NVIDIA H100 80GB HBM3"
+    uint64_t free = 0; // bytes free when the backend was probed
+};
+
+// The device of a backend context when it is a GPU that says how much memory
+// is free; nullopt for the host's (kind cpu), no device, or 0 (unknown).
+[[nodiscard]] std::optional<DeviceMemory> gpu_device_memory(const nlohmann::json &backend_context);
+
+// Empty when the entry fits; else "needs 17.10 GiB on the device (weights
+// 15.00 GiB, KV cache 2.10 GiB, activations 1.2 MiB, workspace 64.0 KiB),
+// 14.20 GiB free on NVIDIA H100".
+[[nodiscard]] std::optional<std::string> device_memory_skip_reason(const DeviceMemoryNeed &need,
+                                                                   const DeviceMemory &device);
 
 // "16G", "512M", "1.5GiB", "2048" (bytes): bytes; nullopt when unreadable.
 [[nodiscard]] std::optional<uint64_t> parse_memory_size(std::string_view text);

@@ -63,12 +63,17 @@ void EntryLoop::fail_active(const std::string &reason) {
 }
 
 // Skips known before anything runs: the backend is missing, unusable here,
-// failed its probe, refuses the op case, or the entry would not fit.
+// failed its probe, refuses the op case, or the entry would not fit: in host
+// memory, or on a GPU backend in its device's free memory (as probed).
 std::optional<MeasureFailure> EntryLoop::skip_before_running(std::size_t i) const {
     const Entry &e = *entries_[i];
     if (auto cannot = setup_.host.cannot_run(e)) return cannot;
     if (auto why = memory_skip_reason(e.memory_need(setup_.job_defaults.verify), available_memory(setup_.options.mem_limit)))
         return MeasureFailure{CaseStatus::skipped, *why};
+    if (auto device = gpu_memory_.find(e.backend()); device != gpu_memory_.end())
+        if (const std::optional<DeviceMemoryNeed> need = e.device_memory_need())
+            if (auto why = device_memory_skip_reason(*need, device->second))
+                return MeasureFailure{CaseStatus::skipped, *why};
     return std::nullopt;
 }
 
@@ -127,6 +132,8 @@ void EntryLoop::run() {
             continue;
         planned_.push_back(g);
     }
+    for (const auto &[backend, context] : setup_.host.facts(setup_.peaks).backends)
+        if (auto device = gpu_device_memory(context)) gpu_memory_[backend] = *device;
     console_ = std::make_unique<RunConsole>(setup_.reference, isatty(STDOUT_FILENO));
     std::vector<std::size_t> to_measure;
     for (std::size_t g : planned_) {

@@ -152,6 +152,8 @@ private:
     std::vector<bool> held_;           // activated in the host and not yet finished
     std::vector<std::size_t> planned_; // the groups this run measures, in order
     std::vector<std::size_t> not_measured_;
+    // Each GPU backend's device memory as its probe saw it (the device fit check).
+    std::map<std::string, DeviceMemory> gpu_memory_;
     std::size_t active_ = SIZE_MAX; // the group the host holds
     std::size_t profile_mark_ = 0;          // the profile's cases before the last activation
     std::vector<std::size_t> profile_case_; // each entry's case in the profile (SIZE_MAX: none)

@@ -179,6 +179,26 @@ DecoderMemory estimate_decoder_memory(const DecoderConfig &c) {
     return m;
 }
 
+// Every attention plan the run prepares (decoder.hpp): prefill per
+// (sequence, head) over the prompt, each decode step per (sequence, K/V
+// head) over its group; bounded as the op table bounds one.
+DeviceMemoryNeed estimate_decoder_device_memory(const DecoderConfig &c) {
+    const DecoderMemory m = estimate_decoder_memory(c);
+    DeviceMemoryNeed need{m.weights, m.kv_cache, m.activations, 0};
+    const int64_t G = c.heads / std::max<int64_t>(1, c.kv_head_count());
+    opb_op_desc d{};
+    d.op = OPB_OP_ATTENTION;
+    d.variant = c.attention_variant;
+    d.dtype = c.act_dtype();
+    for (int64_t step = 0; step <= c.generate; ++step) {
+        const int64_t S = step == 0 ? c.prompt : 1, L = step == 0 ? 0 : c.prompt + step - 1;
+        const bool decode = S == 1;
+        d.p.attention = {1, decode ? G : 1, S, L + S, c.head_dim(), 0.0f, 1, decode ? 1 : 0};
+        need.workspace += workspace_bound(d);
+    }
+    return need;
+}
+
 // ---- backend buffers --------------------------------------------------------------
 
 struct DecoderRun::LayerBuffers {

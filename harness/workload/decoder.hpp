@@ -40,6 +40,8 @@
 
 #include "suite/decoder_config.hpp"
 
+#include "measure/memory_estimate.hpp"
+
 #include "opbench/plugin.h"
 
 #include <cstdint>
@@ -126,6 +128,27 @@ struct DecoderMemory {
     [[nodiscard]] uint64_t total() const { return weights + kv_cache + activations; }
 };
 [[nodiscard]] DecoderMemory estimate_decoder_memory(const DecoderConfig &config);
+
+// What one decoder run holds in its backend's device memory when that is not
+// the host's (a GPU: the entry is skipped before it runs when this exceeds
+// the device's free memory; docs/decoder.md, "Memory"). In bytes, e the
+// dtype's size (f32 for an int8 layer's activations and cache):
+//   weights     = estimate_decoder_memory's: the layers' weights at the
+//                 level's dtype (int8: 1 byte a weight + 4 a channel's
+//                 scale), norms, biases, + batch x context x hidden x e of
+//                 input embeddings
+//   kv_cache    = 2 x layers x batch x context x kv_heads x head_dim x e
+//   activations = estimate_decoder_memory's: the largest step's (prefill)
+//                 buffers, shared by every layer and step
+//   workspace   = the op table's bound (ops.hpp workspace_bound) summed over
+//                 the run's distinct attention plans, all prepared at once:
+//                 composed attention keeps 2 x 4 B x heads x seq_q x seq_kv a
+//                 plan, so prefill 8 x prompt^2 (a one-token prompt: the
+//                 decode layout, 8 x G) and decode step t = 1..generate
+//                 8 x G x (prompt + t), G = heads / kv_heads; fused: 0.
+// Not counted: a backend's own scratch beyond the op table (cuda: up to
+// 32 MiB of cuBLASLt workspace a matmul plan) and its context.
+[[nodiscard]] DeviceMemoryNeed estimate_decoder_device_memory(const DecoderConfig &config);
 
 // The decoder on one backend instance. Steps: 0 is the prefill of the whole
 // prompt; step t >= 1 decodes token t-1 after the prompt. A step reads the

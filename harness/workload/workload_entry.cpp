@@ -40,6 +40,10 @@ MemoryEstimate WorkloadEntry::memory_need(VerifyMode) const {
     return need;
 }
 
+std::optional<DeviceMemoryNeed> WorkloadEntry::device_memory_need() const {
+    return estimate_decoder_device_memory(workload_.decoder);
+}
+
 CaseJob WorkloadEntry::job(const JobDefaults &d) const {
     CaseJob job;
     job.name = result.name;

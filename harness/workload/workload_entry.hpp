@@ -31,6 +31,9 @@ public:
     [[nodiscard]] const MeasureSettings &settings() const override { return workload_.settings; }
     [[nodiscard]] const char *time_unit() const override { return "ms"; }
     [[nodiscard]] MemoryEstimate memory_need(VerifyMode verify) const override;
+    // On a GPU backend: weights, KV cache, activations and attention
+    // workspace (estimate_decoder_device_memory); the reference runs on the host.
+    [[nodiscard]] std::optional<DeviceMemoryNeed> device_memory_need() const override;
     [[nodiscard]] CaseJob job(const JobDefaults &defaults) const override;
     void activated(const Activation &a) override;
     void finished(const FinishRecord &f) override;

@@ -25,6 +25,11 @@
 //                               so a share below 1 makes every entry
 //                               launch-bound (host time >= device time).
 //                               Unset: no device timer, as before.
+//   OPBENCH_FAKEGPU_FREE_MEMORY  bytes (a plain count) the device reports
+//                               free (and at least as many total), so the
+//                               device memory fit check (issue 42) is
+//                               tested on a CPU. Unset: the host's, as
+//                               naive reports them.
 //
 // It loads the naive plugin from OPBENCH_NAIVE_PLUGIN (the build's path,
 // compiled in) and forwards every other call to its table.
@@ -48,6 +53,10 @@ opb_status fg_device_info(opb_backend *b, opb_device_info *out) {
     const opb_status s = g_naive->device_info(b, out);
     out->kind = OPB_DEVICE_GPU;
     std::snprintf(out->name, sizeof out->name, "fixture GPU (naive on the host)");
+    if (const char *v = std::getenv("OPBENCH_FAKEGPU_FREE_MEMORY"); v && *v) {
+        out->free_memory = std::strtoull(v, nullptr, 10);
+        out->total_memory = std::max(out->total_memory, out->free_memory);
+    }
     return s;
 }
 

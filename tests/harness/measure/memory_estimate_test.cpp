@@ -118,3 +118,33 @@ TEST(MemoryEstimate, ParsesSizesWithUnits) {
 }
 
 } // namespace
+
+// A GPU backend's device (issue 42): only a context whose device is a GPU
+// that says how much is free has a device memory to check against.
+TEST(DeviceMemory, OnlyAGpuThatReportsFreeMemoryIsChecked) {
+    nlohmann::json ctx = {{"device", {{"kind", "gpu"}, {"name", "NVIDIA H100"}, {"free_memory", 1024u}}}};
+    const auto gpu = gpu_device_memory(ctx);
+    ASSERT_TRUE(gpu.has_value());
+    EXPECT_EQ(gpu->name, "NVIDIA H100");
+    EXPECT_EQ(gpu->free, 1024u);
+    ctx["device"]["free_memory"] = 0u; // unknown
+    EXPECT_FALSE(gpu_device_memory(ctx).has_value());
+    ctx["device"] = {{"kind", "cpu"}, {"name", "host"}, {"free_memory", 1024u}};
+    EXPECT_FALSE(gpu_device_memory(ctx).has_value()) << "the host's memory is the host check's";
+    EXPECT_FALSE(gpu_device_memory(nlohmann::json{{"name", "x"}}).has_value()) << "no device info";
+    EXPECT_FALSE(gpu_device_memory(nullptr).has_value());
+}
+
+TEST(DeviceMemory, SkipReasonNamesEachPartAndTheDevice) {
+    const uint64_t gib = 1ull << 30;
+    const DeviceMemoryNeed need{15 * gib, 2 * gib + gib / 10, 3ull << 20, 64ull << 10};
+    EXPECT_EQ(need.total(), 17 * gib + gib / 10 + (3ull << 20) + (64ull << 10));
+    const auto reason = device_memory_skip_reason(need, DeviceMemory{"NVIDIA H100", 14 * gib});
+    ASSERT_TRUE(reason.has_value());
+    EXPECT_EQ(*reason, "needs 17.10 GiB on the device (weights 15.00 GiB, KV cache 2.10 GiB, activations 3.0 MiB, "
+                       "workspace 64.0 KiB), 14.00 GiB free on NVIDIA H100");
+    EXPECT_FALSE(device_memory_skip_reason(need, DeviceMemory{"NVIDIA H200", need.total()}).has_value())
+        << "exactly the free memory fits";
+    const DeviceMemoryNeed absurd{UINT64_MAX, 1, 1, 1};
+    EXPECT_EQ(absurd.total(), UINT64_MAX) << "saturates";
+}

@@ -532,6 +532,41 @@ TEST(DecoderMemoryEstimate, CountsWeightsKvCacheAndTheLargestStep) {
     EXPECT_EQ(m.total(), m.weights + m.kv_cache + m.activations);
 }
 
+// The device memory a GPU backend is checked against (issue 42), by hand for
+// a GQA + RoPE + SwiGLU layer: d = 16, 4 heads of 4, 2 K/V heads (G = 2),
+// f = 24, 1 layer, batch 2, prompt 3 + 2 generated, rmsnorm, no biases, f32.
+TEST(DecoderMemoryEstimate, DeviceNeedCountsWeightsKvCacheActivationsAndAttentionWorkspace) {
+    DecoderConfig c = gqa_rope_like();
+    c.generate = 2;
+    const DeviceMemoryNeed need = estimate_decoder_device_memory(c);
+    // q, k, v, o: 16x16, 8x16, 8x16, 16x16; gate, up, down: 24x16 each; 2 gammas.
+    const uint64_t layer = 256 + 128 + 128 + 256 + 3 * 384 + 2 * 16;
+    EXPECT_EQ(need.weights, (layer + 2 * 5 * 16 /*embeddings*/) * 4);
+    EXPECT_EQ(need.weights, 8448u);
+    EXPECT_EQ(need.kv_cache, 2u * 1 * 2 * 5 * 8 * 4); // K and V, layer, batch, context, kv width
+    // T = 6 prefill tokens: hidden[2], normed, acc[2], attn_res, mlp_out and
+    // 4 heads' partials of [T, 16]; q, o, q_rot of [T, 16]; 4 of [T, 24]; k_new [3, 4].
+    EXPECT_EQ(need.activations, (11u * 6 * 16 + 3 * 6 * 16 + 4 * 6 * 24 + 3 * 4) * 4);
+    // Composed attention, 2 x 4 B x heads x seq_q x seq_kv a plan: prefill
+    // one head 3 x 3; decode steps G = 2 heads, 1 x 4 and 1 x 5.
+    EXPECT_EQ(need.workspace, 8u * 9 + 8 * 2 * 4 + 8 * 2 * 5);
+    EXPECT_EQ(need.total(), 8448u + 640 + 7728 + 216);
+    c.prompt = 1; // a one-token prefill takes the decode layout: G heads, 1 x 1
+    EXPECT_EQ(estimate_decoder_device_memory(c).workspace, 8u * 2 * 1 + 8 * 2 * 2 + 8 * 2 * 3);
+    c.attention_variant = OPB_ATTENTION_FUSED;
+    EXPECT_EQ(estimate_decoder_device_memory(c).workspace, 0u) << "fused attention keeps no scores";
+    // The weights and cache a backend really allocates for it (naive's footprint; the
+    // embeddings are not weights there).
+    c = gqa_rope_like();
+    c.generate = 2;
+    auto be = naive();
+    ASSERT_TRUE(be);
+    DecoderRun run(*be, c);
+    run.prepare();
+    EXPECT_EQ(run.footprint().weights + 2 * 5 * 16 * 4, need.weights);
+    EXPECT_EQ(run.footprint().kv_cache, need.kv_cache);
+}
+
 #ifdef ONEDNN_PLUGIN
 TEST(DecoderOnednn, MatchesNaiveLayerByLayer) {
     for (int dtype : {OPB_DTYPE_F32, OPB_DTYPE_BF16, OPB_DTYPE_S8}) {

@@ -405,5 +405,75 @@ generate = 2
     EXPECT_EQ(workload_phases, 2); // prefill and decode
 }
 
+#ifdef FAKEGPU_PLUGIN
+// A decoder on a GPU backend that would not fit in the device's free memory
+// is skipped before it runs, with the figure (issue 42): the fixture GPU
+// plugin (naive presented as a GPU) reports OPBENCH_FAKEGPU_FREE_MEMORY free.
+// With room on the device, the same entries run: the rule skips only what
+// cannot fit, and the host check (the machine's memory) never named it.
+TEST(WorkloadRunner, ADecoderThatCannotFitOnTheDeviceIsSkippedWithTheFigure) {
+    const char *suite = R"(
+[suite]
+name = "w"
+[defaults]
+warmup = 0
+min_time = 0.001
+max_time = 0.05
+min_samples = 2
+repetitions = 1
+threads = 1
+[[workload]]
+name = "small"
+hidden = 32
+heads = 2
+layers = 2
+prompt = 4
+generate = 3
+)";
+    ::setenv("OPBENCH_PLUGIN_PATH", FAKEGPU_PLUGIN, 1);
+    auto statuses = [](const RunOutput &out) {
+        std::map<std::string, std::pair<std::string, std::string>> by_name; // name -> status, reason
+        for (const auto &b : out.set["benchmarks"])
+            if (b.value("op", "") == "decoder")
+                by_name.emplace(b["backend"].get<std::string>() + " " + b["phase"].get<std::string>(),
+                                std::pair{b["status"].get<std::string>(), b.value("reason", "")});
+        return by_name;
+    };
+    ::setenv("OPBENCH_FAKEGPU_FREE_MEMORY", "1024", 1);
+    const RunOutput tight = run_opbench(suite, "--backends naive,fakegpu --no-progress");
+    ::setenv("OPBENCH_FAKEGPU_FREE_MEMORY", "1073741824", 1); // 1 GiB: room to spare
+    const RunOutput roomy = run_opbench(suite, "--backends naive,fakegpu --no-progress");
+    ::unsetenv("OPBENCH_FAKEGPU_FREE_MEMORY");
+    ::unsetenv("OPBENCH_PLUGIN_PATH");
+    ASSERT_EQ(tight.rc, 0) << tight.console;
+    const auto t = statuses(tight);
+    for (const char *phase : {"prefill", "decode"}) {
+        const auto gpu = t.find(std::string("fakegpu ") + phase);
+        ASSERT_NE(gpu, t.end()) << tight.console;
+        EXPECT_EQ(gpu->second.first, "skipped") << gpu->second.second;
+        const std::string &why = gpu->second.second;
+        EXPECT_EQ(why.rfind("needs ", 0), 0u) << why;
+        EXPECT_NE(why.find(" on the device (weights "), std::string::npos) << why;
+        EXPECT_NE(why.find(", KV cache 3.5 KiB, "), std::string::npos) << why; // 2 x 2 layers x 2 x 7 x 32 x 4 B
+        EXPECT_NE(why.find("), 1.0 KiB free on fixture GPU (naive on the host)"), std::string::npos) << why;
+        const auto host = t.find(std::string("naive ") + phase); // the host's backend: no device rule
+        ASSERT_NE(host, t.end()) << tight.console;
+        EXPECT_TRUE(test::ran_to_the_end(host->second.first)) << host->second.second;
+    }
+    EXPECT_NE(tight.console.find("1.0 KiB free on fixture GPU"), std::string::npos) << tight.console;
+    for (std::size_t at = 0, end; at < tight.console.size(); at = end + 1) { // within 100 columns
+        end = std::min(tight.console.find('\n', at), tight.console.size());
+        EXPECT_LE(end - at, 100u) << tight.console.substr(at, end - at);
+    }
+    ASSERT_EQ(roomy.rc, 0) << roomy.console;
+    const auto r = statuses(roomy);
+    for (const char *phase : {"prefill", "decode"}) {
+        const auto gpu = r.find(std::string("fakegpu ") + phase);
+        ASSERT_NE(gpu, r.end()) << roomy.console;
+        EXPECT_TRUE(test::ran_to_the_end(gpu->second.first)) << gpu->second.second;
+    }
+}
+#endif
+
 } // namespace
 } // namespace opbench::workload
