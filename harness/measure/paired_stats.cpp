@@ -1,5 +1,9 @@
 #include "measure/paired_stats.hpp"
 
+#include "measure/throttle.hpp"
+
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -103,6 +107,34 @@ PairedVerdict paired_verdict(std::span<const double> base_times, std::span<const
     else if (v.pairs < kMinPairs || v.p_value >= options.alpha) v.verdict = "noisy";
     else v.verdict = v.ratio > 1 ? "slower" : "faster";
     return v;
+}
+
+BlocksStatus blocks_status(std::size_t pairs, std::size_t starved_blocks, std::size_t throttled_blocks,
+                           int starved_retries) {
+    if (pairs > 0 || starved_blocks + throttled_blocks == 0) return {};
+    if (throttled_blocks == 0)
+        return {"starved", fmt::format("every one of its {} blocks had a starved repetition (threads waited for a CPU "
+                                       "after {} more tries): no pair is a time of the builds. Use --threads 1, "
+                                       "--cpus with idle CPUs, or a quieter machine",
+                                       starved_blocks, starved_retries)};
+    if (starved_blocks == 0)
+        return {"throttled", fmt::format("every one of its {} blocks had a throttled repetition (the device's SM "
+                                         "clock below {:.0f}% of its sustained clock after {} more tries): no pair "
+                                         "is a time of the builds. Measure again with the GPU cool and idle "
+                                         "(nvidia-smi -q -d PERFORMANCE names the throttle reason)",
+                                         throttled_blocks, 100 * kThrottledClockShare, kThrottledRetries)};
+    return {"starved", fmt::format("every one of its {} blocks had a starved ({}) or throttled ({}) repetition: no "
+                                   "pair is a time of the builds. Use --threads 1, --cpus with idle CPUs, a quieter "
+                                   "machine and the GPU cool and idle",
+                                   starved_blocks + throttled_blocks, starved_blocks, throttled_blocks)};
+}
+
+std::string left_out_note(std::size_t blocks, std::size_t starved_blocks, std::size_t throttled_blocks) {
+    if (starved_blocks + throttled_blocks == 0) return {};
+    std::string kinds;
+    if (starved_blocks > 0) kinds = fmt::format("{} starved", starved_blocks);
+    if (throttled_blocks > 0) kinds += fmt::format("{}{} throttled", kinds.empty() ? "" : ", ", throttled_blocks);
+    return fmt::format("{} of {} blocks left out ({})", starved_blocks + throttled_blocks, blocks, kinds);
 }
 
 } // namespace opbench

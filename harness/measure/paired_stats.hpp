@@ -9,6 +9,7 @@
 // the Walsh averages) with its distribution-free 95% interval.
 #pragma once
 
+#include <cstddef>
 #include <span>
 #include <string>
 #include <vector>
@@ -56,5 +57,20 @@ struct PairedVerdict {
 // is significant, else "noisy". Fewer than kMinPairs pairs: "noisy".
 [[nodiscard]] PairedVerdict paired_verdict(std::span<const double> base_times, std::span<const double> new_times,
                                            const PairedOptions &options);
+
+// A case's status from the blocks `ab` left out of its pairs (a starved or a
+// throttled repetition: run/abba_schedule.hpp), as `ab` and compare give it:
+// "passed" while a block gave a pair; else "starved" (a block left out starved) or
+// "throttled" (every block left out throttled), with a one-line reason.
+// `starved_retries`: the tries a starved repetition had (its settings).
+struct BlocksStatus {
+    std::string status = "passed", reason;
+};
+[[nodiscard]] BlocksStatus blocks_status(std::size_t pairs, std::size_t starved_blocks, std::size_t throttled_blocks,
+                                         int starved_retries);
+// A compared case's blocks left out, for its row: "2 of 60 blocks left out
+// (2 throttled)"; "" when every block gave a pair.
+[[nodiscard]] std::string left_out_note(std::size_t blocks, std::size_t starved_blocks,
+                                        std::size_t throttled_blocks);
 
 } // namespace opbench

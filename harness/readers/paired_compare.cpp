@@ -1,6 +1,7 @@
 #include "readers/paired_compare.hpp"
 
 #include "measure/statistics.hpp"
+#include "measure/settings.hpp"
 #include "readers/compact_table.hpp"
 #include "writers/result_schema.hpp"
 #include "writers/units.hpp"
@@ -21,6 +22,44 @@ double positive_time(const nlohmann::json &pair, const char *key, const std::str
         !std::isfinite(pair[key].get<double>()))
         throw ResultSetError(fmt::format("{}: pair.{} is not a positive number of seconds", where, key));
     return pair[key].get<double>();
+}
+
+// The blocks `ab` left out, by entry name (the new side's iterations): block
+// -> "starved" or "throttled" (`pair_left_out`; sets before it have none).
+std::map<std::string, std::map<std::size_t, std::string>> left_out_blocks(const nlohmann::json &entries) {
+    std::map<std::string, std::map<std::size_t, std::string>> out;
+    for (const nlohmann::json &e : entries) {
+        const auto why = e.find("pair_left_out");
+        const auto index = e.find("repetition_index");
+        if (why == e.end() || !why->is_string() || index == e.end() || !index->is_number_unsigned() ||
+            e.value("run_type", "iteration") != "iteration")
+            continue;
+        out[entry_name_of(e.value("run_name", e.value("name", "")))][index->get<std::size_t>() / 2] = *why;
+    }
+    return out;
+}
+
+// A case of the new side whose entry passed: its pairs' verdict, or, with
+// none, why not (every block left out); and the blocks left out.
+void judge_pairs(PairedCaseVerdict &v, const std::map<std::size_t, std::pair<double, double>> &pairs,
+                 const std::map<std::size_t, std::string> &left_out, const PairedOptions &options) {
+    std::size_t starved = 0, throttled = 0;
+    for (const auto &[block, why] : left_out) ++(why == "starved" ? starved : throttled);
+    const BlocksStatus blocks = blocks_status(pairs.size(), starved, throttled, MeasureSettings{}.starved_retries);
+    if (blocks.status != "passed") {
+        v.reason = blocks.status + ": " + blocks.reason;
+        return;
+    }
+    if (pairs.empty()) {
+        v.reason = "no pairs recorded";
+        return;
+    }
+    for (const auto &[index, t] : pairs) {
+        v.base_times.push_back(t.first);
+        v.new_times.push_back(t.second);
+    }
+    v.verdict = paired_verdict(v.base_times, v.new_times, options);
+    v.left_out = left_out_note(pairs.size() + left_out.size(), starved, throttled);
 }
 
 } // namespace
@@ -56,6 +95,7 @@ PairedComparison compare_paired(const ResultSet &set, const PairedOptions &optio
     // The new side's iteration entries carry each pair once: by its run name, pair index -> (base, new).
     std::map<std::string, std::map<std::size_t, std::pair<double, double>>> pairs;
     const nlohmann::json &entries = set.raw.at("benchmarks");
+    auto left_out = left_out_blocks(entries);
     for (std::size_t i = 0; i < entries.size(); ++i) {
         const nlohmann::json &e = entries[i];
         if (!e.contains("pair") || e.value("run_type", "iteration") != "iteration") continue;
@@ -77,16 +117,10 @@ PairedComparison compare_paired(const ResultSet &set, const PairedOptions &optio
         v.label = rec.label();
         v.base_backend = c.base;
         v.new_backend = c.next;
-        auto it = pairs.find(rec.name);
-        if (rec.status != "passed" || it == pairs.end()) {
-            v.reason = rec.status != "passed" ? rec.status + ": " + rec.reason : "no pairs recorded";
-        } else {
-            for (const auto &[index, t] : it->second) {
-                v.base_times.push_back(t.first);
-                v.new_times.push_back(t.second);
-            }
-            v.verdict = paired_verdict(v.base_times, v.new_times, options);
-        }
+        if (rec.status != "passed")
+            v.reason = rec.status + ": " + rec.reason;
+        else
+            judge_pairs(v, pairs[rec.name], left_out[rec.name], options);
         c.cases.push_back(std::move(v));
     }
     if (auto canary = canary_of(set)) {
@@ -141,6 +175,10 @@ Document paired_document(const PairedComparison &c) {
                 {row_label, format_seconds(base), format_seconds(next), fmt::format("{:.3f}", v.verdict.ratio),
                  fmt::format("{:.3f}-{:.3f}", v.verdict.ratio_low, v.verdict.ratio_high),
                  std::to_string(v.verdict.pairs), fmt::format("{:.3g}", v.verdict.p_value), v.verdict.verdict});
+            if (!v.left_out.empty()) {
+                cj["blocks_left_out"] = v.left_out;
+                t.notes.push_back(fmt::format("{}: {}", row_label, v.left_out));
+            }
         }
         data["cases"].push_back(std::move(cj));
     }

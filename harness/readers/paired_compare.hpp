@@ -25,7 +25,8 @@ struct PairedCaseVerdict {
     std::string base_backend, new_backend;
     std::vector<double> base_times, new_times; // seconds per call, one per pair
     PairedVerdict verdict;
-    std::string reason; // not compared: why (a side failed)
+    std::string reason;   // not compared: why (a side failed; every block starved or throttled)
+    std::string left_out; // compared with blocks left out: "2 of 60 blocks left out (2 throttled)"; "" none
 };
 
 struct PairedComparison {

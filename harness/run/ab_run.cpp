@@ -193,14 +193,29 @@ PairedCaseResult AbRun::journaled_result(std::size_t ci) const {
         return out;
     }
     std::map<long long, std::pair<double, double>> pairs; // by index: base_time, new_time
-    for (const auto &r : base->entries)
+    std::map<long long, std::string> left_out;            // by block: "starved" or "throttled"
+    for (const auto &r : base->entries) {
         if (const auto p = r.find("pair"); p != r.end() && p->is_object())
             pairs[p->value("index", -1LL)] = {p->value("base_time", 0.0), p->value("new_time", 0.0)};
+        if (const auto why = r.find("pair_left_out"); why != r.end() && why->is_string())
+            left_out[r.value("repetition_index", 0LL) / 2] = why->get<std::string>();
+    }
+    const auto blocks_of = [&](const char *why) {
+        return std::size_t(
+            std::count_if(left_out.begin(), left_out.end(), [&](const auto &b) { return b.second == why; }));
+    };
+    const BlocksStatus blocks = blocks_status(pairs.size(), blocks_of("starved"), blocks_of("throttled"),
+                                              cases_[ci].settings.starved_retries);
+    if (blocks.status != "passed") {
+        out.status = blocks.status, out.reason = blocks.reason;
+        return out;
+    }
     for (const auto &[index, times] : pairs) {
         out.base_times.push_back(times.first);
         out.new_times.push_back(times.second);
     }
     out.verdict = paired_verdict(out.base_times, out.new_times, o_.verdict);
+    out.left_out = left_out_note(pairs.size() + left_out.size(), blocks_of("starved"), blocks_of("throttled"));
     return out;
 }
 
@@ -256,19 +271,21 @@ void AbRun::group_finished(std::size_t ci) {
         }
     const PairedTimes times = out.status == "passed" ? paired_times(base.result.repetitions, next.result.repetitions)
                                                      : PairedTimes{};
-    if (out.status == "passed" && times.starved_blocks > 0 && times.base_times.empty()) {
-        out.status = "starved";
-        out.reason = fmt::format("every one of its {} blocks had a starved repetition (threads waited for a CPU "
-                                 "after {} more tries): no pair is a time of the builds. Use --threads 1, --cpus "
-                                 "with idle CPUs, or a quieter machine",
-                                 times.starved_blocks, cases_[ci].settings.starved_retries);
-        for (Entry *e : {&base, &next}) e->result.status = CaseStatus::starved, e->result.reason = out.reason;
+    // Every block left out (starved or throttled, abba_schedule.hpp): no pair, no verdict.
+    if (out.status == "passed") {
+        const BlocksStatus blocks = blocks_status(times.base_times.size(), times.starved_blocks,
+                                                  times.throttled_blocks, cases_[ci].settings.starved_retries);
+        out.status = blocks.status, out.reason = blocks.reason;
+        if (out.status == "starved")
+            for (Entry *e : {&base, &next}) e->result.status = CaseStatus::starved, e->result.reason = out.reason;
+        else // a throttled case's entries keep status passed: each block's `pair_left_out` says why
+            times_[ci] = times;
     }
     if (out.status == "passed") {
         out.base_times = times.base_times;
         out.new_times = times.new_times;
         out.verdict = paired_verdict(out.base_times, out.new_times, o_.verdict);
-        times_[ci] = times;
+        out.left_out = left_out_note(times.blocks(), times.starved_blocks, times.throttled_blocks);
     }
     results_.push_back(std::move(out));
 }

@@ -57,6 +57,7 @@ struct PairedCaseResult {
     std::string status = "passed", reason;
     std::vector<double> base_times, new_times; // per pair, seconds per call
     PairedVerdict verdict;
+    std::string left_out; // compared with blocks left out: "2 of 60 blocks left out (2 throttled)"; "" none
 };
 
 struct PairedSummary {

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace opbench {
@@ -32,15 +33,18 @@ struct AbbaStep {
 // order.
 struct PairedTimes {
     std::vector<double> base_times, new_times; // per pair, seconds per call
-    std::vector<long> pair_of_block;           // each whole block's pair index; -1: a starved block, no pair
+    std::vector<long> pair_of_block;           // each whole block's pair index; -1: a block left out, no pair
+    std::vector<std::string> left_out;         // per whole block: "" (paired), "starved" or "throttled"
     std::size_t starved_blocks = 0;            // a repetition stayed starved (measure/starvation.hpp)
+    std::size_t throttled_blocks = 0;          // none starved, one stayed throttled (measure/throttle.hpp)
     // Whole blocks (both sides' two repetitions): fewer than the pairs asked means interrupted.
     [[nodiscard]] std::size_t blocks() const { return pair_of_block.size(); }
 };
 
 // A block's pair is each side's mean of its two repetition medians; a block
-// with a starved repetition timed the machine and gives none; a last block
-// lacking a repetition (interrupted) is not counted.
+// with a starved repetition timed the machine and gives none, nor does one
+// with a throttled repetition (it timed the device's fallen clock); a last
+// block lacking a repetition (interrupted) is not counted.
 [[nodiscard]] PairedTimes paired_times(std::span<const RepetitionRecord> base, std::span<const RepetitionRecord> next);
 
 } // namespace opbench

@@ -32,19 +32,21 @@ std::string paired_console_header() { return row("case", "base", "new", "new/bas
 std::string paired_console_row(const PairedCaseResult &r) {
     // The reason under the row, wrapped: beside it, it ran past 100 columns.
     if (r.status != "passed") return fit(r.label, kLabelWidth) + " " + r.status + ":\n" + wrap_words(r.reason, 4, 4);
-    // As compare's paired table (readers/paired_compare.cpp) prints them.
+    // As compare's paired table (readers/paired_compare.cpp) prints them;
+    // the blocks left out (starved, throttled) on a line under the row.
     return row(r.label, format_seconds(summarize(r.base_times).median), format_seconds(summarize(r.new_times).median),
-               fmt::format("{:.3f}", r.verdict.ratio), fmt::format("{:.3g}", r.verdict.p_value), r.verdict.verdict);
+               fmt::format("{:.3f}", r.verdict.ratio), fmt::format("{:.3g}", r.verdict.p_value), r.verdict.verdict) +
+           (r.left_out.empty() ? "" : "    " + r.left_out + "\n");
 }
 
 namespace {
 
-// "K not compared: S starved, F failed" for the cases that have no verdict,
+// "K not compared: S starved, T throttled, F failed" for the cases that have no verdict,
 // by status; empty when every case was compared.
 std::string not_compared_line(const PairedSummary &s) {
     if (s.failed() == 0) return {};
     std::vector<std::string> parts;
-    for (const char *status : {"starved", "failed", "skipped"})
+    for (const char *status : {"starved", "throttled", "failed", "skipped"})
         if (const std::size_t n = s.count_status(status)) parts.push_back(fmt::format("{} {}", n, status));
     return fmt::format("\n  {} not compared: {}", s.failed(), fmt::join(parts, ", "));
 }

@@ -10,7 +10,9 @@ void add_pairs(std::vector<nlohmann::json> &records, const PairedTimes &times, P
         if (r.value("run_type", "") != "iteration") continue; // Google Benchmark's aggregates: no pair
         const std::size_t block = r["repetition_index"].get<std::size_t>() / 2;
         const long pair = block < times.pair_of_block.size() ? times.pair_of_block[block] : -1;
-        if (pair < 0 || std::size_t(pair) >= times.base_times.size()) continue; // a starved block: no pair
+        if (block < times.left_out.size() && !times.left_out[block].empty())
+            r["pair_left_out"] = times.left_out[block]; // "starved" or "throttled": no pair
+        if (pair < 0 || std::size_t(pair) >= times.base_times.size()) continue; // a block left out: no pair
         r["pair"] = {{"index", pair},
                      {"role", side == PairSide::base ? "base" : "new"},
                      {"with", run_name_of(other_name)},

@@ -18,8 +18,9 @@ namespace opbench {
 // Each paired iteration of one side's result-set entries (as the entry loop
 // writes them, with `summary` and `metrics`) gets its `pair` {index, role,
 // with (the other side's run name), base_time, new_time}. Block p holds
-// repetitions 2p and 2p+1 of each side (abba_schedule.hpp); a starved
-// block has no pair.
+// repetitions 2p and 2p+1 of each side (abba_schedule.hpp); a block left
+// out (a starved or throttled repetition) has no pair, and its iterations
+// `pair_left_out`: "starved" or "throttled".
 void add_pairs(std::vector<nlohmann::json> &records, const PairedTimes &times, PairSide side,
                const std::string &other_name);
 

@@ -27,6 +27,10 @@ roof cache of its own:
      time inside execute: every entry records host time per call beside
      device time per call, and analyze names the launch-bound entries with
      the fixes (fuse, batch, CUDA graphs).
+Then `opbench ab` of two builds of the fixture GPU plugin at 900 MHz: every
+block of its pairs had a throttled repetition, so the case is `throttled`
+with its reason, no ratio and no verdict, in ab's console, the set (each
+repetition's `pair_left_out`, no `pair`), compare and the report.
 Run 1 also checks that compare --by machine and the report's roofline show
 the device's measured roofs (per unit and dtype) for the GPU backend, not the
 CPU's peaks.
@@ -355,6 +359,63 @@ def check_throttled(path, doc, console):
     check_throttled_views(path, console)
 
 
+def throttled_ab():
+    """`opbench ab` at 900 MHz of a sustained 1500 (issue 41): the set, the
+    console; measured again (up to 3 runs) where a busy machine starved a block."""
+    out = os.path.join(WORK, "ab-throttled.json")
+    for attempt in range(1, 4):
+        cache = tempfile.mkdtemp(prefix="opb-roofs-ab-")
+        atexit.register(shutil.rmtree, cache, ignore_errors=True)
+        console = run(["ab", SUITE, "--plugin", f"fakegpu@base={FAKEGPU}", "--plugin", f"fakegpu@new={FAKEGPU}",
+                       "--pairs", "6", "--seconds", "0.002", "--benchmark_filter=softmax", "--out", out, "--force"],
+                      dict(OPBENCH_CACHE_DIR=cache, OPBENCH_FAKEGPU_CLOCK_MHZ="900"), ok=(0, 1))
+        with open(out, encoding="utf-8") as f:
+            doc = json.load(f)
+        if not any(e.get("pair_left_out") == "starved" or e.get("status") == "starved" for e in doc["benchmarks"]):
+            break
+        print(f"ab: run {attempt} starved a block (a busy machine)")
+    return out, doc, console
+
+
+def check_throttled_ab():
+    """A case whose every block was throttled: `throttled`, no ratio, no verdict."""
+    path, doc, console = throttled_ab()
+    for line in console.splitlines():
+        if len(line) > 100 and not line.startswith("  result set: "):  # a path: it cannot wrap
+            fail(f"ab console line over 100 columns: {line!r}")
+    flat = " ".join(console.split())
+    if any(e.get("status") == "starved" for e in doc["benchmarks"]):
+        # Starved in every run (a busy machine): each block still left out, the case `starved`.
+        if "case:rows starved: every one of its 6 blocks had a starved" not in flat:
+            fail(f"ab: a case with starved (and throttled) blocks, and no pair, not said so:\n{console}")
+        print("ab: every run starved a block (a busy machine): the throttled case's views not checked")
+        return
+    if not re.search(r"case:rows throttled: every one of its 6 blocks had a throttled repetition", flat):
+        fail(f"ab: the throttled case is not `throttled` with its reason:\n{console}")
+    if "0 same, 0 slower, 0 faster, 0 noisy" not in flat or "1 not compared: 1 throttled" not in flat:
+        fail(f"ab: a throttled case given a verdict, or not counted as throttled:\n{console}")
+    reps = [e for e in doc["benchmarks"] if e.get("run_type") == "iteration" and e.get("backend", "").startswith(
+        "fakegpu@")]
+    if len(reps) != 24:
+        fail(f"ab set: {len(reps)} repetitions of the two sides, 6 pairs give 24")
+    for e in reps:
+        if "pair" in e or e.get("pair_left_out") != "throttled" or not e["stats"]["throttled"]:
+            fail(f"ab set: a throttled block's repetition {e['name']} #{e.get('repetition_index')}: pair "
+                 f"{e.get('pair')}, pair_left_out {e.get('pair_left_out')!r}, throttled {e['stats']['throttled']}")
+    text = run(["compare", path], {})
+    if not re.search(r"case:rows\s+throttled \[1\]", text) or "same, " not in text.split("no verdict")[0]:
+        fail(f"compare: the throttled ab case not listed as throttled without a verdict:\n{text}")
+    cases = json.loads(run(["compare", path, "--format", "json"], {}))
+    cases = cases.get("cases") or (cases.get("data") or {}).get("cases") or []
+    if len(cases) != 1 or "ratio" in cases[0] or not cases[0].get("reason", "").startswith("throttled: every one"):
+        fail(f"compare --format json: the throttled ab case: {cases}")
+    report = os.path.join(WORK, "report-ab-throttled.html")
+    run(["report", path, "-o", report, "--force"], {})
+    with open(report, encoding="utf-8") as f:
+        if "throttled" not in f.read():
+            fail("report: the throttled ab set's entries shown without the word")
+
+
 def main():
     shutil.rmtree(WORK, ignore_errors=True)
     os.makedirs(WORK)
@@ -371,6 +432,7 @@ def main():
     check_throttled(tpath, throttled, tconsole)
     check_history(path, tpath)
     check_throttled_workload()
+    check_throttled_ab()
     _, failed, fconsole = measured_set("failed", OPBENCH_FAKEGPU_ROOFS="fail")
     ctx = failed["context"]["opbench"]["backends"]["fakegpu"]
     if "measure_roofs failed" not in ctx.get("device_roofs_error", "") or "device_roofs" in ctx:
