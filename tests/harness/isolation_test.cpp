@@ -96,6 +96,30 @@ std::string slurp(const std::string &path) {
     return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+// The tests count cases, repetitions and worker processes, not times. CI
+// runs them beside other tests on two CPUs, where every repetition of a tiny
+// case can starve (rightly: its thread waited for a CPU a third of the time)
+// and a starved entry has no repetitions to count. So the opbench runs they
+// start take a higher scheduling priority where the test may give one (root
+// or CAP_SYS_NICE: beside two `yes` hogs the worker-count test passed 6 of 6,
+// 1 of 3 without; the interrupt-and-resume tests failed at load 8 under the
+// sanitizers), and keep the same priority, with retries, where it may not.
+class RaisedPriority {
+public:
+    RaisedPriority() : before_(getpriority(PRIO_PROCESS, 0)) {
+        raised_ = setpriority(PRIO_PROCESS, 0, before_ - 10) == 0;
+    }
+    ~RaisedPriority() {
+        if (raised_) setpriority(PRIO_PROCESS, 0, before_);
+    }
+    RaisedPriority(const RaisedPriority &) = delete;
+    RaisedPriority &operator=(const RaisedPriority &) = delete;
+
+private:
+    int before_;
+    bool raised_ = false;
+};
+
 class IsolationTest : public ::testing::Test {
 protected:
     void SetUp() override {
@@ -105,6 +129,7 @@ protected:
         out_ = (fs::path(dir_) / "r.json").string();
     }
     void TearDown() override { fs::remove_all(dir_); }
+    const RaisedPriority priority_; // inherited by the opbench runs a test starts
 
     Outcome run(std::vector<std::string> args, std::vector<std::string> env = {}, double limit = 120) {
         bool has_path = false; // a test may name its own plugins
@@ -594,34 +619,10 @@ TEST_F(IsolationTest, ResumeAfterForceAndAKillUsesTheJournalBesideTheOldSet) {
     EXPECT_EQ(done["context"]["opbench"]["suite"]["name"], "quick") << "the new run's set, finished";
 }
 
-// The next test counts worker processes, not times. CI runs it beside other
-// tests on two CPUs, where every repetition of its tiny cases can starve
-// (rightly: its thread waited for a CPU a third of the time) and a starved
-// entry has no repetitions to count. So the opbench runs it starts take a
-// higher scheduling priority where the test may give one (root or
-// CAP_SYS_NICE: 6 of 6 passed beside two `yes` hogs, where 1 of 3 did
-// without), and keep the same priority, with three tries, where it may not.
-class RaisedPriority {
-public:
-    RaisedPriority() : before_(getpriority(PRIO_PROCESS, 0)) {
-        raised_ = setpriority(PRIO_PROCESS, 0, before_ - 10) == 0;
-    }
-    ~RaisedPriority() {
-        if (raised_) setpriority(PRIO_PROCESS, 0, before_);
-    }
-    RaisedPriority(const RaisedPriority &) = delete;
-    RaisedPriority &operator=(const RaisedPriority &) = delete;
-
-private:
-    int before_;
-    bool raised_ = false;
-};
-
 // A case's repetitions are spread over the backend's pool of kProcessesPerCase
 // = 3 worker processes (case_host.hpp), back to back or interleaved, each
 // recorded in stats.process; in process they all say 0.
 TEST_F(IsolationTest, ACasesRepetitionsComeFromThreeWorkerProcesses) {
-    const RaisedPriority priority; // inherited by the opbench runs below
     auto processes_of_each_case = [&] {
         std::map<std::string, std::vector<int>> m;
         const json rs = result_set();
