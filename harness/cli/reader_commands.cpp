@@ -1,6 +1,6 @@
-#include "cli/exit_codes.hpp"
 #include "cli/reader_commands.hpp"
 
+#include "cli/exit_codes.hpp"
 #include "cli/output_path.hpp"
 #include "cli/printable.hpp"
 

@@ -4,6 +4,7 @@
 #include "workload/workload_job.hpp"
 
 #include "isolate/case_job.hpp"
+#include "writers/text_wrap.hpp"
 
 #include "../case_outcome.hpp"
 
@@ -20,6 +21,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
 
 namespace opbench::workload {
@@ -101,6 +103,13 @@ RunOutput run_opbench(const std::string &suite_text, const std::string &extra) {
     if (std::ifstream in(out); in) in >> r.set;
     fs::remove_all(dir);
     return r;
+}
+
+// Every console line within 100 columns, counted as a terminal shows them
+// (a "±" is one column, two bytes: a byte count failed lines of exactly 100).
+void expect_within_100_columns(const std::string &console) {
+    std::istringstream lines(console);
+    for (std::string line; std::getline(lines, line);) EXPECT_LE(display_width(line), 100u) << line;
 }
 
 const char *kSuite = R"(
@@ -213,10 +222,7 @@ TEST(WorkloadRunner, EntriesCarryTheDecoderFigures) {
     EXPECT_NE(out.console.find("Workloads (tokens/s"), std::string::npos) << out.console;
     EXPECT_NE(out.console.find("small / prefill / naive f32\n"), std::string::npos) << out.console;
     EXPECT_NE(out.console.find("small / decode / naive f32\n"), std::string::npos) << out.console;
-    for (std::size_t at = 0, end; at < out.console.size(); at = end + 1) { // every line within 100 columns
-        end = std::min(out.console.find('\n', at), out.console.size());
-        EXPECT_LE(end - at, 100u) << out.console.substr(at, end - at);
-    }
+    expect_within_100_columns(out.console);
     // Google Benchmark's own aggregates stay, so compare.py reads the set.
     bool has_median = false;
     for (const auto &b : out.set["benchmarks"])
@@ -461,10 +467,7 @@ generate = 3
         EXPECT_TRUE(test::ran_to_the_end(host->second.first)) << host->second.second;
     }
     EXPECT_NE(tight.console.find("1.0 KiB free on fixture GPU"), std::string::npos) << tight.console;
-    for (std::size_t at = 0, end; at < tight.console.size(); at = end + 1) { // within 100 columns
-        end = std::min(tight.console.find('\n', at), tight.console.size());
-        EXPECT_LE(end - at, 100u) << tight.console.substr(at, end - at);
-    }
+    expect_within_100_columns(tight.console);
     ASSERT_EQ(roomy.rc, 0) << roomy.console;
     const auto r = statuses(roomy);
     for (const char *phase : {"prefill", "decode"}) {
