@@ -13,8 +13,11 @@
 #      each set's passed / failed / skipped / starved counts.
 # Sized for 10 minutes on one H100 (each step has its own time limit).
 #
-# usage: scripts/gpu-check.sh [--force] [--allow-no-gpu] [--prebuilt BUILDDIR] OUTDIR
+# usage: scripts/gpu-check.sh [--force] [--allow-no-gpu] [--cuda-only] [--prebuilt BUILDDIR] OUTDIR
 #   --force          OUTDIR may exist and hold files (they are replaced)
+#   --cuda-only      attention and gemm on cuda alone, without the naive
+#                    runs that give their level tables (about a minute less
+#                    of a lent GPU's time; quick still runs both)
 #   --allow-no-gpu   without a GPU, run everything anyway (the cuda cases are
 #                    then skipped entries and the cuda GPU test is skipped);
 #                    for checking this script itself. It still exits 3.
@@ -32,20 +35,21 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-usage() { sed -n '15,28p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
-force=0 allow_no_gpu=0 out="" prebuilt=""
+usage() { sed -n '15,32p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+force=0 allow_no_gpu=0 cuda_only=0 out="" prebuilt=""
 while [ $# -gt 0 ]; do
   arg=$1
   shift
   case "$arg" in
     --force) force=1 ;;
     --allow-no-gpu) allow_no_gpu=1 ;;
+    --cuda-only) cuda_only=1 ;;
     --prebuilt)
       [ $# -gt 0 ] || { echo "gpu-check: --prebuilt needs a BUILDDIR" >&2; usage; }
       prebuilt=$1
       shift ;;
     --prebuilt=*) prebuilt=${arg#--prebuilt=} ;;
-    -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "gpu-check: unknown option '$arg'" >&2; usage ;;
     *) [ -z "$out" ] || { echo "gpu-check: one OUTDIR only ('$out', then '$arg')" >&2; usage; }
        out=$arg ;;
@@ -149,10 +153,10 @@ cuda_sampling=(--max-time 0.5)
 run quick suites/quick.toml 120 --backends naive,cuda
 run attention-cuda suites/attention.toml 150 --backends cuda "${cuda_sampling[@]}"
 # Names show S:<n> when seq_q = seq_kv, Sq:1 for the decode cases.
-run attention-naive suites/attention.toml 90 --backends naive "${naive_sampling[@]}" \
+[ $cuda_only -eq 1 ] || run attention-naive suites/attention.toml 90 --backends naive "${naive_sampling[@]}" \
   --benchmark_filter='/(S:128|Sq:1)/'
 run gemm-cuda suites/gemm.toml 120 --backends cuda "${cuda_sampling[@]}"
-run gemm-naive suites/gemm.toml 60 --backends naive "${naive_sampling[@]}" --benchmark_filter='/M:(1|16|512)/'
+[ $cuda_only -eq 1 ] || run gemm-naive suites/gemm.toml 60 --backends naive "${naive_sampling[@]}" --benchmark_filter='/M:(1|16|512)/'
 
 step "merge, compare --by backend, report, summary"
 # One set per suite: the naive and cuda parts merged (opbench merge checks

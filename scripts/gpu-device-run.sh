@@ -4,20 +4,26 @@
 #
 # usage: bash gpu-device-run.sh OUTDIR [gpu-check options, e.g. --allow-no-gpu]
 #   The tarball is gpu-bundle.tar.xz beside this script, or $GPU_BUNDLE.
-#   OUTDIR receives (8 files, for the device tool's $OUT):
+#   OUTDIR receives (at most 8 files, for the device tool's $OUT):
 #     host.txt      OS, CPU, nvidia-smi, which CUDA/cuDNN libraries load
-#     machine.txt   `opbench machine` (the host's figures)
-#     gpu-check.log gpu-check's console and exit status, and the direct
-#                   runs of the cuda tests where `meson test` could not run
-#     summary.md, levels.md   gpu-check's
-#     gpu-check.tgz everything gpu-check wrote (sets/, logs/, report.html)
-#   Environment: GC_LIMIT (s, default 430) bounds gpu-check; WORK (default
-#   /tmp/opb-gpu) is where the tarball is unpacked. STEPS (default check):
-#   `check` runs gpu-check; `direct` runs scripts/cuda-direct-compare.sh
-#   (opbench's cuda backend beside the direct cuBLASLt/cuDNN program; its
-#   options from DIRECT_ARGS, e.g. "--cache both"), which adds direct.md
-#   (opbench/direct per shape) and direct.tgz to OUTDIR, bounded by
-#   DIRECT_LIMIT (s, default 420); `check,direct` runs both.
+#     machine.txt   `opbench machine` (the host's figures and, on a GPU, the
+#                   device roofs it measures; cached for the steps after it)
+#     run.log       each step's console tail and exit status
+#     summary.md, levels.md   gpu-check's; direct.md   cuda-direct-compare's
+#     all.tgz       everything the steps wrote (sets, logs, report), packed
+#                   again after each step, so a call killed at its time
+#                   limit still returns every step that finished
+#   Environment: STEPS (default check): the steps, comma-separated, run in
+#   the order given:
+#     check    scripts/gpu-check.sh (its options are this script's after
+#              OUTDIR), bounded by GC_LIMIT (s, default 430);
+#     direct   scripts/cuda-direct-compare.sh (opbench's cuda backend beside
+#              the direct cuBLASLt/cuDNN program; options from DIRECT_ARGS,
+#              e.g. "--cache both"), bounded by DIRECT_LIMIT (s, default 420);
+#     decoder  the Llama-3-8B-shaped decoders of suites/models/
+#              model-decoders.toml on cuda (each level), bounded by
+#              DECODER_LIMIT (s, default 120).
+#   WORK (default /tmp/opb-gpu) is where the tarball is unpacked.
 # The build directory holds absolute paths (the checkout it was built in,
 # x/ROOT): that path is made a symlink to the unpacked tree. Where it exists
 # as a real directory (the machine that built it), the run is refused unless
@@ -73,6 +79,10 @@ opbench=build-gpu/harness/opbench
   for b in $opbench build-gpu/backends/*/opbench-backend-*.so build-gpu/tests/backends/cuda/cuda_gpu_test; do
     echo "-- $b"; ldd "$b" | grep -E 'cud|cublas|nvrtc|not found'
   done
+  echo "== CUPTI and NVML (the kernel timeline, clocks and power)"
+  ls -d /usr/local/cuda/extras/CUPTI/lib64/libcupti.so* /usr/local/cuda/lib64/libcupti.so* 2>&1 | head -n 4
+  ldconfig -p | grep -E 'libcupti|libnvidia-ml' | head -n 4
+  echo "== nvidia-smi clocks"; nvidia-smi -q -d CLOCK,POWER,PERFORMANCE 2>&1 | grep -v '^$' | head -n 60
   echo "== opbench --version"; $opbench --version
   echo "== opbench list (at 100 columns)"; COLUMNS=100 $opbench list
 } > "$outd/host.txt" 2>&1
@@ -83,44 +93,73 @@ mkdir -p "$OPBENCH_CACHE_DIR"
 { timeout 120 $opbench machine; echo "rc=$?"; } > "$outd/machine.txt" 2>&1
 
 rc=0
-case ",${STEPS:-check}," in
-  *,direct,*)
-    log "cuda-direct-compare --prebuilt build-gpu ${DIRECT_ARGS:-}"
-    dc=$work/direct
-    # shellcheck disable=SC2086 # DIRECT_ARGS is a list of options
-    timeout "${DIRECT_LIMIT:-420}" scripts/cuda-direct-compare.sh --prebuilt build-gpu ${DIRECT_ARGS:-} "$dc" \
-      > "$outd/direct.log" 2>&1
-    drc=$?
-    echo "cuda-direct-compare rc=$drc at $((SECONDS - t0)) s" | tee -a "$outd/direct.log"
-    cp "$dc/compare.md" "$outd/direct.md" 2>/dev/null
-    tar -czf "$outd/direct.tgz" -C "$work" direct 2>/dev/null
-    rc=$drc ;;
-esac
-case ",${STEPS:-check}," in
-  *,check,*) ;;
-  *) log "done, STEPS=${STEPS:-check}, rc=$rc"; exit $rc ;;
-esac
+work_out=$work/out
+mkdir -p "$work_out"
+# pack: everything so far into OUTDIR/all.tgz, written aside and renamed.
+pack() {
+  tar -czf "$outd/all.tgz.new" -C "$work" out 2>/dev/null && mv "$outd/all.tgz.new" "$outd/all.tgz"
+}
+# step_done NAME RC: its status into run.log; a failed step sets the exit.
+step_done() {
+  echo "$1 rc=$2 at $((SECONDS - t0)) s" | tee -a "$outd/run.log"
+  [ "$2" -eq 0 ] || [ $rc -ne 0 ] || rc=$2
+  pack
+}
 
-log "gpu-check --prebuilt build-gpu $*"
-gc=$work/gpu-check
-timeout "${GC_LIMIT:-430}" scripts/gpu-check.sh "$@" --prebuilt build-gpu "$gc" > "$outd/gpu-check.log" 2>&1
-grc=$?
-echo "gpu-check rc=$grc at $((SECONDS - t0)) s" | tee -a "$outd/gpu-check.log"
-[ $grc -eq 0 ] || rc=$grc
+run_check() {
+  local gc=$work_out/gpu-check
+  timeout "${GC_LIMIT:-430}" scripts/gpu-check.sh "$@" --prebuilt build-gpu "$gc" > "$work_out/gpu-check.log" 2>&1
+  local grc=$?
+  tail -n 30 "$work_out/gpu-check.log" >> "$outd/run.log"
+  # If meson test itself could not run (Meson on this Python, say), the cuda
+  # tests' own binaries still say whether the backend works.
+  if ! grep -q '^Ok:' "$gc/logs/cuda-tests.log" 2>/dev/null; then
+    mkdir -p "$gc/logs"
+    local plugin=$root/build-gpu/backends/cuda/opbench-backend-cuda.so t
+    for t in cuda_planning_test cuda_rope_quant_test cuda_roof_plan_test cuda_plugin_load_test cuda_gpu_test; do
+      local args=()
+      case $t in cuda_planning_test | cuda_rope_quant_test | cuda_roof_plan_test) ;; *) args=("$plugin") ;; esac # host-only tests take no plugin
+      timeout 300 build-gpu/tests/backends/cuda/$t "${args[@]}" > "$gc/logs/direct-$t.log" 2>&1
+      echo "meson test did not run: direct $t rc=$? (logs/direct-$t.log)" | tee -a "$outd/run.log"
+    done
+  fi
+  cp "$gc/summary.md" "$gc/levels.md" "$outd/" 2>/dev/null
+  return $grc
+}
 
-# If meson test itself could not run (Meson on this Python, say), the cuda
-# tests' own binaries still say whether the backend works.
-if ! grep -q '^Ok:' "$gc/logs/cuda-tests.log" 2>/dev/null; then
-  mkdir -p "$gc/logs"
-  plugin=$root/build-gpu/backends/cuda/opbench-backend-cuda.so
-  for t in cuda_planning_test cuda_rope_quant_test cuda_roof_plan_test cuda_plugin_load_test cuda_gpu_test; do
-    args=()
-    case $t in cuda_planning_test | cuda_rope_quant_test | cuda_roof_plan_test) ;; *) args=("$plugin") ;; esac # host-only tests take no plugin
-    timeout 300 build-gpu/tests/backends/cuda/$t "${args[@]}" > "$gc/logs/direct-$t.log" 2>&1
-    echo "meson test did not run: direct $t rc=$? (logs/direct-$t.log)" | tee -a "$outd/gpu-check.log"
-  done
-fi
-cp "$gc/summary.md" "$gc/levels.md" "$outd/" 2>/dev/null
-tar -czf "$outd/gpu-check.tgz" -C "$work" gpu-check 2>/dev/null
-log "done, gpu-check rc=$rc" | tee -a "$outd/gpu-check.log"
+run_direct() {
+  local dc=$work_out/direct
+  # shellcheck disable=SC2086 # DIRECT_ARGS is a list of options
+  timeout "${DIRECT_LIMIT:-420}" scripts/cuda-direct-compare.sh --prebuilt build-gpu ${DIRECT_ARGS:-} "$dc" \
+    > "$work_out/direct.log" 2>&1
+  local drc=$?
+  tail -n 20 "$work_out/direct.log" >> "$outd/run.log"
+  cp "$dc/compare.md" "$outd/direct.md" 2>/dev/null
+  return $drc
+}
+
+# The Llama-3-8B-shaped decoders (2 layers of the model's shapes), every
+# level of the suite, on cuda: prefill and decode tokens/s, checked layer by
+# layer against naive.
+run_decoder() {
+  local d=$work_out/decoder
+  mkdir -p "$d"
+  timeout "${DECODER_LIMIT:-120}" "$opbench" run suites/models/model-decoders.toml --backends cuda \
+    --benchmark_filter='llama-3-8b' --no-progress --out "$d/llama-3-8b-decoders.json" > "$d/run.log" 2>&1
+  local drc=$?
+  tail -n 25 "$d/run.log" >> "$outd/run.log"
+  return $drc
+}
+
+IFS=, read -r -a steps <<< "${STEPS:-check}"
+for s in "${steps[@]}"; do
+  log "step $s" | tee -a "$outd/run.log"
+  case $s in
+    check) run_check "$@"; step_done check $? ;;
+    direct) run_direct; step_done direct $? ;;
+    decoder) run_decoder; step_done decoder $? ;;
+    *) echo "gpu-device-run: unknown step '$s' (check, direct, decoder)" | tee -a "$outd/run.log"; rc=2 ;;
+  esac
+done
+log "done, STEPS=${STEPS:-check}, rc=$rc" | tee -a "$outd/run.log"
 exit $rc

@@ -56,7 +56,23 @@ std::vector<RoofGemm> roof_gemm_sweep() {
         {OPB_ROOF_TENSOR, OPB_DTYPE_BF16, 4096}, {OPB_ROOF_TENSOR, OPB_DTYPE_BF16, 8192},
         {OPB_ROOF_TENSOR, OPB_DTYPE_BF16, 16384}, {OPB_ROOF_TENSOR, OPB_DTYPE_F16, 4096},
         {OPB_ROOF_TENSOR, OPB_DTYPE_F16, 8192}, {OPB_ROOF_TENSOR, OPB_DTYPE_F16, 16384},
+        {OPB_ROOF_TENSOR, OPB_DTYPE_F8_E4M3, 4096}, {OPB_ROOF_TENSOR, OPB_DTYPE_F8_E4M3, 8192},
+        {OPB_ROOF_TENSOR, OPB_DTYPE_F8_E4M3, 16384},
+        {OPB_ROOF_TENSOR, OPB_DTYPE_S8, 8192},   {OPB_ROOF_TENSOR, OPB_DTYPE_S8, 16384},
     };
+}
+
+int roof_operand_bytes(int32_t dtype) {
+    switch (dtype) {
+    case OPB_DTYPE_F32: return 4;
+    case OPB_DTYPE_BF16:
+    case OPB_DTYPE_F16: return 2;
+    default: return 1; // e4m3, s8
+    }
+}
+
+int roof_output_bytes(int32_t dtype) {
+    return dtype == OPB_DTYPE_F32 || dtype == OPB_DTYPE_S8 ? 4 : 2; // fp8: bf16 out
 }
 
 int gemm_repetitions(double flop, double rate_guess, double seconds) {

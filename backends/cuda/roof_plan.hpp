@@ -30,13 +30,19 @@ struct Datasheet {
 // operands and the unit that runs them.
 struct RoofGemm {
     int32_t unit;  // OPB_ROOF_SIMT or OPB_ROOF_TENSOR
-    int32_t dtype; // OPB_DTYPE_F32 (TENSOR: TF32), BF16, F16
+    int32_t dtype; // OPB_DTYPE_F32 (TENSOR: TF32), BF16, F16, F8_E4M3, S8
     int64_t n;
 };
 // The sweep, largest shapes last: a few shapes per roof, each large enough
 // to fill an H100's SMs, small enough (<= 8192^3 f32: 768 MiB) for any
-// data-centre GPU. FP8 and INT8 are not in it yet (backends/cuda/README.md).
+// data-centre GPU. FP8 (e4m3, bf16 out) and INT8 (s32 out) run cuBLASLt's
+// TN layout, the one both take on Hopper.
 [[nodiscard]] std::vector<RoofGemm> roof_gemm_sweep();
+// Bytes of one operand element (A and B) and of one output element (D) of
+// the sweep's GEMM in `dtype`: f32 4/4, bf16 2/2, f16 2/2, fp8 1/2 (bf16
+// out), s8 1/4 (s32 out).
+[[nodiscard]] int roof_operand_bytes(int32_t dtype);
+[[nodiscard]] int roof_output_bytes(int32_t dtype);
 // Repetitions of a GEMM of `flop` work to fill `seconds` at `rate_guess`
 // FLOP/s: at least 3, at most 10,000.
 [[nodiscard]] int gemm_repetitions(double flop, double rate_guess, double seconds);

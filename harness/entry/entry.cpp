@@ -163,6 +163,8 @@ EntryFacts Entry::bottleneck_facts() const {
         f.device_seconds = result.repetitions.front().device_seconds_per_call;
     if (!result.repetitions.empty() && result.repetitions.front().host_seconds_per_call >= 0)
         f.host_seconds = result.repetitions.front().host_seconds_per_call;
+    if (!result.repetitions.empty() && result.repetitions.front().wall_seconds_per_call >= 0)
+        f.wall_seconds = result.repetitions.front().wall_seconds_per_call;
     f.case_threads = settings().threads;
     f.cold_cache = settings().cache == CacheState::cold;
     return f;

@@ -69,7 +69,9 @@ nlohmann::json summary_json(const RepetitionRecord &r) {
             {"clock_share", known_or_null(r.clock_share)},
             {"throttled", r.throttled},
             {"host_time_per_call",
-             r.host_seconds_per_call >= 0 ? nlohmann::json(r.host_seconds_per_call) : nlohmann::json(nullptr)}};
+             r.host_seconds_per_call >= 0 ? nlohmann::json(r.host_seconds_per_call) : nlohmann::json(nullptr)},
+            {"wall_time_per_call",
+             r.wall_seconds_per_call >= 0 ? nlohmann::json(r.wall_seconds_per_call) : nlohmann::json(nullptr)}};
 }
 
 namespace {

@@ -262,8 +262,11 @@ std::optional<Bottleneck> launch_verdict(const EntryFigures &e) {
 }
 
 // 3. Sync-bound: the device timer shows the device idle for most of the call.
-std::optional<Bottleneck> sync_verdict(const EntryFigures &e, const BottleneckThresholds &t, double s) {
+// The call is the host's wall time where it was recorded beside the device
+// timer (whose time is then the median itself).
+std::optional<Bottleneck> sync_verdict(const EntryFigures &e, const BottleneckThresholds &t, double median) {
     Bottleneck b;
+    const double s = e.wall_seconds && *e.wall_seconds > 0 ? *e.wall_seconds : median;
     if (e.is_gpu && e.device_seconds && *e.device_seconds > 0) {
         const double busy = std::min(1.0, *e.device_seconds / s);
         if (busy < t.device_busy_min) {
@@ -283,8 +286,11 @@ std::optional<Bottleneck> sync_verdict(const EntryFigures &e, const BottleneckTh
 }
 
 // 3. Allocation churn: heap allocations in the timed call, at an estimated cost.
+// Not for a device-timed entry: the host's allocations are not in its device
+// time, and a host too slow to keep up is what launch-bound says.
 std::optional<Bottleneck> allocation_verdict(const EntryFigures &e, const BottleneckThresholds &t, double s) {
     Bottleneck b;
+    if (e.is_gpu && e.device_seconds) return std::nullopt;
     if (e.allocs >= 1) {
         const double bw = e.peaks ? e.peaks->bytes_per_s : 10e9;
         const double estimate = e.allocs * t.alloc_seconds_each + e.alloc_bytes / bw;

@@ -101,6 +101,9 @@ struct EntryFigures {
     double alloc_bytes = 0;               // heap bytes allocated per call
     std::optional<double> device_seconds; // device timer's time per call
     std::optional<double> host_seconds;   // the host's time inside execute per call (ABI 1.5)
+    // The host's wall time per call, from the launch to the end of its wait:
+    // recorded beside a device timer, whose time is then `seconds`.
+    std::optional<double> wall_seconds;
     std::string above_roof_cause;         // the run's Roofline::above_roof_cause ("" none)
 };
 

@@ -267,6 +267,32 @@ std::string rate_text(const DeviceRoof &r, double v) {
     if (!(v > 0)) return "-";
     return r.is_bandwidth() ? fmt::format("{:.0f} GB/s", v / 1e9) : fmt::format("{:.1f} T/s", v / 1e12);
 }
+
+std::string_view strip_prefix(std::string_view s, std::string_view prefix) {
+    return s.substr(0, prefix.size()) == prefix ? s.substr(prefix.size()) : s;
+}
+
+// `text` in lines of at most `width` columns, each indented by `indent`,
+// broken at spaces (a word longer than a line keeps its line).
+std::vector<std::string> indented_lines(std::string_view text, std::size_t indent, std::size_t width) {
+    std::vector<std::string> out;
+    std::string line(indent, ' ');
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        std::size_t end = text.find(' ', pos);
+        if (end == std::string_view::npos) end = text.size();
+        const std::string_view word = text.substr(pos, end - pos);
+        if (line.size() > indent && line.size() + 1 + word.size() > width) {
+            out.push_back(line);
+            line.assign(indent, ' ');
+        }
+        if (line.size() > indent) line += ' ';
+        line += word;
+        pos = end + 1;
+    }
+    if (line.size() > indent) out.push_back(line);
+    return out;
+}
 } // namespace
 
 std::vector<std::string> device_roofs_lines(const DeviceRoofs &roofs) {
@@ -276,6 +302,13 @@ std::vector<std::string> device_roofs_lines(const DeviceRoofs &roofs) {
     lines.push_back(fmt::format("  {:<12} {:>12} {:>12} {:>6} {:>6}  {}", "roof", "measured", "datasheet", "share",
                                 "MHz", "method"));
     for (const auto &r : roofs.roofs) {
+        if (!(r.measured > 0)) { // its reason whole, on lines of its own
+            lines.push_back(fmt::format("  {:<12} {:>12} {:>12} {:>6} {:>6}  {}", r.label(), "-",
+                                        rate_text(r, r.datasheet), "-", "-", "not measured:"));
+            for (std::string &l : indented_lines(strip_prefix(r.method, "not measured: "), 4, 100))
+                lines.push_back(std::move(l));
+            continue;
+        }
         const std::string share = r.datasheet > 0 && r.measured > 0 ? fmt::format("{:.0f}%", 100 * r.measured / r.datasheet) : "-";
         std::string line = fmt::format("  {:<12} {:>12} {:>12} {:>6} {:>6.0f}  {}", r.label(), rate_text(r, r.measured),
                                        rate_text(r, r.datasheet), share, r.sm_clock_mhz, r.method);

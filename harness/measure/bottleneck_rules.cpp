@@ -37,6 +37,7 @@ EntryFigures entry_figures(const EntryFacts &e, const RunFacts &run, double seco
     f.above_roof_cause = e.above_roof_cause;
     f.device_seconds = e.device_seconds;
     f.host_seconds = e.host_seconds;
+    f.wall_seconds = e.wall_seconds;
     const auto be = run.backends.find(e.backend);
     const nlohmann::json &context = be == run.backends.end() ? nlohmann::json() : be->second;
     const nlohmann::json &info = json_member(context, "info");

@@ -27,6 +27,7 @@ struct EntryFacts {
     std::string above_roof_cause;                // the roofline's ("" none)
     std::optional<double> device_seconds;        // the device timer's time per call
     std::optional<double> host_seconds;          // the host's time inside execute per call (ABI 1.5)
+    std::optional<double> wall_seconds;          // the host's wall time per call, launch to wait's end (device timer)
     int case_threads = 0;                        // the `threads` setting (0: every CPU)
     bool cold_cache = false;                     // measured with a cold cache: bytes come from DRAM
 };

@@ -160,7 +160,7 @@ RepetitionRecord Recipe::measure_once() {
 
     NoiseCriterion criterion(settings_.noise, settings_.min_time, settings_.max_time,
                              static_cast<std::size_t>(std::max(1, settings_.min_samples)));
-    std::vector<double> samples, device_samples, host_samples;
+    std::vector<double> samples, wall_samples, host_samples;
     double cpu_total = 0.0;
     auto sample_until_done = [&] {
         const double wall_start = clock.now();
@@ -183,7 +183,10 @@ RepetitionRecord Recipe::measure_once() {
             const double t1 = clock.now();
             const double cpu1 = clock.cpu_now();
             const double host = device_timer ? work_.host_timer_seconds() : -1;
-            const double sample = std::max(0.0, t1 - t0);
+            // A device timer's reading is the sample (as nvbench takes it): the
+            // host's wall time adds launch and wake-up jitter (docs/measurement.md).
+            const double wall = std::max(0.0, t1 - t0);
+            const double sample = dev >= 0 ? dev : wall;
             if (extra) { // a profiler's recorded sample: in no statistic
                 obs->on_sample_end(samples.size(), sample / calls);
                 obs->on_sample_excluded(samples.size());
@@ -191,7 +194,7 @@ RepetitionRecord Recipe::measure_once() {
                 continue;
             }
             cpu_total += cpu1 - cpu0;
-            if (dev >= 0) device_samples.push_back(dev / calls);
+            if (dev >= 0) wall_samples.push_back(wall / calls);
             if (host >= 0) host_samples.push_back(host / calls);
             criterion.add(sample);
             samples.push_back(sample / calls);
@@ -216,7 +219,10 @@ RepetitionRecord Recipe::measure_once() {
         rec.target_met = criterion.target_met();
         rec.timed_out = criterion.timed_out();
         rec.cpu_seconds_per_call = cpu_total / (double(rec.summary.n) * calls);
-        if (!device_samples.empty()) rec.device_seconds_per_call = summarize(device_samples).median;
+        if (!wall_samples.empty()) {
+            rec.device_seconds_per_call = rec.summary.median;
+            rec.wall_seconds_per_call = summarize(wall_samples).median;
+        }
         if (!host_samples.empty()) rec.host_seconds_per_call = summarize(host_samples).median;
         record_starvation(rec, queue, sampling_wall);
         record_clock(rec, device_clock, work_.sustained_clock_mhz());

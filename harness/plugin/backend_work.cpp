@@ -107,8 +107,7 @@ double BackendWork::host_timer_seconds() { return device_host_seconds(be_); }
 
 double BackendWork::sustained_clock_mhz() {
     if (sustained_mhz_ < 0) {
-        const auto id = device_identity(be_);
-        sustained_mhz_ = id ? id->sustained_mhz : 0;
+        sustained_mhz_ = opbench::sustained_clock_mhz(be_);
     }
     return sustained_mhz_;
 }

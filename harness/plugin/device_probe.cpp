@@ -73,7 +73,21 @@ std::optional<DeviceRoofs> measure_device_roofs(const BackendInstance &be) {
     if (be.api().measure_roofs(be.handle(), keep_roof, &roofs) != OPB_OK)
         throw std::runtime_error(be.name() + ": measure_roofs failed: " + be.api().last_error(be.handle()));
     roofs.measure_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    // Asked again: a plugin reports the clock its sweep left the device at
+    // as the sustained one only once it has run the sweep.
+    if (auto id = device_identity(be)) roofs.sustained_mhz = id->sustained_mhz;
     return roofs;
+}
+
+double sustained_clock_mhz(const BackendInstance &be, const std::filesystem::path &dir) {
+    const auto id = device_identity(be);
+    if (!id) return 0;
+    if (!id->uuid.empty() && cache_dir_problem(dir).empty())
+        if (auto cached = load_device_roofs(device_roofs_cache_path(dir, id->uuid, id->driver, id->max_mhz), id->uuid,
+                                            id->driver, id->max_mhz);
+            cached && cached->sustained_mhz > 0)
+            return cached->sustained_mhz;
+    return id->sustained_mhz;
 }
 
 std::optional<CachedDeviceRoofs> load_or_measure_device_roofs(const BackendInstance &be,

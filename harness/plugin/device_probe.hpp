@@ -24,6 +24,14 @@ struct DeviceIdentity {
 // device_clocks' answer; nullopt when the plugin has no such entry or it failed.
 [[nodiscard]] std::optional<DeviceIdentity> device_identity(const BackendInstance &be);
 
+// The clock a repetition's is judged against (measure/throttle.hpp): the
+// sustained clock of this device's cached roofs (the clock the roofs' GEMM
+// sweep left it at), where `dir` holds them; else the instance's own
+// device_clocks answer (its boost ceiling when it never ran the sweep, as a
+// worker process does not); 0 when the plugin gives neither.
+[[nodiscard]] double sustained_clock_mhz(const BackendInstance &be,
+                                         const std::filesystem::path &dir = machine_cache_dir());
+
 // Runs measure_roofs (slow: up to a minute on a GPU); nullopt when the plugin
 // has no such entry. Throws std::runtime_error with the plugin's message
 // when the entry fails.

@@ -109,6 +109,8 @@ EntryFacts entry_facts(const nlohmann::json &entry) {
         f.device_seconds = stats["device_time_per_call"].get<double>();
     if (stats.is_object() && stats.contains("host_time_per_call") && stats["host_time_per_call"].is_number())
         f.host_seconds = stats["host_time_per_call"].get<double>();
+    if (stats.is_object() && stats.contains("wall_time_per_call") && stats["wall_time_per_call"].is_number())
+        f.wall_seconds = stats["wall_time_per_call"].get<double>();
     const nlohmann::json &settings = json_member(entry, "settings");
     f.case_threads = settings.is_object() ? settings.value("threads", 0) : 0;
     f.cold_cache = json_member(settings, "cache") == "cold";

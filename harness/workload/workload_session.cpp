@@ -82,8 +82,7 @@ public:
     // issue 41): a phase whose clock fell is measured again, or `throttled`.
     double sustained_clock_mhz() override {
         if (sustained_mhz_ < 0) {
-            const auto id = device_identity(be_);
-            sustained_mhz_ = id ? id->sustained_mhz : 0;
+            sustained_mhz_ = opbench::sustained_clock_mhz(be_);
         }
         return sustained_mhz_;
     }

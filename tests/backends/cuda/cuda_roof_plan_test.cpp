@@ -36,8 +36,22 @@ TEST(RoofPlan, TheSweepCoversEachRoofWithAtLeastTwoShapes) {
         EXPECT_LE(g.n * g.n * 4 * 3, int64_t(3) << 30); // three f32 n x n matrices within 3 GiB
     }
     for (auto roof : {std::pair{int(OPB_ROOF_SIMT), int(OPB_DTYPE_F32)}, {OPB_ROOF_TENSOR, OPB_DTYPE_F32},
-                      {OPB_ROOF_TENSOR, OPB_DTYPE_BF16}, {OPB_ROOF_TENSOR, OPB_DTYPE_F16}})
+                      {OPB_ROOF_TENSOR, OPB_DTYPE_BF16}, {OPB_ROOF_TENSOR, OPB_DTYPE_F16},
+                      {OPB_ROOF_TENSOR, OPB_DTYPE_F8_E4M3}, {OPB_ROOF_TENSOR, OPB_DTYPE_S8}})
         EXPECT_GE(roofs.count(roof), 2u) << roof.first << "/" << roof.second;
+}
+
+TEST(RoofPlan, EachSweepDtypeHasItsOperandAndOutputSizes) {
+    // A and B in the dtype; D in f32 (f32 and TF32), the dtype (bf16, f16),
+    // bf16 (FP8: cuBLASLt's FP8 kernels write bf16) or s32 (s8).
+    EXPECT_EQ(roof_operand_bytes(OPB_DTYPE_F32), 4);
+    EXPECT_EQ(roof_output_bytes(OPB_DTYPE_F32), 4);
+    EXPECT_EQ(roof_operand_bytes(OPB_DTYPE_BF16), 2);
+    EXPECT_EQ(roof_output_bytes(OPB_DTYPE_F16), 2);
+    EXPECT_EQ(roof_operand_bytes(OPB_DTYPE_F8_E4M3), 1);
+    EXPECT_EQ(roof_output_bytes(OPB_DTYPE_F8_E4M3), 2);
+    EXPECT_EQ(roof_operand_bytes(OPB_DTYPE_S8), 1);
+    EXPECT_EQ(roof_output_bytes(OPB_DTYPE_S8), 4);
 }
 
 TEST(RoofPlan, RepetitionsFillTheTimeWithinBounds) {

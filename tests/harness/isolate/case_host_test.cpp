@@ -166,7 +166,8 @@ TEST(CaseHost, RecordsKeepTheirKeysOnTheWire) {
                                   "device_seconds_per_call", "host_seconds_per_call", "involuntary_switches",
                                   "power_watts", "process", "remeasured", "run_queue_wait_seconds", "run_queue_waits",
                                   "sample_times", "sm_clock_mhz", "starved", "starved_share", "summary", "target_met",
-                                  "temperature_c", "threads_ran", "throttled", "timed_out", "unit_seconds"}));
+                                  "temperature_c", "threads_ran", "throttled", "timed_out", "unit_seconds",
+                                  "wall_seconds_per_call"}));
     EXPECT_EQ(keys(json(PreparationRecord{})),
               (std::vector<std::string>{"batch_probe_seconds", "calls_per_sample", "check_error", "warmup_calls"}));
     EXPECT_EQ(keys(json(MemoryFigures{})),

@@ -183,6 +183,36 @@ TEST(Analyse, SyncBoundWhenTheDeviceIsMostlyIdle) {
     EXPECT_EQ(b.description.find("CPU"), std::string::npos);
 }
 
+// A device-timed entry's median is its device time: whether the device
+// idles is read against the host's wall time per call recorded beside it.
+TEST(Analyse, SyncBoundReadsTheWallTimeBesideADeviceTimedMedian) {
+    EntryFigures e = elementwise_add(10e-6); // the median: the device's 10 us
+    e.is_gpu = true;
+    e.backend = "cuda";
+    e.peaks = RoofPeaks{60e12, 3e12, "device"};
+    e.device_seconds = 10e-6;
+    EXPECT_NE(analyse(e).kind, "sync-bound") << "no wall time: busy 100% of its own median";
+    e.wall_seconds = 100e-6;
+    const Bottleneck b = analyse(e);
+    EXPECT_EQ(b.kind, "sync-bound");
+    EXPECT_NEAR(b.utilisation, 0.1, 1e-12);
+}
+
+// Host allocations are not in a device timer's time; the host's own cost is
+// launch-bound's to name.
+TEST(Analyse, ADeviceTimedEntryIsNeverAllocationChurn) {
+    EntryFigures e = elementwise_add(10e-6);
+    e.is_gpu = true;
+    e.backend = "cuda";
+    e.peaks = RoofPeaks{60e12, 3e12, "device"};
+    e.device_seconds = 10e-6;
+    e.allocs = 2500;
+    e.alloc_bytes = 1.7 * 1024 * 1024;
+    EXPECT_NE(analyse(e).kind, "allocation-churn");
+    e.device_seconds.reset(); // a GPU plugin without a device timer: its wall time holds them
+    EXPECT_EQ(analyse(e).kind, "allocation-churn");
+}
+
 TEST(Analyse, GpuWithoutDevicePeaksHasNoRooflineVerdict) {
     EntryFigures e = elementwise_add(1e-3);
     e.is_gpu = true;

@@ -102,6 +102,31 @@ TEST(DeviceRoofs, MachineLinesShowDatasheetBesideMeasuredWithin100Columns) {
     EXPECT_NE(lines[7].find("l2"), std::string::npos) << lines[7];
 }
 
+// A roof the plugin could not measure (its GEMM refused) says so with its
+// reason whole, on 100-column lines of its own, and judges no entry.
+TEST(DeviceRoofs, AnUnmeasuredRoofShowsItsReasonWrapped) {
+    DeviceRoofs roofs = h100_like();
+    DeviceRoof fp8;
+    fp8.unit = RoofUnit::tensor;
+    fp8.dtype = "f8e4m3";
+    fp8.datasheet = 1978.9e12;
+    fp8.method = "not measured: roof GEMM f8e4m3 cublasLtMatmul: CUBLAS_STATUS_NOT_SUPPORTED: the requested "
+                 "functionality is not supported";
+    roofs.roofs.push_back(fp8);
+    const auto lines = device_roofs_lines(roofs);
+    std::string text; // the lines joined by spaces: the reason's words in order
+    for (const auto &l : lines) {
+        EXPECT_LE(l.size(), 100u) << l;
+        text += (text.empty() ? "" : " ") + l.substr(l.find_first_not_of(' '));
+    }
+    EXPECT_NE(text.find("tensor f8e4m3"), std::string::npos) << text;
+    EXPECT_NE(text.find("not measured: roof GEMM f8e4m3 cublasLtMatmul: CUBLAS_STATUS_NOT_SUPPORTED: the requested "
+                        "functionality is not supported"),
+              std::string::npos)
+        << text;
+    EXPECT_EQ(roofs.find(RoofUnit::tensor, "f8e4m3"), nullptr) << "an unmeasured roof judges nothing";
+}
+
 // A GPU backend's context as the run records it: device kind gpu, and the
 // roofs its plugin measured (plugin/device_probe.hpp add_device_roofs).
 nlohmann::json gpu_context(bool with_roofs) {

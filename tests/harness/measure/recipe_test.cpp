@@ -261,8 +261,9 @@ TEST(Recipe, DeviceTimerPerCall) {
 }
 
 // The device's end mark is made right behind the last call, before the
-// host waits: the wait is host time, never device time.
-TEST(Recipe, DeviceTimerStopsBeforeTheHostWaits) {
+// host waits: the wait is host (wall) time, never device time. The device's
+// time is the sample: the median, the noise and the entry's time per call.
+TEST(Recipe, DeviceTimerStopsBeforeTheHostWaitsAndIsTheSample) {
     FakeClock clock;
     FakeWork work(clock, 2e-3);
     work.device_timer = true;
@@ -271,7 +272,20 @@ TEST(Recipe, DeviceTimerStopsBeforeTheHostWaits) {
     (void)recipe.prepare(pass);
     const RepetitionRecord r = recipe.measure_repetition();
     EXPECT_DOUBLE_EQ(r.device_seconds_per_call, 2e-3);
-    EXPECT_GT(r.summary.median, 2e-3) << "the host's time per call includes its wait";
+    EXPECT_DOUBLE_EQ(r.summary.median, 2e-3) << "the sample is the device's time";
+    EXPECT_NEAR(r.wall_seconds_per_call, 3e-3, 1e-12) << "the host's wall time per call includes its wait";
+}
+
+TEST(Recipe, WithoutADeviceTimerTheSampleIsWallTime) {
+    FakeClock clock;
+    FakeWork work(clock, 2e-3);
+    work.sync_seconds = 1e-3;
+    Recipe recipe(work, quick(), {&clock, nullptr, 0.0});
+    (void)recipe.prepare(pass);
+    const RepetitionRecord r = recipe.measure_repetition();
+    EXPECT_NEAR(r.summary.median, 3e-3, 1e-12);
+    EXPECT_LT(r.device_seconds_per_call, 0);
+    EXPECT_LT(r.wall_seconds_per_call, 0);
 }
 
 TEST(Recipe, RunMakesTheSettingsRepetitions) {
