@@ -16,6 +16,10 @@
 //   OPBENCH_FAKEGPU_CLOCK_MHZ   the SM clock every repetition reads (default
 //                               1500, the sustained clock: never throttled;
 //                               900 is below 85% of it: throttled)
+// As the cuda plugin, device_clocks reports the ceiling (1980 MHz) as the
+// sustained clock until this process has run measure_roofs, then 1500: a
+// worker process reading its own answer would judge 1500 throttled (76%);
+// the harness reads the cached roofs' 1500 instead (device_probe.hpp).
 //   OPBENCH_FAKEGPU_ROOFS       "fail": measure_roofs fails (the run says why)
 //   OPBENCH_FAKEGPU_DEVICE_SHARE set (a share, e.g. 0.5): the plugin has a
 //                               device timer and host time (timer_start,
@@ -60,10 +64,12 @@ opb_status fg_device_info(opb_backend *b, opb_device_info *out) {
     return s;
 }
 
+bool g_swept = false; // measure_roofs ran in this process
+
 opb_status fg_device_clocks(opb_backend *, opb_device_clocks *out) {
     std::snprintf(out->uuid, sizeof out->uuid, "GPU-fixture-0000");
     std::snprintf(out->driver, sizeof out->driver, "0.0.fixture");
-    out->sustained_mhz = 1500;
+    out->sustained_mhz = g_swept ? 1500 : 1980;
     out->max_mhz = 1980;
     return OPB_OK;
 }
@@ -90,6 +96,7 @@ opb_status fg_measure_roofs(opb_backend *, opb_roof_fn fn, void *user) {
     roof(fn, user, OPB_ROOF_TENSOR, OPB_DTYPE_BF16, 1e6, 0);
     roof(fn, user, OPB_ROOF_TENSOR, OPB_DTYPE_S8, 5e6, 0);
     roof(fn, user, OPB_ROOF_DRAM, -1, 1e6, 1e18);
+    g_swept = true;
     return OPB_OK;
 }
 
