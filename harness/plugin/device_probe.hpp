@@ -24,7 +24,7 @@ struct DeviceIdentity {
 // device_clocks' answer; nullopt when the plugin has no such entry or it failed.
 [[nodiscard]] std::optional<DeviceIdentity> device_identity(const BackendInstance &be);
 
-// The clock a repetition's is judged against (measure/throttle.hpp): the
+// The clock a repetition's SM clock is judged against (measure/throttle.hpp): the
 // sustained clock of this device's cached roofs (the clock the roofs' GEMM
 // sweep left it at), where `dir` holds them; else the instance's own
 // device_clocks answer (its boost ceiling when it never ran the sweep, as a
