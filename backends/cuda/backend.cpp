@@ -986,6 +986,19 @@ opb_status time_roof_gemm(CudaBackend *c, RoofGemmRun &g, double flop, double &r
     return st;
 }
 
+// A roof record of (unit, dtype) with this device's datasheet figure; the
+// caller fills measured, the clock and the method.
+opb_device_roof roof_record(const CudaBackend *c, int32_t unit, int32_t dtype) {
+    opb_device_roof r;
+    std::memset(&r, 0, sizeof r);
+    r.struct_size = sizeof r;
+    r.abi_version = OPB_ABI_VERSION;
+    r.unit = unit;
+    r.dtype = dtype;
+    r.datasheet = datasheet_figure(find_datasheet(c->prop.name), unit, dtype);
+    return r;
+}
+
 // One roof from the GEMM sweep: the best rate over the sweep's shapes of
 // (unit, dtype). A shape cuBLASLt refuses is logged and passed over (on an
 // H200, 2026-11-28, FP8 at n = 8192 or 16384 came back NOT_SUPPORTED); the
@@ -1016,14 +1029,8 @@ opb_status measure_gemm_roof(CudaBackend *c, int32_t unit, int32_t dtype, opb_ro
     }
     if (!(best > 0)) return last_failure;
     if (unit == OPB_ROOF_TENSOR && dtype == OPB_DTYPE_BF16 && best_mhz > 0) c->sustained_mhz = best_mhz;
-    opb_device_roof r;
-    std::memset(&r, 0, sizeof r);
-    r.struct_size = sizeof r;
-    r.abi_version = OPB_ABI_VERSION;
-    r.unit = unit;
-    r.dtype = dtype;
+    opb_device_roof r = roof_record(c, unit, dtype);
     r.measured = best;
-    r.datasheet = datasheet_figure(find_datasheet(c->prop.name), unit, dtype);
     r.sm_clock_mhz = best_mhz;
     std::snprintf(r.method, sizeof r.method, "cuBLASLt GEMM%s, random operands, best n^3 at n=%lld, 0.5 s each",
                   dtype == OPB_DTYPE_F8_E4M3 || dtype == OPB_DTYPE_S8 ? " (TN)" : "", static_cast<long long>(best_n));
@@ -1033,13 +1040,7 @@ opb_status measure_gemm_roof(CudaBackend *c, int32_t unit, int32_t dtype, opb_ro
 
 // A roof the sweep could not measure: measured 0, its method the error.
 void report_unmeasured_roof(CudaBackend *c, int32_t unit, int32_t dtype, opb_roof_fn fn, void *user) {
-    opb_device_roof r;
-    std::memset(&r, 0, sizeof r);
-    r.struct_size = sizeof r;
-    r.abi_version = OPB_ABI_VERSION;
-    r.unit = unit;
-    r.dtype = dtype;
-    r.datasheet = datasheet_figure(find_datasheet(c->prop.name), unit, dtype);
+    opb_device_roof r = roof_record(c, unit, dtype);
     // The method field holds 95 characters of the reason; the log has it whole.
     c->log(OPB_LOG_WARN, "device roof not measured: " + c->error);
     std::snprintf(r.method, sizeof r.method, "not measured: %s", c->error.c_str());
@@ -1049,14 +1050,8 @@ void report_unmeasured_roof(CudaBackend *c, int32_t unit, int32_t dtype, opb_roo
 opb_status report_bandwidth(CudaBackend *c, int32_t unit, uint64_t bytes, opb_roof_fn fn, void *user) {
     const Bandwidth bw = measure_triad(bytes, 20, c->stream);
     if (!bw.error.empty()) return c->fail(OPB_ERR_DEVICE, bw.error);
-    opb_device_roof r;
-    std::memset(&r, 0, sizeof r);
-    r.struct_size = sizeof r;
-    r.abi_version = OPB_ABI_VERSION;
-    r.unit = unit;
-    r.dtype = -1;
+    opb_device_roof r = roof_record(c, unit, -1);
     r.measured = bw.bytes_per_second;
-    r.datasheet = datasheet_figure(find_datasheet(c->prop.name), unit, -1);
     std::snprintf(r.method, sizeof r.method, "triad over %llu MiB, best of 20",
                   static_cast<unsigned long long>(bytes >> 20));
     fn(user, &r);
