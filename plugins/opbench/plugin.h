@@ -35,7 +35,7 @@ extern "C" {
 /* ---- versions and the entry symbol ------------------------------------- */
 
 #define OPB_ABI_VERSION_MAJOR 1
-#define OPB_ABI_VERSION_MINOR 5
+#define OPB_ABI_VERSION_MINOR 6
 #define OPB_ABI_VERSION ((uint32_t)((OPB_ABI_VERSION_MAJOR << 16) | OPB_ABI_VERSION_MINOR))
 #define OPB_ABI_MAJOR(v) ((uint32_t)(v) >> 16)
 #define OPB_ABI_MINOR(v) ((uint32_t)(v)&0xffffu)
@@ -327,6 +327,33 @@ typedef struct opb_clock_reading {
     uint64_t throttle_reasons; /* NVML's clock-event reasons mask; 0 = none or unknown */
 } opb_clock_reading;
 
+/* ---- ABI 1.6: the kernel timeline (issue 42) ---------------------------- */
+
+/* What one activity record is. */
+typedef enum opb_activity_kind {
+    OPB_ACTIVITY_KERNEL = 0, /* a kernel */
+    OPB_ACTIVITY_MEMCPY = 1, /* a copy the device's engines made */
+    OPB_ACTIVITY_MEMSET = 2
+} opb_activity_kind;
+
+/* One piece of device work recorded between activity_begin and activity_end
+ * (ABI 1.6). Every record of one window is on one device clock. */
+typedef struct opb_activity {
+    uint32_t struct_size;
+    uint32_t abi_version;
+    int32_t kind;      /* opb_activity_kind */
+    int32_t call;      /* the execute call that launched it, counted from 0 at activity_begin; -1 = unknown */
+    uint64_t start_ns; /* on the device's activity clock (ns) */
+    uint64_t end_ns;   /* same clock; >= start_ns */
+    uint32_t stream;   /* the stream's id; 0 = unknown */
+    uint32_t reserved;
+    const char *name;  /* the kernel's (demangled) name, "memcpy HtoD", ...; valid during the callback only */
+    const char *scope; /* the plugin's profiling scope it was launched in ("qk"); NULL = none. Same lifetime */
+} opb_activity;
+
+/* Called once per record by activity_end, in start order; the host copies what it keeps. */
+typedef void (*opb_activity_fn)(void *user, const opb_activity *activity);
+
 /* Callback for backend-specific key/value facts (library versions,
  * dispatched ISA, compute capability...). Strings are copied by the host. */
 typedef void (*opb_info_fn)(void *user, const char *key, const char *value);
@@ -425,6 +452,20 @@ typedef struct opb_backend_api {
      * (the launches' own cost) since the last timer_start, read after
      * timer_stop. Host default: no host time per call is recorded. */
     opb_status (*timer_host_seconds)(opb_backend *b, double *seconds);
+
+    /* ---- ABI 1.6, appended: the kernel timeline (issue 42). A host reads
+     * these only through OPB_API_HAS: a 1.5 table ends before them. ---- */
+
+    /* (optional, NULL allowed; both or neither) Record the device's activity
+     * (kernels, copies) of this instance: activity_begin before a profiled
+     * sample's first execute (execute calls are counted from 0 from here);
+     * activity_end after the host's synchronize flushes what was recorded,
+     * calls `fn` once per record in start order and stops recording. Either
+     * returns OPB_ERR_UNAVAILABLE with the reason in last_error when the
+     * device or its profiler refuses ("CUPTI: insufficient privileges"):
+     * the host says so once and carries on. Host default: no timeline. */
+    opb_status (*activity_begin)(opb_backend *b);
+    opb_status (*activity_end)(opb_backend *b, opb_activity_fn fn, void *user);
 } opb_backend_api;
 
 /* Whether `api` (a plugin's table) holds the optional entry `field`: its

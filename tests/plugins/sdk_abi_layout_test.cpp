@@ -88,7 +88,8 @@ TEST(AbiLayout, Version1_5AppendsFiveOptionalEntriesAfterFlushCache) {
     // measure_roofs, clock_begin, clock_end, timer_host_seconds.
     EXPECT_EQ(offsetof(opb_backend_api, device_clocks), 40u + 20 * sizeof(void *));
     EXPECT_EQ(offsetof(opb_backend_api, timer_host_seconds), 40u + 24 * sizeof(void *));
-    EXPECT_EQ(sizeof(opb_backend_api), 40u + 25 * sizeof(void *));
+    // The 1.5 table ended there; 1.6 appends (the test below).
+    EXPECT_EQ(offsetof(opb_backend_api, activity_begin), 40u + 25 * sizeof(void *));
     EXPECT_EQ(offsetof(opb_device_roof, abi_version), 4u);
     EXPECT_EQ(offsetof(opb_device_clocks, abi_version), 4u);
     EXPECT_EQ(offsetof(opb_clock_reading, abi_version), 4u);
@@ -96,6 +97,32 @@ TEST(AbiLayout, Version1_5AppendsFiveOptionalEntriesAfterFlushCache) {
     EXPECT_EQ(OPB_DTYPE_S8, 3);
     EXPECT_EQ(OPB_DTYPE_U8, 4);
     EXPECT_EQ(OPB_DTYPE_F8_E4M3, 5);
+}
+
+TEST(AbiLayout, Version1_6AppendsTheKernelTimelineAfterTimerHostSeconds) {
+    // 1.6 (issue 42): activity_begin / activity_end, and the record they hand over.
+    EXPECT_EQ(offsetof(opb_backend_api, activity_begin), 40u + 25 * sizeof(void *));
+    EXPECT_EQ(offsetof(opb_backend_api, activity_end), 40u + 26 * sizeof(void *));
+    EXPECT_EQ(sizeof(opb_backend_api), 40u + 27 * sizeof(void *));
+    EXPECT_EQ(offsetof(opb_activity, abi_version), 4u);
+    EXPECT_EQ(offsetof(opb_activity, start_ns), 16u);
+    EXPECT_EQ(offsetof(opb_activity, stream), 32u);
+    EXPECT_EQ(offsetof(opb_activity, name), 40u);
+    EXPECT_EQ(OPB_ACTIVITY_KERNEL, 0);
+}
+
+namespace {
+opb_status any_activity_begin(opb_backend *) { return OPB_OK; }
+} // namespace
+
+TEST(AbiLayout, ATable1_5HasNoKernelTimeline) {
+    opb_backend_api api{};
+    api.activity_begin = any_activity_begin;
+    api.struct_size = sizeof api;
+    EXPECT_TRUE(OPB_API_HAS(&api, activity_begin));
+    // A 1.5 table ends after timer_host_seconds.
+    api.struct_size = static_cast<uint32_t>(offsetof(opb_backend_api, activity_begin));
+    EXPECT_FALSE(OPB_API_HAS(&api, activity_begin));
 }
 
 namespace {
