@@ -11,6 +11,7 @@
 #include "device_roofs.hpp"
 #include "int8_gemm.hpp"
 #include "kernels.hpp"
+#include "nvml_reader.hpp"
 #include "planning.hpp"
 #include "rope_quant.hpp"
 #include "roof_kernels.hpp"
@@ -120,6 +121,8 @@ struct CudaBackend : sdk::BackendBase {
     double last_sample_host_seconds = 0; // host_in_execute of the last timed sample
     double sustained_mhz = 0;   // the SM clock under the roofs' GEMM sweep; 0 until measured
     DeviceBuffer probe_buffer;  // the clock probe's per-SM cycles and nanoseconds
+    std::unique_ptr<NvmlReader> nvml; // loaded on first use (nvmlInit takes a while)
+    uint64_t nvml_reasons = 0;        // the clock-event reasons at clock_begin
     uint64_t workspace_limit = 0;
     DeviceBuffer flush_buffer;
 
@@ -127,6 +130,7 @@ struct CudaBackend : sdk::BackendBase {
     std::unordered_map<void *, uint64_t> allocations;
 
     void init();
+    const NvmlReader &nvml_reader();
     opb_status device_alloc(uint64_t bytes, DeviceBuffer &out, bool is_workspace, const char *what);
     void device_free(DeviceBuffer &buf, bool is_workspace);
     opb_status prepare_gemm(const GemmPlan &g, LtGemm &out, const char *what);
@@ -191,6 +195,13 @@ void CudaBackend::init() {
         cudnnDestroy(cudnn);
         cudnn = nullptr;
     }
+}
+
+const NvmlReader &CudaBackend::nvml_reader() {
+    if (!nvml)
+        nvml = std::make_unique<NvmlReader>(default_nvml_candidates(),
+                                            uuid_string(reinterpret_cast<const unsigned char *>(prop.uuid.bytes)));
+    return *nvml;
 }
 
 CudaBackend::~CudaBackend() {
@@ -849,11 +860,15 @@ opb_status cuda_device_clocks(opb_backend *b, opb_device_clocks *out) {
 
 opb_status cuda_clock_begin(opb_backend *b) {
     auto *c = self(b);
-    return check_usable(c);
+    if (auto st = check_usable(c); st != OPB_OK) return st;
+    c->nvml_reasons = c->nvml_reader().reasons();
+    return OPB_OK;
 }
 
 // The clock right after the repetition's last sample (the probe runs after
 // the host synchronized): a clock that fell under the load is still down.
+// NVML (when it loads) gives power and temperature at the end and the
+// clock-event reasons of the start and the end OR-ed.
 opb_status cuda_clock_end(opb_backend *b, opb_clock_reading *out) {
     auto *c = self(b);
     return sdk::guarded(c, [&]() -> opb_status {
@@ -869,9 +884,10 @@ opb_status cuda_clock_end(opb_backend *b, opb_clock_reading *out) {
             probe_sm_clock(sms, static_cast<unsigned long long *>(c->probe_buffer.ptr), c->stream);
         if (!p.error.empty()) return c->fail(OPB_ERR_DEVICE, p.error);
         out->sm_clock_mhz = p.mhz;
-        out->power_watts = -1;      // NVML not loaded (README.md)
-        out->temperature_c = -1000; // likewise
-        out->throttle_reasons = 0;
+        const NvmlSample s = c->nvml_reader().read();
+        out->power_watts = s.power_watts;
+        out->temperature_c = s.temperature_c;
+        out->throttle_reasons = c->nvml_reasons | s.clock_event_reasons;
         return OPB_OK;
     });
 }
@@ -1112,6 +1128,8 @@ void cuda_info(opb_backend *b, opb_info_fn fn, void *user) {
         put("sm_clock_mhz", std::to_string(c->clock_khz / 1000));
         put("memory_clock_mhz", std::to_string(c->memory_clock_khz / 1000));
         put("memory_bus_width_bits", std::to_string(p.memoryBusWidth));
+        // Where power, temperature and clock-event reasons come from, or why none.
+        put("nvml", c->nvml_reader().status());
         // The device's own roofs for the host's bottleneck analysis (never the CPU's).
         const DevicePeaks peaks = theoretical_peaks(p.major, p.minor, p.multiProcessorCount, c->clock_khz,
                                                     c->memory_clock_khz, p.memoryBusWidth);
