@@ -31,6 +31,8 @@ public:
     void on_sample_begin(std::size_t i, int calls) override { inner_.on_sample_begin(i, calls); }
     void on_sample_end(std::size_t i, double s) override { inner_.on_sample_end(i, s); }
     void on_sample_excluded(std::size_t i) override { inner_.on_sample_excluded(i); }
+    void on_counted_calls_begin() override { inner_.on_counted_calls_begin(); }
+    void on_counted_calls_end(int calls) override { inner_.on_counted_calls_end(calls); }
 
 private:
     RecipeObserver &inner_;

@@ -200,6 +200,9 @@ public:
                 o.reply["failure"].at("reason").get<std::string>()};
         auto record = o.reply.at("record").get<RepetitionRecord>();
         record.process = process_index_;
+        // A batch the activation left to the first sample (recipe.hpp) is
+        // known now, for the case's later processes.
+        if (first_calls_per_sample_ <= 0) first_calls_per_sample_ = record.calls_per_sample;
         return record;
     }
 
@@ -306,7 +309,7 @@ private:
     double timeout_ = 0;
     int repetitions_in_process_ = 0; // of the active case, in the current worker
     int process_index_ = 0;          // which worker of the pool runs the active case (0-based)
-    int first_calls_per_sample_ = 0; // the batch the active case's activation chose
+    int first_calls_per_sample_ = 0; // the batch the active case's first process chose; 0: not yet
     std::chrono::steady_clock::time_point started_;
     std::atomic<bool> interrupted_{false};
 };

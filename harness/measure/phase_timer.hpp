@@ -23,6 +23,12 @@ public:
     void on_sample_begin(std::size_t index, int calls) override;
     void on_sample_end(std::size_t index, double seconds_per_call) override;
     void on_sample_excluded(std::size_t index) override;
+    void on_counted_calls_begin() override {
+        if (next_) next_->on_counted_calls_begin();
+    }
+    void on_counted_calls_end(int calls) override {
+        if (next_) next_->on_counted_calls_end(calls);
+    }
 
     // Seconds spent in `phase` so far, over all its occurrences (0 if never).
     [[nodiscard]] double seconds(std::string_view phase) const;

@@ -43,6 +43,7 @@ void record_clock(RepetitionRecord &rec, const ClockReading &clock, double susta
     rec.sm_clock_mhz = clock.sm_clock_mhz > 0 ? clock.sm_clock_mhz : -1;
     rec.power_watts = clock.power_watts;
     rec.temperature_c = clock.temperature_c;
+    rec.clock_event_reasons = clock.throttle_reasons;
     rec.clock_share = throttle.clock_share;
     rec.throttled = throttle.throttled;
 }
@@ -90,12 +91,13 @@ PreparationRecord Recipe::prepare(const Verifier &verify) {
         if (!verdict.passed) throw MeasureFailure{CaseStatus::failed, verdict.reason};
     }
 
-    // At least one call: the first call often pays for lazy setup. The
-    // last one is timed: when a call came before it (the checked one or
-    // another warm-up), it is warm and serves as the batch probe below (a
-    // call of its own cost 1.2 s on a 4096 x 11008 layer; issue 44).
+    // settings.warmup calls (at least one: the first pays for lazy setup)
+    // before the first sample, in every worker process alike: the checked
+    // call is the process's first, so it counts among them (a call of its
+    // own cost 1.2 s on gemm's 4096 x 11008 layer; issue 44).
     const bool checked = static_cast<bool>(verify);
-    rec.warmup_calls = std::max(1, settings_.warmup);
+    const int calls_before_sampling = std::max(1, settings_.warmup);
+    rec.warmup_calls = calls_before_sampling - (checked ? 1 : 0);
     MeasureClock &clock = *options_.clock;
     double last_warmup_seconds = 0;
     in_phase(phase::warmup, [&] {
@@ -108,27 +110,23 @@ PreparationRecord Recipe::prepare(const Verifier &verify) {
     });
 
     // Batch tiny ops so the clock's own cost stays under 1% of a sample;
-    // never in a cold-cache run, where every call must start cold.
+    // never in a cold-cache run, where every call must start cold. The
+    // batch comes from a warm call: the last before sampling when a call
+    // came before it, else the first sample (measure_once).
     in_phase(phase::choose_batch, [&] {
         if (settings_.cache == CacheState::cold) {
             rec.calls_per_sample = 1;
-            return;
-        }
-        if (options_.known_calls_per_sample > 0) {
+        } else if (options_.known_calls_per_sample > 0) {
             rec.calls_per_sample = options_.known_calls_per_sample;
-            return;
-        }
-        if (checked || rec.warmup_calls >= 2) {
+        } else if (calls_before_sampling >= 2) {
             rec.batch_probe_seconds = last_warmup_seconds;
+            rec.calls_per_sample = opbench::calls_per_sample(rec.batch_probe_seconds, options_.timer_overhead);
         } else {
-            const double t0 = clock.now();
-            work_.execute();
-            work_.synchronize();
-            rec.batch_probe_seconds = clock.now() - t0;
+            rec.calls_per_sample = 0; // chosen by the first sample
+            batch_from_first_sample_ = true;
         }
-        rec.calls_per_sample = opbench::calls_per_sample(rec.batch_probe_seconds, options_.timer_overhead);
     });
-    calls_per_sample_ = rec.calls_per_sample;
+    calls_per_sample_ = std::max(1, rec.calls_per_sample);
     prepared_ = true;
     return rec;
 }
@@ -150,13 +148,51 @@ RepetitionRecord Recipe::measure_repetition() {
     return rec;
 }
 
+// One sample: `calls` executions between the clocks' reads. `counted`
+// opens the observer's counted-calls window around the executions only.
+Recipe::SampleReading Recipe::take_sample(int calls, bool counted) {
+    MeasureClock &clock = *options_.clock;
+    RecipeObserver *obs = options_.observer;
+    const bool device_timer = work_.has_device_timer();
+    if (counted && obs) obs->on_counted_calls_begin();
+    if (device_timer) work_.device_timer_start();
+    const double cpu0 = clock.cpu_now();
+    const double t0 = clock.now();
+    for (int k = 0; k < calls; ++k) work_.execute();
+    // The device's end mark goes in right behind the last call: made
+    // after the host's wait, it timed the wake-up and the mark's own
+    // launch too (microseconds, a share of a 10 us kernel's time).
+    const double dev = device_timer ? work_.device_timer_stop() : -1;
+    work_.synchronize();
+    const double t1 = clock.now();
+    const double cpu1 = clock.cpu_now();
+    SampleReading r;
+    r.host = device_timer ? work_.host_timer_seconds() : -1;
+    if (counted && obs) obs->on_counted_calls_end(calls);
+    r.cpu = cpu1 - cpu0;
+    r.wall = std::max(0.0, t1 - t0);
+    r.device = dev;
+    // A device timer's reading is the sample (as nvbench takes it): the
+    // host's wall time adds launch and wake-up jitter (docs/measurement.md).
+    r.sample = dev >= 0 ? dev : r.wall;
+    return r;
+}
+
+// The batch from the first sample (of one call) when no warm call came
+// before sampling. False when the call is too short for the clock alone:
+// that sample was only the probe, and the batch starts with the next.
+bool Recipe::first_sample_keeps_its_batch(double wall_seconds) {
+    batch_from_first_sample_ = false;
+    calls_per_sample_ = opbench::calls_per_sample(wall_seconds, options_.timer_overhead);
+    return calls_per_sample_ == 1;
+}
+
 RepetitionRecord Recipe::measure_once() {
     if (!prepared_) throw MeasureFailure{CaseStatus::failed, "internal: measure_repetition before prepare"};
     MeasureClock &clock = *options_.clock;
     RecipeObserver *obs = options_.observer;
     const bool cold = settings_.cache == CacheState::cold;
-    const bool device_timer = work_.has_device_timer();
-    const int calls = calls_per_sample_;
+    int calls = calls_per_sample_;
 
     NoiseCriterion criterion(settings_.noise, settings_.min_time, settings_.max_time,
                              static_cast<std::size_t>(std::max(1, settings_.min_samples)));
@@ -171,33 +207,22 @@ RepetitionRecord Recipe::measure_once() {
             // An extra sample never leaves a repetition without a counted
             // one: past the stopping rule, the next sample counts regardless.
             const bool extra = obs && obs->sample_is_extra() && !(samples.empty() && criterion.done());
-            if (device_timer) work_.device_timer_start();
-            const double cpu0 = clock.cpu_now();
-            const double t0 = clock.now();
-            for (int k = 0; k < calls; ++k) work_.execute();
-            // The device's end mark goes in right behind the last call: made
-            // after the host's wait, it timed the wake-up and the mark's own
-            // launch too (microseconds, a share of a 10 us kernel's time).
-            const double dev = device_timer ? work_.device_timer_stop() : -1;
-            work_.synchronize();
-            const double t1 = clock.now();
-            const double cpu1 = clock.cpu_now();
-            const double host = device_timer ? work_.host_timer_seconds() : -1;
-            // A device timer's reading is the sample (as nvbench takes it): the
-            // host's wall time adds launch and wake-up jitter (docs/measurement.md).
-            const double wall = std::max(0.0, t1 - t0);
-            const double sample = dev >= 0 ? dev : wall;
-            if (extra) { // a profiler's recorded sample: in no statistic
-                obs->on_sample_end(samples.size(), sample / calls);
-                obs->on_sample_excluded(samples.size());
+            const bool counted_window = !extra && !counted_calls_seen_;
+            counted_calls_seen_ = counted_calls_seen_ || counted_window;
+            const SampleReading r = take_sample(calls, counted_window);
+            const bool probe_only = !extra && batch_from_first_sample_ && !first_sample_keeps_its_batch(r.wall);
+            if (extra || probe_only) { // a profiler's recorded sample, or the batch's probe: in no statistic
+                if (obs) obs->on_sample_end(samples.size(), r.sample / calls);
+                if (obs) obs->on_sample_excluded(samples.size());
+                calls = calls_per_sample_;
                 criterion.note_wall_time(clock.now() - wall_start);
                 continue;
             }
-            cpu_total += cpu1 - cpu0;
-            if (dev >= 0) wall_samples.push_back(wall / calls);
-            if (host >= 0) host_samples.push_back(host / calls);
-            criterion.add(sample);
-            samples.push_back(sample / calls);
+            cpu_total += r.cpu;
+            if (r.device >= 0) wall_samples.push_back(r.wall / calls);
+            if (r.host >= 0) host_samples.push_back(r.host / calls);
+            criterion.add(r.sample);
+            samples.push_back(r.sample / calls);
             if (obs) obs->on_sample_end(samples.size() - 1, samples.back());
             criterion.note_wall_time(clock.now() - wall_start);
         } while (!criterion.done() || samples.empty());

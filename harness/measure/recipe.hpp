@@ -107,6 +107,13 @@ public:
     // statistic (sample_is_extra, unless the recipe had to count it): what
     // an observer gathered for that sample alone can be dropped too.
     virtual void on_sample_excluded(std::size_t /*index*/) {}
+    // Around the executions of the first sample that is not extra, once per
+    // prepared recipe (no clock is read between them): warm calls of the
+    // work as it is measured, where the memory observer counts the
+    // allocations a call makes. The warm-up's first call pays for lazy
+    // setup, and it may be the only call before sampling.
+    virtual void on_counted_calls_begin() {}
+    virtual void on_counted_calls_end(int /*calls*/) {}
 };
 
 struct RecipeOptions {
@@ -115,10 +122,9 @@ struct RecipeOptions {
     // Cost of bracketing one sample with the clock (measure_timer_overhead()),
     // for choosing the batch; 0 means no batching.
     double timer_overhead = 0;
-    // > 0: the batch (calls per sample) is this, and no probe call chooses
+    // > 0: the batch (calls per sample) is this, and nothing probes for
     // it: a case's later worker process takes the one its first process
-    // chose, for the same code and inputs (isolate/case_host.cpp). A probe
-    // of gemm's largest layer is a whole 1-2 s call (issue 44: measuring share).
+    // chose, for the same code and inputs (isolate/case_host.cpp).
     int known_calls_per_sample = 0;
 };
 
@@ -127,8 +133,13 @@ public:
     Recipe(MeasuredWork &work, const MeasureSettings &settings, RecipeOptions options = {});
 
     // prepare -> check (when `verify` is set) -> warm up -> choose batch.
-    // Throws MeasureFailure from the work, or with the verifier's reason
-    // when the check fails (nothing is then timed).
+    // settings.warmup calls (at least 1) come before the first sample, the
+    // checked call among them. The batch comes from the last of them when a
+    // call came before it (it is warm), else from the first sample: the
+    // record's calls_per_sample is then 0 until measure_repetition() has
+    // chosen it (calls_per_sample()). Throws MeasureFailure from the work,
+    // or with the verifier's reason when the check fails (nothing is then
+    // timed).
     PreparationRecord prepare(const Verifier &verify);
 
     // sample until the stopping rule (settings' NoiseCriterion, wall-clock
@@ -154,11 +165,20 @@ private:
     template <class F>
     auto in_phase(std::string_view name, F &&f);
     RepetitionRecord measure_once();
+    struct SampleReading {
+        double sample = 0; // the device timer's seconds, else the wall clock's
+        double wall = 0, cpu = 0;
+        double device = -1, host = -1; // < 0: no device timer
+    };
+    SampleReading take_sample(int calls, bool counted);
+    bool first_sample_keeps_its_batch(double wall_seconds);
 
     MeasuredWork &work_;
     MeasureSettings settings_;
     RecipeOptions options_;
     int calls_per_sample_ = 1;
+    bool batch_from_first_sample_ = false; // no warm call before sampling: the first sample probes
+    bool counted_calls_seen_ = false;      // on_counted_calls_begin/end have been called
     bool prepared_ = false;
     StackOffsets stack_offsets_; // a stack layout per repetition
 };

@@ -20,12 +20,23 @@ void MemoryObserver::on_phase_end(std::string_view phase) {
     if (phase == phase::warmup) warmup_after_ = alloc_snapshot();
 }
 
+void MemoryObserver::on_counted_calls_begin() { counted_before_ = alloc_snapshot(); }
+
+void MemoryObserver::on_counted_calls_end(int calls) {
+    counted_after_ = alloc_snapshot();
+    counted_calls_ = calls;
+}
+
 void MemoryObserver::finish(const PreparationRecord &preparation, uint64_t workspace_bytes) {
     MemoryFigures &m = figures_;
     m.workspace_bytes = workspace_bytes;
-    const double calls = double(std::max(1, preparation.warmup_calls));
-    m.allocs_per_call = double(warmup_after_.calls - warmup_before_.calls) / calls;
-    m.alloc_bytes_per_call = double(warmup_after_.bytes - warmup_before_.bytes) / calls;
+    // Warm calls as measured; the warm-up's, when no sample was taken.
+    const bool counted = counted_calls_ > 0;
+    const AllocCounters &before = counted ? counted_before_ : warmup_before_;
+    const AllocCounters &after = counted ? counted_after_ : warmup_after_;
+    const double calls = double(std::max(1, counted ? counted_calls_ : preparation.warmup_calls));
+    m.allocs_per_call = double(after.calls - before.calls) / calls;
+    m.alloc_bytes_per_call = double(after.bytes - before.bytes) / calls;
     opb_memory_stats ms{};
     ms.struct_size = sizeof ms;
     ms.abi_version = OPB_ABI_VERSION;

@@ -57,6 +57,12 @@ public:
     void on_sample_end(std::size_t index, double seconds_per_call) override;
     [[nodiscard]] bool sample_is_extra() const override { return recorded_; }
     void on_sample_excluded(std::size_t index) override;
+    void on_counted_calls_begin() override {
+        if (next_) next_->on_counted_calls_begin();
+    }
+    void on_counted_calls_end(int calls) override {
+        if (next_) next_->on_counted_calls_end(calls);
+    }
 
 private:
     ProfileSession &session_;

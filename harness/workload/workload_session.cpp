@@ -105,8 +105,8 @@ private:
 };
 
 // The memory figures of an op case (MemoryObserver), plus the allocations the
-// plugin reported through on_alloc during the warm-up calls. The decode
-// steps of a sample kept out of the statistics (a profiler's recorded one)
+// plugin reported through on_alloc during the counted calls (recipe.hpp).
+// The decode steps of a sample kept out of the statistics (a profiler's recorded one)
 // are dropped from the step times too. Each phase is told to `on_phase`
 // first (the worker reports it to its parent, for a fault's message).
 class WorkloadSession::Observer final : public RecipeObserver {
@@ -119,14 +119,20 @@ public:
     void on_phase_begin(std::string_view phase) override {
         if (on_phase_) on_phase_(phase);
         memory.on_phase_begin(phase);
-        if (phase == phase::warmup) backend_allocs_before = be_.accounting().alloc_calls;
     }
-    void on_phase_end(std::string_view phase) override {
-        memory.on_phase_end(phase);
-        if (phase == phase::warmup) backend_allocs_after = be_.accounting().alloc_calls;
+    void on_phase_end(std::string_view phase) override { memory.on_phase_end(phase); }
+    void on_counted_calls_begin() override {
+        memory.on_counted_calls_begin();
+        backend_allocs_before = be_.accounting().alloc_calls;
+    }
+    void on_counted_calls_end(int calls) override {
+        memory.on_counted_calls_end(calls);
+        backend_allocs_after = be_.accounting().alloc_calls;
+        counted_calls = calls;
     }
     MemoryObserver memory;
     uint64_t backend_allocs_before = 0, backend_allocs_after = 0;
+    int counted_calls = 0; // the calls between the two counts (0: none yet)
 
 private:
     BackendInstance &be_;
@@ -227,7 +233,7 @@ std::pair<MemoryFigures, WorkloadTail> WorkloadSession::finish() {
     tail.kv_cache_bytes = run_->footprint().kv_cache;
     tail.kv_bytes_per_token = run_->kv_bytes_per_token();
     tail.backend_allocs_per_call = double(observer_->backend_allocs_after - observer_->backend_allocs_before) /
-                                   double(std::max(1, preparation_.warmup_calls));
+                                   double(std::max(1, observer_->counted_calls));
     // Component shares from the component spans: the run's recorded samples
     // when it profiles, else scoped calls after the timed repetitions (not
     // in them): up to 5, within about max_time.

@@ -104,28 +104,114 @@ TEST(Recipe, WarmupCountsAreTheSettingAndAtLeastOne) {
         MeasureSettings s = quick();
         s.warmup = warmup;
         Recipe recipe(work, s, {&clock, nullptr, 0.0});
-        const PreparationRecord p = recipe.prepare({}); // no check: only warm-up and the batch probe execute
+        const PreparationRecord p = recipe.prepare({}); // no check: only warm-up calls execute
         EXPECT_EQ(p.warmup_calls, std::max(1, warmup));
-        // The last of two or more warm-up calls is warm: it is the batch
-        // probe; after a single (possibly cold) one, the probe is a call of its own.
-        EXPECT_EQ(work.executes, warmup >= 2 ? warmup : 2) << "warm-up calls, and a probe only after one";
-        EXPECT_DOUBLE_EQ(p.batch_probe_seconds, 1e-3);
+        EXPECT_EQ(work.executes, std::max(1, warmup)) << "no probe call of its own";
+        // The last of two or more calls is warm: it is the batch probe.
+        // After a single (cold) one, the first sample chooses the batch.
+        EXPECT_DOUBLE_EQ(p.batch_probe_seconds, warmup >= 2 ? 1e-3 : 0.0);
+        EXPECT_EQ(p.calls_per_sample, warmup >= 2 ? 1 : 0);
     }
 }
 
-// Issue 44: the checked call is the first, so the last warm-up call is warm
-// and is the batch probe: no call of its own (1.2 s a process on a 4096 x
-// 11008 layer). Its time chooses the batch as the probe's did.
+// Issue 44: every worker process makes settings.warmup calls before its
+// first sample, the checked call among them (it is the process's first, and
+// pays for lazy setup as a warm-up call does). A call of its own cost 1.2 s
+// a case on gemm's 4096 x 11008 layer.
+TEST(Recipe, TheCheckedCallIsOneOfTheWarmupCalls) {
+    for (int warmup : {1, 2, 5}) {
+        FakeClock clock;
+        FakeWork work(clock, 1e-3);
+        MeasureSettings s = quick();
+        s.warmup = warmup;
+        Recipe recipe(work, s, {&clock, nullptr, 0.0});
+        const PreparationRecord p = recipe.prepare(pass);
+        EXPECT_EQ(work.executes, warmup) << "calls before sampling, the checked one included";
+        EXPECT_EQ(p.warmup_calls, warmup - 1) << "warm-up calls after the checked one";
+    }
+}
+
+// After the check, the last warm-up call is warm: it is the batch probe, no
+// call of its own. Its time chooses the batch as the probe's did.
 TEST(Recipe, AfterTheCheckTheLastWarmupCallIsTheBatchProbe) {
     FakeClock clock;
     FakeWork work(clock, 1e-6);
     MeasureSettings s = quick();
-    s.warmup = 1;
+    s.warmup = 2;
     Recipe recipe(work, s, {&clock, nullptr, 1e-6});
     const PreparationRecord p = recipe.prepare(pass);
     EXPECT_EQ(work.executes, 2) << "the checked call and one warm-up call, no probe call";
     EXPECT_DOUBLE_EQ(p.batch_probe_seconds, 1e-6);
     EXPECT_EQ(p.calls_per_sample, calls_per_sample(1e-6, 1e-6));
+}
+
+// With no warm call before sampling (warmup = 1), the first sample, of one
+// call, chooses the batch. A call too short for the clock alone makes that
+// sample the probe only (in no statistic); a long one keeps it.
+TEST(Recipe, WithoutAWarmCallTheFirstSampleChoosesTheBatch) {
+    MeasureSettings s = quick();
+    s.warmup = 1;
+    {
+        FakeClock clock;
+        FakeWork work(clock, 1e-6);
+        Recipe recipe(work, s, {&clock, nullptr, 1e-6});
+        EXPECT_EQ(recipe.prepare(pass).calls_per_sample, 0) << "0: chosen by the first sample";
+        const RepetitionRecord r = recipe.measure_repetition();
+        const int batch = calls_per_sample(1e-6, 1e-6);
+        EXPECT_EQ(r.calls_per_sample, batch);
+        EXPECT_EQ(recipe.calls_per_sample(), batch);
+        EXPECT_EQ(work.executes, 1 + 1 + batch * static_cast<int>(r.summary.n))
+            << "the checked call, the probe sample, then whole batches";
+        const RepetitionRecord again = recipe.measure_repetition();
+        EXPECT_EQ(again.calls_per_sample, batch) << "later repetitions keep the batch";
+    }
+    {
+        FakeClock clock;
+        FakeWork work(clock, 1e-3);
+        Recipe recipe(work, s, {&clock, nullptr, 1e-6});
+        (void)recipe.prepare(pass);
+        const RepetitionRecord r = recipe.measure_repetition();
+        EXPECT_EQ(r.calls_per_sample, 1);
+        EXPECT_EQ(work.executes, 1 + static_cast<int>(r.summary.n)) << "the first sample counts";
+    }
+}
+
+// The memory observer counts allocations over the first counted sample's
+// calls: warm calls of the work as measured (the only call before sampling
+// may be the first, which pays for lazy setup). Once per prepared recipe,
+// never on an extra (profiled) sample.
+TEST(Recipe, CountedCallsAreTheFirstCountedSamplesOnce) {
+    struct CountedLog final : RecipeObserver {
+        int begins = 0, ends = 0, calls = 0, extra_left = 2;
+        std::size_t executes_at_begin = 0;
+        FakeWork *work = nullptr;
+        bool sample_is_extra() const override { return extra_left > 0; }
+        void on_sample_end(std::size_t, double) override {}
+        void on_sample_excluded(std::size_t) override { --extra_left; }
+        void on_counted_calls_begin() override {
+            ++begins;
+            executes_at_begin = std::size_t(work->executes);
+        }
+        void on_counted_calls_end(int n) override {
+            ++ends;
+            calls = n;
+            EXPECT_EQ(std::size_t(work->executes), executes_at_begin + std::size_t(n)) << "only executions inside";
+        }
+    };
+    FakeClock clock;
+    FakeWork work(clock, 1e-6);
+    CountedLog log;
+    log.work = &work;
+    MeasureSettings s = quick();
+    s.warmup = 3;
+    Recipe recipe(work, s, {&clock, &log, 1e-6});
+    const PreparationRecord p = recipe.prepare(pass);
+    (void)recipe.measure_repetition();
+    (void)recipe.measure_repetition();
+    EXPECT_EQ(log.begins, 1);
+    EXPECT_EQ(log.ends, 1);
+    EXPECT_EQ(log.calls, p.calls_per_sample) << "a whole counted sample";
+    EXPECT_EQ(log.executes_at_begin, std::size_t(3 + 2 * p.calls_per_sample)) << "after the two extra samples";
 }
 
 TEST(Recipe, FailedCheckStopsBeforeAnythingIsTimed) {
