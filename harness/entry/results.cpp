@@ -1,6 +1,7 @@
 #include "entry/results.hpp"
 
 #include "measure/sample_codec.hpp"
+#include "measure/throttle.hpp"
 #include "measure/settings.hpp"
 
 #include "opbench/ops.hpp"
@@ -66,6 +67,9 @@ nlohmann::json summary_json(const RepetitionRecord &r) {
             {"sm_clock_mhz", r.sm_clock_mhz > 0 ? nlohmann::json(r.sm_clock_mhz) : nlohmann::json(nullptr)},
             {"power_watts", r.power_watts >= 0 ? nlohmann::json(r.power_watts) : nlohmann::json(nullptr)},
             {"temperature_c", r.temperature_c > -273 ? nlohmann::json(r.temperature_c) : nlohmann::json(nullptr)},
+            // NVML's names; null when it named none (or was not read).
+            {"clock_event_reasons", r.clock_event_reasons ? nlohmann::json(clock_event_reason_names(r.clock_event_reasons))
+                                                          : nlohmann::json(nullptr)},
             {"clock_share", known_or_null(r.clock_share)},
             {"throttled", r.throttled},
             {"host_time_per_call",

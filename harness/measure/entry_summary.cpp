@@ -131,6 +131,26 @@ std::optional<QualityReason> quantised(std::span<const RepetitionFigures> reps) 
                                      format_seconds(fastest))};
 }
 
+// What NVML said of the throttled repetitions, for the throttled note:
+// "; NVML: sw power cap; up to 700 W, 83 C" ("" when it said nothing).
+std::string throttle_causes(std::span<const RepetitionFigures> reps) {
+    std::uint64_t reasons = 0;
+    double watts = NAN, celsius = NAN;
+    for (const auto &r : reps) {
+        if (!r.throttled) continue;
+        reasons |= r.clock_event_reasons;
+        if (std::isfinite(r.power_watts)) watts = std::isfinite(watts) ? std::max(watts, r.power_watts) : r.power_watts;
+        if (std::isfinite(r.temperature_c))
+            celsius = std::isfinite(celsius) ? std::max(celsius, r.temperature_c) : r.temperature_c;
+    }
+    std::string out = reasons ? "; NVML: " + clock_event_reasons_text(reasons) : std::string();
+    if (std::isfinite(watts) || std::isfinite(celsius))
+        out += fmt::format("; up to {}{}{}", std::isfinite(watts) ? fmt::format("{:.0f} W", watts) : "",
+                           std::isfinite(watts) && std::isfinite(celsius) ? ", " : "",
+                           std::isfinite(celsius) ? fmt::format("{:.0f} C", celsius) : "");
+    return out;
+}
+
 } // namespace
 
 EntrySummary summarize_entry(std::span<const RepetitionFigures> reps, const EntryConditions &c) {
@@ -173,14 +193,15 @@ EntrySummary summarize_entry(std::span<const RepetitionFigures> reps, const Entr
     if (every_one_throttled)
         s.reasons.push_back({"throttled", Quality::throttled,
                              fmt::format("all {} repetitions ran below {:.0f}% of the sustained SM clock, after "
-                                         "{} re-measures each: the time is the clock's",
-                                         s.throttled_repetitions, 100 * kThrottledClockShare, kThrottledRetries)});
+                                         "{} re-measures each: the time is the clock's{}",
+                                         s.throttled_repetitions, 100 * kThrottledClockShare, kThrottledRetries,
+                                         throttle_causes(reps))});
     else if (s.throttled_repetitions > 0)
         s.reasons.push_back({"throttled", Quality::noisy,
                              fmt::format("{} of {} repetitions throttled (SM clock below {:.0f}% of sustained) and "
-                                         "left out",
+                                         "left out{}",
                                          s.throttled_repetitions, s.throttled_repetitions + s.repetitions,
-                                         100 * kThrottledClockShare)});
+                                         100 * kThrottledClockShare, throttle_causes(reps))});
     if (c.noise_target > 0 && std::isfinite(s.spread) && s.spread > c.noise_target)
         s.reasons.push_back({"spread", Quality::noisy,
                              fmt::format("repetitions spread ±{} > {} noise target", pct(s.spread),
@@ -246,7 +267,10 @@ RepetitionFigures repetition_figures(const RepetitionRecord &record) {
             record.summary.min,
             record.starved,
             record.starved_share >= 0 ? record.starved_share : NAN,
-            record.throttled};
+            record.throttled,
+            record.clock_event_reasons,
+            record.power_watts >= 0 ? record.power_watts : NAN,
+            record.temperature_c > -273 ? record.temperature_c : NAN};
 }
 
 RepetitionFigures repetition_figures(const nlohmann::json &entry) {
@@ -268,6 +292,14 @@ RepetitionFigures repetition_figures(const nlohmann::json &entry) {
     // Sets before issue 41, and CPU entries, have no clock: never throttled.
     const nlohmann::json &throttled = json_member(stats, "throttled");
     r.throttled = throttled.is_boolean() && throttled.get<bool>();
+    if (const nlohmann::json &names = json_member(stats, "clock_event_reasons"); names.is_array()) {
+        std::vector<std::string> known;
+        for (const auto &n : names)
+            if (n.is_string()) known.push_back(n.get<std::string>());
+        r.clock_event_reasons = clock_event_reasons_from_names(known);
+    }
+    r.power_watts = number_or(stats, "power_watts", NAN);
+    r.temperature_c = number_or(stats, "temperature_c", NAN);
     return r;
 }
 

@@ -29,6 +29,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <cstdint>
 #include <cstddef>
 #include <optional>
 #include <span>
@@ -68,6 +69,9 @@ struct RepetitionFigures {
     bool starved = false;        // its threads waited for a CPU (measure/starvation.hpp): no time of the op
     double starved_share = NAN;  // that wait's share of its samples' time; NaN unknown
     bool throttled = false;      // the device's clock fell below the rule's share (measure/throttle.hpp)
+    std::uint64_t clock_event_reasons = 0; // NVML's reasons over it (throttle.hpp); 0 none or unknown
+    double power_watts = NAN;    // board power at its end; NaN unknown
+    double temperature_c = NAN;  // GPU temperature at its end; NaN unknown
 };
 
 // How the entry ran: what the settings asked and what the machine had.

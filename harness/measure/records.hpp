@@ -72,14 +72,16 @@ struct RepetitionRecord {
     int remeasured = 0;
     // The device's clock over the repetition (throttle.hpp), from the
     // plugin's clock entries: SM clock MHz (-1 none), board power (W) and
-    // temperature (C) at its end (-1000 none), the clock's share of the
-    // sustained clock (-1 unknown), the verdict. And the host's time per
+    // temperature (C) at its end (-1000 none), NVML's clock-event reasons
+    // over it (0 none or unknown), the clock's share of the sustained clock
+    // (-1 unknown), the verdict. And the host's time per
     // call inside execute beside the device's (-1 none), and the host's wall
     // time per call from launch to the end of its wait (-1 none: without a
     // device timer the samples are that wall time).
     double sm_clock_mhz = -1;
     double power_watts = -1;
     double temperature_c = -1000;
+    std::uint64_t clock_event_reasons = 0;
     double clock_share = -1;
     bool throttled = false;
     double host_seconds_per_call = -1;
@@ -99,7 +101,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RepetitionRecord, summary, calls
                                                 unit_seconds, run_queue_wait_seconds, run_queue_waits, threads_ran,
                                                 involuntary_switches, starved_share, starved, remeasured,
                                                 sm_clock_mhz, power_watts, temperature_c, clock_share, throttled,
-                                                host_seconds_per_call, wall_seconds_per_call)
+                                                host_seconds_per_call, wall_seconds_per_call, clock_event_reasons)
 
 // Memory figures of one case on one backend, measured over its own prepare and
 // execute (never the reference run).

@@ -18,6 +18,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace opbench {
 
@@ -42,5 +44,13 @@ struct ThrottleVerdict {
     double clock_share = -1; // sm_clock / sustained; < 0 unknown
 };
 [[nodiscard]] ThrottleVerdict judge_throttle(const ClockReading &reading, double sustained_mhz);
+
+// NVML's clock-event reasons (nvml.h's nvmlClocksEventReason* bits) by the
+// names result sets write ("sw_power_cap", "hw_thermal_slowdown"; an unknown
+// bit as "0x200"), and back (a name not known is left out).
+[[nodiscard]] std::vector<std::string> clock_event_reason_names(std::uint64_t mask);
+[[nodiscard]] std::uint64_t clock_event_reasons_from_names(const std::vector<std::string> &names);
+// For notes: "sw power cap, hw thermal slowdown"; "" for none.
+[[nodiscard]] std::string clock_event_reasons_text(std::uint64_t mask);
 
 } // namespace opbench

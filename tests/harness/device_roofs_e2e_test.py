@@ -232,6 +232,25 @@ def check_no_rates(name, text):
         fail(f"{name}: a throttled entry shows a share of a roof ({m.group(0)!r}):\n{text[:4000]}")
 
 
+def check_nvml_reasons(path, doc):
+    """NVML's clock-event reasons (issue 41 item 2): each throttled repetition
+    records them by name with its power and temperature, and the entry's
+    throttled note names them where a reader looks (analyze)."""
+    reps = [e for e in doc["benchmarks"] if e.get("backend") == "fakegpu" and e.get("run_type") == "iteration"
+            and (e.get("stats") or {}).get("throttled")]
+    if not reps:
+        fail("nvml: no throttled fakegpu repetition to check")
+    for e in reps:
+        st = e["stats"]
+        if (st.get("clock_event_reasons") != ["sw_power_cap", "hw_thermal_slowdown"]
+                or st.get("power_watts") != 300 or st.get("temperature_c") != 55):
+            fail(f"nvml: {e['name']}: reasons {st.get('clock_event_reasons')}, power {st.get('power_watts')}, "
+                 f"temperature {st.get('temperature_c')} (want sw_power_cap, hw_thermal_slowdown; 300; 55)")
+    analyze = " ".join(run(["analyze", path, "--wide", "--top", "100"], {}).split())
+    if "NVML: sw power cap, hw thermal slowdown; up to 300 W, 55 C" not in analyze:
+        fail(f"analyze: the throttled note names no NVML reasons, power, temperature:\n{analyze[:4000]}")
+
+
 def check_throttled_views(path, console):
     """A throttled entry gives no rate, no share of a roof, no speed-up."""
     lines = console.splitlines()
@@ -443,8 +462,10 @@ def main():
     check_device_roofs_shown(path)
     _, big, _ = measured_set("x1e9", OPBENCH_FAKEGPU_ROOF_SCALE="1e9")
     check_judgements(big, (False, 1e9))
-    tpath, throttled, tconsole = measured_set("throttled", OPBENCH_FAKEGPU_CLOCK_MHZ="900")
+    tpath, throttled, tconsole = measured_set("throttled", OPBENCH_FAKEGPU_CLOCK_MHZ="900",
+                                              OPBENCH_FAKEGPU_CLOCK_REASONS="0x45")
     check_throttled(tpath, throttled, tconsole)
+    check_nvml_reasons(tpath, throttled)
     check_history(path, tpath)
     check_throttled_workload()
     check_throttled_ab()

@@ -16,6 +16,10 @@
 //   OPBENCH_FAKEGPU_CLOCK_MHZ   the SM clock every repetition reads (default
 //                               1500, the sustained clock: never throttled;
 //                               900 is below 85% of it: throttled)
+//   OPBENCH_FAKEGPU_CLOCK_REASONS NVML's clock-event reasons mask each
+//                               repetition reads (e.g. 0x44: sw power cap,
+//                               hw thermal slowdown); the idle bit (0x1) is
+//                               dropped, as the cuda plugin drops it
 // As the cuda plugin, device_clocks reports the ceiling (1980 MHz) as the
 // sustained clock until this process has run measure_roofs, then 1500: a
 // worker process reading its own answer would judge 1500 throttled (76%);
@@ -107,6 +111,8 @@ opb_status fg_clock_end(opb_backend *, opb_clock_reading *out) {
     out->sm_clock_mhz = v && *v ? std::atof(v) : 1500;
     out->power_watts = 300;
     out->temperature_c = 55;
+    const char *reasons = std::getenv("OPBENCH_FAKEGPU_CLOCK_REASONS");
+    out->throttle_reasons = reasons && *reasons ? std::strtoull(reasons, nullptr, 0) & ~0x1ull : 0;
     return OPB_OK;
 }
 

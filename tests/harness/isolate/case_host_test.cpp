@@ -162,7 +162,7 @@ TEST(CaseHost, RecordsKeepTheirKeysOnTheWire) {
     };
     EXPECT_EQ(
         keys(json(RepetitionRecord{})),
-        (std::vector<std::string>{"calls_per_sample", "clock_share", "cpu_seconds_per_call",
+        (std::vector<std::string>{"calls_per_sample", "clock_event_reasons", "clock_share", "cpu_seconds_per_call",
                                   "device_seconds_per_call", "host_seconds_per_call", "involuntary_switches",
                                   "power_watts", "process", "remeasured", "run_queue_wait_seconds", "run_queue_waits",
                                   "sample_times", "sm_clock_mhz", "starved", "starved_share", "summary", "target_met",

@@ -52,6 +52,7 @@ public:
         if (clocks_.size() > 1) clocks_.pop_front();
         r.power_watts = 600;
         r.temperature_c = 70;
+        r.throttle_reasons = r.sm_clock_mhz < 1000 ? 0x44 : 0; // sw power cap, hw thermal slowdown
         ++readings;
         return r;
     }
@@ -175,4 +176,51 @@ TEST(Throttle, AResultSetsRepetitionSaysWhetherItWasThrottled) {
     EXPECT_TRUE(repetition_figures(entry).throttled);
     const nlohmann::json before = {{"stats", {{"median", 2e-5}}}}; // a set from before issue 41
     EXPECT_FALSE(repetition_figures(before).throttled);
+}
+
+// NVML's clock-event reasons (issue 41 item 2): recorded per repetition,
+// written by name, and named in the throttled note with power and temperature.
+TEST(Throttle, ClockEventReasonsGoToNamesAndBack) {
+    EXPECT_EQ(clock_event_reason_names(0x44 | 0x200),
+              (std::vector<std::string>{"sw_power_cap", "hw_thermal_slowdown", "0x200"}));
+    EXPECT_EQ(clock_event_reasons_from_names({"sw_power_cap", "hw_thermal_slowdown", "0x200", "what"}), 0x44u);
+    EXPECT_EQ(clock_event_reasons_text(0x84), "sw power cap, hw power brake slowdown");
+    EXPECT_EQ(clock_event_reasons_text(0), "");
+}
+
+TEST(Throttle, NvmlsReasonsAreRecordedAndNamedInTheThrottledNote) {
+    const RepetitionRecord r = measure_with_clocks({900});
+    EXPECT_EQ(r.clock_event_reasons, 0x44u);
+    EXPECT_EQ(nlohmann::json(r).get<RepetitionRecord>().clock_event_reasons, 0x44u); // the worker pipe
+    const std::vector<RepetitionFigures> reps = {repetition_figures(r), repetition_figures(r)};
+    const EntrySummary s = summarize_entry(reps, {});
+    ASSERT_EQ(s.quality, Quality::throttled);
+    EXPECT_NE(s.reasons.at(0).text.find("the time is the clock's; NVML: sw power cap, hw thermal slowdown; up to "
+                                        "600 W, 70 C"),
+              std::string::npos)
+        << s.reasons.at(0).text;
+    // A recovered repetition's reasons are its own (none here).
+    EXPECT_EQ(measure_with_clocks({900, 1490}).clock_event_reasons, 0u);
+}
+
+TEST(Throttle, AResultSetsReasonsPowerAndTemperatureReachTheNote) {
+    const nlohmann::json throttled = {{"stats",
+                                       {{"median", 2e-5},
+                                        {"throttled", true},
+                                        {"clock_event_reasons", {"sw_thermal_slowdown"}},
+                                        {"power_watts", 650.4},
+                                        {"temperature_c", nullptr}}}};
+    const nlohmann::json clean = {{"stats", {{"median", 1e-5}, {"throttled", false}, {"power_watts", 700}}}};
+    const std::vector<RepetitionFigures> reps = {repetition_figures(throttled), repetition_figures(clean),
+                                                 repetition_figures(clean)};
+    const EntrySummary s = summarize_entry(reps, {});
+    ASSERT_EQ(s.reason_codes(), "throttled");
+    // The clean repetitions' 700 W is not the throttled one's.
+    EXPECT_EQ(s.reasons.at(0).text, "1 of 3 repetitions throttled (SM clock below 85% of sustained) and left out; "
+                                    "NVML: sw thermal slowdown; up to 650 W");
+    // Without NVML the note is as before.
+    const nlohmann::json plain = {{"stats", {{"median", 2e-5}, {"throttled", true}}}};
+    const std::vector<RepetitionFigures> before = {repetition_figures(plain), repetition_figures(clean)};
+    EXPECT_EQ(summarize_entry(before, {}).reasons.at(0).text,
+              "1 of 2 repetitions throttled (SM clock below 85% of sustained) and left out");
 }
