@@ -44,7 +44,6 @@ void record_clock(RepetitionRecord &rec, const ClockReading &clock, double susta
     rec.power_watts = clock.power_watts;
     rec.temperature_c = clock.temperature_c;
     rec.clock_event_reasons = clock.throttle_reasons;
-    rec.clock_event_reasons = clock.throttle_reasons;
     rec.clock_share = throttle.clock_share;
     rec.throttled = throttle.throttled;
 }
