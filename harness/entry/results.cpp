@@ -195,7 +195,8 @@ const std::vector<std::string> &per_case_keys() {
         "reference",      "nmse",           "nmse_threshold", "verification",       "verified",
         "prepare_seconds", "verify_seconds", "measure_seconds", "settings",          "suite_location",
         "repetition_spread", "roofline",    "memory",       "bottleneck",           "profile",
-        "workload",       "nmse_where",     "decoder",      "summary",              "metrics"};
+        "workload",       "nmse_where",     "decoder",      "summary",              "metrics",
+        "kernel_timeline"};
     return keys;
 }
 

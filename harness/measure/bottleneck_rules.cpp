@@ -1,10 +1,21 @@
 #include "measure/bottleneck_rules.hpp"
 
 #include "measure/json_member.hpp"
+#include "writers/units.hpp"
+
+#include <fmt/format.h>
 
 #include <cmath>
 
 namespace opbench {
+
+std::string gap_bound_text(double kernels_per_call, double gap_share, double gap_seconds_per_call) {
+    return fmt::format("gap-bound: the device idles {:.0f}% of the call's device time ({} per call) between its "
+                       "{:g} kernels, above the {:.0f}% the rule allows; fuse the steps into one kernel (the fused "
+                       "variant), or capture the calls in a CUDA graph to close the launch gaps",
+                       100.0 * gap_share, format_seconds(gap_seconds_per_call), kernels_per_call,
+                       100.0 * kGapBoundShare);
+}
 
 RunFacts run_facts(const nlohmann::json &ctx) {
     RunFacts r;

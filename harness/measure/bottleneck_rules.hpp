@@ -57,4 +57,16 @@ struct RunFacts {
 [[nodiscard]] std::optional<Bottleneck> entry_bottleneck(const EntrySummary &summary, const EntryFacts &entry,
                                                          const RunFacts &run);
 
+// The kernel timeline's rule (issue 42, docs/profiling.md "The kernel
+// timeline"): an op of two or more kernels per call whose device idles
+// between them for more than this share of the call's device time (first
+// kernel's start to last one's end) is gap-bound: fuse its steps, or capture
+// the call in a CUDA graph.
+inline constexpr double kGapBoundShare = 0.25;
+[[nodiscard]] inline bool is_gap_bound(double kernels_per_call, double gap_share) {
+    return kernels_per_call >= 2 && gap_share > kGapBoundShare;
+}
+// The verdict's sentence, with the fixes, for a gap-bound op.
+[[nodiscard]] std::string gap_bound_text(double kernels_per_call, double gap_share, double gap_seconds_per_call);
+
 } // namespace opbench

@@ -3,7 +3,44 @@
 #include "opbench/ops.hpp"
 #include "suite/case_names.hpp"
 
+#include <algorithm>
+#include <cstddef>
+
 namespace opbench {
+
+namespace {
+
+// Copies one opb_activity (valid only during the call) into the host's record.
+void keep_activity(void *user, const opb_activity *a) {
+    if (!a || a->struct_size < offsetof(opb_activity, scope) + sizeof(a->scope)) return;
+    DeviceActivity r;
+    r.name = a->name ? a->name : "(unnamed)";
+    r.scope = a->scope ? a->scope : "";
+    r.kind = a->kind;
+    r.call = a->call;
+    r.start_ns = int64_t(a->start_ns);
+    r.end_ns = int64_t(std::max(a->end_ns, a->start_ns));
+    r.stream = a->stream;
+    static_cast<std::vector<DeviceActivity> *>(user)->push_back(std::move(r));
+}
+
+// The backend's kernel timeline when its table has ABI 1.6's entries.
+ActivitySource activity_source(BackendInstance &be) {
+    const opb_backend_api &api = be.api();
+    if (!OPB_API_HAS(&api, activity_begin) || !OPB_API_HAS(&api, activity_end)) return {};
+    ActivitySource s;
+    s.begin = [&be]() -> std::string {
+        const opb_status st = be.api().activity_begin(be.handle());
+        return st == OPB_OK ? std::string() : be.error_text(st);
+    };
+    s.end = [&be](std::vector<DeviceActivity> &out) -> std::string {
+        const opb_status st = be.api().activity_end(be.handle(), keep_activity, &out);
+        return st == OPB_OK ? std::string() : be.error_text(st);
+    };
+    return s;
+}
+
+} // namespace
 
 void ProfiledWork::execute() {
     session_.call_begin("execute");
@@ -84,6 +121,7 @@ void ProfileInstrumentation::begin(const std::string &name, const std::string &b
             if (a.device_current == 0 && a.device_peak == 0) return std::nullopt; // a CPU backend
             return a.device_current;
         });
+    session_.set_activity_source(activity_source(be));
 }
 
 MeasuredWork &ProfileInstrumentation::wrap_work(MeasuredWork &work) {

@@ -43,6 +43,8 @@ void ProfileSession::case_begin(const std::string &name, const std::string &back
     device_bytes_ = std::move(device_bytes);
     step_ = 0;
     recorded_ = 0;
+    activity_ = {};
+    timeline_ = {};
     case_mark_ = profiler_.mark();
     profiler_.begin("case", SpanKind::host, std::move(args));
     case_depth_ = 1;
@@ -63,6 +65,9 @@ const CaseProfile &ProfileSession::case_end() {
     c.backend = case_backend_;
     c.tree = build_scope_tree(profiler_, case_mark_, profiler_.mark());
     c.recorded_samples = recorded_;
+    c.timeline = std::move(timeline_);
+    timeline_ = {};
+    activity_ = {};
     cases_.push_back(std::move(c));
     in_case_ = false;
     set_scope_recording_ = nullptr;
@@ -88,8 +93,40 @@ bool ProfileSession::sample_begin() {
     profiler_.begin("sample", SpanKind::host, nlohmann::json{{"step", step_ - 1}});
     ++case_depth_;
     sample_begin_ns_ = profiler_.now_ns();
+    first_execute_ns_ = -1;
+    if (activity_.offered() && timeline_.refused.empty()) {
+        timeline_.refused = activity_.begin();
+        activity_on_ = timeline_.refused.empty();
+    }
     if (set_scope_recording_) set_scope_recording_(true);
     return true;
+}
+
+void ProfileSession::set_activity_source(ActivitySource source) {
+    activity_ = std::move(source);
+    timeline_.offered = activity_.offered();
+}
+
+// The sample's device work: kept (a recorded step) into the case's timeline
+// and onto the GPU tracks, the device clock aligned once, the first record
+// at the first execute's host start (kernel_timeline.hpp); else dropped.
+void ProfileSession::end_activity(bool keep) {
+    if (!activity_on_) return;
+    activity_on_ = false;
+    std::vector<DeviceActivity> records;
+    if (std::string reason = activity_.end(records); !reason.empty()) {
+        timeline_.refused = std::move(reason);
+        return;
+    }
+    if (!keep) return;
+    timeline_.add_sample(records);
+    const int64_t offset =
+        device_to_host_offset(records, first_execute_ns_ >= 0 ? first_execute_ns_ : sample_begin_ns_);
+    for (const DeviceActivity &r : records) {
+        nlohmann::json args = {{"call", r.call}};
+        if (!r.scope.empty()) args["scope"] = r.scope;
+        profiler_.kernel_span(r.name, r.start_ns + offset, r.end_ns + offset, r.stream, std::move(args));
+    }
 }
 
 void ProfileSession::sample_end(std::optional<double> device_seconds) {
@@ -99,6 +136,7 @@ void ProfileSession::sample_end(std::optional<double> device_seconds) {
     if (set_scope_recording_) set_scope_recording_(false);
     profiler_.end();
     --case_depth_;
+    end_activity(step_action_ == StepAction::record);
     if (device_seconds && *device_seconds >= 0)
         profiler_.device_span("sample [device]", sample_begin_ns_, *device_seconds);
     if (step_action_ == StepAction::warmup) {
@@ -111,7 +149,9 @@ void ProfileSession::sample_end(std::optional<double> device_seconds) {
 }
 
 void ProfileSession::call_begin(const char *what) {
-    if (sample_recording()) profiler_.begin(what, SpanKind::host);
+    if (!sample_recording()) return;
+    if (first_execute_ns_ < 0 && std::string_view(what) == "execute") first_execute_ns_ = profiler_.now_ns();
+    profiler_.begin(what, SpanKind::host);
 }
 
 void ProfileSession::call_end() {
@@ -125,6 +165,13 @@ Table ProfileSession::top_scopes(std::size_t limit) const {
 }
 
 nlohmann::json ProfileSession::trace(const TraceInfo &info) const { return chrome_trace(profiler_, info); }
+
+void attach_case_timeline(std::vector<nlohmann::json> &records, const CaseProfile &profile) {
+    if (!profile.timeline.offered) return;
+    const nlohmann::json timeline = kernel_timeline_json(profile.timeline);
+    for (auto &r : records)
+        if (r.is_object() && r.value("run_type", "iteration") != "aggregate") r["kernel_timeline"] = timeline;
+}
 
 void attach_case_profile(std::vector<nlohmann::json> &records, const CaseProfile &profile) {
     const nlohmann::json array = profile_json(profile.tree);

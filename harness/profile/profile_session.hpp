@@ -12,6 +12,7 @@
 // leaves them out of the stopping rule and the published median.
 #pragma once
 
+#include "profile/kernel_timeline.hpp"
 #include "profile/profiler.hpp"
 #include "profile/trace.hpp"
 
@@ -34,6 +35,14 @@ struct ProfileOptions {
     [[nodiscard]] nlohmann::json context() const;
 };
 
+// A backend's kernel timeline (ABI 1.6 activity_begin / activity_end), as
+// the session calls it: each returns "" or why the device refused.
+struct ActivitySource {
+    std::function<std::string()> begin;
+    std::function<std::string(std::vector<DeviceActivity> &)> end;
+    [[nodiscard]] bool offered() const { return begin && end; }
+};
+
 // What one case x backend recorded.
 struct CaseProfile {
     std::string name; // the benchmark name
@@ -43,6 +52,7 @@ struct CaseProfile {
     // The entry's measured median, once it finished (the hot-path table
     // compares the profile's per-call time with it).
     std::optional<double> measured_median;
+    KernelTimeline timeline; // the kept samples' device work (offered: the backend has ABI 1.6's entries)
 };
 
 class ProfileSession {
@@ -62,6 +72,11 @@ public:
     void case_begin(const std::string &name, const std::string &backend, nlohmann::json args,
                     std::function<void(bool)> set_scope_recording,
                     std::function<std::optional<uint64_t>()> device_bytes);
+    // The case's kernel timeline (after case_begin): each recorded sample
+    // runs between source.begin and source.end; the kept ones' records go
+    // into its CaseProfile and onto the trace's GPU tracks. A refusal stops
+    // it for the case, and the reason is kept.
+    void set_activity_source(ActivitySource source);
     // Closes the case (and any phase left open by a failure) and keeps its tree.
     const CaseProfile &case_end();
 
@@ -106,7 +121,17 @@ private:
     StepAction step_action_ = StepAction::none;
     std::size_t sample_mark_ = 0;
     int64_t sample_begin_ns_ = 0;
+    ActivitySource activity_;
+    KernelTimeline timeline_;
+    bool activity_on_ = false;      // activity_.begin succeeded for this sample
+    int64_t first_execute_ns_ = -1; // the sample's first execute, host clock
+
+    void end_activity(bool keep);
 };
+
+// Writes the case's `kernel_timeline` object (kernel_timeline_json) into
+// one entry's repetition records, when its backend offers the timeline.
+void attach_case_timeline(std::vector<nlohmann::json> &records, const CaseProfile &profile);
 
 // Writes the case's `profile` array (profile_json of its tree) into one
 // entry's result-set records: the same array on each repetition (not on

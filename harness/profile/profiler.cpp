@@ -25,6 +25,7 @@ const char *span_kind_name(SpanKind k) {
     case SpanKind::host: return "host";
     case SpanKind::plugin: return "plugin";
     case SpanKind::device: return "device";
+    case SpanKind::kernel: return "kernel";
     }
     return "unknown";
 }
@@ -128,6 +129,28 @@ void Profiler::device_span(std::string_view name, int64_t begin_ns, double secon
     own_bytes_ += own1.bytes - own0.bytes;
 }
 
+void Profiler::kernel_span(std::string_view name, int64_t begin_ns, int64_t end_ns, uint32_t stream,
+                           nlohmann::json args) {
+    std::lock_guard lock(mutex_);
+    const AllocCounters own0 = alloc_snapshot();
+    Span s;
+    s.name = intern(name);
+    s.kind = SpanKind::kernel;
+    s.thread = kernel_thread(stream);
+    s.begin_ns = begin_ns;
+    s.end_ns = std::max(begin_ns, end_ns);
+    if (!args.is_null()) {
+        s.args = int32_t(args_.size());
+        args_.push_back(std::move(args));
+    }
+    spans_.push_back(s);
+    own_at_begin_allocs_.push_back(own_allocs_);
+    own_at_begin_bytes_.push_back(own_bytes_);
+    const AllocCounters own1 = alloc_snapshot();
+    own_allocs_ += own1.calls - own0.calls;
+    own_bytes_ += own1.bytes - own0.bytes;
+}
+
 void Profiler::memory(uint64_t heap_bytes, std::optional<uint64_t> device_bytes) {
     const int64_t t = now_ns();
     std::lock_guard lock(mutex_);
@@ -182,7 +205,7 @@ ScopeTree build_scope_tree(const Profiler &profiler, std::size_t from, std::size
     std::vector<int> node_of_span(to > from ? to - from : 0, -1);
     for (std::size_t i = from; i < to; ++i) {
         const Span &s = spans[i];
-        if (s.end_ns < 0) continue;
+        if (s.end_ns < 0 || s.kind == SpanKind::kernel) continue;
         int parent = -1;
         if (s.parent >= 0 && std::size_t(s.parent) >= from && std::size_t(s.parent) < to)
             parent = node_of_span[std::size_t(s.parent) - from];

@@ -38,11 +38,16 @@ enum class SpanKind : uint8_t {
     host,   // the harness's own phase
     plugin, // a scope a plugin marked
     device, // time the device spent, from the backend's device timer
+    kernel, // one kernel or copy of the kernel timeline (ABI 1.6), on its stream's track
 };
 [[nodiscard]] const char *span_kind_name(SpanKind k);
 
 // The thread id device spans are recorded on (they are no OS thread's).
 inline constexpr int32_t kDeviceThread = -1;
+// The thread ids of the kernel timeline's spans: one track per stream.
+[[nodiscard]] constexpr int32_t kernel_thread(uint32_t stream) { return -2 - int32_t(stream & 0x3fffffffu); }
+[[nodiscard]] constexpr bool is_kernel_thread(int32_t thread) { return thread <= -2; }
+[[nodiscard]] constexpr uint32_t stream_of_thread(int32_t thread) { return uint32_t(-2 - thread); }
 
 struct Span {
     uint32_t name = 0; // Profiler::name(name)
@@ -85,6 +90,11 @@ public:
     void plugin_scope_end() override { end(); }
     // A closed span of `seconds` on the device track, starting at begin_ns.
     void device_span(std::string_view name, int64_t begin_ns, double seconds);
+    // A closed kernel-timeline span [begin_ns, end_ns) on `stream`'s track,
+    // times on the profiler's clock (aligned by the caller). Left out of
+    // the hot-path trees: it is the device's, not a scope of the host's.
+    void kernel_span(std::string_view name, int64_t begin_ns, int64_t end_ns, uint32_t stream,
+                     nlohmann::json args = nullptr);
     void memory(uint64_t heap_bytes, std::optional<uint64_t> device_bytes);
 
     [[nodiscard]] int64_t now_ns() const;

@@ -102,6 +102,10 @@ constexpr int kHostPid = 1, kDevicePid = 2, kDeviceTid = 1;
 
 double to_us(int64_t ns) { return double(ns) / 1000.0; }
 
+// A kernel-timeline span's track: the device's process, one thread per
+// stream after the device timer's (tid 2 + stream).
+int kernel_tid(int32_t thread) { return kDeviceTid + 1 + int(stream_of_thread(thread)); }
+
 nlohmann::json metadata(const char *what, int pid, int tid, nlohmann::json args) {
     return {{"name", what}, {"ph", "M"}, {"pid", pid}, {"tid", tid}, {"args", std::move(args)}};
 }
@@ -114,10 +118,13 @@ nlohmann::json chrome_trace(const Profiler &profiler, const TraceInfo &info) {
 
     // Threads in order of first appearance: the first is the harness's main thread.
     std::vector<int32_t> threads;
+    std::set<int32_t> streams; // kernel-timeline tracks
     bool device = false;
     for (const Span &s : spans) {
         if (s.thread == kDeviceThread)
             device = true;
+        else if (is_kernel_thread(s.thread))
+            streams.insert(s.thread);
         else if (std::find(threads.begin(), threads.end(), s.thread) == threads.end())
             threads.push_back(s.thread);
     }
@@ -129,11 +136,14 @@ nlohmann::json chrome_trace(const Profiler &profiler, const TraceInfo &info) {
         events.push_back(metadata("thread_name", kHostPid, threads[i], {{"name", name}}));
         events.push_back(metadata("thread_sort_index", kHostPid, threads[i], {{"sort_index", int(i)}}));
     }
-    if (device) {
+    if (device || !streams.empty()) {
         events.push_back(metadata("process_name", kDevicePid, 0, {{"name", info.device_name}}));
         events.push_back(metadata("process_sort_index", kDevicePid, 0, {{"sort_index", 1}}));
-        events.push_back(metadata("thread_name", kDevicePid, kDeviceTid, {{"name", "device timer"}}));
     }
+    if (device) events.push_back(metadata("thread_name", kDevicePid, kDeviceTid, {{"name", "device timer"}}));
+    for (int32_t t : streams) // the GPU tracks: each stream's kernels (issue 42)
+        events.push_back(metadata("thread_name", kDevicePid, kernel_tid(t),
+                                  {{"name", fmt::format("GPU stream {} kernels", stream_of_thread(t))}}));
 
     // Complete events in begin order (parents before their children), then
     // counters; viewers sort by ts themselves, the order only helps reading.
@@ -150,18 +160,20 @@ nlohmann::json chrome_trace(const Profiler &profiler, const TraceInfo &info) {
         if (!args.is_object()) args = {{"value", args}};
         // Heap figures only where there were allocations: viewers such as
         // speedscope show args in the frame's name.
-        if (s.kind != SpanKind::device && s.allocs > 0) {
+        if (s.kind != SpanKind::device && s.kind != SpanKind::kernel && s.allocs > 0) {
             args["allocs"] = s.allocs;
             args["alloc_bytes"] = s.alloc_bytes;
         }
-        const bool on_device = s.thread == kDeviceThread;
+        const bool on_device = s.thread == kDeviceThread || is_kernel_thread(s.thread);
         events.push_back({{"name", profiler.name(s.name)},
                           {"cat", span_kind_name(s.kind)},
                           {"ph", "X"},
                           {"ts", to_us(s.begin_ns)},
                           {"dur", to_us(s.end_ns - s.begin_ns)},
                           {"pid", on_device ? kDevicePid : kHostPid},
-                          {"tid", on_device ? kDeviceTid : s.thread},
+                          {"tid", is_kernel_thread(s.thread) ? kernel_tid(s.thread)
+                                  : on_device                ? kDeviceTid
+                                                             : s.thread},
                           {"args", std::move(args)}});
     }
     for (const MemorySample &m : profiler.memory_samples()) {

@@ -66,7 +66,9 @@ struct TraceInfo {
 //                (the span's own, plus allocs / alloc_bytes when it allocated)},
 //                "C" counter events "memory" {heap_bytes[, device_bytes]};
 //   displayTimeUnit "ns"; otherData: info.metadata.
-// The harness is pid 1 (one tid per OS thread); device spans are pid 2.
+// The harness is pid 1 (one tid per OS thread); device spans are pid 2: the
+// device timer's on tid 1, the kernel timeline's (cat "kernel") on tid
+// 2 + stream, one "GPU stream N kernels" track per stream.
 [[nodiscard]] nlohmann::json chrome_trace(const Profiler &profiler, const TraceInfo &info);
 
 } // namespace opbench

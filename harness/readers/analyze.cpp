@@ -4,6 +4,7 @@
 #include "writers/result_schema.hpp"
 
 #include "measure/json_member.hpp"
+#include "measure/throttle.hpp"
 #include "readers/compact_table.hpp"
 #include "readers/result_set_reader.hpp"
 #include "writers/units.hpp"
@@ -68,6 +69,89 @@ std::optional<ComponentBreakdown> component_breakdown(const nlohmann::json &prof
     }
     out.other = parent_self / out.parent_total_s;
     return out;
+}
+
+std::optional<TimelineFinding> timeline_finding(const nlohmann::json &entry) {
+    const nlohmann::json &t = json_member(entry, "kernel_timeline");
+    if (!t.is_object() || t.value("status", "") != "recorded") return std::nullopt;
+    TimelineFinding f;
+    f.kernels_per_call = t.value("kernels_per_call", 0.0);
+    f.device_seconds = t.value("device_seconds_per_call", 0.0);
+    f.gap_seconds = t.value("gap_seconds_per_call", 0.0);
+    f.gap_share = t.value("gap_share", 0.0);
+    f.max_gap_seconds = t.value("max_gap_seconds", 0.0);
+    f.gap_bound = is_gap_bound(f.kernels_per_call, f.gap_share);
+    return f;
+}
+
+std::optional<ComponentBreakdown> device_component_breakdown(const nlohmann::json &entry,
+                                                             std::span<const char *const> components) {
+    const nlohmann::json &t = json_member(entry, "kernel_timeline");
+    const nlohmann::json &scopes = json_member(t, "scopes");
+    if (!scopes.is_array() || components.empty() || !(t.value("device_seconds_per_call", 0.0) > 0))
+        return std::nullopt;
+    ComponentBreakdown out;
+    out.parent = "kernel timeline/device time";
+    out.parent_total_s = t.value("device_seconds_per_call", 0.0);
+    out.device_time = true;
+    double top = -1, sum = 0;
+    for (const char *c : components)
+        for (const auto &s : scopes)
+            if (s.is_object() && s.value("scope", "") == c) {
+                const double share = s.value("share", 0.0);
+                out.shares.emplace_back(c, share);
+                sum += share;
+                if (share > top) {
+                    top = share;
+                    out.dominant = c;
+                }
+            }
+    if (out.shares.empty()) return std::nullopt;
+    out.other = std::max(0.0, 1.0 - sum);
+    return out;
+}
+
+namespace {
+
+// "1500" or "1958-1980"; percentages likewise.
+std::string range_text(double lo, double hi, const char *spec) {
+    const std::string a = fmt::format(fmt::runtime(spec), lo), b = fmt::format(fmt::runtime(spec), hi);
+    return a == b ? a : a + "-" + b;
+}
+
+} // namespace
+
+std::string device_text(const std::vector<const nlohmann::json *> &repetitions) {
+    double clock_lo = INFINITY, clock_hi = 0, share_lo = INFINITY, share_hi = 0, watts = NAN, celsius = NAN;
+    std::uint64_t reasons = 0;
+    for (const nlohmann::json *e : repetitions) {
+        const nlohmann::json &st = json_member(*e, "stats");
+        if (const nlohmann::json &c = json_member(st, "sm_clock_mhz"); c.is_number() && c.get<double>() > 0) {
+            clock_lo = std::min(clock_lo, c.get<double>());
+            clock_hi = std::max(clock_hi, c.get<double>());
+        }
+        if (const nlohmann::json &s = json_member(st, "clock_share"); s.is_number() && s.get<double>() > 0) {
+            share_lo = std::min(share_lo, s.get<double>());
+            share_hi = std::max(share_hi, s.get<double>());
+        }
+        const RepetitionFigures f = repetition_figures(*e);
+        if (std::isfinite(f.power_watts)) watts = std::isfinite(watts) ? std::max(watts, f.power_watts) : f.power_watts;
+        if (std::isfinite(f.temperature_c))
+            celsius = std::isfinite(celsius) ? std::max(celsius, f.temperature_c) : f.temperature_c;
+        reasons |= f.clock_event_reasons;
+    }
+    std::vector<std::string> parts;
+    if (clock_hi > 0)
+        parts.push_back("SM " + range_text(clock_lo, clock_hi, "{:.0f}") + " MHz" +
+                        (share_hi > 0 ? " (" + range_text(100 * share_lo, 100 * share_hi, "{:.0f}") +
+                                            "% of sustained)"
+                                      : std::string()));
+    if (std::isfinite(watts) || std::isfinite(celsius))
+        parts.push_back(fmt::format("up to {}{}{}", std::isfinite(watts) ? fmt::format("{:.0f} W", watts) : "",
+                                    std::isfinite(watts) && std::isfinite(celsius) ? ", " : "",
+                                    std::isfinite(celsius) ? fmt::format("{:.0f} C", celsius) : ""));
+    if (reasons) parts.push_back("NVML: " + clock_event_reasons_text(reasons));
+    return fmt::format("{}", fmt::join(parts, "; "));
 }
 
 std::optional<ComponentBreakdown> decoder_breakdown(const nlohmann::json &entry) {
@@ -186,9 +270,13 @@ std::vector<AnalyzedEntry> analyse_result_set(const nlohmann::json &set, const s
             a.bottleneck = *entry_bottleneck(summary, entry_facts(first), run); // the run's rules, on what the set holds
         }
         a.layer = decoder_breakdown(first);
+        a.device = device_text(entries);
         const auto components = variant_components(a.op, first.value("variant", ""));
+        a.timeline = timeline_finding(first);
+        // On a GPU the host's scopes time launches: the device's time wins where kernels are known.
+        a.components = device_component_breakdown(first, components);
         for (const auto *e : entries)
-            if (e->contains("profile")) {
+            if (!a.components && e->contains("profile")) {
                 a.components = component_breakdown((*e)["profile"], components);
                 if (a.components) break;
             }
@@ -203,6 +291,41 @@ std::vector<AnalyzedEntry> analyse_result_set(const nlohmann::json &set, const s
     });
     return out;
 }
+
+namespace {
+
+std::string timeline_text(const TimelineFinding &t) {
+    const std::string figures =
+        fmt::format("{:g} kernels per call over {} of device time, gaps {:.0f}% ({} per call, the longest {})",
+                    t.kernels_per_call, format_seconds(t.device_seconds), 100.0 * t.gap_share,
+                    format_seconds(t.gap_seconds), format_seconds(t.max_gap_seconds));
+    return t.gap_bound ? figures + "; " + gap_bound_text(t.kernels_per_call, t.gap_share, t.gap_seconds) : figures;
+}
+
+// A breakdown's detail line: the device time's (kernel timeline) or the host scopes'.
+std::string components_text(const ComponentBreakdown &c) {
+    std::string parts;
+    for (const auto &[name, share] : c.shares) parts += fmt::format("{} {:.1f}%, ", name, 100.0 * share);
+    if (c.device_time)
+        return fmt::format("{}gaps or unscoped {:.1f}% (of the device time per call, {}, from the kernel "
+                           "timeline); dominant: {}",
+                           parts, 100.0 * c.other, format_seconds(c.parent_total_s), c.dominant);
+    return fmt::format("{}{} self {:.1f}% (of {} {}); dominant: {}", parts, c.parent.substr(c.parent.rfind('/') + 1),
+                       100.0 * c.other, c.parent, format_seconds(c.parent_total_s), c.dominant);
+}
+
+// The ranking's note naming the gap-bound entries by rank.
+std::string gap_bound_note(const std::vector<AnalyzedEntry> &entries, std::size_t limit) {
+    std::vector<std::string> ranks;
+    for (std::size_t i = 0; i < entries.size() && i < limit; ++i)
+        if (entries[i].timeline && entries[i].timeline->gap_bound) ranks.push_back("#" + std::to_string(i + 1));
+    if (ranks.empty()) return "";
+    return fmt::format("gap-bound (kernel timeline: the device idles more than {:.0f}% of a call's device time "
+                       "between its kernels): {}; fuse, or use CUDA graphs",
+                       100.0 * kGapBoundShare, fmt::join(ranks, ", "));
+}
+
+} // namespace
 
 std::vector<Table> analysis_tables(const std::vector<AnalyzedEntry> &entries, std::size_t limit, bool wide) {
     Table rank;
@@ -244,6 +367,7 @@ std::vector<Table> analysis_tables(const std::vector<AnalyzedEntry> &entries, st
     rank.notes.push_back(std::string(wide ? "utilisation" : "util.") + ": of the roof the case is bound by (memory/compute), or the share of the "
                          "call doing the op's own work (overhead, allocation churn), or the device's busy "
                          "share (sync); docs/bottlenecks.md");
+    if (const std::string gaps = gap_bound_note(entries, limit); !gaps.empty()) rank.notes.push_back(gaps);
     rank.notes.push_back("quality: clean, noisy (less precise than the noise target asked) or disturbed (the "
                          "times show interference: no kernel diagnosis, the remedy instead); docs/measurement.md");
 
@@ -257,6 +381,7 @@ std::vector<Table> analysis_tables(const std::vector<AnalyzedEntry> &entries, st
             {n, "verdict",
              fmt::format("{} ({}): {}", a.bottleneck.kind, a.bottleneck.severity, a.bottleneck.description)});
         detail.rows.push_back({n, "suggestion", a.bottleneck.suggestion});
+        if (!a.device.empty()) detail.rows.push_back({n, "device", a.device});
         if (a.summary.quality == Quality::noisy)
             detail.rows.push_back({n, "quality", a.summary.verdict()});
         if (a.layer) {
@@ -266,15 +391,8 @@ std::vector<Table> analysis_tables(const std::vector<AnalyzedEntry> &entries, st
                                    fmt::format("{}unscoped {:.1f}% (of the steps' time); dominant: {}", parts,
                                                100.0 * a.layer->other, a.layer->dominant)});
         }
-        if (a.components) {
-            const auto &c = *a.components;
-            std::string parts;
-            for (const auto &[name, share] : c.shares) parts += fmt::format("{} {:.1f}%, ", name, 100.0 * share);
-            detail.rows.push_back({n, "components",
-                                   fmt::format("{}{} self {:.1f}% (of {} {}); dominant: {}", parts,
-                                               c.parent.substr(c.parent.rfind('/') + 1), 100.0 * c.other, c.parent,
-                                               format_seconds(c.parent_total_s), c.dominant)});
-        }
+        if (a.timeline) detail.rows.push_back({n, "timeline", timeline_text(*a.timeline)});
+        if (a.components) detail.rows.push_back({n, "components", components_text(*a.components)});
     }
     return {rank, detail};
 }
@@ -288,7 +406,8 @@ nlohmann::json breakdown_json(const ComponentBreakdown &c) {
             {"parent_total_seconds", c.parent_total_s},
             {"shares", shares},
             {"other", c.other},
-            {"dominant", c.dominant}};
+            {"dominant", c.dominant},
+            {"device_time", c.device_time}};
 }
 
 nlohmann::json entry_json(const AnalyzedEntry &a, std::size_t rank) {
@@ -309,6 +428,13 @@ nlohmann::json entry_json(const AnalyzedEntry &a, std::size_t rank) {
                           {"suggestion", b.suggestion}}}};
     if (a.components) j["components"] = breakdown_json(*a.components);
     if (a.layer) j["layer"] = breakdown_json(*a.layer);
+    if (a.timeline)
+        j["kernel_timeline"] = {{"kernels_per_call", a.timeline->kernels_per_call},
+                                {"device_seconds_per_call", a.timeline->device_seconds},
+                                {"gap_seconds_per_call", a.timeline->gap_seconds},
+                                {"gap_share", a.timeline->gap_share},
+                                {"max_gap_seconds", a.timeline->max_gap_seconds},
+                                {"gap_bound", a.timeline->gap_bound}};
     return j;
 }
 

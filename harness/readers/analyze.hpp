@@ -36,7 +36,24 @@ struct ComponentBreakdown {
     std::vector<std::pair<std::string, double>> shares; // in the op table's order
     double other = 0;
     std::string dominant;
+    bool device_time = false; // from the kernel timeline's device time, not the host's scopes
 };
+
+// An entry's kernel timeline (its `kernel_timeline`, issue 42) as analyze
+// reads it: medians per call, and whether the gap rule names it.
+struct TimelineFinding {
+    double kernels_per_call = 0, device_seconds = 0, gap_seconds = 0, gap_share = 0, max_gap_seconds = 0;
+    bool gap_bound = false; // measure/bottleneck_rules.hpp is_gap_bound
+};
+// nullopt for an entry without a recorded timeline.
+[[nodiscard]] std::optional<TimelineFinding> timeline_finding(const nlohmann::json &entry);
+
+// The components on device time, from the kernel timeline's `scopes` (each
+// plugin scope's kernel time per call over the call's device time); `other`
+// is the rest (gaps, unscoped kernels). nullopt when it holds none of
+// `components`.
+[[nodiscard]] std::optional<ComponentBreakdown> device_component_breakdown(const nlohmann::json &entry,
+                                                                           std::span<const char *const> components);
 
 // The components the op table names for an op and variant (by their names in
 // a result set); empty for an unknown op or one without components.
@@ -51,6 +68,11 @@ struct ComponentBreakdown {
 // `step`; `other` is the unscoped rest. nullopt for other entries.
 [[nodiscard]] std::optional<ComponentBreakdown> decoder_breakdown(const nlohmann::json &entry);
 
+// The device over an entry's repetitions (issue 41): "SM 1958-1980 MHz (134-136% of
+// sustained); up to 612 W, 71 C; NVML: sw power cap"; "" when the set has
+// none of them (a CPU backend, a plugin before ABI 1.5).
+[[nodiscard]] std::string device_text(const std::vector<const nlohmann::json *> &repetitions);
+
 // One case x backend of the set.
 struct AnalyzedEntry {
     std::string name; // the benchmark's run name
@@ -63,6 +85,8 @@ struct AnalyzedEntry {
     bool from_run = false; // the result set carried the verdict
     std::optional<ComponentBreakdown> components;
     std::optional<ComponentBreakdown> layer; // decoder workloads: the layer's components
+    std::string device; // GPU backends: clock, power, temperature, NVML reasons (device_text); "" none
+    std::optional<TimelineFinding> timeline; // the kernel timeline (GPU backends, --profile / --trace)
 };
 
 // The facts the bottleneck rules (measure/bottleneck_rules.hpp) read of one

@@ -285,6 +285,7 @@ void validate_entry(const SchemaCheck &c, const nlohmann::json &e, const std::st
     c.object(e, at, "verification");
     c.object(e, at, "workload");
     c.array(e, at, "profile");
+    c.object(e, at, "kernel_timeline");
     if (const auto *sr = c.array(e, at, "starved_repetitions"))
         for (std::size_t i = 0; i < sr->size(); ++i) {
             const std::string rat = fmt::format("{}.starved_repetitions[{}]", at, i);

@@ -374,6 +374,7 @@ void EntryLoop::entry_done(std::size_t i, bool shown) {
     if (const std::size_t p = profile_case_[i]; p != SIZE_MAX) {
         if (auto median = e.median_seconds()) setup_.profile->set_measured_median(p, *median);
         if (setup_.profile->options().hot_path) attach_case_profile(records, setup_.profile->cases()[p]);
+        attach_case_timeline(records, setup_.profile->cases()[p]); // --profile or --trace (issue 42)
     }
     if (setup_.observer) setup_.observer->add_to_records(i, records);
     setup_.log.add_case(i, e.name(), std::string(case_status_name(e.result.status)), std::move(records));

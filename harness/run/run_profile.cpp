@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <set>
 
 namespace opbench {
 
@@ -49,6 +50,25 @@ void print_hot_paths(const ProfileSession &profile) {
     std::cout << "\n" << render_text_table(profile.top_scopes());
 }
 
+// Each case's kernel timeline in one line (issue 42); a refusal once per
+// backend and reason: the run went on without it.
+void print_kernel_timelines(const ProfileSession &profile) {
+    std::set<std::string> refusals;
+    bool header = false;
+    for (const CaseProfile &c : profile.cases()) {
+        if (!c.timeline.offered || c.recorded_samples == 0) continue;
+        if (!c.timeline.refused.empty()) {
+            const std::string line = fmt::format("opbench: {}: no kernel timeline: {}; the run carries on without it",
+                                                 c.backend, c.timeline.refused);
+            if (refusals.insert(line).second) std::cout << "\n" << wrap_words(line, 2, 0);
+            continue;
+        }
+        if (!header) std::cout << "\nKernel timeline (device work of the recorded samples, per execute call):\n";
+        header = true;
+        std::cout << wrap_name(c.name, 2) << wrap_words(kernel_timeline_line(c.timeline), 6, 4);
+    }
+}
+
 } // namespace
 
 std::optional<std::string> end_profiled_run(ProfileSession &profile, BackendSessions &sessions, const Suite &suite) {
@@ -56,6 +76,7 @@ std::optional<std::string> end_profiled_run(ProfileSession &profile, BackendSess
     for (auto &[name, inst] : sessions.backends) inst->attach_scope_sink(nullptr);
     const ProfileOptions &o = profile.options();
     if (o.hot_path) print_hot_paths(profile);
+    print_kernel_timelines(profile);
     if (o.trace_path.empty()) return std::nullopt;
     TraceInfo info;
     info.process_name = fmt::format("opbench run {}", suite.name);
@@ -69,9 +90,12 @@ std::optional<std::string> end_profiled_run(ProfileSession &profile, BackendSess
     const std::size_t events = doc.data["traceEvents"].size();
     try {
         write_file_atomically(o.trace_path, write_chrome_trace(doc));
-        std::cout << fmt::format("\nopbench: trace of {} events -> {} (open in ui.perfetto.dev, "
-                                 "chrome://tracing or speedscope)\n",
-                                 events, o.trace_path);
+        // Wrapped: a long path put the line past 100 columns.
+        std::cout << "\n"
+                  << wrap_words(fmt::format("opbench: trace of {} events -> {} (open in ui.perfetto.dev, "
+                                            "chrome://tracing or speedscope)",
+                                            events, o.trace_path),
+                                2, 0);
     } catch (const std::exception &e) {
         return fmt::format("--trace {}: not written: {}", o.trace_path, e.what());
     }

@@ -38,6 +38,15 @@
 //                               device memory fit check (issue 42) is
 //                               tested on a CPU. Unset: the host's, as
 //                               naive reports them.
+//   OPBENCH_FAKEGPU_TIMELINE    the kernel timeline (ABI 1.6, issue 42):
+//                               "D0,G0,D1,G1,D2" (microseconds): each execute
+//                               call "runs" kernels of D0, D1, D2 us with
+//                               gaps G0, G1 between them, on stream 7 of a
+//                               fixture device clock (the calls 2 us apart);
+//                               "refuse": activity_begin fails as CUPTI does
+//                               without the privilege. Unset: no entries.
+//   OPBENCH_FAKEGPU_TIMELINE_SCOPES  "qk,softmax,pv": the kernels' plugin
+//                               scopes, in order (unset: none)
 //
 // It loads the naive plugin from OPBENCH_NAIVE_PLUGIN (the build's path,
 // compiled in) and forwards every other call to its table.
@@ -51,6 +60,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -121,6 +131,81 @@ double g_device_share = 0;
 std::chrono::steady_clock::time_point g_timer_start;
 double g_host_seconds = 0; // inside execute since timer_start
 
+// The kernel timeline (OPBENCH_FAKEGPU_TIMELINE).
+std::vector<int64_t> g_timeline_us; // kernel, gap, kernel, ... microseconds
+std::vector<std::string> g_timeline_scopes;
+bool g_recording = false;
+int32_t g_calls = 0;        // execute calls since activity_begin
+std::string g_error;        // this fixture's own last error; empty: naive's
+std::vector<std::string> g_names;
+
+std::vector<std::string> split(const char *text) {
+    std::vector<std::string> out;
+    std::string item;
+    for (const char *p = text; ; ++p) {
+        if (*p == ',' || *p == 0) {
+            out.push_back(item);
+            item.clear();
+            if (*p == 0) break;
+        } else {
+            item += *p;
+        }
+    }
+    return out;
+}
+
+// This fixture's own error is read once (the host reads it right after the
+// failed call); every other message is naive's.
+const char *fg_last_error(opb_backend *b) {
+    static std::string shown;
+    if (g_error.empty()) return g_naive->last_error(b);
+    shown.swap(g_error);
+    g_error.clear();
+    return shown.c_str();
+}
+
+opb_status fg_activity_begin(opb_backend *) {
+    if (g_timeline_us.empty()) {
+        g_error = "CUPTI: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES: profiling needs NVreg_RestrictProfilingToAdminUsers=0 "
+                  "(fixture)";
+        return OPB_ERR_UNAVAILABLE;
+    }
+    g_error.clear();
+    g_recording = true;
+    g_calls = 0;
+    return OPB_OK;
+}
+
+// Each call's kernels on a fixture device clock far from the host's.
+opb_status fg_activity_end(opb_backend *, opb_activity_fn fn, void *user) {
+    if (!g_recording) {
+        g_error = "activity_end without activity_begin";
+        return OPB_ERR_INVALID;
+    }
+    g_recording = false;
+    uint64_t t = 5'000'000'000'000ull;
+    for (int32_t call = 0; call < g_calls; ++call) {
+        for (std::size_t i = 0; i < g_timeline_us.size(); i += 2) {
+            const std::size_t k = i / 2;
+            opb_activity a;
+            std::memset(&a, 0, sizeof a);
+            a.struct_size = sizeof a;
+            a.abi_version = OPB_ABI_VERSION;
+            a.kind = OPB_ACTIVITY_KERNEL;
+            a.call = call;
+            a.start_ns = t;
+            a.end_ns = t + uint64_t(g_timeline_us[i]) * 1000;
+            a.stream = 7;
+            a.name = g_names[k].c_str();
+            a.scope = k < g_timeline_scopes.size() ? g_timeline_scopes[k].c_str() : nullptr;
+            fn(user, &a);
+            t = a.end_ns + (i + 1 < g_timeline_us.size() ? uint64_t(g_timeline_us[i + 1]) * 1000 : 0);
+        }
+        t += 2000; // the next call's launch
+    }
+    return OPB_OK;
+}
+
 double seconds_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -129,6 +214,7 @@ opb_status fg_execute(opb_backend *b, opb_plan *plan, void *const *tensors, int3
     const auto t0 = std::chrono::steady_clock::now();
     const opb_status s = g_naive->execute(b, plan, tensors, count);
     g_host_seconds += seconds_since(t0);
+    if (g_recording) ++g_calls;
     return s;
 }
 
@@ -175,6 +261,17 @@ OPB_PLUGIN_ENTRY(host_version) {
             g_api.timer_start = fg_timer_start;
             g_api.timer_stop = fg_timer_stop;
             g_api.timer_host_seconds = fg_timer_host_seconds;
+        }
+        if (const char *v = std::getenv("OPBENCH_FAKEGPU_TIMELINE"); v && *v) {
+            if (std::string(v) != "refuse")
+                for (const std::string &us : split(v)) g_timeline_us.push_back(std::atoll(us.c_str()));
+            for (std::size_t k = 0; k < (g_timeline_us.size() + 1) / 2; ++k)
+                g_names.push_back("fixture_kernel_" + std::to_string(k));
+            if (const char *s = std::getenv("OPBENCH_FAKEGPU_TIMELINE_SCOPES"); s && *s) g_timeline_scopes = split(s);
+            g_api.execute = fg_execute;
+            g_api.last_error = fg_last_error;
+            g_api.activity_begin = fg_activity_begin;
+            g_api.activity_end = fg_activity_end;
         }
     }
     return &g_api;
