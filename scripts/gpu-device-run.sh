@@ -22,7 +22,12 @@
 #              e.g. "--cache both"), bounded by DIRECT_LIMIT (s, default 420);
 #     decoder  the Llama-3-8B-shaped decoders of suites/models/
 #              model-decoders.toml on cuda (each level), bounded by
-#              DECODER_LIMIT (s, default 120).
+#              DECODER_LIMIT (s, default 120);
+#     timeline the kernel timeline (issue 42): composed f32 attention at
+#              seq 128 and 1024 (d64, causal) and bf16 composed and fused at
+#              1024 (d128) on cuda with --profile --trace; the set, the trace
+#              and `opbench analyze` under out/timeline/ (about 30 s),
+#              bounded by TIMELINE_LIMIT (s, default 90).
 #   WORK (default /tmp/opb-gpu) is where the tarball is unpacked.
 # The build directory holds absolute paths (the checkout it was built in,
 # x/ROOT): that path is made a symlink to the unpacked tree. Where it exists
@@ -151,6 +156,25 @@ run_decoder() {
   return $drc
 }
 
+# The kernel timeline (CUPTI) of composed and fused attention: kernels
+# per call, busy share and gaps in the set, the GPU track in the trace,
+# analyze's gap-bound verdict; a device that refuses profiling says why in
+# the console and the set's kernel_timeline, and the run still passes.
+run_timeline() {
+  local d=$work_out/timeline
+  mkdir -p "$d"
+  timeout "${TIMELINE_LIMIT:-90}" "$opbench" run suites/attention.toml --backends cuda \
+    --benchmark_filter='attention/B:1/H:16/S:(128|1024)/D:64/causal:1/variant:composed/|H:32/S:1024/D:128/causal:1/.*dt:bf16' \
+    --profile \
+    --trace "$d/attention.trace.json" --no-progress --out "$d/attention-timeline.json" > "$d/run.log" 2>&1
+  local trc=$?
+  "$opbench" analyze "$d/attention-timeline.json" > "$d/analyze.txt" 2>&1
+  grep -A4 -E '^Kernel timeline|no kernel timeline' "$d/run.log" >> "$outd/run.log"
+  grep -E 'timeline:|gap-bound' "$d/analyze.txt" | head -n 8 >> "$outd/run.log"
+  ls -l "$d" >> "$outd/run.log"
+  return $trc
+}
+
 IFS=, read -r -a steps <<< "${STEPS:-check}"
 for s in "${steps[@]}"; do
   log "step $s" | tee -a "$outd/run.log"
@@ -158,7 +182,8 @@ for s in "${steps[@]}"; do
     check) run_check "$@"; step_done check $? ;;
     direct) run_direct; step_done direct $? ;;
     decoder) run_decoder; step_done decoder $? ;;
-    *) echo "gpu-device-run: unknown step '$s' (check, direct, decoder)" | tee -a "$outd/run.log"; rc=2 ;;
+    timeline) run_timeline; step_done timeline $? ;;
+    *) echo "gpu-device-run: unknown step '$s' (check, direct, decoder, timeline)" | tee -a "$outd/run.log"; rc=2 ;;
   esac
 done
 log "done, STEPS=${STEPS:-check}, rc=$rc" | tee -a "$outd/run.log"

@@ -10,6 +10,7 @@
 #include "cudnn_sdpa.hpp"
 #include "device_roofs.hpp"
 #include "int8_gemm.hpp"
+#include "kernel_timeline.hpp"
 #include "kernels.hpp"
 #include "nvml_reader.hpp"
 #include "planning.hpp"
@@ -106,6 +107,7 @@ struct CudaBackend : sdk::BackendBase {
     ~CudaBackend() override;
 
     sdk::ScopeHost scopes; // profiling scopes: composed attention's steps (StepScope)
+    KernelTimeline timeline; // ABI 1.6 activity_begin / activity_end: CUPTI (issue 42)
 
     std::string unavailable; // why the device cannot be used; empty when usable
     int driver_version = 0, runtime_version = 0;
@@ -629,20 +631,25 @@ opb_status launched(CudaBackend *c, cudaError_t e, const opb_op_desc &d) {
 // while the host records, the scope waits for the stream before it ends: its
 // time is then the step's device time plus one launch and one synchronisation
 // (profiled samples serialise the steps; the host keeps them out of the
-// published timings). While the host does not record it costs one branch;
-// with -Dprofiling_scopes=false it is compiled out.
+// published timings). While the kernel timeline records (issue 42) it does
+// not wait, so the gaps between the steps' kernels are the op's own, and it
+// names the step for CUPTI: the kernels' device time is the step's. While
+// the host does not record it costs one branch; with
+// -Dprofiling_scopes=false it is compiled out.
 class StepScope {
 public:
-    StepScope(const CudaBackend &c, const char *name) noexcept
+    StepScope(CudaBackend &c, const char *name) noexcept
 #if OPB_PROFILING_SCOPES
-        : c_(c.scopes.recording() ? &c : nullptr) {
+        : c_(c.scopes.recording() ? &c : nullptr), timeline_(c.timeline.recording() ? &c.timeline : nullptr) {
+        if (timeline_) timeline_->scope_begin(name);
         if (c_) c_->scopes.begin(name);
     }
     ~StepScope() {
         if (c_) {
-            cudaStreamSynchronize(c_->stream); // errors surface at the host's synchronize
+            if (!timeline_) cudaStreamSynchronize(c_->stream); // errors surface at the host's synchronize
             c_->scopes.end();
         }
+        if (timeline_) timeline_->scope_end();
     }
 #else
     {
@@ -656,6 +663,7 @@ public:
 private:
 #if OPB_PROFILING_SCOPES
     const CudaBackend *c_;
+    KernelTimeline *timeline_;
 #endif
 };
 
@@ -752,13 +760,44 @@ opb_status execute_plan(opb_backend *b, opb_plan *plan, void *const *t, int32_t 
 
 // execute, timed on the host while the device timer runs: the launches' own
 // cost per call beside the device's time (ABI 1.5 timer_host_seconds).
-opb_status cuda_execute(opb_backend *b, opb_plan *plan, void *const *t, int32_t count) {
+opb_status timed_execute(opb_backend *b, opb_plan *plan, void *const *t, int32_t count) {
     auto *c = self(b);
     if (!c->timer_started) return execute_plan(b, plan, t, count);
     const auto start = std::chrono::steady_clock::now();
     const opb_status st = execute_plan(b, plan, t, count);
     c->host_in_execute += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return st;
+}
+
+// While the kernel timeline records, each call's kernels carry its index.
+opb_status cuda_execute(opb_backend *b, opb_plan *plan, void *const *t, int32_t count) {
+    KernelTimeline &timeline = self(b)->timeline;
+    if (!timeline.recording()) return timed_execute(b, plan, t, count);
+    timeline.call_begin();
+    const opb_status st = timed_execute(b, plan, t, count);
+    timeline.call_end();
+    return st;
+}
+
+// ABI 1.6 (issue 42): the kernel timeline from CUPTI (kernel_timeline.hpp).
+// A refusal (no libcupti, no privilege) is OPB_ERR_UNAVAILABLE with CUPTI's
+// reason: the host says so and carries on.
+opb_status cuda_activity_begin(opb_backend *b) {
+    auto *c = self(b);
+    return sdk::guarded(c, [&]() -> opb_status {
+        if (auto st = check_usable(c); st != OPB_OK) return st;
+        if (std::string why = c->timeline.begin(); !why.empty()) return c->fail(OPB_ERR_UNAVAILABLE, why);
+        return OPB_OK;
+    });
+}
+
+opb_status cuda_activity_end(opb_backend *b, opb_activity_fn fn, void *user) {
+    auto *c = self(b);
+    return sdk::guarded(c, [&]() -> opb_status {
+        if (!fn) return c->fail(OPB_ERR_INVALID, "activity_end: fn is NULL");
+        if (std::string why = c->timeline.end(fn, user); !why.empty()) return c->fail(OPB_ERR_UNAVAILABLE, why);
+        return OPB_OK;
+    });
 }
 
 void cuda_release(opb_backend *b, opb_plan *plan) {
@@ -1180,6 +1219,8 @@ opb_backend_api make_api() {
     a.clock_begin = cuda_clock_begin;
     a.clock_end = cuda_clock_end;
     a.timer_host_seconds = cuda_timer_host_seconds;
+    a.activity_begin = cuda_activity_begin; // ABI 1.6
+    a.activity_end = cuda_activity_end;
     return a;
 }
 

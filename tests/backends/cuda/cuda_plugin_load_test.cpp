@@ -170,6 +170,31 @@ TEST_F(CudaPluginLoad, WithoutDeviceEveryDeviceCallIsUnavailableWithTheReason) {
     api->destroy(b);
 }
 
+// ABI 1.6 (issue 42): the kernel timeline's entries are in the table; without
+// a device activity_begin refuses with the device's reason (the host then says
+// so and carries on), and activity_end without a begin refuses too.
+TEST_F(CudaPluginLoad, KernelTimelineEntriesAndTheirRefusalWithoutADevice) {
+    ASSERT_TRUE(OPB_API_HAS(api, activity_begin));
+    ASSERT_TRUE(OPB_API_HAS(api, activity_end));
+    RecordingHost host;
+    const opb_host_services s = recording_services(&host);
+    opb_backend *b = nullptr;
+    ASSERT_EQ(api->create(&s, &b), OPB_OK);
+    if (api->probe(b) == OPB_OK) {
+        api->destroy(b);
+        GTEST_SKIP() << "a CUDA device is usable here; the timeline runs in gpu-device-run's timeline step";
+    }
+    const std::string reason = api->last_error(b);
+    EXPECT_EQ(api->activity_begin(b), OPB_ERR_UNAVAILABLE);
+    EXPECT_EQ(reason, api->last_error(b));
+    int records = 0;
+    EXPECT_NE(api->activity_end(
+                  b, [](void *u, const opb_activity *) { ++*static_cast<int *>(u); }, &records),
+              OPB_OK);
+    EXPECT_EQ(records, 0);
+    api->destroy(b);
+}
+
 TEST_F(CudaPluginLoad, DeviceInfoNeverWritesPastACallersShortStruct) {
     RecordingHost host;
     const opb_host_services s = recording_services(&host);
