@@ -279,8 +279,10 @@ double RunEta::most_measure(std::size_t k) const {
 }
 
 double RunEta::other_calls(std::size_t k) const {
-    // The verified call, at least one warmup call, the batch probe (recipe.cpp).
-    return (std::max(1, plan_[k].warmup) + 2) * call_seconds(plan_[k]);
+    // The first process's calls before sampling: `warmup` of them, at least
+    // one, the verified call among them; the batch needs no call of its own
+    // (recipe.cpp).
+    return std::max(1, plan_[k].warmup) * call_seconds(plan_[k]);
 }
 
 double RunEta::move_calls(std::size_t k) const {

@@ -249,6 +249,22 @@ def check_nvml_reasons(path, doc):
     analyze = " ".join(run(["analyze", path, "--wide", "--top", "100"], {}).split())
     if "NVML: sw power cap, hw thermal slowdown; up to 300 W, 55 C" not in analyze:
         fail(f"analyze: the throttled note names no NVML reasons, power, temperature:\n{analyze[:4000]}")
+    device = "device: SM 900 MHz (60% of sustained); up to 300 W, 55 C; NVML: sw power cap, hw thermal slowdown"
+    if device not in analyze:
+        fail(f"analyze: no line {device!r} for a throttled entry:\n{analyze[:4000]}")
+
+
+def check_device_line(path):
+    """analyze's details give each GPU entry's clock, power and temperature
+    (issue 41 item 2); no NVML reasons where the plugin named none."""
+    analyze = run(["analyze", path, "--top", "100"], {})
+    joined = " ".join(analyze.split())
+    if "device: SM 1500 MHz (100% of sustained); up to 300 W, 55 C" not in joined:
+        fail(f"analyze: no device line for the fakegpu entries:\n{analyze[:4000]}")
+    if "NVML:" in joined:
+        fail(f"analyze: NVML reasons where the plugin named none:\n{analyze[:4000]}")
+    if any(len(line) > 100 for line in analyze.splitlines()):
+        fail("analyze: a line over 100 columns: " + max(analyze.splitlines(), key=len))
 
 
 def check_throttled_views(path, console):
@@ -460,6 +476,7 @@ def main():
     roofs = check_judgements(doc, (True, 1))
     check_views(path, console, roofs)
     check_device_roofs_shown(path)
+    check_device_line(path)
     _, big, _ = measured_set("x1e9", OPBENCH_FAKEGPU_ROOF_SCALE="1e9")
     check_judgements(big, (False, 1e9))
     tpath, throttled, tconsole = measured_set("throttled", OPBENCH_FAKEGPU_CLOCK_MHZ="900",

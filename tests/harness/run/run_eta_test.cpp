@@ -32,7 +32,7 @@ Synthetic gemm_like() {
                 const double rep = backend == std::string("onednn") ? p.max_time
                                                                      : std::clamp(p.min_samples * call, p.min_time, p.max_time);
                 const double measure = p.repetitions * std::max(call, rep);
-                s.took.push_back({0.1 + measure + (std::max(1, p.warmup) + 2) * call, measure, p.repetitions, call});
+                s.took.push_back({0.1 + measure + std::max(1, p.warmup) * call, measure, p.repetitions, call});
                 s.plan.push_back(p);
             }
     return s;
@@ -95,12 +95,13 @@ TEST(RunEta, AnUnseenBackendTakesTheRunsCorrections) {
 TEST(RunEta, WorkPerCallCountsOnceTheBackendsSpeedIsKnown) {
     RunEta eta({{"naive", 3, 1, 5, 0.1, 10.0, 1e9, ""}, {"naive", 3, 1, 5, 0.1, 10.0, 8e9, ""}});
     const double before = eta.planned_measure(1);
-    eta.finished(0, {18.5, 15.0, 3, 1.0}); // 1 ns per FLOP; 0.5 s besides its calls
+    eta.finished(0, {16.5, 15.0, 3, 1.0}); // 1 ns per FLOP; 0.5 s besides its calls
     EXPECT_GT(eta.planned_measure(1), 10 * before);
     // 8 s calls end a try with the second (16 s), the one reaching max_time.
     EXPECT_NEAR(eta.planned_measure(1), 3 * 16.0, 1e-6);
-    // Besides its repetitions: a verified call, a warmup call, the batch probe.
-    EXPECT_NEAR(eta.seconds_left(), 0.5 + 3 * 8.0 + 3 * 16.0, 1e-6);
+    // Besides its repetitions: its one call before sampling (warmup 1: the
+    // verified call; the first sample chooses the batch).
+    EXPECT_NEAR(eta.seconds_left(), 0.5 + 8.0 + 3 * 16.0, 1e-6);
 }
 
 namespace {
@@ -120,7 +121,7 @@ TEST(RunEta, RepetitionsScaleUpToMaxTimeAndNoFurther) {
     EXPECT_NEAR(eta.most_measure(1), 3 * 5.0, 1e-9);
     const double calls = (weight(30) * 63 + weight(8) * 625) / (weight(30) + weight(8));
     EXPECT_GT(calls, 500);
-    EXPECT_NEAR(eta.seconds_left(), 3 * 8e-3 + 3 * calls * 8e-3, 1e-6);
+    EXPECT_NEAR(eta.seconds_left(), 8e-3 + 3 * calls * 8e-3, 1e-6);
     // A starved repetition may be measured again (twice here): an entry
     // whose every repetition took three tries is expected to again, and the
     // most is three tries of max_time each.
@@ -129,7 +130,7 @@ TEST(RunEta, RepetitionsScaleUpToMaxTimeAndNoFurther) {
     EXPECT_NEAR(retried.most_measure(1), 3 * 3 * 5.0, 1e-9);
     // Entry 0's tries took 3333 calls, between their plan and their most:
     // the target needs that many, more than entry 1's 625 can hold.
-    EXPECT_NEAR(retried.seconds_left(), 3 * 8e-3 + 3 * 3 * calls * 8e-3, 1e-6);
+    EXPECT_NEAR(retried.seconds_left(), 8e-3 + 3 * 3 * calls * 8e-3, 1e-6);
 }
 
 // A call of unknown length (no FLOPs): its tries run as many times their
@@ -171,19 +172,19 @@ TEST(RunEta, AnEntryInProgressCountsAtItsOwnPace) {
     alone.in_progress(0, {1.5, 1.0, 1, 1.0}, 1);
     EXPECT_NEAR(alone.seconds_left(), 2 * 1.0, 1e-9);
     eta.finished(0, {3.0, 3.0, 3, 1.0}); // 1 s a call
-    // Each entry not started: 3 repetitions of a call, and 3 calls besides
-    // (verified, warmup, batch probe).
+    // Each entry not started: 3 repetitions of a call, and 1 call besides
+    // (the verified one: warmup 0 makes it the only call before sampling).
     const double before = eta.seconds_left(); // both left at the small one's speed: 8 and 64 s a call
-    EXPECT_NEAR(before, 6 * 8.0 + 6 * 64.0, 1e-6);
+    EXPECT_NEAR(before, 4 * 8.0 + 4 * 64.0, 1e-6);
     // The large one runs at 24 s a call: one repetition in 24 s.
     eta.in_progress(1, {25.0, 24.0, 1, 24.0}, 1);
-    EXPECT_NEAR(eta.seconds_left(), 2 * 24.0 + 6 * 8 * 24.0, 1e-6);
+    EXPECT_NEAR(eta.seconds_left(), 2 * 24.0 + 4 * 8 * 24.0, 1e-6);
     // Finished, it no longer counts as in progress: its record holds.
     eta.finished(1, {73.0, 72.0, 3, 24.0});
-    EXPECT_NEAR(eta.seconds_left(), 6 * 8 * 24.0, 1e-6);
+    EXPECT_NEAR(eta.seconds_left(), 4 * 8 * 24.0, 1e-6);
     // Told nothing done: no change.
     eta.in_progress(2, {1.0, 0.0, 0, 0.0}, 0);
-    EXPECT_NEAR(eta.seconds_left(), 6 * 8 * 24.0, 1e-6);
+    EXPECT_NEAR(eta.seconds_left(), 4 * 8 * 24.0, 1e-6);
 }
 
 // Under --isolate process, each process after the first prepares the case
@@ -225,16 +226,16 @@ TEST(RunEta, ATryTakesTheCallsOfEntriesWithCallsOfALikeLength) {
     const EntryPlan small{"onednn", 1, 1, 5, 0.5, 5.0, 1e8, "mm/f32"}, medium{"onednn", 1, 1, 5, 0.5, 5.0, 1e10, "mm/f32"},
         large{"onednn", 1, 1, 5, 0.5, 5.0, 3e10, "mm/f32"};
     RunEta eta({small, small, medium, large});
-    // Each spends 0.1 s besides its 3 calls outside the repetitions.
-    eta.finished(0, {0.903, 0.8, 1, 1e-3, 800}); // 800 calls: past its plan of 500
-    eta.finished(1, {0.603, 0.5, 1, 1e-3, 500}); // as planned
-    eta.finished(2, {5.4, 5.0, 1, 0.1, 50});     // 50 calls of 0.1 s: to max_time
+    // Each spends 0.1 s besides its one call outside the repetitions.
+    eta.finished(0, {0.901, 0.8, 1, 1e-3, 800}); // 800 calls: past its plan of 500
+    eta.finished(1, {0.601, 0.5, 1, 1e-3, 500}); // as planned
+    eta.finished(2, {5.2, 5.0, 1, 0.1, 50});     // 50 calls of 0.1 s: to max_time
     // The large one: 0.3 s calls, a plan of 5 calls (1.5 s), at most 17
     // (5.1 s). The medium entry (3x shorter calls) and the first small one
     // (300x) say 17, the plan 5.
     const double calls = (weight(30) * 5 + (weight(3) + weight(300)) * 17) / (weight(30) + weight(3) + weight(300));
     EXPECT_GT(calls, 15);
-    const double besides = 3 * 0.3 + 0.1; // verified, warmup, batch probe; the median overhead
+    const double besides = 0.3 + 0.1; // the verified call (warmup 1); the median overhead
     EXPECT_NEAR(eta.seconds_left(), besides + calls * 0.3, 1e-6);
 }
 
@@ -244,8 +245,8 @@ TEST(RunEta, ATryTakesTheCallsOfEntriesWithCallsOfALikeLength) {
 TEST(RunEta, TriesEndedAsPlannedSayNothingOfAMuchSmallerPlan) {
     const EntryPlan small{"onednn", 1, 1, 5, 0.5, 5.0, 1e8, "mm/f32"}, large{"onednn", 1, 1, 5, 0.5, 5.0, 3e10, "mm/f32"};
     RunEta eta({small, small, small, small, large});
-    for (std::size_t k = 0; k < 4; ++k) eta.finished(k, {0.603, 0.5, 1, 1e-3, 500});
-    EXPECT_NEAR(eta.seconds_left(), 3 * 0.3 + 0.1 + 5 * 0.3, 1e-6);
+    for (std::size_t k = 0; k < 4; ++k) eta.finished(k, {0.601, 0.5, 1, 1e-3, 500});
+    EXPECT_NEAR(eta.seconds_left(), 0.3 + 0.1 + 5 * 0.3, 1e-6);
 }
 
 // A kind not seen yet that differs from a seen one in one part takes that
