@@ -5,7 +5,6 @@
 
 #include "measure/json_member.hpp"
 #include "measure/throttle.hpp"
-#include "measure/throttle.hpp"
 #include "readers/compact_table.hpp"
 #include "readers/result_set_reader.hpp"
 #include "writers/units.hpp"
@@ -110,49 +109,6 @@ std::optional<ComponentBreakdown> device_component_breakdown(const nlohmann::jso
     if (out.shares.empty()) return std::nullopt;
     out.other = std::max(0.0, 1.0 - sum);
     return out;
-}
-
-namespace {
-
-// "1500" or "1958-1980"; percentages likewise.
-std::string range_text(double lo, double hi, const char *spec) {
-    const std::string a = fmt::format(fmt::runtime(spec), lo), b = fmt::format(fmt::runtime(spec), hi);
-    return a == b ? a : a + "-" + b;
-}
-
-} // namespace
-
-std::string device_text(const std::vector<const nlohmann::json *> &repetitions) {
-    double clock_lo = INFINITY, clock_hi = 0, share_lo = INFINITY, share_hi = 0, watts = NAN, celsius = NAN;
-    std::uint64_t reasons = 0;
-    for (const nlohmann::json *e : repetitions) {
-        const nlohmann::json &st = json_member(*e, "stats");
-        if (const nlohmann::json &c = json_member(st, "sm_clock_mhz"); c.is_number() && c.get<double>() > 0) {
-            clock_lo = std::min(clock_lo, c.get<double>());
-            clock_hi = std::max(clock_hi, c.get<double>());
-        }
-        if (const nlohmann::json &s = json_member(st, "clock_share"); s.is_number() && s.get<double>() > 0) {
-            share_lo = std::min(share_lo, s.get<double>());
-            share_hi = std::max(share_hi, s.get<double>());
-        }
-        const RepetitionFigures f = repetition_figures(*e);
-        if (std::isfinite(f.power_watts)) watts = std::isfinite(watts) ? std::max(watts, f.power_watts) : f.power_watts;
-        if (std::isfinite(f.temperature_c))
-            celsius = std::isfinite(celsius) ? std::max(celsius, f.temperature_c) : f.temperature_c;
-        reasons |= f.clock_event_reasons;
-    }
-    std::vector<std::string> parts;
-    if (clock_hi > 0)
-        parts.push_back("SM " + range_text(clock_lo, clock_hi, "{:.0f}") + " MHz" +
-                        (share_hi > 0 ? " (" + range_text(100 * share_lo, 100 * share_hi, "{:.0f}") +
-                                            "% of sustained)"
-                                      : std::string()));
-    if (std::isfinite(watts) || std::isfinite(celsius))
-        parts.push_back(fmt::format("up to {}{}{}", std::isfinite(watts) ? fmt::format("{:.0f} W", watts) : "",
-                                    std::isfinite(watts) && std::isfinite(celsius) ? ", " : "",
-                                    std::isfinite(celsius) ? fmt::format("{:.0f} C", celsius) : ""));
-    if (reasons) parts.push_back("NVML: " + clock_event_reasons_text(reasons));
-    return fmt::format("{}", fmt::join(parts, "; "));
 }
 
 namespace {
@@ -315,7 +271,6 @@ std::vector<AnalyzedEntry> analyse_result_set(const nlohmann::json &set, const s
         }
         a.layer = decoder_breakdown(first);
         a.device = device_text(entries);
-        a.device = device_text(entries);
         const auto components = variant_components(a.op, first.value("variant", ""));
         a.timeline = timeline_finding(first);
         // On a GPU the host's scopes time launches: the device's time wins where kernels are known.
@@ -426,7 +381,6 @@ std::vector<Table> analysis_tables(const std::vector<AnalyzedEntry> &entries, st
             {n, "verdict",
              fmt::format("{} ({}): {}", a.bottleneck.kind, a.bottleneck.severity, a.bottleneck.description)});
         detail.rows.push_back({n, "suggestion", a.bottleneck.suggestion});
-        if (!a.device.empty()) detail.rows.push_back({n, "device", a.device});
         if (!a.device.empty()) detail.rows.push_back({n, "device", a.device});
         if (a.summary.quality == Quality::noisy)
             detail.rows.push_back({n, "quality", a.summary.verdict()});

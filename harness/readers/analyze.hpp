@@ -73,11 +73,6 @@ struct TimelineFinding {
 // none of them (a CPU backend, a plugin before ABI 1.5).
 [[nodiscard]] std::string device_text(const std::vector<const nlohmann::json *> &repetitions);
 
-// The device over an entry's repetitions (issue 41): "SM 1958-1980 MHz (134-136% of
-// sustained); up to 612 W, 71 C; NVML: sw power cap"; "" when the set has
-// none of them (a CPU backend, a plugin before ABI 1.5).
-[[nodiscard]] std::string device_text(const std::vector<const nlohmann::json *> &repetitions);
-
 // One case x backend of the set.
 struct AnalyzedEntry {
     std::string name; // the benchmark's run name
@@ -90,7 +85,6 @@ struct AnalyzedEntry {
     bool from_run = false; // the result set carried the verdict
     std::optional<ComponentBreakdown> components;
     std::optional<ComponentBreakdown> layer; // decoder workloads: the layer's components
-    std::string device; // GPU backends: clock, power, temperature, NVML reasons (device_text); "" none
     std::string device; // GPU backends: clock, power, temperature, NVML reasons (device_text); "" none
     std::optional<TimelineFinding> timeline; // the kernel timeline (GPU backends, --profile / --trace)
 };
