@@ -163,6 +163,11 @@ std::string KernelTimeline::begin() {
             return cupti_error("cuptiActivityRegisterCallbacks", r);
         c.callbacks_registered = true;
     }
+    { // a buffer completed after an earlier window's end holds none of this window's records
+        std::vector<Raw> stale;
+        std::map<uint32_t, uint64_t> calls, scopes;
+        drain(stale, calls, scopes);
+    }
     for (CUpti_ActivityKind kind : kKinds)
         if (CUptiResult r = c.enable(kind); r != CUPTI_SUCCESS) {
             for (CUpti_ActivityKind k : kKinds) c.disable(k);

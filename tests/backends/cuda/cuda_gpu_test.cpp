@@ -666,6 +666,67 @@ TEST_F(CudaGpu, EventTimerMeasuresEnqueuedWork) {
     for (void *p : t) api->free(b, p);
 }
 
+// ABI 1.6 (issue 42): two composed-attention calls between activity_begin
+// and activity_end give each call its kernels (QK^T GEMM, softmax, PV GEMM),
+// each in its step's scope, in start order, on one stream; or CUPTI's
+// refusal in one line (no privilege to profile), which skips the test.
+TEST_F(CudaGpu, KernelTimelineGivesEachCallItsKernelsOrSaysWhyNot) {
+    auto d = make_desc(OPB_OP_ATTENTION, OPB_DTYPE_BF16, OPB_ATTENTION_COMPOSED);
+    d.p.attention = {2, 4, 64, 96, 32, 0.0f, 1, 0};
+    std::vector<void *> t(4);
+    for (int i = 0; i < 4; ++i) ASSERT_EQ(api->alloc(b, 2 * 4 * 96 * 32 * 2, &t[i]), OPB_OK);
+    opb_plan *plan = nullptr;
+    uint64_t ws = 0;
+    ASSERT_EQ(api->prepare(b, &d, &plan, &ws), OPB_OK) << api->last_error(b);
+    ASSERT_EQ(api->execute(b, plan, t.data(), 4), OPB_OK); // lazy setup outside the window
+    ASSERT_EQ(api->synchronize(b), OPB_OK);
+    if (api->activity_begin(b) != OPB_OK) {
+        const std::string why = api->last_error(b);
+        api->release(b, plan);
+        for (void *p : t) api->free(b, p);
+        GTEST_SKIP() << "kernel timeline refused: " << why;
+    }
+    for (int i = 0; i < 2; ++i) ASSERT_EQ(api->execute(b, plan, t.data(), 4), OPB_OK) << api->last_error(b);
+    ASSERT_EQ(api->synchronize(b), OPB_OK);
+    struct Seen {
+        int32_t kind, call;
+        uint64_t start, end;
+        uint32_t stream;
+        std::string name, scope;
+    };
+    std::vector<Seen> seen;
+    ASSERT_EQ(api->activity_end(
+                  b,
+                  [](void *u, const opb_activity *a) {
+                      static_cast<std::vector<Seen> *>(u)->push_back(
+                          {a->kind, a->call, a->start_ns, a->end_ns, a->stream, a->name ? a->name : "",
+                           a->scope ? a->scope : ""});
+                  },
+                  &seen),
+              OPB_OK)
+        << api->last_error(b);
+    int per_call[2] = {0, 0};
+    std::string listed;
+    for (std::size_t i = 0; i < seen.size(); ++i) {
+        const Seen &k = seen[i];
+        listed += std::to_string(k.call) + " " + k.scope + " " + k.name.substr(0, 60) + "\n";
+        EXPECT_LE(k.start, k.end) << k.name;
+        if (i) {
+            EXPECT_LE(seen[i - 1].start, k.start) << "not in start order";
+        }
+        if (k.kind != OPB_ACTIVITY_KERNEL) continue;
+        ASSERT_TRUE(k.call == 0 || k.call == 1) << "call " << k.call << " of " << k.name;
+        ++per_call[k.call];
+        EXPECT_TRUE(k.scope == "qk" || k.scope == "softmax" || k.scope == "pv") << k.scope << ": " << k.name;
+        EXPECT_EQ(k.stream, seen.front().stream);
+    }
+    EXPECT_GE(per_call[0], 3) << listed;
+    EXPECT_EQ(per_call[0], per_call[1]) << listed;
+    std::printf("kernel timeline: %zu records, %d kernels per call\n%s", seen.size(), per_call[0], listed.c_str());
+    api->release(b, plan);
+    for (void *p : t) api->free(b, p);
+}
+
 TEST_F(CudaGpu, DeviceInfoAndInfoReportTheDevice) {
     opb_device_info info{};
     info.struct_size = sizeof info;
