@@ -747,6 +747,34 @@ TEST_F(CudaGpu, DeviceInfoAndInfoReportTheDevice) {
         EXPECT_NE(keys.find(k), std::string::npos) << k << " missing in\n" << keys;
 }
 
+// NVML (issue 41 item 2): where it loads, each repetition's reading has the
+// board's power and temperature; where not, the info says why in one line.
+TEST_F(CudaGpu, ClockEndGivesPowerAndTemperatureWhereNvmlLoads) {
+    std::string keys;
+    api->info(
+        b,
+        [](void *u, const char *k, const char *v) {
+            *static_cast<std::string *>(u) += std::string(k) + "=" + v + "\n";
+        },
+        &keys);
+    const auto at = keys.find("nvml=");
+    ASSERT_NE(at, std::string::npos) << "no nvml line in\n" << keys;
+    const std::string nvml = keys.substr(at + 5, keys.find('\n', at) - at - 5);
+    std::printf("nvml: %s\n", nvml.c_str());
+    opb_clock_reading r{};
+    r.struct_size = sizeof r;
+    r.abi_version = OPB_ABI_VERSION;
+    ASSERT_EQ(api->clock_begin(b), OPB_OK) << api->last_error(b);
+    ASSERT_EQ(api->clock_end(b, &r), OPB_OK) << api->last_error(b);
+    std::printf("clock_end: SM %.0f MHz, %.1f W, %.0f C, reasons %#llx\n", r.sm_clock_mhz, r.power_watts,
+                r.temperature_c, static_cast<unsigned long long>(r.throttle_reasons));
+    EXPECT_GT(r.sm_clock_mhz, 0);
+    if (nvml.rfind("loaded from ", 0) != 0) GTEST_SKIP() << "NVML did not load: " << nvml;
+    if (nvml.find("power:") == std::string::npos) EXPECT_GT(r.power_watts, 0);
+    if (nvml.find("temperature:") == std::string::npos) EXPECT_GT(r.temperature_c, 0);
+    EXPECT_EQ(r.throttle_reasons & 0x1, 0u); // idle is left out
+}
+
 TEST_F(CudaGpu, ExecuteRefusesAWrongTensorCount) {
     auto d = make_desc(OPB_OP_ADD, OPB_DTYPE_F32);
     d.p.eltwise = {2, 2};
