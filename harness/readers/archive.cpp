@@ -666,9 +666,12 @@ nlohmann::json add_history_row(std::vector<std::string> &row, const std::string 
         last_throttled = gives_no_rate(v.summary.quality);
         last_summary = &v.summary;
     }
+    // The newest run without a time (starved, failed, skipped) gives no
+    // ratio: an earlier run's time in "last" would read as no change.
+    const bool newest_timed = !times.empty() && times.back().status == "ok";
     // Three decimals, or three significant digits under 0.01 (a 12 ms -> 5 us drop is not "0.000").
     const double r = last / first;
-    const std::string ratio = !std::isfinite(first) || first_throttled || last_throttled ? "-"
+    const std::string ratio = !std::isfinite(first) || first_throttled || last_throttled || !newest_timed ? "-"
                               : r < 0.01            ? fmt::format("{:.3g}", r)
                                                     : fmt::format("{:.3f}", r);
     if (wide) {
@@ -678,8 +681,11 @@ nlohmann::json add_history_row(std::vector<std::string> &row, const std::string 
     std::string quality = last_summary ? std::string(last_summary->flag()) : "-";
     if (last_summary)
         if (auto v = verdict_beyond(*last_summary, common); !v.empty()) quality += " " + footnotes.mark(v);
-    row.insert(row.end(), {std::isfinite(first) ? format_seconds(first) : "-",
-                           std::isfinite(last) ? format_seconds(last) : "-", ratio, trend(medians), quality});
+    const std::string last_cell = !newest_timed && !times.empty() ? times.back().status
+                                  : std::isfinite(last)            ? format_seconds(last)
+                                                                   : "-";
+    row.insert(row.end(), {std::isfinite(first) ? format_seconds(first) : "-", last_cell, ratio, trend(medians),
+                           quality});
     return cj;
 }
 } // namespace

@@ -129,6 +129,38 @@ TEST(Archive, HistoryShowsEachCaseAcrossRuns) {
     EXPECT_THROW((void)archive_history(dir.path, o), std::regex_error);
 }
 
+// A newest run without a time (every repetition starved) gives no
+// last/first ratio and says so in "last": an earlier run's time there read
+// as 1.000, no change (as compare gives a starved entry no ratio).
+TEST(Archive, HistoryGivesNoRatioWhenTheNewestRunHasNoTime) {
+    TempDir in, dir;
+    const char *stamps[] = {"2026-11-20T10:00:00Z", "2026-11-21T10:00:00Z", "2026-11-22T10:00:00Z"};
+    for (int i = 0; i < 3; ++i) {
+        FakeSet s = run_at(stamps[i], "c" + std::to_string(i), 1e-5);
+        if (i == 2) {
+            s.cases[0].status = "starved";
+            s.cases[0].starved = {true, true, true};
+        }
+        archive_store(dir.path, read_result_set(write_fake_set(in.path, std::to_string(i) + ".json", s)));
+    }
+    HistoryOptions o;
+    o.suite = "quick";
+    o.case_regex = "naive";
+    const Table t = archive_history(dir.path, o).tables[0];
+    ASSERT_EQ(t.rows.size(), 1u);
+    EXPECT_EQ(t.rows[0][1], "10 us");
+    EXPECT_EQ(t.rows[0][2], "starved");
+    EXPECT_EQ(t.rows[0][3], "-");
+    o.wide = true;
+    const Table w = archive_history(dir.path, o).tables[0];
+    EXPECT_EQ(w.rows[0][3], "starved");
+    EXPECT_EQ(w.rows[0][4], "-");
+    // The onednn case's newest run has a time: its ratio stands.
+    o.wide = false;
+    o.case_regex = "onednn";
+    EXPECT_EQ(archive_history(dir.path, o).tables[0].rows[0][3], "1.000");
+}
+
 TEST(Archive, HistoryCsvRecordsAreOneRowPerCaseAndRun) {
     TempDir in, dir;
     for (int i = 0; i < 3; ++i)
