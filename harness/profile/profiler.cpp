@@ -61,7 +61,7 @@ uint32_t Profiler::intern(std::string_view name) {
     return id;
 }
 
-void Profiler::begin(std::string_view name, SpanKind kind, nlohmann::json args) {
+int64_t Profiler::begin(std::string_view name, SpanKind kind, nlohmann::json args) {
     const int32_t tid = this_thread_id();
     std::lock_guard lock(mutex_);
     // Everything this function allocates is the profiler's, not the span's.
@@ -89,6 +89,7 @@ void Profiler::begin(std::string_view name, SpanKind kind, nlohmann::json args) 
     open.allocs = heap.calls;
     open.alloc_bytes = heap.bytes;
     open.begin_ns = now_ns();
+    return open.begin_ns;
 }
 
 void Profiler::end() {

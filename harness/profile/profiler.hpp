@@ -80,7 +80,8 @@ public:
 
     // Opens a span on the calling thread. `args` (a JSON object) goes into
     // the trace with the span.
-    void begin(std::string_view name, SpanKind kind = SpanKind::host, nlohmann::json args = nullptr);
+    // Returns the span's begin time (now_ns() as it opened).
+    int64_t begin(std::string_view name, SpanKind kind = SpanKind::host, nlohmann::json args = nullptr);
     // Closes the calling thread's innermost open span. Without one, counted
     // in unmatched_ends() and otherwise ignored (a plugin's bug must not
     // break the run).
