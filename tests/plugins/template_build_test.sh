@@ -112,10 +112,15 @@ op = "silu"
 rows = 16
 cols = 64
 TOML
-OPBENCH_PLUGIN_PATH="$so" "$build/harness/opbench" run "$work/template.toml" --no-progress \
-    --out "$work/template.json" >"$work/template-run.log" 2>&1 ||
-    { cat "$work/template-run.log" >&2; fail "opbench run of the template failed"; }
-python3 - "$work/template.json" "${3:-true}" <<'PY' || fail "the template's execute allocates (see above)"
+# A tiny case beside CI's other tests may starve in every try (its threads
+# waited for a CPU: status starved, no time): the run is made again, up to
+# 3 times, as the other tests that count rather than time do. Exit 3 of the
+# check below says that.
+check_template_run() {
+    OPBENCH_PLUGIN_PATH="$so" "$build/harness/opbench" run "$work/template.toml" --no-progress \
+        --out "$work/template.json" --force >"$work/template-run.log" 2>&1 ||
+        { cat "$work/template-run.log" >&2; fail "opbench run of the template failed"; }
+    python3 - "$work/template.json" "${3:-true}" <<'PY'
 import json, sys
 # Under a sanitizer opbench has no heap interposer (heap_tracked false): the
 # allocation count cannot be checked there, and the plain build checks it.
@@ -133,11 +138,21 @@ for e in entries:
     m = e["memory"]
     print(f"{e['name']}: status {e['status']}, heap_tracked {m['heap_tracked']}, "
           f"allocs_per_call {m['allocs_per_call']}")
+    if e["status"] == "starved":
+        sys.exit(3)
     if e["status"] != "passed" or m["heap_tracked"] is not heap_tracked:
         sys.exit(1)
     if heap_tracked and m["allocs_per_call"] != 0:
         sys.exit(1)
 PY
+}
+for attempt in 1 2 3; do
+    rc=0
+    check_template_run "$@" || rc=$?
+    [ "$rc" -eq 3 ] && [ "$attempt" -lt 3 ] && { echo "an entry starved: running again ($attempt of 3)"; continue; }
+    [ "$rc" -eq 0 ] || fail "the template's execute allocates, or an entry did not pass (see above)"
+    break
+done
 
 if [ "${3:-true}" = true ]; then
     echo "PASS: plugins/template builds against the installed SDK, exports only opb_plugin_entry, opbench lists it, and its execute allocates nothing (allocs_per_call 0)"
