@@ -66,13 +66,29 @@ assert got[want] + not_compared == 3 and got[want] >= 1, (got, not_compared)
 PY
 }
 
+# ab_verdicts LOG WANT ARGS...: ab_ran, then verdicts. Under CI's other tests
+# a case's starved blocks are left out of its pairs, and 5 pairs or fewer
+# cannot reach p < 0.05 (the case is then `noisy`, however large the
+# change): such a run, whose log names starved blocks, is made again, up to
+# 3 times. Any other wrong verdict fails at once.
+ab_verdicts() {
+  local log=$1 want=$2 attempt
+  shift 2
+  for attempt in 1 2 3; do
+    ab_ran "$log" "$@" || { cat "$log"; return 2; }
+    verdicts "$log" "$want" && return 0
+    grep -q "starved" "$log" && [ "$attempt" -lt 3 ] || return 1
+    echo "blocks starved (the machine was busy): running again ($attempt of 3)"
+  done
+}
+
 echo "== 2: A/A: the same file twice is same"
 # With its case lines: they must show the medians as compare shows them.
-ab_ran "$work/aa.log" "$suite" --pairs 8 --seconds 0.002 --threshold 0.5 \
-  --plugin naive@a="$naive" --plugin naive@b="$naive" --out "$work/aa.json" || { cat "$work/aa.log"; fail "A/A run failed"; }
+ab_verdicts "$work/aa.log" same "$suite" --pairs 8 --seconds 0.002 --threshold 0.5 \
+  --plugin naive@a="$naive" --plugin naive@b="$naive" --out "$work/aa.json" --force ||
+  { cat "$work/aa.log"; fail "A/A run failed or is not same"; }
 cat "$work/aa.log"
 grep -q "3 cases, naive@a -> naive@b (threshold 50%): " "$work/aa.log" || fail "no A/A summary"
-verdicts "$work/aa.log" same || fail "A/A is not same"
 "$opbench" compare "$work/aa.json" > "$work/aa.cmp" || { cat "$work/aa.cmp"; fail "compare on the A/A set"; }
 grep -q " same, 0 slower, 0 faster, 0 noisy" "$work/aa.cmp" || { cat "$work/aa.cmp"; fail "compare: A/A not same"; }
 # Issue 29: ab's console printed 141.64 where compare printed 142 us. Each
@@ -90,11 +106,10 @@ PY
 
 echo "== 3: a 5x slowdown is slower"
 OPBENCH_TEST_SPIN_INNER=$naive OPBENCH_TEST_SPIN_EXTRA=4 \
-  ab_ran "$work/slow.log" "$suite" --pairs 8 --seconds 0.002 --threshold 0.5 --no-progress \
-  --plugin naive@base="$naive" --plugin naive@new="$spin" --out "$work/slow.json" ||
-  { cat "$work/slow.log"; fail "slowdown run failed"; }
+  ab_verdicts "$work/slow.log" slower "$suite" --pairs 8 --seconds 0.002 --threshold 0.5 --no-progress \
+  --plugin naive@base="$naive" --plugin naive@new="$spin" --out "$work/slow.json" --force ||
+  { cat "$work/slow.log"; fail "slowdown run failed, or the 5x slowdown is not slower"; }
 cat "$work/slow.log"
-verdicts "$work/slow.log" slower || fail "the 5x slowdown is not slower"
 set +e
 "$opbench" compare "$work/slow.json" --fail-on-regression > "$work/slow.cmp" 2>&1
 rc=$?
