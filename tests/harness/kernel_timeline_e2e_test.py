@@ -101,9 +101,16 @@ def check_set(doc, console):
     lines = [ln for ln in console.splitlines() if "kernels per call" in ln]
     if not lines or "busy 60%" not in lines[0] or "gaps 40%" not in lines[0]:
         fail(f"the console has no kernel timeline line with busy 60% and gaps 40%:\n{console}")
-    wide = [ln for ln in console.splitlines() if len(ln) > 100]
+    # A line that is one file path alone (the machine cache's, under the
+    # build directory) cannot wrap; a clone at a deep path ran it past 100.
+    wide = [ln for ln in console.splitlines() if len(ln) > 100 and not is_a_path_alone(ln)]
     if wide:
         fail(f"console lines over 100 columns: {wide}")
+
+
+def is_a_path_alone(line):
+    word = line.strip().strip("()")
+    return word.startswith("/") and " " not in word
 
 
 def check_trace(path, doc):
