@@ -466,6 +466,26 @@ typedef struct opb_backend_api {
      * the host says so once and carries on. Host default: no timeline. */
     opb_status (*activity_begin)(opb_backend *b);
     opb_status (*activity_end)(opb_backend *b, opb_activity_fn fn, void *user);
+
+    /* ---- ABI 1.6, appended: warm, back-to-back launches (issue 41). A host
+     * reads these only through OPB_API_HAS. ---- */
+
+    /* (optional, NULL allowed; all three or none) `opbench run --launch
+     * graph`: graph_prepare captures `calls` executions of `plan` on
+     * `tensors` (as execute takes them), back to back on the instance's
+     * stream, into one replayable graph (a CUDA graph); the instance holds
+     * at most one, and a second graph_prepare replaces it. graph_launch
+     * replays it once (asynchronous: the host calls synchronize; between
+     * timer_start and timer_stop its host time counts as execute's does);
+     * graph_release frees it (also done by destroy; nothing when none is
+     * held). graph_prepare returns OPB_ERR_UNAVAILABLE with the reason in
+     * last_error when the device or a library refuses capture: the host
+     * then measures the calls back to back without a graph, and says so.
+     * Host default: no graph; `--launch graph` measures batch. */
+    opb_status (*graph_prepare)(opb_backend *b, opb_plan *plan, void *const *tensors, int32_t count,
+                                int32_t calls);
+    opb_status (*graph_launch)(opb_backend *b);
+    void (*graph_release)(opb_backend *b);
 } opb_backend_api;
 
 /* Whether `api` (a plugin's table) holds the optional entry `field`: its

@@ -103,12 +103,19 @@ TEST(AbiLayout, Version1_6AppendsTheKernelTimelineAfterTimerHostSeconds) {
     // 1.6 (issue 42): activity_begin / activity_end, and the record they hand over.
     EXPECT_EQ(offsetof(opb_backend_api, activity_begin), 40u + 25 * sizeof(void *));
     EXPECT_EQ(offsetof(opb_backend_api, activity_end), 40u + 26 * sizeof(void *));
-    EXPECT_EQ(sizeof(opb_backend_api), 40u + 27 * sizeof(void *));
     EXPECT_EQ(offsetof(opb_activity, abi_version), 4u);
     EXPECT_EQ(offsetof(opb_activity, start_ns), 16u);
     EXPECT_EQ(offsetof(opb_activity, stream), 32u);
     EXPECT_EQ(offsetof(opb_activity, name), 40u);
     EXPECT_EQ(OPB_ACTIVITY_KERNEL, 0);
+}
+
+TEST(AbiLayout, Version1_6AppendsTheGraphEntriesAfterTheKernelTimeline) {
+    // 1.6 (issue 41 item 3, before 1.6 was released): the graph launch mode.
+    EXPECT_EQ(offsetof(opb_backend_api, graph_prepare), 40u + 27 * sizeof(void *));
+    EXPECT_EQ(offsetof(opb_backend_api, graph_launch), 40u + 28 * sizeof(void *));
+    EXPECT_EQ(offsetof(opb_backend_api, graph_release), 40u + 29 * sizeof(void *));
+    EXPECT_EQ(sizeof(opb_backend_api), 40u + 30 * sizeof(void *));
 }
 
 namespace {
@@ -123,6 +130,15 @@ TEST(AbiLayout, ATable1_5HasNoKernelTimeline) {
     // A 1.5 table ends after timer_host_seconds.
     api.struct_size = static_cast<uint32_t>(offsetof(opb_backend_api, activity_begin));
     EXPECT_FALSE(OPB_API_HAS(&api, activity_begin));
+}
+
+TEST(AbiLayout, ATableEndingAtTheTimelineHasNoGraph) {
+    opb_backend_api api{};
+    api.graph_launch = [](opb_backend *) { return OPB_OK; };
+    api.struct_size = sizeof api;
+    EXPECT_TRUE(OPB_API_HAS(&api, graph_launch));
+    api.struct_size = static_cast<uint32_t>(offsetof(opb_backend_api, graph_prepare));
+    EXPECT_FALSE(OPB_API_HAS(&api, graph_launch));
 }
 
 namespace {
