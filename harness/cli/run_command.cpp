@@ -286,10 +286,14 @@ void RunCommand::Options::add_setting_options() {
             if (auto why = check_setting(info, v)) throw CLI::ValidationError(std::string(info.cli_flag), *why);
             opts.overrides.set(info, v);
         };
-        if (info.type == SettingType::cache)
+        if (const auto names = setting_value_names(info.type); !names.empty())
             run->add_option_function<std::string>(
-                   std::string(info.cli_flag), [store](const std::string &v) { store(v == "cold" ? 1.0 : 0.0); }, help)
-                ->check(CLI::IsMember({"warm", "cold"}))
+                   std::string(info.cli_flag),
+                   [store, names](const std::string &v) {
+                       store(double(std::find(names.begin(), names.end(), v) - names.begin()));
+                   },
+                   help)
+                ->check(CLI::IsMember(std::vector<std::string>(names.begin(), names.end())))
                 ->type_name(std::string(info.value_name));
         else if (info.type == SettingType::integer)
             run->add_option_function<long long>(

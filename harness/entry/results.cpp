@@ -113,6 +113,33 @@ nlohmann::json case_fields(const CaseResult &r) {
     return j;
 }
 
+namespace {
+// Every setting with a result key, named and valued as the table says; the
+// launch mode that ran, and the threads the entry used.
+nlohmann::json settings_json(const CaseResult &r, const MeasureSettings &measured_with, int threads_resolved) {
+    nlohmann::json settings = nlohmann::json::object();
+    for (const SettingInfo &info : measurement_settings()) {
+        if (info.result_key.empty()) continue;
+        const double v = info.get(measured_with);
+        if (!setting_value_names(info.type).empty())
+            settings[std::string(info.result_key)] = value_text(info, v);
+        else if (info.type == SettingType::integer)
+            settings[std::string(info.result_key)] = static_cast<int64_t>(v);
+        else
+            settings[std::string(info.result_key)] = v;
+    }
+    // The launch mode that ran: graph's fallback records batch, with what was
+    // asked and why (fields added only where it fell back).
+    if (r.launch_used >= 0) settings["launch"] = launch_mode_name(static_cast<LaunchMode>(r.launch_used));
+    if (!r.launch_fallback.empty()) {
+        settings["launch_requested"] = launch_mode_name(measured_with.launch);
+        settings["launch_fallback"] = r.launch_fallback;
+    }
+    settings["threads_resolved"] = threads_resolved;
+    return settings;
+}
+} // namespace
+
 nlohmann::json measurement_fields(const CaseResult &r, const MeasureSettings &measured_with, int threads_resolved,
                                   const SourceLocation &where) {
     nlohmann::json j;
@@ -129,20 +156,7 @@ nlohmann::json measurement_fields(const CaseResult &r, const MeasureSettings &me
     j["prepare_seconds"] = r.prepare_seconds;
     j["verify_seconds"] = r.verify_seconds;
     j["measure_seconds"] = r.measure_seconds;
-    // Every setting with a result key, named and valued as the table says.
-    nlohmann::json settings = nlohmann::json::object();
-    for (const SettingInfo &info : measurement_settings()) {
-        if (info.result_key.empty()) continue;
-        const double v = info.get(measured_with);
-        if (info.type == SettingType::cache)
-            settings[std::string(info.result_key)] = value_text(info, v);
-        else if (info.type == SettingType::integer)
-            settings[std::string(info.result_key)] = static_cast<int64_t>(v);
-        else
-            settings[std::string(info.result_key)] = v;
-    }
-    settings["threads_resolved"] = threads_resolved;
-    j["settings"] = std::move(settings);
+    j["settings"] = settings_json(r, measured_with, threads_resolved);
     j["suite_location"] = where.str();
     // Within-repetition noise says how precisely each repetition's median is
     // known; the spread of the repetitions' medians says how much the case

@@ -37,6 +37,10 @@ struct CaseResult {
     double prepare_seconds = 0; // the recipe's prepare step (tensors, plan)
     double verify_seconds = 0;  // reference (computed or loaded) + the check step
     double measure_seconds = 0; // the sampling loops of all repetitions
+    // The launch mode that ran (LaunchMode's index; < 0: not prepared, the
+    // setting's is recorded), and why graph fell back to batch ("": it did not).
+    int launch_used = -1;
+    std::string launch_fallback;
     MemoryFigures memory;
     std::vector<RepetitionRecord> repetitions;
     std::optional<Roofline> roofline; // at the median of the repetitions' medians

@@ -60,6 +60,10 @@ Recipe::Recipe(MeasuredWork &work, const MeasureSettings &settings, RecipeOption
     if (!options_.clock) options_.clock = &steady_measure_clock();
 }
 
+Recipe::~Recipe() {
+    if (graph_active_) work_.graph_release();
+}
+
 // Runs f between the observer's begin and end of `name`; end is called on
 // the way out of a throw too, so a tracer's spans always close.
 template <class F>
@@ -109,26 +113,67 @@ PreparationRecord Recipe::prepare(const Verifier &verify) {
         }
     });
 
-    // Batch tiny ops so the clock's own cost stays under 1% of a sample;
-    // never in a cold-cache run, where every call must start cold. The
-    // batch comes from a warm call: the last before sampling when a call
-    // came before it, else the first sample (measure_once).
     in_phase(phase::choose_batch, [&] {
-        if (settings_.cache == CacheState::cold) {
-            rec.calls_per_sample = 1;
-        } else if (options_.known_calls_per_sample > 0) {
-            rec.calls_per_sample = options_.known_calls_per_sample;
-        } else if (calls_before_sampling >= 2) {
-            rec.batch_probe_seconds = last_warmup_seconds;
-            rec.calls_per_sample = opbench::calls_per_sample(rec.batch_probe_seconds, options_.timer_overhead);
-        } else {
-            rec.calls_per_sample = 0; // chosen by the first sample
-            batch_from_first_sample_ = true;
-        }
+        choose_batch(rec, calls_before_sampling, last_warmup_seconds);
+        prepare_launch(rec);
     });
     calls_per_sample_ = std::max(1, rec.calls_per_sample);
     prepared_ = true;
     return rec;
+}
+
+// Batch tiny ops so the clock's own cost stays under 1% of a sample;
+// never in a cold-cache run, where every call must start cold. The batch
+// comes from a warm call: the last before sampling when a call came
+// before it, else the first sample (measure_once). Launch batch and graph
+// fill about kLaunchSampleSeconds from a probed call of their own.
+void Recipe::choose_batch(PreparationRecord &rec, int calls_before_sampling, double last_warmup_seconds) {
+    const bool back_to_back = settings_.launch != LaunchMode::single;
+    if (settings_.cache == CacheState::cold) { // check_settings refuses batch and graph with it
+        rec.calls_per_sample = 1;
+    } else if (options_.known_calls_per_sample > 0) {
+        rec.calls_per_sample = options_.known_calls_per_sample;
+    } else if (back_to_back) {
+        rec.batch_probe_seconds = probe_call_seconds();
+        rec.calls_per_sample =
+            std::max(opbench::calls_per_sample(rec.batch_probe_seconds, options_.timer_overhead),
+                     calls_for_sample_seconds(rec.batch_probe_seconds, kLaunchSampleSeconds));
+    } else if (calls_before_sampling >= 2) {
+        rec.batch_probe_seconds = last_warmup_seconds;
+        rec.calls_per_sample = opbench::calls_per_sample(rec.batch_probe_seconds, options_.timer_overhead);
+    } else {
+        rec.calls_per_sample = 0; // chosen by the first sample
+        batch_from_first_sample_ = true;
+    }
+}
+
+// One warm call's time, untimed by the statistics: the device timer's
+// (the device's share of a sample, which the batch is sized in) where the
+// work has one, else the wall clock's around the call and its wait.
+double Recipe::probe_call_seconds() {
+    MeasureClock &clock = *options_.clock;
+    const bool device_timer = work_.has_device_timer();
+    if (device_timer) work_.device_timer_start();
+    const double t0 = clock.now();
+    work_.execute();
+    const double device = device_timer ? work_.device_timer_stop() : -1;
+    work_.synchronize();
+    const double wall = clock.now() - t0;
+    return device > 0 ? device : wall;
+}
+
+// Launch graph: the batch captured once, for every sample of this
+// process; a work that cannot capture is measured batch, and says why.
+void Recipe::prepare_launch(PreparationRecord &rec) {
+    rec.launch = static_cast<int>(settings_.launch);
+    if (settings_.launch != LaunchMode::graph || graph_active_) return;
+    std::string why = work_.graph_prepare(std::max(1, rec.calls_per_sample));
+    if (why.empty()) {
+        graph_active_ = true;
+        return;
+    }
+    rec.launch = static_cast<int>(LaunchMode::batch);
+    rec.launch_fallback = std::move(why);
 }
 
 RepetitionRecord Recipe::measure_repetition() {
@@ -158,7 +203,10 @@ Recipe::SampleReading Recipe::take_sample(int calls, bool counted) {
     if (device_timer) work_.device_timer_start();
     const double cpu0 = clock.cpu_now();
     const double t0 = clock.now();
-    for (int k = 0; k < calls; ++k) work_.execute();
+    if (graph_active_)
+        work_.graph_launch(); // the `calls` captured executions, in one replay
+    else
+        for (int k = 0; k < calls; ++k) work_.execute();
     // The device's end mark goes in right behind the last call: made
     // after the host's wait, it timed the wake-up and the mark's own
     // launch too (microseconds, a share of a 10 us kernel's time).

@@ -18,6 +18,7 @@
 #include "measure/statistics.hpp"
 
 #include <functional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -52,6 +53,14 @@ public:
     [[nodiscard]] virtual double sustained_clock_mhz() { return 0; }
     virtual void clock_begin() {}
     [[nodiscard]] virtual ClockReading clock_end() { return {}; }
+    // The graph launch mode (settings.hpp's LaunchMode::graph): capture
+    // `calls` executions once into a replayable graph. Returns why not
+    // ("" when captured); the recipe then measures batch instead.
+    [[nodiscard]] virtual std::string graph_prepare(int /*calls*/) { return "this work has no graph capture"; }
+    // One replay of the captured calls; it may return before they are done.
+    virtual void graph_launch() {}
+    // Frees the graph; nothing when none is held. Safe to call twice.
+    virtual void graph_release() {}
 };
 
 // The check step's verdict. `error` goes into PreparationRecord::check_error.
@@ -128,13 +137,23 @@ struct RecipeOptions {
     int known_calls_per_sample = 0;
 };
 
+// Device time a sample of the batch and graph launch modes holds, about.
+inline constexpr double kLaunchSampleSeconds = 1e-3;
+
 class Recipe {
 public:
     Recipe(MeasuredWork &work, const MeasureSettings &settings, RecipeOptions options = {});
+    // Releases the graph prepare() captured (launch graph), once.
+    ~Recipe();
+    Recipe(const Recipe &) = delete;
+    Recipe &operator=(const Recipe &) = delete;
 
     // prepare -> check (when `verify` is set) -> warm up -> choose batch.
     // settings.warmup calls (at least 1) come before the first sample, the
-    // checked call among them. The batch comes from the last of them when a
+    // checked call among them. Launch batch and graph: the batch is about
+    // kLaunchSampleSeconds of one probed call's time (its device timer's,
+    // else its wall time), and graph captures it once here (batch where the
+    // work cannot: the record says so). The batch comes from the last of them when a
     // call came before it (it is warm), else from the first sample: the
     // record's calls_per_sample is then 0 until measure_repetition() has
     // chosen it (calls_per_sample()). Throws MeasureFailure from the work,
@@ -172,6 +191,9 @@ private:
     };
     SampleReading take_sample(int calls, bool counted);
     bool first_sample_keeps_its_batch(double wall_seconds);
+    void choose_batch(PreparationRecord &rec, int calls_before_sampling, double last_warmup_seconds);
+    double probe_call_seconds();
+    void prepare_launch(PreparationRecord &rec);
 
     MeasuredWork &work_;
     MeasureSettings settings_;
@@ -180,6 +202,7 @@ private:
     bool batch_from_first_sample_ = false; // no warm call before sampling: the first sample probes
     bool counted_calls_seen_ = false;      // on_counted_calls_begin/end have been called
     bool prepared_ = false;
+    bool graph_active_ = false; // a captured graph replays each sample's calls
     StackOffsets stack_offsets_; // a stack layout per repetition
 };
 

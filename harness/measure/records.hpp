@@ -41,6 +41,11 @@ struct PreparationRecord {
     int warmup_calls = 0;           // executions during warm-up
     double batch_probe_seconds = 0; // one timed call used to choose the batch; 0: not probed
     int calls_per_sample = 1;
+    // The launch mode that ran (LaunchMode's index, settings.hpp): the
+    // setting's, or batch where graph was asked for and the work could not
+    // capture its calls; `launch_fallback` then says why (empty otherwise).
+    int launch = 0;
+    std::string launch_fallback;
 };
 
 // One measured repetition (one Google Benchmark run entry).
@@ -95,7 +100,8 @@ struct RepetitionRecord {
 // `unit_seconds` may be missing (0 and none).
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SampleSummary, n, min, max, mean, median, p90, p99, stddev, cv, median_ci_low,
                                    median_ci_high, noise, outliers_low, outliers_high)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(PreparationRecord, check_error, warmup_calls, batch_probe_seconds, calls_per_sample)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(PreparationRecord, check_error, warmup_calls, batch_probe_seconds, calls_per_sample,
+                                   launch, launch_fallback)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RepetitionRecord, summary, calls_per_sample, target_met, timed_out,
                                                 cpu_seconds_per_call, device_seconds_per_call, sample_times, process,
                                                 unit_seconds, run_queue_wait_seconds, run_queue_waits, threads_ran,

@@ -17,6 +17,17 @@ std::optional<CacheState> cache_state_from_name(std::string_view name) {
     return std::nullopt;
 }
 
+std::string_view launch_mode_name(LaunchMode m) {
+    return m == LaunchMode::batch ? "batch" : m == LaunchMode::graph ? "graph" : "single";
+}
+
+std::optional<LaunchMode> launch_mode_from_name(std::string_view name) {
+    if (name == "single") return LaunchMode::single;
+    if (name == "batch") return LaunchMode::batch;
+    if (name == "graph") return LaunchMode::graph;
+    return std::nullopt;
+}
+
 int resolve_threads(int threads) {
     if (threads > 0) return threads;
     cpu_set_t set;
@@ -64,7 +75,15 @@ constexpr std::array kSettings = {
                 "times a starved repetition (its threads waited for a CPU) is measured again before it "
                 "counts as starved; an entry with no other repetition is `starved`",
                 9, OPB_SETTING_FIELD(starved_retries)},
+    SettingInfo{"launch", "launch", "--launch", SettingType::launch, 0, 2, "single|batch|graph",
+                "how a sample's calls are launched: single (one call per sample on a GPU), batch (back to "
+                "back, one synchronize per sample, about 1 ms of device time; needs cache warm), graph "
+                "(batch replayed as one CUDA graph; batch where the plugin cannot)",
+                10, OPB_SETTING_FIELD(launch)},
 };
+
+constexpr std::array<std::string_view, 2> kCacheNames = {"warm", "cold"};
+constexpr std::array<std::string_view, 3> kLaunchNames = {"single", "batch", "graph"};
 
 #undef OPB_SETTING_FIELD
 
@@ -92,9 +111,28 @@ const SettingInfo *find_setting(std::string_view key) {
     return nullptr;
 }
 
+std::span<const std::string_view> setting_value_names(SettingType type) {
+    if (type == SettingType::cache) return kCacheNames;
+    if (type == SettingType::launch) return kLaunchNames;
+    return {};
+}
+
+namespace {
+// "warm or cold", "single, batch or graph".
+std::string names_text(std::span<const std::string_view> names) {
+    std::string out;
+    for (std::size_t i = 0; i < names.size(); ++i)
+        out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + std::string(names[i]);
+    return out;
+}
+} // namespace
+
 std::string value_text(const SettingInfo &s, double v) {
-    if (s.type == SettingType::cache)
-        return std::string(v == 1 ? cache_state_name(CacheState::cold) : cache_state_name(CacheState::warm));
+    const auto names = setting_value_names(s.type);
+    if (!names.empty()) {
+        const auto i = static_cast<std::size_t>(v >= 0 && v < double(names.size()) ? v : 0);
+        return std::string(names[i]);
+    }
     return number_text(v);
 }
 
@@ -105,15 +143,16 @@ std::string range_text(const SettingInfo &s) {
     case SettingType::integer: return fmt::format("integer {}..{}", number_text(s.min), number_text(s.max));
     case SettingType::seconds: return fmt::format("seconds {}..{}", number_text(s.min), number_text(s.max));
     case SettingType::number: return fmt::format("number {}..{}", number_text(s.min), number_text(s.max));
-    case SettingType::cache: return "warm or cold";
+    case SettingType::cache:
+    case SettingType::launch: return names_text(setting_value_names(s.type));
     }
     return {};
 }
 
 std::optional<std::string> check_setting(const SettingInfo &s, double v) {
-    if (s.type == SettingType::cache) {
-        if (v == 0 || v == 1) return std::nullopt;
-        return fmt::format("'{}' must be warm or cold", s.key);
+    if (const auto names = setting_value_names(s.type); !names.empty()) {
+        if (v >= 0 && v < double(names.size()) && v == std::floor(v)) return std::nullopt;
+        return fmt::format("'{}' must be {}", s.key, names_text(names));
     }
     if (!std::isfinite(v)) return fmt::format("'{}' must be a finite number", s.key);
     if (s.type == SettingType::integer && v != std::floor(v))
@@ -131,10 +170,22 @@ FlooredValue raise_to_floor(const SettingInfo &s, double v) {
     return {s.min, fmt::format("'{}' {} is below its floor; using {}", s.key, number_text(v), number_text(s.min))};
 }
 
+std::string_view setting_in_conflict(const MeasureSettings &m) {
+    if (m.max_time < m.min_time) return "max_time";
+    // A cold cache needs a flush between calls; batch and graph have none.
+    if (m.launch != LaunchMode::single && m.cache == CacheState::cold) return "launch";
+    return {};
+}
+
 std::optional<std::string> check_settings(const MeasureSettings &m) {
-    if (m.max_time < m.min_time)
+    const std::string_view key = setting_in_conflict(m);
+    if (key == "max_time")
         return fmt::format("max_time ({} s) is less than min_time ({} s)", number_text(m.max_time),
                            number_text(m.min_time));
+    if (key == "launch")
+        return fmt::format("launch '{}' needs cache 'warm' (cache 'cold' flushes the caches before each call, "
+                           "and {} has no flush between calls); valid with cache 'cold': launch 'single'",
+                           launch_mode_name(m.launch), launch_mode_name(m.launch));
     return std::nullopt;
 }
 

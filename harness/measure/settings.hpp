@@ -24,6 +24,18 @@ enum class CacheState { warm, cold };
 [[nodiscard]] std::string_view cache_state_name(CacheState c);
 [[nodiscard]] std::optional<CacheState> cache_state_from_name(std::string_view name);
 
+// How a sample's calls reach the device (issue 41; docs/measurement.md,
+// "Launch modes"). JSON and suites spell them "single" / "batch" / "graph".
+//   single  today's recipe: one call per sample on a GPU (more only where
+//           the clock's own cost needs it), the caches as `cache` says
+//   batch   calls back to back, one synchronize at the sample's end, about
+//           1 ms of device time per sample, caches warm
+//   graph   batch's calls captured once into a device graph (a CUDA graph),
+//           each sample one replay; a plugin without it measures batch
+enum class LaunchMode { single, batch, graph };
+[[nodiscard]] std::string_view launch_mode_name(LaunchMode m);
+[[nodiscard]] std::optional<LaunchMode> launch_mode_from_name(std::string_view name);
+
 // threads = 0 means every CPU this process may run on (its affinity mask,
 // which --cpus narrows). The harness resolves it to that count before a
 // backend sees the case (desc.threads is then always >= 1) and records the
@@ -49,6 +61,7 @@ struct MeasureSettings {
     int threads = 0;
     double timeout = 0; // seconds per case x backend; 0 = derived (case_host.hpp case_timeout_seconds)
     int starved_retries = 2; // times a starved repetition is measured again (measure/starvation.hpp)
+    LaunchMode launch = LaunchMode::single;
 };
 
 enum class SettingType {
@@ -56,7 +69,12 @@ enum class SettingType {
     seconds, // a number of seconds
     number,  // a plain number
     cache,   // "warm" | "cold"
+    launch,  // "single" | "batch" | "graph"
 };
+
+// The names of a setting type whose values are names (cache, launch), in
+// value order (a value is its name's index); empty for a numeric type.
+[[nodiscard]] std::span<const std::string_view> setting_value_names(SettingType type);
 
 // One measurement key. Values pass through the table as doubles (cache as its
 // enum index) so that one code path checks and stores every key.
@@ -105,8 +123,12 @@ struct FlooredValue {
 };
 [[nodiscard]] FlooredValue raise_to_floor(const SettingInfo &s, double v);
 
-// Checks across keys (max_time >= min_time); nullopt when consistent.
+// Checks across keys (max_time >= min_time; launch batch or graph only with
+// a warm cache); nullopt when consistent.
 [[nodiscard]] std::optional<std::string> check_settings(const MeasureSettings &m);
+// The key a failed check_settings() is about ("max_time", "launch"), for
+// the message's location; empty when the settings are consistent.
+[[nodiscard]] std::string_view setting_in_conflict(const MeasureSettings &m);
 
 // Command-line overrides of what the suite says: key -> value, applied in
 // table order; unset keys keep the suite's.

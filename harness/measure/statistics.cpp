@@ -223,6 +223,19 @@ double measure_timer_overhead() {
     return percentile(per_pair, 0.5);
 }
 
+int calls_for_sample_seconds(double seconds_per_call, double target_seconds) {
+    if (std::isnan(seconds_per_call) || std::isnan(target_seconds))
+        throw std::invalid_argument("calls_for_sample_seconds: NaN input");
+    if (target_seconds <= 0) return 1;
+    if (seconds_per_call <= 0) return kMaxCallsPerSample;
+    const double estimate = std::ceil(target_seconds / seconds_per_call);
+    if (!(estimate < kMaxCallsPerSample)) return kMaxCallsPerSample;
+    // The division can round up past the boundary: settle it with the product.
+    int k = std::max(1, static_cast<int>(estimate));
+    while (k > 1 && double(k - 1) * seconds_per_call >= target_seconds) --k;
+    return k;
+}
+
 int calls_per_sample(double seconds_per_call, double timer_overhead, double max_fraction) {
     if (std::isnan(seconds_per_call) || std::isnan(timer_overhead) || std::isnan(max_fraction))
         throw std::invalid_argument("calls_per_sample: NaN input");

@@ -167,4 +167,11 @@ inline constexpr int kMaxCallsPerSample = 1 << 20;
 // std::invalid_argument unless 0 < max_fraction < 1 and inputs are not NaN.
 [[nodiscard]] int calls_per_sample(double seconds_per_call, double timer_overhead, double max_fraction = 0.01);
 
+// How many calls of `seconds_per_call` fill `target_seconds` (a sample of
+// the batch and graph launch modes): the smallest k with
+// k * seconds_per_call >= target_seconds, clamped to [1, kMaxCallsPerSample];
+// kMaxCallsPerSample when seconds_per_call <= 0. Throws std::invalid_argument
+// on NaN.
+[[nodiscard]] int calls_for_sample_seconds(double seconds_per_call, double target_seconds);
+
 } // namespace opbench

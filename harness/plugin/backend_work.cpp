@@ -116,9 +116,35 @@ void BackendWork::clock_begin() { device_clock_begin(be_); }
 
 ClockReading BackendWork::clock_end() { return device_clock_end(be_); }
 
+std::string BackendWork::graph_prepare(int calls) {
+    const opb_backend_api &api = be_.api();
+    if (!OPB_API_HAS(&api, graph_prepare) || !OPB_API_HAS(&api, graph_launch) || !OPB_API_HAS(&api, graph_release))
+        return fmt::format("{} has no graph entries (ABI 1.6 graph_prepare)", api.name ? api.name : "the plugin");
+    graph_release(); // one graph per instance: a second capture replaces the first
+    const opb_status s = api.graph_prepare(be_.handle(), plan_->get(), tensors_->data(), tensors_->count(), calls);
+    if (s == OPB_ERR_UNAVAILABLE || s == OPB_ERR_UNSUPPORTED) return be_.error_text(s);
+    if (s != OPB_OK) throw MeasureFailure{CaseStatus::failed, "graph_prepare: " + be_.error_text(s)};
+    graph_held_ = true;
+    return {};
+}
+
+void BackendWork::graph_launch() {
+    const opb_status s = be_.api().graph_launch(be_.handle());
+    if (s != OPB_OK) throw MeasureFailure{CaseStatus::failed, "graph_launch: " + be_.error_text(s)};
+}
+
+void BackendWork::graph_release() {
+    if (!graph_held_) return;
+    graph_held_ = false;
+    be_.api().graph_release(be_.handle());
+}
+
 std::vector<std::vector<uint8_t>> BackendWork::outputs() const { return read_outputs(be_, *tensors_, host_); }
 
+BackendWork::~BackendWork() { graph_release(); }
+
 void BackendWork::release() {
+    graph_release(); // before the plan and tensors it replays
     plan_.reset();
     tensors_.reset();
 }

@@ -87,12 +87,17 @@ public:
     double sustained_clock_mhz() override;
     void clock_begin() override;
     ClockReading clock_end() override;
+    // ABI 1.6's graph entries (launch graph): the reason names the backend.
+    std::string graph_prepare(int calls) override;
+    void graph_launch() override;
+    void graph_release() override;
 
     // After prepare().
     [[nodiscard]] std::vector<std::vector<uint8_t>> outputs() const;
     [[nodiscard]] uint64_t workspace_bytes() const { return plan_ ? plan_->workspace_bytes() : 0; }
-    // Frees tensors and plan (before the memory figures of the next case).
+    // Frees the graph, tensors and plan (before the memory figures of the next case).
     void release();
+    ~BackendWork() override;
 
 private:
     BackendInstance &be_;
@@ -102,6 +107,7 @@ private:
     std::unique_ptr<BackendTensors> tensors_;
     std::unique_ptr<PreparedPlan> plan_;
     double sustained_mhz_ = -1; // asked once: < 0 not yet
+    bool graph_held_ = false;   // the plugin holds a graph of this work's calls
 };
 
 } // namespace opbench

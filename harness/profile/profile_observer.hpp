@@ -36,6 +36,10 @@ public:
     [[nodiscard]] bool has_device_timer() const override { return inner_.has_device_timer(); }
     void device_timer_start() override { inner_.device_timer_start(); }
     [[nodiscard]] double device_timer_stop() override;
+    // Launch graph: the profiled sample replays the graph as the others do.
+    [[nodiscard]] std::string graph_prepare(int calls) override { return inner_.graph_prepare(calls); }
+    void graph_launch() override { inner_.graph_launch(); }
+    void graph_release() override { inner_.graph_release(); }
 
     // The device timer's last figure (seconds for the whole sample), < 0: none.
     [[nodiscard]] double last_device_seconds() const { return last_device_seconds_; }

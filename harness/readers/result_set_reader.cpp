@@ -303,6 +303,9 @@ void validate_entry(const SchemaCheck &c, const nlohmann::json &e, const std::st
                               "starved_retries"})
             c.number(*s, sat, k);
         c.one_of(*s, sat, "cache", {"warm", "cold"});
+        c.one_of(*s, sat, "launch", {"single", "batch", "graph"}); // issue 41; absent before it
+        c.one_of(*s, sat, "launch_requested", {"graph"});
+        c.string(*s, sat, "launch_fallback");
     }
     if (const auto *st = c.object(e, at, "stats", false)) validate_stats(c, st, at + ".stats");
     if (const auto *r = c.object(e, at, "roofline")) {

@@ -285,6 +285,7 @@ void EntryLoop::activate(std::size_t g) {
         if (setup_.host.interrupted()) set_interrupted(g);
         e.activated(a);
         if (!a.reference_problem.empty()) std::cerr << "opbench: " << a.reference_problem << "\n";
+        say_launch_fallback(e.result.backend, a.preparation.launch_fallback);
         if (a.status != CaseStatus::passed) {
             stop_group(g, i);
             break;
@@ -295,6 +296,14 @@ void EntryLoop::activate(std::size_t g) {
         active_ = SIZE_MAX; // nothing held
         take_profiled_case(members.front());
     }
+}
+
+// Launch graph measured as batch (the plugin has no graph, or its capture
+// failed): said once per backend and reason, as the entry records it.
+void EntryLoop::say_launch_fallback(const std::string &backend, const std::string &why) {
+    if (why.empty() || !launch_fallbacks_said_.insert(backend + '\n' + why).second) return;
+    const std::string line = fmt::format("opbench: {}: launch graph measured as batch: {}", backend, why);
+    std::cerr << wrap_words(line, 2, 0);
 }
 
 // The case the profile closed since entry i's activation is i's (the last,

@@ -30,6 +30,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -128,6 +129,7 @@ private:
     void finish_active();
     void judge_finished(std::size_t i);
     void take_profiled_case(std::size_t i);
+    void say_launch_fallback(const std::string &backend, const std::string &why);
     void group_done(std::size_t g, bool shown = true);
     void entry_done(std::size_t i, bool shown = true);
     void make_eta(const std::vector<std::size_t> &to_measure);
@@ -150,6 +152,7 @@ private:
     std::vector<bool> ran_;            // reached (not filtered out, not finished before a --resume)
     std::vector<bool> interrupted_;    // abandoned by an interrupt: not in the result set
     std::vector<bool> held_;           // activated in the host and not yet finished
+    std::set<std::string> launch_fallbacks_said_; // backend + reason, each said once
     std::vector<std::size_t> planned_; // the groups this run measures, in order
     std::vector<std::size_t> not_measured_;
     // Each GPU backend's device memory as its probe saw it (the device fit check).

@@ -60,6 +60,7 @@ std::string benchmark_name(const Case &c, const std::string &backend) {
     n += fmt::format("/dt:{}", dtype_name(d.dtype));
     if (c.settings.threads > 0) n += fmt::format("/thr:{}", c.settings.threads);
     if (c.settings.cache != CacheState::warm) n += "/cache:" + std::string(cache_state_name(c.settings.cache));
+    if (c.settings.launch != LaunchMode::single) n += "/launch:" + std::string(launch_mode_name(c.settings.launch));
     n += "/be:" + backend;
     if (!c.name.empty()) n += "/case:" + c.name;
     return n;

@@ -450,7 +450,9 @@ Case SuiteParser::make_case(int op, const std::string &name, const SourceLocatio
     for (const SettingInfo &info : measurement_settings())
         if (auto a = get(info.key)) info.set(s, a->f);
     if (auto why = check_settings(s)) {
-        auto a = get("max_time") ? get("max_time") : get("min_time");
+        const Atom *a = setting_in_conflict(s) == "launch" ? (get("launch") ? get("launch") : get("cache"))
+                        : get("max_time")                  ? get("max_time")
+                                                           : get("min_time");
         fail(a->where, *why);
     }
     c.desc = make_desc(op, static_cast<int>(dim("dtype", OPB_DTYPE_F32)), static_cast<int>(dim("variant", 0)));

@@ -105,9 +105,8 @@ std::vector<std::string> TomlReader::backends(const toml::node &n, const std::ve
 
 double TomlReader::setting_value(const SettingInfo &info, const toml::node &n, std::string_view key) const {
     double v = 0;
-    if (info.type == SettingType::cache) {
-        constexpr std::string_view names[] = {"warm", "cold"};
-        v = double(index_of_name(n, key, names, "cache mode"));
+    if (const auto names = setting_value_names(info.type); !names.empty()) {
+        v = double(index_of_name(n, key, names, info.type == SettingType::cache ? "cache mode" : "launch mode"));
     } else if (info.type == SettingType::integer) {
         v = double(integer_value(n, key));
     } else {

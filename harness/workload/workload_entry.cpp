@@ -17,6 +17,7 @@ std::string workload_benchmark_name(const WorkloadCase &w, Phase phase, const st
     std::string n = fmt::format("{}/{}/phase:{}/dt:{}", w.kind, w.name, phase_name(phase), dtype_name(w.decoder.dtype));
     if (w.settings.threads > 0) n += fmt::format("/thr:{}", w.settings.threads);
     if (w.settings.cache != CacheState::warm) n += "/cache:" + std::string(cache_state_name(w.settings.cache));
+    if (w.settings.launch != LaunchMode::single) n += "/launch:" + std::string(launch_mode_name(w.settings.launch));
     return n + "/be:" + backend;
 }
 

@@ -47,6 +47,15 @@
 //                               without the privilege. Unset: no entries.
 //   OPBENCH_FAKEGPU_TIMELINE_SCOPES  "qk,softmax,pv": the kernels' plugin
 //                               scopes, in order (unset: none)
+//   OPBENCH_FAKEGPU_GRAPH       the graph launch mode (ABI 1.6, issue 41):
+//                               "on": graph_prepare keeps the plan, tensors
+//                               and call count, graph_launch runs the calls;
+//                               "refuse": graph_prepare fails as a library
+//                               that refuses stream capture does. Unset: no
+//                               graph entries (the run measures batch).
+//   OPBENCH_FAKEGPU_GRAPH_LOG   a file each graph entry appends a line to
+//                               ("prepare K", "launch K", "release"), so a
+//                               test counts captures, replays and releases
 //
 // It loads the naive plugin from OPBENCH_NAIVE_PLUGIN (the build's path,
 // compiled in) and forwards every other call to its table.
@@ -206,6 +215,39 @@ opb_status fg_activity_end(opb_backend *, opb_activity_fn fn, void *user) {
     return OPB_OK;
 }
 
+// The graph launch mode (OPBENCH_FAKEGPU_GRAPH).
+struct FixtureGraph {
+    bool held = false;
+    opb_plan *plan = nullptr;
+    std::vector<void *> tensors;
+    int32_t calls = 0;
+} g_graph;
+
+void graph_log(const std::string &line) {
+    const char *path = std::getenv("OPBENCH_FAKEGPU_GRAPH_LOG");
+    if (!path || !*path) return;
+    if (FILE *f = std::fopen(path, "a")) {
+        std::fprintf(f, "%s\n", line.c_str());
+        std::fclose(f);
+    }
+}
+
+opb_status fg_graph_prepare(opb_backend *, opb_plan *plan, void *const *tensors, int32_t count, int32_t calls) {
+    if (std::string(std::getenv("OPBENCH_FAKEGPU_GRAPH")) == "refuse") {
+        g_error = "cudaStreamEndCapture: operation not permitted when stream is capturing (fixture)";
+        return OPB_ERR_UNAVAILABLE;
+    }
+    g_graph = FixtureGraph{true, plan, std::vector<void *>(tensors, tensors + count), calls};
+    graph_log("prepare " + std::to_string(calls));
+    return OPB_OK;
+}
+
+void fg_graph_release(opb_backend *) {
+    if (!g_graph.held) return;
+    g_graph = FixtureGraph{};
+    graph_log("release");
+}
+
 double seconds_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -216,6 +258,20 @@ opb_status fg_execute(opb_backend *b, opb_plan *plan, void *const *tensors, int3
     g_host_seconds += seconds_since(t0);
     if (g_recording) ++g_calls;
     return s;
+}
+
+opb_status fg_graph_launch(opb_backend *b) {
+    if (!g_graph.held) {
+        g_error = "graph_launch without graph_prepare";
+        return OPB_ERR_INVALID;
+    }
+    graph_log("launch " + std::to_string(g_graph.calls));
+    for (int32_t k = 0; k < g_graph.calls; ++k) {
+        const opb_status s =
+            fg_execute(b, g_graph.plan, g_graph.tensors.data(), static_cast<int32_t>(g_graph.tensors.size()));
+        if (s != OPB_OK) return s;
+    }
+    return OPB_OK;
 }
 
 opb_status fg_timer_start(opb_backend *) {
@@ -272,6 +328,13 @@ OPB_PLUGIN_ENTRY(host_version) {
             g_api.last_error = fg_last_error;
             g_api.activity_begin = fg_activity_begin;
             g_api.activity_end = fg_activity_end;
+        }
+        if (const char *v = std::getenv("OPBENCH_FAKEGPU_GRAPH"); v && *v) {
+            g_api.execute = fg_execute;
+            g_api.last_error = fg_last_error;
+            g_api.graph_prepare = fg_graph_prepare;
+            g_api.graph_launch = fg_graph_launch;
+            g_api.graph_release = fg_graph_release;
         }
     }
     return &g_api;

@@ -169,7 +169,8 @@ TEST(CaseHost, RecordsKeepTheirKeysOnTheWire) {
                                   "temperature_c", "threads_ran", "throttled", "timed_out", "unit_seconds",
                                   "wall_seconds_per_call"}));
     EXPECT_EQ(keys(json(PreparationRecord{})),
-              (std::vector<std::string>{"batch_probe_seconds", "calls_per_sample", "check_error", "warmup_calls"}));
+              (std::vector<std::string>{"batch_probe_seconds", "calls_per_sample", "check_error", "launch",
+                                        "launch_fallback", "warmup_calls"}));
     EXPECT_EQ(keys(json(MemoryFigures{})),
               (std::vector<std::string>{"alloc_bytes_per_call", "allocs_per_call", "device_accounted_peak",
                                         "heap_peak_bytes", "heap_tracked", "host_accounted_peak", "plugin_peak_bytes",
