@@ -9,6 +9,7 @@
 // and every entry point refuses work with the recorded reason afterwards.
 #include "cudnn_sdpa.hpp"
 #include "device_roofs.hpp"
+#include "graph_capture.hpp"
 #include "int8_gemm.hpp"
 #include "kernel_timeline.hpp"
 #include "kernels.hpp"
@@ -108,6 +109,7 @@ struct CudaBackend : sdk::BackendBase {
 
     sdk::ScopeHost scopes; // profiling scopes: composed attention's steps (StepScope)
     KernelTimeline timeline; // ABI 1.6 activity_begin / activity_end: CUPTI (issue 42)
+    CapturedGraph graph;     // ABI 1.6 graph_prepare / graph_launch: --launch graph (issue 41)
 
     std::string unavailable; // why the device cannot be used; empty when usable
     int driver_version = 0, runtime_version = 0;
@@ -208,6 +210,7 @@ const NvmlReader &CudaBackend::nvml_reader() {
 
 CudaBackend::~CudaBackend() {
     if (stream) cudaStreamSynchronize(stream);
+    graph.release(); // before the buffers its calls use
     device_free(flush_buffer, false);
     device_free(probe_buffer, false);
     {
@@ -800,6 +803,45 @@ opb_status cuda_activity_end(opb_backend *b, opb_activity_fn fn, void *user) {
     });
 }
 
+// ABI 1.6 (issue 41 item 3): `--launch graph`, the sample's calls captured
+// once into a CUDA graph (graph_capture.hpp) and replayed per sample. A
+// refused capture is OPB_ERR_UNAVAILABLE with the reason: the host then
+// measures the calls back to back (batch) and says so.
+opb_status cuda_graph_prepare(opb_backend *b, opb_plan *plan, void *const *t, int32_t count, int32_t calls) {
+    auto *c = self(b);
+    return sdk::guarded(c, [&]() -> opb_status {
+        if (auto st = check_usable(c); st != OPB_OK) return st;
+        if (calls < 1) return c->fail(OPB_ERR_INVALID, "graph_prepare: calls must be at least 1");
+        // Nothing earlier may still run on the stream while it captures.
+        if (const cudaError_t e = cudaStreamSynchronize(c->stream); e != cudaSuccess)
+            return c->fail(OPB_ERR_DEVICE, cuda_error("graph_prepare: cudaStreamSynchronize", e));
+        const std::string why = c->graph.capture(c->stream, calls, [&]() -> std::string {
+            return execute_plan(b, plan, t, count) == OPB_OK ? std::string() : c->error;
+        });
+        if (!why.empty()) return c->fail(OPB_ERR_UNAVAILABLE, why);
+        return OPB_OK;
+    });
+}
+
+// One replay; its host time counts as execute's does while the device timer runs.
+opb_status cuda_graph_launch(opb_backend *b) {
+    auto *c = self(b);
+    if (auto st = check_usable(c); st != OPB_OK) return st;
+    if (!c->graph.held()) return c->fail(OPB_ERR_INVALID, "graph_launch without graph_prepare");
+    const auto start = std::chrono::steady_clock::now();
+    const cudaError_t e = c->graph.launch(c->stream);
+    if (c->timer_started)
+        c->host_in_execute += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (e != cudaSuccess) return c->fail(OPB_ERR_DEVICE, cuda_error("cudaGraphLaunch", e));
+    return OPB_OK;
+}
+
+void cuda_graph_release(opb_backend *b) {
+    auto *c = self(b);
+    if (c->stream) cudaStreamSynchronize(c->stream); // a replay may still run
+    c->graph.release();
+}
+
 void cuda_release(opb_backend *b, opb_plan *plan) {
     auto *c = self(b);
     if (!plan) return;
@@ -1221,6 +1263,9 @@ opb_backend_api make_api() {
     a.timer_host_seconds = cuda_timer_host_seconds;
     a.activity_begin = cuda_activity_begin; // ABI 1.6
     a.activity_end = cuda_activity_end;
+    a.graph_prepare = cuda_graph_prepare; // ABI 1.6, issue 41
+    a.graph_launch = cuda_graph_launch;
+    a.graph_release = cuda_graph_release;
     return a;
 }
 

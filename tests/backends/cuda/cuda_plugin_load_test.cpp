@@ -195,6 +195,31 @@ TEST_F(CudaPluginLoad, KernelTimelineEntriesAndTheirRefusalWithoutADevice) {
     api->destroy(b);
 }
 
+// ABI 1.6 (issue 41 item 3): the graph entries are in the table; without a
+// device graph_prepare refuses with the device's reason (the host then
+// measures batch and says so), graph_launch has nothing to replay, and
+// graph_release with nothing held does nothing.
+TEST_F(CudaPluginLoad, GraphEntriesAndTheirRefusalWithoutADevice) {
+    ASSERT_TRUE(OPB_API_HAS(api, graph_prepare));
+    ASSERT_TRUE(OPB_API_HAS(api, graph_launch));
+    ASSERT_TRUE(OPB_API_HAS(api, graph_release));
+    RecordingHost host;
+    const opb_host_services s = recording_services(&host);
+    opb_backend *b = nullptr;
+    ASSERT_EQ(api->create(&s, &b), OPB_OK);
+    if (api->probe(b) == OPB_OK) {
+        api->destroy(b);
+        GTEST_SKIP() << "a CUDA device is usable here; the graph runs in cuda_gpu_test";
+    }
+    const std::string reason = api->last_error(b);
+    void *tensors[3] = {nullptr, nullptr, nullptr};
+    EXPECT_EQ(api->graph_prepare(b, nullptr, tensors, 3, 4), OPB_ERR_UNAVAILABLE);
+    EXPECT_EQ(reason, api->last_error(b));
+    EXPECT_NE(api->graph_launch(b), OPB_OK);
+    api->graph_release(b);
+    api->destroy(b);
+}
+
 TEST_F(CudaPluginLoad, DeviceInfoNeverWritesPastACallersShortStruct) {
     RecordingHost host;
     const opb_host_services s = recording_services(&host);
