@@ -27,7 +27,14 @@
 #              seq 128 and 1024 (d64, causal) and bf16 composed and fused at
 #              1024 (d128) on cuda with --profile --trace; the set, the trace
 #              and `opbench analyze` under out/timeline/ (about 30 s),
-#              bounded by TIMELINE_LIMIT (s, default 90).
+#              bounded by TIMELINE_LIMIT (s, default 90);
+#     warm     the launch modes (issue 41 item 3): suites/quick.toml and
+#              suites/gemm.toml on cuda, each run default (single), with
+#              --launch batch and with --launch graph (options from
+#              WARM_ARGS, default "--repetitions 3"); the sets and
+#              warm.md (device time per call of each mode, side by side)
+#              under out/warm/, bounded by WARM_LIMIT (s, default 480, all
+#              six runs together). Not yet run on a GPU.
 #   WORK (default /tmp/opb-gpu) is where the tarball is unpacked.
 # The build directory holds absolute paths (the checkout it was built in,
 # x/ROOT): that path is made a symlink to the unpacked tree. Where it exists
@@ -175,6 +182,50 @@ run_timeline() {
   return $trc
 }
 
+# The launch modes side by side: each suite single (the default), batch and
+# graph; warm.md gives each entry's device time per call in the three (the
+# names differ by their /launch: part, so `compare` would not pair them).
+run_warm() {
+  local d=$work_out/warm
+  mkdir -p "$d"
+  # shellcheck disable=SC2086 # WARM_ARGS is a list of options
+  timeout "${WARM_LIMIT:-480}" bash -c '
+    for suite in quick gemm; do
+      for mode in single batch graph; do
+        "$1" run suites/$suite.toml --backends cuda --launch $mode --no-progress $3 \
+          --out "$2/$suite-$mode.json" > "$2/$suite-$mode.log" 2>&1
+        echo "warm: $suite $mode rc=$?"
+      done
+    done' warm "$opbench" "$d" "${WARM_ARGS:---repetitions 3}" >> "$outd/run.log" 2>&1
+  local wrc=$?
+  grep -h "launch graph measured as batch" "$d"/*.log | sort -u >> "$outd/run.log"
+  if command -v python3 > /dev/null; then
+    python3 - "$d" > "$d/warm.md" <<'PY'
+import glob, json, os, re, statistics, sys
+rows = {}
+for path in sorted(glob.glob(os.path.join(sys.argv[1], "*-*.json"))):
+    suite, mode = os.path.basename(path)[:-5].rsplit("-", 1)
+    with open(path) as f:
+        doc = json.load(f)
+    for e in doc["benchmarks"]:
+        t = (e.get("stats") or {}).get("device_time_per_call")
+        if e.get("run_type") != "iteration" or t is None:
+            continue
+        name = re.sub(r"/launch:\w+", "", e["run_name"])
+        rows.setdefault((suite, name), {}).setdefault(mode, []).append(t)
+print("| suite | entry | single us | batch us | graph us | batch/single | graph/single |")
+print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
+for (suite, name), m in sorted(rows.items()):
+    med = {k: statistics.median(v) * 1e6 for k, v in m.items()}
+    ratio = lambda k: f"{med[k] / med['single']:.3f}" if k in med and "single" in med else "-"
+    cell = lambda k: f"{med[k]:.2f}" if k in med else "-"
+    print(f"| {suite} | {name} | {cell('single')} | {cell('batch')} | {cell('graph')} | {ratio('batch')} | {ratio('graph')} |")
+PY
+    cp "$d/warm.md" "$outd/warm.md" 2>/dev/null
+  fi
+  return $wrc
+}
+
 IFS=, read -r -a steps <<< "${STEPS:-check}"
 for s in "${steps[@]}"; do
   log "step $s" | tee -a "$outd/run.log"
@@ -183,7 +234,8 @@ for s in "${steps[@]}"; do
     direct) run_direct; step_done direct $? ;;
     decoder) run_decoder; step_done decoder $? ;;
     timeline) run_timeline; step_done timeline $? ;;
-    *) echo "gpu-device-run: unknown step '$s' (check, direct, decoder, timeline)" | tee -a "$outd/run.log"; rc=2 ;;
+    warm) run_warm; step_done warm $? ;;
+    *) echo "gpu-device-run: unknown step '$s' (check, direct, decoder, timeline, warm)" | tee -a "$outd/run.log"; rc=2 ;;
   esac
 done
 log "done, STEPS=${STEPS:-check}, rc=$rc" | tee -a "$outd/run.log"
