@@ -183,9 +183,9 @@ std::optional<std::string> check_settings(const MeasureSettings &m) {
         return fmt::format("max_time ({} s) is less than min_time ({} s)", number_text(m.max_time),
                            number_text(m.min_time));
     if (key == "launch")
-        return fmt::format("launch '{}' needs cache 'warm' (cache 'cold' flushes the caches before each call, "
-                           "and {} has no flush between calls); valid with cache 'cold': launch 'single'",
-                           launch_mode_name(m.launch), launch_mode_name(m.launch));
+        return fmt::format("launch '{}' needs cache 'warm' (no flush between its calls); valid with cache "
+                           "'cold': launch 'single'",
+                           launch_mode_name(m.launch));
     return std::nullopt;
 }
 

@@ -55,7 +55,8 @@ def measured(tag, extra_args, env_extra=None):
     if not entries:
         fail(f"{tag}: no iteration entry in the set")
     first = entries[0]  # the per-case fields (settings among them) are on the first
-    if first.get("status") != "passed":
+    # starved (a loaded machine, CI's other tests beside it) still records how it was measured
+    if first.get("status") not in ("passed", "starved"):
         fail(f"{tag}: entry {first.get('name')} is {first.get('status')}: {first.get('reason')}")
     return doc, entries, first, p.stdout + p.stderr
 
@@ -121,8 +122,11 @@ def check_graph():
         fail(f"--launch graph: {len(prepares)} captures for {len(entries)} repetitions: more than one per process")
     if set(prepares) != calls or set(launches) != calls:
         fail(f"--launch graph: captured {set(prepares)}, launched {set(launches)}, entries' calls {calls}")
-    if len(launches) != sum(samples_of(entries)):
-        fail(f"--launch graph: {len(launches)} launches for {sum(samples_of(entries))} samples")
+    # A starved repetition measured again launched samples the set does not keep.
+    samples = sum(samples_of(entries))
+    again = sum(int((e.get("stats") or {}).get("remeasured") or 0) for e in entries)
+    if (again == 0 and len(launches) != samples) or len(launches) < samples:
+        fail(f"--launch graph: {len(launches)} launches for {samples} samples ({again} repetitions measured again)")
 
 
 def check_fallback(tag, extra_args, env_extra, backend, reason):
