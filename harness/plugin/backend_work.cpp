@@ -56,7 +56,7 @@ std::vector<std::vector<uint8_t>> read_outputs(BackendInstance &be, const Backen
     std::vector<std::vector<uint8_t>> out;
     for (std::size_t i = 0; i < layout.buffers.size(); ++i) {
         if (!layout.is_output[i]) continue;
-        std::vector<uint8_t> buf(layout.buffers[i].size());
+        std::vector<uint8_t> buf = zeroed_host_buffer(layout.buffers[i].size());
         opb_status s = be.api().copy_out(be.handle(), buf.data(), t.at(i), buf.size());
         if (s != OPB_OK) throw MeasureFailure{CaseStatus::failed, "copy_out: " + be.error_text(s)};
         out.push_back(std::move(buf));

@@ -18,6 +18,16 @@ struct HostTensors {
     std::vector<bool> is_output;
 };
 
+// `bytes` zeroed bytes for a host copy (an input made, an output read back).
+// Its memory is advised for 2 MB pages where the kernel offers them
+// (madvise(MADV_HUGEPAGE); transparent huge pages set to `madvise` or
+// `always`): the first touch of 4 KiB pages cost 0.6 s per 212 MB on a
+// KVM guest whose page faults are slow, and gemm's largest layer makes
+// and reads back 390 MB before its first sample (issue 44). Host copies
+// only: a backend's own tensors stay as its plugin allocates them, so what
+// is timed is unchanged.
+[[nodiscard]] std::vector<uint8_t> zeroed_host_buffer(std::size_t bytes);
+
 // Same seed, same description -> bit-identical inputs on every run and machine.
 [[nodiscard]] HostTensors make_inputs(const opb_op_desc &desc, uint64_t seed);
 

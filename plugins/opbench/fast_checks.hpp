@@ -38,6 +38,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace opbench {
@@ -180,6 +181,147 @@ inline constexpr double kFreivaldsSigmas = 7.0;
 
 namespace fastcheck_detail {
 
+// Runs body(begin, end) over [0, n): in two halves at once, the second on a
+// thread of its own, when `work` (elements read) is large enough to repay a
+// thread; else in one go. The check runs before any sample, the case's CPUs
+// otherwise idle, and on gemm's largest layers it was a second of each
+// case's first process (issue 44). The halves are fixed, not the machine's
+// CPU count, so every sum comes out the same on every machine.
+// The elements read below which a pass runs in one go (tests lower it, to
+// run their small problems in halves too).
+inline int64_t work_worth_a_thread = int64_t(1) << 22;
+
+template <class Body>
+void in_two_halves(int64_t n, int64_t work, Body body) {
+    if (n < 2 || work < work_worth_a_thread) {
+        body(int64_t(0), n);
+        return;
+    }
+    const int64_t mid = n / 2;
+    std::thread second([&] { body(mid, n); });
+    body(int64_t(0), mid);
+    second.join();
+}
+
+// The operands of one batch of C = op(A)·op(B) + bias, as stored.
+template <int DT>
+struct MatmulOperands {
+    const void *A, *B, *bias, *C;
+    int64_t M, N, K, batch_index, a0, b0, c0;
+    bool trans_a, trans_b;
+    double a_at(int64_t i, int64_t k) const { return ld<DT>(A, a0 + (trans_a ? k * M + i : i * K + k)); }
+    double b_at(int64_t k, int64_t j) const { return ld<DT>(B, b0 + (trans_b ? j * K + k : k * N + j)); }
+};
+
+// Y = op(B)·R over k in [k0, k1), and that range's share of each column's
+// squared norm into `norm_b2` (sums run in storage order; each sum that
+// runs along the inner loop is a local: held in memory, every step waited
+// for the store before it, as the compiler cannot tell the vectors apart).
+template <int DT>
+void freivalds_y(const MatmulOperands<DT> &o, const double *R, double *Y, double *norm_b2, int64_t k0, int64_t k1) {
+    constexpr int V = kFreivaldsVectors;
+    if (o.trans_b) {
+        for (int64_t j = 0; j < o.N; ++j) {
+            double norm = 0.0, r[V];
+            for (int v = 0; v < V; ++v) r[v] = R[j * V + v];
+            for (int64_t k = k0; k < k1; ++k) {
+                const double b = o.b_at(k, j);
+                norm += b * b;
+                for (int v = 0; v < V; ++v) Y[k * V + v] += b * r[v];
+            }
+            norm_b2[j] += norm;
+        }
+        return;
+    }
+    for (int64_t k = k0; k < k1; ++k) {
+        double y[V] = {};
+        for (int64_t j = 0; j < o.N; ++j) {
+            const double b = o.b_at(k, j);
+            norm_b2[j] += b * b;
+            for (int v = 0; v < V; ++v) y[v] += b * R[j * V + v];
+        }
+        for (int v = 0; v < V; ++v) Y[k * V + v] = y[v];
+    }
+}
+
+// T = op(A)·Y + T (T holds bias·R on entry) and the rows' squared norms, for
+// rows [i0, i1).
+template <int DT>
+void freivalds_t_rows(const MatmulOperands<DT> &o, const double *Y, double *T, double *norm_a2, int64_t i0,
+                      int64_t i1) {
+    constexpr int V = kFreivaldsVectors;
+    if (o.trans_a) {
+        for (int64_t k = 0; k < o.K; ++k)
+            for (int64_t i = i0; i < i1; ++i) {
+                const double x = o.a_at(i, k);
+                norm_a2[i] += x * x;
+                for (int v = 0; v < V; ++v) T[i * V + v] += x * Y[k * V + v];
+            }
+        return;
+    }
+    for (int64_t i = i0; i < i1; ++i) {
+        double norm = 0.0, t[V];
+        for (int v = 0; v < V; ++v) t[v] = T[i * V + v];
+        for (int64_t k = 0; k < o.K; ++k) {
+            const double x = o.a_at(i, k);
+            norm += x * x;
+            for (int v = 0; v < V; ++v) t[v] += x * Y[k * V + v];
+        }
+        norm_a2[i] = norm;
+        for (int v = 0; v < V; ++v) T[i * V + v] = t[v];
+    }
+}
+
+// The rows [i0, i1) of C against T: each row's C·r and its tolerance. The
+// worst ratio (its first row when tied) and the first failing row's detail
+// go into `r`, as a pass over the rows in order would leave them.
+template <int DT>
+void freivalds_c_rows(const MatmulOperands<DT> &o, const FastCheckArgs &a, const double *R, const double *T,
+                      const double *norm_a2, double sum_norm_b2, double g, int64_t i0, int64_t i1,
+                      FastCheckResult &r) {
+    constexpr int V = kFreivaldsVectors;
+    const opb_op_desc &d = *a.desc;
+    for (int64_t i = i0; i < i1; ++i) {
+        double rounding = 0.0, cr[V] = {};
+        for (int64_t j = 0; j < o.N; ++j) {
+            const float c = load_as_f32(o.C, DT, o.c0 + i * o.N + j);
+            const double h = half_ulp(c, d.dtype);
+            rounding += h * h;
+            for (int v = 0; v < V; ++v) cr[v] += double(c) * R[j * V + v];
+        }
+        const double var = rounding / 3.0 + g * g * norm_a2[i] * sum_norm_b2;
+        const double tol = kFreivaldsSigmas * std::sqrt(var);
+        for (int v = 0; v < V; ++v) {
+            const double resid = std::fabs(cr[v] - T[i * V + v]);
+            // A zero tolerance (all-zero inputs) accepts only an exact match.
+            const double ratio = tol > 0.0 ? resid / tol : (resid > 0.0 ? INFINITY : 0.0);
+            if (ratio > r.worst_ratio) {
+                r.worst_ratio = ratio;
+                r.worst_index = o.c0 + i * o.N;
+            }
+            if (ratio > 1.0 && r.passed) {
+                r.passed = false;
+                r.detail = "row " + describe_index({d.p.matmul.batch, o.M}, o.batch_index * o.M + i) + " of " +
+                           op_tensors(d).back().name + ": C·r differs from A·(B·r) by " + number(resid) +
+                           ", tolerance " + number(tol) + " (random vector " + std::to_string(v) +
+                           "): an element of that row is wrong";
+            }
+        }
+    }
+}
+
+// `later`'s findings after `r`'s, as one pass over both in order would have them.
+inline void merge_in_order(FastCheckResult &r, const FastCheckResult &later) {
+    if (later.worst_ratio > r.worst_ratio) {
+        r.worst_ratio = later.worst_ratio;
+        r.worst_index = later.worst_index;
+    }
+    if (r.passed && !later.passed) {
+        r.passed = false;
+        r.detail = later.detail;
+    }
+}
+
 template <int DT>
 FastCheckResult freivalds_t(const FastCheckArgs &a) {
     const opb_op_desc &d = *a.desc;
@@ -187,8 +329,6 @@ FastCheckResult freivalds_t(const FastCheckArgs &a) {
     const int64_t M = p.m, N = p.n, K = p.k;
     const auto specs = op_tensors(d);
     const TensorSpec &out_spec = specs.back();
-    const void *A = a.tensors[0], *B = a.tensors[1];
-    const void *bias = p.has_bias ? a.tensors[2] : nullptr;
     const void *C = a.tensors[a.count - 1];
 
     FastCheckResult r;
@@ -205,86 +345,49 @@ FastCheckResult freivalds_t(const FastCheckArgs &a) {
     // All vectors at once, so A, B and C are each read twice at most:
     // R[j * V + v] is entry j of vector v; Y = op(B)·R; T = op(A)·Y + bias·R.
     constexpr int V = kFreivaldsVectors;
-    std::vector<double> norm_a2(M), norm_b2(N), R(N * V), Y(K * V), T(M * V);
+    std::vector<double> norm_a2(M), R(N * V), Y(K * V), T(M * V);
+    std::vector<double> norm_b2_halves[2] = {std::vector<double>(N), std::vector<double>(N)};
     Stream rng{a.seed};
     for (int64_t bi = 0; bi < p.batch; ++bi) {
-        const int64_t a0 = bi * M * K, b0 = bi * K * N, c0 = bi * M * N;
-        // op(A)[i, k] and op(B)[k, j] where the layouts are stored.
-        auto a_at = [&](int64_t i, int64_t k) { return ld<DT>(A, a0 + (p.trans_a ? k * M + i : i * K + k)); };
-        auto b_at = [&](int64_t k, int64_t j) { return ld<DT>(B, b0 + (p.trans_b ? j * K + k : k * N + j)); };
+        MatmulOperands<DT> o{};
+        o.A = a.tensors[0];
+        o.B = a.tensors[1];
+        o.bias = p.has_bias ? a.tensors[2] : nullptr;
+        o.C = C;
+        o.M = M, o.N = N, o.K = K, o.batch_index = bi;
+        o.a0 = bi * M * K, o.b0 = bi * K * N, o.c0 = bi * M * N;
+        o.trans_a = p.trans_a != 0, o.trans_b = p.trans_b != 0;
         for (auto &x : R) x = rng.sign();
 
-        // Row norms of op(A) with T = op(A)·Y, column norms of op(B) with Y = op(B)·R;
-        // loops in storage order.
-        std::fill(norm_a2.begin(), norm_a2.end(), 0.0);
-        std::fill(norm_b2.begin(), norm_b2.end(), 0.0);
+        // Y and the column norms over two halves of k (each half its own
+        // share of the norms); then T and the row norms over two halves of rows.
+        for (auto &h : norm_b2_halves) std::fill(h.begin(), h.end(), 0.0);
         std::fill(Y.begin(), Y.end(), 0.0);
-        if (p.trans_b) {
-            for (int64_t j = 0; j < N; ++j)
-                for (int64_t k = 0; k < K; ++k) {
-                    const double b = b_at(k, j);
-                    norm_b2[j] += b * b;
-                    for (int v = 0; v < V; ++v) Y[k * V + v] += b * R[j * V + v];
-                }
-        } else {
-            for (int64_t k = 0; k < K; ++k)
-                for (int64_t j = 0; j < N; ++j) {
-                    const double b = b_at(k, j);
-                    norm_b2[j] += b * b;
-                    for (int v = 0; v < V; ++v) Y[k * V + v] += b * R[j * V + v];
-                }
-        }
+        in_two_halves(K, K * N, [&](int64_t k0, int64_t k1) {
+            freivalds_y(o, R.data(), Y.data(), norm_b2_halves[k0 == 0 ? 0 : 1].data(), k0, k1);
+        });
         double sum_norm_b2 = 0.0;
-        for (double x : norm_b2) sum_norm_b2 += x;
+        for (const auto &h : norm_b2_halves)
+            for (double x : h) sum_norm_b2 += x;
         double bias_r[V] = {};
-        if (bias)
+        if (o.bias)
             for (int64_t j = 0; j < N; ++j)
-                for (int v = 0; v < V; ++v) bias_r[v] += ld<DT>(bias, j) * R[j * V + v];
+                for (int v = 0; v < V; ++v) bias_r[v] += ld<DT>(o.bias, j) * R[j * V + v];
         for (int64_t i = 0; i < M; ++i)
             for (int v = 0; v < V; ++v) T[i * V + v] = bias_r[v];
-        if (p.trans_a) {
-            for (int64_t k = 0; k < K; ++k)
-                for (int64_t i = 0; i < M; ++i) {
-                    const double x = a_at(i, k);
-                    norm_a2[i] += x * x;
-                    for (int v = 0; v < V; ++v) T[i * V + v] += x * Y[k * V + v];
-                }
-        } else {
-            for (int64_t i = 0; i < M; ++i)
-                for (int64_t k = 0; k < K; ++k) {
-                    const double x = a_at(i, k);
-                    norm_a2[i] += x * x;
-                    for (int v = 0; v < V; ++v) T[i * V + v] += x * Y[k * V + v];
-                }
-        }
+        std::fill(norm_a2.begin(), norm_a2.end(), 0.0);
+        in_two_halves(M, M * K, [&](int64_t i0, int64_t i1) {
+            freivalds_t_rows(o, Y.data(), T.data(), norm_a2.data(), i0, i1);
+        });
 
-        // One pass over C: C·R, and each row's variance bound.
-        for (int64_t i = 0; i < M; ++i) {
-            double rounding = 0.0, cr[V] = {};
-            for (int64_t j = 0; j < N; ++j) {
-                const float c = load_as_f32(C, DT, c0 + i * N + j);
-                const double h = half_ulp(c, d.dtype);
-                rounding += h * h;
-                for (int v = 0; v < V; ++v) cr[v] += double(c) * R[j * V + v];
-            }
-            const double var = rounding / 3.0 + g * g * norm_a2[i] * sum_norm_b2;
-            const double tol = kFreivaldsSigmas * std::sqrt(var);
-            for (int v = 0; v < V; ++v) {
-                const double resid = std::fabs(cr[v] - T[i * V + v]);
-                // A zero tolerance (all-zero inputs) accepts only an exact match.
-                const double ratio = tol > 0.0 ? resid / tol : (resid > 0.0 ? INFINITY : 0.0);
-                if (ratio > r.worst_ratio) {
-                    r.worst_ratio = ratio;
-                    r.worst_index = c0 + i * N;
-                }
-                if (ratio > 1.0 && r.passed) {
-                    r.passed = false;
-                    r.detail = "row " + describe_index({p.batch, M}, bi * M + i) + " of " + out_spec.name +
-                               ": C·r differs from A·(B·r) by " + number(resid) + ", tolerance " + number(tol) +
-                               " (random vector " + std::to_string(v) + "): an element of that row is wrong";
-                }
-            }
-        }
+        // One pass over C, in two halves of rows, merged in row order.
+        FastCheckResult halves[2];
+        in_two_halves(M, M * N, [&](int64_t i0, int64_t i1) {
+            freivalds_c_rows(o, a, R.data(), T.data(), norm_a2.data(), sum_norm_b2, g, i0, i1,
+                             halves[i0 == 0 ? 0 : 1]);
+        });
+        merge_in_order(r, halves[0]);
+        merge_in_order(r, halves[1]);
     }
     r.checked = r.total;
     return r;

@@ -174,6 +174,36 @@ TEST(Freivalds, CatchesOneWrongElementAnywhereInEveryTrial) {
     }
 }
 
+// Large problems run each pass in two halves on two threads (issue 44); the
+// verdict is that of one pass over the rows in order: the same worst row,
+// the first wrong row's detail, every layout.
+TEST(Freivalds, TwoHalvesGiveTheVerdictOfOnePassInOrder) {
+    struct Threshold { // every pass in halves for this test's small problems
+        int64_t saved = fastcheck_detail::work_worth_a_thread;
+        Threshold() { fastcheck_detail::work_worth_a_thread = 0; }
+        ~Threshold() { fastcheck_detail::work_worth_a_thread = saved; }
+    };
+    for (bool ta : {false, true})
+        for (bool tb : {false, true}) {
+            Case good = make_case(matmul_desc(OPB_DTYPE_F32, 2, 96, 80, 64, ta, tb, true), 3);
+            compute_matmul_f32(good);
+            Case bad = good;
+            const int64_t n = good.desc.p.matmul.n, first_wrong = 10 * n + 7, worst = 96 * n + 70 * n + 3;
+            corrupt(bad, first_wrong, rms(good));    // batch 0, row 10: the first wrong row
+            corrupt(bad, worst, 50.0 * rms(good));   // batch 1, row 70, second half: the worst
+            const FastCheckResult one_pass_good = freivalds(good, 9), one_pass = freivalds(bad, 9);
+            Threshold halves;
+            const FastCheckResult in_halves_good = freivalds(good, 9), in_halves = freivalds(bad, 9);
+            EXPECT_TRUE(one_pass_good.passed && in_halves_good.passed) << ta << tb;
+            EXPECT_NEAR(in_halves_good.worst_ratio, one_pass_good.worst_ratio, 1e-9 * one_pass_good.worst_ratio);
+            ASSERT_FALSE(in_halves.passed) << ta << tb;
+            EXPECT_EQ(in_halves.worst_index, worst - worst % n) << ta << tb;
+            EXPECT_EQ(in_halves.worst_index, one_pass.worst_index);
+            EXPECT_EQ(in_halves.detail.substr(0, 12), "row [0, 10] ") << in_halves.detail;
+            EXPECT_EQ(in_halves.detail.substr(0, 12), one_pass.detail.substr(0, 12));
+        }
+}
+
 TEST(Freivalds, CatchesAMissingBiasAndAnIgnoredTranspose) {
     Case no_bias = make_case(matmul_desc(OPB_DTYPE_F32, 1, 64, 64, 64, false, false, true), 4);
     compute_matmul_f32(no_bias, /*skip_bias=*/true);
