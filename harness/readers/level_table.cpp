@@ -672,6 +672,11 @@ Document by_machine(const std::vector<ResultSet> &sets, const LevelOptions &o) {
         if (at != shown.end()) t.rows.push_back(std::move(row));
         rows_json.push_back(std::move(rj));
     }
+    // A compute roof's name widens both % peak columns ("27% AVX2 FMA flop":
+    // 108 columns with ONEDNN_MAX_CPU_ISA=AVX2 on an AVX-512 CPU), so long
+    // case names are cut in the middle, as compare's tables cut them.
+    if (!o.wide && fit_column(t, 0, 16))
+        t.notes.push_back("case names cut in the middle (…) to fit 100 columns; --wide shows them whole");
     add_reason_notes(t, reasons);
     t.notes.insert(t.notes.end(), above_roof.begin(), above_roof.end());
     if (!o.wide) add_legend(t, compact);
