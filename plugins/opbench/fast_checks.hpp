@@ -38,6 +38,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -198,7 +199,13 @@ void in_two_halves(int64_t n, int64_t work, Body body) {
         return;
     }
     const int64_t mid = n / 2;
-    std::thread second([&] { body(mid, n); });
+    std::thread second;
+    try {
+        second = std::thread([&] { body(mid, n); });
+    } catch (const std::system_error &) { // no thread to be had (a process limit): in one go
+        body(int64_t(0), n);
+        return;
+    }
     body(int64_t(0), mid);
     second.join();
 }
