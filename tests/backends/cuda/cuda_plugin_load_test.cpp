@@ -31,8 +31,23 @@ protected:
         ASSERT_TRUE(handle->error.empty()) << handle->error;
         api = handle->api;
     }
+    // An instance whose probe found no usable device, or null (destroyed)
+    // where one is usable: the test then skips, its case run on a GPU. The
+    // host services it was made with are the fixture's, which outlive it.
+    opb_backend *instance_without_a_device() {
+        opb_backend *b = nullptr;
+        if (api->create(&services, &b) != OPB_OK) {
+            ADD_FAILURE() << "create failed";
+            return nullptr;
+        }
+        if (api->probe(b) != OPB_OK) return b;
+        api->destroy(b);
+        return nullptr;
+    }
     std::unique_ptr<PluginHandle> handle;
     const opb_backend_api *api = nullptr;
+    RecordingHost host;
+    const opb_host_services services = recording_services(&host);
 };
 
 TEST_F(CudaPluginLoad, HandshakeStructSizeAbiVersionAndIdentity) {
@@ -107,14 +122,8 @@ TEST_F(CudaPluginLoad, InfoReportsOneHostThreadWithOrWithoutDevice) {
 // Without a usable device every call that would touch it refuses with the
 // probe's reason; nothing crashes and no memory is reported.
 TEST_F(CudaPluginLoad, WithoutDeviceEveryDeviceCallIsUnavailableWithTheReason) {
-    RecordingHost host;
-    const opb_host_services s = recording_services(&host);
-    opb_backend *b = nullptr;
-    ASSERT_EQ(api->create(&s, &b), OPB_OK);
-    if (api->probe(b) == OPB_OK) {
-        api->destroy(b);
-        GTEST_SKIP() << "a CUDA device is usable here; covered by cuda_gpu_test";
-    }
+    opb_backend *b = instance_without_a_device();
+    if (!b) GTEST_SKIP() << "a CUDA device is usable here; covered by cuda_gpu_test";
     const std::string reason = api->last_error(b);
 
     auto d = opbench::make_desc(OPB_OP_MATMUL, OPB_DTYPE_F32);
@@ -176,14 +185,8 @@ TEST_F(CudaPluginLoad, WithoutDeviceEveryDeviceCallIsUnavailableWithTheReason) {
 TEST_F(CudaPluginLoad, KernelTimelineEntriesAndTheirRefusalWithoutADevice) {
     ASSERT_TRUE(OPB_API_HAS(api, activity_begin));
     ASSERT_TRUE(OPB_API_HAS(api, activity_end));
-    RecordingHost host;
-    const opb_host_services s = recording_services(&host);
-    opb_backend *b = nullptr;
-    ASSERT_EQ(api->create(&s, &b), OPB_OK);
-    if (api->probe(b) == OPB_OK) {
-        api->destroy(b);
-        GTEST_SKIP() << "a CUDA device is usable here; the timeline runs in gpu-device-run's timeline step";
-    }
+    opb_backend *b = instance_without_a_device();
+    if (!b) GTEST_SKIP() << "a CUDA device is usable here; the timeline runs in gpu-device-run's timeline step";
     const std::string reason = api->last_error(b);
     EXPECT_EQ(api->activity_begin(b), OPB_ERR_UNAVAILABLE);
     EXPECT_EQ(reason, api->last_error(b));
@@ -203,14 +206,8 @@ TEST_F(CudaPluginLoad, GraphEntriesAndTheirRefusalWithoutADevice) {
     ASSERT_TRUE(OPB_API_HAS(api, graph_prepare));
     ASSERT_TRUE(OPB_API_HAS(api, graph_launch));
     ASSERT_TRUE(OPB_API_HAS(api, graph_release));
-    RecordingHost host;
-    const opb_host_services s = recording_services(&host);
-    opb_backend *b = nullptr;
-    ASSERT_EQ(api->create(&s, &b), OPB_OK);
-    if (api->probe(b) == OPB_OK) {
-        api->destroy(b);
-        GTEST_SKIP() << "a CUDA device is usable here; the graph runs in cuda_gpu_test";
-    }
+    opb_backend *b = instance_without_a_device();
+    if (!b) GTEST_SKIP() << "a CUDA device is usable here; the graph runs in cuda_gpu_test";
     const std::string reason = api->last_error(b);
     void *tensors[3] = {nullptr, nullptr, nullptr};
     EXPECT_EQ(api->graph_prepare(b, nullptr, tensors, 3, 4), OPB_ERR_UNAVAILABLE);
