@@ -8,6 +8,7 @@
 #include "planning.hpp"
 #include "rope_quant.hpp"
 
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
 namespace opbench::cuda {
@@ -48,6 +49,14 @@ template <class T, class TO>
 __global__ void quantize_kernel(const T *x, TO *y, int64_t n, float scale, int32_t zero_point, QuantRange r) {
     for (int64_t i = first_index(); i < n; i += grid_stride())
         y[i] = static_cast<TO>(quantize_value(load(x, i), scale, zero_point, r));
+}
+
+// FP8 (ABI 1.7): e4m3 of the f32 quotient, nearest even, saturating to
+// +-448; NaN stays NaN (plugin.h, QUANTIZE).
+template <class T>
+__global__ void quantize_e4m3_kernel(const T *x, __nv_fp8_storage_t *y, int64_t n, float scale) {
+    for (int64_t i = first_index(); i < n; i += grid_stride())
+        y[i] = __nv_cvt_float_to_fp8(fp8_quotient(load(x, i), scale), __NV_SATFINITE, __NV_E4M3);
 }
 
 __global__ void u8_to_shifted_s8_kernel(const uint8_t *a, int8_t *s, int64_t n) {
@@ -100,12 +109,16 @@ cudaError_t launch_rope(const RopeShape &s, int dtype, const void *q, const void
 
 cudaError_t launch_quantize(const void *x, int dtype, void *y, int out_dtype, int64_t n, float scale,
                             int32_t zero_point, cudaStream_t stream) {
-    if (out_dtype != OPB_DTYPE_U8 && out_dtype != OPB_DTYPE_S8) return cudaErrorInvalidValue;
+    if (out_dtype != OPB_DTYPE_U8 && out_dtype != OPB_DTYPE_S8 && out_dtype != OPB_DTYPE_F8_E4M3)
+        return cudaErrorInvalidValue;
     const Launch l = eltwise_launch(n);
     const QuantRange r = quant_range(out_dtype);
     const bool ok = with_type(dtype, [&](auto t) {
         using T = decltype(t);
-        if (out_dtype == OPB_DTYPE_U8)
+        if (out_dtype == OPB_DTYPE_F8_E4M3)
+            quantize_e4m3_kernel<T><<<l.grid, l.block, 0, stream>>>(static_cast<const T *>(x),
+                                                                    static_cast<__nv_fp8_storage_t *>(y), n, scale);
+        else if (out_dtype == OPB_DTYPE_U8)
             quantize_kernel<T, uint8_t><<<l.grid, l.block, 0, stream>>>(
                 static_cast<const T *>(x), static_cast<uint8_t *>(y), n, scale, zero_point, r);
         else

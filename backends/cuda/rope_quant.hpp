@@ -17,7 +17,8 @@ namespace opbench::cuda {
 cudaError_t launch_rope(const RopeShape &s, int dtype, const void *q, const void *k, void *qr, void *kr,
                         cudaStream_t stream);
 
-// y[i] = quantize_value(x[i]) for n elements: x in dtype (f32, bf16, f16), y in out_dtype (u8, s8).
+// y[i] = quantize_value(x[i]) for n elements: x in dtype (f32, bf16, f16), y in out_dtype (u8, s8);
+// out_dtype f8e4m3: y[i] = e4m3(fp8_quotient(x[i])), zero_point unused.
 cudaError_t launch_quantize(const void *x, int dtype, void *y, int out_dtype, int64_t n, float scale,
                             int32_t zero_point, cudaStream_t stream);
 

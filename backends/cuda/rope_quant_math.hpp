@@ -95,6 +95,11 @@ OPB_CUDA_HD inline int32_t quantize_value(float x, float scale, int32_t zero_poi
     return q < r.lo ? r.lo : q > r.hi ? r.hi : static_cast<int32_t>(q);
 }
 
+// FP8 (ABI 1.7): what is rounded to e4m3 is x / scale rounded to f32
+// (plugin.h); the device's cvt instruction then rounds it to nearest even
+// and saturates (__NV_SATFINITE), as ops.hpp's f32_to_e4m3 does on the host.
+OPB_CUDA_HD inline float fp8_quotient(float x, float scale) { return x / scale; }
+
 // ---- int8 linear: u8 activations through cuBLASLt's s8 GEMM --------------------------
 //
 // cuBLASLt's integer GEMM takes s8 x s8 -> s32 and no zero point. With

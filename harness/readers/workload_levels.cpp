@@ -205,7 +205,7 @@ std::optional<WorkloadLevels> workload_levels(const std::vector<ResultSet> &sets
         }
     }
     t.notes.push_back("tok/s: tokens per call over the entry's median call time (the median of the table above); "
-                      "a level is a backend and the workload's dtype (s8: int8 linear layers).");
+                      "a level is a backend and the workload's dtype (s8, f8e4m3: int8, FP8 linear layers).");
     add_reason_notes(t, reasons);
     return out;
 }

@@ -20,6 +20,10 @@ enum class NormKind { layernorm, rmsnorm };
 enum class MlpKind { gelu, silu, swiglu, geglu };
 
 inline constexpr std::string_view kNormNames[] = {"layernorm", "rmsnorm"};
+// A decoder's levels (DecoderConfig::dtype), as a suite names them.
+inline constexpr std::string_view kDecoderDtypeNames[] = {"f32", "bf16", "f16", "s8", "f8e4m3"};
+inline constexpr int kDecoderDtypes[] = {OPB_DTYPE_F32, OPB_DTYPE_BF16, OPB_DTYPE_F16, OPB_DTYPE_S8,
+                                         OPB_DTYPE_F8_E4M3};
 inline constexpr std::string_view kMlpNames[] = {"gelu", "silu", "swiglu", "geglu"};
 
 struct DecoderConfig {
@@ -46,7 +50,10 @@ struct DecoderConfig {
     int rope_variant = OPB_ROPE_HALF_SPLIT;
     // f32, bf16 or f16: every tensor. s8: int8 linear layers (s8 weights with
     // per-output-channel f32 scales, each layer's input quantised to u8 by a
-    // quantize op first), every other op and the KV cache in f32.
+    // quantize op first), every other op and the KV cache in f32. f8e4m3: FP8
+    // linear layers (e4m3 weights with one f32 scale per weight matrix, each
+    // layer's input quantised to e4m3 first, as FP8 inference on Hopper runs
+    // them), every other op and the KV cache in bf16, the layers' biases f32.
     int dtype = OPB_DTYPE_F32;
     float eps = 1e-5f;
     int threads = 0; // CPU threads for every op; 0 = backend default
@@ -61,8 +68,16 @@ struct DecoderConfig {
     [[nodiscard]] int64_t ffn_width() const { return ffn > 0 ? ffn : 4 * hidden; }
     [[nodiscard]] int64_t context() const { return prompt + generate; } // KV cache rows
     [[nodiscard]] bool int8_linear() const { return dtype == OPB_DTYPE_S8; }
-    // The dtype of everything but an int8 layer's weights: activations, norms, the cache.
-    [[nodiscard]] int act_dtype() const { return int8_linear() ? int(OPB_DTYPE_F32) : dtype; }
+    [[nodiscard]] bool fp8_linear() const { return dtype == OPB_DTYPE_F8_E4M3; }
+    // Linear layers whose input a quantize op converts first (int8, FP8).
+    [[nodiscard]] bool quantized_linear() const { return int8_linear() || fp8_linear(); }
+    // The dtype of everything but a quantized layer's weights and inputs:
+    // activations, norms, the cache.
+    [[nodiscard]] int act_dtype() const {
+        return int8_linear() ? int(OPB_DTYPE_F32) : fp8_linear() ? int(OPB_DTYPE_BF16) : dtype;
+    }
+    // The linear layers' biases: f32 beside int8 and FP8 weights (plugin.h, ops.hpp).
+    [[nodiscard]] int bias_dtype() const { return quantized_linear() ? int(OPB_DTYPE_F32) : act_dtype(); }
     // Empty when the configuration can be built; otherwise what is wrong.
     [[nodiscard]] std::string validate() const;
 };

@@ -164,7 +164,7 @@ private:
         else if (key == "attention")
             c.attention_variant = choice(key, v, kAttentionNames);
         else if (key == "dtype")
-            c.dtype = choice(key, v, std::span(kDtypeNames, OPB_DTYPE_S8 + 1)); // f32, bf16, f16, s8 (int8 layers)
+            c.dtype = kDecoderDtypes[choice(key, v, kDecoderDtypeNames)]; // s8, f8e4m3: int8, FP8 layers
         else if (key == "eps") {
             c.eps = float(positive(key, v));
             return true;

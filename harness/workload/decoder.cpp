@@ -101,10 +101,13 @@ LayerWeights make_layer_weights(const DecoderConfig &c, int64_t layer) {
     auto weight = [&](int64_t rows, int64_t fan_in) {
         return random_tensor(seed(), rows * fan_in, std::sqrt(3.0f / float(fan_in)), 0.0f, c.act_dtype());
     };
-    auto small = [&](int64_t n, bool present) {
+    // A norm's beta (act dtype) or a linear layer's bias (bias dtype: f32 beside int8 and FP8 weights).
+    auto small_as = [&](int64_t n, bool present, int dtype) {
         auto s = seed(); // drawn either way: presence of one tensor never shifts another's values
-        return present ? random_tensor(s, n, 0.1f, 0.0f, c.act_dtype()) : std::vector<float>{};
+        return present ? random_tensor(s, n, 0.1f, 0.0f, dtype) : std::vector<float>{};
     };
+    auto small = [&](int64_t n, bool present) { return small_as(n, present, c.act_dtype()); };
+    auto bias = [&](int64_t n, bool present) { return small_as(n, present, c.bias_dtype()); };
     auto gamma = [&](int64_t n) { return random_tensor(seed(), n, 0.1f, 1.0f, c.act_dtype()); };
     const bool ln = c.norm == NormKind::layernorm;
     const bool gated = c.gated();
@@ -117,22 +120,22 @@ LayerWeights make_layer_weights(const DecoderConfig &c, int64_t layer) {
     w.wq = weight(qd, d);
     w.wk = weight(kvd, d);
     w.wv = weight(kvd, d);
-    w.bq = small(qd, c.has_qkv_bias());
-    w.bk = small(kvd, c.has_qkv_bias());
-    w.bv = small(kvd, c.has_qkv_bias());
+    w.bq = bias(qd, c.has_qkv_bias());
+    w.bk = bias(kvd, c.has_qkv_bias());
+    w.bv = bias(kvd, c.has_qkv_bias());
     w.wo = weight(d, qd); // [in = qd, out = d]
-    w.bo = small(d, c.bias);
+    w.bo = bias(d, c.bias);
     w.norm2_gamma = gamma(d);
     w.norm2_beta = small(d, ln);
     w.w_up = weight(f, d);
-    w.b_up = small(f, c.bias);
+    w.b_up = bias(f, c.bias);
     {
         auto s = seed();
         if (gated) w.w_gate = random_tensor(s, f * d, std::sqrt(3.0f / float(d)), 0.0f, c.act_dtype());
     }
-    w.b_gate = small(f, c.bias && gated);
+    w.b_gate = bias(f, c.bias && gated);
     w.w_down = weight(d, f);
-    w.b_down = small(d, c.bias);
+    w.b_down = bias(d, c.bias);
     return w;
 }
 
@@ -156,26 +159,34 @@ DecoderMemory estimate_decoder_memory(const DecoderConfig &c) {
     const uint64_t qd = uint64_t(c.q_width()), kvd = uint64_t(c.kv_width());
     const bool ln = c.norm == NormKind::layernorm, gated = c.gated();
     // Per layer, as make_layer_weights draws them: the linear layers' weights
-    // (int8 layers: one byte each, plus an f32 scale per output channel), then
-    // the norms' parameters and the biases.
+    // (int8 layers: one byte each, plus an f32 scale per output channel; FP8
+    // layers: one byte each, plus an f32 scale per matrix, and with decode
+    // steps Wo twice, DecoderRun::upload_linear_weights), then the norms'
+    // parameters (e bytes each) and the biases (f32 beside int8 and FP8).
     const uint64_t linear = 2 * qd * d + 2 * kvd * d + (gated ? 3 : 2) * d * f;
     const uint64_t channels = qd + 2 * kvd + d + (gated ? 2 : 1) * f + d;
-    uint64_t layer = c.int8_linear() ? linear + 4 * channels : linear * e;
-    uint64_t small = 2 * d * (ln ? 2 : 1);
-    if (c.has_qkv_bias()) small += qd + 2 * kvd;
-    if (c.bias) small += d + (gated ? 2 : 1) * f + d;
-    layer += small * e;
+    const uint64_t matrices = gated ? 7 : 6;
+    uint64_t layer = c.int8_linear()  ? linear + 4 * channels
+                     : c.fp8_linear() ? linear + (c.generate > 0 ? qd * d : 0) + 4 * matrices
+                                      : linear * e;
+    layer += 2 * d * (ln ? 2 : 1) * e;
+    uint64_t biases = 0;
+    if (c.has_qkv_bias()) biases += qd + 2 * kvd;
+    if (c.bias) biases += d + (gated ? 2 : 1) * f + d;
+    layer += biases * dtype_size(c.bias_dtype());
     DecoderMemory m;
     m.weights = L * layer + B * ctx * d * e;
     m.kv_cache = 2 * L * B * ctx * kvd * e;
     // BufferSet: hidden[L + 1], normed, acc[2], attn_res, mlp_out of [T, d];
     // q, o (and q_rot with RoPE) of [T, qd]; partial [H, T, d]; up, gate,
     // act, prod of [T, f]; with RoPE k_new of [prompt, head_dim]; int8
-    // layers' quantised input [T, max(d, qd, f)] of one byte each.
+    // layers' (and FP8 layers') quantised input [T, max(d, qd, f)] of one
+    // byte each; FP8 layers' two activation scales (f32).
     m.activations = ((L + 1 + 1 + 2 + 1 + 1 + H) * T * d + (c.rope ? 3 : 2) * T * qd + 4 * T * f +
                      (c.rope ? uint64_t(c.prompt * c.head_dim()) : 0)) *
                     e;
-    if (c.int8_linear()) m.activations += T * std::max({d, qd, f});
+    if (c.quantized_linear()) m.activations += T * std::max({d, qd, f});
+    if (c.fp8_linear()) m.activations += 2 * sizeof(float);
     return m;
 }
 
@@ -205,10 +216,11 @@ struct DecoderRun::LayerBuffers {
     void *norm1_gamma = nullptr, *norm1_beta = nullptr;
     void *wq = nullptr, *wk = nullptr, *wv = nullptr, *bq = nullptr, *bk = nullptr, *bv = nullptr;
     void *wo = nullptr, *bo = nullptr;
+    void *wo_heads = nullptr; // FP8: Wo per head, [heads, hidden, head_dim] (prefill); wo is then [hidden, q width]
     void *norm2_gamma = nullptr, *norm2_beta = nullptr;
     void *w_up = nullptr, *b_up = nullptr, *w_gate = nullptr, *b_gate = nullptr;
     void *w_down = nullptr, *b_down = nullptr;
-    // int8 layers: each weight's per-output-channel scales (f32)
+    // int8 layers: each weight's per-output-channel scales (f32); FP8 layers: its one scale
     void *s_q = nullptr, *s_k = nullptr, *s_v = nullptr, *s_o = nullptr;
     void *s_up = nullptr, *s_gate = nullptr, *s_down = nullptr;
     void *k_cache = nullptr, *v_cache = nullptr; // [batch, kv_heads, context, head_dim]
@@ -232,7 +244,8 @@ struct DecoderRun::BufferSet {
     void *attn_res = nullptr;          // [tokens, hidden]
     void *up = nullptr, *gate = nullptr, *act = nullptr, *prod = nullptr; // [tokens, ffn]
     void *mlp_out = nullptr;                                              // [tokens, hidden]
-    void *xq = nullptr; // int8 layers: the layer input quantised to u8, [tokens, max(hidden, q width, ffn)]
+    void *xq = nullptr; // int8 (FP8) layers: the layer input quantised to u8 (e4m3), [tokens, max(hidden, q width, ffn)]
+    void *act_scales = nullptr; // FP8 layers: f32 [2], the a_scale tensors: kInputScale, kHiddenScale
 };
 
 DecoderRun::DecoderRun(BackendInstance &backend, const DecoderConfig &config)
@@ -256,13 +269,24 @@ void *DecoderRun::alloc(uint64_t bytes, uint64_t &counter) {
     return p;
 }
 
-void DecoderRun::upload(void *dst, const std::vector<float> &values) {
-    std::vector<uint8_t> bytes(values.size() * elem_);
-    for (std::size_t i = 0; i < values.size(); ++i)
-        store_from_f32(bytes.data(), config_.act_dtype(), int64_t(i), values[i]);
-    opb_status s = be_.api().copy_in(be_.handle(), dst, bytes.data(), bytes.size());
-    if (s != OPB_OK) throw WorkloadFailure{"failed", "decoder: copy_in of weights: " + be_.error_text(s)};
+void DecoderRun::upload(void *dst, const std::vector<float> &values, int dtype) {
+    std::vector<uint8_t> bytes(values.size() * dtype_size(dtype));
+    for (std::size_t i = 0; i < values.size(); ++i) store_from_f32(bytes.data(), dtype, int64_t(i), values[i]);
+    copy_bytes_in(dst, bytes.data(), bytes.size(), "weights");
 }
+
+void DecoderRun::copy_bytes_in(void *dst, const void *src, uint64_t bytes, const char *what) {
+    opb_status s = be_.api().copy_in(be_.handle(), dst, src, bytes);
+    if (s != OPB_OK) throw WorkloadFailure{"failed", fmt::format("decoder: copy_in of {}: {}", what, be_.error_text(s))};
+}
+
+namespace {
+// Where element (r, k) of a [rows, cols] matrix goes: stored as it is when
+// n is 0; else in blocks of n rows, each transposed ([rows / n, cols, n]).
+int64_t laid_out_at(int64_t r, int64_t k, int64_t cols, int64_t n) {
+    return n == 0 ? r * cols + k : (r / n) * n * cols + k * n + r % n;
+}
+} // namespace
 
 // Symmetric per-output-channel quantisation, as int8 inference stores a
 // linear layer: scale = max |w| / 63 over the channel, s8 = round(w / scale).
@@ -289,17 +313,35 @@ void DecoderRun::upload_int8(void *&dst, void *&scale_dst, const std::vector<flo
     for (int64_t r = 0; r < rows; ++r)
         for (int64_t k = 0; k < cols; ++k) {
             const float v = w[std::size_t(r * cols + k)] / scale[std::size_t(channel_rows ? r : k)];
-            const int64_t n = transposed_blocks_of;
-            const int64_t at = n == 0 ? r * cols + k : (r / n) * n * cols + k * n + r % n;
-            q[std::size_t(at)] = static_cast<int8_t>(saturate_int8(v, OPB_DTYPE_S8));
+            q[std::size_t(laid_out_at(r, k, cols, transposed_blocks_of))] =
+                static_cast<int8_t>(saturate_int8(v, OPB_DTYPE_S8));
         }
     dst = alloc(q.size(), footprint_.weights);
     scale_dst = alloc(scale.size() * sizeof(float), footprint_.weights);
-    for (auto [to, from, bytes] : {std::tuple{dst, static_cast<const void *>(q.data()), q.size()},
-                                   std::tuple{scale_dst, static_cast<const void *>(scale.data()), scale.size() * 4}}) {
-        opb_status s = be_.api().copy_in(be_.handle(), to, from, bytes);
-        if (s != OPB_OK) throw WorkloadFailure{"failed", "decoder: copy_in of int8 weights: " + be_.error_text(s)};
+    copy_bytes_in(dst, q.data(), q.size(), "int8 weights");
+    copy_bytes_in(scale_dst, scale.data(), scale.size() * sizeof(float), "int8 weight scales");
+}
+
+// Per-tensor FP8 quantisation, as FP8 checkpoints store a linear layer: one
+// f32 scale for the matrix, max |w| / 448 (e4m3's largest value), and
+// e4m3 = w / scale rounded to nearest even. `w` is [rows, cols]; each of
+// `layouts` (laid_out_at's n: 0 as it is, else blocks of n rows each
+// transposed) gets its own copy of the same bytes, and all share the scale.
+void DecoderRun::upload_fp8(std::initializer_list<std::pair<void **, int64_t>> layouts, void *&scale_dst,
+                            const std::vector<float> &w, int64_t rows, int64_t cols) {
+    float amax = 0.0f;
+    for (float v : w) amax = std::max(amax, std::fabs(v));
+    const float scale = amax > 0.0f ? amax / 448.0f : 1.0f;
+    std::vector<uint8_t> q(w.size());
+    for (auto [dst, n] : layouts) {
+        for (int64_t r = 0; r < rows; ++r)
+            for (int64_t k = 0; k < cols; ++k)
+                q[std::size_t(laid_out_at(r, k, cols, n))] = f32_to_e4m3(w[std::size_t(r * cols + k)] / scale);
+        *dst = alloc(q.size(), footprint_.weights);
+        copy_bytes_in(*dst, q.data(), q.size(), "FP8 weights");
     }
+    scale_dst = alloc(sizeof(float), footprint_.weights);
+    copy_bytes_in(scale_dst, &scale, sizeof(float), "FP8 weight scales");
 }
 
 std::pair<const opb_op_desc *, opb_plan *> DecoderRun::plan_for(const opb_op_desc &desc) {
@@ -348,9 +390,12 @@ uint64_t DecoderRun::kv_bytes_per_token() const {
 // [-128, 127] x scale): a normalised layer input or an attention output is
 // O(1) (decoder.hpp: weights scaled by 1/sqrt(fan_in)), an MLP hidden value
 // (gate x up) up to ~10. Static, as a calibrated int8 model's are; powers
-// of two, so x / scale is exact in every backend.
+// of two, so x / scale is exact in every backend. FP8 layers use the same
+// two (e4m3 keeps up to 448 x scale: |x| < 7168 and 3584), where they only
+// place the values in e4m3's exponent range; 3 mantissa bits are the step.
 constexpr float kInputScale = 1.0f / 16.0f; // |x| < 8
 constexpr float kHiddenScale = 1.0f / 8.0f; // |x| < 16
+constexpr float kActScales[] = {kInputScale, kHiddenScale}; // FP8: BufferSet::act_scales, in this order
 
 // Builds one step's program: the embedding copy, then per layer the calls of
 // each part (norm, Q, K/V, attention, output projection, MLP) with their
@@ -441,9 +486,17 @@ private:
         int64_t offset = 0, channel = 0;
     };
     // A linear layer's matmul. int8 layers: s8 weights, u8 activations at
-    // `act_scale` (what quantize_input wrote), f32 out.
+    // `act_scale` (what quantize_input wrote), f32 out. FP8 layers: e4m3
+    // weights stored [out, in] (trans_b, the one layout cuBLASLt's FP8 GEMM
+    // takes) and e4m3 activations, bf16 out; the scales are tensors (linear()).
     opb_op_desc linear_desc(int64_t batch, int64_t m, int64_t n, int64_t k, bool trans_b, bool bias,
                             float act_scale) const {
+        if (c.fp8_linear()) {
+            opb_op_desc desc = make_desc(OPB_OP_MATMUL, OPB_DTYPE_F8_E4M3);
+            desc.threads = c.threads;
+            desc.p.matmul = {batch, m, n, k, 0, 1, bias ? 1 : 0, 0, 0.0f, 0, c.act_dtype()};
+            return desc;
+        }
         if (!c.int8_linear()) return matmul(batch, m, n, k, trans_b, bias);
         opb_op_desc desc = make_desc(OPB_OP_MATMUL, OPB_DTYPE_S8);
         desc.threads = c.threads;
@@ -452,20 +505,39 @@ private:
             OPB_DTYPE_F32};
         return desc;
     }
-    // int8 layers: the layer input's `elems` elements quantised into xq,
-    // timed with the layer it feeds (`comp`).
+    // int8 (FP8) layers: the layer input's `elems` elements quantised to u8
+    // (e4m3) into xq, timed with the layer it feeds (`comp`).
     void quantize_input(Component comp, void *in, int64_t elems, float scale) {
-        if (!c.int8_linear()) return;
+        if (!c.quantized_linear()) return;
         opb_op_desc desc = base_desc(OPB_OP_QUANTIZE);
-        desc.p.quantize = {T, elems / T, scale, kDefaultU8ZeroPoint, OPB_DTYPE_U8};
+        if (c.fp8_linear())
+            desc.p.quantize = {T, elems / T, scale, 0, OPB_DTYPE_F8_E4M3};
+        else
+            desc.p.quantize = {T, elems / T, scale, kDefaultU8ZeroPoint, OPB_DTYPE_U8};
         call(comp, desc, {in, bs.xq});
     }
-    // in[in_at..] . W (+ bias) into out; for an int8 layer A is the same
-    // elements of xq, and the weight's scales go between B and the bias, as
-    // plugin.h orders the tensors.
-    void linear(Component comp, const opb_op_desc &desc, void *in, int64_t in_at, const Weight &w, void *out) {
-        void *bias = at(w.bias, w.channel);
+    // The a_scale tensor of an FP8 layer whose input quantize_input wrote at `act_scale`.
+    void *act_scale_tensor(float act_scale) const {
+        const int64_t i = act_scale == kHiddenScale ? 1 : 0;
+        return bytes_at(bs.act_scales, i * int64_t(sizeof(float)));
+    }
+    // in[in_at..] . W (+ bias) into out; for an int8 or FP8 layer A is the
+    // same elements of xq (`act_scale` the scale it was quantised at), and
+    // the scales go between B and the bias, as plugin.h and ops.hpp order
+    // the tensors: int8 the weight's per-channel scales, FP8 a_scale then
+    // b_scale (the weight's one scale).
+    void linear(Component comp, const opb_op_desc &desc, void *in, int64_t in_at, const Weight &w, void *out,
+                float act_scale) {
+        void *bias = bytes_at(w.bias, w.channel * int64_t(dtype_size(c.bias_dtype())));
         const bool has_bias = desc.p.matmul.has_bias != 0;
+        if (c.fp8_linear()) {
+            void *a = bytes_at(bs.xq, in_at), *b = bytes_at(w.w, w.offset), *a_scale = act_scale_tensor(act_scale);
+            if (has_bias)
+                call(comp, desc, {a, b, a_scale, w.scale, bias, out});
+            else
+                call(comp, desc, {a, b, a_scale, w.scale, out});
+            return;
+        }
         if (c.int8_linear()) {
             void *a = bytes_at(bs.xq, in_at), *b = bytes_at(w.w, w.offset);
             void *scale = bytes_at(w.scale, w.channel * int64_t(sizeof(float)));
@@ -515,16 +587,17 @@ private:
         const bool qkv_bias = c.has_qkv_bias(), trans_b = !c.int8_linear();
         auto head = [&](int64_t h) { return Weight{w.wq, w.s_q, w.bq, h * Dh * d, h * Dh}; };
         if (decode && !c.int8_linear()) {
-            linear(Component::qkv, linear_desc(1, T, qd, d, true, qkv_bias, kInputScale), bs.normed, 0, head(0), bs.q);
+            linear(Component::qkv, linear_desc(1, T, qd, d, true, qkv_bias, kInputScale), bs.normed, 0, head(0), bs.q,
+                   kInputScale);
         } else if (decode || c.rope) {
             for (int64_t b = 0; b < B; ++b)
                 for (int64_t h = 0; h < H; ++h)
                     linear(Component::qkv, linear_desc(1, S, Dh, d, trans_b, qkv_bias, kInputScale), bs.normed,
-                           b * S * d, head(h), at(bs.q, q_at(b, h)));
+                           b * S * d, head(h), at(bs.q, q_at(b, h)), kInputScale);
         } else {
             for (int64_t h = 0; h < H; ++h)
                 linear(Component::qkv, linear_desc(1, T, Dh, d, trans_b, qkv_bias, kInputScale), bs.normed, 0, head(h),
-                       at(bs.q, h * T * Dh));
+                       at(bs.q, h * T * Dh), kInputScale);
         }
     }
 
@@ -541,9 +614,9 @@ private:
                 const int64_t slab_row = ((b * KVH + kh) * C + L) * Dh;
                 const opb_op_desc desc = linear_desc(1, S, Dh, d, trans_b, qkv_bias, kInputScale);
                 linear(Component::qkv, desc, bs.normed, b * S * d, {w.wk, w.s_k, w.bk, kh * Dh * d, kh * Dh},
-                       c.rope ? bs.k_new : at(w.k_cache, slab_row));
+                       c.rope ? bs.k_new : at(w.k_cache, slab_row), kInputScale);
                 linear(Component::qkv, desc, bs.normed, b * S * d, {w.wv, w.s_v, w.bv, kh * Dh * d, kh * Dh},
-                       at(w.v_cache, slab_row));
+                       at(w.v_cache, slab_row), kInputScale);
                 if (c.rope)
                     call(Component::rope, rope_desc,
                          {at(bs.q, q_at(b, kh * G)), bs.k_new, at(bs.q_rot, q_at(b, kh * G)), at(w.k_cache, slab_row)});
@@ -578,19 +651,21 @@ private:
     // The output projection; returns the buffer that holds it.
     void *output_projection(const LayerBuffers &w) {
         quantize_input(Component::attn_out, bs.o, T * qd, kInputScale);
-        if (decode) {
-            linear(Component::attn_out, linear_desc(1, T, d, qd, false, c.bias, kInputScale), bs.o, 0,
-                   {w.wo, w.s_o, w.bo}, bs.partial);
+        if (decode) { // FP8: wo is [out, in] (trans_b)
+            linear(Component::attn_out, linear_desc(1, T, d, qd, c.fp8_linear(), c.bias, kInputScale), bs.o, 0,
+                   {w.wo, w.s_o, w.bo}, bs.partial, kInputScale);
             return bs.partial;
         }
         // Head h's output times rows h*Dh.. of Wo ([in, out]: dense): head 0
         // carries the bias, heads 1.. are one batched matmul (an int8 layer's
-        // scales, one per output column, serve every head).
-        linear(Component::attn_out, linear_desc(1, T, d, Dh, false, c.bias, kInputScale), bs.o, 0, {w.wo, w.s_o, w.bo},
-               bs.partial);
+        // scales, one per output column, serve every head). FP8: each head's
+        // [out, head_dim] block of wo_heads, at the same offsets.
+        void *wo = c.fp8_linear() ? w.wo_heads : w.wo;
+        linear(Component::attn_out, linear_desc(1, T, d, Dh, false, c.bias, kInputScale), bs.o, 0, {wo, w.s_o, w.bo},
+               bs.partial, kInputScale);
         if (H > 1)
             linear(Component::attn_out, linear_desc(H - 1, T, d, Dh, false, false, kInputScale), bs.o, T * Dh,
-                   {w.wo, w.s_o, nullptr, Dh * d, 0}, at(bs.partial, T * d));
+                   {wo, w.s_o, nullptr, Dh * d, 0}, at(bs.partial, T * d), kInputScale);
         // Sum of the per-head partials, out of place (no add runs in place).
         void *attn = bs.partial;
         for (int64_t h = 1; h < H; ++h) {
@@ -608,7 +683,7 @@ private:
         // int8 layers store the MLP's weights [in, out] (upload_weights).
         const bool trans_b = !c.int8_linear();
         linear(Component::mlp_in, linear_desc(1, T, F, d, trans_b, c.bias, kInputScale), bs.normed, 0,
-               {w.w_up, w.s_up, w.b_up}, bs.up);
+               {w.w_up, w.s_up, w.b_up}, bs.up, kInputScale);
         void *hidden_act = bs.act;
         switch (c.mlp) {
         case MlpKind::gelu:
@@ -618,7 +693,7 @@ private:
         case MlpKind::swiglu:
         case MlpKind::geglu:
             linear(Component::mlp_in, linear_desc(1, T, F, d, trans_b, c.bias, kInputScale), bs.normed, 0,
-                   {w.w_gate, w.s_gate, w.b_gate}, bs.gate);
+                   {w.w_gate, w.s_gate, w.b_gate}, bs.gate, kInputScale);
             if (c.mlp == MlpKind::geglu)
                 call(Component::mlp_act, rows_cols(OPB_OP_GELU, T, F, OPB_GELU_TANH), {bs.gate, bs.act});
             else
@@ -630,7 +705,7 @@ private:
         }
         quantize_input(Component::mlp_down, hidden_act, T * F, kHiddenScale);
         linear(Component::mlp_down, linear_desc(1, T, d, F, trans_b, c.bias, kHiddenScale), hidden_act, 0,
-               {w.w_down, w.s_down, w.b_down}, bs.mlp_out);
+               {w.w_down, w.s_down, w.b_down}, bs.mlp_out, kHiddenScale);
         call(Component::mlp_residual, rows_cols(OPB_OP_ADD, T, d), {bs.attn_res, bs.mlp_out, out});
     }
 };
@@ -661,22 +736,24 @@ void DecoderRun::upload_weights(BufferSet &bs) {
     for (int64_t l = 0; l < c.layers; ++l) {
         const LayerWeights w = make_layer_weights(c, l);
         LayerBuffers lb;
-        auto put = [&](void *&dst, const std::vector<float> &v) {
+        auto put = [&](void *&dst, const std::vector<float> &v, int dtype) {
             if (v.empty()) return;
-            dst = alloc(uint64_t(v.size()) * elem_, footprint_.weights);
-            upload(dst, v);
+            dst = alloc(uint64_t(v.size()) * dtype_size(dtype), footprint_.weights);
+            upload(dst, v, dtype);
         };
-        put(lb.norm1_gamma, w.norm1_gamma);
-        put(lb.norm1_beta, w.norm1_beta);
-        put(lb.bq, w.bq);
-        put(lb.bk, w.bk);
-        put(lb.bv, w.bv);
-        put(lb.bo, w.bo);
-        put(lb.norm2_gamma, w.norm2_gamma);
-        put(lb.norm2_beta, w.norm2_beta);
-        put(lb.b_up, w.b_up);
-        put(lb.b_gate, w.b_gate);
-        put(lb.b_down, w.b_down);
+        for (auto [dst, v] : {std::pair{&lb.norm1_gamma, &w.norm1_gamma},
+                              {&lb.norm1_beta, &w.norm1_beta},
+                              {&lb.norm2_gamma, &w.norm2_gamma},
+                              {&lb.norm2_beta, &w.norm2_beta}})
+            put(*dst, *v, c.act_dtype());
+        for (auto [dst, v] : {std::pair{&lb.bq, &w.bq},
+                              {&lb.bk, &w.bk},
+                              {&lb.bv, &w.bv},
+                              {&lb.bo, &w.bo},
+                              {&lb.b_up, &w.b_up},
+                              {&lb.b_gate, &w.b_gate},
+                              {&lb.b_down, &w.b_down}})
+            put(*dst, *v, c.bias_dtype());
         upload_linear_weights(lb, w);
         lb.k_cache = alloc(cache_bytes, footprint_.kv_cache);
         lb.v_cache = alloc(cache_bytes, footprint_.kv_cache);
@@ -684,13 +761,30 @@ void DecoderRun::upload_weights(BufferSet &bs) {
     }
 }
 
-// The linear layers' weights in the dtype, or as int8 laid out so that no
+// The linear layers' weights in the dtype; as int8 laid out so that no
 // matmul reads a transposed B (oneDNN 2.6's int8 matmul repacks a transposed
 // B on every call, inside the timed step): Q, K and V as one dense
-// [in, head_dim] block per head, Wo as it is ([in, out]), the MLP's [in, out].
+// [in, head_dim] block per head, Wo as it is ([in, out]), the MLP's [in, out];
+// as FP8 all [out, in] (trans_b), Wo included, which the prefill's per-head
+// calls read as one [out, head_dim] block per head (wo_heads) and the decode
+// steps whole (wo): an [out, in] matrix has no dense per-head slice, so with
+// decode steps it is held twice.
 void DecoderRun::upload_linear_weights(LayerBuffers &lb, const LayerWeights &w) {
     const DecoderConfig &c = config_;
     const int64_t d = c.hidden, f = c.ffn_width(), qd = c.q_width(), kvd = c.kv_width();
+    if (c.fp8_linear()) {
+        upload_fp8({{&lb.wq, 0}}, lb.s_q, w.wq, qd, d);
+        upload_fp8({{&lb.wk, 0}}, lb.s_k, w.wk, kvd, d);
+        upload_fp8({{&lb.wv, 0}}, lb.s_v, w.wv, kvd, d);
+        if (c.generate > 0) // w.wo is [in = qd, out = d]
+            upload_fp8({{&lb.wo_heads, c.head_dim()}, {&lb.wo, qd}}, lb.s_o, w.wo, qd, d);
+        else
+            upload_fp8({{&lb.wo_heads, c.head_dim()}}, lb.s_o, w.wo, qd, d);
+        upload_fp8({{&lb.w_up, 0}}, lb.s_up, w.w_up, f, d);
+        if (c.gated()) upload_fp8({{&lb.w_gate, 0}}, lb.s_gate, w.w_gate, f, d);
+        upload_fp8({{&lb.w_down, 0}}, lb.s_down, w.w_down, d, f);
+        return;
+    }
     if (!c.int8_linear()) {
         for (auto [dst, v] : {std::pair{&lb.wq, &w.wq},
                               {&lb.wk, &w.wk},
@@ -701,7 +795,7 @@ void DecoderRun::upload_linear_weights(LayerBuffers &lb, const LayerWeights &w) 
                               {&lb.w_down, &w.w_down}})
             if (!v->empty()) {
                 *dst = alloc(uint64_t(v->size()) * elem_, footprint_.weights);
-                upload(*dst, *v);
+                upload(*dst, *v, c.act_dtype());
             }
         return;
     }
@@ -741,7 +835,11 @@ void DecoderRun::allocate_activations(BufferSet &bs) {
         bs.prod = alloc(bytes(T * F), act);
     }
     bs.mlp_out = alloc(bytes(T * d), act);
-    if (c.int8_linear()) bs.xq = alloc(uint64_t(T * std::max({d, c.q_width(), F})), act);
+    if (c.quantized_linear()) bs.xq = alloc(uint64_t(T * std::max({d, c.q_width(), F})), act);
+    if (c.fp8_linear()) {
+        bs.act_scales = alloc(sizeof kActScales, act);
+        copy_bytes_in(bs.act_scales, kActScales, sizeof kActScales, "FP8 activation scales");
+    }
 }
 
 // Each step's token embeddings, in the dtype, laid out as hidden[0] wants

@@ -45,11 +45,13 @@
 #include "opbench/plugin.h"
 
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace opbench {
@@ -222,9 +224,12 @@ private:
     class StepBuilder; // one step's calls, decoder.cpp
 
     void *alloc(uint64_t bytes, uint64_t &counter);
-    void upload(void *dst, const std::vector<float> &values);
+    void upload(void *dst, const std::vector<float> &values, int dtype);
+    void copy_bytes_in(void *dst, const void *src, uint64_t bytes, const char *what);
     void upload_int8(void *&dst, void *&scale_dst, const std::vector<float> &w, int64_t rows, int64_t cols,
                      bool channel_rows, int64_t transposed_blocks_of);
+    void upload_fp8(std::initializer_list<std::pair<void **, int64_t>> layouts, void *&scale_dst,
+                    const std::vector<float> &w, int64_t rows, int64_t cols);
     // Prepared plan for `desc` (one per distinct description); before
     // prepare() it only records the description and returns null.
     std::pair<const opb_op_desc *, opb_plan *> plan_for(const opb_op_desc &desc);

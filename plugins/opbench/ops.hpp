@@ -57,9 +57,9 @@ inline bool is_int8_dtype(int dt) { return dt == OPB_DTYPE_S8 || dt == OPB_DTYPE
 
 // "" when `op` takes `dtype` as its dtype, else why not and what would be valid.
 inline std::string dtype_error(int op, int dtype) {
-    if (is_int8_dtype(dtype) && op == OPB_OP_QUANTIZE)
-        return "a quantize op's dtype is its input's (f32, bf16 or f16); its output type is out_dtype = \"u8\" "
-               "or \"s8\"";
+    if ((is_int8_dtype(dtype) || dtype == OPB_DTYPE_F8_E4M3) && op == OPB_OP_QUANTIZE)
+        return "a quantize op's dtype is its input's (f32, bf16 or f16); its output type is out_dtype = \"u8\", "
+               "\"s8\" or \"f8e4m3\"";
     if (dtype == OPB_DTYPE_U8)
         return "u8 is an activation type, not an op's dtype: for an int8 linear layer give dtype = \"s8\" "
                "(int8 weights) with activations = \"u8\"";
@@ -133,11 +133,17 @@ inline int64_t rope_kv_heads(const opb_rope_params &p) { return p.kv_heads > 0 ?
 // Elements of each head that RoPE rotates: 0 means all of head_dim.
 inline int64_t rope_rotary_dim(const opb_rope_params &p) { return p.rotary_dim > 0 ? p.rotary_dim : p.head_dim; }
 
-// The oldest plugin ABI minor that can read `d` as meant: 5 for FP8 matmul
+// A quantize op to FP8 (ABI 1.7): the input of an FP8 matmul.
+inline bool is_fp8_quantize(const opb_op_desc &d) {
+    return d.op == OPB_OP_QUANTIZE && d.p.quantize.out_dtype == OPB_DTYPE_F8_E4M3;
+}
+// The oldest plugin ABI minor that can read `d` as meant: 7 for a quantize op
+// to FP8 (an older plugin may read any out_dtype but u8 as s8), 5 for FP8 matmul
 // (dtype f8e4m3), 4 for the quantize op, 3 for int8 weights (dtype s8, whose fields an ABI 1.2 plugin does not
 // know), 2 for a rope op or grouped-query attention (kv_heads != heads, a
 // field an ABI 1.1 plugin does not know and would read as heads), else 0.
 inline uint32_t desc_needs_abi_minor(const opb_op_desc &d) {
+    if (is_fp8_quantize(d)) return 7;
     if (d.dtype == OPB_DTYPE_F8_E4M3) return 5;
     if (d.op == OPB_OP_QUANTIZE) return 4;
     if (d.dtype == OPB_DTYPE_S8) return 3;
@@ -152,7 +158,8 @@ inline std::string plugin_abi_gap(const opb_op_desc &d, uint32_t plugin_abi) {
     if (OPB_ABI_MINOR(plugin_abi) >= need) return {};
     return "the plugin was built against opbench ABI 1." + std::to_string(OPB_ABI_MINOR(plugin_abi)) +
            ", which predates " +
-           (d.dtype == OPB_DTYPE_F8_E4M3 ? "FP8 matmul (dtype f8e4m3)"
+           (is_fp8_quantize(d)              ? "the quantize op to FP8 (out_dtype f8e4m3)"
+            : d.dtype == OPB_DTYPE_F8_E4M3 ? "FP8 matmul (dtype f8e4m3)"
             : d.op == OPB_OP_QUANTIZE   ? "the quantize op"
             : d.dtype == OPB_DTYPE_S8 ? "int8 matmul (dtype s8)"
             : d.op == OPB_OP_ROPE     ? "the rope op"
@@ -895,21 +902,29 @@ inline std::string rope_validate(const opb_op_desc &d) {
     return (p.theta > 0.0f && std::isfinite(p.theta)) ? std::string() : std::string("theta must be > 0");
 }
 
-// ---- quantize (the activations of an int8 linear layer)
+// ---- quantize (the activations of an int8 or FP8 linear layer)
 // u8 with zero point 128 or s8 with zero point 0, both at scale 1/128, as an
-// int8 matmul's activations; the decoder workload sets its own scales.
-inline constexpr std::string_view kQuantizeOutChoices[] = {"u8", "s8"};
+// int8 matmul's activations; f8e4m3 (ABI 1.7) at the same scale, zero point
+// 0 (inputs in [-1, 1) span e4m3's exponents down to its subnormals); the
+// decoder workload sets its own scales.
+inline constexpr std::string_view kQuantizeOutChoices[] = {"u8", "s8", "f8e4m3"};
+inline constexpr int kQuantizeOutDtypes[] = {OPB_DTYPE_U8, OPB_DTYPE_S8, OPB_DTYPE_F8_E4M3};
 inline constexpr ParamInfo kQuantizeParams[] = {
     P{"rows", ParamKind::Dim, true, false, 0, nullptr, OPB_ROW_DIM(quantize.rows), "R", NameRule::Always, "R"},
     P{"cols", ParamKind::Dim, true, false, 0, nullptr, OPB_ROW_DIM(quantize.cols), "C", NameRule::Always, "C"},
-    // y's dtype; named when s8.
+    // y's dtype; named when not u8.
     P{"out_dtype", ParamKind::Choice, false, false, 0, nullptr,
       [](opb_op_desc &d, const ParamValue &v) {
-          d.p.quantize.out_dtype = v.i == 0 ? OPB_DTYPE_U8 : OPB_DTYPE_S8;
+          d.p.quantize.out_dtype = kQuantizeOutDtypes[v.i];
           d.p.quantize.zero_point = v.i == 0 ? kDefaultU8ZeroPoint : 0;
           return std::string();
       },
-      [](const opb_op_desc &d) { return d.p.quantize.out_dtype == OPB_DTYPE_S8 ? 1.0 : 0.0; }, "out",
+      [](const opb_op_desc &d) {
+          for (int i = 0; i < int(std::size(kQuantizeOutDtypes)); ++i)
+              if (kQuantizeOutDtypes[i] == d.p.quantize.out_dtype) return double(i);
+          return 0.0;
+      },
+      "out",
       NameRule::IfNonzero, "out_dtype", nullptr, kQuantizeOutChoices},
 };
 inline void quantize_tensors(const opb_op_desc &d, TensorList &t) {
@@ -922,18 +937,23 @@ inline double quantize_flops(const opb_op_desc &d) { return 2.0 * double(d.p.qua
 inline std::string quantize_validate(const opb_op_desc &d) {
     const auto &p = d.p.quantize;
     if (auto e = positives({{"rows", p.rows}, {"cols", p.cols}}); !e.empty()) return e;
-    if (p.out_dtype != OPB_DTYPE_U8 && p.out_dtype != OPB_DTYPE_S8)
-        return "out_dtype must be u8 or s8, got " + std::string(dtype_name(p.out_dtype));
+    if (p.out_dtype != OPB_DTYPE_U8 && p.out_dtype != OPB_DTYPE_S8 && p.out_dtype != OPB_DTYPE_F8_E4M3)
+        return "out_dtype must be u8, s8 or f8e4m3, got " + std::string(dtype_name(p.out_dtype));
     if (!(p.scale > 0.0f) || !std::isfinite(p.scale)) return "scale must be > 0 and finite";
     if (p.out_dtype == OPB_DTYPE_U8 ? (p.zero_point < 0 || p.zero_point > 255) : p.zero_point != 0)
-        return "zero_point must be in 0..255 for u8 and 0 for s8, got " + std::to_string(p.zero_point);
+        return "zero_point must be in 0..255 for u8 and 0 for s8 and f8e4m3, got " + std::to_string(p.zero_point);
     return {};
 }
 // x / scale may be computed as x * (1 / scale), and a product that lands
 // on a rounding tie either way: one step either side of the reference, on
 // rare elements. One step of a row of typical size (RMS >= ~64 steps) is a
 // point-wise error <= 1/64.
-inline Tolerance quantize_tolerance(const opb_op_desc &) {
+// FP8: the same, with e4m3's step, at most 2^-3 of the value (3 mantissa
+// bits): the point-wise error |out - ref| / (|ref| + s) stays below it.
+inline Tolerance quantize_tolerance(const opb_op_desc &d) {
+    if (is_fp8_quantize(d))
+        return {1e-4, "fp8: a quotient at a rounding tie may land one e4m3 step either side", 0.125,
+                "fp8: one e4m3 step (2^-3 of the value)"};
     return {1e-4, "int8: a value at a rounding tie may land one step either side", 0.02,
             "int8: one quantisation step"};
 }

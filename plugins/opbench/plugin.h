@@ -35,7 +35,7 @@ extern "C" {
 /* ---- versions and the entry symbol ------------------------------------- */
 
 #define OPB_ABI_VERSION_MAJOR 1
-#define OPB_ABI_VERSION_MINOR 6
+#define OPB_ABI_VERSION_MINOR 7
 #define OPB_ABI_VERSION ((uint32_t)((OPB_ABI_VERSION_MAJOR << 16) | OPB_ABI_VERSION_MINOR))
 #define OPB_ABI_MAJOR(v) ((uint32_t)(v) >> 16)
 #define OPB_ABI_MINOR(v) ((uint32_t)(v)&0xffffu)
@@ -74,7 +74,8 @@ typedef enum opb_dtype {
     OPB_DTYPE_F16 = 2,  /* IEEE binary16, stored as uint16_t */
     OPB_DTYPE_S8 = 3,   /* ABI 1.3: int8_t; as an op's dtype: int8 weights (MATMUL only) */
     OPB_DTYPE_U8 = 4,   /* ABI 1.3: uint8_t; an int8 matmul's activations or a QUANTIZE output, never an op's dtype */
-    OPB_DTYPE_F8_E4M3 = 5 /* ABI 1.5: OCP FP8 e4m3, one byte; today only a roof's dtype (opb_device_roof) */
+    OPB_DTYPE_F8_E4M3 = 5 /* ABI 1.5: OCP FP8 e4m3, one byte: an FP8 matmul's dtype (ops.hpp), a roof's dtype;
+                             ABI 1.7: a QUANTIZE output */
 } opb_dtype;
 
 typedef enum opb_op_kind {
@@ -165,6 +166,12 @@ enum {
  *            the same numbers):
  *            y = saturate(round_half_even(x / scale) + zero_point)
  *            saturated to 0..255 (U8) or -128..127 (S8); NaN gives zero_point.
+ *            (ABI 1.7) out_dtype F8_E4M3, zero_point 0: the input of an FP8
+ *            matmul (its a_scale tensor holds the same scale):
+ *            y = e4m3(x / scale), the quotient rounded to f32, then to e4m3
+ *            (nearest, ties to even), saturated to +-448 (CUDA's
+ *            __NV_SATFINITE); NaN gives NaN. A plugin built before 1.7 is
+ *            never given this form.
  *            in x, out y: [rows, cols] in out_dtype
  */
 typedef struct opb_matmul_params {
@@ -209,8 +216,8 @@ typedef struct opb_rope_params { /* ABI 1.2 */
 typedef struct opb_quantize_params { /* ABI 1.4 */
     int64_t rows, cols;
     float scale;        /* > 0, finite */
-    int32_t zero_point; /* U8: 0..255; S8: 0 */
-    int32_t out_dtype;  /* OPB_DTYPE_U8 or OPB_DTYPE_S8 */
+    int32_t zero_point; /* U8: 0..255; S8 and F8_E4M3: 0 */
+    int32_t out_dtype;  /* OPB_DTYPE_U8 or OPB_DTYPE_S8; ABI 1.7: OPB_DTYPE_F8_E4M3 */
 } opb_quantize_params;
 
 typedef struct opb_op_desc {

@@ -309,11 +309,12 @@ TEST(OpbenchCli, EveryHelpFitsOneHundredColumns) {
 }
 
 TEST(OpbenchCli, ValidateNamesEachWorkloadLevelByItsDtype) {
-    // model-decoders.toml has llama-3-8b.l2 at f32, bf16 and s8: three lines
-    // that must not read alike. No op cases: "ops: none", not an empty list.
+    // model-decoders.toml has llama-3-8b.l2 at f32, bf16, s8 and f8e4m3: four
+    // lines that must not read alike. No op cases: "ops: none", not an empty list.
     Output o = run(kOpbench + " validate " + kSuites + "/models/model-decoders.toml");
     EXPECT_EQ(o.exit_code, 0) << o.text;
-    for (const char *level : {"'llama-3-8b.l2' f32:", "'llama-3-8b.l2' bf16:", "'llama-3-8b.l2' s8:"})
+    for (const char *level :
+         {"'llama-3-8b.l2' f32:", "'llama-3-8b.l2' bf16:", "'llama-3-8b.l2' s8:", "'llama-3-8b.l2' f8e4m3:"})
         EXPECT_NE(o.text.find(level), std::string::npos) << level << "\n" << o.text;
     EXPECT_NE(o.text.find("ops: none\n"), std::string::npos) << o.text;
 }

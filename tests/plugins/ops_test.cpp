@@ -227,7 +227,7 @@ TEST(Quantize, ValidationRefusesWhatNoQuantisationIs) {
     refused(x, "scale must be > 0");
     x = d;
     x.p.quantize.out_dtype = OPB_DTYPE_F32;
-    refused(x, "out_dtype must be u8 or s8");
+    refused(x, "out_dtype must be u8, s8 or f8e4m3");
     x = d;
     x.p.quantize.out_dtype = OPB_DTYPE_S8; // s8 keeps zero point 0
     refused(x, "0 for s8");
@@ -239,6 +239,8 @@ TEST(Quantize, ValidationRefusesWhatNoQuantisationIs) {
     refused(x, "a quantize op's dtype is its input's");
     x.dtype = OPB_DTYPE_U8; // quantize's own wording, not the int8 matmul's
     refused(x, "a quantize op's dtype is its input's");
+    x.dtype = OPB_DTYPE_F8_E4M3; // FP8 is an output type (ABI 1.7), not an input's
+    refused(x, "out_dtype = \"u8\", \"s8\" or \"f8e4m3\"");
 }
 
 TEST(Int8Conversions, LoadsIntegersAndStoresRoundedSaturated) {

@@ -151,6 +151,11 @@ Vec reference(const opb_op_desc &d, const std::vector<Vec> &in) {
     }
     case OPB_OP_QUANTIZE: {
         const auto &p = d.p.quantize;
+        if (p.out_dtype == OPB_DTYPE_F8_E4M3) { // plugin.h: the f32 quotient, then e4m3 (ops.hpp, tested in naive_fp8)
+            Vec y(in[0].size());
+            for (size_t i = 0; i < y.size(); ++i) y[i] = e4m3_to_f32(f32_to_e4m3(float(in[0][i]) / p.scale));
+            return y;
+        }
         const double lo = p.out_dtype == OPB_DTYPE_U8 ? 0 : -128, hi = p.out_dtype == OPB_DTYPE_U8 ? 255 : 127;
         Vec y(in[0].size());
         for (size_t i = 0; i < y.size(); ++i) {
@@ -357,10 +362,14 @@ TEST_F(CudaGpu, RopeBothVariantsPartialRotaryGqaAndDecodePositionMatchFloat64) {
             }
 }
 
-TEST_F(CudaGpu, QuantizeToU8AndS8IsBitExact) {
+// ABI 1.7: to FP8 as well, at a power-of-two scale (the decoder's) and at
+// one whose quotients are rounded to f32 first (inputs up to 2 / 0.004 = 500
+// also saturate to 448).
+TEST_F(CudaGpu, QuantizeToU8S8AndFp8IsBitExact) {
     for (int dt = 0; dt < 3; ++dt)
         for (auto [out, zp, scale] :
-             {std::tuple{OPB_DTYPE_U8, 128, 0.015625f}, {OPB_DTYPE_U8, 3, 0.01f}, {OPB_DTYPE_S8, 0, 0.02f}}) {
+             {std::tuple{OPB_DTYPE_U8, 128, 0.015625f}, {OPB_DTYPE_U8, 3, 0.01f}, {OPB_DTYPE_S8, 0, 0.02f},
+              {OPB_DTYPE_F8_E4M3, 0, 0.0078125f}, {OPB_DTYPE_F8_E4M3, 0, 0.004f}}) {
             auto d = make_desc(OPB_OP_QUANTIZE, dt);
             d.p.quantize = {33, 65, scale, zp, out};
             check(d, "quantize to " + std::string(dtype_name(out)));

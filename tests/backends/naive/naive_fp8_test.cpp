@@ -221,5 +221,73 @@ TEST(NaiveFp8Matmul, TheStatedToleranceAdmitsFourteenBitAccumulationAndCatchesAn
     EXPECT_GT(bad.pointwise, t.max_pointwise);
 }
 
+// ---- the quantize op to FP8 (ABI 1.7) ------------------------------------------------
+
+// The e4m3 value nearest to v (ties to the even code, beyond 448 saturated,
+// NaN to NaN), found by searching all codes in float64: independent of
+// f32_to_e4m3's bit arithmetic.
+double nearest_e4m3_by_search(double v) {
+    if (std::isnan(v)) return v;
+    if (std::fabs(v) >= 448.0) return v > 0 ? 448.0 : -448.0;
+    double best = 0.0, best_err = INFINITY;
+    int best_code = 0;
+    for (int c = 0; c < 256; ++c) {
+        if ((c & 0x7f) == 0x7f) continue;
+        const double err = std::fabs(e4m3_by_definition(c) - v);
+        if (err < best_err || (err == best_err && (c & 1) == 0 && (best_code & 1) == 1)) {
+            best = e4m3_by_definition(c), best_err = err, best_code = c;
+        }
+    }
+    return best == 0.0 && std::signbit(v) ? -0.0 : best;
+}
+
+// Inputs in f32 and bf16 across e4m3's whole range, its subnormals and past
+// 448, at a power-of-two scale (the decoder's) and at one whose quotients
+// are rounded to f32 first (plugin.h: the f32 quotient is what is rounded).
+TEST(NaiveFp8Quantize, EveryElementIsTheNearestE4m3OfTheF32QuotientSaturatingAndKeepingNaN) {
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<float> u(-5.0f, 5.0f), e(-14.0f, 2.0f);
+    for (const int dtype : {int(OPB_DTYPE_F32), int(OPB_DTYPE_BF16)})
+        for (const float scale : {0.0078125f, 0.01f}) {
+            opb_op_desc d = make_desc(OPB_OP_QUANTIZE, dtype);
+            d.p.quantize = {40, 50, scale, 0, OPB_DTYPE_F8_E4M3};
+            ASSERT_EQ(validate_desc(d), "");
+            const int64_t n = 40 * 50;
+            std::vector<uint8_t> x(size_t(n) * dtype_size(dtype)), y(static_cast<size_t>(n));
+            for (int64_t i = 0; i < n; ++i) // magnitudes 2^-14 .. 2^2 times a sign and a mantissa
+                store_from_f32(x.data(), dtype, i, u(rng) * std::exp2(e(rng)));
+            store_from_f32(x.data(), dtype, 0, std::numeric_limits<float>::quiet_NaN());
+            store_from_f32(x.data(), dtype, 1, -1e6f);
+            quantize(d.p.quantize, dtype, x.data(), y.data());
+            for (int64_t i = 0; i < n; ++i) {
+                const float xi = load_as_f32(x.data(), dtype, i);
+                const double want = nearest_e4m3_by_search(double(xi / scale));
+                const double got = e4m3_to_f32(y[size_t(i)]);
+                if (std::isnan(want)) {
+                    EXPECT_TRUE(std::isnan(got)) << i;
+                    continue;
+                }
+                ASSERT_EQ(got, want) << "x " << xi << " scale " << scale << " dtype " << dtype_name(dtype);
+            }
+            EXPECT_EQ(y[1], 0xfe) << "-1e6 / scale saturates to -448";
+        }
+}
+
+// The op table's side: the form is named, validated, and given only to plugins of ABI 1.7 and later.
+TEST(NaiveFp8Quantize, TheFormNeedsAbi17AndAZeroPoint0) {
+    opb_op_desc d = make_desc(OPB_OP_QUANTIZE, OPB_DTYPE_F32);
+    d.p.quantize = {4, 16, 0.0078125f, 0, OPB_DTYPE_F8_E4M3};
+    EXPECT_EQ(validate_desc(d), "");
+    EXPECT_EQ(desc_needs_abi_minor(d), 7u);
+    const std::string gap = plugin_abi_gap(d, (1u << 16) | 6u);
+    EXPECT_NE(gap.find("quantize op to FP8"), std::string::npos) << gap;
+    EXPECT_EQ(plugin_abi_gap(d, OPB_ABI_VERSION), "");
+    d.p.quantize.zero_point = 3;
+    EXPECT_NE(validate_desc(d).find("zero_point"), std::string::npos);
+    d.p.quantize.zero_point = 0;
+    d.p.quantize.out_dtype = OPB_DTYPE_BF16;
+    EXPECT_NE(validate_desc(d).find("u8, s8 or f8e4m3"), std::string::npos) << validate_desc(d);
+}
+
 } // namespace
 } // namespace opbench::naive

@@ -996,7 +996,7 @@ TEST(ShippedSuites, ModelSuitesValidateWithTheirKvHeadsAndRope) {
             EXPECT_GT(rope_cases, 0);
         }
     Suite d = load_suite_file((kSuitesDir / "models" / "model-decoders.toml").string(), kAllBackends);
-    EXPECT_EQ(d.workloads.size(), 7u); // Llama-3-8B at f32, bf16 and s8, four models at f32
+    EXPECT_EQ(d.workloads.size(), 8u); // Llama-3-8B at f32, bf16, s8 and f8e4m3, four models at f32
 }
 
 TEST(ShippedSuites, TransformerShapesNamesCasesAfterWhereTheyOccur) {

@@ -168,6 +168,21 @@ TEST(WorkloadSuite, ANameRepeatsAtAnotherDtypeOnly) {
     EXPECT_TRUE(has_text(schema_error_of(std::string(kHead) + one + "dtype = \"u8\"\n"), "unknown dtype 'u8'"));
 }
 
+// The FP8 level (issue 42): e4m3 layers, bf16 between them, f32 biases.
+TEST(WorkloadSuite, Fp8IsALevelWithBf16ActivationsAndF32Biases) {
+    const std::string one = "[[workload]]\nname = \"l3\"\nmodel = \"llama-3-8b\"\nlayers = 1\nprompt = 4\n";
+    Suite s = parse(std::string(kHead) + one + one + "dtype = \"f8e4m3\"\n");
+    ASSERT_EQ(s.workloads.size(), 2u);
+    const workload::DecoderConfig &c = s.workloads[1].decoder;
+    EXPECT_EQ(c.dtype, OPB_DTYPE_F8_E4M3);
+    EXPECT_TRUE(c.fp8_linear() && c.quantized_linear() && !c.int8_linear());
+    EXPECT_EQ(c.act_dtype(), OPB_DTYPE_BF16);
+    EXPECT_EQ(c.bias_dtype(), OPB_DTYPE_F32);
+    const std::string e = schema_error_of(std::string(kHead) + one + "dtype = \"fp8\"\n");
+    EXPECT_TRUE(has_text(e, "unknown dtype 'fp8'")) << e;
+    EXPECT_TRUE(has_text(e, "f8e4m3")) << e; // the valid names are listed
+}
+
 TEST(WorkloadSuite, ModelAndKvHeadsErrorsSayWhere) {
     const std::string base = std::string(kHead) + "[[workload]]\nname = \"g\"\nprompt = 4\n";
     std::string e = schema_error_of(base + "model = \"llama-4\"\n");

@@ -432,6 +432,50 @@ TEST(DecoderNaive, Int8LayersRunAQuantizeBeforeEachLinearInput) {
     EXPECT_EQ(estimate_decoder_memory(c).weights, s8.footprint().weights + 1 * 6 * d * 4); // + embeddings
 }
 
+// dtype f8e4m3 (issue 42): the same weights quantised per matrix to e4m3,
+// each linear layer's input quantised to e4m3, bf16 everywhere else; the
+// reference stays float64. e4m3's 3 mantissa bits cost about 1e-3 of NMSE
+// per layer on these tiny layers; a wiring error (a wrong head block of Wo,
+// a swapped scale, a bias read as bf16) is O(1).
+TEST(DecoderNaive, Fp8LayersStayNearTheFloatReference) {
+    for (DecoderConfig c : {llama_like(), gqa_rope_like(), gpt2_like()}) {
+        c.dtype = OPB_DTYPE_F8_E4M3;
+        expect_matches_reference(c, 2e-2);
+    }
+}
+
+TEST(DecoderNaive, Fp8LayersRunAQuantizeBeforeEachLinearInputAndHoldWoTwiceForDecode) {
+    // Llama-like (no biases, 1 layer): 4 quantize calls per step (normed
+    // twice, attention output, MLP hidden) and otherwise f32's calls: FP8
+    // stores every weight [out, in], so its decode Q is one matmul as f32's.
+    DecoderConfig c = llama_like();
+    auto be = naive();
+    ASSERT_TRUE(be);
+    DecoderRun f32(*be, c);
+    f32.prepare();
+    c.dtype = OPB_DTYPE_F8_E4M3;
+    DecoderRun fp8(*be, c);
+    ASSERT_FALSE(fp8.unsupported().has_value());
+    fp8.prepare();
+    EXPECT_EQ(fp8.calls_in_step(0), f32.calls_in_step(0) + 4 * c.layers);
+    EXPECT_EQ(fp8.calls_in_step(1), f32.calls_in_step(1) + 4 * c.layers);
+    // One byte per weight, Wo twice (per head for prefill, whole for decode),
+    // an f32 scale per matrix (7 with the gate); the norms' gammas in bf16.
+    const uint64_t d = 16, F = 24;
+    const uint64_t weights = 4 * d * d + 3 * F * d;
+    EXPECT_EQ(fp8.footprint().weights, weights + d * d + 4 * 7 + 2 * 2 * d);
+    // The cache is bf16: 2 x layers x kv_heads x head_dim x 2 bytes.
+    EXPECT_EQ(fp8.kv_bytes_per_token(), 2u * 1 * 4 * 4 * 2);
+    EXPECT_EQ(estimate_decoder_memory(c).weights, fp8.footprint().weights + 1 * 6 * d * 2); // + embeddings
+    EXPECT_EQ(estimate_decoder_memory(c).activations, fp8.footprint().activations);
+    // Without decode steps Wo is held once.
+    c.generate = 0;
+    DecoderRun prefill_only(*be, c);
+    prefill_only.prepare();
+    EXPECT_EQ(prefill_only.footprint().weights, weights + 4 * 7 + 2 * 2 * d);
+    EXPECT_EQ(estimate_decoder_memory(c).weights, prefill_only.footprint().weights + 1 * 4 * d * 2);
+}
+
 TEST(DecoderNaive, RerunningAStepReproducesItExactly) {
     auto be = naive();
     ASSERT_TRUE(be);
