@@ -172,8 +172,9 @@ double dot_qk(const opb_attention_params &p, const void *q, const void *k, int64
 
 template <int DT>
 void attention_composed_t(const opb_attention_params &p, const void *q, const void *k, const void *v, void *o,
-                          double *scores, const sdk::ScopeHost &scopes) {
-    const double scale = attention_scale(p);
+                          double *scores, const sdk::ScopeHost &scopes, const AttentionScales &sc) {
+    const double scale = attention_scale(p) * sc.q * sc.k; // FP8: the stored products' dequantisation
+    const double out_scale = sc.v * sc.o;
     const int64_t SQ = p.seq_q, SKV = p.seq_kv, D = p.head_dim;
     constexpr double kMasked = -std::numeric_limits<double>::infinity();
     for (int64_t bi = 0; bi < p.batch; ++bi) {
@@ -230,7 +231,7 @@ void attention_composed_t(const opb_attention_params &p, const void *q, const vo
                     for (int64_t d = 0; d < D; ++d) {
                         double acc = 0.0;
                         for (int64_t j = 0; j < n; ++j) acc += row[j] * ld<DT>(v, (kv0 + j) * D + d);
-                        st<DT>(o, (q0 + i) * D + d, acc); // 0 for a row that sees no key
+                        st<DT>(o, (q0 + i) * D + d, acc * out_scale); // 0 for a row that sees no key
                     }
                 }
             }
@@ -254,8 +255,9 @@ FusedLayout fused_layout(int64_t head_dim) {
 
 template <int DT>
 void attention_fused_t(const opb_attention_params &p, const void *q, const void *k, const void *v, void *o,
-                       double *ws) {
-    const double scale = attention_scale(p);
+                       double *ws, const AttentionScales &sc) {
+    const double scale = attention_scale(p) * sc.q * sc.k; // FP8: the stored products' dequantisation
+    const double out_scale = sc.v * sc.o;
     const int64_t SQ = p.seq_q, SKV = p.seq_kv, D = p.head_dim;
     const FusedLayout L = fused_layout(D);
     double *S = ws + L.scores; // [kFusedTileQ][kFusedTileKV] scores of the current tile
@@ -309,7 +311,7 @@ void attention_fused_t(const opb_attention_params &p, const void *q, const void 
                 }
                 for (int64_t r = 0; r < nq; ++r) {
                     // l == 0: the row saw no key (causal, seq_q > seq_kv): zeros, as composed.
-                    const double inv = l[r] > 0.0 ? 1.0 / l[r] : 0.0;
+                    const double inv = l[r] > 0.0 ? out_scale / l[r] : 0.0;
                     for (int64_t d = 0; d < D; ++d) st<DT>(o, (q_base + t0 + r) * D + d, acc[r * D + d] * inv);
                 }
             }
@@ -431,14 +433,18 @@ void add(const opb_eltwise_params &p, int dtype, const void *a, const void *b, v
 }
 
 void attention_composed(const opb_attention_params &p, int dtype, const void *q, const void *k, const void *v, void *o,
-                        double *workspace, const sdk::ScopeHost &scopes) {
+                        double *workspace, const sdk::ScopeHost &scopes, const AttentionScales &scales) {
+    if (dtype == OPB_DTYPE_F8_E4M3)
+        return attention_composed_t<OPB_DTYPE_F8_E4M3>(p, q, k, v, o, workspace, scopes, scales);
     with_dtype(dtype, "attention",
-               [&](auto dt) { attention_composed_t<decltype(dt)::value>(p, q, k, v, o, workspace, scopes); });
+               [&](auto dt) { attention_composed_t<decltype(dt)::value>(p, q, k, v, o, workspace, scopes, scales); });
 }
 
 void attention_fused(const opb_attention_params &p, int dtype, const void *q, const void *k, const void *v, void *o,
-                     double *workspace) {
-    with_dtype(dtype, "attention", [&](auto dt) { attention_fused_t<decltype(dt)::value>(p, q, k, v, o, workspace); });
+                     double *workspace, const AttentionScales &scales) {
+    if (dtype == OPB_DTYPE_F8_E4M3) return attention_fused_t<OPB_DTYPE_F8_E4M3>(p, q, k, v, o, workspace, scales);
+    with_dtype(dtype, "attention",
+               [&](auto dt) { attention_fused_t<decltype(dt)::value>(p, q, k, v, o, workspace, scales); });
 }
 
 void rope(const opb_rope_params &p, int dtype, int variant, const void *q, const void *k, void *qr, void *kr) {
@@ -480,6 +486,12 @@ struct KernelRow {
 };
 
 uint64_t no_workspace(const opb_op_desc &) { return 0; }
+
+// FP8 attention's four f32 [1] scale tensors, in execute's order.
+AttentionScales attention_scales(void *const *t) {
+    auto at = [&](int i) { return double(*static_cast<const float *>(t[i])); };
+    return {at(0), at(1), at(2), at(3)};
+}
 
 constexpr KernelRow kKernels[] = {
     {OPB_OP_MATMUL,
@@ -531,10 +543,14 @@ constexpr KernelRow kKernels[] = {
      no_workspace},
     {OPB_OP_ATTENTION,
      [](const opb_op_desc &d, void *const *t, double *ws, const sdk::ScopeHost &scopes) {
+         // FP8: Q, K, V, q_scale, k_scale, v_scale, o_scale, O (ops.hpp)
+         const bool fp8 = d.dtype == OPB_DTYPE_F8_E4M3;
+         const AttentionScales sc = fp8 ? attention_scales(t + 3) : AttentionScales{};
+         void *o = t[fp8 ? 7 : 3];
          if (d.variant == OPB_ATTENTION_FUSED)
-             attention_fused(d.p.attention, d.dtype, t[0], t[1], t[2], t[3], ws);
+             attention_fused(d.p.attention, d.dtype, t[0], t[1], t[2], o, ws, sc);
          else if (d.variant == OPB_ATTENTION_COMPOSED)
-             attention_composed(d.p.attention, d.dtype, t[0], t[1], t[2], t[3], ws, scopes);
+             attention_composed(d.p.attention, d.dtype, t[0], t[1], t[2], o, ws, scopes, sc);
          else
              throw std::invalid_argument("naive attention: unknown variant " + std::to_string(d.variant) +
                                          " (valid: 0 composed, 1 fused)");

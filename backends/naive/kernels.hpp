@@ -79,6 +79,12 @@ void silu(const opb_eltwise_params &p, int dtype, const void *x, void *y);
 // y = a + b.
 void add(const opb_eltwise_params &p, int dtype, const void *a, const void *b, void *y);
 
+// FP8 attention's per-tensor scales (plugin.h): q, k, v dequantise, o
+// quantises O; all 1 for the other dtypes, where they change no bit.
+struct AttentionScales {
+    double q = 1.0, k = 1.0, v = 1.0, o = 1.0;
+};
+
 // O = softmax(scale Q K^T (+ causal mask)) V per (batch, head); scale 0 means
 // 1/sqrt(head_dim). A query row that sees no key (causal, seq_q > seq_kv) is
 // written as zeros. Composed, per (batch, head), in four steps that `scopes`
@@ -86,14 +92,18 @@ void add(const opb_eltwise_params &p, int dtype, const void *a, const void *b, v
 // matrix), mask (causal only: -inf into the masked pairs, so the matrix is
 // complete), softmax (each whole row), pv (P.V over the visible columns).
 // workspace: seq_q * seq_kv doubles.
+// FP8 (dtype f8e4m3): the e4m3 bytes as stored, the scores scaled by
+// scale * q * k and O by v * o, all in double, O rounded once to e4m3 (via
+// f32); the probabilities are never quantised.
 void attention_composed(const opb_attention_params &p, int dtype, const void *q, const void *k, const void *v, void *o,
-                        double *workspace, const sdk::ScopeHost &scopes = sdk::ScopeHost());
+                        double *workspace, const sdk::ScopeHost &scopes = sdk::ScopeHost(),
+                        const AttentionScales &scales = {});
 
 // Same result, tiled: blocks of keys/values with an online softmax (running
 // max and sum per query row, rescaling the accumulator when the max grows).
 // Never holds more than a tile of scores. workspace: workspace_bytes(desc).
 void attention_fused(const opb_attention_params &p, int dtype, const void *q, const void *k, const void *v, void *o,
-                     double *workspace);
+                     double *workspace, const AttentionScales &scales = {});
 
 // Rotary position embedding of Q and K (plugin.h, ROPE): the angles in
 // double, from theta^(-2i / rotary_dim) times the position (the row's index

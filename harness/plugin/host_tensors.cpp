@@ -123,9 +123,13 @@ HostTensors make_inputs(const opb_op_desc &desc, uint64_t seed) {
         } else if (spec.name == "w_scale") { // int8 weights' scales: positive, about 1/64 (weights in ~[-1.5, 1.5])
             fill_input(buf.data(), spec.dtype, spec.elements(), stream,
                        [](float v, int) { return (1.0f + 0.5f * v) / kWeightLevels; });
-        } else if (spec.name == "a_scale" || spec.name == "b_scale") { // FP8's per-tensor scales, about 1/448
+        } else if (spec.name == "a_scale" || spec.name == "b_scale" || spec.name == "q_scale" ||
+                   spec.name == "k_scale" || spec.name == "v_scale") { // FP8's per-tensor scales, about 1/448
             fill_input(buf.data(), spec.dtype, spec.elements(), stream,
                        [](float v, int) { return (1.0f + 0.5f * v) / kFp8Max; });
+        } else if (spec.name == "o_scale") { // FP8 attention's O times it stays inside 448: |O| < 1.5
+            fill_input(buf.data(), spec.dtype, spec.elements(), stream,
+                       [](float v, int) { return (1.0f + 0.25f * v) * kFp8Max / 2.0f; });
         } else {
             const bool is_weight = desc.dtype == OPB_DTYPE_S8 && spec.name == "B";
             fill_input(buf.data(), spec.dtype, spec.elements(), stream,

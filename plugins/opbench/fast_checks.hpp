@@ -509,8 +509,13 @@ FastCheckResult attention_t(const FastCheckArgs &a) {
     const int64_t SQ = p.seq_q, SKV = p.seq_kv, D = p.head_dim;
     const auto specs = op_tensors(d);
     const TensorSpec &out_spec = specs.back();
-    const void *Q = a.tensors[0], *Kt = a.tensors[1], *V = a.tensors[2], *O = a.tensors[3];
-    const double scale = effective_scale(d);
+    const void *Q = a.tensors[0], *Kt = a.tensors[1], *V = a.tensors[2], *O = a.tensors[specs.size() - 1];
+    // FP8 (ops.hpp): the scores carry q_scale * k_scale, and O is stored
+    // times o_scale, so V's stored numbers count v_scale * o_scale each.
+    auto scalar = [&](int i) { return double(*static_cast<const float *>(a.tensors[i])); };
+    const bool fp8 = DT == OPB_DTYPE_F8_E4M3;
+    const double scale = effective_scale(d) * (fp8 ? scalar(3) * scalar(4) : 1.0);
+    const double v_unit = fp8 ? scalar(5) * scalar(6) : 1.0;
     auto visible = [&](int64_t i) { return p.causal ? causal_visible(i, SQ, SKV) : SKV; };
 
     FastCheckResult r;
@@ -542,7 +547,7 @@ FastCheckResult attention_t(const FastCheckArgs &a) {
         double sum = 0.0;
         for (int64_t j = 0; j < n; ++j) sum += (scores[j] = std::exp(scores[j] - mx));
         for (int64_t j = 0; j < n; ++j)
-            for (int64_t k = 0; k < D; ++k) row.ref[k] += scores[j] / sum * ld<DT>(V, (kv0 + j) * D + k);
+            for (int64_t k = 0; k < D; ++k) row.ref[k] += scores[j] / sum * (v_unit * ld<DT>(V, (kv0 + j) * D + k));
         for (double v : row.ref) sum_sq += v * v;
         rows.push_back(std::move(row));
     }
@@ -579,7 +584,7 @@ FastCheckResult attention_t(const FastCheckArgs &a) {
         const int64_t q0 = bh * SQ, kv0 = attention_kv_slice(p, bh) * SKV;
         for (int64_t j = 0; j < SKV; ++j)
             for (int64_t k = 0; k < D; ++k) {
-                const double v = ld<DT>(V, (kv0 + j) * D + k);
+                const double v = v_unit * ld<DT>(V, (kv0 + j) * D + k);
                 lo[j * D + k] = j ? std::min(lo[(j - 1) * D + k], v) : v;
                 hi[j * D + k] = j ? std::max(hi[(j - 1) * D + k], v) : v;
             }
@@ -611,6 +616,7 @@ inline FastCheckResult sampled_attention(const FastCheckArgs &a) {
     FastCheckResult r;
     r.method = "sampled-rows";
     if (fastcheck_detail::wrong_tensor_count(a, r)) return r;
+    if (a.desc->dtype == OPB_DTYPE_F8_E4M3) return fastcheck_detail::attention_t<OPB_DTYPE_F8_E4M3>(a);
     return fastcheck_detail::with_dtype(a.desc->dtype,
                                         [&](auto dt) { return fastcheck_detail::attention_t<decltype(dt)::value>(a); });
 }

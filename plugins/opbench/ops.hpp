@@ -31,7 +31,8 @@ namespace opbench {
 // Index = opb_dtype. s8 as an op's dtype means int8 weights (matmul only);
 // u8 is an int8 matmul's activation type (and a quantize op's output), never
 // an op's dtype. f8e4m3 (ABI 1.5; OCP FP8 e4m3, one byte) as an op's dtype is
-// an FP8 matmul with per-tensor scales (matmul only, see kMatmulParams).
+// an FP8 matmul with per-tensor scales (see kMatmulParams) or (ABI 1.7) FP8
+// attention (see attention_tensors).
 inline constexpr std::string_view kDtypeNames[] = {"f32", "bf16", "f16", "s8", "u8", "f8e4m3"};
 inline constexpr int kDtypeCount = 6;
 
@@ -65,9 +66,9 @@ inline std::string dtype_error(int op, int dtype) {
                "(int8 weights) with activations = \"u8\"";
     if (dtype == OPB_DTYPE_S8 && op != OPB_OP_MATMUL)
         return "dtype s8 (int8 weights) is for matmul only; this op takes f32, bf16 or f16";
-    if (dtype == OPB_DTYPE_F8_E4M3 && op != OPB_OP_MATMUL)
-        return "dtype f8e4m3 (FP8 with per-tensor scales) is for matmul (and linear layers) only; this op takes "
-               "f32, bf16 or f16";
+    if (dtype == OPB_DTYPE_F8_E4M3 && op != OPB_OP_MATMUL && op != OPB_OP_ATTENTION)
+        return "dtype f8e4m3 (FP8 with per-tensor scales) is for matmul (and linear layers) and attention only; "
+               "this op takes f32, bf16 or f16";
     return {};
 }
 
@@ -137,13 +138,19 @@ inline int64_t rope_rotary_dim(const opb_rope_params &p) { return p.rotary_dim >
 inline bool is_fp8_quantize(const opb_op_desc &d) {
     return d.op == OPB_OP_QUANTIZE && d.p.quantize.out_dtype == OPB_DTYPE_F8_E4M3;
 }
+// FP8 attention (ABI 1.7): e4m3 Q, K, V and O with per-tensor scales.
+inline bool is_fp8_attention(const opb_op_desc &d) {
+    return d.op == OPB_OP_ATTENTION && d.dtype == OPB_DTYPE_F8_E4M3;
+}
 // The oldest plugin ABI minor that can read `d` as meant: 7 for a quantize op
-// to FP8 (an older plugin may read any out_dtype but u8 as s8), 5 for FP8 matmul
+// to FP8 (an older plugin may read any out_dtype but u8 as s8) and for FP8
+// attention (an ABI 1.5/1.6 plugin knows the dtype but not the op's four
+// scale tensors), 5 for FP8 matmul
 // (dtype f8e4m3), 4 for the quantize op, 3 for int8 weights (dtype s8, whose fields an ABI 1.2 plugin does not
 // know), 2 for a rope op or grouped-query attention (kv_heads != heads, a
 // field an ABI 1.1 plugin does not know and would read as heads), else 0.
 inline uint32_t desc_needs_abi_minor(const opb_op_desc &d) {
-    if (is_fp8_quantize(d)) return 7;
+    if (is_fp8_quantize(d) || is_fp8_attention(d)) return 7;
     if (d.dtype == OPB_DTYPE_F8_E4M3) return 5;
     if (d.op == OPB_OP_QUANTIZE) return 4;
     if (d.dtype == OPB_DTYPE_S8) return 3;
@@ -159,6 +166,7 @@ inline std::string plugin_abi_gap(const opb_op_desc &d, uint32_t plugin_abi) {
     return "the plugin was built against opbench ABI 1." + std::to_string(OPB_ABI_MINOR(plugin_abi)) +
            ", which predates " +
            (is_fp8_quantize(d)              ? "the quantize op to FP8 (out_dtype f8e4m3)"
+            : is_fp8_attention(d)          ? "FP8 attention (dtype f8e4m3)"
             : d.dtype == OPB_DTYPE_F8_E4M3 ? "FP8 matmul (dtype f8e4m3)"
             : d.op == OPB_OP_QUANTIZE   ? "the quantize op"
             : d.dtype == OPB_DTYPE_S8 ? "int8 matmul (dtype s8)"
@@ -809,12 +817,33 @@ inline std::string attention_check_keys(const KeyGiven &given) {
         return "op attention needs 'head_dim' or 'hidden' (head_dim = hidden / heads)";
     return {};
 }
+// FP8 (dtype f8e4m3, ABI 1.7): the tensors, in execute's order, are
+//     in  Q, K, V: f8e4m3 (shaped as for any attention),
+//     in  q_scale, k_scale, v_scale: f32 [1] (per-tensor dequantisation
+//         scales, > 0: a value is its scale times its stored e4m3 number),
+//     in  o_scale: f32 [1] (> 0: O's quantisation scale, the multiplier
+//         that brings O into e4m3's range; 1 / o_scale dequantises O),
+//     out O: f8e4m3
+//     O = e4m3(o_scale * softmax(scale * (q_scale Q)(k_scale K)^T (+ causal)) (v_scale V)),
+// the result rounded to f32, then to e4m3 (nearest, ties to even, saturated
+// to +-448), as the quantize op does. O is e4m3, not bf16, because cuDNN's
+// FP8 SDPA on Hopper writes FP8 only (a bf16/f16 O needs Blackwell and cuDNN
+// 9.13: cudnn-frontend, include/cudnn_frontend/node/sdpa_support_surface.h).
+// An implementation may quantise the probabilities P to e4m3 before P.V
+// (cuDNN does: P * 448 in e4m3, descaled by 1/448 after the matmul) and
+// accumulate with fewer bits than f32 (FP8 tensor cores); the reference
+// does neither. The scales are tensors so that a device reads them from
+// device memory, as FP8 matmul's a_scale and b_scale. o_scale multiplies
+// (cuDNN's scale_o, TransformerEngine's scale) so that the device applies it
+// as given: a divisor would cost a kernel per call for its reciprocal.
 inline void attention_tensors(const opb_op_desc &d, TensorList &t) {
     const auto &p = d.p.attention;
     t.add("Q", {p.batch, p.heads, p.seq_q, p.head_dim});
     const int64_t kvh = attention_kv_heads(p); // K and V counted once per K/V head
     t.add("K", {p.batch, kvh, p.seq_kv, p.head_dim});
     t.add("V", {p.batch, kvh, p.seq_kv, p.head_dim});
+    if (is_fp8_attention(d))
+        for (const char *name : {"q_scale", "k_scale", "v_scale", "o_scale"}) t.add(name, {1}, false, OPB_DTYPE_F32);
     t.add("O", {p.batch, p.heads, p.seq_q, p.head_dim}, true);
 }
 inline double attention_flops(const opb_op_desc &d) {
@@ -835,6 +864,24 @@ inline std::string attention_validate(const opb_op_desc &d) {
     if (p.kv_heads < 0) return "kv_heads must be >= 0 (0 = heads), got " + std::to_string(p.kv_heads);
     if (auto e = kv_heads_error(p.heads, attention_kv_heads(p)); !e.empty()) return e;
     return std::isfinite(p.scale) ? std::string() : std::string("scale must be finite");
+}
+// FP8: every implementation reads the same e4m3 bytes and scales; O is
+// e4m3, so two correct results differ by whole e4m3 steps (2^-4..2^-3 of
+// the value) where a small difference carries an element across a rounding
+// boundary. The differences come from P quantised to e4m3 (at 448, each
+// probability within 2^-4 of itself) and from FP8 tensor cores' shorter
+// accumulation. An emulation of the cuDNN FP8 graph (f32 scores and
+// softmax, P * 448 in e4m3, f32 P.V, O cast to e4m3; cuda_planning_test
+// interprets the graph itself) against the exact reference, S 1..512, D 64
+// and 128, causal and not: NMSE at most 2.0e-3 (1.4e-3 typical, 0 at S = 1),
+// point-wise at most 0.121 (one step). The bounds: 2.5 times that NMSE and
+// two steps, leaving room for the tensor cores' shorter sums (2^-14).
+inline Tolerance fp8_attention_tolerance(const opb_op_desc &) {
+    return {5e-3, "fp8: e4m3 O (steps of 2^-3), P may be quantised to e4m3 (emulated NMSE <= 2.0e-3)", 0.25,
+            "fp8: two e4m3 steps of O (2^-3 each): P's e4m3 rounding may carry O across a step"};
+}
+inline Tolerance attention_tolerance(const opb_op_desc &d) {
+    return is_fp8_attention(d) ? fp8_attention_tolerance(d) : rounded_intermediates(d);
 }
 
 // ---- rope
@@ -986,7 +1033,7 @@ inline constexpr OpInfo kOps[] = {
      op_rows::add_flops, op_rows::eltwise_validate, op_rows::output_rounding, nullptr, op_rows::kFuseAdvice, nullptr},
     {OPB_OP_ATTENTION, "attention", op_rows::kAttentionVariants, op_rows::kAttentionParams,
      op_rows::attention_check_keys, op_rows::attention_tensors, op_rows::attention_flops, op_rows::attention_validate,
-     op_rows::rounded_intermediates, sampled_attention, nullptr, op_rows::attention_workspace_bound},
+     op_rows::attention_tolerance, sampled_attention, nullptr, op_rows::attention_workspace_bound},
     {OPB_OP_ROPE, "rope", op_rows::kRopeVariants, op_rows::kRopeParams, nullptr, op_rows::rope_tensors,
      op_rows::rope_flops, op_rows::rope_validate, op_rows::output_rounding, nullptr, op_rows::kFuseAdvice, nullptr},
     {OPB_OP_QUANTIZE, "quantize", op_rows::kDefaultVariant, op_rows::kQuantizeParams, nullptr,

@@ -75,7 +75,7 @@ typedef enum opb_dtype {
     OPB_DTYPE_S8 = 3,   /* ABI 1.3: int8_t; as an op's dtype: int8 weights (MATMUL only) */
     OPB_DTYPE_U8 = 4,   /* ABI 1.3: uint8_t; an int8 matmul's activations or a QUANTIZE output, never an op's dtype */
     OPB_DTYPE_F8_E4M3 = 5 /* ABI 1.5: OCP FP8 e4m3, one byte: an FP8 matmul's dtype (ops.hpp), a roof's dtype;
-                             ABI 1.7: a QUANTIZE output */
+                             ABI 1.7: a QUANTIZE output, an ATTENTION dtype */
 } opb_dtype;
 
 typedef enum opb_op_kind {
@@ -150,6 +150,23 @@ enum {
  *            0 means heads (what every description from an ABI 1.0/1.1 writer
  *            holds, the union being zeroed); a plugin built before 1.2 never
  *            reads it, so the host gives such a plugin only kv_heads = heads.
+ * ATTENTION, dtype F8_E4M3 (ABI 1.7; FP8 attention), the tensors:
+ *            in  Q, K, V: F8_E4M3, shaped as above
+ *            in  q_scale, k_scale, v_scale: f32 [1] each, > 0: per-tensor
+ *                dequantisation scales (a value is its scale times its
+ *                stored e4m3 number, as FP8 matmul's a_scale)
+ *            in  o_scale: f32 [1], > 0: O's quantisation scale, a
+ *                multiplier (cuDNN's scale_o); 1 / o_scale dequantises O
+ *            out O: F8_E4M3 [batch, heads, seq_q, head_dim]
+ *            O = e4m3(o_scale * softmax(scale * (q_scale Q)(k_scale K)^T
+ *                     (+ causal mask)) (v_scale V)),
+ *            rounded to f32, then to e4m3 (nearest, ties to even), saturated
+ *            to +-448. O is FP8 because cuDNN's FP8 SDPA writes FP8 only on
+ *            Hopper. An implementation may quantise the probabilities to
+ *            e4m3 before P.V (the cuda plugin: P * 448, descaled by 1/448)
+ *            and accumulate with FP8 tensor cores' shorter sums; the
+ *            tolerance (ops.hpp) allows for both. A plugin built before 1.7
+ *            is never given this form.
  * ROPE       (ABI 1.2) rotary position embedding of Q and K at positions
  *            position .. position + seq - 1 (row t of seq is at position + t):
  *            for each rotated pair (x0, x1) of a head's first rotary_dim

@@ -502,3 +502,94 @@ TEST(Freivalds, Fp8PassesCorrectOutputsAndCatchesAWrongElementOrScale) {
             EXPECT_FALSE(fp8_freivalds(unscaled, 1).passed);
         }
 }
+
+// ---- FP8 attention (dtype f8e4m3, ABI 1.7) ------------------------------------------
+
+namespace {
+
+// FP8 attention's tensors (Q, K, V e4m3; q/k/v/o scales; O e4m3) with O as
+// cuDNN's FP8 graph computes it: f32 scores and softmax, P * 448 rounded to
+// e4m3, f32 P.V, descaled and cast to e4m3. `ignored`: the index of a scale
+// tensor the "backend" reads as 1 (-1: none), to play that bug.
+Case fp8_attention_case(int64_t sq, int64_t skv, bool causal, int ignored, uint64_t seed) {
+    opb_op_desc d = attention_desc(OPB_DTYPE_F8_E4M3, 1, 2, sq, skv, 16, causal);
+    Case c{d, {}};
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    for (const auto &spec : op_tensors(d)) {
+        Bytes b(size_t(spec.elements()) * dtype_size(spec.dtype), 0);
+        for (int64_t i = 0; !spec.is_output && i < spec.elements(); ++i)
+            store_from_f32(b.data(), spec.dtype, i,
+                           spec.name == "o_scale"               ? 224.0f
+                           : spec.dtype == OPB_DTYPE_F32        ? (1.0f + 0.5f * u(rng)) / 448.0f
+                                                                : 448.0f * u(rng));
+        c.tensors.push_back(std::move(b));
+    }
+    float sc[4];
+    for (int i = 0; i < 4; ++i) sc[i] = i == ignored ? 1.0f : load_as_f32(c.tensors[size_t(3 + i)].data(), 0, 0);
+    const auto &p = d.p.attention;
+    const int e4 = OPB_DTYPE_F8_E4M3;
+    const float scale = effective_scale(d) * sc[0] * sc[1];
+    std::vector<float> s(static_cast<size_t>(skv));
+    for (int64_t bh = 0; bh < p.batch * p.heads; ++bh)
+        for (int64_t i = 0; i < sq; ++i) {
+            const int64_t n = causal ? causal_visible(i, sq, skv) : skv;
+            float mx = -INFINITY, sum = 0.0f;
+            for (int64_t j = 0; j < n; ++j) {
+                float dot = 0.0f;
+                for (int64_t k = 0; k < p.head_dim; ++k)
+                    dot += load_as_f32(c.tensors[0].data(), e4, (bh * sq + i) * p.head_dim + k) *
+                           load_as_f32(c.tensors[1].data(), e4, (bh * skv + j) * p.head_dim + k);
+                mx = std::max(mx, s[size_t(j)] = scale * dot);
+            }
+            for (int64_t j = 0; j < n; ++j) sum += (s[size_t(j)] = std::exp(s[size_t(j)] - mx));
+            for (int64_t k = 0; k < p.head_dim; ++k) {
+                float acc = 0.0f;
+                for (int64_t j = 0; j < n; ++j)
+                    acc += e4m3_to_f32(f32_to_e4m3(s[size_t(j)] / sum * 448.0f)) *
+                           load_as_f32(c.tensors[2].data(), e4, (bh * skv + j) * p.head_dim + k);
+                store_from_f32(c.out().data(), e4, (bh * sq + i) * p.head_dim + k,
+                               acc * (1.0f / 448.0f) * sc[2] * sc[3]);
+            }
+        }
+    return c;
+}
+
+FastCheckResult fp8_sampled(const Case &c, uint64_t seed) {
+    auto ptrs = c.pointers();
+    FastCheckArgs a;
+    a.desc = &c.desc;
+    a.tensors = ptrs.data();
+    a.count = int32_t(ptrs.size());
+    a.seed = seed;
+    a.pointwise_max_error = op_info(OPB_OP_ATTENTION)->tolerance(c.desc).max_pointwise;
+    return sampled_attention(a);
+}
+
+} // namespace
+
+TEST(SampledAttention, Fp8PassesCuDnnLikeOutputsAndCatchesAWrongElementOrAnIgnoredScale) {
+    struct Shape {
+        int64_t sq, skv;
+        bool causal;
+    };
+    for (const Shape sh : {Shape{8, 8, false}, Shape{8, 8, true}, Shape{6, 40, true}}) {
+        // Every row of these heads is checked (at most 8 rows each).
+        const Case good = fp8_attention_case(sh.sq, sh.skv, sh.causal, -1, 5);
+        const FastCheckResult ok = fp8_sampled(good, 1);
+        EXPECT_TRUE(ok.passed) << ok.detail << " Sq " << sh.sq << " causal " << sh.causal;
+        EXPECT_EQ(ok.checked, ok.total);
+        EXPECT_LT(ok.worst_ratio, 1.0);
+        // One element three steps off (its sign flipped) is caught.
+        Case bad = good;
+        uint8_t *o = bad.out().data();
+        int64_t at = 3 * 16 + 5;
+        while ((o[at] & 0x7f) < 0x48) ++at; // |stored| >= 8: well above the row's noise
+        o[at] ^= 0x80;
+        EXPECT_FALSE(fp8_sampled(bad, 1).passed) << "Sq " << sh.sq;
+        // A backend that read any one scale as 1 is caught.
+        for (int s = 0; s < 4; ++s)
+            EXPECT_FALSE(fp8_sampled(fp8_attention_case(sh.sq, sh.skv, sh.causal, s, 5), 1).passed)
+                << "scale " << s << " ignored, Sq " << sh.sq;
+    }
+}
