@@ -96,6 +96,7 @@ struct Plan {
     DeviceBuffer scores, probs;              // attention composed scratch (workspace)
     std::unique_ptr<CudnnSdpa> sdpa;         // attention fused
     DeviceBuffer sdpa_stats, sdpa_workspace; // attention fused (workspace)
+    DeviceBuffer sdpa_fp8_scalars;           // attention fused FP8: scale_s, descale_s, amax_s, amax_o
     Int8Plan int8_plan;                      // matmul int8
     std::unique_ptr<Int8Gemm> int8;
     DeviceBuffer int8_shifted, int8_sums, int8_acc, int8_workspace; // matmul int8 (workspace)
@@ -329,6 +330,16 @@ opb_status CudaBackend::prepare_sdpa(const opb_op_desc &d, Plan &p) {
     const SdpaGraph &g = S.graph;
     if (auto st = device_alloc(g.stats_bytes, p.sdpa_stats, true, "attention fused softmax stats"); st != OPB_OK)
         return st;
+    if (g.fp8) { // P's quantisation scale and its inverse, once; the amaxes are written by every run
+        if (auto st = device_alloc(g.fp8_scalar_bytes, p.sdpa_fp8_scalars, true, "attention fused FP8 scalars");
+            st != OPB_OK)
+            return st;
+        const float init[kSdpaFp8Scalars] = {kSdpaFp8ScaleS, kSdpaFp8DescaleS, 0.0f, 0.0f};
+        if (cudaError_t e = cudaMemcpy(p.sdpa_fp8_scalars.ptr, init, sizeof init, cudaMemcpyHostToDevice);
+            e != cudaSuccess)
+            return fail(OPB_ERR_DEVICE, std::string("attention fused FP8 scalars: cudaMemcpy: ") +
+                                            cudaGetErrorString(e));
+    }
     if (S.workspace_size > 0)
         return device_alloc(static_cast<uint64_t>(S.workspace_size), p.sdpa_workspace, true, "cuDNN SDPA workspace");
     return OPB_OK;
@@ -336,7 +347,8 @@ opb_status CudaBackend::prepare_sdpa(const opb_op_desc &d, Plan &p) {
 
 // Runs the fused-attention plan on the backend's stream (cudnn_sdpa.hpp).
 opb_status CudaBackend::run_sdpa(Plan &p, void *const *t) {
-    const CudnnResult r = run_sdpa_plan(cudnn, stream, *p.sdpa, t, p.sdpa_stats.ptr, p.sdpa_workspace.ptr);
+    const CudnnResult r =
+        run_sdpa_plan(cudnn, stream, *p.sdpa, t, p.sdpa_stats.ptr, p.sdpa_fp8_scalars.ptr, p.sdpa_workspace.ptr);
     return r.status == OPB_OK ? OPB_OK : fail(r.status, r.message);
 }
 
@@ -429,6 +441,7 @@ void CudaBackend::release_plan(Plan *p) {
     device_free(p->int8_workspace, true);
     device_free(p->sdpa_stats, true);
     device_free(p->sdpa_workspace, true);
+    device_free(p->sdpa_fp8_scalars, true);
     if (p->gemm1) device_free(p->gemm1->workspace, true);
     if (p->gemm2) device_free(p->gemm2->workspace, true);
     device_free(p->scores, true);
@@ -614,6 +627,7 @@ opb_status cuda_prepare(opb_backend *b, const opb_op_desc *d, opb_plan **out, ui
         }
         if (st != OPB_OK) return st;
         uint64_t ws = p->scores.bytes + p->probs.bytes + p->sdpa_stats.bytes + p->sdpa_workspace.bytes +
+                      p->sdpa_fp8_scalars.bytes +
                       p->int8_shifted.bytes + p->int8_sums.bytes + p->int8_acc.bytes + p->int8_workspace.bytes +
                       p->fp8_bias.bytes;
         if (p->gemm1) ws += p->gemm1->workspace.bytes;

@@ -22,6 +22,7 @@ cudnnDataType_t cudnn_type(SdpaType t) {
     case SdpaType::BFloat16: return CUDNN_DATA_BFLOAT16;
     case SdpaType::Int32: return CUDNN_DATA_INT32;
     case SdpaType::Boolean: return CUDNN_DATA_BOOLEAN;
+    case SdpaType::Fp8E4M3: return CUDNN_DATA_FP8_E4M3;
     default: return CUDNN_DATA_FLOAT;
     }
 }
@@ -143,8 +144,9 @@ CudnnResult build_sdpa_plan(cudnnHandle_t cudnn, const opb_op_desc &d, const cud
                 return unsupported();
         } else {
             cudnnBackendDescriptor_t rd = create(CUDNN_BACKEND_REDUCTION_DESCRIPTOR, what);
-            const cudnnReduceTensorOp_t r =
-                o.reduce == SdpaReduce::Max ? CUDNN_REDUCE_TENSOR_MAX : CUDNN_REDUCE_TENSOR_ADD;
+            const cudnnReduceTensorOp_t r = o.reduce == SdpaReduce::Max    ? CUDNN_REDUCE_TENSOR_MAX
+                                            : o.reduce == SdpaReduce::Amax ? CUDNN_REDUCE_TENSOR_AMAX
+                                                                           : CUDNN_REDUCE_TENSOR_ADD;
             if (!rd || !set(rd, CUDNN_ATTR_REDUCTION_OPERATOR, CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, 1, &r, what) ||
                 !set(rd, CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &compute, what) ||
                 !check(cudnnBackendFinalize(rd), "finalize reduction descriptor of " + what))
@@ -233,7 +235,7 @@ CudnnResult build_sdpa_plan(cudnnHandle_t cudnn, const opb_op_desc &d, const cud
 }
 
 CudnnResult run_sdpa_plan(cudnnHandle_t cudnn, cudaStream_t stream, const CudnnSdpa &S, void *const *t, void *stats,
-                          void *workspace) {
+                          void *fp8_scalars, void *workspace) {
     const SdpaGraph &g = S.graph;
     cudnnStatus_t st = cudnnSetStream(cudnn, stream);
     if (st != CUDNN_STATUS_SUCCESS)
@@ -241,20 +243,25 @@ CudnnResult run_sdpa_plan(cudnnHandle_t cudnn, cudaStream_t stream, const CudnnS
     std::vector<int64_t> uids = g.bound_uids();
     std::vector<void *> ptrs;
     for (int64_t uid : uids) {
-        switch (uid) {
-        case kSdpaQ: ptrs.push_back(t[0]); break;
-        case kSdpaK: ptrs.push_back(t[1]); break;
-        case kSdpaV: ptrs.push_back(t[2]); break;
-        case kSdpaO: ptrs.push_back(t[3]); break;
-        case kSdpaStats: ptrs.push_back(stats); break;
-        case kSdpaScale: ptrs.push_back(const_cast<float *>(&g.scale)); break;
-        case kSdpaMaskFill: ptrs.push_back(const_cast<float *>(&g.mask_fill)); break;
-        case kSdpaSeqKv: ptrs.push_back(const_cast<int32_t *>(&g.seq_kv)); break;
-        case kSdpaSeqQ: ptrs.push_back(const_cast<int32_t *>(&g.seq_q)); break;
-        default:
+        const SdpaBinding b = g.binding(uid);
+        void *ptr = nullptr;
+        switch (b.source) {
+        case SdpaBinding::ExecuteTensor: ptr = t[b.index]; break;
+        case SdpaBinding::Stats: ptr = stats; break;
+        case SdpaBinding::Fp8Scalar: ptr = fp8_scalars ? static_cast<float *>(fp8_scalars) + b.index : nullptr; break;
+        case SdpaBinding::ByValue:
+            ptr = uid == kSdpaScale      ? const_cast<float *>(&g.scale)
+                  : uid == kSdpaMaskFill ? const_cast<float *>(&g.mask_fill)
+                  : uid == kSdpaSeqKv    ? static_cast<void *>(const_cast<int32_t *>(&g.seq_kv))
+                  : uid == kSdpaSeqQ     ? static_cast<void *>(const_cast<int32_t *>(&g.seq_q))
+                                         : nullptr;
+            break;
+        case SdpaBinding::None: break;
+        }
+        if (!ptr)
             return CudnnResult{OPB_ERR_INTERNAL,
                                "attention fused: no data for bound tensor uid " + std::to_string(uid)};
-        }
+        ptrs.push_back(ptr);
     }
     struct Pack {
         cudnnBackendDescriptor_t d = nullptr;

@@ -50,9 +50,10 @@ struct CudnnSdpa {
 // naming the step and cuDNN's status.
 CudnnResult build_sdpa_plan(cudnnHandle_t cudnn, const opb_op_desc &d, const cudaDeviceProp &prop, CudnnSdpa &S);
 
-// Binds Q, K, V, O (`t`, in execute's order), the stats buffer and the
-// by-value scalars to their uids and runs the plan on `stream`.
+// Binds Q, K, V, O (`t`, in execute's order; FP8 also its four scales),
+// the stats buffer, FP8's plan scalars (SdpaGraph::binding; null for
+// bf16/f16) and the by-value scalars to their uids and runs the plan on `stream`.
 CudnnResult run_sdpa_plan(cudnnHandle_t cudnn, cudaStream_t stream, const CudnnSdpa &S, void *const *t, void *stats,
-                          void *workspace);
+                          void *fp8_scalars, void *workspace);
 
 } // namespace opbench::cuda

@@ -38,6 +38,9 @@ ImplChoice choose_impl(const opb_op_desc &d) {
         // Grouped-query attention runs composed (plan_attention batches the
         // GEMMs per K/V head) and fused (cuDNN's SDPA graph takes K/V with
         // fewer heads than Q; sdpa_unsupported_reason says where it does not).
+        if (d.variant == OPB_ATTENTION_COMPOSED && d.dtype == OPB_DTYPE_F8_E4M3)
+            return {Impl::Unsupported, "attention composed (f8e4m3): FP8 attention runs fused only here (cuDNN's "
+                                       "FP8 SDPA graph, sm_90+); use variant fused"};
         if (d.variant == OPB_ATTENTION_COMPOSED) return {Impl::ComposedGemmSoftmax, {}};
         if (auto why = sdpa_unsupported_reason(d, SdpaEnv{}); !why.empty())
             return {Impl::Unsupported, "attention fused (" + std::string(dtype_name(d.dtype)) + "): " + why};
@@ -229,6 +232,7 @@ const char *sdpa_type_name(SdpaType t) {
     case SdpaType::Float: return "float";
     case SdpaType::Int32: return "int32";
     case SdpaType::Boolean: return "boolean";
+    case SdpaType::Fp8E4M3: return "fp8_e4m3";
     }
     return "?";
 }
@@ -261,11 +265,63 @@ std::vector<int64_t> SdpaGraph::bound_uids() const {
     return u;
 }
 
+SdpaBinding SdpaGraph::binding(int64_t uid) const {
+    const SdpaTensor *t = find(uid);
+    if (!t || t->is_virtual) return {};
+    if (t->by_value) return {SdpaBinding::ByValue, 0};
+    // Execute's order: Q, K, V, O; FP8: Q, K, V, q_scale, k_scale, v_scale, o_scale, O.
+    switch (uid) {
+    case kSdpaQ: return {SdpaBinding::ExecuteTensor, 0};
+    case kSdpaK: return {SdpaBinding::ExecuteTensor, 1};
+    case kSdpaV: return {SdpaBinding::ExecuteTensor, 2};
+    case kSdpaO: return {SdpaBinding::ExecuteTensor, fp8 ? 7 : 3};
+    case kSdpaDescaleQ: return {SdpaBinding::ExecuteTensor, 3};
+    case kSdpaDescaleK: return {SdpaBinding::ExecuteTensor, 4};
+    case kSdpaDescaleV: return {SdpaBinding::ExecuteTensor, 5};
+    case kSdpaScaleO: return {SdpaBinding::ExecuteTensor, 6};
+    case kSdpaStats: return {SdpaBinding::Stats, 0};
+    case kSdpaScaleS: return {SdpaBinding::Fp8Scalar, 0};
+    case kSdpaDescaleS: return {SdpaBinding::Fp8Scalar, 1};
+    case kSdpaAmaxS: return {SdpaBinding::Fp8Scalar, 2};
+    case kSdpaAmaxO: return {SdpaBinding::Fp8Scalar, 3};
+    default: return {};
+    }
+}
+
+namespace {
+// FP8's own limits (cudnn-frontend, include/cudnn_frontend/node/
+// sdpa_support_surface.h: its FP8 branch); empty when none applies.
+std::string fp8_sdpa_unsupported_reason(const opb_op_desc &d, const SdpaEnv &env) {
+    const auto &p = d.p.attention;
+    if (p.head_dim % 16 != 0 || p.head_dim > 256)
+        return "head_dim " + std::to_string(p.head_dim) +
+               " is not a multiple of 16 up to 256 (cuDNN FP8 flash attention requirement)";
+    if (p.causal && p.seq_q != p.seq_kv)
+        return "causal with seq_q " + std::to_string(p.seq_q) + " != seq_kv " + std::to_string(p.seq_kv) +
+               ": cuDNN's FP8 flash attention has the bottom-right causal mask on Blackwell (cuDNN 9.7+) only";
+    const uint64_t v = env.cudnn_version;
+    if (v != 0 && v < 90100)
+        return "cuDNN " + library_version_string(v) + " is loaded; FP8 flash attention needs cuDNN 9.1 or newer";
+    if (v == 91000) return "cuDNN 9.10.0 is loaded, whose FP8 flash attention forward is broken (use 9.10.1+)";
+    if (env.cc_major != 0) {
+        const std::string sm = "sm_" + std::to_string(env.cc_major) + std::to_string(env.cc_minor);
+        if (env.cc_major < 9) return "cuDNN FP8 flash attention needs sm_90 (Hopper) or newer; this GPU is " + sm;
+        if (env.cc_major >= 10 && p.head_dim > 128)
+            return "head_dim " + std::to_string(p.head_dim) + " > 128: cuDNN FP8 flash attention on " + sm +
+                   " takes at most 128";
+    }
+    return {};
+}
+} // namespace
+
 std::string sdpa_unsupported_reason(const opb_op_desc &d, const SdpaEnv &env) {
     const auto &p = d.p.attention;
-    if (d.dtype != OPB_DTYPE_BF16 && d.dtype != OPB_DTYPE_F16)
-        return "cuDNN's flash attention (SDPA) fuses bf16 and f16 only, not " + std::string(dtype_name(d.dtype)) +
-               " (variant composed runs it)";
+    if (d.dtype == OPB_DTYPE_F8_E4M3) {
+        if (auto why = fp8_sdpa_unsupported_reason(d, env); !why.empty()) return why;
+    } else if (d.dtype != OPB_DTYPE_BF16 && d.dtype != OPB_DTYPE_F16) {
+        return "cuDNN's flash attention (SDPA) fuses bf16, f16 and f8e4m3 only, not " +
+               std::string(dtype_name(d.dtype)) + " (variant composed runs it)";
+    }
     if (p.head_dim % 8 != 0)
         return "head_dim " + std::to_string(p.head_dim) + " is not a multiple of 8 (cuDNN flash attention requirement)";
     if (p.head_dim > 256)
@@ -284,7 +340,7 @@ std::string sdpa_unsupported_reason(const opb_op_desc &d, const SdpaEnv &env) {
         const uint64_t v = env.cudnn_version;
         if (v < 90000)
             return "cuDNN " + library_version_string(v) + " is loaded; this plugin builds the SDPA graph for cuDNN 9";
-        if (v == 91000 || v == 91001)
+        if (d.dtype != OPB_DTYPE_F8_E4M3 && (v == 91000 || v == 91001))
             return "cuDNN " + library_version_string(v) + " has known bugs in bf16/f16 SDPA forward (fixed in 9.10.2)";
         if (shift && v < 90600 && (p.seq_q % 64 != 0 || p.seq_kv % 64 != 0))
             return "causal with seq_q != seq_kv (bottom-right) needs seq_q and seq_kv multiples of "
@@ -322,11 +378,13 @@ SdpaTensor sdpa_tensor(int64_t uid, const char *name, SdpaType type, const int64
 SdpaGraph plan_sdpa(const opb_op_desc &d) {
     const auto &p = d.p.attention;
     const int64_t B = p.batch, H = p.heads, KVH = attention_kv_heads(p), Sq = p.seq_q, Skv = p.seq_kv, D = p.head_dim;
-    const SdpaType io = d.dtype == OPB_DTYPE_BF16 ? SdpaType::BFloat16 : SdpaType::Half;
     SdpaGraph g;
+    g.fp8 = d.dtype == OPB_DTYPE_F8_E4M3;
+    const SdpaType io = g.fp8 ? SdpaType::Fp8E4M3 : d.dtype == OPB_DTYPE_BF16 ? SdpaType::BFloat16 : SdpaType::Half;
     g.scale = effective_scale(d);
     g.causal = p.causal != 0;
-    g.bottom_right_shift = g.causal && Sq != Skv;
+    g.bottom_right_shift = g.causal && Sq != Skv && !g.fp8; // FP8: refused (sdpa_unsupported_reason)
+    g.fp8_scalar_bytes = g.fp8 ? kSdpaFp8Scalars * 4 : 0;
     g.seq_q = static_cast<int32_t>(Sq);
     g.seq_kv = static_cast<int32_t>(Skv);
     g.mask_fill = std::numeric_limits<float>::lowest();
@@ -386,6 +444,18 @@ SdpaGraph plan_sdpa(const opb_op_desc &d) {
     matmul("bmm1 Q.K^T", kSdpaQ, kSdpaK, s);
     int64_t cur = scores("S * scale");
     pw("scale", SdpaPw::Mul, s, kSdpaScale, cur);
+    if (g.fp8) { // the per-tensor scales of the e4m3 scores' factors
+        for (auto [uid, name] : {std::pair<int64_t, const char *>{kSdpaDescaleQ, "descale_q"},
+                                 {kSdpaDescaleK, "descale_k"}, {kSdpaDescaleV, "descale_v"}, {kSdpaScaleO, "scale_o"},
+                                 {kSdpaScaleS, "scale_s"}, {kSdpaDescaleS, "descale_s"}})
+            g.tensors.push_back(sdpa_tensor(uid, name, SdpaType::Float, one, one, false));
+        for (auto [uid, name] : {std::pair<int64_t, const char *>{kSdpaAmaxS, "amax_s"}, {kSdpaAmaxO, "amax_o"}})
+            g.tensors.push_back(sdpa_tensor(uid, name, SdpaType::Float, one, one, false));
+        const int64_t dq = scores("S * descale_q");
+        pw("descale_q", SdpaPw::Mul, cur, kSdpaDescaleQ, dq);
+        cur = scores("S * descale_k");
+        pw("descale_k", SdpaPw::Mul, dq, kSdpaDescaleK, cur);
+    }
 
     if (g.causal) {
         g.tensors.push_back(sdpa_tensor(kSdpaMaskFill, "mask fill", SdpaType::Float, one, one, false, true));
@@ -423,9 +493,32 @@ SdpaGraph plan_sdpa(const opb_op_desc &d) {
     // P in the I/O type: cuDNN's flash-attention engines take the second
     // matmul's A and B in one data type (cuDNN 9.14 on an H100 refused every
     // configuration with P as float: "A and B need to have the same datatype").
-    const int64_t prob = scores("P", io);
+    // FP8: P in f32, then scaled by scale_s into e4m3 (below).
+    const int64_t prob = scores("P", g.fp8 ? SdpaType::Float : io);
     pw("softmax div", SdpaPw::Div, e, z, prob);
-    matmul("bmm2 P.V", prob, kSdpaV, kSdpaO);
+    if (!g.fp8) {
+        matmul("bmm2 P.V", prob, kSdpaV, kSdpaO);
+        return g;
+    }
+    // FP8 (cudnn_frontend's sdpa_fp8 and matmul_fp8 nodes): amax of P, P *
+    // scale_s cast to e4m3, P8.V in f32, descale_s, descale_v, amax of that,
+    // scale_o cast to e4m3 into O.
+    reduce("amax_s", SdpaReduce::Amax, prob, kSdpaAmaxS);
+    const int64_t p8 = scores("P * scale_s (e4m3)", SdpaType::Fp8E4M3);
+    pw("scale_s", SdpaPw::Mul, prob, kSdpaScaleS, p8);
+    const int64_t odims[4] = {B, H, Sq, D}, ostr[4] = {H * Sq * D, Sq * D, D, 1};
+    auto out = [&](const char *name) {
+        g.tensors.push_back(sdpa_tensor(next, name, SdpaType::Float, odims, ostr, true));
+        return next++;
+    };
+    const int64_t o1 = out("O = P8.V");
+    matmul("bmm2 P8.V", p8, kSdpaV, o1);
+    const int64_t o2 = out("O * descale_s");
+    pw("descale_s", SdpaPw::Mul, o1, kSdpaDescaleS, o2);
+    const int64_t o3 = out("O * descale_v");
+    pw("descale_v", SdpaPw::Mul, o2, kSdpaDescaleV, o3);
+    reduce("amax_o", SdpaReduce::Amax, o3, kSdpaAmaxO);
+    pw("scale_o", SdpaPw::Mul, o3, kSdpaScaleO, kSdpaO);
     return g;
 }
 

@@ -168,9 +168,25 @@ uint64_t cublaslt_workspace_limit(int cc_major);
 //     S = m ? S : lowest float          pointwise BINARY_SELECT
 //   softmax: M = max(S), E = exp(S - M), Z = sum(E), stats = M + log Z, P = E / Z
 //   O = P . V                           matmul, f32 accumulate, O in the op's dtype
+//
+// FP8 (dtype f8e4m3, ABI 1.7): the lowering of cudnn_frontend's sdpa_fp8
+// node for cuDNN 9 on Hopper (NVIDIA/cudnn-frontend,
+// include/cudnn_frontend/node/sdpa_fp8.h, and node/matmul_fp8.h for bmm2):
+//   S = Q . K^T                         Q, K e4m3; f32 accumulate
+//   S = S * scale * descale_q * descale_k   descale_q/k: opbench's q_scale, k_scale
+//   causal as above (top-left only: seq_q == seq_kv, see sdpa_unsupported_reason)
+//   softmax as above, P in f32
+//   amax_s = amax(P)                    reduction AMAX, f32 [1,1,1,1] output
+//   P8 = P * scale_s                    e4m3 (the cast): scale_s = 448
+//   O' = P8 . V                         V e4m3; f32 accumulate
+//   O' = O' * descale_s * descale_v     descale_s = 1/448, descale_v: v_scale
+//   amax_o = amax(O')                   reduction AMAX, f32 [1,1,1,1] output
+//   O = O' * scale_o                    e4m3 (the cast); scale_o: opbench's o_scale
+// scale_s and descale_s are device tensors like the rest (as the frontend
+// passes them), held with amax_s and amax_o in a plan buffer (kSdpaFp8Scalars).
 
 // cuDNN data types of the graph's tensors (mapped to cudnnDataType_t in backend.cpp).
-enum class SdpaType { Half, BFloat16, Float, Int32, Boolean };
+enum class SdpaType { Half, BFloat16, Float, Int32, Boolean, Fp8E4M3 };
 const char *sdpa_type_name(SdpaType t);
 
 struct SdpaTensor {
@@ -185,7 +201,7 @@ struct SdpaTensor {
 
 enum class SdpaOpKind { Matmul, Pointwise, Reduction };
 enum class SdpaPw { Mul, Add, Sub, Exp, Log, Div, GenIndex, CmpGe, BinarySelect };
-enum class SdpaReduce { Max, Add };
+enum class SdpaReduce { Max, Add, Amax };
 const char *sdpa_pw_name(SdpaPw m);
 
 // One backend operation. Matmul: C(y) = A(x) . B(b). Pointwise: y = f(x[, b][, t]).
@@ -212,7 +228,30 @@ enum : int64_t {
     kSdpaMaskFill = 7,
     kSdpaSeqKv = 8,
     kSdpaSeqQ = 9,
+    // FP8 only: execute's scale tensors (opbench q/k/v/o_scale), then the plan's scalars.
+    kSdpaDescaleQ = 10,
+    kSdpaDescaleK = 11,
+    kSdpaDescaleV = 12,
+    kSdpaScaleO = 13,
+    kSdpaScaleS = 14,
+    kSdpaDescaleS = 15,
+    kSdpaAmaxS = 16,
+    kSdpaAmaxO = 17,
     kSdpaFirstVirtualUid = 100
+};
+
+// FP8: P's quantisation scale (e4m3's largest finite value, so P <= 1 spans
+// its range) and its inverse, applied after P.V.
+inline constexpr float kSdpaFp8ScaleS = 448.0f;
+inline constexpr float kSdpaFp8DescaleS = 1.0f / 448.0f;
+// The FP8 plan buffer: f32 scale_s, descale_s (written once at prepare),
+// amax_s, amax_o (written by every run; nobody reads them).
+inline constexpr int kSdpaFp8Scalars = 4;
+
+// Where run_sdpa_plan finds the data of a bound uid.
+struct SdpaBinding {
+    enum Source { ExecuteTensor, Stats, Fp8Scalar, ByValue, None } source = None;
+    int index = 0; // ExecuteTensor: execute's tensor index; Fp8Scalar: float index in the plan buffer
 };
 
 struct SdpaGraph {
@@ -223,14 +262,18 @@ struct SdpaGraph {
     int32_t seq_q = 0, seq_kv = 0;   // values of kSdpaSeqQ / kSdpaSeqKv, bottom-right shift only
     bool causal = false;
     bool bottom_right_shift = false; // causal and seq_q != seq_kv
+    bool fp8 = false;                // dtype f8e4m3: the FP8 graph (above)
     uint64_t stats_bytes = 0;        // f32 [batch, heads, seq_q, 1], held by the plan as workspace
+    uint64_t fp8_scalar_bytes = 0;   // FP8: kSdpaFp8Scalars f32, held by the plan as workspace
 
     const SdpaTensor *find(int64_t uid) const;
     // The non-virtual tensors (device buffers and by-value scalars) the variant pack binds.
     std::vector<int64_t> bound_uids() const;
+    // Where a bound uid's data is (None: not a bound uid of this graph).
+    SdpaBinding binding(int64_t uid) const;
 };
 
-// The graph for a fused bf16/f16 attention description (assumed supported).
+// The graph for a fused bf16/f16/f8e4m3 attention description (assumed supported).
 SdpaGraph plan_sdpa(const opb_op_desc &d);
 
 // What a device adds to the support decision: the loaded cuDNN's version
@@ -242,7 +285,10 @@ struct SdpaEnv {
 };
 
 // Empty when cuDNN's SDPA graph can run the description (fused attention),
-// otherwise why not: dtype (bf16/f16 only), head_dim (multiple of 8, at most
+// otherwise why not. FP8 (f8e4m3; cudnn-frontend's sdpa_support_surface.h):
+// sm_90 or newer, cuDNN 9.1 or newer but not 9.10.0, head_dim a multiple of
+// 16 and at most 256 (128 on Blackwell), causal only with seq_q == seq_kv
+// (FP8's bottom-right mask needs Blackwell and cuDNN 9.7). Otherwise: dtype (bf16/f16/f8e4m3), head_dim (multiple of 8, at most
 // 256; 128 on Ampere before cuDNN 9.10 and on Blackwell before 9.9), causal
 // with seq_q > seq_kv (rows that see no key: the bottom-right mask is not
 // defined there for cuDNN), bottom-right shift on cuDNN < 9.6 unless both

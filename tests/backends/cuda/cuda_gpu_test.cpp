@@ -571,6 +571,115 @@ TEST_F(CudaGpu, FusedAttentionBf16F16MatchesFloat64OrIsRefusedWithCudnnsReason) 
     EXPECT_GT(ran, 0) << "cuDNN refused every fused configuration on this GPU";
 }
 
+// FP8 fused attention (dtype f8e4m3, ABI 1.7) on cuDNN's FP8 SDPA graph:
+// e4m3 Q, K, V and O with per-tensor scales, against plugin.h's formula in
+// float64 from the same bytes, O rounded to e4m3, within ops.hpp's
+// tolerance (NMSE and point-wise); before sm_90 a skip naming it, and a
+// configuration cuDNN refuses in prepare a skip with cuDNN's reason.
+namespace {
+struct Fp8AttentionErrors {
+    double nmse = NAN, pointwise = NAN;
+};
+Fp8AttentionErrors fp8_attention_errors(const opb_backend_api *api, opb_backend *b, const opb_op_desc &d) {
+    const auto &p = d.p.attention;
+    const int64_t kvh = attention_kv_heads(p), D = p.head_dim;
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> u(-448.0f, 448.0f);
+    std::vector<uint8_t> q(size_t(p.batch * p.heads * p.seq_q * D)), k(size_t(p.batch * kvh * p.seq_kv * D));
+    std::vector<uint8_t> v(k.size()), o(q.size());
+    for (auto *t : {&q, &k, &v})
+        for (auto &x : *t) x = f32_to_e4m3(u(rng));
+    const float scales[4] = {1.0f / 400, 1.0f / 500, 1.0f / 450, 224.0f}; // q, k, v (dequantise); o (quantises)
+    const std::vector<std::pair<const void *, size_t>> inputs = {{q.data(), q.size()}, {k.data(), k.size()},
+                                                                 {v.data(), v.size()}, {&scales[0], 4},
+                                                                 {&scales[1], 4},      {&scales[2], 4},
+                                                                 {&scales[3], 4},      {o.data(), o.size()}};
+    std::vector<void *> dev;
+    for (const auto &[host, bytes] : inputs) {
+        void *ptr = nullptr;
+        EXPECT_EQ(api->alloc(b, bytes, &ptr), OPB_OK) << api->last_error(b);
+        EXPECT_EQ(api->copy_in(b, ptr, host, bytes), OPB_OK) << api->last_error(b);
+        dev.push_back(ptr);
+    }
+    Fp8AttentionErrors e;
+    opb_plan *plan = nullptr;
+    if (api->prepare(b, &d, &plan, nullptr) != OPB_OK) {
+        const std::string why = api->last_error(b);
+        EXPECT_NE(why.find("cuDNN"), std::string::npos) << why;
+        std::printf("NOTE: FP8 attention refused by cuDNN on this GPU: %s\n", why.c_str());
+    } else {
+        EXPECT_EQ(api->execute(b, plan, dev.data(), int32_t(dev.size())), OPB_OK) << api->last_error(b);
+        EXPECT_EQ(api->synchronize(b), OPB_OK) << api->last_error(b);
+        EXPECT_EQ(api->copy_out(b, o.data(), dev.back(), o.size()), OPB_OK) << api->last_error(b);
+        api->release(b, plan);
+        double err = 0, norm = 0, worst = 0;
+        const double scale = double(effective_scale(d)) * scales[0] * scales[1];
+        for (int64_t bh = 0; bh < p.batch * p.heads; ++bh)
+            for (int64_t i = 0; i < p.seq_q; ++i) {
+                const int64_t kv = attention_kv_slice(p, bh), n = p.causal ? causal_visible(i, p.seq_q, p.seq_kv)
+                                                                           : p.seq_kv;
+                std::vector<double> w(static_cast<size_t>(n)), ref(static_cast<size_t>(D), 0.0);
+                double mx = -INFINITY, z = 0, row_sq = 0;
+                for (int64_t j = 0; j < n; ++j) {
+                    double dot = 0;
+                    for (int64_t c = 0; c < D; ++c)
+                        dot += double(e4m3_to_f32(q[size_t((bh * p.seq_q + i) * D + c)])) *
+                               e4m3_to_f32(k[size_t((kv * p.seq_kv + j) * D + c)]);
+                    mx = std::max(mx, w[size_t(j)] = scale * dot);
+                }
+                for (auto &x : w) z += (x = std::exp(x - mx));
+                for (int64_t c = 0; c < D; ++c) {
+                    for (int64_t j = 0; j < n; ++j)
+                        ref[size_t(c)] += w[size_t(j)] / z * e4m3_to_f32(v[size_t((kv * p.seq_kv + j) * D + c)]);
+                    ref[size_t(c)] = e4m3_to_f32(f32_to_e4m3(float(ref[size_t(c)] * scales[2] * scales[3])));
+                    row_sq += ref[size_t(c)] * ref[size_t(c)];
+                }
+                const double row_scale = std::sqrt(row_sq / double(D)) + 1e-30;
+                for (int64_t c = 0; c < D; ++c) {
+                    const double got = e4m3_to_f32(o[size_t((bh * p.seq_q + i) * D + c)]), want = ref[size_t(c)];
+                    err += (got - want) * (got - want), norm += want * want;
+                    worst = std::max(worst, std::fabs(got - want) / (std::fabs(want) + row_scale));
+                }
+            }
+        e = {err / std::max(norm, 1e-30), worst};
+    }
+    for (void *ptr : dev) api->free(b, ptr);
+    return e;
+}
+} // namespace
+
+TEST_F(CudaGpu, FusedFp8AttentionMatchesFloat64OrSaysWhyNot) {
+    int ran = 0;
+    for (auto [h, kvh, sq, skv, dim, causal] : {std::tuple{4, 4, 64, 64, 64, 0},
+                                                {4, 4, 128, 128, 128, 1},
+                                                {8, 2, 64, 64, 128, 1}, // grouped-query
+                                                {4, 4, 1, 256, 128, 0}}) { // decoding, no mask
+        auto d = make_desc(OPB_OP_ATTENTION, OPB_DTYPE_F8_E4M3, OPB_ATTENTION_FUSED);
+        d.p.attention = {1, h, sq, skv, dim, 0.0f, causal, kvh};
+        const std::string what = "FP8 attention H " + std::to_string(h) + " KVH " + std::to_string(kvh) + " Sq " +
+                                 std::to_string(sq) + " Skv " + std::to_string(skv) + " D " + std::to_string(dim) +
+                                 " causal " + std::to_string(causal);
+        if (api->supports(b, &d) != OPB_OK) {
+            const std::string why = api->last_error(b);
+            EXPECT_NE(why.find("sm_90"), std::string::npos) << what << ": " << why; // the one host-side refusal
+            std::printf("NOTE: %s skipped: %s\n", what.c_str(), why.c_str());
+            continue;
+        }
+        const Fp8AttentionErrors e = fp8_attention_errors(api, b, d);
+        if (std::isnan(e.nmse)) continue; // refused by cuDNN, with the reason printed
+        const Tolerance t = op_info(OPB_OP_ATTENTION)->tolerance(d);
+        std::printf("NOTE: %s: NMSE %.3g, point-wise %.3g\n", what.c_str(), e.nmse, e.pointwise);
+        EXPECT_LE(e.nmse, t.max_nmse) << what;
+        EXPECT_LE(e.pointwise, t.max_pointwise) << what;
+        ++ran;
+    }
+    std::printf("NOTE: FP8 fused attention ran %d of 4 configurations\n", ran);
+    auto composed = make_desc(OPB_OP_ATTENTION, OPB_DTYPE_F8_E4M3, OPB_ATTENTION_COMPOSED);
+    composed.p.attention = {1, 2, 8, 8, 64, 0.0f, 0, 0};
+    EXPECT_EQ(api->supports(b, &composed), OPB_ERR_UNSUPPORTED);
+    EXPECT_NE(std::string(api->last_error(b)).find("runs fused only"), std::string::npos) << api->last_error(b);
+}
+
 TEST_F(CudaGpu, FusedAttentionRefusesF32AndUnsupportedShapesWithAReason) {
     auto d = make_desc(OPB_OP_ATTENTION, OPB_DTYPE_F32, OPB_ATTENTION_FUSED);
     d.p.attention = {1, 2, 8, 8, 16, 0.0f, 0, 0};

@@ -11,10 +11,12 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <set>
 #include <random>
+#include <string>
 #include <vector>
 
 using namespace opbench;
@@ -510,16 +512,20 @@ void run_sdpa_graph(const SdpaGraph &g, std::map<int64_t, std::vector<double>> &
         } else {
             for (int k = 0; k < 4; ++k)
                 EXPECT_TRUE(y.dims[k] == x.dims[k] || y.dims[k] == 1) << op.name << " dim " << k;
-            const bool mx = op.reduce == SdpaReduce::Max;
+            const bool mx = op.reduce == SdpaReduce::Max, amax = op.reduce == SdpaReduce::Amax;
             std::fill(y.v.begin(), y.v.end(), mx ? -INFINITY : 0.0);
             int64_t i = 0;
             for_each_coord(x.dims, [&](const int64_t c[4]) {
                 int64_t o = 0;
                 for (int k = 0; k < 4; ++k) o = o * y.dims[k] + (y.dims[k] == 1 ? 0 : c[k]);
-                y.v[o] = mx ? std::max(y.v[o], x.v[i]) : y.v[o] + x.v[i];
+                y.v[o] = mx     ? std::max(y.v[o], x.v[i])
+                         : amax ? std::max(y.v[o], std::fabs(x.v[i]))
+                                : y.v[o] + x.v[i];
                 ++i;
             });
         }
+        if (yt->type == SdpaType::Fp8E4M3) // the cast on write: nearest e4m3 (via f32), saturating
+            for (double &v : y.v) v = e4m3_to_f32(f32_to_e4m3(static_cast<float>(v)));
         if (!yt->is_virtual) {
             auto &buf = buffers[op.y];
             int64_t span = 1;
@@ -775,6 +781,231 @@ TEST(SdpaGraph, OperationsInOrderWithTheirOperands) {
     EXPECT_EQ(plan_sdpa(sdpa_desc({1, 2, 7, 7, 8, 0.0f, 1})).ops.size(), 14u);
 }
 
+// ---- attention fused FP8: the cuDNN FP8 SDPA graph ------------------------------------
+//
+// The FP8 graph interpreted as above, every e4m3-typed tensor rounded on
+// write (P * scale_s and O), against the exact reference of plugin.h (scores
+// and softmax in float64 from the same e4m3 values, P never quantised, O / ...
+// rounded once to e4m3). Its errors are what the ops.hpp tolerance for FP8
+// attention must admit; the test prints them.
+
+namespace {
+
+struct Fp8Errors {
+    double nmse = 0, pointwise = 0;
+};
+
+// ops.hpp's point-wise rule (|out - ref| / (|ref| + the row's rms, floored)) and NMSE.
+Fp8Errors fp8_errors(const std::vector<double> &out, const std::vector<double> &ref, int64_t cols) {
+    double num = 0, den = 0;
+    for (size_t i = 0; i < ref.size(); ++i) num += (out[i] - ref[i]) * (out[i] - ref[i]), den += ref[i] * ref[i];
+    const double whole = std::sqrt(den / double(ref.size()));
+    Fp8Errors e{den > 0 ? num / den : num, 0.0};
+    for (size_t r = 0; r * size_t(cols) < ref.size(); ++r) {
+        double sq = 0;
+        for (int64_t j = 0; j < cols; ++j) sq += ref[r * cols + j] * ref[r * cols + j];
+        const double s = std::max(std::sqrt(sq / double(cols)), kRowScaleFloor * whole);
+        for (int64_t j = 0; j < cols; ++j) {
+            const size_t i = r * size_t(cols) + size_t(j);
+            e.pointwise = std::max(e.pointwise, std::fabs(out[i] - ref[i]) / (std::fabs(ref[i]) + s));
+        }
+    }
+    return e;
+}
+
+struct Fp8Run {
+    std::vector<double> graph_o, ref_o; // O as stored (e4m3 values), graph's and the reference's
+    double amax_s = 0, amax_o = 0, max_o = 0; // max_o: the reference's largest |O| before o_scale
+};
+
+// A stand-in scale of 1 that a test may wire into a graph (a device tensor).
+constexpr int64_t kTestOne = 50;
+
+// Q, K, V in e4m3 spanning its range, scales about 1/448 (as the harness
+// makes them), O's quantisation scale o_scale about 224; the graph run with
+// plan buffers holding scale_s and descale_s as the backend's prepare writes them.
+Fp8Run run_fp8_graph(const SdpaCase &c, const SdpaGraph &g, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    auto e4 = [&](size_t n) {
+        std::vector<double> v(n);
+        for (auto &x : v) x = e4m3_to_f32(f32_to_e4m3(float(448.0 * u(rng))));
+        return v;
+    };
+    std::map<int64_t, std::vector<double>> buf;
+    buf[kSdpaQ] = e4(size_t(c.b * c.h * c.sq * c.d));
+    buf[kSdpaK] = e4(size_t(c.b * c.kv_heads() * c.skv * c.d));
+    buf[kSdpaV] = e4(size_t(c.b * c.kv_heads() * c.skv * c.d));
+    const double qs = float((1 + 0.5 * u(rng)) / 448), ks = float((1 + 0.5 * u(rng)) / 448);
+    const double vs = float((1 + 0.5 * u(rng)) / 448), os = float(224 * (1 + 0.25 * u(rng)));
+    buf[kSdpaDescaleQ] = {qs}, buf[kSdpaDescaleK] = {ks}, buf[kSdpaDescaleV] = {vs}, buf[kSdpaScaleO] = {os};
+    buf[kSdpaScaleS] = {kSdpaFp8ScaleS}, buf[kSdpaDescaleS] = {kSdpaFp8DescaleS};
+    if (g.find(kTestOne)) buf[kTestOne] = {1.0};
+    Fp8Run r;
+    std::vector<double> o, st;
+    const auto d = sdpa_desc(c, OPB_DTYPE_F8_E4M3);
+    reference_attention(c, buf[kSdpaQ], buf[kSdpaK], buf[kSdpaV], o, st, double(effective_scale(d)) * qs * ks);
+    for (double x : o) {
+        r.max_o = std::max(r.max_o, std::fabs(x * vs));
+        r.ref_o.push_back(e4m3_to_f32(f32_to_e4m3(float(x * vs * os))));
+    }
+    run_sdpa_graph(g, buf);
+    r.graph_o = buf[kSdpaO];
+    r.amax_s = buf[kSdpaAmaxS].at(0);
+    r.amax_o = buf[kSdpaAmaxO].at(0);
+    return r;
+}
+
+} // namespace
+
+TEST(SdpaFp8Graph, InterpretedGraphMatchesTheExactReferenceWithinTheStatedTolerance) {
+    const opb_op_desc any = sdpa_desc({1, 1, 8, 8, 64, 0.0f, 0}, OPB_DTYPE_F8_E4M3);
+    const Tolerance tol = op_info(OPB_OP_ATTENTION)->tolerance(any);
+    double worst_nmse = 0, worst_pw = 0;
+    unsigned seed = 100;
+    for (int64_t d : {64, 128})
+        for (int causal = 0; causal < 2; ++causal)
+            for (int64_t s : {1, 2, 7, 64, 200, 512}) {
+                const SdpaCase c{1, s > 64 ? 1 : 2, s, s, d, 0.0f, causal};
+                const SdpaGraph g = plan_sdpa(sdpa_desc(c, OPB_DTYPE_F8_E4M3));
+                const Fp8Run r = run_fp8_graph(c, g, seed++);
+                ASSERT_EQ(r.graph_o.size(), r.ref_o.size());
+                const Fp8Errors e = fp8_errors(r.graph_o, r.ref_o, d);
+                std::printf("FP8 SDPA graph vs exact: D %3lld causal %d S %3lld  NMSE %.3g  point-wise %.3g\n",
+                            (long long)d, causal, (long long)s, e.nmse, e.pointwise);
+                EXPECT_LT(e.nmse, tol.max_nmse) << "D " << d << " causal " << causal << " S " << s;
+                EXPECT_LT(e.pointwise, tol.max_pointwise) << "D " << d << " causal " << causal << " S " << s;
+                worst_nmse = std::max(worst_nmse, e.nmse), worst_pw = std::max(worst_pw, e.pointwise);
+                // amax_s is the largest probability (<= 1; 1 exactly when a row sees one key),
+                // amax_o the largest |O| before scale_o.
+                EXPECT_GT(r.amax_s, 0.0);
+                EXPECT_LE(r.amax_s, 1.0 + 1e-12);
+                if (s == 1 || causal) {
+                    EXPECT_DOUBLE_EQ(r.amax_s, 1.0);
+                }
+                EXPECT_GT(r.amax_o, 0.5 * r.max_o);
+                EXPECT_LT(r.amax_o, 1.5 * r.max_o + 1e-12);
+            }
+    std::printf("FP8 SDPA graph: worst NMSE %.3g (bound %.3g), worst point-wise %.3g (bound %.3g)\n", worst_nmse,
+                tol.max_nmse, worst_pw, tol.max_pointwise);
+    // The quantisation of P and O is real: the graph is not the reference.
+    EXPECT_GT(worst_nmse, 1e-4);
+}
+
+TEST(SdpaFp8Graph, GroupedQueryHeadsReadTheirKvHead) {
+    const SdpaCase c{2, 4, 9, 9, 16, 0.0f, 1, 2};
+    const Fp8Run r = run_fp8_graph(c, plan_sdpa(sdpa_desc(c, OPB_DTYPE_F8_E4M3)), 7);
+    const Tolerance tol = op_info(OPB_OP_ATTENTION)->tolerance(sdpa_desc(c, OPB_DTYPE_F8_E4M3));
+    const Fp8Errors e = fp8_errors(r.graph_o, r.ref_o, c.d);
+    EXPECT_LT(e.nmse, tol.max_nmse);
+    EXPECT_LT(e.pointwise, tol.max_pointwise);
+}
+
+TEST(SdpaFp8Graph, EachScaleMattersAndTheToleranceCatchesAMissingOne) {
+    // One scaling operation at a time multiplies by a stand-in 1 instead of
+    // its scale, as a backend that dropped it would: the tolerance must fail it.
+    const SdpaCase c{1, 2, 16, 16, 32, 0.0f, 0};
+    const Tolerance tol = op_info(OPB_OP_ATTENTION)->tolerance(sdpa_desc(c, OPB_DTYPE_F8_E4M3));
+    for (const char *skip : {"scale", "descale_q", "descale_k", "descale_v", "descale_s", "scale_o"}) {
+        SdpaGraph g = plan_sdpa(sdpa_desc(c, OPB_DTYPE_F8_E4M3));
+        SdpaTensor one = *g.find(kSdpaDescaleQ);
+        one.uid = kTestOne, one.name = "one";
+        g.tensors.push_back(one);
+        bool found = false;
+        for (auto &op : g.ops)
+            if (std::string(op.name) == skip) op.b = kTestOne, found = true;
+        ASSERT_TRUE(found) << skip;
+        const Fp8Run r = run_fp8_graph(c, g, 3);
+        const Fp8Errors e = fp8_errors(r.graph_o, r.ref_o, c.d);
+        EXPECT_TRUE(e.nmse > tol.max_nmse || e.pointwise > tol.max_pointwise)
+            << skip << " skipped: NMSE " << e.nmse << " point-wise " << e.pointwise;
+    }
+}
+
+TEST(SdpaFp8Graph, TensorsOperationsAndBindings) {
+    const SdpaCase c{2, 4, 8, 8, 64, 0.0f, 1, 2};
+    const SdpaGraph g = plan_sdpa(sdpa_desc(c, OPB_DTYPE_F8_E4M3));
+    EXPECT_TRUE(g.fp8);
+    EXPECT_FALSE(g.bottom_right_shift);
+    for (int64_t uid : {kSdpaQ, kSdpaK, kSdpaV, kSdpaO}) EXPECT_EQ(g.find(uid)->type, SdpaType::Fp8E4M3) << uid;
+    for (int64_t uid : {kSdpaDescaleQ, kSdpaDescaleK, kSdpaDescaleV, kSdpaScaleO, kSdpaScaleS, kSdpaDescaleS,
+                        kSdpaAmaxS, kSdpaAmaxO}) {
+        const SdpaTensor *t = g.find(uid);
+        ASSERT_NE(t, nullptr) << uid;
+        EXPECT_EQ(t->type, SdpaType::Float) << t->name;
+        EXPECT_FALSE(t->is_virtual || t->by_value) << t->name; // device tensors, as the frontend passes them
+        EXPECT_EQ(std::vector<int64_t>(t->dims, t->dims + 4), (std::vector<int64_t>{1, 1, 1, 1})) << t->name;
+    }
+    // Execute's order: Q, K, V, q_scale, k_scale, v_scale, o_scale, O; the plan buffer: scale_s, descale_s, amaxes.
+    const std::pair<int64_t, SdpaBinding> want[] = {
+        {kSdpaQ, {SdpaBinding::ExecuteTensor, 0}},      {kSdpaK, {SdpaBinding::ExecuteTensor, 1}},
+        {kSdpaV, {SdpaBinding::ExecuteTensor, 2}},      {kSdpaDescaleQ, {SdpaBinding::ExecuteTensor, 3}},
+        {kSdpaDescaleK, {SdpaBinding::ExecuteTensor, 4}}, {kSdpaDescaleV, {SdpaBinding::ExecuteTensor, 5}},
+        {kSdpaScaleO, {SdpaBinding::ExecuteTensor, 6}}, {kSdpaO, {SdpaBinding::ExecuteTensor, 7}},
+        {kSdpaStats, {SdpaBinding::Stats, 0}},          {kSdpaScaleS, {SdpaBinding::Fp8Scalar, 0}},
+        {kSdpaDescaleS, {SdpaBinding::Fp8Scalar, 1}},   {kSdpaAmaxS, {SdpaBinding::Fp8Scalar, 2}},
+        {kSdpaAmaxO, {SdpaBinding::Fp8Scalar, 3}},      {kSdpaScale, {SdpaBinding::ByValue, 0}},
+    };
+    for (const auto &[uid, b] : want) {
+        EXPECT_EQ(g.binding(uid).source, b.source) << uid;
+        EXPECT_EQ(g.binding(uid).index, b.index) << uid;
+    }
+    EXPECT_EQ(g.binding(kSdpaSeqQ).source, SdpaBinding::None); // no shift in FP8
+    const auto tensor_names = op_tensors(sdpa_desc(c, OPB_DTYPE_F8_E4M3));
+    EXPECT_EQ(tensor_names[3].name, "q_scale");
+    EXPECT_EQ(tensor_names[6].name, "o_scale");
+    EXPECT_EQ(tensor_names[7].name, "O");
+    // bf16 keeps O at execute's index 3.
+    EXPECT_EQ(plan_sdpa(sdpa_desc(c, OPB_DTYPE_BF16)).binding(kSdpaO).index, 3);
+    EXPECT_EQ(g.fp8_scalar_bytes, 16u);
+    EXPECT_EQ(kSdpaFp8ScaleS * kSdpaFp8DescaleS, 1.0f);
+
+    std::vector<std::string> got;
+    for (const auto &op : g.ops) got.push_back(op.name);
+    const std::vector<std::string> names = {
+        "bmm1 Q.K^T", "scale", "descale_q", "descale_k", "gen row index", "gen column index", "row >= column",
+        "causal select", "softmax max", "softmax sub", "softmax exp", "softmax sum", "softmax log", "softmax stats",
+        "softmax div", "amax_s", "scale_s", "bmm2 P8.V", "descale_s", "descale_v", "amax_o", "scale_o"};
+    EXPECT_EQ(got, names);
+    const SdpaOp &bmm2 = g.ops[17];
+    EXPECT_EQ(g.find(bmm2.x)->type, SdpaType::Fp8E4M3); // P enters P.V in e4m3, as V
+    EXPECT_EQ(g.ops[15].reduce, SdpaReduce::Amax);
+    EXPECT_EQ(g.ops[15].y, kSdpaAmaxS);
+    EXPECT_EQ(g.ops[16].b, kSdpaScaleS);
+    EXPECT_EQ(g.ops[18].b, kSdpaDescaleS);
+    EXPECT_EQ(g.ops.back().b, kSdpaScaleO);
+    EXPECT_EQ(g.ops.back().y, kSdpaO);
+    EXPECT_EQ(std::string(sdpa_type_name(SdpaType::Fp8E4M3)), "fp8_e4m3");
+}
+
+TEST(SdpaFp8Support, ConfigurationsCuDnnFp8CannotRunSayWhy) {
+    auto reason = [](SdpaCase c, SdpaEnv env = {}) {
+        return sdpa_unsupported_reason(sdpa_desc(c, OPB_DTYPE_F8_E4M3), env);
+    };
+    const SdpaEnv h100{91900, 9, 0};
+    EXPECT_EQ(reason({2, 8, 128, 128, 128, 0.0f, 1}, h100), "");
+    EXPECT_EQ(reason({2, 8, 1, 512, 64, 0.0f, 0, 2}, h100), ""); // decoding, grouped-query, no mask
+    EXPECT_NE(reason({1, 1, 8, 8, 72, 0.0f, 0}).find("multiple of 16"), std::string::npos);
+    EXPECT_NE(reason({1, 1, 8, 8, 272, 0.0f, 0}).find("multiple of 16 up to 256"), std::string::npos);
+    const std::string shifted = reason({1, 1, 8, 24, 64, 0.0f, 1}, h100);
+    EXPECT_NE(shifted.find("bottom-right causal mask on Blackwell"), std::string::npos) << shifted;
+    EXPECT_NE(reason({1, 1, 8, 8, 64, 0.0f, 0}, {91900, 8, 9}).find("sm_90 (Hopper) or newer; this GPU is sm_89"),
+              std::string::npos);
+    EXPECT_NE(reason({1, 1, 8, 8, 64, 0.0f, 0}, {90000, 9, 0}).find("needs cuDNN 9.1"), std::string::npos);
+    EXPECT_NE(reason({1, 1, 8, 8, 64, 0.0f, 0}, {91000, 9, 0}).find("9.10.0"), std::string::npos);
+    EXPECT_EQ(reason({1, 1, 8, 8, 64, 0.0f, 0}, {91001, 9, 0}), "");
+    EXPECT_NE(reason({1, 1, 8, 8, 192, 0.0f, 0}, {91900, 10, 0}).find("at most 128"), std::string::npos);
+    // Composed FP8 attention is a one-line skip; fused goes to cuDNN.
+    auto composed = sdpa_desc({1, 1, 8, 8, 64, 0.0f, 0}, OPB_DTYPE_F8_E4M3);
+    composed.variant = OPB_ATTENTION_COMPOSED;
+    const ImplChoice ch = choose_impl(composed);
+    EXPECT_EQ(ch.impl, Impl::Unsupported);
+    EXPECT_NE(ch.reason.find("runs fused only"), std::string::npos) << ch.reason;
+    EXPECT_EQ(choose_impl(sdpa_desc({1, 1, 8, 8, 64, 0.0f, 0}, OPB_DTYPE_F8_E4M3)).impl, Impl::CudnnSdpa);
+    const ImplChoice odd = choose_impl(sdpa_desc({1, 1, 8, 8, 40, 0.0f, 0}, OPB_DTYPE_F8_E4M3));
+    EXPECT_NE(odd.reason.find("attention fused (f8e4m3)"), std::string::npos) << odd.reason;
+}
+
 TEST(SdpaSupport, ConfigurationsCuDnnCannotRunSayWhy) {
     auto reason = [](SdpaCase c, int dtype, SdpaEnv env = {}) {
         return sdpa_unsupported_reason(sdpa_desc(c, dtype), env);
@@ -782,7 +1013,8 @@ TEST(SdpaSupport, ConfigurationsCuDnnCannotRunSayWhy) {
     const SdpaEnv h100{91900, 9, 0}, a100_old{90500, 8, 0}, a100{91900, 8, 0};
     EXPECT_EQ(reason({2, 8, 128, 128, 64, 0.0f, 1}, OPB_DTYPE_BF16, h100), "");
     EXPECT_EQ(reason({2, 8, 64, 256, 128, 0.0f, 1}, OPB_DTYPE_F16, h100), "");
-    EXPECT_NE(reason({1, 1, 8, 8, 64, 0.0f, 0}, OPB_DTYPE_F32).find("fuses bf16 and f16 only"), std::string::npos);
+    EXPECT_NE(reason({1, 1, 8, 8, 64, 0.0f, 0}, OPB_DTYPE_F32).find("fuses bf16, f16 and f8e4m3 only"),
+              std::string::npos);
     EXPECT_NE(reason({1, 1, 8, 8, 60, 0.0f, 0}, OPB_DTYPE_BF16).find("multiple of 8"), std::string::npos);
     EXPECT_NE(reason({1, 1, 8, 8, 264, 0.0f, 0}, OPB_DTYPE_BF16).find("exceeds 256"), std::string::npos);
     const std::string tall = reason({1, 1, 9, 4, 64, 0.0f, 1}, OPB_DTYPE_BF16);
