@@ -907,6 +907,31 @@ TEST(ShippedSuites, QuickCoversEveryOpBothAttentionVariantsAndBothGeluForms) {
     EXPECT_EQ(gelu_variants, (std::set<int>{OPB_GELU_ERF, OPB_GELU_TANH}));
 }
 
+// suites/attention.toml: FP8 attention (ABI 1.7) beside bf16 at the same
+// fused shapes, in one case so that compare's level table pairs them, small
+// enough for naive.
+TEST(ShippedSuites, AttentionPutsBf16AndFp8OfTheSameShapeSideBySide) {
+    Suite s = load_suite_file((kSuitesDir / "attention.toml").string(), kAllBackends);
+    std::map<std::string, std::set<int>> dtypes_by_shape;
+    int fp8 = 0;
+    for (const auto &c : s.cases) {
+        if (c.desc.dtype != OPB_DTYPE_F8_E4M3 && c.name != "prefill.fp8") continue;
+        EXPECT_EQ(c.name, "prefill.fp8") << c.where.str();
+        EXPECT_EQ(c.desc.variant, OPB_ATTENTION_FUSED) << c.where.str();
+        EXPECT_LT(op_flops(c.desc), 5e8) << c.where.str(); // well under a second on naive
+        EXPECT_EQ(c.desc.p.attention.seq_q, c.desc.p.attention.seq_kv); // cuDNN FP8's causal mask on Hopper
+        if (c.desc.dtype == OPB_DTYPE_F8_E4M3) EXPECT_EQ(desc_needs_abi_minor(c.desc), 7u);
+        std::string name = benchmark_name(c, "naive");
+        name.erase(name.find("/dt:"), name.find("/be:") - name.find("/dt:"));
+        dtypes_by_shape[name].insert(c.desc.dtype);
+        fp8 += c.desc.dtype == OPB_DTYPE_F8_E4M3;
+    }
+    EXPECT_EQ(fp8, 4);
+    ASSERT_EQ(dtypes_by_shape.size(), 4u);
+    for (const auto &[name, dts] : dtypes_by_shape)
+        EXPECT_EQ(dts, (std::set<int>{OPB_DTYPE_BF16, OPB_DTYPE_F8_E4M3})) << name;
+}
+
 // suites/int8.toml: each linear layer in f32, bf16 and s8, whose names differ
 // in dt: alone (so its rows line up), naive only where a call stays short.
 TEST(ShippedSuites, Int8PutsF32Bf16AndS8OfEachLayerSideBySide) {
