@@ -127,7 +127,7 @@ HostTensors make_inputs(const opb_op_desc &desc, uint64_t seed) {
                    spec.name == "k_scale" || spec.name == "v_scale") { // FP8's per-tensor scales, about 1/448
             fill_input(buf.data(), spec.dtype, spec.elements(), stream,
                        [](float v, int) { return (1.0f + 0.5f * v) / kFp8Max; });
-        } else if (spec.name == "o_scale") { // FP8 attention's O times it stays inside 448: |O| < 1.5
+        } else if (spec.name == "o_scale") { // FP8's output multiplier: O times it stays inside 448 (|O| < 1.5)
             fill_input(buf.data(), spec.dtype, spec.elements(), stream,
                        [](float v, int) { return (1.0f + 0.25f * v) * kFp8Max / 2.0f; });
         } else {

@@ -652,6 +652,29 @@ TEST(Suite, Fp8MatmulTakesOutDtypeAndNamesItsDtype) {
     EXPECT_EQ(plugin_abi_gap(s.cases[1].desc, (1u << 16) | 5u), "");
 }
 
+// FP8 attention (issue 42, ABI 1.7): dtype "f8e4m3" on attention parses, is
+// named by its dtype, carries four f32 scale tensors and an e4m3 O, and is
+// never given to a plugin older than ABI 1.7.
+TEST(Suite, Fp8AttentionParsesAndNeedsAbi17) {
+    Suite s = parse_suite("[suite]\nname = \"x\"\n[[case]]\nop = \"attention\"\nheads = 2\nseq = 16\n"
+                          "head_dim = 64\nvariant = \"fused\"\ndtype = [\"bf16\", \"f8e4m3\"]\n",
+                          "t.toml");
+    ASSERT_EQ(s.cases.size(), 2u);
+    const Case &c = s.cases[1];
+    EXPECT_EQ(c.desc.dtype, OPB_DTYPE_F8_E4M3);
+    EXPECT_EQ(validate_desc(c.desc), "");
+    EXPECT_EQ(benchmark_name(c, "naive"), "attention/B:1/H:2/S:16/D:64/causal:0/variant:fused/dt:f8e4m3/be:naive");
+    const auto t = op_tensors(c.desc);
+    ASSERT_EQ(t.size(), 8u);
+    EXPECT_EQ(t[3].name, "q_scale");
+    EXPECT_EQ(t[6].name, "o_scale");
+    EXPECT_EQ(t[7].dtype, OPB_DTYPE_F8_E4M3);
+    EXPECT_EQ(desc_needs_abi_minor(c.desc), 7u);
+    EXPECT_NE(plugin_abi_gap(c.desc, (1u << 16) | 6u).find("FP8 attention (dtype f8e4m3)"), std::string::npos);
+    EXPECT_EQ(plugin_abi_gap(c.desc, (1u << 16) | 7u), "");
+    EXPECT_EQ(desc_needs_abi_minor(s.cases[0].desc), 0u); // the bf16 twin needs nothing new
+}
+
 TEST(SuiteErrors, Fp8OnAnOpOtherThanMatmulAndItsWrongKeysAreRefused) {
     auto e = error_of("[suite]\nname = \"x\"\n[[case]]\nop = \"softmax\"\nrows = 4\ncols = 8\n"
                       "dtype = [\"f32\", \"f8e4m3\"]\n");
