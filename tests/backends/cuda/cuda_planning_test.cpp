@@ -863,9 +863,11 @@ TEST(SdpaFp8Graph, InterpretedGraphMatchesTheExactReferenceWithinTheStatedTolera
     const Tolerance tol = op_info(OPB_OP_ATTENTION)->tolerance(any);
     double worst_nmse = 0, worst_pw = 0;
     unsigned seed = 100;
+    // S up to 512 at D 64 and 256 at D 128: the interpreter's cost grows as
+    // S^2 D (these take about 6 CPU-s unoptimised).
     for (int64_t d : {64, 128})
         for (int causal = 0; causal < 2; ++causal)
-            for (int64_t s : {1, 2, 7, 64, 200, 512}) {
+            for (int64_t s : {1, 2, 7, 64, 200, d == 64 ? 512 : 256}) {
                 const SdpaCase c{1, s > 64 ? 1 : 2, s, s, d, 0.0f, causal};
                 const SdpaGraph g = plan_sdpa(sdpa_desc(c, OPB_DTYPE_F8_E4M3));
                 const Fp8Run r = run_fp8_graph(c, g, seed++);
