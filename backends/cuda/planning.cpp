@@ -446,8 +446,11 @@ SdpaGraph plan_sdpa(const opb_op_desc &d) {
     pw("scale", SdpaPw::Mul, s, kSdpaScale, cur);
     if (g.fp8) { // the per-tensor scales of the e4m3 scores' factors
         for (auto [uid, name] : {std::pair<int64_t, const char *>{kSdpaDescaleQ, "descale_q"},
-                                 {kSdpaDescaleK, "descale_k"}, {kSdpaDescaleV, "descale_v"}, {kSdpaScaleO, "scale_o"},
-                                 {kSdpaScaleS, "scale_s"}, {kSdpaDescaleS, "descale_s"}})
+                                 {kSdpaDescaleK, "descale_k"},
+                                 {kSdpaDescaleV, "descale_v"},
+                                 {kSdpaScaleO, "scale_o"},
+                                 {kSdpaScaleS, "scale_s"},
+                                 {kSdpaDescaleS, "descale_s"}})
             g.tensors.push_back(sdpa_tensor(uid, name, SdpaType::Float, one, one, false));
         for (auto [uid, name] : {std::pair<int64_t, const char *>{kSdpaAmaxS, "amax_s"}, {kSdpaAmaxO, "amax_o"}})
             g.tensors.push_back(sdpa_tensor(uid, name, SdpaType::Float, one, one, false));

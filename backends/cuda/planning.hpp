@@ -288,7 +288,8 @@ struct SdpaEnv {
 // otherwise why not. FP8 (f8e4m3; cudnn-frontend's sdpa_support_surface.h):
 // sm_90 or newer, cuDNN 9.1 or newer but not 9.10.0, head_dim a multiple of
 // 16 and at most 256 (128 on Blackwell), causal only with seq_q == seq_kv
-// (FP8's bottom-right mask needs Blackwell and cuDNN 9.7). Otherwise: dtype (bf16/f16/f8e4m3), head_dim (multiple of 8, at most
+// (FP8's bottom-right mask needs Blackwell and cuDNN 9.7). Otherwise: dtype
+// (bf16/f16/f8e4m3), head_dim (multiple of 8, at most
 // 256; 128 on Ampere before cuDNN 9.10 and on Blackwell before 9.9), causal
 // with seq_q > seq_kv (rows that see no key: the bottom-right mask is not
 // defined there for cuDNN), bottom-right shift on cuDNN < 9.6 unless both

@@ -264,8 +264,8 @@ FusedLayout fused_layout(int64_t head_dim) {
 }
 
 template <int DT>
-void attention_fused_t(const opb_attention_params &p, const void *q, const void *k, const void *v, void *o,
-                       double *ws, const AttentionScales &sc) {
+void attention_fused_t(const opb_attention_params &p, const void *q, const void *k, const void *v, void *o, double *ws,
+                       const AttentionScales &sc) {
     const double scale = attention_scale(p) * sc.q * sc.k; // FP8: the stored products' dequantisation
     const double out_scale = sc.v * sc.o;
     const int64_t SQ = p.seq_q, SKV = p.seq_kv, D = p.head_dim;

@@ -139,9 +139,7 @@ inline bool is_fp8_quantize(const opb_op_desc &d) {
     return d.op == OPB_OP_QUANTIZE && d.p.quantize.out_dtype == OPB_DTYPE_F8_E4M3;
 }
 // FP8 attention (ABI 1.7): e4m3 Q, K, V and O with per-tensor scales.
-inline bool is_fp8_attention(const opb_op_desc &d) {
-    return d.op == OPB_OP_ATTENTION && d.dtype == OPB_DTYPE_F8_E4M3;
-}
+inline bool is_fp8_attention(const opb_op_desc &d) { return d.op == OPB_OP_ATTENTION && d.dtype == OPB_DTYPE_F8_E4M3; }
 // The oldest plugin ABI minor that can read `d` as meant: 7 for a quantize op
 // to FP8 (an older plugin may read any out_dtype but u8 as s8) and for FP8
 // attention (an ABI 1.5/1.6 plugin knows the dtype but not the op's four

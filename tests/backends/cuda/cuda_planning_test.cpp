@@ -518,9 +518,7 @@ void run_sdpa_graph(const SdpaGraph &g, std::map<int64_t, std::vector<double>> &
             for_each_coord(x.dims, [&](const int64_t c[4]) {
                 int64_t o = 0;
                 for (int k = 0; k < 4; ++k) o = o * y.dims[k] + (y.dims[k] == 1 ? 0 : c[k]);
-                y.v[o] = mx     ? std::max(y.v[o], x.v[i])
-                         : amax ? std::max(y.v[o], std::fabs(x.v[i]))
-                                : y.v[o] + x.v[i];
+                y.v[o] = mx ? std::max(y.v[o], x.v[i]) : amax ? std::max(y.v[o], std::fabs(x.v[i])) : y.v[o] + x.v[i];
                 ++i;
             });
         }
@@ -814,7 +812,7 @@ Fp8Errors fp8_errors(const std::vector<double> &out, const std::vector<double> &
 }
 
 struct Fp8Run {
-    std::vector<double> graph_o, ref_o; // O as stored (e4m3 values), graph's and the reference's
+    std::vector<double> graph_o, ref_o;       // O as stored (e4m3 values), graph's and the reference's
     double amax_s = 0, amax_o = 0, max_o = 0; // max_o: the reference's largest |O| before o_scale
 };
 
@@ -940,13 +938,20 @@ TEST(SdpaFp8Graph, TensorsOperationsAndBindings) {
     }
     // Execute's order: Q, K, V, q_scale, k_scale, v_scale, o_scale, O; the plan buffer: scale_s, descale_s, amaxes.
     const std::pair<int64_t, SdpaBinding> want[] = {
-        {kSdpaQ, {SdpaBinding::ExecuteTensor, 0}},      {kSdpaK, {SdpaBinding::ExecuteTensor, 1}},
-        {kSdpaV, {SdpaBinding::ExecuteTensor, 2}},      {kSdpaDescaleQ, {SdpaBinding::ExecuteTensor, 3}},
-        {kSdpaDescaleK, {SdpaBinding::ExecuteTensor, 4}}, {kSdpaDescaleV, {SdpaBinding::ExecuteTensor, 5}},
-        {kSdpaScaleO, {SdpaBinding::ExecuteTensor, 6}}, {kSdpaO, {SdpaBinding::ExecuteTensor, 7}},
-        {kSdpaStats, {SdpaBinding::Stats, 0}},          {kSdpaScaleS, {SdpaBinding::Fp8Scalar, 0}},
-        {kSdpaDescaleS, {SdpaBinding::Fp8Scalar, 1}},   {kSdpaAmaxS, {SdpaBinding::Fp8Scalar, 2}},
-        {kSdpaAmaxO, {SdpaBinding::Fp8Scalar, 3}},      {kSdpaScale, {SdpaBinding::ByValue, 0}},
+        {kSdpaQ, {SdpaBinding::ExecuteTensor, 0}},
+        {kSdpaK, {SdpaBinding::ExecuteTensor, 1}},
+        {kSdpaV, {SdpaBinding::ExecuteTensor, 2}},
+        {kSdpaDescaleQ, {SdpaBinding::ExecuteTensor, 3}},
+        {kSdpaDescaleK, {SdpaBinding::ExecuteTensor, 4}},
+        {kSdpaDescaleV, {SdpaBinding::ExecuteTensor, 5}},
+        {kSdpaScaleO, {SdpaBinding::ExecuteTensor, 6}},
+        {kSdpaO, {SdpaBinding::ExecuteTensor, 7}},
+        {kSdpaStats, {SdpaBinding::Stats, 0}},
+        {kSdpaScaleS, {SdpaBinding::Fp8Scalar, 0}},
+        {kSdpaDescaleS, {SdpaBinding::Fp8Scalar, 1}},
+        {kSdpaAmaxS, {SdpaBinding::Fp8Scalar, 2}},
+        {kSdpaAmaxO, {SdpaBinding::Fp8Scalar, 3}},
+        {kSdpaScale, {SdpaBinding::ByValue, 0}},
     };
     for (const auto &[uid, b] : want) {
         EXPECT_EQ(g.binding(uid).source, b.source) << uid;
@@ -965,9 +970,10 @@ TEST(SdpaFp8Graph, TensorsOperationsAndBindings) {
     std::vector<std::string> got;
     for (const auto &op : g.ops) got.push_back(op.name);
     const std::vector<std::string> names = {
-        "bmm1 Q.K^T", "scale", "descale_q", "descale_k", "gen row index", "gen column index", "row >= column",
-        "causal select", "softmax max", "softmax sub", "softmax exp", "softmax sum", "softmax log", "softmax stats",
-        "softmax div", "amax_s", "scale_s", "bmm2 P8.V", "descale_s", "descale_v", "amax_o", "scale_o"};
+        "bmm1 Q.K^T",    "scale",         "descale_q",   "descale_k",   "gen row index", "gen column index",
+        "row >= column", "causal select", "softmax max", "softmax sub", "softmax exp",   "softmax sum",
+        "softmax log",   "softmax stats", "softmax div", "amax_s",      "scale_s",       "bmm2 P8.V",
+        "descale_s",     "descale_v",     "amax_o",      "scale_o"};
     EXPECT_EQ(got, names);
     const SdpaOp &bmm2 = g.ops[17];
     EXPECT_EQ(g.find(bmm2.x)->type, SdpaType::Fp8E4M3); // P enters P.V in e4m3, as V

@@ -72,12 +72,11 @@ Inputs make_inputs(const Case &c, uint32_t seed) {
 
 // The naive kernel's O through naive::run, tensors in execute's order.
 std::vector<uint8_t> run_naive(const opb_op_desc &d, Inputs &in) {
-    std::vector<uint8_t> o(size_t(d.p.attention.batch * d.p.attention.heads * d.p.attention.seq_q *
-                                  d.p.attention.head_dim),
-                           0xdb);
+    std::vector<uint8_t> o(
+        size_t(d.p.attention.batch * d.p.attention.heads * d.p.attention.seq_q * d.p.attention.head_dim), 0xdb);
     std::vector<double> ws(workspace_bytes(d) / sizeof(double) + 1);
-    void *t[8] = {in.q.data(), in.k.data(), in.v.data(), &in.scales[0], &in.scales[1], &in.scales[2], &in.scales[3],
-                  o.data()};
+    void *t[8] = {in.q.data(),   in.k.data(),   in.v.data(),   &in.scales[0],
+                  &in.scales[1], &in.scales[2], &in.scales[3], o.data()};
     EXPECT_EQ(op_tensor_list(d).count, 8);
     run(d, t, ws.data());
     return o;
@@ -117,9 +116,9 @@ std::vector<int> expected_codes(const Case &c, const Inputs &in, float scale) {
 
 TEST(NaiveFp8Attention, BothVariantsGiveTheNearestE4m3OfTheExactResult) {
     const Case cases[] = {
-        {1, 2, 2, 5, 5, 16, false},  {2, 4, 2, 7, 70, 8, true}, // grouped-query, bottom-right causal
+        {1, 2, 2, 5, 5, 16, false},   {2, 4, 2, 7, 70, 8, true},  // grouped-query, bottom-right causal
         {1, 2, 1, 33, 65, 32, false}, {1, 1, 1, 1, 40, 64, true}, // one K/V head; decoding
-        {1, 1, 1, 6, 3, 8, true},                                // rows that see no key: zeros
+        {1, 1, 1, 6, 3, 8, true},                                 // rows that see no key: zeros
     };
     uint32_t seed = 1;
     for (const Case &c : cases)
@@ -184,8 +183,9 @@ TEST(NaiveFp8Attention, TheFormNeedsAbi17AndCarriesFourScaleTensors) {
     const Tolerance tol = op_info(OPB_OP_ATTENTION)->tolerance(d);
     EXPECT_NE(std::string(tol.why).find("fp8"), std::string::npos);
     // Other ops still refuse the dtype, naming the ops that take it.
-    EXPECT_NE(validate_desc(make_desc(OPB_OP_SOFTMAX, OPB_DTYPE_F8_E4M3)).find("matmul (and linear layers) and "
-                                                                               "attention only"),
+    EXPECT_NE(validate_desc(make_desc(OPB_OP_SOFTMAX, OPB_DTYPE_F8_E4M3))
+                  .find("matmul (and linear layers) and "
+                        "attention only"),
               std::string::npos);
 }
 
