@@ -37,6 +37,9 @@ struct CaseResult {
     double prepare_seconds = 0; // the recipe's prepare step (tensors, plan)
     double verify_seconds = 0;  // reference (computed or loaded) + the check step
     double measure_seconds = 0; // the sampling loops of all repetitions
+    // Its further worker processes' start and preparation (inputs, plan,
+    // warm-up calls) before their first repetitions; 0 in one process.
+    double process_start_seconds = 0;
     // The launch mode that ran (LaunchMode's index; < 0: not prepared, the
     // setting's is recorded), and why graph fell back to batch ("": it did not).
     int launch_used = -1;

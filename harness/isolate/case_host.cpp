@@ -189,8 +189,12 @@ public:
 
     RepetitionRecord measure_repetition() override {
         // A job may stay in one process (CaseJob::one_process).
-        if (!job_.one_process && repetitions_in_process_ == repetitions_per_process(job_.settings))
+        double moved_seconds = 0;
+        if (!job_.one_process && repetitions_in_process_ == repetitions_per_process(job_.settings)) {
+            const auto start = std::chrono::steady_clock::now();
             move_to_next_process();
+            moved_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        }
         ++repetitions_in_process_;
         WorkerOutcome o = call(nlohmann::json{{"op", "repetition"}});
         if (!o.ok) throw MeasureFailure{CaseStatus::failed, reason_of(o)};
@@ -200,6 +204,7 @@ public:
                 o.reply["failure"].at("reason").get<std::string>()};
         auto record = o.reply.at("record").get<RepetitionRecord>();
         record.process = process_index_;
+        record.process_start_seconds = moved_seconds;
         // A batch the activation left to the first sample (recipe.hpp) is
         // known now, for the case's later processes.
         if (first_calls_per_sample_ <= 0) first_calls_per_sample_ = record.calls_per_sample;

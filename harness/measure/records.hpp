@@ -91,6 +91,11 @@ struct RepetitionRecord {
     bool throttled = false;
     double host_seconds_per_call = -1;
     double wall_seconds_per_call = -1;
+    // Set in opbench's own process, never on the worker pipe: the seconds
+    // before this repetition's sampling that moving the case to a further
+    // worker process took (its start, inputs, plan and warm-up calls), which
+    // the entry loop keeps out of the case's measure_seconds.
+    double process_start_seconds = 0;
 };
 
 // Conversions, each member under its own name, for the worker pipe

@@ -244,10 +244,13 @@ bool EntryLoop::measure_step(benchmark::State &state, std::size_t g, std::size_t
     for (auto _ : state) {
         try {
             // The sampling's share of the run's time (the summary line),
-            // seen from here: a worker's reply is a few microseconds more.
+            // seen from here: a worker's reply is a few microseconds more;
+            // a move to a further worker process before it is not sampling.
             const auto t0 = std::chrono::steady_clock::now();
             RepetitionRecord rec = setup_.host.measure(*entries_[i], step.slot);
-            r.measure_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            r.measure_seconds += std::max(0.0, took - rec.process_start_seconds);
+            r.process_start_seconds += rec.process_start_seconds;
             state.SetIterationTime(rec.summary.median);
             r.repetitions.push_back(std::move(rec));
         } catch (const MeasureFailure &f) {
@@ -483,7 +486,8 @@ EntryTook EntryLoop::took_so_far(std::size_t g, double seconds) const {
     const CaseResult &first = entries_[groups_[g].members.front()]->result;
     EntryTook took{seconds, 0, 0, call_seconds_as_run(first), calls_per_try(first)};
     for (std::size_t i : groups_[g].members) {
-        took.measure_seconds += entries_[i]->result.measure_seconds;
+        // The estimate (run_eta.hpp) counts a further process's preparation within the repetitions' time.
+        took.measure_seconds += entries_[i]->result.measure_seconds + entries_[i]->result.process_start_seconds;
         took.tries += tries_of(entries_[i]->result);
     }
     return took;

@@ -668,4 +668,27 @@ TEST_F(IsolationTest, ACasesRepetitionsComeFromThreeWorkerProcesses) {
     for (const auto &[name, processes] : processes_of_each_case()) EXPECT_EQ(processes, std::vector<int>(6, 0)) << name;
 }
 
+// A case's further worker processes prepare it again (start, inputs, plan,
+// warm-up) before their first repetition: that time is the entry's
+// process_start_seconds, not its measure_seconds (issue 44: it was inside
+// "measuring"). The fault backend sleeps 1.5 s in each process's prepare of
+// the rows = 13 case; its 3 repetitions take one process each.
+TEST_F(IsolationTest, ALaterProcessPreparingIsNotMeasuring) {
+    Outcome r = run({"run", ISOLATION_SUITE, "--out", out_, "--no-progress", "--backends", "fault", "--repetitions",
+                     "3", "--benchmark_filter=R:13"},
+                    {"OPBENCH_FAULT=slow", "OPBENCH_FAULT_PHASE=prepare", "OPBENCH_FAULT_SLOW_MS=1500"});
+    ASSERT_EQ(r.status, 0) << r.output;
+    const json rs = result_set();
+    const json *first = nullptr;
+    for (const auto &e : rs["benchmarks"])
+        if (e.value("run_name", "") == kBad && e.contains("measure_seconds")) first = &e;
+    ASSERT_NE(first, nullptr) << rs.dump(1);
+    EXPECT_GE((*first)["prepare_seconds"].get<double>(), 1.5) << "the first process's prepare";
+    EXPECT_GE((*first)["process_start_seconds"].get<double>(), 3.0) << "two further processes, 1.5 s each";
+    // Three repetitions of max_time 0.02 s: well under one sleep, which the
+    // two moves would each have added to it.
+    EXPECT_LT((*first)["measure_seconds"].get<double>(), 1.5);
+    EXPECT_NE(r.output.find("preparing"), std::string::npos) << r.output;
+}
+
 } // namespace

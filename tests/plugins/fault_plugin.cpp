@@ -3,8 +3,9 @@
 // (so it verifies against naive) and nothing else, and on one case shape only
 // it does what a broken plugin does:
 //
-//   OPBENCH_FAULT       segv | abort | exit0 | throw | bad_alloc | hang
-//                       (unset or empty: behaves)
+//   OPBENCH_FAULT       segv | abort | exit0 | throw | bad_alloc | hang |
+//                       slow (sleeps OPBENCH_FAULT_SLOW_MS, default 1000,
+//                       then behaves) (unset or empty: behaves)
 //   OPBENCH_FAULT_ROWS  the `rows` of the faulty case (default 13); 1 is
 //                       the call-overhead probe's 1x1 add
 //   OPBENCH_FAULT_PHASE where the fault strikes (default execute):
@@ -21,6 +22,7 @@
 // std::bad_alloc the same way, as an allocation inside a library would.
 #include "opbench/plugin.h"
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -28,6 +30,7 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <unistd.h>
 
 struct opb_backend {
@@ -57,9 +60,13 @@ std::string env(const char *name, const char *fallback) {
     return v && *v ? v : fallback;
 }
 
-// Does what OPBENCH_FAULT says. Returns only for an unknown mode.
+// Does what OPBENCH_FAULT says. Returns only for `slow` and an unknown mode.
 void misbehave() {
     const std::string mode = env("OPBENCH_FAULT", "");
+    if (mode == "slow") {
+        std::this_thread::sleep_for(std::chrono::milliseconds(std::atoll(env("OPBENCH_FAULT_SLOW_MS", "1000").c_str())));
+        return;
+    }
     if (mode == "segv") {
         write_through_null();
     }
