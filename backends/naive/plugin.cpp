@@ -125,7 +125,7 @@ opb_status copy(opb_backend *bh, const char *what, void *dst, const void *src, u
     if (!dst || !src)
         return b->fail(OPB_ERR_INVALID,
                        std::string("naive: ") + what + ": " + (dst ? "source" : "destination") + " is NULL");
-    std::memcpy(dst, src, bytes);
+    sdk::copy_host_memory(dst, src, bytes);
     return OPB_OK;
 }
 opb_status copy_in(opb_backend *b, void *dst, const void *host_src, uint64_t bytes) {

@@ -196,7 +196,7 @@ void api_free(opb_backend *b, void *p) { self(b)->host.release(p, self(b)->memor
 opb_status api_copy(opb_backend *bb, void *dst, const void *src, uint64_t bytes, const char *what) {
     auto *b = self(bb);
     if (bytes > 0 && (!dst || !src)) return b->fail(OPB_ERR_INVALID, std::string("onednn: ") + what + ": NULL pointer");
-    if (bytes > 0) std::memcpy(dst, src, bytes);
+    sdk::copy_host_memory(dst, src, bytes);
     return OPB_OK;
 }
 opb_status api_copy_in(opb_backend *b, void *dst, const void *src, uint64_t bytes) {

@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace opbench::sdk {
 namespace {
@@ -83,6 +84,21 @@ TEST_F(Helpers, UnsupportedOpNamesTheOpAndWhatTheBackendOffers) {
     EXPECT_EQ(b.error, "tmpl: matmul: not offered by this backend (it offers add and silu)");
     EXPECT_EQ(unsupported_op(&b, "tmpl", -5), OPB_ERR_UNSUPPORTED);
     EXPECT_NE(b.error.find("tmpl: op -5 (unknown to this plugin's SDK"), std::string::npos) << b.error;
+}
+
+// copy_in / copy_out of a CPU plugin: every byte arrives, below the
+// threshold (one thread), at it and above it (two halves, split on a page),
+// at odd sizes and offsets, where a wrong split would drop or repeat bytes.
+TEST(CopyHostMemory, EveryByteArrivesAtEverySizeAroundTheThreshold) {
+    const uint64_t t = sdk::kCopyWorthAThread;
+    for (uint64_t bytes : {uint64_t(0), uint64_t(1), t - 1, t, t + 1, t + 4097, 2 * t + 12345}) {
+        std::vector<unsigned char> src(bytes + 3), dst(bytes + 3, 0xee);
+        for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<unsigned char>(i * 2654435761u >> 13);
+        sdk::copy_host_memory(dst.data() + 1, src.data() + 2, bytes); // unaligned on both sides
+        EXPECT_EQ(dst[0], 0xee) << bytes;
+        EXPECT_EQ(std::memcmp(dst.data() + 1, src.data() + 2, bytes), 0) << bytes;
+        EXPECT_EQ(dst[bytes + 1], 0xee) << "nothing past the end, " << bytes;
+    }
 }
 
 } // namespace
