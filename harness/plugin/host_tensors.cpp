@@ -1,12 +1,11 @@
 #include "plugin/host_tensors.hpp"
 
 #include "opbench/ops.hpp"
+#include "opbench/two_halves.hpp"
 
 #include <cmath>
 #include <cstring>
 #include <random>
-#include <system_error>
-#include <thread>
 
 #include <sys/mman.h>
 
@@ -98,24 +97,17 @@ void fill_input(uint8_t *buf, int dtype, int64_t count, UniformStream &stream, T
 
 namespace {
 
-// The kernel's first touch of [first, last) (MADV_POPULATE_WRITE, Linux
-// 5.14+), the two halves on two threads: page faults are most of the cost
-// of a fresh buffer of hundreds of MB (about 12 us per 4 KiB page on a KVM
-// guest of this project), and two vCPUs take them side by side. Without the
-// advice or a second thread, the zeros written next touch the pages as before.
-void populate_in_two_halves(std::uintptr_t first, std::uintptr_t last, std::uintptr_t align) {
-    const std::uintptr_t mid = (first + (last - first) / 2) & ~(align - 1);
-    auto populate = [](std::uintptr_t from, std::uintptr_t to) {
-        if (to > from) (void)::madvise(reinterpret_cast<void *>(from), to - from, MADV_POPULATE_WRITE);
-    };
-    std::thread second;
-    try {
-        second = std::thread(populate, mid, last);
-    } catch (const std::system_error &) {
-        return;
-    }
-    populate(first, mid);
-    second.join();
+// The kernel's first touch of the pages [first, last) of `page` bytes each
+// (MADV_POPULATE_WRITE, Linux 5.14+), in two halves on two threads: page
+// faults are most of the cost of a fresh buffer of hundreds of MB (about
+// 12 us per 4 KiB page on a KVM guest of this project), and two vCPUs take
+// them side by side. Without the advice the zeros written next touch them.
+void populate_in_two_halves(std::uintptr_t first, std::uintptr_t last, std::uintptr_t page) {
+    sdk::in_two_halves(int64_t((last - first) / page), true, [&](int64_t begin, int64_t end) {
+        if (end > begin)
+            (void)::madvise(reinterpret_cast<void *>(first + std::uintptr_t(begin) * page),
+                            std::size_t(end - begin) * page, MADV_POPULATE_WRITE);
+    });
 }
 
 } // namespace
@@ -134,7 +126,7 @@ std::vector<uint8_t> zeroed_host_buffer(std::size_t bytes) {
         const std::uintptr_t last = (begin + bytes) & ~(kHugePage - 1);
         if (last > first) (void)::madvise(reinterpret_cast<void *>(first), last - first, MADV_HUGEPAGE);
         if (bytes >= kWorthAThread)
-            populate_in_two_halves((begin + kPage - 1) & ~(kPage - 1), (begin + bytes) & ~(kPage - 1), kHugePage);
+            populate_in_two_halves((begin + kPage - 1) & ~(kPage - 1), (begin + bytes) & ~(kPage - 1), kPage);
     }
     buf.resize(bytes);
     return buf;

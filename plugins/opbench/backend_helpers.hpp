@@ -13,6 +13,7 @@
 
 #include "ops.hpp"
 #include "plugin.h"
+#include "two_halves.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -23,8 +24,6 @@
 #include <new>
 #include <string>
 #include <string_view>
-#include <system_error>
-#include <thread>
 #include <unordered_map>
 
 namespace opbench::sdk {
@@ -123,27 +122,14 @@ private:
 // of hundreds of MB into freshly allocated memory is mostly the first
 // touch of its pages (about 12 us per 4 KiB page on a KVM guest of this
 // project, issue 44): two threads, each copying its half, take about half
-// as long. Smaller copies, such as a decoder step's timed copy of its
-// embeddings, stay on the calling thread; with no thread to be had
-// (std::system_error: a process limit) the copy runs in one go.
+// as long (two_halves.hpp). Smaller copies, such as a decoder step's timed
+// copy of its embeddings, stay on the calling thread.
 inline constexpr uint64_t kCopyWorthAThread = uint64_t(64) << 20;
 inline void copy_host_memory(void *dst, const void *src, uint64_t bytes) {
-    if (bytes < kCopyWorthAThread) {
-        if (bytes > 0) std::memcpy(dst, src, bytes);
-        return;
-    }
-    const uint64_t half = (bytes / 2) & ~uint64_t(4095); // page-aligned split (when dst is)
     auto *d = static_cast<unsigned char *>(dst);
     const auto *s = static_cast<const unsigned char *>(src);
-    std::thread second;
-    try {
-        second = std::thread([=] { std::memcpy(d + half, s + half, bytes - half); });
-    } catch (const std::system_error &) {
-        std::memcpy(d, s, bytes);
-        return;
-    }
-    std::memcpy(d, s, half);
-    second.join();
+    in_two_halves(int64_t(bytes), bytes >= kCopyWorthAThread,
+                  [&](int64_t begin, int64_t end) { std::memcpy(d + begin, s + begin, std::size_t(end - begin)); });
 }
 
 // Run `body` (returning opb_status) and turn any escaping exception into a

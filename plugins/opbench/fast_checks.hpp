@@ -24,11 +24,12 @@
 //
 // The op table (ops.hpp, kOps) points to these: a row's fast_check. ops.hpp
 // includes this header at its end, so either header may be included first.
-// Header-only; the C/C++ standard library, plugin.h and ops.hpp only.
+// Header-only; the C/C++ standard library, plugin.h, ops.hpp and two_halves.hpp only.
 #ifndef OPBENCH_FAST_CHECKS_HPP
 #define OPBENCH_FAST_CHECKS_HPP
 
 #include "ops.hpp"
+#include "two_halves.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -38,8 +39,6 @@
 #include <limits>
 #include <random>
 #include <string>
-#include <system_error>
-#include <thread>
 #include <vector>
 
 namespace opbench {
@@ -182,32 +181,16 @@ inline constexpr double kFreivaldsSigmas = 7.0;
 
 namespace fastcheck_detail {
 
-// Runs body(begin, end) over [0, n): in two halves at once, the second on a
-// thread of its own, when `work` (elements read) is large enough to repay a
-// thread; else in one go. The check runs before any sample, the case's CPUs
-// otherwise idle, and on gemm's largest layers it was a second of each
-// case's first process (issue 44). The halves are fixed, not the machine's
-// CPU count, so every sum comes out the same on every machine.
-// The elements read below which a pass runs in one go (tests lower it, to
-// run their small problems in halves too).
+// Runs body(begin, end) over [0, n) in two halves at once (two_halves.hpp)
+// when `work` (elements read) is large enough to repay a thread; else in one
+// go. On gemm's largest layers the check was a second of each case's first
+// process (issue 44). The elements read below which a pass runs in one go
+// (tests lower it, to run their small problems in halves too).
 inline int64_t work_worth_a_thread = int64_t(1) << 22;
 
 template <class Body>
 void in_two_halves(int64_t n, int64_t work, Body body) {
-    if (n < 2 || work < work_worth_a_thread) {
-        body(int64_t(0), n);
-        return;
-    }
-    const int64_t mid = n / 2;
-    std::thread second;
-    try {
-        second = std::thread([&] { body(mid, n); });
-    } catch (const std::system_error &) { // no thread to be had (a process limit): in one go
-        body(int64_t(0), n);
-        return;
-    }
-    body(int64_t(0), mid);
-    second.join();
+    sdk::in_two_halves(n, work >= work_worth_a_thread, body);
 }
 
 // The operands of one batch of C = op(A)·op(B) + bias, as stored.
