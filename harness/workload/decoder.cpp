@@ -244,7 +244,8 @@ struct DecoderRun::BufferSet {
     void *attn_res = nullptr;          // [tokens, hidden]
     void *up = nullptr, *gate = nullptr, *act = nullptr, *prod = nullptr; // [tokens, ffn]
     void *mlp_out = nullptr;                                              // [tokens, hidden]
-    void *xq = nullptr; // int8 (FP8) layers: the layer input quantised to u8 (e4m3), [tokens, max(hidden, q width, ffn)]
+    // int8 (FP8) layers: the layer input quantised to u8 (e4m3), [tokens, max(hidden, q width, ffn)]
+    void *xq = nullptr;
     void *act_scales = nullptr; // FP8 layers: f32 [2], the a_scale tensors: kInputScale, kHiddenScale
 };
 
@@ -277,7 +278,8 @@ void DecoderRun::upload(void *dst, const std::vector<float> &values, int dtype) 
 
 void DecoderRun::copy_bytes_in(void *dst, const void *src, uint64_t bytes, const char *what) {
     opb_status s = be_.api().copy_in(be_.handle(), dst, src, bytes);
-    if (s != OPB_OK) throw WorkloadFailure{"failed", fmt::format("decoder: copy_in of {}: {}", what, be_.error_text(s))};
+    if (s != OPB_OK)
+        throw WorkloadFailure{"failed", fmt::format("decoder: copy_in of {}: {}", what, be_.error_text(s))};
 }
 
 namespace {
