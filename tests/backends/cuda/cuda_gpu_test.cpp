@@ -376,6 +376,20 @@ TEST_F(CudaGpu, QuantizeToU8S8AndFp8IsBitExact) {
         }
 }
 
+// Each host buffer copied into fresh device memory, in order (a failure is
+// the test's; the caller stops where it must not go on).
+std::vector<void *> device_copies(const opb_backend_api *api, opb_backend *b,
+                                  const std::vector<std::pair<const void *, size_t>> &inputs) {
+    std::vector<void *> dev;
+    for (const auto &[host, bytes] : inputs) {
+        void *ptr = nullptr;
+        EXPECT_EQ(api->alloc(b, bytes, &ptr), OPB_OK) << api->last_error(b);
+        EXPECT_EQ(api->copy_in(b, ptr, host, bytes), OPB_OK) << api->last_error(b);
+        dev.push_back(ptr);
+    }
+    return dev;
+}
+
 // int8 linear: u8 activations with a zero point (or s8) times s8 weights,
 // per-column scales and bias, through cuBLASLt's s8 GEMM; against plugin.h's
 // formula in float64, or cuBLASLt's refusal of the layout with its reason.
@@ -401,13 +415,8 @@ TEST_F(CudaGpu, Int8LinearMatchesFloat64OrIsRefusedWithCublasLtsReason) {
         const size_t out_bytes = B * M * N * dtype_size(out);
         const std::vector<std::pair<const void *, size_t>> inputs = {
             {a.data(), a.size()}, {w.data(), w.size()}, {w_scale.data(), N * 4}, {bias.data(), N * 4}};
-        std::vector<void *> dev;
-        for (const auto &[host, bytes] : inputs) {
-            void *p = nullptr;
-            ASSERT_EQ(api->alloc(b, bytes, &p), OPB_OK) << api->last_error(b);
-            ASSERT_EQ(api->copy_in(b, p, host, bytes), OPB_OK) << api->last_error(b);
-            dev.push_back(p);
-        }
+        std::vector<void *> dev = device_copies(api, b, inputs);
+        ASSERT_FALSE(HasFailure());
         void *c = nullptr;
         ASSERT_EQ(api->alloc(b, out_bytes, &c), OPB_OK) << api->last_error(b);
         dev.push_back(c);
@@ -466,13 +475,7 @@ double fp8_linear_nmse(const opb_backend_api *api, opb_backend *b, const opb_op_
     const size_t out_bytes = size_t(p.batch * p.m * p.n) * dtype_size(p.out_dtype);
     const std::vector<std::pair<const void *, size_t>> inputs = {
         {a.data(), a.size()}, {w.data(), w.size()}, {&sa, 4}, {&sb, 4}, {bias.data(), bias.size() * 4}};
-    std::vector<void *> dev;
-    for (const auto &[host, bytes] : inputs) {
-        void *ptr = nullptr;
-        EXPECT_EQ(api->alloc(b, bytes, &ptr), OPB_OK) << api->last_error(b);
-        EXPECT_EQ(api->copy_in(b, ptr, host, bytes), OPB_OK) << api->last_error(b);
-        dev.push_back(ptr);
-    }
+    std::vector<void *> dev = device_copies(api, b, inputs);
     if (!p.has_bias) { // execute's tensors: A, B, a_scale, b_scale[, bias], C
         api->free(b, dev.back());
         dev.pop_back();
@@ -594,13 +597,7 @@ Fp8AttentionErrors fp8_attention_errors(const opb_backend_api *api, opb_backend 
                                                                  {v.data(), v.size()}, {&scales[0], 4},
                                                                  {&scales[1], 4},      {&scales[2], 4},
                                                                  {&scales[3], 4},      {o.data(), o.size()}};
-    std::vector<void *> dev;
-    for (const auto &[host, bytes] : inputs) {
-        void *ptr = nullptr;
-        EXPECT_EQ(api->alloc(b, bytes, &ptr), OPB_OK) << api->last_error(b);
-        EXPECT_EQ(api->copy_in(b, ptr, host, bytes), OPB_OK) << api->last_error(b);
-        dev.push_back(ptr);
-    }
+    std::vector<void *> dev = device_copies(api, b, inputs);
     Fp8AttentionErrors e;
     opb_plan *plan = nullptr;
     if (api->prepare(b, &d, &plan, nullptr) != OPB_OK) {

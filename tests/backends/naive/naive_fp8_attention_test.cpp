@@ -4,6 +4,7 @@
 // no tiling, the codes decoded from the OCP definition), O rounded to f32
 // and then to the nearest e4m3 by search: every element must be that code.
 // Also the op table's side: the form, its tensors, the ABI gap.
+#include "e4m3_definition.hpp"
 #include "naive/kernels.hpp"
 
 #include "opbench/ops.hpp"
@@ -18,11 +19,7 @@
 namespace opbench::naive {
 namespace {
 
-double e4m3_by_definition(int code) {
-    const int s = code >> 7, e = (code >> 3) & 15, m = code & 7;
-    const double mag = e == 0 ? m / 8.0 * std::ldexp(1.0, -6) : (1.0 + m / 8.0) * std::ldexp(1.0, e - 7);
-    return s ? -mag : mag;
-}
+using test::e4m3_by_definition;
 
 // The e4m3 code nearest to v (ties to the even code; beyond 448 saturated).
 int nearest_code(double v) {

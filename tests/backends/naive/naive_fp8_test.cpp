@@ -2,6 +2,7 @@
 // 256 codes, ties to even, saturation and NaN; and the naive FP8 matmul
 // against an independent float64 computation from the same rounded inputs,
 // within the tolerance ops.hpp states for it.
+#include "e4m3_definition.hpp"
 #include "naive/kernels.hpp"
 
 #include "opbench/ops.hpp"
@@ -17,12 +18,7 @@
 namespace opbench::naive {
 namespace {
 
-// The value of an e4m3 code from the OCP FP8 definition, written out here.
-double e4m3_by_definition(int code) {
-    const int s = code >> 7, e = (code >> 3) & 15, m = code & 7;
-    const double mag = e == 0 ? m / 8.0 * std::ldexp(1.0, -6) : (1.0 + m / 8.0) * std::ldexp(1.0, e - 7);
-    return s ? -mag : mag;
-}
+using test::e4m3_by_definition;
 
 TEST(E4m3, EveryCodeDecodesAsDefinedAndRoundTrips) {
     for (int c = 0; c < 256; ++c) {
