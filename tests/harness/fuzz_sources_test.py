@@ -31,10 +31,23 @@ def object_of(build_root, source):
     return found[0] if found else None
 
 
-def symbols(obj, undefined):
-    flags = ["-P", "--undefined-only" if undefined else "--defined-only"]
-    out = subprocess.run(["nm", *flags, obj], capture_output=True, text=True, check=True).stdout
-    return {line.split()[0] for line in out.splitlines() if line.strip()}
+UNDEFINED_TYPES = {"U", "w", "v"}  # nm's types of a symbol an object needs and does not define
+
+
+def symbol_tables(objects):
+    """{object: (defined names, needed names)} of OBJECTS, read by one nm
+    run: one run per object costs a tenth of a second each, which on a busy
+    CI machine ran this test past its timeout."""
+    out = subprocess.run(["nm", "-P", "-A", *objects], capture_output=True, text=True, check=True).stdout
+    tables = {obj: (set(), set()) for obj in objects}
+    for line in out.splitlines():
+        obj, _, rest = line.partition(": ")
+        fields = rest.split()
+        if obj not in tables or len(fields) < 2:
+            continue
+        defined, needed = tables[obj]
+        (needed if fields[1] in UNDEFINED_TYPES else defined).add(fields[0])
+    return tables
 
 
 def demangle(names):
@@ -53,16 +66,17 @@ def missing_symbols(source_root, build_root, leave_out=()):
         if obj is None:
             sys.exit(f"fuzz_sources: tests/fuzz/meson.build lists harness/{s}, which this build does not compile")
         objects[s] = obj
+    every_object = glob.glob(os.path.join(build_root, "harness", "*.a.p", "*.o"))
+    tables = symbol_tables(sorted(set(every_object) | set(objects.values())))
     defined, needed = set(), set()
     for obj in objects.values():
-        defined |= symbols(obj, undefined=False)
-        needed |= {n for n in symbols(obj, undefined=True) if OPBENCH in n}
+        defined |= tables[obj][0]
+        needed |= {n for n in tables[obj][1] if OPBENCH in n}
     missing = sorted(needed - defined)
     where = dict.fromkeys(missing)
-    if missing:
-        for obj in glob.glob(os.path.join(build_root, "harness", "*.a.p", "*.o")):
-            for name in symbols(obj, undefined=False) & set(missing):
-                where[name] = os.path.basename(obj)
+    for obj in every_object:
+        for name in tables[obj][0] & set(missing):
+            where[name] = os.path.basename(obj)
     return where
 
 
