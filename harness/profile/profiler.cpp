@@ -114,32 +114,30 @@ void Profiler::end() {
 }
 
 void Profiler::device_span(std::string_view name, int64_t begin_ns, double seconds) {
-    std::lock_guard lock(mutex_);
-    const AllocCounters own0 = alloc_snapshot();
     Span s;
-    s.name = intern(name);
     s.kind = SpanKind::device;
     s.thread = kDeviceThread;
     s.begin_ns = begin_ns;
     s.end_ns = begin_ns + static_cast<int64_t>(std::llround(seconds * 1e9));
-    spans_.push_back(s);
-    own_at_begin_allocs_.push_back(own_allocs_);
-    own_at_begin_bytes_.push_back(own_bytes_);
-    const AllocCounters own1 = alloc_snapshot();
-    own_allocs_ += own1.calls - own0.calls;
-    own_bytes_ += own1.bytes - own0.bytes;
+    add_closed_span(name, s, nullptr);
 }
 
 void Profiler::kernel_span(std::string_view name, int64_t begin_ns, int64_t end_ns, uint32_t stream,
                            nlohmann::json args) {
-    std::lock_guard lock(mutex_);
-    const AllocCounters own0 = alloc_snapshot();
     Span s;
-    s.name = intern(name);
     s.kind = SpanKind::kernel;
     s.thread = kernel_thread(stream);
     s.begin_ns = begin_ns;
     s.end_ns = std::max(begin_ns, end_ns);
+    add_closed_span(name, s, std::move(args));
+}
+
+// A span recorded whole (the device's: no begin and end on a host thread),
+// with the profiler's own allocations for it kept out of every span's figures.
+void Profiler::add_closed_span(std::string_view name, Span s, nlohmann::json args) {
+    std::lock_guard lock(mutex_);
+    const AllocCounters own0 = alloc_snapshot();
+    s.name = intern(name);
     if (!args.is_null()) {
         s.args = int32_t(args_.size());
         args_.push_back(std::move(args));

@@ -122,6 +122,7 @@ private:
         std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
     };
     uint32_t intern(std::string_view name);
+    void add_closed_span(std::string_view name, Span s, nlohmann::json args);
 
     mutable std::mutex mutex_;
     int64_t origin_ns_;

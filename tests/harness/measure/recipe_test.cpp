@@ -416,6 +416,7 @@ TEST(Records, StatusNamesAreTheResultSetStrings) {
 
 // A profiler's recorded samples (sample_is_extra) are timed but kept out of
 // the stopping rule and every statistic, however slow they are.
+namespace {
 struct ExtraSamples final : RecipeObserver {
     FakeWork &work;
     std::size_t extra_from, extra_count, seen = 0, ends = 0, extra_ends = 0, excluded = 0;
@@ -434,6 +435,7 @@ struct ExtraSamples final : RecipeObserver {
     bool sample_is_extra() const override { return current; }
     void on_sample_excluded(std::size_t) override { ++excluded; }
 };
+} // namespace
 
 TEST(Recipe, ExtraSamplesAreInNoStatistic) {
     FakeClock clock;
