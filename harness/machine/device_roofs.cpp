@@ -1,4 +1,5 @@
 #include "machine/device_roofs.hpp"
+#include "machine/system_readers.hpp"
 
 #include "files/atomic_file.hpp"
 
@@ -16,10 +17,6 @@
 #include <stdexcept>
 
 namespace opbench {
-
-namespace detail {
-std::uint64_t fnv1a64(const std::string &s); // machine.cpp: the CPU cache's key hash
-} // namespace detail
 
 std::string_view roof_unit_name(RoofUnit u) {
     switch (u) {

@@ -1,4 +1,4 @@
-// Tests for harness/machine/machine.cpp: the measured peaks' structure and ranges
+// Tests for harness/machine/ (machine.cpp, measure_peaks.cpp): the measured peaks' structure and ranges
 // (never a time), JSON and cache round trips, roofline classification on
 // synthetic peaks, and the CPU context's fields.
 #include "machine/machine.hpp"

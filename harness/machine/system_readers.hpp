@@ -1,0 +1,34 @@
+// What the machine code reads of the system: /proc/cpuinfo, the CPUs this
+// process may run on and sysfs's cache levels, with two small helpers. Shared
+// by the peak measurement (measure_peaks.cpp) and the cache and context
+// (machine.cpp); not part of the machine API (machine.hpp).
+#pragma once
+
+#include "machine/machine.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace opbench::detail {
+
+[[nodiscard]] std::string read_first_line(const std::filesystem::path &path);
+// Value of the first "key<tab>: value" line in /proc/cpuinfo.
+[[nodiscard]] std::string cpuinfo_field(const std::string &key);
+[[nodiscard]] std::set<std::string> cpuinfo_flags();
+// The CPUs this process may run on (its affinity mask), ascending.
+[[nodiscard]] std::vector<int> allowed_cpus();
+// FNV-1a, 64 bit: stable across runs and compilers (std::hash is neither).
+[[nodiscard]] std::uint64_t fnv1a64(const std::string &s);
+[[nodiscard]] std::string utc_now_iso8601();
+// The CPUs of a sysfs list such as "0-3,8" that are also in `allowed`.
+[[nodiscard]] int cpus_in_list(const std::string &list, const std::vector<int> &allowed);
+// CPU 0's data and unified caches from sysfs, smallest level first.
+[[nodiscard]] std::vector<CacheRoof> cache_levels(const std::vector<int> &allowed);
+// The int8 kernel this CPU runs: "avx512_vnni" where present, else "avx2"
+// (AVX2's three-instruction MAC); "" without AVX2.
+[[nodiscard]] const char *int8_kernel_isa();
+
+} // namespace opbench::detail
