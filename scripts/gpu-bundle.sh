@@ -8,7 +8,8 @@
 #   BUILDDIR  a build set up with -Dcuda=enabled and compiled with
 #             `meson compile -C BUILDDIR runnable cuda_planning_test
 #             cuda_rope_quant_test cuda_roof_plan_test cuda_plugin_load_test
-#             cuda_gpu_test cuda-direct-bench`
+#             cuda_gpu_test cuda-direct-bench`, and for the device run's
+#             `ab` step test-cuda-slower (carried when built)
 #             (default build-gpu)
 #   TARBALL   the .tar.xz to write
 #
@@ -46,6 +47,10 @@ binaries=("$builddir/harness/opbench")
 for t in cuda_planning_test cuda_rope_quant_test cuda_roof_plan_test cuda_plugin_load_test cuda_gpu_test; do binaries+=("$builddir/tests/backends/cuda/$t"); done
 binaries+=("$builddir/backends/cuda/bench/cuda-direct-bench")
 while IFS= read -r so; do binaries+=("$so"); done < <(find "$builddir/backends" -name 'opbench-backend-*.so' | sort)
+# The cuda plugin with each matmul 5% slower (backends/cuda/meson.build): the
+# build gpu-device-run.sh's `ab` step compares against; optional.
+slower=$builddir/backends/cuda/test-cuda-slower.so
+[ -f "$slower" ] && binaries+=("$slower")
 for b in "${binaries[@]}"; do
   [ -x "$b" ] || [ -f "$b" ] || { echo "gpu-bundle: $b is missing: compile runnable, the cuda tests and cuda-direct-bench first" >&2; exit 2; }
 done

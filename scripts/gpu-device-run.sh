@@ -36,6 +36,14 @@
 #              warm.md (device time per call of each mode, side by side)
 #              under out/warm/, bounded by WARM_LIMIT (s, default 480, all
 #              six runs together). Not yet run on a GPU.
+#     ab       `opbench ab` on the GPU (issue 41 item 6): the cuda plugin
+#              against itself (A/A) and against test-cuda-slower (each
+#              matmul 5% slower on the device; the bundle carries it when
+#              it was built), AB_RUNS times each (default 5), on the cases
+#              AB_FILTER picks (default gemm's 2048^3 f32 and bf16); each
+#              run's verdicts and the device's clock range in run.log, the
+#              sets under out/ab/, bounded by AB_LIMIT (s, default 300).
+#              Not yet run on a GPU.
 #   WORK (default /tmp/opb-gpu) is where the tarball is unpacked.
 # The build directory holds absolute paths (the checkout it was built in,
 # x/ROOT): that path is made a symlink to the unpacked tree. Where it exists
@@ -227,6 +235,34 @@ PY
   return $wrc
 }
 
+# ab on the GPU: A/A and A/B (a build whose matmuls are 5% slower), in
+# turn, AB_RUNS times; a line per run with its verdict counts.
+run_ab() {
+  local d=$work_out/ab
+  local plugin=$root/build-gpu/backends/cuda/opbench-backend-cuda.so
+  local slower=$root/build-gpu/backends/cuda/test-cuda-slower.so
+  mkdir -p "$d"
+  if [ ! -f "$slower" ]; then
+    echo "ab: $slower is not in the bundle: compile test-cuda-slower before scripts/gpu-bundle.sh" |
+      tee -a "$outd/run.log"
+    return 2
+  fi
+  timeout "${AB_LIMIT:-300}" bash -c '
+    opbench=$1 plugin=$2 slower=$3 runs=$4 filter=$5 d=$6
+    for i in $(seq 1 "$runs"); do
+      for pair in same slower; do
+        new=$plugin
+        [ "$pair" = slower ] && new=$slower
+        "$opbench" ab suites/gemm.toml --plugin "cuda@base=$plugin" --plugin "cuda@new=$new" \
+          --benchmark_filter="$filter" --no-progress --out "$d/$pair-$i.json" > "$d/$pair-$i.log" 2>&1
+        echo "ab: $pair run $i rc=$? $(grep -o "[0-9]* same, [0-9]* slower, [0-9]* faster, [0-9]* noisy" \
+          "$d/$pair-$i.log")"
+        grep -o "the device.s SM clock.*" "$d/$pair-$i.log"
+      done
+    done' ab "$opbench" "$plugin" "$slower" "${AB_RUNS:-5}" \
+    "${AB_FILTER:-M:2048/N:2048/K:2048/variant:default/dt:(f32|bf16)/}" "$d" >> "$outd/run.log" 2>&1
+}
+
 IFS=, read -r -a steps <<< "${STEPS:-check}"
 for s in "${steps[@]}"; do
   log "step $s" | tee -a "$outd/run.log"
@@ -236,7 +272,8 @@ for s in "${steps[@]}"; do
     decoder) run_decoder; step_done decoder $? ;;
     timeline) run_timeline; step_done timeline $? ;;
     warm) run_warm; step_done warm $? ;;
-    *) echo "gpu-device-run: unknown step '$s' (check, direct, decoder, timeline, warm)" | tee -a "$outd/run.log"; rc=2 ;;
+    ab) run_ab; step_done ab $? ;;
+    *) echo "gpu-device-run: unknown step '$s' (check, direct, decoder, timeline, warm, ab)" | tee -a "$outd/run.log"; rc=2 ;;
   esac
 done
 log "done, STEPS=${STEPS:-check}, rc=$rc" | tee -a "$outd/run.log"

@@ -124,6 +124,10 @@ struct CudaBackend : sdk::BackendBase {
     bool timer_started = false;
     double host_in_execute = 0; // host seconds inside execute since timer_start (ABI 1.5)
     double last_sample_host_seconds = 0; // host_in_execute of the last timed sample
+#ifdef OPBENCH_CUDA_TEST_MATMUL_SLOWDOWN
+    int test_calls_in_sample = 0;           // matmul calls since timer_start
+    double test_call_device_seconds = 0;    // the last timed sample's device time per matmul call
+#endif
     double sustained_mhz = 0;   // the SM clock under the roofs' GEMM sweep; 0 until measured
     DeviceBuffer probe_buffer;  // the clock probe's per-SM cycles and nanoseconds
     std::unique_ptr<NvmlReader> nvml; // loaded on first use (nvmlInit takes a while)
@@ -775,13 +779,40 @@ opb_status execute_plan(opb_backend *b, opb_plan *plan, void *const *t, int32_t 
     });
 }
 
+#ifdef OPBENCH_CUDA_TEST_MATMUL_SLOWDOWN
+// A test build only (the meson target test-cuda-slower, never built by
+// default or installed): `ab`'s known regression on a GPU (issue 41
+// item 6). Each matmul is followed on the stream by a spin kernel of f / (1 +
+// f) of the last timed sample's device time per call, f =
+// OPBENCH_CUDA_TEST_MATMUL_SLOWDOWN: that time holds the spin before it, so
+// the spin settles at f of the matmul's own time (plus one kernel boundary).
+opb_status slow_down_matmul(CudaBackend *c, opb_plan *plan) {
+    if (reinterpret_cast<Plan *>(plan)->desc.op != OPB_OP_MATMUL) return OPB_OK;
+    if (c->timer_started) ++c->test_calls_in_sample;
+    constexpr double f = OPBENCH_CUDA_TEST_MATMUL_SLOWDOWN;
+    const double spin = f / (1 + f) * c->test_call_device_seconds;
+    if (spin <= 0) return OPB_OK; // no timed sample yet
+    const cudaError_t e = launch_spin(static_cast<uint64_t>(spin * 1e9), c->stream);
+    return e == cudaSuccess ? OPB_OK : c->fail(OPB_ERR_DEVICE, cuda_error("test slowdown: spin kernel launch", e));
+}
+#endif
+
+// execute_plan and, in the test build, its slowdown.
+opb_status execute_call(opb_backend *b, opb_plan *plan, void *const *t, int32_t count) {
+    const opb_status st = execute_plan(b, plan, t, count);
+#ifdef OPBENCH_CUDA_TEST_MATMUL_SLOWDOWN
+    if (st == OPB_OK) return slow_down_matmul(self(b), plan);
+#endif
+    return st;
+}
+
 // execute, timed on the host while the device timer runs: the launches' own
 // cost per call beside the device's time (ABI 1.5 timer_host_seconds).
 opb_status timed_execute(opb_backend *b, opb_plan *plan, void *const *t, int32_t count) {
     auto *c = self(b);
-    if (!c->timer_started) return execute_plan(b, plan, t, count);
+    if (!c->timer_started) return execute_call(b, plan, t, count);
     const auto start = std::chrono::steady_clock::now();
-    const opb_status st = execute_plan(b, plan, t, count);
+    const opb_status st = execute_call(b, plan, t, count);
     c->host_in_execute += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return st;
 }
@@ -894,6 +925,9 @@ opb_status cuda_timer_start(opb_backend *b) {
     if (e != cudaSuccess) return c->fail(OPB_ERR_DEVICE, cuda_error("timer_start: cudaEventRecord", e));
     c->timer_started = true;
     c->host_in_execute = 0;
+#ifdef OPBENCH_CUDA_TEST_MATMUL_SLOWDOWN
+    c->test_calls_in_sample = 0;
+#endif
     return OPB_OK;
 }
 
@@ -910,6 +944,9 @@ opb_status cuda_timer_stop(opb_backend *b, double *seconds) {
     if (e == cudaSuccess) e = cudaEventElapsedTime(&ms, c->ev_start, c->ev_stop);
     if (e != cudaSuccess) return c->fail(OPB_ERR_DEVICE, cuda_error("timer_stop (cudaEvent)", e));
     *seconds = static_cast<double>(ms) * 1e-3;
+#ifdef OPBENCH_CUDA_TEST_MATMUL_SLOWDOWN
+    if (c->test_calls_in_sample > 0) c->test_call_device_seconds = *seconds / c->test_calls_in_sample;
+#endif
     return OPB_OK;
 }
 

@@ -53,6 +53,26 @@ std::uint64_t clock_event_reasons_from_names(const std::vector<std::string> &nam
     return mask;
 }
 
+std::optional<ClockRange> clock_range(std::span<const double> sm_clock_mhz) {
+    std::vector<double> read;
+    for (double mhz : sm_clock_mhz)
+        if (mhz > 0) read.push_back(mhz);
+    if (read.empty()) return std::nullopt;
+    std::sort(read.begin(), read.end());
+    const std::size_t n = read.size();
+    ClockRange r;
+    r.min_mhz = read.front();
+    r.max_mhz = read.back();
+    r.median_mhz = n % 2 ? read[n / 2] : (read[n / 2 - 1] + read[n / 2]) / 2;
+    r.readings = n;
+    return r;
+}
+
+std::string clock_range_text(const ClockRange &r) {
+    return fmt::format("the device's SM clock: {:.0f}-{:.0f} MHz over {} repetitions (moved {:.0f}%)", r.min_mhz,
+                       r.max_mhz, r.readings, r.moved() * 100);
+}
+
 std::string clock_event_reasons_text(std::uint64_t mask) {
     std::string out;
     for (std::string n : clock_event_reason_names(mask)) {

@@ -17,7 +17,10 @@
 // Without a clock reading or a sustained clock no repetition is judged.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -52,5 +55,20 @@ struct ThrottleVerdict {
 [[nodiscard]] std::uint64_t clock_event_reasons_from_names(const std::vector<std::string> &names);
 // For notes: "sw power cap, hw thermal slowdown"; "" for none.
 [[nodiscard]] std::string clock_event_reasons_text(std::uint64_t mask);
+
+// The SM clock over a run's repetitions: the device's own drift reading,
+// beside the drift canary, which times a loop on the host and so says
+// nothing of a device-timed entry's speed (docs/measurement.md, "The drift
+// canary on a GPU"). `moved` is (max - min) / max.
+struct ClockRange {
+    double min_mhz = 0, median_mhz = 0, max_mhz = 0;
+    std::size_t readings = 0;
+    [[nodiscard]] double moved() const { return max_mhz > 0 ? (max_mhz - min_mhz) / max_mhz : 0; }
+};
+// Of the readings above 0 MHz (0 or less: no reading); none without one.
+[[nodiscard]] std::optional<ClockRange> clock_range(std::span<const double> sm_clock_mhz);
+// One line for the consoles, e.g. "the device's SM clock: 1755-1980 MHz over
+// 240 repetitions (moved 11%)".
+[[nodiscard]] std::string clock_range_text(const ClockRange &r);
 
 } // namespace opbench

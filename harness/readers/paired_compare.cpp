@@ -62,6 +62,22 @@ void judge_pairs(PairedCaseVerdict &v, const std::map<std::size_t, std::pair<dou
     v.left_out = left_out_note(pairs.size() + left_out.size(), starved, throttled);
 }
 
+// Every iteration entry's stats.sm_clock_mhz (null, absent or not a number:
+// none). Reads any JSON without throwing: the fuzzed readers come here.
+std::vector<double> sm_clocks_of(const nlohmann::json &entries) {
+    std::vector<double> mhz;
+    for (const nlohmann::json &e : entries) {
+        if (!e.is_object()) continue;
+        const auto run_type = e.find("run_type");
+        if (run_type != e.end() && !(run_type->is_string() && *run_type == "iteration")) continue;
+        const auto stats = e.find("stats");
+        if (stats == e.end() || !stats->is_object()) continue;
+        const auto clock = stats->find("sm_clock_mhz");
+        if (clock != stats->end() && clock->is_number()) mhz.push_back(clock->get<double>());
+    }
+    return mhz;
+}
+
 } // namespace
 
 bool is_paired_set(const ResultSet &set) {
@@ -96,6 +112,7 @@ PairedComparison compare_paired(const ResultSet &set, const PairedOptions &optio
     std::map<std::string, std::map<std::size_t, std::pair<double, double>>> pairs;
     const nlohmann::json &entries = set.raw.at("benchmarks");
     auto left_out = left_out_blocks(entries);
+    c.device_clock = clock_range(sm_clocks_of(entries));
     for (std::size_t i = 0; i < entries.size(); ++i) {
         const nlohmann::json &e = entries[i];
         if (!e.contains("pair") || e.value("run_type", "iteration") != "iteration") continue;
@@ -187,12 +204,20 @@ Document paired_document(const PairedComparison &c) {
                                   c.count("same"), c.count("slower"), c.count("faster"), c.count("noisy"),
                                   c.options.threshold * 100, c.options.alpha));
     if (!c.canary.empty())
-        t.notes.push_back(fmt::format("machine speed (drift canary, {} readings): moved {:.0f}% over the run{}",
-                                      c.canary.size(), c.canary_drift * 100,
+        t.notes.push_back(fmt::format("{} speed (drift canary, {} readings): moved {:.0f}% over the run{}",
+                                      c.device_clock ? "host" : "machine", c.canary.size(), c.canary_drift * 100,
                                       c.canary_drift > c.options.threshold
                                           ? "; each pair was measured within one block, so this drift is in both "
                                             "sides of a pair and cancels in its ratio"
                                           : ""));
+    if (c.device_clock) {
+        const ClockRange &r = *c.device_clock;
+        data["device_clock"] = {{"min_mhz", r.min_mhz},
+                                {"median_mhz", r.median_mhz},
+                                {"max_mhz", r.max_mhz},
+                                {"readings", r.readings}};
+        t.notes.push_back(clock_range_text(r) + "; the drift canary above times the host");
+    }
     add_legend(t, names);
     reasons.add_to(skipped);
     doc.tables.push_back(std::move(t));

@@ -8,6 +8,7 @@
 
 #include "measure/canary.hpp"
 #include "measure/paired_stats.hpp"
+#include "measure/throttle.hpp"
 #include "readers/result_set_reader.hpp"
 #include "writers/writer.hpp"
 
@@ -35,6 +36,7 @@ struct PairedComparison {
     std::vector<PairedCaseVerdict> cases;
     std::vector<CanaryReading> canary;
     double canary_drift = 0;
+    std::optional<ClockRange> device_clock; // the repetitions' SM clock (stats.sm_clock_mhz); none on a CPU
     [[nodiscard]] std::size_t count(const std::string &verdict) const;
 };
 

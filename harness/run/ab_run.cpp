@@ -95,6 +95,7 @@ private:
     PairedSide::Probes probes_;
     double timer_overhead_ = measure_timer_overhead();
     std::vector<PairedTimes> times_;         // per case, once it finished
+    std::vector<double> sm_clocks_mhz_;      // every repetition's SM clock this run measured (<= 0: none)
     std::vector<PairedCaseResult> results_; // the cases finished, in order
 };
 
@@ -261,6 +262,8 @@ std::vector<EntryGroup> AbRun::groups() const {
 // (the first that did not pass) and its blocks', and its verdict.
 void AbRun::group_finished(std::size_t ci) {
     Entry &base = *entries_[2 * ci], &next = *entries_[2 * ci + 1];
+    for (const Entry *e : {&base, &next})
+        for (const RepetitionRecord &r : e->result.repetitions) sm_clocks_mhz_.push_back(r.sm_clock_mhz);
     PairedCaseResult out;
     out.label = label_of(base.name(), o_.base);
     for (const Entry *e : {&base, &next})
@@ -308,6 +311,7 @@ PairedSummary AbRun::run() {
     summary.resumed = resumed_;
     summary.cases = std::move(results_); // a case interrupted mid-way is neither judged nor logged
     summary.canary_drift = canary_drift(canary_.readings());
+    summary.device_clock = clock_range(sm_clocks_mhz_);
     summary.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     if (!o_.out_path.empty()) {
         nlohmann::json ob = log_->context()["opbench"];

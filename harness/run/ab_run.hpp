@@ -18,6 +18,7 @@
 
 #include "check/verify.hpp"
 #include "measure/paired_stats.hpp"
+#include "measure/throttle.hpp"
 #include "plugin/plugin_loader.hpp"
 #include "suite/suite.hpp"
 
@@ -64,6 +65,9 @@ struct PairedSummary {
     std::vector<PairedCaseResult> cases;
     double wall_seconds = 0;
     double canary_drift = 0; // relative, over the run
+    // A device backend's SM clock over the repetitions this run measured:
+    // the device's drift reading (the canary times the host). None on a CPU.
+    std::optional<ClockRange> device_clock;
     bool complete = true;    // false: interrupted, or a case without entries
     std::size_t resumed = 0; // of `cases`, those a resumed run took from its journal
     std::string out_path;

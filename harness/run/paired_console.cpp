@@ -56,11 +56,14 @@ std::string not_compared_line(const PairedSummary &s) {
 std::string paired_summary_line(const PairedSummary &s, const PairedRunOptions &o) {
     // Lines each within 100 columns: the verdicts, the cases with none (by
     // status), then how the run went.
+    // On a device backend the canary (a loop on the host) reads the host,
+    // and the SM clock reads the device.
+    const std::string device_line = s.device_clock ? "\n  " + clock_range_text(*s.device_clock) : "";
     return fmt::format("opbench ab: {} cases, {} -> {} (threshold {:g}%): {} same, {} slower, {} faster, {} noisy{}\n"
-                       "  the machine's speed moved {:.0f}% during the run (drift canary); {:.1f} s",
+                       "  the {}'s speed moved {:.0f}% during the run (drift canary); {:.1f} s{}",
                        s.cases.size(), o.base, o.next, o.verdict.threshold * 100, s.count("same"), s.count("slower"),
-                       s.count("faster"), s.count("noisy"), not_compared_line(s), s.canary_drift * 100,
-                       s.wall_seconds);
+                       s.count("faster"), s.count("noisy"), not_compared_line(s), s.device_clock ? "host" : "machine",
+                       s.canary_drift * 100, s.wall_seconds, device_line);
 }
 
 } // namespace opbench

@@ -30,7 +30,11 @@ roof cache of its own:
 Then `opbench ab` of two builds of the fixture GPU plugin at 900 MHz: every
 block of its pairs had a throttled repetition, so the case is `throttled`
 with its reason, no ratio and no verdict, in ab's console, the set (each
-repetition's `pair_left_out`, no `pair`), compare and the report.
+repetition's `pair_left_out`, no `pair`), compare and the report. Then `ab`
+with the SM clock read in turn as 1980 and 1800 MHz (neither throttled):
+ab's console and compare's paired view give the device's clock range
+(1800-1980 MHz, moved 9%) beside the drift canary, which they call the
+host's (issue 41 item 6: the canary times a loop on the host).
 Run 1 also checks that compare --by machine and the report's roofline show
 the device's measured roofs (per unit and dtype) for the GPU backend, not the
 CPU's peaks.
@@ -459,11 +463,38 @@ def check_throttled_ab():
     cases = cases.get("cases") or (cases.get("data") or {}).get("cases") or []
     if len(cases) != 1 or "ratio" in cases[0] or not cases[0].get("reason", "").startswith("throttled: every one"):
         fail(f"compare --format json: the throttled ab case: {cases}")
+    if not re.search(r"the device's SM clock: 900-900 MHz over \d+ repetitions \(moved 0%\)", flat) or \
+            "the host's speed moved" not in flat:
+        fail(f"ab: the device's clock range, or the canary named the host's, missing:\n{console}")
     report = os.path.join(WORK, "report-ab-throttled.html")
     run(["report", path, "-o", report, "--force"], {})
     with open(report, encoding="utf-8") as f:
         if "throttled" not in f.read():
             fail("report: the throttled ab set's entries shown without the word")
+
+
+def check_device_clock_ab():
+    """The device's drift reading: the SM clock's range over ab's repetitions,
+    in ab's console and compare's paired view (text and JSON)."""
+    out = os.path.join(WORK, "ab-clock.json")
+    cache = tempfile.mkdtemp(prefix="opb-roofs-clock-")
+    atexit.register(shutil.rmtree, cache, ignore_errors=True)
+    console = run(["ab", SUITE, "--plugin", f"fakegpu@base={FAKEGPU}", "--plugin", f"fakegpu@new={FAKEGPU}",
+                   "--pairs", "6", "--seconds", "0.002", "--benchmark_filter=softmax", "--out", out, "--force"],
+                  dict(OPBENCH_CACHE_DIR=cache, OPBENCH_FAKEGPU_CLOCK_MHZ="1980,1800"), ok=(0, 1))
+    flat = " ".join(console.split())
+    want = r"the device's SM clock: 1800-1980 MHz over (\d+) repetitions \(moved 9%\)"
+    m = re.search(want, flat)
+    if not m or int(m.group(1)) < 24 or "the host's speed moved" not in flat:
+        fail(f"ab: no device clock range 1800-1980 MHz (moved 9%) over its repetitions:\n{console}")
+    text = " ".join(run(["compare", out], {}).split())
+    if not re.search(want + "; the drift canary above times the host", text):
+        fail(f"compare: the paired set's device clock range missing:\n{text}")
+    doc = json.loads(run(["compare", out, "--format", "json"], {}))
+    clock = (doc.get("data") or doc).get("device_clock")
+    if not clock or clock.get("min_mhz") != 1800 or clock.get("max_mhz") != 1980 or clock.get("readings") < 24:
+        fail(f"compare --format json: device_clock {clock}")
+    print(f"ab: the device's clock range over {m.group(1)} repetitions, in ab's console and compare")
 
 
 def main():
@@ -486,6 +517,7 @@ def main():
     check_history(path, tpath)
     check_throttled_workload()
     check_throttled_ab()
+    check_device_clock_ab()
     # No roofs cached: the workers judge by the fixture's ceiling (1980 MHz),
     # so the repetitions read it too (the run's point here is the error).
     _, failed, fconsole = measured_set("failed", OPBENCH_FAKEGPU_ROOFS="fail", OPBENCH_FAKEGPU_CLOCK_MHZ="1980")

@@ -15,7 +15,9 @@
 //
 //   OPBENCH_FAKEGPU_CLOCK_MHZ   the SM clock every repetition reads (default
 //                               1500, the sustained clock: never throttled;
-//                               900 is below 85% of it: throttled)
+//                               900 is below 85% of it: throttled); a list
+//                               ("1500,1400") is read in turn, one value per
+//                               repetition of this process, from the first
 //   OPBENCH_FAKEGPU_CLOCK_REASONS NVML's clock-event reasons mask each
 //                               repetition reads (e.g. 0x44: sw power cap,
 //                               hw thermal slowdown); the idle bit (0x1) is
@@ -129,9 +131,19 @@ opb_status fg_measure_roofs(opb_backend *, opb_roof_fn fn, void *user) {
 
 opb_status fg_clock_begin(opb_backend *) { return OPB_OK; }
 
-opb_status fg_clock_end(opb_backend *, opb_clock_reading *out) {
+std::vector<std::string> split(const char *text); // "a,b" -> {"a", "b"}, below
+
+// OPBENCH_FAKEGPU_CLOCK_MHZ's value for this process's next reading.
+double next_clock_mhz() {
+    static std::size_t reading = 0;
     const char *v = std::getenv("OPBENCH_FAKEGPU_CLOCK_MHZ");
-    out->sm_clock_mhz = v && *v ? std::atof(v) : 1500;
+    if (!v || !*v) return 1500;
+    const std::vector<std::string> values = split(v);
+    return std::atof(values[reading++ % values.size()].c_str());
+}
+
+opb_status fg_clock_end(opb_backend *, opb_clock_reading *out) {
+    out->sm_clock_mhz = next_clock_mhz();
     out->power_watts = 300;
     out->temperature_c = 55;
     const char *reasons = std::getenv("OPBENCH_FAKEGPU_CLOCK_REASONS");

@@ -224,3 +224,24 @@ TEST(Throttle, AResultSetsReasonsPowerAndTemperatureReachTheNote) {
     EXPECT_EQ(summarize_entry(before, {}).reasons.at(0).text,
               "1 of 2 repetitions throttled (SM clock below 85% of sustained) and left out");
 }
+
+// ab's device drift reading (issue 41 item 6): the SM clock's range over a
+// run's repetitions, readings of 0 or less (none) left out.
+TEST(ClockRange, TheRangeAndMedianOfTheReadingsLeaveOutRepetitionsWithoutOne) {
+    EXPECT_FALSE(clock_range(std::vector<double>{}).has_value());
+    EXPECT_FALSE(clock_range(std::vector<double>{-1, 0, -1}).has_value()); // a CPU backend's records
+    const std::vector<double> mhz = {1980, -1, 1800, 1890, 0, 1755};
+    const auto r = clock_range(mhz);
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->readings, 4u);
+    EXPECT_DOUBLE_EQ(r->min_mhz, 1755);
+    EXPECT_DOUBLE_EQ(r->max_mhz, 1980);
+    EXPECT_DOUBLE_EQ(r->median_mhz, (1800 + 1890) / 2.0); // even count: the middle two's mean
+    EXPECT_NEAR(r->moved(), (1980 - 1755) / 1980.0, 1e-12);
+    EXPECT_EQ(clock_range_text(*r), "the device's SM clock: 1755-1980 MHz over 4 repetitions (moved 11%)");
+    const auto odd = clock_range(std::vector<double>{1500, 1400, 1450});
+    ASSERT_TRUE(odd.has_value());
+    EXPECT_DOUBLE_EQ(odd->median_mhz, 1450);
+    EXPECT_EQ(clock_range_text(*clock_range(std::vector<double>{900, 900})),
+              "the device's SM clock: 900-900 MHz over 2 repetitions (moved 0%)");
+}
