@@ -426,11 +426,11 @@ nlohmann::json cpu_context() {
 
     // Google Benchmark's rule: scaling is on unless the governor is
     // "performance". No cpufreq directory (common in VMs) means we cannot tell.
-    const std::string governor = detail::read_first_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
+    const std::string governor = host::first_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
     j["frequency_governor"] = governor.empty() ? "unknown" : governor;
     j["cpu_scaling_enabled"] = governor.empty() ? json(nullptr) : json(governor != "performance");
-    const std::string boost = detail::read_first_line("/sys/devices/system/cpu/cpufreq/boost");
-    const std::string no_turbo = detail::read_first_line("/sys/devices/system/cpu/intel_pstate/no_turbo");
+    const std::string boost = host::first_line("/sys/devices/system/cpu/cpufreq/boost");
+    const std::string no_turbo = host::first_line("/sys/devices/system/cpu/intel_pstate/no_turbo");
     j["turbo_boost"] = !boost.empty()      ? json(boost == "1")
                        : !no_turbo.empty() ? json(no_turbo == "0")
                                            : json("unknown");

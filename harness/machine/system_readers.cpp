@@ -8,38 +8,13 @@
 #include <algorithm>
 #include <cstdlib>
 #include <ctime>
-#include <fstream>
 #include <sstream>
 #include <utility>
 
 namespace opbench::detail {
 
-std::string read_first_line(const std::filesystem::path &path) {
-    std::ifstream in(path);
-    std::string line;
-    if (!in || !std::getline(in, line)) return {};
-    while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.pop_back();
-    return line;
-}
-
-std::string cpuinfo_field(const std::string &key) {
-    std::ifstream in("/proc/cpuinfo");
-    std::string line;
-    while (std::getline(in, line)) {
-        const auto colon = line.find(':');
-        if (colon == std::string::npos) continue;
-        std::string k = line.substr(0, colon);
-        while (!k.empty() && (k.back() == ' ' || k.back() == '\t')) k.pop_back();
-        if (k != key) continue;
-        std::string v = line.substr(colon + 1);
-        v.erase(0, v.find_first_not_of(' '));
-        return v;
-    }
-    return {};
-}
-
 std::set<std::string> cpuinfo_flags() {
-    std::istringstream words(cpuinfo_field("flags"));
+    std::istringstream words(host::cpuinfo_field("flags"));
     std::set<std::string> flags;
     for (std::string w; words >> w;) flags.insert(w);
     return flags;
@@ -93,13 +68,13 @@ std::vector<CacheRoof> cache_levels(const std::vector<int> &allowed) {
     std::error_code ec;
     for (const auto &entry : std::filesystem::directory_iterator(dir, ec)) {
         if (entry.path().filename().string().rfind("index", 0) != 0) continue;
-        const std::string type = read_first_line(entry.path() / "type");
+        const std::string type = host::first_line(entry.path() / "type");
         if (type != "Data" && type != "Unified") continue;
-        const int level = std::atoi(read_first_line(entry.path() / "level").c_str());
+        const int level = std::atoi(host::first_line(entry.path() / "level").c_str());
         CacheRoof roof;
         roof.level = "L" + std::to_string(level) + (type == "Data" ? "d" : "");
-        roof.bytes = host::parse_cache_size(read_first_line(entry.path() / "size"));
-        roof.sharing_cpus = std::max(1, cpus_in_list(read_first_line(entry.path() / "shared_cpu_list"), allowed));
+        roof.bytes = host::parse_cache_size(host::first_line(entry.path() / "size"));
+        roof.sharing_cpus = std::max(1, cpus_in_list(host::first_line(entry.path() / "shared_cpu_list"), allowed));
         if (level > 0 && roof.bytes > 0) found.emplace_back(level, roof);
     }
     std::sort(found.begin(), found.end(), [](const auto &x, const auto &y) { return x.first < y.first; });

@@ -1,5 +1,6 @@
-// What the machine code reads of the system: /proc/cpuinfo, the CPUs this
-// process may run on and sysfs's cache levels, with two small helpers. Shared
+// What the machine code reads of the system beyond opbench/host_cpu.hpp's
+// readers: /proc/cpuinfo's flags, the CPUs this process may run on and
+// sysfs's cache levels, with two small helpers. Shared
 // by the peak measurement (measure_peaks.cpp) and the cache and context
 // (machine.cpp); not part of the machine API (machine.hpp).
 #pragma once
@@ -14,9 +15,6 @@
 
 namespace opbench::detail {
 
-[[nodiscard]] std::string read_first_line(const std::filesystem::path &path);
-// Value of the first "key<tab>: value" line in /proc/cpuinfo.
-[[nodiscard]] std::string cpuinfo_field(const std::string &key);
 [[nodiscard]] std::set<std::string> cpuinfo_flags();
 // The CPUs this process may run on (its affinity mask), ascending.
 [[nodiscard]] std::vector<int> allowed_cpus();

@@ -11,8 +11,9 @@
 
 namespace opbench::host {
 
-// "model name" of the first CPU in /proc/cpuinfo; empty when absent.
-inline std::string cpu_model_name() {
+// The value of the first "key<tab>: value" line of /proc/cpuinfo (the first
+// CPU's); empty when absent.
+inline std::string cpuinfo_field(const std::string &wanted) {
     std::ifstream in("/proc/cpuinfo");
     std::string line;
     while (std::getline(in, line)) {
@@ -20,12 +21,15 @@ inline std::string cpu_model_name() {
         if (colon == std::string::npos) continue;
         std::string key = line.substr(0, colon);
         while (!key.empty() && (key.back() == ' ' || key.back() == '\t')) key.pop_back();
-        if (key != "model name") continue;
+        if (key != wanted) continue;
         const auto start = line.find_first_not_of(" \t", colon + 1);
         return start == std::string::npos ? std::string() : line.substr(start);
     }
     return {};
 }
+
+// "model name" of the first CPU in /proc/cpuinfo; empty when absent.
+inline std::string cpu_model_name() { return cpuinfo_field("model name"); }
 
 // sysfs cache sizes look like "32K", "1024K", "32768K" or "2M"; 0 when unreadable.
 inline std::uint64_t parse_cache_size(const std::string &s) {
@@ -41,7 +45,7 @@ inline std::uint64_t parse_cache_size(const std::string &s) {
     }
 }
 
-namespace detail {
+// The first line of a (sysfs) file, without trailing spaces; empty when unreadable.
 inline std::string first_line(const std::filesystem::path &p) {
     std::ifstream in(p);
     std::string line;
@@ -49,7 +53,6 @@ inline std::string first_line(const std::filesystem::path &p) {
     while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.pop_back();
     return line;
 }
-} // namespace detail
 
 // Size of CPU 0's last-level cache: the data or unified cache of the highest
 // level (the largest at that level); 0 when sysfs does not say.
@@ -60,9 +63,9 @@ last_level_cache_bytes(const std::filesystem::path &cache_dir = "/sys/devices/sy
     std::error_code ec;
     for (const auto &entry : std::filesystem::directory_iterator(cache_dir, ec)) {
         if (entry.path().filename().string().rfind("index", 0) != 0) continue;
-        if (detail::first_line(entry.path() / "type") == "Instruction") continue;
-        const int level = std::atoi(detail::first_line(entry.path() / "level").c_str());
-        const std::uint64_t size = parse_cache_size(detail::first_line(entry.path() / "size"));
+        if (first_line(entry.path() / "type") == "Instruction") continue;
+        const int level = std::atoi(first_line(entry.path() / "level").c_str());
+        const std::uint64_t size = parse_cache_size(first_line(entry.path() / "size"));
         if (level > best_level || (level == best_level && size > best_size)) {
             best_level = level;
             best_size = size;
