@@ -18,6 +18,7 @@ void Entry::activated(const Activation &a) {
     result.verification = a.verification;
     result.prepare_seconds = a.prepare_seconds;
     result.verify_seconds = a.verify_seconds;
+    result.inputs_seconds = a.inputs_seconds;
     result.launch_used = a.preparation.launch;
     result.launch_fallback = a.preparation.launch_fallback;
 }

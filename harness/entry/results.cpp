@@ -157,6 +157,7 @@ nlohmann::json measurement_fields(const CaseResult &r, const MeasureSettings &me
     j["verify_seconds"] = r.verify_seconds;
     j["measure_seconds"] = r.measure_seconds;
     j["process_start_seconds"] = r.process_start_seconds;
+    j["inputs_seconds"] = r.inputs_seconds;
     j["settings"] = settings_json(r, measured_with, threads_resolved);
     j["suite_location"] = where.str();
     // Within-repetition noise says how precisely each repetition's median is
@@ -208,7 +209,7 @@ const std::vector<std::string> &per_case_keys() {
     static const std::vector<std::string> keys = {
         "params",         "flops",          "bytes",        "arithmetic_intensity", "reason",
         "reference",      "nmse",           "nmse_threshold", "verification",       "verified",
-        "prepare_seconds", "verify_seconds", "measure_seconds", "process_start_seconds", "settings", "suite_location",
+        "prepare_seconds", "verify_seconds", "measure_seconds", "process_start_seconds", "inputs_seconds", "settings", "suite_location",
         "repetition_spread", "roofline",    "memory",       "bottleneck",           "profile",
         "workload",       "nmse_where",     "decoder",      "summary",              "metrics",
         "kernel_timeline"};

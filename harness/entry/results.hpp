@@ -37,6 +37,7 @@ struct CaseResult {
     double prepare_seconds = 0; // the recipe's prepare step (tensors, plan)
     double verify_seconds = 0;  // reference (computed or loaded) + the check step
     double measure_seconds = 0; // the sampling loops of all repetitions
+    double inputs_seconds = 0;  // making the host inputs (0 where the reference made them: in verify_seconds)
     // Its further worker processes' start and preparation (inputs, plan,
     // warm-up calls) before their first repetitions; 0 in one process.
     double process_start_seconds = 0;

@@ -32,9 +32,14 @@ std::string_view case_phase_of(std::string_view recipe_phase) {
     return recipe_phase;
 }
 
+int processes_per_case(const MeasureSettings &s) {
+    return std::clamp(s.processes, 1, std::max(1, s.repetitions));
+}
+
 int repetitions_per_process(const MeasureSettings &s) {
     const int reps = std::max(1, s.repetitions);
-    return (reps + kProcessesPerCase - 1) / kProcessesPerCase;
+    const int processes = processes_per_case(s);
+    return (reps + processes - 1) / processes;
 }
 
 double case_timeout_seconds(const MeasureSettings &s) {
@@ -233,8 +238,8 @@ public:
 private:
     int next_process_of_case() {
         int &next = next_process_[job_.name];
-        const int index = next;
-        next = (next + 1) % kProcessesPerCase;
+        const int index = next % processes_per_case(job_.settings);
+        next = index + 1;
         return index;
     }
 
@@ -243,7 +248,7 @@ private:
     void use_worker(const std::string &backend, int index) {
         std::lock_guard lock(mutex_);
         auto &pool = workers_[backend];
-        if (pool.size() < kProcessesPerCase) pool.resize(kProcessesPerCase);
+        if (pool.size() <= std::size_t(index)) pool.resize(std::size_t(index) + 1);
         auto &w = pool[static_cast<std::size_t>(index)];
         if (!w) {
             std::vector<std::string> argv = command_;
@@ -258,7 +263,7 @@ private:
     }
 
     // The case again in the pool's next worker: a process of its own has its
-    // own memory layout and runtime state (case_host.hpp, kProcessesPerCase).
+    // own memory layout and runtime state (case_host.hpp, processes_per_case).
     // Its inputs and code are those the first process verified, so it is not
     // checked again. The worker left releases the case (its memory).
     void move_to_next_process() {
@@ -301,13 +306,13 @@ private:
     std::string reference_;
     std::map<std::string, std::string> paths_;
     std::mutex mutex_; // guards workers_ and active_ against interrupt()
-    // Each backend's pool of kProcessesPerCase workers; the first also
-    // answers the probes.
+    // Each backend's pool of workers (as many as the most processes a case
+    // has asked for); the first also answers the probes.
     std::map<std::string, std::vector<std::unique_ptr<WorkerProcess>>> workers_;
     // Per case name: the pool worker its next run of repetitions goes to.
     // Every run of repetitions (an activation, or a move when a worker has
     // had its share) takes the next in turn, so a case with at least
-    // kProcessesPerCase runs of repetitions uses every worker.
+    // `processes` runs of repetitions uses that many workers.
     std::map<std::string, int> next_process_;
     WorkerProcess *active_ = nullptr;
     CaseJob job_;

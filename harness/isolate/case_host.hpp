@@ -55,16 +55,20 @@ enum class Isolation { process, none };
 [[nodiscard]] double case_timeout_seconds(const MeasureSettings &settings);
 
 // One case x backend as the runner asks for it.
-// Under --isolate process, each backend has a pool of this many worker
-// processes and a case's repetitions are spread over them (9 repetitions: 3
-// in each; interleaved repetitions rotate over them). One process holds one
-// memory layout and one state of its runtimes for all its repetitions, and
-// on this project's VM a case's time moved by up to 7-15% from one process
-// to the next while staying within 1-2% inside each; repetitions drawn from
-// several processes let a comparison's U test see that movement as noise
-// instead of a change (docs/measurement.md, "Layout and process effects").
-inline constexpr int kProcessesPerCase = 3;
-// How many repetitions run in one process: ceil(repetitions / kProcessesPerCase).
+// Under --isolate process, each backend has a pool of worker processes and
+// a case's repetitions are spread over settings.processes of them (default
+// 3; 9 repetitions: 3 in each; interleaved repetitions rotate over them).
+// One process holds one memory layout and one state of its runtimes for all
+// its repetitions, and on this project's VM a case's time moved by up to
+// 7-15% from one process to the next while staying within 1-2% inside each;
+// repetitions drawn from several processes let a comparison's U test see
+// that movement as noise instead of a change (docs/measurement.md, "Layout
+// and process effects"). Each process after the first prepares the case
+// again, which `processes = 1` saves.
+// The processes a case's repetitions use: settings.processes, at most one
+// per repetition.
+[[nodiscard]] int processes_per_case(const MeasureSettings &s);
+// How many repetitions run in one process: ceil(repetitions / processes).
 [[nodiscard]] int repetitions_per_process(const MeasureSettings &s);
 
 // What probing a backend gave (CaseHost::probe_backend): its facts and call

@@ -87,11 +87,12 @@ struct Activation {
     bool checked = false;                           // reached the check step: `verification` says how it went
     Verification verification;                      // mode, method, what was checked
     double prepare_seconds = 0, verify_seconds = 0; // reference + check for the latter
-    std::string reference_problem;                  // the reference store could not be used (the run goes on)
+    double inputs_seconds = 0; // making the host inputs, where the reference did not (then in verify_seconds)
+    std::string reference_problem; // the reference store could not be used (the run goes on)
     nlohmann::json detail; // the job kind's own (a workload's check and work per call); null for an op case
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Activation, status, reason, nmse, preparation, workspace_bytes, checked, verification,
-                                   prepare_seconds, verify_seconds, reference_problem, detail)
+                                   prepare_seconds, verify_seconds, inputs_seconds, reference_problem, detail)
 
 // What finishing a case gave: its memory figures, and the job kind's own
 // (a workload's tail: allocations, component times); null for an op case.

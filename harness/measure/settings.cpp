@@ -80,6 +80,11 @@ constexpr std::array kSettings = {
                 "back, one synchronize per sample, about 1 ms of device time; needs cache warm), graph "
                 "(batch replayed as one CUDA graph; batch where the plugin cannot)",
                 10, OPB_SETTING_FIELD(launch)},
+    SettingInfo{"processes", "processes", "--processes", SettingType::integer, 1, kMaxProcessesPerCase, "N",
+                "worker processes a case's repetitions are spread over (--isolate process), each with its own "
+                "memory layout, so a comparison sees layout effects as noise; 1 = every repetition in one "
+                "process: no case prepared again, blind to layout",
+                11, OPB_SETTING_FIELD(processes)},
 };
 
 constexpr std::array<std::string_view, 2> kCacheNames = {"warm", "cold"};

@@ -43,6 +43,8 @@ enum class LaunchMode { single, batch, graph };
 // Upper bound of `threads`: far more than any machine opbench targets, far
 // fewer than would make an OpenMP runtime fail to start its team.
 inline constexpr int kMaxThreads = 1024;
+// Upper bound of `processes`: more would only repeat the preparation.
+inline constexpr int kMaxProcessesPerCase = 16;
 [[nodiscard]] int resolve_threads(int threads);
 
 // How one case is measured. Suite [defaults] set these; a [[case]] may
@@ -62,6 +64,9 @@ struct MeasureSettings {
     double timeout = 0; // seconds per case x backend; 0 = derived (case_host.hpp case_timeout_seconds)
     int starved_retries = 2; // times a starved repetition is measured again (measure/starvation.hpp)
     LaunchMode launch = LaunchMode::single;
+    // Worker processes a case's repetitions are spread over under --isolate
+    // process (isolate/case_host.hpp): each draws its own memory layout.
+    int processes = 3;
 };
 
 enum class SettingType {

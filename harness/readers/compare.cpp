@@ -89,6 +89,13 @@ std::string repetitions(const ResultSet &s) {
     return counts.empty() ? "-" : fmt::format("{}", fmt::join(counts, ", "));
 }
 
+// The worker processes a case's repetitions were spread over (the setting;
+// a set from before it has none and used 3).
+std::string processes(const ResultSet &s) {
+    const std::string v = case_setting_values(s, "processes");
+    return v == "-" && !s.cases.empty() ? "3" : v;
+}
+
 struct SettingRow {
     const char *name;
     bool strict;
@@ -114,6 +121,7 @@ const std::vector<SettingRow> &setting_rows() {
         {"min time", true, [](const ResultSet &s) { return case_setting_values(s, "min_time"); }},
         {"max time", true, [](const ResultSet &s) { return case_setting_values(s, "max_time"); }},
         {"repetitions", true, repetitions},
+        {"processes", true, processes},
         {"repetition order", true, repetition_order},
         {"build type", true, [](const ResultSet &s) { return s.build_type(); }},
         {"compiler", true,

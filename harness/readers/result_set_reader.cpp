@@ -274,7 +274,7 @@ void validate_entry(const SchemaCheck &c, const nlohmann::json &e, const std::st
     c.one_of(e, at, "time_unit", {"ns", "us", "ms", "s"});
     for (const char *k : {"error_occurred", "reference", "verified"}) c.boolean(e, at, k);
     for (const char *k : {"real_time", "cpu_time", "iterations", "flops", "bytes", "arithmetic_intensity",
-                          "prepare_seconds", "verify_seconds", "measure_seconds", "process_start_seconds"})
+                          "prepare_seconds", "verify_seconds", "measure_seconds", "process_start_seconds", "inputs_seconds"})
         c.number(e, at, k);
     for (const char *k : {"repetition_index", "repetitions", "threads", "family_index", "per_family_instance_index"})
         c.integer(e, at, k);
@@ -300,7 +300,7 @@ void validate_entry(const SchemaCheck &c, const nlohmann::json &e, const std::st
     if (const auto *s = c.object(e, at, "settings", false)) {
         const std::string sat = at + ".settings";
         for (const char *k : {"warmup", "min_time", "max_time", "min_samples", "noise_target", "threads", "timeout",
-                              "starved_retries"})
+                              "starved_retries", "processes"}) // processes: absent before issue 44
             c.number(*s, sat, k);
         c.one_of(*s, sat, "cache", {"warm", "cold"});
         c.one_of(*s, sat, "launch", {"single", "batch", "graph"}); // issue 41; absent before it

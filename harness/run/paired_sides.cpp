@@ -30,6 +30,7 @@ std::optional<MeasureFailure> PairedSide::cannot_run(std::size_t ci) const {
 }
 
 Activation PairedSide::activate(CaseJob job) {
+    processes_per_pool_ = processes_per_case(job.settings);
     Activation first = pools_[0]->activate(job);
     active_[0] = first.status == CaseStatus::passed;
     job.verify = VerifyMode::off; // the other pools run the inputs and code pool 0 verified
@@ -45,7 +46,7 @@ Activation PairedSide::activate(CaseJob job) {
 RepetitionRecord PairedSide::measure(std::size_t pool) {
     try {
         RepetitionRecord rec = pools_[pool]->measure_repetition();
-        rec.process += int(pool) * kProcessesPerCase; // stats.process: which of the side's processes
+        rec.process += int(pool) * processes_per_pool_; // stats.process: which of the side's processes
         return rec;
     } catch (const MeasureFailure &) {
         active_[pool] = false; // its worker gave the case up

@@ -23,7 +23,7 @@ namespace opbench {
 // case by up to 5-7% on this project's VM (docs/measurement.md, "Paired
 // A/B"): with one pool (3 processes) a side's draw biased some A/A cases by
 // 2-3%. Block p runs in pool p % kPools (abba_schedule.hpp), so a case's
-// pairs average over kPools x kProcessesPerCase processes per side.
+// pairs average over kPools x `processes` (settings) processes per side.
 constexpr int kPairedPools = 4;
 
 class PairedSide {
@@ -62,6 +62,7 @@ private:
     std::string backend_;
     std::vector<std::unique_ptr<CaseHost>> pools_;
     std::vector<bool> active_; // per pool: the case is activated there
+    int processes_per_pool_ = 1; // the active case's (its settings), for stats.process
     BackendFacts facts_;
 };
 
@@ -82,8 +83,8 @@ public:
     [[nodiscard]] FinishRecord finish(const Entry &entry) override { return side(entry).finish(); }
     [[nodiscard]] bool interrupted() const override { return base_.interrupted() || next_.interrupted(); }
     // A side's pools each spread their repetitions over their own processes.
-    [[nodiscard]] int processes_of_case(const MeasureSettings &) const override {
-        return kPairedPools * kProcessesPerCase;
+    [[nodiscard]] int processes_of_case(const MeasureSettings &s) const override {
+        return kPairedPools * processes_per_case(s);
     }
     [[nodiscard]] RunFacts facts(const MachinePeaks &peaks) const override {
         return RunFacts{probes_->contexts, probes_->call_overheads, peaks};

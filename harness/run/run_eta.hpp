@@ -56,7 +56,7 @@ struct EntryPlan {
     std::string kind;
     int starved_retries = 0; // a starved repetition is measured again up to this often
     // Worker processes its repetitions are spread over (--isolate process:
-    // up to kProcessesPerCase). Each one after the first prepares the case
+    // settings.processes). Each one after the first prepares the case
     // again (its warmup and the batch probe) inside the repetition's time:
     // 5.4 s of a naive 2048^3 entry's 27 s of repetitions.
     int processes = 1;

@@ -236,7 +236,7 @@ RunSummary SuiteRun::summarize_run(bool complete) const {
     for (std::size_t i = 0; i < entries_.size(); ++i) {
         if (!loop_ || !loop_->ran(i)) continue; // excluded by the filter, or finished before a --resume
         const CaseResult &r = entries_[i]->result;
-        summary.prepare_seconds += r.prepare_seconds + r.process_start_seconds;
+        summary.prepare_seconds += r.inputs_seconds + r.prepare_seconds + r.process_start_seconds;
         summary.verify_seconds += r.verify_seconds;
         summary.measure_seconds += r.measure_seconds;
         if (r.status == CaseStatus::passed && r.checked && !r.verification.verified) ++summary.unverified;

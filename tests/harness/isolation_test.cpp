@@ -164,6 +164,27 @@ protected:
         }
         return m;
     }
+    // Each case's repetitions' stats.process, in order.
+    std::map<std::string, std::vector<int>> processes_of_each_case() const {
+        std::map<std::string, std::vector<int>> m;
+        const json rs = result_set();
+        for (const auto &e : rs["benchmarks"])
+            if (e.value("run_type", "") == "iteration" && e.contains("stats"))
+                m[e["run_name"]].push_back(e["stats"]["process"].get<int>());
+        return m;
+    }
+    // run(), again (with --force) up to 3 times while a case's every
+    // repetition starved: such an entry has no repetitions of its own, and
+    // says nothing of the workers (CI runs these beside other tests).
+    Outcome run_until_not_starved(std::vector<std::string> args) {
+        Outcome r;
+        for (int attempt = 0; attempt < 3; ++attempt) {
+            r = run(args);
+            if (r.status != 0 || r.output.find("starved (no time") == std::string::npos) break;
+            if (std::find(args.begin(), args.end(), "--force") == args.end()) args.push_back("--force");
+        }
+        return r;
+    }
     // Nothing but the result set is left in its directory (no journal, no scratch).
     std::vector<std::string> leftovers() const {
         std::vector<std::string> names;
@@ -619,30 +640,11 @@ TEST_F(IsolationTest, ResumeAfterForceAndAKillUsesTheJournalBesideTheOldSet) {
     EXPECT_EQ(done["context"]["opbench"]["suite"]["name"], "quick") << "the new run's set, finished";
 }
 
-// A case's repetitions are spread over the backend's pool of kProcessesPerCase
-// = 3 worker processes (case_host.hpp), back to back or interleaved, each
-// recorded in stats.process; in process they all say 0.
+// A case's repetitions are spread over the backend's pool of worker
+// processes, 3 by default (settings.processes, case_host.hpp), back to back
+// or interleaved, each recorded in stats.process; in process they all say 0.
 TEST_F(IsolationTest, ACasesRepetitionsComeFromThreeWorkerProcesses) {
-    auto processes_of_each_case = [&] {
-        std::map<std::string, std::vector<int>> m;
-        const json rs = result_set();
-        for (const auto &e : rs["benchmarks"])
-            if (e.value("run_type", "") == "iteration" && e.contains("stats"))
-                m[e["run_name"]].push_back(e["stats"]["process"].get<int>());
-        return m;
-    };
-    // A case whose every repetition starved (a busy machine: CI runs this
-    // beside other tests) is an entry without repetitions of its own: that
-    // run says nothing of the workers, and is run again, up to 3 times.
-    auto run = [&](std::vector<std::string> args) {
-        Outcome r;
-        for (int attempt = 0; attempt < 3; ++attempt) {
-            r = IsolationTest::run(args);
-            if (r.status != 0 || r.output.find("starved (no time") == std::string::npos) break;
-            if (std::find(args.begin(), args.end(), "--force") == args.end()) args.push_back("--force");
-        }
-        return r;
-    };
+    auto run = [&](std::vector<std::string> args) { return run_until_not_starved(std::move(args)); };
     Outcome r =
         run({"run", ISOLATION_SUITE, "--out", out_, "--no-progress", "--backends", "naive", "--repetitions", "6"});
     ASSERT_EQ(r.status, 0) << r.output;
@@ -666,6 +668,41 @@ TEST_F(IsolationTest, ACasesRepetitionsComeFromThreeWorkerProcesses) {
              "6", "--isolate", "none"});
     ASSERT_EQ(r.status, 0) << r.output;
     for (const auto &[name, processes] : processes_of_each_case()) EXPECT_EQ(processes, std::vector<int>(6, 0)) << name;
+}
+
+// `--processes N` spreads a case's repetitions over N workers, recorded as
+// settings.processes; 1 keeps every repetition in the process that verified
+// the case, which then prepares it once (process_start_seconds 0, where the
+// fault backend's 1.5 s sleep in each process's prepare would show twice).
+TEST_F(IsolationTest, TheProcessesSettingSpreadsRepetitionsOverThatManyWorkers) {
+    Outcome r = run_until_not_starved({"run", ISOLATION_SUITE, "--out", out_, "--no-progress", "--backends", "naive",
+                                       "--repetitions", "6", "--processes", "2"});
+    ASSERT_EQ(r.status, 0) << r.output;
+    auto got = processes_of_each_case();
+    ASSERT_EQ(got.size(), 3u) << r.output;
+    for (const auto &[name, processes] : got) EXPECT_EQ(processes, (std::vector<int>{0, 0, 0, 1, 1, 1})) << name;
+    for (const auto &e : result_set()["benchmarks"])
+        if (e.contains("settings")) EXPECT_EQ(e["settings"]["processes"], 2) << e["name"];
+
+    r = run({"run", ISOLATION_SUITE, "--out", out_, "--force", "--no-progress", "--backends", "fault",
+             "--repetitions", "3", "--processes", "1", "--benchmark_filter=R:13"},
+            {"OPBENCH_FAULT=slow", "OPBENCH_FAULT_PHASE=prepare", "OPBENCH_FAULT_SLOW_MS=1500"});
+    ASSERT_EQ(r.status, 0) << r.output;
+    for (const auto &[name, processes] : processes_of_each_case()) EXPECT_EQ(processes, std::vector<int>(3, 0)) << name;
+    const json rs = result_set();
+    bool seen = false;
+    for (const auto &e : rs["benchmarks"])
+        if (e.value("run_name", "") == kBad && e.contains("process_start_seconds")) {
+            seen = true;
+            EXPECT_EQ(e["process_start_seconds"].get<double>(), 0.0) << "no second process prepared the case";
+            EXPECT_EQ(e["settings"]["processes"], 1);
+        }
+    EXPECT_TRUE(seen) << rs.dump(1);
+
+    // Out of range: refused before anything runs, naming the range.
+    r = run({"run", ISOLATION_SUITE, "--no-out", "--backends", "naive", "--processes", "0"});
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_NE(r.output.find("--processes"), std::string::npos) << r.output;
 }
 
 // A case's further worker processes prepare it again (start, inputs, plan,

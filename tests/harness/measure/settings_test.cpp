@@ -34,7 +34,7 @@ TEST(Settings, SweepOrderIsTheDocumentedOne) {
     for (const SettingInfo *s : settings_in_sweep_order())
         order += std::string(order.empty() ? "" : ", ") + std::string(s->key);
     EXPECT_EQ(order, "threads, cache, warmup, min_time, max_time, min_samples, noise, repetitions, timeout, starved_retries, "
-                     "launch");
+                     "launch, processes");
     EXPECT_NE(read(OPBENCH_SOURCE_DIR "/suites/README.md").find(order), std::string::npos)
         << "suites/README.md's expansion order lists the settings in this order";
 }

@@ -368,6 +368,30 @@ TEST(Compare, BackToBackRunsWithAChangeGetTheInterleavingAdvice) {
     EXPECT_FALSE(has_advice(compare_sets({parsed_set(a, "a"), parsed_set(same, "b")}, {}))) << "no change, no advice";
 }
 
+// settings.processes (issue 44) is a setting the header lists when the sets
+// differ in it; a set from before it has none and was measured in 3
+// processes, so it matches a set of 3 and not a set of 1.
+TEST(Compare, TheProcessesSettingIsListedWhenTheSetsDiffer) {
+    FakeSet a;
+    a.cases = {timed("naive", 1e-5)};
+    auto with_processes = [&](int n) {
+        nlohmann::json j = fake_set_json(a);
+        for (auto &e : j["benchmarks"])
+            if (e.contains("settings")) e["settings"]["processes"] = n;
+        return parse_result_set(j.dump(), "p" + std::to_string(n));
+    };
+    auto processes_row = [](const Comparison &c) -> std::vector<std::string> {
+        for (const auto &d : c.differing)
+            if (d.setting == "processes") return d.values;
+        return {};
+    };
+    EXPECT_EQ(processes_row(compare_sets({with_processes(3), with_processes(1)}, {})),
+              (std::vector<std::string>{"3", "1"}));
+    EXPECT_TRUE(processes_row(compare_sets({parsed_set(a, "old"), with_processes(3)}, {})).empty());
+    EXPECT_EQ(processes_row(compare_sets({parsed_set(a, "old"), with_processes(1)}, {})),
+              (std::vector<std::string>{"3", "1"}));
+}
+
 // A change no larger than how far the case moved between the worker
 // processes of one run (stats.process) is what a new process draw alone
 // produces: noisy. Without process indices, or beyond that spread, the U
