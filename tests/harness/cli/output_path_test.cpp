@@ -20,6 +20,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
+std::chrono::system_clock::time_point fixed_time() {
+    // 2026-11-22 14:53:21.590 UTC
+    return std::chrono::system_clock::time_point(std::chrono::milliseconds(1795359201590LL));
+}
+
+} // namespace
+
+// Outside the anonymous namespace: gtest's TEST_F classes derive from it.
 class OutputPathTest : public ::testing::Test {
 protected:
     void SetUp() override {
@@ -45,13 +53,6 @@ protected:
     }
     fs::path dir_;
 };
-
-std::chrono::system_clock::time_point fixed_time() {
-    // 2026-11-22 14:53:21.590 UTC
-    return std::chrono::system_clock::time_point(std::chrono::milliseconds(1795359201590LL));
-}
-
-} // namespace
 
 TEST(SanitizeFileStem, KeepsPlainNamesAndNeverStepsOutOfTheDirectory) {
     EXPECT_EQ(sanitize_file_stem("quick"), "quick");

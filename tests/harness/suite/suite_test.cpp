@@ -943,7 +943,9 @@ TEST(ShippedSuites, AttentionPutsBf16AndFp8OfTheSameShapeSideBySide) {
         EXPECT_EQ(c.desc.variant, OPB_ATTENTION_FUSED) << c.where.str();
         EXPECT_LT(op_flops(c.desc), 5e8) << c.where.str(); // well under a second on naive
         EXPECT_EQ(c.desc.p.attention.seq_q, c.desc.p.attention.seq_kv); // cuDNN FP8's causal mask on Hopper
-        if (c.desc.dtype == OPB_DTYPE_F8_E4M3) EXPECT_EQ(desc_needs_abi_minor(c.desc), 7u);
+        if (c.desc.dtype == OPB_DTYPE_F8_E4M3) {
+            EXPECT_EQ(desc_needs_abi_minor(c.desc), 7u);
+        }
         std::string name = benchmark_name(c, "naive");
         name.erase(name.find("/dt:"), name.find("/be:") - name.find("/dt:"));
         dtypes_by_shape[name].insert(c.desc.dtype);
