@@ -209,7 +209,8 @@ const std::vector<std::string> &per_case_keys() {
     static const std::vector<std::string> keys = {
         "params",         "flops",          "bytes",        "arithmetic_intensity", "reason",
         "reference",      "nmse",           "nmse_threshold", "verification",       "verified",
-        "prepare_seconds", "verify_seconds", "measure_seconds", "process_start_seconds", "inputs_seconds", "settings", "suite_location",
+        "prepare_seconds", "verify_seconds", "measure_seconds", "process_start_seconds", "inputs_seconds",
+        "settings",       "suite_location",
         "repetition_spread", "roofline",    "memory",       "bottleneck",           "profile",
         "workload",       "nmse_where",     "decoder",      "summary",              "metrics",
         "kernel_timeline"};

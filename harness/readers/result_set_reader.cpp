@@ -274,7 +274,8 @@ void validate_entry(const SchemaCheck &c, const nlohmann::json &e, const std::st
     c.one_of(e, at, "time_unit", {"ns", "us", "ms", "s"});
     for (const char *k : {"error_occurred", "reference", "verified"}) c.boolean(e, at, k);
     for (const char *k : {"real_time", "cpu_time", "iterations", "flops", "bytes", "arithmetic_intensity",
-                          "prepare_seconds", "verify_seconds", "measure_seconds", "process_start_seconds", "inputs_seconds"})
+                          "prepare_seconds", "verify_seconds", "measure_seconds", "process_start_seconds",
+                          "inputs_seconds"})
         c.number(e, at, k);
     for (const char *k : {"repetition_index", "repetitions", "threads", "family_index", "per_family_instance_index"})
         c.integer(e, at, k);
