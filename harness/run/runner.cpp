@@ -237,6 +237,7 @@ RunSummary SuiteRun::summarize_run(bool complete) const {
         if (!loop_ || !loop_->ran(i)) continue; // excluded by the filter, or finished before a --resume
         const CaseResult &r = entries_[i]->result;
         summary.prepare_seconds += r.inputs_seconds + r.prepare_seconds + r.process_start_seconds;
+        summary.process_start_seconds += r.process_start_seconds;
         summary.verify_seconds += r.verify_seconds;
         summary.measure_seconds += r.measure_seconds;
         if (r.status == CaseStatus::passed && r.checked && !r.verification.verified) ++summary.unverified;
@@ -373,9 +374,15 @@ std::string summary_line(const RunSummary &s) {
     if (s.unverified) line += fmt::format(" ({} passed UNVERIFIED: --verify off)", s.unverified);
     auto share = [&](double part) { return s.wall_seconds > 0 ? 100.0 * part / s.wall_seconds : 0.0; };
     line += fmt::format(" in {:.1f} s\n  measuring {:.1f} s ({:.0f}%), verifying {:.1f} s ({:.0f}%, {}), "
-                        "preparing {:.1f} s",
+                        "preparing {:.1f} s ({:.0f}%)",
                         s.wall_seconds, s.measure_seconds, share(s.measure_seconds), s.verify_seconds,
-                        share(s.verify_seconds), verify_mode_name(s.verify), s.prepare_seconds);
+                        share(s.verify_seconds), verify_mode_name(s.verify), s.prepare_seconds,
+                        share(s.prepare_seconds));
+    // The one part of the preparing a flag removes: say so where it is large.
+    if (share(s.process_start_seconds) >= 10)
+        line += fmt::format("\n  of which {:.1f} s moved cases to further worker processes (layout draws); "
+                            "--processes 1 skips it",
+                            s.process_start_seconds);
     return line;
 }
 

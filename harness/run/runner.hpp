@@ -65,13 +65,18 @@ struct RunSummary {
     // Where the run's time went: the whole run, and summed over its cases
     // the sampling loops, the checks (reference included), the prepares.
     double wall_seconds = 0, measure_seconds = 0, verify_seconds = 0, prepare_seconds = 0;
+    // Of prepare_seconds: moving cases to their further worker processes
+    // (settings.processes), which `--processes 1` saves.
+    double process_start_seconds = 0;
     // Outputs besides the result set that could not be written (the trace),
     // each "what: why"; the result set was written regardless. Exit 3.
     std::vector<std::string> output_errors;
 };
 
 // The run's summary: counts and wall time, then where the time went, e.g.
-//   "opbench: 12 passed, 0 failed, 0 skipped in 95.2 s\n  measuring 71.3 s (75%), verifying 3.1 s (fast), ..."
+//   "opbench: 12 passed, 0 failed, 0 skipped in 95.2 s\n  measuring 71.3 s (75%), verifying 3.1 s (3%, fast),
+//   preparing 20.0 s (21%)", and a line naming --processes 1 where moving cases to further
+// worker processes took a tenth of the run or more.
 [[nodiscard]] std::string summary_line(const RunSummary &s);
 
 // Each workload phase x backend entry made, with its index in the run order.

@@ -681,8 +681,11 @@ TEST_F(IsolationTest, TheProcessesSettingSpreadsRepetitionsOverThatManyWorkers) 
     auto got = processes_of_each_case();
     ASSERT_EQ(got.size(), 3u) << r.output;
     for (const auto &[name, processes] : got) EXPECT_EQ(processes, (std::vector<int>{0, 0, 0, 1, 1, 1})) << name;
-    for (const auto &e : result_set()["benchmarks"])
-        if (e.contains("settings")) EXPECT_EQ(e["settings"]["processes"], 2) << e["name"];
+    const json two = result_set(); // kept alive for the loop
+    for (const auto &e : two["benchmarks"]) {
+        if (!e.contains("settings")) continue;
+        EXPECT_EQ(e["settings"]["processes"], 2) << e["name"];
+    }
 
     r = run({"run", ISOLATION_SUITE, "--out", out_, "--force", "--no-progress", "--backends", "fault",
              "--repetitions", "3", "--processes", "1", "--benchmark_filter=R:13"},

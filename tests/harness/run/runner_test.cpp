@@ -78,11 +78,31 @@ TEST(SummaryLine, GivesWallTimeAndWhereItWent) {
     EXPECT_NE(line.find("3 passed, 1 failed, 2 skipped in 100.0 s"), std::string::npos) << line;
     EXPECT_NE(line.find("measuring 75.0 s (75%)"), std::string::npos) << line;
     EXPECT_NE(line.find("verifying 5.0 s (5%, fast)"), std::string::npos) << line;
-    EXPECT_NE(line.find("preparing 1.5 s"), std::string::npos) << line;
+    EXPECT_NE(line.find("preparing 1.5 s (2%)"), std::string::npos) << line;
     EXPECT_EQ(line.find("UNVERIFIED"), std::string::npos) << line;
+    EXPECT_EQ(line.find("--processes 1"), std::string::npos) << "no moves, no advice: " << line;
     s.unverified = 3;
     s.verify = VerifyMode::off;
     EXPECT_NE(summary_line(s).find("3 passed UNVERIFIED"), std::string::npos) << summary_line(s);
+}
+
+// Moving cases to further worker processes (settings.processes) is the part
+// of the preparing that --processes 1 removes: named from a tenth of the
+// run, in a line of its own within 100 columns.
+TEST(SummaryLine, NamesTheProcessesFlagWhereMovesTookATenthOfTheRun) {
+    RunSummary s;
+    s.wall_seconds = 100.0;
+    s.measure_seconds = 80.0;
+    s.prepare_seconds = 15.0;
+    s.process_start_seconds = 9.9;
+    EXPECT_EQ(summary_line(s).find("--processes 1"), std::string::npos) << summary_line(s);
+    s.process_start_seconds = 12.3;
+    const std::string line = summary_line(s);
+    const auto at = line.find("preparing 15.0 s (15%)\n  of which 12.3 s moved cases to further worker processes");
+    ASSERT_NE(at, std::string::npos) << line;
+    const std::string advice = line.substr(line.find('\n', at) + 1);
+    EXPECT_NE(advice.find("--processes 1"), std::string::npos) << advice;
+    EXPECT_LE(advice.size(), 100u) << advice;
 }
 
 // Issue 17: a profile whose time per call differs from the entry's measured
