@@ -4,6 +4,7 @@
 #include "opbench/host_cpu.hpp"
 
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -62,8 +63,33 @@ int cpus_in_list(const std::string &list, const std::vector<int> &allowed) {
     return count;
 }
 
+namespace {
+
+// L1d and L2 as sysconf reads them from CPUID, each shared by the CPUs of
+// one core (`sharing`).
+std::vector<CacheRoof> core_cache_levels_from_cpuid(int sharing) {
+    std::vector<CacheRoof> roofs;
+    for (const auto &[level, key] : {std::pair{"L1d", _SC_LEVEL1_DCACHE_SIZE}, std::pair{"L2", _SC_LEVEL2_CACHE_SIZE}}) {
+        const long bytes = ::sysconf(key);
+        if (bytes <= 0) continue;
+        CacheRoof roof;
+        roof.level = level;
+        roof.bytes = static_cast<std::uint64_t>(bytes);
+        roof.sharing_cpus = sharing;
+        roofs.push_back(std::move(roof));
+    }
+    return roofs;
+}
+
+} // namespace
+
 std::vector<CacheRoof> cache_levels(const std::vector<int> &allowed) {
-    const std::filesystem::path dir = "/sys/devices/system/cpu/cpu0/cache";
+    return cache_levels("/sys/devices/system/cpu/cpu0/cache", "/sys/devices/system/cpu/cpu0/topology/core_cpus_list",
+                        allowed);
+}
+
+std::vector<CacheRoof> cache_levels(const std::filesystem::path &dir, const std::filesystem::path &core_cpus,
+                                    const std::vector<int> &allowed) {
     std::vector<std::pair<int, CacheRoof>> found;
     std::error_code ec;
     for (const auto &entry : std::filesystem::directory_iterator(dir, ec)) {
@@ -80,6 +106,8 @@ std::vector<CacheRoof> cache_levels(const std::vector<int> &allowed) {
     std::sort(found.begin(), found.end(), [](const auto &x, const auto &y) { return x.first < y.first; });
     std::vector<CacheRoof> roofs;
     for (auto &[level, roof] : found) roofs.push_back(std::move(roof));
+    if (roofs.empty()) // sysfs shows no cache: CPUID's, a core's own
+        roofs = core_cache_levels_from_cpuid(std::max(1, cpus_in_list(host::first_line(core_cpus), allowed)));
     return roofs;
 }
 
